@@ -1,0 +1,36 @@
+# Two entry points: `make run` (set up and chat) and `make test` (set up and run every test).
+# Each (re)creates .venv and reinstalls only when pyproject.toml is newer than the last install.
+
+VENV   := .venv
+BIN    := $(VENV)/bin
+# The first interpreter on PATH that is Python 3.11 or newer.
+PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& { echo $$p; break; }; done)
+
+.PHONY: run test lint bench clean
+
+run: $(VENV)/.installed-run
+	@$(BIN)/generalagent $(ARGS)
+
+test: $(VENV)/.installed-dev
+	$(BIN)/python tests/run_tests.py all
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check generalAgent tests bench
+
+$(VENV)/bin/python:
+	@test -n "$(PYTHON)" || { echo "generalAgent needs Python 3.11 or newer on PATH (python3.11, python3.12, ...)." >&2; exit 2; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed-run
+
+clean:
+	rm -rf $(VENV)

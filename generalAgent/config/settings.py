@@ -1,0 +1,246 @@
+"""Typed settings, read once from the environment and `.env`, then passed down.
+
+Every group is its own `BaseSettings` so that each setting keeps the flat, documented
+environment name (`MODEL_NAME`, `MAX_MESSAGE_HISTORY`, `CHUNK_MAX_SIZE`, ...) that
+`.env.example` lists; `load_settings` builds them all and turns a validation error
+into one line naming the variable and what it accepts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_ENV_FILE = Path(".env")
+
+
+class SettingsError(Exception):
+    """A setting has a value the program cannot use; the message is one line for the user."""
+
+
+def _config(env_file: Path | None) -> SettingsConfigDict:
+    return SettingsConfigDict(
+        env_file=env_file, env_file_encoding="utf-8", extra="ignore", case_sensitive=False
+    )
+
+
+class ModelSettings(BaseSettings):
+    """The OpenAI-compatible endpoint. Standard names, so every provider works by base URL."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    model_name: str | None = Field(default=None, description="Model id, e.g. gpt-4.1-mini")
+    openai_api_key: SecretStr | None = Field(default=None, description="API key")
+    openai_base_url: str | None = Field(
+        default=None, description="Endpoint, e.g. https://api.deepseek.com/v1"
+    )
+    model_timeout: float = Field(default=120.0, gt=0, le=3600, description="Seconds per request")
+    model_max_retries: int = Field(
+        default=2, ge=0, le=10, description="Retries on 429/5xx/connection errors"
+    )
+    model_temperature: float | None = Field(
+        default=None, ge=0, le=2, description="Sampling temperature; unset = provider default"
+    )
+
+    @field_validator("model_name", "openai_base_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("openai_api_key", mode="before")
+    @classmethod
+    def _blank_key_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    def missing(self) -> list[str]:
+        """Names of the variables that must still be set before the model can be called."""
+        missing = []
+        if not self.model_name:
+            missing.append("MODEL_NAME")
+        if self.openai_api_key is None:
+            missing.append("OPENAI_API_KEY")
+        return missing
+
+
+class GovernanceSettings(BaseSettings):
+    """Limits that keep a session bounded: history length, context size, tool loops."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    max_message_history: int = Field(
+        default=40, ge=10, le=100, description="Messages kept in the prompt before a cut"
+    )
+    history_low_water: float = Field(
+        default=0.5,
+        ge=0.2,
+        le=0.9,
+        description="After a cut, keep this fraction of MAX_MESSAGE_HISTORY",
+    )
+    max_context_tokens: int = Field(
+        default=100_000, ge=2_000, le=2_000_000, description="Approximate prompt token budget"
+    )
+    max_loops: int = Field(
+        default=30, ge=1, le=500, description="Model calls per turn before a forced answer"
+    )
+    subagent_max_loops: int = Field(
+        default=15, ge=1, le=500, description="Default loop budget of a delegated sub-agent"
+    )
+
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+
+class PathSettings(BaseSettings):
+    """Where runtime data lives, and the folders of skills, agent profiles and knowledge."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    data_dir: Path = Field(default=Path("data"), description="Sessions, indexes and workspaces")
+    skills_dir: Path = Field(
+        default=PROJECT_ROOT / "skills", description="Skill folders (<id>/SKILL.md)"
+    )
+    agents_dir: Path = Field(
+        default=PROJECT_ROOT / "agents", description="Sub-agent profiles (<name>.md)"
+    )
+    knowledge_dir: Path = Field(
+        default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
+    )
+
+    @property
+    def sessions_db(self) -> Path:
+        return self.data_dir / "sessions.db"
+
+    @property
+    def indexes_db(self) -> Path:
+        return self.data_dir / "indexes.db"
+
+    @property
+    def workspaces_dir(self) -> Path:
+        return self.data_dir / "workspaces"
+
+    @property
+    def input_history_file(self) -> Path:
+        return self.data_dir / "input_history"
+
+
+class DocumentSettings(BaseSettings):
+    """Document extraction, chunking and search (the defaults are seed 004's)."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    # Text files: read whole under this size, else preview.
+    text_file_max_size: int = Field(default=100_000, ge=1_000, description="Bytes read in full")
+    text_preview_chars: int = Field(default=50_000, ge=1_000, description="Preview of big texts")
+    pdf_preview_pages: int = Field(default=10, ge=1, description="Pages in a PDF preview")
+    pdf_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars in a PDF preview")
+    docx_preview_pages: int = Field(default=10, ge=1, description="Pages in a DOCX preview")
+    docx_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars, DOCX preview")
+    xlsx_preview_sheets: int = Field(default=3, ge=1, description="Sheets in an XLSX preview")
+    xlsx_preview_chars: int = Field(default=20_000, ge=1_000, description="Chars, XLSX preview")
+    pptx_preview_slides: int = Field(default=15, ge=1, description="Slides in a PPTX preview")
+    pptx_preview_chars: int = Field(default=25_000, ge=1_000, description="Chars, PPTX preview")
+
+    # 400 chars is ~100-130 Chinese tokens, inside the 100-300 token range that retrieves well;
+    # 20% overlap keeps a fact that straddles a boundary whole in one of the two chunks.
+    chunk_max_size: int = Field(default=400, ge=100, le=4_000, description="Max chunk chars")
+    chunk_overlap: int = Field(default=80, ge=0, le=1_000, description="Overlap between chunks")
+    chunk_min_size: int = Field(default=50, ge=1, le=1_000, description="Smaller pieces merge")
+    xlsx_rows_per_chunk: int = Field(default=20, ge=1, le=1_000, description="Rows per chunk")
+
+    use_jieba: bool = Field(default=True, description="Segment Chinese with jieba")
+    search_max_results_default: int = Field(default=5, ge=1, le=50, description="Hits per search")
+    index_stale_threshold_hours: int = Field(
+        default=24, ge=1, description="Re-index a document after this many hours"
+    )
+
+    @field_validator("chunk_overlap")
+    @classmethod
+    def _overlap_below_max(cls, value: int, info: Any) -> int:
+        max_size = info.data.get("chunk_max_size", 400)
+        if value >= max_size // 2:
+            raise ValueError(f"must be less than half of CHUNK_MAX_SIZE ({max_size // 2})")
+        return value
+
+
+_GROUPS: dict[str, type[BaseSettings]] = {
+    "model": ModelSettings,
+    "governance": GovernanceSettings,
+    "paths": PathSettings,
+    "documents": DocumentSettings,
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All settings of one process. Built by `load_settings`; never mutated."""
+
+    model: ModelSettings
+    governance: GovernanceSettings
+    paths: PathSettings
+    documents: DocumentSettings
+
+
+def load_settings(env_file: Path | None = DEFAULT_ENV_FILE, **overrides: Any) -> Settings:
+    """Read every group from the environment and `env_file` (None: environment only).
+
+    `overrides` are field values by group, e.g. `governance={"max_loops": 3}` (used by tests
+    and benchmarks). Raises `SettingsError` with one line per the first bad variable.
+    """
+    groups: dict[str, Any] = {}
+    for name, cls in _GROUPS.items():
+        try:
+            groups[name] = cls(_env_file=env_file, **overrides.get(name, {}))  # type: ignore[call-arg]
+        except ValidationError as exc:
+            raise SettingsError(describe_validation_error(cls, exc)) from None
+    return Settings(**groups)
+
+
+def describe_validation_error(cls: type[BaseSettings], exc: ValidationError) -> str:
+    """One line: which variable, what it was, and what is allowed."""
+    error = exc.errors()[0]
+    field = str(error["loc"][0]) if error["loc"] else ""
+    variable = field.upper() or cls.__name__
+    value = error.get("input")
+    allowed = _allowed_values(cls, field) if field else ""
+    reason = error["msg"].removeprefix("Value error, ")
+    shown = f"={value!r}" if isinstance(value, str | int | float) else ""
+    suffix = f" (allowed: {allowed})" if allowed else ""
+    return f"Invalid setting {variable}{shown}: {reason}{suffix}. Fix it in .env or the environment."
+
+
+def _allowed_values(cls: type[BaseSettings], field: str) -> str:
+    info = cls.model_fields.get(field)
+    if info is None:
+        return ""
+    low = high = None
+    for constraint in info.metadata:
+        for attr in ("ge", "gt"):
+            if getattr(constraint, attr, None) is not None:
+                low = getattr(constraint, attr)
+        for attr in ("le", "lt"):
+            if getattr(constraint, attr, None) is not None:
+                high = getattr(constraint, attr)
+    if low is not None and high is not None:
+        return f"{low}..{high}"
+    if low is not None:
+        return f">= {low}"
+    if high is not None:
+        return f"<= {high}"
+    if info.annotation is bool:
+        return "true or false"
+    return ""
+
+
+def settings_table() -> list[tuple[str, str, str]]:
+    """(VARIABLE, default, description) for every setting: the source of the docs' table."""
+    rows = []
+    for cls in _GROUPS.values():
+        for field, info in cls.model_fields.items():
+            default = info.default
+            shown = "" if default is None else str(default)
+            rows.append((field.upper(), shown, info.description or ""))
+    return rows

@@ -1,0 +1,44 @@
+"""Shared fixtures: isolated settings under a temporary DATA_DIR, and the local model server."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from generalAgent.config.settings import Settings, load_settings
+from tests.support.openai_server import ScriptedOpenAIServer
+
+# Settings come only from what a test gives: never from a developer's .env or shell.
+_SETTING_PREFIXES = ("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "CHUNK_", "USE_JIEBA", "HISTORY_")
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in list(os.environ):
+        if name.startswith(_SETTING_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "data"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def settings(data_dir: Path) -> Settings:
+    return load_settings(
+        env_file=None,
+        model={"model_name": "test-model", "openai_api_key": "sk-test", "model_max_retries": 0},
+        paths={"data_dir": data_dir},
+    )
+
+
+@pytest.fixture
+def openai_server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer() as server:
+        yield server

@@ -1,0 +1,39 @@
+"""Run a slice of the test suite: smoke | unit | e2e | all (default: all).
+
+    python tests/run_tests.py smoke   # seconds: marked @pytest.mark.smoke
+    python tests/run_tests.py unit    # unit and property tests (scripted models, no server)
+    python tests/run_tests.py e2e     # the real client and CLI against the local test server
+    python tests/run_tests.py all     # everything; what `make test` and CI run
+
+Extra arguments go to pytest, e.g. `python tests/run_tests.py unit -k truncate`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+
+SUITES: dict[str, list[str]] = {
+    "smoke": ["-m", "smoke", str(ROOT)],
+    "unit": [str(ROOT / "unit"), str(ROOT / "property")],
+    "e2e": [str(ROOT / "e2e")],
+    "all": [str(ROOT)],
+}
+
+
+def main(argv: list[str]) -> int:
+    suite = argv[0] if argv and not argv[0].startswith("-") else "all"
+    if suite not in SUITES:
+        print(f"unknown suite {suite!r}; choose one of: {', '.join(SUITES)}", file=sys.stderr)
+        return 2
+    extra = argv[1:] if argv and argv[0] == suite else argv
+    paths = [p for p in SUITES[suite] if not p.startswith(str(ROOT)) or Path(p).exists()]
+    command = [sys.executable, "-m", "pytest", "-q", *paths, *extra]
+    return subprocess.call(command, cwd=ROOT.parent)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

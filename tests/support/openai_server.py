@@ -1,0 +1,333 @@
+"""A local OpenAI-compatible HTTP server with scripted replies, for tests and benchmarks.
+
+It speaks the real wire format (`/v1/chat/completions` with and without SSE streaming,
+`/v1/embeddings`, `/v1/models`) so the real `ChatOpenAI` client is exercised end to end,
+and it records every request so tests can assert on exactly what was sent.
+
+Replies are taken in order from a script; a `responder` callable can decide instead.
+Each `Reply` can be text, tool calls (streamed with their arguments split across chunks),
+usage with cached tokens, an HTTP error (429 with Retry-After, 401, 404, 500), a response
+that never finishes, or a stream that is cut off in the middle.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: dict[str, Any] | str = field(default_factory=dict)
+    id: str = field(default_factory=lambda: "call_" + uuid.uuid4().hex[:12])
+
+    def arguments_json(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments  # already raw (possibly invalid) JSON, sent as is
+        return json.dumps(self.arguments, ensure_ascii=False)
+
+
+@dataclass
+class Reply:
+    """One scripted response to one chat-completions request."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    prompt_tokens: int | None = None  # None: estimated from the request
+    cached_tokens: int = 0
+    completion_tokens: int | None = None
+    status: int = 200  # anything else: an OpenAI-style error body
+    error_message: str = "scripted error"
+    retry_after: float | None = None  # seconds, sent as Retry-After on errors
+    hang: bool = False  # accept the request and never answer
+    cut_after_chunks: int | None = None  # stream this many chunks, then drop the connection
+    chunk_delay: float = 0.0  # seconds between streamed chunks
+    chunk_chars: int = 4  # text and tool-call arguments are streamed in pieces this long
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t["function"]["name"] for t in self.body.get("tools", []) or []]
+
+
+Responder = Callable[[RecordedRequest], Reply]
+
+
+class _QuietHTTPServer(ThreadingHTTPServer):
+    """Clients that hang up (timeouts, Ctrl-C, keep-alive closes) are normal here, not errors."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        return
+
+
+class ScriptedOpenAIServer:
+    """Start with `start()` (or as a context manager); `base_url` is what the client needs."""
+
+    def __init__(
+        self,
+        replies: list[Reply] | None = None,
+        responder: Responder | None = None,
+        default_text: str = "OK",
+        model: str = "test-model",
+    ) -> None:
+        self._script: list[Reply] = list(replies or [])
+        self.responder = responder
+        self.default_text = default_text
+        self.model = model
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._httpd: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+    def start(self) -> ScriptedOpenAIServer:
+        handler = _make_handler(self)
+        self._httpd = _QuietHTTPServer(("127.0.0.1", 0), handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedOpenAIServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "server not started"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    # -- script ----------------------------------------------------------------------
+    def add(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def _next_reply(self, request: RecordedRequest) -> Reply:
+        with self._lock:
+            if self._script:
+                return self._script.pop(0)
+        if self.responder is not None:
+            return self.responder(request)
+        return Reply(text=self.default_text)
+
+    def _record(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> RecordedRequest:
+        request = RecordedRequest(path=path, body=body, headers=headers)
+        with self._lock:
+            self.requests.append(request)
+        return request
+
+    def wait_stopped(self, seconds: float) -> bool:
+        return self._stop.wait(seconds)
+
+
+def estimate_tokens(payload: Any) -> int:
+    """Rough token count of a JSON payload (4 characters a token), for scripted usage."""
+    return max(1, math.ceil(len(json.dumps(payload, ensure_ascii=False)) / 4))
+
+
+def hash_embedding(text: str, dimensions: int = 64) -> list[float]:
+    """A deterministic unit vector per text: equal texts embed equally, others differ."""
+    digest = hashlib.sha256(text.encode("utf-8")).digest()
+    values = [(digest[i % len(digest)] - 127.5) / 127.5 for i in range(dimensions)]
+    norm = math.sqrt(sum(v * v for v in values)) or 1.0
+    return [v / norm for v in values]
+
+
+def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+            return  # keep test output clean
+
+        # -- routing -----------------------------------------------------------------
+        def do_GET(self) -> None:
+            if self.path.rstrip("/").endswith("/models"):
+                self._send_json(200, {"object": "list", "data": [{"id": server.model, "object": "model"}]})
+            else:
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b"{}"
+            try:
+                body = json.loads(raw or b"{}")
+            except json.JSONDecodeError:
+                self._send_json(400, {"error": {"message": "invalid JSON body"}})
+                return
+            request = server._record(self.path, body, dict(self.headers.items()))
+            if self.path.endswith("/chat/completions"):
+                self._chat(request)
+            elif self.path.endswith("/embeddings"):
+                self._embeddings(body)
+            else:
+                self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+
+        # -- chat --------------------------------------------------------------------
+        def _chat(self, request: RecordedRequest) -> None:
+            reply = server._next_reply(request)
+            if reply.hang:
+                server.wait_stopped(600)
+                return
+            if reply.status != 200:
+                headers = {}
+                if reply.retry_after is not None:
+                    headers["Retry-After"] = f"{reply.retry_after:g}"
+                kind = {401: "invalid_request_error", 404: "model_not_found", 429: "rate_limit"}
+                self._send_json(
+                    reply.status,
+                    {"error": {"message": reply.error_message, "type": kind.get(reply.status, "server_error"),
+                               "code": kind.get(reply.status)}},
+                    headers,
+                )
+                return
+            usage = self._usage(request, reply)
+            if request.body.get("stream"):
+                self._stream(request, reply, usage)
+            else:
+                self._send_json(200, self._completion(reply, usage))
+
+        def _usage(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+            prompt = reply.prompt_tokens
+            if prompt is None:
+                prompt = estimate_tokens(request.body.get("messages", []))
+            completion = reply.completion_tokens
+            if completion is None:
+                completion = estimate_tokens(reply.text) + sum(
+                    estimate_tokens(c.arguments_json()) for c in reply.tool_calls
+                )
+            return {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
+            }
+
+        def _completion(self, reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
+            message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+            if reply.tool_calls:
+                message["tool_calls"] = [
+                    {"id": c.id, "type": "function",
+                     "function": {"name": c.name, "arguments": c.arguments_json()}}
+                    for c in reply.tool_calls
+                ]
+            return {
+                "id": "chatcmpl-" + uuid.uuid4().hex[:12],
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": server.model,
+                "choices": [{"index": 0, "message": message,
+                             "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+                "usage": usage,
+            }
+
+        def _stream(self, request: RecordedRequest, reply: Reply, usage: dict[str, Any]) -> None:
+            completion_id = "chatcmpl-" + uuid.uuid4().hex[:12]
+            created = int(time.time())
+
+            def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+                return {"id": completion_id, "object": "chat.completion.chunk", "created": created,
+                        "model": server.model,
+                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+            size = max(1, reply.chunk_chars)
+            events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
+            events += [chunk({"content": reply.text[i:i + size]})
+                       for i in range(0, len(reply.text), size)]
+            for index, call in enumerate(reply.tool_calls):
+                args = call.arguments_json()
+                events.append(chunk({"tool_calls": [{"index": index, "id": call.id, "type": "function",
+                                                     "function": {"name": call.name, "arguments": ""}}]}))
+                events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + size]}}]})
+                           for i in range(0, len(args), size)]
+            events.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
+            if (request.body.get("stream_options") or {}).get("include_usage"):
+                events.append({"id": completion_id, "object": "chat.completion.chunk", "created": created,
+                               "model": server.model, "choices": [], "usage": usage})
+
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            try:
+                for number, event in enumerate(events):
+                    if reply.cut_after_chunks is not None and number >= reply.cut_after_chunks:
+                        self._drop_connection()
+                        return
+                    self.wfile.write(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
+                    self.wfile.flush()
+                    if reply.chunk_delay:
+                        time.sleep(reply.chunk_delay)
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                return  # the client went away (e.g. the user pressed Ctrl-C)
+            self.close_connection = True
+
+        def _drop_connection(self) -> None:
+            # RST instead of FIN, the way a failing proxy cuts a stream.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.close()
+            self.close_connection = True
+
+        # -- embeddings -------------------------------------------------------------
+        def _embeddings(self, body: dict[str, Any]) -> None:
+            inputs = body.get("input", [])
+            if isinstance(inputs, str):
+                inputs = [inputs]
+            data = [{"object": "embedding", "index": i, "embedding": hash_embedding(str(text))}
+                    for i, text in enumerate(inputs)]
+            tokens = sum(estimate_tokens(t) for t in inputs)
+            self._send_json(200, {"object": "list", "data": data, "model": body.get("model", ""),
+                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+        # -- plumbing ----------------------------------------------------------------
+        def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload, ensure_ascii=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                return
+
+    return Handler
