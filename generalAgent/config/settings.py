@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -39,9 +39,7 @@ class ModelSettings(BaseSettings):
         default=None, description="Endpoint, e.g. https://api.deepseek.com/v1"
     )
     model_timeout: float = Field(default=120.0, gt=0, le=3600, description="Seconds per request")
-    model_max_retries: int = Field(
-        default=2, ge=0, le=10, description="Retries on 429/5xx/connection errors"
-    )
+    model_max_retries: int = Field(default=2, ge=0, le=10, description="Retries on 429/5xx/connection errors")
     model_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature; unset = provider default"
     )
@@ -100,15 +98,23 @@ class PathSettings(BaseSettings):
     model_config = _config(DEFAULT_ENV_FILE)
 
     data_dir: Path = Field(default=Path("data"), description="Sessions, indexes and workspaces")
-    skills_dir: Path = Field(
-        default=PROJECT_ROOT / "skills", description="Skill folders (<id>/SKILL.md)"
-    )
-    agents_dir: Path = Field(
-        default=PROJECT_ROOT / "agents", description="Sub-agent profiles (<name>.md)"
-    )
+    skills_dir: Path = Field(default=PROJECT_ROOT / "skills", description="Skill folders (<id>/SKILL.md)")
+    agents_dir: Path = Field(default=PROJECT_ROOT / "agents", description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
         default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
     )
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
+        default="WARNING", description="Level of DATA_DIR/logs/generalagent.log"
+    )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: Any) -> Any:
+        return value.upper() if isinstance(value, str) else value
+
+    @property
+    def log_file(self) -> Path:
+        return self.data_dir / "logs" / "generalagent.log"
 
     @property
     def sessions_db(self) -> Path:

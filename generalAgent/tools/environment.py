@@ -27,10 +27,11 @@ class ToolEnvironment:
 
     def workspace(self, runtime: ToolRuntime | None) -> Workspace:
         """The workspace of the session the tool is running in."""
+        return self.workspace_for(session_of(runtime))
+
+    def workspace_for(self, session_id: str) -> Workspace:
         return Workspace.for_session(
-            self.settings.paths.workspaces_dir,
-            session_of(runtime),
-            skills_dir=self.settings.paths.skills_dir,
+            self.settings.paths.workspaces_dir, session_id, skills_dir=self.settings.paths.skills_dir
         )
 
 

@@ -31,9 +31,7 @@ class Workspace:
     _mounts: dict[str, Path] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def for_session(
-        cls, workspaces_dir: Path, session_id: str, skills_dir: Path | None = None
-    ) -> Workspace:
+    def for_session(cls, workspaces_dir: Path, session_id: str, skills_dir: Path | None = None) -> Workspace:
         """The session's workspace, created on first use."""
         if not _SAFE_SESSION.match(session_id) or session_id in {".", ".."}:
             raise WorkspaceError(f"Invalid session id {session_id!r} for a workspace.")

@@ -210,8 +210,13 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 kind = {401: "invalid_request_error", 404: "model_not_found", 429: "rate_limit"}
                 self._send_json(
                     reply.status,
-                    {"error": {"message": reply.error_message, "type": kind.get(reply.status, "server_error"),
-                               "code": kind.get(reply.status)}},
+                    {
+                        "error": {
+                            "message": reply.error_message,
+                            "type": kind.get(reply.status, "server_error"),
+                            "code": kind.get(reply.status),
+                        }
+                    },
                     headers,
                 )
                 return
@@ -241,8 +246,11 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
             if reply.tool_calls:
                 message["tool_calls"] = [
-                    {"id": c.id, "type": "function",
-                     "function": {"name": c.name, "arguments": c.arguments_json()}}
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": c.arguments_json()},
+                    }
                     for c in reply.tool_calls
                 ]
             return {
@@ -250,8 +258,13 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": server.model,
-                "choices": [{"index": 0, "message": message,
-                             "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if reply.tool_calls else "stop",
+                    }
+                ],
                 "usage": usage,
             }
 
@@ -260,24 +273,49 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             created = int(time.time())
 
             def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-                return {"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                        "model": server.model,
-                        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+                return {
+                    "id": completion_id,
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": server.model,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                }
 
             size = max(1, reply.chunk_chars)
             events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
-            events += [chunk({"content": reply.text[i:i + size]})
-                       for i in range(0, len(reply.text), size)]
+            events += [chunk({"content": reply.text[i : i + size]}) for i in range(0, len(reply.text), size)]
             for index, call in enumerate(reply.tool_calls):
                 args = call.arguments_json()
-                events.append(chunk({"tool_calls": [{"index": index, "id": call.id, "type": "function",
-                                                     "function": {"name": call.name, "arguments": ""}}]}))
-                events += [chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i:i + size]}}]})
-                           for i in range(0, len(args), size)]
+                events.append(
+                    chunk(
+                        {
+                            "tool_calls": [
+                                {
+                                    "index": index,
+                                    "id": call.id,
+                                    "type": "function",
+                                    "function": {"name": call.name, "arguments": ""},
+                                }
+                            ]
+                        }
+                    )
+                )
+                events += [
+                    chunk({"tool_calls": [{"index": index, "function": {"arguments": args[i : i + size]}}]})
+                    for i in range(0, len(args), size)
+                ]
             events.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
             if (request.body.get("stream_options") or {}).get("include_usage"):
-                events.append({"id": completion_id, "object": "chat.completion.chunk", "created": created,
-                               "model": server.model, "choices": [], "usage": usage})
+                events.append(
+                    {
+                        "id": completion_id,
+                        "object": "chat.completion.chunk",
+                        "created": created,
+                        "model": server.model,
+                        "choices": [],
+                        "usage": usage,
+                    }
+                )
 
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -301,7 +339,9 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def _drop_connection(self) -> None:
             # RST instead of FIN, the way a failing proxy cuts a stream.
-            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
             self.connection.close()
             self.close_connection = True
 
@@ -310,14 +350,25 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             inputs = body.get("input", [])
             if isinstance(inputs, str):
                 inputs = [inputs]
-            data = [{"object": "embedding", "index": i, "embedding": hash_embedding(str(text))}
-                    for i, text in enumerate(inputs)]
+            data = [
+                {"object": "embedding", "index": i, "embedding": hash_embedding(str(text))}
+                for i, text in enumerate(inputs)
+            ]
             tokens = sum(estimate_tokens(t) for t in inputs)
-            self._send_json(200, {"object": "list", "data": data, "model": body.get("model", ""),
-                                  "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+            self._send_json(
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model", ""),
+                    "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+                },
+            )
 
         # -- plumbing ----------------------------------------------------------------
-        def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        def _send_json(
+            self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+        ) -> None:
             data = json.dumps(payload, ensure_ascii=False).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

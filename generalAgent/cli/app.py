@@ -1,0 +1,106 @@
+"""The `generalagent` command: chat (default), `-p` for one answer, and sub-commands.
+
+Start-up imports only typer, rich, prompt_toolkit and pydantic-settings; LangGraph and
+the document libraries load later (in the background for the chat), so the prompt shows
+within a second.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from generalAgent.config.settings import Settings, SettingsError, load_settings
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    rich_markup_mode="rich",
+    help="A terminal AI agent for documents in Chinese and English, for any OpenAI-compatible model.",
+)
+EXIT_CONFIG = 2
+
+
+@app.callback(invoke_without_command=True)
+def main_command(
+    ctx: typer.Context,
+    prompt: Optional[str] = typer.Option(  # noqa: UP045 - typer reads the annotation
+        None, "-p", "--prompt", help="Answer PROMPT once and exit ('-' reads it from stdin)."
+    ),
+    resume: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--resume", help="Continue the last session, or the session ID (a unique prefix is enough)."
+    ),
+) -> None:
+    """Chat with the agent (the default), or answer one prompt with -p."""
+    if ctx.invoked_subcommand is not None:
+        return
+    settings = settings_or_exit()
+    missing = settings.model.missing()
+    if missing:
+        from generalAgent.models import setup_guidance
+
+        Console(stderr=True, highlight=False).print(setup_guidance(missing), markup=False)
+        raise typer.Exit(EXIT_CONFIG)
+    configure_logging(settings)
+    if prompt is not None:
+        from generalAgent.cli.once import run_once
+
+        raise typer.Exit(run_once(settings, prompt, resume))
+    from generalAgent.cli.chat import Chat, ChatOptions
+
+    raise typer.Exit(Chat(settings, ChatOptions(resume=resume)).run())
+
+
+@app.command()
+def doctor(
+    offline: bool = typer.Option(False, "--offline", help="Skip the one-token request to the endpoint."),
+) -> None:
+    """Check the configuration, the model endpoint, SQLite/FTS5 and the data directory."""
+    from generalAgent.cli.doctor import run_doctor
+
+    settings = settings_or_exit()
+    raise typer.Exit(run_doctor(settings, Console(highlight=False), probe_endpoint=not offline))
+
+
+def settings_or_exit() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        Console(stderr=True, highlight=False).print(f"[red]{exc}[/]")
+        raise typer.Exit(EXIT_CONFIG) from None
+
+
+def configure_logging(settings: Settings) -> None:
+    """Everything goes to DATA_DIR/logs/generalagent.log; the terminal is for the user."""
+    log_file = settings.paths.log_file
+    try:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8")
+    except OSError:
+        handler = logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(settings.paths.log_level)
+    for noisy in ("httpx", "httpcore", "openai"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+
+
+def normalise_argv(argv: list[str]) -> list[str]:
+    """`--resume` takes an optional id: without one (end, or an option next) it means "last"."""
+    normalised = []
+    for index, arg in enumerate(argv):
+        normalised.append(arg)
+        if arg == "--resume":
+            following = argv[index + 1] if index + 1 < len(argv) else None
+            if following is None or following.startswith("-"):
+                normalised.append("last")
+    return normalised
+
+
+def main() -> None:
+    app(args=normalise_argv(sys.argv[1:]), prog_name="generalagent")

@@ -1,0 +1,165 @@
+"""`generalagent doctor`: checks the configuration, the endpoint, SQLite/FTS5 and the data dir.
+
+Never prints the API key, only whether it is set and its length.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.markup import escape
+
+from generalAgent.config.settings import DEFAULT_ENV_FILE, Settings
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+
+def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True) -> int:
+    checks: list[Callable[[Settings], Check]] = [
+        _configuration,
+        _data_dir,
+        _sqlite,
+        _tools_and_skills,
+        _documents,
+    ]
+    if probe_endpoint:
+        checks.insert(1, _endpoint)
+    results = []
+    for check in checks:
+        try:
+            result = check(settings)
+        except Exception as exc:  # a check that crashes is a failed check, not a traceback
+            result = Check(check.__name__.strip("_"), False, f"{type(exc).__name__}: {exc}")
+        results.append(result)
+        mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
+        console.print(f"{mark} [bold]{escape(result.name)}[/]  {escape(result.detail)}", highlight=False)
+    failed = [r for r in results if not r.ok]
+    console.print("[green]All checks passed.[/]" if not failed else f"[red]{len(failed)} check(s) failed.[/]")
+    return 0 if not failed else 1
+
+
+def _configuration(settings: Settings) -> Check:
+    model = settings.model
+    env = (
+        f".env found ({DEFAULT_ENV_FILE.resolve()})"
+        if DEFAULT_ENV_FILE.is_file()
+        else "no .env in this folder"
+    )
+    missing = model.missing()
+    if missing:
+        return Check("configuration", False, f"{env}; missing {', '.join(missing)} (see .env.example)")
+    key = model.openai_api_key.get_secret_value() if model.openai_api_key else ""
+    where = model.openai_base_url or "https://api.openai.com/v1 (default)"
+    return Check(
+        "configuration",
+        True,
+        f"{env}; MODEL_NAME={model.model_name}; OPENAI_BASE_URL={where}; OPENAI_API_KEY set ({len(key)} characters)",
+    )
+
+
+def _endpoint(settings: Settings) -> Check:
+    if settings.model.missing():
+        return Check("endpoint", False, "skipped: the model is not configured")
+    from langchain_openai import ChatOpenAI
+
+    from generalAgent.models import describe_model_error
+
+    model = settings.model
+    assert model.openai_api_key is not None
+    client = ChatOpenAI(
+        model=model.model_name,
+        api_key=model.openai_api_key,
+        base_url=model.openai_base_url,
+        timeout=min(model.model_timeout, 30),
+        max_retries=0,
+        max_tokens=1,
+    )
+    started = time.monotonic()
+    try:
+        reply = client.invoke("ping")
+    except Exception as exc:
+        described = describe_model_error(exc, model) or f"{type(exc).__name__}"
+        return Check("endpoint", False, described)
+    seconds = time.monotonic() - started
+    usage = reply.usage_metadata or {}
+    return Check(
+        "endpoint",
+        True,
+        f"{model.model_name} answered a 1-token request in {seconds:.2f} s "
+        f"({usage.get('input_tokens', '?')} input tokens reported)",
+    )
+
+
+def _data_dir(settings: Settings) -> Check:
+    data_dir = settings.paths.data_dir
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check(
+            "data directory", False, f"{data_dir.resolve()} is not writable ({exc.strerror}); set DATA_DIR"
+        )
+    free = shutil.disk_usage(data_dir).free / 1024**3
+    return Check("data directory", free > 0.1, f"{data_dir.resolve()} writable, {free:.1f} GB free")
+
+
+def _sqlite(settings: Settings) -> Check:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute(
+            "CREATE VIRTUAL TABLE probe USING fts5(text, tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        fts5 = True
+    except sqlite3.OperationalError:
+        fts5 = False
+    finally:
+        conn.close()
+    detail = f"SQLite {sqlite3.sqlite_version}, FTS5 {'available' if fts5 else 'MISSING (document search will not work)'}"
+    return Check("sqlite", fts5, detail)
+
+
+def _tools_and_skills(settings: Settings) -> Check:
+    from generalAgent.agent_profiles import load_agent_profiles
+    from generalAgent.skills.loader import load_skills
+    from generalAgent.tools.registry import DEFAULT_TOOLS_YAML, parse_tools_yaml
+
+    specs = parse_tools_yaml(DEFAULT_TOOLS_YAML)
+    skills = load_skills(settings.paths.skills_dir)
+    agents = load_agent_profiles(settings.paths.agents_dir)
+    warnings = [*skills.warnings, *agents.warnings]
+    tiers = {tier: sum(1 for s in specs if s.tier == tier) for tier in ("core", "enabled", "discovered")}
+    detail = (
+        f"{len(specs)} tools ({tiers['core']} core, {tiers['enabled']} enabled, "
+        f"{tiers['discovered']} on @mention); {len(skills.skills)} skills; {len(agents.profiles)} agents"
+    )
+    if warnings:
+        detail += "; " + "; ".join(warnings)
+    return Check("tools and skills", not warnings, detail)
+
+
+def _documents(settings: Settings) -> Check:
+    missing = []
+    for module in ("jieba", "pypdfium2", "docx", "openpyxl", "pptx"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(module)
+    if missing:
+        return Check(
+            "document libraries", False, f"missing {', '.join(missing)}: run make run (it reinstalls)"
+        )
+    return Check(
+        "document libraries", True, "jieba, pypdfium2, python-docx, openpyxl, python-pptx importable"
+    )

@@ -1,0 +1,79 @@
+"""`generalagent -p PROMPT`: one answer for scripts and pipes.
+
+The final answer goes to stdout and nothing else does; tool lines, the session id and
+usage go to stderr. Exit status: 0 answered, 1 the turn failed, 2 bad input or
+configuration, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from generalAgent.config.settings import Settings
+from generalAgent.sessions import SessionCatalog
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, stderr=None) -> int:
+    out = stdout or sys.stdout
+    err = Console(file=stderr or sys.stderr, highlight=False)
+    text = sys.stdin.read() if prompt == "-" else prompt
+    if not text.strip():
+        err.print("[red]The prompt is empty.[/] Give text after -p, or pipe it in with -p -.")
+        return EXIT_USAGE
+
+    catalog = SessionCatalog(settings.paths.sessions_db)
+    session_id = _session(catalog, resume, err)
+    if session_id is None:
+        return EXIT_USAGE
+
+    from generalAgent.cli.render import TerminalView, format_usage
+    from generalAgent.cli.runtime import load_agent
+    from generalAgent.cli.turn_input import prepare_turn
+    from generalAgent.cli.turns import run_turn
+    from generalAgent.models import describe_model_error
+
+    agent = load_agent(settings)
+    try:
+        config = {"configurable": {"thread_id": session_id}, "recursion_limit": 1000}
+        prepared = prepare_turn(text, agent, config, session_id, Path.cwd())
+        for problem in prepared.problems:
+            err.print(f"[yellow]{escape(problem)}[/]")
+        view = TerminalView(err, stream_answer=False)
+        result = run_turn(
+            agent.graph,
+            config,
+            prepared.graph_input,
+            view,
+            lambda exc: describe_model_error(exc, settings.model),
+        )
+        existing = catalog.get(session_id)
+        catalog.record_turn(session_id, existing.title if existing else text.splitlines()[0], result.usage)
+        err.print(f"[dim]session {session_id} · {format_usage(result.usage, view.elapsed())}[/]")
+        if result.cancelled:
+            err.print("[yellow]Interrupted.[/]")
+            return EXIT_INTERRUPTED
+        if result.error:
+            err.print(f"[red]✗ {escape(result.error)}[/]")
+            return EXIT_FAILED
+        out.write(result.answer.rstrip("\n") + "\n")
+        out.flush()
+        return EXIT_OK
+    finally:
+        agent.close()
+        catalog.close()
+
+
+def _session(catalog: SessionCatalog, resume: str | None, err: Console) -> str | None:
+    if resume is None:
+        return SessionCatalog.new_id()
+    try:
+        return catalog.resolve(resume).id
+    except LookupError as exc:
+        err.print(f"[red]{escape(str(exc))}[/]")
+        return None

@@ -1,0 +1,160 @@
+"""Terminal rendering: streamed Markdown answers, one status line per tool, usage lines."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.markup import escape
+from rich.text import Text
+
+from generalAgent.sessions import Usage
+
+ARG_CHARS = 60
+
+
+class MarkdownStream:
+    """Streams Markdown: re-renders the tail as tokens arrive, prints finished lines for good.
+
+    Only the last `live_lines` rendered lines stay redrawable; everything above them is
+    printed once and scrolls normally, so long answers never redraw (or duplicate) a
+    screenful, and the terminal's scrollback holds the answer as it was shown.
+    """
+
+    def __init__(self, console: Console, live_lines: int = 8, min_interval: float = 0.08) -> None:
+        self.console = console
+        self.live_lines = live_lines
+        self.min_interval = min_interval
+        self.text = ""
+        self._printed = 0
+        self._live: Live | None = None
+        self._last_render = 0.0
+
+    @property
+    def active(self) -> bool:
+        return bool(self.text)
+
+    def add(self, piece: str) -> None:
+        self.text += piece
+        if time.monotonic() - self._last_render >= self.min_interval:
+            self._render(final=False)
+
+    def finish(self) -> None:
+        if self.text:
+            self._render(final=True)
+        if self._live is not None:
+            self._live.stop()
+        self._live = None
+        self.text = ""
+        self._printed = 0
+
+    def _render(self, final: bool) -> None:
+        self._last_render = time.monotonic()
+        lines = self._lines(self.text)
+        stable = len(lines) if final else max(0, len(lines) - self.live_lines)
+        if self._live is None and self.console.is_terminal and not final:
+            self._live = Live(Text(""), console=self.console, auto_refresh=False, transient=True)
+            self._live.start()
+        if stable > self._printed:
+            block = Text.from_ansi("\n".join(lines[self._printed : stable]))
+            if self._live is not None:
+                self._live.console.print(block)
+            else:
+                self.console.print(block)
+            self._printed = stable
+        if self._live is not None:
+            self._live.update(Text.from_ansi("\n".join(lines[self._printed :])), refresh=True)
+
+    def _lines(self, text: str) -> list[str]:
+        with self.console.capture() as capture:
+            self.console.print(Markdown(text))
+        return capture.get().rstrip("\n").split("\n")
+
+
+def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
+    """`name="value", n=3`, each value cut to keep the status line on one line."""
+    parts = []
+    for key, value in args.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        shown = " ".join(str(shown).split())
+        if len(shown) > limit:
+            shown = shown[: limit - 1] + "…"
+        parts.append(f"{key}={json.dumps(shown, ensure_ascii=False) if isinstance(value, str) else shown}")
+    return ", ".join(parts)
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / 1024 / 1024:.1f} MB"
+
+
+def format_usage(usage: Usage, seconds: float | None = None) -> str:
+    """The per-turn line: input, cached (and the hit ratio), output, calls, time."""
+    cached = f"cached {usage.cached_tokens:,} ({usage.cache_hit_ratio:.0%})"
+    parts = [f"in {usage.input_tokens:,}", cached, f"out {usage.output_tokens:,}"]
+    if usage.model_calls != 1:
+        parts.append(f"{usage.model_calls} calls")
+    if seconds is not None:
+        parts.append(f"{seconds:.1f} s")
+    return "tokens: " + " · ".join(parts)
+
+
+class TerminalView:
+    """Shows a turn in the terminal; `answer_console` streams the answer (stdout in chat)."""
+
+    def __init__(
+        self,
+        console: Console,
+        answer_console: Console | None = None,
+        stream_answer: bool = True,
+        approver: Any = None,
+    ) -> None:
+        self.console = console
+        self.stream_answer = stream_answer
+        self.markdown = MarkdownStream(answer_console or console)
+        self._approver = approver
+        self._started = time.monotonic()
+
+    # TurnView -----------------------------------------------------------------------
+    def on_text(self, text: str) -> None:
+        if self.stream_answer:
+            self.markdown.add(text)
+
+    def on_message_end(self) -> None:
+        self.markdown.finish()
+
+    def on_tool_call(self, name: str, args: dict[str, Any]) -> None:
+        self.markdown.finish()
+        self.console.print(f"[cyan]⚙ {escape(name)}[/]([dim]{escape(short_args(args))}[/])", highlight=False)
+
+    def on_tool_result(self, name: str, content: str, is_error: bool) -> None:
+        if is_error or content.startswith("Error"):
+            first = " ".join(content.split())[:120]
+            self.console.print(f"  [red]✗ {escape(first)}[/]", highlight=False)
+        else:
+            size = human_size(len(content.encode("utf-8")))
+            self.console.print(f"  [dim]↳ {escape(name)}: {size}[/]", highlight=False)
+
+    def on_custom(self, event: Any) -> None:
+        if isinstance(event, dict) and event.get("subagent"):
+            self.markdown.finish()
+            text = " ".join(str(event.get("text", "")).split())[:160]
+            self.console.print(f"  [dim]\\[{escape(event['subagent'])}] {escape(text)}[/]", highlight=False)
+
+    def approve(self, request: dict[str, Any]) -> str:
+        self.markdown.finish()
+        if self._approver is None:
+            self.console.print("[yellow]Approval needed but this run cannot ask; refused.[/]")
+            return "no"
+        return self._approver(request)
+
+    # after the turn -----------------------------------------------------------------
+    def elapsed(self) -> float:
+        return time.monotonic() - self._started

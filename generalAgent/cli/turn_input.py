@@ -1,0 +1,100 @@
+"""Turns a chat line into the graph input of a turn: @mentions, #uploads, reset counters.
+
+This turn's mentions and uploads go to the `new_*` fields (reminders, once) and are
+merged into the history fields (tools stay available, files stay listed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+from generalAgent.cli.runtime import LoadedAgent
+from generalAgent.graph.state import UploadedFile
+from generalAgent.tools.mentions import classify_mentions, parse_mentions
+from generalAgent.tools.uploads import UploadReport, find_references, upload
+from generalAgent.tools.visibility import visible_tools_for_state
+
+
+@dataclass
+class PreparedTurn:
+    graph_input: dict[str, Any]
+    uploads: list[UploadedFile] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def prepare_turn(
+    text: str,
+    agent: LoadedAgent,
+    config: dict[str, Any],
+    session_id: str,
+    cwd: Path,
+    pending_uploads: list[UploadedFile] | None = None,
+) -> PreparedTurn:
+    parts = agent.parts
+    state = agent.graph.get_state(config).values
+    names = parse_mentions(text)
+    mentions = classify_mentions(names, parts.registry.names(), parts.skills.ids(), parts.agents.names())
+    problems = [_unknown_mention(name, suggestions) for name, suggestions in mentions.unknown.items()]
+    known = [name for name in names if name not in mentions.unknown]
+
+    report = attach_files(agent, config, session_id, find_references(text), cwd)
+    files = [*(pending_uploads or []), *report.files]
+    problems += report.problems
+
+    previous_mentions = list(state.get("mentioned_agents", []))
+    graph_input: dict[str, Any] = {
+        "messages": [HumanMessage(content=text)],
+        "loops": 0,
+        "max_loops": parts.settings.governance.max_loops,
+        "mentioned_agents": previous_mentions + [n for n in known if n not in previous_mentions],
+        "new_mentioned_agents": known,
+        "uploaded_files": [*state.get("uploaded_files", []), *files],
+        "new_uploaded_files": files,
+        "context_id": "main",
+        "workspace_id": session_id,
+    }
+    return PreparedTurn(graph_input=graph_input, uploads=report.files, problems=problems)
+
+
+def attach_files(
+    agent: LoadedAgent, config: dict[str, Any], session_id: str, references: list[str], cwd: Path
+) -> UploadReport:
+    if not references:
+        return UploadReport()
+    workspace = agent.parts.env.workspace_for(session_id)
+    return upload(references, workspace, cwd)
+
+
+def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
+    """What /tools shows: every tool by tier, and which ones the next call can use."""
+    parts = agent.parts
+    state = agent.graph.get_state(config).values
+    visible = {
+        t.name
+        for t in visible_tools_for_state(parts.registry, parts.skills.ids(), parts.agents.names(), state)
+    }
+    table = Table(box=None, header_style="bold")
+    for column in ("tool", "tier", "risk", "now", "description"):
+        table.add_column(column)
+    labels = {"core": "core", "enabled": "enabled", "discovered": "@mention"}
+    for spec in parts.registry.specs():
+        table.add_row(
+            spec.name, labels[spec.tier], spec.risk, "✓" if spec.name in visible else "", spec.description
+        )
+    hint = Text(
+        "Discovered tools become available for the rest of the session when you @mention them.", style="dim"
+    )
+    return Group(table, hint)
+
+
+def _unknown_mention(name: str, suggestions: list[str]) -> str:
+    if suggestions:
+        return f"Unknown @{name}; did you mean {', '.join('@' + s for s in suggestions)}?"
+    return f"Unknown @{name}: no tool, skill or agent has that name (/tools, /skills, /agents list them)."

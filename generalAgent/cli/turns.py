@@ -1,0 +1,166 @@
+"""Runs one user turn through the graph and reports it to a view, whatever happens.
+
+Shared by the interactive chat and `-p`: streams tokens, tool calls and sub-agent
+progress to the view, asks it to approve tools that interrupt for approval, sums the
+usage the provider reported, and turns failures into one line. After Ctrl-C the stored
+history is repaired so the next request is valid: calls that never finished get an
+answer saying they were cancelled, and a partly streamed answer is kept as such.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langgraph.types import Command
+
+from generalAgent.graph.message_utils import call_ids
+from generalAgent.sessions import Usage
+
+LOGGER = logging.getLogger(__name__)
+ANSWER_NODES = frozenset({"planner", "finalize"})
+CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
+INTERRUPTED_NOTE = "[answer interrupted by the user]"
+
+
+class TurnView(Protocol):
+    def on_text(self, text: str) -> None: ...
+    def on_message_end(self) -> None: ...
+    def on_tool_call(self, name: str, args: dict[str, Any]) -> None: ...
+    def on_tool_result(self, name: str, content: str, is_error: bool) -> None: ...
+    def on_custom(self, event: Any) -> None: ...
+    def approve(self, request: dict[str, Any]) -> str: ...
+
+
+@dataclass
+class TurnResult:
+    answer: str = ""
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    cancelled: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.cancelled
+
+
+class ErrorDescriber(Protocol):
+    def __call__(self, exc: BaseException) -> str | None: ...
+
+
+def run_turn(
+    graph: Any,
+    config: dict[str, Any],
+    graph_input: dict[str, Any] | Command | None,
+    view: TurnView,
+    describe_error: ErrorDescriber,
+) -> TurnResult:
+    """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error)."""
+    result = TurnResult()
+    partial: list[str] = []
+    pending: Any = graph_input
+    try:
+        while True:
+            interrupts = yield_from_stream(graph, config, pending, view, result, partial)
+            if not interrupts:
+                break
+            answers = {item.id: view.approve(item.value) for item in interrupts}
+            pending = Command(resume=answers)
+    except KeyboardInterrupt:
+        result.cancelled = True
+        repair_after_cancel(graph, config, "".join(partial))
+    except Exception as exc:  # the model, the network or a bug: never a traceback
+        described = describe_error(exc)
+        if described is None:
+            LOGGER.exception("turn failed")
+            described = f"Unexpected error: {type(exc).__name__}: {exc}"
+        result.error = described
+    view.on_message_end()
+    return result
+
+
+def yield_from_stream(
+    graph: Any,
+    config: dict[str, Any],
+    graph_input: Any,
+    view: TurnView,
+    result: TurnResult,
+    partial: list[str],
+) -> list[Any]:
+    """Consume one `graph.stream` run; returns the interrupts it stopped at (if any)."""
+    interrupts: list[Any] = []
+    stream = graph.stream(graph_input, config, stream_mode=["messages", "updates", "custom"])
+    for mode, data in stream:
+        if mode == "messages":
+            chunk, metadata = data
+            if metadata.get("langgraph_node") in ANSWER_NODES and isinstance(chunk, AIMessageChunk):
+                text = chunk.text if isinstance(chunk.text, str) else ""
+                if text:
+                    partial.append(text)
+                    view.on_text(text)
+        elif mode == "custom":
+            view.on_custom(data)
+        elif mode == "updates":
+            for node, update in data.items():
+                if node == "__interrupt__":
+                    interrupts.extend(update)
+                    continue
+                for message in _messages_of(update):
+                    _report_message(node, message, view, result, partial)
+    return interrupts
+
+
+def _report_message(
+    node: str, message: BaseMessage, view: TurnView, result: TurnResult, partial: list[str]
+) -> None:
+    if isinstance(message, AIMessage):
+        result.usage = result.usage + Usage.from_metadata(message.usage_metadata)
+        partial.clear()
+        view.on_message_end()
+        for call in message.tool_calls:
+            view.on_tool_call(call["name"], call.get("args") or {})
+        for call in message.invalid_tool_calls:
+            view.on_tool_call(call.get("name") or "?", {"<invalid JSON>": call.get("args") or ""})
+        if not message.tool_calls and not message.invalid_tool_calls and node in ANSWER_NODES:
+            result.answer = message.text if isinstance(message.text, str) else str(message.content)
+    elif isinstance(message, ToolMessage):
+        content = message.text if isinstance(message.text, str) else str(message.content)
+        view.on_tool_result(message.name or "tool", content, message.status == "error")
+
+
+def _messages_of(update: Any) -> Iterator[BaseMessage]:
+    """Messages in a node's update, which is a dict or (with Commands) a list of them."""
+    updates = update if isinstance(update, list) else [update]
+    for item in updates:
+        if isinstance(item, Command):
+            item = item.update
+        if isinstance(item, dict):
+            yield from (m for m in item.get("messages", []) if isinstance(m, BaseMessage))
+
+
+def repair_after_cancel(graph: Any, config: dict[str, Any], partial_text: str) -> None:
+    """Make the stored history valid again after Ctrl-C, keeping what the user saw."""
+    try:
+        state = graph.get_state(config)
+        messages: list[BaseMessage] = list(state.values.get("messages", []))
+        if not messages:
+            return
+        last = messages[-1]
+        ids = call_ids(last)
+        if ids:
+            answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+            missing = [i for i in ids if i not in answered]
+            if missing:
+                cancelled = [
+                    ToolMessage(content=CANCELLED_TOOL, tool_call_id=i, status="error") for i in missing
+                ]
+                graph.update_state(config, {"messages": cancelled}, as_node="tools")
+        elif partial_text.strip():
+            note = AIMessage(content=f"{partial_text}\n\n{INTERRUPTED_NOTE}")
+            graph.update_state(config, {"messages": [note]}, as_node="finalize")
+    except KeyboardInterrupt:
+        # A second Ctrl-C while repairing: the planner's clean-up still keeps requests valid.
+        return

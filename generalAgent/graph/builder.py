@@ -1,0 +1,87 @@
+"""Builds the agent: its parts (model, tools, skills, agents, prompts) and the compiled graph.
+
+    START → planner ─┬─ tool calls, loops left ──→ tools → planner
+                     ├─ tool calls, budget spent → finalize → END
+                     └─ no tool calls ───────────→ END
+
+`build_graph` is the one place the graph is assembled; `make_graph` is the factory that
+`langgraph.json` points to, so LangGraph Server serves the same graph unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+
+from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.graph.nodes.finalize import build_finalize_node
+from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
+from generalAgent.graph.nodes.tools import build_tools_node
+from generalAgent.graph.state import AgentState
+from generalAgent.models import build_chat_model
+from generalAgent.skills.loader import SkillCatalog, load_skills
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.registry import ToolRegistry
+
+
+@dataclass
+class AgentParts:
+    """What a graph is built from; built once per process."""
+
+    settings: Settings
+    model: BaseChatModel
+    env: ToolEnvironment
+    registry: ToolRegistry
+    skills: SkillCatalog
+    agents: AgentCatalog
+
+    @property
+    def warnings(self) -> list[str]:
+        return [*self.skills.warnings, *self.agents.warnings]
+
+
+def build_parts(settings: Settings, model: BaseChatModel | None = None) -> AgentParts:
+    env = ToolEnvironment(settings=settings)
+    return AgentParts(
+        settings=settings,
+        model=model or build_chat_model(settings.model),
+        env=env,
+        registry=ToolRegistry.from_yaml(env),
+        skills=load_skills(settings.paths.skills_dir),
+        agents=load_agent_profiles(settings.paths.agents_dir),
+    )
+
+
+def route_after_planner(state: AgentState) -> str:
+    last = state["messages"][-1]
+    if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
+        max_loops = state.get("max_loops") or 0
+        if max_loops and state.get("loops", 0) >= max_loops:
+            return "finalize"
+        return "tools"
+    return END
+
+
+def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+    prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents)
+    graph = StateGraph(AgentState)
+    graph.add_node("planner", build_planner_node(parts.model, prompts))
+    graph.add_node("tools", build_tools_node(prompts))
+    graph.add_node("finalize", build_finalize_node(parts.model, prompts))
+    graph.add_edge(START, "planner")
+    graph.add_conditional_edges("planner", route_after_planner, ["tools", "finalize", END])
+    graph.add_edge("tools", "planner")
+    graph.add_edge("finalize", END)
+    return graph.compile(checkpointer=checkpointer, name="generalAgent")
+
+
+def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
+    """Factory for LangGraph Server: settings from the environment, the server's checkpointer."""
+    return build_graph(build_parts(load_settings()))

@@ -1,0 +1,45 @@
+"""The finalize node: when the loop budget is spent, answer with what is known, without tools.
+
+The last assistant message asked for tools that will not run; each call gets an answer
+saying so (a call without its answer would make every later request invalid), then the
+model is asked once more, with no tools bound, for its best final answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import ToolMessage
+from langchain_core.runnables import RunnableConfig
+
+from generalAgent.graph import reminders
+from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.nodes.planner import PromptBuilder
+from generalAgent.graph.state import AgentState
+
+
+def build_finalize_node(model: BaseChatModel, prompts: PromptBuilder):
+    def finalize(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        max_loops = state.get("max_loops") or prompts.settings.governance.max_loops
+        last = state["messages"][-1]
+        skipped = [
+            ToolMessage(
+                content=f"Not run: the step budget of this turn ({max_loops} model calls) is spent.",
+                tool_call_id=call_id,
+                status="error",
+            )
+            for call_id in call_ids(last)
+        ]
+        system = prompts.system_message(state)
+        history = prompts.history({**state, "messages": [*state["messages"], *skipped]}, system, [])
+        notice = reminders.wrap(
+            f"You have used all {max_loops} steps of this turn and no more tools can run. "
+            "Answer now with what you have found: what is done, what is not, and what the "
+            "user could do next."
+        )
+        request = [system, *reminders.attach_reminders(history, [notice])]
+        response = model.invoke(request, config)
+        return {"messages": [*skipped, response], "new_mentioned_agents": [], "new_uploaded_files": []}
+
+    return finalize

@@ -1,0 +1,123 @@
+"""The planner node: one model call with the static prompt, the safe history and reminders.
+
+What one request is made of, in this order, and why:
+1. the static SystemMessage, built once when the node is built (KV-cache prefix);
+2. the stored history, cleaned of unanswered tool calls and cut with hysteresis, so its
+   head stays byte-identical between cuts;
+3. this call's reminders appended at the very end (todos, this turn's @mentions and
+   uploads, a history warning), so they never disturb the cached prefix.
+The tools bound are assembled from the state on every call; the `new_*` fields are
+cleared in the update, which is what makes mention and upload reminders fire once.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, SystemMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig
+from langchain_core.utils.function_calling import convert_to_openai_tool
+
+from generalAgent.agent_profiles import AgentCatalog
+from generalAgent.config.settings import Settings
+from generalAgent.graph import reminders
+from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
+from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
+from generalAgent.graph.state import AgentState
+from generalAgent.skills.loader import SkillCatalog
+from generalAgent.tools.mentions import classify_mentions
+from generalAgent.tools.registry import ToolRegistry
+from generalAgent.tools.visibility import visible_tools_for_state
+
+LOGGER = logging.getLogger(__name__)
+
+
+class PromptBuilder:
+    """Everything the planner and finalize nodes share to turn a state into a request."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        registry: ToolRegistry,
+        skills: SkillCatalog,
+        agents: AgentCatalog,
+        now: datetime | None = None,
+    ) -> None:
+        self.settings = settings
+        self.registry = registry
+        self.skills = skills
+        self.agents = agents
+        self._now = now or datetime.now(UTC)
+        self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now))
+        self._subagent_prompts: dict[str | None, SystemMessage] = {}
+        self._tool_tokens: dict[tuple[str, ...], int] = {}
+        LOGGER.debug("system prompt hash %s", prompt_hash(self.main_prompt.text))
+
+    def system_message(self, state: AgentState) -> SystemMessage:
+        if not state.get("parent_context"):
+            return self.main_prompt
+        profile_name = state.get("agent_profile")
+        if profile_name not in self._subagent_prompts:
+            profile = self.agents.get(profile_name) if profile_name else None
+            text = build_subagent_prompt(self.skills, profile, self._now)
+            self._subagent_prompts[profile_name] = SystemMessage(content=text)
+        return self._subagent_prompts[profile_name]
+
+    def visible_tools(self, state: AgentState) -> list[Any]:
+        return visible_tools_for_state(self.registry, self.skills.ids(), self.agents.names(), state)
+
+    def history(self, state: AgentState, system: SystemMessage, tools: list[Any]) -> list[BaseMessage]:
+        """The stored history as it may be sent: valid pairs, within the message and token budget."""
+        governance = self.settings.governance
+        fixed = count_tokens_approximately([system]) + self._tools_tokens(tools)
+        return truncate_messages_safely(
+            clean_message_history(state.get("messages", [])),
+            governance.max_message_history,
+            low_water=governance.history_low_water,
+            max_tokens=max(1_000, governance.max_context_tokens - fixed),
+        )
+
+    def reminders(self, state: AgentState, kept_messages: int) -> list[str]:
+        mentions = classify_mentions(
+            state.get("new_mentioned_agents", []),
+            self.registry.names(),
+            self.skills.ids(),
+            self.agents.names(),
+        )
+        return [
+            reminders.build_todo_reminder(state.get("todos", [])),
+            reminders.build_mention_reminder(mentions.tools, mentions.skills, mentions.agents),
+            reminders.build_upload_reminder(state.get("new_uploaded_files", [])),
+            reminders.build_history_warning(kept_messages, self.settings.governance.max_message_history),
+        ]
+
+    def _tools_tokens(self, tools: list[Any]) -> int:
+        key = tuple(t.name for t in tools)
+        if key not in self._tool_tokens:
+            schemas = [convert_to_openai_tool(t) for t in tools]
+            self._tool_tokens[key] = len(repr(schemas)) // 4
+        return self._tool_tokens[key]
+
+
+def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
+    """The planner node function, closed over the model and the static prompts."""
+
+    def planner(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        system = prompts.system_message(state)
+        tools = prompts.visible_tools(state)
+        history = prompts.history(state, system, tools)
+        request = [system, *reminders.attach_reminders(history, prompts.reminders(state, len(history)))]
+        runnable = model.bind_tools(tools) if tools else model
+        response = runnable.invoke(request, config)
+        return {
+            "messages": [response],
+            "loops": state.get("loops", 0) + 1,
+            "new_mentioned_agents": [],
+            "new_uploaded_files": [],
+        }
+
+    return planner

@@ -1,0 +1,81 @@
+"""The tools node: runs the calls of the last assistant message with the tools visible now.
+
+A LangGraph `ToolNode` is built per set of visible tools (and cached), so a call to a tool
+the model was not offered (not mentioned, or a sub-agent asking for delegate_task) gets
+an error answer instead of running. Calls whose arguments were not valid JSON get an
+error answer the model can correct. Every result is capped so that one huge tool output
+cannot flood the context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from generalAgent.graph.nodes.planner import PromptBuilder
+from generalAgent.graph.state import AgentState
+
+# ~15k tokens: enough for a long search result or file page, far below any context window.
+MAX_TOOL_RESULT_CHARS = 60_000
+
+
+def cap_tool_result(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
+    if len(text) <= limit:
+        return text
+    return (
+        f"{text[:limit]}\n\n[Output cut: {len(text):,} characters, the first {limit:,} shown. "
+        "Ask for a smaller part (an offset/limit, a narrower query, or a file under outputs/).]"
+    )
+
+
+def _capped(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
+    result = execute(request)
+    if isinstance(result, ToolMessage) and isinstance(result.content, str):
+        capped = cap_tool_result(result.content)
+        if capped is not result.content:
+            return result.model_copy(update={"content": capped})
+    return result
+
+
+def build_tools_node(prompts: PromptBuilder):
+    tool_nodes: dict[tuple[str, ...], ToolNode] = {}
+
+    def tools(state: AgentState, config: RunnableConfig) -> Any:
+        visible = prompts.visible_tools(state)
+        key = tuple(t.name for t in visible)
+        if key not in tool_nodes:
+            tool_nodes[key] = ToolNode(
+                visible, handle_tool_errors=_describe_tool_error, wrap_tool_call=_capped
+            )
+        last = state["messages"][-1]
+        invalid = [
+            ToolMessage(
+                content=f"Error: the arguments of this {call.get('name') or 'tool'} call are not valid "
+                f"JSON ({call.get('error') or 'parse error'}). Call it again with valid JSON arguments.",
+                tool_call_id=call["id"],
+                name=call.get("name") or "unknown",
+                status="error",
+            )
+            for call in (last.invalid_tool_calls if isinstance(last, AIMessage) else [])
+            if call.get("id")
+        ]
+        if not (isinstance(last, AIMessage) and last.tool_calls):
+            return {"messages": invalid}
+        result = tool_nodes[key].invoke(state, config)
+        if not invalid:
+            return result
+        if isinstance(result, dict):
+            return {"messages": [*result.get("messages", []), *invalid]}
+        return [*result, Command(update={"messages": invalid})]
+
+    return tools
+
+
+def _describe_tool_error(exc: Exception) -> str:
+    return f"Error: {type(exc).__name__}: {exc}. Fix the arguments and try again."

@@ -1,0 +1,191 @@
+"""The session catalog: one row per chat session, beside LangGraph's checkpoints.
+
+The checkpointer stores each thread's state; this table adds what a person needs to
+pick a session again (title = first user line, age, turns) and the token totals that
+`/usage` reports, without scanning checkpoints.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS chat_sessions (
+    id            TEXT PRIMARY KEY,   -- also the LangGraph thread_id and the workspace folder
+    title         TEXT NOT NULL,      -- first user line, shortened
+    created_at    REAL NOT NULL,      -- unix seconds
+    updated_at    REAL NOT NULL,
+    turns         INTEGER NOT NULL DEFAULT 0,
+    model_calls   INTEGER NOT NULL DEFAULT 0,
+    input_tokens  INTEGER NOT NULL DEFAULT 0,   -- as the provider reported them
+    cached_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS chat_sessions_updated ON chat_sessions(updated_at);
+"""
+TITLE_CHARS = 60
+
+
+@dataclass(frozen=True)
+class Usage:
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    output_tokens: int = 0
+    model_calls: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.output_tokens + other.output_tokens,
+            self.model_calls + other.model_calls,
+        )
+
+    @property
+    def cache_hit_ratio(self) -> float:
+        return self.cached_tokens / self.input_tokens if self.input_tokens else 0.0
+
+    @classmethod
+    def from_metadata(cls, metadata: dict | None) -> Usage:
+        """From a message's `usage_metadata` (input_token_details.cache_read is the cache hit)."""
+        if not metadata:
+            return cls()
+        details = metadata.get("input_token_details") or {}
+        return cls(
+            input_tokens=int(metadata.get("input_tokens") or 0),
+            cached_tokens=int(details.get("cache_read") or 0),
+            output_tokens=int(metadata.get("output_tokens") or 0),
+            model_calls=1,
+        )
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    id: str
+    title: str
+    created_at: float
+    updated_at: float
+    turns: int
+    usage: Usage
+
+    def age(self, now: float | None = None) -> str:
+        seconds = max(0, (now or time.time()) - self.updated_at)
+        for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+            if seconds >= size:
+                return f"{int(seconds // size)}{unit} ago"
+        return "just now"
+
+
+class SessionCatalog:
+    def __init__(self, db_path: Path) -> None:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @staticmethod
+    def new_id(now: datetime | None = None) -> str:
+        """Sortable and short to type: 20261121-2237-a3f9."""
+        moment = now or datetime.now(UTC)
+        return f"{moment.strftime('%Y%m%d-%H%M')}-{secrets.token_hex(2)}"
+
+    def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
+        """Count a finished (or failed) turn; the first one creates the row and its title."""
+        now = time.time()
+        title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
+        with self._conn:
+            self._conn.execute(
+                "INSERT INTO chat_sessions (id, title, created_at, updated_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(id) DO NOTHING",
+                (session_id, title, now, now),
+            )
+            self._conn.execute(
+                "UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, "
+                "model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
+                "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
+                (
+                    now,
+                    usage.model_calls,
+                    usage.input_tokens,
+                    usage.cached_tokens,
+                    usage.output_tokens,
+                    session_id,
+                ),
+            )
+
+    def add_usage(self, session_id: str, usage: Usage) -> None:
+        """Tokens spent outside a counted turn (e.g. a failed attempt before /retry)."""
+        with self._conn:
+            self._conn.execute(
+                "UPDATE chat_sessions SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
+                "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
+                (usage.model_calls, usage.input_tokens, usage.cached_tokens, usage.output_tokens, session_id),
+            )
+
+    def list(self, limit: int = 20) -> list[SessionInfo]:
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM chat_sessions ORDER BY updated_at DESC LIMIT ?", (limit,)
+        ).fetchall()
+        return [_info(row) for row in rows]
+
+    def get(self, session_id: str) -> SessionInfo | None:
+        row = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM chat_sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return _info(row) if row else None
+
+    def latest(self) -> SessionInfo | None:
+        sessions = self.list(limit=1)
+        return sessions[0] if sessions else None
+
+    def resolve(self, reference: str) -> SessionInfo:
+        """ "last" (or "") is the latest session, else an id or a unique prefix of one.
+
+        Raises LookupError with a message for the user.
+        """
+        if reference in {"", "last"}:
+            latest = self.latest()
+            if latest is None:
+                raise LookupError("No saved session to resume yet.")
+            return latest
+        matches = self.find(reference)
+        exact = [m for m in matches if m.id == reference]
+        if exact:
+            return exact[0]
+        if not matches:
+            raise LookupError(f"No session id starts with {reference!r}; /sessions lists them.")
+        if len(matches) > 1:
+            ids = ", ".join(m.id for m in matches[:5])
+            raise LookupError(f"{reference!r} matches several sessions: {ids}")
+        return matches[0]
+
+    def find(self, prefix: str) -> list[SessionInfo]:
+        """Sessions whose id starts with `prefix` (ids are long; a unique prefix is enough)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM chat_sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY updated_at DESC",
+            (escaped + "%",),
+        ).fetchall()
+        return [_info(row) for row in rows]
+
+
+_COLUMNS = "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls"
+
+
+def _info(row: tuple) -> SessionInfo:
+    return SessionInfo(
+        id=row[0],
+        title=row[1],
+        created_at=row[2],
+        updated_at=row[3],
+        turns=row[4],
+        usage=Usage(row[5], row[6], row[7], row[8]),
+    )

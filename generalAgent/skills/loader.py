@@ -1,0 +1,88 @@
+"""Discovers skills: top-level `skills/<id>/SKILL.md` folders with validated front matter.
+
+A bad SKILL.md never stops the agent: it is skipped with a warning naming the file,
+and the other skills still load. The catalog built here goes into the static system
+prompt, so it is built once per process and sorted, to be byte-identical every time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from generalAgent.front_matter import FrontMatterError, split_front_matter
+
+SKILL_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+MAX_DESCRIPTION = 400
+
+
+@dataclass(frozen=True)
+class Skill:
+    id: str
+    description: str
+    path: Path  # the SKILL.md file
+
+    @property
+    def workspace_path(self) -> str:
+        """Where the model reads it: the skills folder is mounted at `skills/`."""
+        return f"skills/{self.id}/SKILL.md"
+
+
+@dataclass(frozen=True)
+class SkillCatalog:
+    skills: tuple[Skill, ...]
+    warnings: tuple[str, ...]
+
+    def get(self, skill_id: str) -> Skill | None:
+        return next((s for s in self.skills if s.id == skill_id), None)
+
+    def ids(self) -> list[str]:
+        return [s.id for s in self.skills]
+
+
+def load_skills(skills_dir: Path) -> SkillCatalog:
+    skills: list[Skill] = []
+    warnings: list[str] = []
+    if not skills_dir.is_dir():
+        return SkillCatalog((), ())
+    for folder in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
+        if folder.name.startswith((".", "_")):
+            continue
+        skill_md = folder / "SKILL.md"
+        if not skill_md.is_file():
+            warnings.append(f"{skill_md}: missing; the folder is not a skill")
+            continue
+        try:
+            skills.append(_parse_skill(folder.name, skill_md))
+        except (FrontMatterError, OSError, UnicodeDecodeError) as exc:
+            warnings.append(f"{skill_md}: {exc}; skill skipped")
+    return SkillCatalog(tuple(skills), tuple(warnings))
+
+
+def _parse_skill(folder_id: str, skill_md: Path) -> Skill:
+    meta, body = split_front_matter(skill_md.read_text(encoding="utf-8"))
+    name = meta.get("name")
+    description = meta.get("description")
+    if not isinstance(name, str) or not SKILL_ID.match(name):
+        raise FrontMatterError("'name' must be lowercase letters, digits and hyphens")
+    if name != folder_id:
+        raise FrontMatterError(f"'name' is {name!r} but the folder is {folder_id!r}; they must match")
+    if not isinstance(description, str) or not description.strip():
+        raise FrontMatterError("'description' must say in one line when to use the skill")
+    description = " ".join(description.split())
+    if len(description) > MAX_DESCRIPTION:
+        raise FrontMatterError(f"'description' is longer than {MAX_DESCRIPTION} characters")
+    if not body.strip():
+        raise FrontMatterError("the instructions after the front matter are empty")
+    return Skill(id=name, description=description, path=skill_md)
+
+
+def build_skills_catalog(catalog: SkillCatalog) -> str:
+    """The catalog section of the system prompt (empty when there are no skills)."""
+    if not catalog.skills:
+        return ""
+    lines = ["<skills>"]
+    lines += [f"- {s.id}: {s.description} (read {s.workspace_path})" for s in catalog.skills]
+    lines.append("</skills>")
+    return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""@mentions in a chat line: parsed, then classified as a tool, a skill or an agent."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# `@name` at the start or after a non-word character, so `user@example.com` is not one;
+# names are letters, digits, `_` and `-` (trailing `-` or `.` is punctuation, not name).
+_MENTION = re.compile(r"(?<![\w@./])@([A-Za-z][\w-]*[A-Za-z0-9_]|[A-Za-z])(?![\w@])")
+
+
+def parse_mentions(text: str) -> list[str]:
+    """The @names in `text`, in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for match in _MENTION.finditer(text):
+        seen.setdefault(match.group(1), None)
+    return list(seen)
+
+
+@dataclass
+class Mentions:
+    tools: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    unknown: dict[str, list[str]] = field(default_factory=dict)  # name -> closest known names
+
+
+def classify_mentions(
+    names: Iterable[str],
+    tool_names: Iterable[str],
+    skill_ids: Iterable[str],
+    agent_names: Iterable[str],
+) -> Mentions:
+    """Tools first, then skills, then agents: a name that is both resolves to the first."""
+    tools, skills, agents = set(tool_names), set(skill_ids), set(agent_names)
+    known = sorted(tools | skills | agents)
+    result = Mentions()
+    for name in names:
+        if name in tools:
+            result.tools.append(name)
+        elif name in skills:
+            result.skills.append(name)
+        elif name in agents:
+            result.agents.append(name)
+        else:
+            result.unknown[name] = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    return result

@@ -1,0 +1,230 @@
+"""Attaching the user's files: `#path` references in a chat line and `/upload PATH`.
+
+A reference may be a file, a folder (its files, recursively) or a glob (`#docs/*.pdf`);
+`#"a name with spaces.pdf"` quotes a path. Markdown headings (`# Title`, `## Title`) are
+not references. Files are copied into the session's `uploads/`, within per-type size
+limits, and described (type, size, pages) for the reminder that announces them once.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import re
+import shutil
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from generalAgent.graph.state import UploadedFile
+from generalAgent.tools.workspace import Workspace
+
+# `#` at the start of the line or after a space, directly followed by a path (a `#`
+# followed by a space or another `#` starts a Markdown heading instead).
+_REFERENCE = re.compile(r"""(?<!\S)#(?:"([^"]+)"|'([^']+)'|([^\s#"'][^\s]*))""")
+_TRAILING_PUNCTUATION = ",;:!?)]}，。；：！？）"
+
+DOCUMENT_TYPES = {".pdf": "pdf", ".docx": "docx", ".xlsx": "xlsx", ".pptx": "pptx"}
+TEXT_TYPES = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".csv": "text",
+    ".tsv": "text",
+    ".json": "text",
+    ".jsonl": "text",
+    ".yaml": "text",
+    ".yml": "text",
+    ".toml": "text",
+    ".xml": "text",
+    ".html": "text",
+    ".htm": "text",
+    ".log": "text",
+    ".rst": "text",
+    ".ini": "text",
+}
+CODE_SUFFIXES = {
+    ".py",
+    ".js",
+    ".ts",
+    ".tsx",
+    ".jsx",
+    ".java",
+    ".go",
+    ".rs",
+    ".c",
+    ".h",
+    ".cpp",
+    ".hpp",
+    ".cs",
+    ".rb",
+    ".php",
+    ".sh",
+    ".sql",
+    ".kt",
+    ".swift",
+    ".scala",
+    ".r",
+    ".m",
+    ".lua",
+}
+IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff"}
+
+MB = 1024 * 1024
+# Documents can be big books; text far beyond 20 MB is a data dump nobody reads in chat.
+SIZE_LIMITS = {"document": 200 * MB, "text": 20 * MB, "code": 20 * MB, "image": 20 * MB, "other": 50 * MB}
+MAX_FILES_PER_REFERENCE = 200
+
+
+@dataclass
+class UploadReport:
+    files: list[UploadedFile] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def find_references(text: str) -> list[str]:
+    """The `#path` references of a chat line, in order, without duplicates."""
+    found: dict[str, None] = {}
+    for match in _REFERENCE.finditer(text):
+        quoted = match.group(1) or match.group(2)
+        ref = quoted if quoted else match.group(3).rstrip(_TRAILING_PUNCTUATION)
+        if ref:
+            found.setdefault(ref, None)
+    return list(found)
+
+
+def looks_like_path(reference: str) -> bool:
+    """A reference that matched no file is only worth a warning if it was meant as a path."""
+    return any(c in reference for c in "/.*?[~\\")
+
+
+def expand_reference(reference: str, cwd: Path) -> list[Path]:
+    """The files a reference names (sorted), or [] when nothing matches."""
+    raw = Path(reference).expanduser()
+    base = raw if raw.is_absolute() else cwd / raw
+    if any(c in reference for c in "*?["):
+        matches = [Path(p) for p in sorted(glob.glob(str(base), recursive=True))]
+        return [p for p in matches if p.is_file()]
+    if base.is_dir():
+        return sorted(p for p in base.rglob("*") if p.is_file() and not _hidden(p, base))
+    return [base] if base.is_file() else []
+
+
+def file_type(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in DOCUMENT_TYPES:
+        return DOCUMENT_TYPES[suffix]
+    if suffix in TEXT_TYPES:
+        return TEXT_TYPES[suffix]
+    if suffix in CODE_SUFFIXES:
+        return "code"
+    if suffix in IMAGE_SUFFIXES:
+        return "image"
+    return "other"
+
+
+def size_class(kind: str) -> str:
+    if kind in DOCUMENT_TYPES.values():
+        return "document"
+    if kind in {"markdown", "text"}:
+        return "text"
+    return kind if kind in SIZE_LIMITS else "other"
+
+
+def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadReport:
+    """Copy what the references name into uploads/; problems are reported, never raised."""
+    report = UploadReport()
+    for reference in references:
+        paths = expand_reference(reference, cwd)
+        if not paths:
+            if looks_like_path(reference):
+                report.problems.append(f"#{reference}: no such file or folder")
+            continue
+        if len(paths) > MAX_FILES_PER_REFERENCE:
+            report.problems.append(
+                f"#{reference}: {len(paths)} files; attach at most {MAX_FILES_PER_REFERENCE} at once "
+                "(use a narrower glob such as #folder/*.pdf)"
+            )
+            continue
+        for path in paths:
+            try:
+                report.files.append(copy_into_uploads(path, workspace))
+            except (OSError, ValueError) as exc:
+                report.problems.append(f"{path.name}: {exc}")
+    return report
+
+
+def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
+    kind = file_type(source)
+    size = source.stat().st_size
+    limit = SIZE_LIMITS[size_class(kind)]
+    if size > limit:
+        raise ValueError(
+            f"{size / MB:.1f} MB is over the {limit // MB} MB limit for {size_class(kind)} files"
+        )
+    uploads = workspace.root / "uploads"
+    target = _free_name(uploads, source)
+    if not target.exists():
+        shutil.copy2(source, target)
+    described: UploadedFile = {
+        "name": source.name,
+        "path": workspace.display(target),
+        "type": kind,
+        "size": size,
+    }
+    pages = count_pages(target, kind)
+    if pages:
+        described["pages"] = pages
+    return described
+
+
+def count_pages(path: Path, kind: str) -> int | None:
+    """Pages of a PDF, slides of a PPTX, sheets of an XLSX; None when unknown or unreadable."""
+    try:
+        if kind == "pdf":
+            import pypdfium2
+
+            document = pypdfium2.PdfDocument(str(path))
+            try:
+                return len(document)
+            finally:
+                document.close()
+        if kind in {"pptx", "xlsx"}:
+            pattern = re.compile(
+                r"ppt/slides/slide\d+\.xml" if kind == "pptx" else r"xl/worksheets/sheet\d+\.xml"
+            )
+            with zipfile.ZipFile(path) as archive:
+                return sum(1 for name in archive.namelist() if pattern.fullmatch(name)) or None
+    except Exception:  # encrypted or damaged: the document tools will say so when it is read
+        return None
+    return None
+
+
+def _free_name(folder: Path, source: Path) -> Path:
+    """uploads/<name>, or the existing copy if it has the same bytes, or <name> (2), ..."""
+    candidate = folder / source.name
+    number = 2
+    while candidate.exists():
+        if _same_bytes(candidate, source):
+            return candidate
+        candidate = folder / f"{source.stem} ({number}){source.suffix}"
+        number += 1
+    return candidate
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    if a.stat().st_size != b.stat().st_size:
+        return False
+    return _md5(a) == _md5(b)
+
+
+def _md5(path: Path) -> str:
+    digest = hashlib.md5()  # noqa: S324 - identity of content, not security
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _hidden(path: Path, base: Path) -> bool:
+    return any(part.startswith(".") for part in path.relative_to(base).parts)
