@@ -1,0 +1,79 @@
+"""End-to-end fixtures: the real `generalagent` process against the local model server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.support.openai_server import ScriptedOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """The folder the CLI runs in (no .env unless a test writes one)."""
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def cli_env(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "OPENAI_", "MAX_", "DATA_DIR"))}
+    env.update(
+        MODEL_NAME="test-model",
+        OPENAI_API_KEY="sk-test-SECRET-0123456789",
+        OPENAI_BASE_URL=openai_server.base_url,
+        MODEL_MAX_RETRIES="0",
+        MODEL_TIMEOUT="10",
+        DATA_DIR=str(tmp_path / "data"),
+        PROMPT_TOOLKIT_NO_CPR="1",
+        TERM="xterm-256color",
+        COLUMNS="120",
+        NO_COLOR="1",
+    )
+    return env
+
+
+def run_cli(
+    args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "generalAgent", *args],
+        env=env,
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.fixture
+def spawn_chat(cli_env: dict[str, str], workdir: Path) -> Iterator:
+    children: list[pexpect.spawn] = []
+
+    def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "generalAgent", *args],
+            env=env or cli_env,
+            cwd=str(workdir),
+            encoding="utf-8",
+            timeout=30,
+            dimensions=(50, 120),
+        )
+        children.append(child)
+        return child
+
+    yield spawn
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)

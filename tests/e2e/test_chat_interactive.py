@@ -1,0 +1,140 @@
+"""The interactive chat in a real terminal (pexpect) against the local model server."""
+
+from __future__ import annotations
+
+import re
+import signal
+
+import pexpect
+import pytest
+
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+PROMPT = "›"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\r")
+
+
+def plain(text: str) -> str:
+    return ANSI.sub("", text)
+
+
+def expect_prompt(child: pexpect.spawn) -> str:
+    child.expect(PROMPT)
+    return plain(child.before)
+
+
+def ask(child: pexpect.spawn, line: str, until: str) -> str:
+    """Send a line and read up to `until` (the prompt is redrawn with the typed line first)."""
+    child.sendline(line)
+    child.expect(until)
+    return plain(child.before + child.after)
+
+
+def roles(request) -> list[str]:
+    return [m["role"] for m in request.messages]
+
+
+def test_conversation_with_tool_call_then_resume(openai_server: ScriptedOpenAIServer, spawn_chat) -> None:
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("now", {"timezone": "UTC"})], prompt_tokens=1000, completion_tokens=12),
+        Reply(text="It is **noon** in UTC.", prompt_tokens=1560, cached_tokens=1280, completion_tokens=8),
+    )
+    child = spawn_chat()
+    banner = expect_prompt(child)
+    assert "generalAgent" in banner and "test-model" in banner
+    child.sendline("What time is it?")
+    child.expect("tokens:")
+    shown = plain(child.before)
+    assert 'now(timezone="UTC")' in shown
+    assert "noon" in shown
+    after = expect_prompt(child)
+    assert "cached 1,280" in after
+    usage = ask(child, "/usage", "cache hits")
+    assert "1 turns, 2 model calls" in usage
+    assert "input  2,560 tokens, of which cached 1,280 (50.0% cache hits" in usage
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+    assert child.wait() == 0
+
+    openai_server.add(Reply(text="Still here."))
+    resumed = spawn_chat("--resume")
+    assert "Resumed" in expect_prompt(resumed)
+    resumed.sendline("Are you there?")
+    resumed.expect("Still here")
+    expect_prompt(resumed)
+    last = openai_server.chat_requests[-1]
+    assert roles(last) == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert last.messages[1]["content"] == "What time is it?"
+    resumed.sendeof()
+    resumed.expect(pexpect.EOF)
+
+
+def test_ctrl_c_cancels_a_streaming_answer_and_history_stays_valid(
+    openai_server: ScriptedOpenAIServer, spawn_chat
+) -> None:
+    openai_server.add(Reply(text="word " * 400, chunk_chars=5, chunk_delay=0.02), Reply(text="Fresh answer."))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("Write a long essay.")
+    child.expect("word word")
+    child.kill(signal.SIGINT)
+    child.expect("Cancelled")
+    expect_prompt(child)
+    child.sendline("Short version please.")
+    child.expect("Fresh answer")
+    expect_prompt(child)
+    request = openai_server.chat_requests[-1]
+    assert roles(request) == ["system", "user", "assistant", "user"]
+    assert request.messages[2]["content"].endswith("[answer interrupted by the user]")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_retry_after_a_server_error_sends_the_message_once(
+    openai_server: ScriptedOpenAIServer, spawn_chat
+) -> None:
+    openai_server.add(Reply(status=500), Reply(text="Second time lucky."))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("Hello there")
+    child.expect("endpoint failed")
+    child.expect("/retry")
+    expect_prompt(child)
+    child.sendline("/retry")
+    child.expect("Second time lucky")
+    expect_prompt(child)
+    retried = openai_server.chat_requests[-1]
+    assert roles(retried) == ["system", "user"]
+    assert retried.messages[1]["content"] == "Hello there"
+    ask(child, "/retry", "Nothing to retry")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_on_empty_prompt_exits(spawn_chat) -> None:
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendcontrol("c")
+    child.expect(pexpect.EOF)
+    assert child.wait() == 0
+
+
+def test_multiline_input_and_sessions_list(openai_server: ScriptedOpenAIServer, spawn_chat) -> None:
+    openai_server.add(Reply(text="Got both lines."))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.send("first line\\")
+    child.send("\r")
+    child.send("second line\r")
+    child.expect("Got both lines")
+    expect_prompt(child)
+    assert openai_server.chat_requests[-1].messages[-1]["content"] == "first line\nsecond line"
+    listing = ask(child, "/sessions", "just now")
+    assert "first line" in listing
+    ask(child, "/new", "New session")
+    ask(child, "/bogus", "Unknown command")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)

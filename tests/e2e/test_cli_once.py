@@ -1,0 +1,144 @@
+"""`generalagent -p` and `doctor` against the local OpenAI-compatible server, as a user runs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import run_cli
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+
+
+def test_no_model_configured_prints_guidance_and_exits_2(workdir: Path, cli_env: dict[str, str]) -> None:
+    env = {k: v for k, v in cli_env.items() if k not in {"MODEL_NAME", "OPENAI_API_KEY"}}
+    for args in (["-p", "hello"], []):
+        result = run_cli(args, env, workdir)
+        assert result.returncode == 2
+        assert "MODEL_NAME" in result.stderr and "OPENAI_API_KEY" in result.stderr
+        assert ".env.example" in result.stderr
+        assert "Traceback" not in result.stderr + result.stdout
+        assert result.stdout == ""
+
+
+def test_invalid_setting_names_the_variable(workdir: Path, cli_env: dict[str, str]) -> None:
+    result = run_cli(["-p", "hi"], {**cli_env, "MAX_MESSAGE_HISTORY": "500"}, workdir)
+    assert result.returncode == 2
+    assert "MAX_MESSAGE_HISTORY" in result.stderr and "10..100" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_answer_with_streamed_tool_call(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("now", {"timezone": "Asia/Shanghai"})], chunk_chars=3),
+        Reply(text="现在是北京时间。", prompt_tokens=2048, cached_tokens=1536, completion_tokens=9),
+    )
+    result = run_cli(["-p", "现在几点？"], cli_env, workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "现在是北京时间。\n"
+    assert 'now(timezone="Asia/Shanghai")' in result.stderr
+    assert "cached 1,536" in result.stderr
+    requests = openai_server.chat_requests
+    assert len(requests) == 2
+    assert requests[0].body["stream"] is True
+    assert requests[0].body["stream_options"] == {"include_usage": True}
+    assert requests[0].tool_names == ["now"]
+    tool_answer = requests[1].messages[-1]
+    assert tool_answer["role"] == "tool" and "CST" in tool_answer["content"]
+    assert (
+        requests[1].messages[-2]["tool_calls"][0]["function"]["arguments"] == '{"timezone": "Asia/Shanghai"}'
+    )
+
+
+def test_prompt_from_stdin_and_resume(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    openai_server.add(Reply(text="Noted: the code word is heron."), Reply(text="The code word was heron."))
+    first = run_cli(["-p", "-"], cli_env, workdir, stdin="Remember the code word heron.\n")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.strip() == "Noted: the code word is heron."
+    second = run_cli(["-p", "What was the code word?", "--resume"], cli_env, workdir)
+    assert second.returncode == 0, second.stderr
+    contents = [m["content"] for m in openai_server.chat_requests[1].messages]
+    assert contents[1] == "Remember the code word heron.\n"
+    assert contents[2] == "Noted: the code word is heron."
+    assert contents[3] == "What was the code word?"
+
+
+def test_empty_prompt_is_refused(workdir: Path, cli_env: dict[str, str]) -> None:
+    result = run_cli(["-p", "-"], cli_env, workdir, stdin="  \n")
+    assert result.returncode == 2
+    assert "empty" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        (
+            Reply(status=401, error_message="Incorrect API key provided: sk-test-SECRET-0123456789"),
+            "rejected the API key (401)",
+        ),
+        (Reply(status=404, error_message="The model does not exist"), "not found"),
+        (Reply(status=429, retry_after=0), "Rate limited"),
+        (Reply(status=500), "endpoint failed (500)"),
+    ],
+)
+def test_endpoint_errors_are_one_clear_line(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], reply: Reply, expected: str
+) -> None:
+    openai_server.add(reply)
+    result = run_cli(["-p", "hello"], cli_env, workdir)
+    assert result.returncode == 1
+    assert expected in result.stderr
+    assert "Traceback" not in result.stderr
+    assert "sk-test-SECRET-0123456789" not in result.stderr + result.stdout
+    assert result.stdout == ""
+
+
+def test_retries_a_429_then_answers(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    openai_server.add(Reply(status=429, retry_after=0.1), Reply(text="after the wait"))
+    result = run_cli(["-p", "hello"], {**cli_env, "MODEL_MAX_RETRIES": "2"}, workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "after the wait\n"
+    assert len(openai_server.chat_requests) == 2
+
+
+def test_hanging_endpoint_times_out(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    openai_server.add(Reply(hang=True))
+    result = run_cli(["-p", "hello"], {**cli_env, "MODEL_TIMEOUT": "1"}, workdir)
+    assert result.returncode == 1
+    assert "did not answer within 1 s" in result.stderr
+
+
+def test_unreachable_endpoint(workdir: Path, cli_env: dict[str, str]) -> None:
+    result = run_cli(["-p", "hello"], {**cli_env, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, workdir)
+    assert result.returncode == 1
+    assert "Cannot reach the model endpoint http://127.0.0.1:9/v1" in result.stderr
+
+
+def test_doctor_reports_without_leaking_the_key(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    result = run_cli(["doctor"], cli_env, workdir)
+    assert "sk-test-SECRET-0123456789" not in result.stdout + result.stderr
+    assert "OPENAI_API_KEY set (25 characters)" in result.stdout
+    assert "answered a 1-token request" in result.stdout
+    assert "FTS5 available" in result.stdout
+    assert openai_server.chat_requests[-1].body.get("max_completion_tokens") == 1
+
+
+def test_doctor_fails_clearly_when_endpoint_rejects(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    openai_server.add(Reply(status=401))
+    result = run_cli(["doctor"], cli_env, workdir)
+    assert result.returncode == 1
+    assert "rejected the API key" in result.stdout

@@ -1,0 +1,27 @@
+"""Builds the real graph around a scripted model, for unit tests and benchmarks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.memory import InMemorySaver
+
+from generalAgent.config.settings import Settings
+from generalAgent.graph.builder import AgentParts, build_graph, build_parts
+from generalAgent.graph.state import turn_input
+
+
+def build_test_agent(
+    settings: Settings, model: Any, checkpointer: BaseCheckpointSaver | None = None
+) -> tuple[AgentParts, Any]:
+    parts = build_parts(settings, model=model)
+    return parts, build_graph(parts, checkpointer or InMemorySaver())
+
+
+def user_turn(text: str, settings: Settings, **fields: Any) -> dict[str, Any]:
+    return turn_input(text, max_loops=settings.governance.max_loops, **fields)
+
+
+def thread(thread_id: str = "t1") -> dict[str, Any]:
+    return {"configurable": {"thread_id": thread_id}, "recursion_limit": 1000}
