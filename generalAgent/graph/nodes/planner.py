@@ -55,6 +55,7 @@ class PromptBuilder:
         self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now))
         self._subagent_prompts: dict[str | None, SystemMessage] = {}
         self._tool_tokens: dict[tuple[str, ...], int] = {}
+        self._message_tokens = MessageTokenCache()
         LOGGER.debug("system prompt hash %s", prompt_hash(self.main_prompt.text))
 
     def system_message(self, state: AgentState) -> SystemMessage:
@@ -79,6 +80,7 @@ class PromptBuilder:
             governance.max_message_history,
             low_water=governance.history_low_water,
             max_tokens=max(1_000, governance.max_context_tokens - fixed),
+            count_tokens=self._message_tokens.count,
         )
 
     def reminders(self, state: AgentState, kept_messages: int) -> list[str]:
@@ -103,16 +105,44 @@ class PromptBuilder:
         return self._tool_tokens[key]
 
 
+class MessageTokenCache:
+    """Approximate token counts per stored message, so each message is counted once.
+
+    The budget check replays the whole history on every call; messages are immutable
+    once stored and keep their id, so their count can be remembered.
+    """
+
+    def __init__(self, max_entries: int = 100_000) -> None:
+        self._counts: dict[str, int] = {}
+        self._max_entries = max_entries
+
+    def count(self, message: BaseMessage) -> int:
+        key = message.id
+        if key is None:
+            return count_tokens_approximately([message])
+        cached = self._counts.get(key)
+        if cached is None:
+            if len(self._counts) >= self._max_entries:
+                self._counts.clear()
+            cached = self._counts[key] = count_tokens_approximately([message])
+        return cached
+
+
 def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
     """The planner node function, closed over the model and the static prompts."""
+
+    # Binding converts every tool's schema; the visible set changes rarely, so bind once per set.
+    bound: dict[tuple[str, ...], Any] = {}
 
     def planner(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         system = prompts.system_message(state)
         tools = prompts.visible_tools(state)
         history = prompts.history(state, system, tools)
         request = [system, *reminders.attach_reminders(history, prompts.reminders(state, len(history)))]
-        runnable = model.bind_tools(tools) if tools else model
-        response = runnable.invoke(request, config)
+        key = tuple(t.name for t in tools)
+        if key not in bound:
+            bound[key] = model.bind_tools(tools) if tools else model
+        response = bound[key].invoke(request, config)
         return {
             "messages": [response],
             "loops": state.get("loops", 0) + 1,

@@ -1,0 +1,149 @@
+"""Start-up and per-turn overhead of the agent, printed as JSON.
+
+1. Seconds from process start to the interactive prompt (pexpect, in a pseudo-terminal),
+   median of several runs, beside the time a bare `import langgraph, langchain_openai`
+   takes in the same run: the ratio shows what loading in the background saves.
+2. Graph overhead per turn excluding the model: 100 turns through the real compiled
+   graph with the SQLite checkpointer and a scripted model that answers instantly, each
+   turn one tool call (`now`) and an answer.
+
+    python -m bench.startup [--runs 7] [--turns 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+
+def time_to_prompt(runs: int) -> list[float]:
+    import pexpect
+
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {
+            **os.environ,
+            "MODEL_NAME": "bench-model",
+            "OPENAI_API_KEY": "sk-bench",
+            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            "DATA_DIR": str(Path(tmp) / "data"),
+            "PROMPT_TOOLKIT_NO_CPR": "1",
+        }
+        for _ in range(runs):
+            started = time.perf_counter()
+            child = pexpect.spawn(
+                sys.executable, ["-m", "generalAgent"], env=env, cwd=tmp, encoding="utf-8", timeout=30
+            )
+            child.expect("›")
+            times.append(time.perf_counter() - started)
+            child.sendcontrol("d")
+            child.expect(pexpect.EOF)
+    return times
+
+
+def time_heavy_import(runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import langgraph.graph, langchain_openai"], check=True)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def graph_overhead(turns: int, with_tool: bool) -> dict[str, float]:
+    """Per-turn wall time of `graph.invoke` minus the scripted model's own time.
+
+    The history grows by 2 (plain) or 4 (tool) messages a turn, as in a real session,
+    so the last turns show what a long conversation costs (mostly LangGraph loading and
+    saving the checkpointed message list).
+    """
+    from generalAgent.config.settings import load_settings
+    from generalAgent.graph.checkpoints import open_sqlite_checkpointer
+    from generalAgent.graph.nodes.planner import PromptBuilder
+    from tests.support.agent import build_test_agent, thread, user_turn
+    from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
+
+    calls = {"n": 0}
+
+    def responder(request):
+        calls["n"] += 1  # with a tool: odd calls ask for it, even calls answer
+        return ai("", tool_call("now")) if with_tool and calls["n"] % 2 else ai("done")
+
+    history_seconds = [0.0]
+    original_history = PromptBuilder.history
+
+    def timed_history(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return original_history(self, *args, **kwargs)
+        finally:
+            history_seconds[0] += time.perf_counter() - started
+
+    PromptBuilder.history = timed_history  # type: ignore[method-assign]
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = load_settings(
+                env_file=None, model={"model_name": "bench", "openai_api_key": "sk"}, paths={"data_dir": Path(tmp)}
+            )
+            model = ScriptedChatModel(responder=responder)
+            _, graph = build_test_agent(settings, model, open_sqlite_checkpointer(settings.paths.sessions_db))
+            per_turn = []
+            for turn in range(turns):
+                started = time.perf_counter()
+                graph.invoke(user_turn(f"turn {turn}: what time is it?", settings), thread("bench"))
+                per_turn.append(time.perf_counter() - started)
+            # The scripted model's own cost, measured alone on the same requests.
+            alone = ScriptedChatModel(responder=lambda request: ai("done"))
+            started = time.perf_counter()
+            for request in list(model.requests):
+                alone.invoke(request.messages)
+            model_per_turn = (time.perf_counter() - started) / turns
+    finally:
+        PromptBuilder.history = original_history  # type: ignore[method-assign]
+    overhead = [t - model_per_turn for t in per_turn]
+    ms = lambda seconds: round(seconds * 1000, 2)  # noqa: E731
+    return {
+        "turns": turns,
+        "messages_at_end": turns * (4 if with_tool else 2),
+        "overhead_ms_mean": ms(statistics.mean(overhead)),
+        "overhead_ms_first_10": ms(statistics.mean(overhead[:10])),
+        "overhead_ms_last_10": ms(statistics.mean(overhead[-10:])),
+        "overhead_ms_p95": ms(sorted(overhead)[int(0.95 * turns) - 1]),
+        "of_which_history_preparation_ms": ms(history_seconds[0] / turns),
+        "scripted_model_ms": ms(model_per_turn),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--turns", type=int, default=100)
+    args = parser.parse_args()
+    prompt = time_to_prompt(args.runs)
+    heavy = time_heavy_import(args.runs)
+    result = {
+        "time_to_prompt_s": {"median": round(statistics.median(prompt), 3), "min": round(min(prompt), 3),
+                             "max": round(max(prompt), 3), "runs": args.runs},
+        "import_langgraph_and_openai_s": {"median": round(statistics.median(heavy), 3)},
+        "prompt_vs_heavy_import_ratio": round(statistics.median(prompt) / statistics.median(heavy), 3),
+        "target_time_to_prompt_s": 1.0,
+        "graph_overhead_plain_turn": graph_overhead(args.turns, with_tool=False),
+        "graph_overhead_tool_turn": graph_overhead(args.turns, with_tool=True),
+        "target_overhead_ms_per_turn": 10,
+    }
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
