@@ -94,7 +94,9 @@ def graph_overhead(turns: int, with_tool: bool) -> dict[str, float]:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             settings = load_settings(
-                env_file=None, model={"model_name": "bench", "openai_api_key": "sk"}, paths={"data_dir": Path(tmp)}
+                env_file=None,
+                model={"model_name": "bench", "openai_api_key": "sk"},
+                paths={"data_dir": Path(tmp)},
             )
             model = ScriptedChatModel(responder=responder)
             _, graph = build_test_agent(settings, model, open_sqlite_checkpointer(settings.paths.sessions_db))
@@ -133,8 +135,12 @@ def main() -> None:
     prompt = time_to_prompt(args.runs)
     heavy = time_heavy_import(args.runs)
     result = {
-        "time_to_prompt_s": {"median": round(statistics.median(prompt), 3), "min": round(min(prompt), 3),
-                             "max": round(max(prompt), 3), "runs": args.runs},
+        "time_to_prompt_s": {
+            "median": round(statistics.median(prompt), 3),
+            "min": round(min(prompt), 3),
+            "max": round(max(prompt), 3),
+            "runs": args.runs,
+        },
         "import_langgraph_and_openai_s": {"median": round(statistics.median(heavy), 3)},
         "prompt_vs_heavy_import_ratio": round(statistics.median(prompt) / statistics.median(heavy), 3),
         "target_time_to_prompt_s": 1.0,
