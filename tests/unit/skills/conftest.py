@@ -1,7 +1,8 @@
 """Fixtures for the skill tests: a session-like workspace and a runner for skill scripts.
 
 The runner does what the agent's run_bash_command does: `python skills/<skill>/scripts/<x>.py`
-with the workspace as the current directory, where `skills/` is the repository's skills folder.
+(a path relative to the workspace) with the workspace as the current directory, where `skills/`
+is the repository's skills folder.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def run_script(workspace: Path) -> RunScript:
         environment = {k: v for k, v in os.environ.items() if k != "PDF_PASSWORD"}
         environment.update(env or {})
         return subprocess.run(
-            [sys.executable, f"skills/{script}", *args],
+            [sys.executable, script, *args],
             cwd=workspace,
             env=environment,
             capture_output=True,

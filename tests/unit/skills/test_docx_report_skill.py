@@ -16,7 +16,7 @@ from PIL import Image
 
 from tests.unit.skills.conftest import SKILLS_DIR, RunScript
 
-MAKE_REPORT = "docx-report/scripts/make_report.py"
+MAKE_REPORT = "skills/docx-report/scripts/make_report.py"
 
 REPORT_MD = """\
 ---
@@ -284,7 +284,7 @@ def test_missing_input_and_impossible_title_page(run_script: RunScript, workspac
 
 def test_markdown_from_stdin(workspace: Path):
     result = subprocess.run(
-        [sys.executable, f"skills/{MAKE_REPORT}", "-", "-o", "outputs/report.docx"],
+        [sys.executable, MAKE_REPORT, "-", "-o", "outputs/report.docx"],
         cwd=workspace,
         input="# 标题\n\n正文。\n".encode(),
         capture_output=True,

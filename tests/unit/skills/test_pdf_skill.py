@@ -23,12 +23,12 @@ from tests.unit.skills.sample_documents import (
     write_text_pdf,
 )
 
-EXTRACT_TEXT = "pdf/scripts/extract_text.py"
-EXTRACT_TABLES = "pdf/scripts/extract_tables.py"
-SPLIT = "pdf/scripts/split.py"
-MERGE = "pdf/scripts/merge.py"
-INFO = "pdf/scripts/info.py"
-RENDER = "pdf/scripts/render_pages.py"
+EXTRACT_TEXT = "skills/pdf/scripts/extract_text.py"
+EXTRACT_TABLES = "skills/pdf/scripts/extract_tables.py"
+SPLIT = "skills/pdf/scripts/split.py"
+MERGE = "skills/pdf/scripts/merge.py"
+INFO = "skills/pdf/scripts/info.py"
+RENDER = "skills/pdf/scripts/render_pages.py"
 
 
 @pytest.fixture
