@@ -31,6 +31,7 @@ from _report_model import (
     plain_text,
 )
 from docx import Document
+from docx.document import Document as DocxDocument
 from docx.enum.section import WD_ORIENT
 from docx.enum.style import WD_STYLE_TYPE
 from docx.enum.table import WD_TABLE_ALIGNMENT
@@ -39,6 +40,7 @@ from docx.image.exceptions import UnrecognizedImageError
 from docx.opc.constants import RELATIONSHIP_TYPE
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
+from docx.oxml.xmlchemy import BaseOxmlElement
 from docx.shared import Cm, Pt, RGBColor
 from docx.text.paragraph import Paragraph as DocxParagraph
 from docx.text.run import Run
@@ -52,11 +54,20 @@ HEADER_FILL = "D9E2F3"
 TOC_LEVELS = 3
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _THEME_ATTRIBUTES = ("w:asciiTheme", "w:hAnsiTheme", "w:eastAsiaTheme", "w:cstheme")
-_ALIGN = {"left": WD_ALIGN_PARAGRAPH.LEFT, "center": WD_ALIGN_PARAGRAPH.CENTER,
-          "right": WD_ALIGN_PARAGRAPH.RIGHT}  # fmt: skip
+_ALIGN = {
+    "left": WD_ALIGN_PARAGRAPH.LEFT,
+    "center": WD_ALIGN_PARAGRAPH.CENTER,
+    "right": WD_ALIGN_PARAGRAPH.RIGHT,
+}
 # Later elements of w:settings that w:updateFields must precede (the schema fixes the order).
-_SETTINGS_AFTER_UPDATE_FIELDS = ("w:hdrShapeDefaults", "w:footnotePr", "w:endnotePr", "w:compat",
-                                 "w:docVars", "w:rsids")  # fmt: skip
+_SETTINGS_AFTER_UPDATE_FIELDS = (
+    "w:hdrShapeDefaults",
+    "w:footnotePr",
+    "w:endnotePr",
+    "w:compat",
+    "w:docVars",
+    "w:rsids",
+)
 
 
 @dataclass
@@ -89,8 +100,15 @@ def has_cjk(report: Report) -> bool:
     return any(_CJK.search(text) for text in texts)
 
 
-def write_docx(report: Report, target: Path, *, fonts: Fonts, paper: str, image_roots: list[Path],
-               workspace: Path) -> WriteSummary:  # fmt: skip
+def write_docx(
+    report: Report,
+    target: Path,
+    *,
+    fonts: Fonts,
+    paper: str,
+    image_roots: list[Path],
+    workspace: Path,
+) -> WriteSummary:
     """Write `report` to `target`; images are looked up under `image_roots`, inside `workspace`."""
     document = Document()
     apply_fonts(document, fonts)
@@ -120,7 +138,7 @@ def write_docx(report: Report, target: Path, *, fonts: Fonts, paper: str, image_
 # -- page, fonts, settings ------------------------------------------------------------
 
 
-def apply_fonts(document: Document, fonts: Fonts) -> None:
+def apply_fonts(document: DocxDocument, fonts: Fonts) -> None:
     styles = document.styles.element
     defaults = styles.find(qn("w:docDefaults")).find(qn("w:rPrDefault")).find(qn("w:rPr"))
     language = defaults.find(qn("w:lang"))
@@ -132,13 +150,13 @@ def apply_fonts(document: Document, fonts: Fonts) -> None:
         name_fonts(fonts_element, fonts.latin, fonts.cjk)
 
 
-def name_fonts(element: object, latin: str, cjk: str) -> None:
+def name_fonts(element: BaseOxmlElement, latin: str, cjk: str) -> None:
     for attribute in ("w:ascii", "w:hAnsi", "w:cs"):
-        element.set(qn(attribute), latin)  # type: ignore[attr-defined]
-    element.set(qn("w:eastAsia"), cjk)  # type: ignore[attr-defined]
+        element.set(qn(attribute), latin)
+    element.set(qn("w:eastAsia"), cjk)
 
 
-def set_page(document: Document, paper: str, *, numbered_from_second: bool) -> None:
+def set_page(document: DocxDocument, paper: str, *, numbered_from_second: bool) -> None:
     width, height = PAPER_CM[paper]
     section = document.sections[0]
     section.orientation = WD_ORIENT.PORTRAIT
@@ -151,12 +169,12 @@ def set_page(document: Document, paper: str, *, numbered_from_second: bool) -> N
     add_field(footer, "PAGE", "1")
 
 
-def text_width(document: Document) -> int:
+def text_width(document: DocxDocument) -> int:
     section = document.sections[0]
     return section.page_width - section.left_margin - section.right_margin
 
 
-def ask_word_to_update_fields(document: Document) -> None:
+def ask_word_to_update_fields(document: DocxDocument) -> None:
     settings = document.settings.element
     update = OxmlElement("w:updateFields")
     update.set(qn("w:val"), "true")
@@ -181,7 +199,7 @@ def add_field(paragraph: DocxParagraph, instruction: str, shown: str) -> None:
     paragraph.add_run()._r.append(_field_char("end"))
 
 
-def _field_char(kind: str) -> object:
+def _field_char(kind: str) -> BaseOxmlElement:
     element = OxmlElement("w:fldChar")
     element.set(qn("w:fldCharType"), kind)
     return element
@@ -190,7 +208,7 @@ def _field_char(kind: str) -> object:
 # -- title and table of contents ------------------------------------------------------
 
 
-def add_title(document: Document, report: Report) -> None:
+def add_title(document: DocxDocument, report: Report) -> None:
     title = document.add_paragraph(style="Title")
     add_spans(title, parse_inline(report.title or ""))
     if report.title_page:
@@ -212,7 +230,7 @@ def add_title(document: Document, report: Report) -> None:
         document.add_paragraph().add_run().add_break(WD_BREAK.PAGE)
 
 
-def add_table_of_contents(document: Document, blocks: list[Block], chinese: bool) -> None:
+def add_table_of_contents(document: DocxDocument, blocks: list[Block], chinese: bool) -> None:
     """A TOC field, pre-filled with the headings so it reads well even before Word updates it."""
     document.add_paragraph("目录" if chinese else "Contents", style="TOC Heading")
     entries = [b for b in blocks if isinstance(b, Heading) and b.level <= TOC_LEVELS and b.text]
@@ -225,9 +243,11 @@ def add_table_of_contents(document: Document, blocks: list[Block], chinese: bool
     first.add_run()._r.append(_field_char("separate"))
     paragraph = first
     if not entries:
-        placeholder = "右键单击此处并选择“更新域”以生成目录。" if chinese else (
-            "Right-click here and choose Update Field to build the table of contents."
-        )  # fmt: skip
+        placeholder = (
+            "右键单击此处并选择“更新域”以生成目录。"
+            if chinese
+            else "Right-click here and choose Update Field to build the table of contents."
+        )
         paragraph.add_run(placeholder)
     for number, heading in enumerate(entries):
         if number:
@@ -243,8 +263,15 @@ def add_table_of_contents(document: Document, blocks: list[Block], chinese: bool
 # -- blocks ---------------------------------------------------------------------------
 
 
-def add_block(document: Document, block: Block, numbering: ListNumbering, fonts: Fonts,
-              image_roots: list[Path], workspace: Path, summary: WriteSummary) -> None:  # fmt: skip
+def add_block(
+    document: DocxDocument,
+    block: Block,
+    numbering: ListNumbering,
+    fonts: Fonts,
+    image_roots: list[Path],
+    workspace: Path,
+    summary: WriteSummary,
+) -> None:
     if isinstance(block, Heading):
         if block.text.strip():
             add_spans(
@@ -293,11 +320,14 @@ def add_spans(paragraph: DocxParagraph, spans: list[Span], fonts: Fonts | None =
         run.font.strike = span.strike or None
         if span.code:
             run.font.name = CODE_FONT
-            name_fonts(run._r.get_or_add_rPr().get_or_add_rFonts(), CODE_FONT,
-                       fonts.cjk if fonts else Fonts().cjk)  # fmt: skip
+            name_fonts(
+                run._r.get_or_add_rPr().get_or_add_rFonts(),
+                CODE_FONT,
+                fonts.cjk if fonts else Fonts().cjk,
+            )
 
 
-def _hyperlink(paragraph: DocxParagraph, url: str) -> object:
+def _hyperlink(paragraph: DocxParagraph, url: str) -> BaseOxmlElement:
     relation = paragraph.part.relate_to(url, RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
     link = OxmlElement("w:hyperlink")
     link.set(qn("r:id"), relation)
@@ -305,9 +335,9 @@ def _hyperlink(paragraph: DocxParagraph, url: str) -> object:
     return link
 
 
-def _run_in(container: object, paragraph: DocxParagraph) -> Run:
+def _run_in(container: BaseOxmlElement, paragraph: DocxParagraph) -> Run:
     element = OxmlElement("w:r")
-    container.append(element)  # type: ignore[attr-defined]
+    container.append(element)
     return Run(element, paragraph)
 
 
@@ -321,7 +351,7 @@ class ListNumbering:
     BULLETS = ("•", "◦", "▪")
     NUMBER_FORMATS = ("decimal", "lowerLetter", "lowerRoman")
 
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: DocxDocument) -> None:
         self.numbering = document.part.numbering_part.element
         ids = [
             int(n.get(qn("w:abstractNumId"))) for n in self.numbering.findall(qn("w:abstractNum"))
@@ -345,8 +375,12 @@ class ListNumbering:
             lvl.set(qn("w:ilvl"), str(level))
             fmt = self.NUMBER_FORMATS[level % 3] if ordered else "bullet"
             text = f"%{level + 1}." if ordered else self.BULLETS[level % 3]
-            for tag, value in (("w:start", "1"), ("w:numFmt", fmt), ("w:lvlText", text),
-                               ("w:lvlJc", "left")):  # fmt: skip
+            for tag, value in (
+                ("w:start", "1"),
+                ("w:numFmt", fmt),
+                ("w:lvlText", text),
+                ("w:lvlJc", "left"),
+            ):
                 child = OxmlElement(tag)
                 child.set(qn("w:val"), value)
                 lvl.append(child)
@@ -384,7 +418,9 @@ class ListNumbering:
         return num_id
 
 
-def add_list(document: Document, block: ListBlock, numbering: ListNumbering, fonts: Fonts) -> None:
+def add_list(
+    document: DocxDocument, block: ListBlock, numbering: ListNumbering, fonts: Fonts
+) -> None:
     current: dict[int, tuple[bool, int]] = {}
     for item in block.items:
         for level in [lvl for lvl in current if lvl > item.level]:
@@ -406,7 +442,7 @@ def add_list(document: Document, block: ListBlock, numbering: ListNumbering, fon
         add_spans(paragraph, parse_inline(item.text), fonts)
 
 
-def add_table(document: Document, block: Table, fonts: Fonts) -> None:
+def add_table(document: DocxDocument, block: Table, fonts: Fonts) -> None:
     width = len(block.header)
     table = document.add_table(rows=1 + len(block.rows), cols=width)
     table.style = document.styles["Table Grid"]
@@ -431,15 +467,15 @@ def add_table(document: Document, block: Table, fonts: Fonts) -> None:
     document.add_paragraph().paragraph_format.space_after = Pt(0)
 
 
-def _shade(properties: object, fill: str) -> None:
+def _shade(properties: BaseOxmlElement, fill: str) -> None:
     shading = OxmlElement("w:shd")
     shading.set(qn("w:val"), "clear")
     shading.set(qn("w:color"), "auto")
     shading.set(qn("w:fill"), fill)
-    properties.append(shading)  # type: ignore[attr-defined]
+    properties.append(shading)
 
 
-def code_style(document: Document, fonts: Fonts) -> str:
+def code_style(document: DocxDocument, fonts: Fonts) -> str:
     if CODE_STYLE not in [style.name for style in document.styles]:
         style = document.styles.add_style(CODE_STYLE, WD_STYLE_TYPE.PARAGRAPH)
         style.base_style = document.styles["Normal"]
@@ -451,7 +487,7 @@ def code_style(document: Document, fonts: Fonts) -> str:
     return CODE_STYLE
 
 
-def add_code(document: Document, block: CodeBlock, fonts: Fonts) -> None:
+def add_code(document: DocxDocument, block: CodeBlock, fonts: Fonts) -> None:
     paragraph = document.add_paragraph(style=code_style(document, fonts))
     run = paragraph.add_run()
     for number, line in enumerate(block.text.split("\n")):
@@ -460,7 +496,7 @@ def add_code(document: Document, block: CodeBlock, fonts: Fonts) -> None:
         run.add_text(line)
 
 
-def add_rule(document: Document) -> None:
+def add_rule(document: DocxDocument) -> None:
     paragraph = document.add_paragraph()
     borders = OxmlElement("w:pBdr")
     bottom = OxmlElement("w:bottom")
@@ -487,7 +523,7 @@ def find_image(path: str, roots: list[Path], workspace: Path) -> Path:
     raise ReportInputError(f"image {path}: no such file (paths are relative to the workspace).")
 
 
-def add_image(document: Document, block: Image, roots: list[Path], workspace: Path) -> None:
+def add_image(document: DocxDocument, block: Image, roots: list[Path], workspace: Path) -> None:
     file = find_image(block.path, roots, workspace)
     paragraph = document.add_paragraph()
     paragraph.alignment = WD_ALIGN_PARAGRAPH.CENTER

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -29,6 +29,11 @@ class Span:
     strike: bool = False
     code: bool = False
     url: str | None = None
+
+    @property
+    def look(self) -> tuple[bool, bool, bool, bool, str | None]:
+        """Everything but the text: spans that look the same can be one run."""
+        return (self.bold, self.italic, self.strike, self.code, self.url)
 
 
 @dataclass(frozen=True)
@@ -171,12 +176,8 @@ def parse_inline(
 def _merge(spans: list[Span]) -> list[Span]:
     merged: list[Span] = []
     for span in spans:
-        previous = merged[-1] if merged else None
-        if previous and (previous.bold, previous.italic, previous.strike, previous.code,
-                         previous.url) == (span.bold, span.italic, span.strike, span.code,
-                                           span.url):  # fmt: skip
-            merged[-1] = Span(previous.text + span.text, span.bold, span.italic, span.strike,
-                              span.code, span.url)  # fmt: skip
+        if merged and merged[-1].look == span.look:
+            merged[-1] = replace(span, text=merged[-1].text + span.text)
         else:
             merged.append(span)
     return merged
@@ -398,9 +399,18 @@ def _parse_list(lines: list[str], i: int, report: Report) -> int:
 # -- JSON -----------------------------------------------------------------------------
 
 BLOCK_TYPES = (
-    "heading", "paragraph", "bullets", "numbered", "table", "code", "quote", "image", "rule",
-    "page_break", "markdown",
-)  # fmt: skip
+    "heading",
+    "paragraph",
+    "bullets",
+    "numbered",
+    "table",
+    "code",
+    "quote",
+    "image",
+    "rule",
+    "page_break",
+    "markdown",
+)
 
 
 def apply_meta(report: Report, meta: dict[str, Any], *, where: str) -> None:

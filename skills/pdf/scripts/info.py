@@ -20,8 +20,13 @@ from _pdf_access import (
 )
 
 POINTS_PER_MM = 72 / 25.4
-NAMED_SIZES_MM = {"A3": (297, 420), "A4": (210, 297), "A5": (148, 210), "Letter": (216, 279),
-                  "Legal": (216, 356)}  # fmt: skip
+NAMED_SIZES_MM = {
+    "A3": (297, 420),
+    "A4": (210, 297),
+    "A5": (148, 210),
+    "Letter": (216, 279),
+    "Legal": (216, 356),
+}
 OUTLINE_LIMIT = 40
 _PDF_DATE = re.compile(r"^D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?(.*)$")
 

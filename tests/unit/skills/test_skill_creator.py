@@ -49,9 +49,13 @@ def good_skill_md(name: str = "word-count", description: str = "Use to count wor
 @pytest.mark.smoke
 def test_scaffold_then_fill_in_then_validate(run_script: RunScript, workspace: Path):
     created = run_script(
-        NEW_SKILL, "word-count", "--description", "Use when: the user wants words counted",
-        "--script", "count",
-    )  # fmt: skip
+        NEW_SKILL,
+        "word-count",
+        "--description",
+        "Use when: the user wants words counted",
+        "--script",
+        "count",
+    )
     assert created.returncode == 0, created.stderr
     folder = workspace / "outputs" / "skills" / "word-count"
     skill_md = folder / "SKILL.md"
