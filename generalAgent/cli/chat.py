@@ -126,12 +126,14 @@ class Chat:
         from generalAgent.models import describe_model_error
 
         view = TerminalView(self.console, approver=self._approve)
+        agent.parts.env.start_turn()
         result = run_turn(
             agent.graph,
             config,
             graph_input,
             view,
             lambda exc: describe_model_error(exc, self.settings.model),
+            on_cancel=agent.parts.env.cancel_running_work,
         )
         if graph_input is None:
             self.catalog.add_usage(self.session_id, result.usage)

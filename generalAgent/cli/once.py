@@ -21,7 +21,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, stderr=None) -> int:
     out = stdout or sys.stdout
-    err = Console(file=stderr or sys.stderr, highlight=False)
+    err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
     text = sys.stdin.read() if prompt == "-" else prompt
     if not text.strip():
         err.print("[red]The prompt is empty.[/] Give text after -p, or pipe it in with -p -.")
@@ -45,12 +45,14 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
         for problem in prepared.problems:
             err.print(f"[yellow]{escape(problem)}[/]")
         view = TerminalView(err, stream_answer=False)
+        agent.parts.env.start_turn()
         result = run_turn(
             agent.graph,
             config,
             prepared.graph_input,
             view,
             lambda exc: describe_model_error(exc, settings.model),
+            on_cancel=agent.parts.env.cancel_running_work,
         )
         existing = catalog.get(session_id)
         catalog.record_turn(session_id, existing.title if existing else text.splitlines()[0], result.usage)

@@ -10,7 +10,7 @@ answer saying they were cancelled, and a partly streamed answer is kept as such.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -57,8 +57,12 @@ def run_turn(
     graph_input: dict[str, Any] | Command | None,
     view: TurnView,
     describe_error: ErrorDescriber,
+    on_cancel: Callable[[], Any] | None = None,
 ) -> TurnResult:
-    """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error)."""
+    """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error).
+
+    `on_cancel` runs first thing after Ctrl-C (the chat stops commands tools started).
+    """
     result = TurnResult()
     partial: list[str] = []
     pending: Any = graph_input
@@ -71,6 +75,8 @@ def run_turn(
             pending = Command(resume=answers)
     except KeyboardInterrupt:
         result.cancelled = True
+        if on_cancel is not None:
+            on_cancel()
         repair_after_cancel(graph, config, "".join(partial))
     except Exception as exc:  # the model, the network or a bug: never a traceback
         described = describe_error(exc)
@@ -102,7 +108,10 @@ def yield_from_stream(
                     partial.append(text)
                     view.on_text(text)
         elif mode == "custom":
-            view.on_custom(data)
+            if isinstance(data, dict) and isinstance(data.get("usage"), dict):
+                result.usage = result.usage + Usage.from_metadata(data["usage"])  # a sub-agent's calls
+            else:
+                view.on_custom(data)
         elif mode == "updates":
             for node, update in data.items():
                 if node == "__interrupt__":

@@ -172,11 +172,26 @@ class DocumentSettings(BaseSettings):
         return value
 
 
+class ToolSettings(BaseSettings):
+    """Limits of the tools that reach outside the workspace."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    fetch_timeout: float = Field(default=20.0, gt=0, le=300, description="Seconds fetch_web waits for a page")
+    fetch_max_bytes: int = Field(
+        default=5_000_000, ge=10_000, le=100_000_000, description="Largest page fetch_web downloads"
+    )
+    fetch_allow_private: bool = Field(
+        default=False, description="Let fetch_web reach loopback and private-network addresses"
+    )
+
+
 _GROUPS: dict[str, type[BaseSettings]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
     "paths": PathSettings,
     "documents": DocumentSettings,
+    "tools": ToolSettings,
 }
 
 
@@ -188,6 +203,7 @@ class Settings:
     governance: GovernanceSettings
     paths: PathSettings
     documents: DocumentSettings
+    tools: ToolSettings
 
 
 def load_settings(env_file: Path | None = DEFAULT_ENV_FILE, **overrides: Any) -> Settings:
@@ -241,6 +257,53 @@ def _allowed_values(cls: type[BaseSettings], field: str) -> str:
     return ""
 
 
+_GROUP_TITLES = {
+    "model": "Model: any OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen/DashScope, Kimi, GLM, vLLM, Ollama, llama.cpp)",
+    "governance": "Governance: history, context and loop limits",
+    "paths": "Paths and logging",
+    "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
+    "tools": "Tools that reach outside the workspace",
+}
+_REQUIRED = {"model_name", "openai_api_key"}
+
+
+def render_env_example() -> str:
+    """The text of .env.example: every setting, its description and default, by group.
+
+    `python -m generalAgent.config.settings > .env.example` regenerates it; a test keeps
+    the file and the code from drifting apart.
+    """
+    lines = [
+        "# generalAgent settings. Copy this file to .env and fill in MODEL_NAME and OPENAI_API_KEY",
+        "# (and OPENAI_BASE_URL for any provider but OpenAI); everything else is optional.",
+        "# Commented lines show the defaults. Environment variables override .env.",
+        "",
+    ]
+    for name, cls in _GROUPS.items():
+        lines.append(f"# --- {_GROUP_TITLES[name]} ---")
+        for field, info in cls.model_fields.items():
+            lines.append(f"# {info.description}" + ("  (required)" if field in _REQUIRED else ""))
+            value = _shown_default(info.default)
+            assignment = f"{field.upper()}={value}"
+            active = field in _REQUIRED or field == "openai_base_url"
+            lines.append(assignment if active else f"# {assignment}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _shown_default(default: Any) -> str:
+    if default is None:
+        return ""
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, Path) and default.is_absolute():
+        try:
+            return str(default.relative_to(PROJECT_ROOT))
+        except ValueError:
+            return str(default)
+    return str(default)
+
+
 def settings_table() -> list[tuple[str, str, str]]:
     """(VARIABLE, default, description) for every setting: the source of the docs' table."""
     rows = []
@@ -250,3 +313,7 @@ def settings_table() -> list[tuple[str, str, str]]:
             shown = "" if default is None else str(default)
             rows.append((field.upper(), shown, info.description or ""))
     return rows
+
+
+if __name__ == "__main__":
+    print(render_env_example(), end="")

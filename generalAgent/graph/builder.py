@@ -25,6 +25,7 @@ from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.state import AgentState
+from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.models import build_chat_model
 from generalAgent.skills.loader import SkillCatalog, load_skills
 from generalAgent.tools.environment import ToolEnvironment
@@ -79,7 +80,9 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_conditional_edges("planner", route_after_planner, ["tools", "finalize", END])
     graph.add_edge("tools", "planner")
     graph.add_edge("finalize", END)
-    return graph.compile(checkpointer=checkpointer, name="generalAgent")
+    compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
+    parts.env.run_subagent = SubagentRunner(compiled, parts.settings, parts.agents, parts.env.cancelled)
+    return compiled
 
 
 def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:

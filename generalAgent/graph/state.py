@@ -37,6 +37,7 @@ class AgentState(TypedDict, total=False):
     context_id: str  # "main" or "subagent-xxxxxxxx"
     parent_context: str | None  # set for sub-agents
     workspace_id: str  # shared by a session and its sub-agents
+    approved_tools: list[str]  # tools the user approved "always" for this session
     allowed_tools: list[str] | None  # a sub-agent profile's allow-list
     agent_profile: str | None  # which profile a sub-agent runs
     loops: int  # model calls in this turn

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from generalAgent.front_matter import FrontMatterError, split_front_matter
 
-SKILL_ID = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+SKILL_ID = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_DESCRIPTION = 400
 
 

@@ -7,8 +7,12 @@ tool objects serve every thread, including a LangGraph Server deployment.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
@@ -24,6 +28,39 @@ class ToolEnvironment:
     # Set by the graph builder once the graph is compiled (delegate_task needs the graph
     # that contains it); None until then and in processes that never delegate.
     run_subagent: Callable[..., dict[str, Any]] | None = None
+    # Commands started by tools, so that cancelling a turn (Ctrl-C) can stop them: they run
+    # in their own process group (to be killable as a whole), out of the terminal's reach.
+    _processes: set[subprocess.Popen] = field(default_factory=set, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # Set when the user cancels a turn; long-running tools (sub-agents) stop at their next step.
+    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    def start_turn(self) -> None:
+        self.cancelled.clear()
+
+    def cancel_running_work(self) -> None:
+        """Ctrl-C: stop sub-agents at their next step and kill commands tools started."""
+        self.cancelled.set()
+        self.kill_running_processes()
+
+    def track(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.add(process)
+
+    def untrack(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def kill_running_processes(self) -> int:
+        """Kill every command a tool is still running; returns how many there were."""
+        with self._lock:
+            processes = list(self._processes)
+        for process in processes:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+        return len(processes)
 
     def workspace(self, runtime: ToolRuntime | None) -> Workspace:
         """The workspace of the session the tool is running in."""

@@ -41,6 +41,11 @@ class Workspace:
         mounts = {}
         if skills_dir is not None and skills_dir.is_dir():
             mounts[SKILLS_MOUNT] = skills_dir.resolve()
+            # Commands run in the workspace (`python skills/pdf/scripts/...`) need the
+            # folder there too; file tools reach it through the mount, read-only.
+            link = root / SKILLS_MOUNT
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(mounts[SKILLS_MOUNT], target_is_directory=True)
         return cls(root=root, skills_dir=skills_dir, _mounts=mounts)
 
     def resolve(self, path: str, *, for_writing: bool = False) -> Path:

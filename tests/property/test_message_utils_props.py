@@ -22,14 +22,21 @@ def turns(draw) -> list[BaseMessage]:
     """
     text = draw(st.text(min_size=1, max_size=40))
     if draw(st.booleans()) and draw(st.integers(0, 9)) == 0:
-        content: str | list = [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": "data:,"}}]
+        content: str | list = [
+            {"type": "text", "text": text},
+            {"type": "image_url", "image_url": {"url": "data:,"}},
+        ]
     else:
         content = text
     messages: list[BaseMessage] = [HumanMessage(content=content)]
     for _ in range(draw(st.integers(0, 3))):
         ids = [f"c{next(_ids)}" for _ in range(draw(st.integers(1, 3)))]
         messages.append(AIMessage(content="", tool_calls=[{"id": i, "name": "t", "args": {}} for i in ids]))
-        answered = draw(st.lists(st.sampled_from(ids), max_size=len(ids) + 1)) if draw(st.integers(0, 4)) == 0 else ids
+        answered = (
+            draw(st.lists(st.sampled_from(ids), max_size=len(ids) + 1))
+            if draw(st.integers(0, 4)) == 0
+            else ids
+        )
         messages += [ToolMessage(content="r" * draw(st.integers(0, 300)), tool_call_id=i) for i in answered]
     if draw(st.booleans()):
         messages.append(AIMessage(content="answer " * draw(st.integers(1, 50))))
@@ -44,7 +51,9 @@ def histories(draw) -> list[BaseMessage]:
     for turn in draw(st.lists(turns(), max_size=30)):
         messages += turn
     if draw(st.integers(0, 9)) == 0 and messages:  # a stray answer whose call was lost
-        messages.insert(draw(st.integers(0, len(messages))), ToolMessage(content="orphan", tool_call_id="lost"))
+        messages.insert(
+            draw(st.integers(0, len(messages))), ToolMessage(content="orphan", tool_call_id="lost")
+        )
     return messages
 
 
@@ -76,11 +85,18 @@ def test_clean_is_an_order_preserving_valid_subsequence(history: list[BaseMessag
     assert is_subsequence(cleaned, history)
     assert_pairs_intact(cleaned)
     assert clean_message_history(cleaned) == cleaned
-    assert [m for m in cleaned if isinstance(m, SystemMessage)] == [m for m in history if isinstance(m, SystemMessage)]
+    assert [m for m in cleaned if isinstance(m, SystemMessage)] == [
+        m for m in history if isinstance(m, SystemMessage)
+    ]
 
 
 @settings(max_examples=150)
-@given(histories(), st.integers(10, 60), st.sampled_from([0.3, 0.5, 0.8]), st.one_of(st.none(), st.integers(200, 5000)))
+@given(
+    histories(),
+    st.integers(10, 60),
+    st.sampled_from([0.3, 0.5, 0.8]),
+    st.one_of(st.none(), st.integers(200, 5000)),
+)
 def test_truncate_keeps_pairs_limit_and_order(history, max_messages, low_water, max_tokens) -> None:
     cleaned = clean_message_history(history)
     kept = truncate_messages_safely(cleaned, max_messages, low_water=low_water, max_tokens=max_tokens)
@@ -88,7 +104,9 @@ def test_truncate_keeps_pairs_limit_and_order(history, max_messages, low_water, 
     assert_pairs_intact(kept)
     body = [m for m in kept if not isinstance(m, SystemMessage)]
     assert len(body) <= max_messages
-    assert [m for m in kept if isinstance(m, SystemMessage)] == [m for m in cleaned if isinstance(m, SystemMessage)]
+    assert [m for m in kept if isinstance(m, SystemMessage)] == [
+        m for m in cleaned if isinstance(m, SystemMessage)
+    ]
     humans = [m for m in cleaned if isinstance(m, HumanMessage)]
     if humans:
         assert humans[-1] in kept, "the question being answered was cut"
@@ -107,7 +125,11 @@ def test_head_does_not_move_between_cuts(history, max_messages) -> None:
         head = kept[0] if kept else None
         if previous_head is not None and head is not previous_head:
             # The head moved: only allowed when the window was about to pass its limit.
-            assert previous_len + 1 > max_messages or len(kept) <= previous_len, (end, previous_len, len(kept))
+            assert previous_len + 1 > max_messages or len(kept) <= previous_len, (
+                end,
+                previous_len,
+                len(kept),
+            )
         previous_head, previous_len = head, len(kept)
 
 

@@ -16,7 +16,9 @@ from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 UPLOAD = {"name": "报告.pdf", "path": "uploads/报告.pdf", "type": "pdf", "size": 123456, "pages": 12}
 
 
-def test_system_message_is_identical_across_turns_and_minutes(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_system_message_is_identical_across_turns_and_minutes(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     model = ScriptedChatModel(replies=[ai("", tool_call("now")), ai("one"), ai("two")])
     _, graph = build_test_agent(settings, model)
     graph.invoke(user_turn("first", settings, new_uploaded_files=[UPLOAD], uploaded_files=[UPLOAD]), thread())
@@ -27,7 +29,9 @@ def test_system_message_is_identical_across_turns_and_minutes(settings: Settings
             return datetime.now(tz or UTC) + timedelta(minutes=2)
 
     monkeypatch.setattr(planner_module, "datetime", LaterClock)
-    graph.invoke(user_turn("second", settings, new_mentioned_agents=["now"], mentioned_agents=["now"]), thread())
+    graph.invoke(
+        user_turn("second", settings, new_mentioned_agents=["now"], mentioned_agents=["now"]), thread()
+    )
     systems = [r.messages[0] for r in model.requests]
     assert all(isinstance(s, SystemMessage) for s in systems)
     assert len({s.content for s in systems}) == 1
@@ -39,7 +43,9 @@ def test_system_message_is_identical_across_turns_and_minutes(settings: Settings
 def test_upload_reminder_fires_once_and_history_is_not_modified(settings: Settings) -> None:
     model = ScriptedChatModel(replies=[ai("", tool_call("now")), ai("read it"), ai("next")])
     _, graph = build_test_agent(settings, model)
-    state = graph.invoke(user_turn("总结 #报告.pdf", settings, new_uploaded_files=[UPLOAD], uploaded_files=[UPLOAD]), thread())
+    state = graph.invoke(
+        user_turn("总结 #报告.pdf", settings, new_uploaded_files=[UPLOAD], uploaded_files=[UPLOAD]), thread()
+    )
     first = model.requests[0].messages[-1]
     assert isinstance(first, HumanMessage)
     assert first.content.startswith("总结 #报告.pdf\n\n<system_reminder>")
@@ -66,7 +72,10 @@ def test_reminder_goes_in_an_extra_message_when_last_is_not_human(settings: Sett
 def test_mention_reminder_fires_once(settings: Settings) -> None:
     model = ScriptedChatModel(replies=[ai("a"), ai("b")])
     _, graph = build_test_agent(settings, model)
-    graph.invoke(user_turn("@agent help", settings, new_mentioned_agents=["agent"], mentioned_agents=["agent"]), thread())
+    graph.invoke(
+        user_turn("@agent help", settings, new_mentioned_agents=["agent"], mentioned_agents=["agent"]),
+        thread(),
+    )
     graph.invoke(user_turn("again", settings), thread())
     assert "delegate_task is available" in model.requests[0].messages[-1].content
     assert "delegate_task is available" not in model.requests[1].messages[-1].content

@@ -37,7 +37,8 @@ def test_plain_answer_is_one_model_call(settings: Settings) -> None:
     assert len(model.requests) == 1
     request = model.requests[0]
     assert isinstance(request.messages[0], SystemMessage)
-    assert request.tools == ["now"]
+    assert "now" in request.tools and "fetch_web" in request.tools
+    assert "run_bash_command" not in request.tools and "delegate_task" not in request.tools
 
 
 def test_tool_call_runs_and_result_reaches_the_model(settings: Settings) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.config.settings import SettingsError, load_settings, settings_table
+from generalAgent.config.settings import SettingsError, load_settings, render_env_example, settings_table
 
 pytestmark = pytest.mark.smoke
 
@@ -64,8 +64,11 @@ def test_invalid_value_is_one_line_naming_variable(
     assert expected in message
 
 
-def test_every_setting_is_documented_in_env_example() -> None:
+def test_env_example_lists_every_setting_as_the_code_defines_it() -> None:
     example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
+    assert example == render_env_example(), (
+        "regenerate: python -m generalAgent.config.settings > .env.example"
+    )
     for variable, _default, description in settings_table():
         assert description, f"{variable} has no description"
-        assert variable in example, f"{variable} missing from .env.example"
+        assert f"{variable}=" in example

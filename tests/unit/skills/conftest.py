@@ -31,9 +31,7 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def run_script(workspace: Path) -> RunScript:
-    def run(
-        script: str, *args: str, env: dict[str, str] | None = None
-    ) -> subprocess.CompletedProcess[str]:
+    def run(script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         # A developer's own PDF_PASSWORD must not change what a test sees.
         environment = {k: v for k, v in os.environ.items() if k != "PDF_PASSWORD"}
         environment.update(env or {})

@@ -161,9 +161,7 @@ def test_lists_are_numbered_and_each_numbered_list_restarts(run_script: RunScrip
     later_list, _ = num_properties(items["three"])
     assert later_list not in (first_list, bullet_id)
     numbering = document.part.numbering_part.element
-    instance = next(
-        n for n in numbering.findall(qn("w:num")) if n.get(qn("w:numId")) == str(later_list)
-    )
+    instance = next(n for n in numbering.findall(qn("w:num")) if n.get(qn("w:numId")) == str(later_list))
     start = instance.find(qn("w:lvlOverride")).find(qn("w:startOverride"))
     assert start.get(qn("w:val")) == "3"  # "3. three" starts the second list at 3
 
@@ -197,9 +195,7 @@ def test_title_page_without_a_title_uses_the_first_heading(run_script: RunScript
     assert styled(document, "Heading 1") == []
 
 
-def test_english_report_has_an_english_contents_heading_and_a4_pages(
-    run_script: RunScript, workspace: Path
-):
+def test_english_report_has_an_english_contents_heading_and_a4_pages(run_script: RunScript, workspace: Path):
     make(run_script, workspace, "# Scope\n\n## Method\n\nText.\n", "--toc")
     document = open_report(workspace)
     assert styled(document, "TOC Heading") == ["Contents"]
@@ -258,9 +254,7 @@ def test_bad_json_is_one_line_naming_the_place(
     "target",
     ["temp/report.docx", "../report.docx", "/tmp/report.docx", "uploads/r.docx", "outputs"],
 )
-def test_reports_are_only_written_under_outputs(
-    run_script: RunScript, workspace: Path, target: str
-):
+def test_reports_are_only_written_under_outputs(run_script: RunScript, workspace: Path, target: str):
     (workspace / "temp" / "r.md").write_text("# Hi\n", encoding="utf-8")
     result = run_script(MAKE_REPORT, "temp/r.md", "--output", target)
     assert result.returncode == 2
@@ -300,9 +294,7 @@ def test_a_gb18030_file_from_windows_is_read(run_script: RunScript, workspace: P
     assert styled(open_report(workspace), "Heading 1") == ["销售分析"]
 
 
-def test_images_are_embedded_scaled_to_the_page_with_a_caption(
-    run_script: RunScript, workspace: Path
-):
+def test_images_are_embedded_scaled_to_the_page_with_a_caption(run_script: RunScript, workspace: Path):
     Image.new("RGB", (3000, 1000), "navy").save(workspace / "outputs" / "chart.png")
     result = make(run_script, workspace, "# Chart\n\n![销售趋势](outputs/chart.png)\n")
     assert result.returncode == 0, result.stderr

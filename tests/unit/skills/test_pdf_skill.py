@@ -69,9 +69,7 @@ def test_text_of_every_page_is_marked_with_its_page_number(run_script: RunScript
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert out.index("=== page 1 / 3 ===") < out.index(PAGE_1_TEXT)
-    assert (
-        out.index("=== page 2 / 3 ===") < out.index(PAGE_2_TEXT) < out.index("=== page 3 / 3 ===")
-    )
+    assert out.index("=== page 2 / 3 ===") < out.index(PAGE_2_TEXT) < out.index("=== page 3 / 3 ===")
     assert "\r" not in out
 
 
@@ -95,9 +93,7 @@ def test_json_format_gives_page_and_text(run_script: RunScript, report: str):
     assert PAGE_2_TEXT in pages[0]["text"] and PAGE_3_TITLE in pages[1]["text"]
 
 
-def test_text_is_saved_under_temp_and_summarised(
-    run_script: RunScript, report: str, workspace: Path
-):
+def test_text_is_saved_under_temp_and_summarised(run_script: RunScript, report: str, workspace: Path):
     result = run_script(EXTRACT_TEXT, report, "--output", "temp/report.txt")
     assert result.returncode == 0, result.stderr
     assert "temp/report.txt" in result.stdout and "3 of 3 pages" in result.stdout
@@ -129,9 +125,7 @@ def test_scanned_pdf_is_reported_as_having_no_text_layer(run_script: RunScript, 
 
 
 def test_encrypted_pdf_asks_for_a_password(run_script: RunScript, encrypted: str):
-    assert_one_line_error(
-        run_script(EXTRACT_TEXT, encrypted), 3, "password-protected", "--password"
-    )
+    assert_one_line_error(run_script(EXTRACT_TEXT, encrypted), 3, "password-protected", "--password")
     wrong = run_script(EXTRACT_TEXT, encrypted, "--password", "guess")
     assert_one_line_error(wrong, 3, "wrong password")
 
@@ -169,9 +163,7 @@ def test_missing_file_is_one_clear_error(run_script: RunScript):
 @pytest.mark.parametrize(
     ("pages", "message"), [("4", "out of range"), ("0", "out of range"), ("two", "bad page range")]
 )
-def test_bad_page_ranges_say_what_is_wrong(
-    run_script: RunScript, report: str, pages: str, message: str
-):
+def test_bad_page_ranges_say_what_is_wrong(run_script: RunScript, report: str, pages: str, message: str):
     assert_one_line_error(run_script(EXTRACT_TEXT, report, "--pages", pages), 2, message)
 
 
@@ -215,9 +207,7 @@ def test_csv_needs_an_output_folder(run_script: RunScript, report: str):
     assert_one_line_error(run_script(EXTRACT_TABLES, report, "--format", "csv"), 2, "--output")
 
 
-def test_pages_without_tables_say_so_and_suggest_the_text_strategy(
-    run_script: RunScript, report: str
-):
+def test_pages_without_tables_say_so_and_suggest_the_text_strategy(run_script: RunScript, report: str):
     result = run_script(EXTRACT_TABLES, report, "--pages", "1-2")
     assert result.returncode == 0, result.stderr
     assert "No tables found on pages 1-2" in result.stdout and "--strategy text" in result.stdout
@@ -226,9 +216,7 @@ def test_pages_without_tables_say_so_and_suggest_the_text_strategy(
 def test_borderless_table_is_found_with_the_text_strategy(run_script: RunScript, workspace: Path):
     write_borderless_table_pdf(workspace / "uploads" / "plain.pdf")
     assert "No tables found" in run_script(EXTRACT_TABLES, "uploads/plain.pdf").stdout
-    result = run_script(
-        EXTRACT_TABLES, "uploads/plain.pdf", "--strategy", "text", "--format", "json"
-    )
+    result = run_script(EXTRACT_TABLES, "uploads/plain.pdf", "--strategy", "text", "--format", "json")
     assert json.loads(result.stdout)[0]["rows"] == TABLE_ROWS
 
 
@@ -241,9 +229,7 @@ def test_tables_of_an_encrypted_pdf_need_the_password(run_script: RunScript, enc
 # -- split and merge --------------------------------------------------------------------
 
 
-def test_split_copies_chosen_pages_in_the_given_order(
-    run_script: RunScript, report: str, workspace: Path
-):
+def test_split_copies_chosen_pages_in_the_given_order(run_script: RunScript, report: str, workspace: Path):
     result = run_script(SPLIT, report, "--pages", "3,1", "--output", "outputs/excerpt.pdf")
     assert result.returncode == 0, result.stderr
     assert "outputs/excerpt.pdf: 2 pages" in result.stdout
@@ -252,9 +238,7 @@ def test_split_copies_chosen_pages_in_the_given_order(
     assert PAGE_3_TITLE in texts[0] and PAGE_1_TEXT in texts[1]
 
 
-def test_split_every_n_pages_makes_numbered_parts(
-    run_script: RunScript, report: str, workspace: Path
-):
+def test_split_every_n_pages_makes_numbered_parts(run_script: RunScript, report: str, workspace: Path):
     result = run_script(SPLIT, report, "--every", "2", "--output", "outputs/parts")
     assert result.returncode == 0, result.stderr
     parts = workspace / "outputs" / "parts"
@@ -266,9 +250,7 @@ def test_split_every_n_pages_makes_numbered_parts(
 def test_split_of_an_encrypted_pdf_warns_that_the_copy_is_unprotected(
     run_script: RunScript, encrypted: str, workspace: Path
 ):
-    result = run_script(
-        SPLIT, encrypted, "--pages", "2", "--password", "s3cret", "-o", "outputs/part.pdf"
-    )
+    result = run_script(SPLIT, encrypted, "--pages", "2", "--password", "s3cret", "-o", "outputs/part.pdf")
     assert result.returncode == 0, result.stderr
     assert "not" in result.stdout.splitlines()[-1] and "password" in result.stdout
     assert PAGE_2_TEXT in page_texts(workspace / "outputs" / "part.pdf")[0]
@@ -282,22 +264,14 @@ def test_split_refuses_to_overwrite_its_input(run_script: RunScript, workspace: 
 
 
 def test_split_output_must_be_a_pdf_under_outputs(run_script: RunScript, report: str):
-    assert_one_line_error(
-        run_script(SPLIT, report, "--pages", "1", "-o", "../out.pdf"), 2, "outputs/"
-    )
-    assert_one_line_error(
-        run_script(SPLIT, report, "--pages", "1", "-o", "outputs/out.txt"), 2, ".pdf"
-    )
+    assert_one_line_error(run_script(SPLIT, report, "--pages", "1", "-o", "../out.pdf"), 2, "outputs/")
+    assert_one_line_error(run_script(SPLIT, report, "--pages", "1", "-o", "outputs/out.txt"), 2, ".pdf")
 
 
-def test_merge_joins_whole_files_and_page_selections_in_order(
-    run_script: RunScript, workspace: Path
-):
+def test_merge_joins_whole_files_and_page_selections_in_order(run_script: RunScript, workspace: Path):
     write_text_pdf(workspace / "uploads" / "a.pdf", ["A one", "A two"])
     write_text_pdf(workspace / "uploads" / "b.pdf", ["B one", "B two", "B three"])
-    result = run_script(
-        MERGE, "uploads/a.pdf", "uploads/b.pdf:3,1", "--output", "outputs/merged.pdf"
-    )
+    result = run_script(MERGE, "uploads/a.pdf", "uploads/b.pdf:3,1", "--output", "outputs/merged.pdf")
     assert result.returncode == 0, result.stderr
     assert "(4 pages)" in result.stdout
     texts = page_texts(workspace / "outputs" / "merged.pdf")

@@ -19,9 +19,7 @@ from tests.unit.skills.conftest import SKILLS_DIR
 SKILL_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 SHIPPED = {"pdf", "docx-report", "skill-creator"}
 
-SKILL_FOLDERS = sorted(
-    p for p in SKILLS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))
-)
+SKILL_FOLDERS = sorted(p for p in SKILLS_DIR.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
 SCRIPTS = sorted(
     script
     for folder in SKILL_FOLDERS
@@ -62,9 +60,7 @@ def test_every_command_in_skill_md_names_an_existing_script(folder: Path):
     for relative in mentioned:
         assert (folder / relative).is_file(), relative
     scripts = {f"scripts/{p.name}" for p in (folder / "scripts").glob("[!_]*.py")}
-    assert scripts <= mentioned, (
-        f"scripts SKILL.md never tells the model to run: {scripts - mentioned}"
-    )
+    assert scripts <= mentioned, f"scripts SKILL.md never tells the model to run: {scripts - mentioned}"
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda p: f"{p.parent.parent.name}/{p.name}")

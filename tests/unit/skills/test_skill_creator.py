@@ -177,9 +177,7 @@ def test_validator_names_what_is_wrong(
     assert message in result.stdout
 
 
-def test_validator_warns_about_scripts_the_instructions_never_mention(
-    run_script: RunScript, workspace: Path
-):
+def test_validator_warns_about_scripts_the_instructions_never_mention(run_script: RunScript, workspace: Path):
     write_skill(
         workspace / "temp",
         "word-count",

@@ -1,0 +1,130 @@
+"""Runs a delegated task as an isolated sub-agent: the same graph, a fresh state, its own thread.
+
+The sub-agent's conversation is checkpointed under `subagent-xxxxxxxx` and never enters
+the parent's history: the parent gets one short JSON result. It runs in a thread of its
+own so that nothing of the parent run's context (config, callbacks, checkpoint
+namespace) leaks into it; its progress and token usage reach the parent's stream as
+custom events, so the chat can show them and count them.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from generalAgent.agent_profiles import AgentCatalog
+from generalAgent.config.settings import Settings
+from generalAgent.graph.message_utils import call_ids
+
+Writer = Callable[[Any], None]
+
+
+class SubagentCancelled(Exception):
+    """The user cancelled the turn while the sub-agent was working."""
+
+
+class SubagentRunner:
+    def __init__(
+        self, graph: Any, settings: Settings, agents: AgentCatalog, cancelled: threading.Event
+    ) -> None:
+        self.graph = graph
+        self.settings = settings
+        self.agents = agents
+        self.cancelled = cancelled
+
+    def __call__(
+        self, task: str, agent: str, max_loops: int | None, parent_state: dict[str, Any], writer: Writer
+    ) -> dict[str, Any]:
+        profile = self.agents.get(agent)
+        if profile is None:
+            return {
+                "ok": False,
+                "error": f"unknown agent {agent!r}; available: {', '.join(self.agents.names())}",
+            }
+        if not task.strip():
+            return {"ok": False, "error": "the task is empty; describe what the sub-agent should do"}
+        context_id = f"subagent-{uuid.uuid4().hex[:8]}"
+        loops = max(
+            1,
+            min(max_loops or self.settings.governance.subagent_max_loops, self.settings.governance.max_loops),
+        )
+        state = {
+            "messages": [HumanMessage(content=task)],
+            "context_id": context_id,
+            "parent_context": parent_state.get("context_id") or "main",
+            "workspace_id": parent_state.get("workspace_id"),
+            "agent_profile": profile.name,
+            "allowed_tools": list(profile.tools) if profile.tools is not None else None,
+            "mentioned_agents": list(parent_state.get("mentioned_agents", [])),
+            "new_mentioned_agents": [],
+            "approved_tools": list(parent_state.get("approved_tools", [])),
+            "uploaded_files": list(parent_state.get("uploaded_files", [])),
+            "new_uploaded_files": [],
+            "todos": [],
+            "loops": 0,
+            "max_loops": loops,
+        }
+        outcome: dict[str, Any] = {}
+        events: queue.Queue[Any] = queue.Queue()
+        worker = threading.Thread(
+            target=self._run, args=(context_id, state, events.put, outcome), name=context_id, daemon=True
+        )
+        worker.start()
+        # The parent's stream writer only works in the parent's context (this thread), so
+        # the worker's events are relayed from here until it finishes.
+        while worker.is_alive() or not events.empty():
+            try:
+                writer(events.get(timeout=0.05))
+            except queue.Empty:
+                continue
+        if "error" in outcome:
+            return {"ok": False, "error": outcome["error"], "context_id": context_id}
+        return {"ok": True, "result": outcome["result"], "context_id": context_id, "loops": outcome["loops"]}
+
+    def _run(self, context_id: str, state: dict[str, Any], writer: Writer, outcome: dict[str, Any]) -> None:
+        config = {"configurable": {"thread_id": context_id}, "recursion_limit": 1000}
+        task = " ".join(state["messages"][0].content.split())
+        writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
+        try:
+            for update in self.graph.stream(state, config, stream_mode="updates"):
+                if self.cancelled.is_set():
+                    raise SubagentCancelled
+                for node, change in update.items():
+                    self._report(context_id, node, change, writer)
+        except SubagentCancelled:
+            outcome["error"] = "cancelled by the user"
+            return
+        except Exception as exc:  # a failing sub-agent is a result for the parent, not a crash
+            from generalAgent.models import describe_model_error
+
+            outcome["error"] = (
+                describe_model_error(exc, self.settings.model) or f"{type(exc).__name__}: {exc}"
+            )
+            writer({"subagent": context_id, "text": f"failed: {outcome['error']}"})
+            return
+        final = self.graph.get_state(config).values
+        last = final["messages"][-1]
+        loops = final.get("loops", 0)
+        outcome.update(result=last.text if isinstance(last, AIMessage) else "", loops=loops)
+        writer({"subagent": context_id, "text": f"done in {loops} step(s)"})
+
+    @staticmethod
+    def _report(context_id: str, node: str, change: Any, writer: Writer) -> None:
+        changes = change if isinstance(change, list) else [change]
+        for item in changes:
+            if not isinstance(item, dict):
+                continue
+            for message in item.get("messages", []):
+                if isinstance(message, AIMessage):
+                    if message.usage_metadata:
+                        writer({"subagent": context_id, "usage": dict(message.usage_metadata)})
+                    for call in message.tool_calls:
+                        args = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in (call.get("args") or {}).items())
+                        writer({"subagent": context_id, "text": f"⚙ {call['name']}({args})"})
+                    if not call_ids(message) and message.text:
+                        writer({"subagent": context_id, "text": f"answer: {message.text[:120]}"})

@@ -1,0 +1,59 @@
+"""edit_file: replace an exact, unique piece of text in a file under outputs/ or temp/."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.text_files import NotText, read_text
+from generalAgent.tools.workspace import WorkspaceError
+
+
+def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
+    """The edited text and the number of replacements; ValueError says why not."""
+    if not old:
+        raise ValueError("old_string is empty; give the exact text to replace")
+    if old == new:
+        raise ValueError("old_string and new_string are the same; nothing to change")
+    count = text.count(old)
+    if count == 0:
+        raise ValueError(
+            "old_string was not found; copy it exactly from read_file (without the line numbers)"
+        )
+    if count > 1 and not replace_all:
+        raise ValueError(
+            f"old_string occurs {count} times; include more surrounding text to make it unique, "
+            "or pass replace_all=true"
+        )
+    return text.replace(old, new), count
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool("edit_file")
+    def edit_file(
+        path: str, old_string: str, new_string: str, runtime: ToolRuntime, replace_all: bool = False
+    ) -> str:
+        """Replace `old_string` with `new_string` in a file under outputs/ or temp/.
+
+        `old_string` must match exactly once (whitespace included) unless `replace_all` is true.
+        """
+        workspace = env.workspace(runtime)
+        try:
+            real = workspace.resolve(path, for_writing=True)
+        except WorkspaceError as exc:
+            return f"Error: {exc}"
+        shown = workspace.display(real)
+        if not real.is_file():
+            return f"Error: {shown} does not exist; create it with write_file."
+        try:
+            text = read_text(real)
+            edited, count = apply_edit(text, old_string, new_string, replace_all)
+            real.write_text(edited, encoding="utf-8")
+        except (NotText, ValueError) as exc:
+            return f"Error: {exc}."
+        except OSError as exc:
+            return f"Error: cannot edit {shown}: {exc.strerror}."
+        return f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}."
+
+    return edit_file

@@ -1,0 +1,46 @@
+"""find_files: workspace files matching a glob pattern such as **/*.pdf."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.workspace import WorkspaceError
+
+MAX_MATCHES = 200
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool("find_files")
+    def find_files(pattern: str, runtime: ToolRuntime, path: str = ".") -> str:
+        """Find files by glob `pattern` under `path` (e.g. pattern="**/*.pdf", path="uploads")."""
+        workspace = env.workspace(runtime)
+        if not pattern.strip():
+            return "Error: empty pattern; try **/*.pdf or *.md."
+        if pattern.startswith(("/", "~")) or ".." in pattern.replace("\\", "/").split("/"):
+            return "Error: the pattern must stay inside the workspace (no absolute paths or '..')."
+        try:
+            base = workspace.resolve(path)
+        except WorkspaceError as exc:
+            return f"Error: {exc}"
+        if not base.is_dir():
+            return f"Error: {path} is not a folder."
+        matches = []
+        for candidate in sorted(base.glob(pattern)):
+            if any(part.startswith(".") for part in candidate.relative_to(base).parts):
+                continue
+            try:
+                real = workspace.resolve(workspace.display(candidate))
+            except (WorkspaceError, ValueError):
+                continue  # a symlink that leads out of the workspace
+            if real.is_file():
+                matches.append(f"{workspace.display(real)}  ({real.stat().st_size:,} bytes)")
+            if len(matches) >= MAX_MATCHES:
+                break
+        if not matches:
+            return f"No files match {pattern!r} under {workspace.display(base)}."
+        more = f"\n[first {MAX_MATCHES} shown; narrow the pattern]" if len(matches) >= MAX_MATCHES else ""
+        return "\n".join(matches) + more
+
+    return find_files

@@ -1,0 +1,63 @@
+"""list_workspace_files: what is in the workspace (or one folder of it), with sizes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.workspace import SKILLS_MOUNT, Workspace, WorkspaceError
+
+MAX_ENTRIES = 300
+
+
+def list_tree(workspace: Workspace, folder: Path, depth: int) -> list[str]:
+    lines: list[str] = []
+
+    def walk(current: Path, level: int) -> None:
+        try:
+            entries = sorted(current.iterdir(), key=lambda p: (not p.is_dir(), p.name.lower()))
+        except OSError:
+            return
+        for entry in entries:
+            if len(lines) >= MAX_ENTRIES or entry.name.startswith("."):
+                continue
+            indent = "  " * level
+            if entry.is_symlink() and entry.name == SKILLS_MOUNT and current == workspace.root:
+                lines.append(f"{indent}{SKILLS_MOUNT}/  (read-only: skill instructions and scripts)")
+                continue
+            if entry.is_dir():
+                lines.append(f"{indent}{entry.name}/")
+                if level + 1 < depth:
+                    walk(entry, level + 1)
+            else:
+                lines.append(f"{indent}{entry.name}  ({entry.stat().st_size:,} bytes)")
+
+    walk(folder, 0)
+    return lines
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool("list_workspace_files")
+    def list_workspace_files(runtime: ToolRuntime, path: str = ".", depth: int = 3) -> str:
+        """List files under `path` in the workspace (uploads/, outputs/, temp/, skills/), to `depth` levels."""
+        workspace = env.workspace(runtime)
+        try:
+            folder = workspace.resolve(path)
+        except WorkspaceError as exc:
+            return f"Error: {exc}"
+        if not folder.is_dir():
+            return f"Error: {path} is not a folder."
+        lines = list_tree(workspace, folder, max(1, min(depth, 10)))
+        if not lines:
+            return f"{workspace.display(folder)} is empty."
+        more = (
+            f"\n[listing stopped at {MAX_ENTRIES} entries; list a subfolder]"
+            if len(lines) >= MAX_ENTRIES
+            else ""
+        )
+        return f"{workspace.display(folder)}:\n" + "\n".join(lines) + more
+
+    return list_workspace_files

@@ -1,0 +1,118 @@
+"""run_bash_command: a shell command in the workspace, only after the user approves it.
+
+Every call pauses the graph with a LangGraph `interrupt` carrying the command; the chat
+asks the user (yes / no / always for this session) and resumes with the answer. "always"
+is stored in the state's `approved_tools`, which only this approval path writes, so the
+model cannot grant itself approval. Sub-agents cannot ask the user; they may run it only
+if the user already chose "always" in the parent session.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+from langgraph.types import Command, interrupt
+
+from generalAgent.tools.environment import ToolEnvironment
+
+NAME = "run_bash_command"
+DEFAULT_TIMEOUT = 60
+MAX_TIMEOUT = 600
+MAX_OUTPUT_CHARS = 30_000
+
+
+def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """Keep the head and the tail (where errors usually are) of long output."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[… {len(text) - limit:,} characters omitted …]\n{text[-half:]}"
+
+
+def run_command(command: str, cwd: Path, timeout: int, env_tools: ToolEnvironment | None = None) -> str:
+    # The agent's own interpreter first on PATH, so `python skills/...` finds its libraries.
+    variables = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "WORKSPACE": str(cwd),
+        "PYTHONIOENCODING": "utf-8",
+    }
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=variables,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    if env_tools is not None:
+        env_tools.track(process)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        text = output.decode("utf-8", errors="replace")
+        return f"Error: timed out after {timeout} s; the command was killed.\n{cap_output(text)}"
+    except BaseException:
+        # Ctrl-C or a crash while waiting: never leave the command running behind us.
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+    finally:
+        if env_tools is not None:
+            env_tools.untrack(process)
+    if process.returncode == -signal.SIGKILL:
+        return "Error: the command was stopped (the user cancelled the turn or it was killed)."
+    text = output.decode("utf-8", errors="replace").rstrip()
+    status = process.returncode
+    header = f"exit status {status}" + (" (failed)" if status else "")
+    return f"{header}\n{cap_output(text)}" if text else f"{header}, no output"
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool(NAME)
+    def run_bash_command(command: str, runtime: ToolRuntime, timeout: int = DEFAULT_TIMEOUT) -> Command | str:
+        """Run a bash command in the session workspace (cwd has uploads/, outputs/, temp/, skills/).
+
+        The user approves every call. Output (stdout and stderr) is capped; `timeout` is in
+        seconds (at most 600). Write results under outputs/.
+        """
+        if not command.strip():
+            return "Error: empty command."
+        timeout = max(1, min(int(timeout), MAX_TIMEOUT))
+        state = runtime.state if isinstance(runtime.state, dict) else {}
+        workspace = env.workspace(runtime)
+        approved = NAME in (state.get("approved_tools") or [])
+        remember = False
+        if not approved:
+            if state.get("parent_context"):
+                return (
+                    f"Refused: {NAME} needs the user's approval, and a sub-agent cannot ask. "
+                    "Report the command you need in your final message instead."
+                )
+            answer = interrupt(
+                {"tool": NAME, "command": command, "cwd": str(workspace.root), "timeout": f"{timeout} s"}
+            )
+            if answer not in {"yes", "always"}:
+                return "Refused by the user: the command was not run. Do not retry it unchanged; ask or choose another way."
+            remember = answer == "always"
+        output = run_command(command, workspace.root, timeout, env)
+        if not remember:
+            return output
+        return Command(
+            update={
+                "approved_tools": [*(state.get("approved_tools") or []), NAME],
+                "messages": [ToolMessage(content=output, tool_call_id=runtime.tool_call_id, name=NAME)],
+            }
+        )
+
+    return run_bash_command

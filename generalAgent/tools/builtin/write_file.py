@@ -1,0 +1,39 @@
+"""write_file: create or overwrite a text file under outputs/ or temp/."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.workspace import WorkspaceError
+
+MAX_WRITE_CHARS = 5_000_000
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool("write_file")
+    def write_file(path: str, content: str, runtime: ToolRuntime) -> str:
+        """Write `content` (UTF-8 text) to `path` under outputs/ (results for the user) or
+        temp/ (scratch), creating folders as needed and replacing an existing file."""
+        workspace = env.workspace(runtime)
+        try:
+            real = workspace.resolve(path, for_writing=True)
+        except WorkspaceError as exc:
+            return f"Error: {exc}"
+        shown = workspace.display(real)
+        if len(content) > MAX_WRITE_CHARS:
+            return f"Error: {len(content):,} characters is over the {MAX_WRITE_CHARS:,} limit; write it in parts."
+        if real.is_dir():
+            return f"Error: {shown} is a folder; give a file name inside it."
+        existed = real.exists()
+        try:
+            real.parent.mkdir(parents=True, exist_ok=True)
+            real.write_text(content, encoding="utf-8")
+        except OSError as exc:
+            return f"Error: cannot write {shown}: {exc.strerror}."
+        size = real.stat().st_size
+        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        return f"{'Replaced' if existed else 'Wrote'} {shown} ({size:,} bytes, {lines} lines)."
+
+    return write_file

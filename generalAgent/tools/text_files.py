@@ -1,0 +1,81 @@
+"""Reading text files for the tools: decoding (UTF-8, then GB18030) and binary detection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
+ENCODINGS = ("utf-8-sig", "gb18030")
+BINARY_SUFFIXES = {
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".webp",
+    ".bmp",
+    ".tif",
+    ".tiff",
+    ".ico",
+    ".zip",
+    ".gz",
+    ".tgz",
+    ".bz2",
+    ".xz",
+    ".7z",
+    ".rar",
+    ".tar",
+    ".exe",
+    ".dll",
+    ".so",
+    ".dylib",
+    ".bin",
+    ".class",
+    ".jar",
+    ".pyc",
+    ".o",
+    ".a",
+    ".mp3",
+    ".mp4",
+    ".mov",
+    ".avi",
+    ".wav",
+    ".flac",
+    ".ogg",
+    ".webm",
+    ".sqlite",
+    ".db",
+    ".woff",
+    ".woff2",
+    ".ttf",
+    ".otf",
+    ".doc",
+    ".xls",
+    ".ppt",
+    ".psd",
+}
+
+
+class NotText(ValueError):
+    """The file is not text; the message says what it seems to be."""
+
+
+def read_text(path: Path, max_bytes: int | None = None) -> str:
+    """The file's text (at most `max_bytes` read), or `NotText` with the reason."""
+    if path.suffix.lower() in BINARY_SUFFIXES:
+        raise NotText(f"{path.name} is a binary {path.suffix.lower()} file, not text")
+    with path.open("rb") as handle:
+        data = handle.read(max_bytes) if max_bytes else handle.read()
+    if b"\x00" in data[:8192]:
+        raise NotText(f"{path.name} looks binary (it contains NUL bytes)")
+    return decode(data, truncated=max_bytes is not None and len(data) == max_bytes)
+
+
+def decode(data: bytes, truncated: bool = False) -> str:
+    for encoding in ENCODINGS:
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError as exc:
+            # A cut in the middle of a multi-byte character is not a wrong encoding.
+            if truncated and exc.start >= len(data) - 4:
+                return data[: exc.start].decode(encoding)
+    return data.decode("utf-8", errors="replace")
