@@ -7,9 +7,10 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-# `@name` at the start or after a non-word character, so `user@example.com` is not one;
-# names are letters, digits, `_` and `-` (trailing `-` or `.` is punctuation, not name).
-_MENTION = re.compile(r"(?<![\w@./])@([A-Za-z][\w-]*[A-Za-z0-9_]|[A-Za-z])(?![\w@])")
+# `@name` not preceded by an ASCII word character, so `user@example.com` is not one but
+# `然后@agent` is; names are ASCII letters, digits, `_` and `-` (a trailing `-` is
+# punctuation), and Chinese text may follow them directly (`@agent总结`).
+_MENTION = re.compile(r"(?<![A-Za-z0-9_@./+-])@([A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?![A-Za-z0-9_@])")
 
 
 def parse_mentions(text: str) -> list[str]:

@@ -22,7 +22,7 @@ from generalAgent.tools.workspace import Workspace
 # `#` at the start of the line or after a space, directly followed by a path (a `#`
 # followed by a space or another `#` starts a Markdown heading instead).
 _REFERENCE = re.compile(r"""(?<!\S)#(?:"([^"]+)"|'([^']+)'|([^\s#"'][^\s]*))""")
-_TRAILING_PUNCTUATION = ",;:!?)]}，。；：！？）"
+_TRAILING_PUNCTUATION = ".,;:!?)]}，。；：！？）、"
 
 DOCUMENT_TYPES = {".pdf": "pdf", ".docx": "docx", ".xlsx": "xlsx", ".pptx": "pptx"}
 TEXT_TYPES = {

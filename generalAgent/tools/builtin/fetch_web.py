@@ -81,7 +81,7 @@ class ReadableText(HTMLParser):
             self._in_title = False
         if tag in _SKIP and self._skip_depth:
             self._skip_depth -= 1
-        elif tag in _BLOCK:
+        elif tag in _BLOCK and tag not in {"li", "dt", "dd", "tr"}:
             self.parts.append("\n")
 
     def handle_data(self, data: str) -> None:

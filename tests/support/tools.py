@@ -1,0 +1,42 @@
+"""Runs one tool the way the graph does (through a ToolNode, so runtime injection is real)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.prebuilt import ToolNode
+
+from generalAgent.config.settings import Settings
+from generalAgent.graph.state import AgentState
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.registry import ToolRegistry
+
+
+def run_tool(
+    settings: Settings,
+    name: str,
+    args: dict[str, Any],
+    state: dict[str, Any] | None = None,
+    session: str = "s1",
+) -> Any:
+    """The tool's answer (the ToolMessage content) and the state after it, as a pair."""
+    env = ToolEnvironment(settings=settings)
+    tool = ToolRegistry.from_yaml(env).load_on_demand(name)
+    graph = StateGraph(AgentState)
+    graph.add_node("tools", ToolNode([tool]))
+    graph.add_edge(START, "tools")
+    compiled = graph.compile(checkpointer=InMemorySaver())
+    call = {"id": "call_1", "name": name, "args": args, "type": "tool_call"}
+    initial = {
+        "messages": [HumanMessage(content="go"), AIMessage(content="", tool_calls=[call])],
+        **(state or {}),
+    }
+    final = compiled.invoke(initial, {"configurable": {"thread_id": session}})
+    return final["messages"][-1].content, final
+
+
+def workspace_root(settings: Settings, session: str = "s1"):
+    return ToolEnvironment(settings=settings).workspace_for(session).root

@@ -1,0 +1,155 @@
+"""run_bash_command approval (interrupt / resume) and delegate_task isolation, in the real graph."""
+
+from __future__ import annotations
+
+import json
+
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.types import Command
+
+from generalAgent.config.settings import Settings
+from tests.support.agent import build_test_agent, thread, user_turn
+from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
+
+
+def bash_turn(settings: Settings, text: str = "@run_bash_command list files") -> dict:
+    return user_turn(
+        text,
+        settings,
+        mentioned_agents=["run_bash_command"],
+        new_mentioned_agents=["run_bash_command"],
+        workspace_id="w1",
+    )
+
+
+def interrupts(graph, config) -> list:
+    return [i for task in graph.get_state(config).tasks for i in task.interrupts]
+
+
+def test_mentioned_tool_is_callable_in_the_same_turn_and_asks_first(settings: Settings) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            ai("", tool_call("run_bash_command", {"command": "echo hello > outputs/x.txt; echo done"})),
+            ai("Ran it."),
+        ]
+    )
+    _, graph = build_test_agent(settings, model)
+    graph.invoke(bash_turn(settings), thread())
+    assert "run_bash_command" in model.requests[0].tools
+    pending = interrupts(graph, thread())
+    assert pending[0].value["command"].startswith("echo hello")
+    assert not (settings.paths.workspaces_dir / "w1" / "outputs" / "x.txt").exists()  # not before approval
+    state = graph.invoke(Command(resume={pending[0].id: "yes"}), thread())
+    answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert answer.content == "exit status 0\ndone"
+    assert (settings.paths.workspaces_dir / "w1" / "outputs" / "x.txt").read_text() == "hello\n"
+
+
+def test_refusal_reaches_the_model_as_a_tool_message(settings: Settings) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            ai("", tool_call("run_bash_command", {"command": "rm -rf outputs"})),
+            ai("OK, not running it."),
+        ]
+    )
+    _, graph = build_test_agent(settings, model)
+    graph.invoke(bash_turn(settings), thread())
+    pending = interrupts(graph, thread())
+    state = graph.invoke(Command(resume={pending[0].id: "no"}), thread())
+    answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert answer.content.startswith("Refused by the user")
+    assert isinstance(model.requests[1].messages[-1], ToolMessage)
+
+
+def test_always_approves_the_rest_of_the_session(settings: Settings) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            ai("", tool_call("run_bash_command", {"command": "echo one"})),
+            ai("first"),
+            ai("", tool_call("run_bash_command", {"command": "echo two"})),
+            ai("second"),
+        ]
+    )
+    _, graph = build_test_agent(settings, model)
+    graph.invoke(bash_turn(settings), thread())
+    pending = interrupts(graph, thread())
+    state = graph.invoke(Command(resume={pending[0].id: "always"}), thread())
+    assert state["approved_tools"] == ["run_bash_command"]
+    state = graph.invoke(user_turn("again", settings, workspace_id="w1"), thread())
+    assert interrupts(graph, thread()) == []
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)][-1] == "exit status 0\ntwo"
+
+
+def test_without_a_mention_the_model_cannot_run_it(settings: Settings) -> None:
+    model = ScriptedChatModel(
+        replies=[ai("", tool_call("run_bash_command", {"command": "echo pwned"})), ai("hm")]
+    )
+    _, graph = build_test_agent(settings, model)
+    state = graph.invoke(user_turn("do something", settings), thread())
+    answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert "not a valid tool" in answer.content
+    assert interrupts(graph, thread()) == []
+
+
+def test_timeout_and_output_cap(settings: Settings) -> None:
+    model = ScriptedChatModel(
+        replies=[
+            ai("", tool_call("run_bash_command", {"command": "sleep 5", "timeout": 1})),
+            ai("slow"),
+        ]
+    )
+    _, graph = build_test_agent(settings, model)
+    graph.invoke(bash_turn(settings), thread())
+    state = graph.invoke(Command(resume={interrupts(graph, thread())[0].id: "yes"}), thread())
+    answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
+    assert answer.content.startswith("Error: timed out after 1 s")
+
+
+def test_delegation_is_isolated(settings: Settings) -> None:
+    def respond(request):
+        is_sub = request.messages[0].content.startswith("You are a sub-agent")
+        last = request.messages[-1]
+        if is_sub:
+            if isinstance(last, HumanMessage) and last.content.startswith("Count the files"):
+                return ai("", tool_call("list_workspace_files", {}))
+            return ai("There are 0 uploaded files. SUB-ONLY-DETAIL")
+        if isinstance(last, ToolMessage):
+            return ai("The sub-agent says there are none.")
+        return ai("", tool_call("delegate_task", {"task": "Count the files in uploads/ and report."}))
+
+    model = ScriptedChatModel(responder=respond)
+    _, graph = build_test_agent(settings, model)
+    turn = user_turn(
+        "@agent how many uploads?",
+        settings,
+        mentioned_agents=["agent"],
+        new_mentioned_agents=["agent"],
+        workspace_id="w1",
+    )
+    custom = [
+        data
+        for mode, data in graph.stream(turn, thread(), stream_mode=["custom", "updates"])
+        if mode == "custom"
+    ]
+    parent = graph.get_state(thread()).values["messages"]
+    result = json.loads(next(m for m in parent if isinstance(m, ToolMessage)).content)
+    assert (
+        result["ok"] is True
+        and result["context_id"].startswith("subagent-")
+        and len(result["context_id"]) == 17
+    )
+    assert result["loops"] == 2
+    assert len(parent) == 4  # question, delegate call, its result, answer: nothing else of the sub-agent
+    sub_requests = [r for r in model.requests if r.messages[0].content.startswith("You are a sub-agent")]
+    parent_requests = [
+        r for r in model.requests if not r.messages[0].content.startswith("You are a sub-agent")
+    ]
+    assert sub_requests and all("delegate_task" not in r.tools for r in sub_requests)
+    assert [m.content for m in sub_requests[0].messages[1:]] == ["Count the files in uploads/ and report."]
+    for request in parent_requests:
+        sent = json.dumps([str(m.content) for m in request.messages], ensure_ascii=False)
+        assert "list_workspace_files" not in sent  # the sub-agent's tool traffic never reaches the parent
+    sub_state = graph.get_state(thread(result["context_id"])).values
+    assert sub_state["parent_context"] == "main" and sub_state["workspace_id"] == "w1"
+    assert sub_state["context_id"] == result["context_id"]
+    assert any(e.get("text", "").startswith("⚙ list_workspace_files") for e in custom)

@@ -1,0 +1,89 @@
+"""fetch_web: schemes, private addresses, HTML to text, size cap (against a loopback server)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.tools.builtin.fetch_web import html_to_text
+from tests.support.tools import run_tool
+
+PAGE = """<!doctype html><html><head><title>季度报告 Q3</title><style>p{color:red}</style>
+<script>alert('x')</script></head><body><nav>Home | About</nav>
+<h1>Revenue</h1><p>Revenue grew <b>12%</b> year on year.</p><ul><li>营收增长</li><li>客户满意度 4.6</li></ul>
+<footer>© 2026</footer></body></html>"""
+
+
+@pytest.fixture
+def site() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            return
+
+        def do_GET(self) -> None:
+            if self.path == "/moved":
+                self.send_response(302)
+                self.send_header("Location", "/page")
+                self.end_headers()
+                return
+            body = (PAGE if self.path == "/page" else "x" * 50_000).encode("utf-8")
+            self.send_response(200)
+            self.send_header(
+                "Content-Type", "text/html; charset=utf-8" if self.path == "/page" else "text/plain"
+            )
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def allowing_private(settings: Settings, **tools) -> Settings:
+    return load_settings(
+        env_file=None,
+        paths={"data_dir": settings.paths.data_dir},
+        tools={"fetch_allow_private": True, **tools},
+    )
+
+
+def test_html_becomes_readable_text() -> None:
+    title, text = html_to_text(PAGE)
+    assert title == "季度报告 Q3"
+    assert text == "# Revenue\n\nRevenue grew 12% year on year.\n\n- 营收增长\n- 客户满意度 4.6"
+
+
+@pytest.mark.parametrize(
+    "url", ["file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)", "/etc/passwd"]
+)
+def test_other_schemes_are_refused(settings: Settings, url: str) -> None:
+    text, _ = run_tool(settings, "fetch_web", {"url": url})
+    assert text.startswith("Error: only http and https")
+
+
+def test_loopback_is_refused_by_default(settings: Settings, site: str) -> None:
+    text, _ = run_tool(settings, "fetch_web", {"url": f"{site}/page"})
+    assert "local or private address" in text and "FETCH_ALLOW_PRIVATE" in text
+    text, _ = run_tool(settings, "fetch_web", {"url": "http://localhost:1/"})
+    assert "local or private address" in text
+
+
+def test_allowed_fetch_follows_redirects_and_converts(settings: Settings, site: str) -> None:
+    text, _ = run_tool(allowing_private(settings), "fetch_web", {"url": f"{site}/moved"})
+    assert text.startswith(f"URL: {site}/page\nTitle: 季度报告 Q3\n\n# Revenue")
+    assert "alert" not in text and "Home | About" not in text
+
+
+def test_size_cap_and_paging(settings: Settings, site: str) -> None:
+    text, _ = run_tool(
+        allowing_private(settings, fetch_max_bytes=10_000), "fetch_web", {"url": f"{site}/big"}
+    )
+    assert "larger than 10,000 bytes" in text
+    text, _ = run_tool(allowing_private(settings), "fetch_web", {"url": f"{site}/big", "max_chars": 1000})
+    assert "continue with offset=1000" in text and text.count("x") == 1000
