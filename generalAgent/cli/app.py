@@ -85,9 +85,9 @@ def configure_logging(settings: Settings) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(settings.paths.log_level)
-    for noisy in ("httpx", "httpcore", "openai"):
-        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    # LOG_LEVEL is for this program's own messages; libraries only report warnings.
+    root.setLevel(logging.WARNING)
+    logging.getLogger("generalAgent").setLevel(settings.paths.log_level)
 
 
 def normalise_argv(argv: list[str]) -> list[str]:

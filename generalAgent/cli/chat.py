@@ -158,7 +158,9 @@ class Chat:
                 self.console.print(f"  [dim]{escape(key)}:[/] {escape(str(value))}")
         while True:
             answer = (
-                self.console.input("[bold]  [y]es / [n]o / [a]lways for this session: [/]").strip().lower()
+                self.console.input("[bold]  \\[y]es / \\[n]o / \\[a]lways for this session: [/]")
+                .strip()
+                .lower()
             )
             if answer in {"y", "yes"}:
                 return "yes"

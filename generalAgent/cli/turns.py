@@ -10,13 +10,17 @@ answer saying they were cancelled, and a partly streamed answer is kept as such.
 from __future__ import annotations
 
 import logging
+import signal
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
 from langgraph.types import Command
 
+from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.sessions import Usage
 
@@ -61,22 +65,21 @@ def run_turn(
 ) -> TurnResult:
     """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error).
 
-    `on_cancel` runs first thing after Ctrl-C (the chat stops commands tools started).
+    `on_cancel` runs the moment Ctrl-C is pressed (the chat stops commands tools started).
     """
     result = TurnResult()
     partial: list[str] = []
     pending: Any = graph_input
     try:
-        while True:
-            interrupts = yield_from_stream(graph, config, pending, view, result, partial)
-            if not interrupts:
-                break
-            answers = {item.id: view.approve(item.value) for item in interrupts}
-            pending = Command(resume=answers)
-    except KeyboardInterrupt:
+        with _cancel_on_sigint(on_cancel):
+            while True:
+                interrupts = yield_from_stream(graph, config, pending, view, result, partial)
+                if not interrupts:
+                    break
+                answers = {item.id: view.approve(item.value) for item in interrupts}
+                pending = Command(resume=answers)
+    except (KeyboardInterrupt, TurnCancelled):
         result.cancelled = True
-        if on_cancel is not None:
-            on_cancel()
         repair_after_cancel(graph, config, "".join(partial))
     except Exception as exc:  # the model, the network or a bug: never a traceback
         described = describe_error(exc)
@@ -86,6 +89,28 @@ def run_turn(
         result.error = described
     view.on_message_end()
     return result
+
+
+@contextmanager
+def _cancel_on_sigint(on_cancel: Callable[[], Any] | None) -> Iterator[None]:
+    """Ctrl-C runs `on_cancel` at once, then interrupts as usual.
+
+    LangGraph lets running tool calls finish before the interrupt surfaces, so stopping
+    their work (killing commands, flagging sub-agents) must happen in the handler itself.
+    """
+    if on_cancel is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        on_cancel()
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def yield_from_stream(
@@ -151,25 +176,31 @@ def _messages_of(update: Any) -> Iterator[BaseMessage]:
 
 
 def repair_after_cancel(graph: Any, config: dict[str, Any], partial_text: str) -> None:
-    """Make the stored history valid again after Ctrl-C, keeping what the user saw."""
+    """Make the stored history valid again after Ctrl-C, keeping what the user saw.
+
+    A tool that finished while the interrupt was on its way left its answer only as a
+    pending write of the cancelled step, which the next run would discard; it is stored
+    here with a "cancelled" answer for every call that has none.
+    """
     try:
         state = graph.get_state(config)
         messages: list[BaseMessage] = list(state.values.get("messages", []))
-        if not messages:
-            return
-        last = messages[-1]
-        ids = call_ids(last)
-        if ids:
-            answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
-            missing = [i for i in ids if i not in answered]
-            if missing:
-                cancelled = [
-                    ToolMessage(content=CANCELLED_TOOL, tool_call_id=i, status="error") for i in missing
-                ]
-                graph.update_state(config, {"messages": cancelled}, as_node="tools")
+        checkpoint = graph.checkpointer.get_tuple(config) if graph.checkpointer else None
+        stored = checkpoint.checkpoint["channel_values"].get("messages", []) if checkpoint else messages
+        stored_ids = {m.id for m in stored}
+        unsaved = [m for m in messages if m.id not in stored_ids]
+        last_stored = stored[-1] if stored else None
+        if last_stored is not None and call_ids(last_stored):
+            answered = {m.tool_call_id for m in unsaved if isinstance(m, ToolMessage)}
+            cancelled = [
+                ToolMessage(content=CANCELLED_TOOL, tool_call_id=i, status="error")
+                for i in call_ids(last_stored)
+                if i not in answered
+            ]
+            graph.update_state(config, {"messages": [*unsaved, *cancelled]}, as_node="tools")
         elif partial_text.strip():
             note = AIMessage(content=f"{partial_text}\n\n{INTERRUPTED_NOTE}")
-            graph.update_state(config, {"messages": [note]}, as_node="finalize")
+            graph.update_state(config, {"messages": [*unsaved, note]}, as_node="finalize")
     except KeyboardInterrupt:
         # A second Ctrl-C while repairing: the planner's clean-up still keeps requests valid.
-        return
+        LOGGER.warning("second Ctrl-C while repairing the history after a cancel")

@@ -73,9 +73,10 @@ def route_after_planner(state: AgentState) -> str:
 def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
     prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents)
     graph = StateGraph(AgentState)
-    graph.add_node("planner", build_planner_node(parts.model, prompts))
+    cancelled = parts.env.cancelled
+    graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled))
     graph.add_node("tools", build_tools_node(prompts))
-    graph.add_node("finalize", build_finalize_node(parts.model, prompts))
+    graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
     graph.add_edge(START, "planner")
     graph.add_conditional_edges("planner", route_after_planner, ["tools", "finalize", END])
     graph.add_edge("tools", "planner")

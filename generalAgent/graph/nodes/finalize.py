@@ -7,6 +7,7 @@ model is asked once more, with no tools bound, for its best final answer.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -14,12 +15,15 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from generalAgent.graph import reminders
+from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
 
 
-def build_finalize_node(model: BaseChatModel, prompts: PromptBuilder):
+def build_finalize_node(
+    model: BaseChatModel, prompts: PromptBuilder, cancelled: threading.Event | None = None
+):
     def finalize(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         max_loops = state.get("max_loops") or prompts.settings.governance.max_loops
         last = state["messages"][-1]
@@ -39,7 +43,7 @@ def build_finalize_node(model: BaseChatModel, prompts: PromptBuilder):
             "user could do next."
         )
         request = [system, *reminders.attach_reminders(history, [notice])]
-        response = model.invoke(request, config)
+        response = invoke_cancellable(model, request, config, cancelled)
         return {"messages": [*skipped, response], "new_mentioned_agents": [], "new_uploaded_files": []}
 
     return finalize

@@ -13,6 +13,7 @@ cleared in the update, which is what makes mention and upload reminders fire onc
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph import reminders
+from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import AgentState
@@ -128,8 +130,14 @@ class MessageTokenCache:
         return cached
 
 
-def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
-    """The planner node function, closed over the model and the static prompts."""
+def build_planner_node(
+    model: BaseChatModel, prompts: PromptBuilder, cancelled: threading.Event | None = None
+):
+    """The planner node function, closed over the model and the static prompts.
+
+    `cancelled` (the tool environment's cancel event) makes a model call stop at once
+    when the user cancels the turn.
+    """
 
     # Binding converts every tool's schema; the visible set changes rarely, so bind once per set.
     bound: dict[tuple[str, ...], Any] = {}
@@ -142,7 +150,7 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model
-        response = bound[key].invoke(request, config)
+        response = invoke_cancellable(bound[key], request, config, cancelled)
         return {
             "messages": [response],
             "loops": state.get("loops", 0) + 1,

@@ -71,7 +71,7 @@ def run_command(command: str, cwd: Path, timeout: int, env_tools: ToolEnvironmen
         if env_tools is not None:
             env_tools.untrack(process)
     if process.returncode == -signal.SIGKILL:
-        return "Error: the command was stopped (the user cancelled the turn or it was killed)."
+        return "Cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
     text = output.decode("utf-8", errors="replace").rstrip()
     status = process.returncode
     header = f"exit status {status}" + (" (failed)" if status else "")

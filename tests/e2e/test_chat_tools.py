@@ -1,0 +1,145 @@
+"""Uploads, @mentions, approval and delegation in the real chat against the local model server."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
+from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+
+
+def last_user_text(request: RecordedRequest) -> str:
+    return next(m["content"] for m in reversed(request.messages) if m["role"] == "user")
+
+
+def test_upload_is_copied_and_announced_once(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    (workdir / "季度报告.md").write_text("# Q3\n营收增长 12%\n", encoding="utf-8")
+    openai_server.add(Reply(text="收到。"), Reply(text="继续。"))
+    child = spawn_chat()
+    expect_prompt(child)
+    shown = ask(child, "总结一下 #季度报告.md", "收到")
+    assert "📎 uploads/季度报告.md (markdown, 22 bytes)" in shown
+    expect_prompt(child)
+    first = last_user_text(openai_server.chat_requests[0])
+    assert first.startswith("总结一下 #季度报告.md\n\n<system_reminder>")
+    assert "uploads/季度报告.md (markdown" in first
+    ask(child, "然后呢？", "继续")
+    expect_prompt(child)
+    assert "<system_reminder>" not in last_user_text(openai_server.chat_requests[1])
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_bash_approval_in_the_chat(openai_server: ScriptedOpenAIServer, spawn_chat) -> None:
+    openai_server.add(
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "run_bash_command", {"command": "echo approved-run > outputs/r.txt && cat outputs/r.txt"}
+                )
+            ]
+        ),
+        Reply(text="The command printed approved-run."),
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "echo second"})]),
+        Reply(text="Refusal noted."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command write a file")
+    child.expect("Approve run_bash_command")
+    child.expect(r"\[y\]es / \[n\]o / \[a\]lways")
+    child.sendline("y")
+    child.expect("The command printed approved-run")
+    expect_prompt(child)
+    assert "run_bash_command" in openai_server.chat_requests[0].tool_names
+    tool_answer = openai_server.chat_requests[1].messages[-1]
+    assert tool_answer["role"] == "tool" and tool_answer["content"] == "exit status 0\napproved-run"
+    child.sendline("once more")
+    child.expect("Approve run_bash_command")
+    child.expect(r"\[a\]lways")
+    child.sendline("n")
+    child.expect("Refusal noted")
+    expect_prompt(child)
+    assert openai_server.chat_requests[3].messages[-1]["content"].startswith("Refused by the user")
+    shown = ask(child, "/tools", "on @mention|@mention")
+    child.expect("Discovered tools")
+    assert "run_bash_command" in plain(child.before) or "run_bash_command" in shown
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_ctrl_c_during_a_tool_call_stops_it(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    openai_server.add(
+        Reply(
+            tool_calls=[ToolCall("run_bash_command", {"command": "sleep 30; echo late > outputs/late.txt"})]
+        ),
+        Reply(text="Understood, cancelled."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command slow job")
+    child.expect(r"\[a\]lways")
+    child.sendline("y")
+    time.sleep(1.5)  # the command is sleeping now
+    child.kill(signal.SIGINT)
+    child.expect("Cancelled")
+    expect_prompt(child)
+    ask(child, "what happened?", "Understood, cancelled")
+    expect_prompt(child)
+    request = openai_server.chat_requests[-1]
+    roles = [m["role"] for m in request.messages]
+    assert roles == ["system", "user", "assistant", "tool", "user"]
+    assert request.messages[3]["content"].startswith("Cancelled:")
+    time.sleep(0.5)
+    assert not (workdir.parent / "data").joinpath("late.txt").exists()
+    assert not list((workdir.parent / "data" / "workspaces").glob("*/outputs/late.txt"))
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_delegation_progress_is_shown_and_mentions_are_checked(
+    openai_server: ScriptedOpenAIServer, spawn_chat
+) -> None:
+    def respond(request: RecordedRequest) -> Reply:
+        system = request.messages[0]["content"]
+        last = request.messages[-1]
+        if system.startswith("You are a sub-agent"):
+            if last["role"] == "user":
+                return Reply(tool_calls=[ToolCall("now", {})])
+            return Reply(text="It is daytime. (sub-agent report)")
+        if last["role"] == "tool":
+            return Reply(text="Done: " + json.loads(last["content"])["result"])
+        return Reply(tool_calls=[ToolCall("delegate_task", {"task": "Find out the time."})])
+
+    openai_server.responder = respond
+    child = spawn_chat()
+    expect_prompt(child)
+    shown = ask(child, "@agnet please", "Unknown @agnet; did you mean @agent")
+    expect_prompt(child)
+    child.sendline("@agent what time is it?")
+    child.expect(r"\[subagent-[0-9a-f]{8}\] started \(agent\): Find out the time.")
+    child.expect(r"\[subagent-[0-9a-f]{8}\] ⚙ now")
+    child.expect("Done: It is daytime")
+    expect_prompt(child)
+    parent_requests = [
+        r
+        for r in openai_server.chat_requests
+        if not r.messages[0]["content"].startswith("You are a sub-agent")
+    ]
+    assert all("now" not in [m.get("name") for m in r.messages] for r in parent_requests)
+    assert "Unknown" in shown
+    child.sendeof()
+    child.expect(pexpect.EOF)
