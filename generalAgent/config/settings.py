@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -254,6 +254,8 @@ def _allowed_values(cls: type[BaseSettings], field: str) -> str:
         return f"<= {high}"
     if info.annotation is bool:
         return "true or false"
+    if get_origin(info.annotation) is Literal:
+        return ", ".join(str(v) for v in get_args(info.annotation))
     return ""
 
 
@@ -304,6 +306,19 @@ def _shown_default(default: Any) -> str:
     return str(default)
 
 
+def render_settings_markdown() -> str:
+    """The settings table of docs/configuration.md (between its settings markers)."""
+    lines = []
+    for name, cls in _GROUPS.items():
+        lines += [f"### {_GROUP_TITLES[name]}", "", "| Variable | Default | Allowed | Description |", "|---|---|---|---|"]
+        for field, info in cls.model_fields.items():
+            default = _shown_default(info.default) or ("required" if field in _REQUIRED else "unset")
+            allowed = _allowed_values(cls, field) or "text"
+            lines.append(f"| `{field.upper()}` | `{default}` | {allowed} | {info.description} |")
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"
+
+
 def settings_table() -> list[tuple[str, str, str]]:
     """(VARIABLE, default, description) for every setting: the source of the docs' table."""
     rows = []
@@ -316,4 +331,6 @@ def settings_table() -> list[tuple[str, str, str]]:
 
 
 if __name__ == "__main__":
-    print(render_env_example(), end="")
+    import sys
+
+    print(render_settings_markdown() if "--markdown" in sys.argv else render_env_example(), end="")

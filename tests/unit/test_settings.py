@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.config.settings import SettingsError, load_settings, render_env_example, settings_table
+from generalAgent.config.settings import (
+    SettingsError,
+    load_settings,
+    render_env_example,
+    render_settings_markdown,
+    settings_table,
+)
 
 pytestmark = pytest.mark.smoke
 
@@ -72,3 +78,9 @@ def test_env_example_lists_every_setting_as_the_code_defines_it() -> None:
     for variable, _default, description in settings_table():
         assert description, f"{variable} has no description"
         assert f"{variable}=" in example
+
+
+def test_configuration_doc_table_matches_the_code() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    block = text.split("<!-- settings:start -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
+    assert block == render_settings_markdown(), "regenerate: python -m generalAgent.config.settings --markdown"
