@@ -10,8 +10,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
@@ -60,11 +61,16 @@ def build_parts(settings: Settings, model: BaseChatModel | None = None) -> Agent
     )
 
 
-def route_after_planner(state: AgentState) -> str:
+def route_after_planner(state: AgentState, default_max_loops: int) -> str:
+    """Tools while the turn's budget lasts; `default_max_loops` when the input set none.
+
+    The chat puts MAX_LOOPS into every turn's input; a LangGraph Server run carries only
+    messages, and without the default its budget would be unlimited.
+    """
     last = state["messages"][-1]
     if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
-        max_loops = state.get("max_loops") or 0
-        if max_loops and state.get("loops", 0) >= max_loops:
+        max_loops = state.get("max_loops") or default_max_loops
+        if state.get("loops", 0) >= max_loops:
             return "finalize"
         return "tools"
     return END
@@ -78,7 +84,10 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_node("tools", build_tools_node(prompts))
     graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
     graph.add_edge(START, "planner")
-    graph.add_conditional_edges("planner", route_after_planner, ["tools", "finalize", END])
+    default_max_loops = parts.settings.governance.max_loops
+    graph.add_conditional_edges(
+        "planner", lambda state: route_after_planner(state, default_max_loops), ["tools", "finalize", END]
+    )
     graph.add_edge("tools", "planner")
     graph.add_edge("finalize", END)
     compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
@@ -86,6 +95,17 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     return compiled
 
 
-def make_graph(config: dict[str, Any] | None = None) -> CompiledStateGraph:
-    """Factory for LangGraph Server: settings from the environment, the server's checkpointer."""
+async def make_graph() -> CompiledStateGraph:
+    """Factory for LangGraph Server (`langgraph.json`): the graph without a checkpointer.
+
+    The server supplies its own checkpointer and calls this factory for every request
+    (runs, state reads, schema), inside its event loop. Building the parts reads files
+    and creates the model client, which must neither block that loop nor be repeated
+    per request: the graph is built once per process, in a worker thread.
+    """
+    return await asyncio.to_thread(_served_graph)
+
+
+@functools.cache
+def _served_graph() -> CompiledStateGraph:
     return build_graph(build_parts(load_settings()))
