@@ -7,7 +7,12 @@ and it records every request so tests can assert on exactly what was sent.
 Replies are taken in order from a script; a `responder` callable can decide instead.
 Each `Reply` can be text, tool calls (streamed with their arguments split across chunks),
 usage with cached tokens, an HTTP error (429 with Retry-After, 401, 404, 500), a response
-that never finishes, or a stream that is cut off in the middle.
+that never finishes, a stream that stalls after its first chunks, or a stream that is cut
+off in the middle.
+
+Every chat request's history is checked as providers check it (each tool call answered
+right after it, no orphan answers); `invalid_history_requests` lists the ones that broke
+the rule, and with `strict_history=True` they are refused with a 400, as OpenAI does.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.support.history import wire_history_problems
 
 
 @dataclass
@@ -52,6 +59,7 @@ class Reply:
     hang: bool = False  # accept the request and never answer
     cut_after_chunks: int | None = None  # stream this many chunks, then drop the connection
     chunk_delay: float = 0.0  # seconds between streamed chunks
+    stall_after_chunks: int | None = None  # stream this many chunks, then send nothing more
     chunk_chars: int = 4  # text and tool-call arguments are streamed in pieces this long
 
 
@@ -68,6 +76,10 @@ class RecordedRequest:
     @property
     def tool_names(self) -> list[str]:
         return [t["function"]["name"] for t in self.body.get("tools", []) or []]
+
+    @property
+    def history_problems(self) -> list[str]:
+        return wire_history_problems(self.messages)
 
 
 Responder = Callable[[RecordedRequest], Reply]
@@ -89,8 +101,10 @@ class ScriptedOpenAIServer:
         responder: Responder | None = None,
         default_text: str = "OK",
         model: str = "test-model",
+        strict_history: bool = False,
     ) -> None:
         self._script: list[Reply] = list(replies or [])
+        self.strict_history = strict_history
         self.responder = responder
         self.default_text = default_text
         self.model = model
@@ -135,6 +149,11 @@ class ScriptedOpenAIServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def invalid_history_requests(self) -> list[RecordedRequest]:
+        """Chat requests a provider would refuse: a tool call without its answer, or an orphan answer."""
+        return [r for r in self.chat_requests if r.history_problems]
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
         with self._lock:
@@ -199,6 +218,21 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         # -- chat --------------------------------------------------------------------
         def _chat(self, request: RecordedRequest) -> None:
+            problems = request.history_problems
+            if server.strict_history and problems:
+                self._send_json(
+                    400,
+                    {
+                        "error": {
+                            "message": "Invalid 'messages': an assistant message with 'tool_calls' must be "
+                            "followed by tool messages responding to each 'tool_call_id' "
+                            f"({'; '.join(problems)})",
+                            "type": "invalid_request_error",
+                            "code": None,
+                        }
+                    },
+                )
+                return
             reply = server._next_reply(request)
             if reply.hang:
                 server.wait_stopped(600)
@@ -326,6 +360,9 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 for number, event in enumerate(events):
                     if reply.cut_after_chunks is not None and number >= reply.cut_after_chunks:
                         self._drop_connection()
+                        return
+                    if reply.stall_after_chunks is not None and number >= reply.stall_after_chunks:
+                        server.wait_stopped(600)
                         return
                     self.wfile.write(f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode())
                     self.wfile.flush()
