@@ -191,8 +191,8 @@ def join_pdf_lines(raw: str) -> str:
     """Rebuild paragraphs from a PDF page's lines.
 
     PDF text comes as one line per printed line. Lines of a paragraph are joined: with no
-    space between two CJK characters (Chinese has no spaces), with nothing after a hyphen the
-    typesetter inserted, and with one space otherwise. A blank line, or a short line that ends
+    space between two CJK characters (Chinese has no spaces), dropping a hyphen the
+    typesetter inserted, keeping a real one with no space, and with one space otherwise. A blank line, or a short line that ends
     a sentence, ends the paragraph.
     """
     lines = [line.strip() for line in raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
@@ -209,6 +209,8 @@ def join_pdf_lines(raw: str) -> str:
             current = line
         elif current.endswith(_SOFT_HYPHENS):
             current = current.rstrip("".join(_SOFT_HYPHENS)) + line
+        elif current.endswith("-") and line[0].isalnum():
+            current += line  # "multi-" + "agent": an identifier wrapped at its hyphen
         elif _CJK_CHAR.match(current[-1]) and _CJK_CHAR.match(line[0]):
             current += line
         else:

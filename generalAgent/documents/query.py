@@ -49,7 +49,9 @@ class MatchQuery:
 def normalise_query(query: str) -> str:
     """NFKC (full-width letters and digits become ASCII), no lone surrogates, bounded length."""
     text = query.encode("utf-8", "ignore").decode("utf-8") if isinstance(query, str) else ""
-    return unicodedata.normalize("NFKC", text)[:MAX_QUERY_CHARS]
+    text = unicodedata.normalize("NFKC", text)[:MAX_QUERY_CHARS]
+    # Control and format characters (NUL ends an FTS5 string early) become spaces.
+    return "".join(ch if ch.isprintable() else " " for ch in text)
 
 
 def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
@@ -62,7 +64,7 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
         run = match.group()
         runs.append(run)
         for term in segmenter.query_terms(run):
-            stop = len(term) == 1 and len(term[0]) == 1 and term[0][0] in STOPWORDS
+            stop = len(term) == 1 and len(term[0]) == 1 and term[0][0].replace(" ", "") in STOPWORDS
             expressions.append((_term_expression(SEGMENTED_COLUMN, term), stop))
         position = match.end()
     expressions.extend(_latin(text[position:]))

@@ -61,10 +61,27 @@ class Segmenter:
             return [((" ".join(run),),)]
         jieba = load_jieba()
         terms: list[Term] = []
-        for word in jieba.lcut(run, HMM=False):
+        for word in _join_single_characters(jieba.lcut(run, HMM=False)):
             cover = _cover(word, jieba.lcut_for_search(word, HMM=False)) if len(word) > 3 else None
             terms.append(((word,), tuple(cover)) if cover else ((word,),))
         return terms
+
+
+def _join_single_characters(words: list[str]) -> list[str]:
+    """Runs of single characters become one phrase ("营 收"): a word jieba does not know is cut
+    into characters, the same way in the document, where they must then be adjacent."""
+    joined: list[str] = []
+    singles: list[str] = []
+    for word in [*words, ""]:
+        if len(word) == 1:
+            singles.append(word)
+            continue
+        if singles:
+            joined.append(" ".join(singles))
+            singles = []
+        if word:
+            joined.append(word)
+    return joined
 
 
 def _cover(word: str, pieces: list[str]) -> list[str] | None:
