@@ -25,6 +25,15 @@ PDF_TYPES = {".pdf": "pdf"}
 OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
 OLD_OFFICE = {".doc": ".docx", ".xls": ".xlsx", ".ppt": ".pptx"}
+# What a folder walk picks up (a file named explicitly is tried whatever its suffix).
+_TEXT_SUFFIXES = """
+.txt .rst .org .tex .csv .tsv .json .jsonl .yaml .yml .toml .ini .cfg .conf .log .xml .html .htm
+.css .py .pyi .js .jsx .ts .tsx .java .kt .go .rs .c .h .cc .cpp .hpp .cs .rb .php .swift .scala
+.sh .bash .zsh .ps1 .sql .r .lua .pl .m .vue .svelte
+"""
+SEARCHABLE_SUFFIXES = frozenset(
+    [*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, *_TEXT_SUFFIXES.split()]
+)
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old Office files and encrypted new ones
 _CJK_CHAR = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # pdfium marks a hyphen it inserted at a line break with one of these.
@@ -192,8 +201,8 @@ def join_pdf_lines(raw: str) -> str:
 
     PDF text comes as one line per printed line. Lines of a paragraph are joined: with no
     space between two CJK characters (Chinese has no spaces), dropping a hyphen the
-    typesetter inserted, keeping a real one with no space, and with one space otherwise. A blank line, or a short line that ends
-    a sentence, ends the paragraph.
+    typesetter inserted, keeping a real one with no space, and with one space otherwise.
+    A blank line, or a short line that ends a sentence, ends the paragraph.
     """
     lines = [line.strip() for line in raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
     longest = max((len(line) for line in lines), default=0)

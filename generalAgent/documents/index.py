@@ -323,7 +323,7 @@ class SearchIndex:
             hashes = [
                 r[0]
                 for r in conn.execute(
-                    "SELECT file_hash FROM documents WHERE indexed_at < ?", (cutoff,)
+                    "SELECT file_hash FROM documents WHERE indexed_at <= ?", (cutoff,)
                 )
             ]
             for file_hash in hashes:
