@@ -89,8 +89,12 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text,        -- the chunk as written; Latin words are matched here, Porter-stemmed
     text_jieba,  -- the chunk's Chinese words, space-separated by the segmenter
+    title,       -- the item's title and the chunk's heading (as written + segmented), so a
+                 -- passage is also found by the name of the document or section it is in
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
+-- Title words count half as much as words of the passage itself (bench/retrieval_quality.py).
+INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 1.0, 0.5)');
 CREATE TRIGGER IF NOT EXISTS chunks_drop_text AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.rowid;
 END;
@@ -189,23 +193,31 @@ class VectorSource(Protocol):
 
 
 def segment_rows(
-    rows: Sequence[ChunkRow], segmenter: Segmenter, progress: Callable[[int], None] | None = None
-) -> list[str]:
-    """The segmented column of each row, computed before the write transaction opens: it is
-    the slow part of indexing and must not hold the database's write lock."""
-    segmented = []
+    rows: Sequence[ChunkRow],
+    segmenter: Segmenter,
+    title: str,
+    progress: Callable[[int], None] | None = None,
+) -> list[tuple[str, str]]:
+    """(segmented text, title column) of each row, computed before the write transaction
+    opens: segmentation is the slow part of indexing and must not hold the write lock."""
+    titles: dict[str, str] = {}
+    columns = []
     for number, row in enumerate(rows, start=1):
-        segmented.append(segmenter.for_index(row.text))
+        label = f"{title}\n{row.heading}" if row.heading else title
+        if label not in titles:
+            words = segmenter.for_index(label)
+            titles[label] = f"{label}\n{words}" if words else label
+        columns.append((segmenter.for_index(row.text), titles[label]))
         if progress is not None and (number % 256 == 0 or number == len(rows)):
             progress(number)
-    return segmented
+    return columns
 
 
 def replace_chunks(
     conn: sqlite3.Connection,
     item_id: str,
     rows: Sequence[ChunkRow],
-    segmented: Sequence[str],
+    segmented: Sequence[tuple[str, str]],
     vectors: Sequence[bytes] | None = None,
     vector_model: str = "",
 ) -> list[int]:
@@ -235,8 +247,11 @@ def replace_chunks(
         ),
     )
     conn.executemany(
-        "INSERT INTO chunks_fts (rowid, text, text_jieba) VALUES (?, ?, ?)",
-        ((rowid, r.text, words) for rowid, r, words in zip(rowids, rows, segmented, strict=True)),
+        "INSERT INTO chunks_fts (rowid, text, text_jieba, title) VALUES (?, ?, ?, ?)",
+        (
+            (rowid, r.text, words, title)
+            for rowid, r, (words, title) in zip(rowids, rows, segmented, strict=True)
+        ),
     )
     if vectors is not None:
         conn.executemany(

@@ -195,7 +195,10 @@ class SearchIndex:
         ]
         total = len(rows)
         segmented = segment_rows(
-            rows, self.segmenter, (lambda n: progress("segment", n, total)) if progress else None
+            rows,
+            self.segmenter,
+            extracted.name,
+            (lambda n: progress("segment", n, total)) if progress else None,
         )
         vectors, warning = self._vectors(rows, progress)
         stamp = now_iso()

@@ -4,7 +4,8 @@ Every word reaches MATCH inside double quotes (a quote in it doubled) and behind
 filter, so `AND`, `NEAR`, `*`, `:`, `^`, parentheses and stray quotes are plain text. Latin
 words go to the raw `text` column, where the Porter stemmer lets "baselines" find
 "baseline" and a quoted "4.1" or "multi-agent" is a phrase of adjacent tokens; Chinese goes
-to the segmented `text_jieba` column. Both kinds are combined in one expression, so a mixed
+to the segmented `text_jieba` column; both also look in `title` (the document's and the
+section's name). Both kinds are combined in one expression, so a mixed
 query is ranked by one bm25.
 
 Two expressions are built: all terms (AND), tried first because it is precise, and any term
@@ -23,8 +24,9 @@ from generalAgent.documents.segmentation import CJK_RUN, Segmenter, Term
 # Longer queries are cut: past a few hundred characters extra words only slow the search.
 MAX_QUERY_CHARS = 1_000
 MAX_TERMS = 32
-RAW_COLUMN = "text"
-SEGMENTED_COLUMN = "text_jieba"
+# Latin words are looked up in the passage and in its title; Chinese words likewise.
+RAW_COLUMNS = "text title"
+SEGMENTED_COLUMNS = "text_jieba title"
 
 # Words that say nothing about what to find. Dropped from a query unless nothing else is left.
 _ENGLISH_STOPWORDS = """a an and are as at be been but by can do does for from how i in is it of on
@@ -65,7 +67,7 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
         runs.append(run)
         for term in segmenter.query_terms(run):
             stop = len(term) == 1 and len(term[0]) == 1 and term[0][0].replace(" ", "") in STOPWORDS
-            expressions.append((_term_expression(SEGMENTED_COLUMN, term), stop))
+            expressions.append((_term_expression(SEGMENTED_COLUMNS, term), stop))
         position = match.end()
     expressions.extend(_latin(text[position:]))
 
@@ -83,7 +85,7 @@ def _latin(segment: str) -> list[tuple[str, bool]]:
     for raw in segment.split():
         word = _trim(raw)
         if word:
-            found.append((_term_expression(RAW_COLUMN, ((word,),)), word.lower() in STOPWORDS))
+            found.append((_term_expression(RAW_COLUMNS, ((word,),)), word.lower() in STOPWORDS))
     return found
 
 
@@ -106,8 +108,8 @@ def quote(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def _term_expression(column: str, term: Term) -> str:
-    alternatives = [" AND ".join(f"{{{column}}} : {quote(w)}" for w in group) for group in term]
+def _term_expression(columns: str, term: Term) -> str:
+    alternatives = [" AND ".join(f"{{{columns}}} : {quote(w)}" for w in group) for group in term]
     if len(alternatives) == 1 and len(term[0]) == 1:
         return alternatives[0]
     return "(" + " OR ".join(f"({a})" for a in alternatives) + ")"

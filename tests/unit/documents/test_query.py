@@ -16,40 +16,39 @@ JIEBA = Segmenter("jieba")
 
 def test_latin_words_are_quoted_phrases_on_the_raw_column():
     match = build_match_query("multi-agent 4.1", JIEBA)
-    assert match.all_terms == '{text} : "multi-agent" AND {text} : "4.1"'
-    assert match.any_terms == '{text} : "multi-agent" OR {text} : "4.1"'
+    assert match.all_terms == '{text title} : "multi-agent" AND {text title} : "4.1"'
+    assert match.any_terms == '{text title} : "multi-agent" OR {text title} : "4.1"'
 
 
 def test_chinese_is_segmented_onto_the_jieba_column():
     match = build_match_query("营收增长", JIEBA)
     # jieba's dictionary has no 营收: its characters must be adjacent, as in the document
-    assert match.all_terms == '{text_jieba} : "营 收" AND {text_jieba} : "增长"'
+    assert match.all_terms == '{text_jieba title} : "营 收" AND {text_jieba title} : "增长"'
     assert match.substrings == ("营收增长",)
 
 
 def test_long_chinese_words_also_match_their_parts():
     match = build_match_query("客户满意度调查", JIEBA)
-    assert '{text_jieba} : "客户"' in match.all_terms
+    assert '{text_jieba title} : "客户"' in match.all_terms
 
 
 def test_mixed_queries_combine_both_columns():
     match = build_match_query("Q3营收 baseline", JIEBA)
-    assert '{text} : "Q3"' in match.all_terms
-    assert '{text_jieba} : "营 收"' in match.all_terms
-    assert '{text} : "baseline"' in match.all_terms
+    assert '{text title} : "Q3"' in match.all_terms
+    assert '{text_jieba title} : "营 收"' in match.all_terms
+    assert '{text title} : "baseline"' in match.all_terms
 
 
 def test_stopwords_are_dropped_unless_nothing_else_is_left():
-    assert build_match_query("what is the baseline", JIEBA).all_terms == '{text} : "baseline"'
-    assert build_match_query("the", JIEBA).all_terms == '{text} : "the"'
+    assert build_match_query("what is the baseline", JIEBA).all_terms == '{text title} : "baseline"'
+    assert build_match_query("the", JIEBA).all_terms == '{text title} : "the"'
 
 
 def test_quotes_are_doubled_and_operators_are_words():
     assert quote('say "hi"') == '"say ""hi"""'
     match = build_match_query('NEAR(a b) OR "x" AND y*', JIEBA)
-    assert match.all_terms == (
-        '{text} : "NEAR(a" AND {text} : "b" AND {text} : "x" AND {text} : "y"'
-    )
+    words = ['"NEAR(a"', '"b"', '"x"', '"y"']
+    assert match.all_terms == " AND ".join(f"{{text title}} : {w}" for w in words)
 
 
 def test_nothing_searchable():
@@ -59,12 +58,12 @@ def test_nothing_searchable():
 
 def test_unigram_segmenter_makes_character_phrases():
     match = build_match_query("营收", Segmenter("unigram"))
-    assert match.all_terms == '{text_jieba} : "营 收"'
+    assert match.all_terms == '{text_jieba title} : "营 收"'
 
 
 def test_long_queries_are_cut():
     match = build_match_query("word " * 10_000, JIEBA)
-    assert match.all_terms == '{text} : "word"'
+    assert match.all_terms == '{text title} : "word"'
     assert len("x" * 20_000) > MAX_QUERY_CHARS
 
 
@@ -72,11 +71,11 @@ def test_long_queries_are_cut():
 def fts() -> sqlite3.Connection:
     conn = sqlite3.connect(":memory:")
     conn.execute(
-        "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, text_jieba,"
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, text_jieba, title,"
         " tokenize='porter unicode61 remove_diacritics 2')"
     )
     conn.execute(
-        "INSERT INTO chunks_fts VALUES ('baseline 4.1 multi-agent NEAR AND', '营收 增长')"
+        "INSERT INTO chunks_fts VALUES ('baseline 4.1 multi-agent NEAR AND', '营收 增长', 'r')"
     )
     return conn
 
