@@ -155,27 +155,31 @@ def _is_heading_only(text: str, start: int, end: int) -> bool:
 def _split_section(
     text: str, start: int, end: int, heading: str, config: ChunkingConfig
 ) -> list[Span]:
-    paragraphs = _pieces(text, start, end, _PARAGRAPH_BREAK)
     spans: list[Span] = []
-    current: tuple[int, int] | None = None
-    for p_start, p_end in paragraphs:
+    group: list[tuple[int, int]] = []  # paragraphs of the chunk being built
+
+    def flush(paragraphs: list[tuple[int, int]]) -> None:
+        if paragraphs:
+            spans.append(Span(paragraphs[0][0], paragraphs[-1][1], heading))
+
+    for p_start, p_end in _pieces(text, start, end, _PARAGRAPH_BREAK):
+        # A short last paragraph (a title line, an option name, "Example:") introduces what
+        # follows: it opens the next chunk instead of closing this one.
+        label = group[-1] if group and group[-1][1] - group[-1][0] < config.min_size else None
         if p_end - p_start > config.max_size:
-            # A short lead-in (a title line, "Example:") opens the long paragraph's first chunk
-            # rather than standing alone as a chunk of its own.
-            lead = current if current and current[1] - current[0] < config.min_size else None
-            if current and lead is None:
-                spans.append(Span(*current, heading))
-            current = None
-            pieces = _split_paragraph(text, p_start, p_end, config, lead)
+            flush(group[:-1] if label else group)
+            pieces = _split_paragraph(text, p_start, p_end, config, label)
             spans.extend(Span(s, e, heading) for s, e in pieces)
-        elif current and p_end - current[0] <= config.max_size:
-            current = (current[0], p_end)
+            group = []
+        elif group and p_end - group[0][0] <= config.max_size:
+            group.append((p_start, p_end))
+        elif label and len(group) > 1 and p_end - label[0] <= config.max_size:
+            flush(group[:-1])
+            group = [label, (p_start, p_end)]
         else:
-            if current:
-                spans.append(Span(*current, heading))
-            current = (p_start, p_end)
-    if current:
-        spans.append(Span(*current, heading))
+            flush(group)
+            group = [(p_start, p_end)]
+    flush(group)
     return spans
 
 

@@ -93,8 +93,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
                  -- passage is also found by the name of the document or section it is in
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
--- Title words count half as much as words of the passage itself (bench/retrieval_quality.py).
-INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 1.0, 0.5)');
+-- A word of the document's name or the section heading weighs 8 times a word of the
+-- passage: questions name what they are about ("tar ...", "ls ..."). Tuned on
+-- bench/retrieval_quality.py (docs/benchmarks.md has the figures).
+INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 1.0, 8.0)');
 CREATE TRIGGER IF NOT EXISTS chunks_drop_text AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.rowid;
 END;

@@ -402,12 +402,15 @@ def find_chunks(
     match = query if isinstance(query, MatchQuery) else build_match_query(query, segmenter)
     if match.empty or limit <= 0:
         return []
-    for expression in (match.all_terms, match.any_terms):
-        if not expression:
-            continue
-        scored = _match(conn, expression, limit, rowid_range, item_filter, filter_params)
-        if scored:
-            return _load_hits(conn, scored)
+    scored = _match(conn, match.all_terms, limit, rowid_range, item_filter, filter_params)
+    if len(scored) < limit and match.any_terms:
+        # Chunks with every term come first; the best chunks with some of them fill the rest.
+        seen = {rowid for rowid, _ in scored}
+        more = _match(conn, match.any_terms, limit + len(scored), rowid_range, item_filter,
+                      filter_params)
+        scored += [pair for pair in more if pair[0] not in seen][: limit - len(scored)]
+    if scored:
+        return _load_hits(conn, scored)
     if match.substrings:
         return _load_hits(
             conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params)

@@ -33,7 +33,8 @@ _ENGLISH_STOPWORDS = """a an and are as at be been but by can do does for from h
 or that the this to was what when where which who why with you your"""
 _CHINESE_STOPWORDS = """的 了 在 是 我 有 和 就 不 都 一 这 也 很 到 说 要 去 你 会 着
 把 那 吗 呢 吧 啊 如何 怎么 什么 哪些 为什么 是否 请问
-怎样 哪个 一个 如果 可以 能 与 及 或 中 上 下"""
+怎样 哪个 一个 如果 可以 能 与 及 或 中 上 下 从 对 将 被 以 为 之 所 等 并 而 其 或者 以及 时 后 里
+内 给 让 向 于 由 自 个 些"""
 STOPWORDS = frozenset(_ENGLISH_STOPWORDS.split() + _CHINESE_STOPWORDS.split())
 
 
@@ -58,21 +59,22 @@ def normalise_query(query: str) -> str:
 
 def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
     text = normalise_query(query)
-    expressions: list[tuple[str, bool]] = []  # (FTS5 expression, is a stopword)
+    terms: list[tuple[str, bool]] = []  # (FTS5 expression, is a stopword)
     runs: list[str] = []
     position = 0
     for match in CJK_RUN.finditer(text):
-        expressions.extend(_latin(text[position : match.start()]))
+        terms.extend(_latin(text[position : match.start()]))
         run = match.group()
         runs.append(run)
         for term in segmenter.query_terms(run):
-            stop = len(term) == 1 and len(term[0]) == 1 and term[0][0].replace(" ", "") in STOPWORDS
-            expressions.append((_term_expression(SEGMENTED_COLUMNS, term), stop))
+            word = term[0][0].replace(" ", "")
+            stop = len(term) == 1 and len(term[0]) == 1 and word in STOPWORDS
+            terms.append((_term_expression(SEGMENTED_COLUMNS, term), stop))
         position = match.end()
-    expressions.extend(_latin(text[position:]))
+    terms.extend(_latin(text[position:]))
 
-    kept = [e for e, stop in expressions if not stop] or [e for e, _ in expressions]
-    unique = list(dict.fromkeys(kept))[:MAX_TERMS]
+    kept = [expression for expression, stop in terms if not stop]
+    unique = list(dict.fromkeys(kept or [expression for expression, _ in terms]))[:MAX_TERMS]
     return MatchQuery(
         all_terms=" AND ".join(unique),
         any_terms=" OR ".join(unique) if len(unique) > 1 else "",
@@ -85,7 +87,8 @@ def _latin(segment: str) -> list[tuple[str, bool]]:
     for raw in segment.split():
         word = _trim(raw)
         if word:
-            found.append((_term_expression(RAW_COLUMNS, ((word,),)), word.lower() in STOPWORDS))
+            expression = _term_expression(RAW_COLUMNS, ((word,),))
+            found.append((expression, word.lower() in STOPWORDS))
     return found
 
 
