@@ -43,6 +43,7 @@ class MatchQuery:
     all_terms: str  # every term must match ('' when the query has no searchable word)
     any_terms: str  # at least one term ('' when there is only one term)
     substrings: tuple[str, ...]  # Chinese runs, for the scan of the last resort
+    terms: tuple[str, ...] = ()  # the expression of each term, as joined in the two above
 
     @property
     def empty(self) -> bool:
@@ -79,6 +80,7 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
         all_terms=" AND ".join(unique),
         any_terms=" OR ".join(unique) if len(unique) > 1 else "",
         substrings=tuple(dict.fromkeys(runs)),
+        terms=tuple(unique),
     )
 
 

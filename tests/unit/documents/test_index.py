@@ -259,3 +259,23 @@ def test_two_processes_can_index_at_once(settings: Settings, tmp_path: Path):
     with ThreadPoolExecutor(max_workers=3) as pool:
         assert all(n > 0 for n in pool.map(work, paths))
     assert get_index_stats(settings)["total_files"] == 6
+
+
+def test_common_words_do_not_rank_an_or_query(
+    index: SearchIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Past the threshold a word in most chunks only re-scores chunks found by rarer words."""
+    import generalAgent.documents.index as index_module
+
+    monkeypatch.setattr(index_module, "MIN_COMMON_TERM_CHUNKS", 5)
+    paragraphs = [f"common filler number {i}." for i in range(300)]
+    paragraphs[100] = "common rare walrus."
+    paragraphs[200] = "rare walrus only."
+    path = tmp_path / "many.md"
+    path.write_text("\n\n".join(p + " " + "pad " * 70 for p in paragraphs), encoding="utf-8")
+    index.index_file(path)
+    assert index.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] > 50
+    hits = index_module.find_chunks(index.conn, "common walrus zebra", index.segmenter, 3)
+    assert [("walrus" in h.text) for h in hits[:2]] == [True, True]
+    assert "common rare walrus" in hits[0].text  # both words: ranked first
+    assert index_module.find_chunks(index.conn, "common filler zebra", index.segmenter, 3)
