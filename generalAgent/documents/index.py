@@ -418,9 +418,9 @@ def find_chunks(
             )
             scored += [pair for pair in more if pair[0] not in seen][: limit - len(scored)]
     if scored:
-        return _load_hits(conn, scored)
+        return load_hits(conn, scored)
     if match.substrings:
-        return _load_hits(
+        return load_hits(
             conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params)
         )
     return []
@@ -506,7 +506,7 @@ def _scan(
     return conn.execute(sql, [*substrings, *values, limit]).fetchall()
 
 
-def _load_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:
+def load_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:
     if not scored:
         return []
     marks = ",".join("?" * len(scored))
@@ -540,6 +540,19 @@ def chunk_window(conn: sqlite3.Connection, item_id: str, first: int, last: int) 
         f"SELECT {_HIT_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
         " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
         (item_id, first, last),
+    ).fetchall()
+    return [_hit(row, 0.0) for row in rows]
+
+
+def chunks_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]:
+    """The item's chunks with these chunk_index values (those that exist), in order."""
+    if not indexes:
+        return []
+    marks = ",".join("?" * len(indexes))
+    rows = conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+        f" WHERE c.item_id = ? AND c.chunk_index IN ({marks}) ORDER BY c.chunk_index",
+        (item_id, *indexes),
     ).fetchall()
     return [_hit(row, 0.0) for row in rows]
 
