@@ -288,6 +288,41 @@ class KnowledgeStore:
             self._write_chunks(conn, item_id, *prepared)
         return self.get_chunks_for_item(item_id)
 
+    # -- built-in knowledge ---------------------------------------------------------------
+    def builtin_sources(self) -> dict[str, tuple[str, str]]:
+        """{relative path: (content hash, item id)} of the imported built-in files."""
+        rows = self.conn.execute("SELECT path, content_hash, item_id FROM builtin_sources")
+        return {path: (digest, item_id) for path, digest, item_id in rows}
+
+    def save_builtin(
+        self, path: str, content_hash: str, item: KnowledgeItem, item_id: str | None
+    ) -> KnowledgeItem:
+        """Insert (item_id None) or replace a built-in item and record its file's hash, in
+        one transaction, so a crash never leaves a file imported but unrecorded."""
+        if item.domain == DOCUMENTS_DOMAIN:
+            raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
+        if item_id is not None:
+            item.id = item_id
+        prepared = self._prepare_chunks(item)
+        with transaction(self.conn) as conn:
+            conn.execute(
+                f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET domain = excluded.domain,"
+                " category = excluded.category, title = excluded.title,"
+                " content = excluded.content, updated_at = excluded.updated_at",
+                _item_row(item),
+            )
+            _write_tags(conn, item.id, item.tags)
+            self._write_chunks(conn, item.id, *prepared)
+            conn.execute(
+                "INSERT INTO builtin_sources (path, content_hash, item_id, imported_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
+                " content_hash = excluded.content_hash, item_id = excluded.item_id,"
+                " imported_at = excluded.imported_at",
+                (path, content_hash, item.id, now_iso()),
+            )
+        return item
+
     # -- internals ------------------------------------------------------------------------
     def _prepare_chunks(
         self, item: KnowledgeItem
