@@ -160,13 +160,16 @@ def _recovered(
     words = _words(query)
     if not words:
         return []
+    chunkless = store.chunkless_items()
+    if not chunkless:
+        return []
     where, params = filters.sql()
     present = " OR ".join("instr(lower(i.title || ' ' || i.content), ?) > 0" for _ in words)
+    marks = ",".join("?" * len(chunkless))
     rows = store.conn.execute(
-        "SELECT i.id, i.content FROM items i"
-        " WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)"
+        f"SELECT i.id, i.content FROM items i WHERE i.id IN ({marks})"
         f" AND ({present}){' AND ' + where if where else ''} LIMIT 20",
-        [*words, *params],
+        [*chunkless, *words, *params],
     ).fetchall()
     hits: list[ChunkHit] = []
     for item_id, content in rows:
