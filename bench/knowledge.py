@@ -3,7 +3,7 @@
     python -m bench.knowledge [--items 10000] [--rounds 3]
 
 Items are cut from the man pages of bench/manpage_corpus.py (English and Chinese) at
-paragraph boundaries, ~2,300 characters each (about ten chunks), and stored through
+paragraph boundaries, ~2,800 characters each (about ten chunks), and stored through
 `KnowledgeStore.add_knowledge` (chunk, jieba, one transaction each); domain = language,
 category = man section. The 150 questions of the retrieval-quality set are then asked
 through `search_knowledge` with the default content budget, without and with a domain
@@ -37,7 +37,7 @@ from generalAgent.documents.segmentation import load_jieba
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.knowledge.embeddings import LocalEmbeddings
 
-ITEM_CHARS = 2_300
+ITEM_CHARS = 2_800
 
 
 def items_from_pages(limit: int) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ from generalAgent.documents.database import DatabaseError
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, render_search, search_document
+from generalAgent.knowledge.embeddings import embeddings_from_settings
 
 # Documents with more chunks than this get their own progress bar with a chunks/s rate.
 LARGE_DOCUMENT_CHUNKS = 200
@@ -96,7 +97,8 @@ def index_command(
     report: dict[str, Any] = {}
     failed = False
     try:
-        with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        vectors = embeddings_from_settings(settings)
+        with SearchIndex(settings.paths.indexes_db, settings.documents, vectors) as index:
             if cleanup:
                 report["removed"] = index.cleanup_old(days)
                 if not as_json:
@@ -215,7 +217,8 @@ def search_command(
     settings = settings_from(ctx)
     try:
         result = search_document(
-            settings.paths.indexes_db, settings.documents, path, query, max_results, regex=regex
+            settings.paths.indexes_db, settings.documents, path, query, max_results,
+            regex=regex, vectors=embeddings_from_settings(settings),
         )
     except SearchFailure as exc:
         Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")

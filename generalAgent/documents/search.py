@@ -14,7 +14,7 @@ from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.budgets import ContentBudget, apply_budget
-from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.database import DatabaseError, VectorSource
 from generalAgent.documents.extract import DocumentError
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.documents.query import normalise_query
@@ -38,15 +38,20 @@ def search_document(
     *,
     regex: bool = False,
     shown_as: str | None = None,
+    vectors: VectorSource | None = None,
 ) -> dict[str, Any]:
-    """Index `path` if needed and return its best passages for `query`, within budget."""
+    """Index `path` if needed and return its best passages for `query`, within budget.
+
+    `vectors` (semantic search on) embeds the chunks when the file is indexed, so the
+    knowledge base can later search the document by meaning too.
+    """
     shown = shown_as or str(path)
     if not query or not query.strip():
         raise SearchFailure("Empty query: give the words to look for.")
     budget = ContentBudget.from_settings(settings)
     limit = max(1, min(int(max_results), budget.matched_chunks))
     try:
-        with SearchIndex(db_path, settings) as index:
+        with SearchIndex(db_path, settings, vectors) as index:
             document = index.index_file(path)
             hits = index.search(path, query, limit, regex=regex)
             results = _with_context(index, hits)

@@ -89,3 +89,19 @@ def test_failing_endpoint_leaves_keyword_search_working_and_says_so_once(data_di
     assert "Semantic search is off" in first["warning"]
     assert "keyword search still works" in first["warning"]
     assert second["warning"] is None
+
+
+def test_indexed_documents_get_vectors_too(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    from generalAgent.documents.index import SearchIndex
+    from generalAgent.knowledge.embeddings import embeddings_from_settings
+
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    path = tmp_path / "guide.md"
+    path.write_text(LONG, encoding="utf-8")
+    embedder = embeddings_from_settings(settings)
+    with SearchIndex(settings.paths.indexes_db, settings.documents, embedder) as index:
+        document = index.index_file(path)
+        vectors = index.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0]
+    assert document.total_chunks > 1 and vectors == document.total_chunks

@@ -6,12 +6,14 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.documents.search import SearchFailure, render_search, search_document
+from generalAgent.knowledge.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.workspace import WorkspaceError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
+    vectors = embeddings_from_settings(settings)  # None unless semantic search is configured
 
     @tool("search_file")
     def search_file(
@@ -53,6 +55,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 max_results,
                 regex=regex,
                 shown_as=workspace.display(path),
+                vectors=vectors,
             )
         except SearchFailure as exc:
             return f"Error: {exc}"
