@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import glob
 import json
+import sqlite3
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -112,7 +113,7 @@ def index_command(
                 failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])
             if stats:
                 report["stats"] = index.stats()
-    except DatabaseError as exc:
+    except (DatabaseError, sqlite3.Error) as exc:
         err.print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
     if as_json:

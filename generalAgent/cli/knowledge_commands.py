@@ -15,6 +15,7 @@ Messages go to stderr, results to stdout; --json prints machine-readable JSON.
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,6 +28,7 @@ from generalAgent.cli.documents_commands import settings_from
 from generalAgent.documents.budgets import ContentBudget
 from generalAgent.documents.database import DatabaseError
 from generalAgent.documents.extract import DocumentError, extract_document
+from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import KnowledgeError, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item, render_search
@@ -86,7 +88,7 @@ def add_command(
                 source="file" if file else "user", source_path=source_path,
             )
             chunks = store.count_chunks(item.id)
-    except (KnowledgeError, DatabaseError) as exc:
+    except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
@@ -117,7 +119,7 @@ def search_command(
                 max_results=max_results, sort=sort,
                 budget=ContentBudget.from_settings(settings.documents),
             )
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json(result)
@@ -142,7 +144,7 @@ def list_command(
         with _store(ctx) as store:
             items = store.list_knowledge(domain, category, tags, limit=limit, offset=offset)
             total = store.count_knowledge(domain)
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json({"total": total, "items": [
@@ -183,7 +185,7 @@ def show_command(
                 except ValueError:
                     raise _fail("--chunks takes a range such as 0:10.", 2) from None
                 selected = store.get_chunks_for_item(item_id, start, end - 1)
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     if as_json:
         data: dict[str, Any] = {**item.to_dict(), "total_chunks": total}
@@ -203,7 +205,7 @@ def delete_command(
     try:
         with _store(ctx) as store:
             deleted = store.delete_knowledge(item_id)
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     if not deleted:
         raise _fail(f"No knowledge item {item_id!r}.")
@@ -220,7 +222,7 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
                  "categories": store.get_categories(d), "tags": store.get_tags(d)}
                 for d in store.get_domains()
             ]
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json(rows)
@@ -241,7 +243,7 @@ def sync_command(ctx: typer.Context) -> None:
     try:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
-    except DatabaseError as exc:
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     Console().print(report.summary() if report.changed else "Built-in knowledge is up to date.")
     if report.failed:

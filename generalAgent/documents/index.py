@@ -484,8 +484,8 @@ def _match(
     try:
         return conn.execute(sql, [expression, *values, limit]).fetchall()
     except sqlite3.OperationalError as exc:
-        # The query builder quotes every word, so this is a bug, not bad input; report it as
-        # "nothing found" rather than crash the conversation, but keep the reason visible.
+        # The query builder quotes every word, so this is a bug (or a locked or damaged
+        # database), not bad input: callers turn it into a message instead of a traceback.
         raise QueryError(f"the search could not run ({exc})") from None
 
 

@@ -8,6 +8,7 @@ turns it into the text the model reads. Every failure a user can cause comes bac
 
 from __future__ import annotations
 
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,10 @@ def search_document(
         raise SearchFailure(f"Cannot search {shown}: {exc}.") from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
+    except sqlite3.Error as exc:  # e.g. still locked after the busy timeout
+        raise SearchFailure(
+            f"The search index could not be used ({exc}); try again in a moment."
+        ) from None
     budgeted = apply_budget(
         results, replace(budget, call_chars=budget.result_chars, whole_item_chars=0)
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import KnowledgeError, open_store
 from generalAgent.tools.environment import ToolEnvironment
 
@@ -34,7 +37,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     source="agent",
                 )
                 chunks = store.count_chunks(item.id)
-        except (KnowledgeError, DatabaseError) as exc:
+        except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
         return f"Saved \"{item.title}\" in {item.domain} (id {item.id}, {chunks} chunks)."
 

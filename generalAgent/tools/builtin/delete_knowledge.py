@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import open_store
 from generalAgent.tools.environment import ToolEnvironment
 
@@ -23,7 +26,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 if item is None:
                     return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."
                 store.delete_knowledge(item_id)
-        except DatabaseError as exc:
+        except (DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
         return f"Deleted \"{item.title}\" (id {item_id}) from {item.domain}."
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import open_store
 from generalAgent.knowledge.render import render_item
 from generalAgent.tools.environment import ToolEnvironment
@@ -39,7 +42,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     if last < first:
                         return f"Error: chunk_end must be greater than chunk_start ({first})."
                     chunks = store.get_chunks_for_item(item_id, first, last)
-        except DatabaseError as exc:
+        except (DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
         return render_item(item, chunks, total, limit)
 

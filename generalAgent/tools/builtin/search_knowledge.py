@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.documents.budgets import ContentBudget
 from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.render import render_search
 from generalAgent.tools.environment import ToolEnvironment
@@ -53,7 +55,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     holder[0], query, domain=domain, category=category, tags=tags,
                     max_results=max_results, budget=budget,
                 )
-        except DatabaseError as exc:
+        except (DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
         filters = ", ".join(
             f"{name}: {value}"

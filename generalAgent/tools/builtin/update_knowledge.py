@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import KnowledgeError, open_store
 from generalAgent.tools.environment import ToolEnvironment
 
@@ -40,7 +43,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     item_id, title=title, content=content, domain=domain, category=category,
                     tags=tags,
                 )
-        except (KnowledgeError, DatabaseError) as exc:
+        except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
         if item is None:
             return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."

@@ -102,3 +102,15 @@ def test_search_results_stay_within_the_call_budget(data_dir):
     assert text.count("\n[") == 6
     body = sum(len(line) for line in text.splitlines() if line.startswith("      "))
     assert body <= 6_000 + 6 * 6 * 40  # content budget plus the indentation of each line
+
+
+def test_a_damaged_database_is_reported_not_raised(settings: Settings):
+    settings.paths.indexes_db.write_bytes(b"this is not a SQLite database" * 100)
+    run = make_runner(settings)
+    for name, args in (
+        ("search_knowledge", {"query": "x"}),
+        ("add_knowledge", {"title": "t", "content": "c"}),
+        ("get_knowledge_item", {"item_id": "x"}),
+    ):
+        text = run(name, **args)
+        assert text.startswith("Error: The index database") and "Move it away" in text, name
