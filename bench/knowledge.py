@@ -119,17 +119,23 @@ def hybrid_recall(model: str, questions: list[dict]) -> dict[str, Any]:
             scores["index_seconds"] = round(time.perf_counter() - began, 1)
             for mode in ("lexical", "hybrid"):
                 store.embedder = embedder if mode == "hybrid" else None
-                hits = 0
+                hits = {"en": 0, "zh": 0}
                 for question in questions:
                     result = search_knowledge(store, question["question"], max_results=5)
                     target = f"{question['lang']}/{question['page']}"
-                    hits += any(
+                    hits[question["lang"]] += any(
                         ids.get(r["item"]["id"]) == target
                         and any(question["answer"].lower() in c["content"].lower()
                                 for c in r["matched_chunks"])
                         for r in result["results"]
                     )
-                scores[f"{mode}_recall_at_5"] = round(hits / len(questions), 3)
+                totals = {lang: sum(q["lang"] == lang for q in questions) for lang in hits}
+                scores[f"{mode}_recall_at_5"] = {
+                    "all": round(sum(hits.values()) / len(questions), 3),
+                    **{lang: round(hits[lang] / totals[lang], 3) for lang in hits},
+                }
+            scores["model"] = model
+            scores["chunks"] = store.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
     return scores
 
 

@@ -116,6 +116,10 @@ class LocalEmbeddings(Embedder):
                 )
             path = Path(next(iter(spec.submodule_search_locations)))
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local model must never be downloaded
+        # The libraries' progress bars and notices would land on the user's terminal.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
