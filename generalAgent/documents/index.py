@@ -364,14 +364,17 @@ class SearchIndex:
         record = self.document(compute_file_hash(Path(path)))
         if record is None:
             return []
+        return self.search_item(record["item_id"], query, max_results, regex=regex)
+
+    def search_item(
+        self, item_id: str, query: str, max_results: int = 5, *, regex: bool = False
+    ) -> list[ChunkHit]:
+        """Best chunks of one indexed document (or any item) by its id."""
         if regex:
-            return regex_chunks(self.conn, record["item_id"], query, max_results)
+            return regex_chunks(self.conn, item_id, query, max_results)
         return find_chunks(
-            self.conn,
-            query,
-            self.segmenter,
-            max_results,
-            rowid_range=item_rowid_range(self.conn, record["item_id"]),
+            self.conn, query, self.segmenter, max_results,
+            rowid_range=item_rowid_range(self.conn, item_id),
         )
 
     def neighbours(

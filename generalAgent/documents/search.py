@@ -54,7 +54,7 @@ def search_document(
     try:
         with SearchIndex(db_path, settings, vectors) as index:
             document = index.index_file(path)
-            hits = index.search(path, query, limit, regex=regex)
+            hits = index.search_item(document.item_id, query, limit, regex=regex)
             results = _with_context(index, hits)
     except DocumentError as exc:
         raise SearchFailure(f"Cannot search {shown}: {exc}") from None

@@ -209,6 +209,7 @@ def test_chunks_of_a_document_have_consecutive_rowids(index: SearchIndex, tmp_pa
         assert [i for _, i in pairs] == list(range(len(pairs)))
 
 
+@pytest.mark.smoke
 def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
     assert not index_exists(report, settings)
     assert search_in_index(report, "baseline", 5, settings) == []  # not indexed yet

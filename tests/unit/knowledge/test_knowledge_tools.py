@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -39,6 +40,7 @@ def item_id_of(text: str) -> str:
     return text.split("(id ")[1].split(",")[0].split(")")[0]
 
 
+@pytest.mark.smoke
 def test_add_search_update_get_delete(settings: Settings):
     run = make_runner(settings)
     added = run("add_knowledge", title="发布流程", content="先打标签，再构建，最后发布。",
