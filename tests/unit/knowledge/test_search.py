@@ -127,3 +127,19 @@ def test_call_stays_within_the_total_budget(store: KnowledgeStore):
     sizes = [content_size(r) for r in result["results"]]
     assert len(result["results"]) == 8
     assert all(size <= 3_000 for size in sizes) and sum(sizes) <= 10_000
+
+
+@pytest.mark.parametrize("sort", ["relevance", "date", "title"])
+def test_budgets_do_not_change_the_results_or_their_order(store: KnowledgeStore, sort: str):
+    for n in range(6):
+        store.add_knowledge(f"Book {n}", book("walrus", chapters=10 + 10 * n), domain=f"d{n % 2}",
+                            tags=[f"t{n % 3}"])
+    tight = ContentBudget(call_chars=5_000, result_chars=1_500, chunk_chars=200)
+    for filters in ({}, {"domain": "d1"}, {"tags": ["t0", "t2"]}):
+        plain = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, **filters)
+        fitted = search_knowledge(
+            store, "walrus chapter", sort=sort, max_results=6, budget=tight, **filters
+        )
+        assert [(r["item"]["id"], r["score"]) for r in fitted["results"]] == [
+            (r["item"]["id"], r["score"]) for r in plain["results"]
+        ]
