@@ -4,10 +4,12 @@
 segments and writes one document in one transaction; `search` finds a document's chunks
 for a query; `find_chunks` is the ranked lookup that knowledge search shares.
 
-The lookup runs at most three statements, stopping at the first that finds something:
-every term (AND), any term (OR, ranked by bm25), then a plain substring scan for the
-Chinese runs of the query (see query.py for why each exists). FTS5 sorts by its `rank`
-column itself and reads the text of the returned rows only.
+The lookup has three stages: chunks with every term (AND); when those are fewer than asked
+for, the best chunks with any term fill the rest (OR, ranked by bm25; on a large index the
+candidates come from the rarer terms, see `_or_expression`); and when neither finds
+anything, a plain substring scan for the Chinese runs of the query (see query.py for why
+each exists). FTS5 sorts by its `rank` column itself and reads the text of the returned
+rows only.
 """
 
 from __future__ import annotations
