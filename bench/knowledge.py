@@ -72,7 +72,10 @@ def _item(lang: str, path: Path, section: str, part: int, paragraphs: list[str])
 
 
 def timed_searches(
-    store: KnowledgeStore, questions: list[dict], budget: ContentBudget, rounds: int,
+    store: KnowledgeStore,
+    questions: list[dict],
+    budget: ContentBudget,
+    rounds: int,
     by_domain: bool,
 ) -> dict[str, Any]:
     largest_result = largest_call = 0
@@ -95,8 +98,7 @@ def timed_searches(
         "p95_ms": round(ordered[int(0.95 * (len(ordered) - 1))], 2),
         "largest_result_chars": largest_result,
         "largest_call_chars": largest_call,
-        "within_budget": largest_result <= budget.result_chars
-        and largest_call <= budget.call_chars,
+        "within_budget": largest_result <= budget.result_chars and largest_call <= budget.call_chars,
     }
 
 
@@ -105,16 +107,16 @@ def hybrid_recall(model: str, questions: list[dict]) -> dict[str, Any]:
     pages = build_corpus(questions, distractors=300)
     scores: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)},
-                                 documents={"embedding_local_model": model})
+        settings = load_settings(
+            env_file=None, paths={"data_dir": Path(tmp)}, documents={"embedding_local_model": model}
+        )
         embedder = LocalEmbeddings(model, settings.documents.embedding_batch_size)
         with KnowledgeStore(settings.paths.indexes_db, settings.documents, embedder) as store:
             ids = {}
             began = time.perf_counter()
             for lang, paths in pages.items():
                 for path in paths:
-                    item = store.add_knowledge(path.name, path.read_text(encoding="utf-8"),
-                                               domain=lang)
+                    item = store.add_knowledge(path.name, path.read_text(encoding="utf-8"), domain=lang)
                     ids[item.id] = f"{lang}/{path.name.removesuffix('.md')}"
             scores["index_seconds"] = round(time.perf_counter() - began, 1)
             for mode in ("lexical", "hybrid"):
@@ -125,8 +127,9 @@ def hybrid_recall(model: str, questions: list[dict]) -> dict[str, Any]:
                     target = f"{question['lang']}/{question['page']}"
                     hits[question["lang"]] += any(
                         ids.get(r["item"]["id"]) == target
-                        and any(question["answer"].lower() in c["content"].lower()
-                                for c in r["matched_chunks"])
+                        and any(
+                            question["answer"].lower() in c["content"].lower() for c in r["matched_chunks"]
+                        )
                         for r in result["results"]
                     )
                 totals = {lang: sum(q["lang"] == lang for q in questions) for lang in hits}

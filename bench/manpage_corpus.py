@@ -41,15 +41,111 @@ _ESCAPES = [
 _CJK = re.compile(r"[\u3400-\u9fff\uff00-\uffef]")
 _FONT_MACROS = {"B", "I", "SM", "SB", "UR", "MT"}
 _ALTERNATING_MACROS = {"BR", "IR", "RB", "RI", "BI", "IB"}
-_BREAK_MACROS = {"PP", "LP", "P", "TP", "IP", "HP", "sp", "br", "TQ", "RS", "RE", "EX", "EE",
-                 "nf", "fi", "UE", "ME", "in", "Pp", "Lp", "Bl", "El", "Bd", "Ed", "It", "Dl"}
+_BREAK_MACROS = {
+    "PP",
+    "LP",
+    "P",
+    "TP",
+    "IP",
+    "HP",
+    "sp",
+    "br",
+    "TQ",
+    "RS",
+    "RE",
+    "EX",
+    "EE",
+    "nf",
+    "fi",
+    "UE",
+    "ME",
+    "in",
+    "Pp",
+    "Lp",
+    "Bl",
+    "El",
+    "Bd",
+    "Ed",
+    "It",
+    "Dl",
+}
 # mdoc macros: removed from the text they decorate (Fl is handled: it makes an option).
 _MDOC_MACROS = {
-    "Ar", "Ic", "Cm", "Nm", "Pa", "Op", "Oo", "Oc", "Ns", "Xo", "Xc", "Li", "Ev", "Em", "Sy",
-    "Dq", "Sq", "Ql", "Va", "Dv", "Er", "Xr", "Tn", "Ux", "At", "Bx", "Pf", "Ta", "Lk", "Mt",
-    "Aq", "Pq", "Brq", "Bq", "Qq", "Po", "Pc", "Ao", "Ac", "Do", "Dc", "So", "Sc", "Qo", "Qc",
-    "Bo", "Bc", "Ft", "Fn", "Fa", "Fd", "Fo", "Fc", "In", "Vt", "Ad", "An", "Lb", "Rs", "Re",
-    "Ox", "Nx", "Fx", "Bsx", "Dx", "St", "Mx", "Ms", "No", "Cd", "Ot", "Sm", "Bk", "Ek", "Ud",
+    "Ar",
+    "Ic",
+    "Cm",
+    "Nm",
+    "Pa",
+    "Op",
+    "Oo",
+    "Oc",
+    "Ns",
+    "Xo",
+    "Xc",
+    "Li",
+    "Ev",
+    "Em",
+    "Sy",
+    "Dq",
+    "Sq",
+    "Ql",
+    "Va",
+    "Dv",
+    "Er",
+    "Xr",
+    "Tn",
+    "Ux",
+    "At",
+    "Bx",
+    "Pf",
+    "Ta",
+    "Lk",
+    "Mt",
+    "Aq",
+    "Pq",
+    "Brq",
+    "Bq",
+    "Qq",
+    "Po",
+    "Pc",
+    "Ao",
+    "Ac",
+    "Do",
+    "Dc",
+    "So",
+    "Sc",
+    "Qo",
+    "Qc",
+    "Bo",
+    "Bc",
+    "Ft",
+    "Fn",
+    "Fa",
+    "Fd",
+    "Fo",
+    "Fc",
+    "In",
+    "Vt",
+    "Ad",
+    "An",
+    "Lb",
+    "Rs",
+    "Re",
+    "Ox",
+    "Nx",
+    "Fx",
+    "Bsx",
+    "Dx",
+    "St",
+    "Mx",
+    "Ms",
+    "No",
+    "Cd",
+    "Ot",
+    "Sm",
+    "Bk",
+    "Ek",
+    "Ud",
 }
 
 
@@ -59,8 +155,7 @@ def ensure_manpages_zh() -> None:
         return
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         sys.exit("Chinese man pages missing: run `apt-get install manpages-zh` as root.")
-    subprocess.run(["apt-get", "install", "-y", "-q", "manpages-zh"], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(["apt-get", "install", "-y", "-q", "manpages-zh"], check=True, stdout=subprocess.DEVNULL)
 
 
 def _clean(text: str) -> str:
@@ -94,7 +189,7 @@ def roff_to_text(source: str) -> str:
     """Plain text of a man page: headings for sections, paragraphs separated by blank lines."""
     lines: list[str] = []
     for raw in source.splitlines():
-        if raw.startswith((".\\\"", "'\\\"")) or raw.strip() in {".", "'"}:
+        if raw.startswith(('.\\"', "'\\\"")) or raw.strip() in {".", "'"}:
             continue
         if not raw.startswith((".", "'")):
             lines.append(_clean(raw))

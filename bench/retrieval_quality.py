@@ -37,9 +37,7 @@ def load_questions() -> list[dict]:
 def build_corpus(questions: list[dict], distractors: int) -> dict[str, list[Path]]:
     wanted = {lang: {q["page"] for q in questions if q["lang"] == lang} for lang in ("en", "zh")}
     english = corpus("en", names=wanted["en"])
-    english += [p for p in corpus("en", limit=distractors + len(english)) if p not in english][
-        :distractors
-    ]
+    english += [p for p in corpus("en", limit=distractors + len(english)) if p not in english][:distractors]
     return {"en": english, "zh": corpus("zh")}
 
 
@@ -56,16 +54,19 @@ def evaluate(index: SearchIndex, questions: list[dict], titles: dict[str, str]) 
             (
                 n
                 for n, hit in enumerate(hits, start=1)
-                if titles.get(hit.item_id) == target
-                and question["answer"].lower() in hit.text.lower()
+                if titles.get(hit.item_id) == target and question["answer"].lower() in hit.text.lower()
             ),
             None,
         )
         per_lang[question["lang"]].append((rank is not None and rank <= 5, 1 / rank if rank else 0))
         if rank is None or rank > 5:
             misses.append(
-                {"id": question["id"], "question": question["question"], "rank": rank,
-                 "top": [titles.get(h.item_id) for h in hits[:3]]}
+                {
+                    "id": question["id"],
+                    "question": question["question"],
+                    "rank": rank,
+                    "top": [titles.get(h.item_id) for h in hits[:3]],
+                }
             )
     scores = {}
     everything = [r for rows in per_lang.values() for r in rows]

@@ -45,9 +45,7 @@ def ensure_peers() -> None:
         import bm25s  # noqa: F401
         import rank_bm25  # noqa: F401
     except ImportError:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "bm25s", "rank-bm25"], check=True
-        )
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "bm25s", "rank-bm25"], check=True)
 
 
 def tokenize(text: str) -> list[str]:
@@ -122,8 +120,7 @@ def measure(index: SearchIndex, queries: list[str], rounds: int) -> dict[str, An
         words = [w for w in tokenize(query) if w in vocab] or [next(iter(vocab))]
         return retriever.retrieve([words], k=10, show_progress=False, n_threads=1)
 
-    result["bm25s"] = {**timed(bm25s_query, queries, rounds),
-                       "index_s": round(bm25s_index_s, 2)}
+    result["bm25s"] = {**timed(bm25s_query, queries, rounds), "index_s": round(bm25s_index_s, 2)}
 
     began = time.perf_counter()
     okapi = BM25Okapi(tokens)
@@ -137,9 +134,7 @@ def measure(index: SearchIndex, queries: list[str], rounds: int) -> dict[str, An
 
     result["rank_bm25"] = {**timed(okapi_query, sample, 1), "index_s": round(okapi_index_s, 2)}
     for peer in ("bm25s", "rank_bm25"):
-        result[f"ratio_p50_vs_{peer}"] = round(
-            result["fts5"]["p50_ms"] / result[peer]["p50_ms"], 3
-        )
+        result[f"ratio_p50_vs_{peer}"] = round(result["fts5"]["p50_ms"] / result[peer]["p50_ms"], 3)
     return result
 
 
@@ -168,15 +163,14 @@ def main(argv: list[str]) -> int:
                 totals[lang][2] += document.seconds
                 totals[lang][3] += 1
                 if chunks >= checkpoints[0]:
-                    report["checkpoints"][str(checkpoints.pop(0))] = measure(
-                        index, queries, args.rounds
-                    )
+                    report["checkpoints"][str(checkpoints.pop(0))] = measure(index, queries, args.rounds)
     indexing: dict[str, Any] = {}
-    for name, rows in (("all", [sum(v) for v in zip(*totals.values(), strict=True)]),
-                       *totals.items()):
+    for name, rows in (("all", [sum(v) for v in zip(*totals.values(), strict=True)]), *totals.items()):
         chars, n_chunks, seconds, docs = rows
         indexing[name] = {
-            "documents": int(docs), "chars": int(chars), "chunks": int(n_chunks),
+            "documents": int(docs),
+            "chars": int(chars),
+            "chunks": int(n_chunks),
             "seconds": round(seconds, 2),
             "chars_per_s": round(chars / seconds) if seconds else 0,
             "chunks_per_s": round(n_chunks / seconds) if seconds else 0,

@@ -124,9 +124,7 @@ def index_command(
         raise typer.Exit(1)
 
 
-def _index_files(
-    index: SearchIndex, files: list[Path], err: Console, force: bool
-) -> list[dict[str, Any]]:
+def _index_files(index: SearchIndex, files: list[Path], err: Console, force: bool) -> list[dict[str, Any]]:
     results: list[dict[str, Any]] = []
     began = time.perf_counter()
     with Progress(
@@ -149,14 +147,23 @@ def _index_files(
             else:
                 status = "unchanged" if document.reused else "indexed"
                 results.append(
-                    {"path": str(path), "status": status, "chunks": document.total_chunks,
-                     "chars": document.total_chars, "seconds": round(document.seconds, 3),
-                     **({"warning": document.warning} if document.warning else {})}
+                    {
+                        "path": str(path),
+                        "status": status,
+                        "chunks": document.total_chunks,
+                        "chars": document.total_chars,
+                        "seconds": round(document.seconds, 3),
+                        **({"warning": document.warning} if document.warning else {}),
+                    }
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
-                detail = "unchanged" if document.reused else (
-                    f"{document.total_chunks} chunks, {document.total_chars:,} chars, "
-                    f"{document.seconds:.2f}s"
+                detail = (
+                    "unchanged"
+                    if document.reused
+                    else (
+                        f"{document.total_chunks} chunks, {document.total_chars:,} chars, "
+                        f"{document.seconds:.2f}s"
+                    )
                 )
                 err.print(f"{mark} {escape(str(path))}: {detail}")
                 if document.warning:
@@ -218,8 +225,13 @@ def search_command(
     settings = settings_from(ctx)
     try:
         result = search_document(
-            settings.paths.indexes_db, settings.documents, path, query, max_results,
-            regex=regex, vectors=embeddings_from_settings(settings),
+            settings.paths.indexes_db,
+            settings.documents,
+            path,
+            query,
+            max_results,
+            regex=regex,
+            vectors=embeddings_from_settings(settings),
         )
     except SearchFailure as exc:
         Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")

@@ -84,8 +84,13 @@ def add_command(
     try:
         with open_store(settings) as store:
             item = store.add_knowledge(
-                title or "", content or "", domain=domain, category=category, tags=tags or [],
-                source="file" if file else "user", source_path=source_path,
+                title or "",
+                content or "",
+                domain=domain,
+                category=category,
+                tags=tags or [],
+                source="file" if file else "user",
+                source_path=source_path,
             )
             chunks = store.count_chunks(item.id)
     except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
@@ -93,8 +98,9 @@ def add_command(
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
     else:
-        Console().print(f"Added {escape(item.title)!r} to {escape(item.domain)}: id {item.id}, "
-                        f"{chunks} chunks.")
+        Console().print(
+            f"Added {escape(item.title)!r} to {escape(item.domain)}: id {item.id}, {chunks} chunks."
+        )
 
 
 @kb.command("search")
@@ -115,8 +121,13 @@ def search_command(
     try:
         with open_store(settings) as store:
             result = search_knowledge(
-                store, query, domain=domain, category=category, tags=tags,
-                max_results=max_results, sort=sort,
+                store,
+                query,
+                domain=domain,
+                category=category,
+                tags=tags,
+                max_results=max_results,
+                sort=sort,
                 budget=ContentBudget.from_settings(settings.documents),
             )
     except (DatabaseError, QueryError, sqlite3.Error) as exc:
@@ -147,17 +158,21 @@ def list_command(
     except (DatabaseError, QueryError, sqlite3.Error) as exc:
         raise _fail(str(exc)) from None
     if as_json:
-        _print_json({"total": total, "items": [
-            {k: v for k, v in i.to_dict().items() if k != "content"} | {"chars": len(i.content)}
-            for i in items
-        ]})
+        _print_json(
+            {
+                "total": total,
+                "items": [
+                    {k: v for k, v in i.to_dict().items() if k != "content"} | {"chars": len(i.content)}
+                    for i in items
+                ],
+            }
+        )
         return
     table = Table(title=f"Knowledge ({len(items)} of {total})")
     for column in ("id", "domain", "category", "title", "tags", "updated"):
         table.add_column(column)
     for item in items:
-        table.add_row(item.id, item.domain, item.category, item.title, ", ".join(item.tags),
-                      item.updated_at)
+        table.add_row(item.id, item.domain, item.category, item.title, ", ".join(item.tags), item.updated_at)
     Console().print(table)
 
 
@@ -198,9 +213,7 @@ def show_command(
 
 
 @kb.command("delete")
-def delete_command(
-    ctx: typer.Context, item_id: Annotated[str, typer.Argument(help="Item id")]
-) -> None:
+def delete_command(ctx: typer.Context, item_id: Annotated[str, typer.Argument(help="Item id")]) -> None:
     """Delete an item with its chunks."""
     try:
         with _store(ctx) as store:
@@ -218,8 +231,12 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
     try:
         with _store(ctx) as store:
             rows = [
-                {"domain": d, "items": store.count_knowledge(d),
-                 "categories": store.get_categories(d), "tags": store.get_tags(d)}
+                {
+                    "domain": d,
+                    "items": store.count_knowledge(d),
+                    "categories": store.get_categories(d),
+                    "tags": store.get_tags(d),
+                }
                 for d in store.get_domains()
             ]
     except (DatabaseError, QueryError, sqlite3.Error) as exc:
@@ -231,8 +248,7 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
     for column in ("domain", "items", "categories", "tags"):
         table.add_column(column)
     for row in rows:
-        table.add_row(row["domain"], str(row["items"]), ", ".join(row["categories"]),
-                      ", ".join(row["tags"]))
+        table.add_row(row["domain"], str(row["items"]), ", ".join(row["categories"]), ", ".join(row["tags"]))
     Console().print(table)
 
 

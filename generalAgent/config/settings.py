@@ -103,6 +103,10 @@ class PathSettings(BaseSettings):
     knowledge_dir: Path = Field(
         default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
     )
+    tools_config: Path = Field(
+        default=PROJECT_ROOT / "generalAgent" / "config" / "tools.yaml",
+        description="The tool tiers file (copy it to enable or hide tools)",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING", description="Level of DATA_DIR/logs/generalagent.log"
     )
@@ -208,16 +212,12 @@ class DocumentSettings(BaseSettings):
     embedding_api_key: SecretStr | None = Field(
         default=None, description="Key for embeddings; unset = OPENAI_API_KEY"
     )
-    embedding_batch_size: int = Field(
-        default=32, ge=1, le=2_048, description="Texts per embedding request"
-    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=2_048, description="Texts per embedding request")
     embedding_timeout: float = Field(
         default=60.0, gt=0, le=3_600, description="Seconds per embedding request"
     )
 
-    @field_validator(
-        "embedding_model", "embedding_local_model", "embedding_base_url", mode="before"
-    )
+    @field_validator("embedding_model", "embedding_local_model", "embedding_base_url", mode="before")
     @classmethod
     def _blank_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
@@ -379,7 +379,12 @@ def render_settings_markdown() -> str:
     """The settings table of docs/configuration.md (between its settings markers)."""
     lines = []
     for name, cls in _GROUPS.items():
-        lines += [f"### {_GROUP_TITLES[name]}", "", "| Variable | Default | Allowed | Description |", "|---|---|---|---|"]
+        lines += [
+            f"### {_GROUP_TITLES[name]}",
+            "",
+            "| Variable | Default | Allowed | Description |",
+            "|---|---|---|---|",
+        ]
         for field, info in cls.model_fields.items():
             default = _shown_default(info.default) or ("required" if field in _REQUIRED else "unset")
             allowed = _allowed_values(cls, field) or "text"

@@ -84,9 +84,7 @@ def cleanup_old_indexes(days: int = 30, settings: Settings | None = None) -> int
         return index.cleanup_old(days)
 
 
-def cleanup_old_indexes_for_file(
-    path: Path, keep_hash: str, settings: Settings | None = None
-) -> int:
+def cleanup_old_indexes_for_file(path: Path, keep_hash: str, settings: Settings | None = None) -> int:
     """Delete the index of an older version of the file at `path` (any hash but `keep_hash`)."""
     with open_index(settings) as index:
         return index.cleanup_for_file(Path(path), keep_hash)

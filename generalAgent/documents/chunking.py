@@ -152,9 +152,7 @@ def _is_heading_only(text: str, start: int, end: int) -> bool:
     return bool(body) and "\n" not in body and _HEADING.fullmatch(body) is not None
 
 
-def _split_section(
-    text: str, start: int, end: int, heading: str, config: ChunkingConfig
-) -> list[Span]:
+def _split_section(text: str, start: int, end: int, heading: str, config: ChunkingConfig) -> list[Span]:
     spans: list[Span] = []
     group: list[tuple[int, int]] = []  # paragraphs of the chunk being built
 
@@ -219,9 +217,7 @@ def _overlap_tail(
     return tail
 
 
-def _fixed_windows(
-    text: str, start: int, end: int, config: ChunkingConfig
-) -> list[tuple[int, int]]:
+def _fixed_windows(text: str, start: int, end: int, config: ChunkingConfig) -> list[tuple[int, int]]:
     """Windows of at most max_size, each starting `overlap` before the previous one's end.
 
     A window ends at the last whitespace in its final `overlap` characters when there is one,
@@ -232,9 +228,7 @@ def _fixed_windows(
     while True:
         limit = min(position + config.max_size, end)
         if limit < end:
-            cut = text.rfind(
-                " ", max(position + config.max_size - config.overlap, position + 1), limit
-            )
+            cut = text.rfind(" ", max(position + config.max_size - config.overlap, position + 1), limit)
             if cut > position:
                 limit = cut
         s, e = _strip(text, position, limit)

@@ -141,9 +141,7 @@ def connect(path: Path) -> sqlite3.Connection:
             str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
     except (OSError, sqlite3.Error) as exc:
-        raise DatabaseError(
-            f"Cannot open the index database {path}: {exc}. Check DATA_DIR."
-        ) from None
+        raise DatabaseError(f"Cannot open the index database {path}: {exc}. Check DATA_DIR.") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         conn.execute("PRAGMA journal_mode = WAL")
@@ -163,8 +161,7 @@ def connect(path: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise DatabaseError(
-            f"The index database {path} is unusable ({exc}). "
-            "Move it away; it is rebuilt on next use."
+            f"The index database {path} is unusable ({exc}). Move it away; it is rebuilt on next use."
         ) from None
     except DatabaseError:
         conn.close()
@@ -189,9 +186,7 @@ class VectorSource(Protocol):
 
     model: str
 
-    def vectors(
-        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
-    ) -> list[bytes]: ...
+    def vectors(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[bytes]: ...
 
 
 def segment_rows(
@@ -264,9 +259,7 @@ def replace_chunks(
 
 
 def item_rowid_range(conn: sqlite3.Connection, item_id: str) -> tuple[int, int] | None:
-    row = conn.execute(
-        "SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = ?", (item_id,)
-    ).fetchone()
+    row = conn.execute("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()
     return None if row[0] is None else (row[0], row[1])
 
 

@@ -21,6 +21,8 @@ from typing import Any
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.chunking import BLOCK_SEPARATOR, Block
 
+# Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
+TEXT_ENCODINGS = ("utf-8-sig", "gb18030")
 PDF_TYPES = {".pdf": "pdf"}
 OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
@@ -31,9 +33,7 @@ _TEXT_SUFFIXES = """
 .css .py .pyi .js .jsx .ts .tsx .java .kt .go .rs .c .h .cc .cpp .hpp .cs .rb .php .swift .scala
 .sh .bash .zsh .ps1 .sql .r .lua .pl .m .vue .svelte
 """
-SEARCHABLE_SUFFIXES = frozenset(
-    [*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, *_TEXT_SUFFIXES.split()]
-)
+SEARCHABLE_SUFFIXES = frozenset([*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, *_TEXT_SUFFIXES.split()])
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old Office files and encrypted new ones
 _CJK_CHAR = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # pdfium marks a hyphen it inserted at a line break with one of these.
@@ -73,8 +73,7 @@ def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocumen
     suffix = path.suffix.lower()
     if suffix in OLD_OFFICE:
         raise DocumentError(
-            f"{name} is in the old binary Office format; "
-            f"save it as {OLD_OFFICE[suffix]} and try again."
+            f"{name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
         )
     kind = file_type_of(path)
     readers = {
@@ -90,19 +89,15 @@ def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocumen
     except DocumentError:
         raise
     except MemoryError:
-        raise DocumentError(
-            f"{name} is too large to read in memory; split it into parts."
-        ) from None
+        raise DocumentError(f"{name} is too large to read in memory; split it into parts.") from None
     except Exception as exc:  # a library's own error on a malformed file: say so, no traceback
         raise DocumentError(
-            f"{name} could not be read ({type(exc).__name__}: {_first_line(exc)}); "
-            "it may be damaged."
+            f"{name} could not be read ({type(exc).__name__}: {_first_line(exc)}); it may be damaged."
         ) from None
     if not blocks:
         if kind == "pdf":
             raise DocumentError(
-                f"{name} has no text layer (scanned?). "
-                "Run OCR on it (e.g. ocrmypdf) and index the result."
+                f"{name} has no text layer (scanned?). Run OCR on it (e.g. ocrmypdf) and index the result."
             )
         raise DocumentError(f"{name} contains no text to search.")
     return ExtractedDocument(name=name, file_type=kind, blocks=blocks)
@@ -126,9 +121,7 @@ def preview_document(path: Path, settings: DocumentSettings) -> str:
     if len(text) > chars:
         text = text[:chars]
     if len(text) < total:
-        text += (
-            f"\n\n[preview: {len(text):,} of {total:,} characters; search the file for the rest]"
-        )
+        text += f"\n\n[preview: {len(text):,} of {total:,} characters; search the file for the rest]"
     return text
 
 
@@ -160,9 +153,7 @@ def _office_archive(path: Path, what: str) -> None:
             f"save an unprotected {what} copy and try again."
         )
     if not zipfile.is_zipfile(path):
-        raise DocumentError(
-            f"{path.name} is not a valid {what} file (damaged, or another format renamed)."
-        )
+        raise DocumentError(f"{path.name} is not a valid {what} file (damaged, or another format renamed).")
 
 
 # -- PDF -----------------------------------------------------------------------------------
@@ -174,8 +165,7 @@ def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise DocumentError(
-                f"{path.name} is password-protected; "
-                "save a copy without the password and try again."
+                f"{path.name} is password-protected; save a copy without the password and try again."
             ) from None
         raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
     try:
@@ -333,8 +323,7 @@ def group_rows(rows: list[str], settings: DocumentSettings) -> Iterator[str]:
     size = len(header)
     for row in data:
         if group and (
-            len(group) >= settings.xlsx_rows_per_chunk
-            or size + 1 + len(row) > settings.chunk_max_size
+            len(group) >= settings.xlsx_rows_per_chunk or size + 1 + len(row) > settings.chunk_max_size
         ):
             yield "\n".join([header, *group])
             group, size = [], len(header)
@@ -366,9 +355,7 @@ def _read_pptx(path: Path, settings: DocumentSettings) -> list[Block]:
             notes = slide.notes_slide.notes_text_frame
             if notes is not None and notes.text.strip():
                 parts.append("Notes: " + notes.text.strip())
-        blocks.append(
-            Block(text="\n\n".join(p for p in parts if p.strip()), page=number, heading=title)
-        )
+        blocks.append(Block(text="\n\n".join(p for p in parts if p.strip()), page=number, heading=title))
     return blocks
 
 
@@ -398,14 +385,12 @@ def _read_text(path: Path, settings: DocumentSettings) -> list[Block]:
 
 def decode_text(data: bytes, name: str) -> str:
     """UTF-8 (with or without BOM), else GB18030 (Chinese files saved by Windows tools)."""
-    for encoding in ("utf-8-sig", "gb18030"):
+    for encoding in TEXT_ENCODINGS:
         try:
             return data.decode(encoding)
         except UnicodeDecodeError:
             continue
-    raise DocumentError(
-        f"{name} is neither UTF-8 nor GB18030 text; save it as UTF-8 and try again."
-    )
+    raise DocumentError(f"{name} is neither UTF-8 nor GB18030 text; save it as UTF-8 and try again.")
 
 
 def _first_line(exc: Exception) -> str:

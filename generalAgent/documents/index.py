@@ -143,9 +143,7 @@ class SearchIndex:
     def document(self, file_hash: str) -> sqlite3.Row | None:
         self.conn.row_factory = sqlite3.Row
         try:
-            return self.conn.execute(
-                "SELECT * FROM documents WHERE file_hash = ?", (file_hash,)
-            ).fetchone()
+            return self.conn.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
         finally:
             self.conn.row_factory = None
 
@@ -195,8 +193,7 @@ class SearchIndex:
         content, chunks = chunk_blocks(extracted.blocks, self.chunking)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         rows = [
-            ChunkRow(uuid.uuid4().hex, c.index, c.text, c.start, c.end, c.page, c.heading)
-            for c in chunks
+            ChunkRow(uuid.uuid4().hex, c.index, c.text, c.start, c.end, c.page, c.heading) for c in chunks
         ]
         total = len(rows)
         segmented = segment_rows(
@@ -263,9 +260,7 @@ class SearchIndex:
             warning=warning,
         )
 
-    def _vectors(
-        self, rows: Sequence[ChunkRow], progress: Progress | None
-    ) -> tuple[list[bytes] | None, str]:
+    def _vectors(self, rows: Sequence[ChunkRow], progress: Progress | None) -> tuple[list[bytes] | None, str]:
         if self.vector_source is None or not rows:
             return None, ""
         from generalAgent.knowledge.embeddings import EmbeddingError
@@ -316,9 +311,7 @@ class SearchIndex:
         """
         path = Path(path).resolve()
         with transaction(self.conn) as conn:
-            row = conn.execute(
-                "SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)
-            ).fetchone()
+            row = conn.execute("SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)).fetchone()
             if row is None or row[0] == keep_hash:
                 return 0
             conn.execute("DELETE FROM document_paths WHERE path = ?", (str(path),))
@@ -329,10 +322,7 @@ class SearchIndex:
         cutoff = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
         with transaction(self.conn) as conn:
             hashes = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT file_hash FROM documents WHERE indexed_at <= ?", (cutoff,)
-                )
+                r[0] for r in conn.execute("SELECT file_hash FROM documents WHERE indexed_at <= ?", (cutoff,))
             ]
             for file_hash in hashes:
                 self._delete_document(file_hash)
@@ -342,13 +332,10 @@ class SearchIndex:
 
     def stats(self) -> dict[str, Any]:
         files, chunks, size = self.conn.execute(
-            "SELECT COUNT(*), COALESCE(SUM(total_chunks), 0), COALESCE(SUM(file_size), 0)"
-            " FROM documents"
+            "SELECT COUNT(*), COALESCE(SUM(total_chunks), 0), COALESCE(SUM(file_size), 0) FROM documents"
         ).fetchone()
         items = self.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
-        db_size = sum(
-            p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists()
-        )
+        db_size = sum(p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists())
         return {
             "total_files": files,
             "total_chunks": chunks,
@@ -359,9 +346,7 @@ class SearchIndex:
         }
 
     # -- reading ----------------------------------------------------------------------
-    def search(
-        self, path: Path, query: str, max_results: int = 5, *, regex: bool = False
-    ) -> list[ChunkHit]:
+    def search(self, path: Path, query: str, max_results: int = 5, *, regex: bool = False) -> list[ChunkHit]:
         """Best chunks of the already indexed file at `path`; [] if it is not indexed."""
         record = self.document(compute_file_hash(Path(path)))
         if record is None:
@@ -375,20 +360,20 @@ class SearchIndex:
         if regex:
             return regex_chunks(self.conn, item_id, query, max_results)
         return find_chunks(
-            self.conn, query, self.segmenter, max_results,
+            self.conn,
+            query,
+            self.segmenter,
+            max_results,
             rowid_range=item_rowid_range(self.conn, item_id),
         )
 
-    def neighbours(
-        self, item_id: str, chunk_index: int, before: int = 1, after: int = 1
-    ) -> list[ChunkHit]:
+    def neighbours(self, item_id: str, chunk_index: int, before: int = 1, after: int = 1) -> list[ChunkHit]:
         return chunk_window(self.conn, item_id, chunk_index - before, chunk_index + after)
 
 
 # -- lookups shared with knowledge search ----------------------------------------------
 _HIT_COLUMNS = (
-    "c.rowid, c.item_id, c.id, c.chunk_index, c.page, c.heading, f.text,"
-    " c.start_position, c.end_position"
+    "c.rowid, c.item_id, c.id, c.chunk_index, c.page, c.heading, f.text, c.start_position, c.end_position"
 )
 
 
@@ -418,16 +403,12 @@ def find_chunks(
         seen = {rowid for rowid, _ in scored}
         any_terms = match.any_terms if rowid_range else _or_expression(conn, match.terms)
         if any_terms:
-            more = _match(
-                conn, any_terms, limit + len(scored), rowid_range, item_filter, filter_params
-            )
+            more = _match(conn, any_terms, limit + len(scored), rowid_range, item_filter, filter_params)
             scored += [pair for pair in more if pair[0] not in seen][: limit - len(scored)]
     if scored:
         return load_hits(conn, scored)
     if match.substrings:
-        return load_hits(
-            conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params)
-        )
+        return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
     return []
 
 
@@ -562,9 +543,7 @@ def chunks_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) ->
     return [_hit(row, 0.0) for row in rows]
 
 
-def regex_chunks(
-    conn: sqlite3.Connection, item_id: str, pattern: str, limit: int
-) -> list[ChunkHit]:
+def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: int) -> list[ChunkHit]:
     """Chunks containing a match of the regular expression `pattern`, in document order."""
     if len(pattern) > MAX_REGEX_CHARS:
         raise QueryError(f"the regular expression is longer than {MAX_REGEX_CHARS} characters")
@@ -576,8 +555,7 @@ def regex_chunks(
     if row is None:
         return []
     spans = conn.execute(
-        "SELECT chunk_index, start_position, end_position FROM chunks WHERE item_id = ?"
-        " ORDER BY chunk_index",
+        "SELECT chunk_index, start_position, end_position FROM chunks WHERE item_id = ? ORDER BY chunk_index",
         (item_id,),
     ).fetchall()
     starts = [start for _, start, _ in spans]
@@ -591,15 +569,11 @@ def regex_chunks(
         wanted[index] = wanted.get(index, 0) + 1
     hits = []
     for index, count in wanted.items():
-        hits.extend(
-            replace(h, score=float(count)) for h in chunk_window(conn, item_id, index, index)
-        )
+        hits.extend(replace(h, score=float(count)) for h in chunk_window(conn, item_id, index, index))
     return hits
 
 
-def _chunk_at(
-    spans: Sequence[tuple[int, int, int]], starts: Sequence[int], offset: int
-) -> int | None:
+def _chunk_at(spans: Sequence[tuple[int, int, int]], starts: Sequence[int], offset: int) -> int | None:
     """The first chunk whose span contains `offset`; None between chunks (blank lines).
 
     Chunks are ordered by start and overlap their predecessor only, so the chunk holding

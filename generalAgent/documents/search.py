@@ -63,12 +63,8 @@ def search_document(
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:  # e.g. still locked after the busy timeout
-        raise SearchFailure(
-            f"The search index could not be used ({exc}); try again in a moment."
-        ) from None
-    budgeted = apply_budget(
-        results, replace(budget, call_chars=budget.result_chars, whole_item_chars=0)
-    )
+        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+    budgeted = apply_budget(results, replace(budget, call_chars=budget.result_chars, whole_item_chars=0))
     return {
         "file": shown,
         "file_type": document.file_type,

@@ -1,9 +1,9 @@
 """The knowledge base: items and chunks in indexes.db, two-phase search within budgets.
 
-    from generalAgent.knowledge import open_store, search_knowledge
-    with open_store(settings) as store:
-        store.add_knowledge("Release checklist", text, domain="ops", tags=["release"])
-        result = search_knowledge(store, "release 检查", domain="ops", budget=budget)
+from generalAgent.knowledge import open_store, search_knowledge
+with open_store(settings) as store:
+    store.add_knowledge("Release checklist", text, domain="ops", tags=["release"])
+    result = search_knowledge(store, "release 检查", domain="ops", budget=budget)
 """
 
 from __future__ import annotations
@@ -27,6 +27,4 @@ __all__ = [
 
 def open_store(settings: Settings) -> KnowledgeStore:
     """The store of `settings`, with embeddings when semantic search is configured."""
-    return KnowledgeStore(
-        settings.paths.indexes_db, settings.documents, embeddings_from_settings(settings)
-    )
+    return KnowledgeStore(settings.paths.indexes_db, settings.documents, embeddings_from_settings(settings))

@@ -37,8 +37,12 @@ class ImportReport:
     def summary(self) -> str:
         parts = [
             f"{len(names)} {what}"
-            for what, names in (("added", self.added), ("updated", self.updated),
-                                ("removed", self.removed), ("failed", self.failed))
+            for what, names in (
+                ("added", self.added),
+                ("updated", self.updated),
+                ("removed", self.removed),
+                ("failed", self.failed),
+            )
             if names
         ]
         line = "Built-in knowledge: " + ", ".join(parts) + "."

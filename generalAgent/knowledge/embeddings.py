@@ -42,9 +42,7 @@ class Embedder(ABC):
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One vector per text, in order."""
 
-    def vectors(
-        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
-    ) -> list[bytes]:
+    def vectors(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[bytes]:
         blobs: list[bytes] = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])
@@ -80,7 +78,9 @@ class EndpointEmbeddings(Embedder):
 
         if self._client is None:
             self._client = openai.OpenAI(
-                base_url=self._base_url, api_key=self._api_key, timeout=self._timeout,
+                base_url=self._base_url,
+                api_key=self._api_key,
+                timeout=self._timeout,
                 max_retries=2,
             )
         try:
@@ -124,8 +124,7 @@ class LocalEmbeddings(Embedder):
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise EmbeddingError(
-                "sentence-transformers is not installed: "
-                "pip install 'generalAgent[local-embeddings]'"
+                "sentence-transformers is not installed: pip install 'generalAgent[local-embeddings]'"
             ) from None
         try:
             return SentenceTransformer(str(path), device="cpu")

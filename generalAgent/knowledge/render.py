@@ -17,10 +17,10 @@ def render_search(result: dict[str, Any], filters: str = "") -> str:
     notice = f"Note: {result['warning']}\n\n" if result.get("warning") else ""
     if not results:
         return (
-            f"{notice}Nothing in the knowledge base matches \"{result['query']}\"{where}. "
+            f'{notice}Nothing in the knowledge base matches "{result["query"]}"{where}. '
             "Try other or fewer words, the other language, or no filters."
         )
-    lines = [f"{notice}{len(results)} result(s) for \"{result['query']}\"{where}, best first:"]
+    lines = [f'{notice}{len(results)} result(s) for "{result["query"]}"{where}, best first:']
     for number, entry in enumerate(results, start=1):
         item = entry["item"]
         lines += ["", f"[{number}] {item['title']}  ({_labels(item)})  score {entry['score']:g}"]
@@ -53,8 +53,7 @@ def render_item(
     """An item's fields, then either its chunks (a range was asked for) or its content."""
     head = [
         f"{item.title}  ({_labels(item.to_dict())})",
-        f"id: {item.id} | {total_chunks} chunks{_source(item.to_dict())}"
-        f" | updated {item.updated_at}",
+        f"id: {item.id} | {total_chunks} chunks{_source(item.to_dict())} | updated {item.updated_at}",
     ]
     if chunks is not None:
         if not chunks:
@@ -65,13 +64,10 @@ def render_item(
                 break
             shown.append(chunk)
             used += len(chunk.content)
-        body = [
-            f"chunk {c.chunk_index}{_heading(c.heading)}:\n{_indent(c.content, 2)}" for c in shown
-        ]
+        body = [f"chunk {c.chunk_index}{_heading(c.heading)}:\n{_indent(c.content, 2)}" for c in shown]
         last = shown[-1].chunk_index
         more = (
-            f"\n(chunks {shown[0].chunk_index}-{last} of {total_chunks}; read on with "
-            f"chunk_start={last + 1})"
+            f"\n(chunks {shown[0].chunk_index}-{last} of {total_chunks}; read on with chunk_start={last + 1})"
             if last + 1 < total_chunks
             else ""
         )
@@ -80,7 +76,9 @@ def render_item(
     if len(content) <= content_limit:
         return "\n".join(head) + "\n\n" + content
     return (
-        "\n".join(head) + "\n\n" + content[:content_limit]
+        "\n".join(head)
+        + "\n\n"
+        + content[:content_limit]
         + f"\n\n(cut: {content_limit:,} of {len(content):,} characters shown; read the rest "
         f"by chunks with get_knowledge_item(item_id='{item.id}', chunk_start=0, chunk_end=20))"
     )

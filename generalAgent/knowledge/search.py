@@ -99,8 +99,7 @@ def search_knowledge(
     ranked = [entry for entry in ranked if entry[1] >= min_score]
     ranked.sort(key=_sort_key(sort))
     results = [
-        _result(store, item, score, chunk_hits, matched_cap)
-        for item, score, chunk_hits in ranked[:limit]
+        _result(store, item, score, chunk_hits, matched_cap) for item, score, chunk_hits in ranked[:limit]
     ]
     if budget is not None:
         results = apply_budget(results, budget)
@@ -108,13 +107,9 @@ def search_knowledge(
 
 
 # -- phase 1 ----------------------------------------------------------------------------------
-def _lexical(
-    store: KnowledgeStore, query: str, filters: Filters, limit: int
-) -> list[ChunkHit]:
+def _lexical(store: KnowledgeStore, query: str, filters: Filters, limit: int) -> list[ChunkHit]:
     where, params = filters.sql()
-    return find_chunks(
-        store.conn, query, store.segmenter, limit, item_filter=where, filter_params=params
-    )
+    return find_chunks(store.conn, query, store.segmenter, limit, item_filter=where, filter_params=params)
 
 
 def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[ChunkHit]:
@@ -152,9 +147,7 @@ def _fuse(lexical: list[ChunkHit], semantic: list[ChunkHit]) -> list[ChunkHit]:
     return [replace(hits[rowid], score=round(scores[rowid], 6)) for rowid in order]
 
 
-def _recovered(
-    store: KnowledgeStore, query: str, filters: Filters, found: set[str]
-) -> list[ChunkHit]:
+def _recovered(store: KnowledgeStore, query: str, filters: Filters, found: set[str]) -> list[ChunkHit]:
     """Hits in items that have no chunks yet: chunk them now, or cut passages around the
     query's words when that fails."""
     words = _words(query)
@@ -178,8 +171,12 @@ def _recovered(
         try:
             store.ensure_chunks(item_id)
             item_hits = find_chunks(
-                store.conn, build_match_query(query, store.segmenter), store.segmenter,
-                5, item_filter="i.id = ?", filter_params=[item_id],
+                store.conn,
+                build_match_query(query, store.segmenter),
+                store.segmenter,
+                5,
+                item_filter="i.id = ?",
+                filter_params=[item_id],
             )
         except (sqlite3.Error, ValueError):
             item_hits = []
@@ -210,8 +207,16 @@ def passages_around(item_id: str, content: str, words: list[str], size: int) -> 
         taken.append((start, end))
         hits.append(
             ChunkHit(
-                rowid=-1, item_id=item_id, chunk_id="", chunk_index=-1, page=None, heading="",
-                text=content[start:end], start=start, end=end, score=0.0,
+                rowid=-1,
+                item_id=item_id,
+                chunk_id="",
+                chunk_index=-1,
+                page=None,
+                heading="",
+                text=content[start:end],
+                start=start,
+                end=end,
+                score=0.0,
             )
         )
     return hits[:5]

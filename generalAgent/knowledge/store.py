@@ -30,12 +30,9 @@ from generalAgent.knowledge.models import KnowledgeChunk, KnowledgeItem, new_id,
 
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 50
-_ITEM_COLUMNS = (
-    "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
-)
+_ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
 _CHUNK_COLUMNS = (
-    "c.id, c.item_id, c.chunk_index, f.text, c.heading, c.start_position, c.end_position,"
-    " c.metadata, c.page"
+    "c.id, c.item_id, c.chunk_index, f.text, c.heading, c.start_position, c.end_position, c.metadata, c.page"
 )
 
 
@@ -46,9 +43,7 @@ class KnowledgeError(Exception):
 class KnowledgeStore:
     """Items and chunks of indexes.db. One connection; use as a context manager."""
 
-    def __init__(
-        self, db_path: Path, settings: DocumentSettings, embedder: Embedder | None = None
-    ) -> None:
+    def __init__(self, db_path: Path, settings: DocumentSettings, embedder: Embedder | None = None) -> None:
         self.db_path = Path(db_path)
         self.settings = settings
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
@@ -162,8 +157,15 @@ class KnowledgeStore:
             conn.execute(
                 "UPDATE items SET domain = ?, category = ?, title = ?, content = ?,"
                 " priority = ?, updated_at = ? WHERE id = ?",
-                (item.domain, item.category, item.title, item.content, item.priority,
-                 item.updated_at, item.id),
+                (
+                    item.domain,
+                    item.category,
+                    item.title,
+                    item.content,
+                    item.priority,
+                    item.updated_at,
+                    item.id,
+                ),
             )
             _write_tags(conn, item.id, item.tags)
             if prepared is not None:
@@ -176,9 +178,7 @@ class KnowledgeStore:
             return conn.execute("DELETE FROM items WHERE id = ?", (item_id,)).rowcount > 0
 
     def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
-        row = self.conn.execute(
-            f"SELECT {_ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,)
-        ).fetchone()
+        row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,)).fetchone()
         return self._items([row])[0] if row else None
 
     def get_items(self, item_ids: Sequence[str]) -> dict[str, KnowledgeItem]:
@@ -209,9 +209,7 @@ class KnowledgeStore:
 
     def count_knowledge(self, domain: str | None = None) -> int:
         where, params = item_filter(domain, None, None, alias="items")
-        return self.conn.execute(
-            f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params
-        ).fetchone()[0]
+        return self.conn.execute(f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params).fetchone()[0]
 
     def get_domains(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT DISTINCT domain FROM items ORDER BY 1")]
@@ -256,14 +254,11 @@ class KnowledgeStore:
         return [_chunk(row) for row in rows]
 
     def count_chunks(self, item_id: str) -> int:
-        return self.conn.execute(
-            "SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)
-        ).fetchone()[0]
+        return self.conn.execute("SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()[0]
 
     def get_chunk_by_id(self, chunk_id: str) -> KnowledgeChunk | None:
         row = self.conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
-            " WHERE c.id = ?",
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?",
             (chunk_id,),
         ).fetchone()
         return _chunk(row) if row else None
@@ -354,9 +349,7 @@ class KnowledgeStore:
     ) -> tuple[list[ChunkRow], list[tuple[str, str]], list[bytes] | None]:
         """Chunk, segment and embed outside the write transaction (the slow part)."""
         _, chunks = chunk_blocks([Block(item.content)], self.chunking)
-        rows = [
-            ChunkRow(new_id(), c.index, c.text, c.start, c.end, None, c.heading) for c in chunks
-        ]
+        rows = [ChunkRow(new_id(), c.index, c.text, c.start, c.end, None, c.heading) for c in chunks]
         return (rows, *self._index_columns(item.title, rows))
 
     def _index_columns(
@@ -394,9 +387,17 @@ class KnowledgeStore:
                 tags[item_id].append(tag)
         return [
             KnowledgeItem(
-                id=row[0], domain=row[1], category=row[2], title=row[3], content=row[4],
-                source=row[5], source_path=row[6], priority=row[7], created_at=row[8],
-                updated_at=row[9], tags=sorted(tags[row[0]]),
+                id=row[0],
+                domain=row[1],
+                category=row[2],
+                title=row[3],
+                content=row[4],
+                source=row[5],
+                source_path=row[6],
+                priority=row[7],
+                created_at=row[8],
+                updated_at=row[9],
+                tags=sorted(tags[row[0]]),
             )
             for row in rows
         ]
@@ -422,8 +423,7 @@ def item_filter(
     if wanted:
         marks = ",".join("?" * len(wanted))
         where.append(
-            f"EXISTS (SELECT 1 FROM item_tags t"
-            f" WHERE t.item_id = {alias}.id AND t.tag IN ({marks}))"
+            f"EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = {alias}.id AND t.tag IN ({marks}))"
         )
         params.extend(wanted)
     return " AND ".join(where), params
@@ -464,23 +464,34 @@ def _clean_name(name: str, what: str) -> str:
 
 def _item_row(item: KnowledgeItem) -> tuple[Any, ...]:
     return (
-        item.id, item.domain, item.category, item.title, item.content, item.source,
-        item.source_path, item.priority, item.created_at, item.updated_at,
+        item.id,
+        item.domain,
+        item.category,
+        item.title,
+        item.content,
+        item.source,
+        item.source_path,
+        item.priority,
+        item.created_at,
+        item.updated_at,
     )
 
 
 def _write_tags(conn: sqlite3.Connection, item_id: str, tags: list[str]) -> None:
     conn.execute("DELETE FROM item_tags WHERE item_id = ?", (item_id,))
-    conn.executemany(
-        "INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(item_id, t) for t in tags]
-    )
+    conn.executemany("INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(item_id, t) for t in tags])
 
 
 def _chunk_row(chunk: KnowledgeChunk) -> ChunkRow:
     page = chunk.metadata.get("page")
     return ChunkRow(
-        chunk.id, chunk.chunk_index, chunk.content, chunk.start_position, chunk.end_position,
-        page if isinstance(page, int) else None, chunk.heading,
+        chunk.id,
+        chunk.chunk_index,
+        chunk.content,
+        chunk.start_position,
+        chunk.end_position,
+        page if isinstance(page, int) else None,
+        chunk.heading,
         json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True),
     )
 
@@ -490,6 +501,12 @@ def _chunk(row: Sequence[Any]) -> KnowledgeChunk:
     if row[8] is not None and "page" not in metadata:
         metadata["page"] = row[8]  # document chunks keep their page in a column of their own
     return KnowledgeChunk(
-        id=row[0], item_id=row[1], chunk_index=row[2], content=row[3], heading=row[4],
-        start_position=row[5], end_position=row[6], metadata=metadata,
+        id=row[0],
+        item_id=row[1],
+        chunk_index=row[2],
+        content=row[3],
+        heading=row[4],
+        start_position=row[5],
+        end_position=row[6],
+        metadata=metadata,
     )

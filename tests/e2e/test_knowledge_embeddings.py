@@ -24,14 +24,15 @@ def semantic_settings(data_dir: Path, base_url: str) -> Settings:
         env_file=None,
         model={"openai_api_key": "sk-test"},
         paths={"data_dir": data_dir},
-        documents={"embedding_model": "test-embed", "embedding_base_url": base_url,
-                   "embedding_batch_size": 8},
+        documents={
+            "embedding_model": "test-embed",
+            "embedding_base_url": base_url,
+            "embedding_batch_size": 8,
+        },
     )
 
 
-def test_vectors_are_written_with_the_chunks_in_batches(
-    data_dir: Path, openai_server: ScriptedOpenAIServer
-):
+def test_vectors_are_written_with_the_chunks_in_batches(data_dir: Path, openai_server: ScriptedOpenAIServer):
     settings = semantic_settings(data_dir, openai_server.base_url)
     with open_store(settings) as store:
         item = store.add_knowledge("Pipeline", LONG)
@@ -50,9 +51,7 @@ def test_vectors_are_written_with_the_chunks_in_batches(
     assert all(len(r.body["input"]) <= 8 and r.body["model"] == "test-embed" for r in requests)
 
 
-def test_search_fuses_vector_and_keyword_rankings(
-    data_dir: Path, openai_server: ScriptedOpenAIServer
-):
+def test_search_fuses_vector_and_keyword_rankings(data_dir: Path, openai_server: ScriptedOpenAIServer):
     settings = semantic_settings(data_dir, openai_server.base_url)
     with open_store(settings) as store:
         store.add_knowledge("Pipeline", LONG)
@@ -77,8 +76,11 @@ def test_failing_endpoint_leaves_keyword_search_working_and_says_so_once(data_di
         env_file=None,
         model={"openai_api_key": "sk-test"},
         paths={"data_dir": data_dir},
-        documents={"embedding_model": "test-embed", "embedding_timeout": 2,
-                   "embedding_base_url": f"http://127.0.0.1:{free_port()}/v1"},
+        documents={
+            "embedding_model": "test-embed",
+            "embedding_timeout": 2,
+            "embedding_base_url": f"http://127.0.0.1:{free_port()}/v1",
+        },
     )
     with open_store(settings) as store:
         store.add_knowledge("Pipeline", "The deployment pipeline has four stages.")

@@ -25,9 +25,7 @@ def results(draw: st.DrawFn) -> list[dict]:
             {
                 "item": {"id": f"item{n}", "title": f"T{n}", "content": "c" * size},
                 "score": draw(st.floats(min_value=0, max_value=100)),
-                "matched_chunks": chunks(
-                    draw(st.lists(chunk_sizes, min_size=1, max_size=15)), 0, "m"
-                ),
+                "matched_chunks": chunks(draw(st.lists(chunk_sizes, min_size=1, max_size=15)), 0, "m"),
                 "context_chunks": chunks(draw(st.lists(chunk_sizes, max_size=30)), 100, "x"),
             }
         )

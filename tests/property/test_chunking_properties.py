@@ -8,8 +8,27 @@ from hypothesis import strategies as st
 from generalAgent.documents.chunking import Block, ChunkingConfig, chunk_blocks, split_text
 
 WORDS = st.sampled_from(
-    ["baseline", "4.1", "multi-agent", "营收增长", "客户满意度", "。", "！", ". ", "? ", "\n",
-     "\n\n", "# 标题\n", "## Heading\n", "```\n", "  ", "x" * 120, "数据" * 90, "🙂", "\t"]
+    [
+        "baseline",
+        "4.1",
+        "multi-agent",
+        "营收增长",
+        "客户满意度",
+        "。",
+        "！",
+        ". ",
+        "? ",
+        "\n",
+        "\n\n",
+        "# 标题\n",
+        "## Heading\n",
+        "```\n",
+        "  ",
+        "x" * 120,
+        "数据" * 90,
+        "🙂",
+        "\t",
+    ]
 )
 TEXT = st.one_of(
     st.text(max_size=3_000),
@@ -27,9 +46,7 @@ def configs(draw: st.DrawFn) -> ChunkingConfig:
 
 @settings(max_examples=300, deadline=None)
 @given(text=TEXT, config=configs(), markdown=st.booleans())
-def test_chunks_are_non_empty_bounded_and_cover_the_text(
-    text: str, config: ChunkingConfig, markdown: bool
-):
+def test_chunks_are_non_empty_bounded_and_cover_the_text(text: str, config: ChunkingConfig, markdown: bool):
     spans = split_text(text, config, markdown=markdown)
     covered = [False] * len(text)
     for span in spans:

@@ -117,11 +117,16 @@ TEXTS = st.text(max_size=200)
 
 @settings(max_examples=200, deadline=None)
 @given(
-    title=TEXTS, content=TEXTS, domain=TEXTS, category=TEXTS, tags=st.lists(TEXTS, max_size=5),
-    source=TEXTS, source_path=st.none() | TEXTS, priority=st.integers(-10, 10),
+    title=TEXTS,
+    content=TEXTS,
+    domain=TEXTS,
+    category=TEXTS,
+    tags=st.lists(TEXTS, max_size=5),
+    source=TEXTS,
+    source_path=st.none() | TEXTS,
+    priority=st.integers(-10, 10),
 )
-def test_knowledge_item_round_trips(title, content, domain, category, tags, source, source_path,
-                                    priority):
+def test_knowledge_item_round_trips(title, content, domain, category, tags, source, source_path, priority):
     item = KnowledgeItem(title, content, domain, category, tags, source, source_path, priority)
     assert KnowledgeItem.from_dict(item.to_dict()) == item
     assert KnowledgeItem.from_dict(item.to_dict()).to_dict() == item.to_dict()
@@ -129,16 +134,19 @@ def test_knowledge_item_round_trips(title, content, domain, category, tags, sour
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3)
-    | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
     max_leaves=8,
 )
 
 
 @settings(max_examples=200, deadline=None)
 @given(
-    item_id=TEXTS, index=st.integers(0, 10_000), content=TEXTS, heading=TEXTS,
-    start=st.integers(0, 10**6), end=st.integers(0, 10**6),
+    item_id=TEXTS,
+    index=st.integers(0, 10_000),
+    content=TEXTS,
+    heading=TEXTS,
+    start=st.integers(0, 10**6),
+    end=st.integers(0, 10**6),
     metadata=st.dictionaries(st.text(max_size=10), JSON, max_size=4),
 )
 def test_knowledge_chunk_round_trips(item_id, index, content, heading, start, end, metadata):

@@ -33,12 +33,16 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         try:
             with open_store(env.settings) as store:
                 item = store.add_knowledge(
-                    title, content, domain=domain, category=category, tags=tags or [],
+                    title,
+                    content,
+                    domain=domain,
+                    category=category,
+                    tags=tags or [],
                     source="agent",
                 )
                 chunks = store.count_chunks(item.id)
         except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
-        return f"Saved \"{item.title}\" in {item.domain} (id {item.id}, {chunks} chunks)."
+        return f'Saved "{item.title}" in {item.domain} (id {item.id}, {chunks} chunks).'
 
     return add_knowledge

@@ -28,6 +28,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 store.delete_knowledge(item_id)
         except (DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
-        return f"Deleted \"{item.title}\" (id {item_id}) from {item.domain}."
+        return f'Deleted "{item.title}" (id {item_id}) from {item.domain}.'
 
     return delete_knowledge

@@ -17,9 +17,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     limit = env.settings.documents.max_result_content_size
 
     @tool("get_knowledge_item")
-    def get_knowledge_item(
-        item_id: str, chunk_start: int | None = None, chunk_end: int | None = None
-    ) -> str:
+    def get_knowledge_item(item_id: str, chunk_start: int | None = None, chunk_end: int | None = None) -> str:
         """Read a knowledge item. Without a range: its fields and text (long text is cut,
         and the answer says how to read on). With chunk_start/chunk_end: those chunks
         (numbers as in search results; end not included), as many as fit in one answer.

@@ -52,15 +52,19 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 if not holder:
                     holder.append(open_store(env.settings))
                 result = search_knowledge(
-                    holder[0], query, domain=domain, category=category, tags=tags,
-                    max_results=max_results, budget=budget,
+                    holder[0],
+                    query,
+                    domain=domain,
+                    category=category,
+                    tags=tags,
+                    max_results=max_results,
+                    budget=budget,
                 )
         except (DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
         filters = ", ".join(
             f"{name}: {value}"
-            for name, value in (("domain", domain), ("category", category),
-                                ("tags", ", ".join(tags or [])))
+            for name, value in (("domain", domain), ("category", category), ("tags", ", ".join(tags or [])))
             if value
         )
         return render_search(result, filters)

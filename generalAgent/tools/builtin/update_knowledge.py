@@ -33,20 +33,21 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             tags: new list of tags (replaces the old list)
         """
         if all(v is None for v in (title, content, domain, category, tags)):
-            return (
-                "Error: nothing to change; give at least one of title, content, domain, "
-                "category, tags."
-            )
+            return "Error: nothing to change; give at least one of title, content, domain, category, tags."
         try:
             with open_store(env.settings) as store:
                 item = store.update_knowledge(
-                    item_id, title=title, content=content, domain=domain, category=category,
+                    item_id,
+                    title=title,
+                    content=content,
+                    domain=domain,
+                    category=category,
                     tags=tags,
                 )
         except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
             return f"Error: {exc}"
         if item is None:
             return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."
-        return f"Updated \"{item.title}\" (id {item.id}) in {item.domain}."
+        return f'Updated "{item.title}" (id {item.id}) in {item.domain}.'
 
     return update_knowledge

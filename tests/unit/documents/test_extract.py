@@ -159,9 +159,7 @@ def test_missing_file_and_folder(tmp_path: Path, settings: Settings):
 def test_preview_respects_the_page_and_character_limits(tmp_path: Path):
     from generalAgent.config.settings import load_settings
 
-    settings = load_settings(
-        env_file=None, documents={"pdf_preview_pages": 2, "pdf_preview_chars": 1_000}
-    )
+    settings = load_settings(env_file=None, documents={"pdf_preview_pages": 2, "pdf_preview_chars": 1_000})
     pages = [[f"Page {n} line {i} with some words" for i in range(40)] for n in range(1, 5)]
     path = make_pdf(tmp_path / "long.pdf", pages)
     preview = preview_document(path, settings.documents)

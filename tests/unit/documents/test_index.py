@@ -101,8 +101,27 @@ def test_scores_are_positive_and_best_first(index: SearchIndex, report: Path):
     assert all(s >= 0 for s in scores)
 
 
-MALFORMED = ['"', '""', "AND", "OR NOT", "NEAR(a, b)", "*", "base*", ":", "text:foo", "^x",
-             "(((", ")", "{text}", "🙂🙂", "x" * 10_000, "营收" * 3_000, "\x00", "-", "'; DROP"]
+MALFORMED = [
+    '"',
+    '""',
+    "AND",
+    "OR NOT",
+    "NEAR(a, b)",
+    "*",
+    "base*",
+    ":",
+    "text:foo",
+    "^x",
+    "(((",
+    ")",
+    "{text}",
+    "🙂🙂",
+    "x" * 10_000,
+    "营收" * 3_000,
+    "\x00",
+    "-",
+    "'; DROP",
+]
 
 
 @pytest.mark.parametrize("query", MALFORMED, ids=range(len(MALFORMED)))
@@ -148,9 +167,7 @@ def test_a_new_version_at_the_same_path_replaces_the_old(index: SearchIndex, rep
     assert found(index, report, "zebras")
 
 
-def test_old_version_kept_while_another_path_still_shows_it(
-    index: SearchIndex, report: Path, tmp_path: Path
-):
+def test_old_version_kept_while_another_path_still_shows_it(index: SearchIndex, report: Path, tmp_path: Path):
     copy = tmp_path / "copy.md"
     shutil.copy(report, copy)
     old = index.index_file(report)
@@ -175,9 +192,7 @@ def test_stale_index_is_rebuilt(settings: Settings, report: Path):
 
 def test_changing_the_segmenter_reindexes(data_dir: Path, report: Path):
     jieba = load_settings(env_file=None, paths={"data_dir": data_dir})
-    plain = load_settings(
-        env_file=None, paths={"data_dir": data_dir}, documents={"use_jieba": False}
-    )
+    plain = load_settings(env_file=None, paths={"data_dir": data_dir}, documents={"use_jieba": False})
     create_index(report, jieba)
     assert not index_exists(report, plain)
     create_index(report, plain)

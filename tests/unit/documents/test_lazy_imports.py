@@ -5,8 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-HEAVY = ("jieba", "pypdfium2", "docx", "openpyxl", "pptx", "numpy", "openai",
-         "sentence_transformers")
+HEAVY = ("jieba", "pypdfium2", "docx", "openpyxl", "pptx", "numpy", "openai", "sentence_transformers")
 
 PROBE = f"""
 import sys

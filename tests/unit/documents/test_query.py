@@ -74,9 +74,7 @@ def fts() -> sqlite3.Connection:
         "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, text_jieba, title,"
         " tokenize='porter unicode61 remove_diacritics 2')"
     )
-    conn.execute(
-        "INSERT INTO chunks_fts VALUES ('baseline 4.1 multi-agent NEAR AND', '营收 增长', 'r')"
-    )
+    conn.execute("INSERT INTO chunks_fts VALUES ('baseline 4.1 multi-agent NEAR AND', '营收 增长', 'r')")
     return conn
 
 
@@ -92,8 +90,31 @@ def test_any_unicode_query_is_valid_fts5(fts: sqlite3.Connection, query: str):
 @settings(max_examples=200, deadline=None)
 @given(
     query=st.lists(
-        st.sampled_from(['"', "AND", "OR", "NOT", "NEAR", "*", ":", "^", "(", ")", "{", "}",
-                         "-", "+", "营收", "baseline", "🙂", "\x00", "'", ";", "\\"]),
+        st.sampled_from(
+            [
+                '"',
+                "AND",
+                "OR",
+                "NOT",
+                "NEAR",
+                "*",
+                ":",
+                "^",
+                "(",
+                ")",
+                "{",
+                "}",
+                "-",
+                "+",
+                "营收",
+                "baseline",
+                "🙂",
+                "\x00",
+                "'",
+                ";",
+                "\\",
+            ]
+        ),
         max_size=30,
     ).map(" ".join)
 )

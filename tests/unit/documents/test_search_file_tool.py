@@ -24,9 +24,7 @@ def run_tool(settings: Settings, **args: object) -> str:
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
     call = AIMessage(content="", tool_calls=[{"name": "search_file", "args": args, "id": "c1"}])
-    result = graph.compile().invoke(
-        {"messages": [call]}, config={"configurable": {"thread_id": THREAD}}
-    )
+    result = graph.compile().invoke({"messages": [call]}, config={"configurable": {"thread_id": THREAD}})
     return str(result["messages"][-1].content)
 
 
@@ -93,17 +91,19 @@ def test_unreadable_document_is_explained(settings: Settings, tmp_path: Path):
 
 
 def test_empty_query(settings: Settings, pdf: Path):
-    assert run_tool(settings, file_path=upload(settings, pdf), query="  ").startswith(
-        "Error: Empty query"
-    )
+    assert run_tool(settings, file_path=upload(settings, pdf), query="  ").startswith("Error: Empty query")
 
 
 def test_output_stays_within_the_content_budget(data_dir: Path, tmp_path: Path):
     settings = load_settings(
         env_file=None,
         paths={"data_dir": data_dir},
-        documents={"chunk_max_size": 4_000, "chunk_overlap": 0, "max_chunk_content_size": 1_500,
-                   "max_result_content_size": 4_000},
+        documents={
+            "chunk_max_size": 4_000,
+            "chunk_overlap": 0,
+            "max_chunk_content_size": 1_500,
+            "max_result_content_size": 4_000,
+        },
     )
     big = tmp_path / "big.md"
     big.write_text("\n\n".join(("needle " + "filler " * 560) for _ in range(8)), encoding="utf-8")

@@ -30,8 +30,20 @@ def kb(app: typer.Typer, settings: Settings, *args: str):
 
 
 def test_add_search_list_show_delete(app, settings: Settings, tmp_path: Path):
-    note = kb(app, settings, "add", "--title", "VPN", "--content", "Use the office VPN.",
-              "--domain", "it", "--tag", "network", "--json")
+    note = kb(
+        app,
+        settings,
+        "add",
+        "--title",
+        "VPN",
+        "--content",
+        "Use the office VPN.",
+        "--domain",
+        "it",
+        "--tag",
+        "network",
+        "--json",
+    )
     assert note.exit_code == 0, note.output
     item = json.loads(note.stdout)
     assert (item["domain"], item["tags"], item["chunks"]) == ("it", ["network"], 1)

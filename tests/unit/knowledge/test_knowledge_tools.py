@@ -43,8 +43,13 @@ def item_id_of(text: str) -> str:
 @pytest.mark.smoke
 def test_add_search_update_get_delete(settings: Settings):
     run = make_runner(settings)
-    added = run("add_knowledge", title="发布流程", content="先打标签，再构建，最后发布。",
-                domain="ops", tags=["release"])
+    added = run(
+        "add_knowledge",
+        title="发布流程",
+        content="先打标签，再构建，最后发布。",
+        domain="ops",
+        tags=["release"],
+    )
     assert added.startswith('Saved "发布流程" in ops')
     item_id = item_id_of(added)
 

@@ -106,9 +106,7 @@ def test_passages_cut_around_the_words_when_chunks_cannot_be_made():
     assert passages_around("id", content, ["absent"], 400) == []
 
 
-def test_documents_are_searched_with_their_pages(
-    store: KnowledgeStore, settings: Settings, tmp_path: Path
-):
+def test_documents_are_searched_with_their_pages(store: KnowledgeStore, settings: Settings, tmp_path: Path):
     from tests.unit.documents.builders import make_pdf
 
     pdf = make_pdf(tmp_path / "q3.pdf", [["Intro page."], ["第三季度营收增长百分之二十。"]])
@@ -132,14 +130,13 @@ def test_call_stays_within_the_total_budget(store: KnowledgeStore):
 @pytest.mark.parametrize("sort", ["relevance", "date", "title"])
 def test_budgets_do_not_change_the_results_or_their_order(store: KnowledgeStore, sort: str):
     for n in range(6):
-        store.add_knowledge(f"Book {n}", book("walrus", chapters=10 + 10 * n), domain=f"d{n % 2}",
-                            tags=[f"t{n % 3}"])
+        store.add_knowledge(
+            f"Book {n}", book("walrus", chapters=10 + 10 * n), domain=f"d{n % 2}", tags=[f"t{n % 3}"]
+        )
     tight = ContentBudget(call_chars=5_000, result_chars=1_500, chunk_chars=200)
     for filters in ({}, {"domain": "d1"}, {"tags": ["t0", "t2"]}):
         plain = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, **filters)
-        fitted = search_knowledge(
-            store, "walrus chapter", sort=sort, max_results=6, budget=tight, **filters
-        )
+        fitted = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, budget=tight, **filters)
         assert [(r["item"]["id"], r["score"]) for r in fitted["results"]] == [
             (r["item"]["id"], r["score"]) for r in plain["results"]
         ]

@@ -83,8 +83,13 @@ def test_update_rechunks_in_place(store: KnowledgeStore):
 
 def test_list_filters_and_paging(store: KnowledgeStore):
     for n in range(5):
-        store.add_knowledge(f"Item {n}", f"text {n}", domain="a" if n % 2 else "b",
-                            category="even" if n % 2 == 0 else "odd", tags=[f"t{n}"])
+        store.add_knowledge(
+            f"Item {n}",
+            f"text {n}",
+            domain="a" if n % 2 else "b",
+            category="even" if n % 2 == 0 else "odd",
+            tags=[f"t{n}"],
+        )
     assert len(store.list_knowledge()) == 5
     assert {i.domain for i in store.list_knowledge(domain="a")} == {"a"}
     assert {i.title for i in store.list_knowledge(tags=["t1", "t4"])} == {"Item 1", "Item 4"}
@@ -133,9 +138,7 @@ def test_items_without_chunks_are_chunked_on_demand(store: KnowledgeStore):
     assert len(store.ensure_chunks(item.id)) > 3
 
 
-def test_builtin_knowledge_is_imported_once_and_follows_changes(
-    store: KnowledgeStore, tmp_path: Path
-):
+def test_builtin_knowledge_is_imported_once_and_follows_changes(store: KnowledgeStore, tmp_path: Path):
     root = tmp_path / "knowledge"
     (root / "ops").mkdir(parents=True)
     page = root / "ops" / "release.md"
