@@ -12,7 +12,26 @@ from generalAgent.config.settings import Settings, load_settings
 from tests.support.openai_server import ScriptedOpenAIServer
 
 # Settings come only from what a test gives: never from a developer's .env or shell.
-_SETTING_PREFIXES = ("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "CHUNK_", "USE_JIEBA", "HISTORY_")
+_SETTING_PREFIXES = (
+    "MODEL_",
+    "OPENAI_",
+    "MAX_",
+    "DATA_DIR",
+    "CHUNK_",
+    "USE_JIEBA",
+    "HISTORY_",
+    "EMBEDDING_",
+    "CONTENT_",
+    "WHOLE_ITEM_",
+    "INDEX_",
+    "XLSX_",
+    "FETCH_",
+    "LOG_LEVEL",
+    "SKILLS_DIR",
+    "AGENTS_DIR",
+    "KNOWLEDGE_DIR",
+    "TOOLS_CONFIG",
+)
 
 
 @pytest.fixture(autouse=True)

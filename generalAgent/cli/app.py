@@ -14,6 +14,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
+from generalAgent.cli import documents_commands, knowledge_commands
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -64,6 +65,10 @@ def doctor(
 
     settings = settings_or_exit()
     raise typer.Exit(run_doctor(settings, Console(highlight=False), probe_endpoint=not offline))
+
+
+documents_commands.register(app)
+knowledge_commands.register(app)
 
 
 def settings_or_exit() -> Settings:

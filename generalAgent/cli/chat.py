@@ -44,6 +44,10 @@ HELP = """\
 /quit              leave (the session is saved; generalagent --resume continues it)"""
 
 
+class AgentUnavailable(Exception):
+    """The agent failed to load; the chat has said why and must end."""
+
+
 @dataclass
 class ChatOptions:
     resume: str | None = None  # "last", an id (prefix), or None for a new session
@@ -79,6 +83,12 @@ class Chat:
 
     # -- the loop -------------------------------------------------------------------
     def run(self) -> int:
+        try:
+            return self._loop()
+        except AgentUnavailable:
+            return 2
+
+    def _loop(self) -> int:
         self._banner()
         session = self._prompt_session()
         while True:
@@ -103,8 +113,6 @@ class Chat:
 
     def send(self, text: str) -> None:
         agent = self._agent()
-        if agent is None:
-            return
         from generalAgent.cli.turn_input import prepare_turn
 
         config = self._config()
@@ -209,8 +217,6 @@ class Chat:
 
     def _retry(self, _: str) -> None:
         agent = self._agent()
-        if agent is None:
-            return
         config = self._config()
         state = agent.graph.get_state(config)
         if not state.next:
@@ -225,8 +231,6 @@ class Chat:
         from generalAgent.cli.turn_input import attach_files
 
         agent = self._agent()
-        if agent is None:
-            return
         report = attach_files(agent, self._config(), self.session_id, [argument], Path.cwd())
         for problem in report.problems:
             self.console.print(f"[yellow]{escape(problem)}[/]")
@@ -242,14 +246,10 @@ class Chat:
     def _tools(self, _: str) -> None:
         from generalAgent.cli.turn_input import describe_tools
 
-        agent = self._agent()
-        if agent is not None:
-            self.console.print(describe_tools(agent, self._config()))
+        self.console.print(describe_tools(self._agent(), self._config()))
 
     def _skills(self, _: str) -> None:
         agent = self._agent()
-        if agent is None:
-            return
         skills = agent.parts.skills.skills
         if not skills:
             self.console.print("[dim]No skills installed.[/]")
@@ -258,16 +258,12 @@ class Chat:
 
     def _agents(self, _: str) -> None:
         agent = self._agent()
-        if agent is None:
-            return
         for profile in agent.parts.agents.profiles:
             tools = f" [dim](tools: {', '.join(profile.tools)})[/]" if profile.tools is not None else ""
             self.console.print(f"[cyan]@{profile.name}[/] {escape(profile.description)}{tools}")
 
     def _todos(self, _: str) -> None:
         agent = self._agent()
-        if agent is None:
-            return
         todos = agent.graph.get_state(self._config()).values.get("todos") or []
         if not todos:
             self.console.print("[dim]No todos in this session.[/]")
@@ -298,15 +294,17 @@ class Chat:
     def _config(self) -> dict[str, Any]:
         return {"configurable": {"thread_id": self.session_id}, "recursion_limit": 1000}
 
-    def _agent(self) -> LoadedAgent | None:
+    def _agent(self) -> LoadedAgent:
         if not self.loader.ready():
             with self.console.status("[dim]Starting the agent…[/]"):
                 self.loader.wait()
         try:
             agent = self.loader.get()
-        except Exception as exc:
+        except Exception as exc:  # e.g. a broken tools.yaml: nothing works until it is fixed
             self.console.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
-            return None
+            raise AgentUnavailable from exc
+        while agent.notices:  # shown once, before the first output that needs the agent
+            self.console.print(f"[dim]{escape(agent.notices.pop(0))}[/]")
         return agent
 
     def _banner(self) -> None:

@@ -133,9 +133,9 @@ def _sqlite(settings: Settings) -> Check:
 def _tools_and_skills(settings: Settings) -> Check:
     from generalAgent.agent_profiles import load_agent_profiles
     from generalAgent.skills.loader import load_skills
-    from generalAgent.tools.registry import DEFAULT_TOOLS_YAML, parse_tools_yaml
+    from generalAgent.tools.registry import parse_tools_yaml
 
-    specs = parse_tools_yaml(DEFAULT_TOOLS_YAML)
+    specs = parse_tools_yaml(settings.paths.tools_config)
     skills = load_skills(settings.paths.skills_dir)
     agents = load_agent_profiles(settings.paths.agents_dir)
     warnings = [*skills.warnings, *agents.warnings]

@@ -37,8 +37,15 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     from generalAgent.cli.turn_input import prepare_turn
     from generalAgent.cli.turns import run_turn
     from generalAgent.models import describe_model_error
+    from generalAgent.tools.registry import ToolConfigError
 
-    agent = load_agent(settings)
+    try:
+        agent = load_agent(settings)
+    except ToolConfigError as exc:
+        err.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
+        return EXIT_USAGE
+    for notice in agent.notices:
+        err.print(f"[dim]{escape(notice)}[/]")
     try:
         config = {"configurable": {"thread_id": session_id}, "recursion_limit": 1000}
         prepared = prepare_turn(text, agent, config, session_id, Path.cwd())

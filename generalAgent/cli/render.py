@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from typing import Any
@@ -10,6 +11,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.markup import escape
+from rich.status import Status
 from rich.text import Text
 
 from generalAgent.sessions import Usage
@@ -70,9 +72,17 @@ class MarkdownStream:
             self._live.update(Text.from_ansi("\n".join(lines[self._printed :])), refresh=True)
 
     def _lines(self, text: str) -> list[str]:
-        with self.console.capture() as capture:
-            self.console.print(Markdown(text))
-        return capture.get().rstrip("\n").split("\n")
+        # Rendered on a console of its own: capturing on the live console would write the
+        # live region into the capture and break its redraws.
+        renderer = Console(
+            file=io.StringIO(),
+            width=self.console.width,
+            color_system=self.console.color_system,
+            force_terminal=self.console.is_terminal,
+            no_color=self.console.no_color,
+        )
+        renderer.print(Markdown(text))
+        return renderer.file.getvalue().rstrip("\n").split("\n")
 
 
 def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
@@ -121,6 +131,8 @@ class TerminalView:
         self.markdown = MarkdownStream(answer_console or console)
         self._approver = approver
         self._started = time.monotonic()
+        self._running: dict[str, str] = {}  # call id -> shown call, until its result arrives
+        self._status: Status | None = None
 
     # TurnView -----------------------------------------------------------------------
     def on_text(self, text: str) -> None:
@@ -130,17 +142,41 @@ class TerminalView:
     def on_message_end(self) -> None:
         self.markdown.finish()
 
-    def on_tool_call(self, name: str, args: dict[str, Any]) -> None:
+    def close(self) -> None:
+        """After the turn: nothing may stay on screen as "running"."""
         self.markdown.finish()
-        self.console.print(f"[cyan]⚙ {escape(name)}[/]([dim]{escape(short_args(args))}[/])", highlight=False)
+        self._running.clear()
+        self._show_running()
 
-    def on_tool_result(self, name: str, content: str, is_error: bool) -> None:
-        if is_error or content.startswith("Error"):
+    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        self.markdown.finish()
+        self._running[call_id] = f"{escape(name)}([dim]{escape(short_args(args))}[/])"
+        self._show_running()
+
+    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
+        """One line per call: what ran, and its result size or its error."""
+        call = self._running.pop(call_id, escape(name))
+        self._show_running()
+        if is_error or content.startswith(("Error", "Refused", "Cancelled")):
             first = " ".join(content.split())[:120]
-            self.console.print(f"  [red]✗ {escape(first)}[/]", highlight=False)
+            self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:
             size = human_size(len(content.encode("utf-8")))
-            self.console.print(f"  [dim]↳ {escape(name)}: {size}[/]", highlight=False)
+            self.console.print(f"[cyan]⚙ {call}[/] [dim]→ {size}[/]", highlight=False)
+
+    def _show_running(self) -> None:
+        """A transient status line while tools run (terminals only; it leaves no trace)."""
+        if not self.console.is_terminal:
+            return
+        if self._running and self._status is None:
+            self._status = self.console.status("")
+            self._status.start()
+        if self._status is not None:
+            if self._running:
+                self._status.update(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]running…[/]")
+            else:
+                self._status.stop()
+                self._status = None
 
     def on_custom(self, event: Any) -> None:
         if isinstance(event, dict) and event.get("subagent"):
@@ -150,6 +186,9 @@ class TerminalView:
 
     def approve(self, request: dict[str, Any]) -> str:
         self.markdown.finish()
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
         if self._approver is None:
             self.console.print("[yellow]Approval needed but this run cannot ask; refused.[/]")
             return "no"

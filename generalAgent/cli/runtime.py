@@ -19,6 +19,7 @@ class LoadedAgent:
     parts: Any  # generalAgent.graph.builder.AgentParts
     graph: Any  # the compiled graph, checkpointed in DATA_DIR/sessions.db
     checkpointer: Any
+    notices: list[str]  # start-up news for the user (skills skipped, knowledge imported)
 
     def close(self) -> None:
         self.checkpointer.conn.close()
@@ -31,7 +32,22 @@ def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
     parts = build_parts(settings, model=model)
     checkpointer = open_sqlite_checkpointer(settings.paths.sessions_db)
     graph = build_graph(parts, checkpointer)
-    return LoadedAgent(parts=parts, graph=graph, checkpointer=checkpointer)
+    notices = [f"Skipped: {warning}" for warning in parts.warnings]
+    notices += import_knowledge_folder(settings)
+    return LoadedAgent(parts=parts, graph=graph, checkpointer=checkpointer, notices=notices)
+
+
+def import_knowledge_folder(settings: Settings) -> list[str]:
+    """Import changed built-in knowledge (knowledge/<domain>/*.md); a line when anything changed."""
+    from generalAgent.knowledge import KnowledgeError, open_store
+    from generalAgent.knowledge.builtin import import_builtin_knowledge
+
+    try:
+        with open_store(settings) as store:
+            report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
+    except (KnowledgeError, OSError) as exc:
+        return [f"Built-in knowledge was not imported: {exc}"]
+    return [report.summary()] if report.changed else []
 
 
 class BackgroundLoader:

@@ -33,10 +33,11 @@ INTERRUPTED_NOTE = "[answer interrupted by the user]"
 class TurnView(Protocol):
     def on_text(self, text: str) -> None: ...
     def on_message_end(self) -> None: ...
-    def on_tool_call(self, name: str, args: dict[str, Any]) -> None: ...
-    def on_tool_result(self, name: str, content: str, is_error: bool) -> None: ...
+    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
+    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
     def on_custom(self, event: Any) -> None: ...
     def approve(self, request: dict[str, Any]) -> str: ...
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -87,7 +88,7 @@ def run_turn(
             LOGGER.exception("turn failed")
             described = f"Unexpected error: {type(exc).__name__}: {exc}"
         result.error = described
-    view.on_message_end()
+    view.close()
     return result
 
 
@@ -155,14 +156,16 @@ def _report_message(
         partial.clear()
         view.on_message_end()
         for call in message.tool_calls:
-            view.on_tool_call(call["name"], call.get("args") or {})
+            view.on_tool_call(call.get("id") or "", call["name"], call.get("args") or {})
         for call in message.invalid_tool_calls:
-            view.on_tool_call(call.get("name") or "?", {"<invalid JSON>": call.get("args") or ""})
+            view.on_tool_call(
+                call.get("id") or "", call.get("name") or "?", {"<invalid JSON>": call.get("args") or ""}
+            )
         if not message.tool_calls and not message.invalid_tool_calls and node in ANSWER_NODES:
             result.answer = message.text if isinstance(message.text, str) else str(message.content)
     elif isinstance(message, ToolMessage):
         content = message.text if isinstance(message.text, str) else str(message.content)
-        view.on_tool_result(message.name or "tool", content, message.status == "error")
+        view.on_tool_result(message.tool_call_id, message.name or "tool", content, message.status == "error")
 
 
 def _messages_of(update: Any) -> Iterator[BaseMessage]:

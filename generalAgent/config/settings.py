@@ -103,6 +103,10 @@ class PathSettings(BaseSettings):
     knowledge_dir: Path = Field(
         default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
     )
+    tools_config: Path = Field(
+        default=PROJECT_ROOT / "generalAgent" / "config" / "tools.yaml",
+        description="The tool tiers file (copy it to enable or hide tools)",
+    )
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING", description="Level of DATA_DIR/logs/generalagent.log"
     )
@@ -162,6 +166,71 @@ class DocumentSettings(BaseSettings):
     index_stale_threshold_hours: int = Field(
         default=24, ge=1, description="Re-index a document after this many hours"
     )
+    index_max_file_mb: int = Field(
+        default=200, ge=1, le=4_096, description="Larger files are refused by the indexer (MB)"
+    )
+
+    # Content budgets (seed 000): what one search may put into the model's context. A
+    # 500-page book answers with its best passages, never with itself.
+    max_chunk_content_size: int = Field(
+        default=1_500, ge=100, le=20_000, description="Chars of one chunk in a search result"
+    )
+    max_matched_chunks: int = Field(
+        default=5, ge=1, le=50, description="Matched chunks per result (or hits per file)"
+    )
+    max_context_chunks: int = Field(
+        default=3, ge=0, le=20, description="Neighbouring chunks shown per result as context"
+    )
+    max_result_content_size: int = Field(
+        default=30_000,
+        ge=1_000,
+        le=1_000_000,
+        description="Chars per result (search_file: per call)",
+    )
+    max_total_content_size: int = Field(
+        default=100_000, ge=1_000, le=5_000_000, description="Chars per search_knowledge call"
+    )
+    content_preview_chars: int = Field(
+        default=2_000, ge=100, le=100_000, description="Chars of an item's content previewed"
+    )
+    whole_item_max_chars: int = Field(
+        default=5_000, ge=0, le=100_000, description="Items shorter than this come back whole"
+    )
+
+    # Optional semantic retrieval: off unless a model is named. Vectors are fused with the
+    # lexical ranking by reciprocal rank fusion, so a weak model cannot hide exact matches.
+    embedding_model: str | None = Field(
+        default=None, description="Model id for the OpenAI-compatible /embeddings endpoint"
+    )
+    embedding_local_model: str | None = Field(
+        default=None,
+        description="Local sentence-transformers model: a folder or an installed package name",
+    )
+    embedding_base_url: str | None = Field(
+        default=None, description="Endpoint for embeddings; unset = OPENAI_BASE_URL"
+    )
+    embedding_api_key: SecretStr | None = Field(
+        default=None, description="Key for embeddings; unset = OPENAI_API_KEY"
+    )
+    embedding_batch_size: int = Field(default=32, ge=1, le=2_048, description="Texts per embedding request")
+    embedding_timeout: float = Field(
+        default=60.0, gt=0, le=3_600, description="Seconds per embedding request"
+    )
+
+    @field_validator("embedding_model", "embedding_local_model", "embedding_base_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("embedding_api_key", mode="before")
+    @classmethod
+    def _blank_key_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @property
+    def semantic_search(self) -> bool:
+        """Whether chunks get embeddings and searches fuse vectors with BM25."""
+        return bool(self.embedding_model or self.embedding_local_model)
 
     @field_validator("chunk_overlap")
     @classmethod
@@ -310,7 +379,12 @@ def render_settings_markdown() -> str:
     """The settings table of docs/configuration.md (between its settings markers)."""
     lines = []
     for name, cls in _GROUPS.items():
-        lines += [f"### {_GROUP_TITLES[name]}", "", "| Variable | Default | Allowed | Description |", "|---|---|---|---|"]
+        lines += [
+            f"### {_GROUP_TITLES[name]}",
+            "",
+            "| Variable | Default | Allowed | Description |",
+            "|---|---|---|---|",
+        ]
         for field, info in cls.model_fields.items():
             default = _shown_default(info.default) or ("required" if field in _REQUIRED else "unset")
             allowed = _allowed_values(cls, field) or "text"

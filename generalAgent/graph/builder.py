@@ -55,7 +55,7 @@ def build_parts(settings: Settings, model: BaseChatModel | None = None) -> Agent
         settings=settings,
         model=model or build_chat_model(settings.model),
         env=env,
-        registry=ToolRegistry.from_yaml(env),
+        registry=ToolRegistry.from_yaml(env, settings.paths.tools_config),
         skills=load_skills(settings.paths.skills_dir),
         agents=load_agent_profiles(settings.paths.agents_dir),
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-# Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
-ENCODINGS = ("utf-8-sig", "gb18030")
+from generalAgent.documents.extract import TEXT_ENCODINGS
+
 BINARY_SUFFIXES = {
     ".png",
     ".jpg",
@@ -71,7 +71,7 @@ def read_text(path: Path, max_bytes: int | None = None) -> str:
 
 
 def decode(data: bytes, truncated: bool = False) -> str:
-    for encoding in ENCODINGS:
+    for encoding in TEXT_ENCODINGS:
         try:
             return data.decode(encoding)
         except UnicodeDecodeError as exc:

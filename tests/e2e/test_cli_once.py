@@ -142,3 +142,31 @@ def test_doctor_fails_clearly_when_endpoint_rejects(
     result = run_cli(["doctor"], cli_env, workdir)
     assert result.returncode == 1
     assert "rejected the API key" in result.stdout
+
+
+def test_index_and_search_work_without_a_model(workdir: Path, cli_env: dict[str, str]) -> None:
+    env = {k: v for k, v in cli_env.items() if k not in {"MODEL_NAME", "OPENAI_API_KEY"}}
+    (workdir / "报告.md").write_text(
+        "# 第三季度\n\n本季度营收增长 12%，客户满意度提升到 4.6 分。\n\n# Outlook\n\nBaselines hold.\n",
+        encoding="utf-8",
+    )
+    indexed = run_cli(["index", "报告.md"], env, workdir)
+    assert indexed.returncode == 0, indexed.stderr
+    found = run_cli(["search", "报告.md", "营收增长", "--json"], env, workdir)
+    assert found.returncode == 0, found.stderr
+    assert "营收增长 12%" in found.stdout
+    english = run_cli(["search", "报告.md", "baseline"], env, workdir)
+    assert "Baselines hold" in english.stdout
+
+
+def test_broken_tools_yaml_stops_with_one_line(workdir: Path, cli_env: dict[str, str]) -> None:
+    from generalAgent.tools.registry import DEFAULT_TOOLS_YAML
+
+    broken = workdir / "tools.yaml"
+    broken.write_text(
+        DEFAULT_TOOLS_YAML.read_text(encoding="utf-8").replace("  now:\n", "  nowish:\n", 1), encoding="utf-8"
+    )
+    result = run_cli(["-p", "hello"], {**cli_env, "TOOLS_CONFIG": str(broken)}, workdir)
+    assert result.returncode == 2
+    assert "unknown tool 'nowish'" in result.stderr
+    assert "Traceback" not in result.stderr

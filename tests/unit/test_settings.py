@@ -83,4 +83,6 @@ def test_env_example_lists_every_setting_as_the_code_defines_it() -> None:
 def test_configuration_doc_table_matches_the_code() -> None:
     text = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
     block = text.split("<!-- settings:start -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
-    assert block == render_settings_markdown(), "regenerate: python -m generalAgent.config.settings --markdown"
+    assert block == render_settings_markdown(), (
+        "regenerate: python -m generalAgent.config.settings --markdown"
+    )

@@ -50,9 +50,16 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if real.is_dir():
             return f"Error: {shown} is a folder. Use list_workspace_files with path={shown!r}."
         if real.suffix.lower() in DOCUMENT_TYPES:
-            from generalAgent.documents import preview_document
+            from generalAgent.documents.extract import DocumentError, preview_document
 
-            return preview_document(real, documents, shown)
+            try:
+                preview = preview_document(real, documents)
+            except DocumentError as exc:
+                return f"Error: {exc}"
+            return (
+                f"{shown} (preview; search_file with precise keywords finds passages anywhere in it)\n\n"
+                f"{preview}"
+            )
         size = real.stat().st_size
         whole = size <= documents.text_file_max_size or offset > 1 or limit != DEFAULT_LIMIT
         try:

@@ -152,3 +152,22 @@ def test_todo_write_updates_state_and_rejects_two_in_progress(settings: Settings
     ]
     text, _ = run_tool(settings, "todo_read", {}, state={"todos": state["todos"]})
     assert text == "1. [in_progress] (high) read\n2. [pending] (medium) write"
+
+
+def test_read_file_previews_documents_and_explains_unreadable_ones(settings: Settings, root) -> None:
+    import docx
+    import pypdfium2
+
+    document = docx.Document()
+    document.add_heading("季度报告", level=1)
+    document.add_paragraph("营收增长 12%，主要来自企业客户。")
+    document.save(root / "uploads" / "report.docx")
+    text, _ = run_tool(settings, "read_file", {"path": "uploads/report.docx"})
+    assert text.startswith("uploads/report.docx (preview; search_file")
+    assert "营收增长 12%" in text
+
+    blank = pypdfium2.PdfDocument.new()
+    blank.new_page(200, 200)
+    blank.save(str(root / "uploads" / "scan.pdf"))
+    text, _ = run_tool(settings, "read_file", {"path": "uploads/scan.pdf"})
+    assert text.startswith("Error: scan.pdf has no text layer (scanned?)")

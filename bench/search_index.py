@@ -1,0 +1,184 @@
+"""Index throughput and query latency of the FTS5 + jieba index, against bm25s and rank_bm25.
+
+    python -m bench.search_index [--max-chunks 100000] [--rounds 3]
+
+Corpus: Debian's Chinese man pages (manpages-zh, installed if missing) interleaved with the
+machine's English man pages, indexed one document at a time through `SearchIndex.index_file`
+(read, chunk, jieba, one SQLite transaction each) until `--max-chunks` chunks. Throughput
+counts everything from the file to the committed rows.
+
+At 1k, 10k and 100k chunks the same queries (the 150 questions of the retrieval-quality set,
+both languages) are run against the whole index:
+- fts5: `find_chunks` (query building, jieba on the query, AND then OR, loading the rows);
+- bm25s and rank_bm25 on the very same chunk texts, tokenized the same way (lower-case words,
+  jieba search-mode words for Chinese), one query at a time, tokenization included.
+Each prints p50/p95 in ms; `ratio_*` is fts5's p50 divided by the peer's (below 1: faster).
+The peers are pip-installed on first run. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.manpage_corpus import corpus
+from bench.retrieval_quality import load_questions
+from generalAgent.config.settings import load_settings
+from generalAgent.documents.index import SearchIndex, find_chunks
+from generalAgent.documents.segmentation import CJK_RUN, load_jieba
+
+CHECKPOINTS = (1_000, 10_000, 100_000)
+LATIN_WORD = re.compile(r"[^\W_]+")
+
+
+def ensure_peers() -> None:
+    try:
+        import bm25s  # noqa: F401
+        import rank_bm25  # noqa: F401
+    except ImportError:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "bm25s", "rank-bm25"], check=True)
+
+
+def tokenize(text: str) -> list[str]:
+    """Words for the peers: Latin words lower-cased, Chinese as jieba search-mode words."""
+    jieba = load_jieba()
+    words = LATIN_WORD.findall(CJK_RUN.sub(" ", text).lower())
+    for run in CJK_RUN.findall(text):
+        words.extend(w for w in jieba.cut_for_search(run, HMM=False) if w.strip())
+    return words
+
+
+def interleaved(max_docs: int) -> list[tuple[str, Path]]:
+    """Chinese and English pages alternated by size (the language with fewer characters so
+    far comes next), so every checkpoint holds both languages until the Chinese run out."""
+    queues = {"zh": corpus("zh"), "en": corpus("en", limit=max_docs)}
+    sizes = {"zh": 0, "en": 0}
+    order = []
+    while any(queues.values()):
+        lang = min((lang for lang in queues if queues[lang]), key=lambda lang: sizes[lang])
+        path = queues[lang].pop(0)
+        sizes[lang] += path.stat().st_size
+        order.append((lang, path))
+    return order
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": round(statistics.median(ordered), 3),
+        "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 3),
+        "queries": len(ordered),
+    }
+
+
+def timed(run: Callable[[str], Any], queries: list[str], rounds: int) -> dict[str, float]:
+    for query in queries:  # warm caches, as a long session would be
+        run(query)
+    samples = []
+    for _ in range(rounds):
+        for query in queries:
+            began = time.perf_counter()
+            run(query)
+            samples.append((time.perf_counter() - began) * 1000)
+    return percentiles(samples)
+
+
+def measure(index: SearchIndex, queries: list[str], rounds: int) -> dict[str, Any]:
+    import bm25s
+    import numpy as np
+    from rank_bm25 import BM25Okapi
+
+    conn = index.conn
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    result: dict[str, Any] = {
+        "chunks": conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
+        "db_bytes": index.db_path.stat().st_size,
+    }
+    result["fts5"] = timed(lambda q: find_chunks(conn, q, index.segmenter, 10), queries, rounds)
+
+    texts = [row[0] for row in conn.execute("SELECT text FROM chunks_fts ORDER BY rowid")]
+    began = time.perf_counter()
+    tokens = [tokenize(t) for t in texts]
+    tokenize_s = time.perf_counter() - began
+
+    began = time.perf_counter()
+    retriever = bm25s.BM25()
+    retriever.index(tokens, show_progress=False)
+    bm25s_index_s = time.perf_counter() - began + tokenize_s
+    vocab = retriever.vocab_dict
+
+    def bm25s_query(query: str) -> Any:
+        words = [w for w in tokenize(query) if w in vocab] or [next(iter(vocab))]
+        return retriever.retrieve([words], k=10, show_progress=False, n_threads=1)
+
+    result["bm25s"] = {**timed(bm25s_query, queries, rounds), "index_s": round(bm25s_index_s, 2)}
+
+    began = time.perf_counter()
+    okapi = BM25Okapi(tokens)
+    okapi_index_s = time.perf_counter() - began + tokenize_s
+    # rank_bm25 scores every document in Python: a sample of the queries keeps the run short.
+    sample = queries if len(texts) < 50_000 else queries[::5]
+
+    def okapi_query(query: str) -> Any:
+        scores = okapi.get_scores(tokenize(query))
+        return np.argpartition(scores, -10)[-10:]
+
+    result["rank_bm25"] = {**timed(okapi_query, sample, 1), "index_s": round(okapi_index_s, 2)}
+    for peer in ("bm25s", "rank_bm25"):
+        result[f"ratio_p50_vs_{peer}"] = round(result["fts5"]["p50_ms"] / result[peer]["p50_ms"], 3)
+    return result
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-chunks", type=int, default=CHECKPOINTS[-1])
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes over the queries")
+    args = parser.parse_args(argv)
+    ensure_peers()
+    queries = [q["question"] for q in load_questions()]
+    checkpoints = [c for c in CHECKPOINTS if c <= args.max_chunks]
+    totals = {"en": [0, 0, 0.0, 0], "zh": [0, 0, 0.0, 0]}  # chars, chunks, seconds, docs
+    report: dict[str, Any] = {"checkpoints": {}}
+    load_jieba()  # its dictionary loads once per process (~0.6 s), not per document
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
+        with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+            chunks = 0
+            for lang, path in interleaved(max_docs=20_000):
+                if not checkpoints:
+                    break
+                document = index.index_file(path)
+                chunks += document.total_chunks
+                totals[lang][0] += document.total_chars
+                totals[lang][1] += document.total_chunks
+                totals[lang][2] += document.seconds
+                totals[lang][3] += 1
+                if chunks >= checkpoints[0]:
+                    report["checkpoints"][str(checkpoints.pop(0))] = measure(index, queries, args.rounds)
+    indexing: dict[str, Any] = {}
+    for name, rows in (("all", [sum(v) for v in zip(*totals.values(), strict=True)]), *totals.items()):
+        chars, n_chunks, seconds, docs = rows
+        indexing[name] = {
+            "documents": int(docs),
+            "chars": int(chars),
+            "chunks": int(n_chunks),
+            "seconds": round(seconds, 2),
+            "chars_per_s": round(chars / seconds) if seconds else 0,
+            "chunks_per_s": round(n_chunks / seconds) if seconds else 0,
+        }
+    report["indexing"] = indexing
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

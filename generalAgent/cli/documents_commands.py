@@ -1,0 +1,244 @@
+"""`generalagent index` and `generalagent search`: document search without a model.
+
+    generalagent index docs/ "reports/*.pdf" notes.md   # files, folders, globs
+    generalagent index --stats
+    generalagent index --cleanup --days 30
+    generalagent search reports/q3.pdf "营收增长" -n 3 --json
+
+Progress and messages go to stderr, results to stdout, so `--json` output can be piped.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.search import SearchFailure, render_search, search_document
+from generalAgent.knowledge.embeddings import embeddings_from_settings
+
+# Documents with more chunks than this get their own progress bar with a chunks/s rate.
+LARGE_DOCUMENT_CHUNKS = 200
+
+
+def register(app: typer.Typer) -> None:
+    app.command("index", help="Index documents for search (files, folders, globs).")(index_command)
+    app.command("search", help="Search one document from the command line.")(search_command)
+
+
+def settings_from(ctx: typer.Context) -> Settings:
+    """The app's settings when it put them in ctx.obj, else read from the environment."""
+    if isinstance(ctx.obj, Settings):
+        return ctx.obj
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(2) from None
+
+
+def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
+    """Files named by `patterns` (files, folders walked recursively, globs), and problems."""
+    files: list[Path] = []
+    problems: list[str] = []
+    for pattern in patterns:
+        if any(ch in pattern for ch in "*?["):
+            matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True))]
+            if not matches:
+                problems.append(f"{pattern}: no file matches")
+            files.extend(p for p in matches if p.is_file())
+            continue
+        path = Path(pattern)
+        if path.is_dir():
+            files.extend(
+                p
+                for p in sorted(path.rglob("*"))
+                if p.is_file()
+                and p.suffix.lower() in SEARCHABLE_SUFFIXES
+                and not any(part.startswith(".") for part in p.relative_to(path).parts)
+            )
+        elif path.is_file():
+            files.append(path)
+        else:
+            problems.append(f"{pattern}: no such file or folder")
+    unique = list(dict.fromkeys(p.resolve() for p in files))
+    return unique, problems
+
+
+def index_command(
+    ctx: typer.Context,
+    paths: Annotated[list[str] | None, typer.Argument(help="Files, folders or globs")] = None,
+    stats: Annotated[bool, typer.Option("--stats", help="Show what the index holds")] = False,
+    cleanup: Annotated[
+        bool, typer.Option("--cleanup", help="Delete documents indexed more than --days ago")
+    ] = False,
+    days: Annotated[int, typer.Option("--days", min=0, help="Age for --cleanup")] = 30,
+    force: Annotated[bool, typer.Option("--force", help="Re-index unchanged files too")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+) -> None:
+    settings = settings_from(ctx)
+    err = Console(stderr=True)
+    out = Console()
+    if not paths and not stats and not cleanup:
+        err.print("Nothing to do: give files or folders to index, or --stats / --cleanup.")
+        raise typer.Exit(2)
+    report: dict[str, Any] = {}
+    failed = False
+    try:
+        vectors = embeddings_from_settings(settings)
+        with SearchIndex(settings.paths.indexes_db, settings.documents, vectors) as index:
+            if cleanup:
+                report["removed"] = index.cleanup_old(days)
+                if not as_json:
+                    removed = report["removed"]
+                    err.print(f"Removed {removed} document(s) indexed over {days} days ago.")
+            if paths:
+                files, problems = expand_paths(paths)
+                for problem in problems:
+                    err.print(f"[yellow]{escape(problem)}[/yellow]")
+                report["files"] = _index_files(index, files, err, force)
+                failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])
+            if stats:
+                report["stats"] = index.stats()
+    except (DatabaseError, sqlite3.Error) as exc:
+        err.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    elif "stats" in report:
+        out.print(_stats_table(report["stats"]))
+    if failed:
+        raise typer.Exit(1)
+
+
+def _index_files(index: SearchIndex, files: list[Path], err: Console, force: bool) -> list[dict[str, Any]]:
+    results: list[dict[str, Any]] = []
+    began = time.perf_counter()
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        overall = progress.add_task("files", total=len(files), rate="")
+        for path in files:
+            bar = _DocumentBar(progress, path.name)
+            try:
+                document = index.index_file(path, force=force, progress=bar.update)
+            except DocumentError as exc:
+                err.print(f"[red]✗[/red] {escape(str(exc))}")
+                results.append({"path": str(path), "status": "failed", "error": str(exc)})
+            else:
+                status = "unchanged" if document.reused else "indexed"
+                results.append(
+                    {
+                        "path": str(path),
+                        "status": status,
+                        "chunks": document.total_chunks,
+                        "chars": document.total_chars,
+                        "seconds": round(document.seconds, 3),
+                        **({"warning": document.warning} if document.warning else {}),
+                    }
+                )
+                mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
+                detail = (
+                    "unchanged"
+                    if document.reused
+                    else (
+                        f"{document.total_chunks} chunks, {document.total_chars:,} chars, "
+                        f"{document.seconds:.2f}s"
+                    )
+                )
+                err.print(f"{mark} {escape(str(path))}: {detail}")
+                if document.warning:
+                    err.print(f"[yellow]{escape(document.warning)}[/yellow]")
+            bar.close()
+            progress.advance(overall)
+    elapsed = time.perf_counter() - began
+    indexed = [r for r in results if r["status"] == "indexed"]
+    chars = sum(r["chars"] for r in indexed)
+    err.print(
+        f"{len(indexed)} indexed, {sum(r['status'] == 'unchanged' for r in results)} unchanged, "
+        f"{sum(r['status'] == 'failed' for r in results)} failed"
+        + (f" ({chars / max(elapsed, 1e-9):,.0f} chars/s)" if indexed else "")
+    )
+    return results
+
+
+class _DocumentBar:
+    """A progress bar with a chunks/s rate, shown only for documents with many chunks."""
+
+    def __init__(self, progress: Progress, name: str) -> None:
+        self.progress = progress
+        self.name = name
+        self.started = time.perf_counter()
+        self.task: Any = None
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        if total < LARGE_DOCUMENT_CHUNKS:
+            return
+        if self.task is None:
+            self.task = self.progress.add_task(escape(self.name), total=total, rate="")
+        rate = done / max(time.perf_counter() - self.started, 1e-9)
+        self.progress.update(self.task, completed=done, rate=f"{rate:,.0f} chunks/s ({stage})")
+
+    def close(self) -> None:
+        if self.task is not None:
+            self.progress.remove_task(self.task)
+
+
+def _stats_table(stats: dict[str, Any]) -> Table:
+    table = Table(title="Search index", show_header=False)
+    table.add_row("Documents", f"{stats['total_files']:,}")
+    table.add_row("Chunks", f"{stats['total_chunks']:,}")
+    table.add_row("Documents' size", f"{stats['total_size_bytes']:,} bytes")
+    table.add_row("Knowledge items", f"{stats['knowledge_items']:,}")
+    table.add_row("Database", stats["db_path"])
+    table.add_row("Database size", f"{stats['db_size_bytes']:,} bytes")
+    return table
+
+
+def search_command(
+    ctx: typer.Context,
+    path: Annotated[Path, typer.Argument(help="The document to search")],
+    query: Annotated[str, typer.Argument(help="Words to look for (or a regex with --regex)")],
+    max_results: Annotated[int, typer.Option("-n", "--max-results", min=1, help="Passages")] = 5,
+    regex: Annotated[bool, typer.Option("--regex", help="Grep with a regular expression")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+) -> None:
+    settings = settings_from(ctx)
+    try:
+        result = search_document(
+            settings.paths.indexes_db,
+            settings.documents,
+            path,
+            query,
+            max_results,
+            regex=regex,
+            vectors=embeddings_from_settings(settings),
+        )
+    except SearchFailure as exc:
+        Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        Console().print(escape(render_search(result)), highlight=False)
+    if not result["hits"]:
+        raise typer.Exit(1)

@@ -1,0 +1,266 @@
+"""`generalagent kb ...`: the knowledge base from the command line, without a model.
+
+    generalagent kb add notes/release.md --domain ops --tag release
+    generalagent kb add --title "VPN" --content "Use the office VPN for ..." --domain it
+    generalagent kb search "发布 回滚" --domain ops --json
+    generalagent kb list --domain ops
+    generalagent kb show ID [--chunks 0:10]
+    generalagent kb delete ID
+    generalagent kb domains
+    generalagent kb sync            # import changed built-in knowledge (knowledge/<domain>/)
+
+Messages go to stderr, results to stdout; --json prints machine-readable JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from generalAgent.cli.documents_commands import settings_from
+from generalAgent.documents.budgets import ContentBudget
+from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.extract import DocumentError, extract_document
+from generalAgent.documents.index import QueryError
+from generalAgent.knowledge import KnowledgeError, KnowledgeStore, open_store, search_knowledge
+from generalAgent.knowledge.builtin import import_builtin_knowledge
+from generalAgent.knowledge.render import render_item, render_search
+
+kb = typer.Typer(help="The knowledge base: add, search, list, show, delete.", no_args_is_help=True)
+
+Domain = Annotated[str | None, typer.Option("--domain", "-d", help="Only this domain")]
+Category = Annotated[str | None, typer.Option("--category", "-c", help="Only this category")]
+Tags = Annotated[list[str] | None, typer.Option("--tag", "-t", help="Tag (repeatable)")]
+AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(kb, name="kb")
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    Console(stderr=True).print(f"[red]{escape(message)}[/red]")
+    return typer.Exit(code)
+
+
+def _store(ctx: typer.Context) -> KnowledgeStore:
+    return open_store(settings_from(ctx))
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+@kb.command("add")
+def add_command(
+    ctx: typer.Context,
+    file: Annotated[Path | None, typer.Argument(help="A document whose text to add")] = None,
+    title: Annotated[str | None, typer.Option("--title", help="Title (default: file name)")] = None,
+    content: Annotated[str | None, typer.Option("--content", help="Text (not a file)")] = None,
+    domain: Annotated[str, typer.Option("--domain", "-d", help="Domain")] = "general",
+    category: Annotated[str, typer.Option("--category", "-c", help="Category")] = "",
+    tags: Tags = None,
+    as_json: AsJson = False,
+) -> None:
+    """Add a note (--title/--content) or the text of a file."""
+    if (file is None) == (content is None):
+        raise _fail("Give either a FILE or --content (with --title).", 2)
+    settings = settings_from(ctx)
+    source_path = None
+    if file is not None:
+        try:
+            content = extract_document(file, settings.documents).text
+        except DocumentError as exc:
+            raise _fail(str(exc)) from None
+        title = title or file.name
+        source_path = str(file.resolve())
+    try:
+        with open_store(settings) as store:
+            item = store.add_knowledge(
+                title or "",
+                content or "",
+                domain=domain,
+                category=category,
+                tags=tags or [],
+                source="file" if file else "user",
+                source_path=source_path,
+            )
+            chunks = store.count_chunks(item.id)
+    except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _print_json({**item.to_dict(), "chunks": chunks})
+    else:
+        Console().print(
+            f"Added {escape(item.title)!r} to {escape(item.domain)}: id {item.id}, {chunks} chunks."
+        )
+
+
+@kb.command("search")
+def search_command(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Words to look for")],
+    domain: Domain = None,
+    category: Category = None,
+    tags: Tags = None,
+    max_results: Annotated[int, typer.Option("-n", "--max-results", min=1, max=20)] = 5,
+    sort: Annotated[str, typer.Option("--sort", help="relevance | date | title")] = "relevance",
+    as_json: AsJson = False,
+) -> None:
+    """Search the knowledge base (notes, built-in knowledge and indexed files)."""
+    settings = settings_from(ctx)
+    if sort not in ("relevance", "date", "title"):
+        raise _fail("--sort must be relevance, date or title.", 2)
+    try:
+        with open_store(settings) as store:
+            result = search_knowledge(
+                store,
+                query,
+                domain=domain,
+                category=category,
+                tags=tags,
+                max_results=max_results,
+                sort=sort,
+                budget=ContentBudget.from_settings(settings.documents),
+            )
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _print_json(result)
+    else:
+        Console().print(escape(render_search(result)), highlight=False)
+    if not result["results"]:
+        raise typer.Exit(1)
+
+
+@kb.command("list")
+def list_command(
+    ctx: typer.Context,
+    domain: Domain = None,
+    category: Category = None,
+    tags: Tags = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 50,
+    offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
+    as_json: AsJson = False,
+) -> None:
+    """List items, most recently updated first."""
+    try:
+        with _store(ctx) as store:
+            items = store.list_knowledge(domain, category, tags, limit=limit, offset=offset)
+            total = store.count_knowledge(domain)
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _print_json(
+            {
+                "total": total,
+                "items": [
+                    {k: v for k, v in i.to_dict().items() if k != "content"} | {"chars": len(i.content)}
+                    for i in items
+                ],
+            }
+        )
+        return
+    table = Table(title=f"Knowledge ({len(items)} of {total})")
+    for column in ("id", "domain", "category", "title", "tags", "updated"):
+        table.add_column(column)
+    for item in items:
+        table.add_row(item.id, item.domain, item.category, item.title, ", ".join(item.tags), item.updated_at)
+    Console().print(table)
+
+
+@kb.command("show")
+def show_command(
+    ctx: typer.Context,
+    item_id: Annotated[str, typer.Argument(help="Item id")],
+    chunks: Annotated[str | None, typer.Option("--chunks", help="Range, e.g. 0:10")] = None,
+    as_json: AsJson = False,
+) -> None:
+    """Show one item, or a range of its chunks."""
+    settings = settings_from(ctx)
+    try:
+        with open_store(settings) as store:
+            item = store.get_knowledge_item(item_id)
+            if item is None:
+                raise _fail(f"No knowledge item {item_id!r}.")
+            total = store.count_chunks(item_id)
+            selected = None
+            if chunks is not None:
+                first, _, last = chunks.partition(":")
+                try:
+                    start = int(first or 0)
+                    end = int(last) if last else total
+                except ValueError:
+                    raise _fail("--chunks takes a range such as 0:10.", 2) from None
+                selected = store.get_chunks_for_item(item_id, start, end - 1)
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        data: dict[str, Any] = {**item.to_dict(), "total_chunks": total}
+        if selected is not None:
+            data["chunks"] = [c.to_dict() for c in selected]
+        _print_json(data)
+    else:
+        limit = settings.documents.max_result_content_size
+        Console().print(escape(render_item(item, selected, total, limit)), highlight=False)
+
+
+@kb.command("delete")
+def delete_command(ctx: typer.Context, item_id: Annotated[str, typer.Argument(help="Item id")]) -> None:
+    """Delete an item with its chunks."""
+    try:
+        with _store(ctx) as store:
+            deleted = store.delete_knowledge(item_id)
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+    if not deleted:
+        raise _fail(f"No knowledge item {item_id!r}.")
+    Console().print(f"Deleted {item_id}.")
+
+
+@kb.command("domains")
+def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """Domains with their item counts, categories and tags."""
+    try:
+        with _store(ctx) as store:
+            rows = [
+                {
+                    "domain": d,
+                    "items": store.count_knowledge(d),
+                    "categories": store.get_categories(d),
+                    "tags": store.get_tags(d),
+                }
+                for d in store.get_domains()
+            ]
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title="Domains")
+    for column in ("domain", "items", "categories", "tags"):
+        table.add_column(column)
+    for row in rows:
+        table.add_row(row["domain"], str(row["items"]), ", ".join(row["categories"]), ", ".join(row["tags"]))
+    Console().print(table)
+
+
+@kb.command("sync")
+def sync_command(ctx: typer.Context) -> None:
+    """Import built-in knowledge (knowledge/<domain>/*.md) that changed since last time."""
+    settings = settings_from(ctx)
+    try:
+        with open_store(settings) as store:
+            report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
+    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+        raise _fail(str(exc)) from None
+    Console().print(report.summary() if report.changed else "Built-in knowledge is up to date.")
+    if report.failed:
+        raise typer.Exit(1)

@@ -1,0 +1,90 @@
+"""Document search: extraction, chunking and the SQLite FTS5 + jieba index (seed 004's API).
+
+The functions below are the convenience API under seed 004's names. Each opens the index
+database of `settings` (read from the environment when not given), does one thing and
+closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
+`SearchIndex` instead.
+
+    from generalAgent.documents import create_index, search_in_index
+    create_index(Path("uploads/report.pdf"))
+    for hit in search_in_index(Path("uploads/report.pdf"), "营收增长"):
+        print(hit["page"], hit["score"], hit["text"][:80])
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.documents.extract import DocumentError
+from generalAgent.documents.index import (
+    ChunkHit,
+    IndexedDocument,
+    QueryError,
+    SearchIndex,
+    compute_file_hash,
+)
+
+__all__ = [
+    "ChunkHit",
+    "DocumentError",
+    "IndexedDocument",
+    "QueryError",
+    "SearchIndex",
+    "cleanup_old_indexes",
+    "cleanup_old_indexes_for_file",
+    "compute_file_hash",
+    "create_index",
+    "get_index_stats",
+    "index_exists",
+    "open_index",
+    "search_in_index",
+]
+
+
+def open_index(settings: Settings | None = None) -> SearchIndex:
+    """The index of `settings` (default: from the environment and .env)."""
+    settings = settings or load_settings()
+    return SearchIndex(settings.paths.indexes_db, settings.documents)
+
+
+def create_index(path: Path, settings: Settings | None = None) -> IndexedDocument:
+    """Index the file (once per content: the same bytes at another path reuse the index;
+    a new version of a file at the same path replaces the old one)."""
+    with open_index(settings) as index:
+        return index.index_file(Path(path))
+
+
+def index_exists(path: Path, settings: Settings | None = None) -> bool:
+    """The file's current bytes are indexed, within INDEX_STALE_THRESHOLD_HOURS."""
+    with open_index(settings) as index:
+        return index.is_fresh(Path(path))
+
+
+def search_in_index(
+    path: Path, query: str, max_results: int = 5, settings: Settings | None = None
+) -> list[dict[str, Any]]:
+    """Best chunks of an indexed file: dicts with chunk_id, page, heading, text, score.
+
+    [] when the file is not indexed (call `create_index` first) or nothing matches.
+    """
+    with open_index(settings) as index:
+        return [hit.to_result() for hit in index.search(Path(path), query, max_results)]
+
+
+def get_index_stats(settings: Settings | None = None) -> dict[str, Any]:
+    with open_index(settings) as index:
+        return index.stats()
+
+
+def cleanup_old_indexes(days: int = 30, settings: Settings | None = None) -> int:
+    """Delete documents indexed more than `days` days ago; returns how many."""
+    with open_index(settings) as index:
+        return index.cleanup_old(days)
+
+
+def cleanup_old_indexes_for_file(path: Path, keep_hash: str, settings: Settings | None = None) -> int:
+    """Delete the index of an older version of the file at `path` (any hash but `keep_hash`)."""
+    with open_index(settings) as index:
+        return index.cleanup_for_file(Path(path), keep_hash)

@@ -1,0 +1,273 @@
+"""The one SQLite file of everything searchable (DATA_DIR/indexes.db): schema and writes.
+
+Documents and knowledge share it: an indexed file is a knowledge item of domain
+`documents` whose `documents` row records the file's facts. Chunk text lives once, in the
+FTS5 table, under the same rowid as the chunk's row in `chunks`; deleting an item cascades
+to its chunks, and a trigger removes their FTS rows, so nothing can be left behind.
+
+Every write is one transaction (BEGIN IMMEDIATE, so two writers queue on the busy timeout
+instead of failing half-way); chunks of one item get consecutive rowids, which lets a search
+inside one document restrict FTS5 to a rowid range instead of filtering after the match.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from generalAgent.documents.segmentation import Segmenter
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 10_000
+DOCUMENTS_DOMAIN = "documents"
+
+SCHEMA = """
+-- One row per searchable thing: a note, a built-in knowledge page, or an indexed file
+-- (domain 'documents'). `content` is the full text: regex search and lazy re-chunking read it.
+CREATE TABLE IF NOT EXISTS items (
+    id          TEXT PRIMARY KEY,
+    domain      TEXT NOT NULL,
+    category    TEXT NOT NULL DEFAULT '',
+    title       TEXT NOT NULL,
+    content     TEXT NOT NULL,
+    source      TEXT NOT NULL DEFAULT 'user',
+    source_path TEXT,
+    priority    INTEGER NOT NULL DEFAULT 1,
+    created_at  TEXT NOT NULL,
+    updated_at  TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS items_by_domain ON items(domain, category);
+
+-- Tags, one row each, so "any of these tags" and the list of tags are index lookups.
+CREATE TABLE IF NOT EXISTS item_tags (
+    item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+    tag     TEXT NOT NULL,
+    PRIMARY KEY (item_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS item_tags_by_tag ON item_tags(tag);
+
+-- File facts of items in domain 'documents'. The MD5 of the bytes is the identity, so the
+-- same file under two names is indexed once.
+CREATE TABLE IF NOT EXISTS documents (
+    file_hash    TEXT PRIMARY KEY,
+    item_id      TEXT NOT NULL UNIQUE REFERENCES items(id) ON DELETE CASCADE,
+    file_name    TEXT NOT NULL,
+    file_type    TEXT NOT NULL,
+    file_size    INTEGER NOT NULL,
+    indexed_at   TEXT NOT NULL,
+    total_chunks INTEGER NOT NULL,
+    segmenter    TEXT NOT NULL
+);
+
+-- Where each document was last seen: a new version at the same path replaces the old one.
+CREATE TABLE IF NOT EXISTS document_paths (
+    path      TEXT PRIMARY KEY,
+    file_hash TEXT NOT NULL REFERENCES documents(file_hash) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS document_paths_by_hash ON document_paths(file_hash);
+
+-- Chunks of an item, in order, with their place in the item's content. Their text is in
+-- chunks_fts under the same rowid.
+CREATE TABLE IF NOT EXISTS chunks (
+    rowid          INTEGER PRIMARY KEY,
+    id             TEXT NOT NULL UNIQUE,
+    item_id        TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+    chunk_index    INTEGER NOT NULL,
+    page           INTEGER,
+    heading        TEXT NOT NULL DEFAULT '',
+    start_position INTEGER NOT NULL,
+    end_position   INTEGER NOT NULL,
+    metadata       TEXT NOT NULL DEFAULT '{}',
+    UNIQUE (item_id, chunk_index)
+);
+
+-- Full-text index of chunk text (rowid = chunks.rowid). No UNINDEXED columns: what is not
+-- searched (item, page, offsets) lives in `chunks`, joined by rowid, not stored twice.
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text,        -- the chunk as written; Latin words are matched here, Porter-stemmed
+    text_jieba,  -- the chunk's Chinese words, space-separated by the segmenter
+    title,       -- the item's title and the chunk's heading (as written + segmented), so a
+                 -- passage is also found by the name of the document or section it is in
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+-- A word of the document's name or the section heading weighs 8 times a word of the
+-- passage: questions name what they are about ("tar ...", "ls ..."). Tuned on
+-- bench/retrieval_quality.py (docs/benchmarks.md has the figures).
+INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 1.0, 8.0)');
+CREATE TRIGGER IF NOT EXISTS chunks_drop_text AFTER DELETE ON chunks BEGIN
+    DELETE FROM chunks_fts WHERE rowid = old.rowid;
+END;
+
+-- Embeddings of chunks (float32 little-endian), only when semantic search is on.
+CREATE TABLE IF NOT EXISTS chunk_vectors (
+    chunk_rowid INTEGER PRIMARY KEY REFERENCES chunks(rowid) ON DELETE CASCADE,
+    model       TEXT NOT NULL,
+    vector      BLOB NOT NULL
+);
+
+-- Built-in knowledge files already imported, by content hash: start-up imports only changes.
+CREATE TABLE IF NOT EXISTS builtin_sources (
+    path         TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    item_id      TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
+    imported_at  TEXT NOT NULL
+);
+"""
+
+
+class DatabaseError(Exception):
+    """The index database cannot be used; the message says why and what to do."""
+
+
+class ChunkRow(NamedTuple):
+    id: str
+    chunk_index: int
+    text: str
+    start_position: int
+    end_position: int
+    page: int | None = None
+    heading: str = ""
+    metadata: str = "{}"
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating if needed) the index database with WAL, a busy timeout and FKs on."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+    except (OSError, sqlite3.Error) as exc:
+        raise DatabaseError(f"Cannot open the index database {path}: {exc}. Check DATA_DIR.") from None
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, fast
+        conn.execute("PRAGMA foreign_keys = ON")
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise DatabaseError(
+                f"{path} was written by a newer generalAgent (schema {version}); upgrade, or "
+                "point DATA_DIR elsewhere."
+            )
+        if version < SCHEMA_VERSION:
+            with transaction(conn):
+                for statement in _statements(SCHEMA):
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        raise DatabaseError(
+            f"The index database {path} is unusable ({exc}). Move it away; it is rebuilt on next use."
+        ) from None
+    except DatabaseError:
+        conn.close()
+        raise
+    return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction: committed when the block ends, rolled back if it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class VectorSource(Protocol):
+    """Turns chunk texts into float32 vectors (see generalAgent.knowledge.embeddings)."""
+
+    model: str
+
+    def vectors(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[bytes]: ...
+
+
+def segment_rows(
+    rows: Sequence[ChunkRow],
+    segmenter: Segmenter,
+    title: str,
+    progress: Callable[[int], None] | None = None,
+) -> list[tuple[str, str]]:
+    """(segmented text, title column) of each row, computed before the write transaction
+    opens: segmentation is the slow part of indexing and must not hold the write lock."""
+    titles: dict[str, str] = {}
+    columns = []
+    for number, row in enumerate(rows, start=1):
+        label = f"{title}\n{row.heading}" if row.heading else title
+        if label not in titles:
+            words = segmenter.for_index(label)
+            titles[label] = f"{label}\n{words}" if words else label
+        columns.append((segmenter.for_index(row.text), titles[label]))
+        if progress is not None and (number % 256 == 0 or number == len(rows)):
+            progress(number)
+    return columns
+
+
+def replace_chunks(
+    conn: sqlite3.Connection,
+    item_id: str,
+    rows: Sequence[ChunkRow],
+    segmented: Sequence[tuple[str, str]],
+    vectors: Sequence[bytes] | None = None,
+    vector_model: str = "",
+) -> list[int]:
+    """Put `rows` in place of the item's chunks (inside the caller's transaction).
+
+    Returns the rowids given to the rows: consecutive, after every rowid in use.
+    """
+    conn.execute("DELETE FROM chunks WHERE item_id = ?", (item_id,))
+    first = conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM chunks").fetchone()[0]
+    rowids = list(range(first, first + len(rows)))
+    conn.executemany(
+        "INSERT INTO chunks (rowid, id, item_id, chunk_index, page, heading, start_position,"
+        " end_position, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                rowid,
+                r.id,
+                item_id,
+                r.chunk_index,
+                r.page,
+                r.heading,
+                r.start_position,
+                r.end_position,
+                r.metadata,
+            )
+            for rowid, r in zip(rowids, rows, strict=True)
+        ),
+    )
+    conn.executemany(
+        "INSERT INTO chunks_fts (rowid, text, text_jieba, title) VALUES (?, ?, ?, ?)",
+        (
+            (rowid, r.text, words, title)
+            for rowid, r, (words, title) in zip(rowids, rows, segmented, strict=True)
+        ),
+    )
+    if vectors is not None:
+        conn.executemany(
+            "INSERT INTO chunk_vectors (chunk_rowid, model, vector) VALUES (?, ?, ?)",
+            ((rowid, vector_model, blob) for rowid, blob in zip(rowids, vectors, strict=True)),
+        )
+    return rowids
+
+
+def item_rowid_range(conn: sqlite3.Connection, item_id: str) -> tuple[int, int] | None:
+    row = conn.execute("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()
+    return None if row[0] is None else (row[0], row[1])
+
+
+def _statements(script: str) -> Iterable[str]:
+    """The statements of `script`, split where sqlite3 says a statement is complete."""
+    buffer = ""
+    for line in script.splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            yield buffer.strip()
+            buffer = ""

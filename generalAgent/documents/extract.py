@@ -1,0 +1,397 @@
+"""Text out of documents: PDF, DOCX, XLSX, PPTX, Markdown, plain text and source code.
+
+Each extractor returns `Block`s that chunks never cross (a PDF page, a slide, a group of
+spreadsheet rows under their header), keeping page/slide/sheet numbers. Everything a user
+can hand us that we cannot read (encrypted, corrupt, empty, scanned, too big, an old binary
+format) raises `DocumentError` with one sentence that says what is wrong and what to do.
+
+The document libraries are imported inside the functions that use them: this module is
+reachable from start-up, and the chat prompt must not wait for pypdfium2 or openpyxl.
+"""
+
+from __future__ import annotations
+
+import re
+import zipfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.chunking import BLOCK_SEPARATOR, Block
+
+# Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
+TEXT_ENCODINGS = ("utf-8-sig", "gb18030")
+PDF_TYPES = {".pdf": "pdf"}
+OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
+MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
+OLD_OFFICE = {".doc": ".docx", ".xls": ".xlsx", ".ppt": ".pptx"}
+# What a folder walk picks up (a file named explicitly is tried whatever its suffix).
+_TEXT_SUFFIXES = """
+.txt .rst .org .tex .csv .tsv .json .jsonl .yaml .yml .toml .ini .cfg .conf .log .xml .html .htm
+.css .py .pyi .js .jsx .ts .tsx .java .kt .go .rs .c .h .cc .cpp .hpp .cs .rb .php .swift .scala
+.sh .bash .zsh .ps1 .sql .r .lua .pl .m .vue .svelte
+"""
+SEARCHABLE_SUFFIXES = frozenset([*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, *_TEXT_SUFFIXES.split()])
+_OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old Office files and encrypted new ones
+_CJK_CHAR = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# pdfium marks a hyphen it inserted at a line break with one of these.
+_SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
+
+
+class DocumentError(Exception):
+    """A document we cannot read; the message names the file, the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class ExtractedDocument:
+    name: str
+    file_type: str  # pdf | docx | xlsx | pptx | markdown | text
+    blocks: list[Block]
+
+    @property
+    def text(self) -> str:
+        return BLOCK_SEPARATOR.join(block.text for block in self.blocks)
+
+
+def file_type_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in PDF_TYPES:
+        return "pdf"
+    if suffix in OFFICE_TYPES:
+        return OFFICE_TYPES[suffix]
+    if suffix in MARKDOWN_SUFFIXES:
+        return "markdown"
+    return "text"
+
+
+def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocument:
+    """All text of the document at `path`, in blocks; `DocumentError` if it cannot be read."""
+    name = path.name
+    _check_file(path, settings)
+    suffix = path.suffix.lower()
+    if suffix in OLD_OFFICE:
+        raise DocumentError(
+            f"{name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
+        )
+    kind = file_type_of(path)
+    readers = {
+        "pdf": _read_pdf,
+        "docx": _read_docx,
+        "xlsx": _read_xlsx,
+        "pptx": _read_pptx,
+        "markdown": _read_text,
+        "text": _read_text,
+    }
+    try:
+        blocks = [b for b in readers[kind](path, settings) if b.text.strip()]
+    except DocumentError:
+        raise
+    except MemoryError:
+        raise DocumentError(f"{name} is too large to read in memory; split it into parts.") from None
+    except Exception as exc:  # a library's own error on a malformed file: say so, no traceback
+        raise DocumentError(
+            f"{name} could not be read ({type(exc).__name__}: {_first_line(exc)}); it may be damaged."
+        ) from None
+    if not blocks:
+        if kind == "pdf":
+            raise DocumentError(
+                f"{name} has no text layer (scanned?). Run OCR on it (e.g. ocrmypdf) and index the result."
+            )
+        raise DocumentError(f"{name} contains no text to search.")
+    return ExtractedDocument(name=name, file_type=kind, blocks=blocks)
+
+
+def preview_document(path: Path, settings: DocumentSettings) -> str:
+    """The start of a document within the per-type preview limits of the settings."""
+    document = extract_document(path, settings)
+    limits = {
+        "pdf": (settings.pdf_preview_pages, settings.pdf_preview_chars),
+        "docx": (None, settings.docx_preview_chars),
+        "xlsx": (settings.xlsx_preview_sheets, settings.xlsx_preview_chars),
+        "pptx": (settings.pptx_preview_slides, settings.pptx_preview_chars),
+    }
+    units, chars = limits.get(document.file_type, (None, settings.text_preview_chars))
+    blocks = document.blocks
+    if units is not None:
+        blocks = [b for b in blocks if b.page is None or b.page <= units]
+    text = BLOCK_SEPARATOR.join(b.text for b in blocks)
+    total = len(document.text)
+    if len(text) > chars:
+        text = text[:chars]
+    if len(text) < total:
+        text += f"\n\n[preview: {len(text):,} of {total:,} characters; search the file for the rest]"
+    return text
+
+
+# -- checks --------------------------------------------------------------------------------
+def _check_file(path: Path, settings: DocumentSettings) -> None:
+    name = path.name
+    if not path.exists():
+        raise DocumentError(f"{name} does not exist; check the path.")
+    if path.is_dir():
+        raise DocumentError(f"{name} is a folder; give a file inside it.")
+    size = path.stat().st_size
+    if size == 0:
+        raise DocumentError(f"{name} is empty (0 bytes).")
+    limit = settings.index_max_file_mb * 1024 * 1024
+    if size > limit:
+        raise DocumentError(
+            f"{name} is {size / 1_048_576:,.0f} MB, over the "
+            f"{settings.index_max_file_mb} MB limit; split it or raise INDEX_MAX_FILE_MB."
+        )
+
+
+def _office_archive(path: Path, what: str) -> None:
+    """Office files are ZIP archives; an encrypted one is an OLE container instead."""
+    with path.open("rb") as handle:
+        head = handle.read(8)
+    if head == _OLE_SIGNATURE:
+        raise DocumentError(
+            f"{path.name} is password-protected (or an old .doc/.xls/.ppt renamed); "
+            f"save an unprotected {what} copy and try again."
+        )
+    if not zipfile.is_zipfile(path):
+        raise DocumentError(f"{path.name} is not a valid {what} file (damaged, or another format renamed).")
+
+
+# -- PDF -----------------------------------------------------------------------------------
+def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise DocumentError(
+                f"{path.name} is password-protected; save a copy without the password and try again."
+            ) from None
+        raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
+    try:
+        blocks = []
+        for number in range(len(pdf)):
+            page = pdf[number]
+            textpage = page.get_textpage()
+            try:
+                raw = textpage.get_text_range()
+            finally:
+                textpage.close()
+                page.close()
+            blocks.append(Block(text=join_pdf_lines(raw), page=number + 1))
+        return blocks
+    except pdfium.PdfiumError:
+        raise DocumentError(f"{path.name} is damaged: a page could not be read.") from None
+    finally:
+        pdf.close()
+
+
+def join_pdf_lines(raw: str) -> str:
+    """Rebuild paragraphs from a PDF page's lines.
+
+    PDF text comes as one line per printed line. Lines of a paragraph are joined: with no
+    space between two CJK characters (Chinese has no spaces), dropping a hyphen the
+    typesetter inserted, keeping a real one with no space, and with one space otherwise.
+    A blank line, or a short line that ends a sentence, ends the paragraph.
+    """
+    lines = [line.strip() for line in raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    longest = max((len(line) for line in lines), default=0)
+    paragraphs: list[str] = []
+    current = ""
+    for line in lines:
+        if not line:
+            if current:
+                paragraphs.append(current)
+                current = ""
+            continue
+        if not current:
+            current = line
+        elif current.endswith(_SOFT_HYPHENS):
+            current = current.rstrip("".join(_SOFT_HYPHENS)) + line
+        elif current.endswith("-") and line[0].isalnum():
+            current += line  # "multi-" + "agent": an identifier wrapped at its hyphen
+        elif _CJK_CHAR.match(current[-1]) and _CJK_CHAR.match(line[0]):
+            current += line
+        else:
+            current += " " + line
+        if line[-1] in ".!?。！？:：" and len(line) < 0.7 * longest:
+            paragraphs.append(current)
+            current = ""
+    if current:
+        paragraphs.append(current)
+    return "\n\n".join(p.replace("\x00", "") for p in paragraphs)
+
+
+# -- DOCX ----------------------------------------------------------------------------------
+def _read_docx(path: Path, settings: DocumentSettings) -> list[Block]:
+    _office_archive(path, ".docx")
+    import docx
+    from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    try:
+        document = docx.Document(str(path))
+    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
+        raise DocumentError(f"{path.name} is not a valid .docx file (damaged?).") from None
+    lines: list[str] = []
+    for element in document.element.body.iterchildren():
+        tag = element.tag.rsplit("}", 1)[-1]
+        if tag == "p":
+            paragraph = Paragraph(element, document)
+            text = paragraph.text.strip()
+            if text:
+                level = _heading_level(paragraph.style.name if paragraph.style is not None else "")
+                lines.append(f"{'#' * level} {text}" if level else text)
+        elif tag == "tbl":
+            lines.append(_table_text(Table(element, document)))
+    return [Block(text="\n\n".join(line for line in lines if line))]
+
+
+def _heading_level(style: str) -> int:
+    """Markdown level of a Word paragraph style: Title -> 1, Heading 2 / 标题 2 -> 2, else 0."""
+    if style == "Title":
+        return 1
+    match = re.match(r"^(?:Heading|标题)\s*(\d)$", style)
+    return min(int(match.group(1)), 6) if match else 0
+
+
+def _table_text(table: Any) -> str:
+    rows = []
+    for row in table.rows:
+        cells: list[str] = []
+        for cell in row.cells:
+            text = " ".join(cell.text.split())
+            if not cells or text != cells[-1]:  # a merged cell repeats its text per column
+                cells.append(text)
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return "\n".join(rows)
+
+
+# -- XLSX ----------------------------------------------------------------------------------
+def _read_xlsx(path: Path, settings: DocumentSettings) -> list[Block]:
+    _office_archive(path, ".xlsx")
+    import openpyxl
+
+    try:
+        workbook = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
+    except (KeyError, ValueError, OSError, zipfile.BadZipFile):
+        raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
+    blocks: list[Block] = []
+    try:
+        for number, sheet in enumerate(workbook.worksheets, start=1):
+            rows = (_row_text(row) for row in sheet.iter_rows(values_only=True))
+            blocks.extend(
+                Block(text=text, page=number, heading=sheet.title, whole=True)
+                for text in group_rows([r for r in rows if r], settings)
+            )
+    finally:
+        workbook.close()
+    return blocks
+
+
+def _row_text(values: Iterable[Any]) -> str:
+    cells = ["" if v is None else _cell_text(v) for v in values]
+    while cells and not cells[-1]:
+        cells.pop()
+    return " | ".join(cells) if any(cells) else ""
+
+
+def _cell_text(value: Any) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return " ".join(str(value).split())
+
+
+def group_rows(rows: list[str], settings: DocumentSettings) -> Iterator[str]:
+    """The header row, then groups of data rows each repeated under it.
+
+    A group has at most `xlsx_rows_per_chunk` rows and stays within `chunk_max_size` with
+    its header, so every chunk of a sheet can be read on its own; a row too long for any
+    chunk goes alone (the chunker cuts it further).
+    """
+    if not rows:
+        return
+    header, data = rows[0], rows[1:]
+    if not data:
+        yield header
+        return
+    group: list[str] = []
+    size = len(header)
+    for row in data:
+        if group and (
+            len(group) >= settings.xlsx_rows_per_chunk or size + 1 + len(row) > settings.chunk_max_size
+        ):
+            yield "\n".join([header, *group])
+            group, size = [], len(header)
+        group.append(row)
+        size += 1 + len(row)
+    yield "\n".join([header, *group])
+
+
+# -- PPTX ----------------------------------------------------------------------------------
+def _read_pptx(path: Path, settings: DocumentSettings) -> list[Block]:
+    _office_archive(path, ".pptx")
+    import pptx
+    from pptx.exc import PackageNotFoundError
+
+    try:
+        presentation = pptx.Presentation(str(path))
+    except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
+        raise DocumentError(f"{path.name} is not a valid .pptx file (damaged?).") from None
+    blocks = []
+    for number, slide in enumerate(presentation.slides, start=1):
+        title_shape = slide.shapes.title
+        title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None else ""
+        parts = [f"# {title}"] if title else []
+        for shape in slide.shapes:
+            if shape is title_shape:
+                continue
+            parts.extend(_shape_texts(shape))
+        if slide.has_notes_slide:
+            notes = slide.notes_slide.notes_text_frame
+            if notes is not None and notes.text.strip():
+                parts.append("Notes: " + notes.text.strip())
+        blocks.append(Block(text="\n\n".join(p for p in parts if p.strip()), page=number, heading=title))
+    return blocks
+
+
+def _shape_texts(shape: Any) -> Iterator[str]:
+    if getattr(shape, "shape_type", None) is not None and hasattr(shape, "shapes"):
+        for inner in shape.shapes:  # a group of shapes
+            yield from _shape_texts(inner)
+        return
+    if getattr(shape, "has_table", False) and shape.has_table:
+        yield _table_text(shape.table)
+    elif getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+        yield shape.text_frame.text.strip()
+
+
+# -- text, Markdown, code ------------------------------------------------------------------
+def _read_text(path: Path, settings: DocumentSettings) -> list[Block]:
+    data = path.read_bytes()
+    if b"\x00" in data[:8192]:
+        raise DocumentError(
+            f"{path.name} is a binary file, not text; supported are PDF, DOCX, XLSX, PPTX, "
+            "Markdown, text and source code."
+        )
+    text = decode_text(data, path.name)
+    markdown = file_type_of(path) == "markdown"
+    return [Block(text=text.replace("\r\n", "\n"), markdown=markdown)]
+
+
+def decode_text(data: bytes, name: str) -> str:
+    """UTF-8 (with or without BOM), else GB18030 (Chinese files saved by Windows tools)."""
+    for encoding in TEXT_ENCODINGS:
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise DocumentError(f"{name} is neither UTF-8 nor GB18030 text; save it as UTF-8 and try again.")
+
+
+def _first_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:160] or "no details"

@@ -1,0 +1,172 @@
+"""Searching one file, as `search_file` and `generalagent search` do it: index on first use,
+find the best chunks, add their neighbours as context, fit the content budget, and render.
+
+`search_document` returns a plain dict (the CLI prints it with --json); `render_search`
+turns it into the text the model reads. Every failure a user can cause comes back as
+`SearchFailure` with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.budgets import ContentBudget, apply_budget
+from generalAgent.documents.database import DatabaseError, VectorSource
+from generalAgent.documents.extract import DocumentError
+from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
+from generalAgent.documents.query import normalise_query
+
+# One chunk before and one after: enough to read a hit in its place, and the neighbours of
+# neighbouring hits overlap instead of piling up.
+CONTEXT_BEFORE = 1
+CONTEXT_AFTER = 1
+
+
+class SearchFailure(Exception):
+    """The search could not run; the message is for the user (or the model) as it is."""
+
+
+def search_document(
+    db_path: Path,
+    settings: DocumentSettings,
+    path: Path,
+    query: str,
+    max_results: int = 5,
+    *,
+    regex: bool = False,
+    shown_as: str | None = None,
+    vectors: VectorSource | None = None,
+) -> dict[str, Any]:
+    """Index `path` if needed and return its best passages for `query`, within budget.
+
+    `vectors` (semantic search on) embeds the chunks when the file is indexed, so the
+    knowledge base can later search the document by meaning too.
+    """
+    shown = shown_as or str(path)
+    if not query or not query.strip():
+        raise SearchFailure("Empty query: give the words to look for.")
+    budget = ContentBudget.from_settings(settings)
+    limit = max(1, min(int(max_results), budget.matched_chunks))
+    try:
+        with SearchIndex(db_path, settings, vectors) as index:
+            document = index.index_file(path)
+            hits = index.search_item(document.item_id, query, limit, regex=regex)
+            results = _with_context(index, hits)
+    except DocumentError as exc:
+        raise SearchFailure(f"Cannot search {shown}: {exc}") from None
+    except QueryError as exc:
+        raise SearchFailure(f"Cannot search {shown}: {exc}.") from None
+    except DatabaseError as exc:
+        raise SearchFailure(str(exc)) from None
+    except sqlite3.Error as exc:  # e.g. still locked after the busy timeout
+        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+    budgeted = apply_budget(results, replace(budget, call_chars=budget.result_chars, whole_item_chars=0))
+    return {
+        "file": shown,
+        "file_type": document.file_type,
+        "total_chunks": document.total_chunks,
+        "query": normalise_query(query) if not regex else query,
+        "regex": regex,
+        "max_results": limit,
+        "capped": int(max_results) > limit,
+        "hits": [
+            {
+                "page": r["matched_chunks"][0]["page"] if r["matched_chunks"] else None,
+                "heading": r["matched_chunks"][0]["heading"] if r["matched_chunks"] else "",
+                "score": r["score"],
+                "chunk_index": r["chunk_index"],
+                "item_id": r["item"]["id"],
+                "matched_chunks": r["matched_chunks"],
+                "context_chunks": r["context_chunks"],
+                **({"cut": r["cut"]} if "cut" in r else {}),
+            }
+            for r in budgeted
+        ],
+    }
+
+
+def _with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
+    """One budget 'result' per hit: the hit, then its unseen neighbours in document order."""
+    hit_indexes = {h.chunk_index for h in hits}
+    shown: set[int] = set()
+    results = []
+    for hit in hits:
+        neighbours = index.neighbours(hit.item_id, hit.chunk_index, CONTEXT_BEFORE, CONTEXT_AFTER)
+        context = [
+            chunk_dict(n)
+            for n in neighbours
+            if n.chunk_index not in hit_indexes and n.chunk_index not in shown
+        ]
+        shown.update(c["chunk_index"] for c in context)
+        results.append(
+            {
+                "item": {"id": hit.item_id, "content": ""},
+                "score": round(hit.score, 4),
+                "chunk_index": hit.chunk_index,
+                "matched_chunks": [chunk_dict(hit)],
+                "context_chunks": context,
+            }
+        )
+    return results
+
+
+def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
+    return {
+        "chunk_id": hit.chunk_id,
+        "chunk_index": hit.chunk_index,
+        "page": hit.page,
+        "heading": hit.heading,
+        "start_position": hit.start,
+        "end_position": hit.end,
+        "content": hit.text,
+        "score": round(hit.score, 4),
+    }
+
+
+def render_search(result: dict[str, Any]) -> str:
+    """The search as the model reads it: a header line, then each hit in its context."""
+    hits = result["hits"]
+    what = f"regex /{result['query']}/" if result["regex"] else f'"{result["query"]}"'
+    where = f"{result['file']} ({result['file_type']}, {result['total_chunks']} chunks)"
+    if not hits:
+        advice = (
+            "Check the pattern, or search with words instead (regex=false)."
+            if result["regex"]
+            else "Try other words, a synonym or the other language, fewer words, "
+            "or regex=true for an exact pattern."
+        )
+        return f"No passage in {where} matches {what}. {advice}"
+    lines = [f"{len(hits)} passage(s) in {where} for {what}, best first:"]
+    if result["capped"]:
+        lines[0] += f" (at most {result['max_results']} per search)"
+    for number, hit in enumerate(hits, start=1):
+        lines.append("")
+        lines.append(f"[{number}] {_place(hit)} | score {hit['score']:g}")
+        matched = [(c, True) for c in hit["matched_chunks"]]
+        context = [(c, False) for c in hit["context_chunks"]]
+        ordered = sorted(matched + context, key=lambda pair: pair[0]["chunk_index"])
+        for chunk, is_match in ordered:
+            label = ">> " if is_match else "   "
+            page = f"[page {chunk['page']}] " if chunk["page"] != hit["page"] else ""
+            body = "\n".join(
+                (" " * len(label) + line).rstrip() if n else line
+                for n, line in enumerate(chunk["content"].split("\n"))
+            )
+            lines.append(f"{label}{page}{body}")
+        if "cut" in hit:
+            lines.append(f"   (cut: {hit['cut']})")
+    return "\n".join(lines)
+
+
+def _place(hit: dict[str, Any]) -> str:
+    parts = []
+    if hit["page"] is not None:
+        parts.append(f"page {hit['page']}")
+    if hit["heading"]:
+        parts.append(f"§ {hit['heading']}")
+    parts.append(f"chunk {hit['chunk_index']}")
+    return " | ".join(parts)

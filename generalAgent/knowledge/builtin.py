@@ -1,0 +1,112 @@
+"""Built-in knowledge: Markdown files under knowledge/<domain>/ imported when they change.
+
+Called at start-up. Each file's MD5 is kept in the database (`builtin_sources`), so an
+unchanged file costs one hash and nothing is re-indexed; a changed file replaces its item in
+place (same id); a deleted file's item is removed. The report says what changed, so the
+caller prints one line when something did and nothing otherwise (running twice is a no-op).
+
+A file may start with YAML front matter (title, category, tags); otherwise its first
+heading, or its file name, is the title. The folder name is the domain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from generalAgent.documents.extract import DocumentError, decode_text
+from generalAgent.knowledge.models import KnowledgeItem
+from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore, clean_tags
+
+
+@dataclass
+class ImportReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "path: reason"
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed or self.failed)
+
+    def summary(self) -> str:
+        parts = [
+            f"{len(names)} {what}"
+            for what, names in (
+                ("added", self.added),
+                ("updated", self.updated),
+                ("removed", self.removed),
+                ("failed", self.failed),
+            )
+            if names
+        ]
+        line = "Built-in knowledge: " + ", ".join(parts) + "."
+        return line + "".join(f"\n  {failure}" for failure in self.failed)
+
+
+def import_builtin_knowledge(store: KnowledgeStore, knowledge_dir: Path) -> ImportReport:
+    report = ImportReport()
+    known = store.builtin_sources()
+    seen: set[str] = set()
+    files = sorted(knowledge_dir.glob("*/*.md")) if knowledge_dir.is_dir() else []
+    for path in files:
+        key = path.relative_to(knowledge_dir).as_posix()
+        seen.add(key)
+        try:
+            data = path.read_bytes()
+            digest = hashlib.md5(data, usedforsecurity=False).hexdigest()
+            previous = known.get(key)
+            if previous is not None and previous[0] == digest:
+                continue
+            item = parse_page(decode_text(data, path.name), domain=path.parent.name, stem=path.stem)
+            item.source, item.source_path = "builtin", key
+            store.save_builtin(key, digest, item, previous[1] if previous else None)
+        except (OSError, DocumentError, KnowledgeError, yaml.YAMLError) as exc:
+            report.failed.append(f"{key}: {exc}")
+            continue
+        (report.updated if previous else report.added).append(key)
+    for key, (_, item_id) in known.items():
+        if key not in seen:
+            store.delete_knowledge(item_id)
+            report.removed.append(key)
+    return report
+
+
+def parse_page(text: str, domain: str, stem: str) -> KnowledgeItem:
+    """A knowledge item from a Markdown page with optional YAML front matter."""
+    meta: dict[str, Any] = {}
+    body = text
+    if text.startswith("---\n"):
+        end = text.find("\n---", 4)
+        if end > 0:
+            loaded = yaml.safe_load(text[4:end]) or {}
+            if not isinstance(loaded, dict):
+                raise KnowledgeError("the front matter must be a mapping (title:, tags:, ...)")
+            meta = loaded
+            body = text[end + 4 :].lstrip("\n")
+    if not body.strip():
+        raise KnowledgeError("the page is empty")
+    fallback = stem.replace("-", " ").replace("_", " ")
+    title = str(meta.get("title") or _first_heading(body) or fallback)
+    tags = meta.get("tags") or []
+    return KnowledgeItem(
+        title=title,
+        content=body,
+        domain=domain,
+        category=str(meta.get("category") or ""),
+        tags=clean_tags(tags if isinstance(tags, list) else [str(tags)]),
+    )
+
+
+def _first_heading(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+        if line.strip():
+            return ""
+    return ""

@@ -1,0 +1,115 @@
+"""Knowledge results as the model reads them: compact text, each passage once.
+
+A short item is shown whole, and its matched chunks only by number (their text is in the
+content already); a long item shows a preview, then its matched chunks and context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generalAgent.knowledge.models import KnowledgeChunk, KnowledgeItem
+
+
+def render_search(result: dict[str, Any], filters: str = "") -> str:
+    results = result["results"]
+    where = f" ({filters})" if filters else ""
+    notice = f"Note: {result['warning']}\n\n" if result.get("warning") else ""
+    if not results:
+        return (
+            f'{notice}Nothing in the knowledge base matches "{result["query"]}"{where}. '
+            "Try other or fewer words, the other language, or no filters."
+        )
+    lines = [f'{notice}{len(results)} result(s) for "{result["query"]}"{where}, best first:']
+    for number, entry in enumerate(results, start=1):
+        item = entry["item"]
+        lines += ["", f"[{number}] {item['title']}  ({_labels(item)})  score {entry['score']:g}"]
+        lines.append(f"    id: {item['id']} | {entry['total_chunks']} chunks{_source(item)}")
+        whole = bool(item["content"]) and "content:" not in entry.get("cut", "")
+        if whole:
+            numbers = ", ".join(str(c["chunk_index"]) for c in entry["matched_chunks"])
+            lines.append(f"    matched chunks: {numbers}")
+            lines.append("    content:")
+            lines.append(_indent(item["content"], 6))
+        else:
+            if item["content"]:
+                lines.append("    content (start):")
+                lines.append(_indent(item["content"], 6))
+            for label, key in (("matched", "matched_chunks"), ("context", "context_chunks")):
+                for chunk in entry[key]:
+                    lines.append(f"    {label} {_chunk_label(chunk)}:")
+                    lines.append(_indent(chunk["content"], 6))
+        if entry.get("cut"):
+            lines.append(f"    (cut: {entry['cut']})")
+    return "\n".join(lines)
+
+
+def render_item(
+    item: KnowledgeItem,
+    chunks: list[KnowledgeChunk] | None,
+    total_chunks: int,
+    content_limit: int,
+) -> str:
+    """An item's fields, then either its chunks (a range was asked for) or its content."""
+    head = [
+        f"{item.title}  ({_labels(item.to_dict())})",
+        f"id: {item.id} | {total_chunks} chunks{_source(item.to_dict())} | updated {item.updated_at}",
+    ]
+    if chunks is not None:
+        if not chunks:
+            return "\n".join([*head, f"No chunks in that range (the item has {total_chunks})."])
+        shown, used = [], 0
+        for chunk in chunks:
+            if used + len(chunk.content) > content_limit and shown:
+                break
+            shown.append(chunk)
+            used += len(chunk.content)
+        body = [f"chunk {c.chunk_index}{_heading(c.heading)}:\n{_indent(c.content, 2)}" for c in shown]
+        last = shown[-1].chunk_index
+        more = (
+            f"\n(chunks {shown[0].chunk_index}-{last} of {total_chunks}; read on with chunk_start={last + 1})"
+            if last + 1 < total_chunks
+            else ""
+        )
+        return "\n".join(head) + "\n\n" + "\n\n".join(body) + more
+    content = item.content
+    if len(content) <= content_limit:
+        return "\n".join(head) + "\n\n" + content
+    return (
+        "\n".join(head)
+        + "\n\n"
+        + content[:content_limit]
+        + f"\n\n(cut: {content_limit:,} of {len(content):,} characters shown; read the rest "
+        f"by chunks with get_knowledge_item(item_id='{item.id}', chunk_start=0, chunk_end=20))"
+    )
+
+
+def _labels(item: dict[str, Any]) -> str:
+    labels = item["domain"] + (f" / {item['category']}" if item["category"] else "")
+    if item["tags"]:
+        labels += "; tags: " + ", ".join(item["tags"])
+    return labels
+
+
+def _source(item: dict[str, Any]) -> str:
+    return f" | source: {item['source_path']}" if item.get("source_path") else ""
+
+
+def _chunk_label(chunk: dict[str, Any]) -> str:
+    parts = [f"chunk {chunk['chunk_index']}"] if chunk["chunk_index"] >= 0 else ["passage"]
+    if chunk.get("page") is not None:
+        parts.append(f"page {chunk['page']}")
+    if chunk.get("heading"):
+        parts.append(f"§ {chunk['heading']}")
+    if chunk.get("truncated"):
+        parts.append("shortened")
+    return " | ".join(parts)
+
+
+def _heading(heading: str) -> str:
+    return f" (§ {heading})" if heading else ""
+
+
+def _indent(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "\n".join((pad + line).rstrip() for line in text.splitlines())

@@ -1,0 +1,276 @@
+"""Two-phase knowledge search: find chunks, then answer per item within the content budget.
+
+Phase 1 finds chunks: the FTS5 lookup of the document search (all terms, then any), and,
+when semantic search is on, the chunks whose vectors are closest to the query's, the two
+rankings fused by reciprocal rank fusion (k = 60: a chunk's score is the sum of 1/(60+rank)
+over the rankings it appears in, so neither ranking's scale matters). Items stored without
+chunks are chunked on the spot (seed 000's lazy recovery); if even that fails, passages
+around the query's words are cut from their content.
+
+Phase 2 groups the chunks per item (item score = its best chunk), keeps the best matched
+chunks and their neighbours (one before, one after) as context, applies the minimum score,
+sorts (relevance, date or title, ties broken by title then id so the order is
+deterministic), and only then fits the content budget, which never changes what was chosen.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from generalAgent.documents.budgets import ContentBudget, apply_budget
+from generalAgent.documents.index import ChunkHit, chunks_at, find_chunks, load_hits
+from generalAgent.documents.query import build_match_query, normalise_query
+from generalAgent.documents.segmentation import CJK_RUN
+from generalAgent.knowledge.embeddings import EmbeddingError
+from generalAgent.knowledge.models import KnowledgeItem
+from generalAgent.knowledge.store import KnowledgeStore, item_filter
+
+RRF_K = 60
+SORTS = ("relevance", "date", "title")
+# Chunks fetched in phase 1 per result asked for: enough for several matched chunks per item
+# and for items that the grouping merges.
+CANDIDATES_PER_RESULT = 20
+VECTOR_CANDIDATES = 50
+MAX_RESULTS = 20
+
+
+@dataclass(frozen=True)
+class Filters:
+    domain: str | None = None
+    category: str | None = None
+    tags: tuple[str, ...] = ()
+
+    def sql(self) -> tuple[str, list[Any]]:
+        return item_filter(self.domain, self.category, self.tags)
+
+
+def search_knowledge(
+    store: KnowledgeStore,
+    query: str,
+    *,
+    domain: str | None = None,
+    category: str | None = None,
+    tags: Iterable[str] | None = None,
+    max_results: int = 5,
+    min_score: float = 0.0,
+    sort: str = "relevance",
+    budget: ContentBudget | None = None,
+) -> dict[str, Any]:
+    """Results for `query` as a dict: {"query", "results", "warning"}.
+
+    Each result: {"item": {...}, "score", "total_chunks", "matched_chunks",
+    "context_chunks"} (+ "cut" when the budget shortened it). `budget=None` returns the
+    results unshortened (tests compare the two).
+    """
+    if sort not in SORTS:
+        raise ValueError(f"sort must be one of {', '.join(SORTS)}")
+    filters = Filters(domain or None, category or None, tuple(tags or ()))
+    limit = max(1, min(int(max_results), MAX_RESULTS))
+    matched_cap = budget.matched_chunks if budget is not None else 5
+    warning = None
+
+    hits = _lexical(store, query, filters, limit * CANDIDATES_PER_RESULT)
+    if store.embedder is not None and store.embedding_problem is None:
+        try:
+            hits = _fuse(hits, _semantic(store, query, filters))
+        except EmbeddingError as exc:
+            store.embedding_problem = str(exc)
+    if store.embedding_problem is not None and not store.embedding_problem_told:
+        warning = (
+            f"Semantic search is off for this session ({store.embedding_problem}); "
+            "keyword search still works."
+        )
+        store.embedding_problem_told = True
+    hits += _recovered(store, query, filters, {h.item_id for h in hits})
+
+    grouped: dict[str, list[ChunkHit]] = {}
+    for hit in hits:
+        grouped.setdefault(hit.item_id, []).append(hit)
+    items = store.get_items(list(grouped))
+    ranked = [
+        (items[item_id], max(h.score for h in chunk_hits), chunk_hits)
+        for item_id, chunk_hits in grouped.items()
+        if item_id in items
+    ]
+    ranked = [entry for entry in ranked if entry[1] >= min_score]
+    ranked.sort(key=_sort_key(sort))
+    results = [
+        _result(store, item, score, chunk_hits, matched_cap) for item, score, chunk_hits in ranked[:limit]
+    ]
+    if budget is not None:
+        results = apply_budget(results, budget)
+    return {"query": normalise_query(query), "results": results, "warning": warning}
+
+
+# -- phase 1 ----------------------------------------------------------------------------------
+def _lexical(store: KnowledgeStore, query: str, filters: Filters, limit: int) -> list[ChunkHit]:
+    where, params = filters.sql()
+    return find_chunks(store.conn, query, store.segmenter, limit, item_filter=where, filter_params=params)
+
+
+def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[ChunkHit]:
+    """Chunks whose vectors are nearest the query's (cosine; vectors are unit length)."""
+    import numpy as np
+
+    assert store.embedder is not None
+    where, params = filters.sql()
+    rows = store.conn.execute(
+        "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v"
+        " JOIN chunks c ON c.rowid = v.chunk_rowid JOIN items i ON i.id = c.item_id"
+        f" WHERE v.model = ?{' AND ' + where if where else ''}",
+        [store.embedder.model, *params],
+    ).fetchall()
+    if not rows:
+        return []
+    query_vector = np.frombuffer(store.embedder.query_vector(query), dtype="<f4")
+    matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
+    if matrix.shape[1] != query_vector.shape[0]:
+        raise EmbeddingError("stored vectors come from a model of another size; re-index")
+    similarity = matrix @ query_vector
+    best = np.argsort(-similarity)[:VECTOR_CANDIDATES]
+    return load_hits(store.conn, [(rows[i][0], float(similarity[i])) for i in best])
+
+
+def _fuse(lexical: list[ChunkHit], semantic: list[ChunkHit]) -> list[ChunkHit]:
+    """Reciprocal rank fusion of the two rankings, best first; score = fused score."""
+    scores: dict[int, float] = {}
+    hits: dict[int, ChunkHit] = {}
+    for ranking in (lexical, semantic):
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit.rowid] = scores.get(hit.rowid, 0.0) + 1.0 / (RRF_K + rank)
+            hits.setdefault(hit.rowid, hit)
+    order = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
+    return [replace(hits[rowid], score=round(scores[rowid], 6)) for rowid in order]
+
+
+def _recovered(store: KnowledgeStore, query: str, filters: Filters, found: set[str]) -> list[ChunkHit]:
+    """Hits in items that have no chunks yet: chunk them now, or cut passages around the
+    query's words when that fails."""
+    words = _words(query)
+    if not words:
+        return []
+    chunkless = store.chunkless_items()
+    if not chunkless:
+        return []
+    where, params = filters.sql()
+    present = " OR ".join("instr(lower(i.title || ' ' || i.content), ?) > 0" for _ in words)
+    marks = ",".join("?" * len(chunkless))
+    rows = store.conn.execute(
+        f"SELECT i.id, i.content FROM items i WHERE i.id IN ({marks})"
+        f" AND ({present}){' AND ' + where if where else ''} LIMIT 20",
+        [*chunkless, *words, *params],
+    ).fetchall()
+    hits: list[ChunkHit] = []
+    for item_id, content in rows:
+        if item_id in found:
+            continue
+        try:
+            store.ensure_chunks(item_id)
+            item_hits = find_chunks(
+                store.conn,
+                build_match_query(query, store.segmenter),
+                store.segmenter,
+                5,
+                item_filter="i.id = ?",
+                filter_params=[item_id],
+            )
+        except (sqlite3.Error, ValueError):
+            item_hits = []
+        hits.extend(item_hits or passages_around(item_id, content, words, store.chunking.max_size))
+    return hits
+
+
+def _words(query: str) -> list[str]:
+    text = normalise_query(query).lower()
+    words = [w for w in re.split(r"[^\w]+", CJK_RUN.sub(" ", text)) if len(w) > 1]
+    return list(dict.fromkeys(words + CJK_RUN.findall(text)))[:10]
+
+
+def passages_around(item_id: str, content: str, words: list[str], size: int) -> list[ChunkHit]:
+    """Windows of `size` characters centred on the first occurrences of the words: the
+    answer of last resort for an item whose chunks cannot be made."""
+    lower = content.lower()
+    hits: list[ChunkHit] = []
+    taken: list[tuple[int, int]] = []
+    for word in words:
+        at = lower.find(word)
+        if at < 0:
+            continue
+        start = max(0, at - size // 2)
+        end = min(len(content), start + size)
+        if any(s < end and start < e for s, e in taken):
+            continue
+        taken.append((start, end))
+        hits.append(
+            ChunkHit(
+                rowid=-1,
+                item_id=item_id,
+                chunk_id="",
+                chunk_index=-1,
+                page=None,
+                heading="",
+                text=content[start:end],
+                start=start,
+                end=end,
+                score=0.0,
+            )
+        )
+    return hits[:5]
+
+
+# -- phase 2 ----------------------------------------------------------------------------------
+def _sort_key(sort: str) -> Any:
+    if sort == "date":
+        return lambda e: (_descending(e[0].updated_at), e[0].title.lower(), e[0].id)
+    if sort == "title":
+        return lambda e: (e[0].title.lower(), e[0].id)
+    return lambda e: (-e[1], e[0].title.lower(), e[0].id)
+
+
+def _descending(text: str) -> tuple[int, ...]:
+    return tuple(-ord(ch) for ch in text)
+
+
+def _result(
+    store: KnowledgeStore,
+    item: KnowledgeItem,
+    score: float,
+    chunk_hits: list[ChunkHit],
+    matched_cap: int,
+) -> dict[str, Any]:
+    matched = sorted(chunk_hits, key=lambda h: (-h.score, h.chunk_index))
+    matched_indexes = {h.chunk_index for h in matched}
+    wanted: list[int] = []  # neighbours of the best matched chunks, nearest the best first
+    if matched[0].rowid >= 0:  # passages cut from content (rowid -1) have no neighbours
+        for hit in matched[:matched_cap]:
+            for index in (hit.chunk_index - 1, hit.chunk_index + 1):
+                if index >= 0 and index not in matched_indexes and index not in wanted:
+                    wanted.append(index)
+    found = {h.chunk_index: h for h in chunks_at(store.conn, item.id, wanted)}
+    context = [chunk_dict(found[i]) for i in wanted if i in found]
+    return {
+        "item": item.to_dict(),
+        "score": round(score, 6),
+        "total_chunks": store.count_chunks(item.id),
+        "matched_chunks": [chunk_dict(h) for h in matched],
+        "context_chunks": context,
+    }
+
+
+def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
+    chunk = {
+        "chunk_id": hit.chunk_id,
+        "chunk_index": hit.chunk_index,
+        "heading": hit.heading,
+        "start_position": hit.start,
+        "end_position": hit.end,
+        "content": hit.text,
+        "score": round(hit.score, 6),
+    }
+    if hit.page is not None:
+        chunk["page"] = hit.page
+    return chunk

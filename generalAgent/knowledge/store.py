@@ -1,0 +1,512 @@
+"""The knowledge store: items, their tags and chunks in indexes.db, beside the documents.
+
+An item's text, its chunks, their FTS rows and (when semantic search is on) their vectors
+are written in one transaction, so a search never sees an item half-updated. Indexed files
+are items of domain `documents`: they are listed, searched and deleted here like any other,
+but their content comes from the file (re-index it to change it).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.chunking import Block, ChunkingConfig, chunk_blocks
+from generalAgent.documents.database import (
+    DOCUMENTS_DOMAIN,
+    ChunkRow,
+    connect,
+    replace_chunks,
+    segment_rows,
+    transaction,
+)
+from generalAgent.documents.segmentation import Segmenter
+from generalAgent.knowledge.embeddings import Embedder, EmbeddingError
+from generalAgent.knowledge.models import KnowledgeChunk, KnowledgeItem, new_id, now_iso
+
+MAX_TITLE_CHARS = 500
+MAX_TAGS = 50
+_ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
+_CHUNK_COLUMNS = (
+    "c.id, c.item_id, c.chunk_index, f.text, c.heading, c.start_position, c.end_position, c.metadata, c.page"
+)
+
+
+class KnowledgeError(Exception):
+    """A request the store refuses; the message says why and what would work."""
+
+
+class KnowledgeStore:
+    """Items and chunks of indexes.db. One connection; use as a context manager."""
+
+    def __init__(self, db_path: Path, settings: DocumentSettings, embedder: Embedder | None = None) -> None:
+        self.db_path = Path(db_path)
+        self.settings = settings
+        self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self.embedder = embedder
+        # Set when embeddings failed; search reports it once, then lexical search carries on.
+        self.embedding_problem: str | None = None
+        self.embedding_problem_told = False
+        self._conn: sqlite3.Connection | None = None
+        self._chunkless: tuple[tuple[int, int], list[str]] | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = connect(self.db_path)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+            self._chunkless = None
+
+    def __enter__(self) -> KnowledgeStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def chunking(self) -> ChunkingConfig:
+        s = self.settings
+        return ChunkingConfig(s.chunk_max_size, s.chunk_overlap, s.chunk_min_size)
+
+    # -- items --------------------------------------------------------------------------
+    def add_knowledge(
+        self,
+        title: str,
+        content: str,
+        domain: str = "general",
+        category: str = "",
+        tags: Iterable[str] = (),
+        source: str = "user",
+        source_path: str | None = None,
+        priority: int = 1,
+    ) -> KnowledgeItem:
+        """Store a new item, chunked and indexed; `KnowledgeError` for unusable fields."""
+        item = KnowledgeItem(
+            title=_clean_title(title),
+            content=_clean_content(content),
+            domain=_clean_name(domain, "domain"),
+            category=category.strip(),
+            tags=clean_tags(tags),
+            source=source,
+            source_path=source_path,
+            priority=int(priority),
+        )
+        if item.domain == DOCUMENTS_DOMAIN:
+            raise KnowledgeError(
+                "The domain 'documents' holds indexed files; index the file instead "
+                "(generalagent index FILE), or choose another domain."
+            )
+        prepared = self._prepare_chunks(item)
+        with transaction(self.conn) as conn:
+            conn.execute(
+                f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _item_row(item),
+            )
+            _write_tags(conn, item.id, item.tags)
+            self._write_chunks(conn, item.id, *prepared)
+        return item
+
+    def update_knowledge(
+        self,
+        item_id: str,
+        *,
+        title: str | None = None,
+        content: str | None = None,
+        domain: str | None = None,
+        category: str | None = None,
+        tags: Iterable[str] | None = None,
+        priority: int | None = None,
+    ) -> KnowledgeItem | None:
+        """Change an item; a new title or content re-chunks and re-indexes it in the same
+        transaction. None if there is no such item."""
+        item = self.get_knowledge_item(item_id)
+        if item is None:
+            return None
+        if item.domain == DOCUMENTS_DOMAIN and (content is not None or domain is not None):
+            raise KnowledgeError(
+                f"{item.title} is an indexed file: its content comes from the file. Edit the "
+                "file and index it again; tags and category can be changed here."
+            )
+        if title is not None:
+            item.title = _clean_title(title)
+        if content is not None:
+            item.content = _clean_content(content)
+        if domain is not None:
+            item.domain = _clean_name(domain, "domain")
+            if item.domain == DOCUMENTS_DOMAIN:
+                raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
+        if category is not None:
+            item.category = category.strip()
+        if tags is not None:
+            item.tags = clean_tags(tags)
+        if priority is not None:
+            item.priority = int(priority)
+        item.updated_at = now_iso()
+        rechunk = title is not None or content is not None
+        prepared = self._prepare_chunks(item) if rechunk else None
+        with transaction(self.conn) as conn:
+            conn.execute(
+                "UPDATE items SET domain = ?, category = ?, title = ?, content = ?,"
+                " priority = ?, updated_at = ? WHERE id = ?",
+                (
+                    item.domain,
+                    item.category,
+                    item.title,
+                    item.content,
+                    item.priority,
+                    item.updated_at,
+                    item.id,
+                ),
+            )
+            _write_tags(conn, item.id, item.tags)
+            if prepared is not None:
+                self._write_chunks(conn, item.id, *prepared)
+        return item
+
+    def delete_knowledge(self, item_id: str) -> bool:
+        """Delete the item with its tags, chunks, FTS rows and vectors; False if unknown."""
+        with transaction(self.conn) as conn:
+            return conn.execute("DELETE FROM items WHERE id = ?", (item_id,)).rowcount > 0
+
+    def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
+        row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,)).fetchone()
+        return self._items([row])[0] if row else None
+
+    def get_items(self, item_ids: Sequence[str]) -> dict[str, KnowledgeItem]:
+        if not item_ids:
+            return {}
+        marks = ",".join("?" * len(item_ids))
+        rows = self.conn.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM items WHERE id IN ({marks})", list(item_ids)
+        ).fetchall()
+        return {item.id: item for item in self._items(rows)}
+
+    def list_knowledge(
+        self,
+        domain: str | None = None,
+        category: str | None = None,
+        tags: Iterable[str] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[KnowledgeItem]:
+        """Items matching the filters, most recently updated first."""
+        where, params = item_filter(domain, category, tags, alias="items")
+        rows = self.conn.execute(
+            f"SELECT {_ITEM_COLUMNS} FROM items WHERE {where or '1'}"
+            " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
+            [*params, max(0, int(limit)), max(0, int(offset))],
+        ).fetchall()
+        return self._items(rows)
+
+    def count_knowledge(self, domain: str | None = None) -> int:
+        where, params = item_filter(domain, None, None, alias="items")
+        return self.conn.execute(f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params).fetchone()[0]
+
+    def get_domains(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT domain FROM items ORDER BY 1")]
+
+    def get_categories(self, domain: str | None = None) -> list[str]:
+        sql = "SELECT DISTINCT category FROM items WHERE category != ''"
+        params: list[Any] = []
+        if domain is not None:
+            sql += " AND domain = ?"
+            params.append(domain)
+        return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
+
+    def get_tags(self, domain: str | None = None) -> list[str]:
+        sql = "SELECT DISTINCT t.tag FROM item_tags t"
+        params: list[Any] = []
+        if domain is not None:
+            sql += " JOIN items i ON i.id = t.item_id WHERE i.domain = ?"
+            params.append(domain)
+        return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
+
+    # -- chunks -------------------------------------------------------------------------
+    def save_chunks(self, item_id: str, chunks: Sequence[KnowledgeChunk]) -> None:
+        """Replace all chunks of the item with `chunks` (ordered by chunk_index)."""
+        item = self.get_knowledge_item(item_id)
+        if item is None:
+            raise KnowledgeError(f"No knowledge item {item_id!r}.")
+        ordered = sorted(chunks, key=lambda c: c.chunk_index)
+        rows = [_chunk_row(c) for c in ordered]
+        prepared = (rows, *self._index_columns(item.title, rows))
+        with transaction(self.conn) as conn:
+            self._write_chunks(conn, item_id, *prepared)
+
+    def get_chunks_for_item(
+        self, item_id: str, first: int | None = None, last: int | None = None
+    ) -> list[KnowledgeChunk]:
+        """The item's chunks in order (optionally only chunk_index first..last)."""
+        rows = self.conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
+            (item_id, -1 if first is None else first, 2**62 if last is None else last),
+        ).fetchall()
+        return [_chunk(row) for row in rows]
+
+    def count_chunks(self, item_id: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()[0]
+
+    def get_chunk_by_id(self, chunk_id: str) -> KnowledgeChunk | None:
+        row = self.conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?",
+            (chunk_id,),
+        ).fetchone()
+        return _chunk(row) if row else None
+
+    def get_adjacent_chunks(
+        self, item_id: str, chunk_index: int
+    ) -> tuple[KnowledgeChunk | None, KnowledgeChunk | None]:
+        """(the chunk before, the chunk after) `chunk_index`; None past either end."""
+        around = self.get_chunks_for_item(item_id, chunk_index - 1, chunk_index + 1)
+        by_index = {c.chunk_index: c for c in around}
+        return by_index.get(chunk_index - 1), by_index.get(chunk_index + 1)
+
+    def chunkless_items(self) -> list[str]:
+        """Ids of items that have no chunks (normally none).
+
+        The scan reads only the primary-key index plus one probe of the chunks index per
+        item (~7 ms for 10,000 items), so its answer is kept until the database changes:
+        `data_version` moves when another connection commits, `total_changes` when this one
+        writes.
+        """
+        version = (
+            self.conn.execute("PRAGMA data_version").fetchone()[0],
+            self.conn.total_changes,
+        )
+        if self._chunkless is None or self._chunkless[0] != version:
+            ids = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT i.id FROM items i"
+                    " WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)"
+                )
+            ]
+            self._chunkless = (version, ids)
+        return list(self._chunkless[1])
+
+    def ensure_chunks(self, item_id: str) -> list[KnowledgeChunk]:
+        """The item's chunks, cutting and saving them now if it has none (seed 000's lazy
+        recovery: an item stored without chunks must still answer with passages)."""
+        chunks = self.get_chunks_for_item(item_id)
+        if chunks:
+            return chunks
+        item = self.get_knowledge_item(item_id)
+        if item is None:
+            return []
+        prepared = self._prepare_chunks(item)
+        with transaction(self.conn) as conn:
+            self._write_chunks(conn, item_id, *prepared)
+        return self.get_chunks_for_item(item_id)
+
+    # -- built-in knowledge ---------------------------------------------------------------
+    def builtin_sources(self) -> dict[str, tuple[str, str]]:
+        """{relative path: (content hash, item id)} of the imported built-in files."""
+        rows = self.conn.execute("SELECT path, content_hash, item_id FROM builtin_sources")
+        return {path: (digest, item_id) for path, digest, item_id in rows}
+
+    def save_builtin(
+        self, path: str, content_hash: str, item: KnowledgeItem, item_id: str | None
+    ) -> KnowledgeItem:
+        """Insert (item_id None) or replace a built-in item and record its file's hash, in
+        one transaction, so a crash never leaves a file imported but unrecorded."""
+        if item.domain == DOCUMENTS_DOMAIN:
+            raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
+        if item_id is not None:
+            item.id = item_id
+        prepared = self._prepare_chunks(item)
+        with transaction(self.conn) as conn:
+            conn.execute(
+                f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET domain = excluded.domain,"
+                " category = excluded.category, title = excluded.title,"
+                " content = excluded.content, updated_at = excluded.updated_at",
+                _item_row(item),
+            )
+            _write_tags(conn, item.id, item.tags)
+            self._write_chunks(conn, item.id, *prepared)
+            conn.execute(
+                "INSERT INTO builtin_sources (path, content_hash, item_id, imported_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
+                " content_hash = excluded.content_hash, item_id = excluded.item_id,"
+                " imported_at = excluded.imported_at",
+                (path, content_hash, item.id, now_iso()),
+            )
+        return item
+
+    # -- internals ------------------------------------------------------------------------
+    def _prepare_chunks(
+        self, item: KnowledgeItem
+    ) -> tuple[list[ChunkRow], list[tuple[str, str]], list[bytes] | None]:
+        """Chunk, segment and embed outside the write transaction (the slow part)."""
+        _, chunks = chunk_blocks([Block(item.content)], self.chunking)
+        rows = [ChunkRow(new_id(), c.index, c.text, c.start, c.end, None, c.heading) for c in chunks]
+        return (rows, *self._index_columns(item.title, rows))
+
+    def _index_columns(
+        self, title: str, rows: list[ChunkRow]
+    ) -> tuple[list[tuple[str, str]], list[bytes] | None]:
+        segmented = segment_rows(rows, self.segmenter, title)
+        vectors = None
+        if self.embedder is not None and rows:
+            try:
+                vectors = self.embedder.vectors([r.text for r in rows])
+            except EmbeddingError as exc:
+                self.embedding_problem = str(exc)
+        return segmented, vectors
+
+    def _write_chunks(
+        self,
+        conn: sqlite3.Connection,
+        item_id: str,
+        rows: list[ChunkRow],
+        segmented: list[tuple[str, str]],
+        vectors: list[bytes] | None,
+    ) -> None:
+        model = self.embedder.model if self.embedder is not None else ""
+        replace_chunks(conn, item_id, rows, segmented, vectors, model)
+
+    def _items(self, rows: Sequence[Sequence[Any]]) -> list[KnowledgeItem]:
+        ids = [row[0] for row in rows]
+        tags: dict[str, list[str]] = {item_id: [] for item_id in ids}
+        if ids:
+            marks = ",".join("?" * len(ids))
+            rows_of_tags = self.conn.execute(
+                f"SELECT item_id, tag FROM item_tags WHERE item_id IN ({marks})", ids
+            )
+            for item_id, tag in rows_of_tags:
+                tags[item_id].append(tag)
+        return [
+            KnowledgeItem(
+                id=row[0],
+                domain=row[1],
+                category=row[2],
+                title=row[3],
+                content=row[4],
+                source=row[5],
+                source_path=row[6],
+                priority=row[7],
+                created_at=row[8],
+                updated_at=row[9],
+                tags=sorted(tags[row[0]]),
+            )
+            for row in rows
+        ]
+
+
+# -- helpers shared with search -------------------------------------------------------------
+def item_filter(
+    domain: str | None,
+    category: str | None,
+    tags: Iterable[str] | None,
+    alias: str = "i",
+) -> tuple[str, list[Any]]:
+    """SQL condition on items (`alias`) for the filters, and its parameters."""
+    where: list[str] = []
+    params: list[Any] = []
+    if domain:
+        where.append(f"{alias}.domain = ?")
+        params.append(domain)
+    if category:
+        where.append(f"{alias}.category = ?")
+        params.append(category)
+    wanted = clean_tags(tags or [])
+    if wanted:
+        marks = ",".join("?" * len(wanted))
+        where.append(
+            f"EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = {alias}.id AND t.tag IN ({marks}))"
+        )
+        params.extend(wanted)
+    return " AND ".join(where), params
+
+
+def clean_tags(tags: Iterable[str]) -> list[str]:
+    """Tags trimmed, de-duplicated and sorted; a single comma-separated string is split."""
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    cleaned = sorted({t.strip() for t in tags if isinstance(t, str) and t.strip()})
+    if len(cleaned) > MAX_TAGS:
+        raise KnowledgeError(f"Too many tags ({len(cleaned)}); use at most {MAX_TAGS}.")
+    return cleaned
+
+
+def _clean_title(title: str) -> str:
+    title = " ".join(str(title or "").split())
+    if not title:
+        raise KnowledgeError("A knowledge item needs a title (a few words saying what it is).")
+    if len(title) > MAX_TITLE_CHARS:
+        raise KnowledgeError(f"The title is too long; keep it under {MAX_TITLE_CHARS} chars.")
+    return title
+
+
+def _clean_content(content: str) -> str:
+    content = str(content or "")
+    if not content.strip():
+        raise KnowledgeError("The content is empty; give the text to remember.")
+    return content
+
+
+def _clean_name(name: str, what: str) -> str:
+    name = " ".join(str(name or "").split())
+    if not name:
+        raise KnowledgeError(f"The {what} is empty; use e.g. 'general'.")
+    return name
+
+
+def _item_row(item: KnowledgeItem) -> tuple[Any, ...]:
+    return (
+        item.id,
+        item.domain,
+        item.category,
+        item.title,
+        item.content,
+        item.source,
+        item.source_path,
+        item.priority,
+        item.created_at,
+        item.updated_at,
+    )
+
+
+def _write_tags(conn: sqlite3.Connection, item_id: str, tags: list[str]) -> None:
+    conn.execute("DELETE FROM item_tags WHERE item_id = ?", (item_id,))
+    conn.executemany("INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(item_id, t) for t in tags])
+
+
+def _chunk_row(chunk: KnowledgeChunk) -> ChunkRow:
+    page = chunk.metadata.get("page")
+    return ChunkRow(
+        chunk.id,
+        chunk.chunk_index,
+        chunk.content,
+        chunk.start_position,
+        chunk.end_position,
+        page if isinstance(page, int) else None,
+        chunk.heading,
+        json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _chunk(row: Sequence[Any]) -> KnowledgeChunk:
+    metadata = json.loads(row[7] or "{}")
+    if row[8] is not None and "page" not in metadata:
+        metadata["page"] = row[8]  # document chunks keep their page in a column of their own
+    return KnowledgeChunk(
+        id=row[0],
+        item_id=row[1],
+        chunk_index=row[2],
+        content=row[3],
+        heading=row[4],
+        start_position=row[5],
+        end_position=row[6],
+        metadata=metadata,
+    )

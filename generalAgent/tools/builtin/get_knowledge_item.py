@@ -1,0 +1,47 @@
+"""get_knowledge_item: read one knowledge item, whole or chunk by chunk."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
+from generalAgent.knowledge import open_store
+from generalAgent.knowledge.render import render_item
+from generalAgent.tools.environment import ToolEnvironment
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    limit = env.settings.documents.max_result_content_size
+
+    @tool("get_knowledge_item")
+    def get_knowledge_item(item_id: str, chunk_start: int | None = None, chunk_end: int | None = None) -> str:
+        """Read a knowledge item. Without a range: its fields and text (long text is cut,
+        and the answer says how to read on). With chunk_start/chunk_end: those chunks
+        (numbers as in search results; end not included), as many as fit in one answer.
+
+        Args:
+            item_id: the id shown by search_knowledge
+            chunk_start: first chunk to read (0-based)
+            chunk_end: chunk after the last one to read
+        """
+        try:
+            with open_store(env.settings) as store:
+                item = store.get_knowledge_item(item_id)
+                if item is None:
+                    return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."
+                total = store.count_chunks(item_id)
+                chunks = None
+                if chunk_start is not None or chunk_end is not None:
+                    first = max(0, chunk_start or 0)
+                    last = (chunk_end if chunk_end is not None else total) - 1
+                    if last < first:
+                        return f"Error: chunk_end must be greater than chunk_start ({first})."
+                    chunks = store.get_chunks_for_item(item_id, first, last)
+        except (DatabaseError, QueryError, sqlite3.Error) as exc:
+            return f"Error: {exc}"
+        return render_item(item, chunks, total, limit)
+
+    return get_knowledge_item

@@ -1,0 +1,64 @@
+"""search_file: find passages in one document of the workspace (PDF, Office, Markdown, text)."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+
+from generalAgent.documents.search import SearchFailure, render_search, search_document
+from generalAgent.knowledge.embeddings import embeddings_from_settings
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.workspace import WorkspaceError
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    settings = env.settings
+    vectors = embeddings_from_settings(settings)  # None unless semantic search is configured
+
+    @tool("search_file")
+    def search_file(
+        file_path: str,
+        query: str,
+        runtime: ToolRuntime,
+        max_results: int = 5,
+        regex: bool = False,
+    ) -> str:
+        """Search one document for passages: PDF, DOCX, XLSX, PPTX, Markdown, text or code.
+
+        Returns the best matching passages (page, heading, score) with the chunks around
+        them. Works in Chinese and English; all words are tried first, then any of them.
+        Use short, specific words (names, numbers, terms), not a whole question. Set
+        regex=true to grep the exact text with a regular expression instead.
+
+        Args:
+            file_path: workspace path, e.g. uploads/report.pdf
+            query: words to look for, e.g. "营收增长 2024" or "baseline results"
+            max_results: passages to return (at most 5)
+            regex: treat query as a regular expression (case-insensitive)
+        """
+        try:
+            workspace = env.workspace(runtime)
+            path = workspace.resolve(file_path)
+        except WorkspaceError as exc:
+            return f"Error: {exc}"
+        if not path.is_file():
+            return (
+                f"Error: {file_path} is not a file in the workspace. "
+                "List the workspace to see the file names (uploads/ holds the user's files)."
+            )
+        try:
+            result = search_document(
+                settings.paths.indexes_db,
+                settings.documents,
+                path,
+                query,
+                max_results,
+                regex=regex,
+                shown_as=workspace.display(path),
+                vectors=vectors,
+            )
+        except SearchFailure as exc:
+            return f"Error: {exc}"
+        return render_search(result)
+
+    return search_file

@@ -1,0 +1,72 @@
+"""search_knowledge: search everything the user has given the agent (notes, pages, files)."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.documents.budgets import ContentBudget
+from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
+from generalAgent.knowledge import KnowledgeStore, open_store, search_knowledge
+from generalAgent.knowledge.render import render_search
+from generalAgent.tools.environment import ToolEnvironment
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    budget = ContentBudget.from_settings(env.settings.documents)
+    # One store per process, opened on first use: it remembers that embeddings failed so the
+    # user is told once, and keeps its connection (guarded: tools may run in threads).
+    lock = threading.Lock()
+    holder: list[KnowledgeStore] = []
+
+    @tool("search_knowledge")
+    def search_knowledge_tool(
+        query: str,
+        domain: str | None = None,
+        category: str | None = None,
+        tags: list[str] | None = None,
+        max_results: int = 5,
+    ) -> str:
+        """Search the knowledge base: saved notes, built-in knowledge and every indexed file.
+
+        Returns the best items with their matching passages and the passages around them.
+        Chinese and English; all words are tried first, then any of them. Use specific
+        words. Filter with domain (list them with the domains in results, e.g. "documents"
+        for indexed files), category, or tags (any of them). Long items come back as a
+        preview plus passages; read on with get_knowledge_item.
+
+        Args:
+            query: words to look for, e.g. "发布流程 rollback"
+            domain: only this domain
+            category: only this category
+            tags: only items with at least one of these tags
+            max_results: items to return (1-20)
+        """
+        if not query or not query.strip():
+            return "Error: empty query; give the words to look for."
+        try:
+            with lock:
+                if not holder:
+                    holder.append(open_store(env.settings))
+                result = search_knowledge(
+                    holder[0],
+                    query,
+                    domain=domain,
+                    category=category,
+                    tags=tags,
+                    max_results=max_results,
+                    budget=budget,
+                )
+        except (DatabaseError, QueryError, sqlite3.Error) as exc:
+            return f"Error: {exc}"
+        filters = ", ".join(
+            f"{name}: {value}"
+            for name, value in (("domain", domain), ("category", category), ("tags", ", ".join(tags or [])))
+            if value
+        )
+        return render_search(result, filters)
+
+    return search_knowledge_tool

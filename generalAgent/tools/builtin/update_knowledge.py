@@ -1,0 +1,53 @@
+"""update_knowledge: change a knowledge item; new text is re-indexed at once."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.documents.database import DatabaseError
+from generalAgent.documents.index import QueryError
+from generalAgent.knowledge import KnowledgeError, open_store
+from generalAgent.tools.environment import ToolEnvironment
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool("update_knowledge")
+    def update_knowledge(
+        item_id: str,
+        title: str | None = None,
+        content: str | None = None,
+        domain: str | None = None,
+        category: str | None = None,
+        tags: list[str] | None = None,
+    ) -> str:
+        """Change fields of a knowledge item; only the fields given change.
+
+        Args:
+            item_id: the id shown by search_knowledge or get_knowledge_item
+            title: new title
+            content: new full text (replaces the old text)
+            domain: new domain
+            category: new category
+            tags: new list of tags (replaces the old list)
+        """
+        if all(v is None for v in (title, content, domain, category, tags)):
+            return "Error: nothing to change; give at least one of title, content, domain, category, tags."
+        try:
+            with open_store(env.settings) as store:
+                item = store.update_knowledge(
+                    item_id,
+                    title=title,
+                    content=content,
+                    domain=domain,
+                    category=category,
+                    tags=tags,
+                )
+        except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
+            return f"Error: {exc}"
+        if item is None:
+            return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."
+        return f'Updated "{item.title}" (id {item.id}) in {item.domain}.'
+
+    return update_knowledge

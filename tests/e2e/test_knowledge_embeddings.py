@@ -1,0 +1,109 @@
+"""Semantic search plumbing end to end: the real OpenAI client against the local test
+server's /embeddings (deterministic hash vectors), vectors stored with their chunks, fused
+with BM25, and keyword search carrying on when the endpoint fails."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.knowledge import open_store, search_knowledge
+from tests.support.openai_server import ScriptedOpenAIServer, hash_embedding
+
+pytestmark = pytest.mark.e2e
+
+LONG = "\n\n".join(f"Section {i}. " + "Notes on the deployment pipeline. " * 10 for i in range(30))
+
+
+def semantic_settings(data_dir: Path, base_url: str) -> Settings:
+    return load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test"},
+        paths={"data_dir": data_dir},
+        documents={
+            "embedding_model": "test-embed",
+            "embedding_base_url": base_url,
+            "embedding_batch_size": 8,
+        },
+    )
+
+
+def test_vectors_are_written_with_the_chunks_in_batches(data_dir: Path, openai_server: ScriptedOpenAIServer):
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    with open_store(settings) as store:
+        item = store.add_knowledge("Pipeline", LONG)
+        chunks = store.count_chunks(item.id)
+        rows = store.conn.execute(
+            "SELECT v.model, v.vector, f.text FROM chunk_vectors v"
+            " JOIN chunks_fts f ON f.rowid = v.chunk_rowid"
+        ).fetchall()
+    assert chunks > 8 and len(rows) == chunks
+    model, blob, text = rows[0]
+    assert model == "test-embed"
+    stored = np.frombuffer(blob, dtype="<f4")
+    assert np.allclose(stored, np.asarray(hash_embedding(text), dtype="<f4"), atol=1e-6)
+    requests = [r for r in openai_server.requests if r.path.endswith("/embeddings")]
+    assert len(requests) == -(-chunks // 8)  # ceil: batches of EMBEDDING_BATCH_SIZE
+    assert all(len(r.body["input"]) <= 8 and r.body["model"] == "test-embed" for r in requests)
+
+
+def test_search_fuses_vector_and_keyword_rankings(data_dir: Path, openai_server: ScriptedOpenAIServer):
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    with open_store(settings) as store:
+        store.add_knowledge("Pipeline", LONG)
+        target = store.add_knowledge("Other", "A sentence nobody would type twice.")
+        # no word in common with anything stored: only the vectors can answer
+        assert search_knowledge(store, "zzyzx qwv")["results"]
+        # the query's text equals a chunk's text: its vector is the nearest (cosine 1)
+        top = search_knowledge(store, "A sentence nobody would type twice.")["results"][0]
+        assert top["item"]["id"] == target.id
+    embedding_calls = [r for r in openai_server.requests if r.path.endswith("/embeddings")]
+    assert any(r.body["input"] == ["zzyzx qwv"] for r in embedding_calls)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_failing_endpoint_leaves_keyword_search_working_and_says_so_once(data_dir: Path):
+    settings = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test"},
+        paths={"data_dir": data_dir},
+        documents={
+            "embedding_model": "test-embed",
+            "embedding_timeout": 2,
+            "embedding_base_url": f"http://127.0.0.1:{free_port()}/v1",
+        },
+    )
+    with open_store(settings) as store:
+        store.add_knowledge("Pipeline", "The deployment pipeline has four stages.")
+        first = search_knowledge(store, "deployment stages")
+        second = search_knowledge(store, "deployment stages")
+        assert store.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0] == 0
+    assert first["results"] and second["results"]
+    assert "Semantic search is off" in first["warning"]
+    assert "keyword search still works" in first["warning"]
+    assert second["warning"] is None
+
+
+def test_indexed_documents_get_vectors_too(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    from generalAgent.documents.index import SearchIndex
+    from generalAgent.knowledge.embeddings import embeddings_from_settings
+
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    path = tmp_path / "guide.md"
+    path.write_text(LONG, encoding="utf-8")
+    embedder = embeddings_from_settings(settings)
+    with SearchIndex(settings.paths.indexes_db, settings.documents, embedder) as index:
+        document = index.index_file(path)
+        vectors = index.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0]
+    assert document.total_chunks > 1 and vectors == document.total_chunks

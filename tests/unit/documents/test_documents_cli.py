@@ -1,0 +1,97 @@
+"""`generalagent index` and `generalagent search` through Typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from generalAgent.cli.documents_commands import register
+from generalAgent.config.settings import Settings
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Test app that registers the document commands as the real one does."""
+
+    register(app)
+    return app
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.md").write_text("# Alpha\n\nThe baseline is stable.", encoding="utf-8")
+    (root / "sub" / "b.txt").write_text("营收增长百分之二十。", encoding="utf-8")
+    (root / "image.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (root / ".hidden").mkdir()
+    (root / ".hidden" / "c.md").write_text("secret", encoding="utf-8")
+    return root
+
+
+def invoke(app: typer.Typer, settings: Settings, *args: str):
+    return CliRunner().invoke(app, list(args), obj=settings)
+
+
+def test_index_folders_then_skip_unchanged_files(app, settings: Settings, corpus: Path):
+    first = invoke(app, settings, "index", str(corpus), "--json")
+    assert first.exit_code == 0, first.output
+    report = json.loads(first.stdout)
+    assert sorted(Path(r["path"]).name for r in report["files"]) == ["a.md", "b.txt"]
+    assert {r["status"] for r in report["files"]} == {"indexed"}
+    again = json.loads(invoke(app, settings, "index", str(corpus), "--json").stdout)
+    assert {r["status"] for r in again["files"]} == {"unchanged"}
+
+
+def test_index_globs_and_stats(app, settings: Settings, corpus: Path):
+    result = invoke(app, settings, "index", str(corpus / "**" / "*.txt"), "--stats", "--json")
+    report = json.loads(result.stdout)
+    assert [Path(r["path"]).name for r in report["files"]] == ["b.txt"]
+    assert report["stats"]["total_files"] == 1
+    table = invoke(app, settings, "index", "--stats")
+    assert "Documents" in table.stdout and "Chunks" in table.stdout
+
+
+def test_index_reports_failures_and_keeps_going(app, settings: Settings, corpus: Path):
+    broken = corpus / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 nonsense")
+    result = invoke(app, settings, "index", str(broken), str(corpus / "a.md"), "nope.md")
+    assert result.exit_code == 1
+    assert "broken.pdf is not a readable PDF" in result.output
+    assert "nope.md: no such file or folder" in result.output
+    assert "1 indexed, 0 unchanged, 1 failed" in result.output
+
+
+def test_cleanup(app, settings: Settings, corpus: Path):
+    invoke(app, settings, "index", str(corpus))
+    report = json.loads(invoke(app, settings, "index", "--cleanup", "--days", "0", "--json").stdout)
+    assert report["removed"] == 2
+
+
+def test_nothing_to_do(app, settings: Settings):
+    result = invoke(app, settings, "index")
+    assert result.exit_code == 2 and "Nothing to do" in result.output
+
+
+def test_search_prints_passages_and_json(app, settings: Settings, corpus: Path):
+    text = invoke(app, settings, "search", str(corpus / "sub" / "b.txt"), "营收")
+    assert text.exit_code == 0 and ">> 营收增长百分之二十。" in text.stdout
+    result = invoke(app, settings, "search", str(corpus / "a.md"), "baselines", "--json")
+    data = json.loads(result.stdout)
+    assert data["hits"][0]["heading"] == "Alpha"
+    assert data["hits"][0]["matched_chunks"][0]["content"].endswith("The baseline is stable.")
+
+
+def test_search_errors_and_no_match(app, settings: Settings, corpus: Path):
+    missing = invoke(app, settings, "search", str(corpus / "missing.pdf"), "x")
+    assert missing.exit_code == 1 and "missing.pdf does not exist" in missing.output
+    none = invoke(app, settings, "search", str(corpus / "a.md"), "zebra")
+    assert none.exit_code == 1 and "No passage" in none.stdout

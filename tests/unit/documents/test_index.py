@@ -1,0 +1,297 @@
+"""The FTS5 index in indexes.db: matching, dedup, replacement, staleness, cascade deletes."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
+
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.documents import (
+    cleanup_old_indexes,
+    cleanup_old_indexes_for_file,
+    compute_file_hash,
+    create_index,
+    get_index_stats,
+    index_exists,
+    search_in_index,
+)
+from generalAgent.documents.index import QueryError, SearchIndex
+from tests.unit.documents.builders import make_pdf
+
+REPORT = """# 2024 年度报告
+
+第一季度营收增长百分之二十，主要来自海外市场。客户满意度调查显示，满意度连续三个季度提升。
+
+## Baseline results
+
+The baseline model of version 4.1 reached 81% accuracy. Our multi-agent setup improved on
+every baseline. Running the evaluation twice gave the same numbers.
+
+## 数据表
+
+表格中列出了各地区的收入。Revenue by region is listed in the table below.
+"""
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Path:
+    path = tmp_path / "report.md"
+    path.write_text(REPORT, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def index(settings: Settings) -> Iterator[SearchIndex]:
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        yield index
+
+
+def found(index: SearchIndex, path: Path, query: str) -> list[str]:
+    return [hit.text for hit in index.search(path, query, 5)]
+
+
+def test_case_insensitive_and_stemmed_english(index: SearchIndex, report: Path):
+    index.index_file(report)
+    for query in ["baseline", "BASELINE", "BaseLine", "baselines", "run", "evaluations"]:
+        assert any("baseline model" in t for t in found(index, report, query)), query
+
+
+def test_chinese_words_are_found(index: SearchIndex, report: Path):
+    index.index_file(report)
+    for query in ["营收增长", "客户满意度", "满意度", "海外市场", "营收"]:
+        assert any("营收增长" in t for t in found(index, report, query)), query
+
+
+def test_one_and_two_character_chinese_words(index: SearchIndex, report: Path):
+    index.index_file(report)
+    assert any("表格" in t for t in found(index, report, "表"))  # only inside 表格
+    assert any("收入" in t for t in found(index, report, "收入"))
+
+
+def test_decimals_identifiers_and_mixed_queries(index: SearchIndex, report: Path):
+    index.index_file(report)
+    assert any("version 4.1" in t for t in found(index, report, "4.1"))
+    assert found(index, report, "4.2") == []
+    assert any("multi-agent" in t for t in found(index, report, "multi-agent"))
+    assert any("Revenue by region" in t for t in found(index, report, "revenue 收入"))
+
+
+def test_all_terms_first_then_any_term(index: SearchIndex, report: Path):
+    index.index_file(report)
+    both = found(index, report, "baseline accuracy")
+    assert len(both) == 1 and "81% accuracy" in both[0]
+    anyone = found(index, report, "accuracy zebra")
+    assert anyone and "81% accuracy" in anyone[0]
+    assert found(index, report, "zebra giraffe") == []
+
+
+def test_scores_are_positive_and_best_first(index: SearchIndex, report: Path):
+    index.index_file(report)
+    hits = index.search(report, "baseline revenue 营收", 5)
+    scores = [h.score for h in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(s >= 0 for s in scores)
+
+
+MALFORMED = [
+    '"',
+    '""',
+    "AND",
+    "OR NOT",
+    "NEAR(a, b)",
+    "*",
+    "base*",
+    ":",
+    "text:foo",
+    "^x",
+    "(((",
+    ")",
+    "{text}",
+    "🙂🙂",
+    "x" * 10_000,
+    "营收" * 3_000,
+    "\x00",
+    "-",
+    "'; DROP",
+]
+
+
+@pytest.mark.parametrize("query", MALFORMED, ids=range(len(MALFORMED)))
+def test_malformed_queries_never_raise(index: SearchIndex, report: Path, query: str):
+    index.index_file(report)
+    assert isinstance(index.search(report, query, 5), list)
+
+
+@hypothesis_settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(query=st.text(max_size=200))
+def test_arbitrary_unicode_queries_never_raise(index: SearchIndex, report: Path, query: str):
+    index.index_file(report)
+    assert isinstance(index.search(report, query, 5), list)
+
+
+def test_regex_greps_the_full_text(index: SearchIndex, report: Path):
+    index.index_file(report)
+    hits = index.search(report, r"\d+% accuracy", 5, regex=True)
+    assert len(hits) == 1 and "81% accuracy" in hits[0].text
+    with pytest.raises(QueryError, match="invalid regular expression"):
+        index.search(report, "([", 5, regex=True)
+
+
+def test_same_bytes_at_two_paths_are_one_document(index: SearchIndex, report: Path, tmp_path: Path):
+    copy = tmp_path / "copy.md"
+    shutil.copy(report, copy)
+    first = index.index_file(report)
+    second = index.index_file(copy)
+    assert second.reused and second.item_id == first.item_id
+    assert index.stats()["total_files"] == 1
+    assert found(index, copy, "baseline")
+
+
+def test_a_new_version_at_the_same_path_replaces_the_old(index: SearchIndex, report: Path):
+    old = index.index_file(report)
+    report.write_text("Completely new content about zebras.", encoding="utf-8")
+    new = index.index_file(report)
+    assert new.file_hash != old.file_hash
+    assert index.stats()["total_files"] == 1
+    assert index.document(old.file_hash) is None
+    assert found(index, report, "zebras")
+
+
+def test_old_version_kept_while_another_path_still_shows_it(index: SearchIndex, report: Path, tmp_path: Path):
+    copy = tmp_path / "copy.md"
+    shutil.copy(report, copy)
+    old = index.index_file(report)
+    index.index_file(copy)
+    report.write_text("Version two.", encoding="utf-8")
+    index.index_file(report)
+    assert index.document(old.file_hash) is not None  # copy.md still has those bytes
+    assert index.stats()["total_files"] == 2
+
+
+def test_stale_index_is_rebuilt(settings: Settings, report: Path):
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        first = index.index_file(report)
+        old = (datetime.now(UTC) - timedelta(hours=25)).isoformat(timespec="seconds")
+        with index.conn:
+            index.conn.execute("UPDATE documents SET indexed_at = ?", (old,))
+        assert not index.is_fresh(report)
+        again = index.index_file(report)
+        assert not again.reused and again.item_id == first.item_id
+        assert index.is_fresh(report)
+
+
+def test_changing_the_segmenter_reindexes(data_dir: Path, report: Path):
+    jieba = load_settings(env_file=None, paths={"data_dir": data_dir})
+    plain = load_settings(env_file=None, paths={"data_dir": data_dir}, documents={"use_jieba": False})
+    create_index(report, jieba)
+    assert not index_exists(report, plain)
+    create_index(report, plain)
+    assert [h["chunk_id"] for h in search_in_index(report, "营收增长", 5, plain)] == [0]
+
+
+def test_deleting_a_document_leaves_no_chunk_or_fts_row(index: SearchIndex, report: Path):
+    document = index.index_file(report)
+    conn = index.conn
+    assert conn.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0] == document.total_chunks
+    cleanup_count = index.cleanup_for_file(report, keep_hash="something-else")
+    assert cleanup_count == 1
+    for table in ("items", "documents", "document_paths", "chunks", "chunks_fts"):
+        assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0, table
+
+
+def test_chunks_of_a_document_have_consecutive_rowids(index: SearchIndex, tmp_path: Path):
+    for n in range(3):
+        path = tmp_path / f"doc{n}.md"
+        path.write_text("\n\n".join(f"Paragraph {n}.{i} " + "word " * 60 for i in range(10)))
+        index.index_file(path)
+    rows = index.conn.execute("SELECT item_id, rowid, chunk_index FROM chunks ORDER BY rowid")
+    by_item: dict[str, list[tuple[int, int]]] = {}
+    for item_id, rowid, chunk_index in rows:
+        by_item.setdefault(item_id, []).append((rowid, chunk_index))
+    for pairs in by_item.values():
+        rowids = [r for r, _ in pairs]
+        assert rowids == list(range(rowids[0], rowids[0] + len(rowids)))
+        assert [i for _, i in pairs] == list(range(len(pairs)))
+
+
+@pytest.mark.smoke
+def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
+    assert not index_exists(report, settings)
+    assert search_in_index(report, "baseline", 5, settings) == []  # not indexed yet
+    document = create_index(report, settings)
+    assert index_exists(report, settings)
+    hits = search_in_index(report, "baseline", 5, settings)
+    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "text", "score"}
+    assert hits[0]["heading"] == "Baseline results"
+    stats = get_index_stats(settings)
+    assert stats["total_files"] == 1 and stats["total_chunks"] == document.total_chunks
+    assert stats["db_path"] == str(settings.paths.indexes_db)
+    assert compute_file_hash(report) == document.file_hash
+    kept = cleanup_old_indexes_for_file(report, keep_hash=document.file_hash, settings=settings)
+    assert kept == 0
+    assert cleanup_old_indexes(days=30, settings=settings) == 0
+
+
+def test_cleanup_old_indexes_removes_documents_older_than_n_days(settings: Settings, report: Path):
+    create_index(report, settings)
+    conn = sqlite3.connect(settings.paths.indexes_db)
+    with conn:
+        conn.execute("UPDATE documents SET indexed_at = '2000-01-01T00:00:00+00:00'")
+    conn.close()
+    assert cleanup_old_indexes(days=30, settings=settings) == 1
+    assert get_index_stats(settings)["total_chunks"] == 0
+
+
+def test_pdf_hits_carry_their_page(index: SearchIndex, tmp_path: Path):
+    pdf = make_pdf(tmp_path / "paper.pdf", [["Introduction text."], ["The baseline is here."]])
+    index.index_file(pdf)
+    assert [h.page for h in index.search(pdf, "baseline", 5)] == [2]
+
+
+def test_two_processes_can_index_at_once(settings: Settings, tmp_path: Path):
+    """WAL and the busy timeout: a second writer waits instead of failing."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    paths = []
+    for n in range(6):
+        path = tmp_path / f"f{n}.md"
+        path.write_text(f"document {n} " + "text " * 500)
+        paths.append(path)
+
+    def work(path: Path) -> int:
+        with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+            return index.index_file(path).total_chunks
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        assert all(n > 0 for n in pool.map(work, paths))
+    assert get_index_stats(settings)["total_files"] == 6
+
+
+def test_common_words_do_not_rank_an_or_query(
+    index: SearchIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Past the threshold a word in most chunks only re-scores chunks found by rarer words."""
+    import generalAgent.documents.index as index_module
+
+    monkeypatch.setattr(index_module, "MIN_COMMON_TERM_CHUNKS", 5)
+    paragraphs = [f"common filler number {i}." for i in range(300)]
+    paragraphs[100] = "common rare walrus."
+    paragraphs[200] = "rare walrus only."
+    path = tmp_path / "many.md"
+    path.write_text("\n\n".join(p + " " + "pad " * 70 for p in paragraphs), encoding="utf-8")
+    index.index_file(path)
+    assert index.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] > 50
+    hits = index_module.find_chunks(index.conn, "common walrus zebra", index.segmenter, 3)
+    assert [("walrus" in h.text) for h in hits[:2]] == [True, True]
+    assert "common rare walrus" in hits[0].text  # both words: ranked first
+    assert index_module.find_chunks(index.conn, "common filler zebra", index.segmenter, 3)

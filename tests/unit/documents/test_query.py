@@ -1,0 +1,125 @@
+"""Query building: every word quoted and column-filtered; nothing the user types is syntax."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generalAgent.documents.query import MAX_QUERY_CHARS, build_match_query, quote
+from generalAgent.documents.segmentation import Segmenter
+
+JIEBA = Segmenter("jieba")
+
+
+def test_latin_words_are_quoted_phrases_on_the_raw_column():
+    match = build_match_query("multi-agent 4.1", JIEBA)
+    assert match.all_terms == '{text title} : "multi-agent" AND {text title} : "4.1"'
+    assert match.any_terms == '{text title} : "multi-agent" OR {text title} : "4.1"'
+
+
+def test_chinese_is_segmented_onto_the_jieba_column():
+    match = build_match_query("营收增长", JIEBA)
+    # jieba's dictionary has no 营收: its characters must be adjacent, as in the document
+    assert match.all_terms == '{text_jieba title} : "营 收" AND {text_jieba title} : "增长"'
+    assert match.substrings == ("营收增长",)
+
+
+def test_long_chinese_words_also_match_their_parts():
+    match = build_match_query("客户满意度调查", JIEBA)
+    assert '{text_jieba title} : "客户"' in match.all_terms
+
+
+def test_mixed_queries_combine_both_columns():
+    match = build_match_query("Q3营收 baseline", JIEBA)
+    assert '{text title} : "Q3"' in match.all_terms
+    assert '{text_jieba title} : "营 收"' in match.all_terms
+    assert '{text title} : "baseline"' in match.all_terms
+
+
+def test_stopwords_are_dropped_unless_nothing_else_is_left():
+    assert build_match_query("what is the baseline", JIEBA).all_terms == '{text title} : "baseline"'
+    assert build_match_query("the", JIEBA).all_terms == '{text title} : "the"'
+
+
+def test_quotes_are_doubled_and_operators_are_words():
+    assert quote('say "hi"') == '"say ""hi"""'
+    match = build_match_query('NEAR(a b) OR "x" AND y*', JIEBA)
+    words = ['"NEAR(a"', '"b"', '"x"', '"y"']
+    assert match.all_terms == " AND ".join(f"{{text title}} : {w}" for w in words)
+
+
+def test_nothing_searchable():
+    for query in ["", "   ", "***", "(:^)", "🙂🙂", "\x00\x01"]:
+        assert build_match_query(query, JIEBA).empty
+
+
+def test_unigram_segmenter_makes_character_phrases():
+    match = build_match_query("营收", Segmenter("unigram"))
+    assert match.all_terms == '{text_jieba title} : "营 收"'
+
+
+def test_long_queries_are_cut():
+    match = build_match_query("word " * 10_000, JIEBA)
+    assert match.all_terms == '{text title} : "word"'
+    assert len("x" * 20_000) > MAX_QUERY_CHARS
+
+
+@pytest.fixture(scope="module")
+def fts() -> sqlite3.Connection:
+    conn = sqlite3.connect(":memory:")
+    conn.execute(
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5(text, text_jieba, title,"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    conn.execute("INSERT INTO chunks_fts VALUES ('baseline 4.1 multi-agent NEAR AND', '营收 增长', 'r')")
+    return conn
+
+
+@settings(max_examples=400, deadline=None)
+@given(query=st.text(max_size=300))
+def test_any_unicode_query_is_valid_fts5(fts: sqlite3.Connection, query: str):
+    match = build_match_query(query, JIEBA)
+    for expression in (match.all_terms, match.any_terms):
+        if expression:
+            fts.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    query=st.lists(
+        st.sampled_from(
+            [
+                '"',
+                "AND",
+                "OR",
+                "NOT",
+                "NEAR",
+                "*",
+                ":",
+                "^",
+                "(",
+                ")",
+                "{",
+                "}",
+                "-",
+                "+",
+                "营收",
+                "baseline",
+                "🙂",
+                "\x00",
+                "'",
+                ";",
+                "\\",
+            ]
+        ),
+        max_size=30,
+    ).map(" ".join)
+)
+def test_fts5_syntax_characters_never_break_the_query(fts: sqlite3.Connection, query: str):
+    match = build_match_query(query, JIEBA)
+    for expression in (match.all_terms, match.any_terms):
+        if expression:
+            fts.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (expression,))

@@ -1,0 +1,118 @@
+"""search_file driven through LangGraph's ToolNode, so the runtime (workspace) is injected."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.tools.builtin.search_file import create_tool
+from generalAgent.tools.environment import ToolEnvironment
+from tests.unit.documents.builders import make_pdf, make_scanned_pdf
+
+THREAD = "session-1"
+
+
+def run_tool(settings: Settings, **args: object) -> str:
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode([create_tool(ToolEnvironment(settings=settings))]))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    call = AIMessage(content="", tool_calls=[{"name": "search_file", "args": args, "id": "c1"}])
+    result = graph.compile().invoke({"messages": [call]}, config={"configurable": {"thread_id": THREAD}})
+    return str(result["messages"][-1].content)
+
+
+def upload(settings: Settings, source: Path) -> str:
+    uploads = settings.paths.workspaces_dir / THREAD / "uploads"
+    uploads.mkdir(parents=True, exist_ok=True)
+    shutil.copy(source, uploads / source.name)
+    return f"uploads/{source.name}"
+
+
+@pytest.fixture
+def pdf(tmp_path: Path) -> Path:
+    pages = [
+        ["Chapter one introduces the product."],
+        ["第二章：营收增长百分之二十，客户满意度提升。", "The baseline grew in 2024."],
+        ["Chapter three closes the report."],
+    ]
+    return make_pdf(tmp_path / "report.pdf", pages)
+
+
+def test_finds_passages_with_page_score_and_context(settings: Settings, pdf: Path):
+    path = upload(settings, pdf)
+    text = run_tool(settings, file_path=path, query="营收增长")
+    assert text.startswith(f"1 passage(s) in {path} (pdf, 3 chunks)")
+    assert "[1] page 2 | chunk 1 | score" in text
+    assert ">> 第二章：营收增长百分之二十" in text
+    assert "[page 1] Chapter one" in text and "[page 3] Chapter three" in text  # context
+
+
+def test_says_plainly_when_nothing_matches(settings: Settings, pdf: Path):
+    text = run_tool(settings, file_path=upload(settings, pdf), query="zebra")
+    assert text.startswith("No passage in uploads/report.pdf")
+    assert "Try other words" in text
+
+
+def test_regex_mode(settings: Settings, pdf: Path):
+    text = run_tool(settings, file_path=upload(settings, pdf), query=r"grew in \d{4}", regex=True)
+    assert ">> " in text and "2024" in text
+    bad = run_tool(settings, file_path=upload(settings, pdf), query="([", regex=True)
+    assert bad.startswith("Error: Cannot search uploads/report.pdf: invalid regular expression")
+
+
+@pytest.mark.parametrize(
+    ("file_path", "expected"),
+    [
+        ("../../etc/passwd", "would leave the workspace"),
+        ("/etc/passwd", "absolute paths are outside the workspace"),
+        ("uploads/missing.pdf", "is not a file in the workspace"),
+        ("", "Empty path"),
+    ],
+)
+def test_paths_outside_or_missing(settings: Settings, file_path: str, expected: str):
+    text = run_tool(settings, file_path=file_path, query="x")
+    assert text.startswith("Error:") and expected in text
+
+
+def test_unreadable_document_is_explained(settings: Settings, tmp_path: Path):
+    path = upload(settings, make_scanned_pdf(tmp_path / "scan.pdf"))
+    text = run_tool(settings, file_path=path, query="anything")
+    assert text == (
+        "Error: Cannot search uploads/scan.pdf: scan.pdf has no text layer (scanned?). "
+        "Run OCR on it (e.g. ocrmypdf) and index the result."
+    )
+
+
+def test_empty_query(settings: Settings, pdf: Path):
+    assert run_tool(settings, file_path=upload(settings, pdf), query="  ").startswith("Error: Empty query")
+
+
+def test_output_stays_within_the_content_budget(data_dir: Path, tmp_path: Path):
+    settings = load_settings(
+        env_file=None,
+        paths={"data_dir": data_dir},
+        documents={
+            "chunk_max_size": 4_000,
+            "chunk_overlap": 0,
+            "max_chunk_content_size": 1_500,
+            "max_result_content_size": 4_000,
+        },
+    )
+    big = tmp_path / "big.md"
+    big.write_text("\n\n".join(("needle " + "filler " * 560) for _ in range(8)), encoding="utf-8")
+    text = run_tool(settings, file_path=upload(settings, big), query="needle", max_results=50)
+    assert "(at most 5 per search)" in text
+    body = "\n".join(
+        line
+        for line in text.splitlines()
+        if line.startswith((">> ", "   ")) and not line.startswith("   (cut:")
+    )
+    assert len(body) <= 4_000 + 200  # content budget plus the indentation of the rendering
+    assert "cut:" in text and "get_knowledge_item" in text

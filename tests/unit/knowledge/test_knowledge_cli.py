@@ -1,0 +1,93 @@
+"""`generalagent kb ...` through Typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from generalAgent.cli.knowledge_commands import register
+from generalAgent.config.settings import Settings, load_settings
+
+
+@pytest.fixture
+def app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Test app registering the kb sub-app as the real one does."""
+
+    register(app)
+    return app
+
+
+def kb(app: typer.Typer, settings: Settings, *args: str):
+    return CliRunner().invoke(app, ["kb", *args], obj=settings)
+
+
+def test_add_search_list_show_delete(app, settings: Settings, tmp_path: Path):
+    note = kb(
+        app,
+        settings,
+        "add",
+        "--title",
+        "VPN",
+        "--content",
+        "Use the office VPN.",
+        "--domain",
+        "it",
+        "--tag",
+        "network",
+        "--json",
+    )
+    assert note.exit_code == 0, note.output
+    item = json.loads(note.stdout)
+    assert (item["domain"], item["tags"], item["chunks"]) == ("it", ["network"], 1)
+
+    page = tmp_path / "rules.md"
+    page.write_text("# 报销规则\n\n差旅费用需要在三十天内提交。", encoding="utf-8")
+    added = kb(app, settings, "add", str(page), "--domain", "finance", "--category", "policy")
+    assert added.exit_code == 0 and "Added 'rules.md' to finance" in added.stdout
+
+    found = json.loads(kb(app, settings, "search", "差旅 费用", "--json").stdout)
+    assert [r["item"]["title"] for r in found["results"]] == ["rules.md"]
+    assert kb(app, settings, "search", "VPN", "--domain", "finance").exit_code == 1
+
+    listed = json.loads(kb(app, settings, "list", "--json").stdout)
+    assert listed["total"] == 2 and "content" not in listed["items"][0]
+    assert "VPN" in kb(app, settings, "list", "--domain", "it").stdout
+
+    shown = json.loads(kb(app, settings, "show", item["id"], "--chunks", "0:1", "--json").stdout)
+    assert shown["chunks"][0]["content"] == "Use the office VPN."
+    assert "Use the office VPN." in kb(app, settings, "show", item["id"]).stdout
+
+    domains = json.loads(kb(app, settings, "domains", "--json").stdout)
+    assert [(d["domain"], d["items"]) for d in domains] == [("finance", 1), ("it", 1)]
+
+    assert kb(app, settings, "delete", item["id"]).exit_code == 0
+    assert kb(app, settings, "delete", item["id"]).exit_code == 1
+    assert kb(app, settings, "show", item["id"]).exit_code == 1
+
+
+def test_bad_input_is_explained(app, settings: Settings, tmp_path: Path):
+    assert kb(app, settings, "add").exit_code == 2
+    broken = tmp_path / "scan.pdf"
+    broken.write_bytes(b"%PDF-1.4 garbage")
+    result = kb(app, settings, "add", str(broken))
+    assert result.exit_code == 1 and "scan.pdf is not a readable PDF" in result.output
+    empty = kb(app, settings, "add", "--title", "x", "--content", "  ")
+    assert empty.exit_code == 1 and "content is empty" in empty.output
+    assert kb(app, settings, "search", "x", "--sort", "random").exit_code == 2
+
+
+def test_sync_imports_built_in_knowledge_once(app, data_dir: Path, tmp_path: Path):
+    root = tmp_path / "knowledge"
+    (root / "ops").mkdir(parents=True)
+    (root / "ops" / "oncall.md").write_text("# On-call\n\nPage the primary first.")
+    settings = load_settings(env_file=None, paths={"data_dir": data_dir, "knowledge_dir": root})
+    assert "1 added" in kb(app, settings, "sync").stdout
+    assert "up to date" in kb(app, settings, "sync").stdout

@@ -1,0 +1,123 @@
+"""The knowledge tools driven through LangGraph's ToolNode, as the model calls them."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.tools.builtin import (
+    add_knowledge,
+    delete_knowledge,
+    get_knowledge_item,
+    search_knowledge,
+    update_knowledge,
+)
+from generalAgent.tools.environment import ToolEnvironment
+
+MODULES = (add_knowledge, update_knowledge, delete_knowledge, get_knowledge_item, search_knowledge)
+
+
+def make_runner(settings: Settings):
+    env = ToolEnvironment(settings=settings)
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", ToolNode([m.create_tool(env) for m in MODULES]))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    compiled = graph.compile()
+
+    def run(name: str, **args: object) -> str:
+        call = AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": "c1"}])
+        result = compiled.invoke({"messages": [call]}, config={"configurable": {"thread_id": "t"}})
+        return str(result["messages"][-1].content)
+
+    return run
+
+
+def item_id_of(text: str) -> str:
+    return text.split("(id ")[1].split(",")[0].split(")")[0]
+
+
+@pytest.mark.smoke
+def test_add_search_update_get_delete(settings: Settings):
+    run = make_runner(settings)
+    added = run(
+        "add_knowledge",
+        title="发布流程",
+        content="先打标签，再构建，最后发布。",
+        domain="ops",
+        tags=["release"],
+    )
+    assert added.startswith('Saved "发布流程" in ops')
+    item_id = item_id_of(added)
+
+    found = run("search_knowledge", query="构建 发布", domain="ops")
+    assert "1 result(s)" in found and f"id: {item_id}" in found and "先打标签" in found
+    assert "Nothing in the knowledge base" in run("search_knowledge", query="构建", domain="hr")
+
+    updated = run("update_knowledge", item_id=item_id, content="先测试，再发布。")
+    assert updated.startswith("Updated")
+    assert "先测试" in run("get_knowledge_item", item_id=item_id)
+    assert "Nothing" in run("search_knowledge", query="打标签")
+
+    assert run("delete_knowledge", item_id=item_id).startswith('Deleted "发布流程"')
+    assert run("get_knowledge_item", item_id=item_id).startswith("Error: no knowledge item")
+
+
+def test_errors_are_returned_as_text(settings: Settings):
+    run = make_runner(settings)
+    assert run("add_knowledge", title="", content="x").startswith("Error: A knowledge item needs")
+    assert run("add_knowledge", title="t", content="x", domain="documents").startswith("Error:")
+    missing = run("update_knowledge", item_id="nope", title="x")
+    assert missing.startswith("Error: no knowledge item")
+    assert run("update_knowledge", item_id="nope").startswith("Error: nothing to change")
+    assert run("delete_knowledge", item_id="nope").startswith("Error: no knowledge item")
+    assert run("search_knowledge", query=" ").startswith("Error: empty query")
+
+
+def test_long_items_are_read_on_by_chunk_ranges(data_dir, tmp_path):
+    settings = load_settings(
+        env_file=None, paths={"data_dir": data_dir}, documents={"max_result_content_size": 2_000}
+    )
+    run = make_runner(settings)
+    text = "\n\n".join(f"Part {i}: " + "detail " * 50 for i in range(40))
+    item_id = item_id_of(run("add_knowledge", title="Manual", content=text))
+    whole = run("get_knowledge_item", item_id=item_id)
+    assert "(cut: 2,000 of" in whole and "chunk_start=0" in whole
+    first = run("get_knowledge_item", item_id=item_id, chunk_start=0, chunk_end=10)
+    assert first.count("chunk ") >= 2 and "read on with chunk_start=" in first
+    following = int(first.rsplit("chunk_start=", 1)[1].rstrip(")"))
+    more = run("get_knowledge_item", item_id=item_id, chunk_start=following)
+    assert f"chunk {following}:" in more
+    assert "chunk_end must be greater" in run(
+        "get_knowledge_item", item_id=item_id, chunk_start=5, chunk_end=5
+    )
+
+
+def test_search_results_stay_within_the_call_budget(data_dir):
+    settings = load_settings(
+        env_file=None,
+        paths={"data_dir": data_dir},
+        documents={"max_total_content_size": 6_000, "max_result_content_size": 2_000},
+    )
+    run = make_runner(settings)
+    for n in range(6):
+        run("add_knowledge", title=f"Book {n}", content="walrus " + "filler text " * 2_000)
+    text = run("search_knowledge", query="walrus", max_results=6)
+    assert text.count("\n[") == 6
+    body = sum(len(line) for line in text.splitlines() if line.startswith("      "))
+    assert body <= 6_000 + 6 * 6 * 40  # content budget plus the indentation of each line
+
+
+def test_a_damaged_database_is_reported_not_raised(settings: Settings):
+    settings.paths.indexes_db.write_bytes(b"this is not a SQLite database" * 100)
+    run = make_runner(settings)
+    for name, args in (
+        ("search_knowledge", {"query": "x"}),
+        ("add_knowledge", {"title": "t", "content": "c"}),
+        ("get_knowledge_item", {"item_id": "x"}),
+    ):
+        text = run(name, **args)
+        assert text.startswith("Error: The index database") and "Move it away" in text, name

@@ -1,0 +1,142 @@
+"""Two-phase knowledge search: grouping, context, filters, sorting, budgets, lazy recovery."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generalAgent.config.settings import Settings
+from generalAgent.documents.budgets import ContentBudget, content_size
+from generalAgent.documents.index import SearchIndex
+from generalAgent.knowledge import KnowledgeStore, search_knowledge
+from generalAgent.knowledge.search import passages_around
+
+BUDGET = ContentBudget()
+
+
+def book(topic: str, chapters: int = 40) -> str:
+    """A long Markdown text: one chapter mentions `topic`, the rest are filler."""
+    parts = []
+    for n in range(chapters):
+        body = f"Chapter {n} discusses general matters. " * 12
+        if n == chapters // 2:
+            body += f"The key point about {topic} is explained here in detail. "
+        parts.append(f"## Chapter {n}\n\n{body}")
+    return "\n\n".join(parts)
+
+
+def test_chunks_are_grouped_per_item_with_neighbours_as_context(store: KnowledgeStore):
+    item = store.add_knowledge("Handbook", book("walrus"))
+    result = search_knowledge(store, "walrus", budget=BUDGET)
+    [entry] = result["results"]
+    assert entry["item"]["id"] == item.id
+    matched = entry["matched_chunks"][0]
+    assert "walrus" in matched["content"] and matched["heading"] == "Chapter 20"
+    indexes = {c["chunk_index"] for c in entry["context_chunks"]}
+    assert indexes == {matched["chunk_index"] - 1, matched["chunk_index"] + 1}
+    assert entry["total_chunks"] == store.count_chunks(item.id)
+
+
+def test_long_items_come_back_as_preview_plus_passages(store: KnowledgeStore):
+    store.add_knowledge("Handbook", book("walrus", chapters=60))
+    [entry] = search_knowledge(store, "walrus", budget=BUDGET)["results"]
+    assert len(entry["item"]["content"]) <= BUDGET.preview_chars
+    assert "content:" in entry["cut"] and "get_knowledge_item(item_id=" in entry["cut"]
+
+
+def test_short_items_come_back_whole(store: KnowledgeStore):
+    text = "Short note about the walrus.\n\nSecond paragraph."
+    store.add_knowledge("Note", text)
+    [entry] = search_knowledge(store, "walrus", budget=BUDGET)["results"]
+    assert entry["item"]["content"] == text and "cut" not in entry
+
+
+def test_filters_domain_category_tags(store: KnowledgeStore):
+    store.add_knowledge("A", "walrus facts", domain="zoo", category="animals", tags=["sea"])
+    store.add_knowledge("B", "walrus songs", domain="music", tags=["song", "sea"])
+    store.add_knowledge("C", "walrus art", domain="zoo", category="art", tags=["land"])
+
+    def titles(**filters):
+        results = search_knowledge(store, "walrus", **filters)["results"]
+        return sorted(r["item"]["title"] for r in results)
+
+    assert titles() == ["A", "B", "C"]
+    assert titles(domain="zoo") == ["A", "C"]
+    assert titles(domain="zoo", category="art") == ["C"]
+    assert titles(tags=["sea"]) == ["A", "B"]
+    assert titles(tags=["land", "song"]) == ["B", "C"]
+    assert titles(domain="nowhere") == []
+
+
+def test_relevance_date_and_title_orders(store: KnowledgeStore):
+    store.add_knowledge("Zeta", "walrus walrus walrus walrus")
+    store.add_knowledge("Alpha", "walrus and a great many other words " * 10)
+    by_score = search_knowledge(store, "walrus")["results"]
+    scores = [r["score"] for r in by_score]
+    assert scores == sorted(scores, reverse=True) and by_score[0]["item"]["title"] == "Zeta"
+    by_title = search_knowledge(store, "walrus", sort="title")["results"]
+    assert [r["item"]["title"] for r in by_title] == ["Alpha", "Zeta"]
+    dated = search_knowledge(store, "walrus", sort="date")["results"]
+    stamps = [r["item"]["updated_at"] for r in dated]
+    assert stamps == sorted(stamps, reverse=True)
+    with pytest.raises(ValueError):
+        search_knowledge(store, "walrus", sort="random")
+
+
+def test_min_score_filters_results(store: KnowledgeStore):
+    store.add_knowledge("Zeta", "walrus walrus walrus walrus")
+    best = search_knowledge(store, "walrus")["results"][0]["score"]
+    assert search_knowledge(store, "walrus", min_score=best + 1)["results"] == []
+
+
+def test_items_without_chunks_are_recovered_on_search(store: KnowledgeStore):
+    item = store.add_knowledge("Lost chunks", book("narwhal"))
+    store.conn.execute("DELETE FROM chunks WHERE item_id = ?", (item.id,))
+    [entry] = search_knowledge(store, "narwhal", budget=BUDGET)["results"]
+    assert entry["item"]["id"] == item.id
+    assert entry["matched_chunks"] and "narwhal" in entry["matched_chunks"][0]["content"]
+    assert store.count_chunks(item.id) > 0  # saved for next time
+
+
+def test_passages_cut_around_the_words_when_chunks_cannot_be_made():
+    content = "x" * 5_000 + " the narwhal lives here " + "y" * 5_000
+    [passage] = passages_around("id", content, ["narwhal"], 400)
+    assert "narwhal" in passage.text and len(passage.text) == 400
+    assert passages_around("id", content, ["absent"], 400) == []
+
+
+def test_documents_are_searched_with_their_pages(store: KnowledgeStore, settings: Settings, tmp_path: Path):
+    from tests.unit.documents.builders import make_pdf
+
+    pdf = make_pdf(tmp_path / "q3.pdf", [["Intro page."], ["第三季度营收增长百分之二十。"]])
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        index.index_file(pdf)
+    [entry] = search_knowledge(store, "营收增长", domain="documents", budget=BUDGET)["results"]
+    assert entry["item"]["title"] == "q3.pdf"
+    assert entry["matched_chunks"][0]["page"] == 2
+
+
+def test_call_stays_within_the_total_budget(store: KnowledgeStore):
+    for n in range(8):
+        store.add_knowledge(f"Book {n}", book("walrus", chapters=30))
+    budget = ContentBudget(call_chars=10_000, result_chars=3_000)
+    result = search_knowledge(store, "walrus chapter", max_results=8, budget=budget)
+    sizes = [content_size(r) for r in result["results"]]
+    assert len(result["results"]) == 8
+    assert all(size <= 3_000 for size in sizes) and sum(sizes) <= 10_000
+
+
+@pytest.mark.parametrize("sort", ["relevance", "date", "title"])
+def test_budgets_do_not_change_the_results_or_their_order(store: KnowledgeStore, sort: str):
+    for n in range(6):
+        store.add_knowledge(
+            f"Book {n}", book("walrus", chapters=10 + 10 * n), domain=f"d{n % 2}", tags=[f"t{n % 3}"]
+        )
+    tight = ContentBudget(call_chars=5_000, result_chars=1_500, chunk_chars=200)
+    for filters in ({}, {"domain": "d1"}, {"tags": ["t0", "t2"]}):
+        plain = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, **filters)
+        fitted = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, budget=tight, **filters)
+        assert [(r["item"]["id"], r["score"]) for r in fitted["results"]] == [
+            (r["item"]["id"], r["score"]) for r in plain["results"]
+        ]
