@@ -75,6 +75,8 @@ def describe_model_error(exc: BaseException, settings: ModelSettings) -> str | N
         return f"Rate limited by the endpoint (429), still after {settings.model_max_retries} retries. Wait a moment, then /retry.{detail}"
     if isinstance(exc, openai.APITimeoutError):
         return f"The model did not answer within {settings.model_timeout:g} s (MODEL_TIMEOUT). /retry, or raise MODEL_TIMEOUT."
+    if isinstance(exc, openai.APIConnectionError) and _broke_off(exc):
+        return "The connection to the model broke off before the answer was complete. /retry sends your message again."
     if isinstance(exc, openai.APIConnectionError):
         return f"Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network, then /retry."
     if isinstance(exc, openai.BadRequestError):
@@ -85,6 +87,31 @@ def describe_model_error(exc: BaseException, settings: ModelSettings) -> str | N
     if isinstance(exc, openai.APIError | httpx.HTTPError):
         return f"The connection to the model broke off ({type(exc).__name__}). /retry.{detail}"
     return None
+
+
+def _broke_off(exc: BaseException) -> bool:
+    """True when the connection was made and then lost mid-response (reset, closed early).
+
+    The client reports both that and an unreachable endpoint as a connection error; only
+    the cause tells them apart, and the advice differs (retry vs. check OPENAI_BASE_URL).
+    """
+    import importlib
+
+    mid_response: tuple[type[BaseException], ...] = (ConnectionResetError, BrokenPipeError)
+    for name in ("httpx", "httpx2"):  # the OpenAI client uses one or the other, by version
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        mid_response += (module.ReadError, module.RemoteProtocolError, module.WriteError)
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, mid_response):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _provider_message(exc: BaseException, settings: ModelSettings) -> str:
