@@ -33,13 +33,9 @@ class _StopOnCancel(BaseCallbackHandler):
             raise TurnCancelled
 
 
-def invoke_cancellable(
-    runnable: Runnable, request: Any, config: RunnableConfig, cancelled: threading.Event | None
-) -> Any:
-    if cancelled is None:
-        return runnable.invoke(request, config)
+def with_callback(config: RunnableConfig, handler: BaseCallbackHandler) -> RunnableConfig:
+    """`config` with one more callback handler, whatever form its callbacks take."""
     callbacks = config.get("callbacks")
-    handler = _StopOnCancel(cancelled)
     if callbacks is None:
         callbacks = [handler]
     elif isinstance(callbacks, list):
@@ -47,7 +43,15 @@ def invoke_cancellable(
     else:  # a callback manager
         callbacks = callbacks.copy()
         callbacks.add_handler(handler, inherit=True)
-    call_config = {**config, "callbacks": callbacks}
+    return {**config, "callbacks": callbacks}
+
+
+def invoke_cancellable(
+    runnable: Runnable, request: Any, config: RunnableConfig, cancelled: threading.Event | None
+) -> Any:
+    if cancelled is None:
+        return runnable.invoke(request, config)
+    call_config = with_callback(config, _StopOnCancel(cancelled))
     outcome: dict[str, Any] = {}
 
     def call() -> None:

@@ -26,7 +26,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph import reminders
-from generalAgent.graph.cancellation import invoke_cancellable
+from generalAgent.graph.cancellation import invoke_cancellable, with_callback
 from generalAgent.graph.message_utils import (
     clean_message_history,
     model_calls_this_turn,
@@ -34,6 +34,7 @@ from generalAgent.graph.message_utils import (
 )
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import AgentState
+from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
 from generalAgent.skills.loader import SkillCatalog
 from generalAgent.tools.mentions import classify_mentions
 from generalAgent.tools.registry import ToolRegistry
@@ -154,7 +155,9 @@ def build_planner_node(
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model
-        response = invoke_cancellable(bound[key], request, config, cancelled)
+        raw_arguments = RawToolArguments()
+        response = invoke_cancellable(bound[key], request, with_callback(config, raw_arguments), cancelled)
+        response = reject_repaired_calls(response, raw_arguments.by_id())
         return {
             "messages": [response],
             "loops": model_calls_this_turn(state.get("messages", [])) + 1,
