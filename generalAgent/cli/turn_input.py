@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from generalAgent.cli.runtime import LoadedAgent
+from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.mentions import classify_mentions, parse_mentions
 from generalAgent.tools.uploads import UploadReport, find_references, upload
@@ -49,8 +50,11 @@ def prepare_turn(
     problems += report.problems
 
     previous_mentions = list(state.get("mentioned_agents", []))
+    # A turn that stopped half-way (process killed, disk full) left tool calls open in the
+    # stored history; they are answered before the new message so the history stays valid.
+    closing = open_call_answers(agent.graph, config, STOPPED_TOOL)
     graph_input: dict[str, Any] = {
-        "messages": [HumanMessage(content=text)],
+        "messages": [*closing, HumanMessage(content=text)],
         "loops": 0,
         "max_loops": parts.settings.governance.max_loops,
         "mentioned_agents": previous_mentions + [n for n in known if n not in previous_mentions],

@@ -28,6 +28,10 @@ LOGGER = logging.getLogger(__name__)
 ANSWER_NODES = frozenset({"planner", "finalize"})
 CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
 INTERRUPTED_NOTE = "[answer interrupted by the user]"
+STOPPED_TOOL = (
+    "Not run: the previous session stopped (closed, killed or out of disk space) before this tool "
+    "finished; it may not have run."
+)
 
 
 class TurnView(Protocol):
@@ -178,30 +182,50 @@ def _messages_of(update: Any) -> Iterator[BaseMessage]:
             yield from (m for m in item.get("messages", []) if isinstance(m, BaseMessage))
 
 
+def open_call_answers(graph: Any, config: dict[str, Any], answer: str) -> list[BaseMessage]:
+    """Messages that close the tool calls the stored history left open; [] if none are open.
+
+    Calls are left open when a turn stops between the model asking for tools and their
+    answers being saved: Ctrl-C, a crash, the process killed, a full disk. A tool that
+    finished meanwhile left its answer only as a pending write of the unfinished step,
+    which the next run would discard, so those answers come first; every call still
+    without one is answered with `answer`.
+    """
+    stored, unsaved = _stored_and_unsaved(graph, config)
+    last_stored = stored[-1] if stored else None
+    if last_stored is None or not call_ids(last_stored):
+        return []
+    answered = {m.tool_call_id for m in unsaved if isinstance(m, ToolMessage)}
+    missing = [
+        ToolMessage(content=answer, tool_call_id=i, status="error")
+        for i in call_ids(last_stored)
+        if i not in answered
+    ]
+    return [*unsaved, *missing]
+
+
+def _stored_and_unsaved(graph: Any, config: dict[str, Any]) -> tuple[list[BaseMessage], list[BaseMessage]]:
+    """The messages of the last checkpoint, and those only in pending writes after it."""
+    state = graph.get_state(config)
+    messages: list[BaseMessage] = list(state.values.get("messages", []))
+    checkpoint = graph.checkpointer.get_tuple(config) if graph.checkpointer else None
+    stored = checkpoint.checkpoint["channel_values"].get("messages", []) if checkpoint else messages
+    stored_ids = {m.id for m in stored}
+    return list(stored), [m for m in messages if m.id not in stored_ids]
+
+
 def repair_after_cancel(graph: Any, config: dict[str, Any], partial_text: str) -> None:
     """Make the stored history valid again after Ctrl-C, keeping what the user saw.
 
-    A tool that finished while the interrupt was on its way left its answer only as a
-    pending write of the cancelled step, which the next run would discard; it is stored
-    here with a "cancelled" answer for every call that has none.
+    Calls left open get their finished answers or a "cancelled" one (`open_call_answers`);
+    a partly streamed answer is stored, marked as interrupted.
     """
     try:
-        state = graph.get_state(config)
-        messages: list[BaseMessage] = list(state.values.get("messages", []))
-        checkpoint = graph.checkpointer.get_tuple(config) if graph.checkpointer else None
-        stored = checkpoint.checkpoint["channel_values"].get("messages", []) if checkpoint else messages
-        stored_ids = {m.id for m in stored}
-        unsaved = [m for m in messages if m.id not in stored_ids]
-        last_stored = stored[-1] if stored else None
-        if last_stored is not None and call_ids(last_stored):
-            answered = {m.tool_call_id for m in unsaved if isinstance(m, ToolMessage)}
-            cancelled = [
-                ToolMessage(content=CANCELLED_TOOL, tool_call_id=i, status="error")
-                for i in call_ids(last_stored)
-                if i not in answered
-            ]
-            graph.update_state(config, {"messages": [*unsaved, *cancelled]}, as_node="tools")
+        closing = open_call_answers(graph, config, CANCELLED_TOOL)
+        if closing:
+            graph.update_state(config, {"messages": closing}, as_node="tools")
         elif partial_text.strip():
+            _, unsaved = _stored_and_unsaved(graph, config)
             note = AIMessage(content=f"{partial_text}\n\n{INTERRUPTED_NOTE}")
             graph.update_state(config, {"messages": [*unsaved, note]}, as_node="finalize")
     except KeyboardInterrupt:
