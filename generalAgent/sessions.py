@@ -97,8 +97,8 @@ class SessionCatalog:
         moment = now or datetime.now(UTC)
         return f"{moment.strftime('%Y%m%d-%H%M')}-{secrets.token_hex(2)}"
 
-    def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
-        """Count a finished (or failed) turn; the first one creates the row and its title."""
+    def open_session(self, session_id: str, first_line: str) -> None:
+        """List the session before its first turn runs, so a crash in that turn can be resumed."""
         now = time.time()
         title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
         with self._conn:
@@ -107,6 +107,12 @@ class SessionCatalog:
                 "ON CONFLICT(id) DO NOTHING",
                 (session_id, title, now, now),
             )
+
+    def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
+        """Count a finished (or failed) turn; the first one creates the row and its title."""
+        now = time.time()
+        self.open_session(session_id, first_line)
+        with self._conn:
             self._conn.execute(
                 "UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, "
                 "model_calls = model_calls + ?, input_tokens = input_tokens + ?, "

@@ -126,6 +126,7 @@ class Chat:
             )
         if not self.first_line:
             self.first_line = text.splitlines()[0]
+        self.catalog.open_session(self.session_id, self.first_line)
         self._run(agent, config, prepared.graph_input)
 
     # -- running a turn -------------------------------------------------------------

@@ -52,6 +52,7 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
         for problem in prepared.problems:
             err.print(f"[yellow]{escape(problem)}[/]")
         view = TerminalView(err, stream_answer=False)
+        catalog.open_session(session_id, text.splitlines()[0])
         agent.parts.env.start_turn()
         result = run_turn(
             agent.graph,
