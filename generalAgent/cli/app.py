@@ -8,13 +8,16 @@ within a second.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import sys
 from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from generalAgent.cli import documents_commands, knowledge_commands
+from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -46,14 +49,27 @@ def main_command(
 
         Console(stderr=True, highlight=False).print(setup_guidance(missing), markup=False)
         raise typer.Exit(EXIT_CONFIG)
+    problem = check_data_dir(settings.paths)
+    if problem:
+        Console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
+        raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
-    if prompt is not None:
-        from generalAgent.cli.once import run_once
+    try:
+        if prompt is not None:
+            from generalAgent.cli.once import run_once
 
-        raise typer.Exit(run_once(settings, prompt, resume))
-    from generalAgent.cli.chat import Chat, ChatOptions
+            code = run_once(settings, prompt, resume)
+        else:
+            from generalAgent.cli.chat import Chat, ChatOptions
 
-    raise typer.Exit(Chat(settings, ChatOptions(resume=resume)).run())
+            code = Chat(settings, ChatOptions(resume=resume)).run()
+    except (OSError, sqlite3.Error) as exc:  # the data directory failed under us: one line, no traceback
+        described = describe_storage_error(exc, settings.paths)
+        if described is None:
+            raise
+        Console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
+        code = EXIT_CONFIG
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -93,6 +109,8 @@ def configure_logging(settings: Settings) -> None:
     # LOG_LEVEL is for this program's own messages; libraries only report warnings.
     root.setLevel(logging.WARNING)
     logging.getLogger("generalAgent").setLevel(settings.paths.log_level)
+    # A log line that cannot be written (a full disk) must not print a traceback to the user.
+    logging.raiseExceptions = False
 
 
 def normalise_argv(argv: list[str]) -> list[str]:

@@ -8,6 +8,8 @@ prompt clears it; Ctrl-C or Ctrl-D on an empty prompt leaves.
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,9 +23,11 @@ from rich.table import Table
 
 from generalAgent.cli.render import TerminalView, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
+from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
 from generalAgent.sessions import SessionCatalog, Usage
 
+LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 
 HELP = """\
@@ -46,6 +50,16 @@ HELP = """\
 
 class AgentUnavailable(Exception):
     """The agent failed to load; the chat has said why and must end."""
+
+
+class InputHistory(FileHistory):
+    """Up-arrow history in DATA_DIR; a line that cannot be saved (full disk) is only kept in memory."""
+
+    def store_string(self, string: str) -> None:
+        try:
+            super().store_string(string)
+        except OSError as exc:
+            LOGGER.warning("input history not saved: %s", exc)
 
 
 @dataclass
@@ -141,13 +155,17 @@ class Chat:
             config,
             graph_input,
             view,
-            lambda exc: describe_model_error(exc, self.settings.model),
+            lambda exc: describe_model_error(exc, self.settings.model)
+            or describe_storage_error(exc, self.settings.paths),
             on_cancel=agent.parts.env.cancel_running_work,
         )
-        if graph_input is None:
-            self.catalog.add_usage(self.session_id, result.usage)
-        else:
-            self.catalog.record_turn(self.session_id, self.first_line, result.usage)
+        try:
+            if graph_input is None:
+                self.catalog.add_usage(self.session_id, result.usage)
+            else:
+                self.catalog.record_turn(self.session_id, self.first_line, result.usage)
+        except sqlite3.Error as exc:  # e.g. the disk filled during the turn: the turn itself is reported below
+            LOGGER.warning("could not record the turn: %s", exc)
         if result.cancelled:
             self.console.print("[yellow]Cancelled.[/] [dim]The conversation is intact; go on or /retry.[/]")
         elif result.error:
@@ -302,7 +320,8 @@ class Chat:
         try:
             agent = self.loader.get()
         except Exception as exc:  # e.g. a broken tools.yaml: nothing works until it is fixed
-            self.console.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
+            reason = describe_storage_error(exc, self.settings.paths) or str(exc)
+            self.console.print(f"[red]The agent could not start: {escape(reason)}[/]")
             raise AgentUnavailable from exc
         while agent.notices:  # shown once, before the first output that needs the agent
             self.console.print(f"[dim]{escape(agent.notices.pop(0))}[/]")
@@ -341,4 +360,4 @@ class Chat:
             else:
                 event.app.exit(exception=KeyboardInterrupt)
 
-        return PromptSession(history=FileHistory(str(history_file)), key_bindings=bindings, multiline=True)
+        return PromptSession(history=InputHistory(str(history_file)), key_bindings=bindings, multiline=True)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -102,15 +101,12 @@ def _endpoint(settings: Settings) -> Check:
 
 
 def _data_dir(settings: Settings) -> Check:
+    from generalAgent.cli.storage_errors import check_data_dir
+
     data_dir = settings.paths.data_dir
-    try:
-        data_dir.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-"):
-            pass
-    except OSError as exc:
-        return Check(
-            "data directory", False, f"{data_dir.resolve()} is not writable ({exc.strerror}); set DATA_DIR"
-        )
+    problem = check_data_dir(settings.paths)
+    if problem:
+        return Check("data directory", False, problem)
     free = shutil.disk_usage(data_dir).free / 1024**3
     return Check("data directory", free > 0.1, f"{data_dir.resolve()} writable, {free:.1f} GB free")
 

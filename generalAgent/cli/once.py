@@ -7,12 +7,15 @@ configuration, 130 interrupted.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import sys
 from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
 from generalAgent.sessions import SessionCatalog
 
@@ -59,11 +62,12 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
             config,
             prepared.graph_input,
             view,
-            lambda exc: describe_model_error(exc, settings.model),
+            lambda exc: describe_model_error(exc, settings.model) or describe_storage_error(exc, settings.paths),
             on_cancel=agent.parts.env.cancel_running_work,
         )
-        existing = catalog.get(session_id)
-        catalog.record_turn(session_id, existing.title if existing else text.splitlines()[0], result.usage)
+        # The disk may have filled during the turn: the turn's own error is what to report.
+        with contextlib.suppress(sqlite3.Error):
+            catalog.record_turn(session_id, text.splitlines()[0], result.usage)
         err.print(f"[dim]session {session_id} · {format_usage(result.usage, view.elapsed())}[/]")
         if result.cancelled:
             err.print("[yellow]Interrupted.[/]")
