@@ -68,6 +68,7 @@ class RecordedRequest:
     path: str
     body: dict[str, Any]
     headers: dict[str, str]
+    received_at: float = field(default_factory=time.monotonic)  # seconds, monotonic clock
 
     @property
     def messages(self) -> list[dict[str, Any]]:
