@@ -66,6 +66,10 @@ class Workspace:
         candidate = self.root.joinpath(*parts)
         return self._contained(candidate, self.root, path)
 
+    def contains(self, real: Path) -> bool:
+        """Whether the real path `real` lies inside the workspace or one of its read-only mounts."""
+        return any(real == base or base in real.parents for base in (self.root, *self._mounts.values()))
+
     def display(self, real: Path) -> str:
         """How a real path inside the workspace is shown to the model and the user."""
         real = real.resolve()

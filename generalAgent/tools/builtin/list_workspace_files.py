@@ -28,6 +28,10 @@ def list_tree(workspace: Workspace, folder: Path, depth: int) -> list[str]:
             if entry.is_symlink() and entry.name == SKILLS_MOUNT and current == workspace.root:
                 lines.append(f"{indent}{SKILLS_MOUNT}/  (read-only: skill instructions and scripts)")
                 continue
+            if entry.is_symlink() and not workspace.contains(entry.resolve()):
+                # Listing through it would show names and sizes of the user's other files.
+                lines.append(f"{indent}{entry.name}  (a link to outside the workspace; not followed)")
+                continue
             if entry.is_dir():
                 lines.append(f"{indent}{entry.name}/")
                 if level + 1 < depth:
