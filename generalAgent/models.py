@@ -89,6 +89,41 @@ def describe_model_error(exc: BaseException, settings: ModelSettings) -> str | N
     return None
 
 
+def hide_api_key(exc: BaseException, settings: ModelSettings) -> None:
+    """Mask the API key wherever a failed call's exception carries it, in place.
+
+    Some endpoints echo the key in their error body; LangGraph stores a failed step's
+    exception (its repr) in the checkpoint, and logs print it, so the key would end up
+    in sessions.db and the log file. Called before such an exception leaves a node.
+    """
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+    if len(key) < 4:
+        return
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        cause.args = tuple(_masked(arg, key) for arg in cause.args)
+        for attribute in ("message", "body"):
+            value = getattr(cause, attribute, None)
+            if value is not None:
+                try:
+                    setattr(cause, attribute, _masked(value, key))
+                except AttributeError:  # a read-only property: nothing stored there to mask
+                    continue
+        cause = cause.__cause__ or cause.__context__
+
+
+def _masked(value: object, key: str) -> object:
+    if isinstance(value, str):
+        return value.replace(key, "***")
+    if isinstance(value, dict):
+        return {k: _masked(v, key) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(_masked(v, key) for v in value)
+    return value
+
+
 def _broke_off(exc: BaseException) -> bool:
     """True when the connection was made and then lost mid-response (reset, closed early).
 

@@ -19,6 +19,7 @@ from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
+from generalAgent.models import hide_api_key
 
 
 def build_finalize_node(
@@ -43,7 +44,11 @@ def build_finalize_node(
             "user could do next."
         )
         request = [system, *reminders.attach_reminders(history, [notice])]
-        response = invoke_cancellable(model, request, config, cancelled)
+        try:
+            response = invoke_cancellable(model, request, config, cancelled)
+        except Exception as exc:
+            hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
+            raise
         return {"messages": [*skipped, response], "new_mentioned_agents": [], "new_uploaded_files": []}
 
     return finalize

@@ -35,6 +35,7 @@ from generalAgent.graph.message_utils import (
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
+from generalAgent.models import hide_api_key
 from generalAgent.skills.loader import SkillCatalog
 from generalAgent.tools.mentions import classify_mentions
 from generalAgent.tools.registry import ToolRegistry
@@ -156,7 +157,11 @@ def build_planner_node(
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model
         raw_arguments = RawToolArguments()
-        response = invoke_cancellable(bound[key], request, with_callback(config, raw_arguments), cancelled)
+        try:
+            response = invoke_cancellable(bound[key], request, with_callback(config, raw_arguments), cancelled)
+        except Exception as exc:
+            hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
+            raise
         response = reject_repaired_calls(response, raw_arguments.by_id())
         return {
             "messages": [response],
