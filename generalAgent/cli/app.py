@@ -80,6 +80,7 @@ def doctor(
     from generalAgent.cli.doctor import run_doctor
 
     settings = settings_or_exit()
+    configure_logging(settings)  # library warnings (e.g. connection retries) go to the log, not the report
     raise typer.Exit(run_doctor(settings, Console(highlight=False), probe_endpoint=not offline))
 
 

@@ -28,6 +28,7 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
     checks: list[Callable[[Settings], Check]] = [
         _configuration,
         _data_dir,
+        _checkpoints,
         _sqlite,
         _tools_and_skills,
         _documents,
@@ -109,6 +110,27 @@ def _data_dir(settings: Settings) -> Check:
         return Check("data directory", False, problem)
     free = shutil.disk_usage(data_dir).free / 1024**3
     return Check("data directory", free > 0.1, f"{data_dir.resolve()} writable, {free:.1f} GB free")
+
+
+def _checkpoints(settings: Settings) -> Check:
+    """Where conversations are stored; with DATABASE_URL, that PostgreSQL answers (no password shown)."""
+    url = settings.paths.database_url
+    if url is None:
+        return Check("checkpoints", True, f"SQLite {settings.paths.sessions_db.resolve()} (DATABASE_URL unset)")
+    from generalAgent.graph.checkpoints import (
+        CheckpointStoreError,
+        close_checkpointer,
+        describe_database_url,
+        open_postgres_checkpointer,
+    )
+
+    where = describe_database_url(url.get_secret_value())
+    try:
+        saver = open_postgres_checkpointer(url.get_secret_value())
+    except CheckpointStoreError as exc:
+        return Check("checkpoints", False, str(exc))
+    close_checkpointer(saver)
+    return Check("checkpoints", True, f"PostgreSQL at {where} reachable, checkpoint tables ready")
 
 
 def _sqlite(settings: Settings) -> Check:

@@ -39,12 +39,13 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     from generalAgent.cli.runtime import load_agent
     from generalAgent.cli.turn_input import prepare_turn
     from generalAgent.cli.turns import run_turn
+    from generalAgent.graph.checkpoints import CheckpointStoreError
     from generalAgent.models import describe_model_error
     from generalAgent.tools.registry import ToolConfigError
 
     try:
         agent = load_agent(settings)
-    except ToolConfigError as exc:
+    except (ToolConfigError, CheckpointStoreError) as exc:
         err.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
         return EXIT_USAGE
     for notice in agent.notices:

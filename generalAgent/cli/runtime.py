@@ -17,20 +17,22 @@ from generalAgent.config.settings import Settings
 @dataclass
 class LoadedAgent:
     parts: Any  # generalAgent.graph.builder.AgentParts
-    graph: Any  # the compiled graph, checkpointed in DATA_DIR/sessions.db
+    graph: Any  # the compiled graph, checkpointed in DATA_DIR/sessions.db or PostgreSQL
     checkpointer: Any
     notices: list[str]  # start-up news for the user (skills skipped, knowledge imported)
 
     def close(self) -> None:
-        self.checkpointer.conn.close()
+        from generalAgent.graph.checkpoints import close_checkpointer
+
+        close_checkpointer(self.checkpointer)
 
 
 def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
     from generalAgent.graph.builder import build_graph, build_parts
-    from generalAgent.graph.checkpoints import open_sqlite_checkpointer
+    from generalAgent.graph.checkpoints import open_checkpointer
 
     parts = build_parts(settings, model=model)
-    checkpointer = open_sqlite_checkpointer(settings.paths.sessions_db)
+    checkpointer = open_checkpointer(settings.paths)
     graph = build_graph(parts, checkpointer)
     notices = [f"Skipped: {warning}" for warning in parts.warnings]
     notices += import_knowledge_folder(settings)

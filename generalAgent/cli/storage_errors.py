@@ -40,6 +40,13 @@ def describe_storage_error(exc: BaseException, paths: PathSettings) -> str | Non
     """The message for a storage failure, or None if `exc` is not one."""
     data_dir = _shown(paths.data_dir)
     for cause in _chain(exc):
+        if type(cause).__name__ == "CheckpointStoreError":  # graph/checkpoints.py, not imported at start-up
+            return str(cause)
+        if _is_postgres_connection_error(cause):
+            return (
+                "Lost the connection to the PostgreSQL server that stores the conversation (DATABASE_URL). "
+                "Try again when it is back; the turns saved so far are kept there."
+            )
         kind = _kind(cause)
         if kind == "full":
             return (
@@ -83,6 +90,14 @@ def _kind(exc: BaseException) -> str | None:
         if "malformed" in text or "not a database" in text:
             return "damaged"
     return None
+
+
+def _is_postgres_connection_error(exc: BaseException) -> bool:
+    try:
+        import psycopg
+    except ImportError:
+        return False
+    return isinstance(exc, psycopg.OperationalError)
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -110,6 +110,17 @@ class PathSettings(BaseSettings):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = Field(
         default="WARNING", description="Level of DATA_DIR/logs/generalagent.log"
     )
+    # A secret: it usually holds the database password, so it is never shown or logged.
+    database_url: SecretStr | None = Field(
+        default=None,
+        description="PostgreSQL for conversation checkpoints, e.g. postgresql://user:pass@host:5432/db "
+        "(needs the postgres extra); unset = SQLite in DATA_DIR/sessions.db",
+    )
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _blank_url_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -331,7 +342,7 @@ def _allowed_values(cls: type[BaseSettings], field: str) -> str:
 _GROUP_TITLES = {
     "model": "Model: any OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen/DashScope, Kimi, GLM, vLLM, Ollama, llama.cpp)",
     "governance": "Governance: history, context and loop limits",
-    "paths": "Paths and logging",
+    "paths": "Paths, storage and logging",
     "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
     "tools": "Tools that reach outside the workspace",
 }
