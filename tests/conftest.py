@@ -17,6 +17,7 @@ _SETTING_PREFIXES = (
     "OPENAI_",
     "MAX_",
     "DATA_DIR",
+    "DATABASE_URL",
     "CHUNK_",
     "USE_JIEBA",
     "HISTORY_",
