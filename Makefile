@@ -8,13 +8,18 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& { echo $$p; break; }; done)
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench reliability clean
 
 run: $(VENV)/.installed-run
 	@$(BIN)/generalagent $(ARGS)
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python tests/run_tests.py all
+
+# Rewrites docs/reliability.md from a run of the fault suite. Needs PostgreSQL for the
+# checkpoint cases: GENERALAGENT_TEST_DATABASE_URL, as .ci/run sets it.
+reliability: $(VENV)/.installed-dev
+	RELIABILITY_REPORT=docs/reliability.md $(BIN)/python tests/run_tests.py faults
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check generalAgent tests bench

@@ -1,8 +1,9 @@
-"""Run a slice of the test suite: smoke | unit | e2e | all (default: all).
+"""Run a slice of the test suite: smoke | unit | e2e | faults | all (default: all).
 
     python tests/run_tests.py smoke   # seconds: marked @pytest.mark.smoke
     python tests/run_tests.py unit    # unit and property tests (scripted models, no server)
     python tests/run_tests.py e2e     # the real client and CLI against the local test server
+    python tests/run_tests.py faults  # fault injection (docs/reliability.md is written from it)
     python tests/run_tests.py all     # everything; what `make test` and CI run
 
 Extra arguments go to pytest, e.g. `python tests/run_tests.py unit -k truncate`.
@@ -20,6 +21,7 @@ SUITES: dict[str, list[str]] = {
     "smoke": ["-m", "smoke", str(ROOT)],
     "unit": [str(ROOT / "unit"), str(ROOT / "property")],
     "e2e": [str(ROOT / "e2e")],
+    "faults": [str(ROOT / "faults")],
     "all": [str(ROOT)],
 }
 

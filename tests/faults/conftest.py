@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # -- the report plugin ---------------------------------------------------------------
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "fault(area, fault, outcome): a fault case of docs/reliability.md (tests/faults/report.py)"
+        "markers",
+        "fault(area, fault, outcome, found=''): a fault case of docs/reliability.md (tests/faults/report.py)",
     )
     config.stash[_CASES] = {}
 
@@ -60,7 +61,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
                 previous = results.get(nodeid)
                 results[nodeid] = outcome if previous in (None, "passed") else previous
     ordered = [
-        FaultCase(c.area, c.fault, c.outcome, c.test, results.get(c.test, "not run")) for c in cases.values()
+        FaultCase(c.area, c.fault, c.outcome, c.test, results.get(c.test, "not run"), c.found)
+        for c in cases.values()
     ]
     Path(target).write_text(render_report(ordered), encoding="utf-8")
 

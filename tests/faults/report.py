@@ -1,7 +1,8 @@
 """Writes docs/reliability.md from the fault suite's own cases and results, so the two cannot drift.
 
 Every fault test carries `@pytest.mark.fault(area, fault, outcome)`: what was done to the
-agent, and what the user sees and what is stored when it is handled. The conftest plugin
+agent, and what the user sees and what is stored when it is handled; `found=` records
+the bug a case exposed when it was first run (fixed since, in its own commit). The conftest plugin
 collects the marks and the results; `render_report` turns them into the document.
 `make reliability` runs the suite with RELIABILITY_REPORT=docs/reliability.md to rewrite
 it, and test_reliability_report.py fails when the committed file and the suite disagree.
@@ -29,6 +30,7 @@ class FaultCase:
     outcome: str
     test: str  # the test's node id, so a reader can find and run it
     result: str = "not run"  # passed | failed | skipped | not run
+    found: str = ""  # the bug this case exposed before it was fixed, if any
 
 
 def _cell(text: str) -> str:
@@ -43,8 +45,8 @@ def render_report(cases: list[FaultCase]) -> str:
         "their results: do not edit by hand. `make reliability` runs the suite and rewrites this",
         "file; a test fails when the file and the suite disagree.",
         "",
-        "Every case runs the real `generalagent` process (or `langgraph dev`) with the real",
-        "OpenAI client against the local OpenAI-compatible test server, which refuses any",
+        "Every case runs the real `generalagent` process with the real OpenAI client against",
+        "the local OpenAI-compatible test server, which refuses any",
         "request whose history has a tool call without its answer, as providers do. Besides",
         "what the user sees, each case reads the stored conversation back from its checkpoint",
         "and checks that every tool call is answered by the tool messages right after it and",
@@ -65,6 +67,11 @@ def render_report(cases: list[FaultCase]) -> str:
         for case in rows:
             number += 1
             lines.append(f"| {number} | {_cell(case.fault)} | {_cell(case.outcome)} | {case.result} |")
+        lines.append("")
+    found = [c for c in cases if c.found]
+    if found:
+        lines += ["## Bugs these faults found", "", "Each was fixed in its own commit; the case now guards it.", ""]
+        lines += [f"- {c.fault}: {_cell(c.found)}" for c in found]
         lines.append("")
     lines += ["## Where each case lives", ""]
     lines += [f"- {c.fault}: `{c.test}`" for c in cases]

@@ -98,6 +98,7 @@ def test_server_error_then_retry(openai_server: ScriptedOpenAIServer, spawn_chat
 @fault(
     area="model",
     fault="Connection reset in the middle of a streamed answer",
+    found="the user was told the endpoint could not be reached and to check OPENAI_BASE_URL, though it had answered",
     outcome="The streamed part stays on screen, then: the connection broke off, /retry; /retry answers; the broken answer is not stored.",
 )
 def test_reset_mid_stream_then_retry(openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path) -> None:
@@ -184,6 +185,7 @@ def test_stalled_stream_times_out_then_retry(
 @fault(
     area="model",
     fault="Invalid JSON in tool-call arguments",
+    found="with streaming, the client closed the unterminated string and the call ran with the truncated value (write_file saved half a file)",
     outcome="The call is answered with an error saying the arguments are not valid JSON; the model corrects itself and the file is written once.",
 )
 def test_invalid_json_arguments_get_an_error_answer(

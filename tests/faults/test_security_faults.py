@@ -89,6 +89,10 @@ ESCAPE_FAULTS = {
     "unicode": "Workspace escape with Unicode look-alikes (full-width dots and slashes, U+2025, NUL)",
 }
 
+ESCAPE_FOUND = {
+    "symlink": "list_workspace_files walked into a planted link and listed the names and sizes of files outside",
+}
+
 
 @pytest.mark.parametrize(
     "kind",
@@ -99,6 +103,7 @@ ESCAPE_FAULTS = {
                 area="security",
                 fault=ESCAPE_FAULTS[kind],
                 outcome="Every call is answered with a refusal; the secret next to the workspace never reaches the model; nothing is written or changed outside; symlinked folders are not listed.",
+                found=ESCAPE_FOUND.get(kind, ""),
             ),
         )
         for kind in ESCAPES
@@ -390,6 +395,7 @@ def test_approval_is_asked_whatever_the_arguments_say(
 @fault(
     area="security",
     fault="The API key where it could leak: a 401 whose body echoes it, an unexpected provider error, DEBUG logging, doctor, the stored session",
+    found="a key echoed in an error body was stored in sessions.db with the failed step",
     outcome="The key appears nowhere: not on screen (stdout, stderr, chat), not in DATA_DIR (logs, sessions.db, indexes.db); doctor shows only its length.",
 )
 def test_the_api_key_never_appears(

@@ -72,6 +72,7 @@ def start_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Pop
 @fault(
     area="storage",
     fault="Two processes index the same file into the same database at once (3 rounds, fresh database each)",
+    found="the second writer left a duplicate, unreferenced item with all its chunks, so knowledge search found every passage twice",
     outcome="Both exit 0 with no error; the index holds one document whose chunks and FTS rows agree; PRAGMA integrity_check is ok.",
 )
 def test_two_indexers_on_one_file(workdir: Path, cli_env: dict[str, str], tmp_path: Path) -> None:
@@ -124,6 +125,7 @@ def test_agent_and_indexer_on_one_file(
 @fault(
     area="storage",
     fault="Read-only data directory (read-only mount)",
+    found="a SQLite traceback (unable to open database file) before the prompt",
     outcome="-p and the chat stop before anything runs with one line: the data directory is not writable (Read-only file system), set DATA_DIR; exit 2; doctor marks it ✗.",
 )
 def test_read_only_data_dir(mounts, openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path) -> None:
@@ -143,6 +145,7 @@ def test_read_only_data_dir(mounts, openai_server: ScriptedOpenAIServer, workdir
 @fault(
     area="storage",
     fault="Full data directory at start (a 64 KB tmpfs, already full)",
+    found="a SQLite traceback (database or disk is full) before the prompt",
     outcome="-p and the chat stop with one line: no space left for the data directory, free some space or set DATA_DIR; exit 2; no request is sent.",
 )
 def test_full_data_dir_at_start(mounts, openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path) -> None:
@@ -161,6 +164,7 @@ def test_full_data_dir_at_start(mounts, openai_server: ScriptedOpenAIServer, wor
 @fault(
     area="storage",
     fault="The disk fills during a turn (an approved command fills a 1 MB data directory), then space is freed and the session resumed",
+    found="the turn ended in 'Unexpected error: OperationalError'",
     outcome="The turn ends with one line (no space left for the data directory) and the chat stays usable; after freeing space --resume answers, the unfinished call is answered, the history is intact.",
 )
 def test_disk_fills_during_a_turn(

@@ -230,6 +230,7 @@ def test_killed_while_streaming_then_resume(
 @fault(
     area="user",
     fault="Process killed (SIGKILL) while a tool runs, then --resume",
+    found="the call stayed unanswered in the stored history for good and the model never heard the tool had not finished",
     outcome="The call left open is answered 'Not run: the previous session stopped…' before the new message, so the model knows and the history is valid.",
 )
 def test_killed_during_a_tool_call_then_resume(
@@ -266,6 +267,7 @@ def test_killed_during_a_tool_call_then_resume(
 @fault(
     area="user",
     fault="Process killed during the first turn of a new session, then --resume",
+    found="the session was listed only after its first turn, so --resume said there was no session and the question was lost",
     outcome="The session is listed from the moment its first message is sent, so --resume finds it and the question is not lost.",
 )
 def test_killed_in_the_first_turn_then_resume(
