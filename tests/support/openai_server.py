@@ -103,9 +103,14 @@ class ScriptedOpenAIServer:
         default_text: str = "OK",
         model: str = "test-model",
         strict_history: bool = False,
+        keep_requests: bool = True,
     ) -> None:
         self._script: list[Reply] = list(replies or [])
         self.strict_history = strict_history
+        # A soak of thousands of requests keeps only the counts below, not every body.
+        self.keep_requests = keep_requests
+        self.chat_request_count = 0
+        self.invalid_history_count = 0
         self.responder = responder
         self.default_text = default_text
         self.model = model
@@ -148,6 +153,16 @@ class ScriptedOpenAIServer:
             self._script.extend(replies)
 
     @property
+    def pending_replies(self) -> int:
+        """Scripted replies not used yet."""
+        with self._lock:
+            return len(self._script)
+
+    def clear_script(self) -> None:
+        with self._lock:
+            self._script.clear()
+
+    @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
 
@@ -166,8 +181,13 @@ class ScriptedOpenAIServer:
 
     def _record(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> RecordedRequest:
         request = RecordedRequest(path=path, body=body, headers=headers)
+        is_chat = path.endswith("/chat/completions")
+        invalid = is_chat and bool(request.history_problems)
         with self._lock:
-            self.requests.append(request)
+            self.chat_request_count += is_chat
+            self.invalid_history_count += invalid
+            if self.keep_requests:
+                self.requests.append(request)
         return request
 
     def wait_stopped(self, seconds: float) -> bool:
