@@ -44,7 +44,7 @@ def main_command(
     if missing:
         from generalAgent.models import setup_guidance
 
-        Console(stderr=True, highlight=False).print(setup_guidance(missing), markup=False)
+        Console(stderr=True, highlight=False, soft_wrap=True).print(setup_guidance(missing), markup=False)
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
     if prompt is not None:
@@ -75,7 +75,7 @@ def settings_or_exit() -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        Console(stderr=True, highlight=False).print(f"[red]{exc}[/]")
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_CONFIG) from None
 
 
