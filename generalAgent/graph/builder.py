@@ -60,11 +60,16 @@ def build_parts(settings: Settings, model: BaseChatModel | None = None) -> Agent
     )
 
 
-def route_after_planner(state: AgentState) -> str:
+def route_after_planner(state: AgentState, default_max_loops: int) -> str:
+    """tools while loops remain, finalize when the budget is spent, else the turn is over.
+
+    A state without `max_loops` (e.g. a run started by a LangGraph Server client) gets
+    the MAX_LOOPS setting, so no run can loop without bound.
+    """
     last = state["messages"][-1]
     if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
-        max_loops = state.get("max_loops") or 0
-        if max_loops and state.get("loops", 0) >= max_loops:
+        max_loops = state.get("max_loops") or default_max_loops
+        if state.get("loops", 0) >= max_loops:
             return "finalize"
         return "tools"
     return END
@@ -78,7 +83,10 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_node("tools", build_tools_node(prompts))
     graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
     graph.add_edge(START, "planner")
-    graph.add_conditional_edges("planner", route_after_planner, ["tools", "finalize", END])
+    max_loops = parts.settings.governance.max_loops
+    graph.add_conditional_edges(
+        "planner", lambda state: route_after_planner(state, max_loops), ["tools", "finalize", END]
+    )
     graph.add_edge("tools", "planner")
     graph.add_edge("finalize", END)
     compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
