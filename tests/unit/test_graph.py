@@ -172,3 +172,6 @@ def test_a_state_without_max_loops_still_ends(settings: Settings) -> None:
     state = graph.invoke({"messages": [HumanMessage(content="loop")]}, thread())
     assert state["messages"][-1].content == "forced"
     assert len(model.requests) == 3
+    # The next turn starts counting from zero again, without the CLI resetting anything.
+    state = graph.invoke({"messages": [HumanMessage(content="again")]}, thread())
+    assert len(model.requests) == 6 and state["messages"][-1].content == "forced"

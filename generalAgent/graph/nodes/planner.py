@@ -29,7 +29,7 @@ from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
-from generalAgent.graph.state import AgentState
+from generalAgent.graph.state import AgentState, model_calls_this_turn
 from generalAgent.skills.loader import SkillCatalog
 from generalAgent.tools.mentions import classify_mentions
 from generalAgent.tools.registry import ToolRegistry
@@ -153,7 +153,7 @@ def build_planner_node(
         response = invoke_cancellable(bound[key], request, config, cancelled)
         return {
             "messages": [response],
-            "loops": state.get("loops", 0) + 1,
+            "loops": model_calls_this_turn(state.get("messages", [])) + 1,
             "new_mentioned_agents": [],
             "new_uploaded_files": [],
         }
