@@ -47,7 +47,7 @@ def main_command(
     if missing:
         from generalAgent.models import setup_guidance
 
-        Console(stderr=True, highlight=False).print(setup_guidance(missing), markup=False)
+        Console(stderr=True, highlight=False, soft_wrap=True).print(setup_guidance(missing), markup=False)
         raise typer.Exit(EXIT_CONFIG)
     problem = check_data_dir(settings.paths)
     if problem:
@@ -92,7 +92,7 @@ def settings_or_exit() -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        Console(stderr=True, highlight=False).print(f"[red]{exc}[/]")
+        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_CONFIG) from None
 
 

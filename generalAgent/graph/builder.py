@@ -62,10 +62,10 @@ def build_parts(settings: Settings, model: BaseChatModel | None = None) -> Agent
 
 
 def route_after_planner(state: AgentState, default_max_loops: int) -> str:
-    """Tools while the turn's budget lasts; `default_max_loops` when the input set none.
+    """tools while loops remain, finalize when the budget is spent, else the turn is over.
 
-    The chat puts MAX_LOOPS into every turn's input; a LangGraph Server run carries only
-    messages, and without the default its budget would be unlimited.
+    A state without `max_loops` (e.g. a run started by a LangGraph Server client) gets
+    the MAX_LOOPS setting, so no run can loop without bound.
     """
     last = state["messages"][-1]
     if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
@@ -84,9 +84,9 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_node("tools", build_tools_node(prompts))
     graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
     graph.add_edge(START, "planner")
-    default_max_loops = parts.settings.governance.max_loops
+    max_loops = parts.settings.governance.max_loops
     graph.add_conditional_edges(
-        "planner", lambda state: route_after_planner(state, default_max_loops), ["tools", "finalize", END]
+        "planner", lambda state: route_after_planner(state, max_loops), ["tools", "finalize", END]
     )
     graph.add_edge("tools", "planner")
     graph.add_edge("finalize", END)

@@ -37,21 +37,6 @@ def call_ids(message: BaseMessage) -> list[str]:
     return ids
 
 
-def model_calls_this_turn(messages: Sequence[BaseMessage]) -> int:
-    """Assistant messages since the last user message: the model calls of the current turn.
-
-    Counted from the history rather than kept in a counter that callers must reset, so
-    every way a turn can start (the chat, `-p`, a LangGraph Server run) gets a fresh budget.
-    """
-    count = 0
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage):
-            break
-        if isinstance(message, AIMessage):
-            count += 1
-    return count
-
-
 def clean_message_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
     """Drop what would make a request invalid, keep everything else in order.
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, TypedDict
 
-from langchain_core.messages import AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langgraph.graph.message import add_messages
 
 
@@ -40,7 +40,7 @@ class AgentState(TypedDict, total=False):
     approved_tools: list[str]  # tools the user approved "always" for this session
     allowed_tools: list[str] | None  # a sub-agent profile's allow-list
     agent_profile: str | None  # which profile a sub-agent runs
-    loops: int  # model calls in this turn
+    loops: int  # model calls in this turn (derived from the history by the planner)
     max_loops: int
 
 
@@ -49,3 +49,15 @@ def turn_input(text: str | list[dict[str, Any]], **fields: Any) -> dict[str, Any
     update: dict[str, Any] = {"messages": [HumanMessage(content=text)], "loops": 0}
     update.update(fields)
     return update
+
+
+def model_calls_this_turn(messages: list[BaseMessage]) -> int:
+    """AI messages since the user's last message: the turn's loop count, derived from the
+    history so that a turn started by any client (CLI, LangGraph Server) begins at zero."""
+    count = 0
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            break
+        if isinstance(message, AIMessage):
+            count += 1
+    return count

@@ -162,3 +162,16 @@ def test_state_survives_a_new_process(settings: Settings) -> None:
     ]
     sent = [m.content for m in model.requests[0].messages[1:]]
     assert sent[:2] == ["remember 42", "first answer"]
+
+
+def test_a_state_without_max_loops_still_ends(settings: Settings) -> None:
+    """A run started without the CLI's fields (e.g. from LangGraph Server) obeys MAX_LOOPS."""
+    settings = load_settings(env_file=None, paths={"data_dir": settings.paths.data_dir}, governance={"max_loops": 2})
+    model = ScriptedChatModel(responder=lambda request: ai("", tool_call("now")) if request.tools else ai("forced"))
+    _, graph = build_test_agent(settings, model)
+    state = graph.invoke({"messages": [HumanMessage(content="loop")]}, thread())
+    assert state["messages"][-1].content == "forced"
+    assert len(model.requests) == 3
+    # The next turn starts counting from zero again, without the CLI resetting anything.
+    state = graph.invoke({"messages": [HumanMessage(content="again")]}, thread())
+    assert len(model.requests) == 6 and state["messages"][-1].content == "forced"

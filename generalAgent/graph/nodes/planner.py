@@ -27,13 +27,9 @@ from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
-from generalAgent.graph.message_utils import (
-    clean_message_history,
-    model_calls_this_turn,
-    truncate_messages_safely,
-)
+from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
-from generalAgent.graph.state import AgentState
+from generalAgent.graph.state import AgentState, model_calls_this_turn
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
 from generalAgent.models import hide_api_key
 from generalAgent.skills.loader import SkillCatalog
