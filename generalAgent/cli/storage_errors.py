@@ -32,9 +32,7 @@ def check_data_dir(paths: PathSettings) -> str | None:
             probe.flush()
             os.fsync(probe.fileno())
     except OSError as exc:
-        return (
-            describe_storage_error(exc, paths) or f"The data directory {paths.data_dir} cannot be used: {exc}"
-        )
+        return describe_storage_error(exc, paths) or f"The data directory {paths.data_dir} cannot be used: {exc}"
     return None
 
 

@@ -207,9 +207,7 @@ class SearchIndex:
         with transaction(self.conn) as conn:
             # Another process may have indexed the same bytes since the lookup above; write
             # into its item, or its chunks and a second, unreferenced item would both stay.
-            current = conn.execute(
-                "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
-            ).fetchone()
+            current = conn.execute("SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
             if current is not None:
                 item_id = current[0]
             conn.execute(

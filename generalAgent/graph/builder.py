@@ -22,7 +22,6 @@ from langgraph.graph.state import CompiledStateGraph
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.graph.cancellation import CancellableModelCalls
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
@@ -80,10 +79,10 @@ def route_after_planner(state: AgentState, default_max_loops: int) -> str:
 def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
     prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents)
     graph = StateGraph(AgentState)
-    calls = CancellableModelCalls(parts.env.cancelled)
-    graph.add_node("planner", build_planner_node(parts.model, prompts, calls))
+    cancelled = parts.env.cancelled
+    graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled))
     graph.add_node("tools", build_tools_node(prompts))
-    graph.add_node("finalize", build_finalize_node(parts.model, prompts, calls))
+    graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
     graph.add_edge(START, "planner")
     max_loops = parts.settings.governance.max_loops
     graph.add_conditional_edges(

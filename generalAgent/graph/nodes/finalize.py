@@ -7,6 +7,7 @@ model is asked once more, with no tools bound, for its best final answer.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -14,14 +15,16 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from generalAgent.graph import reminders
-from generalAgent.graph.cancellation import CancellableModelCalls
+from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
 from generalAgent.models import hide_api_key
 
 
-def build_finalize_node(model: BaseChatModel, prompts: PromptBuilder, calls: CancellableModelCalls):
+def build_finalize_node(
+    model: BaseChatModel, prompts: PromptBuilder, cancelled: threading.Event | None = None
+):
     def finalize(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         max_loops = state.get("max_loops") or prompts.settings.governance.max_loops
         last = state["messages"][-1]
@@ -42,7 +45,7 @@ def build_finalize_node(model: BaseChatModel, prompts: PromptBuilder, calls: Can
         )
         request = [system, *reminders.attach_reminders(history, [notice])]
         try:
-            response = calls.invoke(model, request, config)
+            response = invoke_cancellable(model, request, config, cancelled)
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise

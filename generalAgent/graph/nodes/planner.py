@@ -13,6 +13,7 @@ cleared in the update, which is what makes mention and upload reminders fire onc
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,7 +26,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph import reminders
-from generalAgent.graph.cancellation import CancellableModelCalls, with_callback
+from generalAgent.graph.cancellation import invoke_cancellable, with_callback
 from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import AgentState, model_calls_this_turn
@@ -131,10 +132,13 @@ class MessageTokenCache:
         return cached
 
 
-def build_planner_node(model: BaseChatModel, prompts: PromptBuilder, calls: CancellableModelCalls):
+def build_planner_node(
+    model: BaseChatModel, prompts: PromptBuilder, cancelled: threading.Event | None = None
+):
     """The planner node function, closed over the model and the static prompts.
 
-    Model calls go through `calls`, which stops a call the moment the user cancels the turn.
+    `cancelled` (the tool environment's cancel event) makes a model call stop at once
+    when the user cancels the turn.
     """
 
     # Binding converts every tool's schema; the visible set changes rarely, so bind once per set.
@@ -150,7 +154,7 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder, calls: Canc
             bound[key] = model.bind_tools(tools) if tools else model
         raw_arguments = RawToolArguments()
         try:
-            response = calls.invoke(bound[key], request, with_callback(config, raw_arguments))
+            response = invoke_cancellable(bound[key], request, with_callback(config, raw_arguments), cancelled)
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise
