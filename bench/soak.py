@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from generalAgent.cli.runtime import LoadedAgent, load_agent  # noqa: E402
+from generalAgent.cli.runtime import LoadedAgent, limit_malloc_arenas, load_agent  # noqa: E402
 from generalAgent.cli.storage_errors import describe_storage_error  # noqa: E402
 from generalAgent.cli.turn_input import prepare_turn  # noqa: E402
 from generalAgent.cli.turns import run_turn  # noqa: E402
@@ -309,6 +309,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--turns", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
+    limit_malloc_arenas()  # as the generalagent command does at start
     # Library warnings (e.g. the callback that stops a cancelled stream) are not the output.
     logging.getLogger().addHandler(logging.NullHandler())
     print(json.dumps(run(args.turns, args.seed), indent=2))

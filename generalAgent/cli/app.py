@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli import documents_commands, knowledge_commands
+from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 
@@ -127,4 +128,5 @@ def normalise_argv(argv: list[str]) -> list[str]:
 
 
 def main() -> None:
+    limit_malloc_arenas()
     app(args=normalise_argv(sys.argv[1:]), prog_name="generalagent")
