@@ -24,6 +24,13 @@ SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
 DOCUMENTS_DOMAIN = "documents"
 
+# How a chunk is scored: BM25 over (text, text_jieba, title). A word of the document's name
+# or the section heading weighs 8 times a word of the passage: questions name what they are
+# about ("tar ...", "ls ..."). Tuned on bench/retrieval_quality.py (docs/benchmarks.md has
+# the figures). Queries ORDER BY this expression rather than by FTS5's `rank` column, which
+# sorts through an inner statement and is ~40% slower on the same rows.
+BM25 = "bm25(chunks_fts, 1.0, 1.0, 8.0)"
+
 SCHEMA = """
 -- One row per searchable thing: a note, a built-in knowledge page, or an indexed file
 -- (domain 'documents'). `content` is the full text: regex search and lazy re-chunking read it.
@@ -93,9 +100,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
                  -- passage is also found by the name of the document or section it is in
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
--- A word of the document's name or the section heading weighs 8 times a word of the
--- passage: questions name what they are about ("tar ...", "ls ..."). Tuned on
--- bench/retrieval_quality.py (docs/benchmarks.md has the figures).
+-- FTS5's default rank, with the weights of BM25 in this module (which queries use).
 INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 1.0, 8.0)');
 CREATE TRIGGER IF NOT EXISTS chunks_drop_text AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.rowid;

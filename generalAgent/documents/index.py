@@ -8,8 +8,8 @@ The lookup has three stages: chunks with every term (AND); when those are fewer 
 for, the best chunks with any term fill the rest (OR, ranked by bm25; on a large index the
 candidates come from the rarer terms, see `_or_expression`); and when neither finds
 anything, a plain substring scan for the Chinese runs of the query (see query.py for why
-each exists). FTS5 sorts by its `rank` column itself and reads the text of the returned
-rows only.
+each exists). FTS5 computes BM25 and sorts, and the text of the returned rows only is
+read.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.chunking import ChunkingConfig, chunk_blocks
 from generalAgent.documents.database import (
+    BM25,
     DOCUMENTS_DOMAIN,
     ChunkRow,
     VectorSource,
@@ -464,8 +465,8 @@ def _match(
 ) -> list[tuple[int, float]]:
     joins, where, values = _scope(rowid_range, item_filter, params)
     sql = (
-        f"SELECT chunks_fts.rowid, -chunks_fts.rank FROM chunks_fts{joins}"
-        f" WHERE chunks_fts MATCH ?{where} ORDER BY chunks_fts.rank LIMIT ?"
+        f"SELECT chunks_fts.rowid, -{BM25} AS score FROM chunks_fts{joins}"
+        f" WHERE chunks_fts MATCH ?{where} ORDER BY score DESC LIMIT ?"
     )
     try:
         return conn.execute(sql, [expression, *values, limit]).fetchall()
