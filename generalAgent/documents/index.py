@@ -4,12 +4,11 @@
 segments and writes one document in one transaction; `search` finds a document's chunks
 for a query; `find_chunks` is the ranked lookup that knowledge search shares.
 
-The lookup has three stages: chunks with every term (AND); when those are fewer than asked
-for, the best chunks with any term fill the rest (OR, ranked by bm25; on a large index the
-candidates come from the rarer terms, see `_or_expression`); and when neither finds
-anything, a plain substring scan for the Chinese runs of the query (see query.py for why
-each exists). FTS5 computes BM25 and sorts, and the text of the returned rows only is
-read.
+The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
+index only the chunks holding one of the rarer terms are ranked, with the same scores, see
+`_candidate_expression`), and the text of the returned rows only is read. When no chunk
+holds any term, a plain substring scan for the Chinese runs of the query is the last
+resort (see query.py for why).
 """
 
 from __future__ import annotations
@@ -45,9 +44,10 @@ from generalAgent.documents.segmentation import Segmenter
 
 HASH_BLOCK = 1 << 20
 MAX_REGEX_CHARS = 500
-# A term in more than this share of all chunks is too common to rank an OR query by.
-COMMON_TERM_SHARE = 0.02
-MIN_COMMON_TERM_CHUNKS = 1_000
+# Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
+# `_candidate_expression`): ranking costs ~1 µs per chunk, so this bounds the query's cost
+# whatever the size of the index.
+CANDIDATE_BUDGET = 1_000
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -396,49 +396,50 @@ def find_chunks(
     match = query if isinstance(query, MatchQuery) else build_match_query(query, segmenter)
     if match.empty or limit <= 0:
         return []
-    scored: list[tuple[int, float]] = []
-    if match.all_terms:
-        scored = _match(conn, match.all_terms, limit, rowid_range, item_filter, filter_params)
-    if len(scored) < limit and match.any_terms:
-        # Chunks with every term come first; the best chunks with some of them fill the rest.
-        seen = {rowid for rowid, _ in scored}
-        any_terms = match.any_terms if rowid_range else _or_expression(conn, match.terms)
-        if any_terms:
-            more = _match(conn, any_terms, limit + len(scored), rowid_range, item_filter, filter_params)
-            scored += [pair for pair in more if pair[0] not in seen][: limit - len(scored)]
+    expression, scale = match.any_terms or match.all_terms, 1.0
+    if match.any_terms and rowid_range is None:
+        expression, scale = _candidate_expression(conn, match.terms)
+    scored = _match(conn, expression, limit, rowid_range, item_filter, filter_params) if expression else []
     if scored:
-        return load_hits(conn, scored)
+        return load_hits(conn, [(rowid, score / scale) for rowid, score in scored])
     if match.substrings:
         return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
     return []
 
 
-def _or_expression(conn: sqlite3.Connection, terms: Sequence[str]) -> str:
-    """An OR of the terms that FTS5 can rank cheaply, with the same order of results.
+def _candidate_expression(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[str, float]:
+    """An OR of the terms that FTS5 can rank cheaply, and the factor its scores are off by.
 
-    Ranking an OR query costs FTS5 one bm25 computation per chunk that has any of the terms;
-    a word in thousands of chunks ("file", "option") multiplies that work while adding next
-    to nothing to the order (its inverse document frequency is near zero). So when the index
-    is large, the candidates are the chunks with a rarer term, still scored by all terms:
-    "(rare OR ...) AND (any OR ...)". Counting stops at the threshold, so telling a common
-    term from a rare one costs little.
+    FTS5 computes bm25 for every chunk holding any term of an OR: a word in thousands of
+    chunks ("file", "option", "文件") makes that thousands of computations, although such a
+    word adds next to nothing to a chunk's score (its inverse document frequency is near
+    zero). So when the chunks holding the terms number more than CANDIDATE_BUDGET, the
+    candidates are the chunks holding one of the rarest terms (rarest first, while their
+    chunks fit the budget; at least one term), still scored with every term:
+    "(rare OR ...) AND (rare OR ... OR common OR common ...)". FTS5 scores each phrase of
+    the expression, so the rare terms count twice there; writing the common ones twice too
+    makes every score exactly twice the bm25 of the plain OR, and the order the same.
+    Counting stops at the budget, so telling rare from common costs little.
     """
-    chunks = conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0
-    cap = max(MIN_COMMON_TERM_CHUNKS, int(chunks * COMMON_TERM_SHARE))
-    if chunks <= cap * 10:
-        return " OR ".join(terms)
-    counts = {
-        term: conn.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-            (term, cap),
-        ).fetchone()[0]
-        for term in terms
-    }
-    present = [term for term in terms if counts[term] > 0]
-    rare = [term for term in present if counts[term] < cap]
-    if not rare or len(rare) == len(present):
-        return " OR ".join(present)
-    return f"({' OR '.join(rare)}) AND ({' OR '.join(present)})"
+    cap = CANDIDATE_BUDGET + 1
+    counted = ", ".join(
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))" for _ in terms
+    )
+    counts = conn.execute(f"SELECT {counted}", [v for term in terms for v in (term, cap)]).fetchone()
+    kept = [n for n, count in enumerate(counts) if count > 0]
+    rare: set[int] = set()
+    total = 0
+    for n in sorted(kept, key=lambda n: counts[n]):
+        if rare and total + counts[n] > CANDIDATE_BUDGET:
+            break
+        rare.add(n)
+        total += counts[n]
+    if len(rare) == len(kept):
+        return " OR ".join(terms[n] for n in kept), 1.0
+    rare_terms = [terms[n] for n in kept if n in rare]
+    common = [terms[n] for n in kept if n not in rare]
+    every = " OR ".join(rare_terms + common + common)
+    return f"({' OR '.join(rare_terms)}) AND ({every})", 2.0
 
 
 def _scope(
