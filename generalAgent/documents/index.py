@@ -6,7 +6,7 @@ for a query; `find_chunks` is the ranked lookup that knowledge search shares.
 
 The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
 index only the chunks holding one of the rarer terms are ranked, with the same scores, see
-`_candidate_expression`), and the text of the returned rows only is read. When no chunk
+`_scored`), and the text of the returned rows only is read. When no chunk
 holds any term, a plain substring scan for the Chinese runs of the query is the last
 resort (see query.py for why).
 """
@@ -45,7 +45,7 @@ from generalAgent.documents.segmentation import Segmenter
 HASH_BLOCK = 1 << 20
 MAX_REGEX_CHARS = 500
 # Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
-# `_candidate_expression`): ranking costs ~1 µs per chunk, so this bounds the query's cost
+# `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost
 # whatever the size of the index.
 CANDIDATE_BUDGET = 1_000
 
@@ -396,29 +396,57 @@ def find_chunks(
     match = query if isinstance(query, MatchQuery) else build_match_query(query, segmenter)
     if match.empty or limit <= 0:
         return []
-    expression, scale = match.any_terms or match.all_terms, 1.0
-    if match.any_terms and rowid_range is None:
-        expression, scale = _candidate_expression(conn, match.terms)
-    scored = _match(conn, expression, limit, rowid_range, item_filter, filter_params) if expression else []
+    scored = _scored(conn, match, limit, rowid_range, item_filter, filter_params)
     if scored:
-        return load_hits(conn, [(rowid, score / scale) for rowid, score in scored])
+        return load_hits(conn, scored)
     if match.substrings:
         return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
     return []
 
 
-def _candidate_expression(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[str, float]:
-    """An OR of the terms that FTS5 can rank cheaply, and the factor its scores are off by.
+def _scored(
+    conn: sqlite3.Connection,
+    match: MatchQuery,
+    limit: int,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str,
+    params: Sequence[Any],
+) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the `limit` best chunks holding any term, best first.
 
     FTS5 computes bm25 for every chunk holding any term of an OR: a word in thousands of
     chunks ("file", "option", "文件") makes that thousands of computations, although such a
     word adds next to nothing to a chunk's score (its inverse document frequency is near
-    zero). So when the chunks holding the terms number more than CANDIDATE_BUDGET, the
-    candidates are the chunks holding one of the rarest terms (rarest first, while their
-    chunks fit the budget; at least one term), still scored with every term:
-    "(rare OR ...) AND (rare OR ... OR common OR common ...)". FTS5 scores each phrase of
-    the expression, so the rare terms count twice there; writing the common ones twice too
-    makes every score exactly twice the bm25 of the plain OR, and the order the same.
+    zero). So on a large index the candidates are the chunks holding one of the rarest terms
+    (see `_rare_and_common`), and their best are found with the plain OR's scores in two
+    queries: "(rare) AND (common)" scores the chunks holding both kinds by every term;
+    "(rare)" scores the others, which hold no common term, by all they hold. A chunk holding
+    both appears in the second too, scored too low, so each keeps its higher score; and a
+    chunk the second ranks above one without common terms truly is above it, so none of the
+    best is missed. (Writing it as one query, "(rare) AND (rare OR common)", would count the
+    rare terms twice: FTS5 scores every phrase of the expression.)
+    """
+    if not match.any_terms:
+        return _match(conn, match.all_terms, limit, rowid_range, item_filter, params)
+    if rowid_range is not None:  # one document: few chunks, nothing to save
+        return _match(conn, match.any_terms, limit, rowid_range, item_filter, params)
+    rare, common = _rare_and_common(conn, match.terms)
+    if not rare:
+        return []
+    if not common:
+        return _match(conn, " OR ".join(rare), limit, rowid_range, item_filter, params)
+    either = f"({' OR '.join(rare)}) AND ({' OR '.join(common)})"
+    best: dict[int, float] = {}
+    for expression in (either, " OR ".join(rare)):
+        for rowid, score in _match(conn, expression, limit, rowid_range, item_filter, params):
+            best[rowid] = max(score, best.get(rowid, score))
+    return sorted(best.items(), key=lambda pair: -pair[1])[:limit]
+
+
+def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The terms found in the index, split into the rarest (rarest first, while the chunks
+    holding them fit CANDIDATE_BUDGET; at least one) and the rest, each in query order.
+
     Counting stops at the budget, so telling rare from common costs little.
     """
     cap = CANDIDATE_BUDGET + 1
@@ -434,12 +462,7 @@ def _candidate_expression(conn: sqlite3.Connection, terms: Sequence[str]) -> tup
             break
         rare.add(n)
         total += counts[n]
-    if len(rare) == len(kept):
-        return " OR ".join(terms[n] for n in kept), 1.0
-    rare_terms = [terms[n] for n in kept if n in rare]
-    common = [terms[n] for n in kept if n not in rare]
-    every = " OR ".join(rare_terms + common + common)
-    return f"({' OR '.join(rare_terms)}) AND ({every})", 2.0
+    return [terms[n] for n in kept if n in rare], [terms[n] for n in kept if n not in rare]
 
 
 def _scope(

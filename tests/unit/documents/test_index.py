@@ -296,8 +296,8 @@ def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
 
     monkeypatch.setattr(index_module, "CANDIDATE_BUDGET", 5)
     terms = build_match_query(query, index.segmenter).terms
-    expression, scale = index_module._candidate_expression(index.conn, terms)
-    assert scale == 2.0 and expression.startswith('({text title} : "walrus") AND')
+    rare, common = index_module._rare_and_common(index.conn, terms)
+    assert (rare, common) == (['{text title} : "walrus"'], ['{text title} : "common"'])
     pruned = index_module.find_chunks(index.conn, query, index.segmenter, 3)
     assert [("walrus" in h.text) for h in pruned] == [True, True]
     assert "common rare walrus" in pruned[0].text  # both words: ranked first
