@@ -6,7 +6,8 @@ for a query; `find_chunks` is the ranked lookup that knowledge search shares.
 
 The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
 index only the chunks holding one of the rarer terms are ranked, with the same scores, see
-`_scored`), and the text of the returned rows only is read. When no chunk
+`_scored`); the best RERANK_POOL of them are re-ranked with what their
+documents add (ranking.py), and the text of the returned rows only is read. When no chunk
 holds any term, a plain substring scan for the Chinese runs of the query is the last
 resort (see query.py for why).
 """
@@ -40,10 +41,13 @@ from generalAgent.documents.database import (
 )
 from generalAgent.documents.extract import DocumentError, extract_document
 from generalAgent.documents.query import MatchQuery, build_match_query
+from generalAgent.documents.ranking import Candidate, name_words, names_document, rerank
 from generalAgent.documents.segmentation import Segmenter
 
 HASH_BLOCK = 1 << 20
 MAX_REGEX_CHARS = 500
+# Chunks FTS5 hands to the re-ranking: enough to see several chunks of each likely document.
+RERANK_POOL = 50
 # Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
 # `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost
 # whatever the size of the index.
@@ -396,9 +400,10 @@ def find_chunks(
     match = query if isinstance(query, MatchQuery) else build_match_query(query, segmenter)
     if match.empty or limit <= 0:
         return []
-    scored = _scored(conn, match, limit, rowid_range, item_filter, filter_params)
+    pool = max(limit, RERANK_POOL)
+    scored = _scored(conn, match, pool, rowid_range, item_filter, filter_params)
     if scored:
-        return load_hits(conn, scored)
+        return load_hits(conn, _reranked(conn, match, scored)[:limit])
     if match.substrings:
         return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
     return []
@@ -447,8 +452,11 @@ def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[li
     """The terms found in the index, split into the rarest (rarest first, while the chunks
     holding them fit CANDIDATE_BUDGET; at least one) and the rest, each in query order.
 
-    Counting stops at the budget, so telling rare from common costs little.
+    Counting stops at the budget, so telling rare from common costs little; an index with
+    no more chunks than the budget is not counted at all (every term counts as rare).
     """
+    if (conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) <= CANDIDATE_BUDGET:
+        return list(terms), []  # too few chunks to be worth counting
     cap = CANDIDATE_BUDGET + 1
     counted = ", ".join(
         "(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))" for _ in terms
@@ -463,6 +471,22 @@ def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[li
         rare.add(n)
         total += counts[n]
     return [terms[n] for n in kept if n in rare], [terms[n] for n in kept if n not in rare]
+
+
+def _reranked(
+    conn: sqlite3.Connection, match: MatchQuery, scored: Sequence[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    marks = ",".join("?" * len(scored))
+    rows = conn.execute(
+        f"SELECT c.rowid, c.item_id, i.title FROM chunks c JOIN items i ON i.id = c.item_id"
+        f" WHERE c.rowid IN ({marks})",
+        [rowid for rowid, _ in scored],
+    ).fetchall()
+    items = {rowid: item_id for rowid, item_id, _ in rows}
+    titles = {item_id: title for _, item_id, title in rows}
+    named = {item_id for item_id, title in titles.items() if names_document(match.words, name_words(title))}
+    candidates = [Candidate(rowid, items[rowid], score) for rowid, score in scored if rowid in items]
+    return rerank(candidates, named)
 
 
 def _scope(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
+from generalAgent.documents.ranking import words
 from generalAgent.documents.segmentation import CJK_RUN, Segmenter, Term
 
 # Longer queries are cut: past a few hundred characters extra words only slow the search.
@@ -44,6 +45,7 @@ class MatchQuery:
     any_terms: str  # at least one term ('' when there is only one term)
     substrings: tuple[str, ...]  # Chinese runs, for the scan of the last resort
     terms: tuple[str, ...] = ()  # the expression of each term, as joined in the two above
+    words: tuple[str, ...] = ()  # the query's words, lower-cased, to recognise document names
 
     @property
     def empty(self) -> bool:
@@ -81,6 +83,7 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
         any_terms=" OR ".join(unique) if len(unique) > 1 else "",
         substrings=tuple(dict.fromkeys(runs)),
         terms=tuple(unique),
+        words=words(text),
     )
 
 
