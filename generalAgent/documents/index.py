@@ -6,10 +6,10 @@ for a query; `find_chunks` is the ranked lookup that knowledge search shares.
 
 The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
 index only the chunks holding one of the rarer terms are ranked, with the same scores, see
-`_scored`); the best RERANK_POOL of them are re-ranked with what their
-documents add (ranking.py), and the text of the returned rows only is read. When no chunk
-holds any term, a plain substring scan for the Chinese runs of the query is the last
-resort (see query.py for why).
+`_scored`); the best RERANK_POOL of them are re-ranked with what their documents add
+(ranking.py), and the text of the returned rows only is read. When no chunk holds any
+term, a plain substring scan for the Chinese runs of the query is the last resort (see
+query.py for why).
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ MAX_REGEX_CHARS = 500
 # Chunks FTS5 hands to the re-ranking: enough to see several chunks of each likely document.
 RERANK_POOL = 50
 # Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
-# `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost
-# whatever the size of the index.
+# `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost whatever the
+# size of the index. On bench/retrieval_quality.py recall@5 is the unpruned one's from
+# 1,000 up (500: -0.013, 250: -0.06).
 CANDIDATE_BUDGET = 1_000
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.

@@ -8,10 +8,13 @@ to the segmented `text_jieba` column; both also look in `title` (the document's 
 section's name). Both kinds are combined in one expression, so a mixed
 query is ranked by one bm25.
 
-Two expressions are built: all terms (AND), tried first because it is precise, and any term
-(OR), tried when the first finds nothing, bm25 putting the chunks with the rarest and most
-terms first. The Chinese runs are kept as plain substrings for the last resort, a scan, so a
-1-character word that jieba never cuts out on its own ("表" inside "表格") is still found.
+Two expressions are built: any term (OR), the lookup itself, bm25 putting the chunks with
+the rarest and most terms first (index.py ranks it, pruned to the rarer terms' chunks on a
+large index, and re-ranks the best by their documents); and all terms (AND), which is the
+expression when there is a single term. The terms are also kept one by one, for the
+pruning, and the query's words, to recognise a document named in it. The Chinese runs are
+kept as plain substrings for the last resort, a scan, so a 1-character word that jieba
+never cuts out on its own ("表" inside "表格") is still found.
 """
 
 from __future__ import annotations
