@@ -13,6 +13,7 @@ inside one document restrict FTS5 to a rowid range instead of filtering after th
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -150,7 +151,7 @@ def connect(path: Path) -> sqlite3.Connection:
         raise DatabaseError(f"Cannot open the index database {path}: {exc}. Check DATA_DIR.") from None
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, fast
         conn.execute("PRAGMA foreign_keys = ON")
         # Read the file through a memory map instead of copying each page into SQLite's
@@ -177,6 +178,24 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.close()
         raise
     return conn
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch to WAL, waiting for other connections as the busy timeout would.
+
+    SQLite does not wait on the busy timeout for this pragma: when several processes open a
+    new database at once, all but one may meet "database is locked" while the first one
+    switches the file. Once it is in WAL mode the pragma succeeds at once.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 @contextmanager

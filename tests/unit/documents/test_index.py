@@ -278,6 +278,32 @@ def test_two_processes_can_index_at_once(settings: Settings, tmp_path: Path):
     assert get_index_stats(settings)["total_files"] == 6
 
 
+def test_a_new_database_opened_by_several_connections_at_once(tmp_path: Path):
+    """SQLite does not wait on the busy timeout to switch a new file to WAL; connect() does."""
+    import threading
+
+    from generalAgent.documents.database import connect
+
+    failures: list[Exception] = []
+
+    def open_and_close(path: Path, start: threading.Barrier) -> None:
+        start.wait()
+        try:
+            connect(path).close()
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            failures.append(exc)
+
+    for round_ in range(40):
+        path = tmp_path / f"r{round_}" / "indexes.db"
+        start = threading.Barrier(3)
+        threads = [threading.Thread(target=open_and_close, args=(path, start)) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+
+
 def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
     index: SearchIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
