@@ -9,7 +9,8 @@ counts everything from the file to the committed rows.
 
 At 1k, 10k and 100k chunks the same queries (the 150 questions of the retrieval-quality set,
 both languages) are run against the whole index:
-- fts5: `find_chunks` (query building, jieba on the query, AND then OR, loading the rows);
+- fts5: `find_chunks` (query building, jieba on the query, the BM25-ranked OR pruned to
+  the rarer terms' chunks, the re-ranking by document, loading the rows);
 - bm25s and rank_bm25 on the very same chunk texts, tokenized the same way (lower-case words,
   jieba search-mode words for Chinese), one query at a time, tokenization included.
 Each prints p50/p95 in ms; `ratio_*` is fts5's p50 divided by the peer's (below 1: faster).

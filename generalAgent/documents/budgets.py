@@ -135,14 +135,16 @@ def _fit_chunks(
 ) -> None:
     kept: list[dict[str, Any]] = []
     shortened = dropped = 0
-    for chunk in chunks:
+    for n, chunk in enumerate(chunks):
         text = chunk.get("content", "")
         granted = allowance.take(index, min(len(text), budget.chunk_chars))
         shown, cut = clip(text, granted)
         allowance.give_back(index, granted - len(shown))
         if text and not shown:
-            dropped += 1
-            continue
+            # The rest go too, even one small enough for what is left: the chunks shown
+            # must stay the best ones, a prefix of the ranked list.
+            dropped = len(chunks) - n
+            break
         if cut:
             chunk["content"] = shown
             chunk["truncated"] = True

@@ -4,12 +4,12 @@
 segments and writes one document in one transaction; `search` finds a document's chunks
 for a query; `find_chunks` is the ranked lookup that knowledge search shares.
 
-The lookup has three stages: chunks with every term (AND); when those are fewer than asked
-for, the best chunks with any term fill the rest (OR, ranked by bm25; on a large index the
-candidates come from the rarer terms, see `_or_expression`); and when neither finds
-anything, a plain substring scan for the Chinese runs of the query (see query.py for why
-each exists). FTS5 sorts by its `rank` column itself and reads the text of the returned
-rows only.
+The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
+index only the chunks holding one of the rarer terms are ranked, with the same scores, see
+`_scored`); the best RERANK_POOL of them are re-ranked with what their documents add
+(ranking.py), and the text of the returned rows only is read. When no chunk holds any
+term, a plain substring scan for the Chinese runs of the query is the last resort (see
+query.py for why).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from typing import Any
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.chunking import ChunkingConfig, chunk_blocks
 from generalAgent.documents.database import (
+    BM25,
     DOCUMENTS_DOMAIN,
     ChunkRow,
     VectorSource,
@@ -40,13 +41,19 @@ from generalAgent.documents.database import (
 )
 from generalAgent.documents.extract import DocumentError, extract_document
 from generalAgent.documents.query import MatchQuery, build_match_query
+from generalAgent.documents.ranking import Candidate, name_words, names_document, rerank
 from generalAgent.documents.segmentation import Segmenter
 
 HASH_BLOCK = 1 << 20
 MAX_REGEX_CHARS = 500
-# A term in more than this share of all chunks is too common to rank an OR query by.
-COMMON_TERM_SHARE = 0.02
-MIN_COMMON_TERM_CHUNKS = 1_000
+# Chunks FTS5 hands to the re-ranking: enough to see several chunks of each likely document.
+# 30 and 50 give the same recall and MRR on bench/retrieval_quality.py; 30 costs ~7% less.
+RERANK_POOL = 30
+# Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
+# `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost whatever the
+# size of the index. On bench/retrieval_quality.py recall@5 is the unpruned one's from
+# 1,000 up (500: -0.013, 250: -0.06).
+CANDIDATE_BUDGET = 1_000
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -400,49 +407,93 @@ def find_chunks(
     match = query if isinstance(query, MatchQuery) else build_match_query(query, segmenter)
     if match.empty or limit <= 0:
         return []
-    scored: list[tuple[int, float]] = []
-    if match.all_terms:
-        scored = _match(conn, match.all_terms, limit, rowid_range, item_filter, filter_params)
-    if len(scored) < limit and match.any_terms:
-        # Chunks with every term come first; the best chunks with some of them fill the rest.
-        seen = {rowid for rowid, _ in scored}
-        any_terms = match.any_terms if rowid_range else _or_expression(conn, match.terms)
-        if any_terms:
-            more = _match(conn, any_terms, limit + len(scored), rowid_range, item_filter, filter_params)
-            scored += [pair for pair in more if pair[0] not in seen][: limit - len(scored)]
+    pool = max(limit, RERANK_POOL)
+    scored = _scored(conn, match, pool, rowid_range, item_filter, filter_params)
     if scored:
-        return load_hits(conn, scored)
+        return load_hits(conn, _reranked(conn, match, scored)[:limit])
     if match.substrings:
         return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
     return []
 
 
-def _or_expression(conn: sqlite3.Connection, terms: Sequence[str]) -> str:
-    """An OR of the terms that FTS5 can rank cheaply, with the same order of results.
+def _scored(
+    conn: sqlite3.Connection,
+    match: MatchQuery,
+    limit: int,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str,
+    params: Sequence[Any],
+) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the `limit` best chunks holding any term, best first.
 
-    Ranking an OR query costs FTS5 one bm25 computation per chunk that has any of the terms;
-    a word in thousands of chunks ("file", "option") multiplies that work while adding next
-    to nothing to the order (its inverse document frequency is near zero). So when the index
-    is large, the candidates are the chunks with a rarer term, still scored by all terms:
-    "(rare OR ...) AND (any OR ...)". Counting stops at the threshold, so telling a common
-    term from a rare one costs little.
+    FTS5 computes bm25 for every chunk holding any term of an OR: a word in thousands of
+    chunks ("file", "option", "文件") makes that thousands of computations, although such a
+    word adds next to nothing to a chunk's score (its inverse document frequency is near
+    zero). So on a large index the candidates are the chunks holding one of the rarest terms
+    (see `_rare_and_common`), and their best are found with the plain OR's scores in two
+    queries: "(rare) AND (common)" scores the chunks holding both kinds by every term;
+    "(rare)" scores the others, which hold no common term, by all they hold. A chunk holding
+    both appears in the second too, scored too low, so each keeps its higher score; and a
+    chunk the second ranks above one without common terms truly is above it, so none of the
+    best is missed. (Writing it as one query, "(rare) AND (rare OR common)", would count the
+    rare terms twice: FTS5 scores every phrase of the expression.)
     """
-    chunks = conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0
-    cap = max(MIN_COMMON_TERM_CHUNKS, int(chunks * COMMON_TERM_SHARE))
-    if chunks <= cap * 10:
-        return " OR ".join(terms)
-    counts = {
-        term: conn.execute(
-            "SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)",
-            (term, cap),
-        ).fetchone()[0]
-        for term in terms
-    }
-    present = [term for term in terms if counts[term] > 0]
-    rare = [term for term in present if counts[term] < cap]
-    if not rare or len(rare) == len(present):
-        return " OR ".join(present)
-    return f"({' OR '.join(rare)}) AND ({' OR '.join(present)})"
+    if not match.any_terms:
+        return _match(conn, match.all_terms, limit, rowid_range, item_filter, params)
+    if rowid_range is not None:  # one document: few chunks, nothing to save
+        return _match(conn, match.any_terms, limit, rowid_range, item_filter, params)
+    rare, common = _rare_and_common(conn, match.terms)
+    if not rare:
+        return []
+    if not common:
+        return _match(conn, " OR ".join(rare), limit, rowid_range, item_filter, params)
+    either = f"({' OR '.join(rare)}) AND ({' OR '.join(common)})"
+    best: dict[int, float] = {}
+    for expression in (either, " OR ".join(rare)):
+        for rowid, score in _match(conn, expression, limit, rowid_range, item_filter, params):
+            best[rowid] = max(score, best.get(rowid, score))
+    return sorted(best.items(), key=lambda pair: -pair[1])[:limit]
+
+
+def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The terms found in the index, split into the rarest (rarest first, while the chunks
+    holding them fit CANDIDATE_BUDGET; at least one) and the rest, each in query order.
+
+    Counting stops at the budget, so telling rare from common costs little; an index with
+    no more chunks than the budget is not counted at all (every term counts as rare).
+    """
+    if (conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) <= CANDIDATE_BUDGET:
+        return list(terms), []  # too few chunks to be worth counting
+    cap = CANDIDATE_BUDGET + 1
+    counted = ", ".join(
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))" for _ in terms
+    )
+    counts = conn.execute(f"SELECT {counted}", [v for term in terms for v in (term, cap)]).fetchone()
+    kept = [n for n, count in enumerate(counts) if count > 0]
+    rare: set[int] = set()
+    total = 0
+    for n in sorted(kept, key=lambda n: counts[n]):
+        if rare and total + counts[n] > CANDIDATE_BUDGET:
+            break
+        rare.add(n)
+        total += counts[n]
+    return [terms[n] for n in kept if n in rare], [terms[n] for n in kept if n not in rare]
+
+
+def _reranked(
+    conn: sqlite3.Connection, match: MatchQuery, scored: Sequence[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    marks = ",".join("?" * len(scored))
+    rows = conn.execute(
+        f"SELECT c.rowid, c.item_id, i.title FROM chunks c JOIN items i ON i.id = c.item_id"
+        f" WHERE c.rowid IN ({marks})",
+        [rowid for rowid, _ in scored],
+    ).fetchall()
+    items = {rowid: item_id for rowid, item_id, _ in rows}
+    titles = {item_id: title for _, item_id, title in rows}
+    named = {item_id for item_id, title in titles.items() if names_document(match.words, name_words(title))}
+    candidates = [Candidate(rowid, items[rowid], score) for rowid, score in scored if rowid in items]
+    return rerank(candidates, named)
 
 
 def _scope(
@@ -469,8 +520,8 @@ def _match(
 ) -> list[tuple[int, float]]:
     joins, where, values = _scope(rowid_range, item_filter, params)
     sql = (
-        f"SELECT chunks_fts.rowid, -chunks_fts.rank FROM chunks_fts{joins}"
-        f" WHERE chunks_fts MATCH ?{where} ORDER BY chunks_fts.rank LIMIT ?"
+        f"SELECT chunks_fts.rowid, -{BM25} AS score FROM chunks_fts{joins}"
+        f" WHERE chunks_fts MATCH ?{where} ORDER BY score DESC LIMIT ?"
     )
     try:
         return conn.execute(sql, [expression, *values, limit]).fetchall()

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from types import ModuleType
 
 # CJK unified ideographs (with extension A and B..F) and compatibility ideographs.
-CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
+CJK_CHARACTER = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]"
+CJK_RUN = re.compile(CJK_CHARACTER + "+")
 
 # A query term: alternatives, each a group of words that must all occur.
 Term = tuple[tuple[str, ...], ...]

@@ -1,11 +1,12 @@
 """Two-phase knowledge search: find chunks, then answer per item within the content budget.
 
-Phase 1 finds chunks: the FTS5 lookup of the document search (all terms, then any), and,
-when semantic search is on, the chunks whose vectors are closest to the query's, the two
-rankings fused by reciprocal rank fusion (k = 60: a chunk's score is the sum of 1/(60+rank)
-over the rankings it appears in, so neither ranking's scale matters). Items stored without
-chunks are chunked on the spot (seed 000's lazy recovery); if even that fails, passages
-around the query's words are cut from their content.
+Phase 1 finds chunks: the FTS5 lookup of the document search (BM25 over any term, the best
+chunks re-ranked by their documents), and, when semantic search is on, the chunks whose
+vectors are closest to the query's, the two rankings fused by reciprocal rank fusion (k =
+60: a chunk's score is the sum of 1/(60+rank) over the rankings it appears in, so neither
+ranking's scale matters). Items stored without chunks are chunked on the spot (seed 000's
+lazy recovery); if even that fails, passages around the query's words are cut from their
+content.
 
 Phase 2 groups the chunks per item (item score = its best chunk), keeps the best matched
 chunks and their neighbours (one before, one after) as context, applies the minimum score,

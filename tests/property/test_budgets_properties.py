@@ -103,3 +103,20 @@ def test_a_huge_item_with_huge_chunks_is_cut_and_says_how_to_read_on():
     assert "5 of 15 matched chunks shown" in result["cut"]
     assert "get_knowledge_item(item_id='book', chunk_start=0" in result["cut"]
     assert len(raw[0]["matched_chunks"]) == 15  # the caller's results are left alone
+
+
+def test_a_chunk_left_out_for_size_takes_the_smaller_ones_after_it_along():
+    """Found by the property above: a 1-character chunk fitted where a longer one before it
+    did not, so the chunks shown were not the best ones."""
+    raw = [
+        {
+            "item": {"id": "a", "title": "A", "content": ""},
+            "score": 1.0,
+            "matched_chunks": chunks([10, 5, 1], 0, "m"),
+            "context_chunks": [],
+        }
+    ]
+    budget = ContentBudget(result_chars=12, whole_item_chars=0, context_chunks=0)
+    shaped = apply_budget(raw, budget)[0]
+    assert [c["chunk_index"] for c in shaped["matched_chunks"]] == [0]
+    assert "2 matched chunk(s) left out" in shaped["cut"]

@@ -24,6 +24,7 @@ from generalAgent.documents import (
     search_in_index,
 )
 from generalAgent.documents.index import QueryError, SearchIndex
+from generalAgent.documents.query import build_match_query
 from tests.unit.documents.builders import make_pdf
 
 REPORT = """# 2024 年度报告
@@ -277,13 +278,38 @@ def test_two_processes_can_index_at_once(settings: Settings, tmp_path: Path):
     assert get_index_stats(settings)["total_files"] == 6
 
 
-def test_common_words_do_not_rank_an_or_query(
+def test_a_new_database_opened_by_several_connections_at_once(tmp_path: Path):
+    """SQLite does not wait on the busy timeout to switch a new file to WAL; connect() does."""
+    import threading
+
+    from generalAgent.documents.database import connect
+
+    failures: list[Exception] = []
+
+    def open_and_close(path: Path, start: threading.Barrier) -> None:
+        start.wait()
+        try:
+            connect(path).close()
+        except Exception as exc:  # noqa: BLE001 - collected and asserted below
+            failures.append(exc)
+
+    for round_ in range(40):
+        path = tmp_path / f"r{round_}" / "indexes.db"
+        start = threading.Barrier(3)
+        threads = [threading.Thread(target=open_and_close, args=(path, start)) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert failures == []
+
+
+def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
     index: SearchIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    """Past the threshold a word in most chunks only re-scores chunks found by rarer words."""
+    """On a large index FTS5 ranks only chunks holding a rarer term; their scores stay exact."""
     import generalAgent.documents.index as index_module
 
-    monkeypatch.setattr(index_module, "MIN_COMMON_TERM_CHUNKS", 5)
     paragraphs = [f"common filler number {i}." for i in range(300)]
     paragraphs[100] = "common rare walrus."
     paragraphs[200] = "rare walrus only."
@@ -291,7 +317,16 @@ def test_common_words_do_not_rank_an_or_query(
     path.write_text("\n\n".join(p + " " + "pad " * 70 for p in paragraphs), encoding="utf-8")
     index.index_file(path)
     assert index.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] > 50
-    hits = index_module.find_chunks(index.conn, "common walrus zebra", index.segmenter, 3)
-    assert [("walrus" in h.text) for h in hits[:2]] == [True, True]
-    assert "common rare walrus" in hits[0].text  # both words: ranked first
+    query = "common walrus zebra"
+    everything = index_module.find_chunks(index.conn, query, index.segmenter, 3)
+
+    monkeypatch.setattr(index_module, "CANDIDATE_BUDGET", 5)
+    terms = build_match_query(query, index.segmenter).terms
+    rare, common = index_module._rare_and_common(index.conn, terms)
+    assert (rare, common) == (['{text title} : "walrus"'], ['{text title} : "common"'])
+    pruned = index_module.find_chunks(index.conn, query, index.segmenter, 3)
+    assert [("walrus" in h.text) for h in pruned] == [True, True]
+    assert "common rare walrus" in pruned[0].text  # both words: ranked first
+    assert [h.rowid for h in pruned] == [h.rowid for h in everything[:2]]
+    assert [h.score for h in pruned] == pytest.approx([h.score for h in everything[:2]])
     assert index_module.find_chunks(index.conn, "common filler zebra", index.segmenter, 3)
