@@ -155,8 +155,10 @@ class Chat:
             config,
             graph_input,
             view,
-            lambda exc: describe_model_error(exc, self.settings.model)
-            or describe_storage_error(exc, self.settings.paths),
+            lambda exc: (
+                describe_model_error(exc, self.settings.model)
+                or describe_storage_error(exc, self.settings.paths)
+            ),
             on_cancel=agent.parts.env.cancel_running_work,
         )
         try:
@@ -164,7 +166,9 @@ class Chat:
                 self.catalog.add_usage(self.session_id, result.usage)
             else:
                 self.catalog.record_turn(self.session_id, self.first_line, result.usage)
-        except sqlite3.Error as exc:  # e.g. the disk filled during the turn: the turn itself is reported below
+        except (
+            sqlite3.Error
+        ) as exc:  # e.g. the disk filled during the turn: the turn itself is reported below
             LOGGER.warning("could not record the turn: %s", exc)
         if result.cancelled:
             self.console.print("[yellow]Cancelled.[/] [dim]The conversation is intact; go on or /retry.[/]")

@@ -116,7 +116,9 @@ def _checkpoints(settings: Settings) -> Check:
     """Where conversations are stored; with DATABASE_URL, that PostgreSQL answers (no password shown)."""
     url = settings.paths.database_url
     if url is None:
-        return Check("checkpoints", True, f"SQLite {settings.paths.sessions_db.resolve()} (DATABASE_URL unset)")
+        return Check(
+            "checkpoints", True, f"SQLite {settings.paths.sessions_db.resolve()} (DATABASE_URL unset)"
+        )
     from generalAgent.graph.checkpoints import (
         CheckpointStoreError,
         close_checkpointer,

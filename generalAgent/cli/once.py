@@ -63,7 +63,9 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
             config,
             prepared.graph_input,
             view,
-            lambda exc: describe_model_error(exc, settings.model) or describe_storage_error(exc, settings.paths),
+            lambda exc: (
+                describe_model_error(exc, settings.model) or describe_storage_error(exc, settings.paths)
+            ),
             on_cancel=agent.parts.env.cancel_running_work,
         )
         # The disk may have filled during the turn: the turn's own error is what to report.

@@ -32,7 +32,9 @@ def check_data_dir(paths: PathSettings) -> str | None:
             probe.flush()
             os.fsync(probe.fileno())
     except OSError as exc:
-        return describe_storage_error(exc, paths) or f"The data directory {paths.data_dir} cannot be used: {exc}"
+        return (
+            describe_storage_error(exc, paths) or f"The data directory {paths.data_dir} cannot be used: {exc}"
+        )
     return None
 
 

@@ -17,8 +17,10 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, Self
 
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.chunking import ChunkingConfig
 from generalAgent.documents.segmentation import Segmenter
 
 SCHEMA_VERSION = 1
@@ -300,3 +302,39 @@ def _statements(script: str) -> Iterable[str]:
         if sqlite3.complete_statement(buffer):
             yield buffer.strip()
             buffer = ""
+
+
+class IndexDatabase:
+    """A lazily opened connection to indexes.db with the settings its content follows.
+
+    The base of `SearchIndex` (documents) and `KnowledgeStore` (items): one connection
+    each, opened on first use; use them as context managers, or call `close()`.
+    """
+
+    def __init__(self, db_path: Path, settings: DocumentSettings) -> None:
+        self.db_path = Path(db_path)
+        self.settings = settings
+        self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = connect(self.db_path)
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def chunking(self) -> ChunkingConfig:
+        s = self.settings
+        return ChunkingConfig(s.chunk_max_size, s.chunk_overlap, s.chunk_min_size)

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.chunking import ChunkingConfig, chunk_blocks
+from generalAgent.documents.chunking import chunk_blocks
 from generalAgent.documents.database import (
     BM25,
     DOCUMENTS_DOMAIN,
     ChunkRow,
+    IndexDatabase,
     VectorSource,
-    connect,
     item_rowid_range,
     replace_chunks,
     segment_rows,
@@ -109,7 +109,7 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-class SearchIndex:
+class SearchIndex(IndexDatabase):
     """The documents part of indexes.db. Use as a context manager, or call `close()`."""
 
     def __init__(
@@ -118,33 +118,8 @@ class SearchIndex:
         settings: DocumentSettings,
         vectors: VectorSource | None = None,
     ) -> None:
-        self.db_path = Path(db_path)
-        self.settings = settings
-        self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        super().__init__(db_path, settings)
         self.vector_source = vectors
-        self._conn: sqlite3.Connection | None = None
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = connect(self.db_path)
-        return self._conn
-
-    def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-
-    def __enter__(self) -> SearchIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def chunking(self) -> ChunkingConfig:
-        s = self.settings
-        return ChunkingConfig(s.chunk_max_size, s.chunk_overlap, s.chunk_min_size)
 
     # -- state of one file ------------------------------------------------------------
     def document(self, file_hash: str) -> sqlite3.Row | None:
@@ -214,7 +189,9 @@ class SearchIndex:
         with transaction(self.conn) as conn:
             # Another process may have indexed the same bytes since the lookup above; write
             # into its item, or its chunks and a second, unreferenced item would both stay.
-            current = conn.execute("SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
+            current = conn.execute(
+                "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
+            ).fetchone()
             if current is not None:
                 item_id = current[0]
             conn.execute(

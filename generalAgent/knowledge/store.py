@@ -15,16 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.chunking import Block, ChunkingConfig, chunk_blocks
+from generalAgent.documents.chunking import Block, chunk_blocks
 from generalAgent.documents.database import (
     DOCUMENTS_DOMAIN,
     ChunkRow,
-    connect,
+    IndexDatabase,
     replace_chunks,
     segment_rows,
     transaction,
 )
-from generalAgent.documents.segmentation import Segmenter
 from generalAgent.knowledge.embeddings import Embedder, EmbeddingError
 from generalAgent.knowledge.models import KnowledgeChunk, KnowledgeItem, new_id, now_iso
 
@@ -40,42 +39,20 @@ class KnowledgeError(Exception):
     """A request the store refuses; the message says why and what would work."""
 
 
-class KnowledgeStore:
+class KnowledgeStore(IndexDatabase):
     """Items and chunks of indexes.db. One connection; use as a context manager."""
 
     def __init__(self, db_path: Path, settings: DocumentSettings, embedder: Embedder | None = None) -> None:
-        self.db_path = Path(db_path)
-        self.settings = settings
-        self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        super().__init__(db_path, settings)
         self.embedder = embedder
         # Set when embeddings failed; search reports it once, then lexical search carries on.
         self.embedding_problem: str | None = None
         self.embedding_problem_told = False
-        self._conn: sqlite3.Connection | None = None
         self._chunkless: tuple[tuple[int, int], list[str]] | None = None
 
-    @property
-    def conn(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = connect(self.db_path)
-        return self._conn
-
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-            self._chunkless = None
-
-    def __enter__(self) -> KnowledgeStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    @property
-    def chunking(self) -> ChunkingConfig:
-        s = self.settings
-        return ChunkingConfig(s.chunk_max_size, s.chunk_overlap, s.chunk_min_size)
+        super().close()
+        self._chunkless = None
 
     # -- items --------------------------------------------------------------------------
     def add_knowledge(

@@ -154,7 +154,9 @@ def build_planner_node(
             bound[key] = model.bind_tools(tools) if tools else model
         raw_arguments = RawToolArguments()
         try:
-            response = invoke_cancellable(bound[key], request, with_callback(config, raw_arguments), cancelled)
+            response = invoke_cancellable(
+                bound[key], request, with_callback(config, raw_arguments), cancelled
+            )
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise

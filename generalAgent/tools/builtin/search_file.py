@@ -26,7 +26,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """Search one document for passages: PDF, DOCX, XLSX, PPTX, Markdown, text or code.
 
         Returns the best matching passages (page, heading, score) with the chunks around
-        them. Works in Chinese and English; all words are tried first, then any of them.
+        them. Works in Chinese and English; passages with more of the words, and rarer ones,
+        come first.
         Use short, specific words (names, numbers, terms), not a whole question. Set
         regex=true to grep the exact text with a regular expression instead.
 

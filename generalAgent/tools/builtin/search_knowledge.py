@@ -33,8 +33,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """Search the knowledge base: saved notes, built-in knowledge and every indexed file.
 
         Returns the best items with their matching passages and the passages around them.
-        Chinese and English; all words are tried first, then any of them. Use specific
-        words. Filter with domain (list them with the domains in results, e.g. "documents"
+        Chinese and English; items with more of the words, and rarer ones, come first, and
+        naming a document helps. Use specific words. Filter with domain (list them with the domains in results, e.g. "documents"
         for indexed files), category, or tags (any of them). Long items come back as a
         preview plus passages; read on with get_knowledge_item.
 
