@@ -10,12 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_ENV_FILE = Path(".env")
+
+
+def _blank_is_unset(value: Any) -> Any:
+    """`KEY=` (as .env.example leaves it) means unset, not an empty name or key."""
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+OptionalText = Annotated[str | None, BeforeValidator(_blank_is_unset)]
+OptionalSecret = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset)]
 
 
 class SettingsError(Exception):
@@ -33,9 +42,9 @@ class ModelSettings(BaseSettings):
 
     model_config = _config(DEFAULT_ENV_FILE)
 
-    model_name: str | None = Field(default=None, description="Model id, e.g. gpt-4.1-mini")
-    openai_api_key: SecretStr | None = Field(default=None, description="API key")
-    openai_base_url: str | None = Field(
+    model_name: OptionalText = Field(default=None, description="Model id, e.g. gpt-4.1-mini")
+    openai_api_key: OptionalSecret = Field(default=None, description="API key")
+    openai_base_url: OptionalText = Field(
         default=None, description="Endpoint, e.g. https://api.deepseek.com/v1"
     )
     model_timeout: float = Field(default=120.0, gt=0, le=3600, description="Seconds per request")
@@ -43,16 +52,6 @@ class ModelSettings(BaseSettings):
     model_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature; unset = provider default"
     )
-
-    @field_validator("model_name", "openai_base_url", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator("openai_api_key", mode="before")
-    @classmethod
-    def _blank_key_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
 
     def missing(self) -> list[str]:
         """Names of the variables that must still be set before the model can be called."""
@@ -111,16 +110,11 @@ class PathSettings(BaseSettings):
         default="WARNING", description="Level of DATA_DIR/logs/generalagent.log"
     )
     # A secret: it usually holds the database password, so it is never shown or logged.
-    database_url: SecretStr | None = Field(
+    database_url: OptionalSecret = Field(
         default=None,
         description="PostgreSQL for conversation checkpoints, e.g. postgresql://user:pass@host:5432/db "
         "(needs the postgres extra); unset = SQLite in DATA_DIR/sessions.db",
     )
-
-    @field_validator("database_url", mode="before")
-    @classmethod
-    def _blank_url_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -210,33 +204,23 @@ class DocumentSettings(BaseSettings):
 
     # Optional semantic retrieval: off unless a model is named. Vectors are fused with the
     # lexical ranking by reciprocal rank fusion, so a weak model cannot hide exact matches.
-    embedding_model: str | None = Field(
+    embedding_model: OptionalText = Field(
         default=None, description="Model id for the OpenAI-compatible /embeddings endpoint"
     )
-    embedding_local_model: str | None = Field(
+    embedding_local_model: OptionalText = Field(
         default=None,
         description="Local sentence-transformers model: a folder or an installed package name",
     )
-    embedding_base_url: str | None = Field(
+    embedding_base_url: OptionalText = Field(
         default=None, description="Endpoint for embeddings; unset = OPENAI_BASE_URL"
     )
-    embedding_api_key: SecretStr | None = Field(
+    embedding_api_key: OptionalSecret = Field(
         default=None, description="Key for embeddings; unset = OPENAI_API_KEY"
     )
     embedding_batch_size: int = Field(default=32, ge=1, le=2_048, description="Texts per embedding request")
     embedding_timeout: float = Field(
         default=60.0, gt=0, le=3_600, description="Seconds per embedding request"
     )
-
-    @field_validator("embedding_model", "embedding_local_model", "embedding_base_url", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator("embedding_api_key", mode="before")
-    @classmethod
-    def _blank_key_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
 
     @property
     def semantic_search(self) -> bool:
