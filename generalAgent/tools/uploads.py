@@ -9,13 +9,13 @@ limits, and described (type, size, pages) for the reminder that announces them o
 from __future__ import annotations
 
 import glob
-import hashlib
 import re
 import shutil
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.workspace import Workspace
 
@@ -215,15 +215,7 @@ def _free_name(folder: Path, source: Path) -> Path:
 def _same_bytes(a: Path, b: Path) -> bool:
     if a.stat().st_size != b.stat().st_size:
         return False
-    return _md5(a) == _md5(b)
-
-
-def _md5(path: Path) -> str:
-    digest = hashlib.md5()  # noqa: S324 - identity of content, not security
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return compute_file_hash(a) == compute_file_hash(b)
 
 
 def _hidden(path: Path, base: Path) -> bool:
