@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import signal
 
 import pexpect
 import pytest
@@ -68,27 +67,6 @@ def test_conversation_with_tool_call_then_resume(openai_server: ScriptedOpenAISe
     assert last.messages[1]["content"] == "What time is it?"
     resumed.sendeof()
     resumed.expect(pexpect.EOF)
-
-
-def test_ctrl_c_cancels_a_streaming_answer_and_history_stays_valid(
-    openai_server: ScriptedOpenAIServer, spawn_chat
-) -> None:
-    openai_server.add(Reply(text="word " * 400, chunk_chars=5, chunk_delay=0.02), Reply(text="Fresh answer."))
-    child = spawn_chat()
-    expect_prompt(child)
-    child.sendline("Write a long essay.")
-    child.expect("word word")
-    child.kill(signal.SIGINT)
-    child.expect("Cancelled")
-    expect_prompt(child)
-    child.sendline("Short version please.")
-    child.expect("Fresh answer")
-    expect_prompt(child)
-    request = openai_server.chat_requests[-1]
-    assert roles(request) == ["system", "user", "assistant", "user"]
-    assert request.messages[2]["content"].endswith("[answer interrupted by the user]")
-    child.sendeof()
-    child.expect(pexpect.EOF)
 
 
 def test_retry_after_a_server_error_sends_the_message_once(
