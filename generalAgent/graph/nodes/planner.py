@@ -58,7 +58,7 @@ class PromptBuilder:
         self._now = now or datetime.now(UTC)
         self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now))
         self._subagent_prompts: dict[str | None, SystemMessage] = {}
-        self._tool_tokens: dict[tuple[str, ...], int] = {}
+        self._static_tokens: dict[tuple[int, tuple[str, ...]], int] = {}
         self._message_tokens = MessageTokenCache()
         LOGGER.debug("system prompt hash %s", prompt_hash(self.main_prompt.text))
 
@@ -78,7 +78,7 @@ class PromptBuilder:
     def history(self, state: AgentState, system: SystemMessage, tools: list[Any]) -> list[BaseMessage]:
         """The stored history as it may be sent: valid pairs, within the message and token budget."""
         governance = self.settings.governance
-        fixed = count_tokens_approximately([system]) + self._tools_tokens(tools)
+        fixed = self._fixed_tokens(system, tools)
         return truncate_messages_safely(
             clean_message_history(state.get("messages", [])),
             governance.max_message_history,
@@ -101,12 +101,13 @@ class PromptBuilder:
             reminders.build_history_warning(kept_messages, self.settings.governance.max_message_history),
         ]
 
-    def _tools_tokens(self, tools: list[Any]) -> int:
-        key = tuple(t.name for t in tools)
-        if key not in self._tool_tokens:
+    def _fixed_tokens(self, system: SystemMessage, tools: list[Any]) -> int:
+        """Tokens of the system prompt and tool schemas: static, so counted once per pair."""
+        key = (id(system), tuple(t.name for t in tools))  # system messages live as long as self
+        if key not in self._static_tokens:
             schemas = [convert_to_openai_tool(t) for t in tools]
-            self._tool_tokens[key] = len(repr(schemas)) // 4
-        return self._tool_tokens[key]
+            self._static_tokens[key] = count_tokens_approximately([system]) + len(repr(schemas)) // 4
+        return self._static_tokens[key]
 
 
 class MessageTokenCache:
