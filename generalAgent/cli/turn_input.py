@@ -55,7 +55,6 @@ def prepare_turn(
     closing = open_call_answers(agent.graph, config, STOPPED_TOOL)
     graph_input: dict[str, Any] = {
         "messages": [*closing, HumanMessage(content=text)],
-        "loops": 0,
         "max_loops": parts.settings.governance.max_loops,
         "mentioned_agents": previous_mentions + [n for n in known if n not in previous_mentions],
         "new_mentioned_agents": known,

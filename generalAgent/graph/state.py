@@ -45,8 +45,10 @@ class AgentState(TypedDict, total=False):
 
 
 def turn_input(text: str | list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
-    """The state update for a new user turn: its message, reset loop counter, new_* fields."""
-    update: dict[str, Any] = {"messages": [HumanMessage(content=text)], "loops": 0}
+    """The state update for a new user turn: its message and any other fields (new_*, ...).
+
+    No loop counter to reset: the planner derives it from the history."""
+    update: dict[str, Any] = {"messages": [HumanMessage(content=text)]}
     update.update(fields)
     return update
 

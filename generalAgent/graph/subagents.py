@@ -66,7 +66,6 @@ class SubagentRunner:
             "uploaded_files": list(parent_state.get("uploaded_files", [])),
             "new_uploaded_files": [],
             "todos": [],
-            "loops": 0,
             "max_loops": loops,
         }
         outcome: dict[str, Any] = {}
