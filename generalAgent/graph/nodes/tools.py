@@ -20,6 +20,7 @@ from langgraph.types import Command
 
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
+from generalAgent.tools.errors import ToolError
 
 # ~15k tokens: enough for a long search result or file page, far below any context window.
 MAX_TOOL_RESULT_CHARS = 60_000
@@ -78,4 +79,6 @@ def build_tools_node(prompts: PromptBuilder):
 
 
 def _describe_tool_error(exc: Exception) -> str:
+    if isinstance(exc, ToolError):
+        return str(exc)
     return f"Error: {type(exc).__name__}: {exc}. Fix the arguments and try again."
