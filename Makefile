@@ -21,8 +21,10 @@ test: $(VENV)/.installed-dev
 reliability: $(VENV)/.installed-dev
 	RELIABILITY_REPORT=docs/reliability.md $(BIN)/python tests/run_tests.py faults
 
+# Style, format and layers: imports point down only (the contract is in pyproject.toml).
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check generalAgent tests bench
+	$(BIN)/lint-imports
 
 $(VENV)/bin/python:
 	@test -n "$(PYTHON)" || { echo "generalAgent needs Python 3.11 or newer on PATH (python3.11, python3.12, ...)." >&2; exit 2; }

@@ -32,10 +32,10 @@ from typing import Any
 from bench.manpage_corpus import corpus
 from bench.retrieval_quality import build_corpus, load_questions
 from generalAgent.config.settings import load_settings
-from generalAgent.documents.budgets import ContentBudget, content_size
-from generalAgent.documents.segmentation import load_jieba
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
-from generalAgent.knowledge.embeddings import LocalEmbeddings
+from generalAgent.search.budgets import ContentBudget, content_size
+from generalAgent.search.embeddings import LocalEmbeddings
+from generalAgent.search.segmentation import load_jieba
 
 ITEM_CHARS = 2_800
 

@@ -39,7 +39,7 @@ from langchain_core.messages.utils import count_tokens_approximately  # noqa: E4
 from generalAgent.config.settings import load_settings  # noqa: E402
 from generalAgent.graph.message_utils import clean_message_history  # noqa: E402
 from generalAgent.graph.nodes.planner import PromptBuilder  # noqa: E402
-from generalAgent.graph.state import turn_input  # noqa: E402
+from generalAgent.graph.turn import main_turn_input  # noqa: E402
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
 
 BLOCK = 128
@@ -176,23 +176,24 @@ def run_session(turns: int, window: Callable[[], Any] | None) -> list[RecordedRe
         config = {"configurable": {"thread_id": "bench"}, "recursion_limit": 1000}
         with window() if window else _nothing():
             for turn in range(1, turns + 1):
-                fields: dict[str, Any] = {"max_loops": 30, "workspace_id": "bench"}
+                uploads: list[Any] = []
                 if turn in upload_turns:
                     name = upload_turns[turn]
-                    upload = {
-                        "name": name,
-                        "path": f"uploads/{name}",
-                        "type": name.rsplit(".", 1)[1],
-                        "size": 2_400_000,
-                        "pages": 48,
-                    }
-                    fields["new_uploaded_files"] = [upload]
-                if turn in mention_turns:
-                    fields["new_mentioned_agents"] = [mention_turns[turn]]
-                    state = agent.graph.get_state(config).values
-                    fields["mentioned_agents"] = [*state.get("mentioned_agents", []), mention_turns[turn]]
+                    uploads.append(
+                        {
+                            "name": name,
+                            "path": f"uploads/{name}",
+                            "type": name.rsplit(".", 1)[1],
+                            "size": 2_400_000,
+                            "pages": 48,
+                        }
+                    )
+                mentions = [mention_turns[turn]] if turn in mention_turns else []
                 question = f"Turn {turn}: what does the report say about growth in region {turn % 7}?"
-                agent.graph.invoke(turn_input(question, **fields), config)
+                turn_input = main_turn_input(
+                    question, session_id="bench", max_loops=30, mentions=mentions, uploads=uploads
+                )
+                agent.graph.invoke(turn_input, config)
         agent.close()
         return server.chat_requests
 

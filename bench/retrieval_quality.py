@@ -25,7 +25,8 @@ from pathlib import Path
 
 from bench.manpage_corpus import corpus
 from generalAgent.config.settings import load_settings
-from generalAgent.documents.index import SearchIndex, find_chunks
+from generalAgent.documents.index import SearchIndex
+from generalAgent.search.lookup import find_chunks
 
 QUESTIONS = Path(__file__).resolve().parent / "data" / "retrieval_questions.jsonl"
 

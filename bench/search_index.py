@@ -34,8 +34,9 @@ from typing import Any
 from bench.manpage_corpus import corpus
 from bench.retrieval_quality import load_questions
 from generalAgent.config.settings import load_settings
-from generalAgent.documents.index import SearchIndex, find_chunks
-from generalAgent.documents.segmentation import CJK_RUN, load_jieba
+from generalAgent.documents.index import SearchIndex
+from generalAgent.search.lookup import find_chunks
+from generalAgent.search.segmentation import CJK_RUN, load_jieba
 
 CHECKPOINTS = (1_000, 10_000, 100_000)
 LATIN_WORD = re.compile(r"[^\W_]+")

@@ -24,11 +24,11 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from generalAgent.config.settings import Settings, SettingsError, load_settings
-from generalAgent.documents.database import DatabaseError
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, render_search, search_document
-from generalAgent.knowledge.embeddings import embeddings_from_settings
+from generalAgent.search.database import DatabaseError
+from generalAgent.search.embeddings import embeddings_from_settings
 
 # Documents with more chunks than this get their own progress bar with a chunks/s rate.
 LARGE_DOCUMENT_CHUNKS = 200

@@ -25,13 +25,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
-from generalAgent.documents.budgets import ContentBudget
-from generalAgent.documents.database import DatabaseError
 from generalAgent.documents.extract import DocumentError, extract_document
-from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import KnowledgeError, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item, render_search
+from generalAgent.search.budgets import ContentBudget
+from generalAgent.search.database import DatabaseError
+from generalAgent.search.lookup import QueryError
 
 kb = typer.Typer(help="The knowledge base: add, search, list, show, delete.", no_args_is_help=True)
 

@@ -1,7 +1,5 @@
-"""Turns a chat line into the graph input of a turn: @mentions, #uploads, reset counters.
-
-This turn's mentions and uploads go to the `new_*` fields (reminders, once) and are
-merged into the history fields (tools stay available, files stay listed).
+"""Turns a chat line into the graph input of a turn: its @mentions and #attachments, checked
+and copied, then the state update built by graph/turn.py (which says how fields merge).
 """
 
 from __future__ import annotations
@@ -10,17 +8,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.chat_input import UploadReport, find_references, parse_mentions, upload
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.state import UploadedFile
-from generalAgent.tools.mentions import classify_mentions, parse_mentions
-from generalAgent.tools.uploads import UploadReport, find_references, upload
-from generalAgent.tools.visibility import visible_tools_for_state
+from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
 
 
 @dataclass
@@ -39,7 +36,6 @@ def prepare_turn(
     pending_uploads: list[UploadedFile] | None = None,
 ) -> PreparedTurn:
     parts = agent.parts
-    state = agent.graph.get_state(config).values
     names = parse_mentions(text)
     mentions = classify_mentions(names, parts.registry.names(), parts.skills.ids(), parts.agents.names())
     problems = [_unknown_mention(name, suggestions) for name, suggestions in mentions.unknown.items()]
@@ -49,20 +45,17 @@ def prepare_turn(
     files = [*(pending_uploads or []), *report.files]
     problems += report.problems
 
-    previous_mentions = list(state.get("mentioned_agents", []))
     # A turn that stopped half-way (process killed, disk full) left tool calls open in the
     # stored history; they are answered before the new message so the history stays valid.
-    closing = open_call_answers(agent.graph, config, STOPPED_TOOL)
-    graph_input: dict[str, Any] = {
-        "messages": [*closing, HumanMessage(content=text)],
-        "max_loops": parts.settings.governance.max_loops,
-        "mentioned_agents": previous_mentions + [n for n in known if n not in previous_mentions],
-        "new_mentioned_agents": known,
-        "uploaded_files": [*state.get("uploaded_files", []), *files],
-        "new_uploaded_files": files,
-        "context_id": "main",
-        "workspace_id": session_id,
-    }
+    graph_input = main_turn_input(
+        text,
+        session_id=session_id,
+        max_loops=parts.settings.governance.max_loops,
+        mentions=known,
+        uploads=files,
+        closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
+        carried_over=renamed_state(agent.graph, config),
+    )
     return PreparedTurn(graph_input=graph_input, uploads=report.files, problems=problems)
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.chunking import BLOCK_SEPARATOR, Block
+from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
 TEXT_ENCODINGS = ("utf-8-sig", "gb18030")

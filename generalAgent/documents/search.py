@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.budgets import ContentBudget, apply_budget
-from generalAgent.documents.database import DatabaseError, VectorSource
 from generalAgent.documents.extract import DocumentError
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
-from generalAgent.documents.query import normalise_query
+from generalAgent.search.budgets import ContentBudget, apply_budget
+from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.query import normalise_query
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.

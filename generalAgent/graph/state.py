@@ -1,13 +1,15 @@
 """The agent state that LangGraph checkpoints per thread.
 
-History fields accumulate for the whole session; the `new_*` fields hold only what this
+History fields accumulate for the whole session (their reducers merge what a turn adds,
+so a client sends only this turn's names and files); the `new_*` fields hold only what this
 turn added and are cleared by the planner once its reminders have been sent, so each
 reminder fires exactly once while tools stay available for the rest of the session.
+graph/turn.py builds a turn's input.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langgraph.graph.message import add_messages
@@ -27,12 +29,25 @@ class UploadedFile(TypedDict, total=False):
     pages: int  # pages / slides / sheets, when the format has them
 
 
+def merge_names(current: list[str] | None, added: list[str] | None) -> list[str]:
+    """Names seen so far, then the new ones, each once, in the order first seen."""
+    return list(dict.fromkeys([*(current or []), *(added or [])]))
+
+
+def merge_uploads(current: list[UploadedFile] | None, added: list[UploadedFile] | None) -> list[UploadedFile]:
+    """Files by workspace path, in the order first attached; attaching a path again updates it."""
+    by_path: dict[str, UploadedFile] = {}
+    for upload in [*(current or []), *(added or [])]:
+        by_path[upload.get("path", "")] = upload
+    return list(by_path.values())
+
+
 class AgentState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     todos: list[TodoItem]
-    mentioned_agents: list[str]  # every @name of the session (tools, skills, agents)
-    new_mentioned_agents: list[str]  # this turn's @names: reminders only
-    uploaded_files: list[UploadedFile]
+    mentions: Annotated[list[str], merge_names]  # every @name of the session (tools, skills, agents)
+    new_mentions: list[str]  # this turn's @names: reminders only
+    uploaded_files: Annotated[list[UploadedFile], merge_uploads]
     new_uploaded_files: list[UploadedFile]
     context_id: str  # "main" or "subagent-xxxxxxxx"
     parent_context: str | None  # set for sub-agents
@@ -42,15 +57,6 @@ class AgentState(TypedDict, total=False):
     agent_profile: str | None  # which profile a sub-agent runs
     loops: int  # model calls in this turn (derived from the history by the planner)
     max_loops: int
-
-
-def turn_input(text: str | list[dict[str, Any]], **fields: Any) -> dict[str, Any]:
-    """The state update for a new user turn: its message and any other fields (new_*, ...).
-
-    No loop counter to reset: the planner derives it from the history."""
-    update: dict[str, Any] = {"messages": [HumanMessage(content=text)]}
-    update.update(fields)
-    return update
 
 
 def model_calls_this_turn(messages: list[BaseMessage]) -> int:

@@ -15,11 +15,12 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input
 
 Writer = Callable[[Any], None]
 
@@ -48,26 +49,19 @@ class SubagentRunner:
             }
         if not task.strip():
             return {"ok": False, "error": "the task is empty; describe what the sub-agent should do"}
-        context_id = f"subagent-{uuid.uuid4().hex[:8]}"
+        context_id = f"{SUBAGENT_PREFIX}{uuid.uuid4().hex[:8]}"
         loops = max(
             1,
             min(max_loops or self.settings.governance.subagent_max_loops, self.settings.governance.max_loops),
         )
-        state = {
-            "messages": [HumanMessage(content=task)],
-            "context_id": context_id,
-            "parent_context": parent_state.get("context_id") or "main",
-            "workspace_id": parent_state.get("workspace_id"),
-            "agent_profile": profile.name,
-            "allowed_tools": list(profile.tools) if profile.tools is not None else None,
-            "mentioned_agents": list(parent_state.get("mentioned_agents", [])),
-            "new_mentioned_agents": [],
-            "approved_tools": list(parent_state.get("approved_tools", [])),
-            "uploaded_files": list(parent_state.get("uploaded_files", [])),
-            "new_uploaded_files": [],
-            "todos": [],
-            "max_loops": loops,
-        }
+        state = subagent_turn_input(
+            task,
+            parent_state,
+            context_id=context_id,
+            profile=profile.name,
+            allowed_tools=profile.tools,
+            max_loops=loops,
+        )
         outcome: dict[str, Any] = {}
         events: queue.Queue[Any] = queue.Queue()
         worker = threading.Thread(

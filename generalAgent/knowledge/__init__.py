@@ -9,10 +9,10 @@ with open_store(settings) as store:
 from __future__ import annotations
 
 from generalAgent.config.settings import Settings
-from generalAgent.knowledge.embeddings import EmbeddingError, embeddings_from_settings
-from generalAgent.knowledge.models import KnowledgeChunk, KnowledgeItem
+from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
 from generalAgent.knowledge.search import search_knowledge
 from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore
+from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
 
 __all__ = [
     "EmbeddingError",

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from generalAgent.documents.extract import DocumentError, decode_text
-from generalAgent.knowledge.models import KnowledgeItem
+from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore, clean_tags
 
 

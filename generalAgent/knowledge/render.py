@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from generalAgent.knowledge.models import KnowledgeChunk, KnowledgeItem
+from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
 
 
 def render_search(result: dict[str, Any], filters: str = "") -> str:

@@ -22,13 +22,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generalAgent.documents.budgets import ContentBudget, apply_budget
-from generalAgent.documents.index import ChunkHit, chunks_at, find_chunks, load_hits
-from generalAgent.documents.query import build_match_query, normalise_query
-from generalAgent.documents.segmentation import CJK_RUN
-from generalAgent.knowledge.embeddings import EmbeddingError
-from generalAgent.knowledge.models import KnowledgeItem
+from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeStore, item_filter
+from generalAgent.search.budgets import ContentBudget, apply_budget
+from generalAgent.search.embeddings import EmbeddingError
+from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits
+from generalAgent.search.query import build_match_query, normalise_query
+from generalAgent.search.segmentation import CJK_RUN
 
 RRF_K = 60
 SORTS = ("relevance", "date", "title")

@@ -15,17 +15,18 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.chunking import Block, chunk_blocks
-from generalAgent.documents.database import (
+from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem, new_id
+from generalAgent.search.chunking import Block, chunk_blocks
+from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,
     ChunkRow,
     IndexDatabase,
+    now_iso,
     replace_chunks,
     segment_rows,
     transaction,
 )
-from generalAgent.knowledge.embeddings import Embedder, EmbeddingError
-from generalAgent.knowledge.models import KnowledgeChunk, KnowledgeItem, new_id, now_iso
+from generalAgent.search.embeddings import Embedder, EmbeddingError
 
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 50

@@ -9,16 +9,47 @@ and a profile's allow-list narrows its tools further.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from generalAgent.tools.mentions import classify_mentions
 from generalAgent.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
 DELEGATE_TOOL = "delegate_task"
+
+
+@dataclass
+class Mentions:
+    tools: list[str] = field(default_factory=list)
+    skills: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    unknown: dict[str, list[str]] = field(default_factory=dict)  # name -> closest known names
+
+
+def classify_mentions(
+    names: Iterable[str],
+    tool_names: Iterable[str],
+    skill_ids: Iterable[str],
+    agent_names: Iterable[str],
+) -> Mentions:
+    """Tools first, then skills, then agents: a name that is both resolves to the first."""
+    tools, skills, agents = set(tool_names), set(skill_ids), set(agent_names)
+    known = sorted(tools | skills | agents)
+    result = Mentions()
+    for name in names:
+        if name in tools:
+            result.tools.append(name)
+        elif name in skills:
+            result.skills.append(name)
+        elif name in agents:
+            result.agents.append(name)
+        else:
+            result.unknown[name] = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+    return result
 
 
 def assemble_visible_tools(
@@ -52,7 +83,7 @@ def visible_tools_for_state(
     registry: ToolRegistry, skill_ids: Sequence[str], agent_names: Sequence[str], state: dict
 ) -> list[BaseTool]:
     """The tools a state's next model call is offered (what `/tools` shows as "now")."""
-    mentions = classify_mentions(state.get("mentioned_agents", []), registry.names(), skill_ids, agent_names)
+    mentions = classify_mentions(state.get("mentions", []), registry.names(), skill_ids, agent_names)
     return assemble_visible_tools(
         registry,
         mentions.tools,

@@ -97,7 +97,7 @@ def test_indexed_documents_get_vectors_too(
     data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
 ):
     from generalAgent.documents.index import SearchIndex
-    from generalAgent.knowledge.embeddings import embeddings_from_settings
+    from generalAgent.search.embeddings import embeddings_from_settings
 
     settings = semantic_settings(data_dir, openai_server.base_url)
     path = tmp_path / "guide.md"

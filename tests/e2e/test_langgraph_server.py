@@ -209,8 +209,8 @@ def test_command_approval_is_an_interrupt_the_client_answers(
         GRAPH_ID,
         input={
             "messages": [{"role": "user", "content": "@run_bash_command say hello (server-3)"}],
-            "mentioned_agents": ["run_bash_command"],
-            "new_mentioned_agents": ["run_bash_command"],
+            "mentions": ["run_bash_command"],
+            "new_mentions": ["run_bash_command"],
         },
     )
     paused = client.threads.get_state(thread["thread_id"])

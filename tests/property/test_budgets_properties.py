@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generalAgent.documents.budgets import ContentBudget, apply_budget, content_size
+from generalAgent.search.budgets import ContentBudget, apply_budget, content_size
 
 BUDGET = ContentBudget()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generalAgent.documents.chunking import Block, ChunkingConfig, chunk_blocks, split_text
+from generalAgent.search.chunking import Block, ChunkingConfig, chunk_blocks, split_text
 
 WORDS = st.sampled_from(
     [

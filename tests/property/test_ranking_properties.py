@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import generalAgent.documents.index as index_module
-from generalAgent.documents.database import BM25
-from generalAgent.documents.query import MatchQuery
-from generalAgent.documents.ranking import Candidate, name_words, names_document, rerank, words
+import generalAgent.search.lookup as lookup_module
+from generalAgent.search.database import BM25
+from generalAgent.search.query import MatchQuery
+from generalAgent.search.ranking import Candidate, name_words, names_document, rerank, words
 
 ITEMS = st.sampled_from(["a", "b", "c", "d"])
 CANDIDATES = st.lists(
@@ -99,13 +99,13 @@ def test_ranking_the_rarer_terms_candidates_gives_the_plain_or_best(
         ).fetchall()
     )
     match = MatchQuery(" AND ".join(terms), " OR ".join(terms), (), tuple(terms))
-    original = index_module.CANDIDATE_BUDGET
-    index_module.CANDIDATE_BUDGET = budget
+    original = lookup_module.CANDIDATE_BUDGET
+    lookup_module.CANDIDATE_BUDGET = budget
     try:
-        pruned = index_module._scored(conn, match, limit, None, "", ())
-        rare, _ = index_module._rare_and_common(conn, terms)
+        pruned = lookup_module._scored(conn, match, limit, None, "", ())
+        rare, _ = lookup_module._rare_and_common(conn, terms)
     finally:
-        index_module.CANDIDATE_BUDGET = original
+        lookup_module.CANDIDATE_BUDGET = original
     # The candidates are the chunks holding a rare term: their best, with the plain scores.
     query_rare = "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?"
     holding = {rowid for (rowid,) in conn.execute(query_rare, (" OR ".join(rare),))} if rare else set()

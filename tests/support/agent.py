@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -9,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from generalAgent.config.settings import Settings
 from generalAgent.graph.builder import AgentParts, build_graph, build_parts
-from generalAgent.graph.state import turn_input
+from generalAgent.graph.turn import main_turn_input
 
 
 def build_test_agent(
@@ -19,8 +20,22 @@ def build_test_agent(
     return parts, build_graph(parts, checkpointer or InMemorySaver())
 
 
-def user_turn(text: str, settings: Settings, **fields: Any) -> dict[str, Any]:
-    return turn_input(text, max_loops=settings.governance.max_loops, **fields)
+def user_turn(
+    text: str,
+    settings: Settings,
+    *,
+    session_id: str = "t1",
+    mentions: Sequence[str] = (),
+    uploads: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """A turn's input exactly as the chat builds it (graph/turn.py)."""
+    return main_turn_input(
+        text,
+        session_id=session_id,
+        max_loops=settings.governance.max_loops,
+        mentions=mentions,
+        uploads=uploads,
+    )
 
 
 def thread(thread_id: str = "t1") -> dict[str, Any]:

@@ -21,7 +21,7 @@ def test_system_message_is_identical_across_turns_and_minutes(
 ) -> None:
     model = ScriptedChatModel(replies=[ai("", tool_call("now")), ai("one"), ai("two")])
     _, graph = build_test_agent(settings, model)
-    graph.invoke(user_turn("first", settings, new_uploaded_files=[UPLOAD], uploaded_files=[UPLOAD]), thread())
+    graph.invoke(user_turn("first", settings, uploads=[UPLOAD]), thread())
 
     class LaterClock(datetime):
         @classmethod
@@ -30,7 +30,7 @@ def test_system_message_is_identical_across_turns_and_minutes(
 
     monkeypatch.setattr(planner_module, "datetime", LaterClock)
     graph.invoke(
-        user_turn("second", settings, new_mentioned_agents=["now"], mentioned_agents=["now"]), thread()
+        user_turn("second", settings, mentions=["now"]), thread()
     )
     systems = [r.messages[0] for r in model.requests]
     assert all(isinstance(s, SystemMessage) for s in systems)
@@ -44,7 +44,7 @@ def test_upload_reminder_fires_once_and_history_is_not_modified(settings: Settin
     model = ScriptedChatModel(replies=[ai("", tool_call("now")), ai("read it"), ai("next")])
     _, graph = build_test_agent(settings, model)
     state = graph.invoke(
-        user_turn("总结 #报告.pdf", settings, new_uploaded_files=[UPLOAD], uploaded_files=[UPLOAD]), thread()
+        user_turn("总结 #报告.pdf", settings, uploads=[UPLOAD]), thread()
     )
     first = model.requests[0].messages[-1]
     assert isinstance(first, HumanMessage)
@@ -73,7 +73,7 @@ def test_mention_reminder_fires_once(settings: Settings) -> None:
     model = ScriptedChatModel(replies=[ai("a"), ai("b")])
     _, graph = build_test_agent(settings, model)
     graph.invoke(
-        user_turn("@agent help", settings, new_mentioned_agents=["agent"], mentioned_agents=["agent"]),
+        user_turn("@agent help", settings, mentions=["agent"]),
         thread(),
     )
     graph.invoke(user_turn("again", settings), thread())

@@ -130,15 +130,13 @@ def test_new_fields_are_cleared_and_history_fields_kept(settings: Settings) -> N
         user_turn(
             "read #a.pdf",
             settings,
-            new_uploaded_files=[upload],
-            uploaded_files=[upload],
-            new_mentioned_agents=["agent"],
-            mentioned_agents=["agent"],
+            uploads=[upload],
+            mentions=["agent"],
         ),
         thread(),
     )
-    assert state["new_uploaded_files"] == [] and state["new_mentioned_agents"] == []
-    assert state["uploaded_files"] == [upload] and state["mentioned_agents"] == ["agent"]
+    assert state["new_uploaded_files"] == [] and state["new_mentions"] == []
+    assert state["uploaded_files"] == [upload] and state["mentions"] == ["agent"]
     assert "uploads/a.pdf" in model.requests[0].messages[-1].content
     state = graph.invoke(user_turn("and now?", settings), thread())
     assert "uploads/a.pdf" not in json.dumps([m.content for m in model.requests[1].messages[-1:]])

@@ -49,6 +49,6 @@ def build_finalize_node(
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise
-        return {"messages": [*skipped, response], "new_mentioned_agents": [], "new_uploaded_files": []}
+        return {"messages": [*skipped, response], "new_mentions": [], "new_uploaded_files": []}
 
     return finalize

@@ -33,9 +33,8 @@ from generalAgent.graph.state import AgentState, model_calls_this_turn
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
 from generalAgent.models import hide_api_key
 from generalAgent.skills.loader import SkillCatalog
-from generalAgent.tools.mentions import classify_mentions
 from generalAgent.tools.registry import ToolRegistry
-from generalAgent.tools.visibility import visible_tools_for_state
+from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
 
 LOGGER = logging.getLogger(__name__)
 
@@ -89,7 +88,7 @@ class PromptBuilder:
 
     def reminders(self, state: AgentState, kept_messages: int) -> list[str]:
         mentions = classify_mentions(
-            state.get("new_mentioned_agents", []),
+            state.get("new_mentions", []),
             self.registry.names(),
             self.skills.ids(),
             self.agents.names(),
@@ -165,7 +164,7 @@ def build_planner_node(
         return {
             "messages": [response],
             "loops": model_calls_this_turn(state.get("messages", [])) + 1,
-            "new_mentioned_agents": [],
+            "new_mentions": [],
             "new_uploaded_files": [],
         }
 

@@ -6,9 +6,9 @@ import sqlite3
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.documents.database import DatabaseError
-from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import KnowledgeError, open_store
+from generalAgent.search.database import DatabaseError
+from generalAgent.search.lookup import QueryError
 from generalAgent.tools.environment import ToolEnvironment
 
 

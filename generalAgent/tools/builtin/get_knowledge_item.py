@@ -6,10 +6,10 @@ import sqlite3
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.documents.database import DatabaseError
-from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import open_store
 from generalAgent.knowledge.render import render_item
+from generalAgent.search.database import DatabaseError
+from generalAgent.search.lookup import QueryError
 from generalAgent.tools.environment import ToolEnvironment
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
+from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.text_files import NotText, read_text
-from generalAgent.tools.uploads import DOCUMENT_TYPES
 from generalAgent.tools.workspace import WorkspaceError
 
 MAX_LINE_CHARS = 2_000
@@ -49,7 +49,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             return f"Error: {shown} does not exist. list_workspace_files shows what is there."
         if real.is_dir():
             return f"Error: {shown} is a folder. Use list_workspace_files with path={shown!r}."
-        if real.suffix.lower() in DOCUMENT_TYPES:
+        if real.suffix.lower() in PDF_TYPES.keys() | OFFICE_TYPES.keys():
             from generalAgent.documents.extract import DocumentError, preview_document
 
             try:

@@ -6,7 +6,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.documents.search import SearchFailure, render_search, search_document
-from generalAgent.knowledge.embeddings import embeddings_from_settings
+from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.workspace import WorkspaceError
 

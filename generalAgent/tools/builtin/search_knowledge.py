@@ -7,11 +7,11 @@ import threading
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.documents.budgets import ContentBudget
-from generalAgent.documents.database import DatabaseError
-from generalAgent.documents.index import QueryError
 from generalAgent.knowledge import KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.render import render_search
+from generalAgent.search.budgets import ContentBudget
+from generalAgent.search.database import DatabaseError
+from generalAgent.search.lookup import QueryError
 from generalAgent.tools.environment import ToolEnvironment
 
 

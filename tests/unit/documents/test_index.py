@@ -24,7 +24,7 @@ from generalAgent.documents import (
     search_in_index,
 )
 from generalAgent.documents.index import QueryError, SearchIndex
-from generalAgent.documents.query import build_match_query
+from generalAgent.search.query import build_match_query
 from tests.unit.documents.builders import make_pdf
 
 REPORT = """# 2024 年度报告
@@ -282,7 +282,7 @@ def test_a_new_database_opened_by_several_connections_at_once(tmp_path: Path):
     """SQLite does not wait on the busy timeout to switch a new file to WAL; connect() does."""
     import threading
 
-    from generalAgent.documents.database import connect
+    from generalAgent.search.database import connect
 
     failures: list[Exception] = []
 
@@ -308,7 +308,7 @@ def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
     index: SearchIndex, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     """On a large index FTS5 ranks only chunks holding a rarer term; their scores stay exact."""
-    import generalAgent.documents.index as index_module
+    import generalAgent.search.lookup as lookup_module
 
     paragraphs = [f"common filler number {i}." for i in range(300)]
     paragraphs[100] = "common rare walrus."
@@ -318,15 +318,15 @@ def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
     index.index_file(path)
     assert index.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] > 50
     query = "common walrus zebra"
-    everything = index_module.find_chunks(index.conn, query, index.segmenter, 3)
+    everything = lookup_module.find_chunks(index.conn, query, index.segmenter, 3)
 
-    monkeypatch.setattr(index_module, "CANDIDATE_BUDGET", 5)
+    monkeypatch.setattr(lookup_module, "CANDIDATE_BUDGET", 5)
     terms = build_match_query(query, index.segmenter).terms
-    rare, common = index_module._rare_and_common(index.conn, terms)
+    rare, common = lookup_module._rare_and_common(index.conn, terms)
     assert (rare, common) == (['{text title} : "walrus"'], ['{text title} : "common"'])
-    pruned = index_module.find_chunks(index.conn, query, index.segmenter, 3)
+    pruned = lookup_module.find_chunks(index.conn, query, index.segmenter, 3)
     assert [("walrus" in h.text) for h in pruned] == [True, True]
     assert "common rare walrus" in pruned[0].text  # both words: ranked first
     assert [h.rowid for h in pruned] == [h.rowid for h in everything[:2]]
     assert [h.score for h in pruned] == pytest.approx([h.score for h in everything[:2]])
-    assert index_module.find_chunks(index.conn, "common filler zebra", index.segmenter, 3)
+    assert lookup_module.find_chunks(index.conn, "common filler zebra", index.segmenter, 3)

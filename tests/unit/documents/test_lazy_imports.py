@@ -25,7 +25,7 @@ def test_heavy_libraries_are_imported_only_when_used():
 
 def test_jieba_says_nothing_on_stderr():
     probe = (
-        "from generalAgent.documents.segmentation import Segmenter\n"
+        "from generalAgent.search.segmentation import Segmenter\n"
         "print(Segmenter('jieba').for_index('营收增长'))"
     )
     result = subprocess.run(

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings
-from generalAgent.documents.budgets import ContentBudget, content_size
 from generalAgent.documents.index import SearchIndex
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.knowledge.search import passages_around
+from generalAgent.search.budgets import ContentBudget, content_size
 
 BUDGET = ContentBudget()
 

@@ -16,9 +16,8 @@ def bash_turn(settings: Settings, text: str = "@run_bash_command list files") ->
     return user_turn(
         text,
         settings,
-        mentioned_agents=["run_bash_command"],
-        new_mentioned_agents=["run_bash_command"],
-        workspace_id="w1",
+        mentions=["run_bash_command"],
+        session_id="w1",
     )
 
 
@@ -75,7 +74,7 @@ def test_always_approves_the_rest_of_the_session(settings: Settings) -> None:
     pending = interrupts(graph, thread())
     state = graph.invoke(Command(resume={pending[0].id: "always"}), thread())
     assert state["approved_tools"] == ["run_bash_command"]
-    state = graph.invoke(user_turn("again", settings, workspace_id="w1"), thread())
+    state = graph.invoke(user_turn("again", settings, session_id="w1"), thread())
     assert interrupts(graph, thread()) == []
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)][-1] == "exit status 0\ntwo"
 
@@ -122,9 +121,8 @@ def test_delegation_is_isolated(settings: Settings) -> None:
     turn = user_turn(
         "@agent how many uploads?",
         settings,
-        mentioned_agents=["agent"],
-        new_mentioned_agents=["agent"],
-        workspace_id="w1",
+        mentions=["agent"],
+        session_id="w1",
     )
     custom = [
         data

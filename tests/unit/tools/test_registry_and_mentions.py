@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from generalAgent.cli.chat_input import parse_mentions
 from generalAgent.config.settings import Settings
 from generalAgent.tools.environment import ToolEnvironment
-from generalAgent.tools.mentions import classify_mentions, parse_mentions
 from generalAgent.tools.registry import ToolConfigError, ToolRegistry, parse_tools_yaml
-from generalAgent.tools.visibility import assemble_visible_tools
+from generalAgent.tools.visibility import assemble_visible_tools, classify_mentions
 
 
 @pytest.mark.parametrize(

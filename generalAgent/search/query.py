@@ -22,8 +22,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from generalAgent.documents.ranking import words
-from generalAgent.documents.segmentation import CJK_RUN, Segmenter, Term
+from generalAgent.search.ranking import words
+from generalAgent.search.segmentation import CJK_RUN, Segmenter, Term
 
 # Longer queries are cut: past a few hundred characters extra words only slow the search.
 MAX_QUERY_CHARS = 1_000

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
+
+from generalAgent.search.database import now_iso
 
 
 def new_id() -> str:
     return uuid.uuid4().hex
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 @dataclass

@@ -16,12 +16,13 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple, Protocol, Self
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.chunking import ChunkingConfig
-from generalAgent.documents.segmentation import Segmenter
+from generalAgent.search.chunking import ChunkingConfig
+from generalAgent.search.segmentation import Segmenter
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
@@ -127,6 +128,11 @@ CREATE TABLE IF NOT EXISTS builtin_sources (
 """
 
 
+def now_iso() -> str:
+    """The timestamp format of every row: UTC, to the second, ISO 8601."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
 class DatabaseError(Exception):
     """The index database cannot be used; the message says why and what to do."""
 
@@ -213,7 +219,7 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 
 class VectorSource(Protocol):
-    """Turns chunk texts into float32 vectors (see generalAgent.knowledge.embeddings)."""
+    """Turns chunk texts into float32 vectors (see generalAgent.search.embeddings)."""
 
     model: str
 

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings
-from generalAgent.documents.index import SearchIndex, find_chunks
-from generalAgent.documents.ranking import Candidate, name_words, names_document, rerank, words
+from generalAgent.documents.index import SearchIndex
+from generalAgent.search.lookup import find_chunks
+from generalAgent.search.ranking import Candidate, name_words, names_document, rerank, words
 
 
 def test_words_split_latin_from_chinese():

@@ -1,9 +1,11 @@
-"""Attaching the user's files: `#path` references in a chat line and `/upload PATH`.
+"""What a chat line asks for besides its text: `@name` mentions and `#path` attachments.
 
-A reference may be a file, a folder (its files, recursively) or a glob (`#docs/*.pdf`);
-`#"a name with spaces.pdf"` quotes a path. Markdown headings (`# Title`, `## Title`) are
-not references. Files are copied into the session's `uploads/`, within per-type size
-limits, and described (type, size, pages) for the reminder that announces them once.
+Mentions are parsed here and classified (tool, skill, agent) where tools are made visible
+(tools/visibility.py). A `#path` reference may be a file, a folder (its files, recursively)
+or a glob (`#docs/*.pdf`); `#"a name with spaces.pdf"` quotes a path. Markdown headings
+(`# Title`, `## Title`) are not references. Attached files are copied into the session's
+`uploads/`, within per-type size limits, and described (type, size, pages) for the
+reminder that announces them once. `/upload PATH` attaches the same way.
 """
 
 from __future__ import annotations
@@ -15,16 +17,31 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.workspace import Workspace
+
+# `@name` not preceded by an ASCII word character, so `user@example.com` is not one but
+# `然后@agent` is; names are ASCII letters, digits, `_` and `-` (a trailing `-` is
+# punctuation), and Chinese text may follow them directly (`@agent总结`).
+_MENTION = re.compile(r"(?<![A-Za-z0-9_@./+-])@([A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?![A-Za-z0-9_@])")
+
+
+def parse_mentions(text: str) -> list[str]:
+    """The @names in `text`, in order, without duplicates."""
+    seen: dict[str, None] = {}
+    for match in _MENTION.finditer(text):
+        seen.setdefault(match.group(1), None)
+    return list(seen)
+
 
 # `#` at the start of the line or after a space, directly followed by a path (a `#`
 # followed by a space or another `#` starts a Markdown heading instead).
 _REFERENCE = re.compile(r"""(?<!\S)#(?:"([^"]+)"|'([^']+)'|([^\s#"'][^\s]*))""")
 _TRAILING_PUNCTUATION = ".,;:!?)]}，。；：！？）、"
 
-DOCUMENT_TYPES = {".pdf": "pdf", ".docx": "docx", ".xlsx": "xlsx", ".pptx": "pptx"}
+DOCUMENT_TYPES = {**PDF_TYPES, **OFFICE_TYPES}
 TEXT_TYPES = {
     ".md": "markdown",
     ".markdown": "markdown",

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generalAgent.documents.query import MAX_QUERY_CHARS, build_match_query, quote
-from generalAgent.documents.segmentation import Segmenter
+from generalAgent.search.query import MAX_QUERY_CHARS, build_match_query, quote
+from generalAgent.search.segmentation import Segmenter
 
 JIEBA = Segmenter("jieba")
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from generalAgent.cli.chat_input import MB, SIZE_LIMITS, find_references, upload
 from generalAgent.config.settings import Settings
 from generalAgent.tools.environment import ToolEnvironment
-from generalAgent.tools.uploads import MB, SIZE_LIMITS, find_references, upload
 
 
 def test_references_are_found_and_headings_are_not() -> None:

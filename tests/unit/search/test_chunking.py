@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generalAgent.documents.chunking import (
+from generalAgent.search.chunking import (
     BLOCK_SEPARATOR,
     Block,
     ChunkingConfig,

@@ -25,7 +25,7 @@ from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
-from generalAgent.documents.segmentation import CJK_CHARACTER, CJK_RUN
+from generalAgent.search.segmentation import CJK_CHARACTER, CJK_RUN
 
 # Measured on bench/retrieval_quality.py (docs/benchmarks.md): recall@5 is the same for a
 # document weight of 0.2 to 0.5 and for one to three chunks; a name bonus of 0.3 to 1.0

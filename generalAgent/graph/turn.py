@@ -1,0 +1,100 @@
+"""The input of a turn: the one place a turn's state is built, for the main agent and a sub-agent.
+
+The CLI, `-p`, tests and benchmarks all start a main turn with `main_turn_input`, and
+`delegate_task` starts a sub-agent with `subagent_turn_input`, so every client drives the
+graph the same way. This turn's mentions and uploads go both to the `new_*` fields (their
+reminders fire once) and to the session's, whose reducers merge them (tools stay visible,
+files stay listed). No loop counter is reset: the planner derives it from the history.
+
+LangGraph Server clients send the same fields; docs/deployment.md lists them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+
+from generalAgent.graph.state import UploadedFile
+
+MAIN_CONTEXT = "main"
+SUBAGENT_PREFIX = "subagent-"
+# State keys renamed since a thread may have been stored: old name -> new name. A stored
+# thread keeps the old channel until its next turn, which carries the value over.
+RENAMED_KEYS = {"mentioned_agents": "mentions"}
+
+
+def main_turn_input(
+    text: str | list[dict[str, Any]],
+    *,
+    session_id: str,
+    max_loops: int,
+    mentions: Sequence[str] = (),
+    uploads: Sequence[UploadedFile] = (),
+    closing: Sequence[BaseMessage] = (),
+    carried_over: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The state update that starts a user turn.
+
+    `closing` answers tool calls the stored history left open (a turn that stopped
+    half-way); they go before the new message so the history stays valid. `carried_over`
+    is what `renamed_state` found under old key names; it joins the session's fields.
+    """
+    names = list(dict.fromkeys(mentions))
+    old = carried_over or {}
+    return {
+        "messages": [*closing, HumanMessage(content=text)],
+        "max_loops": max_loops,
+        "mentions": [*old.get("mentions", []), *names],
+        "new_mentions": names,
+        "uploaded_files": list(uploads),
+        "new_uploaded_files": list(uploads),
+        "context_id": MAIN_CONTEXT,
+        "workspace_id": session_id,
+    }
+
+
+def subagent_turn_input(
+    task: str,
+    parent: Mapping[str, Any],
+    *,
+    context_id: str,
+    profile: str,
+    allowed_tools: Sequence[str] | None,
+    max_loops: int,
+) -> dict[str, Any]:
+    """A sub-agent's whole starting state: the task, the parent's workspace, tools and files.
+
+    It inherits what the parent may use (mentions, "always" approvals, uploads) but none
+    of its history, todos or pending reminders.
+    """
+    return {
+        "messages": [HumanMessage(content=task)],
+        "context_id": context_id,
+        "parent_context": parent.get("context_id") or MAIN_CONTEXT,
+        "workspace_id": parent.get("workspace_id"),
+        "agent_profile": profile,
+        "allowed_tools": list(allowed_tools) if allowed_tools is not None else None,
+        "mentions": list(parent.get("mentions", [])),
+        "new_mentions": [],
+        "approved_tools": list(parent.get("approved_tools", [])),
+        "uploaded_files": list(parent.get("uploaded_files", [])),
+        "new_uploaded_files": [],
+        "todos": [],
+        "max_loops": max_loops,
+    }
+
+
+def renamed_state(graph: Any, config: Mapping[str, Any]) -> dict[str, Any]:
+    """Values a thread stored under a key that has been renamed since, under the new name.
+
+    `get_state` only shows the channels the graph has now (a renamed one as empty); the
+    old key's value is still in the raw checkpoint until the next turn writes the new key.
+    """
+    checkpointer = getattr(graph, "checkpointer", None)
+    stored = checkpointer.get_tuple(config) if checkpointer else None
+    if stored is None:
+        return {}
+    channels = stored.checkpoint.get("channel_values", {})
+    return {new: channels[old] for old, new in RENAMED_KEYS.items() if old in channels and new not in channels}

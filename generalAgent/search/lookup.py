@@ -1,0 +1,321 @@
+"""Finding chunks in indexes.db: ranked FTS5 lookups, windows of chunks, regex search.
+
+The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
+index only the chunks holding one of the rarer terms are ranked, with the same scores, see
+`_scored`); the best RERANK_POOL of them are re-ranked with what their documents add
+(ranking.py), and the text of the returned rows only is read. When no chunk holds any
+term, a plain substring scan for the Chinese runs of the query is the last resort (see
+query.py for why). Documents (one file) and knowledge (many items) both search this way.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from generalAgent.search.database import BM25
+from generalAgent.search.query import MatchQuery, build_match_query
+from generalAgent.search.ranking import Candidate, name_words, names_document, rerank
+from generalAgent.search.segmentation import Segmenter
+
+MAX_REGEX_CHARS = 500
+# Chunks FTS5 hands to the re-ranking: enough to see several chunks of each likely document.
+# 30 and 50 give the same recall and MRR on bench/retrieval_quality.py; 30 costs ~7% less.
+RERANK_POOL = 30
+# Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
+# `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost whatever the
+# size of the index. On bench/retrieval_quality.py recall@5 is the unpruned one's from
+# 1,000 up (500: -0.013, 250: -0.06).
+CANDIDATE_BUDGET = 1_000
+
+
+class QueryError(Exception):
+    """A query that cannot run (e.g. an invalid regular expression); the message says why."""
+
+
+@dataclass(frozen=True)
+class ChunkHit:
+    rowid: int
+    item_id: str
+    chunk_id: str
+    chunk_index: int
+    page: int | None
+    heading: str
+    text: str
+    start: int
+    end: int
+    score: float
+
+    def to_result(self) -> dict[str, Any]:
+        """The seed's result shape: chunk_id is the chunk's number within its document."""
+        return {
+            "chunk_id": self.chunk_index,
+            "page": self.page,
+            "heading": self.heading,
+            "text": self.text,
+            "score": round(self.score, 4),
+        }
+
+
+_HIT_COLUMNS = (
+    "c.rowid, c.item_id, c.id, c.chunk_index, c.page, c.heading, f.text, c.start_position, c.end_position"
+)
+
+
+def find_chunks(
+    conn: sqlite3.Connection,
+    query: str | MatchQuery,
+    segmenter: Segmenter,
+    limit: int,
+    *,
+    rowid_range: tuple[int, int] | None = None,
+    item_filter: str = "",
+    filter_params: Sequence[Any] = (),
+) -> list[ChunkHit]:
+    """The `limit` best chunks for `query`, best first.
+
+    `rowid_range` confines the search to one item's chunks (they are consecutive);
+    `item_filter` is a SQL condition on `items i` (e.g. "i.domain = ?") with its params.
+    """
+    match = query if isinstance(query, MatchQuery) else build_match_query(query, segmenter)
+    if match.empty or limit <= 0:
+        return []
+    pool = max(limit, RERANK_POOL)
+    scored = _scored(conn, match, pool, rowid_range, item_filter, filter_params)
+    if scored:
+        return load_hits(conn, _reranked(conn, match, scored)[:limit])
+    if match.substrings:
+        return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
+    return []
+
+
+def _scored(
+    conn: sqlite3.Connection,
+    match: MatchQuery,
+    limit: int,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str,
+    params: Sequence[Any],
+) -> list[tuple[int, float]]:
+    """(rowid, bm25) of the `limit` best chunks holding any term, best first.
+
+    FTS5 computes bm25 for every chunk holding any term of an OR: a word in thousands of
+    chunks ("file", "option", "文件") makes that thousands of computations, although such a
+    word adds next to nothing to a chunk's score (its inverse document frequency is near
+    zero). So on a large index the candidates are the chunks holding one of the rarest terms
+    (see `_rare_and_common`), and their best are found with the plain OR's scores in two
+    queries: "(rare) AND (common)" scores the chunks holding both kinds by every term;
+    "(rare)" scores the others, which hold no common term, by all they hold. A chunk holding
+    both appears in the second too, scored too low, so each keeps its higher score; and a
+    chunk the second ranks above one without common terms truly is above it, so none of the
+    best is missed. (Writing it as one query, "(rare) AND (rare OR common)", would count the
+    rare terms twice: FTS5 scores every phrase of the expression.)
+    """
+    if not match.any_terms:
+        return _match(conn, match.all_terms, limit, rowid_range, item_filter, params)
+    if rowid_range is not None:  # one document: few chunks, nothing to save
+        return _match(conn, match.any_terms, limit, rowid_range, item_filter, params)
+    rare, common = _rare_and_common(conn, match.terms)
+    if not rare:
+        return []
+    if not common:
+        return _match(conn, " OR ".join(rare), limit, rowid_range, item_filter, params)
+    either = f"({' OR '.join(rare)}) AND ({' OR '.join(common)})"
+    best: dict[int, float] = {}
+    for expression in (either, " OR ".join(rare)):
+        for rowid, score in _match(conn, expression, limit, rowid_range, item_filter, params):
+            best[rowid] = max(score, best.get(rowid, score))
+    return sorted(best.items(), key=lambda pair: -pair[1])[:limit]
+
+
+def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The terms found in the index, split into the rarest (rarest first, while the chunks
+    holding them fit CANDIDATE_BUDGET; at least one) and the rest, each in query order.
+
+    Counting stops at the budget, so telling rare from common costs little; an index with
+    no more chunks than the budget is not counted at all (every term counts as rare).
+    """
+    if (conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) <= CANDIDATE_BUDGET:
+        return list(terms), []  # too few chunks to be worth counting
+    cap = CANDIDATE_BUDGET + 1
+    counted = ", ".join(
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))" for _ in terms
+    )
+    counts = conn.execute(f"SELECT {counted}", [v for term in terms for v in (term, cap)]).fetchone()
+    kept = [n for n, count in enumerate(counts) if count > 0]
+    rare: set[int] = set()
+    total = 0
+    for n in sorted(kept, key=lambda n: counts[n]):
+        if rare and total + counts[n] > CANDIDATE_BUDGET:
+            break
+        rare.add(n)
+        total += counts[n]
+    return [terms[n] for n in kept if n in rare], [terms[n] for n in kept if n not in rare]
+
+
+def _reranked(
+    conn: sqlite3.Connection, match: MatchQuery, scored: Sequence[tuple[int, float]]
+) -> list[tuple[int, float]]:
+    marks = ",".join("?" * len(scored))
+    rows = conn.execute(
+        f"SELECT c.rowid, c.item_id, i.title FROM chunks c JOIN items i ON i.id = c.item_id"
+        f" WHERE c.rowid IN ({marks})",
+        [rowid for rowid, _ in scored],
+    ).fetchall()
+    items = {rowid: item_id for rowid, item_id, _ in rows}
+    titles = {item_id: title for _, item_id, title in rows}
+    named = {item_id for item_id, title in titles.items() if names_document(match.words, name_words(title))}
+    candidates = [Candidate(rowid, items[rowid], score) for rowid, score in scored if rowid in items]
+    return rerank(candidates, named)
+
+
+def _scope(
+    rowid_range: tuple[int, int] | None, item_filter: str, params: Sequence[Any]
+) -> tuple[str, str, list[Any]]:
+    joins, where, values = "", [], []
+    if rowid_range is not None:
+        where.append("chunks_fts.rowid BETWEEN ? AND ?")
+        values.extend(rowid_range)
+    if item_filter:
+        joins = " JOIN chunks c ON c.rowid = chunks_fts.rowid JOIN items i ON i.id = c.item_id"
+        where.append(f"({item_filter})")
+        values.extend(params)
+    return joins, "".join(f" AND {w}" for w in where), values
+
+
+def _match(
+    conn: sqlite3.Connection,
+    expression: str,
+    limit: int,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str,
+    params: Sequence[Any],
+) -> list[tuple[int, float]]:
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    sql = (
+        f"SELECT chunks_fts.rowid, -{BM25} AS score FROM chunks_fts{joins}"
+        f" WHERE chunks_fts MATCH ?{where} ORDER BY score DESC LIMIT ?"
+    )
+    try:
+        return conn.execute(sql, [expression, *values, limit]).fetchall()
+    except sqlite3.OperationalError as exc:
+        # The query builder quotes every word, so this is a bug (or a locked or damaged
+        # database), not bad input: callers turn it into a message instead of a traceback.
+        raise QueryError(f"the search could not run ({exc})") from None
+
+
+def _scan(
+    conn: sqlite3.Connection,
+    substrings: Sequence[str],
+    limit: int,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str,
+    params: Sequence[Any],
+) -> list[tuple[int, float]]:
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    present = " + ".join("(instr(chunks_fts.text, ?) > 0)" for _ in substrings)
+    sql = (
+        f"SELECT chunks_fts.rowid, {present} AS found FROM chunks_fts{joins}"
+        f" WHERE found > 0{where} ORDER BY found DESC, chunks_fts.rowid LIMIT ?"
+    )
+    return conn.execute(sql, [*substrings, *values, limit]).fetchall()
+
+
+def load_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:
+    if not scored:
+        return []
+    marks = ",".join("?" * len(scored))
+    rows = conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+        f" WHERE c.rowid IN ({marks})",
+        [rowid for rowid, _ in scored],
+    ).fetchall()
+    by_rowid = {row[0]: row for row in rows}
+    return [_hit(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
+
+
+def _hit(row: Sequence[Any], score: float) -> ChunkHit:
+    return ChunkHit(
+        rowid=row[0],
+        item_id=row[1],
+        chunk_id=row[2],
+        chunk_index=row[3],
+        page=row[4],
+        heading=row[5],
+        text=row[6],
+        start=row[7],
+        end=row[8],
+        score=score,
+    )
+
+
+def chunk_window(conn: sqlite3.Connection, item_id: str, first: int, last: int) -> list[ChunkHit]:
+    """The item's chunks numbered first..last (clipped to those that exist), in order."""
+    rows = conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+        " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
+        (item_id, first, last),
+    ).fetchall()
+    return [_hit(row, 0.0) for row in rows]
+
+
+def chunks_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]:
+    """The item's chunks with these chunk_index values (those that exist), in order."""
+    if not indexes:
+        return []
+    marks = ",".join("?" * len(indexes))
+    rows = conn.execute(
+        f"SELECT {_HIT_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+        f" WHERE c.item_id = ? AND c.chunk_index IN ({marks}) ORDER BY c.chunk_index",
+        (item_id, *indexes),
+    ).fetchall()
+    return [_hit(row, 0.0) for row in rows]
+
+
+def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: int) -> list[ChunkHit]:
+    """Chunks containing a match of the regular expression `pattern`, in document order."""
+    if len(pattern) > MAX_REGEX_CHARS:
+        raise QueryError(f"the regular expression is longer than {MAX_REGEX_CHARS} characters")
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+    except re.error as exc:
+        raise QueryError(f"invalid regular expression ({exc})") from None
+    row = conn.execute("SELECT content FROM items WHERE id = ?", (item_id,)).fetchone()
+    if row is None:
+        return []
+    spans = conn.execute(
+        "SELECT chunk_index, start_position, end_position FROM chunks WHERE item_id = ? ORDER BY chunk_index",
+        (item_id,),
+    ).fetchall()
+    starts = [start for _, start, _ in spans]
+    wanted: dict[int, int] = {}  # chunk_index -> matches in it
+    for match in compiled.finditer(row[0]):
+        index = _chunk_at(spans, starts, match.start())
+        if index is None:
+            continue
+        if index not in wanted and len(wanted) >= limit:
+            break
+        wanted[index] = wanted.get(index, 0) + 1
+    hits = []
+    for index, count in wanted.items():
+        hits.extend(replace(h, score=float(count)) for h in chunk_window(conn, item_id, index, index))
+    return hits
+
+
+def _chunk_at(spans: Sequence[tuple[int, int, int]], starts: Sequence[int], offset: int) -> int | None:
+    """The first chunk whose span contains `offset`; None between chunks (blank lines).
+
+    Chunks are ordered by start and overlap their predecessor only, so the chunk holding
+    `offset` is the last one starting at or before it, or one just before that.
+    """
+    position = bisect.bisect_right(starts, offset) - 1
+    found = None
+    for candidate in range(position, max(position - 3, -1), -1):
+        index, start, end = spans[candidate]
+        if start <= offset < end:
+            found = index
+    return found
