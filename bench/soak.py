@@ -113,9 +113,15 @@ def script_for(fault: str | None) -> list[Reply]:
         "server_error": [Reply(status=500), Reply(status=500), answer],
         "reset": [Reply(text=ANSWER * 10, cut_after_chunks=6), answer],
         "timeout": [Reply(hang=True), Reply(hang=True), answer],
-        "invalid_json": [Reply(tool_calls=[ToolCall("write_file", '{"path": "outputs/a.md", "content": "cut')]), answer],
+        "invalid_json": [
+            Reply(tool_calls=[ToolCall("write_file", '{"path": "outputs/a.md", "content": "cut')]),
+            answer,
+        ],
         "unknown_tool": [Reply(tool_calls=[ToolCall("format_disk", {"drive": "C"})]), answer],
-        "big_result": [Reply(tool_calls=[ToolCall("read_file", {"path": "uploads/big.log", "limit": 1_000_000})]), answer],
+        "big_result": [
+            Reply(tool_calls=[ToolCall("read_file", {"path": "uploads/big.log", "limit": 1_000_000})]),
+            answer,
+        ],
         "endless_tools": [Reply(tool_calls=[ToolCall("todo_read", {})]) for _ in range(MAX_LOOPS)] + [answer],
         "ctrl_c": [Reply(text=ANSWER * 20, chunk_chars=8, chunk_delay=0.005), answer],
         "restart": [answer],
@@ -261,7 +267,9 @@ def run(turns: int, seed: int) -> dict[str, Any]:
     return stats
 
 
-def one_turn(agent: LoadedAgent, settings: Settings, session_id: str, text: str, fault: str | None) -> dict[str, int]:
+def one_turn(
+    agent: LoadedAgent, settings: Settings, session_id: str, text: str, fault: str | None
+) -> dict[str, int]:
     """One user turn as the chat runs it, with one /retry if it ends in an error."""
     config = {"configurable": {"thread_id": session_id}, "recursion_limit": 1000}
 
@@ -279,7 +287,12 @@ def one_turn(agent: LoadedAgent, settings: Settings, session_id: str, text: str,
         timer.start()
     try:
         result = run_turn(
-            agent.graph, config, prepared.graph_input, QuietView(), describe, on_cancel=agent.parts.env.cancel_running_work
+            agent.graph,
+            config,
+            prepared.graph_input,
+            QuietView(),
+            describe,
+            on_cancel=agent.parts.env.cancel_running_work,
         )
     finally:
         if timer is not None:

@@ -97,4 +97,6 @@ def renamed_state(graph: Any, config: Mapping[str, Any]) -> dict[str, Any]:
     if stored is None:
         return {}
     channels = stored.checkpoint.get("channel_values", {})
-    return {new: channels[old] for old, new in RENAMED_KEYS.items() if old in channels and new not in channels}
+    return {
+        new: channels[old] for old, new in RENAMED_KEYS.items() if old in channels and new not in channels
+    }

@@ -26,7 +26,11 @@ def workdir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def cli_env(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "DATABASE_URL"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "DATABASE_URL"))
+    }
     env.update(
         MODEL_NAME="test-model",
         OPENAI_API_KEY="sk-test-SECRET-0123456789",

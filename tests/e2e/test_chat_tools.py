@@ -145,33 +145,44 @@ def test_delegation_progress_is_shown_and_mentions_are_checked(
     child.expect(pexpect.EOF)
 
 
-def test_pdf_question_in_chinese_is_answered_from_the_right_page(openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path) -> None:
+def test_pdf_question_in_chinese_is_answered_from_the_right_page(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
     """The newcomer's path: attach a PDF with #, ask in Chinese, the passage and its page reach the model."""
     from tests.unit.documents.builders import make_pdf
 
-    make_pdf(workdir / "report.pdf", [
-        ["Annual report 2025", "Contents and overview of the year."],
-        ["第三季度经营情况", "本季度营收增长百分之十二，主要来自企业客户。", "客户满意度提升到 4.6 分。"],
-        ["Outlook", "We expect stable margins next year."],
-    ])
+    make_pdf(
+        workdir / "report.pdf",
+        [
+            ["Annual report 2025", "Contents and overview of the year."],
+            ["第三季度经营情况", "本季度营收增长百分之十二，主要来自企业客户。", "客户满意度提升到 4.6 分。"],
+            ["Outlook", "We expect stable margins next year."],
+        ],
+    )
 
     def respond(request: RecordedRequest) -> Reply:
         last = request.messages[-1]
         if last["role"] == "tool":
             return Reply(text="第三季度营收增长百分之十二（report.pdf，第 2 页）。")
-        return Reply(tool_calls=[ToolCall("search_file", {"file_path": "uploads/report.pdf", "query": "营收增长"})])
+        return Reply(
+            tool_calls=[ToolCall("search_file", {"file_path": "uploads/report.pdf", "query": "营收增长"})]
+        )
 
     openai_server.responder = respond
     child = spawn_chat()
     expect_prompt(child)
     shown = ask(child, "#report.pdf 第三季度营收增长了多少？", "第 2 页")
-    assert "📎 uploads/report.pdf (pdf" in shown and "3 pages" in last_user_text(openai_server.chat_requests[0])
+    assert "📎 uploads/report.pdf (pdf" in shown and "3 pages" in last_user_text(
+        openai_server.chat_requests[0]
+    )
     assert 'search_file(file_path="uploads/report.pdf", query="营收增长")' in shown
     expect_prompt(child)
     tool_result = openai_server.chat_requests[1].messages[-1]
     assert tool_result["role"] == "tool"
     assert "营收增长百分之十二" in tool_result["content"]
     assert "page 2" in tool_result["content"] or "p. 2" in tool_result["content"]
-    assert tool_result["content"].index("营收增长百分之十二") < tool_result["content"].index("We expect stable margins")
+    assert tool_result["content"].index("营收增长百分之十二") < tool_result["content"].index(
+        "We expect stable margins"
+    )
     child.sendeof()
     child.expect(pexpect.EOF)

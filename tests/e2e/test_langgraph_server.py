@@ -42,13 +42,17 @@ def model_server() -> Iterator[ScriptedOpenAIServer]:
 
 
 @pytest.fixture(scope="module")
-def langgraph_url(model_server: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def langgraph_url(
+    model_server: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("langgraph-server")
     port = free_port()
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "DATABASE_URL", "LANGSMITH", "LANGCHAIN"))
+        if not k.startswith(
+            ("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "DATABASE_URL", "LANGSMITH", "LANGCHAIN")
+        )
     }
     env.update(
         MODEL_NAME="test-model",
@@ -86,7 +90,9 @@ def langgraph_url(model_server: ScriptedOpenAIServer, tmp_path_factory: pytest.T
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:
             if process.poll() is not None:
-                pytest.fail(f"langgraph dev exited ({process.returncode}):\n{(workdir / 'server.log').read_text()[-3000:]}")
+                pytest.fail(
+                    f"langgraph dev exited ({process.returncode}):\n{(workdir / 'server.log').read_text()[-3000:]}"
+                )
             try:
                 if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
                     break

@@ -55,7 +55,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     results: dict[str, str] = {}
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     for outcome in ("passed", "failed", "skipped", "error"):
-        for report in (reporter.stats.get(outcome, []) if reporter else []):
+        for report in reporter.stats.get(outcome, []) if reporter else []:
             nodeid = getattr(report, "nodeid", "")
             if nodeid in cases and (outcome != "passed" or report.when == "call"):
                 previous = results.get(nodeid)
@@ -90,7 +90,9 @@ def latest_session(data_dir: Path) -> str:
     return latest.id
 
 
-def stored_messages(data_dir: Path, session_id: str | None = None, database_url: str | None = None) -> list[BaseMessage]:
+def stored_messages(
+    data_dir: Path, session_id: str | None = None, database_url: str | None = None
+) -> list[BaseMessage]:
     """The messages of a session's last checkpoint (SQLite in DATA_DIR, or PostgreSQL)."""
     thread = session_id or latest_session(data_dir)
     config: dict[str, Any] = {"configurable": {"thread_id": thread}}
@@ -137,7 +139,17 @@ def in_mount_namespace(setup: str, argv: list[str]) -> list[str]:
     The mounts (a read-only bind, a tiny tmpfs) exist only for that process tree, so a
     test needs neither root nor cleanup; a user namespace maps the caller to root there.
     """
-    return ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", f'{setup} && exec "$@"', "sh", *argv]
+    return [
+        "unshare",
+        "--user",
+        "--map-root-user",
+        "--mount",
+        "sh",
+        "-c",
+        f'{setup} && exec "$@"',
+        "sh",
+        *argv,
+    ]
 
 
 @pytest.fixture

@@ -70,7 +70,12 @@ def render_report(cases: list[FaultCase]) -> str:
         lines.append("")
     found = [c for c in cases if c.found]
     if found:
-        lines += ["## Bugs these faults found", "", "Each was fixed in its own commit; the case now guards it.", ""]
+        lines += [
+            "## Bugs these faults found",
+            "",
+            "Each was fixed in its own commit; the case now guards it.",
+            "",
+        ]
         lines += [f"- {c.fault}: {_cell(c.found)}" for c in found]
         lines.append("")
     lines += ["## Where each case lives", ""]

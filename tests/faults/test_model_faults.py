@@ -124,7 +124,10 @@ def test_reset_during_tool_call_arguments(
 ) -> None:
     content = "draft text " * 30
     openai_server.add(
-        Reply(tool_calls=[ToolCall("write_file", {"path": "outputs/draft.md", "content": content})], cut_after_chunks=6),
+        Reply(
+            tool_calls=[ToolCall("write_file", {"path": "outputs/draft.md", "content": content})],
+            cut_after_chunks=6,
+        ),
         Reply(tool_calls=[ToolCall("write_file", {"path": "outputs/draft.md", "content": "final"})]),
         Reply(text="Saved outputs/draft.md."),
     )
@@ -172,7 +175,10 @@ def test_hanging_response_times_out_then_retry(
 def test_stalled_stream_times_out_then_retry(
     openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], data_dir: Path
 ) -> None:
-    openai_server.add(Reply(text="Thinking about it, the", chunk_chars=9, stall_after_chunks=3), Reply(text="Done thinking."))
+    openai_server.add(
+        Reply(text="Thinking about it, the", chunk_chars=9, stall_after_chunks=3),
+        Reply(text="Done thinking."),
+    )
     child = spawn_chat(env={**cli_env, "MODEL_TIMEOUT": "1"})
     shown = retry_in_chat(child, "Think hard", "did not answer within 1 s", "Done thinking")
     assert "Thinking about it" in shown

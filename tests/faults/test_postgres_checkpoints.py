@@ -72,7 +72,11 @@ def checkpoint_threads(database_url: str) -> set[str]:
     outcome="The resumed request carries the earlier turns read back from PostgreSQL; the thread is in PostgreSQL, not in sessions.db; the history there is intact.",
 )
 def test_conversation_resumes_from_postgres(
-    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path, database_url: str
+    openai_server: ScriptedOpenAIServer,
+    workdir: Path,
+    cli_env: dict[str, str],
+    data_dir: Path,
+    database_url: str,
 ) -> None:
     env = {**cli_env, "DATABASE_URL": database_url}
     openai_server.add(
@@ -86,7 +90,14 @@ def test_conversation_resumes_from_postgres(
     assert second.returncode == 0, second.stderr
     assert second.stdout == "The code word was heron.\n"
     resumed = openai_server.chat_requests[-1]
-    assert [m["role"] for m in resumed.messages] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert [m["role"] for m in resumed.messages] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
+    ]
     assert resumed.messages[1]["content"] == "Remember the code word heron."
     session = latest_session(data_dir)
     assert session in checkpoint_threads(database_url)

@@ -23,7 +23,9 @@ def test_the_committed_report_matches_the_suite(tmp_path: Path) -> None:
         timeout=120,
     )
     assert collection.returncode == 0, collection.stdout + collection.stderr
-    collected = [(fault, outcome) for fault, outcome, _ in parse_rows(collected_report.read_text(encoding="utf-8"))]
+    collected = [
+        (fault, outcome) for fault, outcome, _ in parse_rows(collected_report.read_text(encoding="utf-8"))
+    ]
     committed_rows = parse_rows((ROOT / "docs" / "reliability.md").read_text(encoding="utf-8"))
     committed = [(fault, outcome) for fault, outcome, _ in committed_rows]
     assert len(collected) >= 30

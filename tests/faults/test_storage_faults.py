@@ -35,10 +35,27 @@ FULL = 'mount -t tmpfs -o size=64k tmpfs "$DATA_DIR" && { head -c 1000000 /dev/z
 
 def write_document(path: Path, sections: int = 600) -> None:
     rng = random.Random(7)
-    words = ["营收", "增长", "客户", "季度", "报告", "利润", "成本", "revenue", "growth", "customer", "quarter", "margin"]
+    words = [
+        "营收",
+        "增长",
+        "客户",
+        "季度",
+        "报告",
+        "利润",
+        "成本",
+        "revenue",
+        "growth",
+        "customer",
+        "quarter",
+        "margin",
+    ]
     with path.open("w", encoding="utf-8") as out:
         for number in range(sections):
-            out.write(f"## 第{number}节 Section {number}\n" + " ".join(rng.choice(words) for _ in range(60)) + "\n\n")
+            out.write(
+                f"## 第{number}节 Section {number}\n"
+                + " ".join(rng.choice(words) for _ in range(60))
+                + "\n\n"
+            )
 
 
 def index_health(db: Path) -> dict[str, object]:
@@ -128,11 +145,18 @@ def test_agent_and_indexer_on_one_file(
     found="a SQLite traceback (unable to open database file) before the prompt",
     outcome="-p and the chat stop before anything runs with one line: the data directory is not writable (Read-only file system), set DATA_DIR; exit 2; doctor marks it ✗.",
 )
-def test_read_only_data_dir(mounts, openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path) -> None:
+def test_read_only_data_dir(
+    mounts, openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
+) -> None:
     for args in (["-p", "hello"], [], ["doctor", "--offline"]):
         result = subprocess.run(
             in_mount_namespace(READ_ONLY, [*CLI, *args]),
-            env=cli_env, cwd=workdir, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+            env=cli_env,
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
         )
         shown = result.stdout + result.stderr
         assert f"data directory {data_dir} is not writable (Read-only file system)" in " ".join(shown.split())
@@ -148,11 +172,18 @@ def test_read_only_data_dir(mounts, openai_server: ScriptedOpenAIServer, workdir
     found="a SQLite traceback (database or disk is full) before the prompt",
     outcome="-p and the chat stop with one line: no space left for the data directory, free some space or set DATA_DIR; exit 2; no request is sent.",
 )
-def test_full_data_dir_at_start(mounts, openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path) -> None:
+def test_full_data_dir_at_start(
+    mounts, openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
+) -> None:
     for args in (["-p", "hello"], []):
         result = subprocess.run(
             in_mount_namespace(FULL, [*CLI, *args]),
-            env=cli_env, cwd=workdir, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+            env=cli_env,
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
         )
         shown = " ".join((result.stdout + result.stderr).split())
         assert f"No space left for the data directory {data_dir}" in shown
@@ -172,7 +203,11 @@ def test_disk_fills_during_a_turn(
 ) -> None:
     openai_server.add(
         Reply(text="Ready."),
-        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "head -c 50000000 /dev/zero > outputs/fill.bin"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("run_bash_command", {"command": "head -c 50000000 /dev/zero > outputs/fill.bin"})
+            ]
+        ),
         Reply(text="The command filled the disk."),  # streamed, but its checkpoint cannot be written
         Reply(text="Continuing after the disk was freed."),
     )
@@ -186,7 +221,9 @@ def test_disk_fills_during_a_turn(
         ]
     )
     argv = in_mount_namespace('mount -t tmpfs -o size=1m tmpfs "$DATA_DIR"', ["sh", "-c", script])
-    child = pexpect.spawn(argv[0], argv[1:], env=cli_env, cwd=str(workdir), encoding="utf-8", timeout=60, dimensions=(50, 200))
+    child = pexpect.spawn(
+        argv[0], argv[1:], env=cli_env, cwd=str(workdir), encoding="utf-8", timeout=60, dimensions=(50, 200)
+    )
     try:
         expect_prompt(child)
         child.sendline("hello")

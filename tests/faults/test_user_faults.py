@@ -138,11 +138,11 @@ def test_ctrl_c_while_waiting_for_the_model(
     fault="Ctrl-C while a command runs (approved run_bash_command, sleep 30)",
     outcome="The command's process group is killed (its later write never happens); the call is answered 'Cancelled'; the next message is answered.",
 )
-def test_ctrl_c_during_a_tool_call(
-    openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path
-) -> None:
+def test_ctrl_c_during_a_tool_call(openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path) -> None:
     openai_server.add(
-        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "sleep 30; echo late > outputs/late.txt"})]),
+        Reply(
+            tool_calls=[ToolCall("run_bash_command", {"command": "sleep 30; echo late > outputs/late.txt"})]
+        ),
         Reply(text="Understood, cancelled."),
     )
     child = spawn_chat()
@@ -234,7 +234,11 @@ def test_killed_while_streaming_then_resume(
     outcome="The call left open is answered 'Not run: the previous session stopped…' before the new message, so the model knows and the history is valid.",
 )
 def test_killed_during_a_tool_call_then_resume(
-    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], data_dir: Path, slow_page: SlowPage
+    openai_server: ScriptedOpenAIServer,
+    spawn_chat,
+    cli_env: dict[str, str],
+    data_dir: Path,
+    slow_page: SlowPage,
 ) -> None:
     openai_server.add(
         Reply(text="Ready."),

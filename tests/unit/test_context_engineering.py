@@ -29,9 +29,7 @@ def test_system_message_is_identical_across_turns_and_minutes(
             return datetime.now(tz or UTC) + timedelta(minutes=2)
 
     monkeypatch.setattr(planner_module, "datetime", LaterClock)
-    graph.invoke(
-        user_turn("second", settings, mentions=["now"]), thread()
-    )
+    graph.invoke(user_turn("second", settings, mentions=["now"]), thread())
     systems = [r.messages[0] for r in model.requests]
     assert all(isinstance(s, SystemMessage) for s in systems)
     assert len({s.content for s in systems}) == 1
@@ -43,9 +41,7 @@ def test_system_message_is_identical_across_turns_and_minutes(
 def test_upload_reminder_fires_once_and_history_is_not_modified(settings: Settings) -> None:
     model = ScriptedChatModel(replies=[ai("", tool_call("now")), ai("read it"), ai("next")])
     _, graph = build_test_agent(settings, model)
-    state = graph.invoke(
-        user_turn("总结 #报告.pdf", settings, uploads=[UPLOAD]), thread()
-    )
+    state = graph.invoke(user_turn("总结 #报告.pdf", settings, uploads=[UPLOAD]), thread())
     first = model.requests[0].messages[-1]
     assert isinstance(first, HumanMessage)
     assert first.content.startswith("总结 #报告.pdf\n\n<system_reminder>")

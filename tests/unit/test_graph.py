@@ -164,8 +164,12 @@ def test_state_survives_a_new_process(settings: Settings) -> None:
 
 def test_a_state_without_max_loops_still_ends(settings: Settings) -> None:
     """A run started without the CLI's fields (e.g. from LangGraph Server) obeys MAX_LOOPS."""
-    settings = load_settings(env_file=None, paths={"data_dir": settings.paths.data_dir}, governance={"max_loops": 2})
-    model = ScriptedChatModel(responder=lambda request: ai("", tool_call("now")) if request.tools else ai("forced"))
+    settings = load_settings(
+        env_file=None, paths={"data_dir": settings.paths.data_dir}, governance={"max_loops": 2}
+    )
+    model = ScriptedChatModel(
+        responder=lambda request: ai("", tool_call("now")) if request.tools else ai("forced")
+    )
     _, graph = build_test_agent(settings, model)
     state = graph.invoke({"messages": [HumanMessage(content="loop")]}, thread())
     assert state["messages"][-1].content == "forced"

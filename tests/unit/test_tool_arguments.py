@@ -20,12 +20,15 @@ def stream(*pieces: tuple[int, str | None, str]) -> RawToolArguments:
 
 def message(*calls: tuple[str, dict]) -> AIMessage:
     return AIMessage(
-        content="", tool_calls=[{"id": i, "name": "write_file", "args": a, "type": "tool_call"} for i, a in calls]
+        content="",
+        tool_calls=[{"id": i, "name": "write_file", "args": a, "type": "tool_call"} for i, a in calls],
     )
 
 
 def test_cut_off_arguments_become_an_invalid_call() -> None:
-    raw = stream((0, "a", '{"path": "outputs/x.md", '), (0, None, '"content": "half'), (1, "b", '{"path": "y"}'))
+    raw = stream(
+        (0, "a", '{"path": "outputs/x.md", '), (0, None, '"content": "half'), (1, "b", '{"path": "y"}')
+    )
     checked = reject_repaired_calls(
         message(("a", {"path": "outputs/x.md", "content": "half"}), ("b", {"path": "y"})), raw.by_id()
     )

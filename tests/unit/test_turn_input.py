@@ -20,7 +20,9 @@ def test_mentions_and_uploads_accumulate_across_turns_while_new_ones_fire_once(s
     model = ScriptedChatModel(replies=[ai("one"), ai("two"), ai("three")])
     _, graph = build_test_agent(settings, model)
     graph.invoke(user_turn("@now read #a.pdf", settings, mentions=["now"], uploads=[UPLOAD_A]), thread())
-    graph.invoke(user_turn("@agent and #b.md", settings, mentions=["agent", "now"], uploads=[UPLOAD_B]), thread())
+    graph.invoke(
+        user_turn("@agent and #b.md", settings, mentions=["agent", "now"], uploads=[UPLOAD_B]), thread()
+    )
     state = graph.invoke(user_turn("thanks", settings), thread())
     assert state["mentions"] == ["now", "agent"]
     assert [u["path"] for u in state["uploaded_files"]] == ["uploads/a.pdf", "uploads/b.md"]
