@@ -24,6 +24,7 @@ reliability: $(VENV)/.installed-dev
 # Style, format and layers: imports point down only (the contract is in pyproject.toml).
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check generalAgent tests bench
+	$(BIN)/ruff format --check generalAgent tests bench
 	$(BIN)/lint-imports
 
 $(VENV)/bin/python:
