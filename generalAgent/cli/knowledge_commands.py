@@ -15,7 +15,6 @@ Messages go to stderr, results to stdout; --json prints machine-readable JSON.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -30,8 +29,7 @@ from generalAgent.knowledge import KnowledgeError, KnowledgeStore, open_store, s
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item, render_search
 from generalAgent.search.budgets import ContentBudget
-from generalAgent.search.database import DatabaseError
-from generalAgent.search.lookup import QueryError
+from generalAgent.search.lookup import INDEX_ERRORS
 
 kb = typer.Typer(help="The knowledge base: add, search, list, show, delete.", no_args_is_help=True)
 
@@ -93,7 +91,7 @@ def add_command(
                 source_path=source_path,
             )
             chunks = store.count_chunks(item.id)
-    except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
+    except (KnowledgeError, *INDEX_ERRORS) as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
@@ -130,7 +128,7 @@ def search_command(
                 sort=sort,
                 budget=ContentBudget.from_settings(settings.documents),
             )
-    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+    except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json(result)
@@ -155,7 +153,7 @@ def list_command(
         with _store(ctx) as store:
             items = store.list_knowledge(domain, category, tags, limit=limit, offset=offset)
             total = store.count_knowledge(domain)
-    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+    except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json(
@@ -200,7 +198,7 @@ def show_command(
                 except ValueError:
                     raise _fail("--chunks takes a range such as 0:10.", 2) from None
                 selected = store.get_chunks_for_item(item_id, start, end - 1)
-    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+    except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
         data: dict[str, Any] = {**item.to_dict(), "total_chunks": total}
@@ -218,7 +216,7 @@ def delete_command(ctx: typer.Context, item_id: Annotated[str, typer.Argument(he
     try:
         with _store(ctx) as store:
             deleted = store.delete_knowledge(item_id)
-    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+    except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     if not deleted:
         raise _fail(f"No knowledge item {item_id!r}.")
@@ -239,7 +237,7 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
                 }
                 for d in store.get_domains()
             ]
-    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+    except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json(rows)
@@ -259,7 +257,7 @@ def sync_command(ctx: typer.Context) -> None:
     try:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
-    except (DatabaseError, QueryError, sqlite3.Error) as exc:
+    except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     Console().print(report.summary() if report.changed else "Built-in knowledge is up to date.")
     if report.failed:

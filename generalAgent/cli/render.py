@@ -157,7 +157,7 @@ class TerminalView:
         """One line per call: what ran, and its result size or its error."""
         call = self._running.pop(call_id, escape(name))
         self._show_running()
-        if is_error or content.startswith(("Error", "Refused", "Cancelled")):
+        if is_error:
             first = " ".join(content.split())[:120]
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:

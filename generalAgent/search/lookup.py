@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from generalAgent.search.database import BM25
+from generalAgent.search.database import BM25, DatabaseError
 from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import Candidate, name_words, names_document, rerank
 from generalAgent.search.segmentation import Segmenter
@@ -35,6 +35,10 @@ CANDIDATE_BUDGET = 1_000
 
 class QueryError(Exception):
     """A query that cannot run (e.g. an invalid regular expression); the message says why."""
+
+
+# What reading or writing indexes.db can raise, each with a message fit for the user.
+INDEX_ERRORS: tuple[type[Exception], ...] = (DatabaseError, QueryError, sqlite3.Error)
 
 
 @dataclass(frozen=True)

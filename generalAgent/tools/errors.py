@@ -10,4 +10,5 @@ from langchain_core.tools import ToolException
 
 
 class ToolError(ToolException):
-    """A failure the model can act on; its text is the whole answer the model receives."""
+    """A failure the model can act on: what happened and what to do, without an "Error:"
+    prefix (the tools node answers `Error: <message>` with status "error")."""

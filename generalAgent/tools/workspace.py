@@ -14,13 +14,15 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from generalAgent.tools.errors import ToolError
+
 WORKSPACE_DIRS = ("uploads", "outputs", "temp")
 WRITABLE_DIRS = ("outputs", "temp")
 SKILLS_MOUNT = "skills"
 _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(ToolError):
     """A path the tools refuse; the message says why and what would work instead."""
 
 

@@ -70,7 +70,7 @@ def test_bash_approval_in_the_chat(openai_server: ScriptedOpenAIServer, spawn_ch
     child.sendline("n")
     child.expect("Refusal noted")
     expect_prompt(child)
-    assert openai_server.chat_requests[3].messages[-1]["content"].startswith("Refused by the user")
+    assert openai_server.chat_requests[3].messages[-1]["content"].startswith("Error: refused by the user")
     shown = ask(child, "/tools", "on @mention|@mention")
     child.expect("Discovered tools")
     assert "run_bash_command" in plain(child.before) or "run_bash_command" in shown
@@ -102,7 +102,7 @@ def test_ctrl_c_during_a_tool_call_stops_it(
     request = openai_server.chat_requests[-1]
     roles = [m["role"] for m in request.messages]
     assert roles == ["system", "user", "assistant", "tool", "user"]
-    assert request.messages[3]["content"].startswith("Cancelled:")
+    assert request.messages[3]["content"].startswith("Error: cancelled:")
     time.sleep(0.5)
     assert not (workdir.parent / "data").joinpath("late.txt").exists()
     assert not list((workdir.parent / "data" / "workspaces").glob("*/outputs/late.txt"))

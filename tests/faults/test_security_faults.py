@@ -341,7 +341,7 @@ def test_commands_in_print_mode_are_refused(
     assert result.returncode == 0, result.stderr
     assert "cannot ask; refused" in result.stderr
     (answer,) = tool_answers(openai_server.chat_requests[-1])
-    assert answer.startswith("Refused by the user")
+    assert answer.startswith("Error: refused by the user")
     assert not list(data_dir.glob("workspaces/*/outputs/pwned.txt"))
     assert_history_intact(stored_messages(data_dir))
     assert_requests_valid(openai_server)
@@ -378,7 +378,7 @@ def test_subagents_cannot_run_unapproved_commands(
         r for r in openai_server.chat_requests if r.messages[0]["content"].startswith("You are a sub-agent")
     ]
     assert tool_answers(sub_requests[-1])[-1].startswith(
-        "Refused: run_bash_command needs the user's approval"
+        "Error: refused: run_bash_command needs the user's approval"
     )
     assert not list(data_dir.glob("workspaces/*/outputs/pwned.txt"))
     assert_history_intact(stored_messages(data_dir))
@@ -421,7 +421,7 @@ def test_approval_is_asked_whatever_the_arguments_say(
     child.sendeof()
     child.expect(pexpect.EOF)
     answers = tool_answers(openai_server.chat_requests[-1])
-    assert [a.startswith("Refused by the user") for a in answers] == [True, True]
+    assert [a.startswith("Error: refused by the user") for a in answers] == [True, True]
     assert not list(data_dir.glob("workspaces/*/outputs/pwned.txt"))
     assert_history_intact(stored_messages(data_dir))
 

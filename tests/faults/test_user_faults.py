@@ -159,7 +159,7 @@ def test_ctrl_c_during_a_tool_call(openai_server: ScriptedOpenAIServer, spawn_ch
     quit_chat(child)
     request = openai_server.chat_requests[-1]
     assert roles(request) == ["system", "user", "assistant", "tool", "user"]
-    assert request.messages[3]["content"].startswith("Cancelled")
+    assert request.messages[3]["content"].startswith("Error: cancelled")
     assert not list(data_dir.glob("workspaces/*/outputs/late.txt"))
     assert_history_intact(stored_messages(data_dir))
     assert_requests_valid(openai_server)

@@ -7,9 +7,9 @@ from typing import Any
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
-from langgraph.prebuilt import ToolNode
 
 from generalAgent.config.settings import Settings
+from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.graph.state import AgentState
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.registry import ToolRegistry
@@ -26,7 +26,7 @@ def run_tool(
     env = ToolEnvironment(settings=settings)
     tool = ToolRegistry.from_yaml(env).load_on_demand(name)
     graph = StateGraph(AgentState)
-    graph.add_node("tools", ToolNode([tool]))
+    graph.add_node("tools", build_tool_node([tool]))
     graph.add_edge(START, "tools")
     compiled = graph.compile(checkpointer=InMemorySaver())
     call = {"id": "call_1", "name": name, "args": args, "type": "tool_call"}

@@ -9,11 +9,12 @@ cannot flood the context.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -44,6 +45,11 @@ def _capped(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any])
     return result
 
 
+def build_tool_node(tools: Sequence[BaseTool]) -> ToolNode:
+    """A ToolNode for these tools that answers failures with an error status and caps results."""
+    return ToolNode(list(tools), handle_tool_errors=_describe_tool_error, wrap_tool_call=_capped)
+
+
 def build_tools_node(prompts: PromptBuilder):
     tool_nodes: dict[tuple[str, ...], ToolNode] = {}
 
@@ -51,9 +57,7 @@ def build_tools_node(prompts: PromptBuilder):
         visible = prompts.visible_tools(state)
         key = tuple(t.name for t in visible)
         if key not in tool_nodes:
-            tool_nodes[key] = ToolNode(
-                visible, handle_tool_errors=_describe_tool_error, wrap_tool_call=_capped
-            )
+            tool_nodes[key] = build_tool_node(visible)
         last = state["messages"][-1]
         invalid = [
             ToolMessage(
@@ -79,6 +83,8 @@ def build_tools_node(prompts: PromptBuilder):
 
 
 def _describe_tool_error(exc: Exception) -> str:
+    """The answer to a call that failed: a tool's own ToolError says what to do; anything
+    else (arguments the schema rejects, a bug) is named so the model can try differently."""
     if isinstance(exc, ToolError):
-        return str(exc)
+        return f"Error: {exc}"
     return f"Error: {type(exc).__name__}: {exc}. Fix the arguments and try again."

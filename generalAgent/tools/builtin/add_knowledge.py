@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.knowledge import KnowledgeError, open_store
-from generalAgent.search.database import DatabaseError
-from generalAgent.search.lookup import QueryError
+from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -41,8 +39,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     source="agent",
                 )
                 chunks = store.count_chunks(item.id)
-        except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
-            return f"Error: {exc}"
+        except (KnowledgeError, *INDEX_ERRORS) as exc:
+            raise ToolError(str(exc)) from exc
         return f'Saved "{item.title}" in {item.domain} (id {item.id}, {chunks} chunks).'
 
     return add_knowledge

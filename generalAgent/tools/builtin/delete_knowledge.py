@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.knowledge import open_store
-from generalAgent.search.database import DatabaseError
-from generalAgent.search.lookup import QueryError
+from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -24,10 +22,10 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             with open_store(env.settings) as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
-                    return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."
+                    raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
                 store.delete_knowledge(item_id)
-        except (DatabaseError, QueryError, sqlite3.Error) as exc:
-            return f"Error: {exc}"
+        except INDEX_ERRORS as exc:
+            raise ToolError(str(exc)) from exc
         return f'Deleted "{item.title}" (id {item_id}) from {item.domain}.'
 
     return delete_knowledge

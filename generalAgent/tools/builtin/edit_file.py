@@ -6,8 +6,8 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText, read_text
-from generalAgent.tools.workspace import WorkspaceError
 
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
@@ -39,21 +39,18 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         `old_string` must match exactly once (whitespace included) unless `replace_all` is true.
         """
         workspace = env.workspace(runtime)
-        try:
-            real = workspace.resolve(path, for_writing=True)
-        except WorkspaceError as exc:
-            return f"Error: {exc}"
+        real = workspace.resolve(path, for_writing=True)
         shown = workspace.display(real)
         if not real.is_file():
-            return f"Error: {shown} does not exist; create it with write_file."
+            raise ToolError(f"{shown} does not exist; create it with write_file.")
         try:
             text = read_text(real)
             edited, count = apply_edit(text, old_string, new_string, replace_all)
             real.write_text(edited, encoding="utf-8")
         except (NotText, ValueError) as exc:
-            return f"Error: {exc}."
+            raise ToolError(f"{exc}.") from exc
         except OSError as exc:
-            return f"Error: cannot edit {shown}: {exc.strerror}."
+            raise ToolError(f"cannot edit {shown}: {exc.strerror}.") from exc
         return f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}."
 
     return edit_file

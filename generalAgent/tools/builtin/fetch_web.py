@@ -18,6 +18,7 @@ from langchain_core.tools import BaseTool, tool
 
 from generalAgent.config.settings import ToolSettings
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 MAX_REDIRECTS = 5
 DEFAULT_MAX_CHARS = 20_000
@@ -174,17 +175,17 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         try:
             final_url, content_type, body = fetch(url.strip(), settings)
         except FetchRefused as exc:
-            return f"Error: {exc}."
+            raise ToolError(f"{exc}.") from exc
         except httpx.TimeoutException:
-            return f"Error: {url} did not answer within {settings.fetch_timeout:g} s."
+            raise ToolError(f"{url} did not answer within {settings.fetch_timeout:g} s.") from None
         except httpx.HTTPError as exc:
-            return f"Error: cannot fetch {url}: {type(exc).__name__}: {exc}."
+            raise ToolError(f"cannot fetch {url}: {type(exc).__name__}: {exc}.") from exc
         if "html" in content_type or body.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
             title, text = html_to_text(body)
         elif content_type.startswith(("text/", "application/json", "application/xml")) or not content_type:
             title, text = "", body
         else:
-            return f"Error: {final_url} is {content_type.split(';')[0]}, not a text page."
+            raise ToolError(f"{final_url} is {content_type.split(';')[0]}, not a text page.")
         max_chars = max(500, min(max_chars, 100_000))
         window = text[offset : offset + max_chars]
         header = f"URL: {final_url}" + (f"\nTitle: {title}" if title else "")

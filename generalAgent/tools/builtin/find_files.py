@@ -6,6 +6,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 from generalAgent.tools.workspace import WorkspaceError
 
 MAX_MATCHES = 200
@@ -17,15 +18,12 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """Find files by glob `pattern` under `path` (e.g. pattern="**/*.pdf", path="uploads")."""
         workspace = env.workspace(runtime)
         if not pattern.strip():
-            return "Error: empty pattern; try **/*.pdf or *.md."
+            raise ToolError("empty pattern; try **/*.pdf or *.md.")
         if pattern.startswith(("/", "~")) or ".." in pattern.replace("\\", "/").split("/"):
-            return "Error: the pattern must stay inside the workspace (no absolute paths or '..')."
-        try:
-            base = workspace.resolve(path)
-        except WorkspaceError as exc:
-            return f"Error: {exc}"
+            raise ToolError("the pattern must stay inside the workspace (no absolute paths or '..').")
+        base = workspace.resolve(path)
         if not base.is_dir():
-            return f"Error: {path} is not a folder."
+            raise ToolError(f"{path} is not a folder.")
         matches = []
         for candidate in sorted(base.glob(pattern)):
             if any(part.startswith(".") for part in candidate.relative_to(base).parts):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.knowledge import open_store
 from generalAgent.knowledge.render import render_item
-from generalAgent.search.database import DatabaseError
-from generalAgent.search.lookup import QueryError
+from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -31,17 +29,17 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             with open_store(env.settings) as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
-                    return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."
+                    raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
                 total = store.count_chunks(item_id)
                 chunks = None
                 if chunk_start is not None or chunk_end is not None:
                     first = max(0, chunk_start or 0)
                     last = (chunk_end if chunk_end is not None else total) - 1
                     if last < first:
-                        return f"Error: chunk_end must be greater than chunk_start ({first})."
+                        raise ToolError(f"chunk_end must be greater than chunk_start ({first}).")
                     chunks = store.get_chunks_for_item(item_id, first, last)
-        except (DatabaseError, QueryError, sqlite3.Error) as exc:
-            return f"Error: {exc}"
+        except INDEX_ERRORS as exc:
+            raise ToolError(str(exc)) from exc
         return render_item(item, chunks, total, limit)
 
     return get_knowledge_item

@@ -8,7 +8,8 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.environment import ToolEnvironment
-from generalAgent.tools.workspace import SKILLS_MOUNT, Workspace, WorkspaceError
+from generalAgent.tools.errors import ToolError
+from generalAgent.tools.workspace import SKILLS_MOUNT, Workspace
 
 MAX_ENTRIES = 300
 
@@ -48,12 +49,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     def list_workspace_files(runtime: ToolRuntime, path: str = ".", depth: int = 3) -> str:
         """List files under `path` in the workspace (uploads/, outputs/, temp/, skills/), to `depth` levels."""
         workspace = env.workspace(runtime)
-        try:
-            folder = workspace.resolve(path)
-        except WorkspaceError as exc:
-            return f"Error: {exc}"
+        folder = workspace.resolve(path)
         if not folder.is_dir():
-            return f"Error: {path} is not a folder."
+            raise ToolError(f"{path} is not a folder.")
         lines = list_tree(workspace, folder, max(1, min(depth, 10)))
         if not lines:
             return f"{workspace.display(folder)} is empty."

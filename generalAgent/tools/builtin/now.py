@@ -8,13 +8,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 
 def current_time(timezone: str = "UTC") -> str:
     try:
         zone = ZoneInfo(timezone) if timezone and timezone.upper() != "UTC" else UTC
     except (ZoneInfoNotFoundError, ValueError):
-        return f"Error: unknown time zone {timezone!r}. Use an IANA name such as Asia/Shanghai or UTC."
+        raise ToolError(
+            f"unknown time zone {timezone!r}. Use an IANA name such as Asia/Shanghai or UTC."
+        ) from None
     moment = datetime.now(UTC).astimezone(zone)
     return f"{moment.strftime('%Y-%m-%d %H:%M:%S %Z')} ({moment.strftime('%A')}, ISO {moment.isoformat(timespec='seconds')})"
 

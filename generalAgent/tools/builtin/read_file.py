@@ -7,8 +7,8 @@ from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText, read_text
-from generalAgent.tools.workspace import WorkspaceError
 
 MAX_LINE_CHARS = 2_000
 DEFAULT_LIMIT = 2_000
@@ -40,22 +40,19 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         preview; use search_file to find passages in them.
         """
         workspace = env.workspace(runtime)
-        try:
-            real = workspace.resolve(path)
-        except WorkspaceError as exc:
-            return f"Error: {exc}"
+        real = workspace.resolve(path)
         shown = workspace.display(real)
         if not real.exists():
-            return f"Error: {shown} does not exist. list_workspace_files shows what is there."
+            raise ToolError(f"{shown} does not exist. list_workspace_files shows what is there.")
         if real.is_dir():
-            return f"Error: {shown} is a folder. Use list_workspace_files with path={shown!r}."
+            raise ToolError(f"{shown} is a folder. Use list_workspace_files with path={shown!r}.")
         if real.suffix.lower() in PDF_TYPES.keys() | OFFICE_TYPES.keys():
             from generalAgent.documents.extract import DocumentError, preview_document
 
             try:
                 preview = preview_document(real, documents)
             except DocumentError as exc:
-                return f"Error: {exc}"
+                raise ToolError(str(exc)) from exc
             return (
                 f"{shown} (preview; search_file with precise keywords finds passages anywhere in it)\n\n"
                 f"{preview}"
@@ -65,9 +62,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         try:
             text = read_text(real, max_bytes=READ_CAP_BYTES if whole else documents.text_preview_chars * 4)
         except NotText as exc:
-            return f"Error: {exc}. read_file reads text and documents only."
+            raise ToolError(f"{exc}. read_file reads text and documents only.") from exc
         except OSError as exc:
-            return f"Error: cannot read {shown}: {exc.strerror}."
+            raise ToolError(f"cannot read {shown}: {exc.strerror}.") from exc
         if not text:
             return f"{shown} is empty."
         if not whole:

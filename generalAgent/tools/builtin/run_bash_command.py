@@ -21,6 +21,7 @@ from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command, interrupt
 
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 NAME = "run_bash_command"
 DEFAULT_TIMEOUT = 60
@@ -61,7 +62,7 @@ def run_command(command: str, cwd: Path, timeout: int, env_tools: ToolEnvironmen
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate()
         text = output.decode("utf-8", errors="replace")
-        return f"Error: timed out after {timeout} s; the command was killed.\n{cap_output(text)}"
+        raise ToolError(f"timed out after {timeout} s; the command was killed.\n{cap_output(text)}") from None
     except BaseException:
         # Ctrl-C or a crash while waiting: never leave the command running behind us.
         os.killpg(process.pid, signal.SIGKILL)
@@ -71,7 +72,9 @@ def run_command(command: str, cwd: Path, timeout: int, env_tools: ToolEnvironmen
         if env_tools is not None:
             env_tools.untrack(process)
     if process.returncode == -signal.SIGKILL:
-        return "Cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
+        raise ToolError(
+            "cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
+        )
     text = output.decode("utf-8", errors="replace").rstrip()
     status = process.returncode
     header = f"exit status {status}" + (" (failed)" if status else "")
@@ -87,7 +90,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         seconds (at most 600). Write results under outputs/.
         """
         if not command.strip():
-            return "Error: empty command."
+            raise ToolError("empty command.")
         timeout = max(1, min(int(timeout), MAX_TIMEOUT))
         state = runtime.state if isinstance(runtime.state, dict) else {}
         workspace = env.workspace(runtime)
@@ -95,15 +98,18 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         remember = False
         if not approved:
             if state.get("parent_context"):
-                return (
-                    f"Refused: {NAME} needs the user's approval, and a sub-agent cannot ask. "
+                raise ToolError(
+                    f"refused: {NAME} needs the user's approval, and a sub-agent cannot ask. "
                     "Report the command you need in your final message instead."
                 )
             answer = interrupt(
                 {"tool": NAME, "command": command, "cwd": str(workspace.root), "timeout": f"{timeout} s"}
             )
             if answer not in {"yes", "always"}:
-                return "Refused by the user: the command was not run. Do not retry it unchanged; ask or choose another way."
+                raise ToolError(
+                    "refused by the user: the command was not run. Do not retry it unchanged; "
+                    "ask or choose another way."
+                )
             remember = answer == "always"
         output = run_command(command, workspace.root, timeout, env)
         if not remember:

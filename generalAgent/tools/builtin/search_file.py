@@ -8,7 +8,7 @@ from langgraph.prebuilt import ToolRuntime
 from generalAgent.documents.search import SearchFailure, render_search, search_document
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
-from generalAgent.tools.workspace import WorkspaceError
+from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -37,14 +37,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             max_results: passages to return (at most 5)
             regex: treat query as a regular expression (case-insensitive)
         """
-        try:
-            workspace = env.workspace(runtime)
-            path = workspace.resolve(file_path)
-        except WorkspaceError as exc:
-            return f"Error: {exc}"
+        workspace = env.workspace(runtime)
+        path = workspace.resolve(file_path)
         if not path.is_file():
-            return (
-                f"Error: {file_path} is not a file in the workspace. "
+            raise ToolError(
+                f"{file_path} is not a file in the workspace. "
                 "List the workspace to see the file names (uploads/ holds the user's files)."
             )
         try:
@@ -59,7 +56,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 vectors=vectors,
             )
         except SearchFailure as exc:
-            return f"Error: {exc}"
+            raise ToolError(str(exc)) from exc
         return render_search(result)
 
     return search_file

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 
 from langchain_core.tools import BaseTool, tool
@@ -10,9 +9,9 @@ from langchain_core.tools import BaseTool, tool
 from generalAgent.knowledge import KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.render import render_search
 from generalAgent.search.budgets import ContentBudget
-from generalAgent.search.database import DatabaseError
-from generalAgent.search.lookup import QueryError
+from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -46,7 +45,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             max_results: items to return (1-20)
         """
         if not query or not query.strip():
-            return "Error: empty query; give the words to look for."
+            raise ToolError("empty query; give the words to look for.")
         try:
             with lock:
                 if not holder:
@@ -60,8 +59,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     max_results=max_results,
                     budget=budget,
                 )
-        except (DatabaseError, QueryError, sqlite3.Error) as exc:
-            return f"Error: {exc}"
+        except INDEX_ERRORS as exc:
+            raise ToolError(str(exc)) from exc
         filters = ", ".join(
             f"{name}: {value}"
             for name, value in (("domain", domain), ("category", category), ("tags", ", ".join(tags or [])))

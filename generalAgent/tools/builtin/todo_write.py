@@ -11,6 +11,7 @@ from langgraph.types import Command
 from pydantic import BaseModel, Field
 
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 MAX_TODOS = 50
 
@@ -45,7 +46,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """
         problem = validate_todos(todos)
         if problem:
-            return f"Error: todo list not saved: {problem}."
+            raise ToolError(f"todo list not saved: {problem}.")
         items = [{"content": t.content.strip(), "status": t.status, "priority": t.priority} for t in todos]
         done = sum(1 for t in items if t["status"] == "completed")
         summary = f"Todo list saved: {len(items)} items, {done} completed."

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.knowledge import KnowledgeError, open_store
-from generalAgent.search.database import DatabaseError
-from generalAgent.search.lookup import QueryError
+from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -33,7 +31,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             tags: new list of tags (replaces the old list)
         """
         if all(v is None for v in (title, content, domain, category, tags)):
-            return "Error: nothing to change; give at least one of title, content, domain, category, tags."
+            raise ToolError("nothing to change; give at least one of title, content, domain, category, tags.")
         try:
             with open_store(env.settings) as store:
                 item = store.update_knowledge(
@@ -44,10 +42,10 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     category=category,
                     tags=tags,
                 )
-        except (KnowledgeError, DatabaseError, QueryError, sqlite3.Error) as exc:
-            return f"Error: {exc}"
+        except (KnowledgeError, *INDEX_ERRORS) as exc:
+            raise ToolError(str(exc)) from exc
         if item is None:
-            return f"Error: no knowledge item {item_id!r}; search_knowledge shows the ids."
+            raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
         return f'Updated "{item.title}" (id {item.id}) in {item.domain}.'
 
     return update_knowledge

@@ -6,7 +6,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.environment import ToolEnvironment
-from generalAgent.tools.workspace import WorkspaceError
+from generalAgent.tools.errors import ToolError
 
 MAX_WRITE_CHARS = 5_000_000
 
@@ -17,21 +17,20 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """Write `content` (UTF-8 text) to `path` under outputs/ (results for the user) or
         temp/ (scratch), creating folders as needed and replacing an existing file."""
         workspace = env.workspace(runtime)
-        try:
-            real = workspace.resolve(path, for_writing=True)
-        except WorkspaceError as exc:
-            return f"Error: {exc}"
+        real = workspace.resolve(path, for_writing=True)
         shown = workspace.display(real)
         if len(content) > MAX_WRITE_CHARS:
-            return f"Error: {len(content):,} characters is over the {MAX_WRITE_CHARS:,} limit; write it in parts."
+            raise ToolError(
+                f"{len(content):,} characters is over the {MAX_WRITE_CHARS:,} limit; write it in parts."
+            )
         if real.is_dir():
-            return f"Error: {shown} is a folder; give a file name inside it."
+            raise ToolError(f"{shown} is a folder; give a file name inside it.")
         existed = real.exists()
         try:
             real.parent.mkdir(parents=True, exist_ok=True)
             real.write_text(content, encoding="utf-8")
         except OSError as exc:
-            return f"Error: cannot write {shown}: {exc.strerror}."
+            raise ToolError(f"cannot write {shown}: {exc.strerror}.") from exc
         size = real.stat().st_size
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         return f"{'Replaced' if existed else 'Wrote'} {shown} ({size:,} bytes, {lines} lines)."

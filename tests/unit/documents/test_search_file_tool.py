@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode
 
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.tools.builtin.search_file import create_tool
 from generalAgent.tools.environment import ToolEnvironment
 from tests.unit.documents.builders import make_pdf, make_scanned_pdf
@@ -20,7 +20,7 @@ THREAD = "session-1"
 
 def run_tool(settings: Settings, **args: object) -> str:
     graph = StateGraph(MessagesState)
-    graph.add_node("tools", ToolNode([create_tool(ToolEnvironment(settings=settings))]))
+    graph.add_node("tools", build_tool_node([create_tool(ToolEnvironment(settings=settings))]))
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
     call = AIMessage(content="", tool_calls=[{"name": "search_file", "args": args, "id": "c1"}])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.prebuilt import ToolNode
 
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.tools.builtin import (
     add_knowledge,
     delete_knowledge,
@@ -23,7 +23,7 @@ MODULES = (add_knowledge, update_knowledge, delete_knowledge, get_knowledge_item
 def make_runner(settings: Settings):
     env = ToolEnvironment(settings=settings)
     graph = StateGraph(MessagesState)
-    graph.add_node("tools", ToolNode([m.create_tool(env) for m in MODULES]))
+    graph.add_node("tools", build_tool_node([m.create_tool(env) for m in MODULES]))
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
     compiled = graph.compile()

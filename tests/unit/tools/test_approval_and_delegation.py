@@ -56,7 +56,7 @@ def test_refusal_reaches_the_model_as_a_tool_message(settings: Settings) -> None
     pending = interrupts(graph, thread())
     state = graph.invoke(Command(resume={pending[0].id: "no"}), thread())
     answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
-    assert answer.content.startswith("Refused by the user")
+    assert answer.status == "error" and answer.content.startswith("Error: refused by the user")
     assert isinstance(model.requests[1].messages[-1], ToolMessage)
 
 
