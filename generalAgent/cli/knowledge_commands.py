@@ -108,7 +108,10 @@ def search_command(
     domain: Domain = None,
     category: Category = None,
     tags: Tags = None,
-    max_results: Annotated[int, typer.Option("-n", "--max-results", min=1, max=20)] = 5,
+    max_results: Annotated[
+        int | None,
+        typer.Option("-n", "--max-results", min=1, max=20, help="Items (default SEARCH_MAX_RESULTS_DEFAULT)"),
+    ] = None,
     sort: Annotated[str, typer.Option("--sort", help="relevance | date | title")] = "relevance",
     as_json: AsJson = False,
 ) -> None:
