@@ -10,9 +10,11 @@ from __future__ import annotations
 import secrets
 import sqlite3
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_sessions (
@@ -51,7 +53,7 @@ class Usage:
         return self.cached_tokens / self.input_tokens if self.input_tokens else 0.0
 
     @classmethod
-    def from_metadata(cls, metadata: dict | None) -> Usage:
+    def from_metadata(cls, metadata: Mapping[str, Any] | None) -> Usage:
         """From a message's `usage_metadata` (input_token_details.cache_read is the cache hit)."""
         if not metadata:
             return cls()
@@ -136,7 +138,7 @@ class SessionCatalog:
                 (usage.model_calls, usage.input_tokens, usage.cached_tokens, usage.output_tokens, session_id),
             )
 
-    def list(self, limit: int = 20) -> list[SessionInfo]:
+    def recent(self, limit: int = 20) -> list[SessionInfo]:
         rows = self._conn.execute(
             f"SELECT {_COLUMNS} FROM chat_sessions ORDER BY updated_at DESC LIMIT ?", (limit,)
         ).fetchall()
@@ -149,7 +151,7 @@ class SessionCatalog:
         return _info(row) if row else None
 
     def latest(self) -> SessionInfo | None:
-        sessions = self.list(limit=1)
+        sessions = self.recent(limit=1)
         return sessions[0] if sessions else None
 
     def resolve(self, reference: str) -> SessionInfo:

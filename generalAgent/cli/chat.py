@@ -212,7 +212,7 @@ class Chat:
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
     def _sessions(self, _: str) -> None:
-        sessions = self.catalog.list(limit=20)
+        sessions = self.catalog.recent(limit=20)
         if not sessions:
             self.console.print("[dim]No saved sessions yet.[/]")
             return

@@ -286,7 +286,7 @@ def load_settings(env_file: Path | None = DEFAULT_ENV_FILE, **overrides: Any) ->
     groups: dict[str, Any] = {}
     for name, cls in _GROUPS.items():
         try:
-            groups[name] = cls(_env_file=env_file, **overrides.get(name, {}))  # type: ignore[call-arg]
+            groups[name] = cls(_env_file=env_file, **overrides.get(name, {}))
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
     return Settings(**groups)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from generalAgent.config.settings import PathSettings
+from generalAgent.display import one_line
 
 
 class CheckpointStoreError(Exception):
@@ -40,7 +41,7 @@ def open_checkpointer(paths: PathSettings) -> BaseCheckpointSaver:
 
 def close_checkpointer(saver: BaseCheckpointSaver) -> None:
     """Close the SQLite connection or the PostgreSQL pool behind `saver`."""
-    saver.conn.close()  # type: ignore[attr-defined] - both savers keep their connection here
+    cast(Any, saver).conn.close()  # both savers keep their connection (or pool) in `conn`
 
 
 def open_sqlite_checkpointer(path: Path) -> SqliteSaver:
@@ -88,6 +89,7 @@ def open_postgres_checkpointer(url: str) -> Any:
         raise CheckpointStoreError(
             f"PostgreSQL at {where} (DATABASE_URL) refused the checkpoint tables: {_first_line(exc, url)}"
         ) from None
+    # The pool hands out dict_row connections (`options`), which its type cannot say.
     pool = ConnectionPool(
         url,
         min_size=1,
@@ -99,7 +101,7 @@ def open_postgres_checkpointer(url: str) -> Any:
         name="generalagent-checkpoints",
     )
     pool.open()
-    return PostgresSaver(pool)
+    return PostgresSaver(cast("ConnectionPool[psycopg.Connection[dict[str, Any]]]", pool))
 
 
 def describe_database_url(url: str) -> str:
@@ -115,6 +117,6 @@ def describe_database_url(url: str) -> str:
 
 
 def _first_line(exc: BaseException, url: str) -> str:
-    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    text = one_line(str(exc).strip().splitlines()[0], 300) if str(exc).strip() else type(exc).__name__
     password = urlsplit(url).password if "://" in url else None
     return text.replace(password, "***") if password else text

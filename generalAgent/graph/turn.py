@@ -26,7 +26,7 @@ RENAMED_KEYS = {"mentioned_agents": "mentions"}
 
 
 def main_turn_input(
-    text: str | list[dict[str, Any]],
+    text: str | list[str | dict[str, Any]],
     *,
     session_id: str,
     max_loops: int,

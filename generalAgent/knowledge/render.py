@@ -91,7 +91,8 @@ def render_item(
     if chunks is not None:
         if not chunks:
             return "\n".join([*head, f"No chunks in that range (the item has {total_chunks})."])
-        shown, used = [], 0
+        shown: list[KnowledgeChunk] = []
+        used = 0
         for chunk in chunks:
             if used + len(chunk.content) > content_limit and shown:
                 break

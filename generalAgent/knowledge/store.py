@@ -27,6 +27,7 @@ from generalAgent.search.database import (
     transaction,
 )
 from generalAgent.search.embeddings import Embedder, EmbeddingError
+from generalAgent.search.lookup import INDEX_ERRORS
 
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 50
@@ -38,6 +39,10 @@ _CHUNK_COLUMNS = (
 
 class KnowledgeError(Exception):
     """A request the store refuses; the message says why and what would work."""
+
+
+# What a knowledge store call can raise, each with a message fit for the user.
+STORE_ERRORS: tuple[type[Exception], ...] = (KnowledgeError, *INDEX_ERRORS)
 
 
 class KnowledgeStore(IndexDatabase):

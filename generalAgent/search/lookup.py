@@ -180,7 +180,7 @@ def _reranked(
 def _scope(
     rowid_range: tuple[int, int] | None, item_filter: str, params: Sequence[Any]
 ) -> tuple[str, str, list[Any]]:
-    joins, where, values = "", [], []
+    joins, where, values = "", list[str](), list[Any]()
     if rowid_range is not None:
         where.append("chunks_fts.rowid BETWEEN ? AND ?")
         values.extend(rowid_range)
@@ -304,7 +304,7 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
         if index not in wanted and len(wanted) >= limit:
             break
         wanted[index] = wanted.get(index, 0) + 1
-    hits = []
+    hits: list[ChunkHit] = []
     for index, count in wanted.items():
         hits.extend(replace(h, score=float(count)) for h in chunk_window(conn, item_id, index, index))
     return hits

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from generalAgent.display import one_line
+
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
@@ -111,7 +113,7 @@ def parse_tools_yaml(path: Path) -> list[ToolSpec]:
     except OSError as exc:
         raise ToolConfigError(f"{where}: cannot read it ({exc.strerror})") from None
     except yaml.YAMLError as exc:
-        raise ToolConfigError(f"{where}: not valid YAML ({_first_line(exc)})") from None
+        raise ToolConfigError(f"{where}: not valid YAML ({one_line(exc)})") from None
     if not isinstance(data, dict):
         raise ToolConfigError(f"{where}: expected the sections 'core' and 'optional'")
     unknown = set(data) - {"core", "optional"}
@@ -188,7 +190,3 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) 
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
-
-
-def _first_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:200]
