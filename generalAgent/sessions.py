@@ -97,6 +97,7 @@ class SessionCatalog:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(db_path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
         try:
             migrate(self._conn, MIGRATIONS)
@@ -201,12 +202,17 @@ class SessionCatalog:
 _COLUMNS = "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls"
 
 
-def _info(row: tuple) -> SessionInfo:
+def _info(row: sqlite3.Row) -> SessionInfo:
     return SessionInfo(
-        id=row[0],
-        title=row[1],
-        created_at=row[2],
-        updated_at=row[3],
-        turns=row[4],
-        usage=Usage(row[5], row[6], row[7], row[8]),
+        id=row["id"],
+        title=row["title"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        turns=row["turns"],
+        usage=Usage(
+            input_tokens=row["input_tokens"],
+            cached_tokens=row["cached_tokens"],
+            output_tokens=row["output_tokens"],
+            model_calls=row["model_calls"],
+        ),
     )

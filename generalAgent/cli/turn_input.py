@@ -41,7 +41,7 @@ def prepare_turn(
     problems = [_unknown_mention(name, suggestions) for name, suggestions in mentions.unknown.items()]
     known = [name for name in names if name not in mentions.unknown]
 
-    report = attach_files(agent, config, session_id, find_references(text), cwd)
+    report = attach_files(agent, session_id, find_references(text), cwd)
     files = [*(pending_uploads or []), *report.files]
     problems += report.problems
 
@@ -59,9 +59,7 @@ def prepare_turn(
     return PreparedTurn(graph_input=graph_input, uploads=report.files, problems=problems)
 
 
-def attach_files(
-    agent: LoadedAgent, config: dict[str, Any], session_id: str, references: list[str], cwd: Path
-) -> UploadReport:
+def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd: Path) -> UploadReport:
     if not references:
         return UploadReport()
     workspace = agent.parts.env.workspace_for(session_id)

@@ -161,6 +161,7 @@ def connect(path: Path) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise DatabaseError(f"Cannot open the index database {path}: {exc}. Check DATA_DIR.") from None
     try:
+        conn.row_factory = sqlite3.Row  # rows are read by column name (and still unpack as tuples)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, fast
