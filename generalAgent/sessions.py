@@ -37,6 +37,8 @@ CREATE INDEX IF NOT EXISTS chat_sessions_updated ON chat_sessions(updated_at);
 # sessions.db's `schema_migrations` table with nothing else: LangGraph migrates its own.
 MIGRATIONS = [Migration("0001_chat_sessions", script(INITIAL_SCHEMA))]
 TITLE_CHARS = 60
+# How long a write waits for another process's (the checkpointer shares the file) to finish.
+SQLITE_BUSY_SECONDS = 30
 
 
 class SessionStoreError(Exception):
@@ -96,7 +98,9 @@ class SessionInfo:
 class SessionCatalog:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(db_path, check_same_thread=False, timeout=30, isolation_level=None)
+        self._conn = sqlite3.connect(
+            db_path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS, isolation_level=None
+        )
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
         try:

@@ -30,9 +30,12 @@ _SENTENCE_END = re.compile(r"[。！？；…]+[”’」』)）]*|[.!?;:]+[\"')
 
 @dataclass(frozen=True)
 class ChunkingConfig:
-    max_size: int = 400
-    overlap: int = 80
-    min_size: int = 50
+    """Chunk sizes in characters; from CHUNK_MAX_SIZE, CHUNK_OVERLAP and CHUNK_MIN_SIZE (whose
+    defaults, 400 / 80 / 50, are DocumentSettings'), see IndexDatabase.chunking."""
+
+    max_size: int
+    overlap: int
+    min_size: int
 
     def __post_init__(self) -> None:
         if self.max_size < 2:
