@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
@@ -45,7 +46,7 @@ HELP = """\
 /skills, /agents   skills and sub-agents that can be @mentioned
 /todos             the agent's todo list for this session
 /usage             tokens of this session and the cache-hit ratio
-/quit              leave (the session is saved; generalagent --resume continues it)"""
+/quit              leave (the session is saved; --resume continues it)"""
 
 
 class AgentUnavailable(Exception):
@@ -108,7 +109,7 @@ class Chat:
             try:
                 line = session.prompt(PROMPT)
             except (EOFError, KeyboardInterrupt):
-                self.console.print("[dim]Bye. Continue later with: generalagent --resume[/]")
+                self._farewell()
                 return 0
             line = line.strip()
             if not line:
@@ -306,8 +307,17 @@ class Chat:
         )
 
     def _quit(self, _: str) -> bool:
-        self.console.print(f"[dim]Saved. Continue with: generalagent --resume {self.session_id}[/]")
+        self._farewell()
         return False
+
+    def _farewell(self) -> None:
+        """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
+        anything to come back to."""
+        if self.catalog.get(self.session_id) is None:
+            self.console.print("[dim]Bye.[/]")
+            return
+        resume = f"{command_hint()} --resume {self.session_id}"
+        self.console.print(f"[dim]Saved. Continue with: {escape(resume)}[/]")
 
     # -- plumbing -------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
