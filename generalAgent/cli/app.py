@@ -31,9 +31,18 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="A terminal AI agent for documents in Chinese and English, for any OpenAI-compatible model.",
 )
 EXIT_CONFIG = 2
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"generalagent {version('generalAgent')}")
+        raise typer.Exit()
 
 
 @app.callback(invoke_without_command=True)
@@ -41,6 +50,9 @@ def main_command(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Option(  # noqa: UP045 - typer reads the annotation
         None, "-p", "--prompt", help="Answer PROMPT once and exit ('-' reads it from stdin)."
+    ),
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=show_version, is_eager=True, help="Show the version and exit."
     ),
     resume: Optional[str] = typer.Option(  # noqa: UP045
         None, "--resume", help="Continue the last session, or the session ID (a unique prefix is enough)."

@@ -32,7 +32,7 @@ LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 
 HELP = """\
-[bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\\\ adds a line · Ctrl-C cancels a turn · Ctrl-D quits
+[bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\ adds a line · Ctrl-C cancels a turn · Ctrl-D quits
 [bold]Mentions[/]  @tool makes a tool available · @skill points the agent to a skill · @agent enables delegation
 [bold]Files[/]  #path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session
 

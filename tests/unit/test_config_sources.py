@@ -30,7 +30,9 @@ def elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_user_level_file_configures_every_folder(user_env: Path, elsewhere: Path) -> None:
-    user_env.write_text("MODEL_NAME=deepseek-chat\nOPENAI_API_KEY=sk-user\nDATA_DIR=state\n", encoding="utf-8")
+    user_env.write_text(
+        "MODEL_NAME=deepseek-chat\nOPENAI_API_KEY=sk-user\nDATA_DIR=state\n", encoding="utf-8"
+    )
     settings = load_settings()
     assert settings.model.model_name == "deepseek-chat"
     assert settings.paths.data_dir == user_env.parent / "state"  # relative to the file, not the folder
@@ -80,7 +82,10 @@ def test_a_start_without_a_model_creates_nothing_and_says_where_config_goes(
     assert result.returncode == 2
     assert "config init" in result.stderr and str(user_config_dir() / ".env") in result.stderr
     doctor = subprocess.run(
-        [sys.executable, "-m", "generalAgent", "doctor", "--offline"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "generalAgent", "doctor", "--offline"],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert doctor.returncode == 1 and "will be created at first use" in doctor.stdout
     assert list(elsewhere.iterdir()) == []  # no data/, no data/logs
