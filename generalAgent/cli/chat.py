@@ -26,6 +26,7 @@ from generalAgent.cli.render import TerminalView, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
+from generalAgent.display import describe_file
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
@@ -135,9 +136,7 @@ class Chat:
         for problem in prepared.problems:
             self.console.print(f"[yellow]{escape(problem)}[/]")
         for upload in prepared.uploads:
-            self.console.print(
-                f"[dim]📎 {escape(upload['path'])} ({upload['type']}, {upload['size']:,} bytes)[/]"
-            )
+            self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         if not self.first_line:
             self.first_line = text.splitlines()[0]
         self.catalog.open_session(self.session_id, self.first_line)
@@ -257,9 +256,7 @@ class Chat:
         if not report.files and not report.problems:
             self.console.print(f"[yellow]Nothing matches {escape(argument)}.[/]")
         for upload in report.files:
-            self.console.print(
-                f"[dim]📎 {escape(upload['path'])} ({upload['type']}, {upload['size']:,} bytes)[/]"
-            )
+            self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         # The agent hears about them with the next message, in that turn's reminder.
         self.pending_uploads += report.files
 

@@ -28,7 +28,7 @@ def test_upload_is_copied_and_announced_once(
     child = spawn_chat()
     expect_prompt(child)
     shown = ask(child, "总结一下 #季度报告.md", "收到")
-    assert "📎 uploads/季度报告.md (markdown, 22 bytes)" in shown
+    assert "📎 uploads/季度报告.md (markdown, 22 B)" in shown
     expect_prompt(child)
     first = last_user_text(openai_server.chat_requests[0])
     assert first.startswith("总结一下 #季度报告.md\n\n<system_reminder>")

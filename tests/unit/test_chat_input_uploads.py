@@ -65,3 +65,12 @@ def test_pdf_pages_are_counted(settings: Settings, tmp_path: Path) -> None:
     pdf.save(str(path))
     workspace = ToolEnvironment(settings=settings).workspace_for("s1")
     assert upload([str(path)], workspace, tmp_path).files[0]["pages"] == 3
+
+
+def test_an_attachment_is_described_with_a_human_size_and_its_pages() -> None:
+    from generalAgent.display import describe_file
+
+    pdf = {"path": "uploads/2025-Q3.pdf", "type": "pdf", "size": 2_411_725, "pages": 48}
+    assert describe_file(pdf) == "uploads/2025-Q3.pdf (pdf, 2.3 MB, 48 pages)"
+    deck = {"path": "uploads/plan.pptx", "type": "pptx", "size": 900, "pages": 1}
+    assert describe_file(deck) == "uploads/plan.pptx (pptx, 900 B, 1 slide)"
