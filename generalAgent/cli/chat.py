@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
@@ -32,22 +33,32 @@ from generalAgent.sessions import SessionCatalog, Usage
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 
-HELP = """\
-[bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\ adds a line · Ctrl-C cancels a turn · Ctrl-D quits
-[bold]Mentions[/]  @tool makes a tool available · @skill points the agent to a skill · @agent enables delegation
-[bold]Files[/]  #path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session
-
-/help              this help
-/new               start a new session
-/sessions          recent sessions (id, title, age, turns)
-/resume ID         continue a session (a unique prefix of its id is enough)
-/retry             send the last message again after an error
-/upload PATH       attach a file, folder or glob
-/tools             tool tiers and what the agent can use now
-/skills, /agents   skills and sub-agents that can be @mentioned
-/todos             the agent's todo list for this session
-/usage             tokens of this session and the cache-hit ratio
-/quit              leave (the session is saved; --resume continues it)"""
+# The slash commands, with the line /help and Tab completion show for each.
+COMMANDS = (
+    ("/help", "this help"),
+    ("/new", "start a new session"),
+    ("/sessions", "recent sessions (id, title, age, turns)"),
+    ("/resume", "ID: continue a session (a unique prefix of its id is enough)"),
+    ("/retry", "send the last message again after an error"),
+    ("/upload", "PATH: attach a file, folder or glob"),
+    ("/tools", "tool tiers and what the agent can use now"),
+    ("/skills", "skills that can be @mentioned"),
+    ("/agents", "sub-agents that can be @mentioned"),
+    ("/todos", "the agent's todo list for this session"),
+    ("/usage", "tokens of this session and the cache-hit ratio"),
+    ("/quit", "leave (the session is saved; --resume continues it)"),
+)
+HELP = "\n".join(
+    [
+        "[bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\ adds a line · Tab completes"
+        " · Ctrl-C cancels a turn · Ctrl-D quits",
+        "[bold]Mentions[/]  @tool makes a tool available · @skill points the agent to a skill"
+        " · @agent enables delegation",
+        '[bold]Files[/]  #path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session',
+        "",
+        *(f"{name:<12} {description}" for name, description in COMMANDS),
+    ]
+)
 
 
 class AgentUnavailable(Exception):
@@ -78,21 +89,9 @@ class Chat:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
         self.pending_uploads: list[Any] = []
-        self._commands = {
-            "/help": self._help,
-            "/new": self._new,
-            "/sessions": self._sessions,
-            "/resume": self._resume,
-            "/retry": self._retry,
-            "/upload": self._upload,
-            "/tools": self._tools,
-            "/skills": self._skills,
-            "/agents": self._agents,
-            "/todos": self._todos,
-            "/usage": self._usage,
-            "/quit": self._quit,
-            "/exit": self._quit,
-        }
+        # Each command is handled by the method of its name (/usage -> _usage); /exit is /quit.
+        self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
+        self._commands["/exit"] = self._quit
         if options.resume:
             self._resume(options.resume)
 
@@ -369,4 +368,23 @@ class Chat:
             else:
                 event.app.exit(exception=KeyboardInterrupt)
 
-        return PromptSession(history=InputHistory(str(history_file)), key_bindings=bindings, multiline=True)
+        return PromptSession(
+            history=InputHistory(str(history_file)),
+            key_bindings=bindings,
+            multiline=True,
+            completer=ChatCompleter(COMMANDS, self._mentionable),
+            complete_while_typing=False,
+        )
+
+    def _mentionable(self) -> list[Name]:
+        """What @ completes: nothing until the agent has loaded (completion never waits)."""
+        if not self.loader.ready():
+            return []
+        try:
+            parts = self.loader.get().parts
+        except Exception:  # the load failed; the next message says why
+            return []
+        names = [Name(spec.name, "tool", spec.description) for spec in parts.registry.specs()]
+        names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
+        names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
+        return names

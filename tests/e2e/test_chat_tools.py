@@ -186,3 +186,26 @@ def test_pdf_question_in_chinese_is_answered_from_the_right_page(
     )
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_tab_completes_a_chinese_file_name_and_a_command(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    (workdir / "季度报告.md").write_text("# Q3\n营收增长 12%\n", encoding="utf-8")
+    openai_server.add(Reply(text="收到。"))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.send("看看 #季")
+    child.send("\t")
+    child.expect(r"度报告\.md")  # typed after the 季 already on screen
+    child.send("\r")
+    child.expect("📎 uploads/季度报告.md")
+    child.expect("收到")
+    expect_prompt(child)
+    child.send("/usa\t")
+    child.expect("ge")  # /usa completed to /usage
+    child.send("\r")
+    child.expect("model calls")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
