@@ -131,9 +131,13 @@ class Chat:
 
         config = self._config()
         prepared = prepare_turn(text, agent, config, self.session_id, Path.cwd(), self.pending_uploads)
+        for warning in prepared.warnings:
+            self.console.print(f"[yellow]{escape(warning)}[/]")
+        if prepared.graph_input is None:
+            for error in prepared.errors:
+                self.console.print(f"[red]{escape(error)}[/]")
+            return
         self.pending_uploads = []
-        for problem in prepared.problems:
-            self.console.print(f"[yellow]{escape(problem)}[/]")
         for upload in prepared.uploads:
             self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         if not self.first_line:

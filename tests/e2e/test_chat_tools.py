@@ -209,3 +209,22 @@ def test_tab_completes_a_chinese_file_name_and_a_command(
     expect_prompt(child)
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_a_file_named_inside_a_chinese_sentence_is_attached(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    (workdir / "参考手册.md").write_text("# 手册\n内容\n", encoding="utf-8")
+    openai_server.add(Reply(text="好的。"))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("总结#参考手册.md的内容")
+    child.expect("📎 uploads/参考手册.md")
+    child.expect("好的")
+    expect_prompt(child)
+    child.sendline("再看 #手册.md，里面讲了什么？")
+    child.expect("#手册.md: no such file or folder")
+    expect_prompt(child)
+    assert len(openai_server.chat_requests) == 1  # the second line was not sent
+    child.sendeof()
+    child.expect(pexpect.EOF)
