@@ -89,6 +89,10 @@ class Chat:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
         self.pending_uploads: list[Any] = []
+        # The input of the last message sent, and of the last turn the user cancelled (which
+        # /retry sends again). Only the message: answers closing earlier calls are stored.
+        self.last_turn: dict[str, Any] | None = None
+        self.cancelled_turn: dict[str, Any] | None = None
         # Each command is handled by the method of its name (/usage -> _usage); /exit is /quit.
         self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
         self._commands["/exit"] = self._quit
@@ -172,6 +176,9 @@ class Chat:
             sqlite3.Error
         ) as exc:  # e.g. the disk filled during the turn: the turn itself is reported below
             LOGGER.warning("could not record the turn: %s", exc)
+        if graph_input is not None:
+            self.last_turn = {**graph_input, "messages": graph_input["messages"][-1:]}
+        self.cancelled_turn = self.last_turn if result.cancelled else None
         if result.cancelled:
             self.console.print("[yellow]Cancelled.[/] [dim]The conversation is intact; go on or /retry.[/]")
         elif result.error:
@@ -209,6 +216,7 @@ class Chat:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
         self.pending_uploads = []
+        self.last_turn = self.cancelled_turn = None
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
     def _sessions(self, _: str) -> None:
@@ -233,18 +241,26 @@ class Chat:
         self.session_id = info.id
         self.first_line = info.title
         self.pending_uploads = []
+        self.last_turn = self.cancelled_turn = None
         self.console.print(
             f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"
         )
 
     def _retry(self, _: str) -> None:
+        """After an error, resume where the turn failed; after Ctrl-C, send the message again."""
         agent = self._agent()
         config = self._config()
-        state = agent.graph.get_state(config)
-        if not state.next:
+        if agent.graph.get_state(config).next:
+            self._run(agent, config, None)
+            return
+        if self.cancelled_turn is None:
             self.console.print("[dim]Nothing to retry: the last turn finished.[/]")
             return
-        self._run(agent, config, None)
+        from generalAgent.cli.turns import discard_last_turn
+
+        turn, self.cancelled_turn = self.cancelled_turn, None
+        discard_last_turn(agent.graph, config)
+        self._run(agent, config, turn)
 
     def _upload(self, argument: str) -> None:
         if not argument:
