@@ -51,7 +51,7 @@ from generalAgent.cli.turn_input import prepare_turn  # noqa: E402
 from generalAgent.cli.turns import run_turn  # noqa: E402
 from generalAgent.config.settings import Settings, load_settings  # noqa: E402
 from generalAgent.graph.turn import thread_config  # noqa: E402
-from generalAgent.models import describe_model_error  # noqa: E402
+from generalAgent.providers.errors import describe_model_error  # noqa: E402
 from tests.support.history import stored_history_problems  # noqa: E402
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
 

@@ -64,7 +64,7 @@ def main_command(
     settings = settings_or_exit()
     missing = settings.model.missing()
     if missing:
-        from generalAgent.models import setup_guidance
+        from generalAgent.providers.factory import setup_guidance
 
         err = Console(stderr=True, highlight=False, soft_wrap=True)
         err.print(setup_guidance(missing), markup=False)

@@ -152,7 +152,7 @@ class Chat:
     # -- running a turn -------------------------------------------------------------
     def _run(self, agent: LoadedAgent, config: dict[str, Any], graph_input: Any) -> None:
         from generalAgent.cli.turns import run_turn
-        from generalAgent.models import describe_model_error
+        from generalAgent.providers.errors import describe_model_error
 
         view = TerminalView(self.console, approver=self._approve)
         agent.parts.env.start_turn()

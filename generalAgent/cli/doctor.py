@@ -75,7 +75,7 @@ def _endpoint(settings: Settings) -> Check:
         return Check("endpoint", False, "skipped: the model is not configured")
     from langchain_openai import ChatOpenAI
 
-    from generalAgent.models import describe_model_error
+    from generalAgent.providers.errors import describe_model_error
 
     model = settings.model
     assert model.model_name is not None and model.openai_api_key is not None  # not missing()

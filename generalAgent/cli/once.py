@@ -41,7 +41,7 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     from generalAgent.cli.turns import run_turn
     from generalAgent.graph.checkpoints import CheckpointStoreError
     from generalAgent.graph.turn import thread_config
-    from generalAgent.models import describe_model_error
+    from generalAgent.providers.errors import describe_model_error
     from generalAgent.tools.registry import ToolConfigError
 
     try:

@@ -55,6 +55,33 @@ class ModelSettings(BaseSettings):
     model_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature; unset = provider default"
     )
+    # The dialect of the wire format (docs/providers.md): where reasoning arrives, when it
+    # must go back, how thinking is switched, where cache hits are reported.
+    model_provider: (
+        Literal["openai", "deepseek", "qwen", "kimi", "glm", "vllm", "ollama", "openrouter", "generic"] | None
+    ) = Field(default=None, description="Provider dialect; unset = recognised from OPENAI_BASE_URL")
+    model_thinking: Literal["on", "off", "default"] = Field(
+        default="default", description="Thinking of reasoning models: on, off, or the provider's default"
+    )
+    model_reasoning_effort: OptionalText = Field(
+        default=None,
+        description="How hard a reasoning model thinks, e.g. low, medium, high, max (mapped per provider)",
+    )
+    model_context_window: int | None = Field(
+        default=None,
+        ge=1_000,
+        le=20_000_000,
+        description="The model's context window in tokens; unset = known table",
+    )
+    show_reasoning: Literal["collapsed", "full", "off"] = Field(
+        default="collapsed", description="Reasoning in the terminal: one line, in full, or not at all"
+    )
+
+    @field_validator("model_provider", "model_thinking", "show_reasoning", mode="before")
+    @classmethod
+    def _lower_choice(cls, value: Any) -> Any:
+        value = _blank_is_unset(value)
+        return value.strip().lower() if isinstance(value, str) else value
 
     def missing(self) -> list[str]:
         """Names of the variables that must still be set before the model can be called."""
@@ -80,8 +107,11 @@ class GovernanceSettings(BaseSettings):
         le=0.9,
         description="After a cut, keep this fraction of MAX_MESSAGE_HISTORY",
     )
-    max_context_tokens: int = Field(
-        default=100_000, ge=2_000, le=2_000_000, description="Approximate prompt token budget"
+    max_context_tokens: int | None = Field(
+        default=None,
+        ge=2_000,
+        le=20_000_000,
+        description="Prompt token budget of the history; unset = 3/4 of the model's context window",
     )
     max_loops: int = Field(
         default=30, ge=1, le=500, description="Model calls per turn before a forced answer"

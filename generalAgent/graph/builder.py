@@ -27,7 +27,7 @@ from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
-from generalAgent.models import build_chat_model
+from generalAgent.providers.factory import build_chat_model
 from generalAgent.skills.loader import SkillCatalog, load_skills
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.registry import ToolRegistry

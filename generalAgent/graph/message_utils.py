@@ -20,7 +20,8 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
-from langchain_core.messages.utils import count_tokens_approximately
+
+from generalAgent.providers.tokens import estimate_message_tokens
 
 TokenCounter = Callable[[BaseMessage], int]
 
@@ -104,7 +105,7 @@ def truncate_messages_safely(
     if not body:
         return list(messages)
 
-    counter = count_tokens or _approximate_tokens
+    counter = count_tokens or estimate_message_tokens
     prefix = [0]
     if max_tokens is not None:
         for _, message in body:
@@ -146,7 +147,3 @@ def _next_start(
         if not isinstance(body[j][1], ToolMessage) and fits(j):
             return j
     return end
-
-
-def _approximate_tokens(message: BaseMessage) -> int:
-    return count_tokens_approximately([message])

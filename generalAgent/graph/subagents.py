@@ -93,7 +93,7 @@ class SubagentRunner:
             outcome["error"] = "cancelled by the user"
             return
         except Exception as exc:  # a failing sub-agent is a result for the parent, not a crash
-            from generalAgent.models import describe_model_error
+            from generalAgent.providers.errors import describe_model_error
 
             outcome["error"] = (
                 describe_model_error(exc, self.settings.model) or f"{type(exc).__name__}: {exc}"

@@ -19,7 +19,7 @@ from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
-from generalAgent.models import hide_api_key
+from generalAgent.providers.errors import hide_api_key
 
 
 def build_finalize_node(

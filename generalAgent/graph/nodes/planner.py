@@ -13,13 +13,13 @@ cleared in the update, which is what makes mention and upload reminders fire onc
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, SystemMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -31,7 +31,17 @@ from generalAgent.graph.message_utils import clean_message_history, truncate_mes
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import AgentState, model_calls_this_turn
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
-from generalAgent.models import hide_api_key
+from generalAgent.providers.detection import choose_provider
+from generalAgent.providers.errors import hide_api_key
+from generalAgent.providers.tokens import (
+    ESTIMATE_KEY,
+    MESSAGE_OVERHEAD,
+    calibration_factor,
+    context_budget,
+    estimate_message_tokens,
+    estimate_payload_tokens,
+    estimate_tokens,
+)
 from generalAgent.skills.loader import SkillCatalog
 from generalAgent.tools.registry import ToolRegistry
 from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
@@ -58,7 +68,11 @@ class PromptBuilder:
         self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now))
         self._subagent_prompts: dict[str | None, SystemMessage] = {}
         self._static_tokens: dict[tuple[int, tuple[str, ...]], int] = {}
-        self._message_tokens = MessageTokenCache()
+        # Echoed reasoning is part of the prompt, so it counts where the dialect sends it.
+        self._message_tokens = MessageTokenCache(
+            with_reasoning=choose_provider(settings.model).dialect.echo != "never"
+        )
+        self.budget = context_budget(settings.model, settings.governance)
         LOGGER.debug("system prompt hash %s", prompt_hash(self.main_prompt.text))
 
     def system_message(self, state: AgentState) -> SystemMessage:
@@ -75,16 +89,28 @@ class PromptBuilder:
         return visible_tools_for_state(self.registry, self.skills.ids(), self.agents.names(), state)
 
     def history(self, state: AgentState, system: SystemMessage, tools: list[Any]) -> list[BaseMessage]:
-        """The stored history as it may be sent: valid pairs, within the message and token budget."""
+        """The stored history as it may be sent: valid pairs, within the message and token budget.
+
+        Sizes are estimated per script and scaled by how far the last estimate was from
+        the provider's own count (`calibration_factor`), so a Chinese history is cut
+        before the provider would refuse it.
+        """
         governance = self.settings.governance
-        fixed = self._fixed_tokens(system, tools)
+        messages = clean_message_history(state.get("messages", []))
+        factor = calibration_factor(messages)
+        fixed = math.ceil(self._fixed_tokens(system, tools) * factor)
         return truncate_messages_safely(
-            clean_message_history(state.get("messages", [])),
+            messages,
             governance.max_message_history,
             low_water=governance.history_low_water,
-            max_tokens=max(1_000, governance.max_context_tokens - fixed),
-            count_tokens=self._message_tokens.count,
+            max_tokens=max(1_000, self.budget - fixed),
+            count_tokens=lambda message: math.ceil(self._message_tokens.count(message) * factor),
         )
+
+    def estimate_request(self, system: SystemMessage, tools: list[Any], request: list[BaseMessage]) -> int:
+        """The uncalibrated estimate of a request, kept on its answer to calibrate the next."""
+        body = [m for m in request if m is not system]
+        return self._fixed_tokens(system, tools) + sum(self._message_tokens.count(m) for m in body)
 
     def reminders(self, state: AgentState, kept_messages: int) -> list[str]:
         mentions = classify_mentions(
@@ -105,30 +131,33 @@ class PromptBuilder:
         key = (id(system), tuple(t.name for t in tools))  # system messages live as long as self
         if key not in self._static_tokens:
             schemas = [convert_to_openai_tool(t) for t in tools]
-            self._static_tokens[key] = count_tokens_approximately([system]) + len(repr(schemas)) // 4
+            self._static_tokens[key] = (
+                MESSAGE_OVERHEAD + estimate_tokens(system.text) + estimate_payload_tokens(schemas)
+            )
         return self._static_tokens[key]
 
 
 class MessageTokenCache:
-    """Approximate token counts per stored message, so each message is counted once.
+    """Estimated token counts per stored message, so each message is counted once.
 
     The budget check replays the whole history on every call; messages are immutable
     once stored and keep their id, so their count can be remembered.
     """
 
-    def __init__(self, max_entries: int = 100_000) -> None:
+    def __init__(self, max_entries: int = 100_000, with_reasoning: bool = False) -> None:
         self._counts: dict[str, int] = {}
         self._max_entries = max_entries
+        self._with_reasoning = with_reasoning
 
     def count(self, message: BaseMessage) -> int:
         key = message.id
         if key is None:
-            return count_tokens_approximately([message])
+            return estimate_message_tokens(message, self._with_reasoning)
         cached = self._counts.get(key)
         if cached is None:
             if len(self._counts) >= self._max_entries:
                 self._counts.clear()
-            cached = self._counts[key] = count_tokens_approximately([message])
+            cached = self._counts[key] = estimate_message_tokens(message, self._with_reasoning)
         return cached
 
 
@@ -161,6 +190,7 @@ def build_planner_node(
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise
         response = reject_repaired_calls(response, raw_arguments.by_id())
+        response.response_metadata[ESTIMATE_KEY] = prompts.estimate_request(system, tools, request)
         return {
             "messages": [response],
             "loops": model_calls_this_turn(state.get("messages", [])) + 1,

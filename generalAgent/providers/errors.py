@@ -1,56 +1,16 @@
-"""The chat model factory: ChatOpenAI against any OpenAI-compatible endpoint.
+"""What a failed model call means for the user, in one line, and keeping the API key out of it.
 
-Nothing provider-specific: OpenAI, DeepSeek, Qwen (DashScope), Kimi, GLM, vLLM, Ollama
-and llama.cpp servers all work by OPENAI_BASE_URL. Streaming is on, and usage is asked
-for in the stream (`stream_usage`) so every turn can show input / cached / output tokens.
+`describe_model_error` names the cause and what to do; `hide_api_key` masks the key in
+an exception before LangGraph stores it in a checkpoint or a log prints it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from generalAgent.config.settings import ModelSettings
 
-if TYPE_CHECKING:
-    from langchain_openai import ChatOpenAI
-
-
-class ModelNotConfigured(Exception):
-    """MODEL_NAME or OPENAI_API_KEY is missing; the message tells the user what to set."""
-
-
-def setup_guidance(missing: list[str]) -> str:
-    names = " and ".join(missing)
-    return (
-        f"No model configured: set {names} in .env (copy .env.example to .env and edit it), "
-        "or in the environment.\n"
-        "Example for OpenAI:\n"
-        "  MODEL_NAME=gpt-4.1-mini\n"
-        "  OPENAI_API_KEY=sk-...\n"
-        "Any OpenAI-compatible endpoint works: also set OPENAI_BASE_URL, e.g.\n"
-        "  DeepSeek  OPENAI_BASE_URL=https://api.deepseek.com/v1      MODEL_NAME=deepseek-chat\n"
-        "  Qwen      OPENAI_BASE_URL=https://dashscope.aliyuncs.com/compatible-mode/v1  MODEL_NAME=qwen-plus\n"
-        "  Ollama    OPENAI_BASE_URL=http://localhost:11434/v1         MODEL_NAME=qwen2.5 (any OPENAI_API_KEY)"
-    )
-
-
-def build_chat_model(settings: ModelSettings) -> ChatOpenAI:
-    missing = settings.missing()
-    if missing:
-        raise ModelNotConfigured(setup_guidance(missing))
-    from langchain_openai import ChatOpenAI
-
-    assert settings.model_name is not None and settings.openai_api_key is not None  # not missing()
-    return ChatOpenAI(
-        model=settings.model_name,
-        api_key=settings.openai_api_key,
-        base_url=settings.openai_base_url,
-        timeout=settings.model_timeout,
-        max_retries=settings.model_max_retries,
-        temperature=settings.model_temperature,
-        streaming=True,
-        stream_usage=True,
-    )
+# Words of a provider's 400 that point at a setting the user can change.
+REASONING_REFUSAL = ("reasoning_content", "reasoning content")
+WINDOW_REFUSAL = ("context length", "context window", "too long", "maximum context")
 
 
 def describe_model_error(exc: BaseException, settings: ModelSettings) -> str | None:
@@ -80,13 +40,22 @@ def describe_model_error(exc: BaseException, settings: ModelSettings) -> str | N
     if isinstance(exc, openai.APIConnectionError):
         return f"Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network, then /retry."
     if isinstance(exc, openai.BadRequestError):
-        return f"The endpoint refused the request (400).{detail}"
+        return f"The endpoint refused the request (400).{detail}{_bad_request_advice(detail)}"
     if isinstance(exc, openai.InternalServerError | openai.APIStatusError):
         status = getattr(exc, "status_code", "?")
         return f"The model endpoint failed ({status}). /retry in a moment.{detail}"
     if isinstance(exc, openai.APIError | httpx.HTTPError):
         return f"The connection to the model broke off ({type(exc).__name__}). /retry.{detail}"
     return None
+
+
+def _bad_request_advice(detail: str) -> str:
+    lowered = detail.lower()
+    if any(words in lowered for words in REASONING_REFUSAL):
+        return " Set MODEL_PROVIDER to this provider (e.g. deepseek, kimi) so its reasoning is sent back."
+    if any(words in lowered for words in WINDOW_REFUSAL):
+        return " The conversation outgrew the model's window: set MODEL_CONTEXT_WINDOW to the model's real window."
+    return ""
 
 
 def hide_api_key(exc: BaseException, settings: ModelSettings) -> None:

@@ -1,0 +1,44 @@
+"""DeepSeek (api.deepseek.com): thinking by default, and its reasoning must come back with tool calls.
+
+From DeepSeek's "Thinking Mode" guide: reasoning arrives in `reasoning_content`; between
+two user messages in which the model called tools, every assistant message's
+`reasoning_content` must be sent back in all later requests, or the request is refused
+with a 400 ("The `reasoning_content` in the thinking mode must be passed back to the
+API."). Thinking is switched by `thinking: {"type": "enabled" | "disabled"}` and sized by
+`reasoning_effort` (low / high / max). Cache hits are `usage.prompt_cache_hit_tokens`
+("Context Caching"); reasoning tokens are `completion_tokens_details.reasoning_tokens`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generalAgent.providers.dialect import Dialect, Thinking
+
+
+def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if thinking != "default":
+        params["thinking"] = {"type": "enabled" if thinking == "on" else "disabled"}
+    if effort and thinking != "off":
+        params["reasoning_effort"] = effort
+    return params
+
+
+DIALECT = Dialect(
+    name="deepseek",
+    title="DeepSeek",
+    reasoning_fields=("reasoning_content",),
+    echo_field="reasoning_content",
+    echo="tool_turns",
+    request_params=request_params,
+    cache_fields=("prompt_cache_hit_tokens", "prompt_tokens_details.cached_tokens"),
+    context_windows=(
+        ("deepseek-v4", 1_000_000),
+        ("deepseek-chat", 131_072),
+        ("deepseek-reasoner", 131_072),
+    ),
+    default_context_window=131_072,
+    hosts=("api.deepseek.com",),
+    limits="temperature and top_p have no effect while thinking (DeepSeek ignores them).",
+)

@@ -1,0 +1,42 @@
+"""GLM (Zhipu: open.bigmodel.cn, Z.ai: api.z.ai).
+
+From the GLM "Thinking Mode" guide: GLM-4.7 and later think by default, switched by
+`thinking: {"type": "enabled" | "disabled"}`; with interleaved thinking the reasoning
+(`reasoning_content`) of an assistant message that called tools must be returned with
+the tool results. Cache hits are `usage.prompt_tokens_details.cached_tokens`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generalAgent.providers.dialect import Dialect, Thinking
+
+
+def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if thinking != "default":
+        params["thinking"] = {"type": "enabled" if thinking == "on" else "disabled"}
+    if effort and thinking != "off":
+        params["reasoning_effort"] = effort  # GLM-5.2 and later; older models ignore it
+    return params
+
+
+DIALECT = Dialect(
+    name="glm",
+    title="GLM (Zhipu)",
+    reasoning_fields=("reasoning_content",),
+    echo_field="reasoning_content",
+    echo="tool_calls",
+    request_params=request_params,
+    context_windows=(
+        ("glm-4.5", 131_072),
+        ("glm-4.6", 204_800),
+        ("glm-4.7", 204_800),
+        ("glm-4-long", 1_000_000),
+        ("glm-4", 131_072),
+    ),
+    default_context_window=131_072,
+    hosts=("open.bigmodel.cn", "api.z.ai"),
+    limits="MODEL_REASONING_EFFORT only where the model takes it (GLM-5.2 and later).",
+)

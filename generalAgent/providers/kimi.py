@@ -1,0 +1,49 @@
+"""Kimi (Moonshot: api.moonshot.cn, api.moonshot.ai).
+
+From Kimi's "Use thinking models" guide: reasoning arrives in `reasoning_content`; with
+thinking on, an assistant message that made tool calls without its `reasoning_content`
+is refused ("thinking is enabled but reasoning_content is missing in assistant tool call
+message at index N"), and the coding and K3 models want the reasoning of all earlier
+assistant messages kept as it was. Thinking is `thinking: {"type": ...}`; K3's effort is
+`reasoning_effort`, and the two may not be sent together. Cache hits are
+`prompt_tokens_details.cached_tokens` on K2 models and a top-level `usage.cached_tokens`
+with context caching.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generalAgent.providers.dialect import Dialect, Thinking
+
+
+def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
+    if thinking == "off":
+        return {"thinking": {"type": "disabled"}}
+    if effort:  # Moonshot refuses `thinking` and `reasoning_effort` in one request
+        return {"reasoning_effort": effort}
+    if thinking == "on":
+        return {"thinking": {"type": "enabled"}}
+    return {}
+
+
+DIALECT = Dialect(
+    name="kimi",
+    title="Kimi (Moonshot)",
+    reasoning_fields=("reasoning_content",),
+    echo_field="reasoning_content",
+    echo="always",
+    request_params=request_params,
+    cache_fields=("prompt_tokens_details.cached_tokens", "cached_tokens"),
+    context_windows=(
+        ("kimi-k3", 1_048_576),
+        ("kimi-k2", 262_144),
+        ("moonshot-v1-8k", 8_192),
+        ("moonshot-v1-32k", 32_768),
+        ("moonshot-v1-128k", 131_072),
+        ("moonshot-v1-auto", 131_072),
+    ),
+    default_context_window=262_144,
+    hosts=("api.moonshot.cn", "api.moonshot.ai", "api.kimi.com"),
+    limits="Kimi fixes temperature for its K2/K3 models: leave MODEL_TEMPERATURE unset.",
+)

@@ -1,0 +1,38 @@
+"""OpenAI itself (api.openai.com, or OPENAI_BASE_URL unset).
+
+OpenAI's chat completions never return reasoning text, so nothing is shown or sent
+back; `reasoning_effort` sizes the thinking of reasoning models ("none" turns it off
+where the model allows). Cache hits are `usage.prompt_tokens_details.cached_tokens`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generalAgent.providers.dialect import Dialect, Thinking
+
+
+def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
+    if thinking == "off":
+        return {"reasoning_effort": "none"}
+    return {"reasoning_effort": effort} if effort else {}
+
+
+DIALECT = Dialect(
+    name="openai",
+    title="OpenAI",
+    request_params=request_params,
+    context_windows=(
+        ("gpt-5", 400_000),
+        ("gpt-4.1", 1_047_576),
+        ("gpt-4o", 128_000),
+        ("gpt-4-turbo", 128_000),
+        ("o1", 200_000),
+        ("o3", 200_000),
+        ("o4-mini", 200_000),
+        ("gpt-3.5-turbo", 16_385),
+    ),
+    default_context_window=128_000,
+    hosts=("api.openai.com",),
+    limits="reasoning is never shown: OpenAI's chat completions do not return it.",
+)

@@ -1,0 +1,50 @@
+"""Qwen on DashScope / Model Studio (dashscope*.aliyuncs.com, OpenAI-compatible mode).
+
+From Model Studio's "Deep thinking" guide: hybrid models switch thinking with
+`enable_thinking` and cap it with `thinking_budget` (tokens), both outside the OpenAI
+schema (so in the request body as extra fields); reasoning arrives in
+`reasoning_content` and is not part of later requests' context, so it is not sent back.
+Cache hits are `usage.prompt_tokens_details.cached_tokens`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from generalAgent.providers.dialect import Dialect, Thinking
+
+# MODEL_REASONING_EFFORT as a thinking budget in tokens; 38,912 is Qwen3's largest.
+THINKING_BUDGETS = {"minimal": 512, "low": 2_048, "medium": 8_192, "high": 24_576, "max": 38_912}
+
+
+def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    if thinking != "default":
+        params["enable_thinking"] = thinking == "on"
+    if effort and thinking != "off":
+        budget = THINKING_BUDGETS.get(effort)
+        params["thinking_budget"] = budget if budget is not None else int(effort)
+    return params
+
+
+DIALECT = Dialect(
+    name="qwen",
+    title="Qwen (DashScope)",
+    reasoning_fields=("reasoning_content",),
+    request_params=request_params,
+    context_windows=(
+        ("qwen3-max", 262_144),
+        ("qwen3-coder-plus", 1_000_000),
+        ("qwen3-coder", 262_144),
+        ("qwen-max", 32_768),
+        ("qwen-plus", 131_072),
+        ("qwen-turbo", 1_000_000),
+        ("qwen-flash", 1_000_000),
+        ("qwen-long", 10_000_000),
+        ("qwq", 131_072),
+        ("qwen3", 131_072),
+    ),
+    default_context_window=131_072,
+    hosts=("dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "dashscope-us.aliyuncs.com"),
+    limits="MODEL_REASONING_EFFORT becomes thinking_budget (low 2,048 … max 38,912 tokens) or takes a number.",
+)
