@@ -82,6 +82,9 @@ class QuietView:
         self.text_chunks = 0
         self.tool_calls = 0
 
+    def on_reasoning(self, text: str) -> None:
+        return
+
     def on_text(self, text: str) -> None:
         self.text_chunks += 1
 

@@ -35,7 +35,14 @@ CREATE INDEX IF NOT EXISTS chat_sessions_updated ON chat_sessions(updated_at);
 """
 # The catalog's schema history, oldest first: append, never edit a released one. It shares
 # sessions.db's `schema_migrations` table with nothing else: LangGraph migrates its own.
-MIGRATIONS = [Migration("0001_chat_sessions", script(INITIAL_SCHEMA))]
+MIGRATIONS = [
+    Migration("0001_chat_sessions", script(INITIAL_SCHEMA)),
+    # Reasoning tokens apart from the output they are part of (thinking models).
+    Migration(
+        "0002_session_reasoning_tokens",
+        script("ALTER TABLE chat_sessions ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;"),
+    ),
+]
 TITLE_CHARS = 60
 # How long a write waits for another process's (the checkpointer shares the file) to finish.
 SQLITE_BUSY_SECONDS = 30
@@ -49,8 +56,9 @@ class SessionStoreError(Exception):
 class Usage:
     input_tokens: int = 0
     cached_tokens: int = 0
-    output_tokens: int = 0
+    output_tokens: int = 0  # as the provider reports it: reasoning included
     model_calls: int = 0
+    reasoning_tokens: int = 0  # the part of output_tokens spent thinking
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -58,6 +66,7 @@ class Usage:
             self.cached_tokens + other.cached_tokens,
             self.output_tokens + other.output_tokens,
             self.model_calls + other.model_calls,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     @property
@@ -66,15 +75,18 @@ class Usage:
 
     @classmethod
     def from_metadata(cls, metadata: Mapping[str, Any] | None) -> Usage:
-        """From a message's `usage_metadata` (input_token_details.cache_read is the cache hit)."""
+        """From a message's `usage_metadata` (input_token_details.cache_read is the cache hit,
+        output_token_details.reasoning the thinking)."""
         if not metadata:
             return cls()
         details = metadata.get("input_token_details") or {}
+        output_details = metadata.get("output_token_details") or {}
         return cls(
             input_tokens=int(metadata.get("input_tokens") or 0),
             cached_tokens=int(details.get("cache_read") or 0),
             output_tokens=int(metadata.get("output_tokens") or 0),
             model_calls=1,
+            reasoning_tokens=int(output_details.get("reasoning") or 0),
         )
 
 
@@ -137,13 +149,15 @@ class SessionCatalog:
         self._conn.execute(
             "UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, "
             "model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
-            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
+            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ?, "
+            "reasoning_tokens = reasoning_tokens + ? WHERE id = ?",
             (
                 now,
                 usage.model_calls,
                 usage.input_tokens,
                 usage.cached_tokens,
                 usage.output_tokens,
+                usage.reasoning_tokens,
                 session_id,
             ),
         )
@@ -152,8 +166,16 @@ class SessionCatalog:
         """Tokens spent outside a counted turn (e.g. a failed attempt before /retry)."""
         self._conn.execute(
             "UPDATE chat_sessions SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
-            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
-            (usage.model_calls, usage.input_tokens, usage.cached_tokens, usage.output_tokens, session_id),
+            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ?, "
+            "reasoning_tokens = reasoning_tokens + ? WHERE id = ?",
+            (
+                usage.model_calls,
+                usage.input_tokens,
+                usage.cached_tokens,
+                usage.output_tokens,
+                usage.reasoning_tokens,
+                session_id,
+            ),
         )
 
     def recent(self, limit: int = 20) -> list[SessionInfo]:
@@ -203,7 +225,10 @@ class SessionCatalog:
         return [_info(row) for row in rows]
 
 
-_COLUMNS = "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls"
+_COLUMNS = (
+    "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls, "
+    "reasoning_tokens"
+)
 
 
 def _info(row: sqlite3.Row) -> SessionInfo:
@@ -218,5 +243,6 @@ def _info(row: sqlite3.Row) -> SessionInfo:
             cached_tokens=row["cached_tokens"],
             output_tokens=row["output_tokens"],
             model_calls=row["model_calls"],
+            reasoning_tokens=row["reasoning_tokens"],
         ),
     )

@@ -20,6 +20,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.invocation import command_hint
@@ -46,6 +47,7 @@ COMMANDS = (
     ("/agents", "sub-agents that can be @mentioned"),
     ("/todos", "the agent's todo list for this session"),
     ("/usage", "tokens of this session and the cache-hit ratio"),
+    ("/thinking", "[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full"),
     ("/quit", "leave (the session is saved; --resume continues it)"),
 )
 HELP = "\n".join(
@@ -59,6 +61,9 @@ HELP = "\n".join(
         *(f"{name:<12} {description}" for name, description in COMMANDS),
     ]
 )
+
+
+THINKING_MODES = {"full": "in full", "collapsed": "as one line", "off": "no more"}
 
 
 class AgentUnavailable(Exception):
@@ -88,6 +93,8 @@ class Chat:
         self.loader = BackgroundLoader(settings).start()
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
+        self.show_reasoning = settings.model.show_reasoning
+        self.last_reasoning: list[str] = []  # the last turn's reasoning, per model call, for /thinking
         self.pending_uploads: list[Any] = []
         # The input of the last message sent, and of the last turn the user cancelled (which
         # /retry sends again). Only the message: answers closing earlier calls are stored.
@@ -154,7 +161,7 @@ class Chat:
         from generalAgent.cli.turns import run_turn
         from generalAgent.providers.errors import describe_model_error
 
-        view = TerminalView(self.console, approver=self._approve)
+        view = TerminalView(self.console, approver=self._approve, reasoning=self.show_reasoning)
         agent.parts.env.start_turn()
         result = run_turn(
             agent.graph,
@@ -176,6 +183,7 @@ class Chat:
             sqlite3.Error
         ) as exc:  # e.g. the disk filled during the turn: the turn itself is reported below
             LOGGER.warning("could not record the turn: %s", exc)
+        self.last_reasoning = result.reasoning
         if graph_input is not None:
             self.last_turn = {**graph_input, "messages": graph_input["messages"][-1:]}
         self.cancelled_turn = self.last_turn if result.cancelled else None
@@ -315,12 +323,30 @@ class Chat:
         info = self.catalog.get(self.session_id)
         usage = info.usage if info else Usage()
         turns = info.turns if info else 0
+        reasoning = f", of which reasoning {usage.reasoning_tokens:,}" if usage.reasoning_tokens else ""
         self.console.print(
             f"Session {self.session_id}: {turns} turns, {usage.model_calls} model calls\n"
             f"  input  {usage.input_tokens:,} tokens, of which cached {usage.cached_tokens:,} "
             f"({usage.cache_hit_ratio:.1%} cache hits)\n"
-            f"  output {usage.output_tokens:,} tokens"
+            f"  output {usage.output_tokens:,} tokens{reasoning}"
         )
+
+    def _thinking(self, argument: str) -> None:
+        mode = argument.lower()
+        if mode in {"full", "collapsed", "off"}:
+            self.show_reasoning = mode
+            self.console.print(f"[dim]Reasoning is shown {THINKING_MODES[mode]} from now on.[/]")
+            return
+        if mode:
+            self.console.print("[yellow]/thinking full, /thinking collapsed or /thinking off.[/]")
+            return
+        if not self.last_reasoning:
+            self.console.print("[dim]The last turn had no reasoning to show.[/]")
+            return
+        for number, text in enumerate(self.last_reasoning, 1):
+            if len(self.last_reasoning) > 1:
+                self.console.print(f"[dim]— model call {number} —[/]")
+            self.console.print(Text(text, style="dim"))
 
     def _quit(self, _: str) -> bool:
         self._farewell()

@@ -60,7 +60,8 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
             for error in prepared.errors:
                 err.print(f"[red]{escape(error)}[/]")
             return EXIT_USAGE
-        view = TerminalView(err, stream_answer=False)
+        # Reasoning goes where the tool lines go (stderr): stdout holds only the answer.
+        view = TerminalView(err, stream_answer=False, reasoning=settings.model.show_reasoning)
         catalog.open_session(session_id, text.splitlines()[0])
         agent.parts.env.start_turn()
         result = run_turn(

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from typing import Any, Literal, cast
 
 from rich.console import Console
+from rich.errors import LiveError
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.markup import escape
@@ -125,14 +126,71 @@ def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
 
 
 def format_usage(usage: Usage, seconds: float | None = None) -> str:
-    """The per-turn line: input, cached (and the hit ratio), output, calls, time."""
+    """The per-turn line: input, cached (and the hit ratio), output (reasoning apart), calls, time."""
     cached = f"cached {usage.cached_tokens:,} ({usage.cache_hit_ratio:.0%})"
-    parts = [f"in {usage.input_tokens:,}", cached, f"out {usage.output_tokens:,}"]
+    output = f"out {usage.output_tokens:,}"
+    if usage.reasoning_tokens:
+        output += f" ({usage.reasoning_tokens:,} reasoning)"
+    parts = [f"in {usage.input_tokens:,}", cached, output]
     if usage.model_calls != 1:
         parts.append(f"{usage.model_calls} calls")
     if seconds is not None:
         parts.append(f"{seconds:.1f} s")
     return "tokens: " + " · ".join(parts)
+
+
+def thinking_summary(chars: int) -> str:
+    """`thinking… 1.2k chars`: the collapsed form of a model call's reasoning."""
+    size = f"{chars / 1000:.1f}k" if chars >= 1000 else str(chars)
+    return f"thinking… {size} chars"
+
+
+class ReasoningStream:
+    """A model call's reasoning, dimmed and apart from the answer (SHOW_REASONING).
+
+    `collapsed`: one line that counts while it streams and stays as `thinking… 1.2k chars`;
+    `full`: the text itself, dimmed; `off`: nothing. Always on the console it is given,
+    which in `-p` mode is stderr, never the answer's stdout.
+    """
+
+    def __init__(self, console: Console, mode: str = "collapsed", min_interval: float = 0.1) -> None:
+        self.console = console
+        self.mode = mode
+        self.min_interval = min_interval
+        self.chars = 0
+        self._line: Status | None = None
+        self._last_update = 0.0
+
+    def add(self, piece: str) -> None:
+        if self.mode == "off" or not piece:
+            return
+        self.chars += len(piece)
+        if self.mode == "full":
+            self.console.print(Text(piece, style="dim"), end="", highlight=False)
+            return
+        if not self.console.is_terminal or time.monotonic() - self._last_update < self.min_interval:
+            return
+        self._last_update = time.monotonic()
+        try:
+            if self._line is None:
+                self._line = self.console.status("")
+                self._line.start()
+            self._line.update(f"[dim]{thinking_summary(self.chars)}[/]")
+        except LiveError:  # another live display owns the terminal: the closing line suffices
+            self._line = None
+
+    def finish(self) -> None:
+        """The reasoning is over (the answer or a tool call begins): leave its one line."""
+        if self.chars == 0:
+            return
+        if self._line is not None:
+            self._line.stop()
+            self._line = None
+        if self.mode == "full":
+            self.console.print()
+        elif self.mode == "collapsed":
+            self.console.print(f"[dim]{thinking_summary(self.chars)}[/]", highlight=False)
+        self.chars = 0
 
 
 class TerminalView:
@@ -144,9 +202,11 @@ class TerminalView:
         answer_console: Console | None = None,
         stream_answer: bool = True,
         approver: Any = None,
+        reasoning: str = "collapsed",
     ) -> None:
         self.console = console
         self.stream_answer = stream_answer
+        self.reasoning = ReasoningStream(console, reasoning)
         self.markdown = MarkdownStream(answer_console or console)
         self._approver = approver
         self._started = time.monotonic()
@@ -154,20 +214,27 @@ class TerminalView:
         self._status: Status | None = None
 
     # TurnView -----------------------------------------------------------------------
+    def on_reasoning(self, text: str) -> None:
+        self.reasoning.add(text)
+
     def on_text(self, text: str) -> None:
+        self.reasoning.finish()
         if self.stream_answer:
             self.markdown.add(text)
 
     def on_message_end(self) -> None:
+        self.reasoning.finish()
         self.markdown.finish()
 
     def close(self) -> None:
         """After the turn: nothing may stay on screen as "running"."""
+        self.reasoning.finish()
         self.markdown.finish()
         self._running.clear()
         self._show_running()
 
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        self.reasoning.finish()
         self.markdown.finish()
         self._running[call_id] = f"{escape(name)}([dim]{escape(short_args(args))}[/])"
         self._show_running()
@@ -204,6 +271,7 @@ class TerminalView:
             self.console.print(f"  [dim]\\[{escape(event['subagent'])}] {escape(text)}[/]", highlight=False)
 
     def approve(self, request: dict[str, Any]) -> str:
+        self.reasoning.finish()
         self.markdown.finish()
         if self._status is not None:
             self._status.stop()

@@ -29,6 +29,7 @@ from langgraph.types import Command
 
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.message_utils import call_ids
+from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
 
 LOGGER = logging.getLogger(__name__)
@@ -42,6 +43,7 @@ STOPPED_TOOL = (
 
 
 class TurnView(Protocol):
+    def on_reasoning(self, text: str) -> None: ...
     def on_text(self, text: str) -> None: ...
     def on_message_end(self) -> None: ...
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
@@ -54,13 +56,25 @@ class TurnView(Protocol):
 @dataclass
 class TurnResult:
     answer: str = ""
+    reasoning: list[str] = field(default_factory=list)  # what the model thought, per call
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     cancelled: bool = False
 
+    _thinking: bool = field(default=False, repr=False)  # a model call's reasoning is streaming
+
     @property
     def ok(self) -> bool:
         return self.error is None and not self.cancelled
+
+    def add_reasoning(self, piece: str) -> None:
+        if not self._thinking:
+            self.reasoning.append("")
+            self._thinking = True
+        self.reasoning[-1] += piece
+
+    def end_model_call(self) -> None:
+        self._thinking = False
 
 
 class ErrorDescriber(Protocol):
@@ -140,6 +154,10 @@ def yield_from_stream(
         if mode == "messages":
             chunk, metadata = data
             if metadata.get("langgraph_node") in ANSWER_NODES and isinstance(chunk, AIMessageChunk):
+                thought = chunk.additional_kwargs.get(REASONING_KEY)
+                if isinstance(thought, str) and thought:
+                    result.add_reasoning(thought)
+                    view.on_reasoning(thought)
                 text = chunk.text if isinstance(chunk.text, str) else ""
                 if text:
                     partial.append(text)
@@ -164,6 +182,7 @@ def _report_message(
 ) -> None:
     if isinstance(message, AIMessage):
         result.usage = result.usage + Usage.from_metadata(message.usage_metadata)
+        result.end_model_call()
         partial.clear()
         view.on_message_end()
         for call in message.tool_calls:
