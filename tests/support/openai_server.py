@@ -13,6 +13,14 @@ off in the middle.
 Every chat request's history is checked as providers check it (each tool call answered
 right after it, no orphan answers); `invalid_history_requests` lists the ones that broke
 the rule, and with `strict_history=True` they are refused with a 400, as OpenAI does.
+
+`dialect="deepseek"` (or qwen, kimi, glm, vllm, ollama, openrouter) makes the server speak
+that provider's dialect from its fixture in tests/fixtures/providers/: reasoning streamed
+in the provider's field, its usage object, and its documented refusals (DeepSeek's 400
+when reasoning is not passed back, Kimi's when a tool-call message lacks it). With
+`context_window`, a prompt larger than the window (counted the provider's way) is
+refused; with `prefix_cache`, cached tokens are the prompt's exact prefix shared with an
+earlier request, in 64-token blocks, as a provider's prefix cache would serve them.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import socket
 import threading
 import time
@@ -27,9 +36,23 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 from tests.support.history import wire_history_problems
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
+CACHE_BLOCK = 64  # tokens: prefix caches serve whole blocks
+_CJK_RUN = re.compile(
+    "[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+"
+)
+
+
+def load_dialect(name: str) -> dict[str, Any] | None:
+    """A provider's wire fixture (tests/fixtures/providers/NAME.json); None for plain OpenAI."""
+    if name in {"generic", "openai"}:
+        return None
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
 
 
 @dataclass
@@ -51,8 +74,11 @@ class Reply:
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     prompt_tokens: int | None = None  # None: estimated from the request
-    cached_tokens: int = 0
+    cached_tokens: int | None = None  # None: the prefix-cache figure (prefix_cache=True), else 0
     completion_tokens: int | None = None
+    reasoning: str = ""  # streamed before the answer, in the dialect's reasoning field
+    reasoning_tokens: int | None = None  # None: estimated from `reasoning`
+    raw_stream: list[dict[str, Any]] | None = None  # recorded chunks, sent verbatim
     status: int = 200  # anything else: an OpenAI-style error body
     error_message: str = "scripted error"
     retry_after: float | None = None  # seconds, sent as Retry-After on errors
@@ -104,9 +130,18 @@ class ScriptedOpenAIServer:
         model: str = "test-model",
         strict_history: bool = False,
         keep_requests: bool = True,
+        dialect: str = "generic",
+        context_window: int | None = None,
+        prefix_cache: bool = False,
     ) -> None:
         self._script: list[Reply] = list(replies or [])
         self.strict_history = strict_history
+        self.dialect = dialect
+        self.wire = load_dialect(dialect)
+        self.context_window = context_window
+        self.prefix_cache = prefix_cache
+        self._prompts: list[str] = []  # recent prompts as text, for the prefix cache
+        self.refusals: list[tuple[int, str]] = []  # (status, message) of every dialect refusal
         # A soak of thousands of requests keeps only the counts below, not every body.
         self.keep_requests = keep_requests
         self.chat_request_count = 0
@@ -193,6 +228,87 @@ class ScriptedOpenAIServer:
     def wait_stopped(self, seconds: float) -> bool:
         return self._stop.wait(seconds)
 
+    # -- the provider's view of a request ---------------------------------------------
+    def count_tokens(self, text: str) -> int:
+        """Tokens as the provider counts them: its per-script rule, else 4 characters a token."""
+        if self.wire is None:
+            return max(1, math.ceil(len(text) / 4))
+        rule = self.wire["tokens_per_char"]
+        cjk = sum(len(run) for run in _CJK_RUN.findall(text))
+        return math.ceil(cjk * rule["cjk"] + (len(text) - cjk) * rule["other"])
+
+    def prompt_text(self, body: dict[str, Any]) -> str:
+        """The prompt as the provider tokenizes it: tool definitions, then every message as sent."""
+        parts = [json.dumps(body.get("tools") or [], ensure_ascii=False)]
+        parts += [json.dumps(m, ensure_ascii=False) for m in body.get("messages", [])]
+        return "".join(parts)
+
+    def cached_prefix_tokens(self, text: str) -> int:
+        """Tokens of `text` a prefix cache serves: its longest prefix shared with a recent prompt."""
+        with self._lock:
+            earlier = list(self._prompts)
+            self._prompts = [*self._prompts[-7:], text]
+        shared = 0
+        for previous in earlier:
+            limit = min(len(previous), len(text))
+            common = 0
+            while common < limit and previous[common] == text[common]:
+                common += 1
+            shared = max(shared, common)
+        return (self.count_tokens(text[:shared]) // CACHE_BLOCK) * CACHE_BLOCK
+
+    def refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
+        """The documented error this dialect answers `body` with, if any."""
+        wire = self.wire
+        if wire is None:
+            return None
+        thinking = (body.get("thinking") or {}).get("type", "enabled" if wire["thinking_default"] else "")
+        messages = body.get("messages", [])
+        if wire["strict"] == "kimi_tool_calls" and "thinking" in body and "reasoning_effort" in body:
+            return self._error("thinking_and_effort")
+        if wire["strict"] == "deepseek_tool_turns" and thinking == "enabled":
+            positions = _tool_turn_positions(messages)
+            if any(not isinstance(messages[i].get("reasoning_content"), str) for i in positions):
+                return self._error("reasoning_missing")
+        if wire["strict"] == "kimi_tool_calls" and thinking == "enabled":
+            for index, message in enumerate(messages):
+                calls = message.get("role") == "assistant" and message.get("tool_calls")
+                if calls and not isinstance(message.get("reasoning_content"), str):
+                    return self._error("reasoning_missing", index=index)
+        if self.context_window is not None:
+            requested = self.count_tokens(self.prompt_text(body))
+            if requested > self.context_window:
+                return self._error("context_length", window=self.context_window, requested=requested)
+        return None
+
+    def _error(self, name: str, **values: Any) -> tuple[int, dict[str, Any]]:
+        error = (self.wire or {}).get("errors", {}).get(name) or {
+            "status": 400,
+            "body": {"error": {"message": f"refused: {name}", "type": "invalid_request_error"}},
+        }
+        text = json.dumps(error["body"], ensure_ascii=False)
+        for key, value in values.items():
+            text = text.replace(f"${key}", str(value))
+        body = json.loads(text)
+        self.refusals.append((error["status"], str(body.get("error", {}).get("message", ""))))
+        return error["status"], body
+
+
+def _tool_turn_positions(messages: list[dict[str, Any]]) -> list[int]:
+    """Assistant messages of the user turns (between user messages) in which tools were called."""
+    positions: list[int] = []
+    turn: list[int] = []
+    called = False
+    for index, message in enumerate([*messages, {"role": "user"}]):
+        if message.get("role") == "user":
+            if called:
+                positions += turn
+            turn, called = [], False
+        elif message.get("role") == "assistant":
+            turn.append(index)
+            called = called or bool(message.get("tool_calls"))
+    return positions
+
 
 def estimate_tokens(payload: Any) -> int:
     """Rough token count of a JSON payload (4 characters a token), for scripted usage."""
@@ -254,6 +370,10 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     },
                 )
                 return
+            refused = server.refusal(request.body)
+            if refused is not None:
+                self._send_json(*refused)
+                return
             reply = server._next_reply(request)
             if reply.hang:
                 server.wait_stopped(600)
@@ -282,23 +402,63 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(200, self._completion(reply, usage))
 
         def _usage(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
+            text = server.prompt_text(request.body)
+            shared = server.cached_prefix_tokens(text) if server.prefix_cache else 0
             prompt = reply.prompt_tokens
             if prompt is None:
-                prompt = estimate_tokens(request.body.get("messages", []))
+                prompt = (
+                    server.count_tokens(text)
+                    if server.wire
+                    else estimate_tokens(request.body.get("messages", []))
+                )
+            cached = reply.cached_tokens if reply.cached_tokens is not None else min(shared, prompt)
+            reasoning = reply.reasoning_tokens
+            if reasoning is None:
+                reasoning = server.count_tokens(reply.reasoning) if reply.reasoning else 0
             completion = reply.completion_tokens
             if completion is None:
-                completion = estimate_tokens(reply.text) + sum(
-                    estimate_tokens(c.arguments_json()) for c in reply.tool_calls
+                completion = (
+                    estimate_tokens(reply.text)
+                    + sum(estimate_tokens(c.arguments_json()) for c in reply.tool_calls)
+                    + reasoning
                 )
-            return {
+            if server.wire is not None:
+                figures = {
+                    "$prompt": prompt,
+                    "$completion": completion,
+                    "$total": prompt + completion,
+                    "$cached": cached,
+                    "$uncached": prompt - cached,
+                    "$reasoning": reasoning,
+                }
+                template = json.dumps(server.wire["usage"])
+                for name, value in figures.items():
+                    template = template.replace(f'"{name}"', str(value))
+                return json.loads(template)
+            usage: dict[str, Any] = {
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
                 "total_tokens": prompt + completion,
-                "prompt_tokens_details": {"cached_tokens": reply.cached_tokens},
+                "prompt_tokens_details": {"cached_tokens": cached},
             }
+            if reply.reasoning:
+                usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
+            return usage
+
+        def _reasoning_field(self) -> str:
+            return server.wire["reasoning_field"] if server.wire else "reasoning_content"
+
+        def _reasoning_delta(self, piece: str) -> dict[str, Any]:
+            delta: dict[str, Any] = {self._reasoning_field(): piece}
+            if server.wire and server.wire.get("details_field"):
+                block = {"type": "reasoning.text", "text": piece, "format": "unknown", "index": 0}
+                delta[server.wire["details_field"]] = [block]
+            return delta
 
         def _completion(self, reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
             message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+            if reply.reasoning:
+                message.update(self._reasoning_delta(reply.reasoning))
             if reply.tool_calls:
                 message["tool_calls"] = [
                     {
@@ -338,6 +498,11 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
             size = max(1, reply.chunk_chars)
             events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
+            thought = max(size, 16)  # reasoning runs long: bigger pieces keep the stream short
+            events += [
+                chunk(self._reasoning_delta(reply.reasoning[i : i + thought]))
+                for i in range(0, len(reply.reasoning), thought)
+            ]
             events += [chunk({"content": reply.text[i : i + size]}) for i in range(0, len(reply.text), size)]
             for index, call in enumerate(reply.tool_calls):
                 args = call.arguments_json()
@@ -360,7 +525,9 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     for i in range(0, len(args), size)
                 ]
             events.append(chunk({}, "tool_calls" if reply.tool_calls else "stop"))
-            if (request.body.get("stream_options") or {}).get("include_usage"):
+            if reply.raw_stream is not None:
+                events = list(reply.raw_stream)
+            elif (request.body.get("stream_options") or {}).get("include_usage"):
                 events.append(
                     {
                         "id": completion_id,
