@@ -13,7 +13,9 @@ Tokens are `count_tokens_approximately` (tool definitions: their JSON, 4 chars a
 Sessions: 10 turns; 100 turns with a tool call every turn (todo_write), uploads at turns
 3 and 50, @mentions at turns 20 and 60, MAX_MESSAGE_HISTORY=40. The same sessions also
 run through the reference per-turn sliding window of seed 004 (keep the last 40 messages
-on every call), for a side-by-side ratio.
+on every call), for a side-by-side ratio. With reasoning on, the same sessions run in
+DeepSeek's dialect against a server as strict as DeepSeek (every answer thinks, and the
+reasoning of each tool-calling turn is sent back), and the echoed reasoning counts.
 
     python -m bench.prompt_cache
 """
@@ -57,7 +59,8 @@ def wire_tokens(request: RecordedRequest) -> tuple[int, list[int], list[str]]:
     tools = request.body.get("tools") or []
     tool_tokens = len(json.dumps(tools, ensure_ascii=False)) // 4
     messages = [_as_message(m) for m in request.messages]
-    per_message = [count_tokens_approximately([m]) for m in messages]
+    echoed = [len(m.get("reasoning_content") or "") // 4 for m in request.messages]
+    per_message = [count_tokens_approximately([m]) + r for m, r in zip(messages, echoed, strict=True)]
     texts = [json.dumps(m, ensure_ascii=False, sort_keys=True) for m in request.messages]
     return tool_tokens, per_message, texts
 
@@ -92,7 +95,7 @@ def prompt_tokens(request: RecordedRequest) -> int:
 
 
 def _as_message(wire: dict[str, Any]) -> BaseMessage:
-    wire = dict(wire)
+    wire = {k: v for k, v in wire.items() if k != "reasoning_content"}
     if wire.get("content") is None:
         wire["content"] = ""
     return convert_to_messages([wire])[0]
@@ -132,6 +135,9 @@ def sliding_window_history(keep_recent: int):
 
 
 # -- the sessions -------------------------------------------------------------------------
+THOUGHT = "The user asks about growth; check the todo list, then answer from the report. " * 6
+
+
 def responder(request: RecordedRequest) -> Reply:
     """Every turn: one todo_write call, then an answer."""
     last = request.messages[-1]
@@ -155,12 +161,26 @@ def _after_tool(messages: list[dict[str, Any]]) -> bool:
     return len(messages) >= 2 and messages[-2]["role"] == "tool"
 
 
-def run_session(turns: int, window: Callable[[], Any] | None) -> list[RecordedRequest]:
+def thinking_responder(request: RecordedRequest) -> Reply:
+    """The same session from a model that thinks before every call and answer."""
+    reply = responder(request)
+    reply.reasoning = THOUGHT
+    return reply
+
+
+def run_session(
+    turns: int, window: Callable[[], Any] | None, reasoning: bool = False
+) -> list[RecordedRequest]:
     from generalAgent.cli.runtime import load_agent
 
     upload_turns = {3: "季度报告.pdf", 50: "annual-report-2025.docx"}
     mention_turns = {20: "agent", 60: "pdf"}
-    with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAIServer(responder=responder) as server:
+    server = ScriptedOpenAIServer(
+        responder=thinking_responder if reasoning else responder,
+        dialect="deepseek" if reasoning else "generic",
+        strict_history=True,
+    )
+    with tempfile.TemporaryDirectory() as tmp, server:
         settings = load_settings(
             env_file=None,
             model={
@@ -168,6 +188,7 @@ def run_session(turns: int, window: Callable[[], Any] | None) -> list[RecordedRe
                 "openai_api_key": "sk-bench",
                 "openai_base_url": server.base_url,
                 "model_max_retries": 0,
+                "model_provider": "deepseek" if reasoning else "generic",
             },
             governance={"max_message_history": 40},
             paths={"data_dir": Path(tmp)},
@@ -195,6 +216,8 @@ def run_session(turns: int, window: Callable[[], Any] | None) -> list[RecordedRe
                 )
                 agent.graph.invoke(turn_input, config)
         agent.close()
+        if server.refusals:
+            raise RuntimeError(f"the server refused {len(server.refusals)} request(s): {server.refusals[0]}")
         return server.chat_requests
 
 
@@ -222,7 +245,10 @@ def measure(requests: list[RecordedRequest]) -> dict[str, Any]:
 
 
 def main() -> None:
-    budget = load_settings(env_file=None).governance.max_context_tokens
+    from generalAgent.providers.tokens import context_budget
+
+    defaults = load_settings(env_file=None, model={"model_name": "test-model", "model_provider": "generic"})
+    budget = context_budget(defaults.model, defaults.governance)
     result: dict[str, Any] = {"max_context_tokens": budget}
     for turns in (10, 100):
         hysteresis = measure(run_session(turns, window=None))
@@ -235,7 +261,10 @@ def main() -> None:
             ),
             "within_token_budget": hysteresis["largest_prompt_tokens"] <= budget,
         }
+        thinking = measure(run_session(turns, window=None, reasoning=True))
+        result[f"session_{turns}_turns"]["hysteresis_reasoning_on"] = thinking
     result["targets"] = {
+        "mean_100_turns_reasoning_on": ">= 0.90",
         "mean_100_turns": ">= 0.85",
         "mean_10_turns": ">= 0.80",
         "sliding_window_100": "about 0.2",

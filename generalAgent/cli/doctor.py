@@ -29,6 +29,7 @@ class Check:
 def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True) -> int:
     checks: list[Callable[[Settings], Check]] = [
         _configuration,
+        _provider,
         _data_dir,
         _checkpoints,
         _sqlite,
@@ -67,6 +68,24 @@ def _configuration(settings: Settings) -> Check:
         "configuration",
         True,
         f"{env}; MODEL_NAME={model.model_name}; OPENAI_BASE_URL={where}; OPENAI_API_KEY set ({len(key)} characters)",
+    )
+
+
+def _provider(settings: Settings) -> Check:
+    """Which dialect the endpoint is spoken in, how that was decided, and the context budget."""
+    from generalAgent.providers.detection import choose_provider
+    from generalAgent.providers.tokens import context_budget, context_window
+
+    model = settings.model
+    choice = choose_provider(model)
+    window = context_window(model)
+    effort = f", effort {model.model_reasoning_effort}" if model.model_reasoning_effort else ""
+    return Check(
+        "provider",
+        True,
+        f"{choice.dialect.name} ({choice.reason}); thinking {model.model_thinking}{effort}, "
+        f"reasoning shown {model.show_reasoning}; context window {window.tokens:,} tokens "
+        f"({window.source}), history budget {context_budget(model, settings.governance):,}",
     )
 
 
