@@ -171,3 +171,26 @@ def test_a_chinese_conversation_near_the_window_is_cut_before_the_provider_refus
     assert max(counted) <= window
     assert max(counted) > window // 2  # the conversation did come near the window
     assert len(server.chat_requests[-1].messages) < 2 * 12  # older turns were cut
+
+
+def test_thinking_command_shows_reasoning_in_full(dialect_env, spawn_chat) -> None:
+    server, env = dialect_env("deepseek")
+    server.add(
+        Reply(reasoning="用户在打招呼，简短回应即可。", text="你好！"),
+        Reply(reasoning="第二次思考的内容。", text="再见！"),
+    )
+    child = spawn_chat(env=env)
+    expect_prompt(child)
+    collapsed = ask(child, "你好", "你好！")
+    expect_prompt(child)
+    assert "thinking… 14 chars" in collapsed and "简短回应" not in collapsed
+    shown = ask(child, "/thinking", "简短回应即可")  # the last turn's reasoning, in full
+    expect_prompt(child)
+    ask(child, "/thinking full", "shown in full from now on")
+    expect_prompt(child)
+    full = ask(child, "再见", "再见！")
+    expect_prompt(child)
+    assert "第二次思考的内容。" in full and "thinking…" not in full
+    assert "用户在打招呼" in shown
+    child.sendeof()
+    child.expect(pexpect.EOF)

@@ -55,8 +55,9 @@ def test_the_session_catalog_and_threads_of_0_1_0_are_still_usable(old_data: Set
     session = catalog.get(SESSION)
     assert session is not None and session.title == "记住：项目代号是蓝鲸"
     assert session.usage == Usage(1200, 1024, 80, 1)
-    catalog.record_turn(SESSION, "ignored", Usage(10, 0, 5, 1))
+    catalog.record_turn(SESSION, "ignored", Usage(10, 0, 5, 1, reasoning_tokens=3))
     assert catalog.get(SESSION).turns == 2  # type: ignore[union-attr]
+    assert catalog.get(SESSION).usage.reasoning_tokens == 3  # type: ignore[union-attr]  # the new column
     catalog.close()
 
     saver = open_sqlite_checkpointer(old_data.paths.sessions_db)
