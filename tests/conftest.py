@@ -32,14 +32,17 @@ _SETTING_PREFIXES = (
     "AGENTS_DIR",
     "KNOWLEDGE_DIR",
     "TOOLS_CONFIG",
+    "MCP_",
 )
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for name in list(os.environ):
         if name.startswith(_SETTING_PREFIXES):
             monkeypatch.delenv(name, raising=False)
+    # No developer's own MCP servers: the user-level mcp.json is one that does not exist.
+    monkeypatch.setenv("MCP_USER_CONFIG", str(tmp_path_factory.getbasetemp() / "no-user-mcp.json"))
 
 
 @pytest.fixture

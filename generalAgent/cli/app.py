@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, knowledge_commands
+from generalAgent.cli import documents_commands, knowledge_commands, mcp_commands
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.config.settings import Settings, SettingsError, load_settings
@@ -77,7 +77,7 @@ def main_command(
 def doctor(
     offline: bool = typer.Option(False, "--offline", help="Skip the one-token request to the endpoint."),
 ) -> None:
-    """Check the configuration, the model endpoint, SQLite/FTS5 and the data directory."""
+    """Check the configuration, the model endpoint, SQLite/FTS5, the data directory and MCP servers."""
     from generalAgent.cli.doctor import run_doctor
 
     settings = settings_or_exit()
@@ -87,6 +87,7 @@ def doctor(
 
 documents_commands.register(app)
 knowledge_commands.register(app)
+mcp_commands.register(app)
 
 
 def settings_or_exit() -> Settings:

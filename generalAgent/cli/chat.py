@@ -42,6 +42,7 @@ HELP = """\
 /retry             send the last message again after an error
 /upload PATH       attach a file, folder or glob
 /tools             tool tiers and what the agent can use now
+/mcp               MCP servers: state, trust and tools (@server starts a disabled one)
 /skills, /agents   skills and sub-agents that can be @mentioned
 /todos             the agent's todo list for this session
 /usage             tokens of this session and the cache-hit ratio
@@ -85,6 +86,7 @@ class Chat:
             "/retry": self._retry,
             "/upload": self._upload,
             "/tools": self._tools,
+            "/mcp": self._mcp,
             "/skills": self._skills,
             "/agents": self._agents,
             "/todos": self._todos,
@@ -101,6 +103,16 @@ class Chat:
             return self._loop()
         except AgentUnavailable:
             return 2
+        finally:
+            self._stop_mcp_servers()
+
+    def _stop_mcp_servers(self) -> None:
+        """MCP servers are child processes (or sessions) of this chat: end them with it."""
+        if self.loader.ready():
+            try:
+                self.loader.get().parts.mcp.close()
+            except Exception as exc:  # the agent never loaded, or a server would not stop
+                LOGGER.debug("MCP servers not stopped: %s", exc)
 
     def _loop(self) -> int:
         self._banner()
@@ -130,7 +142,15 @@ class Chat:
         from generalAgent.cli.turn_input import prepare_turn
 
         config = self._config()
-        prepared = prepare_turn(text, agent, config, self.session_id, Path.cwd(), self.pending_uploads)
+        prepared = prepare_turn(
+            text,
+            agent,
+            config,
+            self.session_id,
+            Path.cwd(),
+            self.pending_uploads,
+            progress=lambda message: self.console.status(f"[dim]{escape(message)}[/]"),
+        )
         self.pending_uploads = []
         for problem in prepared.problems:
             self.console.print(f"[yellow]{escape(problem)}[/]")
@@ -271,6 +291,17 @@ class Chat:
 
         self.console.print(describe_tools(self._agent(), self._config()))
 
+    def _mcp(self, _: str) -> None:
+        from generalAgent.cli.mcp_commands import NO_SERVERS, servers_table
+
+        agent = self._agent()
+        statuses = agent.parts.mcp.statuses()
+        if not statuses:
+            self.console.print(f"[dim]{escape(NO_SERVERS)} (see docs/mcp.md)[/]")
+            return
+        in_session = set(agent.graph.get_state(self._config()).values.get("mcp_servers") or [])
+        self.console.print(servers_table(statuses, in_session))
+
     def _skills(self, _: str) -> None:
         agent = self._agent()
         skills = agent.parts.skills.skills
@@ -329,6 +360,8 @@ class Chat:
             raise AgentUnavailable from exc
         while agent.notices:  # shown once, before the first output that needs the agent
             self.console.print(f"[dim]{escape(agent.notices.pop(0))}[/]")
+        for notice in agent.parts.mcp.drain_notices():  # e.g. a server that did not start
+            self.console.print(f"[yellow]{escape(notice)}[/]")
         return agent
 
     def _banner(self) -> None:

@@ -48,8 +48,12 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     except (ToolConfigError, CheckpointStoreError) as exc:
         err.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
         return EXIT_USAGE
+    # One turn and no later one: the enabled MCP servers are waited for (MCP_STARTUP_TIMEOUT at most).
+    agent.parts.mcp.wait_for_startup()
     for notice in agent.notices:
         err.print(f"[dim]{escape(notice)}[/]")
+    for notice in agent.parts.mcp.drain_notices():
+        err.print(f"[yellow]{escape(notice)}[/]")
     try:
         config = {"configurable": {"thread_id": session_id}, "recursion_limit": 1000}
         prepared = prepare_turn(text, agent, config, session_id, Path.cwd())

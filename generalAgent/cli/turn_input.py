@@ -1,9 +1,13 @@
 """Turns a chat line into the graph input of a turn: its @mentions and #attachments, checked
 and copied, then the state update built by graph/turn.py (which says how fields merge).
+An @mention of an MCP server that is not running starts it here, before the turn.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,9 @@ from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.state import UploadedFile
 from generalAgent.graph.turn import main_turn_input, renamed_state
 from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
+
+STARTING_SERVER = "Starting the MCP server @{handle}…"
+SERVER_FAILED = "@{handle}: the MCP server did not start ({detail}); its tools are not available."
 
 
 @dataclass
@@ -34,12 +41,18 @@ def prepare_turn(
     session_id: str,
     cwd: Path,
     pending_uploads: list[UploadedFile] | None = None,
+    progress: Callable[[str], AbstractContextManager[Any]] | None = None,
 ) -> PreparedTurn:
+    """`progress(text)` wraps a wait the user should see (an MCP server starting)."""
     parts = agent.parts
     names = parse_mentions(text)
-    mentions = classify_mentions(names, parts.registry.names(), parts.skills.ids(), parts.agents.names())
+    mentions = classify_mentions(
+        names, parts.registry.names(), parts.skills.ids(), parts.agents.names(), parts.registry.mcp_handles()
+    )
     problems = [_unknown_mention(name, suggestions) for name, suggestions in mentions.unknown.items()]
-    known = [name for name in names if name not in mentions.unknown]
+    failed = start_mentioned_servers(agent, mentions.servers, progress)
+    problems += failed.values()
+    known = [name for name in names if name not in mentions.unknown and name not in failed]
 
     report = attach_files(agent, config, session_id, find_references(text), cwd)
     files = [*(pending_uploads or []), *report.files]
@@ -57,6 +70,24 @@ def prepare_turn(
         carried_over=renamed_state(agent.graph, config),
     )
     return PreparedTurn(graph_input=graph_input, uploads=report.files, problems=problems)
+
+
+def start_mentioned_servers(
+    agent: LoadedAgent,
+    handles: list[str],
+    progress: Callable[[str], AbstractContextManager[Any]] | None = None,
+) -> dict[str, str]:
+    """Start the mentioned MCP servers that are not loaded; {handle: problem} for those that fail."""
+    manager = agent.parts.mcp
+    failed: dict[str, str] = {}
+    for handle in handles:
+        if handle in manager.loaded_handles():
+            continue
+        with progress(STARTING_SERVER.format(handle=handle)) if progress else contextlib.nullcontext():
+            status = manager.load(handle)
+        if status.state != "ready":
+            failed[handle] = SERVER_FAILED.format(handle=handle, detail=status.detail)
+    return failed
 
 
 def attach_files(
@@ -84,8 +115,16 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
         table.add_row(
             spec.name, labels[spec.tier], spec.risk, "✓" if spec.name in visible else "", spec.description
         )
+    for server in parts.mcp.statuses():
+        tier = f"MCP @{server.handle}" if server.enabled else f"MCP @{server.handle} (@mention)"
+        for name, description in server.tools:
+            summary = Text(description.splitlines()[0][:100] if description else "")  # server text: no markup
+            trust = "trusted" if server.trust else "asks"
+            table.add_row(Text(name), Text(tier), trust, "✓" if name in visible else "", summary)
     hint = Text(
-        "Discovered tools become available for the rest of the session when you @mention them.", style="dim"
+        "Discovered tools become available for the rest of the session when you @mention them; "
+        "MCP tools from the first message after their server has started (/mcp).",
+        style="dim",
     )
     return Group(table, hint)
 
@@ -93,4 +132,7 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
 def _unknown_mention(name: str, suggestions: list[str]) -> str:
     if suggestions:
         return f"Unknown @{name}; did you mean {', '.join('@' + s for s in suggestions)}?"
-    return f"Unknown @{name}: no tool, skill or agent has that name (/tools, /skills, /agents list them)."
+    return (
+        f"Unknown @{name}: no tool, skill, agent or MCP server has that name "
+        "(/tools, /skills, /agents, /mcp list them)."
+    )

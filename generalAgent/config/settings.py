@@ -250,12 +250,37 @@ class ToolSettings(BaseSettings):
     )
 
 
+class MCPSettings(BaseSettings):
+    """Where MCP servers are configured and how long they may take (docs/mcp.md)."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    mcp_config: OptionalText = Field(
+        default=None,
+        description="An mcp.json to use instead of the working folder's and the user-level one",
+    )
+    mcp_user_config: Path = Field(
+        default=Path("~/.config/generalagent/mcp.json"),
+        description="The user-level mcp.json, read before the working folder's",
+    )
+    mcp_startup_timeout: float = Field(
+        default=10.0, gt=0, le=300, description="Seconds a server may take to start before it is skipped"
+    )
+    mcp_call_timeout: float = Field(
+        default=60.0,
+        gt=0,
+        le=3_600,
+        description="Seconds one MCP tool call may take (a server's timeout overrides it)",
+    )
+
+
 _GROUPS: dict[str, type[BaseSettings]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
     "paths": PathSettings,
     "documents": DocumentSettings,
     "tools": ToolSettings,
+    "mcp": MCPSettings,
 }
 
 
@@ -268,6 +293,7 @@ class Settings:
     paths: PathSettings
     documents: DocumentSettings
     tools: ToolSettings
+    mcp: MCPSettings
 
 
 def load_settings(env_file: Path | None = DEFAULT_ENV_FILE, **overrides: Any) -> Settings:
@@ -329,6 +355,7 @@ _GROUP_TITLES = {
     "paths": "Paths, storage and logging",
     "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
     "tools": "Tools that reach outside the workspace",
+    "mcp": "MCP servers: tools from other programs (docs/mcp.md)",
 }
 _REQUIRED = {"model_name", "openai_api_key"}
 

@@ -30,6 +30,7 @@ from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.models import build_chat_model
 from generalAgent.skills.loader import SkillCatalog, load_skills
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.mcp.manager import MCPServerManager
 from generalAgent.tools.registry import ToolRegistry
 
 
@@ -45,17 +46,28 @@ class AgentParts:
     agents: AgentCatalog
 
     @property
+    def mcp(self) -> MCPServerManager:
+        assert self.registry.mcp is not None  # build_parts always attaches one
+        return self.registry.mcp
+
+    @property
     def warnings(self) -> list[str]:
         return [*self.skills.warnings, *self.agents.warnings]
 
 
-def build_parts(settings: Settings, model: BaseChatModel | None = None) -> AgentParts:
+def build_parts(
+    settings: Settings, model: BaseChatModel | None = None, mcp: MCPServerManager | None = None
+) -> AgentParts:
+    """`mcp`: the process's MCP servers, already starting (the CLI starts them first, so they
+    come up while the rest loads); without one, the configured servers are started here."""
     env = ToolEnvironment(settings=settings)
+    registry = ToolRegistry.from_yaml(env, settings.paths.tools_config)
+    registry.attach_mcp(mcp or MCPServerManager.from_settings(settings).start())
     return AgentParts(
         settings=settings,
         model=model or build_chat_model(settings.model),
         env=env,
-        registry=ToolRegistry.from_yaml(env, settings.paths.tools_config),
+        registry=registry,
         skills=load_skills(settings.paths.skills_dir),
         agents=load_agent_profiles(settings.paths.agents_dir),
     )
@@ -108,4 +120,8 @@ async def make_graph() -> CompiledStateGraph:
 
 @functools.cache
 def _served_graph() -> CompiledStateGraph:
-    return build_graph(build_parts(load_settings()))
+    # A server has no prompt to keep responsive: its MCP servers are waited for once, here.
+    settings = load_settings()
+    mcp = MCPServerManager.from_settings(settings).start()
+    mcp.wait_for_startup()
+    return build_graph(build_parts(settings, mcp=mcp))

@@ -52,6 +52,7 @@ class AgentState(TypedDict, total=False):
     context_id: str  # "main" or "subagent-xxxxxxxx"
     parent_context: str | None  # set for sub-agents
     workspace_id: str  # shared by a session and its sub-agents
+    mcp_servers: Annotated[list[str], merge_names]  # MCP servers whose tools this session is offered
     approved_tools: list[str]  # tools the user approved "always" for this session
     allowed_tools: list[str] | None  # a sub-agent profile's allow-list
     agent_profile: str | None  # which profile a sub-agent runs

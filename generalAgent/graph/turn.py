@@ -66,7 +66,7 @@ def subagent_turn_input(
 ) -> dict[str, Any]:
     """A sub-agent's whole starting state: the task, the parent's workspace, tools and files.
 
-    It inherits what the parent may use (mentions, "always" approvals, uploads) but none
+    It inherits what the parent may use (mentions, MCP servers, "always" approvals, uploads) but none
     of its history, todos or pending reminders.
     """
     return {
@@ -78,6 +78,7 @@ def subagent_turn_input(
         "allowed_tools": list(allowed_tools) if allowed_tools is not None else None,
         "mentions": list(parent.get("mentions", [])),
         "new_mentions": [],
+        "mcp_servers": list(parent.get("mcp_servers", [])),
         "approved_tools": list(parent.get("approved_tools", [])),
         "uploaded_files": list(parent.get("uploaded_files", [])),
         "new_uploaded_files": [],

@@ -4,6 +4,9 @@
 persistent set). Discovered tools (`enabled: false`) are only *known* at start-up: their
 module is imported and the tool built by `load_on_demand` the first time a user
 @mentions one, so a dangerous or heavy tool costs nothing until it is asked for.
+
+Tools of MCP servers are not in tools.yaml: the registry reaches them through the
+process's `MCPServerManager` (`attach_mcp`), which knows which servers are loaded.
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from langchain_core.tools import BaseTool
 
     from generalAgent.tools.environment import ToolEnvironment
+    from generalAgent.tools.mcp.manager import MCPServerManager
 
 Tier = Literal["core", "enabled", "discovered"]
 TIERS: tuple[Tier, ...] = ("core", "enabled", "discovered")
@@ -51,6 +57,7 @@ class ToolRegistry:
         self._specs = {spec.name: spec for spec in specs}
         self._env = env
         self._loaded: dict[str, BaseTool] = {}
+        self.mcp: MCPServerManager | None = None
 
     @classmethod
     def from_yaml(cls, env: ToolEnvironment, path: Path = DEFAULT_TOOLS_YAML) -> ToolRegistry:
@@ -96,6 +103,19 @@ class ToolRegistry:
             raise ToolConfigError(f"{spec.module}.create_tool built {tool.name!r}, expected {name!r}")
         self._loaded[name] = tool
         return tool
+
+    def attach_mcp(self, manager: MCPServerManager) -> None:
+        """The MCP servers whose tools this registry offers (their tools join per session)."""
+        self.mcp = manager
+        manager.use_cancel_event(self._env.cancelled)
+
+    def mcp_handles(self) -> list[str]:
+        """The configured MCP servers, by the name they are @mentioned with."""
+        return self.mcp.handles() if self.mcp is not None else []
+
+    def mcp_tools(self, handles: Iterable[str]) -> list[BaseTool]:
+        """The tools of these MCP servers that are loaded, in a fixed order."""
+        return self.mcp.tools_of(handles) if self.mcp is not None else []
 
     def register(self, spec: ToolSpec, tool: BaseTool) -> None:
         """Add a tool built elsewhere (e.g. delegate_task, which needs the compiled graph)."""
