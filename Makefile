@@ -21,11 +21,12 @@ test: $(VENV)/.installed-dev
 reliability: $(VENV)/.installed-dev
 	RELIABILITY_REPORT=docs/reliability.md $(BIN)/python tests/run_tests.py faults
 
-# Style, format and layers: imports point down only (the contract is in pyproject.toml).
+# Style, format, layers (imports point down only) and types; the settings are in pyproject.toml.
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check generalAgent tests bench
 	$(BIN)/ruff format --check generalAgent tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 $(VENV)/bin/python:
 	@test -n "$(PYTHON)" || { echo "generalAgent needs Python 3.11 or newer on PATH (python3.11, python3.12, ...)." >&2; exit 2; }

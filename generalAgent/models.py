@@ -40,7 +40,7 @@ def build_chat_model(settings: ModelSettings) -> ChatOpenAI:
         raise ModelNotConfigured(setup_guidance(missing))
     from langchain_openai import ChatOpenAI
 
-    assert settings.openai_api_key is not None  # guaranteed by missing()
+    assert settings.model_name is not None and settings.openai_api_key is not None  # not missing()
     return ChatOpenAI(
         model=settings.model_name,
         api_key=settings.openai_api_key,

@@ -20,6 +20,7 @@ from generalAgent.cli import documents_commands, knowledge_commands, mcp_command
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.sessions import SessionStoreError
 
 app = typer.Typer(
     add_completion=False,
@@ -69,6 +70,9 @@ def main_command(
         if described is None:
             raise
         Console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
+        code = EXIT_CONFIG
+    except SessionStoreError as exc:
+        Console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
         code = EXIT_CONFIG
     raise typer.Exit(code)
 

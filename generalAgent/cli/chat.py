@@ -76,7 +76,6 @@ class Chat:
         self.loader = BackgroundLoader(settings).start()
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
-        self.can_retry = False
         self.pending_uploads: list[Any] = []
         self._commands = {
             "/help": self._help,
@@ -197,7 +196,6 @@ class Chat:
             self.console.print("[dim]Your message is kept: /retry sends it again.[/]")
         elif not result.answer.strip():
             self.console.print("[yellow]The model returned an empty answer. /retry or rephrase.[/]")
-        self.can_retry = not result.ok
         if result.usage.model_calls:
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed())}[/]")
 
@@ -227,12 +225,11 @@ class Chat:
     def _new(self, _: str) -> None:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
-        self.can_retry = False
         self.pending_uploads = []
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
     def _sessions(self, _: str) -> None:
-        sessions = self.catalog.list(limit=20)
+        sessions = self.catalog.recent(limit=20)
         if not sessions:
             self.console.print("[dim]No saved sessions yet.[/]")
             return
@@ -252,7 +249,6 @@ class Chat:
             return
         self.session_id = info.id
         self.first_line = info.title
-        self.can_retry = False
         self.pending_uploads = []
         self.console.print(
             f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"
@@ -274,7 +270,7 @@ class Chat:
         from generalAgent.cli.turn_input import attach_files
 
         agent = self._agent()
-        report = attach_files(agent, self._config(), self.session_id, [argument], Path.cwd())
+        report = attach_files(agent, self.session_id, [argument], Path.cwd())
         for problem in report.problems:
             self.console.print(f"[yellow]{escape(problem)}[/]")
         if not report.files and not report.problems:
@@ -346,7 +342,9 @@ class Chat:
 
     # -- plumbing -------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
-        return {"configurable": {"thread_id": self.session_id}, "recursion_limit": 1000}
+        from generalAgent.graph.turn import thread_config  # LangChain loads in the background
+
+        return thread_config(self.session_id)
 
     def _agent(self) -> LoadedAgent:
         if not self.loader.ready():

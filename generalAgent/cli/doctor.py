@@ -11,6 +11,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -79,14 +80,14 @@ def _endpoint(settings: Settings) -> Check:
     from generalAgent.models import describe_model_error
 
     model = settings.model
-    assert model.openai_api_key is not None
+    assert model.model_name is not None and model.openai_api_key is not None  # not missing()
     client = ChatOpenAI(
         model=model.model_name,
         api_key=model.openai_api_key,
         base_url=model.openai_base_url,
         timeout=min(model.model_timeout, 30),
         max_retries=0,
-        max_tokens=1,
+        max_completion_tokens=1,
     )
     started = time.monotonic()
     try:
@@ -95,7 +96,7 @@ def _endpoint(settings: Settings) -> Check:
         described = describe_model_error(exc, model) or f"{type(exc).__name__}"
         return Check("endpoint", False, described)
     seconds = time.monotonic() - started
-    usage = reply.usage_metadata or {}
+    usage: dict[str, Any] = dict(reply.usage_metadata or {})
     return Check(
         "endpoint",
         True,

@@ -218,7 +218,10 @@ def search_command(
     ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="The document to search")],
     query: Annotated[str, typer.Argument(help="Words to look for (or a regex with --regex)")],
-    max_results: Annotated[int, typer.Option("-n", "--max-results", min=1, help="Passages")] = 5,
+    max_results: Annotated[
+        int | None,
+        typer.Option("-n", "--max-results", min=1, help="Passages (default SEARCH_MAX_RESULTS_DEFAULT)"),
+    ] = None,
     regex: Annotated[bool, typer.Option("--regex", help="Grep with a regular expression")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
 ) -> None:

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
 from generalAgent.documents.extract import DocumentError, extract_document
-from generalAgent.knowledge import KnowledgeError, KnowledgeStore, open_store, search_knowledge
+from generalAgent.knowledge import STORE_ERRORS, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item, render_search
 from generalAgent.search.budgets import ContentBudget
@@ -91,7 +91,7 @@ def add_command(
                 source_path=source_path,
             )
             chunks = store.count_chunks(item.id)
-    except (KnowledgeError, *INDEX_ERRORS) as exc:
+    except STORE_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
@@ -108,7 +108,10 @@ def search_command(
     domain: Domain = None,
     category: Category = None,
     tags: Tags = None,
-    max_results: Annotated[int, typer.Option("-n", "--max-results", min=1, max=20)] = 5,
+    max_results: Annotated[
+        int | None,
+        typer.Option("-n", "--max-results", min=1, max=20, help="Items (default SEARCH_MAX_RESULTS_DEFAULT)"),
+    ] = None,
     sort: Annotated[str, typer.Option("--sort", help="relevance | date | title")] = "relevance",
     as_json: AsJson = False,
 ) -> None:
@@ -228,7 +231,7 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Domains with their item counts, categories and tags."""
     try:
         with _store(ctx) as store:
-            rows = [
+            rows: list[dict[str, Any]] = [
                 {
                     "domain": d,
                     "items": store.count_knowledge(d),

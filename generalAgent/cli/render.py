@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 import time
-from typing import Any
+from typing import Any, Literal, cast
 
 from rich.console import Console
 from rich.live import Live
@@ -14,9 +14,11 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
+from generalAgent.display import human_size
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
+ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
 
 
 class MarkdownStream:
@@ -74,15 +76,16 @@ class MarkdownStream:
     def _lines(self, text: str) -> list[str]:
         # Rendered on a console of its own: capturing on the live console would write the
         # live region into the capture and break its redraws.
+        buffer = io.StringIO()
         renderer = Console(
-            file=io.StringIO(),
+            file=buffer,
             width=self.console.width,
-            color_system=self.console.color_system,
+            color_system=cast(ColorSystem | None, self.console.color_system),
             force_terminal=self.console.is_terminal,
             no_color=self.console.no_color,
         )
         renderer.print(Markdown(text))
-        return renderer.file.getvalue().rstrip("\n").split("\n")
+        return buffer.getvalue().rstrip("\n").split("\n")
 
 
 def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
@@ -95,14 +98,6 @@ def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
             shown = shown[: limit - 1] + "…"
         parts.append(f"{key}={json.dumps(shown, ensure_ascii=False) if isinstance(value, str) else shown}")
     return ", ".join(parts)
-
-
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / 1024 / 1024:.1f} MB"
 
 
 def format_usage(usage: Usage, seconds: float | None = None) -> str:

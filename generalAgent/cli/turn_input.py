@@ -54,7 +54,7 @@ def prepare_turn(
     problems += failed.values()
     known = [name for name in names if name not in mentions.unknown and name not in failed]
 
-    report = attach_files(agent, config, session_id, find_references(text), cwd)
+    report = attach_files(agent, session_id, find_references(text), cwd)
     files = [*(pending_uploads or []), *report.files]
     problems += report.problems
 
@@ -90,9 +90,7 @@ def start_mentioned_servers(
     return failed
 
 
-def attach_files(
-    agent: LoadedAgent, config: dict[str, Any], session_id: str, references: list[str], cwd: Path
-) -> UploadReport:
+def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd: Path) -> UploadReport:
     if not references:
         return UploadReport()
     workspace = agent.parts.env.workspace_for(session_id)

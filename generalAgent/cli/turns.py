@@ -161,9 +161,11 @@ def _report_message(
         view.on_message_end()
         for call in message.tool_calls:
             view.on_tool_call(call.get("id") or "", call["name"], call.get("args") or {})
-        for call in message.invalid_tool_calls:
+        for invalid in message.invalid_tool_calls:
             view.on_tool_call(
-                call.get("id") or "", call.get("name") or "?", {"<invalid JSON>": call.get("args") or ""}
+                invalid.get("id") or "",
+                invalid.get("name") or "?",
+                {"<invalid JSON>": invalid.get("args") or ""},
             )
         if not message.tool_calls and not message.invalid_tool_calls and node in ANSWER_NODES:
             result.answer = message.text if isinstance(message.text, str) else str(message.content)

@@ -152,7 +152,6 @@ class DocumentSettings(BaseSettings):
     text_preview_chars: int = Field(default=50_000, ge=1_000, description="Preview of big texts")
     pdf_preview_pages: int = Field(default=10, ge=1, description="Pages in a PDF preview")
     pdf_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars in a PDF preview")
-    docx_preview_pages: int = Field(default=10, ge=1, description="Pages in a DOCX preview")
     docx_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars, DOCX preview")
     xlsx_preview_sheets: int = Field(default=3, ge=1, description="Sheets in an XLSX preview")
     xlsx_preview_chars: int = Field(default=20_000, ge=1_000, description="Chars, XLSX preview")
@@ -248,6 +247,14 @@ class ToolSettings(BaseSettings):
     fetch_allow_private: bool = Field(
         default=False, description="Let fetch_web reach loopback and private-network addresses"
     )
+    # ~15k tokens of English, ~36k of Chinese: room for a long search result or file page,
+    # far below any context window. Search tools fit their answers to it (nothing is cut).
+    tool_result_max_chars: int = Field(
+        default=60_000,
+        ge=5_000,
+        le=1_000_000,
+        description="Largest tool answer the model receives; longer ones are cut with a note",
+    )
 
 
 class MCPSettings(BaseSettings):
@@ -305,7 +312,7 @@ def load_settings(env_file: Path | None = DEFAULT_ENV_FILE, **overrides: Any) ->
     groups: dict[str, Any] = {}
     for name, cls in _GROUPS.items():
         try:
-            groups[name] = cls(_env_file=env_file, **overrides.get(name, {}))  # type: ignore[call-arg]
+            groups[name] = cls(_env_file=env_file, **overrides.get(name, {}))
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
     return Settings(**groups)

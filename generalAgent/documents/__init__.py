@@ -63,7 +63,7 @@ def index_exists(path: Path, settings: Settings | None = None) -> bool:
 
 
 def search_in_index(
-    path: Path, query: str, max_results: int = 5, settings: Settings | None = None
+    path: Path, query: str, max_results: int | None = None, settings: Settings | None = None
 ) -> list[dict[str, Any]]:
     """Best chunks of an indexed file: dicts with chunk_id, page, heading, text, score.
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import one_line
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
@@ -92,7 +93,7 @@ def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocumen
         raise DocumentError(f"{name} is too large to read in memory; split it into parts.") from None
     except Exception as exc:  # a library's own error on a malformed file: say so, no traceback
         raise DocumentError(
-            f"{name} could not be read ({type(exc).__name__}: {_first_line(exc)}); it may be damaged."
+            f"{name} could not be read ({type(exc).__name__}: {(one_line(exc, 160) or 'no details')}); it may be damaged."
         ) from None
     if not blocks:
         if kind == "pdf":
@@ -391,7 +392,3 @@ def decode_text(data: bytes, name: str) -> str:
         except UnicodeDecodeError:
             continue
     raise DocumentError(f"{name} is neither UTF-8 nor GB18030 text; save it as UTF-8 and try again.")
-
-
-def _first_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:160] or "no details"

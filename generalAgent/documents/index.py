@@ -77,11 +77,7 @@ class SearchIndex(IndexDatabase):
 
     # -- state of one file ------------------------------------------------------------
     def document(self, file_hash: str) -> sqlite3.Row | None:
-        self.conn.row_factory = sqlite3.Row
-        try:
-            return self.conn.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
-        finally:
-            self.conn.row_factory = None
+        return self.conn.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
 
     def is_fresh(self, path: Path, file_hash: str | None = None) -> bool:
         """Indexed with the current segmenter within INDEX_STALE_THRESHOLD_HOURS."""
@@ -289,7 +285,9 @@ class SearchIndex(IndexDatabase):
         }
 
     # -- reading ----------------------------------------------------------------------
-    def search(self, path: Path, query: str, max_results: int = 5, *, regex: bool = False) -> list[ChunkHit]:
+    def search(
+        self, path: Path, query: str, max_results: int | None = None, *, regex: bool = False
+    ) -> list[ChunkHit]:
         """Best chunks of the already indexed file at `path`; [] if it is not indexed."""
         record = self.document(compute_file_hash(Path(path)))
         if record is None:
@@ -297,9 +295,12 @@ class SearchIndex(IndexDatabase):
         return self.search_item(record["item_id"], query, max_results, regex=regex)
 
     def search_item(
-        self, item_id: str, query: str, max_results: int = 5, *, regex: bool = False
+        self, item_id: str, query: str, max_results: int | None = None, *, regex: bool = False
     ) -> list[ChunkHit]:
-        """Best chunks of one indexed document (or any item) by its id."""
+        """Best chunks of one indexed document (or any item) by its id (SEARCH_MAX_RESULTS_DEFAULT
+        of them unless `max_results` says)."""
+        if max_results is None:
+            max_results = self.settings.search_max_results_default
         if regex:
             return regex_chunks(self.conn, item_id, query, max_results)
         return find_chunks(

@@ -35,7 +35,7 @@ def search_document(
     settings: DocumentSettings,
     path: Path,
     query: str,
-    max_results: int = 5,
+    max_results: int | None = None,
     *,
     regex: bool = False,
     shown_as: str | None = None,
@@ -50,7 +50,8 @@ def search_document(
     if not query or not query.strip():
         raise SearchFailure("Empty query: give the words to look for.")
     budget = ContentBudget.from_settings(settings)
-    limit = max(1, min(int(max_results), budget.matched_chunks))
+    wanted = settings.search_max_results_default if max_results is None else int(max_results)
+    limit = max(1, min(wanted, budget.matched_chunks))
     try:
         with SearchIndex(db_path, settings, vectors) as index:
             document = index.index_file(path)
@@ -72,7 +73,7 @@ def search_document(
         "query": normalise_query(query) if not regex else query,
         "regex": regex,
         "max_results": limit,
-        "capped": int(max_results) > limit,
+        "capped": wanted > limit,
         "hits": [
             {
                 "page": r["matched_chunks"][0]["page"] if r["matched_chunks"] else None,

@@ -28,7 +28,7 @@ class _StopOnCancel(BaseCallbackHandler):
     def __init__(self, cancelled: threading.Event) -> None:
         self.cancelled = cancelled
 
-    def on_llm_new_token(self, token: str, **kwargs: Any) -> None:
+    def on_llm_new_token(self, token: Any, **kwargs: Any) -> None:
         if self.cancelled.is_set():
             raise TurnCancelled
 

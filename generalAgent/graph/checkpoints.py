@@ -10,19 +10,23 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from generalAgent.config.settings import PathSettings
+from generalAgent.display import one_line
 
 
 class CheckpointStoreError(Exception):
     """The checkpoint database cannot be used; the message says what to do, without the password."""
 
 
+# How long a checkpoint write waits for another writer of sessions.db (the catalog, a
+# second chat) before it fails.
+SQLITE_BUSY_SECONDS = 30
 POSTGRES_CONNECT_SECONDS = 10
 # Sub-agents run in threads of their own; a few connections let them checkpoint in parallel.
 POSTGRES_POOL_SIZE = 4
@@ -40,15 +44,14 @@ def open_checkpointer(paths: PathSettings) -> BaseCheckpointSaver:
 
 def close_checkpointer(saver: BaseCheckpointSaver) -> None:
     """Close the SQLite connection or the PostgreSQL pool behind `saver`."""
-    saver.conn.close()  # type: ignore[attr-defined] - both savers keep their connection here
+    cast(Any, saver).conn.close()  # both savers keep their connection (or pool) in `conn`
 
 
 def open_sqlite_checkpointer(path: Path) -> SqliteSaver:
     """A SqliteSaver usable from the chat's worker threads (it serialises access itself)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA busy_timeout=30000")
     saver = SqliteSaver(conn)
     saver.setup()
     return saver
@@ -88,6 +91,7 @@ def open_postgres_checkpointer(url: str) -> Any:
         raise CheckpointStoreError(
             f"PostgreSQL at {where} (DATABASE_URL) refused the checkpoint tables: {_first_line(exc, url)}"
         ) from None
+    # The pool hands out dict_row connections (`options`), which its type cannot say.
     pool = ConnectionPool(
         url,
         min_size=1,
@@ -99,7 +103,7 @@ def open_postgres_checkpointer(url: str) -> Any:
         name="generalagent-checkpoints",
     )
     pool.open()
-    return PostgresSaver(pool)
+    return PostgresSaver(cast("ConnectionPool[psycopg.Connection[dict[str, Any]]]", pool))
 
 
 def describe_database_url(url: str) -> str:
@@ -115,6 +119,6 @@ def describe_database_url(url: str) -> str:
 
 
 def _first_line(exc: BaseException, url: str) -> str:
-    text = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+    text = one_line(str(exc).strip().splitlines()[0], 300) if str(exc).strip() else type(exc).__name__
     password = urlsplit(url).password if "://" in url else None
     return text.replace(password, "***") if password else text

@@ -10,6 +10,7 @@ prefix), while keeping the history within a message and a token budget.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from langchain_core.messages import (
@@ -32,9 +33,8 @@ def call_ids(message: BaseMessage) -> list[str]:
     """
     if not isinstance(message, AIMessage):
         return []
-    ids = [c["id"] for c in message.tool_calls if c.get("id")]
-    ids += [c["id"] for c in message.invalid_tool_calls if c.get("id")]
-    return ids
+    calls = [*message.tool_calls, *message.invalid_tool_calls]
+    return [call_id for call in calls if (call_id := call.get("id"))]
 
 
 def clean_message_history(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
@@ -121,7 +121,8 @@ def truncate_messages_safely(
     for end in range(len(body)):
         if within(start, end, max_messages, max_tokens):
             continue
-        start = _next_start(body, start, end, lambda s, e=end: within(s, e, low_count, low_tokens))
+        fits_low_mark = functools.partial(within, end=end, count_limit=low_count, token_limit=low_tokens)
+        start = _next_start(body, start, end, fits_low_mark)
 
     kept = [pos for pos, _ in body[start:]]
     last_human = next((pos for pos, m in reversed(body) if isinstance(m, HumanMessage)), None)

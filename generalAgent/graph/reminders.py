@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from generalAgent.display import human_size
 from generalAgent.graph.state import TodoItem, UploadedFile
 
 _PRIORITY_ORDER = {"high": 0, "medium": 1, "low": 2}
@@ -80,7 +81,7 @@ def build_upload_reminder(files: Sequence[UploadedFile]) -> str:
         return ""
     lines = [f"The user attached {len(files)} file(s) to the workspace:"]
     for f in files:
-        details = [f.get("type", "file"), _size(f.get("size", 0))]
+        details = [f.get("type", "file"), human_size(f.get("size", 0))]
         if f.get("pages"):
             unit = {"pptx": "slides", "xlsx": "sheets"}.get(f.get("type", ""), "pages")
             details.append(f"{f['pages']} {unit}")
@@ -117,11 +118,3 @@ def attach_reminders(history: list[BaseMessage], reminders: Sequence[str]) -> li
             content = [*last.content, {"type": "text", "text": text}]
         return [*history[:-1], last.model_copy(update={"content": content})]
     return [*history, HumanMessage(content=text)]
-
-
-def _size(size: int) -> str:
-    for unit in ("B", "KB", "MB"):
-        if size < 1024:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{size:.1f} GB"

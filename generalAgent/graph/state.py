@@ -9,6 +9,7 @@ graph/turn.py builds a turn's input.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
@@ -60,7 +61,7 @@ class AgentState(TypedDict, total=False):
     max_loops: int
 
 
-def model_calls_this_turn(messages: list[BaseMessage]) -> int:
+def model_calls_this_turn(messages: Sequence[BaseMessage]) -> int:
     """AI messages since the user's last message: the turn's loop count, derived from the
     history so that a turn started by any client (CLI, LangGraph Server) begins at zero."""
     count = 0

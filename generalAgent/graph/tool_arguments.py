@@ -25,15 +25,16 @@ class RawToolArguments(BaseCallbackHandler):
         self._ids: dict[int, str] = {}
         self._text: dict[int, str] = {}
 
-    def on_llm_new_token(self, token: str, *, chunk: Any = None, **kwargs: Any) -> None:
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         message = getattr(chunk, "message", None)
         if not isinstance(message, AIMessageChunk):
             return
         for piece in message.tool_call_chunks:
             index = piece.get("index")
             index = index if isinstance(index, int) else len(self._ids)
-            if piece.get("id"):
-                self._ids.setdefault(index, piece["id"])
+            call_id = piece.get("id")
+            if call_id:
+                self._ids.setdefault(index, call_id)
             self._text[index] = self._text.get(index, "") + (piece.get("args") or "")
 
     def by_id(self) -> dict[str, str]:

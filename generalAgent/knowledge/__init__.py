@@ -11,7 +11,7 @@ from __future__ import annotations
 from generalAgent.config.settings import Settings
 from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
 from generalAgent.knowledge.search import search_knowledge
-from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore
+from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeError, KnowledgeStore
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "KnowledgeError",
     "KnowledgeItem",
     "KnowledgeStore",
+    "STORE_ERRORS",
     "open_store",
     "search_knowledge",
 ]

@@ -10,8 +10,17 @@ from typing import Any
 
 from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
 
+# Room kept for the header and the line naming results left out (ids and 60-character
+# titles of up to 20 results: about 100 characters each).
+OMITTED_NOTE_ALLOWANCE = 2_000
 
-def render_search(result: dict[str, Any], filters: str = "") -> str:
+
+def render_search(result: dict[str, Any], filters: str = "", max_chars: int | None = None) -> str:
+    """The results as the model reads them; at most `max_chars` (the tool answer's cap).
+
+    Results that would not fit whole are left out, and a closing line names them and how
+    to read them, so nothing the budget kept is cut off mid-way by a later layer.
+    """
     results = result["results"]
     where = f" ({filters})" if filters else ""
     notice = f"Note: {result['warning']}\n\n" if result.get("warning") else ""
@@ -20,28 +29,52 @@ def render_search(result: dict[str, Any], filters: str = "") -> str:
             f'{notice}Nothing in the knowledge base matches "{result["query"]}"{where}. '
             "Try other or fewer words, the other language, or no filters."
         )
-    lines = [f'{notice}{len(results)} result(s) for "{result["query"]}"{where}, best first:']
-    for number, entry in enumerate(results, start=1):
-        item = entry["item"]
-        lines += ["", f"[{number}] {item['title']}  ({_labels(item)})  score {entry['score']:g}"]
-        lines.append(f"    id: {item['id']} | {entry['total_chunks']} chunks{_source(item)}")
-        whole = bool(item["content"]) and "content:" not in entry.get("cut", "")
-        if whole:
-            numbers = ", ".join(str(c["chunk_index"]) for c in entry["matched_chunks"])
-            lines.append(f"    matched chunks: {numbers}")
-            lines.append("    content:")
+    blocks = [_result_block(number, entry) for number, entry in enumerate(results, start=1)]
+    kept = len(blocks)
+    if max_chars is not None:
+        kept = _fitting(blocks, max_chars - len(notice) - len(result["query"]) - OMITTED_NOTE_ALLOWANCE)
+    head = f'{notice}{kept} result(s) for "{result["query"]}"{where}, best first:'
+    text = "\n".join([head, *blocks[:kept]])
+    if kept < len(blocks):
+        left_out = ", ".join(f"{e['item']['id']} ({e['item']['title'][:60]})" for e in results[kept:])
+        text += (
+            f"\n\n({len(blocks) - kept} more result(s) did not fit in one answer: {left_out}. "
+            "Read one with get_knowledge_item, or narrow the query or filters.)"
+        )
+    return text
+
+
+def _result_block(number: int, entry: dict[str, Any]) -> str:
+    item = entry["item"]
+    lines = ["", f"[{number}] {item['title']}  ({_labels(item)})  score {entry['score']:g}"]
+    lines.append(f"    id: {item['id']} | {entry['total_chunks']} chunks{_source(item)}")
+    whole = bool(item["content"]) and "content:" not in entry.get("cut", "")
+    if whole:
+        numbers = ", ".join(str(c["chunk_index"]) for c in entry["matched_chunks"])
+        lines.append(f"    matched chunks: {numbers}")
+        lines.append("    content:")
+        lines.append(_indent(item["content"], 6))
+    else:
+        if item["content"]:
+            lines.append("    content (start):")
             lines.append(_indent(item["content"], 6))
-        else:
-            if item["content"]:
-                lines.append("    content (start):")
-                lines.append(_indent(item["content"], 6))
-            for label, key in (("matched", "matched_chunks"), ("context", "context_chunks")):
-                for chunk in entry[key]:
-                    lines.append(f"    {label} {_chunk_label(chunk)}:")
-                    lines.append(_indent(chunk["content"], 6))
-        if entry.get("cut"):
-            lines.append(f"    (cut: {entry['cut']})")
+        for label, key in (("matched", "matched_chunks"), ("context", "context_chunks")):
+            for chunk in entry[key]:
+                lines.append(f"    {label} {_chunk_label(chunk)}:")
+                lines.append(_indent(chunk["content"], 6))
+    if entry.get("cut"):
+        lines.append(f"    (cut: {entry['cut']})")
     return "\n".join(lines)
+
+
+def _fitting(blocks: list[str], room: int) -> int:
+    """How many leading blocks fit in `room` characters (at least one: it is cut, not lost)."""
+    used = 0
+    for count, block in enumerate(blocks):
+        used += len(block) + 1
+        if used > room:
+            return max(1, count)
+    return len(blocks)
 
 
 def render_item(
@@ -58,7 +91,8 @@ def render_item(
     if chunks is not None:
         if not chunks:
             return "\n".join([*head, f"No chunks in that range (the item has {total_chunks})."])
-        shown, used = [], 0
+        shown: list[KnowledgeChunk] = []
+        used = 0
         for chunk in chunks:
             if used + len(chunk.content) > content_limit and shown:
                 break

@@ -56,7 +56,7 @@ def search_knowledge(
     domain: str | None = None,
     category: str | None = None,
     tags: Iterable[str] | None = None,
-    max_results: int = 5,
+    max_results: int | None = None,
     min_score: float = 0.0,
     sort: str = "relevance",
     budget: ContentBudget | None = None,
@@ -70,7 +70,8 @@ def search_knowledge(
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
     filters = Filters(domain or None, category or None, tuple(tags or ()))
-    limit = max(1, min(int(max_results), MAX_RESULTS))
+    wanted = store.settings.search_max_results_default if max_results is None else max_results
+    limit = max(1, min(int(wanted), MAX_RESULTS))
     matched_cap = budget.matched_chunks if budget is not None else 5
     warning = None
 

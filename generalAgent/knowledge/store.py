@@ -27,17 +27,23 @@ from generalAgent.search.database import (
     transaction,
 )
 from generalAgent.search.embeddings import Embedder, EmbeddingError
+from generalAgent.search.lookup import INDEX_ERRORS
 
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 50
 _ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
 _CHUNK_COLUMNS = (
-    "c.id, c.item_id, c.chunk_index, f.text, c.heading, c.start_position, c.end_position, c.metadata, c.page"
+    "c.id AS id, c.item_id AS item_id, c.chunk_index AS chunk_index, f.text AS content, c.heading AS heading,"
+    " c.start_position AS start_position, c.end_position AS end_position, c.metadata AS metadata, c.page AS page"
 )
 
 
 class KnowledgeError(Exception):
     """A request the store refuses; the message says why and what would work."""
+
+
+# What a knowledge store call can raise, each with a message fit for the user.
+STORE_ERRORS: tuple[type[Exception], ...] = (KnowledgeError, *INDEX_ERRORS)
 
 
 class KnowledgeStore(IndexDatabase):
@@ -353,8 +359,8 @@ class KnowledgeStore(IndexDatabase):
         model = self.embedder.model if self.embedder is not None else ""
         replace_chunks(conn, item_id, rows, segmented, vectors, model)
 
-    def _items(self, rows: Sequence[Sequence[Any]]) -> list[KnowledgeItem]:
-        ids = [row[0] for row in rows]
+    def _items(self, rows: Sequence[sqlite3.Row]) -> list[KnowledgeItem]:
+        ids = [row["id"] for row in rows]
         tags: dict[str, list[str]] = {item_id: [] for item_id in ids}
         if ids:
             marks = ",".join("?" * len(ids))
@@ -363,22 +369,7 @@ class KnowledgeStore(IndexDatabase):
             )
             for item_id, tag in rows_of_tags:
                 tags[item_id].append(tag)
-        return [
-            KnowledgeItem(
-                id=row[0],
-                domain=row[1],
-                category=row[2],
-                title=row[3],
-                content=row[4],
-                source=row[5],
-                source_path=row[6],
-                priority=row[7],
-                created_at=row[8],
-                updated_at=row[9],
-                tags=sorted(tags[row[0]]),
-            )
-            for row in rows
-        ]
+        return [KnowledgeItem(**dict(row), tags=sorted(tags[row["id"]])) for row in rows]
 
 
 # -- helpers shared with search -------------------------------------------------------------
@@ -474,17 +465,10 @@ def _chunk_row(chunk: KnowledgeChunk) -> ChunkRow:
     )
 
 
-def _chunk(row: Sequence[Any]) -> KnowledgeChunk:
-    metadata = json.loads(row[7] or "{}")
-    if row[8] is not None and "page" not in metadata:
-        metadata["page"] = row[8]  # document chunks keep their page in a column of their own
-    return KnowledgeChunk(
-        id=row[0],
-        item_id=row[1],
-        chunk_index=row[2],
-        content=row[3],
-        heading=row[4],
-        start_position=row[5],
-        end_position=row[6],
-        metadata=metadata,
-    )
+def _chunk(row: sqlite3.Row) -> KnowledgeChunk:
+    fields = dict(row)
+    metadata = json.loads(fields.pop("metadata") or "{}")
+    page = fields.pop("page")
+    if page is not None and "page" not in metadata:
+        metadata["page"] = page  # document chunks keep their page in a column of their own
+    return KnowledgeChunk(**fields, metadata=metadata)

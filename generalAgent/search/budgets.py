@@ -26,13 +26,16 @@ TRUNCATION_MARK = " …"
 
 @dataclass(frozen=True)
 class ContentBudget:
-    chunk_chars: int = 1_500
-    matched_chunks: int = 5
-    context_chunks: int = 3
-    result_chars: int = 30_000
-    call_chars: int = 100_000
-    preview_chars: int = 2_000
-    whole_item_chars: int = 5_000
+    """The limits of one search's content; built from DocumentSettings, the one source of
+    their defaults (MAX_CHUNK_CONTENT_SIZE, MAX_MATCHED_CHUNKS, ... in docs/configuration.md)."""
+
+    chunk_chars: int
+    matched_chunks: int
+    context_chunks: int
+    result_chars: int
+    call_chars: int
+    preview_chars: int
+    whole_item_chars: int
 
     @classmethod
     def from_settings(cls, settings: DocumentSettings) -> ContentBudget:

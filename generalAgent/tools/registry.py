@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from generalAgent.display import one_line
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -42,7 +44,6 @@ class ToolConfigError(Exception):
 class ToolSpec:
     name: str
     tier: Tier
-    category: str
     description: str
     risk: str = "low"
     available_to_subagent: bool = True
@@ -117,11 +118,6 @@ class ToolRegistry:
         """The tools of these MCP servers that are loaded, in a fixed order."""
         return self.mcp.tools_of(handles) if self.mcp is not None else []
 
-    def register(self, spec: ToolSpec, tool: BaseTool) -> None:
-        """Add a tool built elsewhere (e.g. delegate_task, which needs the compiled graph)."""
-        self._specs[spec.name] = spec
-        self._loaded[spec.name] = tool
-
 
 def parse_tools_yaml(path: Path) -> list[ToolSpec]:
     """The specs of tools.yaml in file order; `ToolConfigError` on the first problem."""
@@ -131,7 +127,7 @@ def parse_tools_yaml(path: Path) -> list[ToolSpec]:
     except OSError as exc:
         raise ToolConfigError(f"{where}: cannot read it ({exc.strerror})") from None
     except yaml.YAMLError as exc:
-        raise ToolConfigError(f"{where}: not valid YAML ({_first_line(exc)})") from None
+        raise ToolConfigError(f"{where}: not valid YAML ({one_line(exc)})") from None
     if not isinstance(data, dict):
         raise ToolConfigError(f"{where}: expected the sections 'core' and 'optional'")
     unknown = set(data) - {"core", "optional"}
@@ -159,6 +155,7 @@ def parse_tools_yaml(path: Path) -> list[ToolSpec]:
 def _spec(where: str, section: str, name: str, entry: Any) -> ToolSpec:
     if not isinstance(entry, dict):
         raise ToolConfigError(f"{where}: settings of {name!r} must be a mapping")
+    # "category" was read by 0.1.0 and never used; tools.yaml files copied from it still load.
     allowed = {"category", "description", "risk", "available_to_subagent", "enabled"}
     extra = set(entry) - allowed
     if extra:
@@ -184,7 +181,6 @@ def _spec(where: str, section: str, name: str, entry: Any) -> ToolSpec:
     return ToolSpec(
         name=name,
         tier=tier,
-        category=str(entry.get("category", "general")),
         description=description.strip(),
         risk=risk,
         available_to_subagent=subagent,
@@ -208,7 +204,3 @@ def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) 
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
-
-
-def _first_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())[:200]

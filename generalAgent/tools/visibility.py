@@ -17,9 +17,9 @@ never between the calls of one turn.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from generalAgent.tools.registry import ToolRegistry
 
@@ -96,7 +96,7 @@ def assemble_visible_tools(
 
 
 def visible_tools_for_state(
-    registry: ToolRegistry, skill_ids: Sequence[str], agent_names: Sequence[str], state: dict
+    registry: ToolRegistry, skill_ids: Sequence[str], agent_names: Sequence[str], state: Mapping[str, Any]
 ) -> list[BaseTool]:
     """The tools a state's next model call is offered (what `/tools` shows as "now")."""
     mentions = classify_mentions(

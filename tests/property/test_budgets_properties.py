@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from generalAgent.config.settings import DocumentSettings
 from generalAgent.search.budgets import ContentBudget, apply_budget, content_size
 
-BUDGET = ContentBudget()
+BUDGET = ContentBudget.from_settings(DocumentSettings(_env_file=None))
 
 
 def chunks(sizes: list[int], first: int, fill: str) -> list[dict]:
@@ -116,7 +119,7 @@ def test_a_chunk_left_out_for_size_takes_the_smaller_ones_after_it_along():
             "context_chunks": [],
         }
     ]
-    budget = ContentBudget(result_chars=12, whole_item_chars=0, context_chunks=0)
+    budget = replace(BUDGET, result_chars=12, whole_item_chars=0, context_chunks=0)
     shaped = apply_budget(raw, budget)[0]
     assert [c["chunk_index"] for c in shaped["matched_chunks"]] == [0]
     assert "2 matched chunk(s) left out" in shaped["cut"]

@@ -26,7 +26,7 @@ def run_tool(
     env = ToolEnvironment(settings=settings)
     tool = ToolRegistry.from_yaml(env).load_on_demand(name)
     graph = StateGraph(AgentState)
-    graph.add_node("tools", build_tool_node([tool]))
+    graph.add_node("tools", build_tool_node([tool], settings.tools.tool_result_max_chars))
     graph.add_edge(START, "tools")
     compiled = graph.compile(checkpointer=InMemorySaver())
     call = {"id": "call_1", "name": name, "args": args, "type": "tool_call"}

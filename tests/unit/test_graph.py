@@ -10,7 +10,6 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from generalAgent.graph.message_utils import call_ids
-from generalAgent.graph.nodes.tools import MAX_TOOL_RESULT_CHARS
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -118,7 +117,7 @@ def test_huge_tool_result_is_capped(settings: Settings, monkeypatch: pytest.Monk
     _, graph = build_test_agent(settings, model)
     state = graph.invoke(user_turn("big", settings), thread())
     answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
-    assert len(answer.content) < MAX_TOOL_RESULT_CHARS + 300
+    assert len(answer.content) < settings.tools.tool_result_max_chars + 300
     assert "Output cut: 5,000,000 characters" in answer.content
 
 

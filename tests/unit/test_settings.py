@@ -86,3 +86,27 @@ def test_configuration_doc_table_matches_the_code() -> None:
     assert block == render_settings_markdown(), (
         "regenerate: python -m generalAgent.config.settings --markdown"
     )
+
+
+def test_every_documented_setting_is_read_by_the_code() -> None:
+    """A setting in .env.example that no code reads is a promise nobody keeps."""
+    import ast
+
+    from generalAgent.config.settings import _GROUPS
+
+    package = Path(__file__).resolve().parents[2] / "generalAgent"
+    read: set[str] = set()
+    for module in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            # `settings.documents.chunk_max_size`, `self.model_name`, `getattr(x, "name")` ...
+            if isinstance(node, ast.Attribute) and not (
+                isinstance(node.ctx, ast.Store) and module.name == "settings.py"
+            ):
+                read.add(node.attr)
+    unread = [
+        f"{name.upper()} ({group})"
+        for group, cls in _GROUPS.items()
+        for name in cls.model_fields
+        if name not in read
+    ]
+    assert unread == []

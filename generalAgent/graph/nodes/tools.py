@@ -23,11 +23,8 @@ from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
 from generalAgent.tools.errors import ToolError
 
-# ~15k tokens: enough for a long search result or file page, far below any context window.
-MAX_TOOL_RESULT_CHARS = 60_000
 
-
-def cap_tool_result(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
+def cap_tool_result(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return (
@@ -36,18 +33,19 @@ def cap_tool_result(text: str, limit: int = MAX_TOOL_RESULT_CHARS) -> str:
     )
 
 
-def _capped(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
-    result = execute(request)
-    if isinstance(result, ToolMessage) and isinstance(result.content, str):
-        capped = cap_tool_result(result.content)
-        if capped is not result.content:
-            return result.model_copy(update={"content": capped})
-    return result
+def build_tool_node(tools: Sequence[BaseTool], max_result_chars: int) -> ToolNode:
+    """A ToolNode for these tools that answers failures with an error status and caps results
+    (TOOL_RESULT_MAX_CHARS)."""
 
+    def capped(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
+        result = execute(request)
+        if isinstance(result, ToolMessage) and isinstance(result.content, str):
+            text = cap_tool_result(result.content, max_result_chars)
+            if text is not result.content:
+                return result.model_copy(update={"content": text})
+        return result
 
-def build_tool_node(tools: Sequence[BaseTool]) -> ToolNode:
-    """A ToolNode for these tools that answers failures with an error status and caps results."""
-    return ToolNode(list(tools), handle_tool_errors=_describe_tool_error, wrap_tool_call=_capped)
+    return ToolNode(list(tools), handle_tool_errors=_describe_tool_error, wrap_tool_call=capped)
 
 
 def build_tools_node(prompts: PromptBuilder):
@@ -57,7 +55,7 @@ def build_tools_node(prompts: PromptBuilder):
         visible = prompts.visible_tools(state)
         key = tuple(t.name for t in visible)
         if key not in tool_nodes:
-            tool_nodes[key] = build_tool_node(visible)
+            tool_nodes[key] = build_tool_node(visible, prompts.settings.tools.tool_result_max_chars)
         last = state["messages"][-1]
         invalid = [
             ToolMessage(

@@ -20,7 +20,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         file_path: str,
         query: str,
         runtime: ToolRuntime,
-        max_results: int = 5,
+        max_results: int | None = None,
         regex: bool = False,
     ) -> str:
         """Search one document for passages: PDF, DOCX, XLSX, PPTX, Markdown, text or code.
@@ -34,7 +34,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         Args:
             file_path: workspace path, e.g. uploads/report.pdf
             query: words to look for, e.g. "营收增长 2024" or "baseline results"
-            max_results: passages to return (at most 5)
+            max_results: passages to return (leave it unset for the usual number)
             regex: treat query as a regular expression (case-insensitive)
         """
         workspace = env.workspace(runtime)

@@ -27,7 +27,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         domain: str | None = None,
         category: str | None = None,
         tags: list[str] | None = None,
-        max_results: int = 5,
+        max_results: int | None = None,
     ) -> str:
         """Search the knowledge base: saved notes, built-in knowledge and every indexed file.
 
@@ -42,7 +42,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             domain: only this domain
             category: only this category
             tags: only items with at least one of these tags
-            max_results: items to return (1-20)
+            max_results: items to return, 1-20 (leave it unset for the usual number)
         """
         if not query or not query.strip():
             raise ToolError("empty query; give the words to look for.")
@@ -66,6 +66,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             for name, value in (("domain", domain), ("category", category), ("tags", ", ".join(tags or [])))
             if value
         )
-        return render_search(result, filters)
+        return render_search(result, filters, env.settings.tools.tool_result_max_chars)
 
     return search_knowledge_tool

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.knowledge import KnowledgeError, open_store
-from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.knowledge import STORE_ERRORS, open_store
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -42,7 +41,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     category=category,
                     tags=tags,
                 )
-        except (KnowledgeError, *INDEX_ERRORS) as exc:
+        except STORE_ERRORS as exc:
             raise ToolError(str(exc)) from exc
         if item is None:
             raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")

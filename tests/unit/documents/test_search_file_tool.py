@@ -20,7 +20,12 @@ THREAD = "session-1"
 
 def run_tool(settings: Settings, **args: object) -> str:
     graph = StateGraph(MessagesState)
-    graph.add_node("tools", build_tool_node([create_tool(ToolEnvironment(settings=settings))]))
+    graph.add_node(
+        "tools",
+        build_tool_node(
+            [create_tool(ToolEnvironment(settings=settings))], settings.tools.tool_result_max_chars
+        ),
+    )
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
     call = AIMessage(content="", tool_calls=[{"name": "search_file", "args": args, "id": "c1"}])

@@ -23,7 +23,9 @@ MODULES = (add_knowledge, update_knowledge, delete_knowledge, get_knowledge_item
 def make_runner(settings: Settings):
     env = ToolEnvironment(settings=settings)
     graph = StateGraph(MessagesState)
-    graph.add_node("tools", build_tool_node([m.create_tool(env) for m in MODULES]))
+    graph.add_node(
+        "tools", build_tool_node([m.create_tool(env) for m in MODULES], settings.tools.tool_result_max_chars)
+    )
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
     compiled = graph.compile()
@@ -121,3 +123,41 @@ def test_a_damaged_database_is_reported_not_raised(settings: Settings):
     ):
         text = run(name, **args)
         assert text.startswith("Error: The index database") and "Move it away" in text, name
+
+
+def test_a_full_answer_fits_the_tool_answer_cap_and_names_what_did_not_fit(data_dir):
+    """Twenty long notes: the budget allows more text than one tool answer holds, so the
+    answer keeps whole results and lists the rest; the tools node never cuts it."""
+    settings = load_settings(
+        env_file=None,
+        model={"model_name": "m", "openai_api_key": "k"},
+        paths={"data_dir": data_dir},
+        tools={"tool_result_max_chars": 20_000},
+    )
+    run = make_runner(settings)
+    for number in range(20):
+        run(
+            "add_knowledge",
+            title=f"Release note {number}",
+            content="\n".join(f"line {n} of the rollout checklist for step {number}" for n in range(100)),
+        )
+    answer = run("search_knowledge", query="rollout checklist", max_results=20)
+    assert len(answer) <= 20_000 and "Output cut" not in answer
+    shown = answer.split(" result(s)")[0].rsplit("\n", 1)[-1]
+    assert 1 <= int(shown) < 20
+    assert f"{20 - int(shown)} more result(s) did not fit in one answer" in answer
+    assert "get_knowledge_item" in answer
+
+
+def test_the_number_of_results_defaults_to_the_setting(data_dir):
+    settings = load_settings(
+        env_file=None,
+        model={"model_name": "m", "openai_api_key": "k"},
+        paths={"data_dir": data_dir},
+        documents={"search_max_results_default": 2},
+    )
+    run = make_runner(settings)
+    for number in range(4):
+        run("add_knowledge", title=f"Note {number}", content=f"deployment window number {number}")
+    assert run("search_knowledge", query="deployment window").startswith("2 result(s)")
+    assert run("search_knowledge", query="deployment window", max_results=4).startswith("4 result(s)")

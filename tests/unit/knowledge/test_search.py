@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from generalAgent.config.settings import Settings
+from generalAgent.config.settings import DocumentSettings, Settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.knowledge.search import passages_around
 from generalAgent.search.budgets import ContentBudget, content_size
 
-BUDGET = ContentBudget()
+BUDGET = ContentBudget.from_settings(DocumentSettings(_env_file=None))
 
 
 def book(topic: str, chapters: int = 40) -> str:
@@ -120,7 +121,7 @@ def test_documents_are_searched_with_their_pages(store: KnowledgeStore, settings
 def test_call_stays_within_the_total_budget(store: KnowledgeStore):
     for n in range(8):
         store.add_knowledge(f"Book {n}", book("walrus", chapters=30))
-    budget = ContentBudget(call_chars=10_000, result_chars=3_000)
+    budget = replace(BUDGET, call_chars=10_000, result_chars=3_000)
     result = search_knowledge(store, "walrus chapter", max_results=8, budget=budget)
     sizes = [content_size(r) for r in result["results"]]
     assert len(result["results"]) == 8
@@ -133,7 +134,7 @@ def test_budgets_do_not_change_the_results_or_their_order(store: KnowledgeStore,
         store.add_knowledge(
             f"Book {n}", book("walrus", chapters=10 + 10 * n), domain=f"d{n % 2}", tags=[f"t{n % 3}"]
         )
-    tight = ContentBudget(call_chars=5_000, result_chars=1_500, chunk_chars=200)
+    tight = replace(BUDGET, call_chars=5_000, result_chars=1_500, chunk_chars=200)
     for filters in ({}, {"domain": "d1"}, {"tags": ["t0", "t2"]}):
         plain = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, **filters)
         fitted = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, budget=tight, **filters)
