@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import anyio
 from mcp.server.fastmcp import FastMCP
 
 
@@ -54,9 +55,9 @@ def build_server(name: str = "notes") -> FastMCP:
         os._exit(3)
 
     @server.tool()
-    def sleep(seconds: float) -> str:
-        """Wait, then answer."""
-        time.sleep(seconds)
+    async def sleep(seconds: float) -> str:
+        """Wait, then answer (other calls are served meanwhile)."""
+        await anyio.sleep(seconds)
         return f"slept {seconds} s"
 
     @server.tool()
@@ -92,7 +93,9 @@ def serve_http(name: str = "remote") -> Iterator[str]:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10

@@ -84,6 +84,7 @@ class MCPServer:
         self.listed: dict[str, BaseTool] = {}  # the adapter's tools by the server's own names
         self._session: ClientSession | None = None
         self._stop: asyncio.Event | None = None
+        self._ended = asyncio.Event()  # set when the current connection has ended
         self._task: asyncio.Task[None] | None = None
         self._lock: asyncio.Lock | None = None
         self._stderr: StderrLog | None = None
@@ -108,8 +109,10 @@ class MCPServer:
             self.state, self.detail = "starting", ""
             started = time.monotonic()
             ready: asyncio.Future[dict[str, BaseTool]] = asyncio.get_running_loop().create_future()
-            self._stop = asyncio.Event()
-            self._task = asyncio.create_task(self._serve(ready, self._stop), name=f"mcp-{self.handle}")
+            self._stop, self._ended = asyncio.Event(), asyncio.Event()
+            self._task = asyncio.create_task(
+                self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
+            )
             try:
                 self.listed = await ready
             except Exception as exc:
@@ -138,7 +141,9 @@ class MCPServer:
             except BaseException as exc:  # already reported; a stop must not fail
                 LOGGER.debug("MCP server %s stopped with %r", self.handle, exc)
 
-    async def _serve(self, ready: asyncio.Future[dict[str, BaseTool]], stop: asyncio.Event) -> None:
+    async def _serve(
+        self, ready: asyncio.Future[dict[str, BaseTool]], stop: asyncio.Event, ended: asyncio.Event
+    ) -> None:
         try:
             async with self._connect() as session:
                 try:
@@ -150,8 +155,10 @@ class MCPServer:
                             server_name=self.handle,
                             handle_tool_errors=False,
                         )
-                except BaseException as exc:
-                    _fail(ready, exc)  # reported now; closing the transport may take a moment more
+                except Exception as exc:
+                    # Reported now: closing the transport may take a few seconds more. (A transport
+                    # failure arrives here as a cancellation; its cause is in the group raised below.)
+                    _fail(ready, exc)
                     raise
                 ready.set_result({tool.name: tool for tool in tools})
                 await stop.wait()
@@ -163,6 +170,7 @@ class MCPServer:
                 raise
         finally:
             self._session = None
+            ended.set()
 
     @asynccontextmanager
     async def _connect(self) -> AsyncIterator[ClientSession]:
@@ -201,10 +209,7 @@ class MCPServer:
             if listed is None or listed.coroutine is None:
                 raise CallFailed(f"the server no longer offers the tool {tool!r}")
             try:
-                with anyio.fail_after(timeout):
-                    return await listed.coroutine(**arguments)
-            except TimeoutError:
-                raise CallTimedOut from None
+                return await self._call_while_connected(listed.coroutine(**arguments), timeout)
             except _CLOSED as exc:
                 # Nothing was sent: the connection had already ended (the server died while idle).
                 self._mark_stopped(exc)
@@ -219,6 +224,32 @@ class MCPServer:
                 self._mark_stopped(exc)
                 raise ServerStopped from None
         raise ServerStopped
+
+    async def _call_while_connected(self, call: Any, timeout: float) -> Any:
+        """`call`'s result, unless the timeout passes or the connection ends first.
+
+        When an HTTP transport fails, the SDK cancels the session without answering the
+        requests in flight, so a call would wait for its whole timeout; the connection's end
+        is watched instead.
+        """
+        ended = self._ended
+        call_task = asyncio.ensure_future(call)
+        end_task = asyncio.ensure_future(ended.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {call_task, end_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            end_task.cancel()
+            if not call_task.done():
+                call_task.cancel()
+        if call_task in done:
+            return call_task.result()
+        if end_task in done:
+            if self.state == "ready":
+                self.state, self.detail = "stopped", "the connection closed"
+            raise ServerStopped
+        raise CallTimedOut
 
     def _mark_stopped(self, exc: BaseException) -> None:
         if self.state == "ready":
