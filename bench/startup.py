@@ -6,6 +6,10 @@
 2. Graph overhead per turn excluding the model: 100 turns through the real compiled
    graph with the SQLite checkpointer and a scripted model that answers instantly, each
    turn one tool call (`now`) and an answer.
+3. What MCP servers cost at start-up: time to prompt and to the first answer (a message
+   sent as soon as the prompt shows, answered by the local OpenAI-compatible test server)
+   with no mcp.json, and with one that holds a server that never answers beside one
+   that works, side by side in the same run.
 
     python -m bench.startup [--runs 7] [--turns 100]
 """
@@ -27,7 +31,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def time_to_prompt(runs: int) -> list[float]:
+def time_to_prompt(
+    runs: int, mcp_servers: dict | None = None, base_url: str = "http://127.0.0.1:9/v1", answer: str = ""
+) -> list[float]:
+    """Seconds to the prompt; with `answer`, to that answer of a message sent at the prompt."""
     import pexpect
 
     times = []
@@ -36,20 +43,56 @@ def time_to_prompt(runs: int) -> list[float]:
             **os.environ,
             "MODEL_NAME": "bench-model",
             "OPENAI_API_KEY": "sk-bench",
-            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            "OPENAI_BASE_URL": base_url,
             "DATA_DIR": str(Path(tmp) / "data"),
             "PROMPT_TOOLKIT_NO_CPR": "1",
+            "MCP_USER_CONFIG": str(Path(tmp) / "no-user-mcp.json"),
+            # Longer than any measurement: a hanging server is still "starting" throughout.
+            "MCP_STARTUP_TIMEOUT": "120",
         }
+        if mcp_servers is not None:
+            (Path(tmp) / "mcp.json").write_text(json.dumps({"mcpServers": mcp_servers}), encoding="utf-8")
         for _ in range(runs):
             started = time.perf_counter()
             child = pexpect.spawn(
-                sys.executable, ["-m", "generalAgent"], env=env, cwd=tmp, encoding="utf-8", timeout=30
+                sys.executable, ["-m", "generalAgent"], env=env, cwd=tmp, encoding="utf-8", timeout=60
             )
             child.expect("›")
+            if answer:
+                child.sendline("ping")
+                child.expect(answer)
             times.append(time.perf_counter() - started)
+            if answer:
+                child.expect("›")  # Ctrl-D only ends the chat at the prompt
             child.sendcontrol("d")
             child.expect(pexpect.EOF)
     return times
+
+
+def mcp_start_up(runs: int) -> dict[str, object]:
+    """Time to prompt and to a first answer, without MCP servers and with a hanging one."""
+    from tests.support.mcp_config import stdio_entry
+    from tests.support.openai_server import ScriptedOpenAIServer
+
+    servers = {"hang": stdio_entry("--hang"), "notes": stdio_entry(trust=True)}
+    median = lambda values: round(statistics.median(values), 3)  # noqa: E731
+    with ScriptedOpenAIServer(default_text="pong") as model:
+        prompt_none = time_to_prompt(runs)
+        prompt_hang = time_to_prompt(runs, servers)
+        answer_none = time_to_prompt(runs, None, model.base_url, "pong")
+        answer_hang = time_to_prompt(runs, servers, model.base_url, "pong")
+    return {
+        "runs": runs,
+        "servers": "a stdio server that never answers + a working one, MCP_STARTUP_TIMEOUT=120",
+        "time_to_prompt_s": {"none": median(prompt_none), "hanging": median(prompt_hang)},
+        "time_to_first_answer_s": {"none": median(answer_none), "hanging": median(answer_hang)},
+        "prompt_ratio_hanging_vs_none": round(
+            statistics.median(prompt_hang) / statistics.median(prompt_none), 3
+        ),
+        "answer_ratio_hanging_vs_none": round(
+            statistics.median(answer_hang) / statistics.median(answer_none), 3
+        ),
+    }
 
 
 def time_heavy_import(runs: int) -> list[float]:
@@ -147,6 +190,7 @@ def main() -> None:
         "graph_overhead_plain_turn": graph_overhead(args.turns, with_tool=False),
         "graph_overhead_tool_turn": graph_overhead(args.turns, with_tool=True),
         "target_overhead_ms_per_turn": 10,
+        "mcp_start_up": mcp_start_up(args.runs),
     }
     print(json.dumps(result, indent=2))
 

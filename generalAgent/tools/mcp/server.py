@@ -59,6 +59,10 @@ class ServerUnavailable(Exception):
     """The server could not be started; the message is one line (secrets removed)."""
 
 
+class StartCancelled(Exception):
+    """The start was abandoned because the server is being stopped."""
+
+
 class ServerStopped(Exception):
     """The server's connection ended during a call."""
 
@@ -117,7 +121,13 @@ class MCPServer:
                 self.listed = await ready
             except Exception as exc:
                 self.state, self.detail = "failed", self.describe_failure(exc)
-                LOGGER.warning("MCP server %s did not start: %s", self.handle, self.detail)
+                stopping = isinstance(exc, StartCancelled)  # the process is ending: not worth a warning
+                LOGGER.log(
+                    logging.INFO if stopping else logging.WARNING,
+                    "MCP server %s did not start: %s",
+                    self.handle,
+                    self.detail,
+                )
                 raise ServerUnavailable(self.detail) from None
             self.started_in = time.monotonic() - started
             self.state = "ready"
@@ -135,6 +145,8 @@ class MCPServer:
         task, self._task = self._task, None
         if self._stop is not None:
             self._stop.set()
+        if task is not None and not task.done() and self.state == "starting":
+            task.cancel()  # still waiting for the server to answer: it may never do so
         if task is not None and not task.done():
             try:
                 await task
@@ -261,7 +273,9 @@ class MCPServer:
         """One line: what went wrong, with the server's last stderr line when it exited."""
         exc = _leaf(exc)
         config = self.config
-        if isinstance(exc, TimeoutError):
+        if isinstance(exc, StartCancelled):
+            text = str(exc)
+        elif isinstance(exc, TimeoutError):
             text = f"did not start within {self.startup_timeout:g} s (MCP_STARTUP_TIMEOUT)"
         elif isinstance(exc, FileNotFoundError) and config.transport == "stdio":
             text = f"cannot run {config.command!r}: no such program (check 'command' and PATH)"
@@ -356,9 +370,7 @@ def _open_log(path: Path | None) -> Any:
 
 def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
     if not future.done():
-        future.set_exception(
-            exc if isinstance(exc, Exception) else ServerUnavailable("start-up was cancelled")
-        )
+        future.set_exception(exc if isinstance(exc, Exception) else StartCancelled("start-up was cancelled"))
 
 
 def _leaf(exc: BaseException) -> BaseException:
