@@ -19,9 +19,9 @@ from rich.text import Text
 from generalAgent.cli.chat_input import UploadReport, find_references, parse_mentions, upload
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
-from generalAgent.graph.state import UploadedFile
+from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
-from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
+from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
 STARTING_SERVER = "Starting the MCP server @{handle}…"
 SERVER_FAILED = "@{handle}: the MCP server did not start ({detail}); its tools are not available."
@@ -100,7 +100,9 @@ def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd
 def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     """What /tools shows: every tool by tier, and which ones the next call can use."""
     parts = agent.parts
-    state = agent.graph.get_state(config).values
+    state = dict(agent.graph.get_state(config).values)
+    # The next message would also bring the servers that are loaded by now.
+    state["mcp_servers"] = merge_names(state.get("mcp_servers"), servers_joining(parts.registry, state))
     visible = {
         t.name
         for t in visible_tools_for_state(parts.registry, parts.skills.ids(), parts.agents.names(), state)

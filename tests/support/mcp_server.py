@@ -19,12 +19,17 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
-import anyio
-from mcp.server.fastmcp import FastMCP
+if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
 
 
 def build_server(name: str = "notes") -> FastMCP:
+    # Imported here, so that --hang and --fail-start cost only an interpreter's start.
+    import anyio
+    from mcp.server.fastmcp import FastMCP
+
     server = FastMCP(name, log_level="WARNING")
 
     @server.tool()
