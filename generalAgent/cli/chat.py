@@ -29,6 +29,7 @@ from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
+LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
 
 HELP = """\
 [bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\\\ adds a line · Ctrl-C cancels a turn · Ctrl-D quits
@@ -106,12 +107,13 @@ class Chat:
             self._stop_mcp_servers()
 
     def _stop_mcp_servers(self) -> None:
-        """MCP servers are child processes (or sessions) of this chat: end them with it."""
-        if self.loader.ready():
-            try:
-                self.loader.get().parts.mcp.close()
-            except Exception as exc:  # the agent never loaded, or a server would not stop
-                LOGGER.debug("MCP servers not stopped: %s", exc)
+        """MCP servers are child processes (or sessions) of this chat: end them with it. Leaving
+        while the agent still loads waits for the load, or a server started meanwhile (one that
+        ignores its closed stdin) would outlive the chat."""
+        try:
+            self.loader.get(timeout=LOAD_WAIT_AT_EXIT).parts.mcp.close()
+        except Exception as exc:  # the agent never loaded, or a server would not stop
+            LOGGER.debug("MCP servers not stopped: %s", exc)
 
     def _loop(self) -> int:
         self._banner()

@@ -14,7 +14,7 @@ server (`generalagent doctor` does); values of `env` and `headers` are never pri
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
 
 import typer
 from rich.console import Console, Group
@@ -220,9 +220,8 @@ def _settings() -> Settings:
         return load_settings()
     except SettingsError as exc:
         _fail(str(exc))
-        raise
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     Console(stderr=True, highlight=False).print(f"[red]{escape(message)}[/]")
     raise typer.Exit(2)

@@ -42,6 +42,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED, Implementation
 
+from generalAgent.display import one_line
 from generalAgent.tools.mcp.config import MCPServerConfig
 
 LOGGER = logging.getLogger(__name__)
@@ -296,7 +297,7 @@ class MCPServer:
         last = self._stderr.last_line() if self._stderr is not None else ""
         if last and not isinstance(exc, TimeoutError):
             text += f" ({last})"
-        return config.redact(" ".join(text.split()))[:400]
+        return one_line(config.redact(text), 400)
 
     def _log_path(self) -> Path | None:
         return self.log_dir / f"mcp-{self.handle}.log" if self.log_dir is not None else None

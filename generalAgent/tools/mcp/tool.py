@@ -17,6 +17,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from generalAgent.display import human_size
+
 # MCP descriptions are written by the server's author and sent with every request.
 MAX_DESCRIPTION = 2_000
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -94,7 +96,7 @@ def _describe_binary(block: Mapping[str, Any]) -> str:
     if block.get("url"):
         return f"[{kind} {mime} at {block['url']}]"
     data = block.get("base64") or ""
-    return f"[{kind} {mime}, {len(data) * 3 // 4:,} bytes: not shown]"
+    return f"[{kind} {mime}, {human_size(len(data) * 3 // 4)}: not shown]"
 
 
 def _object_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
