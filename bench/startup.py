@@ -46,7 +46,7 @@ def time_to_prompt(
             "OPENAI_BASE_URL": base_url,
             "DATA_DIR": str(Path(tmp) / "data"),
             "PROMPT_TOOLKIT_NO_CPR": "1",
-            "MCP_USER_CONFIG": str(Path(tmp) / "no-user-mcp.json"),
+            "GENERALAGENT_CONFIG_DIR": str(Path(tmp) / "user-config"),  # no developer's own servers
             # Longer than any measurement: a hanging server is still "starting" throughout.
             "MCP_STARTUP_TIMEOUT": "120",
         }

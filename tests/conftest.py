@@ -41,8 +41,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest
     for name in list(os.environ):
         if name.startswith(_SETTING_PREFIXES):
             monkeypatch.delenv(name, raising=False)
-    # No developer's own MCP servers: the user-level mcp.json is one that does not exist.
-    monkeypatch.setenv("MCP_USER_CONFIG", str(tmp_path_factory.getbasetemp() / "no-user-mcp.json"))
+    # Nor from a developer's user-level config (~/.config/generalagent): an empty one per test.
+    monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
 
 
 @pytest.fixture

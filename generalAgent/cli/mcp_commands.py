@@ -29,6 +29,7 @@ from generalAgent.tools.mcp.config import (
     config_files,
     load_mcp_config,
     remove_server_entry,
+    user_config_file,
 )
 
 if TYPE_CHECKING:  # the manager imports LangChain, which `generalagent` must not load at start-up
@@ -209,7 +210,7 @@ def _pair(item: str, separator: str, option: str, form: str) -> tuple[str, str]:
 
 def _target_file(settings: Settings, user: bool) -> Path:
     if user:
-        return settings.mcp.mcp_user_config.expanduser()
+        return user_config_file()
     if settings.mcp.mcp_config:
         return Path(settings.mcp.mcp_config).expanduser()
     return config_files(settings.mcp, Path.cwd())[-1]

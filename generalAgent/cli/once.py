@@ -58,8 +58,12 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     try:
         config = thread_config(session_id)
         prepared = prepare_turn(text, agent, config, session_id, Path.cwd())
-        for problem in prepared.problems:
-            err.print(f"[yellow]{escape(problem)}[/]")
+        for warning in prepared.warnings:
+            err.print(f"[yellow]{escape(warning)}[/]")
+        if prepared.graph_input is None:
+            for error in prepared.errors:
+                err.print(f"[red]{escape(error)}[/]")
+            return EXIT_USAGE
         view = TerminalView(err, stream_answer=False)
         catalog.open_session(session_id, text.splitlines()[0])
         agent.parts.env.start_turn()

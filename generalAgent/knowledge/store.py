@@ -72,8 +72,15 @@ class KnowledgeStore(IndexDatabase):
         source: str = "user",
         source_path: str | None = None,
         priority: int = 1,
+        blocks: Sequence[Block] | None = None,
     ) -> KnowledgeItem:
-        """Store a new item, chunked and indexed; `KnowledgeError` for unusable fields."""
+        """Store a new item, chunked and indexed; `KnowledgeError` for unusable fields.
+
+        `blocks` (a document's extracted pages, slides or sheets) replace `content`: the item's
+        content is their text and each chunk keeps its page, so results can cite it.
+        """
+        if blocks is not None:
+            content = chunk_blocks(blocks, self.chunking)[0]
         item = KnowledgeItem(
             title=_clean_title(title),
             content=_clean_content(content),
@@ -89,7 +96,7 @@ class KnowledgeStore(IndexDatabase):
                 "The domain 'documents' holds indexed files; index the file instead "
                 "(generalagent index FILE), or choose another domain."
             )
-        prepared = self._prepare_chunks(item)
+        prepared = self._prepare_chunks(item, blocks)
         with transaction(self.conn) as conn:
             conn.execute(
                 f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -164,6 +171,24 @@ class KnowledgeStore(IndexDatabase):
     def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
         row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,)).fetchone()
         return self._items([row])[0] if row else None
+
+    def resolve_id(self, reference: str) -> str:
+        """The id of the one item whose id starts with `reference` (a shortened id from
+        `kb list` works); `KnowledgeError` when none or several do."""
+        prefix = reference.strip().lower()
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.conn.execute(
+            "SELECT id FROM items WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (escaped + "%",)
+        ).fetchall()
+        ids = [row["id"] for row in rows]
+        if prefix in ids:
+            return prefix
+        if not prefix or not ids:
+            raise KnowledgeError(f"No knowledge item id starts with {reference!r}; kb list shows them.")
+        if len(ids) > 1:
+            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+            raise KnowledgeError(f"{reference!r} matches several items ({shown}); give more of the id.")
+        return ids[0]
 
     def get_items(self, item_ids: Sequence[str]) -> dict[str, KnowledgeItem]:
         if not item_ids:
@@ -329,11 +354,11 @@ class KnowledgeStore(IndexDatabase):
 
     # -- internals ------------------------------------------------------------------------
     def _prepare_chunks(
-        self, item: KnowledgeItem
+        self, item: KnowledgeItem, blocks: Sequence[Block] | None = None
     ) -> tuple[list[ChunkRow], list[tuple[str, str]], list[bytes] | None]:
         """Chunk, segment and embed outside the write transaction (the slow part)."""
-        _, chunks = chunk_blocks([Block(item.content)], self.chunking)
-        rows = [ChunkRow(new_id(), c.index, c.text, c.start, c.end, None, c.heading) for c in chunks]
+        _, chunks = chunk_blocks(blocks or [Block(item.content)], self.chunking)
+        rows = [ChunkRow(new_id(), c.index, c.text, c.start, c.end, c.page, c.heading) for c in chunks]
         return (rows, *self._index_columns(item.title, rows))
 
     def _index_columns(

@@ -7,9 +7,10 @@
                    "enabled": false, "trust": true, "tools": ["search"], "timeout": 120}}}
 
 Files, in order, later ones replacing a server of the same name: the user-level file
-(`MCP_USER_CONFIG`), then `.mcp.json` and `mcp.json` of the working folder; `MCP_CONFIG`
-names one file to read instead of all of them. `${VAR}` and `${VAR:-default}` are expanded
-in every string (from the environment, then `.env`), and every value that came from a
+(`mcp.json` beside the user-level `.env`, config/sources.py), then `.mcp.json` and
+`mcp.json` of the working folder; `MCP_CONFIG` names one file to read instead of all of
+them. `${VAR}` and `${VAR:-default}` are expanded in every string (from the environment,
+then the `.env` files in effect), and every value that came from a
 variable, an `env` entry or a header is a secret: it is kept for the server process and
 the request, and cut out of anything shown or logged (`redact`).
 
@@ -22,17 +23,19 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from generalAgent.config.settings import DEFAULT_ENV_FILE, MCPSettings
+from generalAgent.config.settings import MCPSettings
+from generalAgent.config.sources import user_config_dir
 from generalAgent.tools.mcp.naming import server_handle
 
 Transport = Literal["stdio", "http"]
-FOLDER_FILES = (".mcp.json", "mcp.json")
+FILE_NAME = "mcp.json"
+FOLDER_FILES = (".mcp.json", FILE_NAME)
 # Shorter values are not redacted: cutting every "1" or "true" out of a message hides nothing.
 MIN_SECRET_LENGTH = 6
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -101,19 +104,23 @@ class MCPConfig:
         return next((s for s in self.servers if s.handle == handle), None)
 
 
+def user_config_file() -> Path:
+    return user_config_dir() / FILE_NAME
+
+
 def config_files(settings: MCPSettings, cwd: Path) -> list[Path]:
     """The files to read, in order (missing ones included: they are skipped when read)."""
     if settings.mcp_config:
         return [Path(settings.mcp_config).expanduser()]
-    return [settings.mcp_user_config.expanduser(), *(cwd / name for name in FOLDER_FILES)]
+    return [user_config_file(), *(cwd / name for name in FOLDER_FILES)]
 
 
 def load_mcp_config(
     settings: MCPSettings, cwd: Path | None = None, variables: Mapping[str, str] | None = None
 ) -> MCPConfig:
-    """Every configured server; `variables` default to the environment over `.env`."""
+    """Every configured server; `variables` default to the environment alone."""
     folder = cwd or Path.cwd()
-    values = dict(variables) if variables is not None else environment_variables()
+    values = dict(variables) if variables is not None else dict(os.environ)
     config = MCPConfig()
     by_name: dict[str, MCPServerConfig] = {}
     explicit = bool(settings.mcp_config)
@@ -145,12 +152,13 @@ def load_mcp_config(
     return config
 
 
-def environment_variables(env_file: Path = DEFAULT_ENV_FILE) -> dict[str, str]:
-    """What `${VAR}` may name: `.env` values, overridden by the environment (as for settings)."""
-    values: dict[str, str] = {}
-    if env_file.is_file():
-        from dotenv import dotenv_values
+def environment_variables(env_files: Iterable[Path]) -> dict[str, str]:
+    """What `${VAR}` may name: the `.env` files' values (lowest priority first), overridden by
+    the environment, as for settings."""
+    from dotenv import dotenv_values  # pydantic-settings' own .env reader
 
+    values: dict[str, str] = {}
+    for env_file in env_files:
         values.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
     values.update(os.environ)
     return values

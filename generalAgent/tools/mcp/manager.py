@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import MCPSettings, Settings
 from generalAgent.tools.errors import ToolError
-from generalAgent.tools.mcp.config import MCPConfig, load_mcp_config
+from generalAgent.tools.mcp.config import MCPConfig, environment_variables, load_mcp_config
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -87,7 +87,7 @@ class MCPServerManager:
 
     @classmethod
     def from_settings(cls, settings: Settings, cwd: Path | None = None) -> MCPServerManager:
-        config = load_mcp_config(settings.mcp, cwd)
+        config = load_mcp_config(settings.mcp, cwd, environment_variables(settings.sources.in_order))
         manager = cls(config, settings.mcp, settings.paths.log_file.parent)
         manager._notices += config.problems
         return manager

@@ -16,6 +16,7 @@ from generalAgent.tools.mcp.config import (
     parse_server,
     redact,
     remove_server_entry,
+    user_config_file,
 )
 from tests.support.mcp_config import write_mcp_json
 
@@ -47,7 +48,12 @@ CLAUDE_STYLE = {
 
 
 def settings_for(tmp_path: Path, **values: object) -> MCPSettings:
-    return MCPSettings(_env_file=None, mcp_user_config=tmp_path / "user" / "mcp.json", **values)  # type: ignore[call-arg]
+    return MCPSettings(_env_file=None, **values)  # type: ignore[call-arg]
+
+
+def user_level_folder() -> Path:
+    """The user-level config folder: tests/conftest.py makes an empty one per test."""
+    return user_config_file().parent
 
 
 def test_a_claude_style_file_is_read_as_is(tmp_path: Path) -> None:
@@ -79,12 +85,13 @@ def test_variables_come_from_dot_env_under_the_environment(
 ) -> None:
     from generalAgent.tools.mcp.config import environment_variables
 
-    env_file = tmp_path / ".env"
-    env_file.write_text("TOKEN_A=from-dotenv\nTOKEN_B=from-dotenv\n", encoding="utf-8")
-    monkeypatch.setenv("TOKEN_B", "from-environment")
-    values = environment_variables(env_file)
-    assert values["TOKEN_A"] == "from-dotenv"
-    assert values["TOKEN_B"] == "from-environment"
+    user = tmp_path / "user.env"
+    user.write_text("TOKEN_A=user\nTOKEN_B=user\nTOKEN_C=user\n", encoding="utf-8")
+    folder = tmp_path / ".env"
+    folder.write_text("TOKEN_A=folder\nTOKEN_B=folder\n", encoding="utf-8")
+    monkeypatch.setenv("TOKEN_B", "environment")
+    values = environment_variables([user, folder])  # lowest priority first, as settings read them
+    assert (values["TOKEN_A"], values["TOKEN_B"], values["TOKEN_C"]) == ("folder", "environment", "user")
 
 
 @pytest.mark.parametrize(
@@ -125,8 +132,7 @@ def test_enabled_trust_tools_timeout_and_other_agents_keys(tmp_path: Path) -> No
 
 def test_files_in_order_later_ones_replace_a_server(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
-    settings.mcp_user_config.parent.mkdir()
-    write_mcp_json(settings.mcp_user_config.parent, {"a": {"command": "user-a"}, "b": {"command": "user-b"}})
+    write_mcp_json(user_level_folder(), {"a": {"command": "user-a"}, "b": {"command": "user-b"}})
     write_mcp_json(tmp_path, {"a": {"command": "claude-a"}}, name=".mcp.json")
     write_mcp_json(tmp_path, {"c": {"command": "folder-c"}})
     config = load_mcp_config(settings, tmp_path, {})
@@ -151,8 +157,7 @@ def test_mcp_config_names_the_only_file(tmp_path: Path) -> None:
 
 def test_an_unreadable_file_is_one_problem_and_the_others_still_count(tmp_path: Path) -> None:
     settings = settings_for(tmp_path)
-    settings.mcp_user_config.parent.mkdir()
-    settings.mcp_user_config.write_text("{not json", encoding="utf-8")
+    user_config_file().write_text("{not json", encoding="utf-8")
     write_mcp_json(tmp_path, {"ok": {"command": "x"}})
     config = load_mcp_config(settings, tmp_path, {})
     assert [s.name for s in config.servers] == ["ok"]
