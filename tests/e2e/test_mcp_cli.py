@@ -239,3 +239,9 @@ def test_mcp_add_list_remove_edit_the_folders_mcp_json(cli_env: dict[str, str], 
     gone = run_cli(["mcp", "remove", "notes"], cli_env, workdir)
     assert gone.returncode == 2 and "No MCP server named notes" in " ".join(gone.stderr.split())
     assert list(json.loads((workdir / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]) == ["search"]
+    user = run_cli(["mcp", "add", "everywhere", "--user", "--", "python", "tools.py"], cli_env, workdir)
+    assert user.returncode == 0, user.stderr
+    user_file = Path(cli_env["GENERALAGENT_CONFIG_DIR"]) / "mcp.json"
+    assert list(json.loads(user_file.read_text(encoding="utf-8"))["mcpServers"]) == ["everywhere"]
+    listed = run_cli(["mcp", "list"], cli_env, workdir)
+    assert "@everywhere" in listed.stdout and "@search" in listed.stdout
