@@ -13,12 +13,12 @@ import sys
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli import documents_commands, knowledge_commands
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 
 app = typer.Typer(
@@ -48,11 +48,13 @@ def main_command(
     if missing:
         from generalAgent.models import setup_guidance
 
-        Console(stderr=True, highlight=False, soft_wrap=True).print(setup_guidance(missing), markup=False)
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(
+            setup_guidance(missing), markup=False
+        )
         raise typer.Exit(EXIT_CONFIG)
     problem = check_data_dir(settings.paths)
     if problem:
-        Console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
     try:
@@ -68,7 +70,7 @@ def main_command(
         described = describe_storage_error(exc, settings.paths)
         if described is None:
             raise
-        Console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
         code = EXIT_CONFIG
     raise typer.Exit(code)
 
@@ -82,7 +84,7 @@ def doctor(
 
     settings = settings_or_exit()
     configure_logging(settings)  # library warnings (e.g. connection retries) go to the log, not the report
-    raise typer.Exit(run_doctor(settings, Console(highlight=False), probe_endpoint=not offline))
+    raise typer.Exit(run_doctor(settings, terminal_console(highlight=False), probe_endpoint=not offline))
 
 
 documents_commands.register(app)
@@ -93,7 +95,7 @@ def settings_or_exit() -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_CONFIG) from None
 
 
