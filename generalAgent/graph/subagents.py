@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph.message_utils import call_ids
-from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input
+from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
 from generalAgent.tools.approval import PROCESS_APPROVALS
 
 Writer = Callable[[Any], None]
@@ -99,18 +99,16 @@ class SubagentRunner:
         writer: Writer,
         outcome: dict[str, Any],
     ) -> None:
-        config = {
-            "configurable": {"thread_id": context_id, PROCESS_APPROVALS: approved},
-            "recursion_limit": 1000,
-        }
+        config = thread_config(context_id)
+        config["configurable"][PROCESS_APPROVALS] = approved
         task = " ".join(state["messages"][0].content.split())
         writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
         try:
             for update in self.graph.stream(state, config, stream_mode="updates"):
                 if self.cancelled.is_set():
                     raise SubagentCancelled
-                for node, change in update.items():
-                    self._report(context_id, node, change, writer)
+                for change in update.values():
+                    self._report(context_id, change, writer)
         except SubagentCancelled:
             outcome["error"] = "cancelled by the user"
             return
@@ -129,7 +127,7 @@ class SubagentRunner:
         writer({"subagent": context_id, "text": f"done in {loops} step(s)"})
 
     @staticmethod
-    def _report(context_id: str, node: str, change: Any, writer: Writer) -> None:
+    def _report(context_id: str, change: Any, writer: Writer) -> None:
         changes = change if isinstance(change, list) else [change]
         for item in changes:
             if not isinstance(item, dict):
