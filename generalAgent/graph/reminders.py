@@ -67,8 +67,8 @@ def build_mention_reminder(
             f"The user mentioned {names}: delegate_task is available. Pass the agent name and a "
             "self-contained task; the sub-agent sees nothing of this conversation."
         )
-    for server, names in (servers or {}).items():
-        offered = ", ".join(names) if names else "none (it offers no tools)"
+    for server, tool_names in (servers or {}).items():
+        offered = ", ".join(tool_names) if tool_names else "none (it offers no tools)"
         lines.append(
             f"The user mentioned the MCP server @{server}: its tools are available to you now: {offered}."
         )

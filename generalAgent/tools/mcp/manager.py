@@ -19,7 +19,7 @@ import asyncio
 import concurrent.futures
 import logging
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -248,15 +248,17 @@ class MCPServerManager:
         names = tool_names(config.handle, [n for n in listed if allowed is None or n in allowed])
         tools = [
             build_mcp_tool(
-                public,
-                config.handle,
-                listed[remote],
-                config.trust,
-                lambda arguments, remote=remote: self.call(config.handle, remote, arguments),
+                public, config.handle, listed[remote], config.trust, self._caller(config.handle, remote)
             )
             for remote, public in names.items()
         ]
         return tuple(sorted(tools, key=lambda tool: tool.name))
+
+    def _caller(self, handle: str, remote: str) -> Callable[[dict[str, Any]], str]:
+        def call(arguments: dict[str, Any]) -> str:
+            return self.call(handle, remote, arguments)
+
+        return call
 
     def _notice(self, line: str) -> None:
         with self._lock:

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 import anyio
 import httpx
-from langchain_core.tools import BaseTool
+from langchain_core.tools import StructuredTool
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -86,7 +86,7 @@ class MCPServer:
         self.state: State = "off"
         self.detail = config.problem or ""  # why it failed or stopped
         self.started_in: float | None = None  # seconds the last successful start took
-        self.listed: dict[str, BaseTool] = {}  # the adapter's tools by the server's own names
+        self.listed: dict[str, StructuredTool] = {}  # the adapter's tools by the server's own names
         self._session: ClientSession | None = None
         self._stop: asyncio.Event | None = None
         self._ended = asyncio.Event()  # set when the current connection has ended
@@ -113,7 +113,7 @@ class MCPServer:
             await self._shutdown()
             self.state, self.detail = "starting", ""
             started = time.monotonic()
-            ready: asyncio.Future[dict[str, BaseTool]] = asyncio.get_running_loop().create_future()
+            ready: asyncio.Future[dict[str, StructuredTool]] = asyncio.get_running_loop().create_future()
             self._stop, self._ended = asyncio.Event(), asyncio.Event()
             self._task = asyncio.create_task(
                 self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
@@ -155,7 +155,7 @@ class MCPServer:
                 LOGGER.debug("MCP server %s stopped with %r", self.handle, exc)
 
     async def _serve(
-        self, ready: asyncio.Future[dict[str, BaseTool]], stop: asyncio.Event, ended: asyncio.Event
+        self, ready: asyncio.Future[dict[str, StructuredTool]], stop: asyncio.Event, ended: asyncio.Event
     ) -> None:
         try:
             async with self._connect() as session:
@@ -173,7 +173,8 @@ class MCPServer:
                     # failure arrives here as a cancellation; its cause is in the group raised below.)
                     _fail(ready, exc)
                     raise
-                ready.set_result({tool.name: tool for tool in tools})
+                # The adapter builds StructuredTools (a coroutine, no sync function).
+                ready.set_result({tool.name: tool for tool in tools if isinstance(tool, StructuredTool)})
                 await stop.wait()
         except BaseException as exc:
             _fail(ready, exc)
