@@ -37,6 +37,11 @@ _TEXT_SUFFIXES = """
 SEARCHABLE_SUFFIXES = frozenset([*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, *_TEXT_SUFFIXES.split()])
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old Office files and encrypted new ones
 _CJK_CHAR = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# A PDF outline names the sections of the pages; entries past this many are not read (a
+# hostile file may hold millions), and a page lists at most MAX_PAGE_SECTIONS of them.
+MAX_OUTLINE_ENTRIES = 20_000
+MAX_PAGE_SECTIONS = 3
+MAX_HEADING_CHARS = 120
 # pdfium marks a hyphen it inserted at a line break with one of these.
 _SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
 
@@ -170,6 +175,7 @@ def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
             ) from None
         raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
     try:
+        headings = outline_headings(pdf)
         blocks = []
         for number in range(len(pdf)):
             page = pdf[number]
@@ -179,12 +185,43 @@ def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
             finally:
                 textpage.close()
                 page.close()
-            blocks.append(Block(text=join_pdf_lines(raw), page=number + 1))
+            blocks.append(Block(text=join_pdf_lines(raw), page=number + 1, heading=headings.get(number, "")))
         return blocks
     except pdfium.PdfiumError:
         raise DocumentError(f"{path.name} is damaged: a page could not be read.") from None
     finally:
         pdf.close()
+
+
+def outline_headings(pdf: Any) -> dict[int, str]:
+    """Page index -> the section titles the PDF's outline (bookmarks) gives that page.
+
+    A page where sections start is named after them (at most MAX_PAGE_SECTIONS, joined by
+    " / "); a page inside a section after the last one that started before it. A PDF
+    without an outline, or with a damaged one, gives {}: pages are then cited by number only.
+    """
+    starts: dict[int, list[str]] = {}
+    try:
+        for number, bookmark in enumerate(pdf.get_toc(max_depth=8)):
+            if number >= MAX_OUTLINE_ENTRIES:
+                break
+            destination = bookmark.get_dest()
+            index = destination.get_index() if destination is not None else None
+            title = " ".join((bookmark.get_title() or "").split())
+            if index is not None and 0 <= index < len(pdf) and title:
+                starts.setdefault(index, []).append(title[:MAX_HEADING_CHARS])
+    except Exception:  # pdfium raises several kinds for a malformed outline; the text is still good
+        return {}
+    headings: dict[int, str] = {}
+    current = ""
+    for index in range(len(pdf)):
+        if index in starts:
+            titles = list(dict.fromkeys(starts[index]))
+            headings[index] = " / ".join(titles[:MAX_PAGE_SECTIONS])
+            current = titles[-1]
+        elif current:
+            headings[index] = current
+    return headings
 
 
 def join_pdf_lines(raw: str) -> str:
