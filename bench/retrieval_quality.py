@@ -188,13 +188,20 @@ def as_hits(chunk_hits: Sequence[Any]) -> list[Hit]:
 
 
 # -- metrics -------------------------------------------------------------------------------
-def score(hits: list[Hit], relevant: Callable[[Hit], bool], relevant_places: int) -> dict[str, float]:
+def score(
+    hits: list[Hit],
+    relevant: Callable[[Hit], bool],
+    relevant_places: int,
+    unit: Callable[[Hit], object] = lambda hit: hit.place,
+) -> dict[str, float]:
+    """The metrics of one ranked list; `unit` is what earns a gain once (a place, or for
+    the man-page set, whose answer is one page, the document)."""
     first = next((n for n, hit in enumerate(hits[:TOP], start=1) if relevant(hit)), None)
-    credited: set[tuple[str, object]] = set()
+    credited: set[object] = set()
     dcg = 0.0
     for n, hit in enumerate(hits[:TOP], start=1):
-        if relevant(hit) and hit.place not in credited:
-            credited.add(hit.place)
+        if relevant(hit) and unit(hit) not in credited:
+            credited.add(unit(hit))
             dcg += 1 / math.log2(n + 1)
     ideal = sum(1 / math.log2(n + 1) for n in range(1, min(TOP, relevant_places) + 1))
     return {
@@ -238,7 +245,9 @@ def run_manpages(distractors: int, systems: list[str], show_misses: bool) -> dic
                 answer = question["answer"].lower()
                 return lambda hit: titles.get(hit.item_id) == target and answer in hit.text.lower()
 
-            report = evaluate(questions, rankers, relevant_for, lambda q: 1, show_misses, titles)
+            report = evaluate(
+                questions, rankers, relevant_for, lambda q: 1, show_misses, titles, unit=lambda h: h.item_id
+            )
             report["corpus"] = {
                 "pages_en": len(pages["en"]),
                 "pages_zh": len(pages["zh"]),
@@ -341,6 +350,7 @@ def evaluate(
     show_misses: bool,
     names: dict[str, str],
     by_split: bool = False,
+    unit: Callable[[Hit], object] = lambda hit: hit.place,
 ) -> dict[str, Any]:
     rows: dict[str, dict[str, list[dict[str, float]]]] = {name: {} for name in rankers}
     latency: dict[str, list[float]] = {name: [] for name in rankers}
@@ -354,7 +364,7 @@ def evaluate(
             began = time.perf_counter()
             hits = ranker(question)
             latency[name].append((time.perf_counter() - began) * 1000)
-            result = score(hits, relevant, relevant_places(question))
+            result = score(hits, relevant, relevant_places(question), unit)
             for group in groups:
                 rows[name].setdefault(group, []).append(result)
             if name == "ours" and show_misses and result["recall_at_5"] == 0:

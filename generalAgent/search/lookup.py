@@ -2,8 +2,9 @@
 
 The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
 index only the chunks holding one of the rarer terms are ranked, with the same scores, see
-`_scored`); the best RERANK_POOL of them are re-ranked with what their documents add
-(ranking.py), and the text of the returned rows only is read. When no chunk holds any
+`_scored`); the best RERANK_POOL of them are re-ranked (ranking.py): by what their
+documents add, one hit per page or section with the place's other chunks folded into it,
+tables of contents and indexes after body text. When no chunk holds any
 term, a plain substring scan for the Chinese runs of the query is the last resort (see
 query.py for why). Documents (one file) and knowledge (many items) both search this way.
 """
@@ -19,13 +20,14 @@ from typing import Any
 
 from generalAgent.search.database import BM25, DatabaseError
 from generalAgent.search.query import MatchQuery, build_match_query
-from generalAgent.search.ranking import Candidate, name_words, names_document, rerank
+from generalAgent.search.ranking import Candidate, Ranked, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
 
 MAX_REGEX_CHARS = 500
-# Chunks FTS5 hands to the re-ranking: enough to see several chunks of each likely document.
-# 30 and 50 give the same recall and MRR on bench/retrieval_quality.py; 30 costs ~7% less.
-RERANK_POOL = 30
+# Chunks FTS5 hands to the re-ranking: enough for ten places when several chunks share a
+# page. On the tuning half of the documents set 20 and 30 leave a place short in the top
+# 5 now and then; 50, 100 and 200 give the same figures.
+RERANK_POOL = 50
 # Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
 # `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost whatever the
 # size of the index. On bench/retrieval_quality.py recall@5 is the unpruned one's from
@@ -53,6 +55,14 @@ class ChunkHit:
     start: int
     end: int
     score: float
+    folded: tuple[int, ...] = ()  # chunk_index of the place's other matching chunks
+
+    @property
+    def place(self) -> str:
+        """Where the hit is, as a reader finds it: "page 12", "§ Installing", or ""."""
+        if self.page is not None:
+            return f"page {self.page}"
+        return f"§ {self.heading}" if self.heading else ""
 
     def to_result(self) -> dict[str, Any]:
         """The seed's result shape: chunk_id is the chunk's number within its document."""
@@ -60,6 +70,7 @@ class ChunkHit:
             "chunk_id": self.chunk_index,
             "page": self.page,
             "heading": self.heading,
+            "place": self.place,
             "text": self.text,
             "score": round(self.score, 4),
         }
@@ -91,7 +102,7 @@ def find_chunks(
     pool = max(limit, RERANK_POOL)
     scored = _scored(conn, match, pool, rowid_range, item_filter, filter_params)
     if scored:
-        return load_hits(conn, _reranked(conn, match, scored)[:limit])
+        return _ranked_hits(conn, scored, limit)
     if match.substrings:
         return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
     return []
@@ -161,20 +172,35 @@ def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[li
     return [terms[n] for n in kept if n in rare], [terms[n] for n in kept if n not in rare]
 
 
-def _reranked(
-    conn: sqlite3.Connection, match: MatchQuery, scored: Sequence[tuple[int, float]]
-) -> list[tuple[int, float]]:
+def _ranked_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]], limit: int) -> list[ChunkHit]:
+    """The `limit` best places among the scored chunks, as hits (ranking.py decides)."""
     marks = ",".join("?" * len(scored))
     rows = conn.execute(
-        f"SELECT c.rowid, c.item_id, i.title FROM chunks c JOIN items i ON i.id = c.item_id"
+        f"SELECT {_HIT_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
         f" WHERE c.rowid IN ({marks})",
         [rowid for rowid, _ in scored],
     ).fetchall()
-    items = {rowid: item_id for rowid, item_id, _ in rows}
-    titles = {item_id: title for _, item_id, title in rows}
-    named = {item_id for item_id, title in titles.items() if names_document(match.words, name_words(title))}
-    candidates = [Candidate(rowid, items[rowid], score) for rowid, score in scored if rowid in items]
-    return rerank(candidates, named)
+    hits = {row[0]: _hit(row, 0.0) for row in rows}
+    candidates = [
+        Candidate(rowid, hits[rowid].item_id, score, _place(hits[rowid]), is_listing(hits[rowid].text))
+        for rowid, score in scored
+        if rowid in hits
+    ]
+    return [_folded(hits, entry) for entry in rerank(candidates)[:limit]]
+
+
+def _place(hit: ChunkHit) -> tuple[str, object]:
+    """The page (PDF page, slide, sheet), else the section, else the chunk itself."""
+    if hit.page is not None:
+        return (hit.item_id, hit.page)
+    if hit.heading:
+        return (hit.item_id, hit.heading)
+    return (hit.item_id, -hit.rowid)
+
+
+def _folded(hits: dict[int, ChunkHit], entry: Ranked) -> ChunkHit:
+    folded = tuple(sorted(hits[rowid].chunk_index for rowid in entry.folded))
+    return replace(hits[entry.rowid], score=entry.score, folded=folded)
 
 
 def _scope(

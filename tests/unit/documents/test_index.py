@@ -232,7 +232,8 @@ def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
     document = create_index(report, settings)
     assert index_exists(report, settings)
     hits = search_in_index(report, "baseline", 5, settings)
-    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "text", "score"}
+    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "place", "text", "score"}
+    assert hits[0]["place"] == "§ Baseline results"
     assert hits[0]["heading"] == "Baseline results"
     stats = get_index_stats(settings)
     assert stats["total_files"] == 1 and stats["total_chunks"] == document.total_chunks
