@@ -188,15 +188,21 @@ class _DocumentBar:
         self.progress = progress
         self.name = name
         self.started = time.perf_counter()
+        self.stage = ""
         self.task: Any = None
 
     def update(self, stage: str, done: int, total: int) -> None:
-        if total < LARGE_DOCUMENT_CHUNKS:
+        ocr = stage == "ocr"  # pages read by OCR: seconds each, so always worth a bar
+        if total < LARGE_DOCUMENT_CHUNKS and not ocr:
             return
-        if self.task is None:
+        if self.task is None or self.stage != stage:
+            if self.task is not None:
+                self.progress.remove_task(self.task)
             self.task = self.progress.add_task(escape(self.name), total=total, rate="")
+            self.stage, self.started = stage, time.perf_counter()
         rate = done / max(time.perf_counter() - self.started, 1e-9)
-        self.progress.update(self.task, completed=done, rate=f"{rate:,.0f} chunks/s ({stage})")
+        unit = "pages/s, OCR" if ocr else f"chunks/s ({stage})"
+        self.progress.update(self.task, completed=done, total=total, rate=f"{rate:,.1f} {unit}")
 
     def close(self) -> None:
         if self.task is not None:

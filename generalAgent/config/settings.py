@@ -173,6 +173,8 @@ class DocumentSettings(BaseSettings):
     index_max_file_mb: int = Field(
         default=200, ge=1, le=4_096, description="Larger files are refused by the indexer (MB)"
     )
+    # Scanned PDF pages are read by offline OCR when the `ocr` extra is installed.
+    ocr_enabled: bool = Field(default=True, description="Read PDF pages without text by OCR")
 
     # Content budgets (seed 000): what one search may put into the model's context. A
     # 500-page book answers with its best passages, never with itself.

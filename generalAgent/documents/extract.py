@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import one_line
+from generalAgent.documents.ocr import OcrUnavailable, needs_ocr, recognise_pages
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
+
+# (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
+ExtractProgress = Callable[[str, int, int], None]
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
 TEXT_ENCODINGS = ("utf-8-sig", "gb18030")
@@ -72,8 +76,14 @@ def file_type_of(path: Path) -> str:
     return "text"
 
 
-def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocument:
-    """All text of the document at `path`, in blocks; `DocumentError` if it cannot be read."""
+def extract_document(
+    path: Path, settings: DocumentSettings, progress: ExtractProgress | None = None
+) -> ExtractedDocument:
+    """All text of the document at `path`, in blocks; `DocumentError` if it cannot be read.
+
+    Pages of a PDF without a text layer are read by OCR when it is installed and on
+    (OCR_ENABLED); `progress` hears of each page read that way.
+    """
     name = path.name
     _check_file(path, settings)
     suffix = path.suffix.lower()
@@ -82,8 +92,8 @@ def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocumen
             f"{name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
         )
     kind = file_type_of(path)
-    readers = {
-        "pdf": _read_pdf,
+    readers: dict[str, Callable[[Path, DocumentSettings], list[Block]]] = {
+        "pdf": lambda pdf_path, pdf_settings: _read_pdf(pdf_path, pdf_settings, progress),
         "docx": _read_docx,
         "xlsx": _read_xlsx,
         "pptx": _read_pptx,
@@ -102,9 +112,7 @@ def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocumen
         ) from None
     if not blocks:
         if kind == "pdf":
-            raise DocumentError(
-                f"{name} has no text layer (scanned?). Run OCR on it (e.g. ocrmypdf) and index the result."
-            )
+            raise DocumentError(f"{name} has no text layer (scanned?) and no text was recognised in it.")
         raise DocumentError(f"{name} contains no text to search.")
     return ExtractedDocument(name=name, file_type=kind, blocks=blocks)
 
@@ -163,7 +171,7 @@ def _office_archive(path: Path, what: str) -> None:
 
 
 # -- PDF -----------------------------------------------------------------------------------
-def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
+def _read_pdf(path: Path, settings: DocumentSettings, progress: ExtractProgress | None = None) -> list[Block]:
     import pypdfium2 as pdfium
 
     try:
@@ -176,21 +184,57 @@ def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
         raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
     try:
         headings = outline_headings(pdf)
-        blocks = []
+        texts: list[str] = []
+        scanned: list[int] = []
         for number in range(len(pdf)):
             page = pdf[number]
             textpage = page.get_textpage()
             try:
                 raw = textpage.get_text_range()
+                if needs_ocr(raw) and _has_image(page):
+                    scanned.append(number)
             finally:
                 textpage.close()
                 page.close()
-            blocks.append(Block(text=join_pdf_lines(raw), page=number + 1, heading=headings.get(number, "")))
-        return blocks
+            texts.append(raw)
+        recognised = _recognise(pdf, path, scanned, settings, progress)
+        return [
+            Block(
+                text=join_pdf_lines(recognised.get(number, raw)),
+                page=number + 1,
+                heading=headings.get(number, ""),
+                place=f"page {number + 1}",
+                ocr=number in recognised,
+            )
+            for number, raw in enumerate(texts)
+        ]
     except pdfium.PdfiumError:
         raise DocumentError(f"{path.name} is damaged: a page could not be read.") from None
     finally:
         pdf.close()
+
+
+def _has_image(page: Any) -> bool:
+    """The page holds a picture (a scan is one); blank pages are not worth an OCR pass."""
+    import pypdfium2.raw as pdfium_c
+
+    return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
+
+
+def _recognise(
+    pdf: Any, path: Path, pages: list[int], settings: DocumentSettings, progress: ExtractProgress | None
+) -> dict[int, str]:
+    """OCR text of the scanned `pages`; {} when there are none or OCR is off."""
+    if not pages or not settings.ocr_enabled:
+        return {}
+    try:
+        return recognise_pages(
+            pdf, pages, (lambda done, total: progress("ocr", done, total)) if progress else None
+        )
+    except OcrUnavailable as exc:
+        if len(pages) == len(pdf):
+            raise DocumentError(f"{path.name} has no text layer (scanned?). {exc}.") from None
+        return {}  # a few picture pages in a text PDF: index the text, as without OCR
 
 
 def outline_headings(pdf: Any) -> dict[int, str]:
@@ -319,14 +363,27 @@ def _read_xlsx(path: Path, settings: DocumentSettings) -> list[Block]:
     blocks: list[Block] = []
     try:
         for number, sheet in enumerate(workbook.worksheets, start=1):
-            rows = (_row_text(row) for row in sheet.iter_rows(values_only=True))
+            rows = (
+                (row_number, _row_text(row))
+                for row_number, row in enumerate(sheet.iter_rows(values_only=True), start=1)
+            )
             blocks.extend(
-                Block(text=text, page=number, heading=sheet.title, whole=True)
-                for text in group_rows([r for r in rows if r], settings)
+                Block(
+                    text=text,
+                    page=number,
+                    heading=sheet.title,
+                    whole=True,
+                    place=f"sheet {sheet.title}, {_rows_label(first, last)}",
+                )
+                for text, first, last in group_rows([(n, r) for n, r in rows if r], settings)
             )
     finally:
         workbook.close()
     return blocks
+
+
+def _rows_label(first: int, last: int) -> str:
+    return f"row {first}" if first == last else f"rows {first}–{last}"
 
 
 def _row_text(values: Iterable[Any]) -> str:
@@ -344,8 +401,9 @@ def _cell_text(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def group_rows(rows: list[str], settings: DocumentSettings) -> Iterator[str]:
-    """The header row, then groups of data rows each repeated under it.
+def group_rows(rows: list[tuple[int, str]], settings: DocumentSettings) -> Iterator[tuple[str, int, int]]:
+    """The header row, then groups of data rows each repeated under it, as (text, first row
+    number, last row number) — the numbers a citation gives.
 
     A group has at most `xlsx_rows_per_chunk` rows and stays within `chunk_max_size` with
     its header, so every chunk of a sheet can be read on its own; a row too long for any
@@ -353,21 +411,21 @@ def group_rows(rows: list[str], settings: DocumentSettings) -> Iterator[str]:
     """
     if not rows:
         return
-    header, data = rows[0], rows[1:]
+    (header_row, header), data = rows[0], rows[1:]
     if not data:
-        yield header
+        yield header, header_row, header_row
         return
-    group: list[str] = []
+    group: list[tuple[int, str]] = []
     size = len(header)
     for row in data:
         if group and (
-            len(group) >= settings.xlsx_rows_per_chunk or size + 1 + len(row) > settings.chunk_max_size
+            len(group) >= settings.xlsx_rows_per_chunk or size + 1 + len(row[1]) > settings.chunk_max_size
         ):
-            yield "\n".join([header, *group])
+            yield "\n".join([header, *(text for _, text in group)]), group[0][0], group[-1][0]
             group, size = [], len(header)
         group.append(row)
-        size += 1 + len(row)
-    yield "\n".join([header, *group])
+        size += 1 + len(row[1])
+    yield "\n".join([header, *(text for _, text in group)]), group[0][0], group[-1][0]
 
 
 # -- PPTX ----------------------------------------------------------------------------------
@@ -393,7 +451,14 @@ def _read_pptx(path: Path, settings: DocumentSettings) -> list[Block]:
             notes = slide.notes_slide.notes_text_frame
             if notes is not None and notes.text.strip():
                 parts.append("Notes: " + notes.text.strip())
-        blocks.append(Block(text="\n\n".join(p for p in parts if p.strip()), page=number, heading=title))
+        blocks.append(
+            Block(
+                text="\n\n".join(p for p in parts if p.strip()),
+                page=number,
+                heading=title,
+                place=f"slide {number}",
+            )
+        )
     return blocks
 
 

@@ -8,6 +8,7 @@ for a query with the ranked lookup of search/lookup.py, which knowledge search s
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import time
 import uuid
@@ -52,6 +53,16 @@ class IndexedDocument:
     reused: bool  # True: an index of these bytes existed and was fresh
     seconds: float = 0.0
     warning: str = ""
+
+
+def chunk_metadata(place: str, ocr: bool) -> str:
+    """The JSON stored with a chunk: its citable place, and whether OCR read its text."""
+    facts: dict[str, Any] = {}
+    if place:
+        facts["place"] = place
+    if ocr:
+        facts["ocr"] = True
+    return json.dumps(facts, ensure_ascii=False) if facts else "{}"
 
 
 def compute_file_hash(path: Path) -> str:
@@ -125,11 +136,21 @@ class SearchIndex(IndexDatabase):
                 seconds=time.perf_counter() - began,
             )
 
-        extracted = extract_document(path, self.settings)
+        extracted = extract_document(path, self.settings, progress)
         content, chunks = chunk_blocks(extracted.blocks, self.chunking)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         rows = [
-            ChunkRow(uuid.uuid4().hex, c.index, c.text, c.start, c.end, c.page, c.heading) for c in chunks
+            ChunkRow(
+                uuid.uuid4().hex,
+                c.index,
+                c.text,
+                c.start,
+                c.end,
+                c.page,
+                c.heading,
+                chunk_metadata(c.place, c.ocr),
+            )
+            for c in chunks
         ]
         total = len(rows)
         segmented = segment_rows(

@@ -12,6 +12,7 @@ query.py for why). Documents (one file) and knowledge (many items) both search t
 from __future__ import annotations
 
 import bisect
+import json
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -56,10 +57,15 @@ class ChunkHit:
     end: int
     score: float
     folded: tuple[int, ...] = ()  # chunk_index of the place's other matching chunks
+    label: str = ""  # the place the extractor named ("page 12", "slide 3", "sheet S, rows 2–21")
+    ocr: bool = False  # the text was read from an image by OCR and may hold misreadings
 
     @property
     def place(self) -> str:
-        """Where the hit is, as a reader finds it: "page 12", "§ Installing", or ""."""
+        """Where the hit is, as a reader finds it to cite it: "page 12", "slide 3",
+        "sheet Sales, rows 2–21", "§ Installing" (DOCX, Markdown), or "" (plain text)."""
+        if self.label:
+            return self.label
         if self.page is not None:
             return f"page {self.page}"
         return f"§ {self.heading}" if self.heading else ""
@@ -71,13 +77,15 @@ class ChunkHit:
             "page": self.page,
             "heading": self.heading,
             "place": self.place,
+            "ocr": self.ocr,
             "text": self.text,
             "score": round(self.score, 4),
         }
 
 
 _HIT_COLUMNS = (
-    "c.rowid, c.item_id, c.id, c.chunk_index, c.page, c.heading, f.text, c.start_position, c.end_position"
+    "c.rowid, c.item_id, c.id, c.chunk_index, c.page, c.heading, f.text, c.start_position,"
+    " c.end_position, c.metadata"
 )
 
 
@@ -280,7 +288,22 @@ def _hit(row: Sequence[Any], score: float) -> ChunkHit:
         start=row[7],
         end=row[8],
         score=score,
+        **_facts(row[9]),
     )
+
+
+def _facts(metadata: str | None) -> dict[str, Any]:
+    """Place and OCR mark stored with the chunk ({} for chunks indexed before they were)."""
+    if not metadata or metadata == "{}":
+        return {}
+    try:
+        stored = json.loads(metadata)
+    except ValueError:
+        return {}
+    if not isinstance(stored, dict):
+        return {}
+    place = stored.get("place")
+    return {"label": place if isinstance(place, str) else "", "ocr": stored.get("ocr") is True}
 
 
 def chunk_window(conn: sqlite3.Connection, item_id: str, first: int, last: int) -> list[ChunkHit]:

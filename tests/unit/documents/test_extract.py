@@ -16,6 +16,7 @@ from generalAgent.documents.extract import (
 )
 from tests.unit.documents.builders import (
     make_docx,
+    make_image_pdf,
     make_pdf,
     make_pptx,
     make_scanned_pdf,
@@ -71,11 +72,13 @@ def test_xlsx_sheets_repeat_the_header_in_every_group(tmp_path: Path, settings: 
     assert [b.page for b in document.blocks if b.heading == "空表"] == [2]
 
 
-def test_group_rows_stays_within_the_chunk_size(settings: Settings):
-    rows = ["h1 | h2"] + ["x" * 150 for _ in range(10)]
+def test_group_rows_stays_within_the_chunk_size_and_numbers_its_rows(settings: Settings):
+    rows = [(1, "h1 | h2")] + [(n, "x" * 150) for n in range(3, 13)]  # row 2 was empty
     groups = list(group_rows(rows, settings.documents))
-    assert all(len(g) <= settings.documents.chunk_max_size for g in groups)
-    assert sum(g.count("x" * 150) for g in groups) == 10
+    assert all(len(text) <= settings.documents.chunk_max_size for text, _, _ in groups)
+    assert sum(text.count("x" * 150) for text, _, _ in groups) == 10
+    assert groups[0][1] == 3 and groups[-1][2] == 12
+    assert all(later[1] == earlier[2] + 1 for earlier, later in zip(groups, groups[1:], strict=False))
 
 
 def test_pptx_slides_with_titles_and_notes(tmp_path: Path, settings: Settings):
@@ -133,10 +136,48 @@ def test_encrypted_pdf(tmp_path: Path, settings: Settings):
         extract_document(path, settings.documents)
 
 
-def test_scanned_pdf_has_no_text_layer(tmp_path: Path, settings: Settings):
+def test_a_pdf_with_neither_text_nor_pictures_says_so(tmp_path: Path, settings: Settings):
     path = make_scanned_pdf(tmp_path / "report.pdf")
-    with pytest.raises(DocumentError, match=r"report.pdf has no text layer \(scanned\?\)"):
+    with pytest.raises(DocumentError, match=r"report.pdf has no text layer \(scanned\?\) and no text was"):
         extract_document(path, settings.documents)
+
+
+def test_a_scanned_page_is_read_by_ocr_and_marked(tmp_path: Path, settings: Settings):
+    path = make_image_pdf(
+        tmp_path / "scan.pdf", ["Quarterly revenue grew by twenty percent.", "Invoice number 4711"]
+    )
+    heard: list[tuple[str, int, int]] = []
+    document = extract_document(path, settings.documents, lambda *step: heard.append(step))
+    [page] = document.blocks
+    assert page.ocr and page.page == 1 and page.place == "page 1"
+    # The model reads every letter but often drops the spaces between English words.
+    assert "Quarterlyrevenuegrewbytwentypercent." in page.text.replace(" ", "")
+    assert "4711" in page.text
+    assert heard == [("ocr", 1, 1)]
+
+
+def test_ocr_off_leaves_a_scanned_pdf_unread(tmp_path: Path, data_dir: Path):
+    from generalAgent.config.settings import load_settings
+
+    settings = load_settings(env_file=None, documents={"ocr_enabled": False})
+    path = make_image_pdf(tmp_path / "scan.pdf", ["Quarterly revenue grew."])
+    with pytest.raises(DocumentError, match="no text layer"):
+        extract_document(path, settings.documents)
+
+
+def test_ocr_lines_come_back_in_reading_order():
+    from generalAgent.documents.ocr import lines_in_reading_order
+
+    def box(x: float, y: float) -> list[list[float]]:
+        return [[x, y], [x + 50, y], [x + 50, y + 10], [x, y + 10]]
+
+    found = [
+        (box(200, 41), "right", 0.9),
+        (box(10, 80), "second line", 0.95),
+        (box(10, 40), "left", 0.9),
+        (box(10, 120), "smudge", 0.2),
+    ]
+    assert lines_in_reading_order(found) == "left right\nsecond line"
 
 
 def test_huge_files_are_refused_before_reading(tmp_path: Path, data_dir: Path):

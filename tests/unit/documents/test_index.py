@@ -232,7 +232,7 @@ def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
     document = create_index(report, settings)
     assert index_exists(report, settings)
     hits = search_in_index(report, "baseline", 5, settings)
-    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "place", "text", "score"}
+    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "place", "ocr", "text", "score"}
     assert hits[0]["place"] == "§ Baseline results"
     assert hits[0]["heading"] == "Baseline results"
     stats = get_index_stats(settings)
@@ -331,3 +331,21 @@ def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
     assert [h.rowid for h in pruned] == [h.rowid for h in everything[:2]]
     assert [h.score for h in pruned] == pytest.approx([h.score for h in everything[:2]])
     assert lookup_module.find_chunks(index.conn, "common filler zebra", index.segmenter, 3)
+
+
+def test_every_hit_names_its_place(settings: Settings, tmp_path: Path):
+    from tests.unit.documents.builders import make_pptx, make_xlsx
+
+    rows = [["Region", "Revenue"]] + [[f"region{i}", i * 10] for i in range(30)]
+    sheet = make_xlsx(tmp_path / "sales.xlsx", {"Q3": rows})
+    deck = make_pptx(tmp_path / "deck.pptx", [("Plan", "Ship in May", ""), ("Budget", "Costs fall", "")])
+    notes = tmp_path / "notes.md"
+    notes.write_text(
+        "# Setup\n\nInstall the tool.\n\n# Pricing\n\nThe plan costs 9 euros.\n", encoding="utf-8"
+    )
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        places = {}
+        for path, query in ((sheet, "region25"), (deck, "costs fall"), (notes, "euros")):
+            document = index.index_file(path)
+            places[path.name] = index.search_item(document.item_id, query, 1)[0].place
+    assert places == {"sales.xlsx": "sheet Q3, rows 22–31", "deck.pptx": "slide 2", "notes.md": "§ Pricing"}
