@@ -39,7 +39,7 @@ from langchain_core.messages.utils import count_tokens_approximately  # noqa: E4
 from generalAgent.config.settings import load_settings  # noqa: E402
 from generalAgent.graph.message_utils import clean_message_history  # noqa: E402
 from generalAgent.graph.nodes.planner import PromptBuilder  # noqa: E402
-from generalAgent.graph.turn import main_turn_input  # noqa: E402
+from generalAgent.graph.turn import main_turn_input, thread_config  # noqa: E402
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
 
 BLOCK = 128
@@ -173,7 +173,7 @@ def run_session(turns: int, window: Callable[[], Any] | None) -> list[RecordedRe
             paths={"data_dir": Path(tmp)},
         )
         agent = load_agent(settings)
-        config = {"configurable": {"thread_id": "bench"}, "recursion_limit": 1000}
+        config = thread_config("bench")
         with window() if window else _nothing():
             for turn in range(1, turns + 1):
                 uploads: list[Any] = []

@@ -50,6 +50,7 @@ from generalAgent.cli.storage_errors import describe_storage_error  # noqa: E402
 from generalAgent.cli.turn_input import prepare_turn  # noqa: E402
 from generalAgent.cli.turns import run_turn  # noqa: E402
 from generalAgent.config.settings import Settings, load_settings  # noqa: E402
+from generalAgent.graph.turn import thread_config  # noqa: E402
 from generalAgent.models import describe_model_error  # noqa: E402
 from tests.support.history import stored_history_problems  # noqa: E402
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
@@ -271,7 +272,7 @@ def one_turn(
     agent: LoadedAgent, settings: Settings, session_id: str, text: str, fault: str | None
 ) -> dict[str, int]:
     """One user turn as the chat runs it, with one /retry if it ends in an error."""
-    config = {"configurable": {"thread_id": session_id}, "recursion_limit": 1000}
+    config = thread_config(session_id)
 
     def describe(exc: BaseException) -> str | None:
         return describe_model_error(exc, settings.model) or describe_storage_error(exc, settings.paths)

@@ -16,7 +16,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-SCHEMA = """
+from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
+
+# The catalog of release 0.1.0 (which created it without a migration table).
+INITIAL_SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_sessions (
     id            TEXT PRIMARY KEY,   -- also the LangGraph thread_id and the workspace folder
     title         TEXT NOT NULL,      -- first user line, shortened
@@ -30,7 +33,16 @@ CREATE TABLE IF NOT EXISTS chat_sessions (
 );
 CREATE INDEX IF NOT EXISTS chat_sessions_updated ON chat_sessions(updated_at);
 """
+# The catalog's schema history, oldest first: append, never edit a released one. It shares
+# sessions.db's `schema_migrations` table with nothing else: LangGraph migrates its own.
+MIGRATIONS = [Migration("0001_chat_sessions", script(INITIAL_SCHEMA))]
 TITLE_CHARS = 60
+# How long a write waits for another process's (the checkpointer shares the file) to finish.
+SQLITE_BUSY_SECONDS = 30
+
+
+class SessionStoreError(Exception):
+    """The session catalog cannot be used; the message says why and what to do."""
 
 
 @dataclass(frozen=True)
@@ -86,9 +98,18 @@ class SessionInfo:
 class SessionCatalog:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
+        self._conn = sqlite3.connect(
+            db_path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS, isolation_level=None
+        )
+        self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.executescript(SCHEMA)
+        try:
+            migrate(self._conn, MIGRATIONS)
+        except NewerSchemaError as exc:
+            self._conn.close()
+            raise SessionStoreError(
+                f"{db_path} was {exc}; upgrade generalAgent, or point DATA_DIR elsewhere."
+            ) from None
 
     def close(self) -> None:
         self._conn.close()
@@ -103,40 +124,37 @@ class SessionCatalog:
         """List the session before its first turn runs, so a crash in that turn can be resumed."""
         now = time.time()
         title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
-        with self._conn:
-            self._conn.execute(
-                "INSERT INTO chat_sessions (id, title, created_at, updated_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(id) DO NOTHING",
-                (session_id, title, now, now),
-            )
+        self._conn.execute(
+            "INSERT INTO chat_sessions (id, title, created_at, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO NOTHING",
+            (session_id, title, now, now),
+        )
 
     def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
         """Count a finished (or failed) turn; the first one creates the row and its title."""
         now = time.time()
         self.open_session(session_id, first_line)
-        with self._conn:
-            self._conn.execute(
-                "UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, "
-                "model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
-                "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
-                (
-                    now,
-                    usage.model_calls,
-                    usage.input_tokens,
-                    usage.cached_tokens,
-                    usage.output_tokens,
-                    session_id,
-                ),
-            )
+        self._conn.execute(
+            "UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, "
+            "model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
+            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
+            (
+                now,
+                usage.model_calls,
+                usage.input_tokens,
+                usage.cached_tokens,
+                usage.output_tokens,
+                session_id,
+            ),
+        )
 
     def add_usage(self, session_id: str, usage: Usage) -> None:
         """Tokens spent outside a counted turn (e.g. a failed attempt before /retry)."""
-        with self._conn:
-            self._conn.execute(
-                "UPDATE chat_sessions SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
-                "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
-                (usage.model_calls, usage.input_tokens, usage.cached_tokens, usage.output_tokens, session_id),
-            )
+        self._conn.execute(
+            "UPDATE chat_sessions SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
+            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?",
+            (usage.model_calls, usage.input_tokens, usage.cached_tokens, usage.output_tokens, session_id),
+        )
 
     def recent(self, limit: int = 20) -> list[SessionInfo]:
         rows = self._conn.execute(
@@ -188,12 +206,17 @@ class SessionCatalog:
 _COLUMNS = "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls"
 
 
-def _info(row: tuple) -> SessionInfo:
+def _info(row: sqlite3.Row) -> SessionInfo:
     return SessionInfo(
-        id=row[0],
-        title=row[1],
-        created_at=row[2],
-        updated_at=row[3],
-        turns=row[4],
-        usage=Usage(row[5], row[6], row[7], row[8]),
+        id=row["id"],
+        title=row["title"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        turns=row["turns"],
+        usage=Usage(
+            input_tokens=row["input_tokens"],
+            cached_tokens=row["cached_tokens"],
+            output_tokens=row["output_tokens"],
+            model_calls=row["model_calls"],
+        ),
     )

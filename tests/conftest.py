@@ -36,10 +36,12 @@ _SETTING_PREFIXES = (
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     for name in list(os.environ):
         if name.startswith(_SETTING_PREFIXES):
             monkeypatch.delenv(name, raising=False)
+    # Nor from a developer's user-level config (~/.config/generalagent): an empty one per test.
+    monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
 
 
 @pytest.fixture

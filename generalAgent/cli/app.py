@@ -7,27 +7,42 @@ within a second.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import sys
-from typing import Optional
+from pathlib import Path
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli import documents_commands, knowledge_commands
+from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
+from generalAgent.sessions import SessionStoreError
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
     help="A terminal AI agent for documents in Chinese and English, for any OpenAI-compatible model.",
 )
 EXIT_CONFIG = 2
+
+
+def show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"generalagent {version('generalAgent')}")
+        raise typer.Exit()
 
 
 @app.callback(invoke_without_command=True)
@@ -35,6 +50,9 @@ def main_command(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Option(  # noqa: UP045 - typer reads the annotation
         None, "-p", "--prompt", help="Answer PROMPT once and exit ('-' reads it from stdin)."
+    ),
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=show_version, is_eager=True, help="Show the version and exit."
     ),
     resume: Optional[str] = typer.Option(  # noqa: UP045
         None, "--resume", help="Continue the last session, or the session ID (a unique prefix is enough)."
@@ -48,7 +66,13 @@ def main_command(
     if missing:
         from generalAgent.models import setup_guidance
 
-        Console(stderr=True, highlight=False, soft_wrap=True).print(setup_guidance(missing), markup=False)
+        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err.print(setup_guidance(missing), markup=False)
+        err.print(
+            f"To configure it once for every folder: {command_hint()} config init "
+            f"(writes {user_config_dir() / ENV_FILE_NAME}). Read now: {settings.sources.describe()}.",
+            markup=False,
+        )
         raise typer.Exit(EXIT_CONFIG)
     problem = check_data_dir(settings.paths)
     if problem:
@@ -70,6 +94,9 @@ def main_command(
             raise
         Console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
         code = EXIT_CONFIG
+    except SessionStoreError as exc:
+        Console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
+        code = EXIT_CONFIG
     raise typer.Exit(code)
 
 
@@ -87,6 +114,7 @@ def doctor(
 
 documents_commands.register(app)
 knowledge_commands.register(app)
+app.add_typer(config_app, name="config")
 
 
 def settings_or_exit() -> Settings:
@@ -99,12 +127,7 @@ def settings_or_exit() -> Settings:
 
 def configure_logging(settings: Settings) -> None:
     """Everything goes to DATA_DIR/logs/generalagent.log; the terminal is for the user."""
-    log_file = settings.paths.log_file
-    try:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.FileHandler(log_file, encoding="utf-8")
-    except OSError:
-        handler = logging.NullHandler()
+    handler: logging.Handler = FolderMakingFileHandler(settings.paths.log_file)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [handler]
@@ -113,6 +136,23 @@ def configure_logging(settings: Settings) -> None:
     logging.getLogger("generalAgent").setLevel(settings.paths.log_level)
     # A log line that cannot be written (a full disk) must not print a traceback to the user.
     logging.raiseExceptions = False
+
+
+class FolderMakingFileHandler(logging.FileHandler):
+    """A log file opened, with its folder, at the first record: a start that fails before
+    logging anything (no model configured) leaves no data/logs behind. A log that cannot
+    be opened (a read-only or full disk) drops its records instead of failing the command."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, encoding="utf-8", delay=True)
+
+    def _open(self) -> Any:
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(OSError):  # opening failed; writing failures go to handleError
+            super().emit(record)
 
 
 def normalise_argv(argv: list[str]) -> list[str]:

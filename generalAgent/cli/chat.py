@@ -21,31 +21,44 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from generalAgent.cli.completion import ChatCompleter, Name
+from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
+from generalAgent.display import describe_file
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 
-HELP = """\
-[bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\\\ adds a line · Ctrl-C cancels a turn · Ctrl-D quits
-[bold]Mentions[/]  @tool makes a tool available · @skill points the agent to a skill · @agent enables delegation
-[bold]Files[/]  #path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session
-
-/help              this help
-/new               start a new session
-/sessions          recent sessions (id, title, age, turns)
-/resume ID         continue a session (a unique prefix of its id is enough)
-/retry             send the last message again after an error
-/upload PATH       attach a file, folder or glob
-/tools             tool tiers and what the agent can use now
-/skills, /agents   skills and sub-agents that can be @mentioned
-/todos             the agent's todo list for this session
-/usage             tokens of this session and the cache-hit ratio
-/quit              leave (the session is saved; generalagent --resume continues it)"""
+# The slash commands, with the line /help and Tab completion show for each.
+COMMANDS = (
+    ("/help", "this help"),
+    ("/new", "start a new session"),
+    ("/sessions", "recent sessions (id, title, age, turns)"),
+    ("/resume", "ID: continue a session (a unique prefix of its id is enough)"),
+    ("/retry", "send the last message again after an error"),
+    ("/upload", "PATH: attach a file, folder or glob"),
+    ("/tools", "tool tiers and what the agent can use now"),
+    ("/skills", "skills that can be @mentioned"),
+    ("/agents", "sub-agents that can be @mentioned"),
+    ("/todos", "the agent's todo list for this session"),
+    ("/usage", "tokens of this session and the cache-hit ratio"),
+    ("/quit", "leave (the session is saved; --resume continues it)"),
+)
+HELP = "\n".join(
+    [
+        "[bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\ adds a line · Tab completes"
+        " · Ctrl-C cancels a turn · Ctrl-D quits",
+        "[bold]Mentions[/]  @tool makes a tool available · @skill points the agent to a skill"
+        " · @agent enables delegation",
+        '[bold]Files[/]  #path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session',
+        "",
+        *(f"{name:<12} {description}" for name, description in COMMANDS),
+    ]
+)
 
 
 class AgentUnavailable(Exception):
@@ -75,23 +88,14 @@ class Chat:
         self.loader = BackgroundLoader(settings).start()
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
-        self.can_retry = False
         self.pending_uploads: list[Any] = []
-        self._commands = {
-            "/help": self._help,
-            "/new": self._new,
-            "/sessions": self._sessions,
-            "/resume": self._resume,
-            "/retry": self._retry,
-            "/upload": self._upload,
-            "/tools": self._tools,
-            "/skills": self._skills,
-            "/agents": self._agents,
-            "/todos": self._todos,
-            "/usage": self._usage,
-            "/quit": self._quit,
-            "/exit": self._quit,
-        }
+        # The input of the last message sent, and of the last turn the user cancelled (which
+        # /retry sends again). Only the message: answers closing earlier calls are stored.
+        self.last_turn: dict[str, Any] | None = None
+        self.cancelled_turn: dict[str, Any] | None = None
+        # Each command is handled by the method of its name (/usage -> _usage); /exit is /quit.
+        self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
+        self._commands["/exit"] = self._quit
         if options.resume:
             self._resume(options.resume)
 
@@ -109,7 +113,7 @@ class Chat:
             try:
                 line = session.prompt(PROMPT)
             except (EOFError, KeyboardInterrupt):
-                self.console.print("[dim]Bye. Continue later with: generalagent --resume[/]")
+                self._farewell()
                 return 0
             line = line.strip()
             if not line:
@@ -131,13 +135,15 @@ class Chat:
 
         config = self._config()
         prepared = prepare_turn(text, agent, config, self.session_id, Path.cwd(), self.pending_uploads)
+        for warning in prepared.warnings:
+            self.console.print(f"[yellow]{escape(warning)}[/]")
+        if prepared.graph_input is None:
+            for error in prepared.errors:
+                self.console.print(f"[red]{escape(error)}[/]")
+            return
         self.pending_uploads = []
-        for problem in prepared.problems:
-            self.console.print(f"[yellow]{escape(problem)}[/]")
         for upload in prepared.uploads:
-            self.console.print(
-                f"[dim]📎 {escape(upload['path'])} ({upload['type']}, {upload['size']:,} bytes)[/]"
-            )
+            self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         if not self.first_line:
             self.first_line = text.splitlines()[0]
         self.catalog.open_session(self.session_id, self.first_line)
@@ -170,6 +176,9 @@ class Chat:
             sqlite3.Error
         ) as exc:  # e.g. the disk filled during the turn: the turn itself is reported below
             LOGGER.warning("could not record the turn: %s", exc)
+        if graph_input is not None:
+            self.last_turn = {**graph_input, "messages": graph_input["messages"][-1:]}
+        self.cancelled_turn = self.last_turn if result.cancelled else None
         if result.cancelled:
             self.console.print("[yellow]Cancelled.[/] [dim]The conversation is intact; go on or /retry.[/]")
         elif result.error:
@@ -177,7 +186,6 @@ class Chat:
             self.console.print("[dim]Your message is kept: /retry sends it again.[/]")
         elif not result.answer.strip():
             self.console.print("[yellow]The model returned an empty answer. /retry or rephrase.[/]")
-        self.can_retry = not result.ok
         if result.usage.model_calls:
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed())}[/]")
 
@@ -207,8 +215,8 @@ class Chat:
     def _new(self, _: str) -> None:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
-        self.can_retry = False
         self.pending_uploads = []
+        self.last_turn = self.cancelled_turn = None
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
     def _sessions(self, _: str) -> None:
@@ -232,20 +240,27 @@ class Chat:
             return
         self.session_id = info.id
         self.first_line = info.title
-        self.can_retry = False
         self.pending_uploads = []
+        self.last_turn = self.cancelled_turn = None
         self.console.print(
             f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"
         )
 
     def _retry(self, _: str) -> None:
+        """After an error, resume where the turn failed; after Ctrl-C, send the message again."""
         agent = self._agent()
         config = self._config()
-        state = agent.graph.get_state(config)
-        if not state.next:
+        if agent.graph.get_state(config).next:
+            self._run(agent, config, None)
+            return
+        if self.cancelled_turn is None:
             self.console.print("[dim]Nothing to retry: the last turn finished.[/]")
             return
-        self._run(agent, config, None)
+        from generalAgent.cli.turns import discard_last_turn
+
+        turn, self.cancelled_turn = self.cancelled_turn, None
+        discard_last_turn(agent.graph, config)
+        self._run(agent, config, turn)
 
     def _upload(self, argument: str) -> None:
         if not argument:
@@ -254,15 +269,13 @@ class Chat:
         from generalAgent.cli.turn_input import attach_files
 
         agent = self._agent()
-        report = attach_files(agent, self._config(), self.session_id, [argument], Path.cwd())
+        report = attach_files(agent, self.session_id, [argument], Path.cwd())
         for problem in report.problems:
             self.console.print(f"[yellow]{escape(problem)}[/]")
         if not report.files and not report.problems:
             self.console.print(f"[yellow]Nothing matches {escape(argument)}.[/]")
         for upload in report.files:
-            self.console.print(
-                f"[dim]📎 {escape(upload['path'])} ({upload['type']}, {upload['size']:,} bytes)[/]"
-            )
+            self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         # The agent hears about them with the next message, in that turn's reminder.
         self.pending_uploads += report.files
 
@@ -310,12 +323,23 @@ class Chat:
         )
 
     def _quit(self, _: str) -> bool:
-        self.console.print(f"[dim]Saved. Continue with: generalagent --resume {self.session_id}[/]")
+        self._farewell()
         return False
+
+    def _farewell(self) -> None:
+        """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
+        anything to come back to."""
+        if self.catalog.get(self.session_id) is None:
+            self.console.print("[dim]Bye.[/]")
+            return
+        resume = f"{command_hint()} --resume {self.session_id}"
+        self.console.print(f"[dim]Saved. Continue with: {escape(resume)}[/]")
 
     # -- plumbing -------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
-        return {"configurable": {"thread_id": self.session_id}, "recursion_limit": 1000}
+        from generalAgent.graph.turn import thread_config  # LangChain loads in the background
+
+        return thread_config(self.session_id)
 
     def _agent(self) -> LoadedAgent:
         if not self.loader.ready():
@@ -364,4 +388,23 @@ class Chat:
             else:
                 event.app.exit(exception=KeyboardInterrupt)
 
-        return PromptSession(history=InputHistory(str(history_file)), key_bindings=bindings, multiline=True)
+        return PromptSession(
+            history=InputHistory(str(history_file)),
+            key_bindings=bindings,
+            multiline=True,
+            completer=ChatCompleter(COMMANDS, self._mentionable),
+            complete_while_typing=False,
+        )
+
+    def _mentionable(self) -> list[Name]:
+        """What @ completes: nothing until the agent has loaded (completion never waits)."""
+        if not self.loader.ready():
+            return []
+        try:
+            parts = self.loader.get().parts
+        except Exception:  # the load failed; the next message says why
+            return []
+        names = [Name(spec.name, "tool", spec.description) for spec in parts.registry.specs()]
+        names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
+        names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
+        return names

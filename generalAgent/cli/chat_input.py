@@ -36,10 +36,15 @@ def parse_mentions(text: str) -> list[str]:
     return list(seen)
 
 
-# `#` at the start of the line or after a space, directly followed by a path (a `#`
-# followed by a space or another `#` starts a Markdown heading instead).
-_REFERENCE = re.compile(r"""(?<!\S)#(?:"([^"]+)"|'([^']+)'|([^\s#"'][^\s]*))""")
+# `#` directly followed by a path: a `#` followed by a space or another `#` starts a Markdown
+# heading instead. A quoted path (`#"my report.pdf"`) is taken as it is.
+_REFERENCE = re.compile(r"""#(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#"'][^\s]*))""")
+# Where an unquoted reference that names nothing is cut for the error message: Chinese and
+# English punctuation that ends a clause (a file name may still hold them: 报告（2024）.txt).
+_CLAUSE_PUNCTUATION = re.compile(r"[，。；：！？、（）「」『』【】《》〈〉…—,;:!?)\]}]")
 _TRAILING_PUNCTUATION = ".,;:!?)]}，。；：！？）、"
+# No file name is longer: a reference is never checked beyond this many characters.
+MAX_REFERENCE_CHARS = 260
 
 DOCUMENT_TYPES = {**PDF_TYPES, **OFFICE_TYPES}
 TEXT_TYPES = {
@@ -99,19 +104,63 @@ class UploadReport:
     problems: list[str] = field(default_factory=list)
 
 
-def find_references(text: str) -> list[str]:
-    """The `#path` references of a chat line, in order, without duplicates."""
-    found: dict[str, None] = {}
+@dataclass(frozen=True)
+class Reference:
+    """A `#path` of a chat line: `path` names what exists (or a glob), None if nothing does."""
+
+    typed: str  # as typed after `#`, up to the first clause punctuation when it names nothing
+    path: str | None
+
+
+def find_references(text: str, cwd: Path) -> list[Reference]:
+    """The `#path` references of a chat line, in order, without duplicates.
+
+    Chinese is written without spaces, so `总结#报告.pdf的内容` refers to `报告.pdf`: after
+    `#`, the longest start of the following text that names an existing file or folder wins
+    (a glob is taken up to the first clause punctuation). Text that names nothing is a
+    reference only when it stands apart (a space or the line's start before `#`) and looks
+    like a path (`#docs/q3.pdf`); `C#`, `issue#12`, `#123` and `#重要` are left alone.
+    """
+    found: dict[str, Reference] = {}
     for match in _REFERENCE.finditer(text):
+        start = match.start()
+        apart = start == 0 or text[start - 1].isspace()
         quoted = match.group(1) or match.group(2)
-        ref = quoted if quoted else match.group(3).rstrip(_TRAILING_PUNCTUATION)
-        if ref:
-            found.setdefault(ref, None)
-    return list(found)
+        reference: Reference | None
+        if quoted:
+            reference = Reference(quoted, quoted if _exists(quoted, cwd) else None)
+        else:
+            reference = _unquoted_reference(match.group(3)[:MAX_REFERENCE_CHARS], cwd)
+            meant_as_path = reference is not None and apart and looks_like_path(reference.typed)
+            if reference is None or (reference.path is None and not meant_as_path):
+                continue
+        found.setdefault(reference.typed, reference)
+    return list(found.values())
+
+
+def _unquoted_reference(token: str, cwd: Path) -> Reference | None:
+    clause = _CLAUSE_PUNCTUATION.split(token, maxsplit=1)[0].rstrip(_TRAILING_PUNCTUATION)
+    if not clause or clause.isdigit():
+        return None
+    if any(c in clause for c in "*?["):
+        return Reference(clause, clause)
+    for end in range(len(token), 0, -1):
+        candidate = token[:end]
+        if _exists(candidate, cwd):
+            return Reference(candidate, candidate)
+    return Reference(clause, None)
+
+
+def _exists(reference: str, cwd: Path) -> bool:
+    try:
+        raw = Path(reference).expanduser()
+        return (raw if raw.is_absolute() else cwd / raw).exists()
+    except (OSError, ValueError, RuntimeError):  # a name too long, a NUL byte, an unknown ~user
+        return False
 
 
 def looks_like_path(reference: str) -> bool:
-    """A reference that matched no file is only worth a warning if it was meant as a path."""
+    """Whether text after `#` that names nothing was meant as a path (and is worth an error)."""
     return any(c in reference for c in "/.*?[~\\")
 
 
@@ -154,8 +203,7 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
     for reference in references:
         paths = expand_reference(reference, cwd)
         if not paths:
-            if looks_like_path(reference):
-                report.problems.append(f"#{reference}: no such file or folder")
+            report.problems.append(f"#{reference}: no such file or folder")
             continue
         if len(paths) > MAX_FILES_PER_REFERENCE:
             report.problems.append(

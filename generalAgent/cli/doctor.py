@@ -5,6 +5,7 @@ Never prints the API key, only whether it is set and its length.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import time
@@ -15,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.config.settings import DEFAULT_ENV_FILE, Settings
+from generalAgent.config.settings import Settings
 
 
 @dataclass
@@ -52,14 +53,14 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
 
 def _configuration(settings: Settings) -> Check:
     model = settings.model
-    env = (
-        f".env found ({DEFAULT_ENV_FILE.resolve()})"
-        if DEFAULT_ENV_FILE.is_file()
-        else "no .env in this folder"
-    )
+    env = f"read {settings.sources.describe()}"
     missing = model.missing()
     if missing:
-        return Check("configuration", False, f"{env}; missing {', '.join(missing)} (see .env.example)")
+        return Check(
+            "configuration",
+            False,
+            f"{env}; missing {', '.join(missing)} (generalagent config init writes a user-level .env)",
+        )
     key = model.openai_api_key.get_secret_value() if model.openai_api_key else ""
     where = model.openai_base_url or "https://api.openai.com/v1 (default)"
     return Check(
@@ -105,12 +106,21 @@ def _endpoint(settings: Settings) -> Check:
 def _data_dir(settings: Settings) -> Check:
     from generalAgent.cli.storage_errors import check_data_dir
 
-    data_dir = settings.paths.data_dir
+    data_dir = settings.paths.data_dir.resolve()
+    if not data_dir.exists():
+        # doctor only looks: the folder is made by the first chat, not by a check.
+        parent = next(p for p in data_dir.parents if p.exists())
+        if not os.access(parent, os.W_OK | os.X_OK):
+            return Check("data directory", False, f"{data_dir} cannot be created: {parent} is not writable")
+        free = shutil.disk_usage(parent).free / 1024**3
+        return Check(
+            "data directory", free > 0.1, f"{data_dir} will be created at first use, {free:.1f} GB free"
+        )
     problem = check_data_dir(settings.paths)
     if problem:
         return Check("data directory", False, problem)
     free = shutil.disk_usage(data_dir).free / 1024**3
-    return Check("data directory", free > 0.1, f"{data_dir.resolve()} writable, {free:.1f} GB free")
+    return Check("data directory", free > 0.1, f"{data_dir} writable, {free:.1f} GB free")
 
 
 def _checkpoints(settings: Settings) -> Check:

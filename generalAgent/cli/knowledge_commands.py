@@ -52,6 +52,11 @@ def _store(ctx: typer.Context) -> KnowledgeStore:
     return open_store(settings_from(ctx))
 
 
+# Ids are 32 hex digits; 12 tell 10,000 items apart with a chance of a clash under one in a
+# million, and a clash only asks for more digits.
+SHORT_ID_CHARS = 12
+
+
 def _print_json(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
 
@@ -72,9 +77,10 @@ def add_command(
         raise _fail("Give either a FILE or --content (with --title).", 2)
     settings = settings_from(ctx)
     source_path = None
+    blocks = None
     if file is not None:
         try:
-            content = extract_document(file, settings.documents).text
+            blocks = extract_document(file, settings.documents).blocks  # pages kept per chunk
         except DocumentError as exc:
             raise _fail(str(exc)) from None
         title = title or file.name
@@ -89,6 +95,7 @@ def add_command(
                 tags=tags or [],
                 source="file" if file else "user",
                 source_path=source_path,
+                blocks=blocks,
             )
             chunks = store.count_chunks(item.id)
     except STORE_ERRORS as exc:
@@ -169,18 +176,29 @@ def list_command(
             }
         )
         return
-    table = Table(title=f"Knowledge ({len(items)} of {total})")
-    for column in ("id", "domain", "category", "title", "tags", "updated"):
+    table = Table(
+        title=f"Knowledge ({len(items)} of {total})",
+        caption=f"ids shortened to {SHORT_ID_CHARS} characters: kb show and kb delete take any unique start",
+    )
+    table.add_column("id", no_wrap=True)
+    for column in ("domain", "category", "title", "tags", "updated"):
         table.add_column(column)
     for item in items:
-        table.add_row(item.id, item.domain, item.category, item.title, ", ".join(item.tags), item.updated_at)
+        table.add_row(
+            item.id[:SHORT_ID_CHARS],
+            escape(item.domain),
+            escape(item.category),
+            escape(item.title),
+            escape(", ".join(item.tags)),
+            item.updated_at,
+        )
     Console().print(table)
 
 
 @kb.command("show")
 def show_command(
     ctx: typer.Context,
-    item_id: Annotated[str, typer.Argument(help="Item id")],
+    item_id: Annotated[str, typer.Argument(help="Item id (or its start, as kb list shows it)")],
     chunks: Annotated[str | None, typer.Option("--chunks", help="Range, e.g. 0:10")] = None,
     as_json: AsJson = False,
 ) -> None:
@@ -188,6 +206,7 @@ def show_command(
     settings = settings_from(ctx)
     try:
         with open_store(settings) as store:
+            item_id = store.resolve_id(item_id)
             item = store.get_knowledge_item(item_id)
             if item is None:
                 raise _fail(f"No knowledge item {item_id!r}.")
@@ -201,7 +220,7 @@ def show_command(
                 except ValueError:
                     raise _fail("--chunks takes a range such as 0:10.", 2) from None
                 selected = store.get_chunks_for_item(item_id, start, end - 1)
-    except INDEX_ERRORS as exc:
+    except STORE_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
         data: dict[str, Any] = {**item.to_dict(), "total_chunks": total}
@@ -214,12 +233,15 @@ def show_command(
 
 
 @kb.command("delete")
-def delete_command(ctx: typer.Context, item_id: Annotated[str, typer.Argument(help="Item id")]) -> None:
+def delete_command(
+    ctx: typer.Context, item_id: Annotated[str, typer.Argument(help="Item id (or its start)")]
+) -> None:
     """Delete an item with its chunks."""
     try:
         with _store(ctx) as store:
+            item_id = store.resolve_id(item_id)
             deleted = store.delete_knowledge(item_id)
-    except INDEX_ERRORS as exc:
+    except STORE_ERRORS as exc:
         raise _fail(str(exc)) from None
     if not deleted:
         raise _fail(f"No knowledge item {item_id!r}.")

@@ -40,6 +40,7 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     from generalAgent.cli.turn_input import prepare_turn
     from generalAgent.cli.turns import run_turn
     from generalAgent.graph.checkpoints import CheckpointStoreError
+    from generalAgent.graph.turn import thread_config
     from generalAgent.models import describe_model_error
     from generalAgent.tools.registry import ToolConfigError
 
@@ -51,10 +52,14 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     for notice in agent.notices:
         err.print(f"[dim]{escape(notice)}[/]")
     try:
-        config = {"configurable": {"thread_id": session_id}, "recursion_limit": 1000}
+        config = thread_config(session_id)
         prepared = prepare_turn(text, agent, config, session_id, Path.cwd())
-        for problem in prepared.problems:
-            err.print(f"[yellow]{escape(problem)}[/]")
+        for warning in prepared.warnings:
+            err.print(f"[yellow]{escape(warning)}[/]")
+        if prepared.graph_input is None:
+            for error in prepared.errors:
+                err.print(f"[red]{escape(error)}[/]")
+            return EXIT_USAGE
         view = TerminalView(err, stream_answer=False)
         catalog.open_session(session_id, text.splitlines()[0])
         agent.parts.env.start_turn()

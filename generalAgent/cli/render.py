@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal, cast
 
 from rich.console import Console
@@ -19,6 +23,22 @@ from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
 ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
+
+
+@contextmanager
+def ctrl_c_deferred() -> Iterator[None]:
+    """Hold Ctrl-C until the block is done: a KeyboardInterrupt between printing lines and
+    recording them printed would make the turn's last render print them a second time.
+    The signal is blocked, not lost: it is delivered (and the turn cancelled) at the end."""
+    blockable = hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if not blockable:
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 class MarkdownStream:
@@ -57,6 +77,10 @@ class MarkdownStream:
         self._printed = 0
 
     def _render(self, final: bool) -> None:
+        with ctrl_c_deferred():
+            self._render_now(final)
+
+    def _render_now(self, final: bool) -> None:
         self._last_render = time.monotonic()
         lines = self._lines(self.text)
         stable = len(lines) if final else max(0, len(lines) - self.live_lines)

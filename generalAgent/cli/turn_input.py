@@ -19,12 +19,17 @@ from generalAgent.graph.state import UploadedFile
 from generalAgent.graph.turn import main_turn_input, renamed_state
 from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
 
+QUOTE_HINT = 'Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".'
+
 
 @dataclass
 class PreparedTurn:
-    graph_input: dict[str, Any]
+    """A turn ready to send (`graph_input`), or `errors` that stop it before anything is sent."""
+
+    graph_input: dict[str, Any] | None
     uploads: list[UploadedFile] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # shown; the turn goes on (an unknown @name)
+    errors: list[str] = field(default_factory=list)  # the turn is not sent (a #file that is not there)
 
 
 def prepare_turn(
@@ -38,12 +43,17 @@ def prepare_turn(
     parts = agent.parts
     names = parse_mentions(text)
     mentions = classify_mentions(names, parts.registry.names(), parts.skills.ids(), parts.agents.names())
-    problems = [_unknown_mention(name, suggestions) for name, suggestions in mentions.unknown.items()]
+    warnings = [_unknown_mention(name, suggestions) for name, suggestions in mentions.unknown.items()]
     known = [name for name in names if name not in mentions.unknown]
 
-    report = attach_files(agent, config, session_id, find_references(text), cwd)
+    references = find_references(text, cwd)
+    missing = [f"#{r.typed}: no such file or folder" for r in references if r.path is None]
+    if missing:  # nothing is copied and nothing is sent: the user meant a file that is not there
+        return PreparedTurn(None, warnings=warnings, errors=[*missing, QUOTE_HINT])
+    report = attach_files(agent, session_id, [r.path for r in references if r.path], cwd)
+    if report.problems:
+        return PreparedTurn(None, warnings=warnings, errors=report.problems)
     files = [*(pending_uploads or []), *report.files]
-    problems += report.problems
 
     # A turn that stopped half-way (process killed, disk full) left tool calls open in the
     # stored history; they are answered before the new message so the history stays valid.
@@ -56,12 +66,10 @@ def prepare_turn(
         closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
         carried_over=renamed_state(agent.graph, config),
     )
-    return PreparedTurn(graph_input=graph_input, uploads=report.files, problems=problems)
+    return PreparedTurn(graph_input, uploads=report.files, warnings=warnings)
 
 
-def attach_files(
-    agent: LoadedAgent, config: dict[str, Any], session_id: str, references: list[str], cwd: Path
-) -> UploadReport:
+def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd: Path) -> UploadReport:
     if not references:
         return UploadReport()
     workspace = agent.parts.env.workspace_for(session_id)

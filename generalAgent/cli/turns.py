@@ -17,7 +17,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
 from langgraph.types import Command
 
 from generalAgent.graph.cancellation import TurnCancelled
@@ -214,6 +221,18 @@ def _stored_and_unsaved(graph: Any, config: dict[str, Any]) -> tuple[list[BaseMe
     stored = checkpoint.checkpoint["channel_values"].get("messages", []) if checkpoint else messages
     stored_ids = {m.id for m in stored}
     return list(stored), [m for m in messages if m.id not in stored_ids]
+
+
+def discard_last_turn(graph: Any, config: dict[str, Any]) -> None:
+    """Remove the last turn from the stored history: the user's message and all that followed
+    (a cancelled partial answer, cancelled tool calls), so /retry can send the message again
+    as if the cancelled attempt had never been made."""
+    messages = list(graph.get_state(config).values.get("messages", []))
+    last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=None)
+    if last_human is None:
+        return
+    removed = [RemoveMessage(id=m.id) for m in messages[last_human:] if m.id]
+    graph.update_state(config, {"messages": removed}, as_node="finalize")
 
 
 def repair_after_cancel(graph: Any, config: dict[str, Any], partial_text: str) -> None:

@@ -8,12 +8,15 @@ into one line naming the variable and what it accepts.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from generalAgent.config.sources import ConfigFiles, path_origins, user_data_dir
 
 DEFAULT_ENV_FILE = Path(".env")
 
@@ -277,21 +280,55 @@ class Settings:
     paths: PathSettings
     documents: DocumentSettings
     tools: ToolSettings
+    sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
 
 
-def load_settings(env_file: Path | None = DEFAULT_ENV_FILE, **overrides: Any) -> Settings:
-    """Read every group from the environment and `env_file` (None: environment only).
+class _ConfigFilesInEffect:
+    """`load_settings`' default: the user-level and the folder's .env (config/sources.py)."""
 
-    `overrides` are field values by group, e.g. `governance={"max_loops": 3}` (used by tests
-    and benchmarks). Raises `SettingsError` with one line per the first bad variable.
+
+CONFIG_FILES = _ConfigFilesInEffect()
+
+
+def load_settings(env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES, **overrides: Any) -> Settings:
+    """Read every group from the environment and the .env files in effect.
+
+    `env_file` narrows the files to one (a path) or none (None: the environment only, as
+    tests do). `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
+    (used by tests and benchmarks). Raises `SettingsError` with one line naming the first
+    bad variable.
     """
+    if isinstance(env_file, _ConfigFilesInEffect):
+        files = ConfigFiles.find()
+    else:
+        files = ConfigFiles(None, Path(env_file) if env_file is not None else None)
     groups: dict[str, Any] = {}
     for name, cls in _GROUPS.items():
         try:
-            groups[name] = cls(_env_file=env_file, **overrides.get(name, {}))
+            groups[name] = cls(_env_file=files.in_order or None, **overrides.get(name, {}))
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
-    return Settings(**groups)
+    groups["paths"] = _anchored_paths(groups["paths"], files, overrides.get("paths", {}))
+    return Settings(**groups, sources=files)
+
+
+def _anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, Any]) -> PathSettings:
+    """Relative path settings made relative to the file that set them (config/sources.py)."""
+    names = [name for name, info in PathSettings.model_fields.items() if info.annotation is Path]
+    origins = path_origins(files, [name for name in names if name not in given])
+    update: dict[str, Path] = {}
+    for name, folder in origins.items():
+        value = getattr(paths, name)
+        if not value.is_absolute():
+            update[name] = folder / value.expanduser()
+    data_dir_given = "data_dir" in given or "data_dir" in origins or not _unset_in_environment("DATA_DIR")
+    if files.user is not None and files.folder is None and not data_dir_given:
+        update["data_dir"] = user_data_dir()
+    return paths.model_copy(update=update) if update else paths
+
+
+def _unset_in_environment(variable: str) -> bool:
+    return not any(key.upper() == variable and value.strip() for key, value in os.environ.items())
 
 
 def describe_validation_error(cls: type[BaseSettings], exc: ValidationError) -> str:

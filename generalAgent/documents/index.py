@@ -88,11 +88,7 @@ class SearchIndex(IndexDatabase):
 
     # -- state of one file ------------------------------------------------------------
     def document(self, file_hash: str) -> sqlite3.Row | None:
-        self.conn.row_factory = sqlite3.Row
-        try:
-            return self.conn.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
-        finally:
-            self.conn.row_factory = None
+        return self.conn.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
 
     def is_fresh(self, path: Path, file_hash: str | None = None) -> bool:
         """Indexed with the current segmenter within INDEX_STALE_THRESHOLD_HOURS."""

@@ -24,6 +24,9 @@ class CheckpointStoreError(Exception):
     """The checkpoint database cannot be used; the message says what to do, without the password."""
 
 
+# How long a checkpoint write waits for another writer of sessions.db (the catalog, a
+# second chat) before it fails.
+SQLITE_BUSY_SECONDS = 30
 POSTGRES_CONNECT_SECONDS = 10
 # Sub-agents run in threads of their own; a few connections let them checkpoint in parallel.
 POSTGRES_POOL_SIZE = 4
@@ -47,9 +50,8 @@ def close_checkpointer(saver: BaseCheckpointSaver) -> None:
 def open_sqlite_checkpointer(path: Path) -> SqliteSaver:
     """A SqliteSaver usable from the chat's worker threads (it serialises access itself)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA busy_timeout=30000")
     saver = SqliteSaver(conn)
     saver.setup()
     return saver

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from generalAgent.display import human_size
+from generalAgent.display import describe_file
 from generalAgent.graph.state import TodoItem, UploadedFile
 
 _PRIORITY_ORDER = {"high": 0, "medium": 1, "low": 2}
@@ -70,12 +70,7 @@ def build_upload_reminder(files: Sequence[UploadedFile]) -> str:
     if not files:
         return ""
     lines = [f"The user attached {len(files)} file(s) to the workspace:"]
-    for f in files:
-        details = [f.get("type", "file"), human_size(f.get("size", 0))]
-        if f.get("pages"):
-            unit = {"pptx": "slides", "xlsx": "sheets"}.get(f.get("type", ""), "pages")
-            details.append(f"{f['pages']} {unit}")
-        lines.append(f"- {f.get('path', f.get('name', '?'))} ({', '.join(details)})")
+    lines += [f"- {describe_file(f)}" for f in files]
     lines.append(
         "Read small text files with read_file. For documents (PDF, DOCX, XLSX, PPTX) or long "
         "files, read_file gives a preview; use search_file with precise keywords to find the "

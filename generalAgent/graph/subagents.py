@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph.message_utils import call_ids
-from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input
+from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
 
 Writer = Callable[[Any], None]
 
@@ -80,15 +80,15 @@ class SubagentRunner:
         return {"ok": True, "result": outcome["result"], "context_id": context_id, "loops": outcome["loops"]}
 
     def _run(self, context_id: str, state: dict[str, Any], writer: Writer, outcome: dict[str, Any]) -> None:
-        config = {"configurable": {"thread_id": context_id}, "recursion_limit": 1000}
+        config = thread_config(context_id)
         task = " ".join(state["messages"][0].content.split())
         writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
         try:
             for update in self.graph.stream(state, config, stream_mode="updates"):
                 if self.cancelled.is_set():
                     raise SubagentCancelled
-                for node, change in update.items():
-                    self._report(context_id, node, change, writer)
+                for change in update.values():
+                    self._report(context_id, change, writer)
         except SubagentCancelled:
             outcome["error"] = "cancelled by the user"
             return
@@ -107,7 +107,7 @@ class SubagentRunner:
         writer({"subagent": context_id, "text": f"done in {loops} step(s)"})
 
     @staticmethod
-    def _report(context_id: str, node: str, change: Any, writer: Writer) -> None:
+    def _report(context_id: str, change: Any, writer: Writer) -> None:
         changes = change if isinstance(change, list) else [change]
         for item in changes:
             if not isinstance(item, dict):

@@ -19,10 +19,19 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from generalAgent.graph.state import UploadedFile
 
 MAIN_CONTEXT = "main"
+# LangGraph stops a run after this many steps. Our own bound is MAX_LOOPS (at most 500 model
+# calls, each followed by a tools step, then finalize), so LangGraph's default of 25 would
+# cut long turns short; this only catches a graph that loops by mistake.
+RECURSION_LIMIT = 1_002
 SUBAGENT_PREFIX = "subagent-"
 # State keys renamed since a thread may have been stored: old name -> new name. A stored
 # thread keeps the old channel until its next turn, which carries the value over.
 RENAMED_KEYS = {"mentioned_agents": "mentions"}
+
+
+def thread_config(thread_id: str) -> dict[str, Any]:
+    """The run config of a conversation thread (a session, or a sub-agent's own thread)."""
+    return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
 
 def main_turn_input(

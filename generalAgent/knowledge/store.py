@@ -33,7 +33,8 @@ MAX_TITLE_CHARS = 500
 MAX_TAGS = 50
 _ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
 _CHUNK_COLUMNS = (
-    "c.id, c.item_id, c.chunk_index, f.text, c.heading, c.start_position, c.end_position, c.metadata, c.page"
+    "c.id AS id, c.item_id AS item_id, c.chunk_index AS chunk_index, f.text AS content, c.heading AS heading,"
+    " c.start_position AS start_position, c.end_position AS end_position, c.metadata AS metadata, c.page AS page"
 )
 
 
@@ -71,8 +72,15 @@ class KnowledgeStore(IndexDatabase):
         source: str = "user",
         source_path: str | None = None,
         priority: int = 1,
+        blocks: Sequence[Block] | None = None,
     ) -> KnowledgeItem:
-        """Store a new item, chunked and indexed; `KnowledgeError` for unusable fields."""
+        """Store a new item, chunked and indexed; `KnowledgeError` for unusable fields.
+
+        `blocks` (a document's extracted pages, slides or sheets) replace `content`: the item's
+        content is their text and each chunk keeps its page, so results can cite it.
+        """
+        if blocks is not None:
+            content = chunk_blocks(blocks, self.chunking)[0]
         item = KnowledgeItem(
             title=_clean_title(title),
             content=_clean_content(content),
@@ -88,7 +96,7 @@ class KnowledgeStore(IndexDatabase):
                 "The domain 'documents' holds indexed files; index the file instead "
                 "(generalagent index FILE), or choose another domain."
             )
-        prepared = self._prepare_chunks(item)
+        prepared = self._prepare_chunks(item, blocks)
         with transaction(self.conn) as conn:
             conn.execute(
                 f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -163,6 +171,24 @@ class KnowledgeStore(IndexDatabase):
     def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
         row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,)).fetchone()
         return self._items([row])[0] if row else None
+
+    def resolve_id(self, reference: str) -> str:
+        """The id of the one item whose id starts with `reference` (a shortened id from
+        `kb list` works); `KnowledgeError` when none or several do."""
+        prefix = reference.strip().lower()
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.conn.execute(
+            "SELECT id FROM items WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (escaped + "%",)
+        ).fetchall()
+        ids = [row["id"] for row in rows]
+        if prefix in ids:
+            return prefix
+        if not prefix or not ids:
+            raise KnowledgeError(f"No knowledge item id starts with {reference!r}; kb list shows them.")
+        if len(ids) > 1:
+            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+            raise KnowledgeError(f"{reference!r} matches several items ({shown}); give more of the id.")
+        return ids[0]
 
     def get_items(self, item_ids: Sequence[str]) -> dict[str, KnowledgeItem]:
         if not item_ids:
@@ -328,11 +354,11 @@ class KnowledgeStore(IndexDatabase):
 
     # -- internals ------------------------------------------------------------------------
     def _prepare_chunks(
-        self, item: KnowledgeItem
+        self, item: KnowledgeItem, blocks: Sequence[Block] | None = None
     ) -> tuple[list[ChunkRow], list[tuple[str, str]], list[bytes] | None]:
         """Chunk, segment and embed outside the write transaction (the slow part)."""
-        _, chunks = chunk_blocks([Block(item.content)], self.chunking)
-        rows = [ChunkRow(new_id(), c.index, c.text, c.start, c.end, None, c.heading) for c in chunks]
+        _, chunks = chunk_blocks(blocks or [Block(item.content)], self.chunking)
+        rows = [ChunkRow(new_id(), c.index, c.text, c.start, c.end, c.page, c.heading) for c in chunks]
         return (rows, *self._index_columns(item.title, rows))
 
     def _index_columns(
@@ -358,8 +384,8 @@ class KnowledgeStore(IndexDatabase):
         model = self.embedder.model if self.embedder is not None else ""
         replace_chunks(conn, item_id, rows, segmented, vectors, model)
 
-    def _items(self, rows: Sequence[Sequence[Any]]) -> list[KnowledgeItem]:
-        ids = [row[0] for row in rows]
+    def _items(self, rows: Sequence[sqlite3.Row]) -> list[KnowledgeItem]:
+        ids = [row["id"] for row in rows]
         tags: dict[str, list[str]] = {item_id: [] for item_id in ids}
         if ids:
             marks = ",".join("?" * len(ids))
@@ -368,22 +394,7 @@ class KnowledgeStore(IndexDatabase):
             )
             for item_id, tag in rows_of_tags:
                 tags[item_id].append(tag)
-        return [
-            KnowledgeItem(
-                id=row[0],
-                domain=row[1],
-                category=row[2],
-                title=row[3],
-                content=row[4],
-                source=row[5],
-                source_path=row[6],
-                priority=row[7],
-                created_at=row[8],
-                updated_at=row[9],
-                tags=sorted(tags[row[0]]),
-            )
-            for row in rows
-        ]
+        return [KnowledgeItem(**dict(row), tags=sorted(tags[row["id"]])) for row in rows]
 
 
 # -- helpers shared with search -------------------------------------------------------------
@@ -479,17 +490,10 @@ def _chunk_row(chunk: KnowledgeChunk) -> ChunkRow:
     )
 
 
-def _chunk(row: Sequence[Any]) -> KnowledgeChunk:
-    metadata = json.loads(row[7] or "{}")
-    if row[8] is not None and "page" not in metadata:
-        metadata["page"] = row[8]  # document chunks keep their page in a column of their own
-    return KnowledgeChunk(
-        id=row[0],
-        item_id=row[1],
-        chunk_index=row[2],
-        content=row[3],
-        heading=row[4],
-        start_position=row[5],
-        end_position=row[6],
-        metadata=metadata,
-    )
+def _chunk(row: sqlite3.Row) -> KnowledgeChunk:
+    fields = dict(row)
+    metadata = json.loads(fields.pop("metadata") or "{}")
+    page = fields.pop("page")
+    if page is not None and "page" not in metadata:
+        metadata["page"] = page  # document chunks keep their page in a column of their own
+    return KnowledgeChunk(**fields, metadata=metadata)

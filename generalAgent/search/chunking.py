@@ -30,9 +30,12 @@ _SENTENCE_END = re.compile(r"[。！？；…]+[”’」』)）]*|[.!?;:]+[\"')
 
 @dataclass(frozen=True)
 class ChunkingConfig:
-    max_size: int = 400
-    overlap: int = 80
-    min_size: int = 50
+    """Chunk sizes in characters; from CHUNK_MAX_SIZE, CHUNK_OVERLAP and CHUNK_MIN_SIZE (whose
+    defaults, 400 / 80 / 50, are DocumentSettings'), see IndexDatabase.chunking."""
+
+    max_size: int
+    overlap: int
+    min_size: int
 
     def __post_init__(self) -> None:
         if self.max_size < 2:
@@ -93,7 +96,7 @@ def split_text(text: str, config: ChunkingConfig, *, markdown: bool = True) -> l
     sections = _sections(text) if markdown else [(0, len(text), "")]
     for start, end, heading in sections:
         spans.extend(_split_section(text, start, end, heading, config))
-    return _merge_small(text, spans, config)
+    return _merge_small(spans, config)
 
 
 def chunk_blocks(blocks: Sequence[Block], config: ChunkingConfig) -> tuple[str, list[Chunk]]:
@@ -204,7 +207,7 @@ def _split_paragraph(
             continue
         if window and s_end - window[0][0] > config.max_size:
             spans.append((window[0][0], window[-1][1]))
-            window = _overlap_tail(window, s_start, s_end, config)
+            window = _overlap_tail(window, s_end, config)
         window.append((s_start, s_end))
     if window:
         spans.append((window[0][0], window[-1][1]))
@@ -212,7 +215,7 @@ def _split_paragraph(
 
 
 def _overlap_tail(
-    window: list[tuple[int, int]], next_start: int, next_end: int, config: ChunkingConfig
+    window: list[tuple[int, int]], next_end: int, config: ChunkingConfig
 ) -> list[tuple[int, int]]:
     """The last sentences of `window` to repeat before the next sentence (<= overlap chars)."""
     tail: list[tuple[int, int]] = []
@@ -247,7 +250,7 @@ def _fixed_windows(text: str, start: int, end: int, config: ChunkingConfig) -> l
         position = max(limit - config.overlap, position + 1)
 
 
-def _merge_small(text: str, spans: list[Span], config: ChunkingConfig) -> list[Span]:
+def _merge_small(spans: list[Span], config: ChunkingConfig) -> list[Span]:
     """Join a chunk shorter than min_size to its predecessor under the same heading if it fits."""
     merged: list[Span] = []
     for span in spans:

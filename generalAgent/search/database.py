@@ -14,17 +14,17 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple, Protocol, Self
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
 from generalAgent.search.chunking import ChunkingConfig
 from generalAgent.search.segmentation import Segmenter
 
-SCHEMA_VERSION = 1
 BUSY_TIMEOUT_MS = 10_000
 MMAP_BYTES = 256 << 20
 DOCUMENTS_DOMAIN = "documents"
@@ -34,9 +34,11 @@ DOCUMENTS_DOMAIN = "documents"
 # about ("tar ...", "ls ..."). Tuned on bench/retrieval_quality.py (docs/benchmarks.md has
 # the figures). Queries ORDER BY this expression rather than by FTS5's `rank` column, which
 # sorts through an inner statement and is ~40% slower on the same rows.
-BM25 = "bm25(chunks_fts, 1.0, 1.0, 8.0)"
+BM25_WEIGHTS = (1.0, 1.0, 8.0)
+BM25 = f"bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))})"
 
-SCHEMA = """
+# The schema of release 0.1.0 (which created it without a migration table).
+INITIAL_SCHEMA = """
 -- One row per searchable thing: a note, a built-in knowledge page, or an indexed file
 -- (domain 'documents'). `content` is the full text: regex search and lazy re-chunking read it.
 CREATE TABLE IF NOT EXISTS items (
@@ -105,8 +107,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
                  -- passage is also found by the name of the document or section it is in
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
--- FTS5's default rank, with the weights of BM25 in this module (which queries use).
-INSERT INTO chunks_fts (chunks_fts, rank) VALUES ('rank', 'bm25(1.0, 1.0, 8.0)');
 CREATE TRIGGER IF NOT EXISTS chunks_drop_text AFTER DELETE ON chunks BEGIN
     DELETE FROM chunks_fts WHERE rowid = old.rowid;
 END;
@@ -126,6 +126,9 @@ CREATE TABLE IF NOT EXISTS builtin_sources (
     imported_at  TEXT NOT NULL
 );
 """
+
+# indexes.db's schema history, oldest first: append, never edit a released one.
+MIGRATIONS = [Migration("0001_initial_schema", script(INITIAL_SCHEMA))]
 
 
 def now_iso() -> str:
@@ -158,6 +161,7 @@ def connect(path: Path) -> sqlite3.Connection:
     except (OSError, sqlite3.Error) as exc:
         raise DatabaseError(f"Cannot open the index database {path}: {exc}. Check DATA_DIR.") from None
     try:
+        conn.row_factory = sqlite3.Row  # rows are read by column name (and still unpack as tuples)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         _use_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, fast
@@ -166,17 +170,10 @@ def connect(path: Path) -> sqlite3.Connection:
         # 2 MB cache: a search touches pages all over a 100 MB index. ~5% off each query
         # at 100k chunks (docs/benchmarks.md); the mapped pages are the OS's file cache.
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise DatabaseError(
-                f"{path} was written by a newer generalAgent (schema {version}); upgrade, or "
-                "point DATA_DIR elsewhere."
-            )
-        if version < SCHEMA_VERSION:
-            with transaction(conn):
-                for statement in _statements(SCHEMA):
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        migrate(conn, MIGRATIONS)
+    except NewerSchemaError as exc:
+        conn.close()
+        raise DatabaseError(f"{path} was {exc}; upgrade generalAgent, or point DATA_DIR elsewhere.") from None
     except sqlite3.DatabaseError as exc:
         conn.close()
         raise DatabaseError(
@@ -298,16 +295,6 @@ def replace_chunks(
 def item_rowid_range(conn: sqlite3.Connection, item_id: str) -> tuple[int, int] | None:
     row = conn.execute("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()
     return None if row[0] is None else (row[0], row[1])
-
-
-def _statements(script: str) -> Iterable[str]:
-    """The statements of `script`, split where sqlite3 says a statement is complete."""
-    buffer = ""
-    for line in script.splitlines(keepends=True):
-        buffer += line
-        if sqlite3.complete_statement(buffer):
-            yield buffer.strip()
-            buffer = ""
 
 
 class IndexDatabase:

@@ -83,9 +83,11 @@ class ChunkHit:
         }
 
 
+# Named as ChunkHit's fields, so a row becomes a hit by name.
 _HIT_COLUMNS = (
-    "c.rowid, c.item_id, c.id, c.chunk_index, c.page, c.heading, f.text, c.start_position,"
-    " c.end_position, c.metadata"
+    "c.rowid AS rowid, c.item_id AS item_id, c.id AS chunk_id, c.chunk_index AS chunk_index,"
+    " c.page AS page, c.heading AS heading, f.text AS text, c.start_position AS start,"
+    " c.end_position AS end, c.metadata AS metadata"
 )
 
 
@@ -188,7 +190,7 @@ def _ranked_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]], 
         f" WHERE c.rowid IN ({marks})",
         [rowid for rowid, _ in scored],
     ).fetchall()
-    hits = {row[0]: _hit(row, 0.0) for row in rows}
+    hits = {row["rowid"]: _hit(row, 0.0) for row in rows}
     candidates = [
         Candidate(rowid, hits[rowid].item_id, score, _place(hits[rowid]), is_listing(hits[rowid].text))
         for rowid, score in scored
@@ -272,24 +274,14 @@ def load_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> 
         f" WHERE c.rowid IN ({marks})",
         [rowid for rowid, _ in scored],
     ).fetchall()
-    by_rowid = {row[0]: row for row in rows}
+    by_rowid = {row["rowid"]: row for row in rows}
     return [_hit(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
 
 
-def _hit(row: Sequence[Any], score: float) -> ChunkHit:
-    return ChunkHit(
-        rowid=row[0],
-        item_id=row[1],
-        chunk_id=row[2],
-        chunk_index=row[3],
-        page=row[4],
-        heading=row[5],
-        text=row[6],
-        start=row[7],
-        end=row[8],
-        score=score,
-        **_facts(row[9]),
-    )
+def _hit(row: sqlite3.Row, score: float) -> ChunkHit:
+    fields = dict(row)
+    facts = _facts(fields.pop("metadata"))
+    return ChunkHit(**fields, score=score, **facts)
 
 
 def _facts(metadata: str | None) -> dict[str, Any]:

@@ -38,7 +38,6 @@ class ToolConfigError(Exception):
 class ToolSpec:
     name: str
     tier: Tier
-    category: str
     description: str
     risk: str = "low"
     available_to_subagent: bool = True
@@ -99,11 +98,6 @@ class ToolRegistry:
         self._loaded[name] = tool
         return tool
 
-    def register(self, spec: ToolSpec, tool: BaseTool) -> None:
-        """Add a tool built elsewhere (e.g. delegate_task, which needs the compiled graph)."""
-        self._specs[spec.name] = spec
-        self._loaded[spec.name] = tool
-
 
 def parse_tools_yaml(path: Path) -> list[ToolSpec]:
     """The specs of tools.yaml in file order; `ToolConfigError` on the first problem."""
@@ -141,6 +135,7 @@ def parse_tools_yaml(path: Path) -> list[ToolSpec]:
 def _spec(where: str, section: str, name: str, entry: Any) -> ToolSpec:
     if not isinstance(entry, dict):
         raise ToolConfigError(f"{where}: settings of {name!r} must be a mapping")
+    # "category" was read by 0.1.0 and never used; tools.yaml files copied from it still load.
     allowed = {"category", "description", "risk", "available_to_subagent", "enabled"}
     extra = set(entry) - allowed
     if extra:
@@ -166,7 +161,6 @@ def _spec(where: str, section: str, name: str, entry: Any) -> ToolSpec:
     return ToolSpec(
         name=name,
         tier=tier,
-        category=str(entry.get("category", "general")),
         description=description.strip(),
         risk=risk,
         available_to_subagent=subagent,

@@ -28,7 +28,7 @@ def test_upload_is_copied_and_announced_once(
     child = spawn_chat()
     expect_prompt(child)
     shown = ask(child, "总结一下 #季度报告.md", "收到")
-    assert "📎 uploads/季度报告.md (markdown, 22 bytes)" in shown
+    assert "📎 uploads/季度报告.md (markdown, 22 B)" in shown
     expect_prompt(child)
     first = last_user_text(openai_server.chat_requests[0])
     assert first.startswith("总结一下 #季度报告.md\n\n<system_reminder>")
@@ -184,5 +184,47 @@ def test_pdf_question_in_chinese_is_answered_from_the_right_page(
     assert tool_result["content"].index("营收增长百分之十二") < tool_result["content"].index(
         "We expect stable margins"
     )
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_tab_completes_a_chinese_file_name_and_a_command(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    (workdir / "季度报告.md").write_text("# Q3\n营收增长 12%\n", encoding="utf-8")
+    openai_server.add(Reply(text="收到。"))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.send("看看 #季")
+    child.send("\t")
+    child.expect(r"度报告\.md")  # typed after the 季 already on screen
+    child.send("\r")
+    child.expect("📎 uploads/季度报告.md")
+    child.expect("收到")
+    expect_prompt(child)
+    child.send("/usa\t")
+    child.expect("ge")  # /usa completed to /usage
+    child.send("\r")
+    child.expect("model calls")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_a_file_named_inside_a_chinese_sentence_is_attached(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    (workdir / "参考手册.md").write_text("# 手册\n内容\n", encoding="utf-8")
+    openai_server.add(Reply(text="好的。"))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("总结#参考手册.md的内容")
+    child.expect("📎 uploads/参考手册.md")
+    child.expect("好的")
+    expect_prompt(child)
+    child.sendline("再看 #手册.md，里面讲了什么？")
+    child.expect("#手册.md: no such file or folder")
+    expect_prompt(child)
+    assert len(openai_server.chat_requests) == 1  # the second line was not sent
     child.sendeof()
     child.expect(pexpect.EOF)

@@ -170,3 +170,13 @@ def test_broken_tools_yaml_stops_with_one_line(workdir: Path, cli_env: dict[str,
     assert result.returncode == 2
     assert "unknown tool 'nowish'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_file_that_is_not_there_stops_the_prompt_with_exit_2(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    (workdir / "参考手册.pdf").write_bytes(b"%PDF-1.4")
+    result = run_cli(["-p", "看看 #参考手册v2.pdf，里面讲了什么？"], cli_env, workdir)
+    assert result.returncode == 2
+    assert "#参考手册v2.pdf: no such file or folder" in result.stderr and "Nothing was sent" in result.stderr
+    assert openai_server.chat_requests == []

@@ -107,6 +107,35 @@ def test_ctrl_c_while_streaming(openai_server: ScriptedOpenAIServer, spawn_chat,
 
 @fault(
     area="user",
+    fault="/retry after Ctrl-C",
+    outcome="/retry sends the cancelled message again, as if the cancelled attempt had never been made: no cancellation text, the question stored once.",
+)
+def test_retry_after_ctrl_c_sends_the_message_again(
+    openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path
+) -> None:
+    openai_server.add(Reply(text="word " * 400, chunk_chars=5, chunk_delay=0.02), Reply(text="Short essay."))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("Write a long essay.")
+    child.expect("word word")
+    child.kill(signal.SIGINT)
+    child.expect("Cancelled")
+    expect_prompt(child)
+    ask(child, "/retry", "Short essay")
+    expect_prompt(child)
+    quit_chat(child)
+    request = openai_server.chat_requests[-1]
+    assert roles(request) == ["system", "user"]
+    assert request.messages[1]["content"] == "Write a long essay."
+    messages = stored_messages(data_dir)
+    assert [type(m).__name__ for m in messages] == ["HumanMessage", "AIMessage"]
+    assert messages[1].text == "Short essay."
+    assert_history_intact(messages)
+    assert_requests_valid(openai_server)
+
+
+@fault(
+    area="user",
     fault="Ctrl-C before the first token (the endpoint is slow to answer)",
     outcome="The turn is cancelled within a second, not after MODEL_TIMEOUT; nothing of it is stored but the question; the next message is answered.",
 )

@@ -10,7 +10,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from generalAgent.config.settings import Settings
 from generalAgent.graph.builder import AgentParts, build_graph, build_parts
-from generalAgent.graph.turn import main_turn_input
+from generalAgent.graph.turn import main_turn_input, thread_config
 
 
 def build_test_agent(
@@ -39,4 +39,4 @@ def user_turn(
 
 
 def thread(thread_id: str = "t1") -> dict[str, Any]:
-    return {"configurable": {"thread_id": thread_id}, "recursion_limit": 1000}
+    return thread_config(thread_id)

@@ -9,11 +9,38 @@ from generalAgent.config.settings import Settings
 from generalAgent.tools.environment import ToolEnvironment
 
 
-def test_references_are_found_and_headings_are_not() -> None:
+def refs(text: str, cwd: Path) -> list[tuple[str, str | None]]:
+    return [(r.typed, r.path) for r in find_references(text, cwd)]
+
+
+def test_references_are_found_and_headings_are_not(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "q3.pdf").write_bytes(b"%PDF")
+    (tmp_path / "annual report.docx").write_bytes(b"PK")
     text = '## Title\n# Heading\nsummarise #docs/q3.pdf, #"annual report.docx" and #data/*.xlsx. Issue #12'
-    assert find_references(text) == ["docs/q3.pdf", "annual report.docx", "data/*.xlsx", "12"]
-    assert find_references("读一下 #报告.pdf。") == ["报告.pdf"]
-    assert find_references("no refs here # not one") == []
+    assert refs(text, tmp_path) == [
+        ("docs/q3.pdf", "docs/q3.pdf"),
+        ("annual report.docx", "annual report.docx"),
+        ("data/*.xlsx", "data/*.xlsx"),
+    ]
+    assert refs("no refs here # not one", tmp_path) == []
+
+
+def test_references_inside_chinese_sentences(tmp_path: Path) -> None:
+    (tmp_path / "参考手册.pdf").write_bytes(b"%PDF")
+    (tmp_path / "报告（2024）.txt").write_text("x", encoding="utf-8")
+    found = ("参考手册.pdf", "参考手册.pdf")
+    assert refs("总结#参考手册.pdf的内容", tmp_path) == [found]  # no space before #
+    assert refs("看看 #参考手册.pdf，里面讲了什么？", tmp_path) == [found]  # full-width comma ends it
+    assert refs("读一下 #参考手册.pdf。", tmp_path) == [found]
+    assert refs("打开#报告（2024）.txt看看", tmp_path) == [("报告（2024）.txt", "报告（2024）.txt")]
+
+
+def test_text_that_names_nothing_is_an_error_only_when_meant_as_a_path(tmp_path: Path) -> None:
+    assert refs("看看 #手册.pdf，里面讲了什么？", tmp_path) == [("手册.pdf", None)]
+    assert refs("read #docs/missing.md please", tmp_path) == [("docs/missing.md", None)]
+    for text in ("C# and F#", "issue#12 and #123", "#重要 事项", "see https://x.org/a#b.c", "a@b.c#d.e"):
+        assert refs(text, tmp_path) == [], text
 
 
 def test_upload_copies_files_folders_and_globs(settings: Settings, tmp_path: Path) -> None:
@@ -23,7 +50,7 @@ def test_upload_copies_files_folders_and_globs(settings: Settings, tmp_path: Pat
     (source / "docs" / "b.txt").write_text("b", encoding="utf-8")
     (source / "q3.csv").write_text("x,y\n1,2\n", encoding="utf-8")
     workspace = ToolEnvironment(settings=settings).workspace_for("s1")
-    report = upload(["docs", "*.csv", "missing.pdf", "12"], workspace, cwd=source)
+    report = upload(["docs", "*.csv", "missing.pdf"], workspace, cwd=source)
     assert [f["path"] for f in report.files] == ["uploads/a.md", "uploads/b.txt", "uploads/q3.csv"]
     assert report.files[0]["type"] == "markdown" and report.files[2]["size"] == 8
     assert report.problems == ["#missing.pdf: no such file or folder"]
@@ -65,3 +92,12 @@ def test_pdf_pages_are_counted(settings: Settings, tmp_path: Path) -> None:
     pdf.save(str(path))
     workspace = ToolEnvironment(settings=settings).workspace_for("s1")
     assert upload([str(path)], workspace, tmp_path).files[0]["pages"] == 3
+
+
+def test_an_attachment_is_described_with_a_human_size_and_its_pages() -> None:
+    from generalAgent.display import describe_file
+
+    pdf = {"path": "uploads/2025-Q3.pdf", "type": "pdf", "size": 2_411_725, "pages": 48}
+    assert describe_file(pdf) == "uploads/2025-Q3.pdf (pdf, 2.3 MB, 48 pages)"
+    deck = {"path": "uploads/plan.pptx", "type": "pptx", "size": 900, "pages": 1}
+    assert describe_file(deck) == "uploads/plan.pptx (pptx, 900 B, 1 slide)"

@@ -91,3 +91,44 @@ def test_sync_imports_built_in_knowledge_once(app, data_dir: Path, tmp_path: Pat
     settings = load_settings(env_file=None, paths={"data_dir": data_dir, "knowledge_dir": root})
     assert "1 added" in kb(app, settings, "sync").stdout
     assert "up to date" in kb(app, settings, "sync").stdout
+
+
+def test_ids_as_kb_list_shows_them_work_in_show_and_delete(app, settings: Settings):
+    for title in ("VPN", "Wi-Fi"):
+        kb(app, settings, "add", "--title", title, "--content", f"How to use the {title}.")
+    listed = CliRunner().invoke(app, ["kb", "list"], obj=settings, env={"COLUMNS": "80"}).stdout
+    full_id = json.loads(kb(app, settings, "list", "--json").stdout)["items"][0]["id"]
+    short = full_id[:12]
+    assert short in listed and full_id not in listed  # the table shows the short id whole
+    assert kb(app, settings, "show", short).exit_code == 0
+    assert kb(app, settings, "delete", short).exit_code == 0
+    gone = kb(app, settings, "show", full_id)
+    assert gone.exit_code == 1 and "No knowledge item id starts with" in gone.output
+
+
+def test_a_shared_start_of_two_ids_is_refused_with_both_named(settings: Settings):
+    from generalAgent.knowledge import KnowledgeError, open_store
+
+    with open_store(settings) as store:
+        for item_id in ("abcd0001", "abcd0002"):
+            store.conn.execute(
+                "INSERT INTO items (id, domain, title, content, created_at, updated_at)"
+                " VALUES (?, 'general', 't', 'c', '2026', '2026')",
+                (item_id,),
+            )
+        with pytest.raises(KnowledgeError, match="matches several items .abcd0001, abcd0002"):
+            store.resolve_id("abcd")
+        assert store.resolve_id("ABCD0002") == "abcd0002"
+
+
+def test_a_document_added_to_the_knowledge_base_keeps_its_pages(app, settings: Settings, tmp_path: Path):
+    from tests.unit.documents.builders import make_pdf
+
+    pdf = make_pdf(
+        tmp_path / "handbook.pdf", [["Welcome to the handbook."], ["Expenses are filed within 30 days."]]
+    )
+    added = json.loads(kb(app, settings, "add", str(pdf), "--json").stdout)
+    found = json.loads(kb(app, settings, "search", "expenses filed", "--json").stdout)
+    matched = found["results"][0]["matched_chunks"][0]
+    assert found["results"][0]["item"]["id"] == added["id"]
+    assert matched["page"] == 2 and "30 days" in matched["content"]
