@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -349,3 +350,36 @@ def test_every_hit_names_its_place(settings: Settings, tmp_path: Path):
             document = index.index_file(path)
             places[path.name] = index.search_item(document.item_id, query, 1)[0].place
     assert places == {"sales.xlsx": "sheet Q3, rows 22–31", "deck.pptx": "slide 2", "notes.md": "§ Pricing"}
+
+
+def test_an_unchanged_file_is_not_read_again_and_a_touched_one_is(settings: Settings, tmp_path: Path):
+    path = tmp_path / "notes.md"
+    path.write_text("The launch moves to March.\n", encoding="utf-8")
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        first = index.index_file(path)
+        stat = path.stat()
+        # Same size, same modification time: the recorded hash stands, the bytes are not read.
+        path.write_text("The launch moves to April.\n", encoding="utf-8")
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert index.file_hash(path) == first.file_hash
+        assert index.index_file(path).reused
+        # A new modification time: the file is hashed again and its new text indexed.
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        assert index.file_hash(path) == compute_file_hash(path) != first.file_hash
+        assert not index.index_file(path).reused
+        assert "April" in index.search(path, "launch", 1)[0].text
+
+
+def test_searching_an_indexed_file_writes_nothing(settings: Settings, report: Path):
+    from generalAgent.documents.search import search_document
+
+    search_document(settings.paths.indexes_db, settings.documents, report, "baseline")
+    before = settings.paths.indexes_db.stat().st_mtime_ns, _wal_size(settings.paths.indexes_db)
+    for query in ("baseline", "results", "营收"):
+        search_document(settings.paths.indexes_db, settings.documents, report, query)
+    assert (settings.paths.indexes_db.stat().st_mtime_ns, _wal_size(settings.paths.indexes_db)) == before
+
+
+def _wal_size(db: Path) -> int:
+    wal = Path(f"{db}-wal")
+    return wal.stat().st_size if wal.exists() else 0
