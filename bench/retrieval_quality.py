@@ -19,7 +19,10 @@ Sets (both languages each):
 
 Systems, on the very same chunks of the very same index:
 
-- `ours`: `find_chunks`, the lookup `search_file` and `search_knowledge` use;
+- `ours`: `find_chunks`, the lookup `search_file` and `search_knowledge` use: one hit per
+  page or section, the place's other matching chunks folded into it (on the man-page set a
+  hit's text is therefore its chunk and the up to FOLDED_CONTEXT folded chunks search_file
+  shows with it; on the documents set relevance is by place, which folding leaves alone);
 - `bm25`: bm25s (Okapi BM25, k1 1.5, b 0.75) over the chunk text, tokenized as
   bench/search_index.py does (lower-case words, jieba search-mode words for Chinese);
 - `hybrid`: ours fused with the cosine ranking of chunk embeddings by reciprocal rank
@@ -54,8 +57,9 @@ from bench.document_corpus import BY_KEY, document_path
 from bench.manpage_corpus import corpus
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.search import FOLDED_CONTEXT
 from generalAgent.search.database import item_rowid_range
-from generalAgent.search.lookup import find_chunks
+from generalAgent.search.lookup import chunks_at, find_chunks
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -183,8 +187,14 @@ def fused(lexical: list[Hit], semantic: list[Hit]) -> list[Hit]:
     return sorted(scores, key=lambda hit: -scores[hit])[:TOP]
 
 
-def as_hits(chunk_hits: Sequence[Any]) -> list[Hit]:
-    return [Hit(h.item_id, h.page, h.heading, h.text) for h in chunk_hits]
+def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
+    """Hits as the metrics see them. With `conn`, a hit's text is what search_file shows as
+    that hit: its chunk and the other matching chunks of its place folded into it."""
+    hits = []
+    for h in chunk_hits:
+        folded = chunks_at(conn, h.item_id, h.folded[:FOLDED_CONTEXT]) if conn is not None else []
+        hits.append(Hit(h.item_id, h.page, h.heading, "\n".join([h.text, *(f.text for f in folded)])))
+    return hits
 
 
 # -- metrics -------------------------------------------------------------------------------
@@ -234,7 +244,9 @@ def run_manpages(distractors: int, systems: list[str], show_misses: bool) -> dic
                     document = index.index_file(path)
                     titles[document.item_id] = f"{lang}/{path.name.removesuffix('.md')}"
             rankers: dict[str, Ranker] = {
-                "ours": lambda q: as_hits(find_chunks(index.conn, q["question"], index.segmenter, TOP))
+                "ours": lambda q: as_hits(
+                    find_chunks(index.conn, q["question"], index.segmenter, TOP), index.conn
+                )
             }
             if "bm25" in systems:
                 bm25 = PlainBM25(ChunkTable(index))

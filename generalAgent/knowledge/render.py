@@ -131,10 +131,14 @@ def _source(item: dict[str, Any]) -> str:
 
 def _chunk_label(chunk: dict[str, Any]) -> str:
     parts = [f"chunk {chunk['chunk_index']}"] if chunk["chunk_index"] >= 0 else ["passage"]
-    if chunk.get("page") is not None:
+    if chunk.get("place"):
+        parts.append(chunk["place"])
+    elif chunk.get("page") is not None:
         parts.append(f"page {chunk['page']}")
-    if chunk.get("heading"):
+    if chunk.get("heading") and not chunk.get("place", "").startswith("sheet "):
         parts.append(f"§ {chunk['heading']}")
+    if chunk.get("ocr"):
+        parts.append("text read by OCR")
     if chunk.get("truncated"):
         parts.append("shortened")
     return " | ".join(parts)
