@@ -50,8 +50,8 @@ def _result_block(number: int, entry: dict[str, Any]) -> str:
     lines.append(f"    id: {item['id']} | {entry['total_chunks']} chunks{_source(item)}")
     whole = bool(item["content"]) and "content:" not in entry.get("cut", "")
     if whole:
-        numbers = ", ".join(str(c["chunk_index"]) for c in entry["matched_chunks"])
-        lines.append(f"    matched chunks: {numbers}")
+        matched = "; ".join(_chunk_label(c) for c in entry["matched_chunks"])
+        lines.append(f"    matched: {matched}")
         lines.append("    content:")
         lines.append(_indent(item["content"], 6))
     else:

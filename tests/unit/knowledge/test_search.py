@@ -155,5 +155,6 @@ def test_knowledge_hits_of_documents_name_their_place(
     with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
         index.index_file(deck)
     result = search_knowledge(store, "costs fall", budget=BUDGET)
-    assert result["results"][0]["matched_chunks"][0]["place"] == "slide 2"
-    assert "slide 2 | § Budget" in render_search(result)
+    [chunk] = result["results"][0]["matched_chunks"]
+    assert (chunk["place"], chunk["heading"]) == ("slide 2", "Budget")
+    assert "matched: chunk 1 | slide 2 | § Budget" in render_search(result)
