@@ -21,14 +21,14 @@ from typing import Any
 
 from generalAgent.search.database import BM25, DatabaseError
 from generalAgent.search.query import MatchQuery, build_match_query
-from generalAgent.search.ranking import Candidate, Ranked, is_listing, rerank
+from generalAgent.search.ranking import Candidate, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
 
 MAX_REGEX_CHARS = 500
 # Chunks FTS5 hands to the re-ranking: enough for ten places when several chunks share a
 # page. On the tuning half of the documents set 20 and 30 leave a place short in the top
-# 5 now and then; 50, 100 and 200 give the same figures.
-RERANK_POOL = 50
+# 5 now and then; 40 to 200 give the same figures, and each ten more cost ~0.1 ms.
+RERANK_POOL = 40
 # Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
 # `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost whatever the
 # size of the index. On bench/retrieval_quality.py recall@5 is the unpruned one's from
@@ -183,34 +183,39 @@ def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[li
 
 
 def _ranked_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]], limit: int) -> list[ChunkHit]:
-    """The `limit` best places among the scored chunks, as hits (ranking.py decides)."""
+    """The `limit` best places among the scored chunks, as hits (ranking.py decides).
+
+    The candidates are read with only what ranking needs; the hits returned are then
+    loaded whole (a few rows instead of the pool).
+    """
     marks = ",".join("?" * len(scored))
     rows = conn.execute(
-        f"SELECT {_HIT_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
-        f" WHERE c.rowid IN ({marks})",
+        "SELECT c.rowid, c.item_id, c.page, c.heading, c.chunk_index, f.text FROM chunks c"
+        f" JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.rowid IN ({marks})",
         [rowid for rowid, _ in scored],
     ).fetchall()
-    hits = {row["rowid"]: _hit(row, 0.0) for row in rows}
+    found = {row[0]: row for row in rows}
     candidates = [
-        Candidate(rowid, hits[rowid].item_id, score, _place(hits[rowid]), is_listing(hits[rowid].text))
+        Candidate(rowid, found[rowid][1], score, _place(*found[rowid][:4]), is_listing(found[rowid][5]))
         for rowid, score in scored
-        if rowid in hits
+        if rowid in found
     ]
-    return [_folded(hits, entry) for entry in rerank(candidates)[:limit]]
+    ranked = rerank(candidates)[:limit]
+    hits = {hit.rowid: hit for hit in load_hits(conn, [(entry.rowid, entry.score) for entry in ranked])}
+    return [
+        replace(hits[entry.rowid], folded=tuple(sorted(found[rowid][4] for rowid in entry.folded)))
+        for entry in ranked
+        if entry.rowid in hits  # a row deleted by another writer in between is left out
+    ]
 
 
-def _place(hit: ChunkHit) -> tuple[str, object]:
+def _place(rowid: int, item_id: str, page: int | None, heading: str) -> tuple[str, object]:
     """The page (PDF page, slide, sheet), else the section, else the chunk itself."""
-    if hit.page is not None:
-        return (hit.item_id, hit.page)
-    if hit.heading:
-        return (hit.item_id, hit.heading)
-    return (hit.item_id, -hit.rowid)
-
-
-def _folded(hits: dict[int, ChunkHit], entry: Ranked) -> ChunkHit:
-    folded = tuple(sorted(hits[rowid].chunk_index for rowid in entry.folded))
-    return replace(hits[entry.rowid], score=entry.score, folded=folded)
+    if page is not None:
+        return (item_id, page)
+    if heading:
+        return (item_id, heading)
+    return (item_id, -rowid)
 
 
 def _scope(

@@ -67,9 +67,17 @@ def words(text: str) -> tuple[str, ...]:
 
 
 def is_listing(text: str) -> bool:
-    """True for a chunk of a table of contents, an index or a list of commands with pages."""
-    if len(_LEADER.findall(text)) >= LEADERS_OF_A_LISTING:
+    """True for a chunk of a table of contents, an index or a list of commands with pages.
+
+    Counting characters first rules out nearly every chunk of body text without running
+    the expressions (this runs on every candidate of every search): a leader needs five
+    dots or a "…"/"·", a page reference a comma or a "页".
+    """
+    dots = text.count(".") >= 5 * LEADERS_OF_A_LISTING or "…" in text or "·" in text
+    if dots and len(_LEADER.findall(text)) >= LEADERS_OF_A_LISTING:
         return True
+    if text.count(",") + text.count("，") + text.count("页") < REFERENCES_OF_A_LISTING:
+        return False
     return len(_PAGE_REFERENCE.findall(text)) >= REFERENCES_OF_A_LISTING
 
 
