@@ -106,6 +106,8 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     return {
         "p50_ms": round(statistics.median(ordered), 3),
         "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 3),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3),
+        "max_ms": round(ordered[-1], 3),
         "queries": len(ordered),
     }
 
