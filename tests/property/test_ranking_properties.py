@@ -129,3 +129,19 @@ def test_ranking_the_rarer_terms_candidates_gives_the_plain_or_best(
         assert score == pytest.approx(plain[rowid], rel=1e-9, abs=1e-9)
     best = sorted((plain[rowid] for rowid in holding), reverse=True)[:limit]
     assert [score for _, score in pruned] == pytest.approx(best, rel=1e-9, abs=1e-9)
+
+
+def test_when_every_term_is_past_the_budget_the_rarest_is_still_found(
+    random_fts: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+):
+    conn = random_fts
+    conn.execute("DELETE FROM chunks_fts")
+    conn.execute("DELETE FROM chunks")
+    rows = [("common alpha",)] * 40 + [("common beta",)] * 12 + [("filler",)] * 10
+    conn.executemany("INSERT INTO chunks_fts (text, text_jieba, title) VALUES (?, '', '')", rows)
+    conn.execute("INSERT INTO chunks (rowid) SELECT rowid FROM chunks_fts")
+    monkeypatch.setattr(lookup_module, "CANDIDATE_BUDGET", 3)
+    monkeypatch.setattr(lookup_module, "MAX_COUNT_CAP", 64 * 4)
+    terms = [f'{{text title}} : "{word}"' for word in ("common", "alpha", "beta")]
+    rare, common = lookup_module._rare_and_common(conn, terms)
+    assert rare == [terms[2]] and common == terms[:2]  # beta (12 chunks), not the first word
