@@ -7,7 +7,7 @@ onnxruntime on the CPU. The models ship inside the `rapidocr_onnxruntime` wheel,
 is downloaded at run time. Lines are put back in reading order (top to bottom, then left to
 right) and joined as the text layer of a PDF would be.
 
-OCR is slow (seconds a page on two cores) and can misread (the recognition model often
+OCR is slow (4 to 15 s a page on two cores, bench/ocr_quality.py) and can misread (the recognition model often
 drops the space between English words), so the pages it read are marked: their chunks
 carry `ocr: true`, and search results say so.
 """
