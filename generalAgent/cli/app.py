@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli import documents_commands, knowledge_commands
@@ -23,6 +22,7 @@ from generalAgent.cli.config_commands import config_app
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.sessions import SessionStoreError
@@ -66,7 +66,7 @@ def main_command(
     if missing:
         from generalAgent.models import setup_guidance
 
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
         err.print(setup_guidance(missing), markup=False)
         err.print(
             f"To configure it once for every folder: {command_hint()} config init "
@@ -76,7 +76,7 @@ def main_command(
         raise typer.Exit(EXIT_CONFIG)
     problem = check_data_dir(settings.paths)
     if problem:
-        Console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
     try:
@@ -92,10 +92,10 @@ def main_command(
         described = describe_storage_error(exc, settings.paths)
         if described is None:
             raise
-        Console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
         code = EXIT_CONFIG
     except SessionStoreError as exc:
-        Console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
         code = EXIT_CONFIG
     raise typer.Exit(code)
 
@@ -109,7 +109,7 @@ def doctor(
 
     settings = settings_or_exit()
     configure_logging(settings)  # library warnings (e.g. connection retries) go to the log, not the report
-    raise typer.Exit(run_doctor(settings, Console(highlight=False), probe_endpoint=not offline))
+    raise typer.Exit(run_doctor(settings, terminal_console(highlight=False), probe_endpoint=not offline))
 
 
 documents_commands.register(app)
@@ -121,7 +121,7 @@ def settings_or_exit() -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
         raise typer.Exit(EXIT_CONFIG) from None
 
 

@@ -26,6 +26,7 @@ from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file
 from generalAgent.sessions import SessionCatalog, Usage
@@ -83,12 +84,14 @@ class ChatOptions:
 class Chat:
     def __init__(self, settings: Settings, options: ChatOptions, console: Console | None = None) -> None:
         self.settings = settings
-        self.console = console or Console(highlight=False)
+        self.console = console or terminal_console(highlight=False)
         self.catalog = SessionCatalog(settings.paths.sessions_db)
         self.loader = BackgroundLoader(settings).start()
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
         self.pending_uploads: list[Any] = []
+        # Tools the user approved "always" in this session while this process runs.
+        self.approved: set[str] = set()
         # The input of the last message sent, and of the last turn the user cancelled (which
         # /retry sends again). Only the message: answers closing earlier calls are stored.
         self.last_turn: dict[str, Any] | None = None
@@ -166,6 +169,7 @@ class Chat:
                 or describe_storage_error(exc, self.settings.paths)
             ),
             on_cancel=agent.parts.env.cancel_running_work,
+            approved=self.approved,
         )
         try:
             if graph_input is None:
@@ -190,23 +194,9 @@ class Chat:
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed())}[/]")
 
     def _approve(self, request: dict[str, Any]) -> str:
-        tool = request.get("tool", "tool")
-        self.console.print(f"[bold yellow]Approve {escape(tool)}?[/]")
-        for key, value in request.items():
-            if key not in {"tool", "question"}:
-                self.console.print(f"  [dim]{escape(key)}:[/] {escape(str(value))}")
-        while True:
-            answer = (
-                self.console.input("[bold]  \\[y]es / \\[n]o / \\[a]lways for this session: [/]")
-                .strip()
-                .lower()
-            )
-            if answer in {"y", "yes"}:
-                return "yes"
-            if answer in {"n", "no", ""}:
-                return "no"
-            if answer in {"a", "always"}:
-                return "always"
+        from generalAgent.cli.approvals import ask_in_terminal
+
+        return ask_in_terminal(self.console, request)
 
     # -- commands -------------------------------------------------------------------
     def _help(self, _: str) -> None:
@@ -216,6 +206,7 @@ class Chat:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
         self.pending_uploads = []
+        self.approved = set()
         self.last_turn = self.cancelled_turn = None
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
@@ -241,6 +232,7 @@ class Chat:
         self.session_id = info.id
         self.first_line = info.title
         self.pending_uploads = []
+        self.approved = set()
         self.last_turn = self.cancelled_turn = None
         self.console.print(
             f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"

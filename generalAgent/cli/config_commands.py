@@ -7,9 +7,9 @@ generalagent config init     write the user-level .env from the template (never 
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import SettingsError, load_settings, render_env_example
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, user_config_dir
 
@@ -21,7 +21,7 @@ def show(ctx: typer.Context) -> None:
     """The .env files in effect (first wins), the data folder, and the user-level file."""
     if ctx.invoked_subcommand is not None:
         return
-    console = Console(highlight=False)
+    console = terminal_console(highlight=False)
     files = ConfigFiles.find()
     console.print(f"settings from: environment + {escape(files.describe())}")
     console.print(f"user-level file: {escape(str(user_config_dir() / ENV_FILE_NAME))}")
@@ -36,7 +36,7 @@ def show(ctx: typer.Context) -> None:
 @config_app.command("init")
 def init() -> None:
     """Write the user-level .env from the template, to fill in MODEL_NAME and OPENAI_API_KEY."""
-    console = Console(highlight=False)
+    console = terminal_console(highlight=False)
     target = user_config_dir() / ENV_FILE_NAME
     if target.exists():
         console.print(f"{escape(str(target))} already exists; edit it (nothing was changed).")

@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.index import SearchIndex
@@ -46,7 +47,7 @@ def settings_from(ctx: typer.Context) -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
+        terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(2) from None
 
 
@@ -90,8 +91,8 @@ def index_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
 ) -> None:
     settings = settings_from(ctx)
-    err = Console(stderr=True)
-    out = Console()
+    err = terminal_console(stderr=True)
+    out = terminal_console()
     if not paths and not stats and not cleanup:
         err.print("Nothing to do: give files or folders to index, or --stats / --cleanup.")
         raise typer.Exit(2)
@@ -243,11 +244,11 @@ def search_command(
             vectors=embeddings_from_settings(settings),
         )
     except SearchFailure as exc:
-        Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
+        terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        Console().print(escape(render_search(result)), highlight=False)
+        terminal_console().print(escape(render_search(result)), highlight=False)
     if not result["hits"]:
         raise typer.Exit(1)

@@ -241,7 +241,7 @@ class DocumentSettings(BaseSettings):
 
 
 class ToolSettings(BaseSettings):
-    """Limits of the tools that reach outside the workspace."""
+    """Limits and permissions of the tools: what they may reach, and what asks the user first."""
 
     model_config = _config(DEFAULT_ENV_FILE)
 
@@ -260,6 +260,15 @@ class ToolSettings(BaseSettings):
         le=1_000_000,
         description="Largest tool answer the model receives; longer ones are cut with a note",
     )
+    # Approval is the tools' own policy (docs/security.md); this only relaxes it, per tool.
+    auto_approve_tools: OptionalText = Field(
+        default=None,
+        description="Tools whose calls run without asking, comma-separated (e.g. fetch_web,write_file)",
+    )
+
+    @property
+    def auto_approved(self) -> frozenset[str]:
+        return frozenset(name.strip() for name in (self.auto_approve_tools or "").split(",") if name.strip())
 
 
 _GROUPS: dict[str, type[BaseSettings]] = {
@@ -374,7 +383,7 @@ _GROUP_TITLES = {
     "governance": "Governance: history, context and loop limits",
     "paths": "Paths, storage and logging",
     "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
-    "tools": "Tools that reach outside the workspace",
+    "tools": "Tools: limits, and which calls ask for approval",
 }
 _REQUIRED = {"model_name", "openai_api_key"}
 
