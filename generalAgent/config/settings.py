@@ -271,12 +271,29 @@ class ToolSettings(BaseSettings):
         return frozenset(name.strip() for name in (self.auto_approve_tools or "").split(",") if name.strip())
 
 
+class InterfaceSettings(BaseSettings):
+    """How the terminal talks to the user."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    ui_language: Literal["auto", "en", "zh"] = Field(
+        default="auto",
+        description="Language of the terminal UI; auto = from LC_ALL / LC_MESSAGES / LANG",
+    )
+
+    @field_validator("ui_language", mode="before")
+    @classmethod
+    def _lower_language(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
 _GROUPS: dict[str, type[BaseSettings]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
     "paths": PathSettings,
     "documents": DocumentSettings,
     "tools": ToolSettings,
+    "interface": InterfaceSettings,
 }
 
 
@@ -289,6 +306,7 @@ class Settings:
     paths: PathSettings
     documents: DocumentSettings
     tools: ToolSettings
+    interface: InterfaceSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
 
 
@@ -384,6 +402,7 @@ _GROUP_TITLES = {
     "paths": "Paths, storage and logging",
     "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
     "tools": "Tools: limits, and which calls ask for approval",
+    "interface": "Interface: the terminal's language",
 }
 _REQUIRED = {"model_name", "openai_api_key"}
 
