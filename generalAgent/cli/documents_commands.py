@@ -23,11 +23,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.index import SearchIndex
-from generalAgent.documents.search import SearchFailure, render_search, search_document
+from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings
 
@@ -249,6 +250,6 @@ def search_command(
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        terminal_console().print(escape(render_search(result)), highlight=False)
+        terminal_console().print(render_file_hits(result), highlight=False)
     if not result["hits"]:
         raise typer.Exit(1)
