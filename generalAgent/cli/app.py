@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from rich.markup import escape
 
 from generalAgent.cli import documents_commands, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
@@ -27,12 +29,16 @@ from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.sessions import SessionStoreError
 
+# Help texts are built when this module loads, before .env is read: the environment decides
+# their language (UI_LANGUAGE, or the locale); settings_or_exit applies .env's UI_LANGUAGE.
+use_language(choose_language(os.environ.get("UI_LANGUAGE")))
+
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="A terminal AI agent for documents in Chinese and English, for any OpenAI-compatible model.",
+    help=_("A terminal AI agent for documents in Chinese and English, for any OpenAI-compatible model."),
 )
 EXIT_CONFIG = 2
 
@@ -45,17 +51,19 @@ def show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback(invoke_without_command=True)
+@app.callback(
+    invoke_without_command=True, help=_("Chat with the agent (the default), or answer one prompt with -p.")
+)
 def main_command(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Option(  # noqa: UP045 - typer reads the annotation
-        None, "-p", "--prompt", help="Answer PROMPT once and exit ('-' reads it from stdin)."
+        None, "-p", "--prompt", help=_("Answer PROMPT once and exit ('-' reads it from stdin).")
     ),
     version: bool = typer.Option(
-        False, "--version", "-V", callback=show_version, is_eager=True, help="Show the version and exit."
+        False, "--version", "-V", callback=show_version, is_eager=True, help=_("Show the version and exit.")
     ),
     resume: Optional[str] = typer.Option(  # noqa: UP045
-        None, "--resume", help="Continue the last session, or the session ID (a unique prefix is enough)."
+        None, "--resume", help=_("Continue the last session, or the session ID (a unique prefix is enough).")
     ),
 ) -> None:
     """Chat with the agent (the default), or answer one prompt with -p."""
@@ -69,8 +77,14 @@ def main_command(
         err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
         err.print(setup_guidance(missing), markup=False)
         err.print(
-            f"To configure it once for every folder: {command_hint()} config init "
-            f"(writes {user_config_dir() / ENV_FILE_NAME}). Read now: {settings.sources.describe()}.",
+            _(
+                "To configure it once for every folder: {command} config init (writes {path}). "
+                "Read now: {sources}."
+            ).format(
+                command=command_hint(),
+                path=user_config_dir() / ENV_FILE_NAME,
+                sources=settings.sources.describe(),
+            ),
             markup=False,
         )
         raise typer.Exit(EXIT_CONFIG)
@@ -100,9 +114,9 @@ def main_command(
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(help=_("Check the configuration, the model endpoint, SQLite/FTS5 and the data directory."))
 def doctor(
-    offline: bool = typer.Option(False, "--offline", help="Skip the one-token request to the endpoint."),
+    offline: bool = typer.Option(False, "--offline", help=_("Skip the one-token request to the endpoint.")),
 ) -> None:
     """Check the configuration, the model endpoint, SQLite/FTS5, the data directory and MCP servers."""
     from generalAgent.cli.doctor import run_doctor
@@ -119,11 +133,14 @@ mcp_commands.register(app)
 
 
 def settings_or_exit() -> Settings:
+    """The settings, with the UI in their language from now on; one line and exit 2 if invalid."""
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
-        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(EXIT_CONFIG) from None
+    use_language(choose_language(settings.interface.ui_language))
+    return settings
 
 
 def configure_logging(settings: Settings) -> None:

@@ -23,11 +23,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
+from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.documents.extract import DocumentError, extract_document
 from generalAgent.knowledge import STORE_ERRORS, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
-from generalAgent.knowledge.render import render_item, render_search
+from generalAgent.knowledge.render import render_item
 from generalAgent.search.budgets import ContentBudget
 from generalAgent.search.lookup import INDEX_ERRORS
 
@@ -143,7 +145,7 @@ def search_command(
     if as_json:
         _print_json(result)
     else:
-        terminal_console().print(escape(render_search(result)), highlight=False)
+        terminal_console().print(render_knowledge_hits(result, command_hint()), highlight=False)
     if not result["results"]:
         raise typer.Exit(1)
 

@@ -176,6 +176,8 @@ class DocumentSettings(BaseSettings):
     index_max_file_mb: int = Field(
         default=200, ge=1, le=4_096, description="Larger files are refused by the indexer (MB)"
     )
+    # Scanned PDF pages are read by offline OCR when the `ocr` extra is installed.
+    ocr_enabled: bool = Field(default=True, description="Read PDF pages without text by OCR")
 
     # Content budgets (seed 000): what one search may put into the model's context. A
     # 500-page book answers with its best passages, never with itself.
@@ -289,6 +291,22 @@ class MCPSettings(BaseSettings):
     )
 
 
+class InterfaceSettings(BaseSettings):
+    """How the terminal talks to the user."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    ui_language: Literal["auto", "en", "zh"] = Field(
+        default="auto",
+        description="Language of the terminal UI; auto = from LC_ALL / LC_MESSAGES / LANG",
+    )
+
+    @field_validator("ui_language", mode="before")
+    @classmethod
+    def _lower_language(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
+
+
 _GROUPS: dict[str, type[BaseSettings]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
@@ -296,6 +314,7 @@ _GROUPS: dict[str, type[BaseSettings]] = {
     "documents": DocumentSettings,
     "tools": ToolSettings,
     "mcp": MCPSettings,
+    "interface": InterfaceSettings,
 }
 
 
@@ -309,6 +328,7 @@ class Settings:
     documents: DocumentSettings
     tools: ToolSettings
     mcp: MCPSettings
+    interface: InterfaceSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
 
 
@@ -405,6 +425,7 @@ _GROUP_TITLES = {
     "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
     "tools": "Tools: limits, and which calls ask for approval",
     "mcp": "MCP servers: tools from other programs (docs/mcp.md)",
+    "interface": "Interface: the terminal's language",
 }
 _REQUIRED = {"model_name", "openai_api_key"}
 
