@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& { echo $$p; break; }; done)
 
-.PHONY: run test lint bench reliability clean
+.PHONY: run test lint bench reliability i18n clean
 
 run: $(VENV)/.installed-run
 	@$(BIN)/generalagent $(ARGS)
@@ -27,6 +27,15 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check generalAgent tests bench
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+
+# Updates the Chinese catalog from the code's _() messages and compiles it; translate the new
+# entries in generalAgent/cli/locale/zh_CN/LC_MESSAGES/generalagent.po, then run it again.
+CATALOG := generalAgent/cli/locale/zh_CN/LC_MESSAGES/generalagent
+i18n: $(VENV)/.installed-dev
+	$(BIN)/pybabel --quiet extract -F babel.cfg -k _ -k ngettext:1,2 --no-location --sort-output -o $(CATALOG).pot generalAgent
+	$(BIN)/pybabel --quiet update -i $(CATALOG).pot -o $(CATALOG).po -l zh_CN --no-fuzzy-matching --ignore-obsolete
+	$(BIN)/pybabel --quiet compile -i $(CATALOG).po -o $(CATALOG).mo -l zh_CN
+	@rm -f $(CATALOG).pot
 
 $(VENV)/bin/python:
 	@test -n "$(PYTHON)" || { echo "generalAgent needs Python 3.11 or newer on PATH (python3.11, python3.12, ...)." >&2; exit 2; }

@@ -151,7 +151,8 @@ _MDOC_MACROS = {
 
 def ensure_manpages_zh() -> None:
     """Install Debian's manpages-zh when the Chinese pages are missing and we may."""
-    if MAN_DIRS["zh"].is_dir():
+    # Other packages (passwd, man-db) put a few pages in zh_CN too: look for one of its own.
+    if (MAN_DIRS["zh"] / "man1" / "ls.1.gz").exists():
         return
     if os.geteuid() != 0 or shutil.which("apt-get") is None:
         sys.exit("Chinese man pages missing: run `apt-get install manpages-zh` as root.")

@@ -1,38 +1,82 @@
-"""Retrieval quality of the FTS5 + jieba search: recall@5 and MRR@10 on labelled questions.
+"""Retrieval quality on two labelled sets, ours beside plain BM25 (and hybrid), in one run.
 
-    python -m bench.retrieval_quality [--distractors 2000] [--json-only]
+    python -m bench.retrieval_quality [--sets manpages,documents] [--split tune|held-out|all]
+                                      [--distractors 2000] [--misses]
 
-The questions (bench/data/retrieval_questions.jsonl, 80 English + 70 Chinese) ask how to do
-something with a command; each names the man page that answers it and a string the answering
-passage must contain (usually the option). A hit is relevant when it is a chunk of that page
-containing that string. The corpus is every Chinese man page (manpages-zh) plus the English
-pages the questions need and `--distractors` more English pages, all searched at once, so a
-question about `ls` competes with every other page that talks about files.
+Sets (both languages each):
 
-Prints one JSON object: recall@5 and MRR@10 overall and per language, and the questions that
-missed (so a change in ranking can be judged question by question).
+- `manpages`: bench/data/retrieval_questions.jsonl (80 English + 70 Chinese) over the
+  machine's man pages, every page searched at once (as `search_knowledge` searches the
+  whole base). Each question names the page that answers it and a string the answering
+  chunk must contain; 147 of the 150 name the command they are about.
+- `documents`: bench/data/document_questions.jsonl (125 English + 156 Chinese) over four
+  Debian documentation files (bench/document_corpus.py), each question searched in its
+  own document (as `search_file` searches one file). Questions are written the way users
+  ask and name no section; each is labelled with the PDF page(s) or the Markdown
+  section(s) that answer it, and carries an `evidence` string that occurs on a labelled
+  page (checked at every run). Each document's questions are split half for tuning, half
+  held out (the `split` field; docs/benchmarks.md): rankings are tuned on `tune` only.
+
+Systems, on the very same chunks of the very same index:
+
+- `ours`: `find_chunks`, the lookup `search_file` and `search_knowledge` use: one hit per
+  page or section, the place's other matching chunks folded into it (on the man-page set a
+  hit's text is therefore its chunk and the up to FOLDED_CONTEXT folded chunks search_file
+  shows with it; on the documents set relevance is by place, which folding leaves alone);
+- `bm25`: bm25s (Okapi BM25, k1 1.5, b 0.75) over the chunk text, tokenized as
+  bench/search_index.py does (lower-case words, jieba search-mode words for Chinese);
+- `hybrid`: ours fused with the cosine ranking of chunk embeddings by reciprocal rank
+  fusion (k 60, as knowledge search fuses them), when EMBEDDING_LOCAL_MODEL names a model
+  (documents set only: embedding the 65k man-page chunks takes most of an hour on a CPU).
+
+Metrics over the top 10 hits: recall@5 (a relevant hit among the first 5), MRR@10,
+nDCG@10 (binary gains; a hit earns its gain only for a place, page or section, not
+credited before, so five chunks of one right page count once; the ideal ranks every
+labelled place first), and the number of distinct places (page, else section, of a
+document) among the first 5 hits. Prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
+import math
+import os
+import re
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from bench.document_corpus import BY_KEY, document_path
 from bench.manpage_corpus import corpus
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
-from generalAgent.search.lookup import find_chunks
+from generalAgent.documents.search import FOLDED_CONTEXT
+from generalAgent.search.database import item_rowid_range
+from generalAgent.search.lookup import chunks_at, find_chunks
+from generalAgent.search.segmentation import CJK_RUN, load_jieba
 
-QUESTIONS = Path(__file__).resolve().parent / "data" / "retrieval_questions.jsonl"
+DATA = Path(__file__).resolve().parent / "data"
+QUESTIONS = DATA / "retrieval_questions.jsonl"
+DOCUMENT_QUESTIONS = DATA / "document_questions.jsonl"
+VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "vectors"
+TOP = 10
+RRF_K = 60
+LATIN_WORD = re.compile(r"[^\W_]+")
 
 
 def load_questions() -> list[dict]:
     return [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
+
+
+def load_document_questions() -> list[dict]:
+    return [json.loads(line) for line in DOCUMENT_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
 
 
 def build_corpus(questions: list[dict], distractors: int) -> dict[str, list[Path]]:
@@ -42,71 +86,339 @@ def build_corpus(questions: list[dict], distractors: int) -> dict[str, list[Path
     return {"en": english, "zh": corpus("zh")}
 
 
-def evaluate(index: SearchIndex, questions: list[dict], titles: dict[str, str]) -> dict:
-    per_lang: dict[str, list[tuple[bool, float]]] = {"en": [], "zh": []}
-    misses = []
-    latencies = []
-    for question in questions:
-        began = time.perf_counter()
-        hits = find_chunks(index.conn, question["question"], index.segmenter, 10)
-        latencies.append((time.perf_counter() - began) * 1000)
-        target = f"{question['lang']}/{question['page']}"
-        rank = next(
-            (
-                n
-                for n, hit in enumerate(hits, start=1)
-                if titles.get(hit.item_id) == target and question["answer"].lower() in hit.text.lower()
-            ),
-            None,
-        )
-        per_lang[question["lang"]].append((rank is not None and rank <= 5, 1 / rank if rank else 0))
-        if rank is None or rank > 5:
-            misses.append(
-                {
-                    "id": question["id"],
-                    "question": question["question"],
-                    "rank": rank,
-                    "top": [titles.get(h.item_id) for h in hits[:3]],
-                }
-            )
-    scores = {}
-    everything = [r for rows in per_lang.values() for r in rows]
-    for name, rows in (("all", everything), *per_lang.items()):
-        scores[name] = {
-            "questions": len(rows),
-            "recall_at_5": round(sum(hit for hit, _ in rows) / len(rows), 3),
-            "mrr_at_10": round(sum(rr for _, rr in rows) / len(rows), 3),
-        }
-    scores["query_ms_p50"] = round(statistics.median(latencies), 2)
-    return {"scores": scores, "misses": misses}
+def tokenize(text: str) -> list[str]:
+    """Words for plain BM25: Latin words lower-cased, Chinese as jieba search-mode words."""
+    jieba = load_jieba()
+    words = LATIN_WORD.findall(CJK_RUN.sub(" ", text).lower())
+    for run in CJK_RUN.findall(text):
+        words.extend(w for w in jieba.cut_for_search(run, HMM=False) if w.strip())
+    return words
 
 
-def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--distractors", type=int, default=2000, help="extra English pages")
-    args = parser.parse_args(argv)
+@dataclass(frozen=True)
+class Hit:
+    """What the metrics need of a hit: its document, place and text."""
+
+    item_id: str
+    page: int | None
+    heading: str
+    text: str
+
+    @property
+    def place(self) -> tuple[str, object]:
+        return (self.item_id, self.page if self.page is not None else self.heading)
+
+
+Ranker = Callable[[dict], list[Hit]]
+
+
+class ChunkTable:
+    """The chunks of an index (rowid order), for the peers that rank outside SQLite."""
+
+    def __init__(self, index: SearchIndex, rowids: Sequence[int] | None = None) -> None:
+        conn = index.conn
+        rows = conn.execute(
+            "SELECT c.rowid, c.item_id, c.page, c.heading, f.text FROM chunks c"
+            " JOIN chunks_fts f ON f.rowid = c.rowid ORDER BY c.rowid"
+        ).fetchall()
+        if rowids is not None:
+            keep = set(rowids)
+            rows = [r for r in rows if r[0] in keep]
+        self.rowids = [r[0] for r in rows]
+        self.hits = [Hit(r[1], r[2], r[3], r[4]) for r in rows]
+
+
+class PlainBM25:
+    """bm25s over one table of chunks."""
+
+    def __init__(self, table: ChunkTable) -> None:
+        import bm25s
+
+        self.table = table
+        self.retriever = bm25s.BM25()
+        self.retriever.index([tokenize(hit.text) for hit in table.hits], show_progress=False)
+        self.vocab = self.retriever.vocab_dict
+
+    def rank(self, query: str) -> list[Hit]:
+        words = [w for w in tokenize(query) if w in self.vocab]
+        if not words:
+            return []
+        k = min(TOP, len(self.table.hits))
+        documents, scores = self.retriever.retrieve([words], k=k, show_progress=False, n_threads=1)
+        return [self.table.hits[int(d)] for d, s in zip(documents[0], scores[0], strict=True) if s > 0]
+
+
+class VectorRanking:
+    """Cosine ranking of a table's chunks by a local sentence-transformers model."""
+
+    def __init__(self, table: ChunkTable, model: str) -> None:
+        import numpy as np
+
+        from generalAgent.search.embeddings import LocalEmbeddings
+
+        self.table = table
+        self.embedder = LocalEmbeddings(model, 64)
+        texts = [hit.text for hit in table.hits]
+        key = hashlib.sha256((model + "\0" + "\0".join(texts)).encode()).hexdigest()[:24]
+        cached = VECTOR_CACHE / f"{key}.npy"
+        if cached.exists():
+            self.matrix = np.load(cached)
+        else:
+            blobs = self.embedder.vectors(texts)
+            self.matrix = np.vstack([np.frombuffer(b, dtype="<f4") for b in blobs])
+            VECTOR_CACHE.mkdir(parents=True, exist_ok=True)
+            np.save(cached, self.matrix)
+
+    def rank(self, query: str, limit: int = 50) -> list[int]:
+        """Positions in the table of the `limit` closest chunks, closest first."""
+        import numpy as np
+
+        vector = np.frombuffer(self.embedder.query_vector(query), dtype="<f4")
+        scores = self.matrix @ vector
+        return [int(i) for i in np.argsort(-scores)[:limit]]
+
+
+def fused(lexical: list[Hit], semantic: list[Hit]) -> list[Hit]:
+    """Reciprocal rank fusion of two rankings, as knowledge search fuses them."""
+    scores: dict[Hit, float] = {}
+    for ranking in (lexical, semantic):
+        for rank, hit in enumerate(ranking, start=1):
+            scores[hit] = scores.get(hit, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores, key=lambda hit: -scores[hit])[:TOP]
+
+
+def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
+    """Hits as the metrics see them. With `conn`, a hit's text is what search_file shows as
+    that hit: its chunk and the other matching chunks of its place folded into it."""
+    hits = []
+    for h in chunk_hits:
+        folded = chunks_at(conn, h.item_id, h.folded[:FOLDED_CONTEXT]) if conn is not None else []
+        hits.append(Hit(h.item_id, h.page, h.heading, "\n".join([h.text, *(f.text for f in folded)])))
+    return hits
+
+
+# -- metrics -------------------------------------------------------------------------------
+def score(
+    hits: list[Hit],
+    relevant: Callable[[Hit], bool],
+    relevant_places: int,
+    unit: Callable[[Hit], object] = lambda hit: hit.place,
+) -> dict[str, float]:
+    """The metrics of one ranked list; `unit` is what earns a gain once (a place, or for
+    the man-page set, whose answer is one page, the document)."""
+    first = next((n for n, hit in enumerate(hits[:TOP], start=1) if relevant(hit)), None)
+    credited: set[object] = set()
+    dcg = 0.0
+    for n, hit in enumerate(hits[:TOP], start=1):
+        if relevant(hit) and unit(hit) not in credited:
+            credited.add(unit(hit))
+            dcg += 1 / math.log2(n + 1)
+    ideal = sum(1 / math.log2(n + 1) for n in range(1, min(TOP, relevant_places) + 1))
+    return {
+        "recall_at_5": float(first is not None and first <= 5),
+        "mrr_at_10": 1 / first if first else 0.0,
+        "ndcg_at_10": dcg / ideal if ideal else 0.0,
+        "distinct_places_top5": float(len({hit.place for hit in hits[:5]})),
+    }
+
+
+def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
+    if not rows:
+        return {"questions": 0}
+    return {
+        "questions": len(rows),
+        **{key: round(statistics.fmean(row[key] for row in rows), 3) for key in rows[0]},
+    }
+
+
+# -- the man-page set ----------------------------------------------------------------------
+def run_manpages(distractors: int, systems: list[str], show_misses: bool) -> dict[str, Any]:
     questions = load_questions()
-    pages = build_corpus(questions, args.distractors)
+    pages = build_corpus(questions, distractors)
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
         with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
             titles: dict[str, str] = {}
-            chunks = 0
-            began = time.perf_counter()
             for lang, paths in pages.items():
                 for path in paths:
                     document = index.index_file(path)
                     titles[document.item_id] = f"{lang}/{path.name.removesuffix('.md')}"
-                    chunks += document.total_chunks
-            index_seconds = time.perf_counter() - began
-            result = evaluate(index, questions, titles)
-    result["corpus"] = {
-        "pages_en": len(pages["en"]),
-        "pages_zh": len(pages["zh"]),
-        "chunks": chunks,
-        "index_seconds": round(index_seconds, 1),
+            rankers: dict[str, Ranker] = {
+                "ours": lambda q: as_hits(
+                    find_chunks(index.conn, q["question"], index.segmenter, TOP), index.conn
+                )
+            }
+            if "bm25" in systems:
+                bm25 = PlainBM25(ChunkTable(index))
+                rankers["bm25"] = lambda q: bm25.rank(q["question"])
+
+            def relevant_for(question: dict) -> Callable[[Hit], bool]:
+                target = f"{question['lang']}/{question['page']}"
+                answer = question["answer"].lower()
+                return lambda hit: titles.get(hit.item_id) == target and answer in hit.text.lower()
+
+            report = evaluate(
+                questions, rankers, relevant_for, lambda q: 1, show_misses, titles, unit=lambda h: h.item_id
+            )
+            report["corpus"] = {
+                "pages_en": len(pages["en"]),
+                "pages_zh": len(pages["zh"]),
+                "chunks": index.conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
+            }
+    return report
+
+
+# -- the documents set ---------------------------------------------------------------------
+def check_evidence(questions: list[dict], texts: dict[tuple[str, object], str]) -> list[str]:
+    """Ids of questions whose evidence string occurs on none of their labelled places."""
+
+    def norm(text: str) -> str:
+        return re.sub(r"\s+", " ", text).lower()
+
+    wrong = []
+    for question in questions:
+        places = question.get("pages") or question.get("sections")
+        evidence = norm(question["evidence"])
+        if not any(evidence in norm(texts.get((question["doc"], place), "")) for place in places):
+            wrong.append(question["id"])
+    return wrong
+
+
+def run_documents(split: str, systems: list[str], show_misses: bool) -> dict[str, Any]:
+    questions = [q for q in load_document_questions() if split == "all" or q["split"] == split]
+    model = os.environ.get("EMBEDDING_LOCAL_MODEL")
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
+        with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+            items: dict[str, str] = {}  # doc key -> item id
+            names: dict[str, str] = {}  # item id -> doc key
+            texts: dict[tuple[str, object], str] = {}
+            peers: dict[str, dict[str, Any]] = {}
+            chunks = 0
+            for key in sorted({q["doc"] for q in questions}):
+                document = index.index_file(document_path(BY_KEY[key]))
+                items[key], names[document.item_id] = document.item_id, key
+                chunks += document.total_chunks
+                rowid_range = item_rowid_range(index.conn, document.item_id)
+                assert rowid_range is not None
+                table = ChunkTable(index, range(rowid_range[0], rowid_range[1] + 1))
+                for hit in table.hits:
+                    place = hit.page if hit.page is not None else hit.heading
+                    texts[(key, place)] = texts.get((key, place), "") + "\n" + hit.text
+                peers[key] = {"table": table, "range": rowid_range}
+                if "bm25" in systems:
+                    peers[key]["bm25"] = PlainBM25(table)
+                if "hybrid" in systems and model:
+                    peers[key]["vectors"] = VectorRanking(table, model)
+            wrong = check_evidence(questions, texts)
+            if wrong:
+                sys.exit(f"labels whose evidence is on none of their places: {', '.join(wrong)}")
+
+            def ours(question: dict) -> list[Hit]:
+                rowid_range = peers[question["doc"]]["range"]
+                return as_hits(
+                    find_chunks(
+                        index.conn, question["question"], index.segmenter, TOP, rowid_range=rowid_range
+                    )
+                )
+
+            rankers: dict[str, Ranker] = {"ours": ours}
+            if "bm25" in systems:
+                rankers["bm25"] = lambda q: peers[q["doc"]]["bm25"].rank(q["question"])
+            if "hybrid" in systems and model:
+
+                def hybrid(question: dict) -> list[Hit]:
+                    peer = peers[question["doc"]]
+                    semantic = [peer["table"].hits[i] for i in peer["vectors"].rank(question["question"])]
+                    return fused(ours(question), semantic)
+
+                rankers["hybrid"] = hybrid
+
+            def relevant_for(question: dict) -> Callable[[Hit], bool]:
+                item = items[question["doc"]]
+                if "pages" in question:
+                    pages = set(question["pages"])
+                    return lambda hit: hit.item_id == item and hit.page in pages
+                sections = set(question["sections"])
+                return lambda hit: hit.item_id == item and hit.heading in sections
+
+            def places(question: dict) -> int:
+                return len(question.get("pages") or question.get("sections"))
+
+            report = evaluate(questions, rankers, relevant_for, places, show_misses, names, by_split=True)
+            report["corpus"] = {"documents": sorted(items), "chunks": chunks, "split": split}
+            if "hybrid" in systems and not model:
+                report["hybrid"] = "skipped: set EMBEDDING_LOCAL_MODEL to a sentence-transformers model"
+            elif model:
+                report["hybrid_model"] = model
+    return report
+
+
+def evaluate(
+    questions: list[dict],
+    rankers: dict[str, Ranker],
+    relevant_for: Callable[[dict], Callable[[Hit], bool]],
+    relevant_places: Callable[[dict], int],
+    show_misses: bool,
+    names: dict[str, str],
+    by_split: bool = False,
+    unit: Callable[[Hit], object] = lambda hit: hit.place,
+) -> dict[str, Any]:
+    rows: dict[str, dict[str, list[dict[str, float]]]] = {name: {} for name in rankers}
+    latency: dict[str, list[float]] = {name: [] for name in rankers}
+    misses: list[dict[str, Any]] = []
+    for question in questions:
+        relevant = relevant_for(question)
+        groups = [question["lang"]]
+        if by_split:
+            groups += [f"{question['lang']}/{question['split']}", f"{question['lang']}/{question['doc']}"]
+        for name, ranker in rankers.items():
+            began = time.perf_counter()
+            hits = ranker(question)
+            latency[name].append((time.perf_counter() - began) * 1000)
+            result = score(hits, relevant, relevant_places(question), unit)
+            for group in groups:
+                rows[name].setdefault(group, []).append(result)
+            if name == "ours" and show_misses and result["recall_at_5"] == 0:
+                misses.append(
+                    {
+                        "id": question.get("id"),
+                        "question": question["question"],
+                        "want": question.get("pages") or question.get("sections") or question.get("page"),
+                        "got": [
+                            f"{names.get(h.item_id, '?')}:{h.page if h.page is not None else h.heading}"
+                            for h in hits[:5]
+                        ],
+                    }
+                )
+    report: dict[str, Any] = {
+        "scores": {
+            group: {name: summarise(rows[name].get(group, [])) for name in rankers}
+            for group in sorted(rows["ours"])
+        },
+        "query_ms_p50": {name: round(statistics.median(ms), 2) for name, ms in latency.items() if ms},
     }
-    print(json.dumps(result, ensure_ascii=False, indent=2))
+    if show_misses:
+        report["misses"] = misses
+    return report
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", default="manpages,documents", help="manpages, documents or both")
+    parser.add_argument("--split", default="all", choices=("tune", "held-out", "all"))
+    parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid")
+    parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
+    parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
+    args = parser.parse_args(argv)
+    systems = args.systems.split(",")
+    load_jieba()
+    report: dict[str, Any] = {}
+    if "documents" in args.sets:
+        report["documents"] = run_documents(args.split, systems, args.misses)
+    if "manpages" in args.sets:
+        report["manpages"] = run_manpages(args.distractors, systems, args.misses)
+    print(json.dumps(report, ensure_ascii=False, indent=2))
     return 0
 
 

@@ -1,6 +1,6 @@
 """Index throughput and query latency of the FTS5 + jieba index, against bm25s and rank_bm25.
 
-    python -m bench.search_index [--max-chunks 100000] [--rounds 3]
+    python -m bench.search_index [--max-chunks 100000|1000000] [--rounds 3]
 
 Corpus: Debian's Chinese man pages (manpages-zh, installed if missing) interleaved with the
 machine's English man pages, indexed one document at a time through `SearchIndex.index_file`
@@ -14,12 +14,23 @@ both languages) are run against the whole index:
 - bm25s and rank_bm25 on the very same chunk texts, tokenized the same way (lower-case words,
   jieba search-mode words for Chinese), one query at a time, tokenization included.
 Each prints p50/p95 in ms; `ratio_*` is fts5's p50 divided by the peer's (below 1: faster).
+rank_bm25 is left out past 100k chunks (it scores every chunk in Python: seconds a query).
+Past the man pages (~100k chunks), the pages are indexed again as copies with a line naming
+the copy (other bytes, so not deduplicated), until --max-chunks.
+
+At each checkpoint the convenience API and knowledge search are timed too, on the same
+index: `search_in_index` on the gnuplot manual (311 pages, bench/document_corpus.py; each
+call opens the index, checks the file by size and modification time, searches, closes)
+beside `SearchIndex.search_item` on the same open index (the index's own query time), with
+the 70 gnuplot questions of the documents set; and `search_knowledge` over everything with
+the 150 questions, normally and right after a `search_file` from another connection.
 The peers are pip-installed on first run. Prints one JSON object.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import statistics
@@ -27,18 +38,23 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from bench.document_corpus import BY_KEY, document_path
 from bench.manpage_corpus import corpus
-from bench.retrieval_quality import load_questions
-from generalAgent.config.settings import load_settings
+from bench.retrieval_quality import load_document_questions, load_questions
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.documents import search_in_index
 from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.search import search_document
+from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.search.lookup import find_chunks
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
 
-CHECKPOINTS = (1_000, 10_000, 100_000)
+CHECKPOINTS = (1_000, 10_000, 100_000, 1_000_000)
+PEER_LIMIT_RANK_BM25 = 100_000
 LATIN_WORD = re.compile(r"[^\W_]+")
 
 
@@ -57,6 +73,18 @@ def tokenize(text: str) -> list[str]:
     for run in CJK_RUN.findall(text):
         words.extend(w for w in jieba.cut_for_search(run, HMM=False) if w.strip())
     return words
+
+
+def copies(pages: list[tuple[str, Path]], folder: Path) -> Iterator[tuple[str, Path]]:
+    """The pages, then copies of them (round 2, 3, ...) whose first line names the copy."""
+    yield from pages
+    for number in itertools.count(2):
+        for lang, path in pages:
+            copy = folder / f"copy{number}" / path.name
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(f"(copy {number})\n\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+            yield lang, copy
+            copy.unlink()
 
 
 def interleaved(max_docs: int) -> list[tuple[str, Path]]:
@@ -78,6 +106,8 @@ def percentiles(samples: list[float]) -> dict[str, float]:
     return {
         "p50_ms": round(statistics.median(ordered), 3),
         "p95_ms": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 3),
+        "p99_ms": round(ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))], 3),
+        "max_ms": round(ordered[-1], 3),
         "queries": len(ordered),
     }
 
@@ -124,6 +154,9 @@ def measure(index: SearchIndex, queries: list[str], rounds: int) -> dict[str, An
 
     result["bm25s"] = {**timed(bm25s_query, queries, rounds), "index_s": round(bm25s_index_s, 2)}
 
+    if len(texts) > PEER_LIMIT_RANK_BM25:
+        result["ratio_p50_vs_bm25s"] = round(result["fts5"]["p50_ms"] / result["bm25s"]["p50_ms"], 3)
+        return result
     began = time.perf_counter()
     okapi = BM25Okapi(tokens)
     okapi_index_s = time.perf_counter() - began + tokenize_s
@@ -140,9 +173,41 @@ def measure(index: SearchIndex, queries: list[str], rounds: int) -> dict[str, An
     return result
 
 
+def measure_api(index: SearchIndex, settings: Settings, manual: Path, rounds: int) -> dict[str, Any]:
+    """search_in_index beside the index's own query; search_knowledge before and after a
+    write... or rather a search_file, from another connection."""
+    manual_questions = [q["question"] for q in load_document_questions() if q["doc"] == "gnuplot"]
+    item_id = index.index_file(manual).item_id
+    result: dict[str, Any] = {
+        "search_item": timed(lambda q: index.search_item(item_id, q, 5), manual_questions, rounds),
+        "search_in_index": timed(lambda q: search_in_index(manual, q, 5, settings), manual_questions, rounds),
+    }
+    result["ratio_search_in_index_vs_search_item"] = round(
+        result["search_in_index"]["p50_ms"] / result["search_item"]["p50_ms"], 2
+    )
+    result["search_file"] = timed(
+        lambda q: search_document(settings.paths.indexes_db, settings.documents, manual, q),
+        manual_questions,
+        rounds,
+    )
+    questions = [q["question"] for q in load_questions()]
+    with KnowledgeStore(settings.paths.indexes_db, settings.documents) as store:
+        result["search_knowledge"] = timed(lambda q: search_knowledge(store, q), questions, rounds)
+
+        def after_search_file(query: str) -> Any:
+            search_document(settings.paths.indexes_db, settings.documents, manual, "plot")  # not timed
+            began = time.perf_counter()
+            search_knowledge(store, query)
+            return time.perf_counter() - began
+
+        samples = [after_search_file(q) * 1000 for q in questions]
+        result["search_knowledge_after_search_file"] = percentiles(samples)
+    return result
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-chunks", type=int, default=CHECKPOINTS[-1])
+    parser.add_argument("--max-chunks", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3, help="timed passes over the queries")
     args = parser.parse_args(argv)
     ensure_peers()
@@ -153,9 +218,10 @@ def main(argv: list[str]) -> int:
     load_jieba()  # its dictionary loads once per process (~0.6 s), not per document
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
+        manual = document_path(BY_KEY["gnuplot"])
         with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
-            chunks = 0
-            for lang, path in interleaved(max_docs=20_000):
+            chunks = index.index_file(manual).total_chunks
+            for lang, path in copies(interleaved(max_docs=20_000), Path(tmp) / "copies"):
                 if not checkpoints:
                     break
                 document = index.index_file(path)
@@ -165,7 +231,12 @@ def main(argv: list[str]) -> int:
                 totals[lang][2] += document.seconds
                 totals[lang][3] += 1
                 if chunks >= checkpoints[0]:
-                    report["checkpoints"][str(checkpoints.pop(0))] = measure(index, queries, args.rounds)
+                    figures = measure(index, queries, args.rounds)
+                    figures["api"] = measure_api(index, settings, manual, args.rounds)
+                    report["checkpoints"][str(checkpoints.pop(0))] = figures
+                    print(
+                        json.dumps({checkpoints and "progress" or "last": figures["chunks"]}), file=sys.stderr
+                    )
     indexing: dict[str, Any] = {}
     for name, rows in (("all", [sum(v) for v in zip(*totals.values(), strict=True)]), *totals.items()):
         chars, n_chunks, seconds, docs = rows

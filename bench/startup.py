@@ -6,6 +6,10 @@
 2. Graph overhead per turn excluding the model: 100 turns through the real compiled
    graph with the SQLite checkpointer and a scripted model that answers instantly, each
    turn one tool call (`now`) and an answer.
+3. What MCP servers cost at start-up: time to prompt and to the first answer (a message
+   sent as soon as the prompt shows, answered by the local OpenAI-compatible test server)
+   with no mcp.json, and with one that holds a server that never answers beside one
+   that works, side by side in the same run.
 
     python -m bench.startup [--runs 7] [--turns 100]
 """
@@ -27,7 +31,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def time_to_prompt(runs: int) -> list[float]:
+def time_to_prompt(
+    runs: int, mcp_servers: dict | None = None, base_url: str = "http://127.0.0.1:9/v1", answer: str = ""
+) -> list[float]:
+    """Seconds to the prompt; with `answer`, to that answer of a message sent at the prompt."""
     import pexpect
 
     times = []
@@ -36,20 +43,63 @@ def time_to_prompt(runs: int) -> list[float]:
             **os.environ,
             "MODEL_NAME": "bench-model",
             "OPENAI_API_KEY": "sk-bench",
-            "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+            "OPENAI_BASE_URL": base_url,
             "DATA_DIR": str(Path(tmp) / "data"),
             "PROMPT_TOOLKIT_NO_CPR": "1",
+            "GENERALAGENT_CONFIG_DIR": str(Path(tmp) / "user-config"),  # no developer's own servers
+            # Longer than any measurement: a hanging server is still "starting" throughout.
+            "MCP_STARTUP_TIMEOUT": "120",
         }
+        if mcp_servers is not None:
+            (Path(tmp) / "mcp.json").write_text(json.dumps({"mcpServers": mcp_servers}), encoding="utf-8")
         for _ in range(runs):
             started = time.perf_counter()
             child = pexpect.spawn(
-                sys.executable, ["-m", "generalAgent"], env=env, cwd=tmp, encoding="utf-8", timeout=30
+                sys.executable, ["-m", "generalAgent"], env=env, cwd=tmp, encoding="utf-8", timeout=60
             )
             child.expect("›")
+            if answer:
+                child.sendline("ping")
+                child.expect(answer)
             times.append(time.perf_counter() - started)
+            if answer:
+                child.expect("›")  # Ctrl-D only ends the chat at the prompt
             child.sendcontrol("d")
             child.expect(pexpect.EOF)
     return times
+
+
+def mcp_start_up(runs: int) -> dict[str, object]:
+    """Time to prompt and to a first answer with no MCP server, one that works, and one that
+    never answers beside it; the three are interleaved run by run, so drift hits them alike."""
+    from tests.support.mcp_config import stdio_entry
+    from tests.support.openai_server import ScriptedOpenAIServer
+
+    setups: dict[str, dict | None] = {
+        "none": None,
+        "working": {"notes": stdio_entry(trust=True)},
+        "hanging_and_working": {"hang": stdio_entry("--hang"), "notes": stdio_entry(trust=True)},
+    }
+    prompt: dict[str, list[float]] = {name: [] for name in setups}
+    answer: dict[str, list[float]] = {name: [] for name in setups}
+    offered: dict[str, int] = {name: 0 for name in setups}  # first requests that had notes' tools
+    with ScriptedOpenAIServer(default_text="pong") as model:
+        for _ in range(runs):
+            for name, servers in setups.items():
+                prompt[name] += time_to_prompt(1, servers)
+                answer[name] += time_to_prompt(1, servers, model.base_url, "pong")
+                offered[name] += "notes__echo" in model.chat_requests[-1].tool_names
+    median = {name: statistics.median(values) for name, values in prompt.items()}
+    first = {name: statistics.median(values) for name, values in answer.items()}
+    return {
+        "runs": runs,
+        "servers": "stdio servers of tests/support/mcp_server.py; MCP_STARTUP_TIMEOUT=120 (the hang never ends)",
+        "time_to_prompt_s": {name: round(value, 3) for name, value in median.items()},
+        "time_to_first_answer_s": {name: round(value, 3) for name, value in first.items()},
+        "first_message_offered_the_working_servers_tools": offered,
+        "first_answer_ratio_working_vs_none": round(first["working"] / first["none"], 3),
+        "first_answer_ratio_hanging_vs_working": round(first["hanging_and_working"] / first["working"], 3),
+    }
 
 
 def time_heavy_import(runs: int) -> list[float]:
@@ -147,6 +197,7 @@ def main() -> None:
         "graph_overhead_plain_turn": graph_overhead(args.turns, with_tool=False),
         "graph_overhead_tool_turn": graph_overhead(args.turns, with_tool=True),
         "target_overhead_ms_per_turn": 10,
+        "mcp_start_up": mcp_start_up(args.runs),
     }
     print(json.dumps(result, indent=2))
 

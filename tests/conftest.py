@@ -32,6 +32,8 @@ _SETTING_PREFIXES = (
     "AGENTS_DIR",
     "KNOWLEDGE_DIR",
     "TOOLS_CONFIG",
+    "MCP_",
+    "UI_",
 )
 
 
@@ -40,6 +42,10 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest
     for name in list(os.environ):
         if name.startswith(_SETTING_PREFIXES):
             monkeypatch.delenv(name, raising=False)
+    # The UI speaks English unless a test asks for another language.
+    for name in ("LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     # Nor from a developer's user-level config (~/.config/generalagent): an empty one per test.
     monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
 

@@ -9,30 +9,36 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, knowledge_commands
+from generalAgent.cli import documents_commands, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.sessions import SessionStoreError
+
+# Help texts are built when this module loads, before .env is read: the environment decides
+# their language (UI_LANGUAGE, or the locale); settings_or_exit applies .env's UI_LANGUAGE.
+use_language(choose_language(os.environ.get("UI_LANGUAGE")))
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,
     rich_markup_mode="rich",
     context_settings={"help_option_names": ["-h", "--help"]},
-    help="A terminal AI agent for documents in Chinese and English, for any OpenAI-compatible model.",
+    help=_("A terminal AI agent for documents in Chinese and English, for any OpenAI-compatible model."),
 )
 EXIT_CONFIG = 2
 
@@ -45,17 +51,19 @@ def show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback(invoke_without_command=True)
+@app.callback(
+    invoke_without_command=True, help=_("Chat with the agent (the default), or answer one prompt with -p.")
+)
 def main_command(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Option(  # noqa: UP045 - typer reads the annotation
-        None, "-p", "--prompt", help="Answer PROMPT once and exit ('-' reads it from stdin)."
+        None, "-p", "--prompt", help=_("Answer PROMPT once and exit ('-' reads it from stdin).")
     ),
     version: bool = typer.Option(
-        False, "--version", "-V", callback=show_version, is_eager=True, help="Show the version and exit."
+        False, "--version", "-V", callback=show_version, is_eager=True, help=_("Show the version and exit.")
     ),
     resume: Optional[str] = typer.Option(  # noqa: UP045
-        None, "--resume", help="Continue the last session, or the session ID (a unique prefix is enough)."
+        None, "--resume", help=_("Continue the last session, or the session ID (a unique prefix is enough).")
     ),
 ) -> None:
     """Chat with the agent (the default), or answer one prompt with -p."""
@@ -66,17 +74,23 @@ def main_command(
     if missing:
         from generalAgent.providers.factory import setup_guidance
 
-        err = Console(stderr=True, highlight=False, soft_wrap=True)
+        err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
         err.print(setup_guidance(missing), markup=False)
         err.print(
-            f"To configure it once for every folder: {command_hint()} config init "
-            f"(writes {user_config_dir() / ENV_FILE_NAME}). Read now: {settings.sources.describe()}.",
+            _(
+                "To configure it once for every folder: {command} config init (writes {path}). "
+                "Read now: {sources}."
+            ).format(
+                command=command_hint(),
+                path=user_config_dir() / ENV_FILE_NAME,
+                sources=settings.sources.describe(),
+            ),
             markup=False,
         )
         raise typer.Exit(EXIT_CONFIG)
     problem = check_data_dir(settings.paths)
     if problem:
-        Console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
     try:
@@ -92,37 +106,41 @@ def main_command(
         described = describe_storage_error(exc, settings.paths)
         if described is None:
             raise
-        Console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(described)}[/]")
         code = EXIT_CONFIG
     except SessionStoreError as exc:
-        Console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
+        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
         code = EXIT_CONFIG
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(help=_("Check the configuration, the model endpoint, SQLite/FTS5 and the data directory."))
 def doctor(
-    offline: bool = typer.Option(False, "--offline", help="Skip the one-token request to the endpoint."),
+    offline: bool = typer.Option(False, "--offline", help=_("Skip the one-token request to the endpoint.")),
 ) -> None:
-    """Check the configuration, the model endpoint, SQLite/FTS5 and the data directory."""
+    """Check the configuration, the model endpoint, SQLite/FTS5, the data directory and MCP servers."""
     from generalAgent.cli.doctor import run_doctor
 
     settings = settings_or_exit()
     configure_logging(settings)  # library warnings (e.g. connection retries) go to the log, not the report
-    raise typer.Exit(run_doctor(settings, Console(highlight=False), probe_endpoint=not offline))
+    raise typer.Exit(run_doctor(settings, terminal_console(highlight=False), probe_endpoint=not offline))
 
 
 documents_commands.register(app)
 knowledge_commands.register(app)
 app.add_typer(config_app, name="config")
+mcp_commands.register(app)
 
 
 def settings_or_exit() -> Settings:
+    """The settings, with the UI in their language from now on; one line and exit 2 if invalid."""
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
-        Console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{exc}[/]")
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(EXIT_CONFIG) from None
+    use_language(choose_language(settings.interface.ui_language))
+    return settings
 
 
 def configure_logging(settings: Settings) -> None:

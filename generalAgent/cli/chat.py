@@ -27,12 +27,14 @@ from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
+LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
 
 # The slash commands, with the line /help and Tab completion show for each.
 COMMANDS = (
@@ -43,6 +45,7 @@ COMMANDS = (
     ("/retry", "send the last message again after an error"),
     ("/upload", "PATH: attach a file, folder or glob"),
     ("/tools", "tool tiers and what the agent can use now"),
+    ("/mcp", "MCP servers: state, trust and tools (@server starts a disabled one)"),
     ("/skills", "skills that can be @mentioned"),
     ("/agents", "sub-agents that can be @mentioned"),
     ("/todos", "the agent's todo list for this session"),
@@ -88,7 +91,7 @@ class ChatOptions:
 class Chat:
     def __init__(self, settings: Settings, options: ChatOptions, console: Console | None = None) -> None:
         self.settings = settings
-        self.console = console or Console(highlight=False)
+        self.console = console or terminal_console(highlight=False)
         self.catalog = SessionCatalog(settings.paths.sessions_db)
         self.loader = BackgroundLoader(settings).start()
         self.session_id = SessionCatalog.new_id()
@@ -96,6 +99,8 @@ class Chat:
         self.show_reasoning = settings.model.show_reasoning
         self.last_reasoning: list[str] = []  # the last turn's reasoning, per model call, for /thinking
         self.pending_uploads: list[Any] = []
+        # Tools the user approved "always" in this session while this process runs.
+        self.approved: set[str] = set()
         # The input of the last message sent, and of the last turn the user cancelled (which
         # /retry sends again). Only the message: answers closing earlier calls are stored.
         self.last_turn: dict[str, Any] | None = None
@@ -112,6 +117,17 @@ class Chat:
             return self._loop()
         except AgentUnavailable:
             return 2
+        finally:
+            self._stop_mcp_servers()
+
+    def _stop_mcp_servers(self) -> None:
+        """MCP servers are child processes (or sessions) of this chat: end them with it. Leaving
+        while the agent still loads waits for the load, or a server started meanwhile (one that
+        ignores its closed stdin) would outlive the chat."""
+        try:
+            self.loader.get(timeout=LOAD_WAIT_AT_EXIT).parts.mcp.close()
+        except Exception as exc:  # the agent never loaded, or a server would not stop
+            LOGGER.debug("MCP servers not stopped: %s", exc)
 
     def _loop(self) -> int:
         self._banner()
@@ -141,7 +157,15 @@ class Chat:
         from generalAgent.cli.turn_input import prepare_turn
 
         config = self._config()
-        prepared = prepare_turn(text, agent, config, self.session_id, Path.cwd(), self.pending_uploads)
+        prepared = prepare_turn(
+            text,
+            agent,
+            config,
+            self.session_id,
+            Path.cwd(),
+            self.pending_uploads,
+            progress=lambda message: self.console.status(f"[dim]{escape(message)}[/]"),
+        )
         for warning in prepared.warnings:
             self.console.print(f"[yellow]{escape(warning)}[/]")
         if prepared.graph_input is None:
@@ -173,6 +197,7 @@ class Chat:
                 or describe_storage_error(exc, self.settings.paths)
             ),
             on_cancel=agent.parts.env.cancel_running_work,
+            approved=self.approved,
         )
         try:
             if graph_input is None:
@@ -198,23 +223,9 @@ class Chat:
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed())}[/]")
 
     def _approve(self, request: dict[str, Any]) -> str:
-        tool = request.get("tool", "tool")
-        self.console.print(f"[bold yellow]Approve {escape(tool)}?[/]")
-        for key, value in request.items():
-            if key not in {"tool", "question"}:
-                self.console.print(f"  [dim]{escape(key)}:[/] {escape(str(value))}")
-        while True:
-            answer = (
-                self.console.input("[bold]  \\[y]es / \\[n]o / \\[a]lways for this session: [/]")
-                .strip()
-                .lower()
-            )
-            if answer in {"y", "yes"}:
-                return "yes"
-            if answer in {"n", "no", ""}:
-                return "no"
-            if answer in {"a", "always"}:
-                return "always"
+        from generalAgent.cli.approvals import ask_in_terminal
+
+        return ask_in_terminal(self.console, request)
 
     # -- commands -------------------------------------------------------------------
     def _help(self, _: str) -> None:
@@ -224,6 +235,7 @@ class Chat:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
         self.pending_uploads = []
+        self.approved = set()
         self.last_turn = self.cancelled_turn = None
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
@@ -249,6 +261,7 @@ class Chat:
         self.session_id = info.id
         self.first_line = info.title
         self.pending_uploads = []
+        self.approved = set()
         self.last_turn = self.cancelled_turn = None
         self.console.print(
             f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"
@@ -291,6 +304,17 @@ class Chat:
         from generalAgent.cli.turn_input import describe_tools
 
         self.console.print(describe_tools(self._agent(), self._config()))
+
+    def _mcp(self, _: str) -> None:
+        from generalAgent.cli.mcp_commands import NO_SERVERS, servers_table
+
+        agent = self._agent()
+        statuses = agent.parts.mcp.statuses()
+        if not statuses:
+            self.console.print(f"[dim]{escape(NO_SERVERS)} (see docs/mcp.md)[/]")
+            return
+        in_session = set(agent.graph.get_state(self._config()).values.get("mcp_servers") or [])
+        self.console.print(servers_table(statuses, in_session))
 
     def _skills(self, _: str) -> None:
         agent = self._agent()
@@ -379,6 +403,8 @@ class Chat:
             raise AgentUnavailable from exc
         while agent.notices:  # shown once, before the first output that needs the agent
             self.console.print(f"[dim]{escape(agent.notices.pop(0))}[/]")
+        for notice in agent.parts.mcp.drain_notices():  # e.g. a server that did not start
+            self.console.print(f"[yellow]{escape(notice)}[/]")
         return agent
 
     def _banner(self) -> None:
@@ -433,4 +459,8 @@ class Chat:
         names = [Name(spec.name, "tool", spec.description) for spec in parts.registry.specs()]
         names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
         names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
+        names += [
+            Name(server.handle, "server", f"MCP server: {server.transport} {server.target}")
+            for server in parts.mcp.statuses()
+        ]
         return names

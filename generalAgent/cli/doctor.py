@@ -1,6 +1,7 @@
-"""`generalagent doctor`: checks the configuration, the endpoint, SQLite/FTS5 and the data dir.
+"""`generalagent doctor`: checks the configuration, the endpoint, SQLite/FTS5, the data dir
+and every MCP server (each is started, listed and stopped; the slow ones in parallel).
 
-Never prints the API key, only whether it is set and its length.
+Never prints the API key, only whether it is set and its length, nor an MCP server's env or headers.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class Check:
 
 
 def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True) -> int:
-    checks: list[Callable[[Settings], Check]] = [
+    checks: list[Callable[[Settings], Check | list[Check]]] = [
         _configuration,
         _provider,
         _data_dir,
@@ -35,18 +36,20 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         _sqlite,
         _tools_and_skills,
         _documents,
+        _mcp_servers,
     ]
     if probe_endpoint:
         checks.insert(1, _endpoint)
     results = []
     for check in checks:
         try:
-            result = check(settings)
+            outcome = check(settings)
         except Exception as exc:  # a check that crashes is a failed check, not a traceback
-            result = Check(check.__name__.strip("_"), False, f"{type(exc).__name__}: {exc}")
-        results.append(result)
-        mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
-        console.print(f"{mark} [bold]{escape(result.name)}[/]  {escape(result.detail)}", highlight=False)
+            outcome = Check(check.__name__.strip("_"), False, f"{type(exc).__name__}: {exc}")
+        for result in outcome if isinstance(outcome, list) else [outcome]:
+            results.append(result)
+            mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
+            console.print(f"{mark} [bold]{escape(result.name)}[/]  {escape(result.detail)}", highlight=False)
     failed = [r for r in results if not r.ok]
     console.print("[green]All checks passed.[/]" if not failed else f"[red]{len(failed)} check(s) failed.[/]")
     return 0 if not failed else 1
@@ -213,3 +216,28 @@ def _documents(settings: Settings) -> Check:
     return Check(
         "document libraries", True, "jieba, pypdfium2, python-docx, openpyxl, python-pptx importable"
     )
+
+
+def _mcp_servers(settings: Settings) -> list[Check]:
+    """Each configured MCP server, started (enabled or not), listed and stopped again."""
+    from generalAgent.tools.mcp.manager import MCPServerManager
+
+    manager = MCPServerManager.from_settings(settings)
+    problems = [Check("mcp", False, problem) for problem in manager.config.problems]
+    if not manager.config.servers:
+        return problems or [Check("mcp", True, "no MCP servers configured (docs/mcp.md)")]
+    try:
+        statuses = manager.load_all()
+    finally:
+        manager.close()
+    checks = problems
+    for status in statuses:
+        where = f"{status.transport} {status.target}"
+        if status.state == "ready":
+            when = "at start-up" if status.enabled else f"on @{status.handle}"
+            detail = f"{where}: {len(status.tools)} tools in {status.started_in or 0:.1f} s, starts {when}"
+        else:
+            detail = f"{where}: {status.detail}"
+        detail += "".join(f"; {warning}" for warning in status.warnings)
+        checks.append(Check(f"mcp @{status.handle}", status.state == "ready", detail))
+    return checks

@@ -23,10 +23,12 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from generalAgent.cli.search_view import render_file_hits
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.index import SearchIndex
-from generalAgent.documents.search import SearchFailure, render_search, search_document
+from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings
 
@@ -46,7 +48,7 @@ def settings_from(ctx: typer.Context) -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
+        terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(2) from None
 
 
@@ -90,8 +92,8 @@ def index_command(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
 ) -> None:
     settings = settings_from(ctx)
-    err = Console(stderr=True)
-    out = Console()
+    err = terminal_console(stderr=True)
+    out = terminal_console()
     if not paths and not stats and not cleanup:
         err.print("Nothing to do: give files or folders to index, or --stats / --cleanup.")
         raise typer.Exit(2)
@@ -188,15 +190,21 @@ class _DocumentBar:
         self.progress = progress
         self.name = name
         self.started = time.perf_counter()
+        self.stage = ""
         self.task: Any = None
 
     def update(self, stage: str, done: int, total: int) -> None:
-        if total < LARGE_DOCUMENT_CHUNKS:
+        ocr = stage == "ocr"  # pages read by OCR: seconds each, so always worth a bar
+        if total < LARGE_DOCUMENT_CHUNKS and not ocr:
             return
-        if self.task is None:
+        if self.task is None or self.stage != stage:
+            if self.task is not None:
+                self.progress.remove_task(self.task)
             self.task = self.progress.add_task(escape(self.name), total=total, rate="")
+            self.stage, self.started = stage, time.perf_counter()
         rate = done / max(time.perf_counter() - self.started, 1e-9)
-        self.progress.update(self.task, completed=done, rate=f"{rate:,.0f} chunks/s ({stage})")
+        unit = "pages/s, OCR" if ocr else f"chunks/s ({stage})"
+        self.progress.update(self.task, completed=done, total=total, rate=f"{rate:,.1f} {unit}")
 
     def close(self) -> None:
         if self.task is not None:
@@ -237,11 +245,11 @@ def search_command(
             vectors=embeddings_from_settings(settings),
         )
     except SearchFailure as exc:
-        Console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
+        terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
-        Console().print(escape(render_search(result)), highlight=False)
+        terminal_console().print(render_file_hits(result), highlight=False)
     if not result["hits"]:
         raise typer.Exit(1)

@@ -19,15 +19,17 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
+from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.search_view import render_knowledge_hits
+from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.documents.extract import DocumentError, extract_document
 from generalAgent.knowledge import STORE_ERRORS, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
-from generalAgent.knowledge.render import render_item, render_search
+from generalAgent.knowledge.render import render_item
 from generalAgent.search.budgets import ContentBudget
 from generalAgent.search.lookup import INDEX_ERRORS
 
@@ -44,7 +46,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:
-    Console(stderr=True).print(f"[red]{escape(message)}[/red]")
+    terminal_console(stderr=True).print(f"[red]{escape(message)}[/red]")
     return typer.Exit(code)
 
 
@@ -103,7 +105,7 @@ def add_command(
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
     else:
-        Console().print(
+        terminal_console().print(
             f"Added {escape(item.title)!r} to {escape(item.domain)}: id {item.id}, {chunks} chunks."
         )
 
@@ -143,7 +145,7 @@ def search_command(
     if as_json:
         _print_json(result)
     else:
-        Console().print(escape(render_search(result)), highlight=False)
+        terminal_console().print(render_knowledge_hits(result, command_hint()), highlight=False)
     if not result["results"]:
         raise typer.Exit(1)
 
@@ -192,7 +194,7 @@ def list_command(
             escape(", ".join(item.tags)),
             item.updated_at,
         )
-    Console().print(table)
+    terminal_console().print(table)
 
 
 @kb.command("show")
@@ -229,7 +231,7 @@ def show_command(
         _print_json(data)
     else:
         limit = settings.documents.max_result_content_size
-        Console().print(escape(render_item(item, selected, total, limit)), highlight=False)
+        terminal_console().print(escape(render_item(item, selected, total, limit)), highlight=False)
 
 
 @kb.command("delete")
@@ -245,7 +247,7 @@ def delete_command(
         raise _fail(str(exc)) from None
     if not deleted:
         raise _fail(f"No knowledge item {item_id!r}.")
-    Console().print(f"Deleted {item_id}.")
+    terminal_console().print(f"Deleted {item_id}.")
 
 
 @kb.command("domains")
@@ -272,7 +274,7 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
         table.add_column(column)
     for row in rows:
         table.add_row(row["domain"], str(row["items"]), ", ".join(row["categories"]), ", ".join(row["tags"]))
-    Console().print(table)
+    terminal_console().print(table)
 
 
 @kb.command("sync")
@@ -284,6 +286,6 @@ def sync_command(ctx: typer.Context) -> None:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
-    Console().print(report.summary() if report.changed else "Built-in knowledge is up to date.")
+    terminal_console().print(report.summary() if report.changed else "Built-in knowledge is up to date.")
     if report.failed:
         raise typer.Exit(1)

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.storage_errors import describe_storage_error
+from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.sessions import SessionCatalog
 
@@ -24,7 +25,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, stderr=None) -> int:
     out = stdout or sys.stdout
-    err = Console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
+    err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
     text = sys.stdin.read() if prompt == "-" else prompt
     if not text.strip():
         err.print("[red]The prompt is empty.[/] Give text after -p, or pipe it in with -p -.")
@@ -49,8 +50,12 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
     except (ToolConfigError, CheckpointStoreError) as exc:
         err.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
         return EXIT_USAGE
+    # One turn and no later one: the enabled MCP servers are waited for (MCP_STARTUP_TIMEOUT at most).
+    agent.parts.mcp.wait_for_startup()
     for notice in agent.notices:
         err.print(f"[dim]{escape(notice)}[/]")
+    for notice in agent.parts.mcp.drain_notices():
+        err.print(f"[yellow]{escape(notice)}[/]")
     try:
         config = thread_config(session_id)
         prepared = prepare_turn(text, agent, config, session_id, Path.cwd())
@@ -84,7 +89,8 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
         if result.error:
             err.print(f"[red]✗ {escape(result.error)}[/]")
             return EXIT_FAILED
-        out.write(result.answer.rstrip("\n") + "\n")
+        # A model's answer may hold escape sequences (a clipboard write, a redrawn line).
+        out.write(terminal_safe(result.answer).rstrip("\n") + "\n")
         out.flush()
         return EXIT_OK
     finally:

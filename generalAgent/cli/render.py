@@ -1,4 +1,8 @@
-"""Terminal rendering: streamed Markdown answers, one status line per tool, usage lines."""
+"""Terminal rendering: streamed Markdown answers, one status line per tool, usage lines.
+
+Every string from the model or a tool passes through `terminal_safe` before it is shown
+(cli/terminal_text.py): answers, tool arguments and results, sub-agent progress.
+"""
 
 from __future__ import annotations
 
@@ -19,6 +23,8 @@ from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
 
+from generalAgent.cli.approvals import refuse_without_asking
+from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.display import human_size
 from generalAgent.sessions import Usage
 
@@ -109,7 +115,7 @@ class MarkdownStream:
             force_terminal=self.console.is_terminal,
             no_color=self.console.no_color,
         )
-        renderer.print(Markdown(text))
+        renderer.print(Markdown(terminal_safe(text)))
         return buffer.getvalue().rstrip("\n").split("\n")
 
 
@@ -118,10 +124,11 @@ def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
     parts = []
     for key, value in args.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        shown = " ".join(str(shown).split())
+        shown = " ".join(terminal_safe(str(shown)).split())
         if len(shown) > limit:
             shown = shown[: limit - 1] + "…"
-        parts.append(f"{key}={json.dumps(shown, ensure_ascii=False) if isinstance(value, str) else shown}")
+        shown = json.dumps(shown, ensure_ascii=False) if isinstance(value, str) else shown
+        parts.append(f"{terminal_safe(str(key))}={shown}")
     return ", ".join(parts)
 
 
@@ -236,15 +243,15 @@ class TerminalView:
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.reasoning.finish()
         self.markdown.finish()
-        self._running[call_id] = f"{escape(name)}([dim]{escape(short_args(args))}[/])"
+        self._running[call_id] = f"{escape(terminal_safe(name))}([dim]{escape(short_args(args))}[/])"
         self._show_running()
 
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
         """One line per call: what ran, and its result size or its error."""
-        call = self._running.pop(call_id, escape(name))
+        call = self._running.pop(call_id, escape(terminal_safe(name)))
         self._show_running()
         if is_error:
-            first = " ".join(content.split())[:120]
+            first = " ".join(terminal_safe(content).split())[:120]
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:
             size = human_size(len(content.encode("utf-8")))
@@ -267,8 +274,9 @@ class TerminalView:
     def on_custom(self, event: Any) -> None:
         if isinstance(event, dict) and event.get("subagent"):
             self.markdown.finish()
-            text = " ".join(str(event.get("text", "")).split())[:160]
-            self.console.print(f"  [dim]\\[{escape(event['subagent'])}] {escape(text)}[/]", highlight=False)
+            text = " ".join(terminal_safe(str(event.get("text", ""))).split())[:160]
+            source = terminal_safe(str(event["subagent"]))
+            self.console.print(f"  [dim]\\[{escape(source)}] {escape(text)}[/]", highlight=False)
 
     def approve(self, request: dict[str, Any]) -> str:
         self.reasoning.finish()
@@ -277,8 +285,7 @@ class TerminalView:
             self._status.stop()
             self._status = None
         if self._approver is None:
-            self.console.print("[yellow]Approval needed but this run cannot ask; refused.[/]")
-            return "no"
+            return refuse_without_asking(self.console, request)
         return self._approver(request)
 
     # after the turn -----------------------------------------------------------------

@@ -3,6 +3,8 @@
 Importing LangGraph and the OpenAI client takes longer than the 1 s in which the prompt
 must appear, so the chat starts loading them in a background thread and shows the
 prompt at once; the first message waits for the load only if it is not done yet.
+MCP servers are started first thing in that thread, on a loop of their own, and nothing
+waits for them (tools/mcp/manager.py).
 """
 
 from __future__ import annotations
@@ -26,15 +28,24 @@ class LoadedAgent:
     def close(self) -> None:
         from generalAgent.graph.checkpoints import close_checkpointer
 
+        self.parts.mcp.close()
         close_checkpointer(self.checkpointer)
 
 
 def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
+    from generalAgent.tools.mcp.manager import MCPServerManager
+
+    # Before LangGraph is imported: the servers' processes start while the rest loads.
+    mcp = MCPServerManager.from_settings(settings).start()
     from generalAgent.graph.builder import build_graph, build_parts
     from generalAgent.graph.checkpoints import open_checkpointer
 
-    parts = build_parts(settings, model=model)
-    checkpointer = open_checkpointer(settings.paths)
+    try:
+        parts = build_parts(settings, model=model, mcp=mcp)
+        checkpointer = open_checkpointer(settings.paths)
+    except BaseException:
+        mcp.close()
+        raise
     graph = build_graph(parts, checkpointer)
     notices = [f"Skipped: {warning}" for warning in parts.warnings]
     notices += import_knowledge_folder(settings)

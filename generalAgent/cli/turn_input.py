@@ -1,9 +1,13 @@
 """Turns a chat line into the graph input of a turn: its @mentions and #attachments, checked
 and copied, then the state update built by graph/turn.py (which says how fields merge).
+An @mention of an MCP server that is not running starts it here, before the turn.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,9 +19,12 @@ from rich.text import Text
 from generalAgent.cli.chat_input import UploadReport, find_references, parse_mentions, upload
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
-from generalAgent.graph.state import UploadedFile
+from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
-from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
+from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
+
+STARTING_SERVER = "Starting the MCP server @{handle}…"
+SERVER_FAILED = "@{handle}: the MCP server did not start ({detail}); its tools are not available."
 
 QUOTE_HINT = 'Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".'
 
@@ -39,12 +46,18 @@ def prepare_turn(
     session_id: str,
     cwd: Path,
     pending_uploads: list[UploadedFile] | None = None,
+    progress: Callable[[str], AbstractContextManager[Any]] | None = None,
 ) -> PreparedTurn:
+    """`progress(text)` wraps a wait the user should see (an MCP server starting)."""
     parts = agent.parts
     names = parse_mentions(text)
-    mentions = classify_mentions(names, parts.registry.names(), parts.skills.ids(), parts.agents.names())
+    mentions = classify_mentions(
+        names, parts.registry.names(), parts.skills.ids(), parts.agents.names(), parts.registry.mcp_handles()
+    )
     warnings = [_unknown_mention(name, suggestions) for name, suggestions in mentions.unknown.items()]
-    known = [name for name in names if name not in mentions.unknown]
+    failed = start_mentioned_servers(agent, mentions.servers, progress)
+    warnings += failed.values()
+    known = [name for name in names if name not in mentions.unknown and name not in failed]
 
     references = find_references(text, cwd)
     missing = [f"#{r.typed}: no such file or folder" for r in references if r.path is None]
@@ -69,6 +82,24 @@ def prepare_turn(
     return PreparedTurn(graph_input, uploads=report.files, warnings=warnings)
 
 
+def start_mentioned_servers(
+    agent: LoadedAgent,
+    handles: list[str],
+    progress: Callable[[str], AbstractContextManager[Any]] | None = None,
+) -> dict[str, str]:
+    """Start the mentioned MCP servers that are not loaded; {handle: problem} for those that fail."""
+    manager = agent.parts.mcp
+    failed: dict[str, str] = {}
+    for handle in handles:
+        if handle in manager.loaded_handles():
+            continue
+        with progress(STARTING_SERVER.format(handle=handle)) if progress else contextlib.nullcontext():
+            status = manager.load(handle)
+        if status.state != "ready":
+            failed[handle] = SERVER_FAILED.format(handle=handle, detail=status.detail)
+    return failed
+
+
 def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd: Path) -> UploadReport:
     if not references:
         return UploadReport()
@@ -79,7 +110,9 @@ def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd
 def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     """What /tools shows: every tool by tier, and which ones the next call can use."""
     parts = agent.parts
-    state = agent.graph.get_state(config).values
+    state = dict(agent.graph.get_state(config).values)
+    # The next message would also bring the servers that are loaded by now.
+    state["mcp_servers"] = merge_names(state.get("mcp_servers"), servers_joining(parts.registry, state))
     visible = {
         t.name
         for t in visible_tools_for_state(parts.registry, parts.skills.ids(), parts.agents.names(), state)
@@ -92,8 +125,16 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
         table.add_row(
             spec.name, labels[spec.tier], spec.risk, "✓" if spec.name in visible else "", spec.description
         )
+    for server in parts.mcp.statuses():
+        tier = f"MCP @{server.handle}" if server.enabled else f"MCP @{server.handle} (@mention)"
+        for name, description in server.tools:
+            summary = Text(description.splitlines()[0][:100] if description else "")  # server text: no markup
+            trust = "trusted" if server.trust else "asks"
+            table.add_row(Text(name), Text(tier), trust, "✓" if name in visible else "", summary)
     hint = Text(
-        "Discovered tools become available for the rest of the session when you @mention them.", style="dim"
+        "Discovered tools become available for the rest of the session when you @mention them; "
+        "MCP tools from the first message after their server has started (/mcp).",
+        style="dim",
     )
     return Group(table, hint)
 
@@ -101,4 +142,7 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
 def _unknown_mention(name: str, suggestions: list[str]) -> str:
     if suggestions:
         return f"Unknown @{name}; did you mean {', '.join('@' + s for s in suggestions)}?"
-    return f"Unknown @{name}: no tool, skill or agent has that name (/tools, /skills, /agents list them)."
+    return (
+        f"Unknown @{name}: no tool, skill, agent or MCP server has that name "
+        "(/tools, /skills, /agents, /mcp list them)."
+    )

@@ -1,7 +1,7 @@
 """Runs one user turn through the graph and reports it to a view, whatever happens.
 
 Shared by the interactive chat and `-p`: streams tokens, tool calls and sub-agent
-progress to the view, asks it to approve tools that interrupt for approval, sums the
+progress to the view, has it answer the graph's approval step (cli/approvals.py), sums the
 usage the provider reported, and turns failures into one line. After Ctrl-C the stored
 history is repaired so the next request is valid: calls that never finished get an
 answer saying they were cancelled, and a partly streamed answer is kept as such.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,10 +27,12 @@ from langchain_core.messages import (
 )
 from langgraph.types import Command
 
+from generalAgent.cli.approvals import answer_approval
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
+from generalAgent.tools.approval import PROCESS_APPROVALS
 
 LOGGER = logging.getLogger(__name__)
 ANSWER_NODES = frozenset({"planner", "finalize"})
@@ -88,21 +90,31 @@ def run_turn(
     view: TurnView,
     describe_error: ErrorDescriber,
     on_cancel: Callable[[], Any] | None = None,
+    approved: MutableSet[str] | None = None,
 ) -> TurnResult:
     """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error).
 
     `on_cancel` runs the moment Ctrl-C is pressed (the chat stops commands tools started).
+    `approved` holds the tools the user approved "always" in this process; their calls
+    run without asking, and every new "always" is added to it.
     """
     result = TurnResult()
     partial: list[str] = []
     pending: Any = graph_input
+    remembered: MutableSet[str] = approved if approved is not None else set()
+    # Fixed for the turn: a resumed approval step must see the approvals it saw when it
+    # paused, or it would not ask for (and record) the answers. A tool approved "always"
+    # during the turn is answered from `remembered` when the step asks again.
+    run_config = with_process_approvals(config, remembered)
     try:
         with _cancel_on_sigint(on_cancel):
             while True:
-                interrupts = yield_from_stream(graph, config, pending, view, result, partial)
+                interrupts = yield_from_stream(graph, run_config, pending, view, result, partial)
                 if not interrupts:
                     break
-                answers = {item.id: view.approve(item.value) for item in interrupts}
+                answers = {
+                    item.id: answer_approval(item.value, view.approve, remembered) for item in interrupts
+                }
                 pending = Command(resume=answers)
     except (KeyboardInterrupt, TurnCancelled):
         result.cancelled = True
@@ -115,6 +127,12 @@ def run_turn(
         result.error = described
     view.close()
     return result
+
+
+def with_process_approvals(config: dict[str, Any], approved: MutableSet[str]) -> dict[str, Any]:
+    """`config` carrying the tools approved "always" in this process, for the approval step."""
+    configurable = {**config.get("configurable", {}), PROCESS_APPROVALS: sorted(approved)}
+    return {**config, "configurable": configurable}
 
 
 @contextmanager

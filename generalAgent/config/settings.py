@@ -206,6 +206,8 @@ class DocumentSettings(BaseSettings):
     index_max_file_mb: int = Field(
         default=200, ge=1, le=4_096, description="Larger files are refused by the indexer (MB)"
     )
+    # Scanned PDF pages are read by offline OCR when the `ocr` extra is installed.
+    ocr_enabled: bool = Field(default=True, description="Read PDF pages without text by OCR")
 
     # Content budgets (seed 000): what one search may put into the model's context. A
     # 500-page book answers with its best passages, never with itself.
@@ -269,7 +271,7 @@ class DocumentSettings(BaseSettings):
 
 
 class ToolSettings(BaseSettings):
-    """Limits of the tools that reach outside the workspace."""
+    """Limits and permissions of the tools: what they may reach, and what asks the user first."""
 
     model_config = _config(DEFAULT_ENV_FILE)
 
@@ -288,6 +290,51 @@ class ToolSettings(BaseSettings):
         le=1_000_000,
         description="Largest tool answer the model receives; longer ones are cut with a note",
     )
+    # Approval is the tools' own policy (docs/security.md); this only relaxes it, per tool.
+    auto_approve_tools: OptionalText = Field(
+        default=None,
+        description="Tools whose calls run without asking, comma-separated (e.g. fetch_web,write_file)",
+    )
+
+    @property
+    def auto_approved(self) -> frozenset[str]:
+        return frozenset(name.strip() for name in (self.auto_approve_tools or "").split(",") if name.strip())
+
+
+class MCPSettings(BaseSettings):
+    """Where MCP servers are configured and how long they may take (docs/mcp.md)."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    mcp_config: OptionalText = Field(
+        default=None,
+        description="An mcp.json to read instead of the user-level one and the working folder's",
+    )
+    mcp_startup_timeout: float = Field(
+        default=10.0, gt=0, le=300, description="Seconds a server may take to start before it is skipped"
+    )
+    mcp_call_timeout: float = Field(
+        default=60.0,
+        gt=0,
+        le=3_600,
+        description="Seconds one MCP tool call may take (a server's timeout overrides it)",
+    )
+
+
+class InterfaceSettings(BaseSettings):
+    """How the terminal talks to the user."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    ui_language: Literal["auto", "en", "zh"] = Field(
+        default="auto",
+        description="Language of the terminal UI; auto = from LC_ALL / LC_MESSAGES / LANG",
+    )
+
+    @field_validator("ui_language", mode="before")
+    @classmethod
+    def _lower_language(cls, value: Any) -> Any:
+        return value.lower() if isinstance(value, str) else value
 
 
 _GROUPS: dict[str, type[BaseSettings]] = {
@@ -296,6 +343,8 @@ _GROUPS: dict[str, type[BaseSettings]] = {
     "paths": PathSettings,
     "documents": DocumentSettings,
     "tools": ToolSettings,
+    "mcp": MCPSettings,
+    "interface": InterfaceSettings,
 }
 
 
@@ -308,6 +357,8 @@ class Settings:
     paths: PathSettings
     documents: DocumentSettings
     tools: ToolSettings
+    mcp: MCPSettings
+    interface: InterfaceSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
 
 
@@ -402,7 +453,9 @@ _GROUP_TITLES = {
     "governance": "Governance: history, context and loop limits",
     "paths": "Paths, storage and logging",
     "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
-    "tools": "Tools that reach outside the workspace",
+    "tools": "Tools: limits, and which calls ask for approval",
+    "mcp": "MCP servers: tools from other programs (docs/mcp.md)",
+    "interface": "Interface: the terminal's language",
 }
 _REQUIRED = {"model_name", "openai_api_key"}
 

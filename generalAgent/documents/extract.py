@@ -13,14 +13,18 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import one_line
+from generalAgent.documents.ocr import OcrUnavailable, needs_ocr, recognise_pages
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
+
+# (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
+ExtractProgress = Callable[[str, int, int], None]
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
 TEXT_ENCODINGS = ("utf-8-sig", "gb18030")
@@ -37,8 +41,14 @@ _TEXT_SUFFIXES = """
 SEARCHABLE_SUFFIXES = frozenset([*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, *_TEXT_SUFFIXES.split()])
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # old Office files and encrypted new ones
 _CJK_CHAR = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# A PDF outline names the sections of the pages; entries past this many are not read (a
+# hostile file may hold millions), and a page lists at most MAX_PAGE_SECTIONS of them.
+MAX_OUTLINE_ENTRIES = 20_000
+MAX_PAGE_SECTIONS = 3
+MAX_HEADING_CHARS = 120
 # pdfium marks a hyphen it inserted at a line break with one of these.
 _SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
+_NO_SOFT_HYPHENS = str.maketrans(dict.fromkeys(_SOFT_HYPHENS))
 
 
 class DocumentError(Exception):
@@ -67,8 +77,14 @@ def file_type_of(path: Path) -> str:
     return "text"
 
 
-def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocument:
-    """All text of the document at `path`, in blocks; `DocumentError` if it cannot be read."""
+def extract_document(
+    path: Path, settings: DocumentSettings, progress: ExtractProgress | None = None
+) -> ExtractedDocument:
+    """All text of the document at `path`, in blocks; `DocumentError` if it cannot be read.
+
+    Pages of a PDF without a text layer are read by OCR when it is installed and on
+    (OCR_ENABLED); `progress` hears of each page read that way.
+    """
     name = path.name
     _check_file(path, settings)
     suffix = path.suffix.lower()
@@ -77,8 +93,8 @@ def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocumen
             f"{name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
         )
     kind = file_type_of(path)
-    readers = {
-        "pdf": _read_pdf,
+    readers: dict[str, Callable[[Path, DocumentSettings], list[Block]]] = {
+        "pdf": lambda pdf_path, pdf_settings: _read_pdf(pdf_path, pdf_settings, progress),
         "docx": _read_docx,
         "xlsx": _read_xlsx,
         "pptx": _read_pptx,
@@ -97,9 +113,7 @@ def extract_document(path: Path, settings: DocumentSettings) -> ExtractedDocumen
         ) from None
     if not blocks:
         if kind == "pdf":
-            raise DocumentError(
-                f"{name} has no text layer (scanned?). Run OCR on it (e.g. ocrmypdf) and index the result."
-            )
+            raise DocumentError(f"{name} has no text layer (scanned?) and no text was recognised in it.")
         raise DocumentError(f"{name} contains no text to search.")
     return ExtractedDocument(name=name, file_type=kind, blocks=blocks)
 
@@ -158,7 +172,7 @@ def _office_archive(path: Path, what: str) -> None:
 
 
 # -- PDF -----------------------------------------------------------------------------------
-def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
+def _read_pdf(path: Path, settings: DocumentSettings, progress: ExtractProgress | None = None) -> list[Block]:
     import pypdfium2 as pdfium
 
     try:
@@ -170,21 +184,89 @@ def _read_pdf(path: Path, settings: DocumentSettings) -> list[Block]:
             ) from None
         raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
     try:
-        blocks = []
+        headings = outline_headings(pdf)
+        texts: list[str] = []
+        scanned: list[int] = []
         for number in range(len(pdf)):
             page = pdf[number]
             textpage = page.get_textpage()
             try:
                 raw = textpage.get_text_range()
+                if needs_ocr(raw) and _has_image(page):
+                    scanned.append(number)
             finally:
                 textpage.close()
                 page.close()
-            blocks.append(Block(text=join_pdf_lines(raw), page=number + 1))
-        return blocks
+            texts.append(raw)
+        recognised = _recognise(pdf, path, scanned, settings, progress)
+        return [
+            Block(
+                text=join_pdf_lines(recognised.get(number, raw)),
+                page=number + 1,
+                heading=headings.get(number, ""),
+                place=f"page {number + 1}",
+                ocr=number in recognised,
+            )
+            for number, raw in enumerate(texts)
+        ]
     except pdfium.PdfiumError:
         raise DocumentError(f"{path.name} is damaged: a page could not be read.") from None
     finally:
         pdf.close()
+
+
+def _has_image(page: Any) -> bool:
+    """The page holds a picture (a scan is one); blank pages are not worth an OCR pass."""
+    import pypdfium2.raw as pdfium_c
+
+    return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
+
+
+def _recognise(
+    pdf: Any, path: Path, pages: list[int], settings: DocumentSettings, progress: ExtractProgress | None
+) -> dict[int, str]:
+    """OCR text of the scanned `pages`; {} when there are none or OCR is off."""
+    if not pages or not settings.ocr_enabled:
+        return {}
+    try:
+        return recognise_pages(
+            pdf, pages, (lambda done, total: progress("ocr", done, total)) if progress else None
+        )
+    except OcrUnavailable as exc:
+        if len(pages) == len(pdf):
+            raise DocumentError(f"{path.name} has no text layer (scanned?). {exc}.") from None
+        return {}  # a few picture pages in a text PDF: index the text, as without OCR
+
+
+def outline_headings(pdf: Any) -> dict[int, str]:
+    """Page index -> the section titles the PDF's outline (bookmarks) gives that page.
+
+    A page where sections start is named after them (at most MAX_PAGE_SECTIONS, joined by
+    " / "); a page inside a section after the last one that started before it. A PDF
+    without an outline, or with a damaged one, gives {}: pages are then cited by number only.
+    """
+    starts: dict[int, list[str]] = {}
+    try:
+        for number, bookmark in enumerate(pdf.get_toc(max_depth=8)):
+            if number >= MAX_OUTLINE_ENTRIES:
+                break
+            destination = bookmark.get_dest()
+            index = destination.get_index() if destination is not None else None
+            title = " ".join((bookmark.get_title() or "").split())
+            if index is not None and 0 <= index < len(pdf) and title:
+                starts.setdefault(index, []).append(title[:MAX_HEADING_CHARS])
+    except Exception:  # pdfium raises several kinds for a malformed outline; the text is still good
+        return {}
+    headings: dict[int, str] = {}
+    current = ""
+    for index in range(len(pdf)):
+        if index in starts:
+            titles = list(dict.fromkeys(starts[index]))
+            headings[index] = " / ".join(titles[:MAX_PAGE_SECTIONS])
+            current = titles[-1]
+        elif current:
+            headings[index] = current
+    return headings
 
 
 def join_pdf_lines(raw: str) -> str:
@@ -220,7 +302,9 @@ def join_pdf_lines(raw: str) -> str:
             current = ""
     if current:
         paragraphs.append(current)
-    return "\n\n".join(p.replace("\x00", "") for p in paragraphs)
+    # A hyphenation mark pdfium left inside a line (the break fell elsewhere) goes too:
+    # "auto\ufffegenerated" must be found as "autogenerated".
+    return "\n\n".join(p.replace("\x00", "").translate(_NO_SOFT_HYPHENS) for p in paragraphs)
 
 
 # -- DOCX ----------------------------------------------------------------------------------
@@ -282,14 +366,27 @@ def _read_xlsx(path: Path, settings: DocumentSettings) -> list[Block]:
     blocks: list[Block] = []
     try:
         for number, sheet in enumerate(workbook.worksheets, start=1):
-            rows = (_row_text(row) for row in sheet.iter_rows(values_only=True))
+            rows = (
+                (row_number, _row_text(row))
+                for row_number, row in enumerate(sheet.iter_rows(values_only=True), start=1)
+            )
             blocks.extend(
-                Block(text=text, page=number, heading=sheet.title, whole=True)
-                for text in group_rows([r for r in rows if r], settings)
+                Block(
+                    text=text,
+                    page=number,
+                    heading=sheet.title,
+                    whole=True,
+                    place=f"sheet {sheet.title}, {_rows_label(first, last)}",
+                )
+                for text, first, last in group_rows([(n, r) for n, r in rows if r], settings)
             )
     finally:
         workbook.close()
     return blocks
+
+
+def _rows_label(first: int, last: int) -> str:
+    return f"row {first}" if first == last else f"rows {first}–{last}"
 
 
 def _row_text(values: Iterable[Any]) -> str:
@@ -307,8 +404,9 @@ def _cell_text(value: Any) -> str:
     return " ".join(str(value).split())
 
 
-def group_rows(rows: list[str], settings: DocumentSettings) -> Iterator[str]:
-    """The header row, then groups of data rows each repeated under it.
+def group_rows(rows: list[tuple[int, str]], settings: DocumentSettings) -> Iterator[tuple[str, int, int]]:
+    """The header row, then groups of data rows each repeated under it, as (text, first row
+    number, last row number) — the numbers a citation gives.
 
     A group has at most `xlsx_rows_per_chunk` rows and stays within `chunk_max_size` with
     its header, so every chunk of a sheet can be read on its own; a row too long for any
@@ -316,21 +414,21 @@ def group_rows(rows: list[str], settings: DocumentSettings) -> Iterator[str]:
     """
     if not rows:
         return
-    header, data = rows[0], rows[1:]
+    (header_row, header), data = rows[0], rows[1:]
     if not data:
-        yield header
+        yield header, header_row, header_row
         return
-    group: list[str] = []
+    group: list[tuple[int, str]] = []
     size = len(header)
     for row in data:
         if group and (
-            len(group) >= settings.xlsx_rows_per_chunk or size + 1 + len(row) > settings.chunk_max_size
+            len(group) >= settings.xlsx_rows_per_chunk or size + 1 + len(row[1]) > settings.chunk_max_size
         ):
-            yield "\n".join([header, *group])
+            yield "\n".join([header, *(text for _, text in group)]), group[0][0], group[-1][0]
             group, size = [], len(header)
         group.append(row)
-        size += 1 + len(row)
-    yield "\n".join([header, *group])
+        size += 1 + len(row[1])
+    yield "\n".join([header, *(text for _, text in group)]), group[0][0], group[-1][0]
 
 
 # -- PPTX ----------------------------------------------------------------------------------
@@ -356,7 +454,14 @@ def _read_pptx(path: Path, settings: DocumentSettings) -> list[Block]:
             notes = slide.notes_slide.notes_text_frame
             if notes is not None and notes.text.strip():
                 parts.append("Notes: " + notes.text.strip())
-        blocks.append(Block(text="\n\n".join(p for p in parts if p.strip()), page=number, heading=title))
+        blocks.append(
+            Block(
+                text="\n\n".join(p for p in parts if p.strip()),
+                page=number,
+                heading=title,
+                place=f"slide {number}",
+            )
+        )
     return blocks
 
 

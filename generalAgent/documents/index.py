@@ -8,6 +8,8 @@ for a query with the ranked lookup of search/lookup.py, which knowledge search s
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import sqlite3
 import time
 import uuid
@@ -54,6 +56,16 @@ class IndexedDocument:
     warning: str = ""
 
 
+def chunk_metadata(place: str, ocr: bool) -> str:
+    """The JSON stored with a chunk: its citable place, and whether OCR read its text."""
+    facts: dict[str, Any] = {}
+    if place:
+        facts["place"] = place
+    if ocr:
+        facts["ocr"] = True
+    return json.dumps(facts, ensure_ascii=False) if facts else "{}"
+
+
 def compute_file_hash(path: Path) -> str:
     """MD5 of the file's bytes (identity for dedup, not security)."""
     md5 = hashlib.md5(usedforsecurity=False)
@@ -81,11 +93,29 @@ class SearchIndex(IndexDatabase):
 
     def is_fresh(self, path: Path, file_hash: str | None = None) -> bool:
         """Indexed with the current segmenter within INDEX_STALE_THRESHOLD_HOURS."""
-        record = self.document(file_hash or compute_file_hash(path))
+        return self._fresh(self.document(file_hash or self.file_hash(path)))
+
+    def _fresh(self, record: sqlite3.Row | None) -> bool:
         if record is None or record["segmenter"] != self.segmenter.name:
             return False
         age = datetime.now(UTC) - datetime.fromisoformat(record["indexed_at"])
         return age < timedelta(hours=self.settings.index_stale_threshold_hours)
+
+    def file_hash(self, path: Path) -> str:
+        """The MD5 of the file at `path`, read from the index while the file's size and
+        modification time are those recorded when it was last hashed there (no re-reading:
+        hashing a 250-page PDF costs several times the search itself)."""
+        path = Path(path).resolve()
+        stat = path.stat()
+        known = self._known_path(path)
+        if known is not None and (known["file_size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+            return str(known["file_hash"])
+        return compute_file_hash(path)
+
+    def _known_path(self, path: Path) -> sqlite3.Row | None:
+        return self.conn.execute(
+            "SELECT file_hash, file_size, mtime_ns FROM document_paths WHERE path = ?", (str(path),)
+        ).fetchone()
 
     # -- writing ----------------------------------------------------------------------
     def index_file(
@@ -99,7 +129,15 @@ class SearchIndex(IndexDatabase):
         began = time.perf_counter()
         path = Path(path).resolve()
         try:
-            file_hash = compute_file_hash(path)
+            stat = path.stat()
+            known = self._known_path(path)
+            unchanged = known is not None and (known["file_size"], known["mtime_ns"]) == (
+                stat.st_size,
+                stat.st_mtime_ns,
+            )
+            file_hash = (
+                str(known["file_hash"]) if known is not None and unchanged else compute_file_hash(path)
+            )
         except FileNotFoundError:
             raise DocumentError(f"{path.name} does not exist; check the path.") from None
         except IsADirectoryError:
@@ -107,9 +145,10 @@ class SearchIndex(IndexDatabase):
         except OSError as exc:
             raise DocumentError(f"{path.name} cannot be read: {exc.strerror}.") from None
         record = self.document(file_hash)
-        if record is not None and not force and self.is_fresh(path, file_hash):
-            with transaction(self.conn):
-                self._remember_path(path, file_hash)
+        if record is not None and not force and self._fresh(record):
+            if not unchanged:  # a search writes nothing unless the path points elsewhere now
+                with transaction(self.conn):
+                    self._remember_path(path, file_hash, stat)
             return IndexedDocument(
                 file_hash,
                 record["item_id"],
@@ -121,11 +160,21 @@ class SearchIndex(IndexDatabase):
                 seconds=time.perf_counter() - began,
             )
 
-        extracted = extract_document(path, self.settings)
+        extracted = extract_document(path, self.settings, progress)
         content, chunks = chunk_blocks(extracted.blocks, self.chunking)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         rows = [
-            ChunkRow(uuid.uuid4().hex, c.index, c.text, c.start, c.end, c.page, c.heading) for c in chunks
+            ChunkRow(
+                uuid.uuid4().hex,
+                c.index,
+                c.text,
+                c.start,
+                c.end,
+                c.page,
+                c.heading,
+                chunk_metadata(c.place, c.ocr),
+            )
+            for c in chunks
         ]
         total = len(rows)
         segmented = segment_rows(
@@ -184,7 +233,7 @@ class SearchIndex(IndexDatabase):
                     self.segmenter.name,
                 ),
             )
-            self._remember_path(path, file_hash)
+            self._remember_path(path, file_hash, stat)
         if progress:
             progress("write", total, total)
         return IndexedDocument(
@@ -214,15 +263,17 @@ class SearchIndex(IndexDatabase):
             return None, f"Embeddings failed, indexed for keyword search only: {exc}"
         return vectors, ""
 
-    def _remember_path(self, path: Path, file_hash: str) -> None:
-        """Point `path` at `file_hash`; drop the version it pointed at if nothing else does."""
+    def _remember_path(self, path: Path, file_hash: str, stat: os.stat_result) -> None:
+        """Point `path` at `file_hash` (with the size and modification time it was hashed at);
+        drop the version it pointed at if nothing else does."""
         previous = self.conn.execute(
             "SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)
         ).fetchone()
         self.conn.execute(
-            "INSERT INTO document_paths (path, file_hash) VALUES (?, ?)"
-            " ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash",
-            (str(path), file_hash),
+            "INSERT INTO document_paths (path, file_hash, file_size, mtime_ns) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash,"
+            " file_size = excluded.file_size, mtime_ns = excluded.mtime_ns",
+            (str(path), file_hash, stat.st_size, stat.st_mtime_ns),
         )
         if previous and previous[0] != file_hash:
             self._drop_unreferenced(previous[0])
@@ -289,7 +340,11 @@ class SearchIndex(IndexDatabase):
         self, path: Path, query: str, max_results: int | None = None, *, regex: bool = False
     ) -> list[ChunkHit]:
         """Best chunks of the already indexed file at `path`; [] if it is not indexed."""
-        record = self.document(compute_file_hash(Path(path)))
+        try:
+            file_hash = self.file_hash(Path(path))
+        except OSError:
+            return []
+        record = self.document(file_hash)
         if record is None:
             return []
         return self.search_item(record["item_id"], query, max_results, regex=regex)

@@ -1,5 +1,8 @@
 """Searching one file, as `search_file` and `generalagent search` do it: index on first use,
-find the best chunks, add their neighbours as context, fit the content budget, and render.
+find the best places (one hit per page or section), show each with the other matching
+chunks of its place and its neighbours as context, fit the content budget, and render.
+Every hit names its place (page, slide, sheet and rows, or section) so answers can cite it,
+and `check_citation` tells whether a quoted sentence really occurs at a cited place.
 
 `search_document` returns a plain dict (the CLI prints it with --json); `render_search`
 turns it into the text the model reads. Every failure a user can cause comes back as
@@ -14,16 +17,20 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.extract import DocumentError
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.lookup import chunks_at
 from generalAgent.search.query import normalise_query
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.
 CONTEXT_BEFORE = 1
 CONTEXT_AFTER = 1
+# Other matching chunks of a hit's page or section shown with it (the budget cuts further).
+FOLDED_CONTEXT = 3
 
 
 class SearchFailure(Exception):
@@ -76,6 +83,8 @@ def search_document(
         "capped": wanted > limit,
         "hits": [
             {
+                "place": r["matched_chunks"][0]["place"] if r["matched_chunks"] else "",
+                "ocr": bool(r["matched_chunks"]) and r["matched_chunks"][0]["ocr"],
                 "page": r["matched_chunks"][0]["page"] if r["matched_chunks"] else None,
                 "heading": r["matched_chunks"][0]["heading"] if r["matched_chunks"] else "",
                 "score": r["score"],
@@ -90,17 +99,66 @@ def search_document(
     }
 
 
+def check_citation(
+    db_path: Path,
+    settings: DocumentSettings,
+    path: Path,
+    quote: str,
+    place: str,
+    *,
+    shown_as: str | None = None,
+) -> dict[str, Any]:
+    """Whether `quote` occurs word for word at `place` ("page 12", "§ Installing", ...) of
+    the document at `path` (indexed first if needed), and where else it occurs."""
+    shown = shown_as or str(path)
+    if not quote or not quote.strip():
+        raise SearchFailure("Empty quote: give the sentence to check.")
+    try:
+        with SearchIndex(db_path, settings) as index:
+            document = index.index_file(path)
+            check = check_quote(index.conn, document.item_id, quote, place)
+    except (DocumentError, CitationError) as exc:
+        raise SearchFailure(f"Cannot check the quote in {shown}: {exc}.") from None
+    except DatabaseError as exc:
+        raise SearchFailure(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+    return {
+        "file": shown,
+        "quote": quote,
+        "place": check.place,
+        "found": check.found,
+        "elsewhere": check.elsewhere,
+    }
+
+
+def render_citation(result: dict[str, Any]) -> str:
+    """The check as the model reads it: one line that says whether the citation holds."""
+    where = f"{result['place']} of {result['file']}"
+    if result["found"]:
+        return f"Verified: the quote occurs word for word on {where}."
+    if result["elsewhere"]:
+        return (
+            f"Not on {where}: the quote occurs on {', '.join(result['elsewhere'])} instead; cite that place."
+        )
+    return (
+        f"Not found: the quote does not occur on {where} nor anywhere else in the document. "
+        "Quote the passage exactly as the search hit shows it, or drop the quotation."
+    )
+
+
 def _with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
-    """One budget 'result' per hit: the hit, then its unseen neighbours in document order."""
+    """One budget 'result' per hit: the hit, then the other matching chunks of its place and
+    its neighbours, unseen ones only, in document order."""
     hit_indexes = {h.chunk_index for h in hits}
     shown: set[int] = set()
     results = []
     for hit in hits:
-        neighbours = index.neighbours(hit.item_id, hit.chunk_index, CONTEXT_BEFORE, CONTEXT_AFTER)
+        around = index.neighbours(hit.item_id, hit.chunk_index, CONTEXT_BEFORE, CONTEXT_AFTER)
+        folded = chunks_at(index.conn, hit.item_id, hit.folded[:FOLDED_CONTEXT])
+        by_index = {c.chunk_index: c for c in [*around, *folded]}
         context = [
-            chunk_dict(n)
-            for n in neighbours
-            if n.chunk_index not in hit_indexes and n.chunk_index not in shown
+            chunk_dict(by_index[i]) for i in sorted(by_index) if i not in hit_indexes and i not in shown
         ]
         shown.update(c["chunk_index"] for c in context)
         results.append(
@@ -119,6 +177,8 @@ def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
     return {
         "chunk_id": hit.chunk_id,
         "chunk_index": hit.chunk_index,
+        "place": hit.place,
+        "ocr": hit.ocr,
         "page": hit.page,
         "heading": hit.heading,
         "start_position": hit.start,
@@ -152,7 +212,7 @@ def render_search(result: dict[str, Any]) -> str:
         ordered = sorted(matched + context, key=lambda pair: pair[0]["chunk_index"])
         for chunk, is_match in ordered:
             label = ">> " if is_match else "   "
-            page = f"[page {chunk['page']}] " if chunk["page"] != hit["page"] else ""
+            page = f"[{chunk['place']}] " if chunk["place"] and chunk["place"] != hit["place"] else ""
             body = "\n".join(
                 (" " * len(label) + line).rstrip() if n else line
                 for n, line in enumerate(chunk["content"].split("\n"))
@@ -164,10 +224,11 @@ def render_search(result: dict[str, Any]) -> str:
 
 
 def _place(hit: dict[str, Any]) -> str:
-    parts = []
-    if hit["page"] is not None:
-        parts.append(f"page {hit['page']}")
-    if hit["heading"]:
+    """The hit's place as a citation names it, and the section when the place is a page."""
+    parts = [hit["place"]] if hit.get("place") else []
+    if hit["heading"] and not hit.get("place", "").startswith(("§", "sheet ")):
         parts.append(f"§ {hit['heading']}")
+    if hit.get("ocr"):
+        parts.append("text read by OCR")
     parts.append(f"chunk {hit['chunk_index']}")
     return " | ".join(parts)

@@ -1,8 +1,11 @@
 """Builds the agent: its parts (model, tools, skills, agents, prompts) and the compiled graph.
 
-    START → planner ─┬─ tool calls, loops left ──→ tools → planner
+    START → planner ─┬─ tool calls, loops left ──→ approval → tools → planner
                      ├─ tool calls, budget spent → finalize → END
                      └─ no tool calls ───────────→ END
+
+`approval` asks the user about every call that needs it before any call runs, so the
+tools node runs each call at most once (graph/nodes/approval.py says why).
 
 `build_graph` is the one place the graph is assembled; `make_graph` is the factory that
 `langgraph.json` points to, so LangGraph Server serves the same graph unchanged.
@@ -22,6 +25,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.graph.nodes.approval import build_approval_node
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
@@ -29,7 +33,9 @@ from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.providers.factory import build_chat_model
 from generalAgent.skills.loader import SkillCatalog, load_skills
+from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.mcp.manager import MCPServerManager
 from generalAgent.tools.registry import ToolRegistry
 
 
@@ -45,24 +51,36 @@ class AgentParts:
     agents: AgentCatalog
 
     @property
+    def mcp(self) -> MCPServerManager:
+        assert self.registry.mcp is not None  # build_parts always attaches one
+        return self.registry.mcp
+
+    @property
     def warnings(self) -> list[str]:
         return [*self.skills.warnings, *self.agents.warnings]
 
 
-def build_parts(settings: Settings, model: BaseChatModel | None = None) -> AgentParts:
+def build_parts(
+    settings: Settings, model: BaseChatModel | None = None, mcp: MCPServerManager | None = None
+) -> AgentParts:
+    """`mcp`: the process's MCP servers, already starting (the CLI starts them first, so they
+    come up while the rest loads); without one, the configured servers are started here."""
     env = ToolEnvironment(settings=settings)
+    registry = ToolRegistry.from_yaml(env, settings.paths.tools_config)
+    registry.attach_mcp(mcp or MCPServerManager.from_settings(settings).start())
     return AgentParts(
         settings=settings,
         model=model or build_chat_model(settings.model),
         env=env,
-        registry=ToolRegistry.from_yaml(env, settings.paths.tools_config),
+        registry=registry,
         skills=load_skills(settings.paths.skills_dir),
         agents=load_agent_profiles(settings.paths.agents_dir),
     )
 
 
 def route_after_planner(state: AgentState, default_max_loops: int) -> str:
-    """tools while loops remain, finalize when the budget is spent, else the turn is over.
+    """approval (then tools) while loops remain, finalize when the budget is spent, else the
+    turn is over.
 
     A state without `max_loops` (e.g. a run started by a LangGraph Server client) gets
     the MAX_LOOPS setting, so no run can loop without bound.
@@ -72,7 +90,7 @@ def route_after_planner(state: AgentState, default_max_loops: int) -> str:
         max_loops = state.get("max_loops") or default_max_loops
         if state.get("loops", 0) >= max_loops:
             return "finalize"
-        return "tools"
+        return "approval"
     return END
 
 
@@ -81,13 +99,16 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph = StateGraph(AgentState)
     cancelled = parts.env.cancelled
     graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled))
-    graph.add_node("tools", build_tools_node(prompts))
+    policy = ApprovalPolicy(auto_approved=parts.settings.tools.auto_approved)
+    graph.add_node("approval", build_approval_node(prompts.visible_tools, parts.env, policy))
+    graph.add_node("tools", build_tools_node(prompts, parts.env, policy))
     graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
     graph.add_edge(START, "planner")
     max_loops = parts.settings.governance.max_loops
     graph.add_conditional_edges(
-        "planner", lambda state: route_after_planner(state, max_loops), ["tools", "finalize", END]
+        "planner", lambda state: route_after_planner(state, max_loops), ["approval", "finalize", END]
     )
+    graph.add_edge("approval", "tools")
     graph.add_edge("tools", "planner")
     graph.add_edge("finalize", END)
     compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
@@ -108,4 +129,8 @@ async def make_graph() -> CompiledStateGraph:
 
 @functools.cache
 def _served_graph() -> CompiledStateGraph:
-    return build_graph(build_parts(load_settings()))
+    # A server has no prompt to keep responsive: its MCP servers are waited for once, here.
+    settings = load_settings()
+    mcp = MCPServerManager.from_settings(settings).start()
+    mcp.wait_for_startup()
+    return build_graph(build_parts(settings, mcp=mcp))

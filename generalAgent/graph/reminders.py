@@ -9,7 +9,7 @@ prompt + history) is untouched.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
@@ -45,7 +45,12 @@ def build_todo_reminder(todos: Sequence[TodoItem]) -> str:
     return wrap("\n".join(lines))
 
 
-def build_mention_reminder(tools: Sequence[str], skills: Sequence[str], agents: Sequence[str]) -> str:
+def build_mention_reminder(
+    tools: Sequence[str],
+    skills: Sequence[str],
+    agents: Sequence[str],
+    servers: Mapping[str, Sequence[str]] | None = None,
+) -> str:
     """What this turn's @mentions made available, and what to do with it."""
     lines: list[str] = []
     if tools:
@@ -61,6 +66,11 @@ def build_mention_reminder(tools: Sequence[str], skills: Sequence[str], agents: 
         lines.append(
             f"The user mentioned {names}: delegate_task is available. Pass the agent name and a "
             "self-contained task; the sub-agent sees nothing of this conversation."
+        )
+    for server, tool_names in (servers or {}).items():
+        offered = ", ".join(tool_names) if tool_names else "none (it offers no tools)"
+        lines.append(
+            f"The user mentioned the MCP server @{server}: its tools are available to you now: {offered}."
         )
     return wrap("\n".join(lines)) if lines else ""
 

@@ -53,7 +53,16 @@ class AgentState(TypedDict, total=False):
     context_id: str  # "main" or "subagent-xxxxxxxx"
     parent_context: str | None  # set for sub-agents
     workspace_id: str  # shared by a session and its sub-agents
-    approved_tools: list[str]  # tools the user approved "always" for this session
+    mcp_servers: Annotated[list[str], merge_names]  # MCP servers whose tools this session is offered
+    # Tools the user chose to keep approving in this session, also when it is resumed. A
+    # reducer, because several calls of one step may add to it. Approvals for the running
+    # process only ("always") are not state: they come with each run's config.
+    approved_tools: Annotated[list[str], merge_names]
+    # The approval step's decisions for the calls of the last model message, by call id
+    # (graph/nodes/approval.py); the tools node runs a call only with a yes here.
+    approvals: dict[str, str]
+    # Sub-agents only: hosts the user named in the parent session (fetch_web asks for others).
+    user_hosts: list[str]
     allowed_tools: list[str] | None  # a sub-agent profile's allow-list
     agent_profile: str | None  # which profile a sub-agent runs
     loops: int  # model calls in this turn (derived from the history by the planner)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import queue
 import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -21,6 +21,7 @@ from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
+from generalAgent.tools.approval import PROCESS_APPROVALS
 
 Writer = Callable[[Any], None]
 
@@ -39,8 +40,16 @@ class SubagentRunner:
         self.cancelled = cancelled
 
     def __call__(
-        self, task: str, agent: str, max_loops: int | None, parent_state: dict[str, Any], writer: Writer
+        self,
+        task: str,
+        agent: str,
+        max_loops: int | None,
+        parent_state: dict[str, Any],
+        writer: Writer,
+        process_approvals: Collection[str] = (),
     ) -> dict[str, Any]:
+        """Run the sub-agent to its answer. `process_approvals`: the tools the user approved
+        "always" in the running process, which the sub-agent may use without asking."""
         profile = self.agents.get(agent)
         if profile is None:
             return {
@@ -65,7 +74,10 @@ class SubagentRunner:
         outcome: dict[str, Any] = {}
         events: queue.Queue[Any] = queue.Queue()
         worker = threading.Thread(
-            target=self._run, args=(context_id, state, events.put, outcome), name=context_id, daemon=True
+            target=self._run,
+            args=(context_id, state, sorted(process_approvals), events.put, outcome),
+            name=context_id,
+            daemon=True,
         )
         worker.start()
         # The parent's stream writer only works in the parent's context (this thread), so
@@ -79,8 +91,16 @@ class SubagentRunner:
             return {"ok": False, "error": outcome["error"], "context_id": context_id}
         return {"ok": True, "result": outcome["result"], "context_id": context_id, "loops": outcome["loops"]}
 
-    def _run(self, context_id: str, state: dict[str, Any], writer: Writer, outcome: dict[str, Any]) -> None:
+    def _run(
+        self,
+        context_id: str,
+        state: dict[str, Any],
+        approved: list[str],
+        writer: Writer,
+        outcome: dict[str, Any],
+    ) -> None:
         config = thread_config(context_id)
+        config["configurable"][PROCESS_APPROVALS] = approved
         task = " ".join(state["messages"][0].content.split())
         writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
         try:

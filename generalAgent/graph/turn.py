@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from generalAgent.graph.state import UploadedFile
+from generalAgent.tools.approval import hosts_named_by_user
 
 MAIN_CONTEXT = "main"
 # LangGraph stops a run after this many steps. Our own bound is MAX_LOOPS (at most 500 model
@@ -75,9 +76,11 @@ def subagent_turn_input(
 ) -> dict[str, Any]:
     """A sub-agent's whole starting state: the task, the parent's workspace, tools and files.
 
-    It inherits what the parent may use (mentions, "always" approvals, uploads) but none
-    of its history, todos or pending reminders.
+    It inherits what the parent may use (mentions, kept approvals, uploads, the hosts the
+    user named) but none of its history, todos or pending reminders. Approvals for the
+    running process come with its config (graph/subagents.py).
     """
+    hosts = parent.get("user_hosts") or hosts_named_by_user(parent.get("messages", []))
     return {
         "messages": [HumanMessage(content=task)],
         "context_id": context_id,
@@ -87,7 +90,9 @@ def subagent_turn_input(
         "allowed_tools": list(allowed_tools) if allowed_tools is not None else None,
         "mentions": list(parent.get("mentions", [])),
         "new_mentions": [],
+        "mcp_servers": list(parent.get("mcp_servers", [])),
         "approved_tools": list(parent.get("approved_tools", [])),
+        "user_hosts": sorted(hosts),
         "uploaded_files": list(parent.get("uploaded_files", [])),
         "new_uploaded_files": [],
         "todos": [],

@@ -50,8 +50,8 @@ def _result_block(number: int, entry: dict[str, Any]) -> str:
     lines.append(f"    id: {item['id']} | {entry['total_chunks']} chunks{_source(item)}")
     whole = bool(item["content"]) and "content:" not in entry.get("cut", "")
     if whole:
-        numbers = ", ".join(str(c["chunk_index"]) for c in entry["matched_chunks"])
-        lines.append(f"    matched chunks: {numbers}")
+        matched = "; ".join(_chunk_label(c) for c in entry["matched_chunks"])
+        lines.append(f"    matched: {matched}")
         lines.append("    content:")
         lines.append(_indent(item["content"], 6))
     else:
@@ -131,10 +131,14 @@ def _source(item: dict[str, Any]) -> str:
 
 def _chunk_label(chunk: dict[str, Any]) -> str:
     parts = [f"chunk {chunk['chunk_index']}"] if chunk["chunk_index"] >= 0 else ["passage"]
-    if chunk.get("page") is not None:
+    if chunk.get("place"):
+        parts.append(chunk["place"])
+    elif chunk.get("page") is not None:
         parts.append(f"page {chunk['page']}")
-    if chunk.get("heading"):
+    if chunk.get("heading") and not chunk.get("place", "").startswith("sheet "):
         parts.append(f"§ {chunk['heading']}")
+    if chunk.get("ocr"):
+        parts.append("text read by OCR")
     if chunk.get("truncated"):
         parts.append("shortened")
     return " | ".join(parts)

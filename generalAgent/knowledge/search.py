@@ -275,4 +275,8 @@ def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
     }
     if hit.page is not None:
         chunk["page"] = hit.page
+    if hit.label:
+        chunk["place"] = hit.label  # slide 3, sheet Q3 rows 2–21: what a citation names
+    if hit.ocr:
+        chunk["ocr"] = True
     return chunk

@@ -61,7 +61,9 @@ class Block:
 
     `whole` marks a block the extractor already sized as one chunk (spreadsheet rows with
     their header); it is kept whole when it fits. `markdown` is False for source code and
-    plain text, where a line starting with '#' is a comment, not a heading.
+    plain text, where a line starting with '#' is a comment, not a heading. `place` is how a
+    reader finds the block to cite it ("page 12", "slide 3", "sheet Sales, rows 2–21");
+    '' where the heading is the place (DOCX, Markdown). `ocr` marks text read from an image.
     """
 
     text: str
@@ -69,6 +71,8 @@ class Block:
     heading: str = ""
     whole: bool = False
     markdown: bool = True
+    place: str = ""
+    ocr: bool = False
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,8 @@ class Chunk:
     end: int
     page: int | None
     heading: str
+    place: str = ""
+    ocr: bool = False
 
 
 BLOCK_SEPARATOR = "\n\n"
@@ -117,6 +123,8 @@ def chunk_blocks(blocks: Sequence[Block], config: ChunkingConfig) -> tuple[str, 
                     end=offset + span.end,
                     page=block.page,
                     heading=span.heading or block.heading,
+                    place=block.place,
+                    ocr=block.ocr,
                 )
             )
         offset += len(block.text)

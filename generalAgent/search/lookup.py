@@ -2,8 +2,9 @@
 
 The lookup: FTS5 ranks the chunks holding any of the query's terms by BM25 (on a large
 index only the chunks holding one of the rarer terms are ranked, with the same scores, see
-`_scored`); the best RERANK_POOL of them are re-ranked with what their documents add
-(ranking.py), and the text of the returned rows only is read. When no chunk holds any
+`_scored`); the best RERANK_POOL of them are re-ranked (ranking.py): by what their
+documents add, one hit per page or section with the place's other chunks folded into it,
+tables of contents and indexes after body text. When no chunk holds any
 term, a plain substring scan for the Chinese runs of the query is the last resort (see
 query.py for why). Documents (one file) and knowledge (many items) both search this way.
 """
@@ -11,6 +12,7 @@ query.py for why). Documents (one file) and knowledge (many items) both search t
 from __future__ import annotations
 
 import bisect
+import json
 import re
 import sqlite3
 from collections.abc import Sequence
@@ -19,18 +21,23 @@ from typing import Any
 
 from generalAgent.search.database import BM25, DatabaseError
 from generalAgent.search.query import MatchQuery, build_match_query
-from generalAgent.search.ranking import Candidate, name_words, names_document, rerank
+from generalAgent.search.ranking import Candidate, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
 
 MAX_REGEX_CHARS = 500
-# Chunks FTS5 hands to the re-ranking: enough to see several chunks of each likely document.
-# 30 and 50 give the same recall and MRR on bench/retrieval_quality.py; 30 costs ~7% less.
-RERANK_POOL = 30
+# Chunks FTS5 hands to the re-ranking: enough for ten places when several chunks share a
+# page. On the tuning half of the documents set 20 and 30 leave a place short in the top
+# 5 now and then; 40 to 200 give the same figures, and each ten more cost ~0.1 ms.
+RERANK_POOL = 40
 # Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
 # `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost whatever the
 # size of the index. On bench/retrieval_quality.py recall@5 is the unpruned one's from
 # 1,000 up (500: -0.013, 250: -0.06).
 CANDIDATE_BUDGET = 1_000
+# When every term is in more chunks than the budget, they are counted again with caps this
+# many times higher (8k, then 64k chunks) to find the rarest: ~1 ms a term at 1M chunks.
+COUNT_GROWTH = 8
+MAX_COUNT_CAP = 64 * (CANDIDATE_BUDGET + 1)
 
 
 class QueryError(Exception):
@@ -53,6 +60,19 @@ class ChunkHit:
     start: int
     end: int
     score: float
+    folded: tuple[int, ...] = ()  # chunk_index of the place's other matching chunks
+    label: str = ""  # the place the extractor named ("page 12", "slide 3", "sheet S, rows 2–21")
+    ocr: bool = False  # the text was read from an image by OCR and may hold misreadings
+
+    @property
+    def place(self) -> str:
+        """Where the hit is, as a reader finds it to cite it: "page 12", "slide 3",
+        "sheet Sales, rows 2–21", "§ Installing" (DOCX, Markdown), or "" (plain text)."""
+        if self.label:
+            return self.label
+        if self.page is not None:
+            return f"page {self.page}"
+        return f"§ {self.heading}" if self.heading else ""
 
     def to_result(self) -> dict[str, Any]:
         """The seed's result shape: chunk_id is the chunk's number within its document."""
@@ -60,6 +80,8 @@ class ChunkHit:
             "chunk_id": self.chunk_index,
             "page": self.page,
             "heading": self.heading,
+            "place": self.place,
+            "ocr": self.ocr,
             "text": self.text,
             "score": round(self.score, 4),
         }
@@ -69,7 +91,7 @@ class ChunkHit:
 _HIT_COLUMNS = (
     "c.rowid AS rowid, c.item_id AS item_id, c.id AS chunk_id, c.chunk_index AS chunk_index,"
     " c.page AS page, c.heading AS heading, f.text AS text, c.start_position AS start,"
-    " c.end_position AS end"
+    " c.end_position AS end, c.metadata AS metadata"
 )
 
 
@@ -94,7 +116,7 @@ def find_chunks(
     pool = max(limit, RERANK_POOL)
     scored = _scored(conn, match, pool, rowid_range, item_filter, filter_params)
     if scored:
-        return load_hits(conn, _reranked(conn, match, scored)[:limit])
+        return _ranked_hits(conn, scored, limit)
     if match.substrings:
         return load_hits(conn, _scan(conn, match.substrings, limit, rowid_range, item_filter, filter_params))
     return []
@@ -144,16 +166,21 @@ def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[li
     holding them fit CANDIDATE_BUDGET; at least one) and the rest, each in query order.
 
     Counting stops at the budget, so telling rare from common costs little; an index with
-    no more chunks than the budget is not counted at all (every term counts as rare).
+    no more chunks than the budget is not counted at all (every term counts as rare). When
+    every term is past the budget, the counts alone no longer say which is rarest, and the
+    first one in the query would be taken, however common ("run" in 140,000 chunks before
+    "limit" in 50,000: 200 ms at 1M chunks); so those are counted again with a cap
+    COUNT_GROWTH times higher, up to MAX_COUNT_CAP.
     """
     if (conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) <= CANDIDATE_BUDGET:
         return list(terms), []  # too few chunks to be worth counting
     cap = CANDIDATE_BUDGET + 1
-    counted = ", ".join(
-        "(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))" for _ in terms
-    )
-    counts = conn.execute(f"SELECT {counted}", [v for term in terms for v in (term, cap)]).fetchone()
+    counts = _counts(conn, terms, cap)
     kept = [n for n, count in enumerate(counts) if count > 0]
+    while kept and cap < MAX_COUNT_CAP and all(counts[n] >= cap for n in kept):
+        cap *= COUNT_GROWTH
+        for n, count in zip(kept, _counts(conn, [terms[n] for n in kept], cap), strict=True):
+            counts[n] = count
     rare: set[int] = set()
     total = 0
     for n in sorted(kept, key=lambda n: counts[n]):
@@ -164,20 +191,48 @@ def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[li
     return [terms[n] for n in kept if n in rare], [terms[n] for n in kept if n not in rare]
 
 
-def _reranked(
-    conn: sqlite3.Connection, match: MatchQuery, scored: Sequence[tuple[int, float]]
-) -> list[tuple[int, float]]:
+def _counts(conn: sqlite3.Connection, terms: Sequence[str], cap: int) -> list[int]:
+    """Chunks holding each term, counted up to `cap` (the count stops there)."""
+    counted = ", ".join(
+        "(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))" for _ in terms
+    )
+    return list(conn.execute(f"SELECT {counted}", [v for term in terms for v in (term, cap)]).fetchone())
+
+
+def _ranked_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]], limit: int) -> list[ChunkHit]:
+    """The `limit` best places among the scored chunks, as hits (ranking.py decides).
+
+    The candidates are read with only what ranking needs; the hits returned are then
+    loaded whole (a few rows instead of the pool).
+    """
     marks = ",".join("?" * len(scored))
     rows = conn.execute(
-        f"SELECT c.rowid, c.item_id, i.title FROM chunks c JOIN items i ON i.id = c.item_id"
-        f" WHERE c.rowid IN ({marks})",
+        "SELECT c.rowid, c.item_id, c.page, c.heading, c.chunk_index, f.text FROM chunks c"
+        f" JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.rowid IN ({marks})",
         [rowid for rowid, _ in scored],
     ).fetchall()
-    items = {rowid: item_id for rowid, item_id, _ in rows}
-    titles = {item_id: title for _, item_id, title in rows}
-    named = {item_id for item_id, title in titles.items() if names_document(match.words, name_words(title))}
-    candidates = [Candidate(rowid, items[rowid], score) for rowid, score in scored if rowid in items]
-    return rerank(candidates, named)
+    found = {row[0]: row for row in rows}
+    candidates = [
+        Candidate(rowid, found[rowid][1], score, _place(*found[rowid][:4]), is_listing(found[rowid][5]))
+        for rowid, score in scored
+        if rowid in found
+    ]
+    ranked = rerank(candidates)[:limit]
+    hits = {hit.rowid: hit for hit in load_hits(conn, [(entry.rowid, entry.score) for entry in ranked])}
+    return [
+        replace(hits[entry.rowid], folded=tuple(sorted(found[rowid][4] for rowid in entry.folded)))
+        for entry in ranked
+        if entry.rowid in hits  # a row deleted by another writer in between is left out
+    ]
+
+
+def _place(rowid: int, item_id: str, page: int | None, heading: str) -> tuple[str, object]:
+    """The page (PDF page, slide, sheet), else the section, else the chunk itself."""
+    if page is not None:
+        return (item_id, page)
+    if heading:
+        return (item_id, heading)
+    return (item_id, -rowid)
 
 
 def _scope(
@@ -246,7 +301,23 @@ def load_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> 
 
 
 def _hit(row: sqlite3.Row, score: float) -> ChunkHit:
-    return ChunkHit(**dict(row), score=score)
+    fields = dict(row)
+    facts = _facts(fields.pop("metadata"))
+    return ChunkHit(**fields, score=score, **facts)
+
+
+def _facts(metadata: str | None) -> dict[str, Any]:
+    """Place and OCR mark stored with the chunk ({} for chunks indexed before they were)."""
+    if not metadata or metadata == "{}":
+        return {}
+    try:
+        stored = json.loads(metadata)
+    except ValueError:
+        return {}
+    if not isinstance(stored, dict):
+        return {}
+    place = stored.get("place")
+    return {"label": place if isinstance(place, str) else "", "ocr": stored.get("ocr") is True}
 
 
 def chunk_window(conn: sqlite3.Connection, item_id: str, first: int, last: int) -> list[ChunkHit]:

@@ -9,10 +9,10 @@ section's name). Both kinds are combined in one expression, so a mixed
 query is ranked by one bm25.
 
 Two expressions are built: any term (OR), the lookup itself, bm25 putting the chunks with
-the rarest and most terms first (index.py ranks it, pruned to the rarer terms' chunks on a
-large index, and re-ranks the best by their documents); and all terms (AND), which is the
+the rarest and most terms first (lookup.py ranks it, pruned to the rarer terms' chunks on a
+large index, and re-ranks the best, ranking.py); and all terms (AND), which is the
 expression when there is a single term. The terms are also kept one by one, for the
-pruning, and the query's words, to recognise a document named in it. The Chinese runs are
+pruning. The Chinese runs are
 kept as plain substrings for the last resort, a scan, so a 1-character word that jieba
 never cuts out on its own ("表" inside "表格") is still found.
 """
@@ -22,7 +22,6 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 
-from generalAgent.search.ranking import words
 from generalAgent.search.segmentation import CJK_RUN, Segmenter, Term
 
 # Longer queries are cut: past a few hundred characters extra words only slow the search.
@@ -48,7 +47,6 @@ class MatchQuery:
     any_terms: str  # at least one term ('' when there is only one term)
     substrings: tuple[str, ...]  # Chinese runs, for the scan of the last resort
     terms: tuple[str, ...] = ()  # the expression of each term, as joined in the two above
-    words: tuple[str, ...] = ()  # the query's words, lower-cased, to recognise document names
 
     @property
     def empty(self) -> bool:
@@ -86,7 +84,6 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
         any_terms=" OR ".join(unique) if len(unique) > 1 else "",
         substrings=tuple(dict.fromkeys(runs)),
         terms=tuple(unique),
-        words=words(text),
     )
 
 

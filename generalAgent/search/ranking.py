@@ -1,49 +1,64 @@
-"""Re-ranking FTS5's best chunks with what one chunk's bm25 cannot see: its document.
+"""Re-ranking FTS5's best chunks into hits: one per place, body text before listings.
 
-FTS5 scores each chunk on its own. Two facts about the chunk's document then decide
-between chunks of similar score (measured with bench/retrieval_quality.py, figures in
-docs/benchmarks.md):
+FTS5 scores each chunk on its own (BM25 over text and title, docs/benchmarks.md has the
+field weights). Three facts it cannot see decide the order of what it found (measured on
+the tuning halves of bench/retrieval_quality.py):
 
 - **Document evidence.** A document with several chunks among the best is more likely the
   one the question is about than a document with a single chunk that happens to use the
   same words (passage retrieval's old lesson: combine a passage's score with its
   document's). Each candidate gains DOCUMENT_WEIGHT times the sum of its document's best
   DOCUMENT_CHUNKS candidate scores, so within one document the order is unchanged.
-- **The document's name.** A query that names a document ("tar 列出归档内容", "xargs run
-  commands in parallel", "员工手册 年假") is about that document. The name is also indexed
-  in the `title` column, but there bm25 weighs it by how rare the word is in all text, and
-  a name is often an ordinary word ("find", "split", "free"). A named document's chunks
-  get NAME_BONUS more.
+- **One hit per place.** A place is a PDF page, a slide or a sheet (the chunk's page), else
+  the section under one heading. Five chunks of one page as the five best hits leave one
+  guess; the best chunk of each place stands for it and the place's other candidates are
+  folded into that hit (`folded`), to be shown as its context. Summing a place's chunks
+  instead of taking the best measured no better.
+- **Listings last.** A table of contents, an index or a command summary repeats every
+  word of the body with page numbers beside it and often wins on bm25; a chunk that looks
+  like one (dot leaders, runs of page references) is ranked after every chunk of body
+  text, never above it.
 
-Both only reorder the candidates FTS5 found; they never add a chunk that matched nothing.
+All three only reorder and fold the candidates FTS5 found; they never add a chunk that
+matched nothing. Nothing here looks at the document's name: a question that names the
+document gains only what the indexed title words give it, like any other word.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
-from functools import lru_cache
+from collections.abc import Sequence
 from typing import NamedTuple
 
-from generalAgent.search.segmentation import CJK_CHARACTER, CJK_RUN
+from generalAgent.search.segmentation import CJK_CHARACTER
 
-# Measured on bench/retrieval_quality.py (docs/benchmarks.md): recall@5 is the same for a
-# document weight of 0.2 to 0.5 and for one to three chunks; a name bonus of 0.3 to 1.0
-# gives 0.940 to 0.947. Round values from the middle of those ranges, not the best point.
 DOCUMENT_WEIGHT = 0.3
 DOCUMENT_CHUNKS = 2
-NAME_BONUS = 0.5
 
-# A word of a name or a query: a run of Chinese characters, or of other letters and digits.
+# Dot leaders of a table of contents ("Key placement . . . . . 161", "第三章……12").
+_LEADER = re.compile(r"(?:\.[ \t]?){5,}|[…·]{3,}")
+# A page reference of an index or a summary: ", 161", ", 12–14", "(第 98 页)". Not "(1,2)":
+# a number followed by ")" or more digits is a coordinate or a quantity, not a page.
+_PAGE_REFERENCE = re.compile(r"[,，]\s*\d{1,4}(?:[–-]\d{1,4})?(?![\d.)\w])|[(（]第\s*\d{1,4}\s*页[)）]")
+LEADERS_OF_A_LISTING = 2
+REFERENCES_OF_A_LISTING = 6
+
+# A word of a query: a run of Chinese characters, or of other letters and digits.
 _WORD = re.compile(rf"{CJK_CHARACTER}+|(?:(?!{CJK_CHARACTER})[^\W_])+")
-# File extensions are not part of a document's name: "tar.1.md" is named "tar".
-_EXTENSION = re.compile(r"\.[^\W_]{1,4}$")
 
 
 class Candidate(NamedTuple):
     rowid: int
     item_id: str
     score: float  # bm25, higher is better
+    place: tuple[str, object] = ("", None)  # (item, page) or (item, heading)
+    listing: bool = False
+
+
+class Ranked(NamedTuple):
+    rowid: int
+    score: float
+    folded: tuple[int, ...] = ()  # rowids of the place's other candidates, best first
 
 
 def words(text: str) -> tuple[str, ...]:
@@ -51,42 +66,23 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(match.group().lower() for match in _WORD.finditer(text))
 
 
-@lru_cache(maxsize=4096)  # the same documents come back query after query
-def name_words(title: str) -> tuple[str, ...]:
-    """The words of a document's name, without its file extensions."""
-    name = title.strip()
-    while (stripped := _EXTENSION.sub("", name)) != name and stripped:
-        name = stripped
-    return words(name)
+def is_listing(text: str) -> bool:
+    """True for a chunk of a table of contents, an index or a list of commands with pages.
 
-
-def names_document(query: Sequence[str], name: Sequence[str]) -> bool:
-    """True when the name's words occur together, in order, among the query's words.
-
-    A Chinese name may sit inside a longer run of Chinese ("查看员工手册" names
-    "员工手册"), since Chinese is written without spaces. One-character and all-digit names
-    ("a.txt", "2024.pdf") never count: they would match far too much.
+    Counting characters first rules out nearly every chunk of body text without running
+    the expressions (this runs on every candidate of every search): a leader needs five
+    dots or a "…"/"·", a page reference a comma or a "页".
     """
-    if not name or sum(map(len, name)) < 2 or all(word.isdigit() for word in name):
-        return False
-    first, rest = name[0], name[1:]
-    if first not in query and CJK_RUN.fullmatch(first) is None:
-        return False  # the common case, answered without looping over the query
-    return any(
-        _same_word(query[start], first)
-        and all(_same_word(query[start + i], word) for i, word in enumerate(rest, start=1))
-        for start in range(len(query) - len(rest))
-    )
-
-
-def _same_word(query_word: str, name_word: str) -> bool:
-    if query_word == name_word:
+    dots = text.count(".") >= 5 * LEADERS_OF_A_LISTING or "…" in text or "·" in text
+    if dots and len(_LEADER.findall(text)) >= LEADERS_OF_A_LISTING:
         return True
-    return len(name_word) > 1 and CJK_RUN.fullmatch(name_word) is not None and name_word in query_word
+    if text.count(",") + text.count("，") + text.count("页") < REFERENCES_OF_A_LISTING:
+        return False
+    return len(_PAGE_REFERENCE.findall(text)) >= REFERENCES_OF_A_LISTING
 
 
-def rerank(candidates: Sequence[Candidate], named: Collection[str]) -> list[tuple[int, float]]:
-    """(rowid, score) of every candidate, best first, scored as the module docstring says.
+def rerank(candidates: Sequence[Candidate]) -> list[Ranked]:
+    """One entry per place, best first, scored and ordered as the module docstring says.
 
     Ties go to the higher bm25, then to FTS5's order.
     """
@@ -96,13 +92,17 @@ def rerank(candidates: Sequence[Candidate], named: Collection[str]) -> list[tupl
     evidence = {
         item_id: sum(sorted(scores, reverse=True)[:DOCUMENT_CHUNKS]) for item_id, scores in best.items()
     }
-    scored = [
-        (
-            candidate.rowid,
-            (candidate.score + DOCUMENT_WEIGHT * evidence[candidate.item_id])
-            * (1 + NAME_BONUS * (candidate.item_id in named)),
-        )
-        for candidate in candidates
-    ]
-    order = sorted(range(len(scored)), key=lambda i: (-scored[i][1], -candidates[i].score, i))
-    return [scored[i] for i in order]
+    scored = [c.score + DOCUMENT_WEIGHT * evidence[c.item_id] for c in candidates]
+    order = sorted(
+        range(len(candidates)),
+        key=lambda i: (candidates[i].listing, -scored[i], -candidates[i].score, i),
+    )
+    places: dict[tuple[str, object], list[int]] = {}
+    for i in order:
+        places.setdefault(candidates[i].place, []).append(i)
+    ranked = []
+    for members in places.values():
+        head = members[0]
+        folded = tuple(candidates[i].rowid for i in members[1:])
+        ranked.append(Ranked(candidates[head].rowid, scored[head], folded))
+    return ranked

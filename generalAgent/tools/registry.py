@@ -4,6 +4,9 @@
 persistent set). Discovered tools (`enabled: false`) are only *known* at start-up: their
 module is imported and the tool built by `load_on_demand` the first time a user
 @mentions one, so a dangerous or heavy tool costs nothing until it is asked for.
+
+Tools of MCP servers are not in tools.yaml: the registry reaches them through the
+process's `MCPServerManager` (`attach_mcp`), which knows which servers are loaded.
 """
 
 from __future__ import annotations
@@ -19,9 +22,12 @@ import yaml
 from generalAgent.display import one_line
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from langchain_core.tools import BaseTool
 
     from generalAgent.tools.environment import ToolEnvironment
+    from generalAgent.tools.mcp.manager import MCPServerManager
 
 Tier = Literal["core", "enabled", "discovered"]
 TIERS: tuple[Tier, ...] = ("core", "enabled", "discovered")
@@ -52,6 +58,7 @@ class ToolRegistry:
         self._specs = {spec.name: spec for spec in specs}
         self._env = env
         self._loaded: dict[str, BaseTool] = {}
+        self.mcp: MCPServerManager | None = None
 
     @classmethod
     def from_yaml(cls, env: ToolEnvironment, path: Path = DEFAULT_TOOLS_YAML) -> ToolRegistry:
@@ -97,6 +104,19 @@ class ToolRegistry:
             raise ToolConfigError(f"{spec.module}.create_tool built {tool.name!r}, expected {name!r}")
         self._loaded[name] = tool
         return tool
+
+    def attach_mcp(self, manager: MCPServerManager) -> None:
+        """The MCP servers whose tools this registry offers (their tools join per session)."""
+        self.mcp = manager
+        manager.use_cancel_event(self._env.cancelled)
+
+    def mcp_handles(self) -> list[str]:
+        """The configured MCP servers, by the name they are @mentioned with."""
+        return self.mcp.handles() if self.mcp is not None else []
+
+    def mcp_tools(self, handles: Iterable[str]) -> list[BaseTool]:
+        """The tools of these MCP servers that are loaded, in a fixed order."""
+        return self.mcp.tools_of(handles) if self.mcp is not None else []
 
 
 def parse_tools_yaml(path: Path) -> list[ToolSpec]:

@@ -134,7 +134,9 @@ def test_doctor_reports_without_leaking_the_key(
     assert "FTS5 available" in result.stdout
     assert openai_server.chat_requests[-1].body.get("max_completion_tokens") == 1
     assert "provider  generic (no known provider at 127.0.0.1:" in result.stdout
-    deepseek = run_cli(["doctor"], {**cli_env, "MODEL_PROVIDER": "deepseek", "MODEL_NAME": "deepseek-chat"}, workdir)
+    deepseek = run_cli(
+        ["doctor"], {**cli_env, "MODEL_PROVIDER": "deepseek", "MODEL_NAME": "deepseek-chat"}, workdir
+    )
     shown = " ".join(deepseek.stdout.split())  # the line wraps at the terminal's width
     assert "provider deepseek (MODEL_PROVIDER=deepseek)" in shown
     assert "context window 131,072 tokens (deepseek-chat* in the deepseek table)" in shown

@@ -157,7 +157,7 @@ def test_a_run_streams_tokens_and_stores_the_thread(
             updated_nodes += list(part.data)
         assert part.event != "error", part.data
     assert "".join(tokens) == "It is noon in UTC."
-    assert updated_nodes == ["planner", "tools", "planner"]
+    assert updated_nodes == ["planner", "approval", "tools", "planner"]
 
     state = client.threads.get_state(thread["thread_id"])
     assert state["next"] == []
@@ -220,11 +220,13 @@ def test_command_approval_is_an_interrupt_the_client_answers(
         },
     )
     paused = client.threads.get_state(thread["thread_id"])
-    assert paused["next"] == ["tools"]
-    request = paused["tasks"][0]["interrupts"][0]["value"]
-    assert request["tool"] == "run_bash_command" and request["command"] == "echo from-the-server"
+    assert paused["next"] == ["approval"]
+    pause = paused["tasks"][0]["interrupts"][0]["value"]
+    [request] = pause["requests"]
+    assert pause["type"] == "approval" and request["tool"] == "run_bash_command"
+    assert request["args"] == {"command": "echo from-the-server"}
 
-    final = client.runs.wait(thread["thread_id"], GRAPH_ID, command={"resume": "yes"})
+    final = client.runs.wait(thread["thread_id"], GRAPH_ID, command={"resume": {request["call_id"]: "yes"}})
     assert final["messages"][-1]["content"] == "The command printed from-the-server."
     messages = stored_messages(client, thread["thread_id"])
     assert messages[-2]["type"] == "tool" and messages[-2]["content"] == "exit status 0\nfrom-the-server"

@@ -118,6 +118,20 @@ def assert_history_intact(messages: list[BaseMessage]) -> None:
     assert not problems, "stored history is broken: " + "; ".join(problems)
 
 
+API_KEY = "sk-test-SECRET-0123456789"  # the key cli_env gives the CLI
+
+
+def assert_no_secret_kept(data_dir: Path, *shown: str, secrets: tuple[str, ...] = (API_KEY,)) -> None:
+    """No secret on screen (`shown`: what the user saw) nor anywhere in DATA_DIR (logs,
+    sessions.db and its checkpoints, indexes.db, the workspaces)."""
+    for secret in secrets:
+        for text in shown:
+            assert secret not in text, "a secret reached the terminal"
+        for path in data_dir.rglob("*"):
+            if path.is_file() and not path.is_symlink():
+                assert secret.encode() not in path.read_bytes(), f"a secret is stored in {path}"
+
+
 def assert_requests_valid(server: ScriptedOpenAIServer) -> None:
     invalid = server.invalid_history_requests
     assert not invalid, f"{len(invalid)} request(s) with invalid history: {invalid[0].history_problems}"

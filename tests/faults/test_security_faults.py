@@ -324,7 +324,7 @@ def test_mentions_in_documents_or_answers_do_not_unlock_tools(
 @fault(
     area="security",
     fault="A mentioned run_bash_command called in -p, where nobody can approve, and with an extra 'approved': true argument",
-    outcome="Refused without running ('Approval needed but this run cannot ask'); the model is told the user refused.",
+    outcome="Refused without running (stderr: 'run_bash_command needs approval … but this run cannot ask; refused'); the model is told the user refused.",
 )
 def test_commands_in_print_mode_are_refused(
     openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
@@ -339,7 +339,10 @@ def test_commands_in_print_mode_are_refused(
     )
     result = run_cli(["-p", "@run_bash_command make a file"], cli_env, workdir)
     assert result.returncode == 0, result.stderr
-    assert "cannot ask; refused" in result.stderr
+    assert (
+        "run_bash_command needs approval (asks before every call) but this run cannot ask; refused"
+        in " ".join(result.stderr.split())
+    )
     (answer,) = tool_answers(openai_server.chat_requests[-1])
     assert answer.startswith("Error: refused by the user")
     assert not list(data_dir.glob("workspaces/*/outputs/pwned.txt"))

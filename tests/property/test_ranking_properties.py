@@ -1,5 +1,6 @@
-"""Ranking invariants (hypothesis): re-ranking only reorders, and ranking the rarer terms'
-candidates gives them the plain OR query's scores and order."""
+"""Ranking invariants (hypothesis): re-ranking only reorders and folds (one hit per place,
+body text before listings), and ranking the rarer terms' candidates gives them the plain
+OR query's scores and order."""
 
 from __future__ import annotations
 
@@ -12,44 +13,58 @@ from hypothesis import strategies as st
 import generalAgent.search.lookup as lookup_module
 from generalAgent.search.database import BM25
 from generalAgent.search.query import MatchQuery
-from generalAgent.search.ranking import Candidate, name_words, names_document, rerank, words
+from generalAgent.search.ranking import Candidate, rerank
 
 ITEMS = st.sampled_from(["a", "b", "c", "d"])
+PLACES = st.sampled_from([1, 2, 3, "Usage", ""])
 CANDIDATES = st.lists(
-    st.tuples(ITEMS, st.floats(min_value=0.0, max_value=100.0, allow_nan=False)), max_size=60
-).map(lambda rows: [Candidate(rowid, item, score) for rowid, (item, score) in enumerate(rows)])
-
-
-@given(candidates=CANDIDATES, named=st.sets(ITEMS))
-def test_rerank_reorders_the_candidates_and_nothing_else(candidates: list[Candidate], named: set[str]):
-    ranked = rerank(candidates, named)
-    assert sorted(rowid for rowid, _ in ranked) == [c.rowid for c in candidates]
-    scores = [score for _, score in ranked]
-    assert scores == sorted(scores, reverse=True)
-    assert all(score >= c.score for (rowid, score), c in zip(sorted(ranked), candidates, strict=True))
-
-
-@given(candidates=CANDIDATES, named=st.sets(ITEMS))
-def test_within_a_document_the_order_of_bm25_stays(candidates: list[Candidate], named: set[str]):
-    item_of = {c.rowid: c.item_id for c in candidates}
-    bm25_of = {c.rowid: c.score for c in candidates}
-    ranked = [rowid for rowid, _ in rerank(candidates, named)]
-    for item in set(item_of.values()):
-        mine = [bm25_of[rowid] for rowid in ranked if item_of[rowid] == item]
-        assert mine == sorted(mine, reverse=True)
-
-
-NAME_WORDS = st.lists(
-    st.sampled_from(["tar", "find", "q3", "report", "员工手册", "ipc", "system"]), min_size=1
+    st.tuples(ITEMS, PLACES, st.floats(min_value=0.0, max_value=100.0, allow_nan=False), st.booleans()),
+    max_size=60,
+).map(
+    lambda rows: [
+        Candidate(rowid, item, score, (item, place), listing)
+        for rowid, (item, place, score, listing) in enumerate(rows)
+    ]
 )
-OTHER_WORDS = st.lists(st.sampled_from(["list", "files", "年假", "怎么", "the", "of"]), max_size=6)
 
 
-@given(name=NAME_WORDS, before=OTHER_WORDS, after=OTHER_WORDS)
-def test_a_name_written_into_a_query_is_recognised(name: list[str], before: list[str], after: list[str]):
-    title = "_".join(name) + ".pdf"
-    query = " ".join([*before, *name, *after])
-    assert names_document(words(query), name_words(title))
+@given(candidates=CANDIDATES)
+def test_every_candidate_is_a_hit_or_folded_into_one_and_nothing_else(candidates: list[Candidate]):
+    ranked = rerank(candidates)
+    seen = [entry.rowid for entry in ranked] + [rowid for entry in ranked for rowid in entry.folded]
+    assert sorted(seen) == [c.rowid for c in candidates]
+
+
+@given(candidates=CANDIDATES)
+def test_one_hit_per_place_and_its_folded_chunks_are_of_that_place(candidates: list[Candidate]):
+    by_rowid = {c.rowid: c for c in candidates}
+    ranked = rerank(candidates)
+    places = [by_rowid[entry.rowid].place for entry in ranked]
+    assert len(places) == len(set(places))
+    for entry in ranked:
+        assert all(by_rowid[rowid].place == by_rowid[entry.rowid].place for rowid in entry.folded)
+
+
+@given(candidates=CANDIDATES)
+def test_body_text_is_never_below_a_listing_and_scores_fall_within_each(candidates: list[Candidate]):
+    by_rowid = {c.rowid: c for c in candidates}
+    ranked = rerank(candidates)
+    listing = [by_rowid[entry.rowid].listing for entry in ranked]
+    assert listing == sorted(listing)  # all False first
+    for kind in (False, True):
+        scores = [entry.score for entry, flag in zip(ranked, listing, strict=True) if flag is kind]
+        assert scores == sorted(scores, reverse=True)
+
+
+@given(candidates=CANDIDATES)
+def test_within_a_document_the_order_of_bm25_stays(candidates: list[Candidate]):
+    """Among the hits of one document that are alike (body or listing), higher bm25 first."""
+    by_rowid = {c.rowid: c for c in candidates}
+    ranked = [by_rowid[entry.rowid] for entry in rerank(candidates)]
+    for item in {c.item_id for c in candidates}:
+        for kind in (False, True):
+            mine = [c.score for c in ranked if c.item_id == item and c.listing is kind]
+            assert mine == sorted(mine, reverse=True)
 
 
 VOCABULARY = ["alpha", "beta", "gamma", "delta", "common", "filler", "zeta"]
@@ -114,3 +129,19 @@ def test_ranking_the_rarer_terms_candidates_gives_the_plain_or_best(
         assert score == pytest.approx(plain[rowid], rel=1e-9, abs=1e-9)
     best = sorted((plain[rowid] for rowid in holding), reverse=True)[:limit]
     assert [score for _, score in pruned] == pytest.approx(best, rel=1e-9, abs=1e-9)
+
+
+def test_when_every_term_is_past_the_budget_the_rarest_is_still_found(
+    random_fts: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch
+):
+    conn = random_fts
+    conn.execute("DELETE FROM chunks_fts")
+    conn.execute("DELETE FROM chunks")
+    rows = [("common alpha",)] * 40 + [("common beta",)] * 12 + [("filler",)] * 10
+    conn.executemany("INSERT INTO chunks_fts (text, text_jieba, title) VALUES (?, '', '')", rows)
+    conn.execute("INSERT INTO chunks (rowid) SELECT rowid FROM chunks_fts")
+    monkeypatch.setattr(lookup_module, "CANDIDATE_BUDGET", 3)
+    monkeypatch.setattr(lookup_module, "MAX_COUNT_CAP", 64 * 4)
+    terms = [f'{{text title}} : "{word}"' for word in ("common", "alpha", "beta")]
+    rare, common = lookup_module._rare_and_common(conn, terms)
+    assert rare == [terms[2]] and common == terms[:2]  # beta (12 chunks), not the first word

@@ -8,6 +8,8 @@ What one request is made of, in this order, and why:
    uploads, a history warning), so they never disturb the cached prefix.
 The tools bound are assembled from the state on every call; the `new_*` fields are
 cleared in the update, which is what makes mention and upload reminders fire once.
+MCP servers join the session at a turn's first call only (`servers_joining`), recorded in
+the update, so every later call of the turn, and the tools node, sees the same tools.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
 from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
-from generalAgent.graph.state import AgentState, model_calls_this_turn
+from generalAgent.graph.state import AgentState, merge_names, model_calls_this_turn
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
 from generalAgent.providers.detection import choose_provider
 from generalAgent.providers.errors import hide_api_key
@@ -44,7 +46,7 @@ from generalAgent.providers.tokens import (
 )
 from generalAgent.skills.loader import SkillCatalog
 from generalAgent.tools.registry import ToolRegistry
-from generalAgent.tools.visibility import classify_mentions, visible_tools_for_state
+from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
 LOGGER = logging.getLogger(__name__)
 
@@ -112,16 +114,25 @@ class PromptBuilder:
         body = [m for m in request if m is not system]
         return self._fixed_tokens(system, tools) + sum(self._message_tokens.count(m) for m in body)
 
+    def servers_joining(self, state: AgentState) -> list[str]:
+        return servers_joining(self.registry, dict(state))
+
     def reminders(self, state: AgentState, kept_messages: int) -> list[str]:
         mentions = classify_mentions(
             state.get("new_mentions", []),
             self.registry.names(),
             self.skills.ids(),
             self.agents.names(),
+            self.registry.mcp_handles(),
         )
+        servers = {
+            handle: [t.name for t in self.registry.mcp_tools([handle])]
+            for handle in mentions.servers
+            if handle in (state.get("mcp_servers") or [])
+        }
         return [
             reminders.build_todo_reminder(state.get("todos", [])),
-            reminders.build_mention_reminder(mentions.tools, mentions.skills, mentions.agents),
+            reminders.build_mention_reminder(mentions.tools, mentions.skills, mentions.agents, servers),
             reminders.build_upload_reminder(state.get("new_uploaded_files", [])),
             reminders.build_history_warning(kept_messages, self.settings.governance.max_message_history),
         ]
@@ -174,6 +185,10 @@ def build_planner_node(
     bound: dict[tuple[str, ...], Any] = {}
 
     def planner(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+        loops = model_calls_this_turn(state.get("messages", []))
+        joining = prompts.servers_joining(state) if loops == 0 else []
+        if joining:
+            state = {**state, "mcp_servers": merge_names(state.get("mcp_servers"), joining)}
         system = prompts.system_message(state)
         tools = prompts.visible_tools(state)
         history = prompts.history(state, system, tools)
@@ -191,11 +206,14 @@ def build_planner_node(
             raise
         response = reject_repaired_calls(response, raw_arguments.by_id())
         response.response_metadata[ESTIMATE_KEY] = prompts.estimate_request(system, tools, request)
-        return {
+        update: dict[str, Any] = {
             "messages": [response],
-            "loops": model_calls_this_turn(state.get("messages", [])) + 1,
+            "loops": loops + 1,
             "new_mentions": [],
             "new_uploaded_files": [],
         }
+        if joining:
+            update["mcp_servers"] = joining
+        return update
 
     return planner

@@ -2,9 +2,11 @@
 
 A LangGraph `ToolNode` is built per set of visible tools (and cached), so a call to a tool
 the model was not offered (not mentioned, or a sub-agent asking for delegate_task) gets
-an error answer instead of running. Calls whose arguments were not valid JSON get an
-error answer the model can correct. Every result is capped so that one huge tool output
-cannot flood the context.
+an error answer instead of running. Calls that needed approval run only if the approval
+step before this node recorded a yes for them (graph/nodes/approval.py); the others are
+answered with a refusal, so every call is answered once and run at most once. Calls
+whose arguments were not valid JSON get an error answer the model can correct. Every
+result is capped so that one huge tool output cannot flood the context.
 """
 
 from __future__ import annotations
@@ -19,9 +21,22 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from generalAgent.graph.nodes.approval import CANNOT_ASK, NO, RUNS, approved_tools, call_context
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
+from generalAgent.tools.approval import ApprovalPolicy
+from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
+
+REFUSED_BY_USER = (
+    "Error: refused by the user: {tool} was not run. Do not retry it unchanged; ask the user or "
+    "choose another way."
+)
+SUBAGENT_CANNOT_ASK = (
+    "Error: refused: {tool} needs the user's approval ({reason}), and a sub-agent cannot ask. "
+    "Report what you need in your final message instead."
+)
+NOT_APPROVED = "Error: not run: {tool} needs the user's approval ({reason}) and none was given."
 
 
 def cap_tool_result(text: str, limit: int) -> str:
@@ -48,7 +63,7 @@ def build_tool_node(tools: Sequence[BaseTool], max_result_chars: int) -> ToolNod
     return ToolNode(list(tools), handle_tool_errors=_describe_tool_error, wrap_tool_call=capped)
 
 
-def build_tools_node(prompts: PromptBuilder):
+def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: ApprovalPolicy):
     tool_nodes: dict[tuple[str, ...], ToolNode] = {}
 
     def tools(state: AgentState, config: RunnableConfig) -> Any:
@@ -57,7 +72,7 @@ def build_tools_node(prompts: PromptBuilder):
         if key not in tool_nodes:
             tool_nodes[key] = build_tool_node(visible, prompts.settings.tools.tool_result_max_chars)
         last = state["messages"][-1]
-        invalid = [
+        answers = [
             ToolMessage(
                 content=f"Error: the arguments of this {call.get('name') or 'tool'} call are not valid "
                 f"JSON ({call.get('error') or 'parse error'}). Call it again with valid JSON arguments.",
@@ -68,16 +83,60 @@ def build_tools_node(prompts: PromptBuilder):
             for call in (last.invalid_tool_calls if isinstance(last, AIMessage) else [])
             if call.get("id")
         ]
-        if not (isinstance(last, AIMessage) and last.tool_calls):
-            return {"messages": invalid}
-        result = tool_nodes[key].invoke(state, config)
-        if not invalid:
+        calls = last.tool_calls if isinstance(last, AIMessage) else []
+        runnable = []
+        by_name = {t.name: t for t in visible}
+        for call in calls:
+            refusal = _refusal(call, by_name.get(call["name"]), state, config, env, policy)
+            if refusal is None:
+                runnable.append(call)
+            else:
+                answers.append(
+                    ToolMessage(content=refusal, tool_call_id=call["id"], name=call["name"], status="error")
+                )
+        if not runnable:
+            return {"messages": answers}
+        # The ToolNode runs the calls of the last message: give it only those that may run.
+        approved_only = {
+            **state,
+            "messages": [*state["messages"][:-1], last.model_copy(update={"tool_calls": runnable})],
+        }
+        result = tool_nodes[key].invoke(approved_only, config)
+        if not answers:
             return result
         if isinstance(result, dict):
-            return {"messages": [*result.get("messages", []), *invalid]}
-        return [*result, Command(update={"messages": invalid})]
+            return {"messages": [*result.get("messages", []), *answers]}
+        return [*result, Command(update={"messages": answers})]
 
     return tools
+
+
+def _refusal(
+    call: Any,
+    tool: BaseTool | None,
+    state: AgentState,
+    config: RunnableConfig,
+    env: ToolEnvironment,
+    policy: ApprovalPolicy,
+) -> str | None:
+    """The answer to a call that may not run, or None when it may (or is not a tool at all,
+    which the ToolNode answers)."""
+    if tool is None:
+        return None
+    decision = (state.get("approvals") or {}).get(call["id"])
+    if decision in RUNS:
+        return None
+    if decision == NO:
+        return REFUSED_BY_USER.format(tool=tool.name)
+    # No recorded yes: this call was refused for a sub-agent, or never went through the
+    # approval step (a state written by hand). Judge it now and refuse what needs approval.
+    reason = policy.reason(
+        tool, call["args"], call_context(env, state, config), approved_tools(state, config)
+    )
+    if reason is None:
+        return None
+    template = SUBAGENT_CANNOT_ASK if decision == CANNOT_ASK else NOT_APPROVED
+    return template.format(tool=tool.name, reason=reason)
 
 
 def _describe_tool_error(exc: Exception) -> str:

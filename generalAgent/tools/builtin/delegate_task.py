@@ -10,6 +10,7 @@ import json
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
+from generalAgent.tools.approval import PROCESS_APPROVALS
 from generalAgent.tools.environment import ToolEnvironment
 
 
@@ -34,7 +35,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             **state,
             "workspace_id": state.get("workspace_id") or runtime.config["configurable"].get("thread_id"),
         }
-        result = env.run_subagent(task, agent, max_loops, parent, runtime.stream_writer)
+        approved = runtime.config["configurable"].get(PROCESS_APPROVALS) or ()
+        result = env.run_subagent(task, agent, max_loops, parent, runtime.stream_writer, approved)
         return json.dumps(result, ensure_ascii=False)
 
     return delegate_task

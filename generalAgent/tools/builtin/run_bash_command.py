@@ -1,10 +1,9 @@
 """run_bash_command: a shell command in the workspace, only after the user approves it.
 
-Every call pauses the graph with a LangGraph `interrupt` carrying the command; the chat
-asks the user (yes / no / always for this session) and resumes with the answer. "always"
-is stored in the state's `approved_tools`, which only this approval path writes, so the
-model cannot grant itself approval. Sub-agents cannot ask the user; they may run it only
-if the user already chose "always" in the parent session.
+The tool declares that every call needs approval (`metadata["needs_approval"] = True`);
+the graph's approval step asks the user before the call runs (graph/nodes/approval.py),
+so the tool itself only runs the command. The model cannot grant itself approval: only
+the user's answers, recorded by that step, let a call through.
 """
 
 from __future__ import annotations
@@ -15,11 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
-from langgraph.types import Command, interrupt
 
+from generalAgent.tools.approval import NEEDS_APPROVAL
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -83,7 +81,7 @@ def run_command(command: str, cwd: Path, timeout: int, env_tools: ToolEnvironmen
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     @tool(NAME)
-    def run_bash_command(command: str, runtime: ToolRuntime, timeout: int = DEFAULT_TIMEOUT) -> Command | str:
+    def run_bash_command(command: str, runtime: ToolRuntime, timeout: int = DEFAULT_TIMEOUT) -> str:
         """Run a bash command in the session workspace (cwd has uploads/, outputs/, temp/, skills/).
 
         The user approves every call. Output (stdout and stderr) is capped; `timeout` is in
@@ -92,33 +90,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if not command.strip():
             raise ToolError("empty command.")
         timeout = max(1, min(int(timeout), MAX_TIMEOUT))
-        state = runtime.state if isinstance(runtime.state, dict) else {}
-        workspace = env.workspace(runtime)
-        approved = NAME in (state.get("approved_tools") or [])
-        remember = False
-        if not approved:
-            if state.get("parent_context"):
-                raise ToolError(
-                    f"refused: {NAME} needs the user's approval, and a sub-agent cannot ask. "
-                    "Report the command you need in your final message instead."
-                )
-            answer = interrupt(
-                {"tool": NAME, "command": command, "cwd": str(workspace.root), "timeout": f"{timeout} s"}
-            )
-            if answer not in {"yes", "always"}:
-                raise ToolError(
-                    "refused by the user: the command was not run. Do not retry it unchanged; "
-                    "ask or choose another way."
-                )
-            remember = answer == "always"
-        output = run_command(command, workspace.root, timeout, env)
-        if not remember:
-            return output
-        return Command(
-            update={
-                "approved_tools": [*(state.get("approved_tools") or []), NAME],
-                "messages": [ToolMessage(content=output, tool_call_id=runtime.tool_call_id, name=NAME)],
-            }
-        )
+        return run_command(command, env.workspace(runtime).root, timeout, env)
 
+    run_bash_command.metadata = {**(run_bash_command.metadata or {}), NEEDS_APPROVAL: True}
     return run_bash_command

@@ -41,6 +41,22 @@ def make_scanned_pdf(path: Path) -> Path:
     return path
 
 
+def make_image_pdf(path: Path, lines: list[str]) -> Path:
+    """A scanned page: `lines` typeset by reportlab, rendered to pixels by pdfium, and saved
+    by Pillow as a PDF that holds only that picture (no text layer)."""
+    import pypdfium2 as pdfium
+
+    source = make_pdf(path.with_suffix(".source.pdf"), [lines])
+    document = pdfium.PdfDocument(str(source))
+    try:
+        image = document[0].render(scale=200 / 72).to_pil().convert("L")
+    finally:
+        document.close()
+    image.save(path, "PDF", resolution=200.0)
+    source.unlink()
+    return path
+
+
 def make_docx(path: Path, heading: str, paragraphs: list[str], table: list[list[str]]) -> Path:
     import docx
 

@@ -83,7 +83,7 @@ def test_nothing_to_do(app, settings: Settings):
 
 def test_search_prints_passages_and_json(app, settings: Settings, corpus: Path):
     text = invoke(app, settings, "search", str(corpus / "sub" / "b.txt"), "营收")
-    assert text.exit_code == 0 and ">> 营收增长百分之二十。" in text.stdout
+    assert text.exit_code == 0 and "\n    营收增长百分之二十。\n" in text.stdout
     result = invoke(app, settings, "search", str(corpus / "a.md"), "baselines", "--json")
     data = json.loads(result.stdout)
     assert data["hits"][0]["heading"] == "Alpha"
@@ -95,3 +95,4 @@ def test_search_errors_and_no_match(app, settings: Settings, corpus: Path):
     assert missing.exit_code == 1 and "missing.pdf does not exist" in missing.output
     none = invoke(app, settings, "search", str(corpus / "a.md"), "zebra")
     assert none.exit_code == 1 and "No passage" in none.stdout
+    assert "regex=" not in none.stdout and "--regex" in none.stdout  # hints a person can type

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -232,7 +233,8 @@ def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
     document = create_index(report, settings)
     assert index_exists(report, settings)
     hits = search_in_index(report, "baseline", 5, settings)
-    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "text", "score"}
+    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "place", "ocr", "text", "score"}
+    assert hits[0]["place"] == "§ Baseline results"
     assert hits[0]["heading"] == "Baseline results"
     stats = get_index_stats(settings)
     assert stats["total_files"] == 1 and stats["total_chunks"] == document.total_chunks
@@ -330,3 +332,54 @@ def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
     assert [h.rowid for h in pruned] == [h.rowid for h in everything[:2]]
     assert [h.score for h in pruned] == pytest.approx([h.score for h in everything[:2]])
     assert lookup_module.find_chunks(index.conn, "common filler zebra", index.segmenter, 3)
+
+
+def test_every_hit_names_its_place(settings: Settings, tmp_path: Path):
+    from tests.unit.documents.builders import make_pptx, make_xlsx
+
+    rows = [["Region", "Revenue"]] + [[f"region{i}", i * 10] for i in range(30)]
+    sheet = make_xlsx(tmp_path / "sales.xlsx", {"Q3": rows})
+    deck = make_pptx(tmp_path / "deck.pptx", [("Plan", "Ship in May", ""), ("Budget", "Costs fall", "")])
+    notes = tmp_path / "notes.md"
+    notes.write_text(
+        "# Setup\n\nInstall the tool.\n\n# Pricing\n\nThe plan costs 9 euros.\n", encoding="utf-8"
+    )
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        places = {}
+        for path, query in ((sheet, "region25"), (deck, "costs fall"), (notes, "euros")):
+            document = index.index_file(path)
+            places[path.name] = index.search_item(document.item_id, query, 1)[0].place
+    assert places == {"sales.xlsx": "sheet Q3, rows 22–31", "deck.pptx": "slide 2", "notes.md": "§ Pricing"}
+
+
+def test_an_unchanged_file_is_not_read_again_and_a_touched_one_is(settings: Settings, tmp_path: Path):
+    path = tmp_path / "notes.md"
+    path.write_text("The launch moves to March.\n", encoding="utf-8")
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        first = index.index_file(path)
+        stat = path.stat()
+        # Same size, same modification time: the recorded hash stands, the bytes are not read.
+        path.write_text("The launch moves to April.\n", encoding="utf-8")
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        assert index.file_hash(path) == first.file_hash
+        assert index.index_file(path).reused
+        # A new modification time: the file is hashed again and its new text indexed.
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+        assert index.file_hash(path) == compute_file_hash(path) != first.file_hash
+        assert not index.index_file(path).reused
+        assert "April" in index.search(path, "launch", 1)[0].text
+
+
+def test_searching_an_indexed_file_writes_nothing(settings: Settings, report: Path):
+    from generalAgent.documents.search import search_document
+
+    search_document(settings.paths.indexes_db, settings.documents, report, "baseline")
+    before = settings.paths.indexes_db.stat().st_mtime_ns, _wal_size(settings.paths.indexes_db)
+    for query in ("baseline", "results", "营收"):
+        search_document(settings.paths.indexes_db, settings.documents, report, query)
+    assert (settings.paths.indexes_db.stat().st_mtime_ns, _wal_size(settings.paths.indexes_db)) == before
+
+
+def _wal_size(db: Path) -> int:
+    wal = Path(f"{db}-wal")
+    return wal.stat().st_size if wal.exists() else 0

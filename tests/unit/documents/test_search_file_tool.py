@@ -13,7 +13,7 @@ from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.tools.builtin.search_file import create_tool
 from generalAgent.tools.environment import ToolEnvironment
-from tests.unit.documents.builders import make_pdf, make_scanned_pdf
+from tests.unit.documents.builders import make_image_pdf, make_pdf, make_scanned_pdf
 
 THREAD = "session-1"
 
@@ -90,9 +90,17 @@ def test_unreadable_document_is_explained(settings: Settings, tmp_path: Path):
     path = upload(settings, make_scanned_pdf(tmp_path / "scan.pdf"))
     text = run_tool(settings, file_path=path, query="anything")
     assert text == (
-        "Error: Cannot search uploads/scan.pdf: scan.pdf has no text layer (scanned?). "
-        "Run OCR on it (e.g. ocrmypdf) and index the result."
+        "Error: Cannot search uploads/scan.pdf: scan.pdf has no text layer (scanned?) "
+        "and no text was recognised in it."
     )
+
+
+def test_a_scanned_pdf_is_searchable_and_its_hits_say_ocr(settings: Settings, tmp_path: Path):
+    # One word a line: the OCR model may drop the spaces between English words.
+    path = upload(settings, make_image_pdf(tmp_path / "scan.pdf", ["Invoice", "4711", "Paid in March"]))
+    text = run_tool(settings, file_path=path, query="invoice 4711")
+    assert "[1] page 1 | text read by OCR | chunk 0" in text
+    assert "4711" in text
 
 
 def test_empty_query(settings: Settings, pdf: Path):
@@ -121,3 +129,39 @@ def test_output_stays_within_the_content_budget(data_dir: Path, tmp_path: Path):
     )
     assert len(body) <= 4_000 + 200  # content budget plus the indentation of the rendering
     assert "cut:" in text and "get_knowledge_item" in text
+
+
+def test_a_quote_is_verified_on_its_page(settings: Settings, pdf: Path):
+    path = upload(settings, pdf)
+    text = run_tool(settings, file_path=path, query="The  baseline grew\nin 2024.", check_place="p. 2")
+    assert text == "Verified: the quote occurs word for word on page 2 of uploads/report.pdf."
+    chinese = run_tool(settings, file_path=path, query="营收增长百分之二十，客户满意度", check_place="第2页")
+    assert chinese.startswith("Verified:")
+
+
+def test_a_quote_on_another_page_is_pointed_there(settings: Settings, pdf: Path):
+    text = run_tool(
+        settings, file_path=upload(settings, pdf), query="Chapter three closes the report", check_place="1"
+    )
+    assert text == (
+        "Not on page 1 of uploads/report.pdf: the quote occurs on page 3 instead; cite that place."
+    )
+
+
+def test_an_invented_quote_is_refused(settings: Settings, pdf: Path):
+    text = run_tool(
+        settings, file_path=upload(settings, pdf), query="Revenue fell by half in 2024", check_place="page 2"
+    )
+    assert text.startswith("Not found: the quote does not occur on page 2 of uploads/report.pdf")
+
+
+@pytest.mark.parametrize(
+    ("place", "expected"),
+    [
+        ("page 9", "there is no page 9 in this document; it has 1 to 3"),
+        ("§ Pricing", "no page or section '§ Pricing' in this document"),
+    ],
+)
+def test_a_place_that_does_not_exist_is_explained(settings: Settings, pdf: Path, place: str, expected: str):
+    text = run_tool(settings, file_path=upload(settings, pdf), query="The baseline grew", check_place=place)
+    assert text.startswith("Error: Cannot check the quote in uploads/report.pdf:") and expected in text

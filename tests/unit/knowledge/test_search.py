@@ -141,3 +141,20 @@ def test_budgets_do_not_change_the_results_or_their_order(store: KnowledgeStore,
         assert [(r["item"]["id"], r["score"]) for r in fitted["results"]] == [
             (r["item"]["id"], r["score"]) for r in plain["results"]
         ]
+
+
+def test_knowledge_hits_of_documents_name_their_place(
+    store: KnowledgeStore, settings: Settings, tmp_path: Path
+):
+    from generalAgent.knowledge.render import render_search
+    from tests.unit.documents.builders import make_pptx
+
+    deck = make_pptx(
+        tmp_path / "deck.pptx", [("Plan", "Ship in May", ""), ("Budget", "Costs fall by a third", "")]
+    )
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        index.index_file(deck)
+    result = search_knowledge(store, "costs fall", budget=BUDGET)
+    [chunk] = result["results"][0]["matched_chunks"]
+    assert (chunk["place"], chunk["heading"]) == ("slide 2", "Budget")
+    assert "matched: chunk 1 | slide 2 | § Budget" in render_search(result)

@@ -160,3 +160,25 @@ def test_builtin_knowledge_is_imported_once_and_follows_changes(store: Knowledge
 def test_parse_page_titles():
     assert parse_page("# Heading\n\nbody", "d", "file-name").title == "Heading"
     assert parse_page("body only", "d", "file-name").title == "file name"
+
+
+def test_an_item_another_connection_writes_without_chunks_is_still_noticed(store: KnowledgeStore):
+    store.add_knowledge("Note", LONG)
+    assert store.chunkless_items() == []  # the first look scans every item
+    other = sqlite3.connect(store.db_path)
+    with other:
+        other.execute(
+            "INSERT INTO items (id, domain, title, content, created_at, updated_at)"
+            " VALUES ('raw', 'general', 'Raw', 'written by an older release', 'x', 'x')"
+        )
+    other.close()
+    assert store.chunkless_items() == ["raw"]  # only the new rowids are looked at
+    store.ensure_chunks("raw")
+    assert store.chunkless_items() == []
+    newest = store.add_knowledge("Newest", LONG)
+    store.delete_knowledge(newest.id)  # its rowid may now be reused by the next item
+    store.conn.execute(
+        "INSERT INTO items (id, domain, title, content, created_at, updated_at)"
+        " VALUES ('reused', 'general', 'Reused', 'another raw item', 'x', 'x')"
+    )
+    assert store.chunkless_items() == ["reused"]

@@ -1,4 +1,4 @@
-"""Re-ranking FTS5's candidates: document evidence and documents named by the query."""
+"""Re-ranking FTS5's candidates: document evidence, one hit per place, listings last."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.search.lookup import find_chunks
-from generalAgent.search.ranking import Candidate, name_words, names_document, rerank, words
+from generalAgent.search.ranking import Candidate, is_listing, rerank, words
 
 
 def test_words_split_latin_from_chinese():
@@ -25,60 +25,64 @@ def test_words_split_latin_from_chinese():
     )
 
 
-@pytest.mark.parametrize(
-    ("title", "expected"),
-    [
-        ("tar.1.md", ("tar",)),
-        ("IPC::System::Simple.3pm.md", ("ipc", "system", "simple")),
-        ("员工手册.pdf", ("员工手册",)),
-        ("Q3 report.final.docx", ("q3", "report", "final")),
-        ("Deploy guide", ("deploy", "guide")),
-    ],
-)
-def test_a_name_is_the_title_without_its_extensions(title: str, expected: tuple[str, ...]):
-    assert name_words(title) == expected
-
-
-@pytest.mark.parametrize(
-    ("query", "title", "named"),
-    [
-        ("tar 列出归档内容", "tar.1.md", True),
-        ("xargs run commands in parallel", "xargs.1.md", True),
-        ("查看员工手册里的年假", "员工手册.pdf", True),
-        ("ipc system simple examples", "IPC::System::Simple.3pm", True),
-        ("a simple system", "IPC::System::Simple.3pm", False),  # every word, in order
-        ("start the tarball", "tar.1.md", False),  # whole words only
-        ("what changed in 2024", "2024.pdf", False),  # numbers name too much
-        ("表格", "表.md", False),  # so do single characters
-    ],
-)
-def test_a_query_names_a_document_with_all_its_words_in_order(query: str, title: str, named: bool):
-    assert names_document(words(query), name_words(title)) is named
-
-
 def test_a_document_with_several_good_chunks_beats_a_lone_chunk():
     candidates = [
-        Candidate(1, "stray", 10.0),
-        Candidate(2, "manual", 9.0),
-        Candidate(3, "manual", 8.0),
+        Candidate(1, "stray", 10.0, ("stray", 1)),
+        Candidate(2, "manual", 9.0, ("manual", 1)),
+        Candidate(3, "manual", 8.0, ("manual", 2)),
     ]
-    assert [rowid for rowid, _ in rerank(candidates, named=())] == [2, 3, 1]
+    assert [entry.rowid for entry in rerank(candidates)] == [2, 3, 1]
 
 
-def test_a_named_documents_best_passage_comes_first_and_each_document_keeps_its_order():
+def test_the_best_chunk_of_a_page_stands_for_it_and_the_others_fold_into_it():
     candidates = [
-        Candidate(1, "other", 10.0),
-        Candidate(2, "other", 9.0),
-        Candidate(3, "tar", 7.0),
-        Candidate(4, "tar", 6.0),
+        Candidate(1, "book", 10.0, ("book", 7)),
+        Candidate(2, "book", 9.0, ("book", 7)),
+        Candidate(3, "book", 8.0, ("book", 9)),
+        Candidate(4, "book", 7.0, ("book", 7)),
     ]
-    ranked = rerank(candidates, named={"tar"})
-    assert [rowid for rowid, _ in ranked] == [3, 1, 4, 2]
-    assert [score for _, score in ranked] == sorted((score for _, score in ranked), reverse=True)
+    ranked = rerank(candidates)
+    assert [(entry.rowid, entry.folded) for entry in ranked] == [(1, (2, 4)), (3, ())]
 
 
-def test_the_query_naming_a_document_finds_its_passage_first(settings: Settings, tmp_path: Path):
-    """Two manuals use the same words; the one the query names wins."""
+def test_a_listing_never_outranks_body_text():
+    candidates = [
+        Candidate(1, "book", 30.0, ("book", 3), listing=True),
+        Candidate(2, "book", 2.0, ("book", 40)),
+    ]
+    assert [entry.rowid for entry in rerank(candidates)] == [2, 1]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Key . . . . . . . . . . 158\nKey placement . . . . . . . . 161\nKey samples . . . . . 162",
+        "第一章 LaTeX 的基本概念…………13\n1.1 概述……………13",
+        "\\hrule, 89, 178, 291, 348 \\hrulefill, 181, 348 \\hsize, 93, 103, 114",
+        "\\advance 给寄存器加上一个数 (第 261 页) \\afterassignment 赋值后插入记号 (第 244 页)"
+        " \\atop 分式 (第 211 页) \\badness 盒子的劣度 (第 176 页) \\batchmode 不停顿 (第 269 页)"
+        " \\begingroup 开始一个组 (第 241 页)",
+    ],
+)
+def test_tables_of_contents_and_indexes_are_listings(text: str):
+    assert is_listing(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The set key command enables a key (or legend) describing plots on a plot. See also"
+        " set style (p. 197) and plot with (p. 125).",
+        "\\draw (0,0) -- (1,2) -- (3,4) -- (5,6) -- (7,8) -- (9,10) -- (11,12);",
+        "版本 1.2, 2.0, 3.1 和 4.5 都支持这个选项。",
+    ],
+)
+def test_body_text_is_not_a_listing(text: str):
+    assert not is_listing(text)
+
+
+def test_a_word_of_the_documents_title_counts_like_any_other(settings: Settings, tmp_path: Path):
+    """Two manuals use the same words; the title column tells them apart."""
     (tmp_path / "cpio.md").write_text(
         "# OPTIONS\n\n-t, --list print a table of contents of the archive input.\n", encoding="utf-8"
     )

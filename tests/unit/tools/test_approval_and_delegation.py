@@ -25,6 +25,14 @@ def interrupts(graph, config) -> list:
     return [i for task in graph.get_state(config).tasks for i in task.interrupts]
 
 
+def approve_all(graph, answer: str) -> dict:
+    """Resume the pending approval step with `answer` for every call it asks about."""
+    pending = interrupts(graph, thread())
+    return graph.invoke(
+        Command(resume={i.id: {r["call_id"]: answer for r in i.value["requests"]} for i in pending}), thread()
+    )
+
+
 def test_mentioned_tool_is_callable_in_the_same_turn_and_asks_first(settings: Settings) -> None:
     model = ScriptedChatModel(
         replies=[
@@ -35,10 +43,11 @@ def test_mentioned_tool_is_callable_in_the_same_turn_and_asks_first(settings: Se
     _, graph = build_test_agent(settings, model)
     graph.invoke(bash_turn(settings), thread())
     assert "run_bash_command" in model.requests[0].tools
-    pending = interrupts(graph, thread())
-    assert pending[0].value["command"].startswith("echo hello")
+    [pending] = interrupts(graph, thread())
+    [request] = pending.value["requests"]
+    assert request["tool"] == "run_bash_command" and request["args"]["command"].startswith("echo hello")
     assert not (settings.paths.workspaces_dir / "w1" / "outputs" / "x.txt").exists()  # not before approval
-    state = graph.invoke(Command(resume={pending[0].id: "yes"}), thread())
+    state = approve_all(graph, "yes")
     answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert answer.content == "exit status 0\ndone"
     assert (settings.paths.workspaces_dir / "w1" / "outputs" / "x.txt").read_text() == "hello\n"
@@ -53,14 +62,13 @@ def test_refusal_reaches_the_model_as_a_tool_message(settings: Settings) -> None
     )
     _, graph = build_test_agent(settings, model)
     graph.invoke(bash_turn(settings), thread())
-    pending = interrupts(graph, thread())
-    state = graph.invoke(Command(resume={pending[0].id: "no"}), thread())
+    state = approve_all(graph, "no")
     answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert answer.status == "error" and answer.content.startswith("Error: refused by the user")
     assert isinstance(model.requests[1].messages[-1], ToolMessage)
 
 
-def test_always_approves_the_rest_of_the_session(settings: Settings) -> None:
+def test_keep_approves_the_rest_of_the_session_and_always_only_the_process(settings: Settings) -> None:
     model = ScriptedChatModel(
         replies=[
             ai("", tool_call("run_bash_command", {"command": "echo one"})),
@@ -71,12 +79,24 @@ def test_always_approves_the_rest_of_the_session(settings: Settings) -> None:
     )
     _, graph = build_test_agent(settings, model)
     graph.invoke(bash_turn(settings), thread())
-    pending = interrupts(graph, thread())
-    state = graph.invoke(Command(resume={pending[0].id: "always"}), thread())
+    state = approve_all(graph, "always")
+    assert not state.get("approved_tools")  # "always" is the process's memory, not the session's
+    graph.invoke(user_turn("again", settings, session_id="w1"), thread())
+    assert interrupts(graph, thread()), "a run without the process's approvals asks again"
+    state = approve_all(graph, "keep")
     assert state["approved_tools"] == ["run_bash_command"]
-    state = graph.invoke(user_turn("again", settings, session_id="w1"), thread())
-    assert interrupts(graph, thread()) == []
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)][-1] == "exit status 0\ntwo"
+
+
+def test_process_approvals_come_with_the_config(settings: Settings) -> None:
+    model = ScriptedChatModel(
+        replies=[ai("", tool_call("run_bash_command", {"command": "echo ok"})), ai("done")]
+    )
+    _, graph = build_test_agent(settings, model)
+    config = {**thread(), "configurable": {"thread_id": "t1", "approved_tools": ["run_bash_command"]}}
+    state = graph.invoke(bash_turn(settings), config)
+    assert interrupts(graph, thread()) == []
+    assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["exit status 0\nok"]
 
 
 def test_without_a_mention_the_model_cannot_run_it(settings: Settings) -> None:
@@ -99,7 +119,7 @@ def test_timeout_and_output_cap(settings: Settings) -> None:
     )
     _, graph = build_test_agent(settings, model)
     graph.invoke(bash_turn(settings), thread())
-    state = graph.invoke(Command(resume={interrupts(graph, thread())[0].id: "yes"}), thread())
+    state = approve_all(graph, "yes")
     answer = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert answer.content.startswith("Error: timed out after 1 s")
 

@@ -1,0 +1,176 @@
+"""Real documents nobody here wrote, for the document-search benchmark: Debian -doc packages.
+
+Two documents per language, each a file a user could hand the agent:
+
+- English: the gnuplot 5.4 manual (PDF, 311 pages) and the Git User Manual (AsciiDoc,
+  read as Markdown: its `==` headings become `#` headings, nothing else changes);
+- Chinese: 《TeX 急就帖》, the Chinese translation of *TeX for the Impatient* (PDF, 429
+  pages), and 《一份（不太）简短的 LaTeX2ε 介绍》 (lshort-zh-cn, PDF, 139 pages).
+
+The Debian Reference manual (debian-reference-*) is not used: it is kept for an
+independent check. Each document is pinned by package, version and the SHA-256 of both
+the .deb and the file inside it, so the set is the same wherever it is rebuilt. The first
+run downloads the packages with `apt-get download` (no root needed), unpacks them with
+`dpkg-deb -x` and keeps the files under bench/.cache/documents/ (git-ignored); later runs,
+and nothing at test time, download anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+CACHE = ROOT / ".cache" / "documents"
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    key: str  # the name questions use for the document
+    lang: str
+    package: str
+    version: str
+    deb_sha256: str
+    member: str  # path inside the package
+    sha256: str  # of the member as shipped
+    file_name: str  # the name the document has in the cache (and so in the index)
+    labels: str  # "page" (PDF pages) or "section" (Markdown headings)
+
+
+DOCUMENTS = (
+    SourceDocument(
+        key="gnuplot",
+        lang="en",
+        package="gnuplot-doc",
+        version="5.4.4+dfsg1-2",
+        deb_sha256="73fe1816a296594cf6a1d38528f8d740fd650f57a2cb62e029f7920fcd5b31f0",
+        member="usr/share/doc/gnuplot/gnuplot.pdf",
+        sha256="df68dd0613f043141512fc4436d17aaf96727d5a758d85233915ac5056a97206",
+        file_name="gnuplot.pdf",
+        labels="page",
+    ),
+    SourceDocument(
+        key="git-user-manual",
+        lang="en",
+        package="git-doc",
+        version="1:2.39.5-0+deb12u3",
+        deb_sha256="3c89668a11053a6bafade3de1f611f4613db31e082af63f43d8c5b69ad8795ec",
+        member="usr/share/doc/git-doc/user-manual.txt",
+        sha256="27e2dee864870cddd8e00b08bc0eb8af5c222db30d7b830bdbc0ca4c98c5840b",
+        file_name="git-user-manual.md",
+        labels="section",
+    ),
+    SourceDocument(
+        key="tex-impatient",
+        lang="zh",
+        package="texlive-lang-chinese",
+        version="2022.20230122-1",
+        deb_sha256="9cfa07bd44e7b9098e26f0ecac1b5ad210d2249d474c8074d53de92d650b0ec0",
+        member="usr/share/doc/texlive-doc/plain/impatient-cn/cnbook.pdf",
+        sha256="5877680a44330d3c7b820247a4e48732d0d5612a1422034bf6174f461743b833",
+        file_name="tex-impatient-zh.pdf",
+        labels="page",
+    ),
+    SourceDocument(
+        key="lshort-zh",
+        lang="zh",
+        package="texlive-lang-chinese",
+        version="2022.20230122-1",
+        deb_sha256="9cfa07bd44e7b9098e26f0ecac1b5ad210d2249d474c8074d53de92d650b0ec0",
+        member="usr/share/doc/texlive-doc/latex/lshort-chinese/lshort-zh-cn.pdf",
+        sha256="4f6b11c04054fcdbb23d6d3c8527b145d27c21abb9efa7e57f96be2b7def484c",
+        file_name="lshort-zh-cn.pdf",
+        labels="page",
+    ),
+)
+BY_KEY = {document.key: document for document in DOCUMENTS}
+
+# An AsciiDoc section title ("== Title" .. "====== Title"); "= Title" is the document title.
+_ASCIIDOC_TITLE = re.compile(r"^(={1,6})[ \t]+(\S.*?)[ \t]*$")
+# The delimiter lines of AsciiDoc listing ("----") and literal ("....") blocks.
+_ASCIIDOC_DELIMITER = re.compile(r"^(-{4,}|\.{4,})[ \t]*$")
+
+
+def asciidoc_as_markdown(text: str) -> str:
+    """The AsciiDoc source with section titles as Markdown headings and listing blocks fenced
+    with ``` (so a shell comment inside one is not taken for a heading); nothing else changes."""
+    lines = []
+    inside = ""
+    for line in text.splitlines():
+        delimiter = _ASCIIDOC_DELIMITER.match(line)
+        if delimiter and (not inside or delimiter.group(1) == inside):
+            inside = "" if inside else delimiter.group(1)
+            lines.append("```")
+            continue
+        title = None if inside else _ASCIIDOC_TITLE.match(line)
+        lines.append("#" * len(title.group(1)) + " " + title.group(2) if title else line)
+    return "\n".join(lines) + "\n"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _download(package: str, version: str, deb_sha256: str, into: Path) -> Path:
+    """The package's .deb, downloaded with apt-get once and checked against its checksum."""
+    into.mkdir(parents=True, exist_ok=True)
+    for existing in into.glob(f"{package}_*.deb"):
+        if sha256_of(existing) == deb_sha256:
+            return existing
+    if shutil.which("apt-get") is None:
+        sys.exit(f"{package} is not cached and apt-get is missing: run on Debian or copy bench/.cache.")
+    done = subprocess.run(
+        ["apt-get", "download", "-q", f"{package}={version}"],
+        cwd=into,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        sys.exit(
+            f"apt-get download {package}={version} failed ({done.stderr.strip()[-300:]}); "
+            "run `apt-get update`, or fetch that version from snapshot.debian.org into bench/.cache/debian/."
+        )
+    for candidate in into.glob(f"{package}_*.deb"):
+        if sha256_of(candidate) == deb_sha256:
+            return candidate
+    sys.exit(f"{package} {version} was downloaded but its checksum differs from the recorded one.")
+
+
+def document_path(document: SourceDocument) -> Path:
+    """The cached file of `document`, fetched and unpacked on first use."""
+    target = CACHE / document.file_name
+    if target.exists():
+        return target
+    deb = _download(document.package, document.version, document.deb_sha256, ROOT / ".cache" / "debian")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["dpkg-deb", "-x", str(deb), tmp], check=True)
+        member = Path(tmp) / document.member
+        if sha256_of(member) != document.sha256:
+            sys.exit(f"{document.member} in {deb.name} differs from the recorded checksum.")
+        CACHE.mkdir(parents=True, exist_ok=True)
+        if document.file_name.endswith(".md"):
+            text = member.read_text(encoding="utf-8")
+            target.write_text(asciidoc_as_markdown(text), encoding="utf-8")
+        else:
+            shutil.copyfile(member, target)
+    return target
+
+
+def documents(lang: str | None = None) -> dict[str, Path]:
+    """key -> cached file of every document (of `lang` when given)."""
+    return {d.key: document_path(d) for d in DOCUMENTS if lang is None or d.lang == lang}
+
+
+if __name__ == "__main__":
+    for key, path in documents().items():
+        print(f"{key}\t{path}")

@@ -1,0 +1,228 @@
+"""MCP servers from the command line: `generalagent mcp list | add | remove`, and the `/mcp` table.
+
+    generalagent mcp list
+    generalagent mcp add notes -- python notes_server.py --db notes.db
+    generalagent mcp add search --url https://mcp.example.com/mcp --header 'Authorization: Bearer ${SEARCH_KEY}'
+    generalagent mcp add github --env 'GITHUB_TOKEN=${GITHUB_TOKEN}' --disabled -- npx -y @modelcontextprotocol/server-github
+    generalagent mcp remove notes
+
+`add` and `remove` edit the working folder's mcp.json (MCP_CONFIG's file when it is set,
+the user-level file with --user) and keep everything else in it. Nothing here starts a
+server (`generalagent doctor` does); values of `env` and `headers` are never printed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
+
+import typer
+from rich.console import Console, Group
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.tools.mcp.config import (
+    MCPConfigError,
+    add_server_entry,
+    config_files,
+    load_mcp_config,
+    remove_server_entry,
+    user_config_file,
+)
+
+if TYPE_CHECKING:  # the manager imports LangChain, which `generalagent` must not load at start-up
+    from generalAgent.tools.mcp.manager import ServerStatus
+
+app = typer.Typer(
+    help="List, add and remove MCP servers (tools from other programs; see docs/mcp.md).",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+)
+
+NO_SERVERS = "No MCP servers configured. Add one with: generalagent mcp add NAME -- COMMAND [ARGS...]"
+ADDED = "Added {name} to {path}{note}."
+REMOVED = "Removed {name} from {path}."
+NOT_FOUND = "No MCP server named {name} in {files}."
+NEEDS_TARGET = "Give the server's command after --, or --url for a streamable HTTP server (not both)."
+BAD_PAIR = "{option} takes {form}; got {value!r}."
+STATES = {
+    "ready": "ready",
+    "starting": "starting…",
+    "failed": "failed: {detail}",
+    "stopped": "stopped: {detail} (the next call restarts it)",
+    "off": "off: @{handle} starts it",
+}
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="mcp")
+
+
+@app.command("list")
+def list_command() -> None:
+    """Show the configured servers (without starting them)."""
+    settings = _settings()
+    config = load_mcp_config(settings.mcp)
+    console = Console(highlight=False)
+    for problem in config.problems:
+        console.print(f"[yellow]{escape(problem)}[/]")
+    if not config.servers:
+        console.print(NO_SERVERS)
+        return
+    table = Table(box=None, header_style="bold")
+    for column in ("server", "starts", "trust", "command or URL", "file"):
+        table.add_column(column)
+    for server in config.servers:
+        starts = "at start-up" if server.enabled else f"on @{server.handle}"
+        table.add_row(
+            Text(f"@{server.handle}"),
+            starts,
+            "trusted" if server.trust else "asks",
+            Text(server.shown_target or "?"),
+            Text(str(server.source)),
+        )
+        for line in ([server.problem] if server.problem else []) + list(server.warnings):
+            table.add_row("", Text(f"⚠ {line}", style="yellow"), "", "", "")
+    console.print(table)
+
+
+@app.command("add")
+def add_command(
+    name: Annotated[
+        str, typer.Argument(help="The server's name: @NAME mentions it, NAME__tool names its tools.")
+    ],
+    command: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer reads the annotation
+        typer.Argument(help="After --: the command that starts a local (stdio) server, and its arguments."),
+    ] = None,
+    url: Annotated[Optional[str], typer.Option("--url", help="A streamable HTTP server's URL.")] = None,  # noqa: UP045
+    env: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--env", "-e", help="KEY=VALUE for the server process; ${VAR} is expanded at start."),
+    ] = None,
+    header: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--header", "-H", help="'Name: value' sent to an HTTP server; ${VAR} is expanded."),
+    ] = None,
+    cwd: Annotated[Optional[str], typer.Option("--cwd", help="Working folder of a stdio server.")] = None,  # noqa: UP045
+    tool: Annotated[
+        Optional[list[str]],  # noqa: UP045
+        typer.Option("--tool", help="Offer only this tool of the server (repeat for more)."),
+    ] = None,
+    disabled: Annotated[
+        bool, typer.Option("--disabled", help="Start it only when you @mention it in the chat.")
+    ] = False,
+    trust: Annotated[bool, typer.Option("--trust", help="Run its tools without asking each time.")] = False,
+    timeout: Annotated[
+        Optional[float],  # noqa: UP045
+        typer.Option("--timeout", help="Seconds one call may take (default MCP_CALL_TIMEOUT)."),
+    ] = None,
+    user: Annotated[bool, typer.Option("--user", help="Write the user-level mcp.json.")] = False,
+) -> None:
+    """Add a server to mcp.json."""
+    settings = _settings()
+    if bool(command) == bool(url):
+        _fail(NEEDS_TARGET)
+    entry: dict[str, Any] = {}
+    if url:
+        entry.update(type="http", url=url)
+    else:
+        assert command is not None
+        entry.update(command=command[0], args=command[1:])
+    if env:
+        entry["env"] = dict(_pair(item, "=", "--env", "KEY=VALUE") for item in env)
+    if header:
+        entry["headers"] = dict(_pair(item, ":", "--header", "'Name: value'") for item in header)
+    if cwd:
+        entry["cwd"] = cwd
+    if tool:
+        entry["tools"] = list(tool)
+    if disabled:
+        entry["enabled"] = False
+    if trust:
+        entry["trust"] = True
+    if timeout is not None:
+        entry["timeout"] = timeout
+    path = _target_file(settings, user)
+    try:
+        add_server_entry(path, name, entry)
+    except MCPConfigError as exc:
+        _fail(str(exc))
+    note = "; @mention it in the chat to start it" if disabled else ""
+    Console(highlight=False).print(ADDED.format(name=name, path=path, note=note), markup=False)
+
+
+@app.command("remove")
+def remove_command(
+    name: Annotated[str, typer.Argument(help="The server's name as written in mcp.json.")],
+    user: Annotated[bool, typer.Option("--user", help="Remove it from the user-level mcp.json.")] = False,
+) -> None:
+    """Remove a server from mcp.json."""
+    settings = _settings()
+    path = _target_file(settings, user)
+    try:
+        removed = remove_server_entry(path, name)
+    except MCPConfigError as exc:
+        _fail(str(exc))
+    if not removed:
+        _fail(NOT_FOUND.format(name=name, files=path))
+    Console(highlight=False).print(REMOVED.format(name=name, path=path), markup=False)
+
+
+def describe_state(status: ServerStatus) -> str:
+    """The state column: what the server is doing, and what the user can do about it."""
+    text = STATES[status.state].format(detail=status.detail, handle=status.handle)
+    if status.state == "ready" and status.started_in is not None:
+        text += f" ({status.started_in:.1f} s)"
+    return text
+
+
+def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
+    """What `/mcp` shows: each server's state, trust and tools, and which ones this session uses."""
+    table = Table(box=None, header_style="bold")
+    for column in ("server", "state", "trust", "session", "tools"):
+        table.add_column(column)
+    for status in statuses:
+        names = ", ".join(name for name, _ in status.tools)
+        table.add_row(
+            Text(f"@{status.handle}"),
+            Text(describe_state(status)),
+            "trusted" if status.trust else "asks",
+            "✓" if status.handle in in_session else "",
+            Text(names or "-"),
+        )
+    hint = Text(
+        "Tools of a server that starts after your message join from the next one. "
+        "Untrusted servers' tools ask before each call.",
+        style="dim",
+    )
+    return Group(table, hint)
+
+
+def _pair(item: str, separator: str, option: str, form: str) -> tuple[str, str]:
+    key, found, value = item.partition(separator)
+    if not found or not key.strip():
+        _fail(BAD_PAIR.format(option=option, form=form, value=item))
+    return key.strip(), value.strip()
+
+
+def _target_file(settings: Settings, user: bool) -> Path:
+    if user:
+        return user_config_file()
+    if settings.mcp.mcp_config:
+        return Path(settings.mcp.mcp_config).expanduser()
+    return config_files(settings.mcp, Path.cwd())[-1]
+
+
+def _settings() -> Settings:
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        _fail(str(exc))
+
+
+def _fail(message: str) -> NoReturn:
+    Console(stderr=True, highlight=False).print(f"[red]{escape(message)}[/]")
+    raise typer.Exit(2)

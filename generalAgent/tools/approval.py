@@ -1,0 +1,122 @@
+"""Which tool calls need the user's approval: a policy each tool declares, never code inside it.
+
+A tool states its rule in `tool.metadata["needs_approval"]` (`NEEDS_APPROVAL`):
+
+- `True`: every call asks (run_bash_command; MCP tools of servers the user does not trust);
+- a function `(args, context) -> str | None`: asks when it returns a reason, e.g. fetch_web
+  for a host the user did not name, write_file when it would replace a file outside
+  outputs/;
+- absent or `False`: never asks.
+
+The graph's approval step (graph/nodes/approval.py) applies the rule to every call of a
+model message before any of them runs; AUTO_APPROVE_TOOLS relaxes it per tool. The
+reason is shown to the user beside the call, so it says what the call would do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from langchain_core.messages import BaseMessage
+    from langchain_core.tools import BaseTool
+
+    from generalAgent.tools.workspace import Workspace
+
+NEEDS_APPROVAL = "needs_approval"
+# A person's answer for one call: this call, this call and the rest of the process, this
+# call and the rest of the session (stored with it), or no.
+YES, ALWAYS, KEEP, NO = "yes", "always", "keep", "no"
+DECISIONS = frozenset({YES, ALWAYS, KEEP, NO})
+# The run's config key (`configurable`) listing the tools the user approved "always" in the
+# running process: not state, so a later process (a resume, `-p`) asks again.
+PROCESS_APPROVALS = "approved_tools"
+ALWAYS_ASKS = "asks before every call"
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """What a rule may consult besides the call's arguments."""
+
+    workspace: Workspace | None = None
+    # Hosts the user named in their own messages: reaching them is what the user asked for.
+    named_hosts: frozenset[str] = field(default_factory=frozenset)
+
+
+ApprovalRule = Callable[[Mapping[str, Any], CallContext], str | None]
+
+
+def approval_reason(tool: BaseTool, args: Mapping[str, Any], context: CallContext) -> str | None:
+    """Why this call needs the user's approval, or None when it may run without asking.
+
+    A rule that fails (arguments it cannot read) asks: approval is the safe side.
+    """
+    rule = (tool.metadata or {}).get(NEEDS_APPROVAL)
+    if rule is True:
+        return ALWAYS_ASKS
+    if not callable(rule):
+        return None
+    try:
+        return rule(args, context)
+    except Exception as exc:  # a bad argument must not let a call through unasked
+        return f"its arguments could not be checked ({type(exc).__name__})"
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """The tools' own rules, minus the tools the user lets run without asking."""
+
+    auto_approved: frozenset[str] = frozenset()
+
+    def reason(
+        self,
+        tool: BaseTool,
+        args: Mapping[str, Any],
+        context: CallContext,
+        approved: Collection[str] = (),
+    ) -> str | None:
+        """Why the call must be approved now; None if it needs no approval or already has it
+        ("always" for its tool, or AUTO_APPROVE_TOOLS)."""
+        if tool.name in self.auto_approved or tool.name in approved:
+            return None
+        return approval_reason(tool, args, context)
+
+
+# A URL, or a bare host name with a dot and a known-looking top-level part ("example.com",
+# "docs.python.org"); what a user types when they mean a site.
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'`]+", re.IGNORECASE)
+_BARE_HOST = re.compile(
+    r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})(?![\w-])", re.IGNORECASE
+)
+
+
+def hosts_named_in(texts: Iterable[str]) -> frozenset[str]:
+    """Host names a person wrote in `texts` (URLs and bare domains), lower-case, without "www."."""
+    hosts: set[str] = set()
+    for text in texts:
+        for match in _URL.finditer(text):
+            try:
+                host = urlsplit(match.group(0)).hostname
+            except ValueError:
+                continue
+            if host:
+                hosts.add(canonical_host(host))
+        for match in _BARE_HOST.finditer(text):
+            hosts.add(canonical_host(match.group(1)))
+    return frozenset(hosts)
+
+
+def canonical_host(host: str) -> str:
+    host = host.strip().rstrip(".").lower()
+    return host.removeprefix("www.")
+
+
+def hosts_named_by_user(messages: Sequence[BaseMessage]) -> frozenset[str]:
+    """Hosts named in the user's own messages (tool results and answers are not the user)."""
+    from langchain_core.messages import HumanMessage
+
+    return hosts_named_in(m.text for m in messages if isinstance(m, HumanMessage))

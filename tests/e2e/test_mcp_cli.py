@@ -1,0 +1,247 @@
+"""MCP servers through the real `generalagent` process: an mcp.json next to the user's documents,
+the real client against the local model server, real MCP servers over stdio and HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.e2e.conftest import run_cli
+from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
+from tests.support.mcp_config import stdio_entry, write_mcp_json
+from tests.support.mcp_server import serve_http
+from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+
+TOKEN = "mcp-token-SECRET-98765"
+
+
+def tool_answers(request: RecordedRequest) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in request.messages if m["role"] == "tool"}
+
+
+def test_a_dropped_mcp_json_gives_the_model_working_tools(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """-p: stdio and HTTP tools called, one raising, one crashing its server, then a restart."""
+    notes = workdir / "notes.txt"
+    calls = [
+        ToolCall("notes__write_note", {"text": "buy milk"}),
+        ToolCall("remote__add", {"a": 2, "b": 3}),
+        ToolCall("notes__fail", {"message": "disk is full"}),
+        ToolCall("notes__crash", {}),
+        ToolCall("notes__show_env", {"variable": "TOKEN"}),
+    ]
+    openai_server.add(
+        Reply(tool_calls=calls[:3]),
+        Reply(tool_calls=[calls[3]]),
+        Reply(tool_calls=[calls[4]]),
+        Reply(text="All done."),
+    )
+    with serve_http("remote") as url:
+        write_mcp_json(
+            workdir,
+            {
+                "notes": stdio_entry(trust=True, env={"NOTES_FILE": str(notes), "TOKEN": "${NOTES_TOKEN}"}),
+                "remote": {"type": "http", "url": url, "trust": True},
+            },
+        )
+        result = run_cli(["-p", "use my tools"], {**cli_env, "NOTES_TOKEN": TOKEN}, workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "All done.\n"
+    assert notes.read_text(encoding="utf-8") == "buy milk\n"
+    first = openai_server.chat_requests[0]
+    assert {"notes__write_note", "remote__add", "notes__crash"} <= set(first.tool_names)
+    answers = {}
+    for request in openai_server.chat_requests[1:]:
+        answers.update(tool_answers(request))
+    assert answers[calls[0].id] == "noted: buy milk"
+    assert answers[calls[1].id] == "5"
+    assert answers[calls[2].id].startswith("Error: ") and "disk is full" in answers[calls[2].id]
+    assert answers[calls[3].id].startswith("Error: the MCP server notes stopped during this call")
+    assert answers[calls[4].id] == "***"  # restarted by this call; the secret stays out of the context
+    for request in openai_server.chat_requests:
+        assert TOKEN not in json.dumps(request.body)
+    assert TOKEN not in result.stderr
+    log = (Path(cli_env["DATA_DIR"]) / "logs").glob("*.log")
+    assert all(TOKEN not in path.read_text(encoding="utf-8") for path in log)
+
+
+def test_a_hanging_server_never_holds_up_the_chat(
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path
+) -> None:
+    write_mcp_json(workdir, {"hang": stdio_entry("--hang"), "notes": stdio_entry(trust=True)})
+    openai_server.add(Reply(text="Hi there."))
+    # The start-up timeout is longer than this test waits for anything: the chat must not wait for it.
+    child = spawn_chat(env={**cli_env, "MCP_STARTUP_TIMEOUT": "120"})
+    expect_prompt(child)
+    shown = ask(child, "hello", "Hi there")
+    assert "hang" not in shown
+    expect_prompt(child)
+    ask(child, "/mcp", "@hang")
+    child.expect("starting")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_a_server_that_fails_to_start_costs_one_warning_line(
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path
+) -> None:
+    write_mcp_json(workdir, {"hang": stdio_entry("--hang"), "notes": stdio_entry(trust=True)})
+    openai_server.add(Reply(text="First."), Reply(text="Second."))
+    child = spawn_chat(env={**cli_env, "MCP_STARTUP_TIMEOUT": "2"})
+    expect_prompt(child)
+    child.expect(pexpect.TIMEOUT, timeout=4)  # the user takes a moment to type
+    shown = ask(child, "hello", "First")
+    warning = "MCP server hang did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped"
+    assert plain(shown).count(warning) == 1
+    expect_prompt(child)
+    assert warning not in ask(child, "again", "Second")
+    expect_prompt(child)
+    first = openai_server.chat_requests[0]
+    assert "notes__echo" in first.tool_names and not [n for n in first.tool_names if n.startswith("hang__")]
+    table = ask(child, "/mcp", "Untrusted")
+    assert "failed: did not start within 2 s" in table and "ready" in table
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_mentioning_a_disabled_server_brings_its_tools(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    write_mcp_json(workdir, {"calc": stdio_entry(enabled=False, trust=True, tools=["add"])})
+    call = ToolCall("calc__add", {"a": 20, "b": 22})
+    openai_server.add(Reply(tool_calls=[call]), Reply(text="The sum is 42."), Reply(text="Still here."))
+    child = spawn_chat()
+    expect_prompt(child)
+    assert "off: @calc starts it" in ask(child, "/mcp", "Untrusted")
+    expect_prompt(child)
+    ask(child, "@calc what is 20 + 22?", "The sum is 42")
+    expect_prompt(child)
+    request = openai_server.chat_requests[0]
+    assert "calc__add" in request.tool_names
+    assert "The user mentioned the MCP server @calc" in request.messages[-1]["content"]
+    assert tool_answers(openai_server.chat_requests[1]) == {call.id: "42"}
+    ask(child, "thanks", "Still here")
+    expect_prompt(child)
+    assert "calc__add" in openai_server.chat_requests[2].tool_names  # one mention is enough
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_an_untrusted_servers_tool_asks_before_it_runs(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    """The approval step of the graph (issue 11) asks for tools marked needs_approval."""
+    notes = workdir / "notes.txt"
+    write_mcp_json(workdir, {"notes": stdio_entry(env={"NOTES_FILE": str(notes)})})
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("notes__write_note", {"text": "refused"})]),
+        Reply(text="Not written."),
+        Reply(tool_calls=[ToolCall("notes__write_note", {"text": "approved"})]),
+        Reply(text="Written."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.expect(pexpect.TIMEOUT, timeout=4)  # the server has started
+    child.sendline("note something")
+    child.expect("Approve notes__write_note")
+    child.sendline("n")
+    child.expect("Not written")
+    expect_prompt(child)
+    assert not notes.exists()
+    child.sendline("note it after all")
+    child.expect("Approve notes__write_note")
+    child.sendline("y")
+    child.expect("Written")
+    expect_prompt(child)
+    assert notes.read_text(encoding="utf-8") == "approved\n"
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_doctor_starts_each_server_and_reports_it(cli_env: dict[str, str], workdir: Path) -> None:
+    write_mcp_json(
+        workdir,
+        {
+            "notes": stdio_entry(trust=True, env={"TOKEN": "${NOTES_TOKEN}"}),
+            "later": stdio_entry(enabled=False),
+            "hang": stdio_entry("--hang"),
+            "missing": {"command": "no-such-mcp-server-program"},
+        },
+    )
+    env = {**cli_env, "MCP_STARTUP_TIMEOUT": "3", "NOTES_TOKEN": TOKEN}
+    result = run_cli(["doctor", "--offline"], env, workdir)
+    out = " ".join(result.stdout.split())  # the report wraps at the terminal's width
+    assert result.returncode == 1
+    assert "✓ mcp @notes" in out and "tools in" in out and "starts at start-up" in out
+    assert "✓ mcp @later" in out and "starts on @later" in out
+    assert "✗ mcp @hang" in out and "did not start within 3 s" in out
+    assert "✗ mcp @missing" in out and "no such program" in out
+    assert TOKEN not in out + result.stderr
+
+
+def test_mcp_add_list_remove_edit_the_folders_mcp_json(cli_env: dict[str, str], workdir: Path) -> None:
+    added = run_cli(
+        [
+            "mcp",
+            "add",
+            "notes",
+            "--env",
+            f"TOKEN={TOKEN}",
+            "--trust",
+            "--",
+            "python",
+            "server.py",
+            "--db",
+            "x.db",
+        ],
+        cli_env,
+        workdir,
+    )
+    assert added.returncode == 0, added.stderr
+    remote = run_cli(
+        [
+            "mcp",
+            "add",
+            "search",
+            "--url",
+            "https://mcp.example.com/mcp",
+            "-H",
+            "Authorization: Bearer ${KEY}",
+            "--disabled",
+        ],
+        cli_env,
+        workdir,
+    )
+    assert remote.returncode == 0, remote.stderr
+    data = json.loads((workdir / "mcp.json").read_text(encoding="utf-8"))
+    assert data["mcpServers"]["notes"] == {
+        "command": "python",
+        "args": ["server.py", "--db", "x.db"],
+        "env": {"TOKEN": TOKEN},
+        "trust": True,
+    }
+    assert data["mcpServers"]["search"]["headers"] == {"Authorization": "Bearer ${KEY}"}
+    listed = run_cli(["mcp", "list"], cli_env, workdir)
+    assert "@notes" in listed.stdout and "python server.py --db x.db" in listed.stdout
+    assert "on @search" in listed.stdout and "https://mcp.example.com/mcp" in listed.stdout
+    assert TOKEN not in listed.stdout
+    twice = run_cli(["mcp", "add", "notes", "--", "python"], cli_env, workdir)
+    assert twice.returncode == 2 and "exists; remove it first" in " ".join(twice.stderr.split())
+    assert run_cli(["mcp", "remove", "notes"], cli_env, workdir).returncode == 0
+    gone = run_cli(["mcp", "remove", "notes"], cli_env, workdir)
+    assert gone.returncode == 2 and "No MCP server named notes" in " ".join(gone.stderr.split())
+    assert list(json.loads((workdir / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]) == ["search"]
+    user = run_cli(["mcp", "add", "everywhere", "--user", "--", "python", "tools.py"], cli_env, workdir)
+    assert user.returncode == 0, user.stderr
+    user_file = Path(cli_env["GENERALAGENT_CONFIG_DIR"]) / "mcp.json"
+    assert list(json.loads(user_file.read_text(encoding="utf-8"))["mcpServers"]) == ["everywhere"]
+    listed = run_cli(["mcp", "list"], cli_env, workdir)
+    assert "@everywhere" in listed.stdout and "@search" in listed.stdout

@@ -1,0 +1,132 @@
+"""A small MCP server for the tests, written with the `mcp` package's FastMCP.
+
+    python tests/support/mcp_server.py                 # serves over stdio
+    python tests/support/mcp_server.py --hang          # starts, then never answers
+    python tests/support/mcp_server.py --fail-start    # prints an error on stderr and exits
+
+`build_server()` gives the same tools for a streamable HTTP server on loopback
+(`serve_http` runs one in a thread of the test). Tools with side effects write to the
+file named by NOTES_FILE, so a test can tell whether a call really ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
+
+
+def build_server(name: str = "notes") -> FastMCP:
+    # Imported here, so that --hang and --fail-start cost only an interpreter's start.
+    import anyio
+    from mcp.server.fastmcp import FastMCP
+
+    server = FastMCP(name, log_level="WARNING")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @server.tool()
+    def write_note(text: str) -> str:
+        """Append a line to the notes file."""
+        with open(os.environ["NOTES_FILE"], "a", encoding="utf-8") as notes:
+            notes.write(text + "\n")
+        return f"noted: {text}"
+
+    @server.tool()
+    def fail(message: str) -> str:
+        """Raise an error with this message."""
+        raise ValueError(message)
+
+    @server.tool()
+    def crash() -> str:
+        """End the server process at once, in the middle of the call."""
+        os._exit(3)
+
+    @server.tool()
+    async def sleep(seconds: float) -> str:
+        """Wait, then answer (other calls are served meanwhile)."""
+        await anyio.sleep(seconds)
+        return f"slept {seconds} s"
+
+    @server.tool()
+    def pid() -> int:
+        """The server's process id."""
+        return os.getpid()
+
+    @server.tool()
+    def big(chars: int) -> str:
+        """A text of this many characters."""
+        return "x" * chars
+
+    @server.tool()
+    def show_env(variable: str) -> str:
+        """The value of an environment variable of the server process."""
+        return os.environ.get(variable, "(unset)")
+
+    @server.tool(name="files.read")
+    def files_read(path: str) -> str:
+        """A tool whose name needs changing to be valid for every provider."""
+        return f"read {path}"
+
+    return server
+
+
+@contextmanager
+def serve_http(name: str = "remote") -> Iterator[str]:
+    """A streamable HTTP server on a free loopback port, for the duration; yields its URL."""
+    import uvicorn
+
+    app = build_server(name).streamable_http_app()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.02)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="notes")
+    parser.add_argument("--hang", action="store_true", help="never answer, not even initialize")
+    parser.add_argument("--fail-start", action="store_true", help="exit at once with an error")
+    options = parser.parse_args()
+    if options.fail_start:
+        print("notes server: cannot open the database", file=sys.stderr, flush=True)
+        sys.exit(1)
+    if options.hang:
+        time.sleep(3600)
+    build_server(options.name).run("stdio")
+
+
+if __name__ == "__main__":
+    main()

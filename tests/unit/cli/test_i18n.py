@@ -1,0 +1,96 @@
+"""The UI's languages: the Chinese catalog is complete and compiled, and the language follows
+UI_LANGUAGE, then the locale."""
+
+from __future__ import annotations
+
+import io
+import re
+import string
+
+import pytest
+from babel.messages.extract import extract_from_dir
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+
+from generalAgent.cli import i18n
+
+PACKAGE = i18n.LOCALE_DIR.parents[1]
+CATALOG = i18n.LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / f"{i18n.DOMAIN}"
+
+
+def code_messages() -> set[str | tuple[str, str]]:
+    found = set()
+    for _file, _line, message, _comments, _context in extract_from_dir(
+        str(PACKAGE), method_map=[("**.py", "python")], keywords={"_": None, "ngettext": (1, 2)}
+    ):
+        found.add(message if isinstance(message, str) else tuple(message))
+    return found
+
+
+def catalog():
+    with open(f"{CATALOG}.po", "rb") as handle:
+        return read_po(handle, locale="zh_CN")
+
+
+def fields(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def test_every_message_of_the_code_has_a_chinese_translation() -> None:
+    translated = catalog()
+    missing = []
+    for message in code_messages():
+        key = message[0] if isinstance(message, tuple) else message
+        entry = translated.get(key)
+        strings = entry.string if entry is not None else None
+        if not entry or entry.fuzzy or not strings or (isinstance(strings, tuple) and not all(strings)):
+            missing.append(key)
+    assert missing == [], "run `make i18n` and translate these in generalagent.po"
+
+
+def test_translations_keep_the_fields_of_the_message() -> None:
+    for entry in catalog():
+        if not entry.id:
+            continue
+        source = entry.id if isinstance(entry.id, str) else entry.id[0]
+        targets = entry.string if isinstance(entry.string, tuple) else (entry.string,)
+        for target in targets:
+            assert fields(target) == fields(source), (source, target)
+
+
+def test_the_compiled_catalog_is_current() -> None:
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog())
+    with open(f"{CATALOG}.mo", "rb") as handle:
+        assert handle.read() == compiled.getvalue(), "run `make i18n` to compile generalagent.po"
+
+
+@pytest.mark.parametrize(
+    ("setting", "environ", "expected"),
+    [
+        ("zh", {"LANG": "en_US.UTF-8"}, "zh"),
+        ("en", {"LANG": "zh_CN.UTF-8"}, "en"),
+        ("auto", {"LANG": "zh_CN.UTF-8"}, "zh"),
+        (None, {"LC_ALL": "zh_TW.UTF-8", "LANG": "en_US"}, "zh"),
+        (None, {"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}, "en"),  # LC_ALL wins, even when it says C
+        (None, {"LC_MESSAGES": "zh_CN", "LANG": "en_GB"}, "zh"),
+        (None, {}, "en"),
+    ],
+)
+def test_the_language_follows_the_setting_then_the_locale(setting, environ, expected) -> None:
+    assert i18n.choose_language(setting, environ) == expected
+
+
+def test_messages_are_shown_in_the_chosen_language() -> None:
+    translated = [e for e in catalog() if e.id and isinstance(e.id, str) and e.string]
+    if not translated:
+        pytest.skip("the catalog has no entries yet")
+    entry = translated[0]
+    try:
+        i18n.use_language("zh")
+        assert i18n._(entry.id) == entry.string
+        i18n.use_language("en")
+        assert i18n._(entry.id) == entry.id
+    finally:
+        i18n.use_language("en")
+    assert re.search(r"[\u4e00-\u9fff]", entry.string)

@@ -1,0 +1,63 @@
+"""The chat's approval question: every argument whole and as it is, and the answers it takes."""
+
+from __future__ import annotations
+
+import io
+
+from generalAgent.cli.approvals import SHOWN_CHARS, answer_approval, ask_in_terminal
+from generalAgent.cli.terminal_text import terminal_console
+
+
+def question(request: dict, typed: str) -> tuple[str, str]:
+    out = io.StringIO()
+    console = terminal_console(file=out, width=100, color_system=None)
+    console.input = lambda prompt="": (console.print(prompt, end=""), typed)[1]  # type: ignore[method-assign]
+    return ask_in_terminal(console, request), out.getvalue()
+
+
+def test_the_whole_command_is_shown_with_its_controls_visible() -> None:
+    command = "echo hi; touch SPOOFED #\x1b[2K\x1b[1G  command: ls outputs/ " + "x" * 500
+    answer, shown = question(
+        {
+            "call_id": "c1",
+            "tool": "run_bash_command",
+            "args": {"command": command},
+            "reason": "asks before every call",
+        },
+        "y",
+    )
+    assert answer == "yes"
+    assert "touch SPOOFED #␛[2K␛[1G  command: ls outputs/" in shown
+    assert "x" * 500 in shown.replace("\n", "")
+    assert "\x1b" not in shown
+
+
+def test_a_huge_value_says_how_much_is_not_shown() -> None:
+    content = "a" * (SHOWN_CHARS + 1234)
+    _, shown = question(
+        {"call_id": "c1", "tool": "write_file", "args": {"content": content}, "reason": "r"}, "n"
+    )
+    assert "1,234 more characters not shown" in shown
+
+
+def test_answers_and_what_they_mean() -> None:
+    for typed, meant in [("y", "yes"), ("", "no"), ("N", "no"), ("a", "always"), ("k", "keep")]:
+        assert question({"call_id": "c", "tool": "t", "args": {}, "reason": "r"}, typed)[0] == meant
+
+
+def test_always_answers_the_rest_of_the_pause_without_asking() -> None:
+    asked: list[str] = []
+    remembered: set[str] = set()
+
+    def approve(request: dict) -> str:
+        asked.append(request["call_id"])
+        return "always" if request["tool"] == "shell" else "no"
+
+    requests = [
+        {"call_id": "1", "tool": "shell"},
+        {"call_id": "2", "tool": "fetch"},
+        {"call_id": "3", "tool": "shell"},
+    ]
+    answers = answer_approval({"type": "approval", "requests": requests}, approve, remembered)
+    assert answers == {"1": "always", "2": "no", "3": "always"}
+    assert asked == ["1", "2"] and remembered == {"shell"}

@@ -1,0 +1,279 @@
+"""Real MCP servers (tests/support/mcp_server.py) over stdio and streamable HTTP on loopback:
+calls, errors, crashes and restarts, timeouts, start-up failures, secrets, approval marks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+
+from generalAgent.config.settings import MCPSettings
+from generalAgent.graph.nodes.tools import build_tool_node
+from generalAgent.tools.errors import ToolError
+from generalAgent.tools.mcp.config import load_mcp_config
+from generalAgent.tools.mcp.manager import MCPServerManager
+from tests.support.mcp_config import stdio_entry, write_mcp_json
+from tests.support.mcp_server import serve_http
+
+SECRET = "tok-SECRET-0123456789"
+RESULT_CAP = 60_000  # the tools node's cap, as TOOL_RESULT_MAX_CHARS sets it by default
+
+
+def start_manager(folder: Path, servers: dict[str, Any], startup_timeout: float = 20.0) -> MCPServerManager:
+    path = write_mcp_json(folder, servers)
+    settings = MCPSettings(  # type: ignore[call-arg]
+        _env_file=None, mcp_config=str(path), mcp_startup_timeout=startup_timeout
+    )
+    config = load_mcp_config(settings, folder, {"NOTES_TOKEN": SECRET})
+    return MCPServerManager(config, settings, log_dir=folder / "logs").start()
+
+
+def tools_by_name(manager: MCPServerManager) -> dict[str, Any]:
+    return {tool.name: tool for tool in manager.tools_of(manager.handles())}
+
+
+def run_through_tools_node(tool: Any, args: dict[str, Any]) -> ToolMessage:
+    """One call answered as the graph's tools node answers it (error status, result cap)."""
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", build_tool_node([tool], RESULT_CAP))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    call = {"name": tool.name, "args": args, "id": "call_1", "type": "tool_call"}
+    result = graph.compile().invoke({"messages": [AIMessage(content="", tool_calls=[call])]})
+    return result["messages"][-1]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MCPServerManager, Path]]:
+    folder = tmp_path_factory.mktemp("mcp")
+    notes_file = folder / "notes.txt"
+    with serve_http("remote") as url, pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-parent-process-key")  # servers must not inherit it
+        manager = start_manager(
+            folder,
+            {
+                "notes": stdio_entry(env={"NOTES_FILE": str(notes_file), "TOKEN": "${NOTES_TOKEN}"}),
+                "trusted": stdio_entry(
+                    trust=True, tools=["echo", "files.read"], env={"NOTES_FILE": str(notes_file)}
+                ),
+                "remote": {"type": "http", "url": url, "headers": {"Authorization": "Bearer ${NOTES_TOKEN}"}},
+            },
+        )
+        manager.wait_for_startup()
+        yield manager, folder
+        manager.close()
+
+
+def test_stdio_and_http_tools_answer_in_a_fixed_order(servers: tuple[MCPServerManager, Path]) -> None:
+    manager, _ = servers
+    assert [s.state for s in manager.statuses()] == ["ready", "ready", "ready"]
+    tools = tools_by_name(manager)
+    assert tools["notes__echo"].invoke({"text": "你好, MCP"}) == "你好, MCP"
+    assert tools["remote__add"].invoke({"a": 2, "b": 40}) == "42"
+    assert tools["trusted__files_read"].invoke({"path": "a.txt"}) == "read a.txt"
+    names = [t.name for t in manager.tools_of(["remote", "notes"])]
+    assert names == sorted(n for n in names if n.startswith("notes__")) + sorted(
+        n for n in names if n.startswith("remote__")
+    )  # servers in configuration order, each server's tools by name
+    assert names == [t.name for t in manager.tools_of(["notes", "remote"])]
+
+
+def test_untrusted_tools_ask_for_approval_and_trusted_ones_do_not(
+    servers: tuple[MCPServerManager, Path],
+) -> None:
+    manager, _ = servers
+    tools = tools_by_name(manager)
+    assert tools["notes__write_note"].metadata["needs_approval"] is True
+    assert tools["remote__echo"].metadata["needs_approval"] is True
+    assert "needs_approval" not in tools["trusted__echo"].metadata
+    assert sorted(n for n in tools if n.startswith("trusted__")) == ["trusted__echo", "trusted__files_read"]
+
+
+def test_a_tool_that_raises_is_an_error_answer_the_model_can_read(
+    servers: tuple[MCPServerManager, Path],
+) -> None:
+    manager, _ = servers
+    answer = run_through_tools_node(tools_by_name(manager)["notes__fail"], {"message": "the index is locked"})
+    assert answer.status == "error"
+    assert answer.content.startswith("Error: ") and "the index is locked" in answer.content
+    bad_arguments = run_through_tools_node(tools_by_name(manager)["notes__add"], {"a": "two"})
+    assert bad_arguments.status == "error" and "Error" in bad_arguments.content
+
+
+def test_results_are_capped_like_every_tool_result(servers: tuple[MCPServerManager, Path]) -> None:
+    manager, _ = servers
+    answer = run_through_tools_node(tools_by_name(manager)["notes__big"], {"chars": RESULT_CAP + 5_000})
+    assert answer.status != "error"
+    assert len(answer.content) < RESULT_CAP + 500 and "[Output cut:" in answer.content
+
+
+def test_secrets_reach_neither_the_model_nor_the_log(servers: tuple[MCPServerManager, Path]) -> None:
+    manager, folder = servers
+    tools = tools_by_name(manager)
+    assert tools["notes__show_env"].invoke({"variable": "TOKEN"}) == "***"  # the server got it, the model not
+    with pytest.raises(ToolError) as failed:
+        tools["notes__fail"].invoke({"message": f"bad token {SECRET}"})
+    assert SECRET not in str(failed.value) and "bad token ***" in str(failed.value)
+    assert tools["notes__show_env"].invoke({"variable": "OPENAI_API_KEY"}) == "(unset)"
+    for status in manager.statuses():
+        assert SECRET not in status.target and SECRET not in status.detail
+    logs = "".join(p.read_text(encoding="utf-8") for p in (folder / "logs").glob("mcp-*.log"))
+    assert SECRET not in logs
+
+
+def test_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(tmp_path: Path) -> None:
+    manager = start_manager(tmp_path, {"fragile": stdio_entry(trust=True)})
+    try:
+        manager.wait_for_startup()
+        tools = tools_by_name(manager)
+        first_pid = tools["fragile__pid"].invoke({})
+        answer = run_through_tools_node(tools["fragile__crash"], {})
+        assert answer.status == "error"
+        assert "the MCP server fragile stopped during this call (the process exited)" in answer.content
+        assert "again restarts the server" in answer.content
+        assert manager.status("fragile").state == "stopped"
+        second_pid = tools["fragile__pid"].invoke({})
+        assert second_pid != first_pid
+        assert manager.status("fragile").state == "ready"
+        # Killed while idle: the next call finds the connection gone, restarts and is sent once.
+        os.kill(int(second_pid), signal.SIGKILL)
+        time.sleep(0.5)
+        assert tools["fragile__echo"].invoke({"text": "still here"}) == "still here"
+        assert tools["fragile__pid"].invoke({}) not in {first_pid, second_pid}
+    finally:
+        manager.close()
+
+
+def test_a_call_that_outlasts_its_timeout_is_abandoned_and_the_server_keeps_serving(tmp_path: Path) -> None:
+    manager = start_manager(tmp_path, {"slow": stdio_entry(trust=True, timeout=0.5)})
+    try:
+        manager.wait_for_startup()
+        tools = tools_by_name(manager)
+        started = time.monotonic()
+        answer = run_through_tools_node(tools["slow__sleep"], {"seconds": 30})
+        assert time.monotonic() - started < 10
+        assert (
+            answer.status == "error" and "no answer from the MCP server slow within 0.5 s" in answer.content
+        )
+        assert tools["slow__echo"].invoke({"text": "ok"}) == "ok"
+    finally:
+        manager.close()
+
+
+def test_ctrl_c_abandons_a_waiting_call_at_once(tmp_path: Path) -> None:
+    manager = start_manager(tmp_path, {"slow": stdio_entry(trust=True)})
+    cancelled = threading.Event()
+    manager.use_cancel_event(cancelled)
+    try:
+        manager.wait_for_startup()
+        threading.Timer(0.5, cancelled.set).start()
+        started = time.monotonic()
+        with pytest.raises(ToolError, match="cancelled: the user pressed Ctrl-C"):
+            tools_by_name(manager)["slow__sleep"].invoke({"seconds": 30})
+        assert time.monotonic() - started < 5
+    finally:
+        manager.close()
+
+
+def test_a_hanging_server_is_skipped_with_one_notice_and_stopped(tmp_path: Path) -> None:
+    marker = f"hang-{uuid.uuid4().hex[:8]}"
+    before = time.monotonic()
+    manager = start_manager(
+        tmp_path,
+        {"hang": stdio_entry("--hang", "--name", marker), "ok": stdio_entry(trust=True)},
+        startup_timeout=2.0,
+    )
+    assert time.monotonic() - before < 1.0  # start() never waits for a server
+    try:
+        manager.wait_for_startup()
+        hang, ok = manager.statuses()
+        assert hang.state == "failed" and hang.detail == "did not start within 2 s (MCP_STARTUP_TIMEOUT)"
+        assert ok.state == "ready" and ok.tools
+        notices = manager.drain_notices()
+        assert notices == [
+            "MCP server hang did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped (/mcp lists servers)."
+        ]
+        assert manager.drain_notices() == []
+        assert manager.tools_of(["hang"]) == []
+        deadline = time.monotonic() + 10
+        while _processes_with(marker) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _processes_with(marker) == []
+    finally:
+        manager.close()
+
+
+def test_start_failures_say_why_in_one_line(tmp_path: Path) -> None:
+    manager = start_manager(
+        tmp_path,
+        {
+            "broken": stdio_entry("--fail-start"),
+            "missing": {"command": "no-such-program-for-mcp"},
+            "unset": stdio_entry(env={"KEY": "${NOT_SET_ANYWHERE}"}),
+            "nobody": {"type": "http", "url": "http://127.0.0.1:9/mcp"},
+        },
+    )
+    try:
+        manager.wait_for_startup()
+        details = {s.handle: s.detail for s in manager.statuses()}
+        assert details["broken"] == "the process exited (notes server: cannot open the database)"
+        assert (
+            details["missing"]
+            == "cannot run 'no-such-program-for-mcp': no such program (check 'command' and PATH)"
+        )
+        assert (
+            details["unset"] == "needs NOT_SET_ANYWHERE, which is not set; set it in the environment or .env"
+        )
+        assert details["nobody"] == "cannot connect to http://127.0.0.1:9/mcp"
+        assert len(manager.drain_notices()) == 4
+        assert all(s.state == "failed" for s in manager.statuses())
+    finally:
+        manager.close()
+
+
+def test_a_disabled_server_starts_only_when_asked(tmp_path: Path) -> None:
+    manager = start_manager(tmp_path, {"later": stdio_entry(enabled=False, trust=True)})
+    try:
+        manager.wait_for_startup()
+        assert manager.status("later").state == "off" and manager.loaded_handles() == []
+        status = manager.load("later")
+        assert status.state == "ready" and "later__echo" in manager.tool_names("later")
+        assert manager.loaded_handles() == ["later"]
+    finally:
+        manager.close()
+
+
+def test_an_http_server_that_went_away_is_a_clear_error(tmp_path: Path) -> None:
+    with serve_http("gone") as url:
+        manager = start_manager(tmp_path, {"gone": {"type": "http", "url": url, "trust": True}})
+        manager.wait_for_startup()
+        tools = tools_by_name(manager)
+        assert tools["gone__echo"].invoke({"text": "up"}) == "up"
+    try:
+        started = time.monotonic()
+        with pytest.raises(ToolError, match="MCP server gone"):
+            tools["gone__echo"].invoke({"text": "down"})
+        assert time.monotonic() - started < 30
+    finally:
+        manager.close()
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
