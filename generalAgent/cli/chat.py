@@ -12,7 +12,7 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, cast
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory
@@ -66,6 +66,7 @@ HELP = "\n".join(
 )
 
 
+ReasoningDisplay = Literal["collapsed", "full", "off"]
 THINKING_MODES = {"full": "in full", "collapsed": "as one line", "off": "no more"}
 
 
@@ -96,7 +97,7 @@ class Chat:
         self.loader = BackgroundLoader(settings).start()
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
-        self.show_reasoning = settings.model.show_reasoning
+        self.show_reasoning: ReasoningDisplay = settings.model.show_reasoning
         self.last_reasoning: list[str] = []  # the last turn's reasoning, per model call, for /thinking
         self.pending_uploads: list[Any] = []
         # Tools the user approved "always" in this session while this process runs.
@@ -357,8 +358,8 @@ class Chat:
 
     def _thinking(self, argument: str) -> None:
         mode = argument.lower()
-        if mode in {"full", "collapsed", "off"}:
-            self.show_reasoning = mode
+        if mode in THINKING_MODES:
+            self.show_reasoning = cast(ReasoningDisplay, mode)
             self.console.print(f"[dim]Reasoning is shown {THINKING_MODES[mode]} from now on.[/]")
             return
         if mode:

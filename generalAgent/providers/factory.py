@@ -43,7 +43,7 @@ def build_chat_model(settings: ModelSettings) -> DialectChatModel:
     from generalAgent.providers.chat_model import DialectChatModel
     from generalAgent.providers.detection import choose_provider
 
-    assert settings.openai_api_key is not None  # guaranteed by missing()
+    assert settings.openai_api_key is not None and settings.model_name  # guaranteed by missing()
     dialect = choose_provider(settings).dialect
     body = dialect.request_params(settings.model_thinking, settings.model_reasoning_effort)
     return DialectChatModel(

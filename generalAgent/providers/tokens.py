@@ -113,7 +113,7 @@ def calibration_factor(history: Sequence[BaseMessage]) -> float:
         if not isinstance(message, AIMessage):
             continue
         estimate = message.response_metadata.get(ESTIMATE_KEY)
-        reported = (message.usage_metadata or {}).get("input_tokens")
+        reported = message.usage_metadata["input_tokens"] if message.usage_metadata else None
         if isinstance(estimate, int) and estimate > 0 and isinstance(reported, int) and reported > 0:
             return min(MAX_FACTOR, max(MIN_FACTOR, reported / estimate))
     return 1.0
