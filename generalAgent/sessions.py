@@ -87,6 +87,9 @@ class SessionCatalog:
     def __init__(self, db_path: Path) -> None:
         db_path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(db_path, check_same_thread=False, timeout=30)
+        # The checkpoints share this file; both open it so that a new file reuses freed pages
+        # and hands them back (the checkpointer prunes old checkpoints as a session goes).
+        self._conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.executescript(SCHEMA)
 

@@ -37,6 +37,9 @@ def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
     checkpointer = open_checkpointer(settings.paths)
     graph = build_graph(parts, checkpointer)
     notices = [f"Skipped: {warning}" for warning in parts.warnings]
+    report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
+    if report is not None and report.summary():
+        notices.append(report.summary())
     notices += import_knowledge_folder(settings)
     return LoadedAgent(parts=parts, graph=graph, checkpointer=checkpointer, notices=notices)
 
