@@ -80,6 +80,13 @@ class GovernanceSettings(BaseSettings):
     max_context_tokens: int = Field(
         default=100_000, ge=2_000, le=2_000_000, description="Approximate prompt token budget"
     )
+    compact_history: bool = Field(
+        default=True,
+        description="At a cut, summarise the turns that leave the context (one model call) instead of only dropping them",
+    )
+    summary_max_tokens: int = Field(
+        default=2_000, ge=200, le=20_000, description="Size the summary of earlier turns is kept within"
+    )
     max_loops: int = Field(
         default=30, ge=1, le=500, description="Model calls per turn before a forced answer"
     )

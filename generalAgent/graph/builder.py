@@ -1,8 +1,13 @@
 """Builds the agent: its parts (model, tools, skills, agents, prompts) and the compiled graph.
 
-    START → planner ─┬─ tool calls, loops left ──→ tools → planner
-                     ├─ tool calls, budget spent → finalize → END
-                     └─ no tool calls ───────────→ END
+    START ─┬─ a cut is due, /compact, /clear → compact ─┬─ a cut ──────────→ planner
+           └────────────────────────────────────────────┴─ /compact, /clear → END
+    planner ─┬─ tool calls, loops left ──→ tools → (compact →) planner
+             ├─ tool calls, budget spent → finalize → END
+             └─ no tool calls ───────────→ END
+
+`compact` runs only when the start of the history moves (graph/compaction.py), so an
+ordinary step adds no node and no checkpoint.
 
 `build_graph` is the one place the graph is assembled; `make_graph` is the factory that
 `langgraph.json` points to, so LangGraph Server serves the same graph unchanged.
@@ -12,7 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
@@ -22,6 +27,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.graph.compaction import CompactionControl, build_compact_node
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
@@ -43,6 +49,7 @@ class AgentParts:
     registry: ToolRegistry
     skills: SkillCatalog
     agents: AgentCatalog
+    compaction: CompactionControl = field(default_factory=CompactionControl)
 
     @property
     def warnings(self) -> list[str]:
@@ -76,6 +83,13 @@ def route_after_planner(state: AgentState, default_max_loops: int) -> str:
     return END
 
 
+def route_to_model(state: AgentState, prompts: PromptBuilder) -> str:
+    """compact when the context must change before the next model call, else planner."""
+    if state.get("context_request") or prompts.pending_cut(state):
+        return "compact"
+    return "planner"
+
+
 def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
     prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents)
     graph = StateGraph(AgentState)
@@ -83,12 +97,18 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled))
     graph.add_node("tools", build_tools_node(prompts))
     graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
-    graph.add_edge(START, "planner")
+    graph.add_node(
+        "compact",
+        build_compact_node(parts.model, parts.settings, prompts.pending_cut, parts.compaction),
+        destinations=("planner", END),
+    )
+    to_model = functools.partial(route_to_model, prompts=prompts)
+    graph.add_conditional_edges(START, to_model, ["compact", "planner"])
     max_loops = parts.settings.governance.max_loops
     graph.add_conditional_edges(
         "planner", lambda state: route_after_planner(state, max_loops), ["tools", "finalize", END]
     )
-    graph.add_edge("tools", "planner")
+    graph.add_conditional_edges("tools", to_model, ["compact", "planner"])
     graph.add_edge("finalize", END)
     compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
     parts.env.run_subagent = SubagentRunner(compiled, parts.settings, parts.agents, parts.env.cancelled)

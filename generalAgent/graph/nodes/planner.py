@@ -2,8 +2,9 @@
 
 What one request is made of, in this order, and why:
 1. the static SystemMessage, built once when the node is built (KV-cache prefix);
-2. the stored history, cleaned of unanswered tool calls and cut with hysteresis, so its
-   head stays byte-identical between cuts;
+2. the stored history: the summary of what earlier cuts compacted (graph/compaction.py),
+   then the messages after it, cleaned of unanswered tool calls and cut with hysteresis,
+   so its head stays byte-identical between cuts;
 3. this call's reminders appended at the very end (todos, this turn's @mentions and
    uploads, a history warning), so they never disturb the cached prefix.
 The tools bound are assembled from the state on every call; the `new_*` fields are
@@ -27,9 +28,10 @@ from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
-from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
+from generalAgent.graph.compaction import history_head, messages_after, starts_afresh
+from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely, window_start
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
-from generalAgent.graph.state import AgentState, model_calls_this_turn
+from generalAgent.graph.state import AgentState, ConversationSummary, merge_uploads, model_calls_this_turn
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
 from generalAgent.models import hide_api_key
 from generalAgent.skills.loader import SkillCatalog
@@ -75,16 +77,40 @@ class PromptBuilder:
         return visible_tools_for_state(self.registry, self.skills.ids(), self.agents.names(), state)
 
     def history(self, state: AgentState, system: SystemMessage, tools: list[Any]) -> list[BaseMessage]:
-        """The stored history as it may be sent: valid pairs, within the message and token budget."""
-        governance = self.settings.governance
-        fixed = self._fixed_tokens(system, tools)
-        return truncate_messages_safely(
-            clean_message_history(state.get("messages", [])),
-            governance.max_message_history,
-            low_water=governance.history_low_water,
-            max_tokens=max(1_000, governance.max_context_tokens - fixed),
-            count_tokens=self._message_tokens.count,
+        """What is sent of the stored history: the summary of what was compacted, then the
+        messages after it as valid pairs, within the message and token budget."""
+        messages = state.get("messages", [])
+        summary = state.get("summary")
+        kept = truncate_messages_safely(
+            self._body(messages, summary), **self._window_limits(system, tools), count_tokens=self._count
         )
+        return [*history_head(messages, summary), *kept]
+
+    def pending_cut(self, state: AgentState) -> list[BaseMessage]:
+        """The messages the next request would leave out: what a compaction must cover now."""
+        system = self.system_message(state)
+        tools = self.visible_tools(state)
+        body = self._body(state.get("messages", []), state.get("summary"))
+        start = window_start(body, **self._window_limits(system, tools), count_tokens=self._count)
+        return body[:start]
+
+    def _body(self, messages: list[BaseMessage], summary: ConversationSummary | None) -> list[BaseMessage]:
+        return clean_message_history(messages_after(messages, summary))
+
+    def _window_limits(self, system: SystemMessage, tools: list[Any]) -> dict[str, Any]:
+        """The cut's limits; with compaction on, room for the summary is kept in the token budget."""
+        governance = self.settings.governance
+        reserved = governance.summary_max_tokens if governance.compact_history else 0
+        return {
+            "max_messages": governance.max_message_history,
+            "low_water": governance.history_low_water,
+            "max_tokens": max(
+                1_000, governance.max_context_tokens - self._fixed_tokens(system, tools) - reserved
+            ),
+        }
+
+    def _count(self, message: BaseMessage) -> int:
+        return self._message_tokens.count(message)
 
     def reminders(self, state: AgentState, kept_messages: int) -> list[str]:
         mentions = classify_mentions(
@@ -93,11 +119,19 @@ class PromptBuilder:
             self.skills.ids(),
             self.agents.names(),
         )
+        uploads = state.get("new_uploaded_files", [])
+        if starts_afresh(state.get("messages", []), state.get("summary")):
+            # After /clear the files are still in the workspace; the model hears of them again.
+            uploads = merge_uploads(state.get("uploaded_files", []), uploads)
         return [
             reminders.build_todo_reminder(state.get("todos", [])),
             reminders.build_mention_reminder(mentions.tools, mentions.skills, mentions.agents),
-            reminders.build_upload_reminder(state.get("new_uploaded_files", [])),
-            reminders.build_history_warning(kept_messages, self.settings.governance.max_message_history),
+            reminders.build_upload_reminder(uploads),
+            reminders.build_history_warning(
+                kept_messages,
+                self.settings.governance.max_message_history,
+                compacting=self.settings.governance.compact_history,
+            ),
         ]
 
     def _fixed_tokens(self, system: SystemMessage, tools: list[Any]) -> int:
