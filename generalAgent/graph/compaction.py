@@ -275,10 +275,7 @@ def build_compact_node(
         previous: ConversationSummary = dict(state.get("summary") or {})  # type: ignore[assignment]
         action = request.get("action")
         after = "planner" if not action else END
-        if action:
-            dropped = messages_after(state.get("messages", []), previous)
-        else:
-            dropped = pending_cut(state)
+        dropped = messages_after(state.get("messages", []), previous) if action else pending_cut(state)
         if not dropped:
             if action:
                 writer({"compaction": {"state": "nothing", "messages": 0}})
@@ -294,7 +291,8 @@ def build_compact_node(
             summary["question"] = question
         update: dict[str, Any] = {"context_request": None}
         if action == "clear":
-            summary.update(text="", unsummarised=summary["messages"])
+            summary["text"] = ""
+            summary["unsummarised"] = summary["messages"]
             event: dict[str, Any] = {"state": "cleared", "messages": len(dropped)}
         elif not enabled:
             summary["unsummarised"] = summary.get("unsummarised", 0) + len(dropped)

@@ -10,6 +10,7 @@ prefix), while keeping the history within a message and a token budget.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 
 from langchain_core.messages import (
@@ -153,8 +154,16 @@ def window_start(
     for end in range(len(body)):
         if within(start, end, max_messages, max_tokens):
             continue
-        start = _next_start(pairs, start, end, lambda s, e=end: within(s, e, low_count, low_tokens))
+        start = _next_start(
+            pairs, start, end, functools.partial(_fits_low, within, end, low_count, low_tokens)
+        )
     return start
+
+
+def _fits_low(
+    within: Callable[[int, int, int, int | None], bool], end: int, count: int, tokens: int | None, start: int
+) -> bool:
+    return within(start, end, count, tokens)
 
 
 def _next_start(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -94,7 +95,9 @@ class PromptBuilder:
         start = window_start(body, **self._window_limits(system, tools), count_tokens=self._count)
         return body[:start]
 
-    def _body(self, messages: list[BaseMessage], summary: ConversationSummary | None) -> list[BaseMessage]:
+    def _body(
+        self, messages: Sequence[BaseMessage], summary: ConversationSummary | None
+    ) -> list[BaseMessage]:
         return clean_message_history(messages_after(messages, summary))
 
     def _window_limits(self, system: SystemMessage, tools: list[Any]) -> dict[str, Any]:
