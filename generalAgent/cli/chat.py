@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from generalAgent.cli.render import TerminalView, format_usage
+from generalAgent.cli.render import TerminalView, format_context, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
@@ -40,11 +40,14 @@ HELP = """\
 /sessions          recent sessions (id, title, age, turns)
 /resume ID         continue a session (a unique prefix of its id is enough)
 /retry             send the last message again after an error
+/compact [FOCUS]   summarise the conversation so far into its context (keep FOCUS above all)
+/clear             start a fresh context in this session (workspace, todos and uploads stay)
+/memory            the AGENTS.md instructions loaded into the system prompt
 /upload PATH       attach a file, folder or glob
 /tools             tool tiers and what the agent can use now
 /skills, /agents   skills and sub-agents that can be @mentioned
 /todos             the agent's todo list for this session
-/usage             tokens of this session and the cache-hit ratio
+/usage             tokens of this session, the cache-hit ratio and how full the context is
 /quit              leave (the session is saved; generalagent --resume continues it)"""
 
 
@@ -77,12 +80,15 @@ class Chat:
         self.first_line = ""
         self.can_retry = False
         self.pending_uploads: list[Any] = []
+        self.context_tokens = 0  # of the session's last request and answer: the context gauge
         self._commands = {
             "/help": self._help,
             "/new": self._new,
             "/sessions": self._sessions,
             "/resume": self._resume,
             "/retry": self._retry,
+            "/compact": self._compact,
+            "/clear": self._clear,
             "/upload": self._upload,
             "/tools": self._tools,
             "/skills": self._skills,
@@ -144,7 +150,11 @@ class Chat:
         self._run(agent, config, prepared.graph_input)
 
     # -- running a turn -------------------------------------------------------------
-    def _run(self, agent: LoadedAgent, config: dict[str, Any], graph_input: Any) -> None:
+    def _run(
+        self, agent: LoadedAgent, config: dict[str, Any], graph_input: Any, *, context_only: bool = False
+    ) -> None:
+        """Run a turn (or /retry with `graph_input=None`, or a /compact or /clear when
+        `context_only`: those answer nothing and count as no turn)."""
         from generalAgent.cli.turns import run_turn
         from generalAgent.models import describe_model_error
 
@@ -159,10 +169,10 @@ class Chat:
                 describe_model_error(exc, self.settings.model)
                 or describe_storage_error(exc, self.settings.paths)
             ),
-            on_cancel=agent.parts.env.cancel_running_work,
+            on_cancel=agent.cancel,
         )
         try:
-            if graph_input is None:
+            if graph_input is None or context_only:
                 self.catalog.add_usage(self.session_id, result.usage)
             else:
                 self.catalog.record_turn(self.session_id, self.first_line, result.usage)
@@ -175,11 +185,16 @@ class Chat:
         elif result.error:
             self.console.print(f"[red]✗ {escape(result.error)}[/]")
             self.console.print("[dim]Your message is kept: /retry sends it again.[/]")
-        elif not result.answer.strip():
+        elif not result.answer.strip() and not context_only:
             self.console.print("[yellow]The model returned an empty answer. /retry or rephrase.[/]")
-        self.can_retry = not result.ok
+        if context_only:
+            self.context_tokens = 0  # known again after the next answer
+        else:
+            self.can_retry = not result.ok
+            self.context_tokens = result.context_tokens or self.context_tokens
         if result.usage.model_calls:
-            self.console.print(f"[dim]{format_usage(result.usage, view.elapsed())}[/]")
+            gauge = (result.context_tokens, self._context_window())
+            self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge)}[/]")
 
     def _approve(self, request: dict[str, Any]) -> str:
         tool = request.get("tool", "tool")
@@ -209,6 +224,7 @@ class Chat:
         self.first_line = ""
         self.can_retry = False
         self.pending_uploads = []
+        self.context_tokens = 0
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
     def _sessions(self, _: str) -> None:
@@ -234,6 +250,7 @@ class Chat:
         self.first_line = info.title
         self.can_retry = False
         self.pending_uploads = []
+        self.context_tokens = 0
         self.console.print(
             f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"
         )
@@ -246,6 +263,18 @@ class Chat:
             self.console.print("[dim]Nothing to retry: the last turn finished.[/]")
             return
         self._run(agent, config, None)
+
+    def _compact(self, focus: str) -> None:
+        from generalAgent.graph.turn import context_request_input
+
+        agent = self._agent()
+        self._run(agent, self._config(), context_request_input("compact", focus=focus), context_only=True)
+
+    def _clear(self, _: str) -> None:
+        from generalAgent.graph.turn import context_request_input
+
+        agent = self._agent()
+        self._run(agent, self._config(), context_request_input("clear"), context_only=True)
 
     def _upload(self, argument: str) -> None:
         if not argument:
@@ -302,12 +331,23 @@ class Chat:
         info = self.catalog.get(self.session_id)
         usage = info.usage if info else Usage()
         turns = info.turns if info else 0
+        gauge = (
+            format_context(self.context_tokens, self._context_window())
+            if self.context_tokens
+            else "context: known after the next answer"
+        )
         self.console.print(
             f"Session {self.session_id}: {turns} turns, {usage.model_calls} model calls\n"
             f"  input  {usage.input_tokens:,} tokens, of which cached {usage.cached_tokens:,} "
             f"({usage.cache_hit_ratio:.1%} cache hits)\n"
-            f"  output {usage.output_tokens:,} tokens"
+            f"  output {usage.output_tokens:,} tokens\n"
+            f"  {gauge} (the last request and its answer, of the model's window)"
         )
+
+    def _context_window(self) -> int:
+        from generalAgent.graph.context_budget import context_window
+
+        return context_window(self.settings)
 
     def _quit(self, _: str) -> bool:
         self.console.print(f"[dim]Saved. Continue with: generalagent --resume {self.session_id}[/]")

@@ -23,6 +23,14 @@ class LoadedAgent:
     checkpointer: Any
     notices: list[str]  # start-up news for the user (skills skipped, knowledge imported)
 
+    def cancel(self) -> bool:
+        """Ctrl-C during a turn: skip a summary being written (True: the turn goes on), else
+        stop the turn's work (sub-agents, commands) and let the turn be cancelled."""
+        if self.parts.compaction.skip_running():
+            return True
+        self.parts.env.cancel_running_work()
+        return False
+
     def close(self) -> None:
         from generalAgent.graph.checkpoints import close_checkpointer
 
