@@ -32,14 +32,20 @@ _SETTING_PREFIXES = (
     "AGENTS_DIR",
     "KNOWLEDGE_DIR",
     "TOOLS_CONFIG",
+    "USER_AGENTS_FILE",
+    "AGENTS_MD_",
+    "COMPACT_",
+    "SUMMARY_",
 )
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in list(os.environ):
         if name.startswith(_SETTING_PREFIXES):
             monkeypatch.delenv(name, raising=False)
+    # Never the developer's own ~/.config/generalagent/AGENTS.md (tests that need one write it).
+    monkeypatch.setenv("USER_AGENTS_FILE", str(tmp_path / "no-user-agents.md"))
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ prompt clears it; Ctrl-C or Ctrl-D on an empty prompt leaves.
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from generalAgent.cli.render import TerminalView, format_context, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
@@ -29,6 +31,8 @@ from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
+# A file's text is shown as data: no control characters (escape sequences) reach the terminal.
+_PRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 HELP = """\
 [bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\\\ adds a line · Ctrl-C cancels a turn · Ctrl-D quits
@@ -89,6 +93,7 @@ class Chat:
             "/retry": self._retry,
             "/compact": self._compact,
             "/clear": self._clear,
+            "/memory": self._memory,
             "/upload": self._upload,
             "/tools": self._tools,
             "/skills": self._skills,
@@ -275,6 +280,28 @@ class Chat:
 
         agent = self._agent()
         self._run(agent, self._config(), context_request_input("clear"), context_only=True)
+
+    def _memory(self, _: str) -> None:
+        from generalAgent.graph.project_memory import user_memory_path
+
+        memory = self._agent().parts.memory
+        for problem in memory.problems:
+            self.console.print(f"[yellow]Not read: {escape(problem)}[/]")
+        if not memory.files:
+            self.console.print(
+                f"[dim]No AGENTS.md loaded. Instructions for every session go in {escape(str(user_memory_path(self.settings)))} "
+                f"(yours) or {escape(str(Path.cwd() / 'AGENTS.md'))} (this project); they are read when generalagent starts.[/]"
+            )
+            return
+        for file in memory.files:
+            size = f"{file.chars:,} characters" + (
+                f", cut to {len(file.text):,} (AGENTS_MD_MAX_CHARS)" if file.cut else ""
+            )
+            self.console.print(f"[bold]{file.scope}[/] {escape(str(file.path))} [dim]({size})[/]")
+            self.console.print(Text(_PRINTABLE.sub("", file.text), style="dim"))
+        self.console.print(
+            "[dim]Read once when generalagent starts: edits take effect in the next session.[/]"
+        )
 
     def _upload(self, argument: str) -> None:
         if not argument:

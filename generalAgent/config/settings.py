@@ -25,6 +25,7 @@ def _blank_is_unset(value: Any) -> Any:
 
 OptionalText = Annotated[str | None, BeforeValidator(_blank_is_unset)]
 OptionalSecret = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset)]
+OptionalPath = Annotated[Path | None, BeforeValidator(_blank_is_unset)]
 
 
 class SettingsError(Exception):
@@ -87,6 +88,12 @@ class GovernanceSettings(BaseSettings):
     summary_max_tokens: int = Field(
         default=2_000, ge=200, le=20_000, description="Size the summary of earlier turns is kept within"
     )
+    agents_md_max_chars: int = Field(
+        default=20_000,
+        ge=0,
+        le=200_000,
+        description="Characters of AGENTS.md (yours and the project's together) added to the system prompt; 0 = none",
+    )
     max_loops: int = Field(
         default=30, ge=1, le=500, description="Model calls per turn before a forced answer"
     )
@@ -108,6 +115,11 @@ class PathSettings(BaseSettings):
     agents_dir: Path = Field(default=PROJECT_ROOT / "agents", description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
         default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
+    )
+    user_agents_file: OptionalPath = Field(
+        default=None,
+        description="Your own AGENTS.md, read into every session; unset = ~/.config/generalagent/AGENTS.md "
+        "($XDG_CONFIG_HOME, %APPDATA% on Windows)",
     )
     tools_config: Path = Field(
         default=PROJECT_ROOT / "generalAgent" / "config" / "tools.yaml",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
@@ -31,6 +32,7 @@ from generalAgent.graph.compaction import CompactionControl, build_compact_node
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
+from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.models import build_chat_model
@@ -49,11 +51,13 @@ class AgentParts:
     registry: ToolRegistry
     skills: SkillCatalog
     agents: AgentCatalog
+    memory: ProjectMemory = field(default_factory=ProjectMemory)  # AGENTS.md, read once per process
     compaction: CompactionControl = field(default_factory=CompactionControl)
 
     @property
     def warnings(self) -> list[str]:
-        return [*self.skills.warnings, *self.agents.warnings]
+        unread = [f"AGENTS.md not read: {problem}" for problem in self.memory.problems]
+        return [*self.skills.warnings, *self.agents.warnings, *unread]
 
 
 def build_parts(settings: Settings, model: BaseChatModel | None = None) -> AgentParts:
@@ -65,6 +69,7 @@ def build_parts(settings: Settings, model: BaseChatModel | None = None) -> Agent
         registry=ToolRegistry.from_yaml(env, settings.paths.tools_config),
         skills=load_skills(settings.paths.skills_dir),
         agents=load_agent_profiles(settings.paths.agents_dir),
+        memory=load_project_memory(settings, Path.cwd()),
     )
 
 
@@ -91,7 +96,7 @@ def route_to_model(state: AgentState, prompts: PromptBuilder) -> str:
 
 
 def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents)
+    prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents, memory=parts.memory)
     graph = StateGraph(AgentState)
     cancelled = parts.env.cancelled
     graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled))

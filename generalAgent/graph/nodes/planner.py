@@ -31,6 +31,7 @@ from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
 from generalAgent.graph.compaction import history_head, messages_after, starts_afresh
 from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely, window_start
+from generalAgent.graph.project_memory import ProjectMemory
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import AgentState, ConversationSummary, merge_uploads, model_calls_this_turn
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
@@ -52,13 +53,15 @@ class PromptBuilder:
         skills: SkillCatalog,
         agents: AgentCatalog,
         now: datetime | None = None,
+        memory: ProjectMemory | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.skills = skills
         self.agents = agents
         self._now = now or datetime.now(UTC)
-        self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now))
+        self._memory = memory.prompt_section() if memory is not None else ""
+        self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now, self._memory))
         self._subagent_prompts: dict[str | None, SystemMessage] = {}
         self._static_tokens: dict[tuple[int, tuple[str, ...]], int] = {}
         self._message_tokens = MessageTokenCache()
@@ -70,7 +73,7 @@ class PromptBuilder:
         profile_name = state.get("agent_profile")
         if profile_name not in self._subagent_prompts:
             profile = self.agents.get(profile_name) if profile_name else None
-            text = build_subagent_prompt(self.skills, profile, self._now)
+            text = build_subagent_prompt(self.skills, profile, self._now, self._memory)
             self._subagent_prompts[profile_name] = SystemMessage(content=text)
         return self._subagent_prompts[profile_name]
 
