@@ -75,24 +75,12 @@ def responder(request: RecordedRequest) -> Reply:
 
 
 def make_settings(data_dir: Path, base_url: str, compaction: bool) -> Settings:
-    governance: dict[str, Any] = {"max_message_history": 40}
-    if not compaction:
-        governance["compact_history"] = False
-    try:
-        return load_settings(
-            env_file=None,
-            model={"model_name": "test-model", "openai_api_key": "sk-bench", "openai_base_url": base_url},
-            governance=governance,
-            paths={"data_dir": data_dir},
-        )
-    except Exception:  # before compaction existed (the baseline on older code)
-        governance.pop("compact_history", None)
-        return load_settings(
-            env_file=None,
-            model={"model_name": "test-model", "openai_api_key": "sk-bench", "openai_base_url": base_url},
-            governance=governance,
-            paths={"data_dir": data_dir},
-        )
+    return load_settings(
+        env_file=None,
+        model={"model_name": "test-model", "openai_api_key": "sk-bench", "openai_base_url": base_url},
+        governance={"max_message_history": 40, "compact_history": compaction},
+        paths={"data_dir": data_dir},
+    )
 
 
 def plain_saver(path: Path) -> Any:
