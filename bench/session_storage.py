@@ -12,8 +12,8 @@ then answers in a few lines. At 25, 100 and 400 turns it reports:
                         and answers at once, so this is the agent's own overhead)
 
 and the growth exponent of db_bytes (least squares of log bytes on log turns over the
-marks: 1 is linear, 2 quadratic). Two variants run in the same process, one after the
-other: `baseline` is LangGraph's plain SqliteSaver (every checkpoint of every step kept,
+marks: 1 is linear, 2 quadratic). Two variants run in the same process in lockstep (a
+turn of each in turn, so load from elsewhere slows both alike): `baseline` is LangGraph's plain SqliteSaver (every checkpoint of every step kept,
 as before issue 14) with compaction off; `generalagent` is the agent as configured
 (checkpoints pruned as the session goes, compaction on).
 
@@ -98,52 +98,73 @@ def db_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
 
 
-def run_variant(variant: str, turns: int) -> dict[str, Any]:
-    marks = [m for m in MARKS if m <= turns]
-    with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAIServer(responder=responder) as server:
-        data_dir = Path(tmp)
-        settings = make_settings(data_dir, server.base_url, compaction=variant != "baseline")
-        agent = load_agent(settings)
+class Session:
+    """One variant's agent, model server and thread, advanced a turn at a time."""
+
+    def __init__(self, variant: str, tmp: Path) -> None:
+        self.server = ScriptedOpenAIServer(responder=responder).start()
+        self.settings = make_settings(tmp, self.server.base_url, compaction=variant != "baseline")
+        self.agent = load_agent(self.settings)
         if variant == "baseline":
             from generalAgent.graph.builder import build_graph
             from generalAgent.graph.checkpoints import close_checkpointer
 
-            close_checkpointer(agent.checkpointer)
-            agent.checkpointer = plain_saver(settings.paths.sessions_db)
-            agent.graph = build_graph(agent.parts, agent.checkpointer)
-        workspace = Workspace.for_session(settings.paths.workspaces_dir, SESSION)
+            close_checkpointer(self.agent.checkpointer)
+            self.agent.checkpointer = plain_saver(self.settings.paths.sessions_db)
+            self.agent.graph = build_graph(self.agent.parts, self.agent.checkpointer)
+        workspace = Workspace.for_session(self.settings.paths.workspaces_dir, SESSION)
         (workspace.root / RESULT_FILE).write_text(tool_result_text(), encoding="utf-8")
-        config = {"configurable": {"thread_id": SESSION}, "recursion_limit": 1000}
-        durations: list[float] = []
-        points: list[dict[str, Any]] = []
+        self.config = {"configurable": {"thread_id": SESSION}, "recursion_limit": 1000}
+        self.durations: list[float] = []
+        self.points: list[dict[str, Any]] = []
+
+    def turn(self, turn: int) -> None:
+        question = f"Turn {turn}: what does result.txt say about region {turn % 7}?"
+        started = time.perf_counter()
+        self.agent.graph.invoke(
+            main_turn_input(question, session_id=SESSION, max_loops=self.settings.governance.max_loops),
+            self.config,
+        )
+        self.durations.append(time.perf_counter() - started)
+
+    def mark(self, turn: int) -> None:
+        messages = self.agent.graph.get_state(self.config).values["messages"]
+        conversation = len(json.dumps(messages_to_dict(messages), ensure_ascii=False).encode())
+        size = db_bytes(self.settings.paths.sessions_db)
+        recent = self.durations[-WINDOW:]
+        self.points.append(
+            {
+                "turns": turn,
+                "db_bytes": size,
+                "db_mb": round(size / 1e6, 2),
+                "conversation_bytes": conversation,
+                "db_over_conversation": round(size / conversation, 2),
+                "turn_ms": round(1000 * sum(recent) / len(recent), 1),
+            }
+        )
+
+    def close(self) -> dict[str, Any]:
+        self.agent.close()
+        self.server.stop()
+        return {
+            "points": self.points,
+            "growth_exponent": growth_exponent([(p["turns"], p["db_bytes"]) for p in self.points]),
+            "model_requests": len(self.server.chat_requests),
+        }
+
+
+def run_variants(variants: list[str], turns: int) -> dict[str, dict[str, Any]]:
+    """All variants in lockstep, a turn of each in turn, so load from elsewhere hits them alike."""
+    marks = [m for m in MARKS if m <= turns]
+    with tempfile.TemporaryDirectory() as tmp:
+        sessions = {variant: Session(variant, Path(tmp) / variant) for variant in variants}
         for turn in range(1, turns + 1):
-            question = f"Turn {turn}: what does result.txt say about region {turn % 7}?"
-            started = time.perf_counter()
-            agent.graph.invoke(
-                main_turn_input(question, session_id=SESSION, max_loops=settings.governance.max_loops),
-                config,
-            )
-            durations.append(time.perf_counter() - started)
+            for session in sessions.values():
+                session.turn(turn)
             if turn in marks:
-                messages = agent.graph.get_state(config).values["messages"]
-                conversation = len(json.dumps(messages_to_dict(messages), ensure_ascii=False).encode())
-                size = db_bytes(settings.paths.sessions_db)
-                points.append(
-                    {
-                        "turns": turn,
-                        "db_bytes": size,
-                        "db_mb": round(size / 1e6, 2),
-                        "conversation_bytes": conversation,
-                        "db_over_conversation": round(size / conversation, 2),
-                        "turn_ms": round(1000 * sum(durations[-WINDOW:]) / len(durations[-WINDOW:]), 1),
-                    }
-                )
-        agent.close()
-    return {
-        "points": points,
-        "growth_exponent": growth_exponent([(p["turns"], p["db_bytes"]) for p in points]),
-        "model_requests": len(server.chat_requests),
-    }
+                for session in sessions.values():
+                    session.mark(turn)
+        return {variant: session.close() for variant, session in sessions.items()}
 
 
 def growth_exponent(points: list[tuple[int, int]]) -> float | None:
@@ -165,8 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--variants", default="baseline,generalagent")
     args = parser.parse_args(argv)
     result: dict[str, Any] = {"tool_result_bytes": len(tool_result_text().encode())}
-    for variant in args.variants.split(","):
-        result[variant] = run_variant(variant, args.turns)
+    result.update(run_variants(args.variants.split(","), args.turns))
     if "baseline" in result and "generalagent" in result:
         base, ours = result["baseline"]["points"], result["generalagent"]["points"]
         result["baseline_over_generalagent"] = {

@@ -30,6 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.support.history import wire_history_problems
+from tests.support.summaries import is_summary_request
 
 
 @dataclass
@@ -104,8 +105,12 @@ class ScriptedOpenAIServer:
         model: str = "test-model",
         strict_history: bool = False,
         keep_requests: bool = True,
+        summaries: Responder | None = None,
     ) -> None:
         self._script: list[Reply] = list(replies or [])
+        # Answers compaction's summary requests apart from the script, so a scripted
+        # conversation keeps its order however often the history is cut.
+        self.summaries = summaries
         self.strict_history = strict_history
         # A soak of thousands of requests keeps only the counts below, not every body.
         self.keep_requests = keep_requests
@@ -172,6 +177,8 @@ class ScriptedOpenAIServer:
         return [r for r in self.chat_requests if r.history_problems]
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
+        if self.summaries is not None and is_summary_request(request.messages):
+            return self.summaries(request)
         with self._lock:
             if self._script:
                 return self._script.pop(0)
