@@ -54,6 +54,7 @@ from generalAgent.graph.turn import thread_config  # noqa: E402
 from generalAgent.providers.errors import describe_model_error  # noqa: E402
 from tests.support.history import stored_history_problems  # noqa: E402
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
+from tests.support.summaries import extractive_summary  # noqa: E402
 
 SESSION_TURNS = 50
 WARM_UP_TURNS = 100
@@ -161,8 +162,13 @@ class ModelServerProcess:
         self._process.join(10)
 
 
+def _summary(request: Any) -> Reply:
+    """Compaction's summary requests, answered apart from the turn's script."""
+    return Reply(text=extractive_summary(request.messages))
+
+
 def _serve(conn: Any) -> None:
-    with ScriptedOpenAIServer(keep_requests=False) as server:
+    with ScriptedOpenAIServer(keep_requests=False, summaries=_summary) as server:
         conn.send(server.base_url)
         while True:
             command, replies = conn.recv()

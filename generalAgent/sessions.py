@@ -114,6 +114,9 @@ class SessionCatalog:
             db_path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS, isolation_level=None
         )
         self._conn.row_factory = sqlite3.Row
+        # The checkpoints share this file; both open it so that a new file reuses freed pages
+        # and hands them back (the checkpointer prunes old checkpoints as a session goes).
+        self._conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._conn.execute("PRAGMA journal_mode=WAL")
         try:
             migrate(self._conn, MIGRATIONS)

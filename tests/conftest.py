@@ -34,11 +34,17 @@ _SETTING_PREFIXES = (
     "TOOLS_CONFIG",
     "MCP_",
     "UI_",
+    "USER_AGENTS_FILE",
+    "AGENTS_MD_",
+    "COMPACT_",
+    "SUMMARY_",
 )
 
 
 @pytest.fixture(autouse=True)
-def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
     for name in list(os.environ):
         if name.startswith(_SETTING_PREFIXES):
             monkeypatch.delenv(name, raising=False)
@@ -48,6 +54,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest
     monkeypatch.setenv("LANG", "C.UTF-8")
     # Nor from a developer's user-level config (~/.config/generalagent): an empty one per test.
     monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
+    # Never the developer's own ~/.config/generalagent/AGENTS.md (tests that need one write it).
+    monkeypatch.setenv("USER_AGENTS_FILE", str(tmp_path / "no-user-agents.md"))
 
 
 @pytest.fixture

@@ -24,10 +24,10 @@ from rich.text import Text
 
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.invocation import command_hint
-from generalAgent.cli.render import TerminalView, format_usage
+from generalAgent.cli.render import TerminalView, format_context, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
-from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file
 from generalAgent.sessions import SessionCatalog, Usage
@@ -43,13 +43,16 @@ COMMANDS = (
     ("/sessions", "recent sessions (id, title, age, turns)"),
     ("/resume", "ID: continue a session (a unique prefix of its id is enough)"),
     ("/retry", "send the last message again after an error"),
+    ("/compact", "[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)"),
+    ("/clear", "start a fresh context in this session (workspace, todos and uploads stay)"),
+    ("/memory", "the AGENTS.md instructions loaded into the system prompt"),
     ("/upload", "PATH: attach a file, folder or glob"),
     ("/tools", "tool tiers and what the agent can use now"),
     ("/mcp", "MCP servers: state, trust and tools (@server starts a disabled one)"),
     ("/skills", "skills that can be @mentioned"),
     ("/agents", "sub-agents that can be @mentioned"),
     ("/todos", "the agent's todo list for this session"),
-    ("/usage", "tokens of this session and the cache-hit ratio"),
+    ("/usage", "tokens of this session, the cache-hit ratio and how full the context is"),
     ("/thinking", "[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full"),
     ("/quit", "leave (the session is saved; --resume continues it)"),
 )
@@ -109,6 +112,7 @@ class Chat:
         # Each command is handled by the method of its name (/usage -> _usage); /exit is /quit.
         self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
         self._commands["/exit"] = self._quit
+        self.context_tokens = 0  # of the session's last request and answer: the context gauge
         if options.resume:
             self._resume(options.resume)
 
@@ -182,7 +186,11 @@ class Chat:
         self._run(agent, config, prepared.graph_input)
 
     # -- running a turn -------------------------------------------------------------
-    def _run(self, agent: LoadedAgent, config: dict[str, Any], graph_input: Any) -> None:
+    def _run(
+        self, agent: LoadedAgent, config: dict[str, Any], graph_input: Any, *, context_only: bool = False
+    ) -> None:
+        """Run a turn (or /retry with `graph_input=None`, or a /compact or /clear when
+        `context_only`: those answer nothing and count as no turn)."""
         from generalAgent.cli.turns import run_turn
         from generalAgent.providers.errors import describe_model_error
 
@@ -197,11 +205,11 @@ class Chat:
                 describe_model_error(exc, self.settings.model)
                 or describe_storage_error(exc, self.settings.paths)
             ),
-            on_cancel=agent.parts.env.cancel_running_work,
+            on_cancel=agent.cancel,
             approved=self.approved,
         )
         try:
-            if graph_input is None:
+            if graph_input is None or context_only:
                 self.catalog.add_usage(self.session_id, result.usage)
             else:
                 self.catalog.record_turn(self.session_id, self.first_line, result.usage)
@@ -218,10 +226,15 @@ class Chat:
         elif result.error:
             self.console.print(f"[red]✗ {escape(result.error)}[/]")
             self.console.print("[dim]Your message is kept: /retry sends it again.[/]")
-        elif not result.answer.strip():
+        elif not result.answer.strip() and not context_only:
             self.console.print("[yellow]The model returned an empty answer. /retry or rephrase.[/]")
+        if context_only:
+            self.context_tokens = 0  # known again after the next answer
+        else:
+            self.context_tokens = result.context_tokens or self.context_tokens
         if result.usage.model_calls:
-            self.console.print(f"[dim]{format_usage(result.usage, view.elapsed())}[/]")
+            gauge = (result.context_tokens, self._context_window())
+            self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge)}[/]")
 
     def _approve(self, request: dict[str, Any]) -> str:
         from generalAgent.cli.approvals import ask_in_terminal
@@ -238,6 +251,7 @@ class Chat:
         self.pending_uploads = []
         self.approved = set()
         self.last_turn = self.cancelled_turn = None
+        self.context_tokens = 0
         self.console.print(f"[green]New session {self.session_id}.[/]")
 
     def _sessions(self, _: str) -> None:
@@ -264,6 +278,7 @@ class Chat:
         self.pending_uploads = []
         self.approved = set()
         self.last_turn = self.cancelled_turn = None
+        self.context_tokens = 0
         self.console.print(
             f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"
         )
@@ -283,6 +298,40 @@ class Chat:
         turn, self.cancelled_turn = self.cancelled_turn, None
         discard_last_turn(agent.graph, config)
         self._run(agent, config, turn)
+
+    def _compact(self, focus: str) -> None:
+        from generalAgent.graph.turn import context_request_input
+
+        agent = self._agent()
+        self._run(agent, self._config(), context_request_input("compact", focus=focus), context_only=True)
+
+    def _clear(self, _: str) -> None:
+        from generalAgent.graph.turn import context_request_input
+
+        agent = self._agent()
+        self._run(agent, self._config(), context_request_input("clear"), context_only=True)
+
+    def _memory(self, _: str) -> None:
+        from generalAgent.graph.project_memory import user_memory_path
+
+        memory = self._agent().parts.memory
+        for problem in memory.problems:
+            self.console.print(f"[yellow]Not read: {escape(problem)}[/]")
+        if not memory.files:
+            self.console.print(
+                f"[dim]No AGENTS.md loaded. Instructions for every session go in {escape(str(user_memory_path(self.settings)))} "
+                f"(yours) or {escape(str(Path.cwd() / 'AGENTS.md'))} (this project); they are read when generalagent starts.[/]"
+            )
+            return
+        for file in memory.files:
+            size = f"{file.chars:,} characters" + (
+                f", cut to {len(file.text):,} (AGENTS_MD_MAX_CHARS)" if file.cut else ""
+            )
+            self.console.print(f"[bold]{file.scope}[/] {escape(str(file.path))} [dim]({size})[/]")
+            self.console.print(Text(terminal_safe(file.text), style="dim"))
+        self.console.print(
+            "[dim]Read once when generalagent starts: edits take effect in the next session.[/]"
+        )
 
     def _upload(self, argument: str) -> None:
         if not argument:
@@ -349,12 +398,23 @@ class Chat:
         usage = info.usage if info else Usage()
         turns = info.turns if info else 0
         reasoning = f", of which reasoning {usage.reasoning_tokens:,}" if usage.reasoning_tokens else ""
+        gauge = (
+            format_context(self.context_tokens, self._context_window())
+            if self.context_tokens
+            else "context: known after the next answer"
+        )
         self.console.print(
             f"Session {self.session_id}: {turns} turns, {usage.model_calls} model calls\n"
             f"  input  {usage.input_tokens:,} tokens, of which cached {usage.cached_tokens:,} "
             f"({usage.cache_hit_ratio:.1%} cache hits)\n"
-            f"  output {usage.output_tokens:,} tokens{reasoning}"
+            f"  output {usage.output_tokens:,} tokens{reasoning}\n"
+            f"  {gauge} (the last request and its answer, of the context budget)"
         )
+
+    def _context_window(self) -> int:
+        from generalAgent.providers.tokens import context_budget
+
+        return context_budget(self.settings.model, self.settings.governance)
 
     def _thinking(self, argument: str) -> None:
         mode = argument.lower()

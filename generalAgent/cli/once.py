@@ -77,12 +77,15 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
             lambda exc: (
                 describe_model_error(exc, settings.model) or describe_storage_error(exc, settings.paths)
             ),
-            on_cancel=agent.parts.env.cancel_running_work,
+            on_cancel=agent.cancel,
         )
         # The disk may have filled during the turn: the turn's own error is what to report.
         with contextlib.suppress(sqlite3.Error):
             catalog.record_turn(session_id, text.splitlines()[0], result.usage)
-        err.print(f"[dim]session {session_id} · {format_usage(result.usage, view.elapsed())}[/]")
+        from generalAgent.providers.tokens import context_budget
+
+        gauge = (result.context_tokens, context_budget(settings.model, settings.governance))
+        err.print(f"[dim]session {session_id} · {format_usage(result.usage, view.elapsed(), gauge)}[/]")
         if result.cancelled:
             err.print("[yellow]Interrupted.[/]")
             return EXIT_INTERRUPTED

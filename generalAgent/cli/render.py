@@ -29,6 +29,7 @@ from generalAgent.display import human_size
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
+COMPACTING = "compacting {count} older messages into a summary… Ctrl-C skips the summary"
 ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
 
 
@@ -132,8 +133,9 @@ def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
     return ", ".join(parts)
 
 
-def format_usage(usage: Usage, seconds: float | None = None) -> str:
-    """The per-turn line: input, cached (and the hit ratio), output (reasoning apart), calls, time."""
+def format_usage(usage: Usage, seconds: float | None = None, context: tuple[int, int] | None = None) -> str:
+    """The per-turn line: input, cached (and the hit ratio), output (reasoning apart), calls,
+    time, and the context gauge (tokens of the last request and answer, of the budget)."""
     cached = f"cached {usage.cached_tokens:,} ({usage.cache_hit_ratio:.0%})"
     output = f"out {usage.output_tokens:,}"
     if usage.reasoning_tokens:
@@ -143,6 +145,8 @@ def format_usage(usage: Usage, seconds: float | None = None) -> str:
         parts.append(f"{usage.model_calls} calls")
     if seconds is not None:
         parts.append(f"{seconds:.1f} s")
+    if context is not None and context[0]:
+        parts.append(format_context(*context))
     return "tokens: " + " · ".join(parts)
 
 
@@ -200,6 +204,18 @@ class ReasoningStream:
         self.chars = 0
 
 
+def format_context(used: int, window: int) -> str:
+    """`context 5.4k/96k (6%)`: how much of the context budget (where the history is cut) the
+    last request and its answer used."""
+    return f"context {_short_tokens(used)}/{_short_tokens(window)} ({used / max(window, 1):.0%})"
+
+
+def _short_tokens(tokens: int) -> str:
+    if tokens >= 1000:
+        return f"{tokens / 1000:.1f}k".replace(".0k", "k")
+    return str(tokens)
+
+
 class TerminalView:
     """Shows a turn in the terminal; `answer_console` streams the answer (stdout in chat)."""
 
@@ -218,6 +234,7 @@ class TerminalView:
         self._approver = approver
         self._started = time.monotonic()
         self._running: dict[str, str] = {}  # call id -> shown call, until its result arrives
+        self._compacting = ""  # what the status line says while a summary is written
         self._status: Status | None = None
 
     # TurnView -----------------------------------------------------------------------
@@ -238,6 +255,7 @@ class TerminalView:
         self.reasoning.finish()
         self.markdown.finish()
         self._running.clear()
+        self._compacting = ""
         self._show_running()
 
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
@@ -261,11 +279,14 @@ class TerminalView:
         """A transient status line while tools run (terminals only; it leaves no trace)."""
         if not self.console.is_terminal:
             return
-        if self._running and self._status is None:
+        busy = bool(self._running or self._compacting)
+        if busy and self._status is None:
             self._status = self.console.status("")
             self._status.start()
         if self._status is not None:
-            if self._running:
+            if self._compacting:
+                self._status.update(f"[dim]{escape(self._compacting)}[/]")
+            elif self._running:
                 self._status.update(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]running…[/]")
             else:
                 self._status.stop()
@@ -277,6 +298,22 @@ class TerminalView:
             text = " ".join(terminal_safe(str(event.get("text", ""))).split())[:160]
             source = terminal_safe(str(event["subagent"]))
             self.console.print(f"  [dim]\\[{escape(source)}] {escape(text)}[/]", highlight=False)
+        elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
+            self.on_compaction(event["compaction"])
+
+    def on_compaction(self, event: dict[str, Any]) -> None:
+        """One line per compaction; a status line while the summary is being written."""
+        from generalAgent.graph.compaction import compaction_line
+
+        self.markdown.finish()
+        if event.get("state") == "started":
+            self._compacting = COMPACTING.format(count=event.get("messages", 0))
+            self._show_running()
+            return
+        self._compacting = ""
+        self._show_running()
+        style = "yellow" if event.get("state") == "plain" else "dim"
+        self.console.print(f"[{style}]{escape(compaction_line(event))}[/]", highlight=False)
 
     def approve(self, request: dict[str, Any]) -> str:
         self.reasoning.finish()

@@ -25,6 +25,14 @@ class LoadedAgent:
     checkpointer: Any
     notices: list[str]  # start-up news for the user (skills skipped, knowledge imported)
 
+    def cancel(self) -> bool:
+        """Ctrl-C during a turn: skip a summary being written (True: the turn goes on), else
+        stop the turn's work (sub-agents, commands) and let the turn be cancelled."""
+        if self.parts.compaction.skip_running():
+            return True
+        self.parts.env.cancel_running_work()
+        return False
+
     def close(self) -> None:
         from generalAgent.graph.checkpoints import close_checkpointer
 
@@ -48,6 +56,9 @@ def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
         raise
     graph = build_graph(parts, checkpointer)
     notices = [f"Skipped: {warning}" for warning in parts.warnings]
+    report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
+    if report is not None and report.summary():
+        notices.append(report.summary())
     notices += import_knowledge_folder(settings)
     return LoadedAgent(parts=parts, graph=graph, checkpointer=checkpointer, notices=notices)
 

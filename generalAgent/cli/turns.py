@@ -62,6 +62,9 @@ class TurnResult:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     cancelled: bool = False
+    # Tokens of the last request and its answer, as the provider reported them: how full the
+    # context was (the gauge). Sub-agents' calls are not counted: their context is their own.
+    context_tokens: int = 0
 
     _thinking: bool = field(default=False, repr=False)  # a model call's reasoning is streaming
 
@@ -94,9 +97,10 @@ def run_turn(
 ) -> TurnResult:
     """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error).
 
-    `on_cancel` runs the moment Ctrl-C is pressed (the chat stops commands tools started).
-    `approved` holds the tools the user approved "always" in this process; their calls
-    run without asking, and every new "always" is added to it.
+    `on_cancel` runs the moment Ctrl-C is pressed (the chat stops commands tools started);
+    when it returns True, Ctrl-C only stopped a part of the turn (a summary being written)
+    and the turn goes on. `approved` holds the tools the user approved "always" in this
+    process; their calls run without asking, and every new "always" is added to it.
     """
     result = TurnResult()
     partial: list[str] = []
@@ -137,7 +141,7 @@ def with_process_approvals(config: dict[str, Any], approved: MutableSet[str]) ->
 
 @contextmanager
 def _cancel_on_sigint(on_cancel: Callable[[], Any] | None) -> Iterator[None]:
-    """Ctrl-C runs `on_cancel` at once, then interrupts as usual.
+    """Ctrl-C runs `on_cancel` at once, then interrupts as usual (unless it returned True).
 
     LangGraph lets running tool calls finish before the interrupt surfaces, so stopping
     their work (killing commands, flagging sub-agents) must happen in the handler itself.
@@ -147,7 +151,8 @@ def _cancel_on_sigint(on_cancel: Callable[[], Any] | None) -> Iterator[None]:
         return
 
     def handler(signum: int, frame: Any) -> None:
-        on_cancel()
+        if on_cancel() is True:
+            return
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGINT, handler)
@@ -200,6 +205,11 @@ def _report_message(
 ) -> None:
     if isinstance(message, AIMessage):
         result.usage = result.usage + Usage.from_metadata(message.usage_metadata)
+        if message.usage_metadata:
+            reported = message.usage_metadata
+            result.context_tokens = int(reported.get("input_tokens") or 0) + int(
+                reported.get("output_tokens") or 0
+            )
         result.end_model_call()
         partial.clear()
         view.on_message_end()

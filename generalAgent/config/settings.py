@@ -28,6 +28,7 @@ def _blank_is_unset(value: Any) -> Any:
 
 OptionalText = Annotated[str | None, BeforeValidator(_blank_is_unset)]
 OptionalSecret = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset)]
+OptionalPath = Annotated[Path | None, BeforeValidator(_blank_is_unset)]
 
 
 class SettingsError(Exception):
@@ -113,6 +114,19 @@ class GovernanceSettings(BaseSettings):
         le=20_000_000,
         description="Prompt token budget of the history; unset = 3/4 of the model's context window",
     )
+    compact_history: bool = Field(
+        default=True,
+        description="At a cut, summarise the turns that leave the context (one model call) instead of only dropping them",
+    )
+    summary_max_tokens: int = Field(
+        default=2_000, ge=200, le=20_000, description="Size the summary of earlier turns is kept within"
+    )
+    agents_md_max_chars: int = Field(
+        default=20_000,
+        ge=0,
+        le=200_000,
+        description="Characters of AGENTS.md (yours and the project's together) added to the system prompt; 0 = none",
+    )
     max_loops: int = Field(
         default=30, ge=1, le=500, description="Model calls per turn before a forced answer"
     )
@@ -134,6 +148,11 @@ class PathSettings(BaseSettings):
     agents_dir: Path = Field(default=PROJECT_ROOT / "agents", description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
         default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
+    )
+    user_agents_file: OptionalPath = Field(
+        default=None,
+        description="Your own AGENTS.md, read into every session; unset = AGENTS.md in the user-level "
+        "config folder, beside its .env (see `generalagent config`)",
     )
     tools_config: Path = Field(
         default=PROJECT_ROOT / "generalAgent" / "config" / "tools.yaml",

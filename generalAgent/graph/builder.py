@@ -1,8 +1,13 @@
 """Builds the agent: its parts (model, tools, skills, agents, prompts) and the compiled graph.
 
-    START → planner ─┬─ tool calls, loops left ──→ approval → tools → planner
-                     ├─ tool calls, budget spent → finalize → END
-                     └─ no tool calls ───────────→ END
+    START ─┬─ a cut is due, /compact, /clear → compact ─┬─ a cut ──────────→ planner
+           └────────────────────────────────────────────┴─ /compact, /clear → END
+    planner ─┬─ tool calls, loops left ──→ approval → tools → (compact →) planner
+             ├─ tool calls, budget spent → finalize → END
+             └─ no tool calls ───────────→ END
+
+`compact` runs only when the start of the history moves (graph/compaction.py), so an
+ordinary step adds no node and no checkpoint.
 
 `approval` asks the user about every call that needs it before any call runs, so the
 tools node runs each call at most once (graph/nodes/approval.py says why).
@@ -15,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
@@ -25,10 +31,12 @@ from langgraph.graph.state import CompiledStateGraph
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.graph.compaction import CompactionControl, build_compact_node
 from generalAgent.graph.nodes.approval import build_approval_node
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
+from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.providers.factory import build_chat_model
@@ -49,6 +57,8 @@ class AgentParts:
     registry: ToolRegistry
     skills: SkillCatalog
     agents: AgentCatalog
+    memory: ProjectMemory = field(default_factory=ProjectMemory)  # AGENTS.md, read once per process
+    compaction: CompactionControl = field(default_factory=CompactionControl)
 
     @property
     def mcp(self) -> MCPServerManager:
@@ -57,7 +67,8 @@ class AgentParts:
 
     @property
     def warnings(self) -> list[str]:
-        return [*self.skills.warnings, *self.agents.warnings]
+        unread = [f"AGENTS.md not read: {problem}" for problem in self.memory.problems]
+        return [*self.skills.warnings, *self.agents.warnings, *unread]
 
 
 def build_parts(
@@ -75,6 +86,7 @@ def build_parts(
         registry=registry,
         skills=load_skills(settings.paths.skills_dir),
         agents=load_agent_profiles(settings.paths.agents_dir),
+        memory=load_project_memory(settings, Path.cwd()),
     )
 
 
@@ -94,8 +106,15 @@ def route_after_planner(state: AgentState, default_max_loops: int) -> str:
     return END
 
 
+def route_to_model(state: AgentState, prompts: PromptBuilder) -> str:
+    """compact when the context must change before the next model call, else planner."""
+    if state.get("context_request") or prompts.pending_cut(state):
+        return "compact"
+    return "planner"
+
+
 def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
-    prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents)
+    prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents, memory=parts.memory)
     graph = StateGraph(AgentState)
     cancelled = parts.env.cancelled
     graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled))
@@ -103,13 +122,19 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_node("approval", build_approval_node(prompts.visible_tools, parts.env, policy))
     graph.add_node("tools", build_tools_node(prompts, parts.env, policy))
     graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
-    graph.add_edge(START, "planner")
+    graph.add_node(
+        "compact",
+        build_compact_node(parts.model, parts.settings, prompts.pending_cut, parts.compaction),
+        destinations=("planner", END),
+    )
+    to_model = functools.partial(route_to_model, prompts=prompts)
+    graph.add_conditional_edges(START, to_model, ["compact", "planner"])
     max_loops = parts.settings.governance.max_loops
     graph.add_conditional_edges(
         "planner", lambda state: route_after_planner(state, max_loops), ["approval", "finalize", END]
     )
     graph.add_edge("approval", "tools")
-    graph.add_edge("tools", "planner")
+    graph.add_conditional_edges("tools", to_model, ["compact", "planner"])
     graph.add_edge("finalize", END)
     compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
     parts.env.run_subagent = SubagentRunner(compiled, parts.settings, parts.agents, parts.env.cancelled)

@@ -4,20 +4,34 @@ Without DATABASE_URL every thread lives in DATA_DIR/sessions.db (SqliteSaver). W
 checkpoints go to PostgreSQL (PostgresSaver, the `postgres` extra), so several machines or
 a LangGraph deployment can share conversations; the session list (titles, token totals)
 stays in DATA_DIR. Either way the chat's worker threads share one saver.
+
+Storage stays linear in the conversation. LangGraph saves a checkpoint of the whole state
+after every step (about five per turn), each holding the whole history, so keeping them
+all grows with the square of the turns (1.35 GB after 400 turns). Nothing here travels in
+time: `--resume`, `/retry`, a pending approval and the repair after Ctrl-C all start from
+a thread's latest checkpoint and its pending writes. So every save deletes the thread's
+older checkpoints and their writes, SQLite hands freed pages back to the file system
+incrementally (`auto_vacuum=INCREMENTAL`), and a database from before this rule is pruned
+and compacted once, the first time it is opened.
 """
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlsplit
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from generalAgent.config.settings import PathSettings
 from generalAgent.display import one_line
+
+LOGGER = logging.getLogger(__name__)
 
 
 class CheckpointStoreError(Exception):
@@ -47,14 +61,142 @@ def close_checkpointer(saver: BaseCheckpointSaver) -> None:
     cast(Any, saver).conn.close()  # both savers keep their connection (or pool) in `conn`
 
 
-def open_sqlite_checkpointer(path: Path) -> SqliteSaver:
-    """A SqliteSaver usable from the chat's worker threads (it serialises access itself)."""
+# Free pages are handed back once they pass a quarter of the file (and 4 MB): below that
+# the next checkpoint reuses them anyway, and shrinking the file only to grow it again
+# costs writes. Checked every VACUUM_CHECK_PUTS saves, as the check itself is a query.
+VACUUM_CHECK_PUTS = 16
+VACUUM_MIN_FREE_PAGES = 1024
+# A save writes the whole state (a long session: a megabyte or more) to the WAL, which
+# SQLite copies into the database every WAL_CHECKPOINT_PAGES pages and then reuses from
+# the start; the size limit also truncates it then, so the WAL stays about a megabyte
+# instead of keeping its largest size (4 MB by default) beside a small session.
+WAL_CHECKPOINT_PAGES = 256
+WAL_SIZE_LIMIT = 1024 * 1024
+AUTO_VACUUM_INCREMENTAL = 2  # the value `PRAGMA auto_vacuum` reports for INCREMENTAL
+
+
+@dataclass(frozen=True)
+class StorageReport:
+    """What opening the store did to an older database; empty when nothing was done."""
+
+    pruned_checkpoints: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+
+    def summary(self) -> str:
+        """One line for the user when an older database was pruned; "" otherwise."""
+        if not self.pruned_checkpoints:
+            return ""
+        return (
+            f"sessions.db: removed {self.pruned_checkpoints:,} old checkpoints, "
+            f"{_megabytes(self.bytes_before)} → {_megabytes(self.bytes_after)}"
+        )
+
+
+class PrunedSqliteSaver(SqliteSaver):
+    """SqliteSaver that keeps only each thread's latest checkpoint and the writes pending on it.
+
+    Older checkpoints go right after the new one is saved. Writes of an older step can be
+    saved after its successor checkpoint (LangGraph saves both in the background), so each
+    save deletes every older write of the thread, including such late ones.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__(conn)
+        self._puts = 0
+        self.report = StorageReport()
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        saved = super().put(config, checkpoint, metadata, new_versions)
+        where = saved["configurable"]
+        key = (str(where["thread_id"]), where["checkpoint_ns"], where["checkpoint_id"])
+        try:
+            with self.cursor() as cur:
+                cur.execute(
+                    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
+                    key,
+                )
+                cur.execute(
+                    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?", key
+                )
+        except sqlite3.OperationalError as exc:  # housekeeping: the next save prunes again
+            LOGGER.warning("old checkpoints not pruned: %s", exc)
+            return saved
+        self._puts += 1
+        if self._puts % VACUUM_CHECK_PUTS == 0:
+            self.release_free_pages()
+        return saved
+
+    def release_free_pages(self) -> None:
+        """Give free pages back to the file system when they make up much of the file."""
+        with self.cursor() as cur:
+            free = cur.execute("PRAGMA freelist_count").fetchone()[0]
+            pages = cur.execute("PRAGMA page_count").fetchone()[0]
+            if free >= VACUUM_MIN_FREE_PAGES and free * 4 >= pages:
+                cur.execute("PRAGMA incremental_vacuum").fetchall()
+
+    def prune_all(self) -> int:
+        """Delete every thread's older checkpoints and the writes no checkpoint owns; returns how many."""
+        with self.cursor() as cur:
+            pruned = cur.execute(
+                "DELETE FROM checkpoints WHERE checkpoint_id < (SELECT MAX(latest.checkpoint_id) "
+                "FROM checkpoints AS latest WHERE latest.thread_id = checkpoints.thread_id "
+                "AND latest.checkpoint_ns = checkpoints.checkpoint_ns)"
+            ).rowcount
+            cur.execute(
+                "DELETE FROM writes WHERE NOT EXISTS (SELECT 1 FROM checkpoints AS c "
+                "WHERE c.thread_id = writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns "
+                "AND c.checkpoint_id = writes.checkpoint_id)"
+            )
+        return pruned
+
+
+def open_sqlite_checkpointer(path: Path) -> PrunedSqliteSaver:
+    """A pruning SqliteSaver usable from the chat's worker threads (it serialises access itself).
+
+    An older database (every checkpoint kept, no incremental vacuum) is pruned and rewritten
+    once, here; `saver.report` says what that did. Another process holding the database
+    open only postpones the rewrite to a later start.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS)
+    # Before any table exists this takes effect at once; an older file needs the VACUUM below.
+    conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
     conn.execute("PRAGMA journal_mode=WAL")
-    saver = SqliteSaver(conn)
+    conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+    conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+    saver = PrunedSqliteSaver(conn)
     saver.setup()
+    before = _file_bytes(path)
+    pruned = saver.prune_all()
+    vacuumed = False
+    if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != AUTO_VACUUM_INCREMENTAL:
+        try:
+            with saver.lock:
+                conn.execute("VACUUM")
+            vacuumed = True
+        except sqlite3.OperationalError as exc:  # busy: another process has it open
+            LOGGER.warning("sessions.db not compacted this time: %s", exc)
+    elif pruned:
+        saver.release_free_pages()
+    if pruned or vacuumed:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        saver.report = StorageReport(pruned, before, _file_bytes(path))
     return saver
+
+
+def _file_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in (path, Path(f"{path}-wal")) if p.exists())
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1e6:,.1f} MB"
 
 
 def open_postgres_checkpointer(url: str) -> Any:
@@ -64,6 +206,8 @@ def open_postgres_checkpointer(url: str) -> Any:
         from langgraph.checkpoint.postgres import PostgresSaver
         from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool
+
+        from generalAgent.graph.pruned_postgres import PrunedPostgresSaver
     except ImportError:
         raise CheckpointStoreError(
             "DATABASE_URL is set but PostgreSQL support is not installed: "
@@ -103,7 +247,15 @@ def open_postgres_checkpointer(url: str) -> Any:
         name="generalagent-checkpoints",
     )
     pool.open()
-    return PostgresSaver(cast("ConnectionPool[psycopg.Connection[dict[str, Any]]]", pool))
+    saver = PrunedPostgresSaver(cast("ConnectionPool[psycopg.Connection[dict[str, Any]]]", pool))
+    try:
+        pruned = saver.prune_all()
+    except psycopg.Error as exc:  # housekeeping: every save prunes its own thread anyway
+        LOGGER.warning("old checkpoints in PostgreSQL not pruned: %s", exc)
+    else:
+        if pruned:
+            LOGGER.info("pruned the older checkpoints of %d threads in PostgreSQL", pruned)
+    return saver
 
 
 def describe_database_url(url: str) -> str:

@@ -90,41 +90,21 @@ def truncate_messages_safely(
 ) -> list[BaseMessage]:
     """Keep system messages and a recent window of the rest, cut with hysteresis.
 
-    The window's start is found by replaying the history's growth: whenever the window
-    would pass `max_messages` (or `max_tokens`), its start jumps forward to the first
-    turn boundary (a HumanMessage) that leaves at most `low_water` of the limit. Between
-    two jumps the start does not move, so the kept head is byte-identical turn after
-    turn; it depends only on the history, so nothing needs storing. Where a single turn
-    has no suitable boundary the cut falls on a message that is not a tool answer, and
-    the current turn's question is kept even when its turn is cut.
+    The window starts at `window_start` of the non-system messages, so the kept head is
+    byte-identical turn after turn between two cuts. The current turn's question is kept
+    even when its turn is cut.
     """
-    if max_messages < 1:
-        raise ValueError("max_messages must be at least 1")
     systems = [(i, m) for i, m in enumerate(messages) if isinstance(m, SystemMessage)]
     body = [(i, m) for i, m in enumerate(messages) if not isinstance(m, SystemMessage)]
     if not body:
         return list(messages)
-
-    counter = count_tokens or estimate_message_tokens
-    prefix = [0]
-    if max_tokens is not None:
-        for _, message in body:
-            prefix.append(prefix[-1] + counter(message))
-    low_count = max(1, int(max_messages * low_water))
-    low_tokens = int(max_tokens * low_water) if max_tokens is not None else None
-
-    def within(start: int, end: int, count_limit: int, token_limit: int | None) -> bool:
-        if end - start + 1 > count_limit:
-            return False
-        return token_limit is None or prefix[end + 1] - prefix[start] <= token_limit
-
-    start = 0
-    for end in range(len(body)):
-        if within(start, end, max_messages, max_tokens):
-            continue
-        fits_low_mark = functools.partial(within, end=end, count_limit=low_count, token_limit=low_tokens)
-        start = _next_start(body, start, end, fits_low_mark)
-
+    start = window_start(
+        [m for _, m in body],
+        max_messages,
+        low_water=low_water,
+        max_tokens=max_tokens,
+        count_tokens=count_tokens,
+    )
     kept = [pos for pos, _ in body[start:]]
     last_human = next((pos for pos, m in reversed(body) if isinstance(m, HumanMessage)), None)
     if last_human is not None and last_human < body[start][0]:
@@ -136,14 +116,72 @@ def truncate_messages_safely(
     return [messages[pos] for pos in sorted(positions)]
 
 
+def window_start(
+    body: Sequence[BaseMessage],
+    max_messages: int = 40,
+    *,
+    low_water: float = 0.5,
+    max_tokens: int | None = None,
+    count_tokens: TokenCounter | None = None,
+) -> int:
+    """Where the window of `body` (no system messages) starts: the position of the last cut.
+
+    Found by replaying the history's growth: whenever the window would pass `max_messages`
+    (or `max_tokens`), its start jumps forward to the first turn boundary (a HumanMessage)
+    that leaves at most `low_water` of the limit. Between two jumps the start does not
+    move; it depends only on the history, so nothing needs storing, and replaying from any
+    earlier cut gives the same later cuts. Where a single turn has no suitable boundary the
+    cut falls on a message that is not a tool answer.
+    """
+    if max_messages < 1:
+        raise ValueError("max_messages must be at least 1")
+    if not body:
+        return 0
+    counter = count_tokens or estimate_message_tokens
+    prefix = [0]
+    if max_tokens is not None:
+        for message in body:
+            prefix.append(prefix[-1] + counter(message))
+    low_count = max(1, int(max_messages * low_water))
+    low_tokens = int(max_tokens * low_water) if max_tokens is not None else None
+
+    def within(start: int, end: int, count_limit: int, token_limit: int | None) -> bool:
+        if end - start + 1 > count_limit:
+            return False
+        return token_limit is None or prefix[end + 1] - prefix[start] <= token_limit
+
+    pairs = list(enumerate(body))
+    start = 0
+    for end in range(len(body)):
+        if within(start, end, max_messages, max_tokens):
+            continue
+        start = _next_start(
+            pairs, start, end, functools.partial(_fits_low, within, end, low_count, low_tokens)
+        )
+    return start
+
+
+def _fits_low(
+    within: Callable[[int, int, int, int | None], bool], end: int, count: int, tokens: int | None, start: int
+) -> bool:
+    return within(start, end, count, tokens)
+
+
 def _next_start(
     body: list[tuple[int, BaseMessage]], start: int, end: int, fits: Callable[[int], bool]
 ) -> int:
-    """The earliest new start after `start` that fits: a HumanMessage, else any non-tool message."""
+    """The earliest new start after `start` that fits: a HumanMessage, else any non-tool message.
+
+    When nothing fits (one step larger than the whole budget), the start moves to the last
+    message that is not a tool answer, so a call is never sent without its answers.
+    """
     for j in range(start + 1, end + 1):
         if isinstance(body[j][1], HumanMessage) and fits(j):
             return j
     for j in range(start + 1, end + 1):
         if not isinstance(body[j][1], ToolMessage) and fits(j):
             return j
-    return end
+    for j in range(end, start, -1):
+        if not isinstance(body[j][1], ToolMessage):
+            return j
+    return start

@@ -1,9 +1,10 @@
 """The two static system prompts, built once per process from the text templates.
 
 Order inside a prompt, and why: the fixed instructions first, then the skills catalog
-(fixed for the process), then a sub-agent profile's instructions, and the minute-precision
-datetime tag at the very bottom, so the only part that can ever differ between two
-processes' prompts is the last line. Nothing that changes between turns goes in here:
+(fixed for the process), then a sub-agent profile's instructions, then the AGENTS.md
+project memory (read once per process, but the part a user edits between processes, so it
+comes after everything that is the same for every user), and the minute-precision
+datetime tag at the very bottom. Nothing that changes between turns goes in here:
 per-turn facts are reminders appended after the history (see reminders.py).
 """
 
@@ -24,17 +25,19 @@ def datetime_tag(now: datetime) -> str:
     return f"<current_datetime>{now.astimezone(UTC).strftime('%Y-%m-%d %H:%M UTC')}</current_datetime>"
 
 
-def build_system_prompt(skills: SkillCatalog, agents: AgentCatalog, now: datetime) -> str:
-    parts = [_template("system.md"), build_skills_catalog(skills), _agents_section(agents)]
+def build_system_prompt(skills: SkillCatalog, agents: AgentCatalog, now: datetime, memory: str = "") -> str:
+    parts = [_template("system.md"), build_skills_catalog(skills), _agents_section(agents), memory]
     parts.append(datetime_tag(now))
     return "\n\n".join(p for p in parts if p)
 
 
-def build_subagent_prompt(skills: SkillCatalog, profile: AgentProfile | None, now: datetime) -> str:
+def build_subagent_prompt(
+    skills: SkillCatalog, profile: AgentProfile | None, now: datetime, memory: str = ""
+) -> str:
     parts = [_template("subagent.md"), build_skills_catalog(skills)]
     if profile is not None and profile.instructions:
         parts.append(f"# Your role: {profile.name}\n\n{profile.instructions}")
-    parts.append(datetime_tag(now))
+    parts += [memory, datetime_tag(now)]
     return "\n\n".join(p for p in parts if p)
 
 

@@ -89,10 +89,17 @@ def build_upload_reminder(files: Sequence[UploadedFile]) -> str:
     return wrap("\n".join(lines))
 
 
-def build_history_warning(kept_messages: int, max_messages: int) -> str:
+def build_history_warning(kept_messages: int, max_messages: int, *, compacting: bool = False) -> str:
     """Shown when the next turns will cut the oldest messages out of the context."""
     if kept_messages < max_messages - 2:
         return ""
+    if compacting:
+        return wrap(
+            f"The conversation holds {kept_messages} of at most {max_messages} messages; the oldest "
+            "turns will soon be replaced by a summary, which keeps facts and decisions but not "
+            "every detail of tool results. Write anything you will need word for word to a file "
+            "under outputs/."
+        )
     return wrap(
         f"The conversation holds {kept_messages} of at most {max_messages} messages; the oldest "
         "turns will soon be dropped from your context. Keep anything you still need in the todo "

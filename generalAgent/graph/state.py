@@ -30,6 +30,29 @@ class UploadedFile(TypedDict, total=False):
     pages: int  # pages / slides / sheets, when the format has them
 
 
+class ConversationSummary(TypedDict, total=False):
+    """Where the history sent to the model starts, and what stands in for the turns before it.
+
+    Written at each cut (graph/compaction.py), by `/compact` and by `/clear`; the head of
+    every request is this summary followed by the messages after `through`, so it only
+    changes when the start of the history moves.
+    """
+
+    text: str  # the summary of every message up to `through`; "" after /clear
+    through: str  # id of the last message it stands for; the history sent starts after it
+    messages: int  # messages it stands for, all cuts together
+    unsummarised: int  # of those, dropped without a summary (the summariser failed or was skipped)
+    question: str  # id of the question still being answered when the cut fell inside its turn
+    tokens: int  # estimated tokens of `text`
+
+
+class ContextRequest(TypedDict, total=False):
+    """A run that only changes the context: `/compact [focus]` or `/clear` (graph/turn.py)."""
+
+    action: str  # "compact" or "clear"
+    focus: str  # what a /compact summary should keep above all
+
+
 def merge_names(current: list[str] | None, added: list[str] | None) -> list[str]:
     """Names seen so far, then the new ones, each once, in the order first seen."""
     return list(dict.fromkeys([*(current or []), *(added or [])]))
@@ -67,6 +90,8 @@ class AgentState(TypedDict, total=False):
     agent_profile: str | None  # which profile a sub-agent runs
     loops: int  # model calls in this turn (derived from the history by the planner)
     max_loops: int
+    summary: ConversationSummary | None  # the compacted start of the history (graph/compaction.py)
+    context_request: ContextRequest | None  # /compact or /clear, cleared once done
 
 
 def model_calls_this_turn(messages: Sequence[BaseMessage]) -> int:

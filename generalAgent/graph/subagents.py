@@ -19,6 +19,7 @@ from langchain_core.messages import AIMessage
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
+from generalAgent.graph.compaction import compaction_line
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
 from generalAgent.tools.approval import PROCESS_APPROVALS
@@ -104,10 +105,13 @@ class SubagentRunner:
         task = " ".join(state["messages"][0].content.split())
         writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
         try:
-            for update in self.graph.stream(state, config, stream_mode="updates"):
+            for mode, data in self.graph.stream(state, config, stream_mode=["updates", "custom"]):
                 if self.cancelled.is_set():
                     raise SubagentCancelled
-                for change in update.values():
+                if mode == "custom":
+                    self._relay(context_id, data, writer)
+                    continue
+                for change in data.values():
                     self._report(context_id, change, writer)
         except SubagentCancelled:
             outcome["error"] = "cancelled by the user"
@@ -125,6 +129,17 @@ class SubagentRunner:
         loops = final.get("loops", 0)
         outcome.update(result=last.text if isinstance(last, AIMessage) else "", loops=loops)
         writer({"subagent": context_id, "text": f"done in {loops} step(s)"})
+
+    @staticmethod
+    def _relay(context_id: str, event: Any, writer: Writer) -> None:
+        """The sub-agent's own events: its compactions as progress lines, its summary calls' usage."""
+        if not isinstance(event, dict):
+            return
+        if isinstance(event.get("usage"), dict):
+            writer({"subagent": context_id, "usage": event["usage"]})
+        compaction = event.get("compaction")
+        if isinstance(compaction, dict) and compaction.get("state") != "started":
+            writer({"subagent": context_id, "text": compaction_line(compaction)})
 
     @staticmethod
     def _report(context_id: str, change: Any, writer: Writer) -> None:

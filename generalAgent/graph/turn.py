@@ -2,7 +2,7 @@
 
 The CLI, `-p`, tests and benchmarks all start a main turn with `main_turn_input`, and
 `delegate_task` starts a sub-agent with `subagent_turn_input`, so every client drives the
-graph the same way. This turn's mentions and uploads go both to the `new_*` fields (their
+graph the same way; `/compact` and `/clear` run `context_request_input`. This turn's mentions and uploads go both to the `new_*` fields (their
 reminders fire once) and to the session's, whose reducers merge them (tools stay visible,
 files stay listed). No loop counter is reset: the planner derives it from the history.
 
@@ -98,6 +98,17 @@ def subagent_turn_input(
         "todos": [],
         "max_loops": max_loops,
     }
+
+
+def context_request_input(action: str, *, focus: str = "") -> dict[str, Any]:
+    """The input of a run that only changes the context: `/compact [focus]` or `/clear`.
+
+    No message is added; the `compact` node does the work and the run ends without a model
+    answer (graph/compaction.py).
+    """
+    if action not in {"compact", "clear"}:
+        raise ValueError(f"unknown context request {action!r}")
+    return {"context_request": {"action": action, "focus": focus.strip()}}
 
 
 def renamed_state(graph: Any, config: Mapping[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,56 @@ def slow_page() -> Iterator[SlowPage]:
     page.close()
 
 
+def checkpoint_counts(database_url: str) -> dict[str, int]:
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        rows = conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall()
+    return {thread: count for thread, count in rows}
+
+
+def test_postgres_keeps_only_the_latest_checkpoint_and_its_blobs(settings, database_url: str) -> None:
+    """Storage linear in the conversation: after many turns one checkpoint per thread, one
+    blob per channel, and an older database (every checkpoint kept) pruned when opened."""
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+
+    from generalAgent.graph.checkpoints import close_checkpointer, open_postgres_checkpointer
+    from tests.support.agent import build_test_agent, thread, user_turn
+    from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
+
+    def answers(request):
+        asked = request.messages[-1].type == "human" and request.messages[-1].text.startswith(
+            ("old", "question")
+        )
+        return ai("", tool_call("now")) if asked else ai("done")
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        legacy = PostgresSaver(conn)
+        legacy.setup()
+        _, graph = build_test_agent(settings, ScriptedChatModel(responder=answers), legacy)
+        for i in range(5):
+            graph.invoke(user_turn(f"old {i}", settings), thread("legacy"))
+    assert checkpoint_counts(database_url)["legacy"] > 5
+
+    saver = open_postgres_checkpointer(database_url)
+    assert checkpoint_counts(database_url) == {"legacy": 1}
+    _, graph = build_test_agent(settings, ScriptedChatModel(responder=answers), saver)
+    for i in range(12):
+        graph.invoke(user_turn(f"question {i}", settings), thread("long"))
+    assert checkpoint_counts(database_url) == {"legacy": 1, "long": 1}
+    state = graph.get_state(thread("long")).values
+    assert len(state["messages"]) == 48
+    with psycopg.connect(database_url) as conn:
+        blobs = conn.execute(
+            "SELECT channel, count(*) FROM checkpoint_blobs WHERE thread_id = 'long' GROUP BY channel"
+        ).fetchall()
+        writes = conn.execute("SELECT count(*) FROM checkpoint_writes WHERE thread_id = 'long'").fetchone()
+    assert blobs and all(count == 1 for _, count in blobs)
+    assert writes[0] <= 4
+    close_checkpointer(saver)
+
+
 def checkpoint_threads(database_url: str) -> set[str]:
     import psycopg
 
@@ -109,6 +159,7 @@ def test_conversation_resumes_from_postgres(
     with sqlite3.connect(data_dir / "sessions.db") as local:
         tables = {row[0] for row in local.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "checkpoints" not in tables
+    assert checkpoint_counts(database_url) == {session: 1}  # older checkpoints are pruned
     assert_requests_valid(openai_server)
 
 

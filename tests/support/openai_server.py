@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.history import wire_history_problems
+from tests.support.summaries import is_summary_request
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "providers"
 CACHE_BLOCK = 64  # tokens: prefix caches serve whole blocks
@@ -133,8 +134,12 @@ class ScriptedOpenAIServer:
         dialect: str = "generic",
         context_window: int | None = None,
         prefix_cache: bool = False,
+        summaries: Responder | None = None,
     ) -> None:
         self._script: list[Reply] = list(replies or [])
+        # Answers compaction's summary requests apart from the script, so a scripted
+        # conversation keeps its order however often the history is cut.
+        self.summaries = summaries
         self.strict_history = strict_history
         self.dialect = dialect
         self.wire = load_dialect(dialect)
@@ -207,6 +212,8 @@ class ScriptedOpenAIServer:
         return [r for r in self.chat_requests if r.history_problems]
 
     def _next_reply(self, request: RecordedRequest) -> Reply:
+        if self.summaries is not None and is_summary_request(request.messages):
+            return self.summaries(request)
         with self._lock:
             if self._script:
                 return self._script.pop(0)

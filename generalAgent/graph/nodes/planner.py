@@ -2,8 +2,9 @@
 
 What one request is made of, in this order, and why:
 1. the static SystemMessage, built once when the node is built (KV-cache prefix);
-2. the stored history, cleaned of unanswered tool calls and cut with hysteresis, so its
-   head stays byte-identical between cuts;
+2. the stored history: the summary of what earlier cuts compacted (graph/compaction.py),
+   then the messages after it, cleaned of unanswered tool calls and cut with hysteresis,
+   so its head stays byte-identical between cuts;
 3. this call's reminders appended at the very end (todos, this turn's @mentions and
    uploads, a history warning), so they never disturb the cached prefix.
 The tools bound are assembled from the state on every call; the `new_*` fields are
@@ -17,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,9 +31,22 @@ from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
 from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
-from generalAgent.graph.message_utils import clean_message_history, truncate_messages_safely
+from generalAgent.graph.compaction import history_head, messages_after, starts_afresh
+from generalAgent.graph.message_utils import (
+    TokenCounter,
+    clean_message_history,
+    truncate_messages_safely,
+    window_start,
+)
+from generalAgent.graph.project_memory import ProjectMemory
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
-from generalAgent.graph.state import AgentState, merge_names, model_calls_this_turn
+from generalAgent.graph.state import (
+    AgentState,
+    ConversationSummary,
+    merge_names,
+    merge_uploads,
+    model_calls_this_turn,
+)
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
 from generalAgent.providers.detection import choose_provider
 from generalAgent.providers.errors import hide_api_key
@@ -61,13 +76,15 @@ class PromptBuilder:
         skills: SkillCatalog,
         agents: AgentCatalog,
         now: datetime | None = None,
+        memory: ProjectMemory | None = None,
     ) -> None:
         self.settings = settings
         self.registry = registry
         self.skills = skills
         self.agents = agents
         self._now = now or datetime.now(UTC)
-        self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now))
+        self._memory = memory.prompt_section() if memory is not None else ""
+        self.main_prompt = SystemMessage(content=build_system_prompt(skills, agents, self._now, self._memory))
         self._subagent_prompts: dict[str | None, SystemMessage] = {}
         self._static_tokens: dict[tuple[int, tuple[str, ...]], int] = {}
         # Echoed reasoning is part of the prompt, so it counts where the dialect sends it.
@@ -83,7 +100,7 @@ class PromptBuilder:
         profile_name = state.get("agent_profile")
         if profile_name not in self._subagent_prompts:
             profile = self.agents.get(profile_name) if profile_name else None
-            text = build_subagent_prompt(self.skills, profile, self._now)
+            text = build_subagent_prompt(self.skills, profile, self._now, self._memory)
             self._subagent_prompts[profile_name] = SystemMessage(content=text)
         return self._subagent_prompts[profile_name]
 
@@ -91,23 +108,53 @@ class PromptBuilder:
         return visible_tools_for_state(self.registry, self.skills.ids(), self.agents.names(), state)
 
     def history(self, state: AgentState, system: SystemMessage, tools: list[Any]) -> list[BaseMessage]:
-        """The stored history as it may be sent: valid pairs, within the message and token budget.
+        """What is sent of the stored history: the summary of what was compacted, then the
+        messages after it as valid pairs, within the message and token budget.
 
         Sizes are estimated per script and scaled by how far the last estimate was from
         the provider's own count (`calibration_factor`), so a Chinese history is cut
         before the provider would refuse it.
         """
-        governance = self.settings.governance
-        messages = clean_message_history(state.get("messages", []))
+        messages = state.get("messages", [])
+        summary = state.get("summary")
         factor = calibration_factor(messages)
-        fixed = math.ceil(self._fixed_tokens(system, tools) * factor)
-        return truncate_messages_safely(
-            messages,
-            governance.max_message_history,
-            low_water=governance.history_low_water,
-            max_tokens=max(1_000, self.budget - fixed),
-            count_tokens=lambda message: math.ceil(self._message_tokens.count(message) * factor),
+        kept = truncate_messages_safely(
+            self._body(messages, summary),
+            **self._window_limits(system, tools, factor),
+            count_tokens=self._counter(factor),
         )
+        return [*history_head(messages, summary), *kept]
+
+    def pending_cut(self, state: AgentState) -> list[BaseMessage]:
+        """The messages the next request would leave out: what a compaction must cover now."""
+        system = self.system_message(state)
+        tools = self.visible_tools(state)
+        messages = state.get("messages", [])
+        factor = calibration_factor(messages)
+        body = self._body(messages, state.get("summary"))
+        start = window_start(
+            body, **self._window_limits(system, tools, factor), count_tokens=self._counter(factor)
+        )
+        return body[:start]
+
+    def _body(
+        self, messages: Sequence[BaseMessage], summary: ConversationSummary | None
+    ) -> list[BaseMessage]:
+        return clean_message_history(messages_after(messages, summary))
+
+    def _window_limits(self, system: SystemMessage, tools: list[Any], factor: float) -> dict[str, Any]:
+        """The cut's limits; with compaction on, room for the summary is kept in the token budget."""
+        governance = self.settings.governance
+        reserved = governance.summary_max_tokens if governance.compact_history else 0
+        fixed = math.ceil(self._fixed_tokens(system, tools) * factor)
+        return {
+            "max_messages": governance.max_message_history,
+            "low_water": governance.history_low_water,
+            "max_tokens": max(1_000, self.budget - fixed - reserved),
+        }
+
+    def _counter(self, factor: float) -> TokenCounter:
+        return lambda message: math.ceil(self._message_tokens.count(message) * factor)
 
     def estimate_request(self, system: SystemMessage, tools: list[Any], request: list[BaseMessage]) -> int:
         """The uncalibrated estimate of a request, kept on its answer to calibrate the next."""
@@ -130,11 +177,19 @@ class PromptBuilder:
             for handle in mentions.servers
             if handle in (state.get("mcp_servers") or [])
         }
+        uploads = state.get("new_uploaded_files", [])
+        if starts_afresh(state.get("messages", []), state.get("summary")):
+            # After /clear the files are still in the workspace; the model hears of them again.
+            uploads = merge_uploads(state.get("uploaded_files", []), uploads)
         return [
             reminders.build_todo_reminder(state.get("todos", [])),
             reminders.build_mention_reminder(mentions.tools, mentions.skills, mentions.agents, servers),
-            reminders.build_upload_reminder(state.get("new_uploaded_files", [])),
-            reminders.build_history_warning(kept_messages, self.settings.governance.max_message_history),
+            reminders.build_upload_reminder(uploads),
+            reminders.build_history_warning(
+                kept_messages,
+                self.settings.governance.max_message_history,
+                compacting=self.settings.governance.compact_history,
+            ),
         ]
 
     def _fixed_tokens(self, system: SystemMessage, tools: list[Any]) -> int:

@@ -1,0 +1,143 @@
+"""Checkpoint storage stays linear: only each thread's latest checkpoint is kept, in real SQLite.
+
+What must keep working on the pruned store: a new process resuming the thread, an approval
+pending across a restart, /retry after a failed model call, and an older database (every
+checkpoint kept) that is pruned and compacted the first time it is opened.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.types import Command
+
+from generalAgent.config.settings import Settings
+from generalAgent.graph.checkpoints import AUTO_VACUUM_INCREMENTAL, open_sqlite_checkpointer
+from tests.support.agent import build_test_agent, thread, user_turn
+from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
+
+
+def checkpoint_rows(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as conn:
+        rows = conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall()
+    return dict(rows)
+
+
+def write_rows(path: Path) -> int:
+    with sqlite3.connect(path) as conn:
+        return conn.execute("SELECT count(*) FROM writes").fetchone()[0]
+
+
+def tool_turns(n: int) -> ScriptedChatModel:
+    replies = []
+    for i in range(n):
+        replies += [ai("", tool_call("now", {"timezone": "UTC"})), ai(f"answer {i}")]
+    return ScriptedChatModel(replies=replies)
+
+
+def test_only_the_latest_checkpoint_of_each_thread_is_kept(settings: Settings) -> None:
+    path = settings.paths.sessions_db
+    saver = open_sqlite_checkpointer(path)
+    _, graph = build_test_agent(settings, tool_turns(6), saver)
+    for i in range(3):
+        graph.invoke(user_turn(f"question {i}", settings), thread("a"))
+        graph.invoke(user_turn(f"question {i}", settings), thread("b"))
+    assert checkpoint_rows(path) == {"a": 1, "b": 1}
+    assert len(graph.get_state(thread("a")).values["messages"]) == 12
+    saver.conn.close()
+
+
+def test_a_new_process_resumes_the_pruned_thread(settings: Settings) -> None:
+    path = settings.paths.sessions_db
+    _, graph = build_test_agent(settings, tool_turns(2), open_sqlite_checkpointer(path))
+    graph.invoke(user_turn("remember 42", settings), thread("s"))
+    graph.invoke(user_turn("and 43", settings), thread("s"))
+
+    model = ScriptedChatModel(replies=[ai("42 and 43")])
+    _, reopened = build_test_agent(settings, model, open_sqlite_checkpointer(path))
+    state = reopened.invoke(user_turn("what did I say?", settings), thread("s"))
+    sent = [m.text for m in model.requests[0].messages[1:]]
+    assert sent[0] == "remember 42" and "and 43" in sent
+    assert state["messages"][-1].text == "42 and 43"
+    assert checkpoint_rows(path) == {"s": 1}
+
+
+def test_a_pending_approval_survives_pruning_and_a_restart(settings: Settings) -> None:
+    path = settings.paths.sessions_db
+    model = ScriptedChatModel(replies=[ai("", tool_call("run_bash_command", {"command": "echo hi"}))])
+    _, graph = build_test_agent(settings, model, open_sqlite_checkpointer(path))
+    graph.invoke(user_turn("@run_bash_command say hi", settings, mentions=["run_bash_command"]), thread())
+    assert checkpoint_rows(path) == {"t1": 1}
+
+    resumed_model = ScriptedChatModel(replies=[ai("It said hi.")])
+    _, reopened = build_test_agent(settings, resumed_model, open_sqlite_checkpointer(path))
+    pending = [i for task in reopened.get_state(thread()).tasks for i in task.interrupts]
+    (request,) = pending[0].value["requests"]
+    assert request["args"] == {"command": "echo hi"}
+    state = reopened.invoke(Command(resume={pending[0].id: {request["call_id"]: "yes"}}), thread())
+    assert "hi" in state["messages"][-2].text
+    assert state["messages"][-1].text == "It said hi."
+
+
+def test_retry_after_a_failed_model_call_resumes_from_the_latest_checkpoint(settings: Settings) -> None:
+    path = settings.paths.sessions_db
+    calls = {"n": 0}
+
+    def flaky(request):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise ConnectionError("the endpoint went away")
+        return ai("", tool_call("now")) if calls["n"] == 1 else ai("done")
+
+    _, graph = build_test_agent(settings, ScriptedChatModel(responder=flaky), open_sqlite_checkpointer(path))
+    with pytest.raises(ConnectionError):
+        graph.invoke(user_turn("what time is it?", settings), thread())
+    assert graph.get_state(thread()).next == ("planner",)
+    state = graph.invoke(None, thread())  # what /retry does
+    assert state["messages"][-1].text == "done"
+    assert [type(m).__name__ for m in state["messages"]] == [
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "AIMessage",
+    ]
+    assert checkpoint_rows(path) == {"t1": 1}
+
+
+def test_an_older_database_is_pruned_and_shrinks_on_first_open(settings: Settings) -> None:
+    path = settings.paths.sessions_db
+    conn = sqlite3.connect(path, check_same_thread=False)
+    legacy = SqliteSaver(conn)  # how sessions.db was written before: every checkpoint kept
+    legacy.setup()
+    padding = "x" * 4000  # make each checkpoint's copy of the history weigh something
+    model = ScriptedChatModel(responder=lambda request: ai(f"noted {padding}"))
+    _, graph = build_test_agent(settings, model, legacy)
+    for i in range(30):
+        graph.invoke(user_turn(f"fact {i}", settings), thread("old"))
+    conn.close()
+    before = path.stat().st_size
+    assert checkpoint_rows(path)["old"] > 30
+
+    saver = open_sqlite_checkpointer(path)
+    assert checkpoint_rows(path) == {"old": 1}
+    assert saver.conn.execute("PRAGMA auto_vacuum").fetchone()[0] == AUTO_VACUUM_INCREMENTAL
+    assert path.stat().st_size < before / 4
+    assert saver.report.pruned_checkpoints > 30 and "sessions.db" in saver.report.summary()
+    model = ScriptedChatModel(replies=[ai("29 facts")])
+    _, reopened = build_test_agent(settings, model, saver)
+    state = reopened.invoke(user_turn("how many?", settings), thread("old"))
+    assert len(state["messages"]) == 62
+    assert open_sqlite_checkpointer(path).report.summary() == ""  # done once
+
+
+def test_late_writes_of_an_older_step_do_not_accumulate(settings: Settings) -> None:
+    path = settings.paths.sessions_db
+    saver = open_sqlite_checkpointer(path)
+    _, graph = build_test_agent(settings, tool_turns(20), saver)
+    for i in range(20):
+        graph.invoke(user_turn(f"question {i}", settings), thread())
+    # Whatever raced, what is left belongs to the latest checkpoint (or the one before it).
+    assert write_rows(path) <= 4
