@@ -101,6 +101,9 @@ class QuietView:
     def on_custom(self, event: Any) -> None:
         return
 
+    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
+        return
+
     def approve(self, request: dict[str, Any]) -> str:
         return "no"
 

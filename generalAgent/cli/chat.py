@@ -191,23 +191,30 @@ class Chat:
     ) -> None:
         """Run a turn (or /retry with `graph_input=None`, or a /compact or /clear when
         `context_only`: those answer nothing and count as no turn)."""
+        from generalAgent.cli.escape_key import EscapeKey
         from generalAgent.cli.turns import run_turn
         from generalAgent.providers.errors import describe_model_error
 
-        view = TerminalView(self.console, approver=self._approve, reasoning=self.show_reasoning)
         agent.parts.env.start_turn()
-        result = run_turn(
-            agent.graph,
-            config,
-            graph_input,
-            view,
-            lambda exc: (
-                describe_model_error(exc, self.settings.model)
-                or describe_storage_error(exc, self.settings.paths)
-            ),
-            on_cancel=agent.cancel,
-            approved=self.approved,
-        )
+        with EscapeKey() as keyboard:
+            view = TerminalView(
+                self.console,
+                approver=self._approve,
+                reasoning=self.show_reasoning,
+                keyboard=keyboard,
+            )
+            result = run_turn(
+                agent.graph,
+                config,
+                graph_input,
+                view,
+                lambda exc: (
+                    describe_model_error(exc, self.settings.model)
+                    or describe_storage_error(exc, self.settings.paths)
+                ),
+                on_cancel=agent.cancel,
+                approved=self.approved,
+            )
         try:
             if graph_input is None or context_only:
                 self.catalog.add_usage(self.session_id, result.usage)
@@ -218,7 +225,7 @@ class Chat:
         ) as exc:  # e.g. the disk filled during the turn: the turn itself is reported below
             LOGGER.warning("could not record the turn: %s", exc)
         self.last_reasoning = result.reasoning
-        if graph_input is not None:
+        if graph_input is not None and not context_only:
             self.last_turn = {**graph_input, "messages": graph_input["messages"][-1:]}
         self.cancelled_turn = self.last_turn if result.cancelled else None
         if result.cancelled:

@@ -1,4 +1,8 @@
-"""Terminal rendering: streamed Markdown answers, one status line per tool, usage lines.
+"""Terminal rendering: streamed Markdown answers, one live status line, usage lines.
+
+Whenever a turn waits, one transient line under the output says for what (the model's
+first token, its thinking, a tool, a summary, a retry after a 429), for how long, and
+how to interrupt; it hides while an answer streams and leaves no trace.
 
 Every string from the model or a tool passes through `terminal_safe` before it is shown
 (cli/terminal_text.py): answers, tool arguments and results, sub-agent progress.
@@ -24,12 +28,21 @@ from rich.status import Status
 from rich.text import Text
 
 from generalAgent.cli.approvals import refuse_without_asking
+from generalAgent.cli.escape_key import EscapeKey
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.display import human_size
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
 COMPACTING = "compacting {count} older messages into a summary… Ctrl-C skips the summary"
+WAITING_FOR_MODEL = "waiting for the model"
+RUNNING = "running"
+INTERRUPT_KEYS = "Ctrl-C or Esc to interrupt"
+INTERRUPT_CTRL_C = "Ctrl-C to interrupt"
+RETRYING = "{problem}: retrying in {delay:.0f} s (retry {number} of {limit})"
+RATE_LIMITED = "rate limited ({status})"
+ENDPOINT_FAILED = "the endpoint failed ({status})"
+NO_CONNECTION = "no connection"
 ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
 
 
@@ -164,12 +177,18 @@ class ReasoningStream:
     which in `-p` mode is stderr, never the answer's stdout.
     """
 
-    def __init__(self, console: Console, mode: str = "collapsed", min_interval: float = 0.1) -> None:
+    def __init__(
+        self,
+        console: Console,
+        mode: str = "collapsed",
+        status: StatusLine | None = None,
+        min_interval: float = 0.1,
+    ) -> None:
         self.console = console
         self.mode = mode
+        self.status = status or StatusLine(console)
         self.min_interval = min_interval
         self.chars = 0
-        self._line: Status | None = None
         self._last_update = 0.0
 
     def add(self, piece: str) -> None:
@@ -177,26 +196,20 @@ class ReasoningStream:
             return
         self.chars += len(piece)
         if self.mode == "full":
+            self.status.stop()  # a line being written cannot share the screen's bottom with it
             self.console.print(Text(piece, style="dim"), end="", highlight=False)
             return
         if not self.console.is_terminal or time.monotonic() - self._last_update < self.min_interval:
             return
         self._last_update = time.monotonic()
-        try:
-            if self._line is None:
-                self._line = self.console.status("")
-                self._line.start()
-            self._line.update(f"[dim]{thinking_summary(self.chars)}[/]")
-        except LiveError:  # another live display owns the terminal: the closing line suffices
-            self._line = None
+        # The seconds count from the first thought: the wait is one wait, however it streams.
+        self.status.show(f"[dim]{thinking_summary(self.chars)}[/]", keep_time=self.chars > len(piece))
+        self.status.start()
 
     def finish(self) -> None:
         """The reasoning is over (the answer or a tool call begins): leave its one line."""
         if self.chars == 0:
             return
-        if self._line is not None:
-            self._line.stop()
-            self._line = None
         if self.mode == "full":
             self.console.print()
         elif self.mode == "collapsed":
@@ -216,6 +229,56 @@ def _short_tokens(tokens: int) -> str:
     return str(tokens)
 
 
+class StatusLine:
+    """The one live line under the output while the turn waits: what for, since when, how to stop.
+
+    Terminals only, transient. It renders itself on every refresh (`__rich__`), so the
+    seconds count up on their own; `show` may be called from any thread, `start`/`stop` only
+    from the one that prints.
+    """
+
+    def __init__(self, console: Console, interrupt_hint: str = INTERRUPT_CTRL_C) -> None:
+        self.console = console
+        self.interrupt_hint = interrupt_hint
+        self.what = ""  # markup
+        self._since = time.monotonic()
+        self._status: Status | None = None
+
+    def show(self, what: str, *, keep_time: bool = False) -> None:
+        if what != self.what and not keep_time:
+            self._since = time.monotonic()
+        self.what = what
+
+    def start(self) -> None:
+        if self._status is not None or not self.console.is_terminal or not self.what:
+            return
+        try:
+            self._status = self.console.status(self)
+            self._status.start()
+        except LiveError:  # the answer's live region owns the terminal; it ends first
+            self._status = None
+
+    def stop(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    @property
+    def visible(self) -> bool:
+        return self._status is not None
+
+    def __rich__(self) -> Text:
+        seconds = int(time.monotonic() - self._since)
+        return Text.from_markup(f"{self.what} [dim]· {seconds} s · {self.interrupt_hint}[/]")
+
+
+def retry_problem(status: int | None) -> str:
+    """What a retry is about, from the status of the response that failed (None: no response)."""
+    if status is None:
+        return NO_CONNECTION
+    return (RATE_LIMITED if status == 429 else ENDPOINT_FAILED).format(status=status)
+
+
 class TerminalView:
     """Shows a turn in the terminal; `answer_console` streams the answer (stdout in chat)."""
 
@@ -226,16 +289,21 @@ class TerminalView:
         stream_answer: bool = True,
         approver: Any = None,
         reasoning: str = "collapsed",
+        keyboard: EscapeKey | None = None,
     ) -> None:
         self.console = console
         self.stream_answer = stream_answer
-        self.reasoning = ReasoningStream(console, reasoning)
+        self.keyboard = keyboard  # Esc interrupts too while it watches; it steps aside for questions
+        hint = INTERRUPT_KEYS if keyboard is not None and keyboard.available else INTERRUPT_CTRL_C
+        self.status = StatusLine(console, hint)
+        self.reasoning = ReasoningStream(console, reasoning, self.status)
         self.markdown = MarkdownStream(answer_console or console)
         self._approver = approver
         self._started = time.monotonic()
         self._running: dict[str, str] = {}  # call id -> shown call, until its result arrives
         self._compacting = ""  # what the status line says while a summary is written
-        self._status: Status | None = None
+        self._waiting = True  # for the model: from the start, and after tools or a summary
+        self._update_status()
 
     # TurnView -----------------------------------------------------------------------
     def on_reasoning(self, text: str) -> None:
@@ -244,11 +312,22 @@ class TerminalView:
     def on_text(self, text: str) -> None:
         self.reasoning.finish()
         if self.stream_answer:
+            self._waiting = False
+            self.status.stop()  # the answer's own live region takes the bottom of the screen
             self.markdown.add(text)
 
     def on_message_end(self) -> None:
         self.reasoning.finish()
         self.markdown.finish()
+        self._waiting = False  # tool calls, if any, come next; else the turn ends
+        self._update_status()
+
+    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
+        """The client waits `delay` seconds before retrying (any thread: only the text changes)."""
+        problem = retry_problem(status)
+        self.status.show(
+            f"[yellow]{escape(RETRYING.format(problem=problem, delay=delay, number=number, limit=limit))}[/]"
+        )
 
     def close(self) -> None:
         """After the turn: nothing may stay on screen as "running"."""
@@ -256,18 +335,20 @@ class TerminalView:
         self.markdown.finish()
         self._running.clear()
         self._compacting = ""
-        self._show_running()
+        self._waiting = False
+        self.status.stop()
 
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.reasoning.finish()
         self.markdown.finish()
         self._running[call_id] = f"{escape(terminal_safe(name))}([dim]{escape(short_args(args))}[/])"
-        self._show_running()
+        self._update_status()
 
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
         """One line per call: what ran, and its result size or its error."""
         call = self._running.pop(call_id, escape(terminal_safe(name)))
-        self._show_running()
+        self._waiting = not self._running  # the tools' answers go back to the model
+        self._update_status()
         if is_error:
             first = " ".join(terminal_safe(content).split())[:120]
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
@@ -275,22 +356,20 @@ class TerminalView:
             size = human_size(len(content.encode("utf-8")))
             self.console.print(f"[cyan]⚙ {call}[/] [dim]→ {size}[/]", highlight=False)
 
-    def _show_running(self) -> None:
-        """A transient status line while tools run (terminals only; it leaves no trace)."""
-        if not self.console.is_terminal:
+    def _update_status(self) -> None:
+        """The status line for what the turn waits for now; none when it waits for nothing."""
+        if self._compacting:
+            self.status.show(f"[dim]{escape(self._compacting)}[/]")
+        elif self._running:
+            self.status.show(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]{RUNNING}…[/]")
+        elif self._waiting:
+            self.status.show(f"[dim]{WAITING_FOR_MODEL}…[/]")
+        else:
+            self.status.stop()
+            self.status.what = ""
             return
-        busy = bool(self._running or self._compacting)
-        if busy and self._status is None:
-            self._status = self.console.status("")
-            self._status.start()
-        if self._status is not None:
-            if self._compacting:
-                self._status.update(f"[dim]{escape(self._compacting)}[/]")
-            elif self._running:
-                self._status.update(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]running…[/]")
-            else:
-                self._status.stop()
-                self._status = None
+        if not self.markdown.active:
+            self.status.start()
 
     def on_custom(self, event: Any) -> None:
         if isinstance(event, dict) and event.get("subagent"):
@@ -308,22 +387,27 @@ class TerminalView:
         self.markdown.finish()
         if event.get("state") == "started":
             self._compacting = COMPACTING.format(count=event.get("messages", 0))
-            self._show_running()
+            self._update_status()
             return
         self._compacting = ""
-        self._show_running()
+        self._waiting = True  # the request the summary was made for comes next
+        self._update_status()
         style = "yellow" if event.get("state") == "plain" else "dim"
         self.console.print(f"[{style}]{escape(compaction_line(event))}[/]", highlight=False)
 
     def approve(self, request: dict[str, Any]) -> str:
         self.reasoning.finish()
         self.markdown.finish()
-        if self._status is not None:
-            self._status.stop()
-            self._status = None
-        if self._approver is None:
-            return refuse_without_asking(self.console, request)
-        return self._approver(request)
+        self.status.stop()
+        try:
+            if self._approver is None:
+                return refuse_without_asking(self.console, request)
+            if self.keyboard is None:
+                return self._approver(request)
+            with self.keyboard.paused():
+                return self._approver(request)
+        finally:
+            self._update_status()  # the approved calls run now: the line comes back
 
     # after the turn -----------------------------------------------------------------
     def elapsed(self) -> float:

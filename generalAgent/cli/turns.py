@@ -35,6 +35,9 @@ from generalAgent.sessions import Usage
 from generalAgent.tools.approval import PROCESS_APPROVALS
 
 LOGGER = logging.getLogger(__name__)
+# The HTTP client logs each response; the OpenAI SDK moved from httpx to its fork httpx2.
+HTTP_LOGGERS = ("httpx", "httpx2")
+OPENAI_LOGGER = "openai._base_client"
 ANSWER_NODES = frozenset({"planner", "finalize"})
 CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
 INTERRUPTED_NOTE = "[answer interrupted by the user]"
@@ -51,6 +54,7 @@ class TurnView(Protocol):
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
     def on_custom(self, event: Any) -> None: ...
+    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
     def approve(self, request: dict[str, Any]) -> str: ...
     def close(self) -> None: ...
 
@@ -111,7 +115,7 @@ def run_turn(
     # during the turn is answered from `remembered` when the step asks again.
     run_config = with_process_approvals(config, remembered)
     try:
-        with _cancel_on_sigint(on_cancel):
+        with _cancel_on_sigint(on_cancel), reporting_retries(view):
             while True:
                 interrupts = yield_from_stream(graph, run_config, pending, view, result, partial)
                 if not interrupts:
@@ -137,6 +141,52 @@ def with_process_approvals(config: dict[str, Any], approved: MutableSet[str]) ->
     """`config` carrying the tools approved "always" in this process, for the approval step."""
     configurable = {**config.get("configurable", {}), PROCESS_APPROVALS: sorted(approved)}
     return {**config, "configurable": configurable}
+
+
+class RetryWatcher(logging.Filter):
+    """Tells the view when the OpenAI client waits to retry a request (a 429, a 5xx, a
+    dropped connection), which it otherwise does in silence.
+
+    The client says so only in its log: httpx(2) logs each response's status at INFO, the
+    client logs "Retrying request in 2.0 seconds (retry 1 of 2)". As a filter on those two
+    loggers this sees their records first; records below the level the user's log keeps
+    are dropped here, so enabling INFO for it adds nothing to the log file.
+    """
+
+    def __init__(self, view: TurnView, keep_levels: dict[str, int]) -> None:
+        super().__init__()
+        self.view = view
+        self.keep_levels = keep_levels
+        self.last_status: int | None = None  # of the last failed response; None: no response
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        message = str(record.msg)
+        if record.name in HTTP_LOGGERS and message.startswith("HTTP Request") and len(args) >= 4:
+            status = args[3]
+            self.last_status = status if isinstance(status, int) and status >= 400 else None
+        elif record.name == OPENAI_LOGGER and message.startswith("Retrying request") and len(args) >= 3:
+            delay, number, limit = (float(str(value)) for value in args[:3])
+            status, self.last_status = self.last_status, None
+            self.view.on_retry(status, delay, int(number), int(limit))
+        return record.levelno >= self.keep_levels.get(record.name, logging.WARNING)
+
+
+@contextmanager
+def reporting_retries(view: TurnView) -> Iterator[None]:
+    """While a turn runs, the client's retries reach the view (see RetryWatcher)."""
+    loggers = [logging.getLogger(name) for name in (*HTTP_LOGGERS, OPENAI_LOGGER)]
+    levels = [logger.level for logger in loggers]
+    watcher = RetryWatcher(view, {logger.name: logger.getEffectiveLevel() for logger in loggers})
+    for logger in loggers:
+        logger.addFilter(watcher)
+        logger.setLevel(min(logging.INFO, logger.getEffectiveLevel()))
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.removeFilter(watcher)
+            logger.setLevel(level)
 
 
 @contextmanager

@@ -1,0 +1,82 @@
+"""The live status line in a real terminal: every wait says what it waits for and how to stop it."""
+
+from __future__ import annotations
+
+import pexpect
+import pytest
+
+from tests.e2e.test_chat_interactive import expect_prompt
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+
+
+def test_waiting_for_the_first_token_shows_a_line_and_esc_interrupts(
+    openai_server: ScriptedOpenAIServer, spawn_chat
+) -> None:
+    openai_server.add(Reply(hang=True), Reply(text="Back again."))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("a slow question")
+    child.expect("waiting for the model")
+    child.expect(r"Ctrl-C or Esc to interrupt")
+    child.expect(r"[1-9] s ·", timeout=10)  # the seconds count up while nothing arrives
+    child.send("\x1b")
+    child.expect("Cancelled")
+    expect_prompt(child)
+    child.sendline("again")
+    child.expect("Back again")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_an_arrow_key_during_a_turn_does_not_interrupt(
+    openai_server: ScriptedOpenAIServer, spawn_chat
+) -> None:
+    openai_server.add(Reply(text="Finished in its own time.", chunk_delay=0.2, chunk_chars=8))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("take your time")
+    child.expect("waiting for the model|Finished")
+    child.send("\x1b[A")
+    child.expect("in its own time")
+    expect_prompt(child)
+    assert "Cancelled" not in child.before
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_a_rate_limit_retry_is_shown_with_its_delay(
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env
+) -> None:
+    openai_server.add(Reply(status=429, retry_after=2), Reply(text="After the wait."))
+    child = spawn_chat(env={**cli_env, "MODEL_MAX_RETRIES": "2"})
+    expect_prompt(child)
+    child.sendline("busy?")
+    child.expect(r"rate limited \(429\): retrying in 2 s \(retry 1 of 2\)")
+    child.expect("After the wait")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_the_line_comes_back_while_an_approved_command_runs(
+    openai_server: ScriptedOpenAIServer, spawn_chat
+) -> None:
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "sleep 3; echo slept"})]),
+        Reply(text="It slept."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command sleep a little")
+    child.expect("Approve run_bash_command")
+    child.expect(r"\[a\]lways")
+    child.sendline("y")
+    child.expect(r"run_bash_command\(.*running…")
+    child.expect("Esc to interrupt")
+    child.expect("It slept")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
