@@ -37,6 +37,7 @@ from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
+from generalAgent.graph.repetition import repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.providers.factory import build_chat_model
@@ -91,8 +92,8 @@ def build_parts(
 
 
 def route_after_planner(state: AgentState, default_max_loops: int) -> str:
-    """approval (then tools) while loops remain, finalize when the budget is spent, else the
-    turn is over.
+    """approval (then tools) while loops remain, finalize when the budget is spent or the
+    model repeats a call (graph/repetition.py), else the turn is over.
 
     A state without `max_loops` (e.g. a run started by a LangGraph Server client) gets
     the MAX_LOOPS setting, so no run can loop without bound.
@@ -100,7 +101,7 @@ def route_after_planner(state: AgentState, default_max_loops: int) -> str:
     last = state["messages"][-1]
     if isinstance(last, AIMessage) and (last.tool_calls or last.invalid_tool_calls):
         max_loops = state.get("max_loops") or default_max_loops
-        if state.get("loops", 0) >= max_loops:
+        if state.get("loops", 0) >= max_loops or repeated_call(state["messages"]):
             return "finalize"
         return "approval"
     return END

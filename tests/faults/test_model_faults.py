@@ -272,10 +272,13 @@ def test_five_megabyte_tool_result_is_cut(
 def test_endless_tool_calls_end_in_finalize(
     openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
 ) -> None:
+    zones = ["UTC", "Asia/Shanghai", "Europe/Berlin", "America/New_York"]
+
     def keep_calling(request: RecordedRequest) -> Reply:
         if not request.tool_names:
             return Reply(text="Budget spent: here is what I found.")
-        return Reply(tool_calls=[ToolCall("todo_read", {})])
+        # A different call every time: a budget, not a repetition, ends this turn.
+        return Reply(tool_calls=[ToolCall("now", {"timezone": zones[len(request.messages) % len(zones)]})])
 
     openai_server.responder = keep_calling
     result = run_cli(["-p", "loop forever"], {**cli_env, "MAX_LOOPS": "3"}, workdir)
@@ -287,5 +290,37 @@ def test_endless_tool_calls_end_in_finalize(
     assert kinds(messages) == ["human", "ai", "tool", "ai", "tool", "ai", "tool", "ai"]
     assert "step budget" in messages[-2].content
     assert isinstance(messages[0], HumanMessage) and isinstance(messages[-1], AIMessage)
+    assert_history_intact(messages)
+    assert_requests_valid(openai_server)
+
+
+@fault(
+    area="model",
+    fault="A model that repeats the same tool call with the same arguments",
+    outcome="The third identical call is not run; the model is told why and answers without tools; the tool ran twice; exit 0.",
+)
+def test_a_repeated_identical_call_ends_the_turn_gracefully(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
+) -> None:
+    def repeat(request: RecordedRequest) -> Reply:
+        if not request.tool_names:
+            return Reply(text="I kept asking the same thing; here is what I have.")
+        # Key order and spacing differ: still the same call.
+        arguments = '{"timezone": "UTC"}' if len(request.messages) % 2 else '{ "timezone":"UTC" }'
+        return Reply(tool_calls=[ToolCall("now", arguments)])
+
+    openai_server.responder = repeat
+    result = run_cli(["-p", "what time is it?"], cli_env, workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "I kept asking the same thing; here is what I have.\n"
+    requests = openai_server.chat_requests
+    assert len(requests) == 4 and requests[-1].tool_names == []
+    assert "same arguments 3 times" in requests[-1].messages[-1]["content"]
+    messages = stored_messages(data_dir)
+    assert kinds(messages) == ["human", "ai", "tool", "ai", "tool", "ai", "tool", "ai"]
+    ran = [m for m in messages if isinstance(m, ToolMessage) and m.status != "error"]
+    assert len(ran) == 2  # the third call was never run
+    assert "called with these same arguments 3 times" in messages[-2].content
+    assert "now(" in result.stderr and "Not run" in result.stderr  # the user sees why
     assert_history_intact(messages)
     assert_requests_valid(openai_server)

@@ -1,4 +1,5 @@
-"""The finalize node: when the loop budget is spent, answer with what is known, without tools.
+"""The finalize node: answer with what is known, without tools, when the loop budget is
+spent or the model repeats a call (graph/repetition.py).
 
 The last assistant message asked for tools that will not run; each call gets an answer
 saying so (a call without its answer would make every later request invalid), then the
@@ -18,6 +19,7 @@ from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.nodes.planner import PromptBuilder
+from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.providers.errors import hide_api_key
 
@@ -28,21 +30,31 @@ def build_finalize_node(
     def finalize(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         max_loops = state.get("max_loops") or prompts.settings.governance.max_loops
         last = state["messages"][-1]
-        skipped = [
-            ToolMessage(
-                content=f"Not run: the step budget of this turn ({max_loops} model calls) is spent.",
-                tool_call_id=call_id,
-                status="error",
+        repeated = repeated_call(state["messages"])
+        if repeated:
+            reason = (
+                f"Not run: {repeated} was called with these same arguments {REPEAT_LIMIT} times "
+                "in this turn; its earlier results stand."
             )
-            for call_id in call_ids(last)
+            notice_text = (
+                f"You called {repeated} with the same arguments {REPEAT_LIMIT} times in this turn; "
+                "repeating it will not give a different result, and no more tools can run now. "
+                "Answer with what you have found: what is done, what is not, and what the user "
+                "could do next."
+            )
+        else:
+            reason = f"Not run: the step budget of this turn ({max_loops} model calls) is spent."
+            notice_text = (
+                f"You have used all {max_loops} steps of this turn and no more tools can run. "
+                "Answer now with what you have found: what is done, what is not, and what the "
+                "user could do next."
+            )
+        skipped = [
+            ToolMessage(content=reason, tool_call_id=call_id, status="error") for call_id in call_ids(last)
         ]
         system = prompts.system_message(state)
         history = prompts.history({**state, "messages": [*state["messages"], *skipped]}, system, [])
-        notice = reminders.wrap(
-            f"You have used all {max_loops} steps of this turn and no more tools can run. "
-            "Answer now with what you have found: what is done, what is not, and what the "
-            "user could do next."
-        )
+        notice = reminders.wrap(notice_text)
         request = [system, *reminders.attach_reminders(history, [notice])]
         try:
             response = invoke_cancellable(model, request, config, cancelled)
