@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -24,7 +24,7 @@ from rich.text import Text
 
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.invocation import command_hint
-from generalAgent.cli.render import TerminalView, format_context, format_usage
+from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
@@ -53,6 +53,7 @@ COMMANDS = (
     ("/agents", "sub-agents that can be @mentioned"),
     ("/todos", "the agent's todo list for this session"),
     ("/usage", "tokens of this session, the cache-hit ratio and how full the context is"),
+    ("/model", "[NAME]: the models you can switch to; NAME switches from the next turn on"),
     ("/thinking", "[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full"),
     ("/quit", "leave (the session is saved; --resume continues it)"),
 )
@@ -241,7 +242,8 @@ class Chat:
             self.context_tokens = result.context_tokens or self.context_tokens
         if result.usage.model_calls:
             gauge = (result.context_tokens, self._context_window())
-            self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge)}[/]")
+            cost = format_cost(result.usage, self.settings.model)
+            self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge, cost)}[/]")
 
     def _approve(self, request: dict[str, Any]) -> str:
         from generalAgent.cli.approvals import ask_in_terminal
@@ -417,6 +419,52 @@ class Chat:
             f"  output {usage.output_tokens:,} tokens{reasoning}\n"
             f"  {gauge} (the last request and its answer, of the context budget)"
         )
+        cost = format_cost(usage, self.settings.model)
+        if cost:
+            self.console.print(
+                f"  cost {cost} (all of the session's tokens at {escape(self.model_name)}'s prices)"
+            )
+
+    def _model(self, argument: str) -> None:
+        """/model lists the models to switch to; /model NAME switches from the next turn on."""
+        model = self.settings.model
+        choices = model.choices
+        if not argument:
+            for name in choices:
+                price = model.prices.get(name)
+                priced = (
+                    f" [dim]({model.model_price_currency}{price.input:g} in · {price.cached_input:g} cached"
+                    f" · {price.output:g} out per M tokens)[/]"
+                    if price
+                    else ""
+                )
+                mark = "[green]●[/]" if name == self.model_name else " "
+                self.console.print(f"{mark} {escape(name)}{priced}")
+            if len(choices) < 2:
+                self.console.print(
+                    "[dim]List more in MODEL_CHOICES (comma-separated) to switch with /model NAME.[/]"
+                )
+            return
+        if argument not in choices:
+            listed = ", ".join(choices)
+            self.console.print(
+                f"[yellow]{escape(argument)} is not in MODEL_CHOICES; choose one of: {escape(listed)}[/]"
+            )
+            return
+        if argument == self.model_name:
+            self.console.print(f"[dim]Already using {escape(argument)}.[/]")
+            return
+        agent = self._agent()
+        switched = replace(self.settings, model=model.model_copy(update={"model_name": argument}))
+        agent.switch_model(switched)
+        self.settings = switched
+        self.console.print(
+            f"[green]Now using {escape(argument)}[/] [dim]· the conversation goes on with it[/]"
+        )
+
+    @property
+    def model_name(self) -> str:
+        return self.settings.model.model_name or "?"
 
     def _context_window(self) -> int:
         from generalAgent.providers.tokens import context_budget

@@ -30,6 +30,7 @@ from rich.text import Text
 from generalAgent.cli.approvals import refuse_without_asking
 from generalAgent.cli.escape_key import EscapeKey
 from generalAgent.cli.terminal_text import terminal_safe
+from generalAgent.config.settings import ModelSettings
 from generalAgent.display import human_size
 from generalAgent.sessions import Usage
 
@@ -146,9 +147,25 @@ def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
     return ", ".join(parts)
 
 
-def format_usage(usage: Usage, seconds: float | None = None, context: tuple[int, int] | None = None) -> str:
+def format_cost(usage: Usage, settings: ModelSettings) -> str | None:
+    """`≈ $0.0123` at MODEL_PRICES for the model in use; None when it has no price."""
+    price = settings.prices.get(settings.model_name or "")
+    if price is None:
+        return None
+    cost = price.cost(usage.input_tokens, usage.cached_tokens, usage.output_tokens)
+    digits = 4 if cost < 1 else 2
+    return f"≈ {settings.model_price_currency}{cost:,.{digits}f}"
+
+
+def format_usage(
+    usage: Usage,
+    seconds: float | None = None,
+    context: tuple[int, int] | None = None,
+    cost: str | None = None,
+) -> str:
     """The per-turn line: input, cached (and the hit ratio), output (reasoning apart), calls,
-    time, and the context gauge (tokens of the last request and answer, of the budget)."""
+    time, the context gauge (tokens of the last request and answer, of the budget), and the
+    cost when the model has a price."""
     cached = f"cached {usage.cached_tokens:,} ({usage.cache_hit_ratio:.0%})"
     output = f"out {usage.output_tokens:,}"
     if usage.reasoning_tokens:
@@ -160,6 +177,8 @@ def format_usage(usage: Usage, seconds: float | None = None, context: tuple[int,
         parts.append(f"{seconds:.1f} s")
     if context is not None and context[0]:
         parts.append(format_context(*context))
+    if cost:
+        parts.append(cost)
     return "tokens: " + " · ".join(parts)
 
 

@@ -33,6 +33,17 @@ class LoadedAgent:
         self.parts.env.cancel_running_work()
         return False
 
+    def switch_model(self, settings: Settings) -> None:
+        """From the next turn on, the graph calls the model `settings` names; the tools, MCP
+        servers, checkpointer and every session's history stay as they are."""
+        from dataclasses import replace
+
+        from generalAgent.graph.builder import build_graph
+        from generalAgent.providers.factory import build_chat_model
+
+        self.parts = replace(self.parts, settings=settings, model=build_chat_model(settings.model))
+        self.graph = build_graph(self.parts, self.checkpointer)
+
     def close(self) -> None:
         from generalAgent.graph.checkpoints import close_checkpointer
 

@@ -41,6 +41,42 @@ def _config(env_file: Path | None) -> SettingsConfigDict:
     )
 
 
+@dataclass(frozen=True)
+class Price:
+    """What a model costs per million tokens: fresh input, input served from the cache, output."""
+
+    input: float
+    cached_input: float
+    output: float
+
+    def cost(self, input_tokens: int, cached_tokens: int, output_tokens: int) -> float:
+        fresh = max(0, input_tokens - cached_tokens)
+        return (fresh * self.input + cached_tokens * self.cached_input + output_tokens * self.output) / 1e6
+
+
+PRICE_FORMAT = (
+    "model=input/cached input/output per million tokens, comma-separated, e.g. deepseek-chat=2/0.5/8"
+)
+
+
+def parse_prices(text: str | None) -> dict[str, Price]:
+    """MODEL_PRICES as a table by model name; ValueError saying what is wrong."""
+    prices: dict[str, Price] = {}
+    for entry in (text or "").split(","):
+        if not entry.strip():
+            continue
+        name, equals, figures = entry.partition("=")
+        parts = figures.split("/")
+        try:
+            numbers = [float(part) for part in parts]
+        except ValueError:
+            numbers = []
+        if not equals or not name.strip() or len(numbers) != 3 or any(n < 0 for n in numbers):
+            raise ValueError(f"{entry.strip()!r} is not {PRICE_FORMAT}")
+        prices[name.strip()] = Price(*numbers)
+    return prices
+
+
 class ModelSettings(BaseSettings):
     """The OpenAI-compatible endpoint. Standard names, so every provider works by base URL."""
 
@@ -77,6 +113,34 @@ class ModelSettings(BaseSettings):
     show_reasoning: Literal["collapsed", "full", "off"] = Field(
         default="collapsed", description="Reasoning in the terminal: one line, in full, or not at all"
     )
+    model_choices: OptionalText = Field(
+        default=None,
+        description="Other models /model can switch to, comma-separated (same endpoint, key and provider)",
+    )
+    model_prices: OptionalText = Field(
+        default=None,
+        description="Prices per million tokens for the cost line: model=input/cached input/output, "
+        "comma-separated, e.g. deepseek-chat=2/0.5/8",
+    )
+    model_price_currency: str = Field(
+        default="$", max_length=8, description="Currency sign of MODEL_PRICES in the cost line, e.g. ¥"
+    )
+
+    @field_validator("model_prices", mode="after")
+    @classmethod
+    def _readable_prices(cls, value: str | None) -> str | None:
+        parse_prices(value)  # refuses a malformed table at start-up, with the reason
+        return value
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The models /model offers: the configured one first, then MODEL_CHOICES."""
+        names = [self.model_name or "", *(n.strip() for n in (self.model_choices or "").split(","))]
+        return tuple(dict.fromkeys(n for n in names if n))
+
+    @property
+    def prices(self) -> dict[str, Price]:
+        return parse_prices(self.model_prices)
 
     @field_validator("model_provider", "model_thinking", "show_reasoning", mode="before")
     @classmethod
