@@ -42,12 +42,13 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED, Implementation
 
+from generalAgent import __version__
 from generalAgent.display import one_line
 from generalAgent.tools.mcp.config import MCPServerConfig
 
 LOGGER = logging.getLogger(__name__)
 State = Literal["off", "starting", "ready", "failed", "stopped"]
-CLIENT = Implementation(name="generalAgent", version="0.1.0")
+CLIENT = Implementation(name="generalAgent", version=__version__)
 STDERR_LINES_KEPT = 20
 LOG_FILE_MAX_BYTES = 1_000_000
 HTTP_CONNECT_TIMEOUT = 30.0
