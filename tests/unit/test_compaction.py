@@ -201,8 +201,11 @@ def test_a_sub_agent_compacts_the_same_way_and_the_parent_hears_of_it(settings: 
         is_sub = request.messages[0].text.startswith("You are a sub-agent")
         if is_sub:
             listings["n"] += 1
+            depth = listings["n"]  # a new call every time (a repeated one would end the turn)
             return (
-                ai("", tool_call("list_workspace_files", {})) if listings["n"] <= 8 else ai("Done listing.")
+                ai("", tool_call("list_workspace_files", {"depth": depth}))
+                if listings["n"] <= 8
+                else ai("Done listing.")
             )
         if request.messages[-1].type == "tool":
             return ai("The sub-agent is done.")

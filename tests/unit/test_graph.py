@@ -61,7 +61,8 @@ def test_loop_budget_ends_in_finalize_without_tools(settings: Settings) -> None:
     def always_calls_tools(request):
         if not request.tools:  # finalize binds no tools
             return ai("Here is what I found so far.")
-        return ai("", tool_call("now"))
+        zone = ("UTC", "Asia/Shanghai", "Europe/Berlin")[len(request.messages) % 3]
+        return ai("", tool_call("now", {"timezone": zone}))  # a new call each time: the budget ends it
 
     model = ScriptedChatModel(responder=always_calls_tools)
     _, graph = build_test_agent(settings, model)

@@ -82,6 +82,7 @@ class MCPServerManager:
         self._servers: dict[str, MCPServer] = {}
         self._tools: dict[str, tuple[BaseTool, ...]] = {}
         self._startups: dict[str, concurrent.futures.Future[Any]] = {}
+        self._setup_error = ""  # why the servers could not even be set up (their loop still runs)
         self._notices: list[str] = []
         self._cancelled = threading.Event()
 
@@ -163,7 +164,8 @@ class MCPServerManager:
         server = self._servers.get(handle)
         tools = tuple((t.name, t.description) for t in self._tools.get(handle, ()))
         if server is None:
-            state, detail, started_in = ("failed" if config.problem else "off"), config.problem or "", None
+            problem = config.problem or self._setup_error
+            state, detail, started_in = ("failed" if problem else "off"), problem or "", None
         else:
             state, detail, started_in = server.state, server.detail, server.started_in
         if state == "off" and config.enabled and not config.problem and handle in self._startups:
@@ -227,7 +229,11 @@ class MCPServerManager:
     async def _start(self, handle: str, quiet: bool) -> None:
         from generalAgent.tools.mcp.server import ServerUnavailable
 
-        server = self._servers[handle]
+        server = self._servers.get(handle)
+        if server is None:
+            if not quiet:
+                self._notice(FAILED_NOTICE.format(handle=handle, detail=self._setup_error))
+            return
         try:
             await server.start()
         except ServerUnavailable as exc:
@@ -276,11 +282,18 @@ class MCPServerManager:
             return self._loop
 
     def _run_loop(self) -> None:
-        """The loop thread: imports the MCP SDK here (a second or two), not in the caller's thread."""
-        from generalAgent.tools.mcp.server import MCPServer
+        """The loop thread: imports the MCP SDK here (a second or two), not in the caller's thread.
 
-        startup = self.settings.mcp_startup_timeout
-        self._servers = {c.handle: MCPServer(c, startup, self._log_dir) for c in self.config.servers}
+        The loop runs whatever the setup does: callers wait on futures only it completes, so
+        a failed import must turn into failed servers, never a thread that is gone."""
         assert self._loop is not None
         asyncio.set_event_loop(self._loop)
+        try:
+            from generalAgent.tools.mcp.server import MCPServer
+
+            startup = self.settings.mcp_startup_timeout
+            self._servers = {c.handle: MCPServer(c, startup, self._log_dir) for c in self.config.servers}
+        except Exception as exc:
+            LOGGER.exception("MCP servers could not be set up")
+            self._setup_error = f"could not be set up ({type(exc).__name__}: {exc})"
         self._loop.run_forever()

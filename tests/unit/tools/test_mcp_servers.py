@@ -277,3 +277,25 @@ def _processes_with(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def test_servers_that_cannot_be_set_up_fail_instead_of_hanging_their_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import generalAgent.tools.mcp.server as server_module
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise OSError("no room for the server's log")
+
+    monkeypatch.setattr(server_module, "MCPServer", broken)
+    manager = start_manager(tmp_path, {"notes": stdio_entry()})
+    try:
+        finished = threading.Event()
+        threading.Thread(target=lambda: (manager.wait_for_startup(), finished.set()), daemon=True).start()
+        assert finished.wait(10), "waiting for start-up never returned"
+        status = manager.status("notes")
+        assert status.state == "failed" and "no room for the server's log" in status.detail
+        assert any("could not be set up" in notice for notice in manager.drain_notices())
+        assert manager.tools_of(["notes"]) == []
+    finally:
+        manager.close()
