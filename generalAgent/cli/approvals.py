@@ -37,7 +37,8 @@ ANSWERS = {
 SHOWN_CHARS = 20_000
 
 QUESTION = "[bold yellow]Approve {tool}?[/] [dim]{position}{reason}[/]"
-CHOICES = "[bold]  \\[y]es / \\[n]o / \\[a]lways until you quit / \\[k]eep approving in this session: [/]"
+# The default (Enter) is no: a capital N says so, as [y/N] does in shells.
+CHOICES = "[bold]  \\[y]es / \\[N]o (Enter) / \\[a]lways until you quit / \\[k]eep approving in this session: [/]"
 HIDDEN = "[dim]  … {count:,} more characters not shown (answer n if you are unsure)[/]"
 CANNOT_ASK = "[yellow]{tool} needs approval ({reason}) but this run cannot ask; refused.[/]"
 

@@ -57,7 +57,7 @@ def test_bash_approval_in_the_chat(openai_server: ScriptedOpenAIServer, spawn_ch
     expect_prompt(child)
     child.sendline("@run_bash_command write a file")
     child.expect("Approve run_bash_command")
-    child.expect(r"\[y\]es / \[n\]o / \[a\]lways")
+    child.expect(r"\[y\]es / \[N\]o \(Enter\) / \[a\]lways")  # the default is marked
     child.sendline("y")
     child.expect("The command printed approved-run")
     expect_prompt(child)
