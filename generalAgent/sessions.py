@@ -44,8 +44,23 @@ MIGRATIONS = [
     ),
 ]
 TITLE_CHARS = 60
+# A turn's usage added to the session's totals; its values come from `usage_values`.
+ADD_USAGE = (
+    "model_calls = model_calls + ?, input_tokens = input_tokens + ?, cached_tokens = cached_tokens + ?, "
+    "output_tokens = output_tokens + ?, reasoning_tokens = reasoning_tokens + ?"
+)
 # How long a write waits for another process's (the checkpointer shares the file) to finish.
 SQLITE_BUSY_SECONDS = 30
+
+
+def usage_values(usage: Usage) -> tuple[int, ...]:
+    return (
+        usage.model_calls,
+        usage.input_tokens,
+        usage.cached_tokens,
+        usage.output_tokens,
+        usage.reasoning_tokens,
+    )
 
 
 class SessionStoreError(Exception):
@@ -147,38 +162,16 @@ class SessionCatalog:
 
     def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
         """Count a finished (or failed) turn; the first one creates the row and its title."""
-        now = time.time()
         self.open_session(session_id, first_line)
         self._conn.execute(
-            "UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, "
-            "model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
-            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ?, "
-            "reasoning_tokens = reasoning_tokens + ? WHERE id = ?",
-            (
-                now,
-                usage.model_calls,
-                usage.input_tokens,
-                usage.cached_tokens,
-                usage.output_tokens,
-                usage.reasoning_tokens,
-                session_id,
-            ),
+            f"UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, {ADD_USAGE} WHERE id = ?",
+            (time.time(), *usage_values(usage), session_id),
         )
 
     def add_usage(self, session_id: str, usage: Usage) -> None:
         """Tokens spent outside a counted turn (e.g. a failed attempt before /retry)."""
         self._conn.execute(
-            "UPDATE chat_sessions SET model_calls = model_calls + ?, input_tokens = input_tokens + ?, "
-            "cached_tokens = cached_tokens + ?, output_tokens = output_tokens + ?, "
-            "reasoning_tokens = reasoning_tokens + ? WHERE id = ?",
-            (
-                usage.model_calls,
-                usage.input_tokens,
-                usage.cached_tokens,
-                usage.output_tokens,
-                usage.reasoning_tokens,
-                session_id,
-            ),
+            f"UPDATE chat_sessions SET {ADD_USAGE} WHERE id = ?", (*usage_values(usage), session_id)
         )
 
     def recent(self, limit: int = 20) -> list[SessionInfo]:

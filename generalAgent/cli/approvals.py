@@ -38,7 +38,9 @@ SHOWN_CHARS = 20_000
 
 QUESTION = "[bold yellow]Approve {tool}?[/] [dim]{position}{reason}[/]"
 # The default (Enter) is no: a capital N says so, as [y/N] does in shells.
-CHOICES = "[bold]  \\[y]es / \\[N]o (Enter) / \\[a]lways until you quit / \\[k]eep approving in this session: [/]"
+CHOICES = (
+    "[bold]  \\[y]es / \\[N]o (Enter) / \\[a]lways until you quit / \\[k]eep approving in this session: [/]"
+)
 HIDDEN = "[dim]  … {count:,} more characters not shown (answer n if you are unsure)[/]"
 CANNOT_ASK = "[yellow]{tool} needs approval ({reason}) but this run cannot ask; refused.[/]"
 
