@@ -174,10 +174,14 @@ def test_a_run_streams_tokens_and_stores_the_thread(
 def test_each_run_has_its_own_loop_budget(langgraph_url: str, model_server: ScriptedOpenAIServer) -> None:
     """A model that never stops calling tools ends in finalize, run after run on one thread."""
 
+    zones = ["UTC", "Asia/Shanghai", "Europe/Berlin", "America/New_York"]
+
     def keep_calling(request: RecordedRequest) -> Reply:
         if not request.tool_names:  # finalize binds no tools
             return Reply(text="Stopping here: budget spent.")
-        return Reply(tool_calls=[ToolCall("todo_read", {})])
+        # A different call every time: the budget, not the repetition guard, ends the run.
+        zone = zones[len(request.messages) % len(zones)]
+        return Reply(tool_calls=[ToolCall("now", {"timezone": zone})])
 
     model_server.responder = keep_calling
     try:
