@@ -417,7 +417,7 @@ class Chat:
             f"  input  {usage.input_tokens:,} tokens, of which cached {usage.cached_tokens:,} "
             f"({usage.cache_hit_ratio:.1%} cache hits)\n"
             f"  output {usage.output_tokens:,} tokens{reasoning}\n"
-            f"  {gauge} (the last request and its answer, of the context budget)"
+            f"  {gauge} (the last request and its answer, of the model's context window)"
         )
         cost = format_cost(usage, self.settings.model)
         if cost:
@@ -467,9 +467,9 @@ class Chat:
         return self.settings.model.model_name or "?"
 
     def _context_window(self) -> int:
-        from generalAgent.providers.tokens import context_budget
+        from generalAgent.providers.tokens import context_window
 
-        return context_budget(self.settings.model, self.settings.governance)
+        return context_window(self.settings.model).tokens
 
     def _thinking(self, argument: str) -> None:
         mode = argument.lower()

@@ -82,9 +82,9 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
         # The disk may have filled during the turn: the turn's own error is what to report.
         with contextlib.suppress(sqlite3.Error):
             catalog.record_turn(session_id, text.splitlines()[0], result.usage)
-        from generalAgent.providers.tokens import context_budget
+        from generalAgent.providers.tokens import context_window
 
-        gauge = (result.context_tokens, context_budget(settings.model, settings.governance))
+        gauge = (result.context_tokens, context_window(settings.model).tokens)
         err.print(f"[dim]session {session_id} · {format_usage(result.usage, view.elapsed(), gauge)}[/]")
         if result.cancelled:
             err.print("[yellow]Interrupted.[/]")

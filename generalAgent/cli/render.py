@@ -164,7 +164,7 @@ def format_usage(
     cost: str | None = None,
 ) -> str:
     """The per-turn line: input, cached (and the hit ratio), output (reasoning apart), calls,
-    time, the context gauge (tokens of the last request and answer, of the budget), and the
+    time, the context gauge (tokens of the last request and answer, of the window), and the
     cost when the model has a price."""
     cached = f"cached {usage.cached_tokens:,} ({usage.cache_hit_ratio:.0%})"
     output = f"out {usage.output_tokens:,}"
@@ -237,8 +237,8 @@ class ReasoningStream:
 
 
 def format_context(used: int, window: int) -> str:
-    """`context 5.4k/96k (6%)`: how much of the context budget (where the history is cut) the
-    last request and its answer used."""
+    """`context 5.4k/128k (4%)`: how much of the model's context window the last request and
+    its answer used (the history is cut at MAX_CONTEXT_TOKENS, ¾ of it by default)."""
     return f"context {_short_tokens(used)}/{_short_tokens(window)} ({used / max(window, 1):.0%})"
 
 

@@ -30,7 +30,7 @@ def test_facts_of_the_first_turns_survive_many_cuts(
     child = spawn_chat(env={**cli_env, "MAX_MESSAGE_HISTORY": "10"})
     expect_prompt(child)
     shown = ask(child, "Remember: the project code name is KESTREL-7.", "tokens:")
-    assert "context 2.4k/96k (3%)" in plain(child.before + child.after + child.readline())
+    assert "context 2.4k/128k (2%)" in plain(child.before + child.after + child.readline())
     expect_prompt(child)
     shown += ask(child, "Remember: the budget is 4,200 EUR.", "tokens:")
     expect_prompt(child)
