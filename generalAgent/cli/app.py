@@ -65,6 +65,11 @@ def main_command(
     resume: Optional[str] = typer.Option(  # noqa: UP045
         None, "--resume", help=_("Continue the last session, or the session ID (a unique prefix is enough).")
     ),
+    stdin_references: bool = typer.Option(
+        False,
+        "--stdin-references",
+        help="With -p -: treat @names and #paths in the piped text as in the chat (off: piped text is data).",
+    ),
 ) -> None:
     """Chat with the agent (the default), or answer one prompt with -p."""
     if ctx.invoked_subcommand is not None:
@@ -97,7 +102,7 @@ def main_command(
         if prompt is not None:
             from generalAgent.cli.once import run_once
 
-            code = run_once(settings, prompt, resume)
+            code = run_once(settings, prompt, resume, stdin_references=stdin_references)
         else:
             from generalAgent.cli.chat import Chat, ChatOptions
 

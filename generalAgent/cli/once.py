@@ -23,7 +23,18 @@ from generalAgent.sessions import SessionCatalog
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
-def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, stderr=None) -> int:
+def run_once(
+    settings: Settings,
+    prompt: str,
+    resume: str | None,
+    stdout=None,
+    stderr=None,
+    *,
+    stdin_references: bool = False,
+) -> int:
+    """One turn. Text piped in with `-p -` is data (a log, a document, another program's
+    output): its @names and #paths are not acted on unless `stdin_references`, so piped
+    text cannot unlock a tool or copy `#~/.ssh` into the workspace."""
     out = stdout or sys.stdout
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
     text = sys.stdin.read() if prompt == "-" else prompt
@@ -58,7 +69,8 @@ def run_once(settings: Settings, prompt: str, resume: str | None, stdout=None, s
         err.print(f"[yellow]{escape(notice)}[/]")
     try:
         config = thread_config(session_id)
-        prepared = prepare_turn(text, agent, config, session_id, Path.cwd())
+        references = prompt != "-" or stdin_references
+        prepared = prepare_turn(text, agent, config, session_id, Path.cwd(), references=references)
         for warning in prepared.warnings:
             err.print(f"[yellow]{escape(warning)}[/]")
         if prepared.graph_input is None:

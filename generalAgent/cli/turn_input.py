@@ -47,10 +47,14 @@ def prepare_turn(
     cwd: Path,
     pending_uploads: list[UploadedFile] | None = None,
     progress: Callable[[str], AbstractContextManager[Any]] | None = None,
+    *,
+    references: bool = True,
 ) -> PreparedTurn:
-    """`progress(text)` wraps a wait the user should see (an MCP server starting)."""
+    """The graph input of a turn. `progress(text)` wraps a wait the user should see (an MCP
+    server starting); `references=False` takes the text as it is, without acting on its
+    @mentions and #paths (text piped to `-p -`)."""
     parts = agent.parts
-    names = parse_mentions(text)
+    names = parse_mentions(text) if references else []
     mentions = classify_mentions(
         names, parts.registry.names(), parts.skills.ids(), parts.agents.names(), parts.registry.mcp_handles()
     )
@@ -59,11 +63,11 @@ def prepare_turn(
     warnings += failed.values()
     known = [name for name in names if name not in mentions.unknown and name not in failed]
 
-    references = find_references(text, cwd)
-    missing = [f"#{r.typed}: no such file or folder" for r in references if r.path is None]
+    found = find_references(text, cwd) if references else []
+    missing = [f"#{r.typed}: no such file or folder" for r in found if r.path is None]
     if missing:  # nothing is copied and nothing is sent: the user meant a file that is not there
         return PreparedTurn(None, warnings=warnings, errors=[*missing, QUOTE_HINT])
-    report = attach_files(agent, session_id, [r.path for r in references if r.path], cwd)
+    report = attach_files(agent, session_id, [r.path for r in found if r.path], cwd)
     if report.problems:
         return PreparedTurn(None, warnings=warnings, errors=report.problems)
     files = [*(pending_uploads or []), *report.files]

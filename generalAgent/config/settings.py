@@ -379,6 +379,18 @@ class ToolSettings(BaseSettings):
         description="Tools whose calls run without asking, comma-separated (e.g. fetch_web,write_file)",
     )
 
+    # An allow-list, not a deny-list: a secret under a name nobody thought of (a cloud
+    # token, a proxy URL with a password) stays out of commands the model writes.
+    command_env: str = Field(
+        default="PATH,HOME,USER,LOGNAME,SHELL,LANG,LANGUAGE,LC_*,TZ,TMPDIR,TERM",
+        description="Environment variables run_bash_command passes on (comma-separated, * wildcards); "
+        "all others, API keys included, are left out",
+    )
+
+    @property
+    def command_env_names(self) -> tuple[str, ...]:
+        return tuple(name.strip() for name in self.command_env.split(",") if name.strip())
+
     @property
     def auto_approved(self) -> frozenset[str]:
         return frozenset(name.strip() for name in (self.auto_approve_tools or "").split(",") if name.strip())

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
 
+    from generalAgent.config.settings import Settings
     from generalAgent.tools.workspace import Workspace
 
 NEEDS_APPROVAL = "needs_approval"
@@ -92,6 +93,37 @@ _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'`]+", re.IGNORECASE)
 _BARE_HOST = re.compile(
     r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})(?![\w-])", re.IGNORECASE
 )
+
+
+def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> str | None:
+    """The rule of the file-changing tools: asks before a file that exists outside
+    outputs/ (the agent's results for the user) is replaced or edited. A path the tool
+    would refuse anyway (outside the workspace, read-only) needs no question."""
+    from generalAgent.tools.workspace import RESULTS_DIR, WorkspaceError
+
+    workspace = context.workspace
+    if workspace is None:
+        return "the workspace could not be checked"
+    try:
+        real = workspace.resolve(str(args.get("path", "")), for_writing=True)
+    except WorkspaceError:
+        return None
+    if not real.is_file() or workspace.in_folder(real, RESULTS_DIR):
+        return None
+    return f"changes {workspace.display(real)}, an existing file outside {RESULTS_DIR}/"
+
+
+def describe_knowledge_item(settings: Settings, item_id: str) -> str:
+    """`"Title" (id …)` of a knowledge item, for the question about changing it; its id
+    alone when it cannot be looked up."""
+    from generalAgent.knowledge import STORE_ERRORS, open_store
+
+    try:
+        with open_store(settings) as store:
+            item = store.get_knowledge_item(item_id)
+    except STORE_ERRORS:
+        item = None
+    return f'"{item.title}" (id {item_id})' if item is not None else f"item {item_id!r}"
 
 
 def hosts_named_in(texts: Iterable[str]) -> frozenset[str]:

@@ -18,6 +18,7 @@ from generalAgent.tools.errors import ToolError
 
 WORKSPACE_DIRS = ("uploads", "outputs", "temp")
 WRITABLE_DIRS = ("outputs", "temp")
+RESULTS_DIR = "outputs"  # what the agent delivers: replacing a file elsewhere asks the user
 SKILLS_MOUNT = "skills"
 _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
@@ -71,6 +72,11 @@ class Workspace:
     def contains(self, real: Path) -> bool:
         """Whether the real path `real` lies inside the workspace or one of its read-only mounts."""
         return any(real == base or base in real.parents for base in (self.root, *self._mounts.values()))
+
+    def in_folder(self, real: Path, folder: str) -> bool:
+        """Whether the real path `real` lies in the workspace folder `folder` (e.g. outputs)."""
+        base = self.root / folder
+        return real == base or base in real.parents
 
     def display(self, real: Path) -> str:
         """How a real path inside the workspace is shown to the model and the user."""

@@ -21,6 +21,7 @@ from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
 from generalAgent.graph.state import AgentState
+from generalAgent.graph.untrusted_text import frame_tool_results
 from generalAgent.providers.errors import hide_api_key
 
 
@@ -55,7 +56,7 @@ def build_finalize_node(
         system = prompts.system_message(state)
         history = prompts.history({**state, "messages": [*state["messages"], *skipped]}, system, [])
         notice = reminders.wrap(notice_text)
-        request = [system, *reminders.attach_reminders(history, [notice])]
+        request = [system, *reminders.attach_reminders(frame_tool_results(history), [notice])]
         try:
             response = invoke_cancellable(model, request, config, cancelled)
         except Exception as exc:

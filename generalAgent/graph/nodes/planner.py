@@ -7,6 +7,7 @@ What one request is made of, in this order, and why:
    so its head stays byte-identical between cuts;
 3. this call's reminders appended at the very end (todos, this turn's @mentions and
    uploads, a history warning), so they never disturb the cached prefix.
+Tool results are sent framed as data (graph/untrusted_text.py), the same way every time.
 The tools bound are assembled from the state on every call; the `new_*` fields are
 cleared in the update, which is what makes mention and upload reminders fire once.
 MCP servers join the session at a turn's first call only (`servers_joining`), recorded in
@@ -48,6 +49,7 @@ from generalAgent.graph.state import (
     model_calls_this_turn,
 )
 from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
+from generalAgent.graph.untrusted_text import frame_tool_results
 from generalAgent.providers.detection import choose_provider
 from generalAgent.providers.errors import hide_api_key
 from generalAgent.providers.tokens import (
@@ -247,7 +249,8 @@ def build_planner_node(
         system = prompts.system_message(state)
         tools = prompts.visible_tools(state)
         history = prompts.history(state, system, tools)
-        request = [system, *reminders.attach_reminders(history, prompts.reminders(state, len(history)))]
+        reminder_texts = prompts.reminders(state, len(history))
+        request = [system, *reminders.attach_reminders(frame_tool_results(history), reminder_texts)]
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.knowledge import open_store
 from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, describe_knowledge_item
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -28,4 +32,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(str(exc)) from exc
         return f'Deleted "{item.title}" (id {item_id}) from {item.domain}.'
 
+    def deletes_a_note(args: Mapping[str, Any], context: CallContext) -> str:
+        return f"deletes {describe_knowledge_item(env.settings, str(args.get('item_id', '')))} from your knowledge base for good"
+
+    delete_knowledge.metadata = {**(delete_knowledge.metadata or {}), NEEDS_APPROVAL: deletes_a_note}
     return delete_knowledge

@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
+from generalAgent.tools.approval import NEEDS_APPROVAL, replaces_user_file
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText, read_text
@@ -53,4 +54,5 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(f"cannot edit {shown}: {exc.strerror}.") from exc
         return f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}."
 
+    edit_file.metadata = {**(edit_file.metadata or {}), NEEDS_APPROVAL: replaces_user_file}
     return edit_file

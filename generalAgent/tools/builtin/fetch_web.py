@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import ipaddress
 import socket
+from collections.abc import Mapping
 from html.parser import HTMLParser
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import httpx
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.config.settings import ToolSettings
+from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, canonical_host
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -163,6 +166,18 @@ def fetch(url: str, settings: ToolSettings) -> tuple[str, str, str]:
     raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
 
 
+def reaches_unnamed_host(args: Mapping[str, Any], context: CallContext) -> str | None:
+    """fetch_web's approval rule: a request carries data out (in its URL) to its host, so
+    a host the user did not name in their own messages asks first."""
+    try:
+        host = urlsplit(str(args.get("url", "")).strip()).hostname
+    except ValueError:
+        return None  # not a URL: the tool refuses it without sending anything
+    if not host or canonical_host(host) in context.named_hosts:
+        return None
+    return f"sends a request to {host}, a host you did not name"
+
+
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings.tools
 
@@ -193,4 +208,5 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             header += f"\n[characters {offset:,}-{offset + len(window):,} of {len(text):,}; continue with offset={offset + len(window)}]"
         return f"{header}\n\n{window}" if window else f"{header}\n\n(no readable text)"
 
+    fetch_web.metadata = {**(fetch_web.metadata or {}), NEEDS_APPROVAL: reaches_unnamed_host}
     return fetch_web

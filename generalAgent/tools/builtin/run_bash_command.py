@@ -12,6 +12,8 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from langchain_core.tools import BaseTool, tool
@@ -35,14 +37,28 @@ def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
     return f"{text[:half]}\n[… {len(text) - limit:,} characters omitted …]\n{text[-half:]}"
 
 
-def run_command(command: str, cwd: Path, timeout: int, env_tools: ToolEnvironment | None = None) -> str:
-    # The agent's own interpreter first on PATH, so `python skills/...` finds its libraries.
+def command_environment(allowed: Sequence[str], cwd: Path) -> dict[str, str]:
+    """The variables a command sees: those of this process that COMMAND_ENV allows (by
+    name or `*` pattern), then the workspace's own. Everything else (OPENAI_API_KEY,
+    tokens, DATABASE_URL) stays out, so a command cannot print it into the conversation."""
     variables = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "WORKSPACE": str(cwd),
-        "PYTHONIOENCODING": "utf-8",
+        name: value for name, value in os.environ.items() if any(fnmatchcase(name, p) for p in allowed)
     }
+    # The agent's own interpreter first on PATH, so `python skills/...` finds its libraries.
+    variables["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{variables.get('PATH', os.defpath)}"
+    variables["WORKSPACE"] = str(cwd)
+    variables["PYTHONIOENCODING"] = "utf-8"
+    return variables
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    timeout: int,
+    env_tools: ToolEnvironment | None = None,
+    allowed_env: Sequence[str] = (),
+) -> str:
+    variables = command_environment(allowed_env, cwd)
     process = subprocess.Popen(
         ["bash", "-c", command],
         cwd=cwd,
@@ -90,7 +106,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if not command.strip():
             raise ToolError("empty command.")
         timeout = max(1, min(int(timeout), MAX_TIMEOUT))
-        return run_command(command, env.workspace(runtime).root, timeout, env)
+        workspace = env.workspace(runtime).root
+        return run_command(command, workspace, timeout, env, env.settings.tools.command_env_names)
 
     run_bash_command.metadata = {**(run_bash_command.metadata or {}), NEEDS_APPROVAL: True}
     return run_bash_command

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.knowledge import STORE_ERRORS, open_store
+from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, describe_knowledge_item
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -47,4 +51,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
         return f'Updated "{item.title}" (id {item.id}) in {item.domain}.'
 
+    def changes_a_note(args: Mapping[str, Any], context: CallContext) -> str:
+        return f"changes {describe_knowledge_item(env.settings, str(args.get('item_id', '')))} in your knowledge base"
+
+    update_knowledge.metadata = {**(update_knowledge.metadata or {}), NEEDS_APPROVAL: changes_a_note}
     return update_knowledge

@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
+from generalAgent.tools.approval import NEEDS_APPROVAL, replaces_user_file
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -35,4 +36,5 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         return f"{'Replaced' if existed else 'Wrote'} {shown} ({size:,} bytes, {lines} lines)."
 
+    write_file.metadata = {**(write_file.metadata or {}), NEEDS_APPROVAL: replaces_user_file}
     return write_file
