@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import one_line
+from generalAgent.display import human_size, one_line
 from generalAgent.documents.ocr import OcrUnavailable, needs_ocr, recognise_pages
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
 
@@ -159,7 +159,9 @@ def _check_file(path: Path, settings: DocumentSettings) -> None:
 
 
 def _office_archive(path: Path, what: str) -> None:
-    """Office files are ZIP archives; an encrypted one is an OLE container instead."""
+    """Office files are ZIP archives; an encrypted one is an OLE container instead. One
+    that would inflate to far more than any real document (a "zip bomb") is refused from
+    its directory, before a byte of it is inflated."""
     with path.open("rb") as handle:
         head = handle.read(8)
     if head == _OLE_SIGNATURE:
@@ -169,6 +171,21 @@ def _office_archive(path: Path, what: str) -> None:
         )
     if not zipfile.is_zipfile(path):
         raise DocumentError(f"{path.name} is not a valid {what} file (damaged, or another format renamed).")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise DocumentError(f"{path.name} is not a valid {what} file (damaged?).") from None
+    inflated = sum(member.file_size for member in members)
+    worst = max(
+        (m.file_size / max(m.compress_size, 1) for m in members if m.file_size > RATIO_CHECKED_ABOVE),
+        default=0.0,
+    )
+    if len(members) > MAX_ARCHIVE_MEMBERS or inflated > MAX_INFLATED_BYTES or worst > MAX_COMPRESSION_RATIO:
+        raise DocumentError(
+            f"{path.name} would inflate to {human_size(inflated)} in {len(members):,} parts "
+            f"(compression up to {worst:,.0f}:1), more than a real {what} file; it was not opened."
+        )
 
 
 # -- PDF -----------------------------------------------------------------------------------
@@ -308,6 +325,15 @@ def join_pdf_lines(raw: str) -> str:
 
 
 # -- DOCX ----------------------------------------------------------------------------------
+# Limits of an Office archive, checked before it is opened: real documents stay far below
+# them (a 300-page report with images inflates to tens of MB; text compresses about 5:1,
+# XML at most about 100:1), while a crafted file inflates a few MB to gigabytes.
+MAX_INFLATED_BYTES = 1024 * 1024 * 1024
+MAX_ARCHIVE_MEMBERS = 50_000
+MAX_COMPRESSION_RATIO = 200
+RATIO_CHECKED_ABOVE = 1024 * 1024  # small members may compress very well without harm
+
+
 def _read_docx(path: Path, settings: DocumentSettings) -> list[Block]:
     _office_archive(path, ".docx")
     import docx

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import bisect
 import json
-import re
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
+
+import regex
 
 from generalAgent.search.database import BM25, DatabaseError
 from generalAgent.search.query import MatchQuery, build_match_query
@@ -25,6 +26,7 @@ from generalAgent.search.ranking import Candidate, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
 
 MAX_REGEX_CHARS = 500
+REGEX_SECONDS = 2.0  # a whole regex scan of one file
 # Chunks FTS5 hands to the re-ranking: enough for ten places when several chunks share a
 # page. On the tuning half of the documents set 20 and 30 leave a place short in the top
 # 5 now and then; 40 to 200 give the same figures, and each ten more cost ~0.1 ms.
@@ -348,8 +350,8 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
     if len(pattern) > MAX_REGEX_CHARS:
         raise QueryError(f"the regular expression is longer than {MAX_REGEX_CHARS} characters")
     try:
-        compiled = re.compile(pattern, re.IGNORECASE | re.MULTILINE)
-    except re.error as exc:
+        compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
+    except regex.error as exc:
         raise QueryError(f"invalid regular expression ({exc})") from None
     row = conn.execute("SELECT content FROM items WHERE id = ?", (item_id,)).fetchone()
     if row is None:
@@ -360,13 +362,21 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
     ).fetchall()
     starts = [start for _, start, _ in spans]
     wanted: dict[int, int] = {}  # chunk_index -> matches in it
-    for match in compiled.finditer(row[0]):
-        index = _chunk_at(spans, starts, match.start())
-        if index is None:
-            continue
-        if index not in wanted and len(wanted) >= limit:
-            break
-        wanted[index] = wanted.get(index, 0) + 1
+    try:
+        # The whole scan is bounded (a pattern that backtracks without end, a huge file), and
+        # the GIL is released while it runs, so the terminal stays live and Ctrl-C is heard.
+        for match in compiled.finditer(row[0], concurrent=True, timeout=REGEX_SECONDS):
+            index = _chunk_at(spans, starts, match.start())
+            if index is None:
+                continue
+            if index not in wanted and len(wanted) >= limit:
+                break
+            wanted[index] = wanted.get(index, 0) + 1
+    except TimeoutError:
+        raise QueryError(
+            f"the regular expression took more than {REGEX_SECONDS:g} s on this file and was stopped; "
+            "use a simpler pattern (no nested repeats such as (a+)+) or search with words"
+        ) from None
     hits: list[ChunkHit] = []
     for index, count in wanted.items():
         hits.extend(replace(h, score=float(count)) for h in chunk_window(conn, item_id, index, index))
