@@ -358,7 +358,12 @@ class ToolSettings(BaseSettings):
 
     model_config = _config(DEFAULT_ENV_FILE)
 
-    fetch_timeout: float = Field(default=20.0, gt=0, le=300, description="Seconds fetch_web waits for a page")
+    fetch_timeout: float = Field(
+        default=20.0,
+        gt=0,
+        le=300,
+        description="Seconds fetch_web may take for a page, redirects and download included",
+    )
     fetch_max_bytes: int = Field(
         default=5_000_000, ge=10_000, le=100_000_000, description="Largest page fetch_web downloads"
     )

@@ -25,6 +25,7 @@ from tests.faults.conftest import (
     sessions_db,
     stored_messages,
 )
+from tests.support.history import tool_text
 from tests.support.old_threads import store_thread_of_the_double_approval_bug
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
@@ -44,7 +45,7 @@ def answer_questions(child: pexpect.spawn, answers: list[str], until: str) -> tu
 
 
 def tool_answers(request: RecordedRequest) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request.messages if m["role"] == "tool"}
+    return {m["tool_call_id"]: tool_text(m["content"]) for m in request.messages if m["role"] == "tool"}
 
 
 def batch_of_two_commands() -> Reply:

@@ -24,6 +24,7 @@ from tests.faults.conftest import (
     latest_session,
     stored_messages,
 )
+from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
 fault = pytest.mark.fault
@@ -32,7 +33,7 @@ API_KEY = "sk-test-SECRET-0123456789"  # the key cli_env gives the CLI
 
 
 def tool_answers(request: RecordedRequest) -> list[str]:
-    return [m["content"] for m in request.messages if m["role"] == "tool"]
+    return [tool_text(m["content"]) for m in request.messages if m["role"] == "tool"]
 
 
 def every_request_text(server: ScriptedOpenAIServer) -> str:
@@ -225,7 +226,8 @@ def test_fetch_web_refuses_files_and_loopback(
     openai_server.add(
         Reply(tool_calls=[ToolCall("fetch_web", {"url": url}) for url in urls]), Reply(text="All refused.")
     )
-    result = run_cli(["-p", "fetch these"], cli_env, workdir)
+    # fetch_web may run unasked here: this case is about the address guard, not approval.
+    result = run_cli(["-p", "fetch these"], {**cli_env, "AUTO_APPROVE_TOOLS": "fetch_web"}, workdir)
     assert result.returncode == 0, result.stderr
     answers = tool_answers(openai_server.chat_requests[-1])
     assert len(answers) == len(urls)
@@ -259,7 +261,8 @@ def test_fetch_web_reaches_loopback_when_allowed(
         ),
         Reply(text="Fetched the intranet page."),
     )
-    result = run_cli(["-p", "fetch it"], {**cli_env, "FETCH_ALLOW_PRIVATE": "true"}, workdir)
+    env = {**cli_env, "FETCH_ALLOW_PRIVATE": "true", "AUTO_APPROVE_TOOLS": "fetch_web"}
+    result = run_cli(["-p", "fetch it"], env, workdir)
     assert result.returncode == 0, result.stderr
     page, local_file = tool_answers(openai_server.chat_requests[-1])
     assert intranet_page.hits == 1

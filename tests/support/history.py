@@ -9,6 +9,7 @@ messages as a checkpoint stores them. Both return human-readable problems, [] if
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -62,3 +63,9 @@ def _problems(calls: list[list[Any]], answers: list[Any], roles: list[str]) -> l
     if missing:
         problems.append(f"end: calls {sorted(map(str, missing))} were never answered")
     return problems
+
+
+def tool_text(content: str) -> str:
+    """A tool answer as the tool wrote it: without the <tool_output> frame the request adds."""
+    match = re.fullmatch(r'<tool_output tool="[^"]*">\n(.*)\n</tool_output>', content, flags=re.DOTALL)
+    return match.group(1) if match else content

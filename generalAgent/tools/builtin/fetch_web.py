@@ -1,15 +1,20 @@
 """fetch_web: an http(s) page as readable text, within size and time limits.
 
-Only http and https; by default never loopback, private, link-local or reserved
-addresses (checked for every address the name resolves to, and again after each
-redirect), so a page the model was told about cannot make the agent probe the user's
-own network. FETCH_ALLOW_PRIVATE=true lifts that for intranet use.
+Only http and https; by default only public addresses: never loopback, private,
+link-local, shared (100.64.0.0/10, where cloud metadata services live), reserved or
+multicast ones, nor their IPv4-mapped, NAT64, 6to4 or Teredo forms. Every address a
+name resolves to is checked, at every redirect, and the connection goes to the address
+that was checked (the Host header and TLS name stay the URL's), so a name that resolves
+differently the second time (DNS rebinding) cannot reach the user's own network.
+FETCH_ALLOW_PRIVATE=true lifts that for intranet use. FETCH_TIMEOUT bounds the whole
+fetch, redirects included, however slowly a server drips its answer.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import time
 from collections.abc import Mapping
 from html.parser import HTMLParser
 from typing import Any
@@ -111,44 +116,88 @@ def html_to_text(html: str) -> tuple[str, str]:
     return " ".join(parser.title.split()), parser.text()
 
 
-def check_url(url: str, settings: ToolSettings) -> None:
+NAT64 = ipaddress.ip_network("64:ff9b::/96")  # an IPv4 address in the last 32 bits
+
+
+class FetchTimedOut(Exception):
+    """The whole fetch took longer than FETCH_TIMEOUT."""
+
+
+def is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether `address` is on the public internet, and so is every IPv4 address it carries."""
+    if not address.is_global or address.is_multicast:
+        return False
+    if isinstance(address, ipaddress.IPv6Address):
+        embedded = [address.ipv4_mapped, address.sixtofour, *(address.teredo or ())]
+        if address in NAT64:
+            embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        return all(is_public(inner) for inner in embedded if inner is not None)
+    return True
+
+
+def resolve_host(host: str, port: int) -> list[ipaddress.IPv4Address | ipaddress.IPv6Address]:
+    """Every address `host` resolves to (the one lookup of a hop: the connection is pinned to it)."""
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
+
+
+def check_url(url: str, settings: ToolSettings) -> str | None:
+    """The address to connect to for `url` (every one its host resolves to checked), or
+    None when private addresses are allowed and the client may resolve it itself."""
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"}:
         raise FetchRefused(f"only http and https URLs can be fetched, not {parts.scheme or 'a bare path'!r}")
     if not parts.hostname:
         raise FetchRefused("the URL has no host name")
     if settings.fetch_allow_private:
-        return
+        return None
     try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
+        addresses = resolve_host(parts.hostname, parts.port or (443 if parts.scheme == "https" else 80))
     except socket.gaierror as exc:
         raise FetchRefused(f"cannot resolve {parts.hostname}: {exc.strerror}") from None
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
+    for address in addresses:
+        if not is_public(address):
             raise FetchRefused(
-                f"{parts.hostname} resolves to {address}, a local or private address; "
+                f"{parts.hostname} resolves to {address}, a local, private or reserved address; "
                 "set FETCH_ALLOW_PRIVATE=true to allow it"
             )
+    if not addresses:
+        raise FetchRefused(f"cannot resolve {parts.hostname}")
+    return str(addresses[0])
+
+
+def pinned_request(url: str, address: str | None) -> tuple[str, dict[str, str], dict[str, Any]]:
+    """(URL to send, extra headers, request extensions) that reach `address` for `url`:
+    the host is replaced by the checked address, and the Host header and the TLS server
+    name (SNI and certificate check) stay the URL's own."""
+    if address is None:
+        return url, {}, {}
+    parts = urlsplit(url)
+    host = f"[{address}]" if ":" in address else address
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    extensions = {"sni_hostname": parts.hostname} if parts.scheme == "https" else {}
+    return parts._replace(netloc=netloc).geturl(), {"Host": parts.netloc.rsplit("@", 1)[-1]}, extensions
 
 
 def fetch(url: str, settings: ToolSettings) -> tuple[str, str, str]:
-    """(final URL, content type, body text) following redirects, each hop checked."""
-    with httpx.Client(
-        timeout=settings.fetch_timeout,
-        follow_redirects=False,
-        headers={"User-Agent": "generalAgent/0.1 (+fetch_web)"},
-    ) as client:
+    """(final URL, content type, body text) following redirects, each hop checked and
+    pinned, all within FETCH_TIMEOUT."""
+    deadline = time.monotonic() + settings.fetch_timeout
+
+    def remaining() -> float:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise FetchTimedOut
+        return left
+
+    with httpx.Client(follow_redirects=False, headers={"User-Agent": "generalAgent (+fetch_web)"}) as client:
         for _ in range(MAX_REDIRECTS + 1):
-            check_url(url, settings)
-            with client.stream("GET", url) as response:
+            target, headers, extensions = pinned_request(url, check_url(url, settings))
+            request = client.build_request(
+                "GET", target, headers=headers, extensions=extensions, timeout=remaining()
+            )
+            response = client.send(request, stream=True)
+            try:
                 if response.is_redirect and response.headers.get("location"):
                     url = urljoin(url, response.headers["location"])
                     continue
@@ -161,8 +210,11 @@ def fetch(url: str, settings: ToolSettings) -> tuple[str, str, str]:
                         raise FetchRefused(
                             f"the page is larger than {settings.fetch_max_bytes:,} bytes (FETCH_MAX_BYTES)"
                         )
+                    remaining()  # a server dripping a byte at a time still ends at the deadline
                 content_type = response.headers.get("content-type", "")
                 return url, content_type, bytes(body).decode(response.encoding or "utf-8", errors="replace")
+            finally:
+                response.close()
     raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
 
 
@@ -191,8 +243,10 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             final_url, content_type, body = fetch(url.strip(), settings)
         except FetchRefused as exc:
             raise ToolError(f"{exc}.") from exc
-        except httpx.TimeoutException:
-            raise ToolError(f"{url} did not answer within {settings.fetch_timeout:g} s.") from None
+        except (httpx.TimeoutException, FetchTimedOut):
+            raise ToolError(
+                f"{url} did not answer in full within {settings.fetch_timeout:g} s (FETCH_TIMEOUT)."
+            ) from None
         except httpx.HTTPError as exc:
             raise ToolError(f"cannot fetch {url}: {type(exc).__name__}: {exc}.") from exc
         if "html" in content_type or body.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
