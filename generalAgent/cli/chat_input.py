@@ -10,10 +10,11 @@ reminder that announces them once. `/upload PATH` attaches the same way.
 
 from __future__ import annotations
 
-import glob
+import itertools
 import re
 import shutil
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -96,6 +97,8 @@ MB = 1024 * 1024
 # Documents can be big books; text far beyond 20 MB is a data dump nobody reads in chat.
 SIZE_LIMITS = {"document": 200 * MB, "text": 20 * MB, "code": 20 * MB, "image": 20 * MB, "other": 50 * MB}
 MAX_FILES_PER_REFERENCE = 200
+# A glob stops counting here: enough to say it matches too many, without walking a whole disk.
+MAX_GLOB_MATCHES = MAX_FILES_PER_REFERENCE + 1
 
 
 @dataclass
@@ -169,11 +172,20 @@ def expand_reference(reference: str, cwd: Path) -> list[Path]:
     raw = Path(reference).expanduser()
     base = raw if raw.is_absolute() else cwd / raw
     if any(c in reference for c in "*?["):
-        matches = [Path(p) for p in sorted(glob.glob(str(base), recursive=True))]
-        return [p for p in matches if p.is_file()]
+        return sorted(itertools.islice(_glob_files(base), MAX_GLOB_MATCHES))
     if base.is_dir():
         return sorted(p for p in base.rglob("*") if p.is_file() and not _hidden(p, base))
     return [base] if base.is_file() else []
+
+
+def _glob_files(pattern: Path) -> Iterator[Path]:
+    """Files matching `pattern`. pathlib's `**` does not descend into symlinked folders, so a
+    link that loops back cannot make the walk endless (glob.glob(recursive=True) followed it)."""
+    parts = pattern.parts
+    first = next(i for i, part in enumerate(parts) if any(c in part for c in "*?["))
+    anchor = Path(*parts[:first]) if first else Path(".")
+    rest = "/".join(parts[first:])
+    return (p for p in anchor.glob(rest) if p.is_file())
 
 
 def file_type(path: Path) -> str:

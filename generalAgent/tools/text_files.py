@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generalAgent.documents.extract import TEXT_ENCODINGS
+from generalAgent.documents.extract import DocumentError, decode_text
 
 BINARY_SUFFIXES = {
     ".png",
@@ -65,17 +65,7 @@ def read_text(path: Path, max_bytes: int | None = None) -> str:
         raise NotText(f"{path.name} is a binary {path.suffix.lower()} file, not text")
     with path.open("rb") as handle:
         data = handle.read(max_bytes) if max_bytes else handle.read()
-    if b"\x00" in data[:8192]:
-        raise NotText(f"{path.name} looks binary (it contains NUL bytes)")
-    return decode(data, truncated=max_bytes is not None and len(data) == max_bytes)
-
-
-def decode(data: bytes, truncated: bool = False) -> str:
-    for encoding in TEXT_ENCODINGS:
-        try:
-            return data.decode(encoding)
-        except UnicodeDecodeError as exc:
-            # A cut in the middle of a multi-byte character is not a wrong encoding.
-            if truncated and exc.start >= len(data) - 4:
-                return data[: exc.start].decode(encoding)
-    return data.decode("utf-8", errors="replace")
+    try:
+        return decode_text(data, path.name, truncated=max_bytes is not None and len(data) == max_bytes)
+    except DocumentError as exc:
+        raise NotText(str(exc).rstrip(".")) from None

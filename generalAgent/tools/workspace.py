@@ -9,7 +9,10 @@ leaves these roots: `..`, absolute paths, and symlinks whose target lies outside
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import secrets
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -20,6 +23,9 @@ WORKSPACE_DIRS = ("uploads", "outputs", "temp")
 WRITABLE_DIRS = ("outputs", "temp")
 RESULTS_DIR = "outputs"  # what the agent delivers: replacing a file elsewhere asks the user
 SKILLS_MOUNT = "skills"
+# Writes relative to an open folder (POSIX); elsewhere a plain rename into place.
+# (os.supports_dir_fd lists os.rename, not os.replace: the same call where dir_fd exists.)
+_FOLDER_RELATIVE = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
 _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
@@ -78,6 +84,63 @@ class Workspace:
         base = self.root / folder
         return real == base or base in real.parents
 
+    def write_text(self, real: Path, text: str) -> int:
+        """Write `text` (UTF-8) to the workspace file `real` so that no failure loses the old
+        content and no symlink swapped in meanwhile redirects it; returns the bytes written.
+
+        The text is encoded first (a character UTF-8 cannot hold fails before anything is
+        touched), written to a new file beside the target and renamed over it in one step.
+        Both happen relative to the parent folder opened once and checked to be inside the
+        workspace after opening: replacing a folder of the path with a symlink between the
+        check and the write cannot send the write elsewhere, and a symlink at the target
+        itself is replaced, never followed."""
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise WorkspaceError(
+                f"the text has a character that cannot be written as UTF-8 ({exc.object[exc.start]!r} "
+                f"at position {exc.start:,}, {exc.reason}); nothing was written"
+            ) from None
+        real.parent.mkdir(parents=True, exist_ok=True)
+        if not _FOLDER_RELATIVE:  # Windows: no dir_fd; still a new file renamed into place
+            beside = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
+            try:
+                beside.write_bytes(data)
+                os.replace(beside, real)
+            finally:
+                beside.unlink(missing_ok=True)
+            return len(data)
+        folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            self._check_open_folder(folder, real.parent)
+            temporary = f".{real.name}.{secrets.token_hex(4)}.tmp"
+            handle = os.open(
+                temporary,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                0o644,
+                dir_fd=folder,
+            )
+            try:
+                with os.fdopen(handle, "wb") as stream:
+                    stream.write(data)
+                    stream.flush()
+                    os.fsync(stream.fileno())
+                os.replace(temporary, real.name, src_dir_fd=folder, dst_dir_fd=folder)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=folder)
+                raise
+        finally:
+            os.close(folder)
+        return len(data)
+
+    def _check_open_folder(self, folder: int, expected: Path) -> None:
+        """The folder open as `folder` is the one the path check allowed, still inside."""
+        opened = os.fstat(folder)
+        now = expected.resolve()
+        if not self.contains(now) or (opened.st_dev, opened.st_ino) != _identity(now):
+            raise WorkspaceError(f"{expected.name}: the folder changed while writing; nothing was written")
+
     def display(self, real: Path) -> str:
         """How a real path inside the workspace is shown to the model and the user."""
         real = real.resolve()
@@ -91,26 +154,51 @@ class Workspace:
     # -- internals ------------------------------------------------------------------
     @staticmethod
     def _normalise(path: str) -> PurePosixPath:
+        """The path as given, once it has passed the checks in its NFKC form.
+
+        NFKC folds look-alikes such as full-width dots and slashes into the characters they
+        imitate, so "．．／" is judged as the "../" it would be taken for. Only the check
+        uses that form: the path opened is the one given, so `报告（2024）.txt` (full-width
+        brackets) and a decomposed `café` are the files of those names."""
         if not isinstance(path, str) or not path.strip():
             raise WorkspaceError("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf.")
-        # NFKC folds look-alikes such as full-width dots and slashes into the characters
-        # they imitate, so "．．／" is judged as the "../" it would be taken for.
-        text = unicodedata.normalize("NFKC", path.strip()).replace("\\", "/")
-        if "\x00" in text:
+        given = path.strip().replace("\\", "/")
+        folded = unicodedata.normalize("NFKC", given).replace("\\", "/")
+        if "\x00" in folded:
             raise WorkspaceError(f"{path!r}: NUL characters are not allowed in paths.")
-        pure = PurePosixPath(text)
-        if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or text.startswith("~"):
-            raise WorkspaceError(
-                f"{path}: absolute paths are outside the workspace. "
-                "Use a workspace path such as uploads/<file> or outputs/<file>."
-            )
-        if ".." in pure.parts:
-            raise WorkspaceError(f"{path}: '..' would leave the workspace; it is not allowed.")
-        return PurePosixPath(*(p for p in pure.parts if p not in {"", "."}))
+        for text in (given, folded):
+            pure = PurePosixPath(text)
+            if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or text.startswith("~"):
+                raise WorkspaceError(
+                    f"{path}: absolute paths are outside the workspace. "
+                    "Use a workspace path such as uploads/<file> or outputs/<file>."
+                )
+            if ".." in pure.parts:
+                raise WorkspaceError(f"{path}: '..' would leave the workspace; it is not allowed.")
+        return PurePosixPath(*(p for p in PurePosixPath(given).parts if p not in {"", "."}))
 
     @staticmethod
     def _contained(candidate: Path, base: Path, shown: str) -> Path:
-        real = candidate.resolve()
+        real = _same_name_on_disk(candidate).resolve()
         if real != base and base not in real.parents:
             raise WorkspaceError(f"{shown}: it points outside the workspace (through a symlink).")
         return real
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_dev, info.st_ino
+
+
+def _same_name_on_disk(candidate: Path) -> Path:
+    """`candidate`, or the one file in its folder whose name differs from it only in Unicode
+    form: a model writes "café" composed where the disk has it decomposed, or ASCII brackets
+    for full-width ones."""
+    if candidate.exists() or candidate.is_symlink() or not candidate.parent.is_dir():
+        return candidate
+    wanted = unicodedata.normalize("NFKC", candidate.name)
+    try:
+        matches = [e for e in candidate.parent.iterdir() if unicodedata.normalize("NFKC", e.name) == wanted]
+    except OSError:
+        return candidate
+    return matches[0] if len(matches) == 1 else candidate

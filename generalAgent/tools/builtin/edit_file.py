@@ -47,11 +47,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         try:
             text = read_text(real)
             edited, count = apply_edit(text, old_string, new_string, replace_all)
-            real.write_text(edited, encoding="utf-8")
+            workspace.write_text(real, edited)
         except (NotText, ValueError) as exc:
             raise ToolError(f"{exc}.") from exc
         except OSError as exc:
-            raise ToolError(f"cannot edit {shown}: {exc.strerror}.") from exc
+            raise ToolError(f"cannot edit {shown}: {exc.strerror}; the file is unchanged.") from exc
         return f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}."
 
     edit_file.metadata = {**(edit_file.metadata or {}), NEEDS_APPROVAL: replaces_user_file}

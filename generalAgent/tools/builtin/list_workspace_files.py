@@ -37,8 +37,14 @@ def list_tree(workspace: Workspace, folder: Path, depth: int) -> list[str]:
                 lines.append(f"{indent}{entry.name}/")
                 if level + 1 < depth:
                     walk(entry, level + 1)
-            else:
-                lines.append(f"{indent}{entry.name}  ({entry.stat().st_size:,} bytes)")
+                continue
+            try:
+                size = entry.stat().st_size
+            except OSError:  # a link to nothing, or a file removed while listing
+                if entry.is_symlink():
+                    lines.append(f"{indent}{entry.name}  (a broken link)")
+                continue
+            lines.append(f"{indent}{entry.name}  ({size:,} bytes)")
 
     walk(folder, 0)
     return lines

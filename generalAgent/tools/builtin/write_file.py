@@ -28,11 +28,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(f"{shown} is a folder; give a file name inside it.")
         existed = real.exists()
         try:
-            real.parent.mkdir(parents=True, exist_ok=True)
-            real.write_text(content, encoding="utf-8")
+            size = workspace.write_text(real, content)
         except OSError as exc:
-            raise ToolError(f"cannot write {shown}: {exc.strerror}.") from exc
-        size = real.stat().st_size
+            raise ToolError(f"cannot write {shown}: {exc.strerror}; nothing was changed.") from exc
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         return f"{'Replaced' if existed else 'Wrote'} {shown} ({size:,} bytes, {lines} lines)."
 

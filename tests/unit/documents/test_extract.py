@@ -115,7 +115,11 @@ def test_text_utf8_gb18030_markdown_and_code(tmp_path: Path, settings: Settings)
         ("old.doc", b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600, "save it as .docx"),
         ("image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
         ("blank.txt", b"   \n\n  ", "contains no text"),
-        ("latin1.txt", bytes([0x81, 0x30, 0x81]) + b"\xff\xfe\xfd", "neither UTF-8 nor GB18030"),
+        (
+            "latin1.txt",
+            bytes([0x81, 0x30, 0x81]) + b"\xff\xfe\xfd",
+            "not text in an encoding generalAgent knows",
+        ),
     ],
 )
 def test_unreadable_files_give_one_clear_message(
