@@ -32,3 +32,39 @@ def describe_file(file: Mapping[str, Any]) -> str:
         one, many = PAGE_UNITS.get(str(file.get("type", "")), ("page", "pages"))
         details.append(f"{pages} {one if pages == 1 else many}")
     return f"{file.get('path', file.get('name', '?'))} ({', '.join(details)})"
+
+
+# Query parameters that carry credentials in an endpoint URL (?key=..., ?access_token=...).
+_SECRET_PARAMETERS = ("key", "api_key", "apikey", "token", "access_token", "secret", "password", "sig")
+
+
+def public_url(url: str) -> str:
+    """`url` as it may be shown or logged: without a user name and password, and with the
+    values of credential-looking query parameters replaced by `***`."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an unreadable URL)"
+    netloc = parts.netloc.rsplit("@", 1)[-1]
+    query = parts.query
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        query = urlencode([(k, "***" if k.lower() in _SECRET_PARAMETERS else v) for k, v in pairs], safe="*")
+    return parts._replace(netloc=netloc, query=query).geturl()
+
+
+def url_secrets(url: str | None) -> list[str]:
+    """The credentials written into `url` (password, user name, secret query values), to mask."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    if not url:
+        return []
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [value for value in (parts.password, parts.username) if value]
+    found += [v for k, v in parse_qsl(parts.query) if k.lower() in _SECRET_PARAMETERS and v]
+    return [value for value in found if len(value) >= 4]

@@ -29,7 +29,7 @@ from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
-from generalAgent.display import describe_file
+from generalAgent.display import describe_file, public_url
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
@@ -525,7 +525,7 @@ class Chat:
 
     def _banner(self) -> None:
         model = self.settings.model
-        where = model.openai_base_url or "api.openai.com"
+        where = public_url(model.openai_base_url or "api.openai.com")
         self.console.print(
             f"[bold]generalAgent[/] [dim]· {escape(model.model_name or '?')} @ {escape(where)} · "
             f"session {self.session_id} · /help[/]"

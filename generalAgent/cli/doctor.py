@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.config.settings import Settings
+from generalAgent.display import public_url
 
 
 @dataclass
@@ -66,7 +67,9 @@ def _configuration(settings: Settings) -> Check:
             f"{env}; missing {', '.join(missing)} (generalagent config init writes a user-level .env)",
         )
     key = model.openai_api_key.get_secret_value() if model.openai_api_key else ""
-    where = model.openai_base_url or "https://api.openai.com/v1 (default)"
+    where = (
+        public_url(model.openai_base_url) if model.openai_base_url else "https://api.openai.com/v1 (default)"
+    )
     return Check(
         "configuration",
         True,

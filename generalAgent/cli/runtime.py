@@ -76,13 +76,14 @@ def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
 
 def import_knowledge_folder(settings: Settings) -> list[str]:
     """Import changed built-in knowledge (knowledge/<domain>/*.md); a line when anything changed."""
-    from generalAgent.knowledge import KnowledgeError, open_store
+    from generalAgent.knowledge import STORE_ERRORS, open_store
     from generalAgent.knowledge.builtin import import_builtin_knowledge
 
+    unusable: tuple[type[Exception], ...] = (*STORE_ERRORS, OSError)  # the chat still starts
     try:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
-    except (KnowledgeError, OSError) as exc:
+    except unusable as exc:
         return [f"Built-in knowledge was not imported: {exc}"]
     return [report.summary()] if report.changed else []
 

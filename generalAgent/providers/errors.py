@@ -7,6 +7,7 @@ an exception before LangGraph stores it in a checkpoint or a log prints it.
 from __future__ import annotations
 
 from generalAgent.config.settings import ModelSettings
+from generalAgent.display import one_line, public_url, url_secrets
 
 # Words of a provider's 400 that point at a setting the user can change.
 REASONING_REFUSAL = ("reasoning_content", "reasoning content")
@@ -22,7 +23,7 @@ def describe_model_error(exc: BaseException, settings: ModelSettings) -> str | N
     import httpx
     import openai
 
-    endpoint = settings.openai_base_url or "https://api.openai.com/v1"
+    endpoint = public_url(settings.openai_base_url or "https://api.openai.com/v1")
     model = settings.model_name
     detail = _provider_message(exc, settings)
     if isinstance(exc, openai.AuthenticationError):
@@ -65,21 +66,22 @@ def hide_api_key(exc: BaseException, settings: ModelSettings) -> None:
     exception (its repr) in the checkpoint, and logs print it, so the key would end up
     in sessions.db and the log file. Called before such an exception leaves a node.
     """
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
-    if len(key) < 4:
+    secrets = _secrets(settings)
+    if not secrets:
         return
     seen: set[int] = set()
     cause: BaseException | None = exc
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        cause.args = tuple(_masked(arg, key) for arg in cause.args)
-        for attribute in ("message", "body"):
-            value = getattr(cause, attribute, None)
-            if value is not None:
-                try:
-                    setattr(cause, attribute, _masked(value, key))
-                except AttributeError:  # a read-only property: nothing stored there to mask
-                    continue
+        for secret in secrets:
+            cause.args = tuple(_masked(arg, secret) for arg in cause.args)
+            for attribute in ("message", "body"):
+                value = getattr(cause, attribute, None)
+                if value is not None:
+                    try:
+                        setattr(cause, attribute, _masked(value, secret))
+                    except AttributeError:  # a read-only property: nothing stored there to mask
+                        continue
         cause = cause.__cause__ or cause.__context__
 
 
@@ -126,8 +128,13 @@ def _provider_message(exc: BaseException, settings: ModelSettings) -> str:
         message = str(error.get("message", "")) if isinstance(error, dict) else str(error)
     elif getattr(exc, "message", None):
         message = str(exc.message)  # type: ignore[attr-defined]
-    message = " ".join(message.split())[:200]
-    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
-    if key and len(key) >= 4:
-        message = message.replace(key, "***")
+    for secret in _secrets(settings):
+        message = message.replace(secret, "***")
+    message = one_line(message)
     return f" Provider says: {message}" if message else ""
+
+
+def _secrets(settings: ModelSettings) -> list[str]:
+    """The API key and any credentials written into OPENAI_BASE_URL: never shown or stored."""
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else ""
+    return [s for s in (key, *url_secrets(settings.openai_base_url)) if len(s) >= 4]

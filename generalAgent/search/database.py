@@ -12,6 +12,7 @@ inside one document restrict FTS5 to a rowid range instead of filtering after th
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -186,13 +187,35 @@ def connect(path: Path) -> sqlite3.Connection:
         raise DatabaseError(f"{path} was {exc}; upgrade generalAgent, or point DATA_DIR elsewhere.") from None
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise DatabaseError(
-            f"The index database {path} is unusable ({exc}). Move it away; it is rebuilt on next use."
-        ) from None
+        raise DatabaseError(_unusable(path, exc)) from None
     except DatabaseError:
         conn.close()
         raise
     return conn
+
+
+def _unusable(path: Path, exc: sqlite3.DatabaseError) -> str:
+    """What to do about an index database that cannot be used, by cause. It holds the
+    knowledge base as well as the document indexes, so moving it away is advice only for a
+    damaged file, never for one SQLite merely cannot write."""
+    reason = str(exc)
+    folder_writable = os.access(path.parent, os.W_OK)
+    file_writable = not path.exists() or os.access(path, os.W_OK)
+    if isinstance(exc, sqlite3.OperationalError) and (
+        "readonly" in reason or "unable to open" in reason or not folder_writable or not file_writable
+    ):
+        where = path if not file_writable else path.parent
+        return (
+            f"The index database {path} cannot be written ({reason}): {where} is read-only. Make it "
+            "writable, or set DATA_DIR to a folder you can write to; the file itself is fine."
+        )
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in reason:
+        return f"The index database {path} is locked by another generalagent process; try again when it ends."
+    return (
+        f"The index database {path} is damaged ({reason}). It also holds your knowledge base: move "
+        "it aside rather than deleting it (sqlite3's .recover can often save the notes); a new, "
+        "empty one is made on next use."
+    )
 
 
 def _use_wal(conn: sqlite3.Connection) -> None:

@@ -205,3 +205,36 @@ def test_piped_text_is_data_its_references_and_mentions_are_not_acted_on(
     opted_in = run_cli(["-p", "-", "--stdin-references"], cli_env, workdir, stdin="read #.env.local")
     assert opted_in.returncode == 0, opted_in.stderr
     assert [p.name for p in data_dir.glob("workspaces/*/uploads/*")] == [".env.local"]
+
+
+def test_credentials_in_the_endpoint_url_are_never_shown(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """A proxy URL with a password and a key in its query: doctor, errors and -p show the
+    endpoint without them."""
+    base = (
+        openai_server.base_url.replace("http://", "http://gateway:pa55-SECRET-word@") + "?key=q-SECRET-9876"
+    )
+    env = {**cli_env, "OPENAI_BASE_URL": base}
+    doctor = run_cli(["doctor"], env, workdir)
+    openai_server.add(Reply(status=404))
+    failed = run_cli(["-p", "hello"], {**env, "MODEL_MAX_RETRIES": "0"}, workdir)
+    shown = doctor.stdout + doctor.stderr + failed.stdout + failed.stderr
+    assert "pa55-SECRET-word" not in shown and "q-SECRET-9876" not in shown and "gateway:" not in shown
+    assert "key=***" in failed.stderr and "not found at http://127.0.0.1:" in " ".join(failed.stderr.split())
+
+
+def test_a_damaged_index_database_at_start_is_one_line_and_the_answer_still_comes(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
+) -> None:
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / "indexes.db").write_bytes(b"not a database at all " * 200)
+    openai_server.add(Reply(text="Still here."))
+    result = run_cli(["-p", "hello"], cli_env, workdir)
+    assert result.returncode == 0 and result.stdout == "Still here.\n"
+    assert "Traceback" not in result.stderr and "╭" not in result.stderr
+    shown = " ".join(result.stderr.split())
+    assert "is damaged (file is not a database)" in shown and "move it aside rather than deleting it" in shown
+    assert (
+        (data_dir / "indexes.db").read_bytes().startswith(b"not a database")
+    )  # left for the user to recover

@@ -122,7 +122,8 @@ def test_a_damaged_database_is_reported_not_raised(settings: Settings):
         ("get_knowledge_item", {"item_id": "x"}),
     ):
         text = run(name, **args)
-        assert text.startswith("Error: The index database") and "Move it away" in text, name
+        assert text.startswith("Error: The index database") and "is damaged" in text, name
+        assert "holds your knowledge base: move it aside rather than deleting it" in text, name
 
 
 def test_a_full_answer_fits_the_tool_answer_cap_and_names_what_did_not_fit(data_dir):
