@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 from rich.markup import escape
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import SettingsError, load_settings, render_env_example
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, user_config_dir
