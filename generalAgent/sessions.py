@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from generalAgent.i18n import _
 from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
 
 # The catalog of release 0.1.0 (which created it without a migration table).
@@ -138,7 +139,9 @@ class SessionCatalog:
         except NewerSchemaError as exc:
             self._conn.close()
             raise SessionStoreError(
-                f"{db_path} was {exc}; upgrade generalAgent, or point DATA_DIR elsewhere."
+                _("{path} was {reason}; upgrade generalAgent, or point DATA_DIR elsewhere.").format(
+                    path=db_path, reason=exc
+                )
             ) from None
 
     def close(self) -> None:
@@ -198,17 +201,23 @@ class SessionCatalog:
         if reference in {"", "last"}:
             latest = self.latest()
             if latest is None:
-                raise LookupError("No saved session to resume yet.")
+                raise LookupError(_("No saved session to resume yet."))
             return latest
         matches = self.find(reference)
         exact = [m for m in matches if m.id == reference]
         if exact:
             return exact[0]
         if not matches:
-            raise LookupError(f"No session id starts with {reference!r}; /sessions lists them.")
+            raise LookupError(
+                _("No session id starts with {reference}; /sessions lists them.").format(
+                    reference=repr(reference)
+                )
+            )
         if len(matches) > 1:
             ids = ", ".join(m.id for m in matches[:5])
-            raise LookupError(f"{reference!r} matches several sessions: {ids}")
+            raise LookupError(
+                _("{reference} matches several sessions: {ids}").format(reference=repr(reference), ids=ids)
+            )
         return matches[0]
 
     def find(self, prefix: str) -> list[SessionInfo]:

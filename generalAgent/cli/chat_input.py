@@ -21,6 +21,7 @@ from pathlib import Path
 from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
+from generalAgent.i18n import _
 from generalAgent.tools.workspace import Workspace
 
 # `@name` not preceded by an ASCII word character, so `user@example.com` is not one but
@@ -215,12 +216,14 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
     for reference in references:
         paths = expand_reference(reference, cwd)
         if not paths:
-            report.problems.append(f"#{reference}: no such file or folder")
+            report.problems.append(_("#{reference}: no such file or folder").format(reference=reference))
             continue
         if len(paths) > MAX_FILES_PER_REFERENCE:
             report.problems.append(
-                f"#{reference}: {len(paths)} files; attach at most {MAX_FILES_PER_REFERENCE} at once "
-                "(use a narrower glob such as #folder/*.pdf)"
+                _(
+                    "#{reference}: {count} files; attach at most {limit} at once "
+                    "(use a narrower glob such as #folder/*.pdf)"
+                ).format(reference=reference, count=len(paths), limit=MAX_FILES_PER_REFERENCE)
             )
             continue
         for path in paths:
@@ -237,7 +240,9 @@ def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
     limit = SIZE_LIMITS[size_class(kind)]
     if size > limit:
         raise ValueError(
-            f"{size / MB:.1f} MB is over the {limit // MB} MB limit for {size_class(kind)} files"
+            _("{size:.1f} MB is over the {limit} MB limit for {kind} files").format(
+                size=size / MB, limit=limit // MB, kind=_size_class_name(size_class(kind))
+            )
         )
     uploads = workspace.root / "uploads"
     target = _free_name(uploads, source)
@@ -253,6 +258,11 @@ def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
     if pages:
         described["pages"] = pages
     return described
+
+
+def _size_class_name(size_class: str) -> str:
+    names = {"document": _("document"), "text": _("text"), "code": _("code"), "image": _("image")}
+    return names.get(size_class, _("other"))
 
 
 def count_pages(path: Path, kind: str) -> int | None:

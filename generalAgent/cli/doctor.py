@@ -19,6 +19,7 @@ from rich.markup import escape
 
 from generalAgent.config.settings import Settings
 from generalAgent.display import public_url
+from generalAgent.i18n import _, ngettext
 
 
 @dataclass
@@ -52,28 +53,40 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
             mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
             console.print(f"{mark} [bold]{escape(result.name)}[/]  {escape(result.detail)}", highlight=False)
     failed = [r for r in results if not r.ok]
-    console.print("[green]All checks passed.[/]" if not failed else f"[red]{len(failed)} check(s) failed.[/]")
+    if failed:
+        count = len(failed)
+        summary = ngettext("{count} check failed.", "{count} checks failed.", count).format(count=count)
+        console.print(f"[red]{summary}[/]")
+    else:
+        passed = _("All checks passed.")
+        console.print(f"[green]{passed}[/]")
     return 0 if not failed else 1
 
 
 def _configuration(settings: Settings) -> Check:
     model = settings.model
-    env = f"read {settings.sources.describe()}"
+    env = _("read {sources}").format(sources=settings.sources.describe())
     missing = model.missing()
     if missing:
         return Check(
-            "configuration",
+            _("configuration"),
             False,
-            f"{env}; missing {', '.join(missing)} (generalagent config init writes a user-level .env)",
+            _("{read}; missing {settings} (generalagent config init writes a user-level .env)").format(
+                read=env, settings=", ".join(missing)
+            ),
         )
     key = model.openai_api_key.get_secret_value() if model.openai_api_key else ""
     where = (
-        public_url(model.openai_base_url) if model.openai_base_url else "https://api.openai.com/v1 (default)"
+        public_url(model.openai_base_url)
+        if model.openai_base_url
+        else _("https://api.openai.com/v1 (default)")
     )
     return Check(
-        "configuration",
+        _("configuration"),
         True,
-        f"{env}; MODEL_NAME={model.model_name}; OPENAI_BASE_URL={where}; OPENAI_API_KEY set ({len(key)} characters)",
+        _(
+            "{read}; MODEL_NAME={model}; OPENAI_BASE_URL={url}; OPENAI_API_KEY set ({length} characters)"
+        ).format(read=env, model=model.model_name, url=where, length=len(key)),
     )
 
 
@@ -85,19 +98,33 @@ def _provider(settings: Settings) -> Check:
     model = settings.model
     choice = choose_provider(model)
     window = context_window(model)
-    effort = f", effort {model.model_reasoning_effort}" if model.model_reasoning_effort else ""
+    effort = (
+        _(", effort {effort}").format(effort=model.model_reasoning_effort)
+        if model.model_reasoning_effort
+        else ""
+    )
     return Check(
-        "provider",
+        _("provider"),
         True,
-        f"{choice.dialect.name} ({choice.reason}); thinking {model.model_thinking}{effort}, "
-        f"reasoning shown {model.show_reasoning}; context window {window.tokens:,} tokens "
-        f"({window.source}), history budget {context_budget(model, settings.governance):,}",
+        _(
+            "{dialect} ({reason}); thinking {thinking}{effort}, reasoning shown {shown}; "
+            "context window {window:,} tokens ({source}), history budget {budget:,}"
+        ).format(
+            dialect=choice.dialect.name,
+            reason=choice.reason,
+            thinking=model.model_thinking,
+            effort=effort,
+            shown=model.show_reasoning,
+            window=window.tokens,
+            source=window.source,
+            budget=context_budget(model, settings.governance),
+        ),
     )
 
 
 def _endpoint(settings: Settings) -> Check:
     if settings.model.missing():
-        return Check("endpoint", False, "skipped: the model is not configured")
+        return Check(_("endpoint"), False, _("skipped: the model is not configured"))
     from langchain_openai import ChatOpenAI
 
     from generalAgent.providers.errors import describe_model_error
@@ -117,14 +144,15 @@ def _endpoint(settings: Settings) -> Check:
         reply = client.invoke("ping")
     except Exception as exc:
         described = describe_model_error(exc, model) or f"{type(exc).__name__}"
-        return Check("endpoint", False, described)
+        return Check(_("endpoint"), False, described)
     seconds = time.monotonic() - started
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
     return Check(
-        "endpoint",
+        _("endpoint"),
         True,
-        f"{model.model_name} answered a 1-token request in {seconds:.2f} s "
-        f"({usage.get('input_tokens', '?')} input tokens reported)",
+        _("{model} answered a 1-token request in {seconds:.2f} s ({tokens} input tokens reported)").format(
+            model=model.model_name, seconds=seconds, tokens=usage.get("input_tokens", "?")
+        ),
     )
 
 
@@ -136,16 +164,28 @@ def _data_dir(settings: Settings) -> Check:
         # doctor only looks: the folder is made by the first chat, not by a check.
         parent = next(p for p in data_dir.parents if p.exists())
         if not os.access(parent, os.W_OK | os.X_OK):
-            return Check("data directory", False, f"{data_dir} cannot be created: {parent} is not writable")
+            return Check(
+                _("data directory"),
+                False,
+                _("{folder} cannot be created: {parent} is not writable").format(
+                    folder=data_dir, parent=parent
+                ),
+            )
         free = shutil.disk_usage(parent).free / 1024**3
         return Check(
-            "data directory", free > 0.1, f"{data_dir} will be created at first use, {free:.1f} GB free"
+            _("data directory"),
+            free > 0.1,
+            _("{folder} will be created at first use, {free:.1f} GB free").format(folder=data_dir, free=free),
         )
     problem = check_data_dir(settings.paths)
     if problem:
-        return Check("data directory", False, problem)
+        return Check(_("data directory"), False, problem)
     free = shutil.disk_usage(data_dir).free / 1024**3
-    return Check("data directory", free > 0.1, f"{data_dir} writable, {free:.1f} GB free")
+    return Check(
+        _("data directory"),
+        free > 0.1,
+        _("{folder} writable, {free:.1f} GB free").format(folder=data_dir, free=free),
+    )
 
 
 def _checkpoints(settings: Settings) -> Check:
@@ -153,7 +193,9 @@ def _checkpoints(settings: Settings) -> Check:
     url = settings.paths.database_url
     if url is None:
         return Check(
-            "checkpoints", True, f"SQLite {settings.paths.sessions_db.resolve()} (DATABASE_URL unset)"
+            _("checkpoints"),
+            True,
+            _("SQLite {path} (DATABASE_URL unset)").format(path=settings.paths.sessions_db.resolve()),
         )
     from generalAgent.graph.checkpoints import (
         CheckpointStoreError,
@@ -166,9 +208,13 @@ def _checkpoints(settings: Settings) -> Check:
     try:
         saver = open_postgres_checkpointer(url.get_secret_value())
     except CheckpointStoreError as exc:
-        return Check("checkpoints", False, str(exc))
+        return Check(_("checkpoints"), False, str(exc))
     close_checkpointer(saver)
-    return Check("checkpoints", True, f"PostgreSQL at {where} reachable, checkpoint tables ready")
+    return Check(
+        _("checkpoints"),
+        True,
+        _("PostgreSQL at {where} reachable, checkpoint tables ready").format(where=where),
+    )
 
 
 def _sqlite(settings: Settings) -> Check:
@@ -182,7 +228,8 @@ def _sqlite(settings: Settings) -> Check:
         fts5 = False
     finally:
         conn.close()
-    detail = f"SQLite {sqlite3.sqlite_version}, FTS5 {'available' if fts5 else 'MISSING (document search will not work)'}"
+    fts5_state = _("available") if fts5 else _("MISSING (document search will not work)")
+    detail = _("SQLite {version}, FTS5 {state}").format(version=sqlite3.sqlite_version, state=fts5_state)
     return Check("sqlite", fts5, detail)
 
 
@@ -196,13 +243,20 @@ def _tools_and_skills(settings: Settings) -> Check:
     agents = load_agent_profiles(settings.paths.agents_dir)
     warnings = [*skills.warnings, *agents.warnings]
     tiers = {tier: sum(1 for s in specs if s.tier == tier) for tier in ("core", "enabled", "discovered")}
-    detail = (
-        f"{len(specs)} tools ({tiers['core']} core, {tiers['enabled']} enabled, "
-        f"{tiers['discovered']} on @mention); {len(skills.skills)} skills; {len(agents.profiles)} agents"
+    detail = _(
+        "{tools} tools ({core} core, {enabled} enabled, {discovered} on @mention); "
+        "{skills} skills; {agents} agents"
+    ).format(
+        tools=len(specs),
+        core=tiers["core"],
+        enabled=tiers["enabled"],
+        discovered=tiers["discovered"],
+        skills=len(skills.skills),
+        agents=len(agents.profiles),
     )
     if warnings:
         detail += "; " + "; ".join(warnings)
-    return Check("tools and skills", not warnings, detail)
+    return Check(_("tools and skills"), not warnings, detail)
 
 
 def _documents(settings: Settings) -> Check:
@@ -214,10 +268,12 @@ def _documents(settings: Settings) -> Check:
             missing.append(module)
     if missing:
         return Check(
-            "document libraries", False, f"missing {', '.join(missing)}: run make run (it reinstalls)"
+            _("document libraries"),
+            False,
+            _("missing {modules}: run make run (it reinstalls)").format(modules=", ".join(missing)),
         )
     return Check(
-        "document libraries", True, "jieba, pypdfium2, python-docx, openpyxl, python-pptx importable"
+        _("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
     )
 
 
@@ -228,7 +284,7 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     manager = MCPServerManager.from_settings(settings)
     problems = [Check("mcp", False, problem) for problem in manager.config.problems]
     if not manager.config.servers:
-        return problems or [Check("mcp", True, "no MCP servers configured (docs/mcp.md)")]
+        return problems or [Check("mcp", True, _("no MCP servers configured (docs/mcp.md)"))]
     try:
         statuses = manager.load_all()
     finally:
@@ -237,8 +293,10 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     for status in statuses:
         where = f"{status.transport} {status.target}"
         if status.state == "ready":
-            when = "at start-up" if status.enabled else f"on @{status.handle}"
-            detail = f"{where}: {len(status.tools)} tools in {status.started_in or 0:.1f} s, starts {when}"
+            when = _("at start-up") if status.enabled else _("on @{handle}").format(handle=status.handle)
+            detail = _("{where}: {tools} tools in {seconds:.1f} s, starts {when}").format(
+                where=where, tools=len(status.tools), seconds=status.started_in or 0, when=when
+            )
         else:
             detail = f"{where}: {status.detail}"
         detail += "".join(f"; {warning}" for warning in status.warnings)

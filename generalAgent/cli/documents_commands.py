@@ -29,6 +29,7 @@ from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
+from generalAgent.i18n import _, ngettext
 from generalAgent.search.database import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings
 
@@ -37,8 +38,8 @@ LARGE_DOCUMENT_CHUNKS = 200
 
 
 def register(app: typer.Typer) -> None:
-    app.command("index", help="Index documents for search (files, folders, globs).")(index_command)
-    app.command("search", help="Search one document from the command line.")(search_command)
+    app.command("index", help=_("Index documents for search (files, folders, globs)."))(index_command)
+    app.command("search", help=_("Search one document from the command line."))(search_command)
 
 
 def settings_from(ctx: typer.Context) -> Settings:
@@ -60,7 +61,7 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
         if any(ch in pattern for ch in "*?["):
             matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True))]
             if not matches:
-                problems.append(f"{pattern}: no file matches")
+                problems.append(_("{pattern}: no file matches").format(pattern=pattern))
             files.extend(p for p in matches if p.is_file())
             continue
         path = Path(pattern)
@@ -75,27 +76,27 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
         elif path.is_file():
             files.append(path)
         else:
-            problems.append(f"{pattern}: no such file or folder")
+            problems.append(_("{path}: no such file or folder").format(path=pattern))
     unique = list(dict.fromkeys(p.resolve() for p in files))
     return unique, problems
 
 
 def index_command(
     ctx: typer.Context,
-    paths: Annotated[list[str] | None, typer.Argument(help="Files, folders or globs")] = None,
-    stats: Annotated[bool, typer.Option("--stats", help="Show what the index holds")] = False,
+    paths: Annotated[list[str] | None, typer.Argument(help=_("Files, folders or globs"))] = None,
+    stats: Annotated[bool, typer.Option("--stats", help=_("Show what the index holds"))] = False,
     cleanup: Annotated[
-        bool, typer.Option("--cleanup", help="Delete documents indexed more than --days ago")
+        bool, typer.Option("--cleanup", help=_("Delete documents indexed more than --days ago"))
     ] = False,
-    days: Annotated[int, typer.Option("--days", min=0, help="Age for --cleanup")] = 30,
-    force: Annotated[bool, typer.Option("--force", help="Re-index unchanged files too")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    days: Annotated[int, typer.Option("--days", min=0, help=_("Age for --cleanup"))] = 30,
+    force: Annotated[bool, typer.Option("--force", help=_("Re-index unchanged files too"))] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))] = False,
 ) -> None:
     settings = settings_from(ctx)
     err = terminal_console(stderr=True)
     out = terminal_console()
     if not paths and not stats and not cleanup:
-        err.print("Nothing to do: give files or folders to index, or --stats / --cleanup.")
+        err.print(_("Nothing to do: give files or folders to index, or --stats / --cleanup."), markup=False)
         raise typer.Exit(2)
     report: dict[str, Any] = {}
     failed = False
@@ -106,7 +107,12 @@ def index_command(
                 report["removed"] = index.cleanup_old(days)
                 if not as_json:
                     removed = report["removed"]
-                    err.print(f"Removed {removed} document(s) indexed over {days} days ago.")
+                    line = ngettext(
+                        "Removed {count} document indexed over {days} days ago.",
+                        "Removed {count} documents indexed over {days} days ago.",
+                        removed,
+                    ).format(count=removed, days=days)
+                    err.print(line, markup=False)
             if paths:
                 files, problems = expand_paths(paths)
                 for problem in problems:
@@ -138,7 +144,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
         console=err,
         transient=True,
     ) as progress:
-        overall = progress.add_task("files", total=len(files), rate="")
+        overall = progress.add_task(_("files"), total=len(files), rate="")
         for path in files:
             bar = _DocumentBar(progress, path.name)
             try:
@@ -160,11 +166,10 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
                 detail = (
-                    "unchanged"
+                    _("unchanged")
                     if document.reused
-                    else (
-                        f"{document.total_chunks} chunks, {document.total_chars:,} chars, "
-                        f"{document.seconds:.2f}s"
+                    else _("{chunks} chunks, {chars:,} chars, {seconds:.2f}s").format(
+                        chunks=document.total_chunks, chars=document.total_chars, seconds=document.seconds
                     )
                 )
                 err.print(f"{mark} {escape(str(path))}: {detail}")
@@ -175,11 +180,14 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
     elapsed = time.perf_counter() - began
     indexed = [r for r in results if r["status"] == "indexed"]
     chars = sum(r["chars"] for r in indexed)
-    err.print(
-        f"{len(indexed)} indexed, {sum(r['status'] == 'unchanged' for r in results)} unchanged, "
-        f"{sum(r['status'] == 'failed' for r in results)} failed"
-        + (f" ({chars / max(elapsed, 1e-9):,.0f} chars/s)" if indexed else "")
+    summary = _("{indexed} indexed, {unchanged} unchanged, {failed} failed").format(
+        indexed=len(indexed),
+        unchanged=sum(r["status"] == "unchanged" for r in results),
+        failed=sum(r["status"] == "failed" for r in results),
     )
+    if indexed:
+        summary += _(" ({rate:,.0f} chars/s)").format(rate=chars / max(elapsed, 1e-9))
+    err.print(summary)
     return results
 
 
@@ -203,7 +211,7 @@ class _DocumentBar:
             self.task = self.progress.add_task(escape(self.name), total=total, rate="")
             self.stage, self.started = stage, time.perf_counter()
         rate = done / max(time.perf_counter() - self.started, 1e-9)
-        unit = "pages/s, OCR" if ocr else f"chunks/s ({stage})"
+        unit = _("pages/s, OCR") if ocr else _("chunks/s ({stage})").format(stage=stage)
         self.progress.update(self.task, completed=done, total=total, rate=f"{rate:,.1f} {unit}")
 
     def close(self) -> None:
@@ -212,26 +220,26 @@ class _DocumentBar:
 
 
 def _stats_table(stats: dict[str, Any]) -> Table:
-    table = Table(title="Search index", show_header=False)
-    table.add_row("Documents", f"{stats['total_files']:,}")
-    table.add_row("Chunks", f"{stats['total_chunks']:,}")
-    table.add_row("Documents' size", f"{stats['total_size_bytes']:,} bytes")
-    table.add_row("Knowledge items", f"{stats['knowledge_items']:,}")
-    table.add_row("Database", stats["db_path"])
-    table.add_row("Database size", f"{stats['db_size_bytes']:,} bytes")
+    table = Table(title=_("Search index"), show_header=False)
+    table.add_row(_("Documents"), f"{stats['total_files']:,}")
+    table.add_row(_("Chunks"), f"{stats['total_chunks']:,}")
+    table.add_row(_("Documents' size"), _("{bytes:,} bytes").format(bytes=stats["total_size_bytes"]))
+    table.add_row(_("Knowledge items"), f"{stats['knowledge_items']:,}")
+    table.add_row(_("Database"), stats["db_path"])
+    table.add_row(_("Database size"), _("{bytes:,} bytes").format(bytes=stats["db_size_bytes"]))
     return table
 
 
 def search_command(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="The document to search")],
-    query: Annotated[str, typer.Argument(help="Words to look for (or a regex with --regex)")],
+    path: Annotated[Path, typer.Argument(help=_("The document to search"))],
+    query: Annotated[str, typer.Argument(help=_("Words to look for (or a regex with --regex)"))],
     max_results: Annotated[
         int | None,
-        typer.Option("-n", "--max-results", min=1, help="Passages (default SEARCH_MAX_RESULTS_DEFAULT)"),
+        typer.Option("-n", "--max-results", min=1, help=_("Passages (default SEARCH_MAX_RESULTS_DEFAULT)")),
     ] = None,
-    regex: Annotated[bool, typer.Option("--regex", help="Grep with a regular expression")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    regex: Annotated[bool, typer.Option("--regex", help=_("Grep with a regular expression"))] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))] = False,
 ) -> None:
     settings = settings_from(ctx)
     try:

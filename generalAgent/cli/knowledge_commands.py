@@ -27,18 +27,19 @@ from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.documents.extract import DocumentError, extract_document
+from generalAgent.i18n import _
 from generalAgent.knowledge import STORE_ERRORS, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item
 from generalAgent.search.budgets import ContentBudget
 from generalAgent.search.lookup import INDEX_ERRORS
 
-kb = typer.Typer(help="The knowledge base: add, search, list, show, delete.", no_args_is_help=True)
+kb = typer.Typer(help=_("The knowledge base: add, search, list, show, delete."), no_args_is_help=True)
 
-Domain = Annotated[str | None, typer.Option("--domain", "-d", help="Only this domain")]
-Category = Annotated[str | None, typer.Option("--category", "-c", help="Only this category")]
-Tags = Annotated[list[str] | None, typer.Option("--tag", "-t", help="Tag (repeatable)")]
-AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
+Domain = Annotated[str | None, typer.Option("--domain", "-d", help=_("Only this domain"))]
+Category = Annotated[str | None, typer.Option("--category", "-c", help=_("Only this category"))]
+Tags = Annotated[list[str] | None, typer.Option("--tag", "-t", help=_("Tag (repeatable)"))]
+AsJson = Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))]
 
 
 def register(app: typer.Typer) -> None:
@@ -63,20 +64,19 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-@kb.command("add")
+@kb.command("add", help=_("Add a note (--title/--content) or the text of a file."))
 def add_command(
     ctx: typer.Context,
-    file: Annotated[Path | None, typer.Argument(help="A document whose text to add")] = None,
-    title: Annotated[str | None, typer.Option("--title", help="Title (default: file name)")] = None,
-    content: Annotated[str | None, typer.Option("--content", help="Text (not a file)")] = None,
-    domain: Annotated[str, typer.Option("--domain", "-d", help="Domain")] = "general",
-    category: Annotated[str, typer.Option("--category", "-c", help="Category")] = "",
+    file: Annotated[Path | None, typer.Argument(help=_("A document whose text to add"))] = None,
+    title: Annotated[str | None, typer.Option("--title", help=_("Title (default: file name)"))] = None,
+    content: Annotated[str | None, typer.Option("--content", help=_("Text (not a file)"))] = None,
+    domain: Annotated[str, typer.Option("--domain", "-d", help=_("Domain"))] = "general",
+    category: Annotated[str, typer.Option("--category", "-c", help=_("Category"))] = "",
     tags: Tags = None,
     as_json: AsJson = False,
 ) -> None:
-    """Add a note (--title/--content) or the text of a file."""
     if (file is None) == (content is None):
-        raise _fail("Give either a FILE or --content (with --title).", 2)
+        raise _fail(_("Give either a FILE or --content (with --title)."), 2)
     settings = settings_from(ctx)
     source_path = None
     blocks = None
@@ -105,29 +105,31 @@ def add_command(
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
     else:
-        terminal_console().print(
-            f"Added {escape(item.title)!r} to {escape(item.domain)}: id {item.id}, {chunks} chunks."
+        added = _("Added {title} to {domain}: id {id}, {chunks} chunks.").format(
+            title=repr(item.title), domain=item.domain, id=item.id, chunks=chunks
         )
+        terminal_console().print(added, markup=False)
 
 
-@kb.command("search")
+@kb.command("search", help=_("Search the knowledge base (notes, built-in knowledge and indexed files)."))
 def search_command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Words to look for")],
+    query: Annotated[str, typer.Argument(help=_("Words to look for"))],
     domain: Domain = None,
     category: Category = None,
     tags: Tags = None,
     max_results: Annotated[
         int | None,
-        typer.Option("-n", "--max-results", min=1, max=20, help="Items (default SEARCH_MAX_RESULTS_DEFAULT)"),
+        typer.Option(
+            "-n", "--max-results", min=1, max=20, help=_("Items (default SEARCH_MAX_RESULTS_DEFAULT)")
+        ),
     ] = None,
     sort: Annotated[str, typer.Option("--sort", help="relevance | date | title")] = "relevance",
     as_json: AsJson = False,
 ) -> None:
-    """Search the knowledge base (notes, built-in knowledge and indexed files)."""
     settings = settings_from(ctx)
     if sort not in ("relevance", "date", "title"):
-        raise _fail("--sort must be relevance, date or title.", 2)
+        raise _fail(_("--sort must be relevance, date or title."), 2)
     try:
         with open_store(settings) as store:
             result = search_knowledge(
@@ -150,7 +152,7 @@ def search_command(
         raise typer.Exit(1)
 
 
-@kb.command("list")
+@kb.command("list", help=_("List items, most recently updated first."))
 def list_command(
     ctx: typer.Context,
     domain: Domain = None,
@@ -160,7 +162,6 @@ def list_command(
     offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
     as_json: AsJson = False,
 ) -> None:
-    """List items, most recently updated first."""
     try:
         with _store(ctx) as store:
             items = store.list_knowledge(domain, category, tags, limit=limit, offset=offset)
@@ -179,11 +180,13 @@ def list_command(
         )
         return
     table = Table(
-        title=f"Knowledge ({len(items)} of {total})",
-        caption=f"ids shortened to {SHORT_ID_CHARS} characters: kb show and kb delete take any unique start",
+        title=_("Knowledge ({shown} of {total})").format(shown=len(items), total=total),
+        caption=_("ids shortened to {chars} characters: kb show and kb delete take any unique start").format(
+            chars=SHORT_ID_CHARS
+        ),
     )
-    table.add_column("id", no_wrap=True)
-    for column in ("domain", "category", "title", "tags", "updated"):
+    table.add_column(_("id"), no_wrap=True)
+    for column in (_("domain"), _("category"), _("title"), _("tags"), _("updated")):
         table.add_column(column)
     for item in items:
         table.add_row(
@@ -197,30 +200,29 @@ def list_command(
     terminal_console().print(table)
 
 
-@kb.command("show")
+@kb.command("show", help=_("Show one item, or a range of its chunks."))
 def show_command(
     ctx: typer.Context,
-    item_id: Annotated[str, typer.Argument(help="Item id (or its start, as kb list shows it)")],
-    chunks: Annotated[str | None, typer.Option("--chunks", help="Range, e.g. 0:10")] = None,
+    item_id: Annotated[str, typer.Argument(help=_("Item id (or its start, as kb list shows it)"))],
+    chunks: Annotated[str | None, typer.Option("--chunks", help=_("Range, e.g. 0:10"))] = None,
     as_json: AsJson = False,
 ) -> None:
-    """Show one item, or a range of its chunks."""
     settings = settings_from(ctx)
     try:
         with open_store(settings) as store:
             item_id = store.resolve_id(item_id)
             item = store.get_knowledge_item(item_id)
             if item is None:
-                raise _fail(f"No knowledge item {item_id!r}.")
+                raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
             total = store.count_chunks(item_id)
             selected = None
             if chunks is not None:
-                first, _, last = chunks.partition(":")
+                first, _separator, last = chunks.partition(":")
                 try:
                     start = int(first or 0)
                     end = int(last) if last else total
                 except ValueError:
-                    raise _fail("--chunks takes a range such as 0:10.", 2) from None
+                    raise _fail(_("--chunks takes a range such as 0:10."), 2) from None
                 selected = store.get_chunks_for_item(item_id, start, end - 1)
     except STORE_ERRORS as exc:
         raise _fail(str(exc)) from None
@@ -234,11 +236,10 @@ def show_command(
         terminal_console().print(escape(render_item(item, selected, total, limit)), highlight=False)
 
 
-@kb.command("delete")
+@kb.command("delete", help=_("Delete an item with its chunks."))
 def delete_command(
-    ctx: typer.Context, item_id: Annotated[str, typer.Argument(help="Item id (or its start)")]
+    ctx: typer.Context, item_id: Annotated[str, typer.Argument(help=_("Item id (or its start)"))]
 ) -> None:
-    """Delete an item with its chunks."""
     try:
         with _store(ctx) as store:
             item_id = store.resolve_id(item_id)
@@ -246,13 +247,12 @@ def delete_command(
     except STORE_ERRORS as exc:
         raise _fail(str(exc)) from None
     if not deleted:
-        raise _fail(f"No knowledge item {item_id!r}.")
-    terminal_console().print(f"Deleted {item_id}.")
+        raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
+    terminal_console().print(_("Deleted {id}.").format(id=item_id), markup=False)
 
 
-@kb.command("domains")
+@kb.command("domains", help=_("Domains with their item counts, categories and tags."))
 def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
-    """Domains with their item counts, categories and tags."""
     try:
         with _store(ctx) as store:
             rows: list[dict[str, Any]] = [
@@ -269,23 +269,26 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
     if as_json:
         _print_json(rows)
         return
-    table = Table(title="Domains")
-    for column in ("domain", "items", "categories", "tags"):
+    table = Table(title=_("Domains"))
+    for column in (_("domain"), _("items"), _("categories"), _("tags")):
         table.add_column(column)
     for row in rows:
         table.add_row(row["domain"], str(row["items"]), ", ".join(row["categories"]), ", ".join(row["tags"]))
     terminal_console().print(table)
 
 
-@kb.command("sync")
+@kb.command(
+    "sync", help=_("Import built-in knowledge (knowledge/<domain>/*.md) that changed since last time.")
+)
 def sync_command(ctx: typer.Context) -> None:
-    """Import built-in knowledge (knowledge/<domain>/*.md) that changed since last time."""
     settings = settings_from(ctx)
     try:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
-    terminal_console().print(report.summary() if report.changed else "Built-in knowledge is up to date.")
+    terminal_console().print(
+        report.summary() if report.changed else _("Built-in knowledge is up to date."), markup=False
+    )
     if report.failed:
         raise typer.Exit(1)

@@ -22,7 +22,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.invocation import command_hint
 from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.i18n import _
 from generalAgent.tools.mcp.config import (
     MCPConfigError,
     add_server_entry,
@@ -36,50 +38,45 @@ if TYPE_CHECKING:  # the manager imports LangChain, which `generalagent` must no
     from generalAgent.tools.mcp.manager import ServerStatus
 
 app = typer.Typer(
-    help="List, add and remove MCP servers (tools from other programs; see docs/mcp.md).",
+    help=_("List, add and remove MCP servers (tools from other programs; see docs/mcp.md)."),
     no_args_is_help=True,
     rich_markup_mode="rich",
 )
 
+
+# English, for the chat's /mcp until it shows no_servers_hint().
 NO_SERVERS = "No MCP servers configured. Add one with: generalagent mcp add NAME -- COMMAND [ARGS...]"
-ADDED = "Added {name} to {path}{note}."
-REMOVED = "Removed {name} from {path}."
-NOT_FOUND = "No MCP server named {name} in {files}."
-NEEDS_TARGET = "Give the server's command after --, or --url for a streamable HTTP server (not both)."
-BAD_PAIR = "{option} takes {form}; got {value!r}."
-STATES = {
-    "ready": "ready",
-    "starting": "starting…",
-    "failed": "failed: {detail}",
-    "stopped": "stopped: {detail} (the next call restarts it)",
-    "off": "off: @{handle} starts it",
-}
+
+
+def no_servers_hint() -> str:
+    return _("No MCP servers configured. Add one with: {command} mcp add NAME -- COMMAND [ARGS...]").format(
+        command=command_hint()
+    )
 
 
 def register(parent: typer.Typer) -> None:
     parent.add_typer(app, name="mcp")
 
 
-@app.command("list")
+@app.command("list", help=_("Show the configured servers (without starting them)."))
 def list_command() -> None:
-    """Show the configured servers (without starting them)."""
     settings = _settings()
     config = load_mcp_config(settings.mcp)
     console = Console(highlight=False)
     for problem in config.problems:
         console.print(f"[yellow]{escape(problem)}[/]")
     if not config.servers:
-        console.print(NO_SERVERS)
+        console.print(no_servers_hint(), markup=False)
         return
     table = Table(box=None, header_style="bold")
-    for column in ("server", "starts", "trust", "command or URL", "file"):
+    for column in (_("server"), _("starts"), _("trust"), _("command or URL"), _("file")):
         table.add_column(column)
     for server in config.servers:
-        starts = "at start-up" if server.enabled else f"on @{server.handle}"
+        starts = _("at start-up") if server.enabled else _("on @{handle}").format(handle=server.handle)
         table.add_row(
             Text(f"@{server.handle}"),
-            starts,
-            "trusted" if server.trust else "asks",
+            Text(starts),
+            _("trusted") if server.trust else _("asks"),
             Text(server.shown_target or "?"),
             Text(str(server.source)),
         )
@@ -88,43 +85,46 @@ def list_command() -> None:
     console.print(table)
 
 
-@app.command("add")
+@app.command("add", help=_("Add a server to mcp.json."))
 def add_command(
     name: Annotated[
-        str, typer.Argument(help="The server's name: @NAME mentions it, NAME__tool names its tools.")
+        str, typer.Argument(help=_("The server's name: @NAME mentions it, NAME__tool names its tools."))
     ],
     command: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer reads the annotation
-        typer.Argument(help="After --: the command that starts a local (stdio) server, and its arguments."),
+        typer.Argument(
+            help=_("After --: the command that starts a local (stdio) server, and its arguments.")
+        ),
     ] = None,
-    url: Annotated[Optional[str], typer.Option("--url", help="A streamable HTTP server's URL.")] = None,  # noqa: UP045
+    url: Annotated[Optional[str], typer.Option("--url", help=_("A streamable HTTP server's URL."))] = None,  # noqa: UP045
     env: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option("--env", "-e", help="KEY=VALUE for the server process; ${VAR} is expanded at start."),
+        typer.Option("--env", "-e", help=_("KEY=VALUE for the server process; ${VAR} is expanded at start.")),
     ] = None,
     header: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option("--header", "-H", help="'Name: value' sent to an HTTP server; ${VAR} is expanded."),
+        typer.Option("--header", "-H", help=_("'Name: value' sent to an HTTP server; ${VAR} is expanded.")),
     ] = None,
-    cwd: Annotated[Optional[str], typer.Option("--cwd", help="Working folder of a stdio server.")] = None,  # noqa: UP045
+    cwd: Annotated[Optional[str], typer.Option("--cwd", help=_("Working folder of a stdio server."))] = None,  # noqa: UP045
     tool: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option("--tool", help="Offer only this tool of the server (repeat for more)."),
+        typer.Option("--tool", help=_("Offer only this tool of the server (repeat for more).")),
     ] = None,
     disabled: Annotated[
-        bool, typer.Option("--disabled", help="Start it only when you @mention it in the chat.")
+        bool, typer.Option("--disabled", help=_("Start it only when you @mention it in the chat."))
     ] = False,
-    trust: Annotated[bool, typer.Option("--trust", help="Run its tools without asking each time.")] = False,
+    trust: Annotated[
+        bool, typer.Option("--trust", help=_("Run its tools without asking each time."))
+    ] = False,
     timeout: Annotated[
         Optional[float],  # noqa: UP045
-        typer.Option("--timeout", help="Seconds one call may take (default MCP_CALL_TIMEOUT)."),
+        typer.Option("--timeout", help=_("Seconds one call may take (default MCP_CALL_TIMEOUT).")),
     ] = None,
-    user: Annotated[bool, typer.Option("--user", help="Write the user-level mcp.json.")] = False,
+    user: Annotated[bool, typer.Option("--user", help=_("Write the user-level mcp.json."))] = False,
 ) -> None:
-    """Add a server to mcp.json."""
     settings = _settings()
     if bool(command) == bool(url):
-        _fail(NEEDS_TARGET)
+        _fail(_("Give the server's command after --, or --url for a streamable HTTP server (not both)."))
     entry: dict[str, Any] = {}
     if url:
         entry.update(type="http", url=url)
@@ -150,16 +150,19 @@ def add_command(
         add_server_entry(path, name, entry)
     except MCPConfigError as exc:
         _fail(str(exc))
-    note = "; @mention it in the chat to start it" if disabled else ""
-    Console(highlight=False).print(ADDED.format(name=name, path=path, note=note), markup=False)
+    added = (
+        _("Added {name} to {path}; @mention it in the chat to start it.")
+        if disabled
+        else _("Added {name} to {path}.")
+    )
+    Console(highlight=False).print(added.format(name=name, path=path), markup=False)
 
 
-@app.command("remove")
+@app.command("remove", help=_("Remove a server from mcp.json."))
 def remove_command(
-    name: Annotated[str, typer.Argument(help="The server's name as written in mcp.json.")],
-    user: Annotated[bool, typer.Option("--user", help="Remove it from the user-level mcp.json.")] = False,
+    name: Annotated[str, typer.Argument(help=_("The server's name as written in mcp.json."))],
+    user: Annotated[bool, typer.Option("--user", help=_("Remove it from the user-level mcp.json."))] = False,
 ) -> None:
-    """Remove a server from mcp.json."""
     settings = _settings()
     path = _target_file(settings, user)
     try:
@@ -167,35 +170,46 @@ def remove_command(
     except MCPConfigError as exc:
         _fail(str(exc))
     if not removed:
-        _fail(NOT_FOUND.format(name=name, files=path))
-    Console(highlight=False).print(REMOVED.format(name=name, path=path), markup=False)
+        _fail(_("No MCP server named {name} in {files}.").format(name=name, files=path))
+    Console(highlight=False).print(
+        _("Removed {name} from {path}.").format(name=name, path=path), markup=False
+    )
 
 
 def describe_state(status: ServerStatus) -> str:
     """The state column: what the server is doing, and what the user can do about it."""
-    text = STATES[status.state].format(detail=status.detail, handle=status.handle)
+    states = {
+        "ready": _("ready"),
+        "starting": _("starting…"),
+        "failed": _("failed: {detail}"),
+        "stopped": _("stopped: {detail} (the next call restarts it)"),
+        "off": _("off: @{handle} starts it"),
+    }
+    text = states[status.state].format(detail=status.detail, handle=status.handle)
     if status.state == "ready" and status.started_in is not None:
-        text += f" ({status.started_in:.1f} s)"
+        text += _(" ({seconds:.1f} s)").format(seconds=status.started_in)
     return text
 
 
 def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
     """What `/mcp` shows: each server's state, trust and tools, and which ones this session uses."""
     table = Table(box=None, header_style="bold")
-    for column in ("server", "state", "trust", "session", "tools"):
+    for column in (_("server"), _("state"), _("trust"), _("session"), _("tools")):
         table.add_column(column)
     for status in statuses:
         names = ", ".join(name for name, _ in status.tools)
         table.add_row(
             Text(f"@{status.handle}"),
             Text(describe_state(status)),
-            "trusted" if status.trust else "asks",
+            _("trusted") if status.trust else _("asks"),
             "✓" if status.handle in in_session else "",
             Text(names or "-"),
         )
     hint = Text(
-        "Tools of a server that starts after your message join from the next one. "
-        "Untrusted servers' tools ask before each call.",
+        _(
+            "Tools of a server that starts after your message join from the next one. "
+            "Untrusted servers' tools ask before each call."
+        ),
         style="dim",
     )
     return Group(table, hint)
@@ -204,7 +218,7 @@ def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
 def _pair(item: str, separator: str, option: str, form: str) -> tuple[str, str]:
     key, found, value = item.partition(separator)
     if not found or not key.strip():
-        _fail(BAD_PAIR.format(option=option, form=form, value=item))
+        _fail(_("{option} takes {form}; got {value}.").format(option=option, form=form, value=repr(item)))
     return key.strip(), value.strip()
 
 

@@ -18,6 +18,7 @@ from rich.markup import escape
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
+from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -39,7 +40,8 @@ def run_once(
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
     text = sys.stdin.read() if prompt == "-" else prompt
     if not text.strip():
-        err.print("[red]The prompt is empty.[/] Give text after -p, or pipe it in with -p -.")
+        empty, hint = _("The prompt is empty."), _("Give text after -p, or pipe it in with -p -.")
+        err.print(f"[red]{empty}[/] {hint}")
         return EXIT_USAGE
 
     catalog = SessionCatalog(settings.paths.sessions_db)
@@ -59,7 +61,8 @@ def run_once(
     try:
         agent = load_agent(settings)
     except (ToolConfigError, CheckpointStoreError) as exc:
-        err.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
+        failed = _("The agent could not start: {reason}").format(reason=exc)
+        err.print(f"[red]{escape(failed)}[/]")
         return EXIT_USAGE
     # One turn and no later one: the enabled MCP servers are waited for (MCP_STARTUP_TIMEOUT at most).
     agent.parts.mcp.wait_for_startup()
@@ -97,9 +100,12 @@ def run_once(
         from generalAgent.providers.tokens import context_window
 
         gauge = (result.context_tokens, context_window(settings.model).tokens)
-        err.print(f"[dim]session {session_id} · {format_usage(result.usage, view.elapsed(), gauge)}[/]")
+        usage = format_usage(result.usage, view.elapsed(), gauge)
+        session = _("session {id}").format(id=session_id)
+        err.print(f"[dim]{session} · {usage}[/]")
         if result.cancelled:
-            err.print("[yellow]Interrupted.[/]")
+            interrupted = _("Interrupted.")
+            err.print(f"[yellow]{interrupted}[/]")
             return EXIT_INTERRUPTED
         if result.error:
             err.print(f"[red]✗ {escape(result.error)}[/]")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generalAgent.config.settings import Settings
+from generalAgent.i18n import _
 
 
 @dataclass
@@ -66,7 +67,7 @@ def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
         mcp.close()
         raise
     graph = build_graph(parts, checkpointer)
-    notices = [f"Skipped: {warning}" for warning in parts.warnings]
+    notices = [_("Skipped: {warning}").format(warning=warning) for warning in parts.warnings]
     report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
     if report is not None and report.summary():
         notices.append(report.summary())
@@ -84,7 +85,7 @@ def import_knowledge_folder(settings: Settings) -> list[str]:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except unusable as exc:
-        return [f"Built-in knowledge was not imported: {exc}"]
+        return [_("Built-in knowledge was not imported: {reason}").format(reason=exc)]
     return [report.summary()] if report.changed else []
 
 

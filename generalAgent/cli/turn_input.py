@@ -21,12 +21,8 @@ from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.i18n import _
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
-
-STARTING_SERVER = "Starting the MCP server @{handle}…"
-SERVER_FAILED = "@{handle}: the MCP server did not start ({detail}); its tools are not available."
-
-QUOTE_HINT = 'Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".'
 
 
 @dataclass
@@ -64,9 +60,12 @@ def prepare_turn(
     known = [name for name in names if name not in mentions.unknown and name not in failed]
 
     found = find_references(text, cwd) if references else []
-    missing = [f"#{r.typed}: no such file or folder" for r in found if r.path is None]
+    missing = [
+        _("#{reference}: no such file or folder").format(reference=r.typed) for r in found if r.path is None
+    ]
     if missing:  # nothing is copied and nothing is sent: the user meant a file that is not there
-        return PreparedTurn(None, warnings=warnings, errors=[*missing, QUOTE_HINT])
+        hint = _('Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".')
+        return PreparedTurn(None, warnings=warnings, errors=[*missing, hint])
     report = attach_files(agent, session_id, [r.path for r in found if r.path], cwd)
     if report.problems:
         return PreparedTurn(None, warnings=warnings, errors=report.problems)
@@ -97,10 +96,13 @@ def start_mentioned_servers(
     for handle in handles:
         if handle in manager.loaded_handles():
             continue
-        with progress(STARTING_SERVER.format(handle=handle)) if progress else contextlib.nullcontext():
+        starting = _("Starting the MCP server @{handle}…").format(handle=handle)
+        with progress(starting) if progress else contextlib.nullcontext():
             status = manager.load(handle)
         if status.state != "ready":
-            failed[handle] = SERVER_FAILED.format(handle=handle, detail=status.detail)
+            failed[handle] = _(
+                "@{handle}: the MCP server did not start ({detail}); its tools are not available."
+            ).format(handle=handle, detail=status.detail)
     return failed
 
 
@@ -122,22 +124,28 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
         for t in visible_tools_for_state(parts.registry, parts.skills.ids(), parts.agents.names(), state)
     }
     table = Table(box=None, header_style="bold")
-    for column in ("tool", "tier", "risk", "now", "description"):
+    for column in (_("tool"), _("tier"), _("risk"), _("now"), _("description")):
         table.add_column(column)
-    labels = {"core": "core", "enabled": "enabled", "discovered": "@mention"}
+    labels = {"core": _("core"), "enabled": _("enabled"), "discovered": _("@mention")}
     for spec in parts.registry.specs():
         table.add_row(
             spec.name, labels[spec.tier], spec.risk, "✓" if spec.name in visible else "", spec.description
         )
     for server in parts.mcp.statuses():
-        tier = f"MCP @{server.handle}" if server.enabled else f"MCP @{server.handle} (@mention)"
+        tier = (
+            f"MCP @{server.handle}"
+            if server.enabled
+            else _("MCP @{handle} (@mention)").format(handle=server.handle)
+        )
         for name, description in server.tools:
             summary = Text(description.splitlines()[0][:100] if description else "")  # server text: no markup
-            trust = "trusted" if server.trust else "asks"
+            trust = _("trusted") if server.trust else _("asks")
             table.add_row(Text(name), Text(tier), trust, "✓" if name in visible else "", summary)
     hint = Text(
-        "Discovered tools become available for the rest of the session when you @mention them; "
-        "MCP tools from the first message after their server has started (/mcp).",
+        _(
+            "Discovered tools become available for the rest of the session when you @mention them; "
+            "MCP tools from the first message after their server has started (/mcp)."
+        ),
         style="dim",
     )
     return Group(table, hint)
@@ -145,8 +153,10 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
 
 def _unknown_mention(name: str, suggestions: list[str]) -> str:
     if suggestions:
-        return f"Unknown @{name}; did you mean {', '.join('@' + s for s in suggestions)}?"
-    return (
-        f"Unknown @{name}: no tool, skill, agent or MCP server has that name "
+        return _("Unknown @{name}; did you mean {suggestions}?").format(
+            name=name, suggestions=", ".join("@" + s for s in suggestions)
+        )
+    return _(
+        "Unknown @{name}: no tool, skill, agent or MCP server has that name "
         "(/tools, /skills, /agents, /mcp list them)."
-    )
+    ).format(name=name)

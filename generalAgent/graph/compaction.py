@@ -36,6 +36,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.graph.cancellation import TurnCancelled, invoke_cancellable
 from generalAgent.graph.prompts import TEMPLATES
 from generalAgent.graph.state import AgentState, ConversationSummary, UploadedFile
+from generalAgent.i18n import _
 from generalAgent.providers.tokens import context_budget, estimate_tokens
 
 LOGGER = logging.getLogger(__name__)
@@ -202,17 +203,22 @@ def fit_summary(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
 
 
 def compaction_line(event: dict[str, Any]) -> str:
-    """The one line the terminal shows for a compaction event."""
+    """The one line the terminal shows for a compaction event, in the UI's language."""
     state = event.get("state")
     count = event.get("messages", 0)
     if state == "done":
-        return f"compacted {count} messages into a {_thousands(event.get('tokens', 0))}-token summary"
+        return _("compacted {count} messages into a {tokens}-token summary").format(
+            count=count, tokens=_thousands(event.get("tokens", 0))
+        )
     if state == "cleared":
-        return f"context cleared: {count} messages left it (workspace, todos and uploads are kept)"
+        return _("context cleared: {count} messages left it (workspace, todos and uploads are kept)").format(
+            count=count
+        )
     if state == "nothing":
-        return "nothing to compact yet"
-    reason = event.get("reason", "")
-    return f"{count} older messages left the context without a summary ({reason})"
+        return _("nothing to compact yet")
+    return _("{count} older messages left the context without a summary ({reason})").format(
+        count=count, reason=event.get("reason", "")
+    )
 
 
 # -- the summariser and the node ----------------------------------------------------------

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from generalAgent.documents.extract import DocumentError, decode_text
+from generalAgent.i18n import _
 from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore, clean_tags
 
@@ -36,16 +37,16 @@ class ImportReport:
 
     def summary(self) -> str:
         parts = [
-            f"{len(names)} {what}"
+            what.format(count=len(names))
             for what, names in (
-                ("added", self.added),
-                ("updated", self.updated),
-                ("removed", self.removed),
-                ("failed", self.failed),
+                (_("{count} added"), self.added),
+                (_("{count} updated"), self.updated),
+                (_("{count} removed"), self.removed),
+                (_("{count} failed"), self.failed),
             )
             if names
         ]
-        line = "Built-in knowledge: " + ", ".join(parts) + "."
+        line = _("Built-in knowledge: {changes}.").format(changes=_(", ").join(parts))
         return line + "".join(f"\n  {failure}" for failure in self.failed)
 
 
@@ -70,7 +71,7 @@ def import_builtin_knowledge(store: KnowledgeStore, knowledge_dir: Path) -> Impo
             report.failed.append(f"{key}: {exc}")
             continue
         (report.updated if previous else report.added).append(key)
-    for key, (_, item_id) in known.items():
+    for key, (_digest, item_id) in known.items():
         if key not in seen:
             store.delete_knowledge(item_id)
             report.removed.append(key)

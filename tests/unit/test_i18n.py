@@ -3,6 +3,7 @@ UI_LANGUAGE, then the locale."""
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import string
@@ -46,6 +47,19 @@ def test_every_message_of_the_code_has_a_chinese_translation() -> None:
         if not entry or entry.fuzzy or not strings or (isinstance(strings, tuple) and not all(strings)):
             missing.append(key)
     assert missing == [], "run `make i18n` and translate these in generalagent.po"
+
+
+def test_no_message_is_marked_inside_an_f_string() -> None:
+    """Babel does not look inside f-strings on Python 3.11: such a message would never reach
+    the catalog, and stay English. Build the message first, then put it in the f-string."""
+    hidden = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.JoinedStr):
+                for call in ast.walk(node):
+                    if isinstance(call, ast.Call) and getattr(call.func, "id", None) in ("_", "ngettext"):
+                        hidden.append(f"{path.relative_to(PACKAGE)}:{call.lineno}")
+    assert hidden == []
 
 
 def test_translations_keep_the_fields_of_the_message() -> None:
