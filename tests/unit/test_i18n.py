@@ -108,3 +108,21 @@ def test_messages_are_shown_in_the_chosen_language() -> None:
     finally:
         i18n.use_language("en")
     assert re.search(r"[\u4e00-\u9fff]", entry.string)
+
+
+def test_a_failed_model_call_is_chinese_for_the_user_and_english_for_the_model(settings) -> None:
+    import httpx
+    import openai
+
+    from generalAgent.providers.errors import describe_model_error
+
+    timeout = openai.APITimeoutError(request=httpx.Request("POST", "http://localhost/v1/chat/completions"))
+    try:
+        i18n.use_language("zh")
+        for_user = describe_model_error(timeout, settings.model)
+        for_model = describe_model_error(timeout, settings.model, for_model=True)
+    finally:
+        i18n.use_language("en")
+    assert for_user is not None and "模型在" in for_user and "MODEL_TIMEOUT" in for_user
+    assert for_model == describe_model_error(timeout, settings.model)
+    assert for_model is not None and for_model.startswith("The model did not answer within")

@@ -1,0 +1,81 @@
+"""The terminal UI in Chinese, as a user runs the commands: help, doctor, -p, index, kb and mcp
+speak Chinese with UI_LANGUAGE=zh (or a Chinese locale) and English otherwise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import run_cli
+from tests.support.openai_server import ScriptedOpenAIServer
+
+pytestmark = pytest.mark.e2e
+
+
+def chinese(env: dict[str, str]) -> dict[str, str]:
+    return {**env, "UI_LANGUAGE": "zh"}
+
+
+def test_help_follows_the_language_and_keeps_option_names(workdir: Path, cli_env: dict[str, str]) -> None:
+    zh = run_cli(["-h"], chinese(cli_env), workdir)
+    en = run_cli(["-h"], cli_env, workdir)
+    assert "与助手对话" in zh.stdout and "--resume" in zh.stdout and "--prompt" in zh.stdout
+    assert "Chat with the agent" in en.stdout and "与助手对话" not in en.stdout
+    kb_help = run_cli(["kb", "-h"], {**cli_env, "LANG": "zh_CN.UTF-8"}, workdir)  # the locale alone
+    assert "知识库：添加、搜索、列出、查看、删除。" in kb_help.stdout
+
+
+def test_doctor_reports_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    zh = run_cli(["doctor", "--offline"], chinese(cli_env), workdir)
+    en = run_cli(["doctor", "--offline"], cli_env, workdir)
+    assert "✓ 配置  读取 当前目录没有 .env" in zh.stdout and "已设置（25 个字符）" in zh.stdout
+    assert "✓ 数据目录" in zh.stdout and "未配置 MCP 服务器" in zh.stdout
+    assert "✓ configuration" in en.stdout and "✓ data directory" in en.stdout
+    assert "配置" not in en.stdout
+    assert zh.returncode == en.returncode
+
+
+def test_a_missing_file_stops_the_prompt_in_chinese(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    result = run_cli(["-p", "看看 #报告/第三季度.pdf，里面讲了什么？"], chinese(cli_env), workdir)
+    assert result.returncode == 2
+    assert "#报告/第三季度.pdf：没有这个文件或文件夹" in result.stderr
+    assert '未发送任何内容。请检查名称；含空格的名称请加引号：#"my report.pdf"。' in result.stderr
+    assert openai_server.chat_requests == []
+
+
+def test_command_errors_in_chinese_and_english(workdir: Path, cli_env: dict[str, str]) -> None:
+    cases = [
+        (
+            ["kb", "add"],
+            "请给出 FILE 或 --content（配合 --title），二选一。",
+            "Give either a FILE or --content",
+        ),
+        (["index"], "无事可做：请给出要索引的文件或文件夹", "Nothing to do: give files or folders"),
+        (
+            ["kb", "search", "发布", "--sort", "size"],
+            "--sort 只能是 relevance、date 或 title。",
+            "--sort must be",
+        ),
+    ]
+    for args, in_chinese, in_english in cases:
+        zh = run_cli(args, chinese(cli_env), workdir)
+        en = run_cli(args, cli_env, workdir)
+        assert zh.returncode == en.returncode == 2, args
+        assert in_chinese in zh.stderr, (args, zh.stderr)
+        assert in_english in en.stderr and in_chinese not in en.stderr, (args, en.stderr)
+
+
+def test_mcp_list_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    empty = run_cli(["mcp", "list"], chinese(cli_env), workdir)
+    assert "尚未配置 MCP 服务器。添加方法：" in empty.stdout
+    added = run_cli(
+        ["mcp", "add", "notes", "--disabled", "--", "python", "notes.py"], chinese(cli_env), workdir
+    )
+    assert added.returncode == 0 and "已将 notes 添加到" in added.stdout and "@提及" in added.stdout
+    listed = run_cli(["mcp", "list"], chinese(cli_env), workdir)
+    assert "启动方式" in listed.stdout and "@notes 时启动" in listed.stdout and "需审批" in listed.stdout
+    english = run_cli(["mcp", "list"], {**cli_env, "UI_LANGUAGE": "en", "LANG": "zh_CN.UTF-8"}, workdir)
+    assert "on @notes" in english.stdout and "asks" in english.stdout and "启动" not in english.stdout
