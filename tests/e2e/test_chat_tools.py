@@ -11,6 +11,7 @@ import pexpect
 import pytest
 
 from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
+from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.e2e
@@ -63,7 +64,9 @@ def test_bash_approval_in_the_chat(openai_server: ScriptedOpenAIServer, spawn_ch
     expect_prompt(child)
     assert "run_bash_command" in openai_server.chat_requests[0].tool_names
     tool_answer = openai_server.chat_requests[1].messages[-1]
-    assert tool_answer["role"] == "tool" and tool_answer["content"] == "exit status 0\napproved-run"
+    assert (
+        tool_answer["role"] == "tool" and tool_text(tool_answer["content"]) == "exit status 0\napproved-run"
+    )
     child.sendline("once more")
     child.expect("Approve run_bash_command")
     child.expect(r"\[a\]lways")
@@ -121,7 +124,7 @@ def test_delegation_progress_is_shown_and_mentions_are_checked(
                 return Reply(tool_calls=[ToolCall("now", {})])
             return Reply(text="It is daytime. (sub-agent report)")
         if last["role"] == "tool":
-            return Reply(text="Done: " + json.loads(last["content"])["result"])
+            return Reply(text="Done: " + json.loads(tool_text(last["content"]))["result"])
         return Reply(tool_calls=[ToolCall("delegate_task", {"task": "Find out the time."})])
 
     openai_server.responder = respond

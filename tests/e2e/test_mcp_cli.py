@@ -11,6 +11,7 @@ import pytest
 
 from tests.e2e.conftest import run_cli
 from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
+from tests.support.history import tool_text
 from tests.support.mcp_config import stdio_entry, write_mcp_json
 from tests.support.mcp_server import serve_http
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
@@ -21,7 +22,7 @@ TOKEN = "mcp-token-SECRET-98765"
 
 
 def tool_answers(request: RecordedRequest) -> dict[str, str]:
-    return {m["tool_call_id"]: m["content"] for m in request.messages if m["role"] == "tool"}
+    return {m["tool_call_id"]: tool_text(m["content"]) for m in request.messages if m["role"] == "tool"}
 
 
 def test_a_dropped_mcp_json_gives_the_model_working_tools(

@@ -19,6 +19,7 @@ import pytest
 
 from tests.e2e.conftest import run_cli
 from tests.e2e.test_chat_interactive import ask, expect_prompt
+from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.summaries import extractive_summary, is_summary_request
 
@@ -124,7 +125,9 @@ def test_deepseek_thinking_session_runs_20_turns_resumes_and_delegates(
             return Reply(reasoning="子任务：先查时间。", tool_calls=[ToolCall("now", {})])
         after_tool = request.messages[-2]["role"] == "tool"  # a reminder may follow the answer
         if last["role"] == "tool" or after_tool:
-            content = last["content"] if last["role"] == "tool" else request.messages[-2]["content"]
+            content = tool_text(
+                last["content"] if last["role"] == "tool" else request.messages[-2]["content"]
+            )
             if content.startswith("{") and "result" in content:
                 return Reply(reasoning="汇总子任务。", text="Done: " + json.loads(content)["result"])
             return Reply(reasoning=THOUGHT, text=f"第 {len(request.messages)} 条消息之后的回答。")

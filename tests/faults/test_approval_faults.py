@@ -157,7 +157,7 @@ def test_a_session_broken_by_the_old_approval_resumes(
     result = run_cli(["-p", "go on", "--resume"], cli_env, workdir)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Resumed with -p.\n"
-    sent = [m["content"] for m in openai_server.chat_requests[-1].messages if m["role"] == "tool"]
+    sent = [tool_text(m["content"]) for m in openai_server.chat_requests[-1].messages if m["role"] == "tool"]
     assert sent == answers
 
     openai_server.add(Reply(text="Resumed in the chat."))

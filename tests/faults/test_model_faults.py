@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from tests.e2e.conftest import run_cli
 from tests.e2e.test_chat_interactive import expect_prompt, plain
 from tests.faults.conftest import assert_history_intact, assert_requests_valid, stored_messages
+from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
 fault = pytest.mark.fault
@@ -255,7 +256,7 @@ def test_five_megabyte_tool_result_is_cut(
     result = run_cli(["-p", "what is in #big.log?"], cli_env, workdir, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "The log repeats one INFO line.\n"
-    answer = openai_server.chat_requests[1].messages[-1]["content"]
+    answer = tool_text(openai_server.chat_requests[1].messages[-1]["content"])
     assert 60_000 <= len(answer) < 61_000
     assert "[Output cut: 5,0" in answer and "the first 60,000 shown" in answer
     stored_answer = next(m for m in stored_messages(data_dir) if isinstance(m, ToolMessage))

@@ -279,7 +279,7 @@ def test_killed_during_a_tool_call_then_resume(
     expect_prompt(child)
     ask(child, "hello", "Ready")
     expect_prompt(child)
-    child.sendline("fetch the slow page")
+    child.sendline(f"fetch the slow page at {slow_page.url}")  # a host the user names: no question
     assert slow_page.requested.wait(20), "fetch_web never reached the page"
     time.sleep(0.5)  # the tool is running; the model's call has been checkpointed
     child.kill(signal.SIGKILL)
