@@ -17,6 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.config.settings import Settings
 from generalAgent.display import public_url
 
@@ -50,9 +51,19 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         for result in outcome if isinstance(outcome, list) else [outcome]:
             results.append(result)
             mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
-            console.print(f"{mark} [bold]{escape(result.name)}[/]  {escape(result.detail)}", highlight=False)
+            console.print(
+                f"{mark} [bold]{escape(_(result.name))}[/]  {escape(result.detail)}", highlight=False
+            )
     failed = [r for r in results if not r.ok]
-    console.print("[green]All checks passed.[/]" if not failed else f"[red]{len(failed)} check(s) failed.[/]")
+    if failed:
+        count = len(failed)
+        console.print(
+            "[red]"
+            + ngettext("{count} check failed.", "{count} checks failed.", count).format(count=count)
+            + "[/]"
+        )
+    else:
+        console.print("[green]" + _("All checks passed.") + "[/]")
     return 0 if not failed else 1
 
 
@@ -62,7 +73,7 @@ def _configuration(settings: Settings) -> Check:
     missing = model.missing()
     if missing:
         return Check(
-            "configuration",
+            N_("configuration"),
             False,
             f"{env}; missing {', '.join(missing)} (generalagent config init writes a user-level .env)",
         )
@@ -71,7 +82,7 @@ def _configuration(settings: Settings) -> Check:
         public_url(model.openai_base_url) if model.openai_base_url else "https://api.openai.com/v1 (default)"
     )
     return Check(
-        "configuration",
+        N_("configuration"),
         True,
         f"{env}; MODEL_NAME={model.model_name}; OPENAI_BASE_URL={where}; OPENAI_API_KEY set ({len(key)} characters)",
     )
@@ -87,7 +98,7 @@ def _provider(settings: Settings) -> Check:
     window = context_window(model)
     effort = f", effort {model.model_reasoning_effort}" if model.model_reasoning_effort else ""
     return Check(
-        "provider",
+        N_("provider"),
         True,
         f"{choice.dialect.name} ({choice.reason}); thinking {model.model_thinking}{effort}, "
         f"reasoning shown {model.show_reasoning}; context window {window.tokens:,} tokens "
@@ -97,7 +108,7 @@ def _provider(settings: Settings) -> Check:
 
 def _endpoint(settings: Settings) -> Check:
     if settings.model.missing():
-        return Check("endpoint", False, "skipped: the model is not configured")
+        return Check(N_("endpoint"), False, "skipped: the model is not configured")
     from langchain_openai import ChatOpenAI
 
     from generalAgent.providers.errors import describe_model_error
@@ -117,11 +128,11 @@ def _endpoint(settings: Settings) -> Check:
         reply = client.invoke("ping")
     except Exception as exc:
         described = describe_model_error(exc, model) or f"{type(exc).__name__}"
-        return Check("endpoint", False, described)
+        return Check(N_("endpoint"), False, described)
     seconds = time.monotonic() - started
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
     return Check(
-        "endpoint",
+        N_("endpoint"),
         True,
         f"{model.model_name} answered a 1-token request in {seconds:.2f} s "
         f"({usage.get('input_tokens', '?')} input tokens reported)",
@@ -136,16 +147,18 @@ def _data_dir(settings: Settings) -> Check:
         # doctor only looks: the folder is made by the first chat, not by a check.
         parent = next(p for p in data_dir.parents if p.exists())
         if not os.access(parent, os.W_OK | os.X_OK):
-            return Check("data directory", False, f"{data_dir} cannot be created: {parent} is not writable")
+            return Check(
+                N_("data directory"), False, f"{data_dir} cannot be created: {parent} is not writable"
+            )
         free = shutil.disk_usage(parent).free / 1024**3
         return Check(
-            "data directory", free > 0.1, f"{data_dir} will be created at first use, {free:.1f} GB free"
+            N_("data directory"), free > 0.1, f"{data_dir} will be created at first use, {free:.1f} GB free"
         )
     problem = check_data_dir(settings.paths)
     if problem:
-        return Check("data directory", False, problem)
+        return Check(N_("data directory"), False, problem)
     free = shutil.disk_usage(data_dir).free / 1024**3
-    return Check("data directory", free > 0.1, f"{data_dir} writable, {free:.1f} GB free")
+    return Check(N_("data directory"), free > 0.1, f"{data_dir} writable, {free:.1f} GB free")
 
 
 def _checkpoints(settings: Settings) -> Check:
@@ -153,7 +166,7 @@ def _checkpoints(settings: Settings) -> Check:
     url = settings.paths.database_url
     if url is None:
         return Check(
-            "checkpoints", True, f"SQLite {settings.paths.sessions_db.resolve()} (DATABASE_URL unset)"
+            N_("checkpoints"), True, f"SQLite {settings.paths.sessions_db.resolve()} (DATABASE_URL unset)"
         )
     from generalAgent.graph.checkpoints import (
         CheckpointStoreError,
@@ -166,9 +179,9 @@ def _checkpoints(settings: Settings) -> Check:
     try:
         saver = open_postgres_checkpointer(url.get_secret_value())
     except CheckpointStoreError as exc:
-        return Check("checkpoints", False, str(exc))
+        return Check(N_("checkpoints"), False, str(exc))
     close_checkpointer(saver)
-    return Check("checkpoints", True, f"PostgreSQL at {where} reachable, checkpoint tables ready")
+    return Check(N_("checkpoints"), True, f"PostgreSQL at {where} reachable, checkpoint tables ready")
 
 
 def _sqlite(settings: Settings) -> Check:
@@ -183,7 +196,7 @@ def _sqlite(settings: Settings) -> Check:
     finally:
         conn.close()
     detail = f"SQLite {sqlite3.sqlite_version}, FTS5 {'available' if fts5 else 'MISSING (document search will not work)'}"
-    return Check("sqlite", fts5, detail)
+    return Check(N_("sqlite"), fts5, detail)
 
 
 def _tools_and_skills(settings: Settings) -> Check:
@@ -202,7 +215,7 @@ def _tools_and_skills(settings: Settings) -> Check:
     )
     if warnings:
         detail += "; " + "; ".join(warnings)
-    return Check("tools and skills", not warnings, detail)
+    return Check(N_("tools and skills"), not warnings, detail)
 
 
 def _documents(settings: Settings) -> Check:
@@ -214,10 +227,10 @@ def _documents(settings: Settings) -> Check:
             missing.append(module)
     if missing:
         return Check(
-            "document libraries", False, f"missing {', '.join(missing)}: run make run (it reinstalls)"
+            N_("document libraries"), False, f"missing {', '.join(missing)}: run make run (it reinstalls)"
         )
     return Check(
-        "document libraries", True, "jieba, pypdfium2, python-docx, openpyxl, python-pptx importable"
+        N_("document libraries"), True, "jieba, pypdfium2, python-docx, openpyxl, python-pptx importable"
     )
 
 
@@ -226,9 +239,9 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     from generalAgent.tools.mcp.manager import MCPServerManager
 
     manager = MCPServerManager.from_settings(settings)
-    problems = [Check("mcp", False, problem) for problem in manager.config.problems]
+    problems = [Check(N_("mcp"), False, problem) for problem in manager.config.problems]
     if not manager.config.servers:
-        return problems or [Check("mcp", True, "no MCP servers configured (docs/mcp.md)")]
+        return problems or [Check(N_("mcp"), True, "no MCP servers configured (docs/mcp.md)")]
     try:
         statuses = manager.load_all()
     finally:

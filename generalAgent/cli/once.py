@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.i18n import _
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
@@ -39,7 +40,9 @@ def run_once(
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
     text = sys.stdin.read() if prompt == "-" else prompt
     if not text.strip():
-        err.print("[red]The prompt is empty.[/] Give text after -p, or pipe it in with -p -.")
+        err.print(
+            "[red]" + _("The prompt is empty.") + "[/] " + _("Give text after -p, or pipe it in with -p -.")
+        )
         return EXIT_USAGE
 
     catalog = SessionCatalog(settings.paths.sessions_db)
@@ -47,7 +50,7 @@ def run_once(
     if session_id is None:
         return EXIT_USAGE
 
-    from generalAgent.cli.render import TerminalView, format_usage
+    from generalAgent.cli.render import TerminalView, format_cost, format_usage
     from generalAgent.cli.runtime import load_agent
     from generalAgent.cli.turn_input import prepare_turn
     from generalAgent.cli.turns import run_turn
@@ -59,7 +62,7 @@ def run_once(
     try:
         agent = load_agent(settings)
     except (ToolConfigError, CheckpointStoreError) as exc:
-        err.print(f"[red]The agent could not start: {escape(str(exc))}[/]")
+        err.print("[red]" + escape(_("The agent could not start: {reason}").format(reason=exc)) + "[/]")
         return EXIT_USAGE
     # One turn and no later one: the enabled MCP servers are waited for (MCP_STARTUP_TIMEOUT at most).
     agent.parts.mcp.wait_for_startup()
@@ -97,9 +100,11 @@ def run_once(
         from generalAgent.providers.tokens import context_window
 
         gauge = (result.context_tokens, context_window(settings.model).tokens)
-        err.print(f"[dim]session {session_id} · {format_usage(result.usage, view.elapsed(), gauge)}[/]")
+        cost = format_cost(result.usage, settings.model)
+        line = format_usage(result.usage, view.elapsed(), gauge, cost)
+        err.print("[dim]" + _("session {id}").format(id=session_id) + f" · {line}[/]")
         if result.cancelled:
-            err.print("[yellow]Interrupted.[/]")
+            err.print("[yellow]" + _("Interrupted.") + "[/]")
             return EXIT_INTERRUPTED
         if result.error:
             err.print(f"[red]✗ {escape(result.error)}[/]")
