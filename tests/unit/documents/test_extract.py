@@ -210,3 +210,27 @@ def test_preview_respects_the_page_and_character_limits(tmp_path: Path):
     assert len(body) <= 1_000
     assert "Page 3" not in body
     assert "search the file for the rest" in note
+
+
+def test_a_preview_reads_only_the_start_of_a_document(tmp_path: Path):
+    """read_file's preview of a long document extracts its first pages, not all of it."""
+    from generalAgent.documents.extract import ReadLimit
+
+    settings = load_settings(env_file=None, documents={"pdf_preview_pages": 2}).documents
+    pdf = make_pdf(tmp_path / "long.pdf", [[f"Page {n} text"] for n in range(1, 41)])
+    limit = ReadLimit(units=2, chars=10_000)
+    document = extract_document(pdf, settings, limit=limit)
+    assert [b.page for b in document.blocks] == [1, 2] and limit.stopped
+    assert "the document goes on" in preview_document(pdf, settings)
+
+    docx = make_docx(
+        tmp_path / "long.docx", "Report", [f"Paragraph {i} " + "x" * 80 for i in range(3000)], [["a", "b"]]
+    )
+    limit = ReadLimit(chars=2_000)
+    text = extract_document(docx, settings, limit=limit).text
+    assert limit.stopped and len(text) < 3_000 and "Paragraph 2999" not in text
+
+    big = tmp_path / "big.log"
+    big.write_text("one log line of forty characters or so\n" * 500_000, encoding="utf-8")  # 20 MB
+    preview = preview_document(big, settings)
+    assert "the document goes on" in preview and len(preview) < settings.text_preview_chars + 200
