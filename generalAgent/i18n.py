@@ -76,6 +76,12 @@ def _(message: str) -> str:
     return _translation.gettext(message)
 
 
+def N_(message: str) -> str:
+    """Marks `message` for the catalog where it is defined (a table, a constant); it is
+    translated with `_()` where it is shown, once the language is known."""
+    return message
+
+
 def ngettext(singular: str, plural: str, count: int) -> str:
     """The form of a message for `count` (Chinese has one form for all counts)."""
     return _translation.ngettext(singular, plural, count)

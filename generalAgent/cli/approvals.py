@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.terminal_text import visible_controls
+from generalAgent.i18n import N_, _
 from generalAgent.tools.approval import ALWAYS, KEEP, NO, YES
 
 ANSWERS = {
@@ -36,13 +37,12 @@ ANSWERS = {
 # A value longer than this (a whole file to write) is shown in part, saying how much is hidden.
 SHOWN_CHARS = 20_000
 
-QUESTION = "[bold yellow]Approve {tool}?[/] [dim]{position}{reason}[/]"
+QUESTION = N_("Approve {tool}?")
+POSITION = N_("({number} of {total})")
 # The default (Enter) is no: a capital N says so, as [y/N] does in shells.
-CHOICES = (
-    "[bold]  \\[y]es / \\[N]o (Enter) / \\[a]lways until you quit / \\[k]eep approving in this session: [/]"
-)
-HIDDEN = "[dim]  … {count:,} more characters not shown (answer n if you are unsure)[/]"
-CANNOT_ASK = "[yellow]{tool} needs approval ({reason}) but this run cannot ask; refused.[/]"
+CHOICES = N_("[y]es / [N]o (Enter) / [a]lways until you quit / [k]eep approving in this session: ")
+HIDDEN = N_("… {count} more characters not shown (answer n if you are unsure)")
+CANNOT_ASK = N_("{tool} needs approval ({reason}) but this run cannot ask; refused.")
 
 Approver = Callable[[dict[str, Any]], str]
 
@@ -66,32 +66,27 @@ def answer_approval(payload: Any, approve: Approver, remembered: MutableSet[str]
 def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
     """The chat's question for one call: the tool, why it asks, every argument in full."""
     of = request.get("of", 1)
-    position = f"({request.get('number', 1)} of {of}) " if of > 1 else ""
-    console.print(
-        QUESTION.format(
-            tool=escape(visible_controls(str(request.get("tool", "tool")))),
-            position=position,
-            reason=escape(visible_controls(str(request.get("reason", "")))),
-        )
-    )
+    position = _(POSITION).format(number=request.get("number", 1), total=of) + " " if of > 1 else ""
+    question = _(QUESTION).format(tool=visible_controls(str(request.get("tool", "tool"))))
+    reason = visible_controls(str(request.get("reason", "")))
+    console.print(f"[bold yellow]{escape(question)}[/] [dim]{escape(position + reason)}[/]")
     for key, value in (request.get("args") or {}).items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         shown = visible_controls(text[:SHOWN_CHARS])
         console.print(f"  [dim]{escape(visible_controls(str(key)))}:[/] {escape(shown)}", highlight=False)
         if len(text) > SHOWN_CHARS:
-            console.print(HIDDEN.format(count=len(text) - SHOWN_CHARS))
+            console.print(f"[dim]  {escape(_(HIDDEN).format(count=f'{len(text) - SHOWN_CHARS:,}'))}[/]")
     while True:
-        answer = console.input(CHOICES).strip().lower()
+        answer = console.input(f"[bold]  {escape(_(CHOICES))}[/]").strip().lower()
         if answer in ANSWERS:
             return ANSWERS[answer]
 
 
 def refuse_without_asking(console: Console, request: dict[str, Any]) -> str:
     """`-p` and other runs nobody can answer: say so, and refuse."""
-    console.print(
-        CANNOT_ASK.format(
-            tool=escape(visible_controls(str(request.get("tool", "tool")))),
-            reason=escape(visible_controls(str(request.get("reason", "")))),
-        )
+    refused = _(CANNOT_ASK).format(
+        tool=visible_controls(str(request.get("tool", "tool"))),
+        reason=visible_controls(str(request.get("reason", ""))),
     )
+    console.print(f"[yellow]{escape(refused)}[/]")
     return NO

@@ -30,6 +30,7 @@ from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file, public_url
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
@@ -38,40 +39,64 @@ LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
 
 # The slash commands, with the line /help and Tab completion show for each.
 COMMANDS = (
-    ("/help", "this help"),
-    ("/new", "start a new session"),
-    ("/sessions", "recent sessions (id, title, age, turns)"),
-    ("/resume", "ID: continue a session (a unique prefix of its id is enough)"),
-    ("/retry", "send the last message again after an error"),
-    ("/compact", "[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)"),
-    ("/clear", "start a fresh context in this session (workspace, todos and uploads stay)"),
-    ("/memory", "the AGENTS.md instructions loaded into the system prompt"),
-    ("/upload", "PATH: attach a file, folder or glob"),
-    ("/tools", "tool tiers and what the agent can use now"),
-    ("/mcp", "MCP servers: state, trust and tools (@server starts a disabled one)"),
-    ("/skills", "skills that can be @mentioned"),
-    ("/agents", "sub-agents that can be @mentioned"),
-    ("/todos", "the agent's todo list for this session"),
-    ("/usage", "tokens of this session, the cache-hit ratio and how full the context is"),
-    ("/model", "[NAME]: the models you can switch to; NAME switches from the next turn on"),
-    ("/thinking", "[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full"),
-    ("/quit", "leave (the session is saved; --resume continues it)"),
+    ("/help", N_("this help")),
+    ("/new", N_("start a new session")),
+    ("/sessions", N_("recent sessions (id, title, age, turns)")),
+    ("/resume", N_("ID: continue a session (a unique prefix of its id is enough)")),
+    ("/retry", N_("send the last message again after an error")),
+    ("/compact", N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)")),
+    ("/clear", N_("start a fresh context in this session (workspace, todos and uploads stay)")),
+    ("/memory", N_("the AGENTS.md instructions loaded into the system prompt")),
+    ("/upload", N_("PATH: attach a file, folder or glob")),
+    ("/tools", N_("tool tiers and what the agent can use now")),
+    ("/mcp", N_("MCP servers: state, trust and tools (@server starts a disabled one)")),
+    ("/skills", N_("skills that can be @mentioned")),
+    ("/agents", N_("sub-agents that can be @mentioned")),
+    ("/todos", N_("the agent's todo list for this session")),
+    ("/usage", N_("tokens of this session, the cache-hit ratio and how full the context is")),
+    ("/model", N_("[NAME]: the models you can switch to; NAME switches from the next turn on")),
+    ("/thinking", N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full")),
+    ("/quit", N_("leave (the session is saved; --resume continues it)")),
 )
-HELP = "\n".join(
-    [
-        "[bold]Chat[/]  Enter sends · Alt+Enter or a trailing \\ adds a line · Tab completes"
-        " · Ctrl-C cancels a turn · Ctrl-D quits",
-        "[bold]Mentions[/]  @tool makes a tool available · @skill points the agent to a skill"
-        " · @agent enables delegation",
-        '[bold]Files[/]  #path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session',
-        "",
-        *(f"{name:<12} {description}" for name, description in COMMANDS),
-    ]
-)
+
+
+def help_text() -> str:
+    """What /help shows, in the UI language."""
+    return "\n".join(
+        [
+            "[bold]"
+            + _("Chat")
+            + "[/]  "
+            + _(
+                "Enter sends · Alt+Enter or a trailing \\ adds a line · Tab completes"
+                " · Ctrl-C or Esc cancels a turn · Ctrl-D quits"
+            ),
+            "[bold]"
+            + _("Mentions")
+            + "[/]  "
+            + _(
+                "@tool makes a tool available · @skill points the agent to a skill · @agent enables delegation"
+            ),
+            "[bold]"
+            + _("Files")
+            + "[/]  "
+            + _('#path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session'),
+            "",
+            *(f"{name:<12} {description}" for name, description in translated_commands()),
+        ]
+    )
+
+
+def translated_commands() -> list[tuple[str, str]]:
+    return [(name, _(description)) for name, description in COMMANDS]
 
 
 ReasoningDisplay = Literal["collapsed", "full", "off"]
-THINKING_MODES = {"full": "in full", "collapsed": "as one line", "off": "no more"}
+THINKING_MODES = {
+    "full": N_("Reasoning is shown in full from now on."),
+    "collapsed": N_("Reasoning is shown as one line from now on."),
+    "off": N_("Reasoning is not shown from now on."),
+}
 
 
 class AgentUnavailable(Exception):
@@ -148,10 +173,14 @@ class Chat:
             if not line:
                 continue
             if line.startswith("/"):
-                name, _, argument = line.partition(" ")
+                name, _space, argument = line.partition(" ")
                 handler = self._commands.get(name.lower())
                 if handler is None:
-                    self.console.print(f"[yellow]Unknown command {escape(name)}. /help lists them.[/]")
+                    self.console.print(
+                        "[yellow]"
+                        + escape(_("Unknown command {name}. /help lists them.").format(name=name))
+                        + "[/]"
+                    )
                     continue
                 if handler(argument.strip()) is False:
                     return 0
@@ -230,12 +259,20 @@ class Chat:
             self.last_turn = {**graph_input, "messages": graph_input["messages"][-1:]}
         self.cancelled_turn = self.last_turn if result.cancelled else None
         if result.cancelled:
-            self.console.print("[yellow]Cancelled.[/] [dim]The conversation is intact; go on or /retry.[/]")
+            self.console.print(
+                "[yellow]"
+                + _("Cancelled.")
+                + "[/] [dim]"
+                + _("The conversation is intact; go on or /retry.")
+                + "[/]"
+            )
         elif result.error:
             self.console.print(f"[red]✗ {escape(result.error)}[/]")
-            self.console.print("[dim]Your message is kept: /retry sends it again.[/]")
+            self.console.print("[dim]" + _("Your message is kept: /retry sends it again.") + "[/]")
         elif not result.answer.strip() and not context_only:
-            self.console.print("[yellow]The model returned an empty answer. /retry or rephrase.[/]")
+            self.console.print(
+                "[yellow]" + _("The model returned an empty answer. /retry or rephrase.") + "[/]"
+            )
         if context_only:
             self.context_tokens = 0  # known again after the next answer
         else:
@@ -251,26 +288,26 @@ class Chat:
         return ask_in_terminal(self.console, request)
 
     # -- commands -------------------------------------------------------------------
-    def _help(self, _: str) -> None:
-        self.console.print(HELP)
+    def _help(self, argument: str) -> None:
+        self.console.print(help_text())
 
-    def _new(self, _: str) -> None:
+    def _new(self, argument: str) -> None:
         self.session_id = SessionCatalog.new_id()
         self.first_line = ""
         self.pending_uploads = []
         self.approved = set()
         self.last_turn = self.cancelled_turn = None
         self.context_tokens = 0
-        self.console.print(f"[green]New session {self.session_id}.[/]")
+        self.console.print("[green]" + _("New session {id}.").format(id=self.session_id) + "[/]")
 
-    def _sessions(self, _: str) -> None:
+    def _sessions(self, argument: str) -> None:
         sessions = self.catalog.recent(limit=20)
         if not sessions:
-            self.console.print("[dim]No saved sessions yet.[/]")
+            self.console.print("[dim]" + _("No saved sessions yet.") + "[/]")
             return
         table = Table(box=None, header_style="bold")
-        for column in ("id", "title", "age", "turns"):
-            table.add_column(column)
+        for column in (N_("id"), N_("title"), N_("age"), N_("turns")):
+            table.add_column(_(column))
         for info in sessions:
             marker = " ←" if info.id == self.session_id else ""
             table.add_row(info.id + marker, escape(info.title), info.age(), str(info.turns))
@@ -289,10 +326,14 @@ class Chat:
         self.last_turn = self.cancelled_turn = None
         self.context_tokens = 0
         self.console.print(
-            f"[green]Resumed {info.id}[/] [dim]· {escape(info.title)} · {info.turns} turns · {info.age()}[/]"
+            "[green]"
+            + _("Resumed {id}").format(id=info.id)
+            + f"[/] [dim]· {escape(info.title)} · "
+            + ngettext("{count} turn", "{count} turns", info.turns).format(count=info.turns)
+            + f" · {info.age()}[/]"
         )
 
-    def _retry(self, _: str) -> None:
+    def _retry(self, argument: str) -> None:
         """After an error, resume where the turn failed; after Ctrl-C, send the message again."""
         agent = self._agent()
         config = self._config()
@@ -300,7 +341,7 @@ class Chat:
             self._run(agent, config, None)
             return
         if self.cancelled_turn is None:
-            self.console.print("[dim]Nothing to retry: the last turn finished.[/]")
+            self.console.print("[dim]" + _("Nothing to retry: the last turn finished.") + "[/]")
             return
         from generalAgent.cli.turns import discard_last_turn
 
@@ -314,37 +355,42 @@ class Chat:
         agent = self._agent()
         self._run(agent, self._config(), context_request_input("compact", focus=focus), context_only=True)
 
-    def _clear(self, _: str) -> None:
+    def _clear(self, argument: str) -> None:
         from generalAgent.graph.turn import context_request_input
 
         agent = self._agent()
         self._run(agent, self._config(), context_request_input("clear"), context_only=True)
 
-    def _memory(self, _: str) -> None:
+    def _memory(self, argument: str) -> None:
         from generalAgent.graph.project_memory import user_memory_path
 
         memory = self._agent().parts.memory
         for problem in memory.problems:
-            self.console.print(f"[yellow]Not read: {escape(problem)}[/]")
+            self.console.print("[yellow]" + escape(_("Not read: {problem}").format(problem=problem)) + "[/]")
         if not memory.files:
-            self.console.print(
-                f"[dim]No AGENTS.md loaded. Instructions for every session go in {escape(str(user_memory_path(self.settings)))} "
-                f"(yours) or {escape(str(Path.cwd() / 'AGENTS.md'))} (this project); they are read when generalagent starts.[/]"
-            )
+            message = _(
+                "No AGENTS.md loaded. Instructions for every session go in {user} (yours) or {project} "
+                "(this project); they are read when generalagent starts."
+            ).format(user=user_memory_path(self.settings), project=Path.cwd() / "AGENTS.md")
+            self.console.print(f"[dim]{escape(message)}[/]")
             return
         for file in memory.files:
-            size = f"{file.chars:,} characters" + (
-                f", cut to {len(file.text):,} (AGENTS_MD_MAX_CHARS)" if file.cut else ""
+            size = _("{count} characters").format(count=f"{file.chars:,}") + (
+                _(", cut to {count} (AGENTS_MD_MAX_CHARS)").format(count=f"{len(file.text):,}")
+                if file.cut
+                else ""
             )
             self.console.print(f"[bold]{file.scope}[/] {escape(str(file.path))} [dim]({size})[/]")
             self.console.print(Text(terminal_safe(file.text), style="dim"))
         self.console.print(
-            "[dim]Read once when generalagent starts: edits take effect in the next session.[/]"
+            "[dim]" + _("Read once when generalagent starts: edits take effect in the next session.") + "[/]"
         )
 
     def _upload(self, argument: str) -> None:
         if not argument:
-            self.console.print("[yellow]/upload PATH: a file, a folder or a glob such as docs/*.pdf[/]")
+            self.console.print(
+                "[yellow]" + _("/upload PATH: a file, a folder or a glob such as docs/*.pdf") + "[/]"
+            )
             return
         from generalAgent.cli.turn_input import attach_files
 
@@ -353,18 +399,20 @@ class Chat:
         for problem in report.problems:
             self.console.print(f"[yellow]{escape(problem)}[/]")
         if not report.files and not report.problems:
-            self.console.print(f"[yellow]Nothing matches {escape(argument)}.[/]")
+            self.console.print(
+                "[yellow]" + escape(_("Nothing matches {pattern}.").format(pattern=argument)) + "[/]"
+            )
         for upload in report.files:
             self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         # The agent hears about them with the next message, in that turn's reminder.
         self.pending_uploads += report.files
 
-    def _tools(self, _: str) -> None:
+    def _tools(self, argument: str) -> None:
         from generalAgent.cli.turn_input import describe_tools
 
         self.console.print(describe_tools(self._agent(), self._config()))
 
-    def _mcp(self, _: str) -> None:
+    def _mcp(self, argument: str) -> None:
         from generalAgent.cli.mcp_commands import NO_SERVERS, servers_table
 
         agent = self._agent()
@@ -375,25 +423,25 @@ class Chat:
         in_session = set(agent.graph.get_state(self._config()).values.get("mcp_servers") or [])
         self.console.print(servers_table(statuses, in_session))
 
-    def _skills(self, _: str) -> None:
+    def _skills(self, argument: str) -> None:
         agent = self._agent()
         skills = agent.parts.skills.skills
         if not skills:
-            self.console.print("[dim]No skills installed.[/]")
+            self.console.print("[dim]" + _("No skills installed.") + "[/]")
         for skill in skills:
             self.console.print(f"[cyan]@{skill.id}[/] {escape(skill.description)}")
 
-    def _agents(self, _: str) -> None:
+    def _agents(self, argument: str) -> None:
         agent = self._agent()
         for profile in agent.parts.agents.profiles:
             tools = f" [dim](tools: {', '.join(profile.tools)})[/]" if profile.tools is not None else ""
             self.console.print(f"[cyan]@{profile.name}[/] {escape(profile.description)}{tools}")
 
-    def _todos(self, _: str) -> None:
+    def _todos(self, argument: str) -> None:
         agent = self._agent()
         todos = agent.graph.get_state(self._config()).values.get("todos") or []
         if not todos:
-            self.console.print("[dim]No todos in this session.[/]")
+            self.console.print("[dim]" + _("No todos in this session.") + "[/]")
             return
         marks = {"completed": "[green]✓[/]", "in_progress": "[yellow]▶[/]", "pending": "[dim]○[/]"}
         for item in todos:
@@ -402,28 +450,45 @@ class Chat:
                 f"{mark} {escape(item.get('content', ''))} [dim]({item.get('priority', 'medium')})[/]"
             )
 
-    def _usage(self, _: str) -> None:
+    def _usage(self, argument: str) -> None:
         info = self.catalog.get(self.session_id)
         usage = info.usage if info else Usage()
         turns = info.turns if info else 0
-        reasoning = f", of which reasoning {usage.reasoning_tokens:,}" if usage.reasoning_tokens else ""
+        reasoning = (
+            _(", of which reasoning {count}").format(count=f"{usage.reasoning_tokens:,}")
+            if usage.reasoning_tokens
+            else ""
+        )
         gauge = (
             format_context(self.context_tokens, self._context_window())
             if self.context_tokens
-            else "context: known after the next answer"
+            else _("context: known after the next answer")
         )
-        self.console.print(
-            f"Session {self.session_id}: {turns} turns, {usage.model_calls} model calls\n"
-            f"  input  {usage.input_tokens:,} tokens, of which cached {usage.cached_tokens:,} "
-            f"({usage.cache_hit_ratio:.1%} cache hits)\n"
-            f"  output {usage.output_tokens:,} tokens{reasoning}\n"
-            f"  {gauge} (the last request and its answer, of the model's context window)"
-        )
+        lines = [
+            _("Session {id}: {turns} turns, {calls} model calls").format(
+                id=self.session_id, turns=turns, calls=usage.model_calls
+            ),
+            "  "
+            + _("input  {tokens} tokens, of which cached {cached} ({ratio} cache hits)").format(
+                tokens=f"{usage.input_tokens:,}",
+                cached=f"{usage.cached_tokens:,}",
+                ratio=f"{usage.cache_hit_ratio:.1%}",
+            ),
+            "  " + _("output {tokens} tokens").format(tokens=f"{usage.output_tokens:,}") + reasoning,
+            "  "
+            + _("{gauge} (the last request and its answer, of the model's context window)").format(
+                gauge=gauge
+            ),
+        ]
         cost = format_cost(usage, self.settings.model)
         if cost:
-            self.console.print(
-                f"  cost {cost} (all of the session's tokens at {escape(self.model_name)}'s prices)"
+            lines.append(
+                "  "
+                + _("cost {cost} (all of the session's tokens at {model}'s prices)").format(
+                    cost=cost, model=self.model_name
+                )
             )
+        self.console.print(escape("\n".join(lines)))
 
     def _model(self, argument: str) -> None:
         """/model lists the models to switch to; /model NAME switches from the next turn on."""
@@ -442,24 +507,36 @@ class Chat:
                 self.console.print(f"{mark} {escape(name)}{priced}")
             if len(choices) < 2:
                 self.console.print(
-                    "[dim]List more in MODEL_CHOICES (comma-separated) to switch with /model NAME.[/]"
+                    "[dim]"
+                    + _("List more in MODEL_CHOICES (comma-separated) to switch with /model NAME.")
+                    + "[/]"
                 )
             return
         if argument not in choices:
             listed = ", ".join(choices)
             self.console.print(
-                f"[yellow]{escape(argument)} is not in MODEL_CHOICES; choose one of: {escape(listed)}[/]"
+                "[yellow]"
+                + escape(
+                    _("{name} is not in MODEL_CHOICES; choose one of: {names}").format(
+                        name=argument, names=listed
+                    )
+                )
+                + "[/]"
             )
             return
         if argument == self.model_name:
-            self.console.print(f"[dim]Already using {escape(argument)}.[/]")
+            self.console.print("[dim]" + escape(_("Already using {name}.").format(name=argument)) + "[/]")
             return
         agent = self._agent()
         switched = replace(self.settings, model=model.model_copy(update={"model_name": argument}))
         agent.switch_model(switched)
         self.settings = switched
         self.console.print(
-            f"[green]Now using {escape(argument)}[/] [dim]· the conversation goes on with it[/]"
+            "[green]"
+            + escape(_("Now using {name}").format(name=argument))
+            + "[/] [dim]· "
+            + _("the conversation goes on with it")
+            + "[/]"
         )
 
     @property
@@ -475,20 +552,22 @@ class Chat:
         mode = argument.lower()
         if mode in THINKING_MODES:
             self.show_reasoning = cast(ReasoningDisplay, mode)
-            self.console.print(f"[dim]Reasoning is shown {THINKING_MODES[mode]} from now on.[/]")
+            self.console.print(f"[dim]{_(THINKING_MODES[mode])}[/]")
             return
         if mode:
-            self.console.print("[yellow]/thinking full, /thinking collapsed or /thinking off.[/]")
+            self.console.print(
+                "[yellow]" + _("/thinking full, /thinking collapsed or /thinking off.") + "[/]"
+            )
             return
         if not self.last_reasoning:
-            self.console.print("[dim]The last turn had no reasoning to show.[/]")
+            self.console.print("[dim]" + _("The last turn had no reasoning to show.") + "[/]")
             return
         for number, text in enumerate(self.last_reasoning, 1):
             if len(self.last_reasoning) > 1:
-                self.console.print(f"[dim]— model call {number} —[/]")
+                self.console.print("[dim]— " + _("model call {number}").format(number=number) + " —[/]")
             self.console.print(Text(text, style="dim"))
 
-    def _quit(self, _: str) -> bool:
+    def _quit(self, argument: str) -> bool:
         self._farewell()
         return False
 
@@ -496,10 +575,12 @@ class Chat:
         """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
         anything to come back to."""
         if self.catalog.get(self.session_id) is None:
-            self.console.print("[dim]Bye.[/]")
+            self.console.print("[dim]" + _("Bye.") + "[/]")
             return
         resume = f"{command_hint()} --resume {self.session_id}"
-        self.console.print(f"[dim]Saved. Continue with: {escape(resume)}[/]")
+        self.console.print(
+            "[dim]" + escape(_("Saved. Continue with: {command}").format(command=resume)) + "[/]"
+        )
 
     # -- plumbing -------------------------------------------------------------------
     def _config(self) -> dict[str, Any]:
@@ -509,13 +590,15 @@ class Chat:
 
     def _agent(self) -> LoadedAgent:
         if not self.loader.ready():
-            with self.console.status("[dim]Starting the agent…[/]"):
+            with self.console.status("[dim]" + _("Starting the agent…") + "[/]"):
                 self.loader.wait()
         try:
             agent = self.loader.get()
         except Exception as exc:  # e.g. a broken tools.yaml: nothing works until it is fixed
             reason = describe_storage_error(exc, self.settings.paths) or str(exc)
-            self.console.print(f"[red]The agent could not start: {escape(reason)}[/]")
+            self.console.print(
+                "[red]" + escape(_("The agent could not start: {reason}").format(reason=reason)) + "[/]"
+            )
             raise AgentUnavailable from exc
         while agent.notices:  # shown once, before the first output that needs the agent
             self.console.print(f"[dim]{escape(agent.notices.pop(0))}[/]")
@@ -560,7 +643,7 @@ class Chat:
             history=InputHistory(str(history_file)),
             key_bindings=bindings,
             multiline=True,
-            completer=ChatCompleter(COMMANDS, self._mentionable),
+            completer=ChatCompleter(translated_commands(), self._mentionable),
             complete_while_typing=False,
         )
 

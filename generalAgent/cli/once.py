@@ -40,8 +40,9 @@ def run_once(
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
     text = sys.stdin.read() if prompt == "-" else prompt
     if not text.strip():
-        empty, hint = _("The prompt is empty."), _("Give text after -p, or pipe it in with -p -.")
-        err.print(f"[red]{empty}[/] {hint}")
+        err.print(
+            "[red]" + _("The prompt is empty.") + "[/] " + _("Give text after -p, or pipe it in with -p -.")
+        )
         return EXIT_USAGE
 
     catalog = SessionCatalog(settings.paths.sessions_db)
@@ -49,7 +50,7 @@ def run_once(
     if session_id is None:
         return EXIT_USAGE
 
-    from generalAgent.cli.render import TerminalView, format_usage
+    from generalAgent.cli.render import TerminalView, format_cost, format_usage
     from generalAgent.cli.runtime import load_agent
     from generalAgent.cli.turn_input import prepare_turn
     from generalAgent.cli.turns import run_turn
@@ -61,8 +62,7 @@ def run_once(
     try:
         agent = load_agent(settings)
     except (ToolConfigError, CheckpointStoreError) as exc:
-        failed = _("The agent could not start: {reason}").format(reason=exc)
-        err.print(f"[red]{escape(failed)}[/]")
+        err.print("[red]" + escape(_("The agent could not start: {reason}").format(reason=exc)) + "[/]")
         return EXIT_USAGE
     # One turn and no later one: the enabled MCP servers are waited for (MCP_STARTUP_TIMEOUT at most).
     agent.parts.mcp.wait_for_startup()
@@ -100,12 +100,11 @@ def run_once(
         from generalAgent.providers.tokens import context_window
 
         gauge = (result.context_tokens, context_window(settings.model).tokens)
-        usage = format_usage(result.usage, view.elapsed(), gauge)
-        session = _("session {id}").format(id=session_id)
-        err.print(f"[dim]{session} · {usage}[/]")
+        cost = format_cost(result.usage, settings.model)
+        line = format_usage(result.usage, view.elapsed(), gauge, cost)
+        err.print("[dim]" + _("session {id}").format(id=session_id) + f" · {line}[/]")
         if result.cancelled:
-            interrupted = _("Interrupted.")
-            err.print(f"[yellow]{interrupted}[/]")
+            err.print("[yellow]" + _("Interrupted.") + "[/]")
             return EXIT_INTERRUPTED
         if result.error:
             err.print(f"[red]✗ {escape(result.error)}[/]")

@@ -32,18 +32,20 @@ from generalAgent.cli.escape_key import EscapeKey
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
 from generalAgent.display import human_size
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
-COMPACTING = "compacting {count} older messages into a summary… Ctrl-C skips the summary"
-WAITING_FOR_MODEL = "waiting for the model"
-RUNNING = "running"
-INTERRUPT_KEYS = "Ctrl-C or Esc to interrupt"
-INTERRUPT_CTRL_C = "Ctrl-C to interrupt"
-RETRYING = "{problem}: retrying in {delay:.0f} s (retry {number} of {limit})"
-RATE_LIMITED = "rate limited ({status})"
-ENDPOINT_FAILED = "the endpoint failed ({status})"
-NO_CONNECTION = "no connection"
+# Messages are marked here and translated where they are shown (cli/i18n.py).
+COMPACTING = N_("compacting {count} older messages into a summary… Ctrl-C skips the summary")
+WAITING_FOR_MODEL = N_("waiting for the model")
+RUNNING = N_("running")
+INTERRUPT_KEYS = N_("Ctrl-C or Esc to interrupt")
+INTERRUPT_CTRL_C = N_("Ctrl-C to interrupt")
+RETRYING = N_("{problem}: retrying in {delay} s (retry {number} of {limit})")
+RATE_LIMITED = N_("rate limited ({status})")
+ENDPOINT_FAILED = N_("the endpoint failed ({status})")
+NO_CONNECTION = N_("no connection")
 ColorSystem = Literal["auto", "standard", "256", "truecolor", "windows"]
 
 
@@ -154,7 +156,7 @@ def format_cost(usage: Usage, settings: ModelSettings) -> str | None:
         return None
     cost = price.cost(usage.input_tokens, usage.cached_tokens, usage.output_tokens)
     digits = 4 if cost < 1 else 2
-    return f"≈ {settings.model_price_currency}{cost:,.{digits}f}"
+    return f"≈ {settings.model_price_currency}{cost:,.{digits}f}"  # a figure: the same in every language
 
 
 def format_usage(
@@ -166,26 +168,30 @@ def format_usage(
     """The per-turn line: input, cached (and the hit ratio), output (reasoning apart), calls,
     time, the context gauge (tokens of the last request and answer, of the window), and the
     cost when the model has a price."""
-    cached = f"cached {usage.cached_tokens:,} ({usage.cache_hit_ratio:.0%})"
-    output = f"out {usage.output_tokens:,}"
+    cached = _("cached {tokens} ({ratio})").format(
+        tokens=f"{usage.cached_tokens:,}", ratio=f"{usage.cache_hit_ratio:.0%}"
+    )
+    output = _("out {tokens}").format(tokens=f"{usage.output_tokens:,}")
     if usage.reasoning_tokens:
-        output += f" ({usage.reasoning_tokens:,} reasoning)"
-    parts = [f"in {usage.input_tokens:,}", cached, output]
+        output += " " + _("({tokens} reasoning)").format(tokens=f"{usage.reasoning_tokens:,}")
+    parts = [_("in {tokens}").format(tokens=f"{usage.input_tokens:,}"), cached, output]
     if usage.model_calls != 1:
-        parts.append(f"{usage.model_calls} calls")
+        parts.append(
+            ngettext("{count} call", "{count} calls", usage.model_calls).format(count=usage.model_calls)
+        )
     if seconds is not None:
         parts.append(f"{seconds:.1f} s")
     if context is not None and context[0]:
         parts.append(format_context(*context))
     if cost:
         parts.append(cost)
-    return "tokens: " + " · ".join(parts)
+    return _("tokens:") + " " + " · ".join(parts)
 
 
 def thinking_summary(chars: int) -> str:
     """`thinking… 1.2k chars`: the collapsed form of a model call's reasoning."""
     size = f"{chars / 1000:.1f}k" if chars >= 1000 else str(chars)
-    return f"thinking… {size} chars"
+    return _("thinking… {size} chars").format(size=size)
 
 
 class ReasoningStream:
@@ -239,7 +245,9 @@ class ReasoningStream:
 def format_context(used: int, window: int) -> str:
     """`context 5.4k/128k (4%)`: how much of the model's context window the last request and
     its answer used (the history is cut at MAX_CONTEXT_TOKENS, ¾ of it by default)."""
-    return f"context {_short_tokens(used)}/{_short_tokens(window)} ({used / max(window, 1):.0%})"
+    return _("context {used}/{window} ({share})").format(
+        used=_short_tokens(used), window=_short_tokens(window), share=f"{used / max(window, 1):.0%}"
+    )
 
 
 def _short_tokens(tokens: int) -> str:
@@ -288,14 +296,14 @@ class StatusLine:
 
     def __rich__(self) -> Text:
         seconds = int(time.monotonic() - self._since)
-        return Text.from_markup(f"{self.what} [dim]· {seconds} s · {self.interrupt_hint}[/]")
+        return Text.from_markup(f"{self.what} [dim]· {seconds} s · {_(self.interrupt_hint)}[/]")
 
 
 def retry_problem(status: int | None) -> str:
     """What a retry is about, from the status of the response that failed (None: no response)."""
     if status is None:
-        return NO_CONNECTION
-    return (RATE_LIMITED if status == 429 else ENDPOINT_FAILED).format(status=status)
+        return _(NO_CONNECTION)
+    return _(RATE_LIMITED if status == 429 else ENDPOINT_FAILED).format(status=status)
 
 
 class TerminalView:
@@ -345,7 +353,9 @@ class TerminalView:
         """The client waits `delay` seconds before retrying (any thread: only the text changes)."""
         problem = retry_problem(status)
         self.status.show(
-            f"[yellow]{escape(RETRYING.format(problem=problem, delay=delay, number=number, limit=limit))}[/]"
+            "[yellow]"
+            + escape(_(RETRYING).format(problem=problem, delay=f"{delay:.0f}", number=number, limit=limit))
+            + "[/]"
         )
 
     def close(self) -> None:
@@ -380,9 +390,9 @@ class TerminalView:
         if self._compacting:
             self.status.show(f"[dim]{escape(self._compacting)}[/]")
         elif self._running:
-            self.status.show(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]{RUNNING}…[/]")
+            self.status.show(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]{_(RUNNING)}…[/]")
         elif self._waiting:
-            self.status.show(f"[dim]{WAITING_FOR_MODEL}…[/]")
+            self.status.show(f"[dim]{_(WAITING_FOR_MODEL)}…[/]")
         else:
             self.status.stop()
             self.status.what = ""
@@ -405,7 +415,7 @@ class TerminalView:
 
         self.markdown.finish()
         if event.get("state") == "started":
-            self._compacting = COMPACTING.format(count=event.get("messages", 0))
+            self._compacting = _(COMPACTING).format(count=event.get("messages", 0))
             self._update_status()
             return
         self._compacting = ""

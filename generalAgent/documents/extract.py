@@ -86,14 +86,36 @@ def file_type_of(path: Path) -> str:
     return "text"
 
 
+@dataclass
+class ReadLimit:
+    """How much of a document a preview needs: readers stop at `units` pages, sheets or
+    slides, or once `chars` characters are read, and set `stopped` when there was more.
+    A large document's preview then costs its first pages, not the whole file."""
+
+    units: int | None = None
+    chars: int | None = None
+    stopped: bool = False
+
+    def reached(self, unit: int, chars: int) -> bool:
+        """Whether reading unit number `unit` (1-based), with `chars` read before it, is past the limit."""
+        if (self.units is not None and unit > self.units) or (self.chars is not None and chars >= self.chars):
+            self.stopped = True
+        return self.stopped
+
+
 def extract_document(
-    path: Path, settings: DocumentSettings, progress: ExtractProgress | None = None
+    path: Path,
+    settings: DocumentSettings,
+    progress: ExtractProgress | None = None,
+    limit: ReadLimit | None = None,
 ) -> ExtractedDocument:
-    """All text of the document at `path`, in blocks; `DocumentError` if it cannot be read.
+    """All text of the document at `path` (or, with `limit`, its start), in blocks;
+    `DocumentError` if it cannot be read.
 
     Pages of a PDF without a text layer are read by OCR when it is installed and on
     (OCR_ENABLED); `progress` hears of each page read that way.
     """
+    limit = limit or ReadLimit()
     name = path.name
     _check_file(path, settings)
     suffix = path.suffix.lower()
@@ -102,8 +124,10 @@ def extract_document(
             f"{name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
         )
     kind = file_type_of(path)
-    readers: dict[str, Callable[[Path, DocumentSettings], list[Block]]] = {
-        "pdf": lambda pdf_path, pdf_settings: _read_pdf(pdf_path, pdf_settings, progress),
+    readers: dict[str, Callable[[Path, DocumentSettings, ReadLimit], list[Block]]] = {
+        "pdf": lambda pdf_path, pdf_settings, pdf_limit: _read_pdf(
+            pdf_path, pdf_settings, pdf_limit, progress
+        ),
         "docx": _read_docx,
         "xlsx": _read_xlsx,
         "pptx": _read_pptx,
@@ -111,7 +135,7 @@ def extract_document(
         "text": _read_text,
     }
     try:
-        blocks = [b for b in readers[kind](path, settings) if b.text.strip()]
+        blocks = [b for b in readers[kind](path, settings, limit) if b.text.strip()]
     except DocumentError:
         raise
     except MemoryError:
@@ -129,23 +153,25 @@ def extract_document(
 
 def preview_document(path: Path, settings: DocumentSettings) -> str:
     """The start of a document within the per-type preview limits of the settings."""
-    document = extract_document(path, settings)
     limits = {
         "pdf": (settings.pdf_preview_pages, settings.pdf_preview_chars),
         "docx": (None, settings.docx_preview_chars),
         "xlsx": (settings.xlsx_preview_sheets, settings.xlsx_preview_chars),
         "pptx": (settings.pptx_preview_slides, settings.pptx_preview_chars),
     }
-    units, chars = limits.get(document.file_type, (None, settings.text_preview_chars))
-    blocks = document.blocks
-    if units is not None:
-        blocks = [b for b in blocks if b.page is None or b.page <= units]
+    units, chars = limits.get(file_type_of(path), (None, settings.text_preview_chars))
+    # One character past the limit is read, so a document of exactly `chars` is not "cut".
+    limit = ReadLimit(units, chars + 1)
+    document = extract_document(path, settings, limit=limit)
+    blocks = [b for b in document.blocks if units is None or b.page is None or b.page <= units]
     text = BLOCK_SEPARATOR.join(b.text for b in blocks)
-    total = len(document.text)
+    read = len(document.text)
     if len(text) > chars:
         text = text[:chars]
-    if len(text) < total:
-        text += f"\n\n[preview: {len(text):,} of {total:,} characters; search the file for the rest]"
+    if limit.stopped:
+        text += f"\n\n[preview: the first {len(text):,} characters; the document goes on: search the file for the rest]"
+    elif len(text) < read:
+        text += f"\n\n[preview: {len(text):,} of {read:,} characters; search the file for the rest]"
     return text
 
 
@@ -198,7 +224,9 @@ def _office_archive(path: Path, what: str) -> None:
 
 
 # -- PDF -----------------------------------------------------------------------------------
-def _read_pdf(path: Path, settings: DocumentSettings, progress: ExtractProgress | None = None) -> list[Block]:
+def _read_pdf(
+    path: Path, settings: DocumentSettings, limit: ReadLimit, progress: ExtractProgress | None = None
+) -> list[Block]:
     import pypdfium2 as pdfium
 
     try:
@@ -213,7 +241,10 @@ def _read_pdf(path: Path, settings: DocumentSettings, progress: ExtractProgress 
         headings = outline_headings(pdf)
         texts: list[str] = []
         scanned: list[int] = []
+        read = 0  # characters so far, for the limit
         for number in range(len(pdf)):
+            if limit.reached(number + 1, read):
+                break
             page = pdf[number]
             textpage = page.get_textpage()
             try:
@@ -224,6 +255,7 @@ def _read_pdf(path: Path, settings: DocumentSettings, progress: ExtractProgress 
                 textpage.close()
                 page.close()
             texts.append(raw)
+            read += len(raw)
         recognised = _recognise(pdf, path, scanned, settings, progress)
         return [
             Block(
@@ -343,7 +375,7 @@ MAX_COMPRESSION_RATIO = 200
 RATIO_CHECKED_ABOVE = 1024 * 1024  # small members may compress very well without harm
 
 
-def _read_docx(path: Path, settings: DocumentSettings) -> list[Block]:
+def _read_docx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
     _office_archive(path, ".docx")
     import docx
     from docx.opc.exceptions import PackageNotFoundError
@@ -355,7 +387,10 @@ def _read_docx(path: Path, settings: DocumentSettings) -> list[Block]:
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .docx file (damaged?).") from None
     lines: list[str] = []
+    read = 0  # characters so far, for the limit
     for element in document.element.body.iterchildren():
+        if limit.reached(1, read):
+            break
         tag = element.tag.rsplit("}", 1)[-1]
         if tag == "p":
             paragraph = Paragraph(element, document)
@@ -363,8 +398,10 @@ def _read_docx(path: Path, settings: DocumentSettings) -> list[Block]:
             if text:
                 level = _heading_level(paragraph.style.name if paragraph.style is not None else "")
                 lines.append(f"{'#' * level} {text}" if level else text)
+                read += len(lines[-1]) + 2
         elif tag == "tbl":
             lines.append(_table_text(Table(element, document)))
+            read += len(lines[-1]) + 2
     return [Block(text="\n\n".join(line for line in lines if line))]
 
 
@@ -390,7 +427,7 @@ def _table_text(table: Any) -> str:
 
 
 # -- XLSX ----------------------------------------------------------------------------------
-def _read_xlsx(path: Path, settings: DocumentSettings) -> list[Block]:
+def _read_xlsx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
     _office_archive(path, ".xlsx")
     import openpyxl
 
@@ -401,6 +438,8 @@ def _read_xlsx(path: Path, settings: DocumentSettings) -> list[Block]:
     blocks: list[Block] = []
     try:
         for number, sheet in enumerate(workbook.worksheets, start=1):
+            if limit.reached(number, sum(len(b.text) for b in blocks)):
+                break
             rows = (
                 (row_number, _row_text(row))
                 for row_number, row in enumerate(sheet.iter_rows(values_only=True), start=1)
@@ -467,7 +506,7 @@ def group_rows(rows: list[tuple[int, str]], settings: DocumentSettings) -> Itera
 
 
 # -- PPTX ----------------------------------------------------------------------------------
-def _read_pptx(path: Path, settings: DocumentSettings) -> list[Block]:
+def _read_pptx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
     _office_archive(path, ".pptx")
     import pptx
     from pptx.exc import PackageNotFoundError
@@ -476,8 +515,10 @@ def _read_pptx(path: Path, settings: DocumentSettings) -> list[Block]:
         presentation = pptx.Presentation(str(path))
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .pptx file (damaged?).") from None
-    blocks = []
+    blocks: list[Block] = []
     for number, slide in enumerate(presentation.slides, start=1):
+        if limit.reached(number, sum(len(b.text) for b in blocks)):
+            break
         title_shape = slide.shapes.title
         title = " ".join(title_shape.text_frame.text.split()) if title_shape is not None else ""
         parts = [f"# {title}"] if title else []
@@ -512,9 +553,17 @@ def _shape_texts(shape: Any) -> Iterator[str]:
 
 
 # -- text, Markdown, code ------------------------------------------------------------------
-def _read_text(path: Path, settings: DocumentSettings) -> list[Block]:
-    data = path.read_bytes()
-    text = decode_text(data, path.name)
+def _read_text(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
+    if limit.chars is None:
+        data = path.read_bytes()
+        text = decode_text(data, path.name)
+    else:  # a preview reads the start only: at most 4 bytes a character in any encoding we read
+        with path.open("rb") as handle:
+            data = handle.read(limit.chars * 4 + 4)
+        truncated = path.stat().st_size > len(data)
+        text = decode_text(data, path.name, truncated=truncated)
+        if truncated or len(text) > limit.chars:
+            limit.stopped = True
     markdown = file_type_of(path) == "markdown"
     return [Block(text=text.replace("\r\n", "\n"), markdown=markdown)]
 

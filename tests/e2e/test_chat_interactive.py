@@ -116,3 +116,20 @@ def test_multiline_input_and_sessions_list(openai_server: ScriptedOpenAIServer, 
     expect_prompt(child)
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_the_chat_speaks_chinese_when_asked(openai_server: ScriptedOpenAIServer, spawn_chat, cli_env) -> None:
+    openai_server.add(Reply(text="你好。"))
+    child = spawn_chat(env={**cli_env, "UI_LANGUAGE": "zh"})
+    expect_prompt(child)
+    shown = ask(child, "/help", "本帮助")
+    expect_prompt(child)
+    ask(child, "/nosuch", "未知命令 /nosuch")
+    expect_prompt(child)
+    ask(child, "你好", "令牌：")
+    child.expect("输入")
+    expect_prompt(child)
+    child.sendline("/quit")
+    child.expect("已保存。继续请运行")
+    child.expect(pexpect.EOF)
+    assert "Enter 发送" in plain(shown) or "Enter 发送" in plain(child.before or "")

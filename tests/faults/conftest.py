@@ -23,6 +23,8 @@ from tests.e2e.conftest import cli_env, spawn_chat, workdir  # noqa: F401 - fixt
 from tests.faults.report import REPORT_ENV, FaultCase, render_report
 from tests.support.history import stored_history_problems
 from tests.support.openai_server import ScriptedOpenAIServer
+from tests.unit.tools.test_fetch_web import site  # noqa: F401 - fixture (test_attack_faults.py)
+from tests.unit.tools.test_file_tools import root  # noqa: F401 - fixture (test_attack_faults.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -186,7 +186,7 @@ def test_killed_mid_tool_resumes_from_postgres(
     expect_prompt(child)
     ask(child, "hello", "Ready")
     expect_prompt(child)
-    child.sendline("fetch the slow page")
+    child.sendline(f"fetch the slow page at {slow_page.url}")  # a host the user names: no question
     assert slow_page.requested.wait(20)
     time.sleep(0.5)
     child.kill(signal.SIGKILL)

@@ -11,7 +11,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from generalAgent.cli.app import app
-from generalAgent.cli.chat import HELP
+from generalAgent.cli.chat import help_text
 
 runner = CliRunner()
 
@@ -36,6 +36,6 @@ def test_version_prints_the_installed_version() -> None:
 
 def test_chat_help_shows_one_backslash_for_a_continued_line() -> None:
     out = io.StringIO()
-    Console(file=out, width=200, color_system=None).print(HELP)
+    Console(file=out, width=200, color_system=None).print(help_text())
     assert "a trailing \\ adds a line" in out.getvalue()
     assert "\\\\" not in out.getvalue()

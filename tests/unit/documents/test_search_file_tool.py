@@ -165,21 +165,3 @@ def test_an_invented_quote_is_refused(settings: Settings, pdf: Path):
 def test_a_place_that_does_not_exist_is_explained(settings: Settings, pdf: Path, place: str, expected: str):
     text = run_tool(settings, file_path=upload(settings, pdf), query="The baseline grew", check_place=place)
     assert text.startswith("Error: Cannot check the quote in uploads/report.pdf:") and expected in text
-
-
-def test_a_regex_that_backtracks_without_end_is_stopped_within_seconds(settings: Settings, tmp_path: Path):
-    """The attack of issue 11: `(a+)+$` on a tiny file hung the agent beyond Ctrl-C."""
-    import time
-
-    small = tmp_path / "aaa.txt"
-    small.write_text("a" * 41 + "!\n", encoding="utf-8")
-    started = time.monotonic()
-    text = run_tool(settings, file_path=upload(settings, small), query="(a+)+$", regex=True)
-    assert time.monotonic() - started < 5 and text.startswith("No passage")
-
-    crafted = tmp_path / "xxx.txt"
-    crafted.write_text("x" * 3000 + "\n", encoding="utf-8")
-    started = time.monotonic()
-    stopped = run_tool(settings, file_path=upload(settings, crafted), query="(x+x+)+y", regex=True)
-    assert time.monotonic() - started < 10
-    assert "took more than 2 s on this file and was stopped" in stopped and stopped.startswith("Error:")

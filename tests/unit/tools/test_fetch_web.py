@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.tools.builtin import fetch_web
 from generalAgent.tools.builtin.fetch_web import html_to_text, is_public
 from tests.support.tools import run_tool
 
@@ -92,80 +90,6 @@ def test_size_cap_and_paging(settings: Settings, site: str) -> None:
     assert "continue with offset=1000" in text and text.count("x") == 1000
 
 
-@pytest.mark.parametrize(
-    "address",
-    [
-        "100.64.0.1",  # shared address space (carrier-grade NAT)
-        "100.100.100.200",  # a cloud metadata service
-        "169.254.169.254",  # link-local: the other cloud metadata address
-        "192.0.0.170",  # IETF protocol assignments
-        "198.18.0.1",  # benchmarking
-        "224.0.0.1",  # multicast
-        "::ffff:10.0.0.1",  # an IPv4-mapped private address
-        "64:ff9b::7f00:1",  # NAT64 form of 127.0.0.1
-        "2002:a9fe:a9fe::",  # 6to4 form of 169.254.169.254
-        "2001:0:4136:e378:8000:63bf:f5ff:fffe",  # Teredo, carrying a private client address
-        "fd00::1",  # unique local
-    ],
-)
-def test_addresses_that_are_not_public_are_refused(address: str) -> None:
-    assert not is_public(ipaddress.ip_address(address))
-
-
 @pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2001:4860:4860::8888"])
 def test_public_addresses_pass(address: str) -> None:
     assert is_public(ipaddress.ip_address(address))
-
-
-def test_the_connection_goes_to_the_address_that_was_checked(
-    settings: Settings, site: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """DNS rebinding: the name resolves to an allowed address when checked and to another
-    one right after. Only the checked address is ever connected to."""
-    port = int(site.rsplit(":", 1)[1])
-    answers = iter(["127.0.0.1"] + ["10.9.9.9"] * 10)  # the second answer would be internal
-    lookups: list[str] = []
-
-    def resolve(host: str, port: int) -> list:
-        lookups.append(host)
-        return [ipaddress.ip_address(next(answers))]
-
-    monkeypatch.setattr(fetch_web, "resolve_host", resolve)
-    monkeypatch.setattr(fetch_web, "is_public", lambda address: str(address) == "127.0.0.1")
-    text, _ = run_tool(settings, "fetch_web", {"url": f"http://rebind.example:{port}/page"})
-    # The client never looked the name up (rebind.example does not exist): it went to the
-    # checked address, with the URL's own host in the Host header.
-    assert text.startswith(f"URL: http://rebind.example:{port}/page\nTitle: 季度报告 Q3"), text
-    assert lookups == ["rebind.example"]
-
-
-def test_a_server_that_drips_its_answer_is_cut_off_at_the_total_limit(settings: Settings) -> None:
-    class Drip(BaseHTTPRequestHandler):
-        def log_message(self, *args) -> None:
-            return
-
-        def do_GET(self) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/plain")
-            self.end_headers()
-            try:
-                for _ in range(600):  # a byte every 0.1 s: no single read ever times out
-                    self.wfile.write(b"x")
-                    self.wfile.flush()
-                    time.sleep(0.1)
-            except OSError:
-                return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        started = time.monotonic()
-        text, _ = run_tool(
-            allowing_private(settings, fetch_timeout=1.5),
-            "fetch_web",
-            {"url": f"http://127.0.0.1:{server.server_address[1]}/"},
-        )
-        assert time.monotonic() - started < 5
-        assert "did not answer in full within 1.5 s (FETCH_TIMEOUT)" in text
-    finally:
-        server.shutdown()
