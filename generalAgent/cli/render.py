@@ -36,7 +36,7 @@ from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
-# Messages are marked here and translated where they are shown (cli/i18n.py).
+# Messages are marked here and translated where they are shown (generalAgent/i18n.py).
 COMPACTING = N_("compacting {count} older messages into a summary… Ctrl-C skips the summary")
 WAITING_FOR_MODEL = N_("waiting for the model")
 RUNNING = N_("running")
