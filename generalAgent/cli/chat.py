@@ -418,7 +418,7 @@ class Chat:
         agent = self._agent()
         statuses = agent.parts.mcp.statuses()
         if not statuses:
-            self.console.print(f"[dim]{escape(NO_SERVERS)} (see docs/mcp.md)[/]")
+            self.console.print(f"[dim]{escape(_(NO_SERVERS))} (docs/mcp.md)[/]")
             return
         in_session = set(agent.graph.get_state(self._config()).values.get("mcp_servers") or [])
         self.console.print(servers_table(statuses, in_session))

@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
@@ -60,7 +61,7 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
         if any(ch in pattern for ch in "*?["):
             matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True))]
             if not matches:
-                problems.append(f"{pattern}: no file matches")
+                problems.append(_("{pattern}: no file matches").format(pattern=pattern))
             files.extend(p for p in matches if p.is_file())
             continue
         path = Path(pattern)
@@ -75,7 +76,7 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
         elif path.is_file():
             files.append(path)
         else:
-            problems.append(f"{pattern}: no such file or folder")
+            problems.append(_("{pattern}: no such file or folder").format(pattern=pattern))
     unique = list(dict.fromkeys(p.resolve() for p in files))
     return unique, problems
 
@@ -95,7 +96,7 @@ def index_command(
     err = terminal_console(stderr=True)
     out = terminal_console()
     if not paths and not stats and not cleanup:
-        err.print("Nothing to do: give files or folders to index, or --stats / --cleanup.")
+        err.print(escape(_("Nothing to do: give files or folders to index, or --stats / --cleanup.")))
         raise typer.Exit(2)
     report: dict[str, Any] = {}
     failed = False
@@ -106,7 +107,13 @@ def index_command(
                 report["removed"] = index.cleanup_old(days)
                 if not as_json:
                     removed = report["removed"]
-                    err.print(f"Removed {removed} document(s) indexed over {days} days ago.")
+                    err.print(
+                        ngettext(
+                            "Removed {count} document indexed over {days} days ago.",
+                            "Removed {count} documents indexed over {days} days ago.",
+                            removed,
+                        ).format(count=removed, days=days)
+                    )
             if paths:
                 files, problems = expand_paths(paths)
                 for problem in problems:

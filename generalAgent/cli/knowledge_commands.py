@@ -23,6 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
+from generalAgent.cli.i18n import _
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.terminal_text import terminal_console
@@ -215,7 +216,7 @@ def show_command(
             total = store.count_chunks(item_id)
             selected = None
             if chunks is not None:
-                first, _, last = chunks.partition(":")
+                first, _colon, last = chunks.partition(":")
                 try:
                     start = int(first or 0)
                     end = int(last) if last else total
@@ -247,7 +248,7 @@ def delete_command(
         raise _fail(str(exc)) from None
     if not deleted:
         raise _fail(f"No knowledge item {item_id!r}.")
-    terminal_console().print(f"Deleted {item_id}.")
+    terminal_console().print(escape(_("Deleted {id}.").format(id=item_id)))
 
 
 @kb.command("domains")
@@ -286,6 +287,6 @@ def sync_command(ctx: typer.Context) -> None:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
-    terminal_console().print(report.summary() if report.changed else "Built-in knowledge is up to date.")
+    terminal_console().print(report.summary() if report.changed else _("Built-in knowledge is up to date."))
     if report.failed:
         raise typer.Exit(1)

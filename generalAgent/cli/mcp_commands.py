@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.i18n import N_, _
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.tools.mcp.config import (
     MCPConfigError,
@@ -41,18 +42,18 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-NO_SERVERS = "No MCP servers configured. Add one with: generalagent mcp add NAME -- COMMAND [ARGS...]"
-ADDED = "Added {name} to {path}{note}."
-REMOVED = "Removed {name} from {path}."
-NOT_FOUND = "No MCP server named {name} in {files}."
-NEEDS_TARGET = "Give the server's command after --, or --url for a streamable HTTP server (not both)."
-BAD_PAIR = "{option} takes {form}; got {value!r}."
+NO_SERVERS = N_("No MCP servers configured. Add one with: generalagent mcp add NAME -- COMMAND [ARGS...]")
+ADDED = N_("Added {name} to {path}{note}.")
+REMOVED = N_("Removed {name} from {path}.")
+NOT_FOUND = N_("No MCP server named {name} in {files}.")
+NEEDS_TARGET = N_("Give the server's command after --, or --url for a streamable HTTP server (not both).")
+BAD_PAIR = N_("{option} takes {form}; got {value}.")
 STATES = {
-    "ready": "ready",
-    "starting": "starting…",
-    "failed": "failed: {detail}",
-    "stopped": "stopped: {detail} (the next call restarts it)",
-    "off": "off: @{handle} starts it",
+    "ready": N_("ready"),
+    "starting": N_("starting…"),
+    "failed": N_("failed: {detail}"),
+    "stopped": N_("stopped: {detail} (the next call restarts it)"),
+    "off": N_("off: @{handle} starts it"),
 }
 
 
@@ -69,17 +70,17 @@ def list_command() -> None:
     for problem in config.problems:
         console.print(f"[yellow]{escape(problem)}[/]")
     if not config.servers:
-        console.print(NO_SERVERS)
+        console.print(escape(_(NO_SERVERS)))
         return
     table = Table(box=None, header_style="bold")
-    for column in ("server", "starts", "trust", "command or URL", "file"):
-        table.add_column(column)
+    for column in (N_("server"), N_("starts"), N_("trust"), N_("command or URL"), N_("file")):
+        table.add_column(_(column))
     for server in config.servers:
-        starts = "at start-up" if server.enabled else f"on @{server.handle}"
+        starts = _("at start-up") if server.enabled else _("on @{handle}").format(handle=server.handle)
         table.add_row(
             Text(f"@{server.handle}"),
             starts,
-            "trusted" if server.trust else "asks",
+            _("trusted") if server.trust else _("asks"),
             Text(server.shown_target or "?"),
             Text(str(server.source)),
         )
@@ -124,7 +125,7 @@ def add_command(
     """Add a server to mcp.json."""
     settings = _settings()
     if bool(command) == bool(url):
-        _fail(NEEDS_TARGET)
+        _fail(_(NEEDS_TARGET))
     entry: dict[str, Any] = {}
     if url:
         entry.update(type="http", url=url)
@@ -150,8 +151,8 @@ def add_command(
         add_server_entry(path, name, entry)
     except MCPConfigError as exc:
         _fail(str(exc))
-    note = "; @mention it in the chat to start it" if disabled else ""
-    Console(highlight=False).print(ADDED.format(name=name, path=path, note=note), markup=False)
+    note = _("; @mention it in the chat to start it") if disabled else ""
+    Console(highlight=False).print(_(ADDED).format(name=name, path=path, note=note), markup=False)
 
 
 @app.command("remove")
@@ -167,13 +168,13 @@ def remove_command(
     except MCPConfigError as exc:
         _fail(str(exc))
     if not removed:
-        _fail(NOT_FOUND.format(name=name, files=path))
-    Console(highlight=False).print(REMOVED.format(name=name, path=path), markup=False)
+        _fail(_(NOT_FOUND).format(name=name, files=path))
+    Console(highlight=False).print(_(REMOVED).format(name=name, path=path), markup=False)
 
 
 def describe_state(status: ServerStatus) -> str:
     """The state column: what the server is doing, and what the user can do about it."""
-    text = STATES[status.state].format(detail=status.detail, handle=status.handle)
+    text = _(STATES[status.state]).format(detail=status.detail, handle=status.handle)
     if status.state == "ready" and status.started_in is not None:
         text += f" ({status.started_in:.1f} s)"
     return text
@@ -182,20 +183,22 @@ def describe_state(status: ServerStatus) -> str:
 def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
     """What `/mcp` shows: each server's state, trust and tools, and which ones this session uses."""
     table = Table(box=None, header_style="bold")
-    for column in ("server", "state", "trust", "session", "tools"):
-        table.add_column(column)
+    for column in (N_("server"), N_("state"), N_("trust"), N_("session"), N_("tools")):
+        table.add_column(_(column))
     for status in statuses:
-        names = ", ".join(name for name, _ in status.tools)
+        names = ", ".join(name for name, _description in status.tools)
         table.add_row(
             Text(f"@{status.handle}"),
             Text(describe_state(status)),
-            "trusted" if status.trust else "asks",
+            _("trusted") if status.trust else _("asks"),
             "✓" if status.handle in in_session else "",
             Text(names or "-"),
         )
     hint = Text(
-        "Tools of a server that starts after your message join from the next one. "
-        "Untrusted servers' tools ask before each call.",
+        _(
+            "Tools of a server that starts after your message join from the next one. "
+            "Untrusted servers' tools ask before each call."
+        ),
         style="dim",
     )
     return Group(table, hint)
@@ -204,7 +207,7 @@ def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
 def _pair(item: str, separator: str, option: str, form: str) -> tuple[str, str]:
     key, found, value = item.partition(separator)
     if not found or not key.strip():
-        _fail(BAD_PAIR.format(option=option, form=form, value=item))
+        _fail(_(BAD_PAIR).format(option=option, form=form, value=repr(item)))
     return key.strip(), value.strip()
 
 
