@@ -201,20 +201,6 @@ def fit_summary(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     return text[: cut if cut > chars // 2 else chars].rstrip() + "\n[summary cut to its size limit]"
 
 
-def compaction_line(event: dict[str, Any]) -> str:
-    """The one line the terminal shows for a compaction event."""
-    state = event.get("state")
-    count = event.get("messages", 0)
-    if state == "done":
-        return f"compacted {count} messages into a {_thousands(event.get('tokens', 0))}-token summary"
-    if state == "cleared":
-        return f"context cleared: {count} messages left it (workspace, todos and uploads are kept)"
-    if state == "nothing":
-        return "nothing to compact yet"
-    reason = event.get("reason", "")
-    return f"{count} older messages left the context without a summary ({reason})"
-
-
 # -- the summariser and the node ----------------------------------------------------------
 class Summariser:
     """Asks the model for the folded summary, in as many calls as the dropped turns need."""
@@ -339,10 +325,6 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]} […{len(text) - limit:,} more characters]"
-
-
-def _thousands(tokens: int) -> str:
-    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
 def _template() -> str:

@@ -19,7 +19,6 @@ from langchain_core.messages import AIMessage
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
-from generalAgent.graph.compaction import compaction_line
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
 from generalAgent.tools.approval import PROCESS_APPROVALS
@@ -139,7 +138,7 @@ class SubagentRunner:
             writer({"subagent": context_id, "usage": event["usage"]})
         compaction = event.get("compaction")
         if isinstance(compaction, dict) and compaction.get("state") != "started":
-            writer({"subagent": context_id, "text": compaction_line(compaction)})
+            writer({"subagent": context_id, "compaction": compaction})  # the terminal words it
 
     @staticmethod
     def _report(context_id: str, change: Any, writer: Writer) -> None:
