@@ -15,6 +15,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from generalAgent.cli.i18n import _
 from generalAgent.config.settings import PathSettings
 
 # Enough to catch a disk that is already full, small enough to cost nothing at start-up.
@@ -32,9 +33,9 @@ def check_data_dir(paths: PathSettings) -> str | None:
             probe.flush()
             os.fsync(probe.fileno())
     except OSError as exc:
-        return (
-            describe_storage_error(exc, paths) or f"The data directory {paths.data_dir} cannot be used: {exc}"
-        )
+        return describe_storage_error(exc, paths) or _(
+            "The data directory {folder} cannot be used: {reason}"
+        ).format(folder=paths.data_dir, reason=exc)
     return None
 
 
@@ -45,32 +46,33 @@ def describe_storage_error(exc: BaseException, paths: PathSettings) -> str | Non
         if type(cause).__name__ == "CheckpointStoreError":  # graph/checkpoints.py, not imported at start-up
             return str(cause)
         if _is_postgres_connection_error(cause):
-            return (
+            return _(
                 "Lost the connection to the PostgreSQL server that stores the conversation (DATABASE_URL). "
                 "Try again when it is back; the turns saved so far are kept there."
             )
         kind = _kind(cause)
         if kind == "full":
-            return (
-                f"No space left for the data directory {data_dir}{_free(paths.data_dir)}. Free some space "
+            return _(
+                "No space left for the data directory {folder}{free}. Free some space "
                 "(or set DATA_DIR to another disk), then try again."
-            )
+            ).format(folder=data_dir, free=_free(paths.data_dir))
         if kind == "read-only":
             reason = cause.strerror if isinstance(cause, OSError) and cause.strerror else str(cause)
-            return (
-                f"The data directory {data_dir} is not writable ({reason}). Make it writable, or set "
+            return _(
+                "The data directory {folder} is not writable ({reason}). Make it writable, or set "
                 "DATA_DIR to a folder you can write to (in .env or the environment)."
-            )
+            ).format(folder=data_dir, reason=reason)
         if kind == "locked":
-            return (
+            return _(
                 "A database in the data directory is locked by another generalagent process. "
                 "Wait for it to finish (or close it), then try again."
             )
         if kind == "damaged":
-            return (
-                f"A database in the data directory {data_dir} is damaged ({cause}). Move sessions.db or "
-                "indexes.db aside (a new one is created) or restore it from a backup."
-            )
+            return _(
+                "A database in the data directory {folder} is damaged ({cause}). Move sessions.db or "
+                "indexes.db aside, do not delete it (indexes.db also holds your knowledge base); a new "
+                "one is created, or restore it from a backup."
+            ).format(folder=data_dir, cause=cause)
     return None
 
 
@@ -123,4 +125,4 @@ def _free(path: Path) -> str:
         free = shutil.disk_usage(path).free
     except OSError:
         return ""
-    return f" ({free / 1024**2:.1f} MB free)" if free < 1024**3 else ""
+    return " " + _("({size} MB free)").format(size=f"{free / 1024**2:.1f}") if free < 1024**3 else ""
