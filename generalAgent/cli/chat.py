@@ -239,7 +239,7 @@ class Chat:
                 graph_input,
                 view,
                 lambda exc: (
-                    describe_model_error(exc, self.settings.model)
+                    describe_model_error(exc, self.settings.model, _)
                     or describe_storage_error(exc, self.settings.paths)
                 ),
                 on_cancel=agent.cancel,

@@ -127,7 +127,7 @@ def _endpoint(settings: Settings) -> Check:
     try:
         reply = client.invoke("ping")
     except Exception as exc:
-        described = describe_model_error(exc, model) or f"{type(exc).__name__}"
+        described = describe_model_error(exc, model, _) or f"{type(exc).__name__}"
         return Check(N_("endpoint"), False, described)
     seconds = time.monotonic() - started
     usage: dict[str, Any] = dict(reply.usage_metadata or {})

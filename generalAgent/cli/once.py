@@ -90,7 +90,7 @@ def run_once(
             prepared.graph_input,
             view,
             lambda exc: (
-                describe_model_error(exc, settings.model) or describe_storage_error(exc, settings.paths)
+                describe_model_error(exc, settings.model, _) or describe_storage_error(exc, settings.paths)
             ),
             on_cancel=agent.cancel,
         )

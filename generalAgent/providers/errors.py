@@ -6,6 +6,8 @@ an exception before LangGraph stores it in a checkpoint or a log prints it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from generalAgent.config.settings import ModelSettings
 from generalAgent.display import one_line, public_url, url_secrets
 
@@ -14,48 +16,81 @@ REASONING_REFUSAL = ("reasoning_content", "reasoning content")
 WINDOW_REFUSAL = ("context length", "context window", "too long", "maximum context")
 
 
-def describe_model_error(exc: BaseException, settings: ModelSettings) -> str | None:
+Translate = Callable[[str], str]
+
+
+def _english(message: str) -> str:
+    return message
+
+
+def describe_model_error(exc: BaseException, settings: ModelSettings, _: Translate = _english) -> str | None:
     """One line naming the cause of a failed model call, or None if it is not a model error.
 
-    The API key is never part of the text: provider messages are echoed only after any
-    occurrence of the key is masked.
+    `_` translates the message for a person (the terminal passes the UI's catalog); what a
+    sub-agent's parent model reads stays English. The messages are written as `_(...)`
+    calls so the catalog extracts them here. The API key is never part of the text:
+    provider messages are echoed only after any occurrence of the key is masked.
     """
     import httpx
     import openai
 
     endpoint = public_url(settings.openai_base_url or "https://api.openai.com/v1")
-    model = settings.model_name
-    detail = _provider_message(exc, settings)
+    model = repr(settings.model_name)
+    detail = _provider_message(exc, settings, _)
     if isinstance(exc, openai.AuthenticationError):
-        return f"The endpoint rejected the API key (401). Check OPENAI_API_KEY in .env.{detail}"
+        return _("The endpoint rejected the API key (401). Check OPENAI_API_KEY in .env.") + detail
     if isinstance(exc, openai.PermissionDeniedError):
-        return f"The API key may not use model {model!r} (403).{detail}"
+        return _("The API key may not use model {model} (403).").format(model=model) + detail
     if isinstance(exc, openai.NotFoundError):
-        return f"Model {model!r} or the endpoint path was not found at {endpoint} (404). Check MODEL_NAME and OPENAI_BASE_URL.{detail}"
+        return (
+            _(
+                "Model {model} or the endpoint path was not found at {endpoint} (404). "
+                "Check MODEL_NAME and OPENAI_BASE_URL."
+            ).format(model=model, endpoint=endpoint)
+            + detail
+        )
     if isinstance(exc, openai.RateLimitError):
-        return f"Rate limited by the endpoint (429), still after {settings.model_max_retries} retries. Wait a moment, then /retry.{detail}"
+        return (
+            _(
+                "Rate limited by the endpoint (429), still after {retries} retries. Wait a moment, then /retry."
+            ).format(retries=settings.model_max_retries)
+            + detail
+        )
     if isinstance(exc, openai.APITimeoutError):
-        return f"The model did not answer within {settings.model_timeout:g} s (MODEL_TIMEOUT). /retry, or raise MODEL_TIMEOUT."
+        return _(
+            "The model did not answer within {seconds} s (MODEL_TIMEOUT). /retry, or raise MODEL_TIMEOUT."
+        ).format(seconds=f"{settings.model_timeout:g}")
     if isinstance(exc, openai.APIConnectionError) and _broke_off(exc):
-        return "The connection to the model broke off before the answer was complete. /retry sends your message again."
+        return _(
+            "The connection to the model broke off before the answer was complete. /retry sends your message again."
+        )
     if isinstance(exc, openai.APIConnectionError):
-        return f"Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network, then /retry."
+        return _(
+            "Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network, then /retry."
+        ).format(endpoint=endpoint)
     if isinstance(exc, openai.BadRequestError):
-        return f"The endpoint refused the request (400).{detail}{_bad_request_advice(detail)}"
+        return _("The endpoint refused the request (400).") + detail + _bad_request_advice(detail, _)
     if isinstance(exc, openai.InternalServerError | openai.APIStatusError):
         status = getattr(exc, "status_code", "?")
-        return f"The model endpoint failed ({status}). /retry in a moment.{detail}"
+        return _("The model endpoint failed ({status}). /retry in a moment.").format(status=status) + detail
     if isinstance(exc, openai.APIError | httpx.HTTPError):
-        return f"The connection to the model broke off ({type(exc).__name__}). /retry.{detail}"
+        return (
+            _("The connection to the model broke off ({error}). /retry.").format(error=type(exc).__name__)
+            + detail
+        )
     return None
 
 
-def _bad_request_advice(detail: str) -> str:
+def _bad_request_advice(detail: str, _: Translate) -> str:
     lowered = detail.lower()
     if any(words in lowered for words in REASONING_REFUSAL):
-        return " Set MODEL_PROVIDER to this provider (e.g. deepseek, kimi) so its reasoning is sent back."
+        return " " + _(
+            "Set MODEL_PROVIDER to this provider (e.g. deepseek, kimi) so its reasoning is sent back."
+        )
     if any(words in lowered for words in WINDOW_REFUSAL):
-        return " The conversation outgrew the model's window: set MODEL_CONTEXT_WINDOW to the model's real window."
+        return " " + _(
+            "The conversation outgrew the model's window: set MODEL_CONTEXT_WINDOW to the model's real window."
+        )
     return ""
 
 
@@ -120,7 +155,7 @@ def _broke_off(exc: BaseException) -> bool:
     return False
 
 
-def _provider_message(exc: BaseException, settings: ModelSettings) -> str:
+def _provider_message(exc: BaseException, settings: ModelSettings, _: Translate = _english) -> str:
     body = getattr(exc, "body", None)
     message = ""
     if isinstance(body, dict):
@@ -131,7 +166,7 @@ def _provider_message(exc: BaseException, settings: ModelSettings) -> str:
     for secret in _secrets(settings):
         message = message.replace(secret, "***")
     message = one_line(message)
-    return f" Provider says: {message}" if message else ""
+    return " " + _("Provider says: {message}").format(message=message) if message else ""
 
 
 def _secrets(settings: ModelSettings) -> list[str]:
