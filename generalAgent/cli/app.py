@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -28,10 +27,6 @@ from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.sessions import SessionStoreError
-
-# Help texts are built when this module loads, before .env is read: the environment decides
-# their language (UI_LANGUAGE, or the locale); settings_or_exit applies .env's UI_LANGUAGE.
-use_language(choose_language(os.environ.get("UI_LANGUAGE")))
 
 app = typer.Typer(
     add_completion=False,

@@ -38,8 +38,8 @@ LARGE_DOCUMENT_CHUNKS = 200
 
 
 def register(app: typer.Typer) -> None:
-    app.command("index", help="Index documents for search (files, folders, globs).")(index_command)
-    app.command("search", help="Search one document from the command line.")(search_command)
+    app.command("index", help=_("Index documents for search (files, folders, globs)."))(index_command)
+    app.command("search", help=_("Search one document from the command line."))(search_command)
 
 
 def settings_from(ctx: typer.Context) -> Settings:
@@ -83,14 +83,14 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
 
 def index_command(
     ctx: typer.Context,
-    paths: Annotated[list[str] | None, typer.Argument(help="Files, folders or globs")] = None,
-    stats: Annotated[bool, typer.Option("--stats", help="Show what the index holds")] = False,
+    paths: Annotated[list[str] | None, typer.Argument(help=_("Files, folders or globs"))] = None,
+    stats: Annotated[bool, typer.Option("--stats", help=_("Show what the index holds"))] = False,
     cleanup: Annotated[
-        bool, typer.Option("--cleanup", help="Delete documents indexed more than --days ago")
+        bool, typer.Option("--cleanup", help=_("Delete documents indexed more than --days ago"))
     ] = False,
-    days: Annotated[int, typer.Option("--days", min=0, help="Age for --cleanup")] = 30,
-    force: Annotated[bool, typer.Option("--force", help="Re-index unchanged files too")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    days: Annotated[int, typer.Option("--days", min=0, help=_("Age for --cleanup"))] = 30,
+    force: Annotated[bool, typer.Option("--force", help=_("Re-index unchanged files too"))] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))] = False,
 ) -> None:
     settings = settings_from(ctx)
     err = terminal_console(stderr=True)
@@ -231,14 +231,14 @@ def _stats_table(stats: dict[str, Any]) -> Table:
 
 def search_command(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="The document to search")],
-    query: Annotated[str, typer.Argument(help="Words to look for (or a regex with --regex)")],
+    path: Annotated[Path, typer.Argument(help=_("The document to search"))],
+    query: Annotated[str, typer.Argument(help=_("Words to look for (or a regex with --regex)"))],
     max_results: Annotated[
         int | None,
-        typer.Option("-n", "--max-results", min=1, help="Passages (default SEARCH_MAX_RESULTS_DEFAULT)"),
+        typer.Option("-n", "--max-results", min=1, help=_("Passages (default SEARCH_MAX_RESULTS_DEFAULT)")),
     ] = None,
-    regex: Annotated[bool, typer.Option("--regex", help="Grep with a regular expression")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output")] = False,
+    regex: Annotated[bool, typer.Option("--regex", help=_("Grep with a regular expression"))] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))] = False,
 ) -> None:
     settings = settings_from(ctx)
     try:

@@ -34,12 +34,12 @@ from generalAgent.knowledge.render import render_item
 from generalAgent.search.budgets import ContentBudget
 from generalAgent.search.lookup import INDEX_ERRORS
 
-kb = typer.Typer(help="The knowledge base: add, search, list, show, delete.", no_args_is_help=True)
+kb = typer.Typer(help=_("The knowledge base: add, search, list, show, delete."), no_args_is_help=True)
 
-Domain = Annotated[str | None, typer.Option("--domain", "-d", help="Only this domain")]
-Category = Annotated[str | None, typer.Option("--category", "-c", help="Only this category")]
-Tags = Annotated[list[str] | None, typer.Option("--tag", "-t", help="Tag (repeatable)")]
-AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output")]
+Domain = Annotated[str | None, typer.Option("--domain", "-d", help=_("Only this domain"))]
+Category = Annotated[str | None, typer.Option("--category", "-c", help=_("Only this category"))]
+Tags = Annotated[list[str] | None, typer.Option("--tag", "-t", help=_("Tag (repeatable)"))]
+AsJson = Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))]
 
 
 def register(app: typer.Typer) -> None:
@@ -64,14 +64,14 @@ def _print_json(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
-@kb.command("add")
+@kb.command("add", help=_("Add a note (--title/--content) or the text of a file."))
 def add_command(
     ctx: typer.Context,
-    file: Annotated[Path | None, typer.Argument(help="A document whose text to add")] = None,
-    title: Annotated[str | None, typer.Option("--title", help="Title (default: file name)")] = None,
-    content: Annotated[str | None, typer.Option("--content", help="Text (not a file)")] = None,
-    domain: Annotated[str, typer.Option("--domain", "-d", help="Domain")] = "general",
-    category: Annotated[str, typer.Option("--category", "-c", help="Category")] = "",
+    file: Annotated[Path | None, typer.Argument(help=_("A document whose text to add"))] = None,
+    title: Annotated[str | None, typer.Option("--title", help=_("Title (default: file name)"))] = None,
+    content: Annotated[str | None, typer.Option("--content", help=_("Text (not a file)"))] = None,
+    domain: Annotated[str, typer.Option("--domain", "-d", help=_("Domain"))] = "general",
+    category: Annotated[str, typer.Option("--category", "-c", help=_("Category"))] = "",
     tags: Tags = None,
     as_json: AsJson = False,
 ) -> None:
@@ -111,18 +111,20 @@ def add_command(
         )
 
 
-@kb.command("search")
+@kb.command("search", help=_("Search the knowledge base (notes, built-in knowledge and indexed files)."))
 def search_command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help="Words to look for")],
+    query: Annotated[str, typer.Argument(help=_("Words to look for"))],
     domain: Domain = None,
     category: Category = None,
     tags: Tags = None,
     max_results: Annotated[
         int | None,
-        typer.Option("-n", "--max-results", min=1, max=20, help="Items (default SEARCH_MAX_RESULTS_DEFAULT)"),
+        typer.Option(
+            "-n", "--max-results", min=1, max=20, help=_("Items (default SEARCH_MAX_RESULTS_DEFAULT)")
+        ),
     ] = None,
-    sort: Annotated[str, typer.Option("--sort", help="relevance | date | title")] = "relevance",
+    sort: Annotated[str, typer.Option("--sort", help=_("relevance | date | title"))] = "relevance",
     as_json: AsJson = False,
 ) -> None:
     """Search the knowledge base (notes, built-in knowledge and indexed files)."""
@@ -151,7 +153,7 @@ def search_command(
         raise typer.Exit(1)
 
 
-@kb.command("list")
+@kb.command("list", help=_("List items, most recently updated first."))
 def list_command(
     ctx: typer.Context,
     domain: Domain = None,
@@ -198,11 +200,11 @@ def list_command(
     terminal_console().print(table)
 
 
-@kb.command("show")
+@kb.command("show", help=_("Show one item, or a range of its chunks."))
 def show_command(
     ctx: typer.Context,
-    item_id: Annotated[str, typer.Argument(help="Item id (or its start, as kb list shows it)")],
-    chunks: Annotated[str | None, typer.Option("--chunks", help="Range, e.g. 0:10")] = None,
+    item_id: Annotated[str, typer.Argument(help=_("Item id (or its start, as kb list shows it)"))],
+    chunks: Annotated[str | None, typer.Option("--chunks", help=_("Range, e.g. 0:10"))] = None,
     as_json: AsJson = False,
 ) -> None:
     """Show one item, or a range of its chunks."""
@@ -235,9 +237,9 @@ def show_command(
         terminal_console().print(escape(render_item(item, selected, total, limit)), highlight=False)
 
 
-@kb.command("delete")
+@kb.command("delete", help=_("Delete an item with its chunks."))
 def delete_command(
-    ctx: typer.Context, item_id: Annotated[str, typer.Argument(help="Item id (or its start)")]
+    ctx: typer.Context, item_id: Annotated[str, typer.Argument(help=_("Item id (or its start)"))]
 ) -> None:
     """Delete an item with its chunks."""
     try:
@@ -251,7 +253,7 @@ def delete_command(
     terminal_console().print(escape(_("Deleted {id}.").format(id=item_id)))
 
 
-@kb.command("domains")
+@kb.command("domains", help=_("Domains with their item counts, categories and tags."))
 def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
     """Domains with their item counts, categories and tags."""
     try:
@@ -278,7 +280,9 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
     terminal_console().print(table)
 
 
-@kb.command("sync")
+@kb.command(
+    "sync", help=_("Import built-in knowledge (knowledge/<domain>/*.md) that changed since last time.")
+)
 def sync_command(ctx: typer.Context) -> None:
     """Import built-in knowledge (knowledge/<domain>/*.md) that changed since last time."""
     settings = settings_from(ctx)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the manager imports LangChain, which `generalagent` must no
     from generalAgent.tools.mcp.manager import ServerStatus
 
 app = typer.Typer(
-    help="List, add and remove MCP servers (tools from other programs; see docs/mcp.md).",
+    help=_("List, add and remove MCP servers (tools from other programs; see docs/mcp.md)."),
     no_args_is_help=True,
     rich_markup_mode="rich",
 )
@@ -61,7 +61,7 @@ def register(parent: typer.Typer) -> None:
     parent.add_typer(app, name="mcp")
 
 
-@app.command("list")
+@app.command("list", help=_("Show the configured servers (without starting them)."))
 def list_command() -> None:
     """Show the configured servers (without starting them)."""
     settings = _settings()
@@ -89,38 +89,42 @@ def list_command() -> None:
     console.print(table)
 
 
-@app.command("add")
+@app.command("add", help=_("Add a server to mcp.json."))
 def add_command(
     name: Annotated[
-        str, typer.Argument(help="The server's name: @NAME mentions it, NAME__tool names its tools.")
+        str, typer.Argument(help=_("The server's name: @NAME mentions it, NAME__tool names its tools."))
     ],
     command: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer reads the annotation
-        typer.Argument(help="After --: the command that starts a local (stdio) server, and its arguments."),
+        typer.Argument(
+            help=_("After --: the command that starts a local (stdio) server, and its arguments.")
+        ),
     ] = None,
-    url: Annotated[Optional[str], typer.Option("--url", help="A streamable HTTP server's URL.")] = None,  # noqa: UP045
+    url: Annotated[Optional[str], typer.Option("--url", help=_("A streamable HTTP server's URL."))] = None,  # noqa: UP045
     env: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option("--env", "-e", help="KEY=VALUE for the server process; ${VAR} is expanded at start."),
+        typer.Option("--env", "-e", help=_("KEY=VALUE for the server process; ${VAR} is expanded at start.")),
     ] = None,
     header: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option("--header", "-H", help="'Name: value' sent to an HTTP server; ${VAR} is expanded."),
+        typer.Option("--header", "-H", help=_("'Name: value' sent to an HTTP server; ${VAR} is expanded.")),
     ] = None,
-    cwd: Annotated[Optional[str], typer.Option("--cwd", help="Working folder of a stdio server.")] = None,  # noqa: UP045
+    cwd: Annotated[Optional[str], typer.Option("--cwd", help=_("Working folder of a stdio server."))] = None,  # noqa: UP045
     tool: Annotated[
         Optional[list[str]],  # noqa: UP045
-        typer.Option("--tool", help="Offer only this tool of the server (repeat for more)."),
+        typer.Option("--tool", help=_("Offer only this tool of the server (repeat for more).")),
     ] = None,
     disabled: Annotated[
-        bool, typer.Option("--disabled", help="Start it only when you @mention it in the chat.")
+        bool, typer.Option("--disabled", help=_("Start it only when you @mention it in the chat."))
     ] = False,
-    trust: Annotated[bool, typer.Option("--trust", help="Run its tools without asking each time.")] = False,
+    trust: Annotated[
+        bool, typer.Option("--trust", help=_("Run its tools without asking each time."))
+    ] = False,
     timeout: Annotated[
         Optional[float],  # noqa: UP045
-        typer.Option("--timeout", help="Seconds one call may take (default MCP_CALL_TIMEOUT)."),
+        typer.Option("--timeout", help=_("Seconds one call may take (default MCP_CALL_TIMEOUT).")),
     ] = None,
-    user: Annotated[bool, typer.Option("--user", help="Write the user-level mcp.json.")] = False,
+    user: Annotated[bool, typer.Option("--user", help=_("Write the user-level mcp.json."))] = False,
 ) -> None:
     """Add a server to mcp.json."""
     settings = _settings()
@@ -155,10 +159,10 @@ def add_command(
     Console(highlight=False).print(_(ADDED).format(name=name, path=path, note=note), markup=False)
 
 
-@app.command("remove")
+@app.command("remove", help=_("Remove a server from mcp.json."))
 def remove_command(
-    name: Annotated[str, typer.Argument(help="The server's name as written in mcp.json.")],
-    user: Annotated[bool, typer.Option("--user", help="Remove it from the user-level mcp.json.")] = False,
+    name: Annotated[str, typer.Argument(help=_("The server's name as written in mcp.json."))],
+    user: Annotated[bool, typer.Option("--user", help=_("Remove it from the user-level mcp.json."))] = False,
 ) -> None:
     """Remove a server from mcp.json."""
     settings = _settings()
