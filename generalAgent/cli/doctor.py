@@ -69,13 +69,15 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
 
 def _configuration(settings: Settings) -> Check:
     model = settings.model
-    env = f"read {settings.sources.describe()}"
+    env = _("read {files}").format(files=settings.sources.describe())
     missing = model.missing()
     if missing:
         return Check(
             N_("configuration"),
             False,
-            f"{env}; missing {', '.join(missing)} (generalagent config init writes a user-level .env)",
+            _("{read}; missing {names} (generalagent config init writes a user-level .env)").format(
+                read=env, names=", ".join(missing)
+            ),
         )
     key = model.openai_api_key.get_secret_value() if model.openai_api_key else ""
     where = (
@@ -84,7 +86,9 @@ def _configuration(settings: Settings) -> Check:
     return Check(
         N_("configuration"),
         True,
-        f"{env}; MODEL_NAME={model.model_name}; OPENAI_BASE_URL={where}; OPENAI_API_KEY set ({len(key)} characters)",
+        _(
+            "{read}; MODEL_NAME={model}; OPENAI_BASE_URL={url}; OPENAI_API_KEY set ({count} characters)"
+        ).format(read=env, model=model.model_name, url=where, count=len(key)),
     )
 
 
@@ -134,8 +138,9 @@ def _endpoint(settings: Settings) -> Check:
     return Check(
         N_("endpoint"),
         True,
-        f"{model.model_name} answered a 1-token request in {seconds:.2f} s "
-        f"({usage.get('input_tokens', '?')} input tokens reported)",
+        _("{model} answered a 1-token request in {seconds} s ({tokens} input tokens reported)").format(
+            model=model.model_name, seconds=f"{seconds:.2f}", tokens=usage.get("input_tokens", "?")
+        ),
     )
 
 
@@ -148,17 +153,29 @@ def _data_dir(settings: Settings) -> Check:
         parent = next(p for p in data_dir.parents if p.exists())
         if not os.access(parent, os.W_OK | os.X_OK):
             return Check(
-                N_("data directory"), False, f"{data_dir} cannot be created: {parent} is not writable"
+                N_("data directory"),
+                False,
+                _("{folder} cannot be created: {parent} is not writable").format(
+                    folder=data_dir, parent=parent
+                ),
             )
         free = shutil.disk_usage(parent).free / 1024**3
         return Check(
-            N_("data directory"), free > 0.1, f"{data_dir} will be created at first use, {free:.1f} GB free"
+            N_("data directory"),
+            free > 0.1,
+            _("{folder} will be created at first use, {free} GB free").format(
+                folder=data_dir, free=f"{free:.1f}"
+            ),
         )
     problem = check_data_dir(settings.paths)
     if problem:
         return Check(N_("data directory"), False, problem)
     free = shutil.disk_usage(data_dir).free / 1024**3
-    return Check(N_("data directory"), free > 0.1, f"{data_dir} writable, {free:.1f} GB free")
+    return Check(
+        N_("data directory"),
+        free > 0.1,
+        _("{folder} writable, {free} GB free").format(folder=data_dir, free=f"{free:.1f}"),
+    )
 
 
 def _checkpoints(settings: Settings) -> Check:
@@ -195,7 +212,8 @@ def _sqlite(settings: Settings) -> Check:
         fts5 = False
     finally:
         conn.close()
-    detail = f"SQLite {sqlite3.sqlite_version}, FTS5 {'available' if fts5 else 'MISSING (document search will not work)'}"
+    fts5_state = _("FTS5 available") if fts5 else _("FTS5 MISSING (document search will not work)")
+    detail = f"SQLite {sqlite3.sqlite_version}, {fts5_state}"
     return Check(N_("sqlite"), fts5, detail)
 
 
@@ -227,7 +245,9 @@ def _documents(settings: Settings) -> Check:
             missing.append(module)
     if missing:
         return Check(
-            N_("document libraries"), False, f"missing {', '.join(missing)}: run make run (it reinstalls)"
+            N_("document libraries"),
+            False,
+            _("missing {names}: run make run (it reinstalls)").format(names=", ".join(missing)),
         )
     return Check(
         N_("document libraries"), True, "jieba, pypdfium2, python-docx, openpyxl, python-pptx importable"
@@ -241,7 +261,7 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     manager = MCPServerManager.from_settings(settings)
     problems = [Check(N_("mcp"), False, problem) for problem in manager.config.problems]
     if not manager.config.servers:
-        return problems or [Check(N_("mcp"), True, "no MCP servers configured (docs/mcp.md)")]
+        return problems or [Check(N_("mcp"), True, _("no MCP servers configured (docs/mcp.md)"))]
     try:
         statuses = manager.load_all()
     finally:
