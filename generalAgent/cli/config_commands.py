@@ -54,7 +54,7 @@ def init() -> None:
     except OSError as exc:
         reason = exc.strerror or str(exc)
         console.print(
-            f"[red]{escape(_('Cannot write {path}: {reason}').format(path=target, reason=reason))}[/]"
+            "[red]" + escape(_("Cannot write {path}: {reason}").format(path=target, reason=reason)) + "[/]"
         )
         raise typer.Exit(1) from None
     console.print(

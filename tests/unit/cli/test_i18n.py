@@ -21,7 +21,7 @@ CATALOG = i18n.LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / f"{i18n.DOMAIN}"
 def code_messages() -> set[str | tuple[str, str]]:
     found = set()
     for _file, _line, message, _comments, _context in extract_from_dir(
-        str(PACKAGE), method_map=[("**.py", "python")], keywords={"_": None, "ngettext": (1, 2)}
+        str(PACKAGE), method_map=[("**.py", "python")], keywords={"_": None, "N_": None, "ngettext": (1, 2)}
     ):
         found.add(message if isinstance(message, str) else tuple(message))
     return found
@@ -46,6 +46,17 @@ def test_every_message_of_the_code_has_a_chinese_translation() -> None:
         if not entry or entry.fuzzy or not strings or (isinstance(strings, tuple) and not all(strings)):
             missing.append(key)
     assert missing == [], "run `make i18n` and translate these in generalagent.po"
+
+
+def test_no_message_is_marked_inside_an_f_string() -> None:
+    """babel reads an f-string as one token, so a _("...") inside one never reaches the catalog."""
+    hidden = [
+        f"{path.relative_to(PACKAGE)}:{number}"
+        for path in PACKAGE.rglob("*.py")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if re.search(r"""f(["'])[^"']*\{[^}]*\b_\((["'])""", line)
+    ]
+    assert hidden == []
 
 
 def test_translations_keep_the_fields_of_the_message() -> None:
