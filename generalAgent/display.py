@@ -68,3 +68,10 @@ def url_secrets(url: str | None) -> list[str]:
     found = [value for value in (parts.password, parts.username) if value]
     found += [v for k, v in parse_qsl(parts.query) if k.lower() in _SECRET_PARAMETERS and v]
     return [value for value in found if len(value) >= 4]
+
+
+def N_(message: str) -> str:
+    """Marks an English message written below the terminal layer (a tool's approval reason)
+    for the terminal's catalog (`make i18n` extracts it); the terminal translates it where
+    it shows it, while the model keeps reading the English."""
+    return message

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from generalAgent.i18n import _
+from generalAgent.cli.i18n import _
 from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
 
 # The catalog of release 0.1.0 (which created it without a migration table).

@@ -19,17 +19,15 @@ from rich.markup import escape
 
 from generalAgent.cli import documents_commands, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
-from generalAgent.i18n import _, choose_language, use_language
 from generalAgent.sessions import SessionStoreError
 
-# Help texts are built when the CLI's modules load, before .env is read: the environment
-# decides their language (generalAgent/i18n.py); settings_or_exit applies .env's UI_LANGUAGE.
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=False,

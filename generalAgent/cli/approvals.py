@@ -19,8 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.i18n import N_, _
 from generalAgent.cli.terminal_text import visible_controls
-from generalAgent.i18n import N_, _
 from generalAgent.tools.approval import ALWAYS, KEEP, NO, YES
 
 ANSWERS = {
@@ -68,7 +68,7 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
     of = request.get("of", 1)
     position = _(POSITION).format(number=request.get("number", 1), total=of) + " " if of > 1 else ""
     question = _(QUESTION).format(tool=visible_controls(str(request.get("tool", "tool"))))
-    reason = visible_controls(str(request.get("reason", "")))
+    reason = visible_controls(reason_shown(request))
     console.print(f"[bold yellow]{escape(question)}[/] [dim]{escape(position + reason)}[/]")
     for key, value in (request.get("args") or {}).items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
@@ -86,7 +86,20 @@ def refuse_without_asking(console: Console, request: dict[str, Any]) -> str:
     """`-p` and other runs nobody can answer: say so, and refuse."""
     refused = _(CANNOT_ASK).format(
         tool=visible_controls(str(request.get("tool", "tool"))),
-        reason=visible_controls(str(request.get("reason", ""))),
+        reason=visible_controls(reason_shown(request)),
     )
     console.print(f"[yellow]{escape(refused)}[/]")
     return NO
+
+
+def reason_shown(request: dict[str, Any]) -> str:
+    """The approval reason in the UI language (the tool's template translated, then filled);
+    the English text when the request carries no template."""
+    template = request.get("reason_template")
+    fields = request.get("reason_fields")
+    if isinstance(template, str) and isinstance(fields, dict):
+        try:
+            return _(template).format(**fields)
+        except (KeyError, IndexError, ValueError):
+            pass  # a catalog entry that does not fit: the English says the same
+    return str(request.get("reason", ""))

@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from generalAgent.cli.completion import ChatCompleter, Name
+from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
@@ -30,7 +31,6 @@ from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file, public_url
-from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
@@ -239,7 +239,7 @@ class Chat:
                 graph_input,
                 view,
                 lambda exc: (
-                    describe_model_error(exc, self.settings.model)
+                    describe_model_error(exc, self.settings.model, _)
                     or describe_storage_error(exc, self.settings.paths)
                 ),
                 on_cancel=agent.cancel,
@@ -418,7 +418,7 @@ class Chat:
         agent = self._agent()
         statuses = agent.parts.mcp.statuses()
         if not statuses:
-            self.console.print(f"[dim]{escape(NO_SERVERS)} (see docs/mcp.md)[/]")
+            self.console.print(f"[dim]{escape(_(NO_SERVERS))} (docs/mcp.md)[/]")
             return
         in_session = set(agent.graph.get_state(self._config()).values.get("mcp_servers") or [])
         self.console.print(servers_table(statuses, in_session))

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generalAgent.cli.i18n import _
 from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
-from generalAgent.i18n import _
 from generalAgent.tools.workspace import Workspace
 
 # `@name` not preceded by an ASCII word character, so `user@example.com` is not one but

@@ -9,10 +9,10 @@ from __future__ import annotations
 import typer
 from rich.markup import escape
 
+from generalAgent.cli.i18n import _
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import SettingsError, load_settings, render_env_example
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, user_config_dir
-from generalAgent.i18n import _
 
 config_app = typer.Typer(help=_("Where settings come from; a user-level .env for every folder."))
 
@@ -53,8 +53,9 @@ def init() -> None:
         target.chmod(0o600)  # it will hold an API key
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        failed = _("Cannot write {path}: {reason}").format(path=target, reason=reason)
-        console.print(f"[red]{escape(failed)}[/]")
+        console.print(
+            "[red]" + escape(_("Cannot write {path}: {reason}").format(path=target, reason=reason)) + "[/]"
+        )
         raise typer.Exit(1) from None
     console.print(
         escape(

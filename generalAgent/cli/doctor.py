@@ -17,9 +17,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.config.settings import Settings
 from generalAgent.display import public_url
-from generalAgent.i18n import _, ngettext
 
 
 @dataclass
@@ -51,42 +51,44 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         for result in outcome if isinstance(outcome, list) else [outcome]:
             results.append(result)
             mark = "[green]✓[/]" if result.ok else "[red]✗[/]"
-            console.print(f"{mark} [bold]{escape(result.name)}[/]  {escape(result.detail)}", highlight=False)
+            console.print(
+                f"{mark} [bold]{escape(_(result.name))}[/]  {escape(result.detail)}", highlight=False
+            )
     failed = [r for r in results if not r.ok]
     if failed:
         count = len(failed)
-        summary = ngettext("{count} check failed.", "{count} checks failed.", count).format(count=count)
-        console.print(f"[red]{summary}[/]")
+        console.print(
+            "[red]"
+            + ngettext("{count} check failed.", "{count} checks failed.", count).format(count=count)
+            + "[/]"
+        )
     else:
-        passed = _("All checks passed.")
-        console.print(f"[green]{passed}[/]")
+        console.print("[green]" + _("All checks passed.") + "[/]")
     return 0 if not failed else 1
 
 
 def _configuration(settings: Settings) -> Check:
     model = settings.model
-    env = _("read {sources}").format(sources=settings.sources.describe())
+    env = _("read {files}").format(files=settings.sources.describe())
     missing = model.missing()
     if missing:
         return Check(
-            _("configuration"),
+            N_("configuration"),
             False,
-            _("{read}; missing {settings} (generalagent config init writes a user-level .env)").format(
-                read=env, settings=", ".join(missing)
+            _("{read}; missing {names} (generalagent config init writes a user-level .env)").format(
+                read=env, names=", ".join(missing)
             ),
         )
     key = model.openai_api_key.get_secret_value() if model.openai_api_key else ""
     where = (
-        public_url(model.openai_base_url)
-        if model.openai_base_url
-        else _("https://api.openai.com/v1 (default)")
+        public_url(model.openai_base_url) if model.openai_base_url else "https://api.openai.com/v1 (default)"
     )
     return Check(
-        _("configuration"),
+        N_("configuration"),
         True,
         _(
-            "{read}; MODEL_NAME={model}; OPENAI_BASE_URL={url}; OPENAI_API_KEY set ({length} characters)"
-        ).format(read=env, model=model.model_name, url=where, length=len(key)),
+            "{read}; MODEL_NAME={model}; OPENAI_BASE_URL={url}; OPENAI_API_KEY set ({count} characters)"
+        ).format(read=env, model=model.model_name, url=where, count=len(key)),
     )
 
 
@@ -104,27 +106,27 @@ def _provider(settings: Settings) -> Check:
         else ""
     )
     return Check(
-        _("provider"),
+        N_("provider"),
         True,
         _(
-            "{dialect} ({reason}); thinking {thinking}{effort}, reasoning shown {shown}; "
-            "context window {window:,} tokens ({source}), history budget {budget:,}"
+            "{name} ({reason}); thinking {thinking}{effort}, reasoning shown {shown}; "
+            "context window {window} tokens ({source}), history budget {budget}"
         ).format(
-            dialect=choice.dialect.name,
+            name=choice.dialect.name,
             reason=choice.reason,
             thinking=model.model_thinking,
             effort=effort,
             shown=model.show_reasoning,
-            window=window.tokens,
+            window=f"{window.tokens:,}",
             source=window.source,
-            budget=context_budget(model, settings.governance),
+            budget=f"{context_budget(model, settings.governance):,}",
         ),
     )
 
 
 def _endpoint(settings: Settings) -> Check:
     if settings.model.missing():
-        return Check(_("endpoint"), False, _("skipped: the model is not configured"))
+        return Check(N_("endpoint"), False, _("skipped: the model is not configured"))
     from langchain_openai import ChatOpenAI
 
     from generalAgent.providers.errors import describe_model_error
@@ -143,15 +145,15 @@ def _endpoint(settings: Settings) -> Check:
     try:
         reply = client.invoke("ping")
     except Exception as exc:
-        described = describe_model_error(exc, model) or f"{type(exc).__name__}"
-        return Check(_("endpoint"), False, described)
+        described = describe_model_error(exc, model, _) or f"{type(exc).__name__}"
+        return Check(N_("endpoint"), False, described)
     seconds = time.monotonic() - started
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
     return Check(
-        _("endpoint"),
+        N_("endpoint"),
         True,
-        _("{model} answered a 1-token request in {seconds:.2f} s ({tokens} input tokens reported)").format(
-            model=model.model_name, seconds=seconds, tokens=usage.get("input_tokens", "?")
+        _("{model} answered a 1-token request in {seconds} s ({tokens} input tokens reported)").format(
+            model=model.model_name, seconds=f"{seconds:.2f}", tokens=usage.get("input_tokens", "?")
         ),
     )
 
@@ -165,7 +167,7 @@ def _data_dir(settings: Settings) -> Check:
         parent = next(p for p in data_dir.parents if p.exists())
         if not os.access(parent, os.W_OK | os.X_OK):
             return Check(
-                _("data directory"),
+                N_("data directory"),
                 False,
                 _("{folder} cannot be created: {parent} is not writable").format(
                     folder=data_dir, parent=parent
@@ -173,18 +175,20 @@ def _data_dir(settings: Settings) -> Check:
             )
         free = shutil.disk_usage(parent).free / 1024**3
         return Check(
-            _("data directory"),
+            N_("data directory"),
             free > 0.1,
-            _("{folder} will be created at first use, {free:.1f} GB free").format(folder=data_dir, free=free),
+            _("{folder} will be created at first use, {free} GB free").format(
+                folder=data_dir, free=f"{free:.1f}"
+            ),
         )
     problem = check_data_dir(settings.paths)
     if problem:
-        return Check(_("data directory"), False, problem)
+        return Check(N_("data directory"), False, problem)
     free = shutil.disk_usage(data_dir).free / 1024**3
     return Check(
-        _("data directory"),
+        N_("data directory"),
         free > 0.1,
-        _("{folder} writable, {free:.1f} GB free").format(folder=data_dir, free=free),
+        _("{folder} writable, {free} GB free").format(folder=data_dir, free=f"{free:.1f}"),
     )
 
 
@@ -193,7 +197,7 @@ def _checkpoints(settings: Settings) -> Check:
     url = settings.paths.database_url
     if url is None:
         return Check(
-            _("checkpoints"),
+            N_("checkpoints"),
             True,
             _("SQLite {path} (DATABASE_URL unset)").format(path=settings.paths.sessions_db.resolve()),
         )
@@ -208,13 +212,9 @@ def _checkpoints(settings: Settings) -> Check:
     try:
         saver = open_postgres_checkpointer(url.get_secret_value())
     except CheckpointStoreError as exc:
-        return Check(_("checkpoints"), False, str(exc))
+        return Check(N_("checkpoints"), False, str(exc))
     close_checkpointer(saver)
-    return Check(
-        _("checkpoints"),
-        True,
-        _("PostgreSQL at {where} reachable, checkpoint tables ready").format(where=where),
-    )
+    return Check(N_("checkpoints"), True, f"PostgreSQL at {where} reachable, checkpoint tables ready")
 
 
 def _sqlite(settings: Settings) -> Check:
@@ -228,9 +228,9 @@ def _sqlite(settings: Settings) -> Check:
         fts5 = False
     finally:
         conn.close()
-    fts5_state = _("available") if fts5 else _("MISSING (document search will not work)")
-    detail = _("SQLite {version}, FTS5 {state}").format(version=sqlite3.sqlite_version, state=fts5_state)
-    return Check("sqlite", fts5, detail)
+    fts5_state = _("FTS5 available") if fts5 else _("FTS5 MISSING (document search will not work)")
+    detail = f"SQLite {sqlite3.sqlite_version}, {fts5_state}"
+    return Check(N_("sqlite"), fts5, detail)
 
 
 def _tools_and_skills(settings: Settings) -> Check:
@@ -244,8 +244,7 @@ def _tools_and_skills(settings: Settings) -> Check:
     warnings = [*skills.warnings, *agents.warnings]
     tiers = {tier: sum(1 for s in specs if s.tier == tier) for tier in ("core", "enabled", "discovered")}
     detail = _(
-        "{tools} tools ({core} core, {enabled} enabled, {discovered} on @mention); "
-        "{skills} skills; {agents} agents"
+        "{tools} tools ({core} core, {enabled} enabled, {discovered} on @mention); {skills} skills; {agents} agents"
     ).format(
         tools=len(specs),
         core=tiers["core"],
@@ -256,7 +255,7 @@ def _tools_and_skills(settings: Settings) -> Check:
     )
     if warnings:
         detail += "; " + "; ".join(warnings)
-    return Check(_("tools and skills"), not warnings, detail)
+    return Check(N_("tools and skills"), not warnings, detail)
 
 
 def _documents(settings: Settings) -> Check:
@@ -268,12 +267,12 @@ def _documents(settings: Settings) -> Check:
             missing.append(module)
     if missing:
         return Check(
-            _("document libraries"),
+            N_("document libraries"),
             False,
-            _("missing {modules}: run make run (it reinstalls)").format(modules=", ".join(missing)),
+            _("missing {names}: run make run (it reinstalls)").format(names=", ".join(missing)),
         )
     return Check(
-        _("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
+        N_("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
     )
 
 
@@ -282,9 +281,9 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     from generalAgent.tools.mcp.manager import MCPServerManager
 
     manager = MCPServerManager.from_settings(settings)
-    problems = [Check("mcp", False, problem) for problem in manager.config.problems]
+    problems = [Check(N_("mcp"), False, problem) for problem in manager.config.problems]
     if not manager.config.servers:
-        return problems or [Check("mcp", True, _("no MCP servers configured (docs/mcp.md)"))]
+        return problems or [Check(N_("mcp"), True, _("no MCP servers configured (docs/mcp.md)"))]
     try:
         statuses = manager.load_all()
     finally:
@@ -294,8 +293,8 @@ def _mcp_servers(settings: Settings) -> list[Check]:
         where = f"{status.transport} {status.target}"
         if status.state == "ready":
             when = _("at start-up") if status.enabled else _("on @{handle}").format(handle=status.handle)
-            detail = _("{where}: {tools} tools in {seconds:.1f} s, starts {when}").format(
-                where=where, tools=len(status.tools), seconds=status.started_in or 0, when=when
+            detail = _("{where}: {count} tools in {seconds} s, starts {when}").format(
+                where=where, count=len(status.tools), seconds=f"{status.started_in or 0:.1f}", when=when
             )
         else:
             detail = f"{where}: {status.detail}"

@@ -23,13 +23,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
-from generalAgent.i18n import _, ngettext
 from generalAgent.search.database import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings
 
@@ -76,7 +76,7 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
         elif path.is_file():
             files.append(path)
         else:
-            problems.append(_("{path}: no such file or folder").format(path=pattern))
+            problems.append(_("{pattern}: no such file or folder").format(pattern=pattern))
     unique = list(dict.fromkeys(p.resolve() for p in files))
     return unique, problems
 
@@ -96,7 +96,7 @@ def index_command(
     err = terminal_console(stderr=True)
     out = terminal_console()
     if not paths and not stats and not cleanup:
-        err.print(_("Nothing to do: give files or folders to index, or --stats / --cleanup."), markup=False)
+        err.print(escape(_("Nothing to do: give files or folders to index, or --stats / --cleanup.")))
         raise typer.Exit(2)
     report: dict[str, Any] = {}
     failed = False
@@ -107,12 +107,13 @@ def index_command(
                 report["removed"] = index.cleanup_old(days)
                 if not as_json:
                     removed = report["removed"]
-                    line = ngettext(
-                        "Removed {count} document indexed over {days} days ago.",
-                        "Removed {count} documents indexed over {days} days ago.",
-                        removed,
-                    ).format(count=removed, days=days)
-                    err.print(line, markup=False)
+                    err.print(
+                        ngettext(
+                            "Removed {count} document indexed over {days} days ago.",
+                            "Removed {count} documents indexed over {days} days ago.",
+                            removed,
+                        ).format(count=removed, days=days)
+                    )
             if paths:
                 files, problems = expand_paths(paths)
                 for problem in problems:
@@ -144,7 +145,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
         console=err,
         transient=True,
     ) as progress:
-        overall = progress.add_task(_("files"), total=len(files), rate="")
+        overall = progress.add_task("files", total=len(files), rate="")
         for path in files:
             bar = _DocumentBar(progress, path.name)
             try:
@@ -166,10 +167,11 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
                 detail = (
-                    _("unchanged")
+                    "unchanged"
                     if document.reused
-                    else _("{chunks} chunks, {chars:,} chars, {seconds:.2f}s").format(
-                        chunks=document.total_chunks, chars=document.total_chars, seconds=document.seconds
+                    else (
+                        f"{document.total_chunks} chunks, {document.total_chars:,} chars, "
+                        f"{document.seconds:.2f}s"
                     )
                 )
                 err.print(f"{mark} {escape(str(path))}: {detail}")
@@ -180,14 +182,11 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
     elapsed = time.perf_counter() - began
     indexed = [r for r in results if r["status"] == "indexed"]
     chars = sum(r["chars"] for r in indexed)
-    summary = _("{indexed} indexed, {unchanged} unchanged, {failed} failed").format(
-        indexed=len(indexed),
-        unchanged=sum(r["status"] == "unchanged" for r in results),
-        failed=sum(r["status"] == "failed" for r in results),
+    err.print(
+        f"{len(indexed)} indexed, {sum(r['status'] == 'unchanged' for r in results)} unchanged, "
+        f"{sum(r['status'] == 'failed' for r in results)} failed"
+        + (f" ({chars / max(elapsed, 1e-9):,.0f} chars/s)" if indexed else "")
     )
-    if indexed:
-        summary += _(" ({rate:,.0f} chars/s)").format(rate=chars / max(elapsed, 1e-9))
-    err.print(summary)
     return results
 
 
@@ -211,7 +210,7 @@ class _DocumentBar:
             self.task = self.progress.add_task(escape(self.name), total=total, rate="")
             self.stage, self.started = stage, time.perf_counter()
         rate = done / max(time.perf_counter() - self.started, 1e-9)
-        unit = _("pages/s, OCR") if ocr else _("chunks/s ({stage})").format(stage=stage)
+        unit = "pages/s, OCR" if ocr else f"chunks/s ({stage})"
         self.progress.update(self.task, completed=done, total=total, rate=f"{rate:,.1f} {unit}")
 
     def close(self) -> None:

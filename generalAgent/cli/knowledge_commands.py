@@ -23,11 +23,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
+from generalAgent.cli.i18n import _
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.documents.extract import DocumentError, extract_document
-from generalAgent.i18n import _
 from generalAgent.knowledge import STORE_ERRORS, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item
@@ -75,6 +75,7 @@ def add_command(
     tags: Tags = None,
     as_json: AsJson = False,
 ) -> None:
+    """Add a note (--title/--content) or the text of a file."""
     if (file is None) == (content is None):
         raise _fail(_("Give either a FILE or --content (with --title)."), 2)
     settings = settings_from(ctx)
@@ -124,9 +125,10 @@ def search_command(
             "-n", "--max-results", min=1, max=20, help=_("Items (default SEARCH_MAX_RESULTS_DEFAULT)")
         ),
     ] = None,
-    sort: Annotated[str, typer.Option("--sort", help="relevance | date | title")] = "relevance",
+    sort: Annotated[str, typer.Option("--sort", help=_("relevance | date | title"))] = "relevance",
     as_json: AsJson = False,
 ) -> None:
+    """Search the knowledge base (notes, built-in knowledge and indexed files)."""
     settings = settings_from(ctx)
     if sort not in ("relevance", "date", "title"):
         raise _fail(_("--sort must be relevance, date or title."), 2)
@@ -162,6 +164,7 @@ def list_command(
     offset: Annotated[int, typer.Option("--offset", min=0)] = 0,
     as_json: AsJson = False,
 ) -> None:
+    """List items, most recently updated first."""
     try:
         with _store(ctx) as store:
             items = store.list_knowledge(domain, category, tags, limit=limit, offset=offset)
@@ -207,6 +210,7 @@ def show_command(
     chunks: Annotated[str | None, typer.Option("--chunks", help=_("Range, e.g. 0:10"))] = None,
     as_json: AsJson = False,
 ) -> None:
+    """Show one item, or a range of its chunks."""
     settings = settings_from(ctx)
     try:
         with open_store(settings) as store:
@@ -217,7 +221,7 @@ def show_command(
             total = store.count_chunks(item_id)
             selected = None
             if chunks is not None:
-                first, _separator, last = chunks.partition(":")
+                first, _colon, last = chunks.partition(":")
                 try:
                     start = int(first or 0)
                     end = int(last) if last else total
@@ -240,6 +244,7 @@ def show_command(
 def delete_command(
     ctx: typer.Context, item_id: Annotated[str, typer.Argument(help=_("Item id (or its start)"))]
 ) -> None:
+    """Delete an item with its chunks."""
     try:
         with _store(ctx) as store:
             item_id = store.resolve_id(item_id)
@@ -248,11 +253,12 @@ def delete_command(
         raise _fail(str(exc)) from None
     if not deleted:
         raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
-    terminal_console().print(_("Deleted {id}.").format(id=item_id), markup=False)
+    terminal_console().print(escape(_("Deleted {id}.").format(id=item_id)))
 
 
 @kb.command("domains", help=_("Domains with their item counts, categories and tags."))
 def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
+    """Domains with their item counts, categories and tags."""
     try:
         with _store(ctx) as store:
             rows: list[dict[str, Any]] = [
@@ -281,14 +287,13 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
     "sync", help=_("Import built-in knowledge (knowledge/<domain>/*.md) that changed since last time.")
 )
 def sync_command(ctx: typer.Context) -> None:
+    """Import built-in knowledge (knowledge/<domain>/*.md) that changed since last time."""
     settings = settings_from(ctx)
     try:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
-    terminal_console().print(
-        report.summary() if report.changed else _("Built-in knowledge is up to date."), markup=False
-    )
+    terminal_console().print(report.summary() if report.changed else _("Built-in knowledge is up to date."))
     if report.failed:
         raise typer.Exit(1)

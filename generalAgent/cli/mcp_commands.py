@@ -22,9 +22,8 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.i18n import N_, _
 from generalAgent.config.settings import Settings, SettingsError, load_settings
-from generalAgent.i18n import _
 from generalAgent.tools.mcp.config import (
     MCPConfigError,
     add_server_entry,
@@ -43,15 +42,19 @@ app = typer.Typer(
     rich_markup_mode="rich",
 )
 
-
-# English, for the chat's /mcp until it shows no_servers_hint().
-NO_SERVERS = "No MCP servers configured. Add one with: generalagent mcp add NAME -- COMMAND [ARGS...]"
-
-
-def no_servers_hint() -> str:
-    return _("No MCP servers configured. Add one with: {command} mcp add NAME -- COMMAND [ARGS...]").format(
-        command=command_hint()
-    )
+NO_SERVERS = N_("No MCP servers configured. Add one with: generalagent mcp add NAME -- COMMAND [ARGS...]")
+ADDED = N_("Added {name} to {path}{note}.")
+REMOVED = N_("Removed {name} from {path}.")
+NOT_FOUND = N_("No MCP server named {name} in {files}.")
+NEEDS_TARGET = N_("Give the server's command after --, or --url for a streamable HTTP server (not both).")
+BAD_PAIR = N_("{option} takes {form}; got {value}.")
+STATES = {
+    "ready": N_("ready"),
+    "starting": N_("starting…"),
+    "failed": N_("failed: {detail}"),
+    "stopped": N_("stopped: {detail} (the next call restarts it)"),
+    "off": N_("off: @{handle} starts it"),
+}
 
 
 def register(parent: typer.Typer) -> None:
@@ -60,22 +63,23 @@ def register(parent: typer.Typer) -> None:
 
 @app.command("list", help=_("Show the configured servers (without starting them)."))
 def list_command() -> None:
+    """Show the configured servers (without starting them)."""
     settings = _settings()
     config = load_mcp_config(settings.mcp)
     console = Console(highlight=False)
     for problem in config.problems:
         console.print(f"[yellow]{escape(problem)}[/]")
     if not config.servers:
-        console.print(no_servers_hint(), markup=False)
+        console.print(escape(_(NO_SERVERS)))
         return
     table = Table(box=None, header_style="bold")
-    for column in (_("server"), _("starts"), _("trust"), _("command or URL"), _("file")):
-        table.add_column(column)
+    for column in (N_("server"), N_("starts"), N_("trust"), N_("command or URL"), N_("file")):
+        table.add_column(_(column))
     for server in config.servers:
         starts = _("at start-up") if server.enabled else _("on @{handle}").format(handle=server.handle)
         table.add_row(
             Text(f"@{server.handle}"),
-            Text(starts),
+            starts,
             _("trusted") if server.trust else _("asks"),
             Text(server.shown_target or "?"),
             Text(str(server.source)),
@@ -122,9 +126,10 @@ def add_command(
     ] = None,
     user: Annotated[bool, typer.Option("--user", help=_("Write the user-level mcp.json."))] = False,
 ) -> None:
+    """Add a server to mcp.json."""
     settings = _settings()
     if bool(command) == bool(url):
-        _fail(_("Give the server's command after --, or --url for a streamable HTTP server (not both)."))
+        _fail(_(NEEDS_TARGET))
     entry: dict[str, Any] = {}
     if url:
         entry.update(type="http", url=url)
@@ -150,12 +155,8 @@ def add_command(
         add_server_entry(path, name, entry)
     except MCPConfigError as exc:
         _fail(str(exc))
-    added = (
-        _("Added {name} to {path}; @mention it in the chat to start it.")
-        if disabled
-        else _("Added {name} to {path}.")
-    )
-    Console(highlight=False).print(added.format(name=name, path=path), markup=False)
+    note = _("; @mention it in the chat to start it") if disabled else ""
+    Console(highlight=False).print(_(ADDED).format(name=name, path=path, note=note), markup=False)
 
 
 @app.command("remove", help=_("Remove a server from mcp.json."))
@@ -163,6 +164,7 @@ def remove_command(
     name: Annotated[str, typer.Argument(help=_("The server's name as written in mcp.json."))],
     user: Annotated[bool, typer.Option("--user", help=_("Remove it from the user-level mcp.json."))] = False,
 ) -> None:
+    """Remove a server from mcp.json."""
     settings = _settings()
     path = _target_file(settings, user)
     try:
@@ -170,34 +172,25 @@ def remove_command(
     except MCPConfigError as exc:
         _fail(str(exc))
     if not removed:
-        _fail(_("No MCP server named {name} in {files}.").format(name=name, files=path))
-    Console(highlight=False).print(
-        _("Removed {name} from {path}.").format(name=name, path=path), markup=False
-    )
+        _fail(_(NOT_FOUND).format(name=name, files=path))
+    Console(highlight=False).print(_(REMOVED).format(name=name, path=path), markup=False)
 
 
 def describe_state(status: ServerStatus) -> str:
     """The state column: what the server is doing, and what the user can do about it."""
-    states = {
-        "ready": _("ready"),
-        "starting": _("starting…"),
-        "failed": _("failed: {detail}"),
-        "stopped": _("stopped: {detail} (the next call restarts it)"),
-        "off": _("off: @{handle} starts it"),
-    }
-    text = states[status.state].format(detail=status.detail, handle=status.handle)
+    text = _(STATES[status.state]).format(detail=status.detail, handle=status.handle)
     if status.state == "ready" and status.started_in is not None:
-        text += _(" ({seconds:.1f} s)").format(seconds=status.started_in)
+        text += f" ({status.started_in:.1f} s)"
     return text
 
 
 def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
     """What `/mcp` shows: each server's state, trust and tools, and which ones this session uses."""
     table = Table(box=None, header_style="bold")
-    for column in (_("server"), _("state"), _("trust"), _("session"), _("tools")):
-        table.add_column(column)
+    for column in (N_("server"), N_("state"), N_("trust"), N_("session"), N_("tools")):
+        table.add_column(_(column))
     for status in statuses:
-        names = ", ".join(name for name, _ in status.tools)
+        names = ", ".join(name for name, _description in status.tools)
         table.add_row(
             Text(f"@{status.handle}"),
             Text(describe_state(status)),
@@ -218,7 +211,7 @@ def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
 def _pair(item: str, separator: str, option: str, form: str) -> tuple[str, str]:
     key, found, value = item.partition(separator)
     if not found or not key.strip():
-        _fail(_("{option} takes {form}; got {value}.").format(option=option, form=form, value=repr(item)))
+        _fail(_(BAD_PAIR).format(option=option, form=form, value=repr(item)))
     return key.strip(), value.strip()
 
 

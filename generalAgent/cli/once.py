@@ -15,10 +15,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.i18n import _
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
-from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -90,7 +90,7 @@ def run_once(
             prepared.graph_input,
             view,
             lambda exc: (
-                describe_model_error(exc, settings.model) or describe_storage_error(exc, settings.paths)
+                describe_model_error(exc, settings.model, _) or describe_storage_error(exc, settings.paths)
             ),
             on_cancel=agent.cancel,
         )

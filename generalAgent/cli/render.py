@@ -29,14 +29,14 @@ from rich.text import Text
 
 from generalAgent.cli.approvals import refuse_without_asking
 from generalAgent.cli.escape_key import EscapeKey
+from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
 from generalAgent.display import human_size
-from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
-# Messages are marked here and translated where they are shown (generalAgent/i18n.py).
+# Messages are marked here and translated where they are shown (cli/i18n.py).
 COMPACTING = N_("compacting {count} older messages into a summary… Ctrl-C skips the summary")
 WAITING_FOR_MODEL = N_("waiting for the model")
 RUNNING = N_("running")
@@ -242,6 +242,26 @@ class ReasoningStream:
         self.chars = 0
 
 
+def compaction_text(event: dict[str, Any]) -> str:
+    """The one line the terminal shows for a compaction event (graph/compaction.py sends them)."""
+    state = event.get("state")
+    count = event.get("messages", 0)
+    if state == "done":
+        tokens = _short_tokens(int(event.get("tokens", 0)))
+        return _("compacted {count} messages into a {tokens}-token summary").format(
+            count=count, tokens=tokens
+        )
+    if state == "cleared":
+        return _("context cleared: {count} messages left it (workspace, todos and uploads are kept)").format(
+            count=count
+        )
+    if state == "nothing":
+        return _("nothing to compact yet")
+    return _("{count} older messages left the context without a summary ({reason})").format(
+        count=count, reason=event.get("reason", "")
+    )
+
+
 def format_context(used: int, window: int) -> str:
     """`context 5.4k/128k (4%)`: how much of the model's context window the last request and
     its answer used (the history is cut at MAX_CONTEXT_TOKENS, ¾ of it by default)."""
@@ -403,7 +423,12 @@ class TerminalView:
     def on_custom(self, event: Any) -> None:
         if isinstance(event, dict) and event.get("subagent"):
             self.markdown.finish()
-            text = " ".join(terminal_safe(str(event.get("text", ""))).split())[:160]
+            said = (
+                compaction_text(event["compaction"])
+                if isinstance(event.get("compaction"), dict)
+                else event.get("text", "")
+            )
+            text = " ".join(terminal_safe(str(said)).split())[:160]
             source = terminal_safe(str(event["subagent"]))
             self.console.print(f"  [dim]\\[{escape(source)}] {escape(text)}[/]", highlight=False)
         elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
@@ -411,8 +436,6 @@ class TerminalView:
 
     def on_compaction(self, event: dict[str, Any]) -> None:
         """One line per compaction; a status line while the summary is being written."""
-        from generalAgent.graph.compaction import compaction_line
-
         self.markdown.finish()
         if event.get("state") == "started":
             self._compacting = _(COMPACTING).format(count=event.get("messages", 0))
@@ -422,7 +445,7 @@ class TerminalView:
         self._waiting = True  # the request the summary was made for comes next
         self._update_status()
         style = "yellow" if event.get("state") == "plain" else "dim"
-        self.console.print(f"[{style}]{escape(compaction_line(event))}[/]", highlight=False)
+        self.console.print(f"[{style}]{escape(compaction_text(event))}[/]", highlight=False)
 
     def approve(self, request: dict[str, Any]) -> str:
         self.reasoning.finish()

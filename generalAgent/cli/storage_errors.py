@@ -15,8 +15,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
+from generalAgent.cli.i18n import _
 from generalAgent.config.settings import PathSettings
-from generalAgent.i18n import _
 
 # Enough to catch a disk that is already full, small enough to cost nothing at start-up.
 PROBE_BYTES = 64 * 1024
@@ -69,9 +69,10 @@ def describe_storage_error(exc: BaseException, paths: PathSettings) -> str | Non
             )
         if kind == "damaged":
             return _(
-                "A database in the data directory {folder} is damaged ({reason}). Move sessions.db or "
-                "indexes.db aside (a new one is created) or restore it from a backup."
-            ).format(folder=data_dir, reason=cause)
+                "A database in the data directory {folder} is damaged ({cause}). Move sessions.db or "
+                "indexes.db aside, do not delete it (indexes.db also holds your knowledge base); a new "
+                "one is created, or restore it from a backup."
+            ).format(folder=data_dir, cause=cause)
     return None
 
 
@@ -124,4 +125,4 @@ def _free(path: Path) -> str:
         free = shutil.disk_usage(path).free
     except OSError:
         return ""
-    return _(" ({megabytes:.1f} MB free)").format(megabytes=free / 1024**2) if free < 1024**3 else ""
+    return " " + _("({size} MB free)").format(size=f"{free / 1024**2:.1f}") if free < 1024**3 else ""

@@ -17,11 +17,11 @@ from rich.table import Table
 from rich.text import Text
 
 from generalAgent.cli.chat_input import UploadReport, find_references, parse_mentions, upload
+from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
-from generalAgent.i18n import _
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
 

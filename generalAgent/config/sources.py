@@ -20,8 +20,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from generalAgent.i18n import _
-
 APP_NAME = "generalagent"
 CONFIG_DIR_VARIABLE = "GENERALAGENT_CONFIG_DIR"
 ENV_FILE_NAME = ".env"
@@ -67,12 +65,8 @@ class ConfigFiles:
     def describe(self) -> str:
         """For `doctor` and the first-run message: which files were read."""
         if not self.in_order:
-            return _("no .env in this folder and no user-level {path}").format(
-                path=user_config_dir() / ENV_FILE_NAME
-            )
-        return _("{files} (first wins)").format(
-            files=" + ".join(str(path) for path in reversed(self.in_order))
-        )
+            return f"no .env in this folder and no user-level {user_config_dir() / ENV_FILE_NAME}"
+        return " + ".join(str(path) for path in reversed(self.in_order)) + " (first wins)"
 
 
 def path_origins(files: ConfigFiles, names: Iterable[str]) -> dict[str, Path]:

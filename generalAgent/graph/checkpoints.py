@@ -30,7 +30,6 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from generalAgent.config.settings import PathSettings
 from generalAgent.display import one_line
-from generalAgent.i18n import _
 
 LOGGER = logging.getLogger(__name__)
 
@@ -88,10 +87,9 @@ class StorageReport:
         """One line for the user when an older database was pruned; "" otherwise."""
         if not self.pruned_checkpoints:
             return ""
-        return _("sessions.db: removed {count:,} old checkpoints, {before} → {after}").format(
-            count=self.pruned_checkpoints,
-            before=_megabytes(self.bytes_before),
-            after=_megabytes(self.bytes_after),
+        return (
+            f"sessions.db: removed {self.pruned_checkpoints:,} old checkpoints, "
+            f"{_megabytes(self.bytes_before)} → {_megabytes(self.bytes_after)}"
         )
 
 

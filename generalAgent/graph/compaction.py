@@ -36,7 +36,6 @@ from generalAgent.config.settings import Settings
 from generalAgent.graph.cancellation import TurnCancelled, invoke_cancellable
 from generalAgent.graph.prompts import TEMPLATES
 from generalAgent.graph.state import AgentState, ConversationSummary, UploadedFile
-from generalAgent.i18n import _
 from generalAgent.providers.tokens import context_budget, estimate_tokens
 
 LOGGER = logging.getLogger(__name__)
@@ -202,25 +201,6 @@ def fit_summary(text: str, max_tokens: int, count: Callable[[str], int]) -> str:
     return text[: cut if cut > chars // 2 else chars].rstrip() + "\n[summary cut to its size limit]"
 
 
-def compaction_line(event: dict[str, Any]) -> str:
-    """The one line the terminal shows for a compaction event, in the UI's language."""
-    state = event.get("state")
-    count = event.get("messages", 0)
-    if state == "done":
-        return _("compacted {count} messages into a {tokens}-token summary").format(
-            count=count, tokens=_thousands(event.get("tokens", 0))
-        )
-    if state == "cleared":
-        return _("context cleared: {count} messages left it (workspace, todos and uploads are kept)").format(
-            count=count
-        )
-    if state == "nothing":
-        return _("nothing to compact yet")
-    return _("{count} older messages left the context without a summary ({reason})").format(
-        count=count, reason=event.get("reason", "")
-    )
-
-
 # -- the summariser and the node ----------------------------------------------------------
 class Summariser:
     """Asks the model for the folded summary, in as many calls as the dropped turns need."""
@@ -345,10 +325,6 @@ def _clip(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
     return f"{text[:limit]} […{len(text) - limit:,} more characters]"
-
-
-def _thousands(tokens: int) -> str:
-    return f"{tokens / 1000:.1f}k" if tokens >= 1000 else str(tokens)
 
 
 def _template() -> str:

@@ -19,10 +19,8 @@ from langchain_core.messages import AIMessage
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
-from generalAgent.graph.compaction import compaction_line
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
-from generalAgent.i18n import _, ngettext
 from generalAgent.tools.approval import PROCESS_APPROVALS
 
 Writer = Callable[[Any], None]
@@ -104,8 +102,7 @@ class SubagentRunner:
         config = thread_config(context_id)
         config["configurable"][PROCESS_APPROVALS] = approved
         task = " ".join(state["messages"][0].content.split())
-        started = _("started ({profile}): {task}").format(profile=state["agent_profile"], task=task)
-        writer({"subagent": context_id, "text": started})
+        writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
         try:
             for mode, data in self.graph.stream(state, config, stream_mode=["updates", "custom"]):
                 if self.cancelled.is_set():
@@ -121,17 +118,16 @@ class SubagentRunner:
         except Exception as exc:  # a failing sub-agent is a result for the parent, not a crash
             from generalAgent.providers.errors import describe_model_error
 
-            raw = f"{type(exc).__name__}: {exc}"
-            outcome["error"] = describe_model_error(exc, self.settings.model, for_model=True) or raw
-            shown = describe_model_error(exc, self.settings.model) or raw
-            writer({"subagent": context_id, "text": _("failed: {reason}").format(reason=shown)})
+            outcome["error"] = (
+                describe_model_error(exc, self.settings.model) or f"{type(exc).__name__}: {exc}"
+            )
+            writer({"subagent": context_id, "text": f"failed: {outcome['error']}"})
             return
         final = self.graph.get_state(config).values
         last = final["messages"][-1]
         loops = final.get("loops", 0)
         outcome.update(result=last.text if isinstance(last, AIMessage) else "", loops=loops)
-        done = ngettext("done in {count} step", "done in {count} steps", loops).format(count=loops)
-        writer({"subagent": context_id, "text": done})
+        writer({"subagent": context_id, "text": f"done in {loops} step(s)"})
 
     @staticmethod
     def _relay(context_id: str, event: Any, writer: Writer) -> None:
@@ -142,7 +138,7 @@ class SubagentRunner:
             writer({"subagent": context_id, "usage": event["usage"]})
         compaction = event.get("compaction")
         if isinstance(compaction, dict) and compaction.get("state") != "started":
-            writer({"subagent": context_id, "text": compaction_line(compaction)})
+            writer({"subagent": context_id, "compaction": compaction})  # the terminal words it
 
     @staticmethod
     def _report(context_id: str, change: Any, writer: Writer) -> None:
@@ -158,5 +154,4 @@ class SubagentRunner:
                         args = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in (call.get("args") or {}).items())
                         writer({"subagent": context_id, "text": f"⚙ {call['name']}({args})"})
                     if not call_ids(message) and message.text:
-                        answer = _("answer: {text}").format(text=message.text[:120])
-                        writer({"subagent": context_id, "text": answer})
+                        writer({"subagent": context_id, "text": f"answer: {message.text[:120]}"})

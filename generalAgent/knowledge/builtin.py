@@ -19,7 +19,6 @@ from typing import Any
 import yaml
 
 from generalAgent.documents.extract import DocumentError, decode_text
-from generalAgent.i18n import _
 from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore, clean_tags
 
@@ -37,16 +36,16 @@ class ImportReport:
 
     def summary(self) -> str:
         parts = [
-            what.format(count=len(names))
+            f"{len(names)} {what}"
             for what, names in (
-                (_("{count} added"), self.added),
-                (_("{count} updated"), self.updated),
-                (_("{count} removed"), self.removed),
-                (_("{count} failed"), self.failed),
+                ("added", self.added),
+                ("updated", self.updated),
+                ("removed", self.removed),
+                ("failed", self.failed),
             )
             if names
         ]
-        line = _("Built-in knowledge: {changes}.").format(changes=_(", ").join(parts))
+        line = "Built-in knowledge: " + ", ".join(parts) + "."
         return line + "".join(f"\n  {failure}" for failure in self.failed)
 
 
@@ -71,7 +70,7 @@ def import_builtin_knowledge(store: KnowledgeStore, knowledge_dir: Path) -> Impo
             report.failed.append(f"{key}: {exc}")
             continue
         (report.updated if previous else report.added).append(key)
-    for key, (_digest, item_id) in known.items():
+    for key, (_, item_id) in known.items():
         if key not in seen:
             store.delete_knowledge(item_id)
             report.removed.append(key)

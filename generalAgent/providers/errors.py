@@ -1,16 +1,13 @@
 """What a failed model call means for the user, in one line, and keeping the API key out of it.
 
-`describe_model_error` names the cause and what to do, in the UI's language for the user
-and in English (`for_model=True`) for a parent agent that reads a sub-agent's failure;
-`hide_api_key` masks the key in an exception before LangGraph stores it in a checkpoint or
-a log prints it.
+`describe_model_error` names the cause and what to do; `hide_api_key` masks the key in
+an exception before LangGraph stores it in a checkpoint or a log prints it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from generalAgent import i18n
 from generalAgent.config.settings import ModelSettings
 from generalAgent.display import one_line, public_url, url_secrets
 
@@ -19,34 +16,37 @@ REASONING_REFUSAL = ("reasoning_content", "reasoning content")
 WINDOW_REFUSAL = ("context length", "context window", "too long", "maximum context")
 
 
-def describe_model_error(
-    exc: BaseException, settings: ModelSettings, *, for_model: bool = False
-) -> str | None:
+Translate = Callable[[str], str]
+
+
+def _english(message: str) -> str:
+    return message
+
+
+def describe_model_error(exc: BaseException, settings: ModelSettings, _: Translate = _english) -> str | None:
     """One line naming the cause of a failed model call, or None if it is not a model error.
 
-    In the UI's language, or in English with `for_model` (the model reads it). The API key
-    is never part of the text: provider messages are echoed only after any occurrence of the
-    key is masked.
+    `_` translates the message for a person (the terminal passes the UI's catalog); what a
+    sub-agent's parent model reads stays English. The messages are written as `_(...)`
+    calls so the catalog extracts them here. The API key is never part of the text:
+    provider messages are echoed only after any occurrence of the key is masked.
     """
     import httpx
     import openai
 
-    _ = i18n.english if for_model else i18n._
-
     endpoint = public_url(settings.openai_base_url or "https://api.openai.com/v1")
-    model = settings.model_name
-    said = _provider_message(exc, settings)
-    detail = _(" Provider says: {message}").format(message=said) if said else ""
+    model = repr(settings.model_name)
+    detail = _provider_message(exc, settings, _)
     if isinstance(exc, openai.AuthenticationError):
         return _("The endpoint rejected the API key (401). Check OPENAI_API_KEY in .env.") + detail
     if isinstance(exc, openai.PermissionDeniedError):
-        return _("The API key may not use model {model} (403).").format(model=repr(model)) + detail
+        return _("The API key may not use model {model} (403).").format(model=model) + detail
     if isinstance(exc, openai.NotFoundError):
         return (
             _(
                 "Model {model} or the endpoint path was not found at {endpoint} (404). "
                 "Check MODEL_NAME and OPENAI_BASE_URL."
-            ).format(model=repr(model), endpoint=endpoint)
+            ).format(model=model, endpoint=endpoint)
             + detail
         )
     if isinstance(exc, openai.RateLimitError):
@@ -58,8 +58,8 @@ def describe_model_error(
         )
     if isinstance(exc, openai.APITimeoutError):
         return _(
-            "The model did not answer within {seconds:g} s (MODEL_TIMEOUT). /retry, or raise MODEL_TIMEOUT."
-        ).format(seconds=settings.model_timeout)
+            "The model did not answer within {seconds} s (MODEL_TIMEOUT). /retry, or raise MODEL_TIMEOUT."
+        ).format(seconds=f"{settings.model_timeout:g}")
     if isinstance(exc, openai.APIConnectionError) and _broke_off(exc):
         return _(
             "The connection to the model broke off before the answer was complete. /retry sends your message again."
@@ -69,7 +69,7 @@ def describe_model_error(
             "Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network, then /retry."
         ).format(endpoint=endpoint)
     if isinstance(exc, openai.BadRequestError):
-        return _("The endpoint refused the request (400).") + detail + _bad_request_advice(said, _)
+        return _("The endpoint refused the request (400).") + detail + _bad_request_advice(detail, _)
     if isinstance(exc, openai.InternalServerError | openai.APIStatusError):
         status = getattr(exc, "status_code", "?")
         return _("The model endpoint failed ({status}). /retry in a moment.").format(status=status) + detail
@@ -81,8 +81,8 @@ def describe_model_error(
     return None
 
 
-def _bad_request_advice(said: str, _: Callable[[str], str]) -> str:
-    lowered = said.lower()
+def _bad_request_advice(detail: str, _: Translate) -> str:
+    lowered = detail.lower()
     if any(words in lowered for words in REASONING_REFUSAL):
         return " " + _(
             "Set MODEL_PROVIDER to this provider (e.g. deepseek, kimi) so its reasoning is sent back."
@@ -155,7 +155,7 @@ def _broke_off(exc: BaseException) -> bool:
     return False
 
 
-def _provider_message(exc: BaseException, settings: ModelSettings) -> str:
+def _provider_message(exc: BaseException, settings: ModelSettings, _: Translate = _english) -> str:
     body = getattr(exc, "body", None)
     message = ""
     if isinstance(body, dict):
@@ -165,7 +165,8 @@ def _provider_message(exc: BaseException, settings: ModelSettings) -> str:
         message = str(exc.message)  # type: ignore[attr-defined]
     for secret in _secrets(settings):
         message = message.replace(secret, "***")
-    return one_line(message)
+    message = one_line(message)
+    return " " + _("Provider says: {message}").format(message=message) if message else ""
 
 
 def _secrets(settings: ModelSettings) -> list[str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generalAgent.config.settings import ModelSettings
-from generalAgent.i18n import _
 
 if TYPE_CHECKING:
     from generalAgent.providers.chat_model import DialectChatModel
@@ -21,24 +20,19 @@ class ModelNotConfigured(Exception):
 
 
 def setup_guidance(missing: list[str]) -> str:
-    names = _(" and ").join(missing)
+    names = " and ".join(missing)
     return (
-        _(
-            "No model configured: set {names} in .env (copy .env.example to .env and edit it), or in the environment."
-        ).format(names=names)
-        + "\n"
-        + _("Example for OpenAI:")
-        + "\n"
+        f"No model configured: set {names} in .env (copy .env.example to .env and edit it), "
+        "or in the environment.\n"
+        "Example for OpenAI:\n"
         "  MODEL_NAME=gpt-4.1-mini\n"
         "  OPENAI_API_KEY=sk-...\n"
-        + _("Any OpenAI-compatible endpoint works: also set OPENAI_BASE_URL, e.g.")
-        + "\n"
+        "Any OpenAI-compatible endpoint works: also set OPENAI_BASE_URL, e.g.\n"
         "  DeepSeek  OPENAI_BASE_URL=https://api.deepseek.com/v1      MODEL_NAME=deepseek-chat\n"
         "  Qwen      OPENAI_BASE_URL=https://dashscope.aliyuncs.com/compatible-mode/v1  MODEL_NAME=qwen-plus\n"
         "  Ollama    OPENAI_BASE_URL=http://localhost:11434/v1         MODEL_NAME=qwen3 (any OPENAI_API_KEY)\n"
-        + _(
-            "The provider is recognised from the address; MODEL_PROVIDER names it otherwise (docs/providers.md)."
-        )
+        "The provider is recognised from the address; MODEL_PROVIDER names it otherwise "
+        "(docs/providers.md)."
     )
 
 

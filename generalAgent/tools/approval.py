@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from generalAgent.display import N_
+
 if TYPE_CHECKING:
     from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
@@ -36,7 +38,21 @@ DECISIONS = frozenset({YES, ALWAYS, KEEP, NO})
 # The run's config key (`configurable`) listing the tools the user approved "always" in the
 # running process: not state, so a later process (a resume, `-p`) asks again.
 PROCESS_APPROVALS = "approved_tools"
-ALWAYS_ASKS = "asks before every call"
+ALWAYS_ASKS = N_("asks before every call")
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a call asks: an English template (marked for the terminal's catalog) and its
+    fields. `text` is what the model and the logs read; the terminal shows the template in
+    the UI language, filled with the same fields."""
+
+    template: str
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def text(self) -> str:
+        return self.template.format(**self.fields)
 
 
 @dataclass(frozen=True)
@@ -48,23 +64,23 @@ class CallContext:
     named_hosts: frozenset[str] = field(default_factory=frozenset)
 
 
-ApprovalRule = Callable[[Mapping[str, Any], CallContext], str | None]
+ApprovalRule = Callable[[Mapping[str, Any], CallContext], Reason | None]
 
 
-def approval_reason(tool: BaseTool, args: Mapping[str, Any], context: CallContext) -> str | None:
+def approval_reason(tool: BaseTool, args: Mapping[str, Any], context: CallContext) -> Reason | None:
     """Why this call needs the user's approval, or None when it may run without asking.
 
     A rule that fails (arguments it cannot read) asks: approval is the safe side.
     """
     rule = (tool.metadata or {}).get(NEEDS_APPROVAL)
     if rule is True:
-        return ALWAYS_ASKS
+        return Reason(ALWAYS_ASKS)
     if not callable(rule):
         return None
     try:
         return rule(args, context)
     except Exception as exc:  # a bad argument must not let a call through unasked
-        return f"its arguments could not be checked ({type(exc).__name__})"
+        return Reason(N_("its arguments could not be checked ({error})"), {"error": type(exc).__name__})
 
 
 @dataclass(frozen=True)
@@ -79,7 +95,7 @@ class ApprovalPolicy:
         args: Mapping[str, Any],
         context: CallContext,
         approved: Collection[str] = (),
-    ) -> str | None:
+    ) -> Reason | None:
         """Why the call must be approved now; None if it needs no approval or already has it
         ("always" for its tool, or AUTO_APPROVE_TOOLS)."""
         if tool.name in self.auto_approved or tool.name in approved:
@@ -95,7 +111,7 @@ _BARE_HOST = re.compile(
 )
 
 
-def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> str | None:
+def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> Reason | None:
     """The rule of the file-changing tools: asks before a file that exists outside
     outputs/ (the agent's results for the user) is replaced or edited. A path the tool
     would refuse anyway (outside the workspace, read-only) needs no question."""
@@ -103,14 +119,17 @@ def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> str | N
 
     workspace = context.workspace
     if workspace is None:
-        return "the workspace could not be checked"
+        return Reason(N_("the workspace could not be checked"))
     try:
         real = workspace.resolve(str(args.get("path", "")), for_writing=True)
     except WorkspaceError:
         return None
     if not real.is_file() or workspace.in_folder(real, RESULTS_DIR):
         return None
-    return f"changes {workspace.display(real)}, an existing file outside {RESULTS_DIR}/"
+    return Reason(
+        N_("changes {path}, an existing file outside {folder}/"),
+        {"path": workspace.display(real), "folder": RESULTS_DIR},
+    )
 
 
 def describe_knowledge_item(settings: Settings, item_id: str) -> str:

@@ -29,8 +29,8 @@ def test_help_follows_the_language_and_keeps_option_names(workdir: Path, cli_env
 def test_doctor_reports_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
     zh = run_cli(["doctor", "--offline"], chinese(cli_env), workdir)
     en = run_cli(["doctor", "--offline"], cli_env, workdir)
-    assert "✓ 配置  读取 当前目录没有 .env" in zh.stdout and "已设置（25 个字符）" in zh.stdout
-    assert "✓ 数据目录" in zh.stdout and "未配置 MCP 服务器" in zh.stdout
+    assert "✓ 配置  已读取" in zh.stdout and "✓ MCP  没有配置 MCP 服务器" in zh.stdout
+    assert "✓ 数据目录" in zh.stdout and "检查通过" in zh.stdout
     assert "✓ configuration" in en.stdout and "✓ data directory" in en.stdout
     assert "配置" not in en.stdout
     assert zh.returncode == en.returncode
@@ -70,12 +70,12 @@ def test_command_errors_in_chinese_and_english(workdir: Path, cli_env: dict[str,
 
 def test_mcp_list_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
     empty = run_cli(["mcp", "list"], chinese(cli_env), workdir)
-    assert "尚未配置 MCP 服务器。添加方法：" in empty.stdout
+    assert "没有配置 MCP 服务器。添加方法：" in empty.stdout
     added = run_cli(
         ["mcp", "add", "notes", "--disabled", "--", "python", "notes.py"], chinese(cli_env), workdir
     )
-    assert added.returncode == 0 and "已将 notes 添加到" in added.stdout and "@提及" in added.stdout
+    assert added.returncode == 0 and "已把 notes 加入" in added.stdout and "@提及" in added.stdout
     listed = run_cli(["mcp", "list"], chinese(cli_env), workdir)
-    assert "启动方式" in listed.stdout and "@notes 时启动" in listed.stdout and "需审批" in listed.stdout
+    assert "服务器" in listed.stdout and "@notes 时" in listed.stdout and "询问" in listed.stdout
     english = run_cli(["mcp", "list"], {**cli_env, "UI_LANGUAGE": "en", "LANG": "zh_CN.UTF-8"}, workdir)
-    assert "on @notes" in english.stdout and "asks" in english.stdout and "启动" not in english.stdout
+    assert "on @notes" in english.stdout and "asks" in english.stdout and "询问" not in english.stdout

@@ -187,3 +187,13 @@ def test_a_file_that_is_not_there_stops_the_prompt_with_exit_2(
     assert result.returncode == 2
     assert "#参考手册v2.pdf: no such file or folder" in result.stderr and "Nothing was sent" in result.stderr
     assert openai_server.chat_requests == []
+
+
+def test_a_failed_call_is_explained_in_chinese_when_the_ui_speaks_it(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    openai_server.add(Reply(status=401))
+    result = run_cli(["-p", "你好"], {**cli_env, "UI_LANGUAGE": "zh"}, workdir)
+    assert result.returncode == 1
+    shown = " ".join(result.stderr.split())
+    assert "接口拒绝了 API 密钥（401）" in shown and "服务商说" in shown and "令牌" in shown

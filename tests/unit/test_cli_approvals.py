@@ -61,3 +61,21 @@ def test_always_answers_the_rest_of_the_pause_without_asking() -> None:
     answers = answer_approval({"type": "approval", "requests": requests}, approve, remembered)
     assert answers == {"1": "always", "2": "no", "3": "always"}
     assert asked == ["1", "2"] and remembered == {"shell"}
+
+
+def test_the_reason_is_shown_in_the_ui_language_and_the_model_keeps_english() -> None:
+    from generalAgent.cli import i18n
+    from generalAgent.cli.approvals import reason_shown
+
+    request = {
+        "reason": "sends a request to evil.example, a host you did not name",
+        "reason_template": "sends a request to {host}, a host you did not name",
+        "reason_fields": {"host": "evil.example"},
+    }
+    try:
+        i18n.use_language("zh")
+        assert reason_shown(request) == "会向 evil.example 发送请求，这是你没有提到过的主机"
+    finally:
+        i18n.use_language("en")
+    assert reason_shown(request) == request["reason"]
+    assert reason_shown({"reason": "plain"}) == "plain"

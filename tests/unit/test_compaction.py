@@ -7,8 +7,9 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
+from generalAgent.cli.render import compaction_text
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.graph.compaction import SUMMARY_TAG, compaction_line
+from generalAgent.graph.compaction import SUMMARY_TAG
 from generalAgent.graph.turn import context_request_input
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import Request, ScriptedChatModel, ai, tool_call
@@ -81,7 +82,7 @@ def test_a_cut_summarises_the_dropped_turns_and_the_summary_leads_every_later_re
 
     done = [e for e in events if e["state"] == "done"]
     assert done and all(e["messages"] > 0 for e in done)
-    assert compaction_line(done[0]).startswith(f"compacted {done[0]['messages']} messages into a ")
+    assert compaction_text(done[0]).startswith(f"compacted {done[0]['messages']} messages into a ")
     summary_request = session.summary_requests[0]
     assert summary_request.tools == []  # sent without tools
     assert "heron" in summary_request.messages[1].text
@@ -115,7 +116,7 @@ def test_a_failed_summary_falls_back_to_the_plain_cut_and_says_so(settings: Sett
     events = run_turns(graph, settings, [f"Turn {i}: go on." for i in range(1, 7)])
     plain = [e for e in events if e["state"] == "plain"]
     assert plain and "failed" in plain[0]["reason"]
-    assert "without a summary" in compaction_line(plain[0])
+    assert "without a summary" in compaction_text(plain[0])
     state = graph.get_state(thread()).values
     assert state["messages"][-1].text == "Noted."  # the turn still got its answer
     assert state["summary"]["text"] == "" and state["summary"]["unsummarised"] > 0
@@ -217,7 +218,7 @@ def test_a_sub_agent_compacts_the_same_way_and_the_parent_hears_of_it(settings: 
     _, graph = build_test_agent(settings, model)
     turn = user_turn("@agent list it", settings, mentions=["agent"], session_id="w1")
     custom = [data for mode, data in graph.stream(turn, thread(), stream_mode=["custom"])]
-    lines = [e.get("text", "") for e in custom if e.get("subagent")]
-    assert any(line.startswith("compacted ") for line in lines)
+    compactions = [e["compaction"] for e in custom if e.get("subagent") and "compaction" in e]
+    assert any(compaction_text(c).startswith("compacted ") for c in compactions)
     assert any(e.get("usage") for e in custom if e.get("subagent"))
     assert graph.get_state(thread()).values["messages"][-1].text == "The sub-agent is done."

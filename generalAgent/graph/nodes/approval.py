@@ -94,7 +94,15 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
                 decisions[call_id] = NOT_NEEDED
             else:
                 requests.append(
-                    {"call_id": call_id, "tool": call["name"], "args": call["args"], "reason": reason}
+                    {
+                        "call_id": call_id,
+                        "tool": call["name"],
+                        "args": call["args"],
+                        "reason": reason.text,
+                        # For the terminal, which words the reason in the UI language.
+                        "reason_template": reason.template,
+                        "reason_fields": dict(reason.fields),
+                    }
                 )
         if requests and state.get("parent_context"):
             decisions.update({r["call_id"]: CANNOT_ASK for r in requests})

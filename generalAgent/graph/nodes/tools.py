@@ -136,7 +136,7 @@ def _refusal(
     if reason is None:
         return None
     template = SUBAGENT_CANNOT_ASK if decision == CANNOT_ASK else NOT_APPROVED
-    return template.format(tool=tool.name, reason=reason)
+    return template.format(tool=tool.name, reason=reason.text)
 
 
 def _describe_tool_error(exc: Exception) -> str:

@@ -7,9 +7,10 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.knowledge import open_store
 from generalAgent.search.lookup import INDEX_ERRORS
-from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, describe_knowledge_item
+from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, describe_knowledge_item
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -32,8 +33,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(str(exc)) from exc
         return f'Deleted "{item.title}" (id {item_id}) from {item.domain}.'
 
-    def deletes_a_note(args: Mapping[str, Any], context: CallContext) -> str:
-        return f"deletes {describe_knowledge_item(env.settings, str(args.get('item_id', '')))} from your knowledge base for good"
+    def deletes_a_note(args: Mapping[str, Any], context: CallContext) -> Reason:
+        note = describe_knowledge_item(env.settings, str(args.get("item_id", "")))
+        return Reason(N_("deletes {note} from your knowledge base for good"), {"note": note})
 
     delete_knowledge.metadata = {**(delete_knowledge.metadata or {}), NEEDS_APPROVAL: deletes_a_note}
     return delete_knowledge

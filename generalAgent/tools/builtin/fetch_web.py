@@ -24,7 +24,8 @@ import httpx
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.config.settings import ToolSettings
-from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, canonical_host
+from generalAgent.display import N_
+from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, canonical_host
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -218,7 +219,7 @@ def fetch(url: str, settings: ToolSettings) -> tuple[str, str, str]:
     raise FetchRefused(f"more than {MAX_REDIRECTS} redirects")
 
 
-def reaches_unnamed_host(args: Mapping[str, Any], context: CallContext) -> str | None:
+def reaches_unnamed_host(args: Mapping[str, Any], context: CallContext) -> Reason | None:
     """fetch_web's approval rule: a request carries data out (in its URL) to its host, so
     a host the user did not name in their own messages asks first."""
     try:
@@ -227,7 +228,7 @@ def reaches_unnamed_host(args: Mapping[str, Any], context: CallContext) -> str |
         return None  # not a URL: the tool refuses it without sending anything
     if not host or canonical_host(host) in context.named_hosts:
         return None
-    return f"sends a request to {host}, a host you did not name"
+    return Reason(N_("sends a request to {host}, a host you did not name"), {"host": host})
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:

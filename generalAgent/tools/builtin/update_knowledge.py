@@ -7,8 +7,9 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.knowledge import STORE_ERRORS, open_store
-from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, describe_knowledge_item
+from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, describe_knowledge_item
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -51,8 +52,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
         return f'Updated "{item.title}" (id {item.id}) in {item.domain}.'
 
-    def changes_a_note(args: Mapping[str, Any], context: CallContext) -> str:
-        return f"changes {describe_knowledge_item(env.settings, str(args.get('item_id', '')))} in your knowledge base"
+    def changes_a_note(args: Mapping[str, Any], context: CallContext) -> Reason:
+        note = describe_knowledge_item(env.settings, str(args.get("item_id", "")))
+        return Reason(N_("changes {note} in your knowledge base"), {"note": note})
 
     update_knowledge.metadata = {**(update_knowledge.metadata or {}), NEEDS_APPROVAL: changes_a_note}
     return update_knowledge

@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import MCPSettings, Settings
-from generalAgent.i18n import _
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.mcp.config import MCPConfig, environment_variables, load_mcp_config
 
@@ -40,6 +39,7 @@ WAIT_SLICE = 0.1
 # A stopped stdio server gets 2 s to exit after its stdin closes, then SIGTERM, then SIGKILL.
 SHUTDOWN_WAIT = 6.0
 
+FAILED_NOTICE = "MCP server {handle} {detail}; its tools are skipped (/mcp lists servers)."
 STOPPED_DURING_CALL = (
     "the MCP server {handle} stopped during this call ({detail}); it may not have finished. "
     "Calling one of its tools again restarts the server."
@@ -232,13 +232,13 @@ class MCPServerManager:
         server = self._servers.get(handle)
         if server is None:
             if not quiet:
-                self._notice(self._failed_notice(handle, self._setup_error))
+                self._notice(FAILED_NOTICE.format(handle=handle, detail=self._setup_error))
             return
         try:
             await server.start()
         except ServerUnavailable as exc:
             if not quiet:
-                self._notice(self._failed_notice(handle, exc))
+                self._notice(FAILED_NOTICE.format(handle=handle, detail=exc))
             return
         if handle not in self._tools:
             self._tools[handle] = self._public_tools(server)
@@ -265,13 +265,6 @@ class MCPServerManager:
             return self.call(handle, remote, arguments)
 
         return call
-
-    @staticmethod
-    def _failed_notice(handle: str, detail: object) -> str:
-        """The line the chat shows for a server that did not start (in the UI's language)."""
-        return _("MCP server {handle} {detail}; its tools are skipped (/mcp lists servers).").format(
-            handle=handle, detail=detail
-        )
 
     def _notice(self, line: str) -> None:
         with self._lock:
