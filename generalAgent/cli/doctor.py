@@ -100,19 +100,33 @@ def _provider(settings: Settings) -> Check:
     model = settings.model
     choice = choose_provider(model)
     window = context_window(model)
-    effort = f", effort {model.model_reasoning_effort}" if model.model_reasoning_effort else ""
+    effort = (
+        _(", effort {effort}").format(effort=model.model_reasoning_effort)
+        if model.model_reasoning_effort
+        else ""
+    )
     return Check(
         N_("provider"),
         True,
-        f"{choice.dialect.name} ({choice.reason}); thinking {model.model_thinking}{effort}, "
-        f"reasoning shown {model.show_reasoning}; context window {window.tokens:,} tokens "
-        f"({window.source}), history budget {context_budget(model, settings.governance):,}",
+        _(
+            "{name} ({reason}); thinking {thinking}{effort}, reasoning shown {shown}; "
+            "context window {window} tokens ({source}), history budget {budget}"
+        ).format(
+            name=choice.dialect.name,
+            reason=choice.reason,
+            thinking=model.model_thinking,
+            effort=effort,
+            shown=model.show_reasoning,
+            window=f"{window.tokens:,}",
+            source=window.source,
+            budget=f"{context_budget(model, settings.governance):,}",
+        ),
     )
 
 
 def _endpoint(settings: Settings) -> Check:
     if settings.model.missing():
-        return Check(N_("endpoint"), False, "skipped: the model is not configured")
+        return Check(N_("endpoint"), False, _("skipped: the model is not configured"))
     from langchain_openai import ChatOpenAI
 
     from generalAgent.providers.errors import describe_model_error
@@ -183,7 +197,9 @@ def _checkpoints(settings: Settings) -> Check:
     url = settings.paths.database_url
     if url is None:
         return Check(
-            N_("checkpoints"), True, f"SQLite {settings.paths.sessions_db.resolve()} (DATABASE_URL unset)"
+            N_("checkpoints"),
+            True,
+            _("SQLite {path} (DATABASE_URL unset)").format(path=settings.paths.sessions_db.resolve()),
         )
     from generalAgent.graph.checkpoints import (
         CheckpointStoreError,
@@ -227,9 +243,15 @@ def _tools_and_skills(settings: Settings) -> Check:
     agents = load_agent_profiles(settings.paths.agents_dir)
     warnings = [*skills.warnings, *agents.warnings]
     tiers = {tier: sum(1 for s in specs if s.tier == tier) for tier in ("core", "enabled", "discovered")}
-    detail = (
-        f"{len(specs)} tools ({tiers['core']} core, {tiers['enabled']} enabled, "
-        f"{tiers['discovered']} on @mention); {len(skills.skills)} skills; {len(agents.profiles)} agents"
+    detail = _(
+        "{tools} tools ({core} core, {enabled} enabled, {discovered} on @mention); {skills} skills; {agents} agents"
+    ).format(
+        tools=len(specs),
+        core=tiers["core"],
+        enabled=tiers["enabled"],
+        discovered=tiers["discovered"],
+        skills=len(skills.skills),
+        agents=len(agents.profiles),
     )
     if warnings:
         detail += "; " + "; ".join(warnings)
@@ -250,7 +272,7 @@ def _documents(settings: Settings) -> Check:
             _("missing {names}: run make run (it reinstalls)").format(names=", ".join(missing)),
         )
     return Check(
-        N_("document libraries"), True, "jieba, pypdfium2, python-docx, openpyxl, python-pptx importable"
+        N_("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
     )
 
 
@@ -270,8 +292,10 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     for status in statuses:
         where = f"{status.transport} {status.target}"
         if status.state == "ready":
-            when = "at start-up" if status.enabled else f"on @{status.handle}"
-            detail = f"{where}: {len(status.tools)} tools in {status.started_in or 0:.1f} s, starts {when}"
+            when = _("at start-up") if status.enabled else _("on @{handle}").format(handle=status.handle)
+            detail = _("{where}: {count} tools in {seconds} s, starts {when}").format(
+                where=where, count=len(status.tools), seconds=f"{status.started_in or 0:.1f}", when=when
+            )
         else:
             detail = f"{where}: {status.detail}"
         detail += "".join(f"; {warning}" for warning in status.warnings)
