@@ -71,7 +71,7 @@ def url_secrets(url: str | None) -> list[str]:
 
 
 def N_(message: str) -> str:
-    """Marks an English message written below the terminal layer (a tool's approval reason)
-    for the terminal's catalog (`make i18n` extracts it); the terminal translates it where
-    it shows it, while the model keeps reading the English."""
+    """Marks an English message for the terminal's catalog where it is written (a table, a
+    constant, a tool's approval reason; `make i18n` extracts it); the terminal translates
+    it with `_()` where it shows it, while the model keeps reading the English."""
     return message

@@ -19,6 +19,12 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+# N_ marks a message where it is defined (a table, a constant) for `_()` where it is shown;
+# one marker for every layer, so lower layers mark theirs the same way.
+from generalAgent.display import N_
+
+__all__ = ["N_", "_", "choose_language", "ngettext", "use_language"]
+
 DOMAIN = "generalagent"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 LANGUAGES = ("en", "zh")  # what UI_LANGUAGE accepts besides "auto"
@@ -52,12 +58,6 @@ def use_language(language: str) -> None:
 def _(message: str) -> str:
     """`message` in the UI language."""
     return _translation.gettext(message)
-
-
-def N_(message: str) -> str:
-    """Marks `message` for the catalog where it is defined (a table, a constant); it is
-    translated with `_()` where it is shown, once the language is known."""
-    return message
 
 
 def ngettext(singular: str, plural: str, count: int) -> str:
