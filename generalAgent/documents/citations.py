@@ -18,6 +18,8 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 
+from generalAgent.search.database import content_text
+
 # A quote shorter than this (after normalising) proves nothing: "the" occurs everywhere.
 MIN_QUOTE_CHARS = 8
 MAX_QUOTE_CHARS = 2_000
@@ -76,10 +78,9 @@ def check_quote(conn: sqlite3.Connection, item_id: str, quote: str, place: str) 
         )
     if len(quote) > MAX_QUOTE_CHARS:
         raise CitationError(f"the quote is longer than {MAX_QUOTE_CHARS:,} characters; quote one sentence")
-    row = conn.execute("SELECT content FROM items WHERE id = ?", (item_id,)).fetchone()
-    if row is None:
+    content = content_text(conn, item_id)
+    if content is None:
         raise CitationError("the document is not indexed; search it once, then check the quote")
-    content = row[0]
     spans = conn.execute(
         "SELECT page, heading, metadata, start_position, end_position FROM chunks"
         " WHERE item_id = ? ORDER BY chunk_index",

@@ -11,12 +11,14 @@ reachable from start-up, and the chat prompt must not wait for pypdfium2 or open
 
 from __future__ import annotations
 
+import codecs
+import os
 import re
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import human_size, one_line
@@ -37,6 +39,9 @@ _BOMS = (
 # Told apart when a file is not UTF-8, in the order that wins a tie.
 LEGACY_ENCODINGS = ("gb18030", "big5", "shift_jis", "euc_jp", "euc_kr", "cp1252")
 TEXT_SAMPLE_BYTES = 64 * 1024
+# A text file is read, decoded and handed to the indexer this many bytes at a time: a 200 MB
+# log costs the memory of a few pieces, not of the whole text several times over.
+TEXT_PIECE_BYTES = 1 << 20
 PDF_TYPES = {".pdf": "pdf"}
 OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
@@ -75,6 +80,28 @@ class ExtractedDocument:
         return BLOCK_SEPARATOR.join(block.text for block in self.blocks)
 
 
+@dataclass
+class Reading:
+    """How far a document's reading has got: bytes of a text file, blocks of the others."""
+
+    done: int = 0
+    total: int = 0
+
+    @property
+    def share(self) -> float:
+        return min(self.done / self.total, 1.0) if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class DocumentStream:
+    """A document's blocks as they are read (see `open_document`)."""
+
+    name: str
+    file_type: str
+    blocks: Iterator[Block]
+    reading: Reading
+
+
 def file_type_of(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in PDF_TYPES:
@@ -110,32 +137,61 @@ def extract_document(
     limit: ReadLimit | None = None,
 ) -> ExtractedDocument:
     """All text of the document at `path` (or, with `limit`, its start), in blocks;
-    `DocumentError` if it cannot be read.
+    `DocumentError` if it cannot be read."""
+    stream = open_document(path, settings, progress, limit)
+    return ExtractedDocument(name=stream.name, file_type=stream.file_type, blocks=list(stream.blocks))
 
-    Pages of a PDF without a text layer are read by OCR when it is installed and on
-    (OCR_ENABLED); `progress` hears of each page read that way.
+
+def open_document(
+    path: Path,
+    settings: DocumentSettings,
+    progress: ExtractProgress | None = None,
+    limit: ReadLimit | None = None,
+) -> DocumentStream:
+    """The document at `path`, checked, with its non-blank blocks to be read one by one.
+
+    A text file is read TEXT_PIECE_BYTES at a time (blocks that continue one another); the
+    other formats are read whole, within their own limits. `DocumentError` says what cannot
+    be read, here or while iterating. Pages of a PDF without a text layer are read by OCR
+    when it is installed and on (OCR_ENABLED); `progress` hears of each page read that way.
     """
     limit = limit or ReadLimit()
-    name = path.name
     _check_file(path, settings)
     suffix = path.suffix.lower()
     if suffix in OLD_OFFICE:
         raise DocumentError(
-            f"{name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
+            f"{path.name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
         )
     kind = file_type_of(path)
-    readers: dict[str, Callable[[Path, DocumentSettings, ReadLimit], list[Block]]] = {
-        "pdf": lambda pdf_path, pdf_settings, pdf_limit: _read_pdf(
-            pdf_path, pdf_settings, pdf_limit, progress
-        ),
-        "docx": _read_docx,
-        "xlsx": _read_xlsx,
-        "pptx": _read_pptx,
-        "markdown": _read_text,
-        "text": _read_text,
-    }
+    reading = Reading()
+    return DocumentStream(path.name, kind, _blocks(path, kind, settings, limit, progress, reading), reading)
+
+
+def _blocks(
+    path: Path,
+    kind: str,
+    settings: DocumentSettings,
+    limit: ReadLimit,
+    progress: ExtractProgress | None,
+    reading: Reading,
+) -> Iterator[Block]:
+    name = path.name
+    found = False
     try:
-        blocks = [b for b in readers[kind](path, settings, limit) if b.text.strip()]
+        if kind in ("markdown", "text"):
+            blocks: Iterable[Block] = _read_text(path, limit, reading)
+        elif kind == "pdf":
+            blocks = _read_pdf(path, settings, limit, progress)
+        else:
+            blocks = {"docx": _read_docx, "xlsx": _read_xlsx, "pptx": _read_pptx}[kind](path, settings, limit)
+        if isinstance(blocks, list):
+            reading.total = len(blocks)
+        for block in blocks:
+            if isinstance(blocks, list):
+                reading.done += 1
+            if block.text.strip():
+                found = True
+                yield block
     except DocumentError:
         raise
     except MemoryError:
@@ -144,11 +200,10 @@ def extract_document(
         raise DocumentError(
             f"{name} could not be read ({type(exc).__name__}: {(one_line(exc, 160) or 'no details')}); it may be damaged."
         ) from None
-    if not blocks:
+    if not found:
         if kind == "pdf":
             raise DocumentError(f"{name} has no text layer (scanned?) and no text was recognised in it.")
         raise DocumentError(f"{name} contains no text to search.")
-    return ExtractedDocument(name=name, file_type=kind, blocks=blocks)
 
 
 def preview_document(path: Path, settings: DocumentSettings) -> str:
@@ -553,19 +608,78 @@ def _shape_texts(shape: Any) -> Iterator[str]:
 
 
 # -- text, Markdown, code ------------------------------------------------------------------
-def _read_text(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    if limit.chars is None:
-        data = path.read_bytes()
-        text = decode_text(data, path.name)
-    else:  # a preview reads the start only: at most 4 bytes a character in any encoding we read
-        with path.open("rb") as handle:
-            data = handle.read(limit.chars * 4 + 4)
-        truncated = path.stat().st_size > len(data)
-        text = decode_text(data, path.name, truncated=truncated)
-        if truncated or len(text) > limit.chars:
-            limit.stopped = True
+def _read_text(path: Path, limit: ReadLimit, reading: Reading) -> Iterator[Block]:
     markdown = file_type_of(path) == "markdown"
-    return [Block(text=text.replace("\r\n", "\n"), markdown=markdown)]
+    with path.open("rb") as handle:
+        reading.total = os.fstat(handle.fileno()).st_size
+        if limit.chars is None:
+            for text, continues in _text_pieces(handle, path.name, reading):
+                yield Block(text=text, markdown=markdown, continues=continues)
+            return
+        # A preview reads the start only: at most 4 bytes a character in any encoding we read.
+        data = handle.read(limit.chars * 4 + 4)
+        truncated = reading.total > len(data)
+    text = decode_text(data, path.name, truncated=truncated)
+    if truncated or len(text) > limit.chars:
+        limit.stopped = True
+    yield Block(text=text.replace("\r\n", "\n"), markdown=markdown)
+
+
+def _text_pieces(handle: BinaryIO, name: str, reading: Reading) -> Iterator[tuple[str, bool]]:
+    """The text of an open file, TEXT_PIECE_BYTES at a time, each piece but the last ending
+    at a paragraph break (or a line break, or anywhere in a line longer than half a piece),
+    with whether it continues the piece before. Joined by BLOCK_SEPARATOR the pieces give
+    the file's text back (line ends as "\n"), but for an extra line break at a cut."""
+    data = handle.read(TEXT_PIECE_BYTES)
+    ahead = handle.read(TEXT_PIECE_BYTES)
+    encoding = _encoding_or_error(data, name, truncated=bool(ahead))
+    decoder = codecs.getincrementaldecoder(encoding)()
+    plain = True  # all text so far is ASCII, which reads the same in every encoding we know
+    carry = ""
+    continues = False
+    while data:
+        final = not ahead
+        try:
+            text = decoder.decode(data, final)
+        except UnicodeDecodeError:
+            if not (plain and encoding == "utf-8"):
+                raise DocumentError(
+                    f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."
+                ) from None
+            # A long ASCII start chose UTF-8; the first other character shows the real encoding.
+            data = decoder.getstate()[0] + data
+            encoding = _encoding_or_error(data + ahead, name, truncated=not final)
+            decoder = codecs.getincrementaldecoder(encoding)()
+            try:
+                text = decoder.decode(data, final)
+            except UnicodeDecodeError:
+                raise DocumentError(
+                    f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."
+                ) from None
+        plain = plain and text.isascii()
+        reading.done += len(data)
+        buffer = carry + text
+        held = "\r" if not final and buffer.endswith("\r") else ""  # half of a "\r\n"
+        buffer = buffer[: len(buffer) - len(held)].replace("\r\n", "\n")
+        if final:
+            piece, carry = buffer, ""
+        else:
+            cut, gap = _piece_end(buffer)
+            piece, carry = buffer[:cut], buffer[cut + gap :] + held
+        if piece.strip():
+            yield piece, continues
+            continues = True
+        data, ahead = ahead, (handle.read(TEXT_PIECE_BYTES) if ahead else b"")
+
+
+def _piece_end(text: str) -> tuple[int, int]:
+    """Where a piece of `text` ends (in its second half) and how many break characters follow."""
+    half = len(text) // 2
+    for separator in ("\n\n", "\n"):
+        cut = text.rfind(separator, half)
+        if cut >= 0:
+            return cut, len(separator)
+    return len(text), 0
 
 
 def decode_text(data: bytes, name: str, truncated: bool = False) -> str:
@@ -574,6 +688,18 @@ def decode_text(data: bytes, name: str, truncated: bool = False) -> str:
 
     `truncated`: the bytes are the start of a longer file, so a character cut at the end
     is not a wrong encoding."""
+    encoding = _encoding_or_error(data, name, truncated)
+    try:
+        return data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        if truncated and exc.start >= len(data) - 4:
+            return data[: exc.start].decode(encoding)
+        raise DocumentError(
+            f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."
+        ) from None
+
+
+def _encoding_or_error(data: bytes, name: str, truncated: bool) -> str:
     encoding = text_encoding(data, truncated)
     if encoding is None and b"\x00" in data[:TEXT_SAMPLE_BYTES]:
         raise DocumentError(
@@ -585,14 +711,7 @@ def decode_text(data: bytes, name: str, truncated: bool = False) -> str:
             f"{name} is not text in an encoding generalAgent knows (UTF-8, UTF-16, GB18030, Big5, "
             "Shift-JIS, EUC, Windows-1252); save it as UTF-8 and try again."
         )
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        if truncated and exc.start >= len(data) - 4:
-            return data[: exc.start].decode(encoding)
-        raise DocumentError(
-            f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."
-        ) from None
+    return encoding
 
 
 def text_encoding(data: bytes, truncated: bool = False) -> str | None:

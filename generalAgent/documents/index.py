@@ -20,16 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.extract import DocumentError, extract_document
-from generalAgent.search.chunking import chunk_blocks
+from generalAgent.documents.extract import DocumentError, DocumentStream, open_document
+from generalAgent.search.chunking import BLOCK_SEPARATOR, iter_chunks
 from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,
     ChunkRow,
     IndexDatabase,
+    Staging,
     VectorSource,
     item_rowid_range,
     now_iso,
-    replace_chunks,
     segment_rows,
     transaction,
 )
@@ -160,108 +160,103 @@ class SearchIndex(IndexDatabase):
                 seconds=time.perf_counter() - began,
             )
 
-        extracted = extract_document(path, self.settings, progress)
-        content, chunks = chunk_blocks(extracted.blocks, self.chunking)
+        stream = open_document(path, self.settings, progress)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
-        rows = [
-            ChunkRow(
-                uuid.uuid4().hex,
-                c.index,
-                c.text,
-                c.start,
-                c.end,
-                c.page,
-                c.heading,
-                chunk_metadata(c.place, c.ocr),
-            )
-            for c in chunks
-        ]
-        total = len(rows)
-        segmented = segment_rows(
-            rows,
-            self.segmenter,
-            extracted.name,
-            (lambda n: progress("segment", n, total)) if progress else None,
-        )
-        vectors, warning = self._vectors(rows, progress)
-        stamp = now_iso()
-        with transaction(self.conn) as conn:
-            # Another process may have indexed the same bytes since the lookup above; write
-            # into its item, or its chunks and a second, unreferenced item would both stay.
-            current = conn.execute(
-                "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
-            ).fetchone()
-            if current is not None:
-                item_id = current[0]
-            conn.execute(
-                "INSERT INTO items (id, domain, category, title, content, source, source_path,"
-                " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'file', ?, ?, ?)"
-                " ON CONFLICT(id) DO UPDATE SET content = excluded.content,"
-                " source_path = excluded.source_path, updated_at = excluded.updated_at",
-                (
-                    item_id,
-                    DOCUMENTS_DOMAIN,
-                    extracted.file_type,
-                    extracted.name,
-                    content,
-                    str(path),
-                    stamp,
-                    stamp,
-                ),
-            )
-            replace_chunks(
-                conn,
-                item_id,
-                rows,
-                segmented,
-                vectors,
-                self.vector_source.model if self.vector_source else "",
-            )
-            conn.execute(
-                "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
-                " indexed_at, total_chunks, segmenter) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
-                " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter",
-                (
-                    file_hash,
-                    item_id,
-                    extracted.name,
-                    extracted.file_type,
-                    path.stat().st_size,
-                    stamp,
-                    total,
-                    self.segmenter.name,
-                ),
-            )
-            self._remember_path(path, file_hash, stat)
+        model = self.vector_source.model if self.vector_source else ""
+        with Staging(self.conn) as staged:
+            warning = self._stage(stream, staged, progress)
+            stamp = now_iso()
+            with transaction(self.conn) as conn:
+                # Another process may have indexed the same bytes since the lookup above; write
+                # into its item, or its chunks and a second, unreferenced item would both stay.
+                current = conn.execute(
+                    "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
+                ).fetchone()
+                if current is not None:
+                    item_id = current[0]
+                conn.execute(
+                    "INSERT INTO items (id, domain, category, title, content, source, source_path,"
+                    " created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?)"
+                    " ON CONFLICT(id) DO UPDATE SET content = '', source_path = excluded.source_path,"
+                    " updated_at = excluded.updated_at",
+                    (item_id, DOCUMENTS_DOMAIN, stream.file_type, stream.name, str(path), stamp, stamp),
+                )
+                staged.write_content(conn, item_id)
+                staged.write_chunks(conn, item_id, model)
+                conn.execute(
+                    "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
+                    " indexed_at, total_chunks, segmenter) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
+                    " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter",
+                    (
+                        file_hash,
+                        item_id,
+                        stream.name,
+                        stream.file_type,
+                        path.stat().st_size,
+                        stamp,
+                        staged.chunks,
+                        self.segmenter.name,
+                    ),
+                )
+                self._remember_path(path, file_hash, stat)
         if progress:
-            progress("write", total, total)
+            progress("write", staged.chunks, staged.chunks)
         return IndexedDocument(
             file_hash,
             item_id,
-            extracted.name,
-            extracted.file_type,
-            total,
-            len(content),
+            stream.name,
+            stream.file_type,
+            staged.chunks,
+            staged.chars,
             reused=False,
             seconds=time.perf_counter() - began,
             warning=warning,
         )
 
-    def _vectors(self, rows: Sequence[ChunkRow], progress: Progress | None) -> tuple[list[bytes] | None, str]:
+    def _stage(self, stream: DocumentStream, staged: Staging, progress: Progress | None) -> str:
+        """Read, chunk, segment (and embed) the document block by block into `staged`;
+        returns a warning when embeddings failed and the document is indexed for keyword
+        search only. Nothing here holds the write lock."""
+        stage = "embed" if self.vector_source is not None else "segment"
+        warning = ""
+        for number, (block, chunks) in enumerate(iter_chunks(stream.blocks, self.chunking)):
+            rows = [
+                ChunkRow(
+                    uuid.uuid4().hex,
+                    c.index,
+                    c.text,
+                    c.start,
+                    c.end,
+                    c.page,
+                    c.heading,
+                    chunk_metadata(c.place, c.ocr),
+                )
+                for c in chunks
+            ]
+            segmented = segment_rows(rows, self.segmenter, stream.name)
+            vectors = None
+            if self.vector_source is not None and not warning:
+                vectors, warning = self._vectors(rows)
+                if warning:
+                    staged.drop_vectors()
+            staged.add(f"{BLOCK_SEPARATOR if number else ''}{block.text}", rows, segmented, vectors)
+            if progress:
+                # Chunks so far, and the total they point to at this share of the file read.
+                share = stream.reading.share
+                estimate = round(staged.chunks / share) if share else staged.chunks
+                progress(stage, staged.chunks, max(estimate, staged.chunks))
+        return warning
+
+    def _vectors(self, rows: Sequence[ChunkRow]) -> tuple[list[bytes] | None, str]:
         if self.vector_source is None or not rows:
             return None, ""
         from generalAgent.search.embeddings import EmbeddingError
 
-        total = len(rows)
         try:
-            vectors = self.vector_source.vectors(
-                [r.text for r in rows],
-                (lambda n: progress("embed", n, total)) if progress else None,
-            )
+            return self.vector_source.vectors([r.text for r in rows]), ""
         except EmbeddingError as exc:
             return None, f"Embeddings failed, indexed for keyword search only: {exc}"
-        return vectors, ""
 
     def _remember_path(self, path: Path, file_hash: str, stat: os.stat_result) -> None:
         """Point `path` at `file_hash` (with the size and modification time it was hashed at);

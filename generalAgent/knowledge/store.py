@@ -19,6 +19,7 @@ from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem, new_id
 from generalAgent.search.chunking import Block, chunk_blocks
 from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,
+    ITEM_CONTENT,
     ChunkRow,
     IndexDatabase,
     now_iso,
@@ -32,6 +33,8 @@ from generalAgent.search.lookup import INDEX_ERRORS
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 50
 _ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
+# What is read: an indexed file's text is kept apart, in document_texts (see ITEM_CONTENT).
+_ITEM_FIELDS = _ITEM_COLUMNS.replace("content", f"{ITEM_CONTENT} AS content")
 _CHUNK_COLUMNS = (
     "c.id AS id, c.item_id AS item_id, c.chunk_index AS chunk_index, f.text AS content, c.heading AS heading,"
     " c.start_position AS start_position, c.end_position AS end_position, c.metadata AS metadata, c.page AS page"
@@ -170,7 +173,7 @@ class KnowledgeStore(IndexDatabase):
             return conn.execute("DELETE FROM items WHERE id = ?", (item_id,)).rowcount > 0
 
     def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
-        row = self.conn.execute(f"SELECT {_ITEM_COLUMNS} FROM items WHERE id = ?", (item_id,)).fetchone()
+        row = self.conn.execute(f"SELECT {_ITEM_FIELDS} FROM items WHERE id = ?", (item_id,)).fetchone()
         return self._items([row])[0] if row else None
 
     def resolve_id(self, reference: str) -> str:
@@ -196,7 +199,7 @@ class KnowledgeStore(IndexDatabase):
             return {}
         marks = ",".join("?" * len(item_ids))
         rows = self.conn.execute(
-            f"SELECT {_ITEM_COLUMNS} FROM items WHERE id IN ({marks})", list(item_ids)
+            f"SELECT {_ITEM_FIELDS} FROM items WHERE id IN ({marks})", list(item_ids)
         ).fetchall()
         return {item.id: item for item in self._items(rows)}
 
@@ -211,7 +214,7 @@ class KnowledgeStore(IndexDatabase):
         """Items matching the filters, most recently updated first."""
         where, params = item_filter(domain, category, tags, alias="items")
         rows = self.conn.execute(
-            f"SELECT {_ITEM_COLUMNS} FROM items WHERE {where or '1'}"
+            f"SELECT {_ITEM_FIELDS} FROM items WHERE {where or '1'}"
             " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
             [*params, max(0, int(limit)), max(0, int(offset))],
         ).fetchall()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -64,6 +64,8 @@ class Block:
     plain text, where a line starting with '#' is a comment, not a heading. `place` is how a
     reader finds the block to cite it ("page 12", "slide 3", "sheet Sales, rows 2–21");
     '' where the heading is the place (DOCX, Markdown). `ocr` marks text read from an image.
+    `continues` marks the next piece of a long text read in pieces: its opening lines are
+    under the last heading of the piece before.
     """
 
     text: str
@@ -73,6 +75,7 @@ class Block:
     markdown: bool = True
     place: str = ""
     ocr: bool = False
+    continues: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,36 +102,51 @@ def split_text(text: str, config: ChunkingConfig, *, markdown: bool = True) -> l
     return _merge_small(spans, config)
 
 
-def chunk_blocks(blocks: Sequence[Block], config: ChunkingConfig) -> tuple[str, list[Chunk]]:
+def chunk_blocks(blocks: Iterable[Block], config: ChunkingConfig) -> tuple[str, list[Chunk]]:
     """The document's content (blocks joined by BLOCK_SEPARATOR) and its chunks, in order."""
     parts: list[str] = []
     chunks: list[Chunk] = []
-    offset = 0
-    for block in blocks:
-        if parts:
-            offset += len(BLOCK_SEPARATOR)
+    for block, block_chunks in iter_chunks(blocks, config):
         parts.append(block.text)
+        chunks.extend(block_chunks)
+    return BLOCK_SEPARATOR.join(parts), chunks
+
+
+def iter_chunks(blocks: Iterable[Block], config: ChunkingConfig) -> Iterator[tuple[Block, list[Chunk]]]:
+    """Each block with its chunks, one block at a time: a long document is chunked as it is
+    read. Offsets count in the content the blocks make joined by BLOCK_SEPARATOR."""
+    index = 0
+    offset = 0
+    heading = ""  # the last heading seen, for a block that continues the one before
+    for number, block in enumerate(blocks):
+        if number:
+            offset += len(BLOCK_SEPARATOR)
         stripped = block.text.strip()
         if block.whole and stripped and len(block.text) <= config.max_size:
             lead = len(block.text) - len(block.text.lstrip())
             spans = [Span(lead, lead + len(stripped), block.heading)]
         else:
             spans = split_text(block.text, config, markdown=block.markdown)
+        default = block.heading or (heading if block.continues else "")
+        chunks = []
         for span in spans:
             chunks.append(
                 Chunk(
-                    index=len(chunks),
+                    index=index,
                     text=block.text[span.start : span.end],
                     start=offset + span.start,
                     end=offset + span.end,
                     page=block.page,
-                    heading=span.heading or block.heading,
+                    heading=span.heading or default,
                     place=block.place,
                     ocr=block.ocr,
                 )
             )
+            index += 1
+        if chunks:
+            heading = chunks[-1].heading
         offset += len(block.text)
-    return BLOCK_SEPARATOR.join(parts), chunks
+        yield block, chunks
 
 
 # -- levels ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -27,6 +28,10 @@ from generalAgent.search.chunking import ChunkingConfig
 from generalAgent.search.segmentation import Segmenter
 
 BUSY_TIMEOUT_MS = 10_000
+# How long a write waits for another process's write to end before it fails with "database
+# is locked". Indexing the largest file allowed holds the lock for the move of its staged
+# chunks (tens of seconds for 200 MB, bench/large_text.py), longer than the busy timeout.
+WRITE_WAIT_SECONDS = 600
 MMAP_BYTES = 256 << 20
 DOCUMENTS_DOMAIN = "documents"
 
@@ -42,6 +47,7 @@ BM25 = f"bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))})"
 INITIAL_SCHEMA = """
 -- One row per searchable thing: a note, a built-in knowledge page, or an indexed file
 -- (domain 'documents'). `content` is the full text: regex search and lazy re-chunking read it.
+-- (An indexed file's text moved to document_texts in migration 0003; see ITEM_CONTENT.)
 CREATE TABLE IF NOT EXISTS items (
     id          TEXT PRIMARY KEY,
     domain      TEXT NOT NULL,
@@ -135,11 +141,29 @@ ALTER TABLE document_paths ADD COLUMN file_size INTEGER;
 ALTER TABLE document_paths ADD COLUMN mtime_ns INTEGER;
 """
 
+# The text of an indexed file, apart from its item: SQLite's incremental blob I/O writes it
+# piece by piece only when it is the last value of its row (otherwise SQLite builds the
+# whole value in memory first), so a 200 MB text file is indexed in bounded memory. UTF-8
+# bytes; items.content stays '' for these items (older indexes kept the text there).
+DOCUMENT_TEXTS = """
+CREATE TABLE document_texts (
+    item_id TEXT PRIMARY KEY REFERENCES items(id) ON DELETE CASCADE,
+    content BLOB NOT NULL
+);
+"""
+
 # indexes.db's schema history, oldest first: append, never edit a released one.
 MIGRATIONS = [
     Migration("0001_initial_schema", script(INITIAL_SCHEMA)),
     Migration("0002_document_path_stat", script(DOCUMENT_PATH_STAT)),
+    Migration("0003_document_texts", script(DOCUMENT_TEXTS)),
 ]
+
+# An item's full text as SQL (in a query over `items`): an indexed file's from document_texts.
+ITEM_CONTENT = (
+    "COALESCE((SELECT CAST(t.content AS TEXT) FROM document_texts t WHERE t.item_id = items.id),"
+    " items.content)"
+)
 
 
 def now_iso() -> str:
@@ -238,8 +262,18 @@ def _use_wal(conn: sqlite3.Connection) -> None:
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
-    """One write transaction: committed when the block ends, rolled back if it raises."""
-    conn.execute("BEGIN IMMEDIATE")
+    """One write transaction: committed when the block ends, rolled back if it raises.
+
+    It starts once no other process writes, waiting up to WRITE_WAIT_SECONDS (each attempt
+    waits the busy timeout in SQLite's own busy handler, which sleeps between tries)."""
+    deadline = time.monotonic() + WRITE_WAIT_SECONDS
+    while True:
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
     try:
         yield conn
     except BaseException:
@@ -323,6 +357,135 @@ def replace_chunks(
             ((rowid, vector_model, blob) for rowid, blob in zip(rowids, vectors, strict=True)),
         )
     return rowids
+
+
+class Staging:
+    """One document's content and chunks, gathered before the write transaction in tables of
+    the connection's temporary database, then moved into place inside it by SQL alone.
+
+    Writing the temporary database takes no lock on indexes.db, so reading and segmenting a
+    long document holds nothing other processes wait on, and neither the content nor the
+    chunks of a 200 MB file are ever Python objects all at once: SQLite keeps temporary
+    tables in a file it deletes on close (temp_store = FILE). The table names are the
+    staging's own, so two indexings on one connection cannot mix.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        name = f"staged_{uuid.uuid4().hex[:12]}"
+        self.content_table = f"temp.{name}_content"
+        self.chunks_table = f"temp.{name}_chunks"
+        self.chunks = 0
+        self.chars = 0
+        self.content_bytes = 0
+        conn.execute("PRAGMA temp_store = FILE")
+        conn.execute(f"CREATE TABLE {self.content_table} (n INTEGER PRIMARY KEY, piece TEXT NOT NULL)")
+        conn.execute(
+            f"CREATE TABLE {self.chunks_table} (n INTEGER PRIMARY KEY, id TEXT, chunk_index INTEGER,"
+            " page INTEGER, heading TEXT, start_position INTEGER, end_position INTEGER, metadata TEXT,"
+            " text TEXT, text_jieba TEXT, title TEXT, vector BLOB)"
+        )
+
+    def add(
+        self,
+        text: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+    ) -> None:
+        """Append a piece of the content (with the separator before it) and its chunks."""
+        with self._temporary():
+            self.conn.execute(f"INSERT INTO {self.content_table} (piece) VALUES (?)", (text,))
+            self.conn.executemany(
+                f"INSERT INTO {self.chunks_table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    (
+                        self.chunks + number,
+                        r.id,
+                        r.chunk_index,
+                        r.page,
+                        r.heading,
+                        r.start_position,
+                        r.end_position,
+                        r.metadata,
+                        r.text,
+                        words,
+                        title,
+                        vectors[number] if vectors is not None else None,
+                    )
+                    for number, (r, (words, title)) in enumerate(zip(rows, segmented, strict=True))
+                ),
+            )
+        self.chunks += len(rows)
+        self.chars += len(text)
+        self.content_bytes += len(text.encode("utf-8", "surrogatepass"))
+
+    def drop_vectors(self) -> None:
+        """Keep no vector of this document (embedding failed part-way: keyword search only)."""
+        with self._temporary():
+            self.conn.execute(f"UPDATE {self.chunks_table} SET vector = NULL")
+
+    def write_content(self, conn: sqlite3.Connection, item_id: str) -> None:
+        """Store the content as the item's document text (inside the caller's transaction),
+        piece by piece through incremental blob I/O: it is never one value in memory."""
+        conn.execute("DELETE FROM document_texts WHERE item_id = ?", (item_id,))
+        conn.execute(
+            "INSERT INTO document_texts (item_id, content) VALUES (?, zeroblob(?))",
+            (item_id, self.content_bytes),
+        )
+        rowid = conn.execute("SELECT rowid FROM document_texts WHERE item_id = ?", (item_id,)).fetchone()[0]
+        with conn.blobopen("document_texts", "content", rowid) as blob:
+            for (piece,) in conn.execute(f"SELECT piece FROM {self.content_table} ORDER BY n"):
+                blob.write(piece.encode("utf-8", "surrogatepass"))
+
+    def write_chunks(self, conn: sqlite3.Connection, item_id: str, vector_model: str = "") -> None:
+        """Put the staged chunks in place of the item's chunks (inside the caller's
+        transaction), under consecutive rowids after every rowid in use."""
+        conn.execute("DELETE FROM chunks WHERE item_id = ?", (item_id,))
+        first = conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM chunks").fetchone()[0]
+        conn.execute(
+            "INSERT INTO chunks (rowid, id, item_id, chunk_index, page, heading, start_position,"
+            " end_position, metadata) SELECT ? + n, id, ?, chunk_index, page, heading, start_position,"
+            f" end_position, metadata FROM {self.chunks_table} ORDER BY n",
+            (first, item_id),
+        )
+        conn.execute(
+            "INSERT INTO chunks_fts (rowid, text, text_jieba, title)"
+            f" SELECT ? + n, text, text_jieba, title FROM {self.chunks_table} ORDER BY n",
+            (first,),
+        )
+        conn.execute(
+            "INSERT INTO chunk_vectors (chunk_rowid, model, vector)"
+            f" SELECT ? + n, ?, vector FROM {self.chunks_table} WHERE vector IS NOT NULL ORDER BY n",
+            (first, vector_model),
+        )
+
+    def close(self) -> None:
+        for table in (self.content_table, self.chunks_table):
+            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _temporary(self) -> Iterator[None]:
+        """One transaction of the temporary database (a deferred one takes no lock on indexes.db)."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+
+def content_text(conn: sqlite3.Connection, item_id: str) -> str | None:
+    """An item's full text; None if there is no such item."""
+    row = conn.execute(f"SELECT {ITEM_CONTENT} FROM items WHERE id = ?", (item_id,)).fetchone()
+    return None if row is None else str(row[0])
 
 
 def item_rowid_range(conn: sqlite3.Connection, item_id: str) -> tuple[int, int] | None:

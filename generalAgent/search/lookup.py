@@ -20,7 +20,7 @@ from typing import Any
 
 import regex
 
-from generalAgent.search.database import BM25, DatabaseError
+from generalAgent.search.database import BM25, DatabaseError, content_text
 from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import Candidate, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
@@ -353,8 +353,8 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
         compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:
         raise QueryError(f"invalid regular expression ({exc})") from None
-    row = conn.execute("SELECT content FROM items WHERE id = ?", (item_id,)).fetchone()
-    if row is None:
+    content = content_text(conn, item_id)
+    if content is None:
         return []
     spans = conn.execute(
         "SELECT chunk_index, start_position, end_position FROM chunks WHERE item_id = ? ORDER BY chunk_index",
@@ -365,7 +365,7 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
     try:
         # The whole scan is bounded (a pattern that backtracks without end, a huge file), and
         # the GIL is released while it runs, so the terminal stays live and Ctrl-C is heard.
-        for match in compiled.finditer(row[0], concurrent=True, timeout=REGEX_SECONDS):
+        for match in compiled.finditer(content, concurrent=True, timeout=REGEX_SECONDS):
             index = _chunk_at(spans, starts, match.start())
             if index is None:
                 continue

@@ -439,3 +439,86 @@ def test_a_damaged_index_database_at_start_is_one_line_and_the_answer_still_come
     assert (
         (data_dir / "indexes.db").read_bytes().startswith(b"not a database")
     )  # left for the user to recover
+
+
+_GROWTH_PROBE = """
+import json, resource, sys
+from pathlib import Path
+from generalAgent.config.settings import load_settings
+from generalAgent.documents.index import SearchIndex
+from generalAgent.search.segmentation import load_jieba
+
+load_jieba()
+with SearchIndex(Path(sys.argv[2]), load_settings(env_file=None).documents) as index:
+    index.conn
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    document = index.index_file(Path(sys.argv[1]))
+    after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"grew_kb": after - before, "chunks": document.total_chunks}))
+"""
+
+
+def _memory_growth_kb(path: Path, db: Path) -> int:
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _GROWTH_PROBE, str(path), str(db)], capture_output=True, text=True, check=True
+    )
+    return int(json.loads(done.stdout)["grew_kb"])
+
+
+@fault(
+    area="security",
+    fault="Indexing a 20 MB text log (the issue's 200 MB file took 2.15 GB)",
+    outcome="It is read and indexed in pieces: memory grows by less than the file (a 2 MB log beside it); bench/large_text.py measures 200 MB.",
+)
+@pytest.mark.skipif(os.name != "posix", reason="peak memory is read from getrusage")
+def test_a_long_text_file_is_indexed_in_memory_that_does_not_grow_with_it(tmp_path: Path) -> None:
+    line = "the revenue of the quarter grew while latency fell and the cache kept hitting {n}\n"
+    sizes = {"small.log": 2_000_000, "large.log": 20_000_000}
+    growth = {}
+    for name, size in sizes.items():
+        path = tmp_path / name
+        with path.open("w", encoding="utf-8") as out:
+            n = 0
+            while out.tell() < size:
+                n += 1
+                out.write(line.format(n=n) + ("营收增长百分之二十。\n\n" if n % 40 == 0 else ""))
+        growth[name] = _memory_growth_kb(path, tmp_path / f"{name}.db")
+    extra_file_kb = (sizes["large.log"] - sizes["small.log"]) // 1024
+    assert growth["large.log"] - growth["small.log"] < extra_file_kb, growth
+
+
+@fault(
+    area="security",
+    fault="search_file while another process holds a long index write (longer than the busy timeout)",
+    outcome="The search waits for the write to end and answers; no 'database is locked'.",
+)
+def test_a_search_during_another_process_long_index_write_waits_for_it(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from generalAgent.search import database
+
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("The quarterly revenue grew by twenty percent.\n", encoding="utf-8")
+    second.write_text("Latency fell after the cache was warmed.\n", encoding="utf-8")
+    assert "revenue" in run_search_file(settings, file_path=upload(settings, first), query="revenue")
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 300)  # the holder outlasts it 5 times
+    monkeypatch.setattr(database, "WRITE_WAIT_SECONDS", 20)
+    holder = sqlite3.connect(settings.paths.indexes_db, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("UPDATE items SET updated_at = updated_at")
+    release = threading.Timer(1.5, lambda: holder.execute("COMMIT"))
+    release.start()
+    try:
+        started = time.monotonic()
+        text = run_search_file(settings, file_path=upload(settings, second), query="latency cache")
+    finally:
+        release.join()
+        holder.close()
+    assert "locked" not in text and "Latency fell" in text, text
+    assert time.monotonic() - started >= 1.0  # it did wait for the other write
