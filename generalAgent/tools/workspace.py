@@ -166,6 +166,13 @@ class Workspace:
         folded = unicodedata.normalize("NFKC", given).replace("\\", "/")
         if "\x00" in folded:
             raise WorkspaceError(f"{path!r}: NUL characters are not allowed in paths.")
+        try:  # a lone surrogate from a tool call's JSON: no file name on disk can hold it
+            os.fsencode(given)
+        except UnicodeEncodeError as exc:
+            raise WorkspaceError(
+                f"{ascii(path)}: the path has a character no file name can hold "
+                f"({exc.object[exc.start]!r}, {exc.reason}); give the name as list_workspace_files shows it."
+            ) from None
         for text in (given, folded):
             pure = PurePosixPath(text)
             if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or text.startswith("~"):
