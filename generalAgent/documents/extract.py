@@ -16,7 +16,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import human_size, one_line
@@ -25,6 +25,16 @@ from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
 
 # (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
 ExtractProgress = Callable[[str, int, int], None]
+# Opens a document's file for reading. The read tools pass one that verifies the file
+# opened is the workspace file their path check allowed (`Workspace.open_for_reading`):
+# a symlink swapped in after the check must not make a document outside readable.
+OpenFile = Callable[[Path], BinaryIO]
+
+
+def open_plainly(path: Path) -> BinaryIO:
+    """The file at `path`, opened for reading as it is (for files the user named)."""
+    return path.open("rb")
+
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
 _BOMS = (
@@ -108,10 +118,12 @@ def extract_document(
     settings: DocumentSettings,
     progress: ExtractProgress | None = None,
     limit: ReadLimit | None = None,
+    open_file: OpenFile = open_plainly,
 ) -> ExtractedDocument:
     """All text of the document at `path` (or, with `limit`, its start), in blocks;
     `DocumentError` if it cannot be read.
 
+    The file is opened once, with `open_file`, and every reader reads that open file.
     Pages of a PDF without a text layer are read by OCR when it is installed and on
     (OCR_ENABLED); `progress` hears of each page read that way.
     """
@@ -124,9 +136,9 @@ def extract_document(
             f"{name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
         )
     kind = file_type_of(path)
-    readers: dict[str, Callable[[Path, DocumentSettings, ReadLimit], list[Block]]] = {
-        "pdf": lambda pdf_path, pdf_settings, pdf_limit: _read_pdf(
-            pdf_path, pdf_settings, pdf_limit, progress
+    readers: dict[str, Callable[[BinaryIO, Path, DocumentSettings, ReadLimit], list[Block]]] = {
+        "pdf": lambda pdf_file, pdf_path, pdf_settings, pdf_limit: _read_pdf(
+            pdf_file, pdf_path, pdf_settings, pdf_limit, progress
         ),
         "docx": _read_docx,
         "xlsx": _read_xlsx,
@@ -135,7 +147,12 @@ def extract_document(
         "text": _read_text,
     }
     try:
-        blocks = [b for b in readers[kind](path, settings, limit) if b.text.strip()]
+        document = open_file(path)
+    except OSError as exc:
+        raise DocumentError(f"{name} cannot be read: {exc.strerror or exc}.") from None
+    try:
+        with document:
+            blocks = [b for b in readers[kind](document, path, settings, limit) if b.text.strip()]
     except DocumentError:
         raise
     except MemoryError:
@@ -151,7 +168,7 @@ def extract_document(
     return ExtractedDocument(name=name, file_type=kind, blocks=blocks)
 
 
-def preview_document(path: Path, settings: DocumentSettings) -> str:
+def preview_document(path: Path, settings: DocumentSettings, open_file: OpenFile = open_plainly) -> str:
     """The start of a document within the per-type preview limits of the settings."""
     limits = {
         "pdf": (settings.pdf_preview_pages, settings.pdf_preview_chars),
@@ -162,7 +179,7 @@ def preview_document(path: Path, settings: DocumentSettings) -> str:
     units, chars = limits.get(file_type_of(path), (None, settings.text_preview_chars))
     # One character past the limit is read, so a document of exactly `chars` is not "cut".
     limit = ReadLimit(units, chars + 1)
-    document = extract_document(path, settings, limit=limit)
+    document = extract_document(path, settings, limit=limit, open_file=open_file)
     blocks = [b for b in document.blocks if units is None or b.page is None or b.page <= units]
     text = BLOCK_SEPARATOR.join(b.text for b in blocks)
     read = len(document.text)
@@ -193,24 +210,26 @@ def _check_file(path: Path, settings: DocumentSettings) -> None:
         )
 
 
-def _office_archive(path: Path, what: str) -> None:
+def _office_archive(document: BinaryIO, path: Path, what: str) -> None:
     """Office files are ZIP archives; an encrypted one is an OLE container instead. One
     that would inflate to far more than any real document (a "zip bomb") is refused from
-    its directory, before a byte of it is inflated."""
-    with path.open("rb") as handle:
-        head = handle.read(8)
+    its directory, before a byte of it is inflated. Leaves `document` at its start."""
+    document.seek(0)
+    head = document.read(8)
     if head == _OLE_SIGNATURE:
         raise DocumentError(
             f"{path.name} is password-protected (or an old .doc/.xls/.ppt renamed); "
             f"save an unprotected {what} copy and try again."
         )
-    if not zipfile.is_zipfile(path):
+    if not zipfile.is_zipfile(document):
         raise DocumentError(f"{path.name} is not a valid {what} file (damaged, or another format renamed).")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(document) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         raise DocumentError(f"{path.name} is not a valid {what} file (damaged?).") from None
+    finally:
+        document.seek(0)
     inflated = sum(member.file_size for member in members)
     worst = max(
         (m.file_size / max(m.compress_size, 1) for m in members if m.file_size > RATIO_CHECKED_ABOVE),
@@ -225,12 +244,16 @@ def _office_archive(path: Path, what: str) -> None:
 
 # -- PDF -----------------------------------------------------------------------------------
 def _read_pdf(
-    path: Path, settings: DocumentSettings, limit: ReadLimit, progress: ExtractProgress | None = None
+    document: BinaryIO,
+    path: Path,
+    settings: DocumentSettings,
+    limit: ReadLimit,
+    progress: ExtractProgress | None = None,
 ) -> list[Block]:
     import pypdfium2 as pdfium
 
     try:
-        pdf = pdfium.PdfDocument(str(path))
+        pdf = pdfium.PdfDocument(document)
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise DocumentError(
@@ -375,15 +398,17 @@ MAX_COMPRESSION_RATIO = 200
 RATIO_CHECKED_ABOVE = 1024 * 1024  # small members may compress very well without harm
 
 
-def _read_docx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(path, ".docx")
+def _read_docx(
+    document_file: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit
+) -> list[Block]:
+    _office_archive(document_file, path, ".docx")
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
     try:
-        document = docx.Document(str(path))
+        document = docx.Document(document_file)
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .docx file (damaged?).") from None
     lines: list[str] = []
@@ -427,12 +452,12 @@ def _table_text(table: Any) -> str:
 
 
 # -- XLSX ----------------------------------------------------------------------------------
-def _read_xlsx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(path, ".xlsx")
+def _read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
+    _office_archive(document, path, ".xlsx")
     import openpyxl
 
     try:
-        workbook = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
+        workbook = openpyxl.load_workbook(document, read_only=True, data_only=True)
     except (KeyError, ValueError, OSError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
     blocks: list[Block] = []
@@ -506,13 +531,13 @@ def group_rows(rows: list[tuple[int, str]], settings: DocumentSettings) -> Itera
 
 
 # -- PPTX ----------------------------------------------------------------------------------
-def _read_pptx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(path, ".pptx")
+def _read_pptx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
+    _office_archive(document, path, ".pptx")
     import pptx
     from pptx.exc import PackageNotFoundError
 
     try:
-        presentation = pptx.Presentation(str(path))
+        presentation = pptx.Presentation(document)
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .pptx file (damaged?).") from None
     blocks: list[Block] = []
@@ -553,14 +578,13 @@ def _shape_texts(shape: Any) -> Iterator[str]:
 
 
 # -- text, Markdown, code ------------------------------------------------------------------
-def _read_text(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
+def _read_text(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
     if limit.chars is None:
-        data = path.read_bytes()
+        data = document.read()
         text = decode_text(data, path.name)
     else:  # a preview reads the start only: at most 4 bytes a character in any encoding we read
-        with path.open("rb") as handle:
-            data = handle.read(limit.chars * 4 + 4)
-        truncated = path.stat().st_size > len(data)
+        data = document.read(limit.chars * 4 + 4)
+        truncated = document.read(1) != b""
         text = decode_text(data, path.name, truncated=truncated)
         if truncated or len(text) > limit.chars:
             limit.stopped = True

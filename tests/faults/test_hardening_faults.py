@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from generalAgent.config.settings import Settings
 from tests.e2e.conftest import run_cli
 from tests.faults.conftest import (
     assert_history_intact,
@@ -19,6 +20,14 @@ from tests.faults.conftest import (
     stored_messages,
 )
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.tools import run_tool, workspace_root
+from tests.unit.tools.test_workspace_reads import (
+    SECRET,
+    file_swapped_for_a_link,
+    folder_swapped_for_a_link,
+    folder_with_a_secret,
+    swap_after_the_check,
+)
 
 fault = pytest.mark.fault
 
@@ -68,3 +77,49 @@ def test_a_lone_surrogate_in_a_tool_call_does_not_wedge_the_session(
     assert_history_intact(stored)
     assert_requests_valid(openai_server)
     assert_no_secret_kept(data_dir, first.stdout, first.stderr)
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    return folder_with_a_secret(tmp_path)
+
+
+@fault(
+    area="security",
+    fault="Between the path check and the opening, a folder of the path (or the file itself) is swapped for a symlink to a secret outside the workspace; read_file, then search_file",
+    outcome="Neither reads the secret: the open finds the swap and answers 'the path changed while it was being opened ... nothing was read'; nothing of it is indexed; a symlink that stays inside the workspace still reads.",
+    found="read_file and search_file opened the path again after the check and read (and indexed) the file outside",
+)
+@pytest.mark.parametrize("swapped", ["folder", "file"])
+def test_a_symlink_swapped_in_after_the_check_does_not_read_outside(
+    settings: Settings, outside: Path, monkeypatch: pytest.MonkeyPatch, swapped: str
+) -> None:
+    root = workspace_root(settings)
+    (root / "uploads" / "kept.md").write_text("inside: kept\n", encoding="utf-8")
+    (root / "uploads" / "inside-link.md").symlink_to(root / "uploads" / "kept.md")
+
+    def swap_later(folder_name: str, name: str):
+        folder = root / "uploads" / folder_name
+        folder.mkdir()
+        (folder / name).write_text(f"inside: {name}\n", encoding="utf-8")
+        if swapped == "folder":
+            return folder_swapped_for_a_link(folder, outside)
+        return file_swapped_for_a_link(folder / name, outside / name)
+
+    answers = []
+    for tool, args in (
+        ("read_file", {"path": "uploads/a/notes.md"}),
+        ("search_file", {"file_path": "uploads/b/report.txt", "query": "SECRET"}),
+    ):
+        folder_name, name = Path(args.get("path") or args["file_path"]).parts[1:]
+        with monkeypatch.context() as patch:
+            swap_after_the_check(patch, swap_later(folder_name, name))
+            answers.append(run_tool(settings, tool, args)[0])
+    for text in answers:
+        assert SECRET not in text
+        assert "the path changed while it was being opened" in text and "nothing was read" in text
+    indexes = settings.paths.indexes_db
+    assert not indexes.exists() or b"TOP-SECRET" not in indexes.read_bytes()
+
+    still, _ = run_tool(settings, "read_file", {"path": "uploads/inside-link.md"})
+    assert "inside: kept" in still
