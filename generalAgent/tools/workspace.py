@@ -4,7 +4,10 @@ Layout: `DATA_DIR/workspaces/<session>/{uploads,outputs,temp}`. Uploads are read
 for the model; it writes under `outputs/` (results for the user) and `temp/` (scratch).
 The skills folder is mounted read-only as `skills/` so the model can read a SKILL.md.
 Every path a tool receives goes through `Workspace.resolve`, which refuses anything that
-leaves these roots: `..`, absolute paths, and symlinks whose target lies outside.
+leaves these roots: `..`, absolute paths, and symlinks whose target lies outside. The file
+is then read through `open_for_reading` and written through `write_text`, which both work
+relative to the folder opened and checked again, so a symlink swapped in after the check
+cannot redirect them.
 """
 
 from __future__ import annotations
