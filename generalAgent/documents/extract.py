@@ -27,6 +27,16 @@ from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
 
 # (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
 ExtractProgress = Callable[[str, int, int], None]
+# Opens a document's file for reading. The read tools pass one that verifies the file
+# opened is the workspace file their path check allowed (`Workspace.open_for_reading`):
+# a symlink swapped in after the check must not make a document outside readable.
+OpenFile = Callable[[Path], BinaryIO]
+
+
+def open_plainly(path: Path) -> BinaryIO:
+    """The file at `path`, opened for reading as it is (for files the user named)."""
+    return path.open("rb")
+
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
 _BOMS = (
@@ -135,10 +145,11 @@ def extract_document(
     settings: DocumentSettings,
     progress: ExtractProgress | None = None,
     limit: ReadLimit | None = None,
+    open_file: OpenFile = open_plainly,
 ) -> ExtractedDocument:
     """All text of the document at `path` (or, with `limit`, its start), in blocks;
     `DocumentError` if it cannot be read."""
-    stream = open_document(path, settings, progress, limit)
+    stream = open_document(path, settings, progress, limit, open_file)
     return ExtractedDocument(name=stream.name, file_type=stream.file_type, blocks=list(stream.blocks))
 
 
@@ -147,13 +158,16 @@ def open_document(
     settings: DocumentSettings,
     progress: ExtractProgress | None = None,
     limit: ReadLimit | None = None,
+    open_file: OpenFile = open_plainly,
 ) -> DocumentStream:
     """The document at `path`, checked, with its non-blank blocks to be read one by one.
 
     A text file is read TEXT_PIECE_BYTES at a time (blocks that continue one another); the
     other formats are read whole, within their own limits. `DocumentError` says what cannot
-    be read, here or while iterating. Pages of a PDF without a text layer are read by OCR
-    when it is installed and on (OCR_ENABLED); `progress` hears of each page read that way.
+    be read, here or while iterating. The file is opened once, with `open_file`, and every
+    reader reads that open file (closed when the blocks are exhausted). Pages of a PDF
+    without a text layer are read by OCR when it is installed and on (OCR_ENABLED);
+    `progress` hears of each page read that way.
     """
     limit = limit or ReadLimit()
     _check_file(path, settings)
@@ -164,10 +178,16 @@ def open_document(
         )
     kind = file_type_of(path)
     reading = Reading()
-    return DocumentStream(path.name, kind, _blocks(path, kind, settings, limit, progress, reading), reading)
+    try:
+        document = open_file(path)
+    except OSError as exc:
+        raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+    blocks = _blocks(document, path, kind, settings, limit, progress, reading)
+    return DocumentStream(path.name, kind, blocks, reading)
 
 
 def _blocks(
+    document: BinaryIO,
     path: Path,
     kind: str,
     settings: DocumentSettings,
@@ -178,20 +198,22 @@ def _blocks(
     name = path.name
     found = False
     try:
-        if kind in ("markdown", "text"):
-            blocks: Iterable[Block] = _read_text(path, limit, reading)
-        elif kind == "pdf":
-            blocks = _read_pdf(path, settings, limit, progress)
-        else:
-            blocks = {"docx": _read_docx, "xlsx": _read_xlsx, "pptx": _read_pptx}[kind](path, settings, limit)
-        if isinstance(blocks, list):
-            reading.total = len(blocks)
-        for block in blocks:
+        with document:
+            if kind in ("markdown", "text"):
+                blocks: Iterable[Block] = _read_text(document, path, limit, reading)
+            elif kind == "pdf":
+                blocks = _read_pdf(document, path, settings, limit, progress)
+            else:
+                reader = {"docx": _read_docx, "xlsx": _read_xlsx, "pptx": _read_pptx}[kind]
+                blocks = reader(document, path, settings, limit)
             if isinstance(blocks, list):
-                reading.done += 1
-            if block.text.strip():
-                found = True
-                yield block
+                reading.total = len(blocks)
+            for block in blocks:
+                if isinstance(blocks, list):
+                    reading.done += 1
+                if block.text.strip():
+                    found = True
+                    yield block
     except DocumentError:
         raise
     except MemoryError:
@@ -206,7 +228,7 @@ def _blocks(
         raise DocumentError(f"{name} contains no text to search.")
 
 
-def preview_document(path: Path, settings: DocumentSettings) -> str:
+def preview_document(path: Path, settings: DocumentSettings, open_file: OpenFile = open_plainly) -> str:
     """The start of a document within the per-type preview limits of the settings."""
     limits = {
         "pdf": (settings.pdf_preview_pages, settings.pdf_preview_chars),
@@ -217,7 +239,7 @@ def preview_document(path: Path, settings: DocumentSettings) -> str:
     units, chars = limits.get(file_type_of(path), (None, settings.text_preview_chars))
     # One character past the limit is read, so a document of exactly `chars` is not "cut".
     limit = ReadLimit(units, chars + 1)
-    document = extract_document(path, settings, limit=limit)
+    document = extract_document(path, settings, limit=limit, open_file=open_file)
     blocks = [b for b in document.blocks if units is None or b.page is None or b.page <= units]
     text = BLOCK_SEPARATOR.join(b.text for b in blocks)
     read = len(document.text)
@@ -248,24 +270,26 @@ def _check_file(path: Path, settings: DocumentSettings) -> None:
         )
 
 
-def _office_archive(path: Path, what: str) -> None:
+def _office_archive(document: BinaryIO, path: Path, what: str) -> None:
     """Office files are ZIP archives; an encrypted one is an OLE container instead. One
     that would inflate to far more than any real document (a "zip bomb") is refused from
-    its directory, before a byte of it is inflated."""
-    with path.open("rb") as handle:
-        head = handle.read(8)
+    its directory, before a byte of it is inflated. Leaves `document` at its start."""
+    document.seek(0)
+    head = document.read(8)
     if head == _OLE_SIGNATURE:
         raise DocumentError(
             f"{path.name} is password-protected (or an old .doc/.xls/.ppt renamed); "
             f"save an unprotected {what} copy and try again."
         )
-    if not zipfile.is_zipfile(path):
+    if not zipfile.is_zipfile(document):
         raise DocumentError(f"{path.name} is not a valid {what} file (damaged, or another format renamed).")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(document) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
         raise DocumentError(f"{path.name} is not a valid {what} file (damaged?).") from None
+    finally:
+        document.seek(0)
     inflated = sum(member.file_size for member in members)
     worst = max(
         (m.file_size / max(m.compress_size, 1) for m in members if m.file_size > RATIO_CHECKED_ABOVE),
@@ -280,12 +304,16 @@ def _office_archive(path: Path, what: str) -> None:
 
 # -- PDF -----------------------------------------------------------------------------------
 def _read_pdf(
-    path: Path, settings: DocumentSettings, limit: ReadLimit, progress: ExtractProgress | None = None
+    document: BinaryIO,
+    path: Path,
+    settings: DocumentSettings,
+    limit: ReadLimit,
+    progress: ExtractProgress | None = None,
 ) -> list[Block]:
     import pypdfium2 as pdfium
 
     try:
-        pdf = pdfium.PdfDocument(str(path))
+        pdf = pdfium.PdfDocument(document)
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise DocumentError(
@@ -430,15 +458,17 @@ MAX_COMPRESSION_RATIO = 200
 RATIO_CHECKED_ABOVE = 1024 * 1024  # small members may compress very well without harm
 
 
-def _read_docx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(path, ".docx")
+def _read_docx(
+    document_file: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit
+) -> list[Block]:
+    _office_archive(document_file, path, ".docx")
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
     try:
-        document = docx.Document(str(path))
+        document = docx.Document(document_file)
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .docx file (damaged?).") from None
     lines: list[str] = []
@@ -482,12 +512,12 @@ def _table_text(table: Any) -> str:
 
 
 # -- XLSX ----------------------------------------------------------------------------------
-def _read_xlsx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(path, ".xlsx")
+def _read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
+    _office_archive(document, path, ".xlsx")
     import openpyxl
 
     try:
-        workbook = openpyxl.load_workbook(str(path), read_only=True, data_only=True)
+        workbook = openpyxl.load_workbook(document, read_only=True, data_only=True)
     except (KeyError, ValueError, OSError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
     blocks: list[Block] = []
@@ -561,13 +591,13 @@ def group_rows(rows: list[tuple[int, str]], settings: DocumentSettings) -> Itera
 
 
 # -- PPTX ----------------------------------------------------------------------------------
-def _read_pptx(path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(path, ".pptx")
+def _read_pptx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
+    _office_archive(document, path, ".pptx")
     import pptx
     from pptx.exc import PackageNotFoundError
 
     try:
-        presentation = pptx.Presentation(str(path))
+        presentation = pptx.Presentation(document)
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .pptx file (damaged?).") from None
     blocks: list[Block] = []
@@ -608,17 +638,16 @@ def _shape_texts(shape: Any) -> Iterator[str]:
 
 
 # -- text, Markdown, code ------------------------------------------------------------------
-def _read_text(path: Path, limit: ReadLimit, reading: Reading) -> Iterator[Block]:
+def _read_text(document: BinaryIO, path: Path, limit: ReadLimit, reading: Reading) -> Iterator[Block]:
     markdown = file_type_of(path) == "markdown"
-    with path.open("rb") as handle:
-        reading.total = os.fstat(handle.fileno()).st_size
-        if limit.chars is None:
-            for text, continues in _text_pieces(handle, path.name, reading):
-                yield Block(text=text, markdown=markdown, continues=continues)
-            return
-        # A preview reads the start only: at most 4 bytes a character in any encoding we read.
-        data = handle.read(limit.chars * 4 + 4)
-        truncated = reading.total > len(data)
+    reading.total = os.fstat(document.fileno()).st_size
+    if limit.chars is None:
+        for text, continues in _text_pieces(document, path.name, reading):
+            yield Block(text=text, markdown=markdown, continues=continues)
+        return
+    # A preview reads the start only: at most 4 bytes a character in any encoding we read.
+    data = document.read(limit.chars * 4 + 4)
+    truncated = document.read(1) != b""
     text = decode_text(data, path.name, truncated=truncated)
     if truncated or len(text) > limit.chars:
         limit.stopped = True

@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.extract import DocumentError, DocumentStream, open_document
+from generalAgent.documents.extract import (
+    DocumentError,
+    DocumentStream,
+    OpenFile,
+    open_document,
+    open_plainly,
+)
 from generalAgent.search.chunking import BLOCK_SEPARATOR, iter_chunks
 from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,
@@ -66,10 +72,10 @@ def chunk_metadata(place: str, ocr: bool) -> str:
     return json.dumps(facts, ensure_ascii=False) if facts else "{}"
 
 
-def compute_file_hash(path: Path) -> str:
-    """MD5 of the file's bytes (identity for dedup, not security)."""
+def compute_file_hash(path: Path, open_file: OpenFile = open_plainly) -> str:
+    """MD5 of the file's bytes (identity for dedup, not security), read through `open_file`."""
     md5 = hashlib.md5(usedforsecurity=False)
-    with Path(path).open("rb") as handle:
+    with open_file(Path(path)) as handle:
         while block := handle.read(HASH_BLOCK):
             md5.update(block)
     return md5.hexdigest()
@@ -83,9 +89,13 @@ class SearchIndex(IndexDatabase):
         db_path: Path,
         settings: DocumentSettings,
         vectors: VectorSource | None = None,
+        open_file: OpenFile = open_plainly,
     ) -> None:
+        """`open_file` opens every file this index reads (to hash or extract it); the read
+        tools pass the workspace's verified opener."""
         super().__init__(db_path, settings)
         self.vector_source = vectors
+        self.open_file = open_file
 
     # -- state of one file ------------------------------------------------------------
     def document(self, file_hash: str) -> sqlite3.Row | None:
@@ -110,7 +120,7 @@ class SearchIndex(IndexDatabase):
         known = self._known_path(path)
         if known is not None and (known["file_size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
             return str(known["file_hash"])
-        return compute_file_hash(path)
+        return compute_file_hash(path, self.open_file)
 
     def _known_path(self, path: Path) -> sqlite3.Row | None:
         return self.conn.execute(
@@ -136,7 +146,9 @@ class SearchIndex(IndexDatabase):
                 stat.st_mtime_ns,
             )
             file_hash = (
-                str(known["file_hash"]) if known is not None and unchanged else compute_file_hash(path)
+                str(known["file_hash"])
+                if known is not None and unchanged
+                else compute_file_hash(path, self.open_file)
             )
         except FileNotFoundError:
             raise DocumentError(f"{path.name} does not exist; check the path.") from None
@@ -160,7 +172,7 @@ class SearchIndex(IndexDatabase):
                 seconds=time.perf_counter() - began,
             )
 
-        stream = open_document(path, self.settings, progress)
+        stream = open_document(path, self.settings, progress, open_file=self.open_file)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         model = self.vector_source.model if self.vector_source else ""
         with Staging(self.conn) as staged:

@@ -18,7 +18,7 @@ from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.citations import CitationError, check_quote
-from generalAgent.documents.extract import DocumentError
+from generalAgent.documents.extract import DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.database import DatabaseError, VectorSource
@@ -47,11 +47,13 @@ def search_document(
     regex: bool = False,
     shown_as: str | None = None,
     vectors: VectorSource | None = None,
+    open_file: OpenFile = open_plainly,
 ) -> dict[str, Any]:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
     `vectors` (semantic search on) embeds the chunks when the file is indexed, so the
-    knowledge base can later search the document by meaning too.
+    knowledge base can later search the document by meaning too. `open_file` opens the
+    file to hash and read it (see `extract.OpenFile`).
     """
     shown = shown_as or str(path)
     if not query or not query.strip():
@@ -60,7 +62,7 @@ def search_document(
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
     limit = max(1, min(wanted, budget.matched_chunks))
     try:
-        with SearchIndex(db_path, settings, vectors) as index:
+        with SearchIndex(db_path, settings, vectors, open_file) as index:
             document = index.index_file(path)
             hits = index.search_item(document.item_id, query, limit, regex=regex)
             results = _with_context(index, hits)
@@ -107,14 +109,16 @@ def check_citation(
     place: str,
     *,
     shown_as: str | None = None,
+    open_file: OpenFile = open_plainly,
 ) -> dict[str, Any]:
     """Whether `quote` occurs word for word at `place` ("page 12", "§ Installing", ...) of
-    the document at `path` (indexed first if needed), and where else it occurs."""
+    the document at `path` (indexed first if needed through `open_file`), and where else
+    it occurs."""
     shown = shown_as or str(path)
     if not quote or not quote.strip():
         raise SearchFailure("Empty quote: give the sentence to check.")
     try:
-        with SearchIndex(db_path, settings) as index:
+        with SearchIndex(db_path, settings, open_file=open_file) as index:
             document = index.index_file(path)
             check = check_quote(index.conn, document.item_id, quote, place)
     except (DocumentError, CitationError) as exc:

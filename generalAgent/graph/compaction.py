@@ -34,6 +34,7 @@ from langgraph.types import Command
 
 from generalAgent.config.settings import Settings
 from generalAgent.graph.cancellation import TurnCancelled, invoke_cancellable
+from generalAgent.graph.encodable_text import encodable_messages
 from generalAgent.graph.prompts import TEMPLATES
 from generalAgent.graph.state import AgentState, ConversationSummary, UploadedFile
 from generalAgent.providers.tokens import context_budget, estimate_tokens
@@ -187,7 +188,7 @@ def summary_request(
         files = "\n".join(f"- {u.get('path', u.get('name', '?'))} ({u.get('type', 'file')})" for u in uploads)
         parts.append(f"<attached_files>\n{files}\n</attached_files>")
     parts.append("<turns_leaving_the_context>\n" + "\n\n".join(entries) + "\n</turns_leaving_the_context>")
-    return [SystemMessage(content=system), HumanMessage(content="\n\n".join(parts))]
+    return encodable_messages([SystemMessage(content=system), HumanMessage(content="\n\n".join(parts))])
 
 
 def fit_summary(text: str, max_tokens: int, count: Callable[[str], int]) -> str:

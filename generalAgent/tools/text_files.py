@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generalAgent.documents.extract import DocumentError, decode_text
+from generalAgent.documents.extract import DocumentError, OpenFile, decode_text
 
 BINARY_SUFFIXES = {
     ".png",
@@ -59,11 +59,14 @@ class NotText(ValueError):
     """The file is not text; the message says what it seems to be."""
 
 
-def read_text(path: Path, max_bytes: int | None = None) -> str:
-    """The file's text (at most `max_bytes` read), or `NotText` with the reason."""
+def read_text(path: Path, open_file: OpenFile, max_bytes: int | None = None) -> str:
+    """The file's text (at most `max_bytes` read), or `NotText` with the reason.
+
+    `open_file` opens it: `Workspace.open_for_reading` for a workspace file, so a symlink
+    swapped in after the path check cannot make the tool read a file outside."""
     if path.suffix.lower() in BINARY_SUFFIXES:
         raise NotText(f"{path.name} is a binary {path.suffix.lower()} file, not text")
-    with path.open("rb") as handle:
+    with open_file(path) as handle:
         data = handle.read(max_bytes) if max_bytes else handle.read()
     try:
         return decode_text(data, path.name, truncated=max_bytes is not None and len(data) == max_bytes)

@@ -4,18 +4,24 @@ Layout: `DATA_DIR/workspaces/<session>/{uploads,outputs,temp}`. Uploads are read
 for the model; it writes under `outputs/` (results for the user) and `temp/` (scratch).
 The skills folder is mounted read-only as `skills/` so the model can read a SKILL.md.
 Every path a tool receives goes through `Workspace.resolve`, which refuses anything that
-leaves these roots: `..`, absolute paths, and symlinks whose target lies outside.
+leaves these roots: `..`, absolute paths, and symlinks whose target lies outside. The file
+is then read through `open_for_reading` and written through `write_text`, which both work
+relative to the folder opened and checked again, so a symlink swapped in after the check
+cannot redirect them.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
+import stat
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from generalAgent.tools.errors import ToolError
 
@@ -27,6 +33,10 @@ SKILLS_MOUNT = "skills"
 # (os.supports_dir_fd lists os.rename, not os.replace: the same call where dir_fd exists.)
 _FOLDER_RELATIVE = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
 _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+_SWAPPED = (
+    "{name}: the path changed while it was being opened (a link to elsewhere was swapped in); "
+    "nothing was read. Check the file with list_workspace_files and try again."
+)
 
 
 class WorkspaceError(ToolError):
@@ -134,22 +144,79 @@ class Workspace:
             os.close(folder)
         return len(data)
 
-    def _check_open_folder(self, folder: int, expected: Path) -> None:
+    def open_for_reading(self, real: Path) -> BinaryIO:
+        """The workspace file `real` (a path `resolve` returned) opened for reading, verified
+        to be a regular file inside the workspace: what a read tool reads.
+
+        Between the path check and the opening, a folder of the path or the file itself may
+        have been replaced by a symlink to a file outside (a command of the session, another
+        program). The file is opened relative to its folder, opened once without following
+        links and checked to be the folder the path names now, inside the workspace; the
+        file is opened without following a link either. A swap makes the open fail with
+        `WorkspaceError`; nothing outside is read. Where there is no dir_fd (Windows) the
+        file is opened by path and its identity compared with what the path resolves to
+        now, inside the workspace."""
+        if not _FOLDER_RELATIVE:
+            handle = real.open("rb")
+            try:
+                opened = os.fstat(handle.fileno())
+                now = real.resolve()
+                if not self.contains(now) or (opened.st_dev, opened.st_ino) != _identity(now):
+                    raise WorkspaceError(_SWAPPED.format(name=real.name))
+                _require_regular_file(opened, real)
+            except BaseException:
+                handle.close()
+                raise
+            return handle
+        try:
+            folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # the folder is a link (or a file) now
+                raise WorkspaceError(_SWAPPED.format(name=real.name)) from None
+            raise
+        try:
+            self._check_open_folder(folder, real.parent, _SWAPPED.format(name=real.name))
+            try:
+                # O_NONBLOCK: a FIFO put in the workspace must not hang the open; it is refused below.
+                descriptor = os.open(real.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:  # the file itself is a link now
+                    raise WorkspaceError(_SWAPPED.format(name=real.name)) from None
+                raise
+        finally:
+            os.close(folder)
+        try:
+            _require_regular_file(os.fstat(descriptor), real)
+            os.set_blocking(descriptor, True)
+        except BaseException:
+            os.close(descriptor)
+            raise
+        return os.fdopen(descriptor, "rb")
+
+    def _check_open_folder(self, folder: int, expected: Path, refusal: str | None = None) -> None:
         """The folder open as `folder` is the one the path check allowed, still inside."""
         opened = os.fstat(folder)
         now = expected.resolve()
         if not self.contains(now) or (opened.st_dev, opened.st_ino) != _identity(now):
-            raise WorkspaceError(f"{expected.name}: the folder changed while writing; nothing was written")
+            raise WorkspaceError(
+                refusal or f"{expected.name}: the folder changed while writing; nothing was written"
+            )
 
     def display(self, real: Path) -> str:
-        """How a real path inside the workspace is shown to the model and the user."""
-        real = real.resolve()
-        for name, base in self._mounts.items():
-            if real == base or base in real.parents:
-                return str(PurePosixPath(name, *real.relative_to(base).parts))
-        if real == self.root:
-            return "."
-        return str(PurePosixPath(*real.relative_to(self.root).parts))
+        """How a real path inside the workspace is shown to the model and the user.
+
+        A link inside is shown as its target; a path that resolves outside now (a link was
+        swapped in after the check) is shown as the checked path itself, never as the
+        place outside, and the open that follows refuses it."""
+        for candidate in (real.resolve(), real):
+            for name, base in self._mounts.items():
+                if candidate == base or base in candidate.parents:
+                    return str(PurePosixPath(name, *candidate.relative_to(base).parts))
+            if candidate == self.root:
+                return "."
+            if self.root in candidate.parents:
+                return str(PurePosixPath(*candidate.relative_to(self.root).parts))
+        raise WorkspaceError(f"{real.name}: it points outside the workspace (through a symlink).")
 
     # -- internals ------------------------------------------------------------------
     @staticmethod
@@ -166,6 +233,13 @@ class Workspace:
         folded = unicodedata.normalize("NFKC", given).replace("\\", "/")
         if "\x00" in folded:
             raise WorkspaceError(f"{path!r}: NUL characters are not allowed in paths.")
+        try:  # a lone surrogate from a tool call's JSON: no file name on disk can hold it
+            os.fsencode(given)
+        except UnicodeEncodeError as exc:
+            raise WorkspaceError(
+                f"{ascii(path)}: the path has a character no file name can hold "
+                f"({exc.object[exc.start]!r}, {exc.reason}); give the name as list_workspace_files shows it."
+            ) from None
         for text in (given, folded):
             pure = PurePosixPath(text)
             if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or text.startswith("~"):
@@ -183,6 +257,13 @@ class Workspace:
         if real != base and base not in real.parents:
             raise WorkspaceError(f"{shown}: it points outside the workspace (through a symlink).")
         return real
+
+
+def _require_regular_file(info: os.stat_result, real: Path) -> None:
+    if stat.S_ISDIR(info.st_mode):
+        raise WorkspaceError(f"{real.name} is a folder, not a file; list it with list_workspace_files.")
+    if not stat.S_ISREG(info.st_mode):
+        raise WorkspaceError(f"{real.name} is not a regular file (a device, pipe or socket); it is not read.")
 
 
 def _identity(path: Path) -> tuple[int, int]:

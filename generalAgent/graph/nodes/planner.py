@@ -33,6 +33,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
 from generalAgent.graph.compaction import history_head, messages_after, starts_afresh
+from generalAgent.graph.encodable_text import encodable_messages
 from generalAgent.graph.message_utils import (
     TokenCounter,
     clean_message_history,
@@ -250,7 +251,9 @@ def build_planner_node(
         tools = prompts.visible_tools(state)
         history = prompts.history(state, system, tools)
         reminder_texts = prompts.reminders(state, len(history))
-        request = [system, *reminders.attach_reminders(frame_tool_results(history), reminder_texts)]
+        request = encodable_messages(
+            [system, *reminders.attach_reminders(frame_tool_results(history), reminder_texts)]
+        )
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model

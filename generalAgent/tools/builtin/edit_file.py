@@ -45,7 +45,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if not real.is_file():
             raise ToolError(f"{shown} does not exist; create it with write_file.")
         try:
-            text = read_text(real)
+            text = read_text(real, workspace.open_for_reading)
             edited, count = apply_edit(text, old_string, new_string, replace_all)
             workspace.write_text(real, edited)
         except (NotText, ValueError) as exc:

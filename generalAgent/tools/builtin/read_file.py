@@ -50,7 +50,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             from generalAgent.documents.extract import DocumentError, preview_document
 
             try:
-                preview = preview_document(real, documents)
+                preview = preview_document(real, documents, workspace.open_for_reading)
             except DocumentError as exc:
                 raise ToolError(str(exc)) from exc
             return (
@@ -60,7 +60,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         size = real.stat().st_size
         whole = size <= documents.text_file_max_size or offset > 1 or limit != DEFAULT_LIMIT
         try:
-            text = read_text(real, max_bytes=READ_CAP_BYTES if whole else documents.text_preview_chars * 4)
+            text = read_text(
+                real,
+                workspace.open_for_reading,
+                max_bytes=READ_CAP_BYTES if whole else documents.text_preview_chars * 4,
+            )
         except NotText as exc:
             raise ToolError(f"{exc}. read_file reads text and documents only.") from exc
         except OSError as exc:

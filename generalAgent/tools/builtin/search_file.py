@@ -63,6 +63,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     query,
                     check_place,
                     shown_as=workspace.display(path),
+                    open_file=workspace.open_for_reading,
                 )
             except SearchFailure as exc:
                 raise ToolError(str(exc)) from exc
@@ -77,6 +78,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 regex=regex,
                 shown_as=workspace.display(path),
                 vectors=vectors,
+                open_file=workspace.open_for_reading,
             )
         except SearchFailure as exc:
             raise ToolError(str(exc)) from exc

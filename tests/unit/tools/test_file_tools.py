@@ -171,3 +171,20 @@ def test_read_file_previews_documents_and_explains_unreadable_ones(settings: Set
     blank.save(str(root / "uploads" / "scan.pdf"))
     text, _ = run_tool(settings, "read_file", {"path": "uploads/scan.pdf"})
     assert text.startswith("Error: scan.pdf has no text layer (scanned?)")
+
+
+@pytest.mark.parametrize("tool", ["read_file", "write_file"])
+def test_a_path_with_a_lone_surrogate_is_refused_with_a_clear_error(
+    settings: Settings, root, tool: str
+) -> None:
+    args = (
+        {"path": "outputs/a\ud800.txt", "content": "x"}
+        if tool == "write_file"
+        else {"path": "uploads/a\ud800.txt"}
+    )
+    text, _ = run_tool(settings, tool, args)
+    assert text.startswith(
+        "Error: 'outputs/a\\ud800.txt'" if tool == "write_file" else "Error: 'uploads/a\\ud800.txt'"
+    )
+    assert "no file name can hold" in text and "UnicodeEncodeError" not in text
+    assert not list((root / "outputs").iterdir())
