@@ -12,6 +12,7 @@ inside one document restrict FTS5 to a rowid range instead of filtering after th
 
 from __future__ import annotations
 
+import codecs
 import os
 import sqlite3
 import time
@@ -32,6 +33,7 @@ BUSY_TIMEOUT_MS = 10_000
 # is locked". Indexing the largest file allowed holds the lock for the move of its staged
 # chunks (tens of seconds for 200 MB, bench/large_text.py), longer than the busy timeout.
 WRITE_WAIT_SECONDS = 600
+CONTENT_READ_BYTES = 1 << 20  # an indexed file's text is read back this much at a time
 MMAP_BYTES = 256 << 20
 DOCUMENTS_DOMAIN = "documents"
 
@@ -418,7 +420,7 @@ class Staging:
             )
         self.chunks += len(rows)
         self.chars += len(text)
-        self.content_bytes += len(text.encode("utf-8", "surrogatepass"))
+        self.content_bytes += len(text.encode("utf-8"))
 
     def drop_vectors(self) -> None:
         """Keep no vector of this document (embedding failed part-way: keyword search only)."""
@@ -436,7 +438,7 @@ class Staging:
         rowid = conn.execute("SELECT rowid FROM document_texts WHERE item_id = ?", (item_id,)).fetchone()[0]
         with conn.blobopen("document_texts", "content", rowid) as blob:
             for (piece,) in conn.execute(f"SELECT piece FROM {self.content_table} ORDER BY n"):
-                blob.write(piece.encode("utf-8", "surrogatepass"))
+                blob.write(piece.encode("utf-8"))
 
     def write_chunks(self, conn: sqlite3.Connection, item_id: str, vector_model: str = "") -> None:
         """Put the staged chunks in place of the item's chunks (inside the caller's
@@ -480,6 +482,24 @@ class Staging:
             self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
+
+
+def content_pieces(conn: sqlite3.Connection, item_id: str) -> Iterator[str] | None:
+    """An item's full text in pieces of about CONTENT_READ_BYTES, read as they are asked
+    for (an indexed file's through incremental blob I/O); None if there is no such item."""
+    row = conn.execute("SELECT rowid FROM document_texts WHERE item_id = ?", (item_id,)).fetchone()
+    if row is not None:
+        return _blob_text(conn, row[0])
+    item = conn.execute("SELECT content FROM items WHERE id = ?", (item_id,)).fetchone()
+    return None if item is None else iter([str(item[0])])
+
+
+def _blob_text(conn: sqlite3.Connection, rowid: int) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with conn.blobopen("document_texts", "content", rowid, readonly=True) as blob:
+        while data := blob.read(CONTENT_READ_BYTES):
+            yield decoder.decode(data)
+    yield decoder.decode(b"", final=True)
 
 
 def content_text(conn: sqlite3.Connection, item_id: str) -> str | None:

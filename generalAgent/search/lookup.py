@@ -11,22 +11,26 @@ query.py for why). Documents (one file) and knowledge (many items) both search t
 
 from __future__ import annotations
 
-import bisect
 import json
 import sqlite3
-from collections.abc import Sequence
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import regex
 
-from generalAgent.search.database import BM25, DatabaseError, content_text
+from generalAgent.search.database import BM25, DatabaseError, content_pieces
 from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import Candidate, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
 
 MAX_REGEX_CHARS = 500
 REGEX_SECONDS = 2.0  # a whole regex scan of one file
+REGEX_WINDOW_CHARS = 1 << 20
+REGEX_REACH_CHARS = 64 * 1024
+REGEX_CONTEXT_CHARS = 256
 # Chunks FTS5 hands to the re-ranking: enough for ten places when several chunks share a
 # page. On the tuning half of the documents set 20 and 30 leave a place short in the top
 # 5 now and then; 40 to 200 give the same figures, and each ten more cost ~0.1 ms.
@@ -148,9 +152,7 @@ def _scored(
     """
     if not match.any_terms:
         return _match(conn, match.all_terms, limit, rowid_range, item_filter, params)
-    if rowid_range is not None:  # one document: few chunks, nothing to save
-        return _match(conn, match.any_terms, limit, rowid_range, item_filter, params)
-    rare, common = _rare_and_common(conn, match.terms)
+    rare, common = _rare_and_common(conn, match.terms, rowid_range)
     if not rare:
         return []
     if not common:
@@ -163,25 +165,33 @@ def _scored(
     return sorted(best.items(), key=lambda pair: -pair[1])[:limit]
 
 
-def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[list[str], list[str]]:
+def _rare_and_common(
+    conn: sqlite3.Connection, terms: Sequence[str], rowid_range: tuple[int, int] | None = None
+) -> tuple[list[str], list[str]]:
     """The terms found in the index, split into the rarest (rarest first, while the chunks
     holding them fit CANDIDATE_BUDGET; at least one) and the rest, each in query order.
 
-    Counting stops at the budget, so telling rare from common costs little; an index with
-    no more chunks than the budget is not counted at all (every term counts as rare). When
+    Counting stops at the budget, so telling rare from common costs little; an index (or,
+    with `rowid_range`, a document) with no more chunks than the budget is not counted at
+    all (every term counts as rare): so a search in one document of a few hundred pages
+    ranks every chunk holding a term, and one in a 200 MB log does not. When
     every term is past the budget, the counts alone no longer say which is rarest, and the
     first one in the query would be taken, however common ("run" in 140,000 chunks before
     "limit" in 50,000: 200 ms at 1M chunks); so those are counted again with a cap
     COUNT_GROWTH times higher, up to MAX_COUNT_CAP.
     """
-    if (conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0) <= CANDIDATE_BUDGET:
+    if rowid_range is not None:
+        chunks = rowid_range[1] - rowid_range[0] + 1
+    else:
+        chunks = conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0
+    if chunks <= CANDIDATE_BUDGET:
         return list(terms), []  # too few chunks to be worth counting
     cap = CANDIDATE_BUDGET + 1
-    counts = _counts(conn, terms, cap)
+    counts = _counts(conn, terms, cap, rowid_range)
     kept = [n for n, count in enumerate(counts) if count > 0]
     while kept and cap < MAX_COUNT_CAP and all(counts[n] >= cap for n in kept):
         cap *= COUNT_GROWTH
-        for n, count in zip(kept, _counts(conn, [terms[n] for n in kept], cap), strict=True):
+        for n, count in zip(kept, _counts(conn, [terms[n] for n in kept], cap, rowid_range), strict=True):
             counts[n] = count
     rare: set[int] = set()
     total = 0
@@ -193,12 +203,17 @@ def _rare_and_common(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[li
     return [terms[n] for n in kept if n in rare], [terms[n] for n in kept if n not in rare]
 
 
-def _counts(conn: sqlite3.Connection, terms: Sequence[str], cap: int) -> list[int]:
-    """Chunks holding each term, counted up to `cap` (the count stops there)."""
+def _counts(
+    conn: sqlite3.Connection, terms: Sequence[str], cap: int, rowid_range: tuple[int, int] | None = None
+) -> list[int]:
+    """Chunks holding each term (within `rowid_range`), counted up to `cap` (the count stops there)."""
+    within = " AND rowid BETWEEN ? AND ?" if rowid_range is not None else ""
     counted = ", ".join(
-        "(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?))" for _ in terms
+        f"(SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ?{within} LIMIT ?))"
+        for _ in terms
     )
-    return list(conn.execute(f"SELECT {counted}", [v for term in terms for v in (term, cap)]).fetchone())
+    values = [v for term in terms for v in (term, *(rowid_range or ()), cap)]
+    return list(conn.execute(f"SELECT {counted}", values).fetchone())
 
 
 def _ranked_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]], limit: int) -> list[ChunkHit]:
@@ -353,20 +368,20 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
         compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:
         raise QueryError(f"invalid regular expression ({exc})") from None
-    content = content_text(conn, item_id)
-    if content is None:
+    pieces = content_pieces(conn, item_id)
+    if pieces is None:
         return []
-    spans = conn.execute(
-        "SELECT chunk_index, start_position, end_position FROM chunks WHERE item_id = ? ORDER BY chunk_index",
-        (item_id,),
-    ).fetchall()
-    starts = [start for _, start, _ in spans]
+    chunk_at = _ChunkAt(
+        conn.execute(
+            "SELECT chunk_index, start_position, end_position FROM chunks WHERE item_id = ?"
+            " ORDER BY chunk_index",
+            (item_id,),
+        )
+    )
     wanted: dict[int, int] = {}  # chunk_index -> matches in it
     try:
-        # The whole scan is bounded (a pattern that backtracks without end, a huge file), and
-        # the GIL is released while it runs, so the terminal stays live and Ctrl-C is heard.
-        for match in compiled.finditer(content, concurrent=True, timeout=REGEX_SECONDS):
-            index = _chunk_at(spans, starts, match.start())
+        for offset in _match_offsets(compiled, pieces, time.monotonic() + REGEX_SECONDS):
+            index = chunk_at(offset)
             if index is None:
                 continue
             if index not in wanted and len(wanted) >= limit:
@@ -383,16 +398,55 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
     return hits
 
 
-def _chunk_at(spans: Sequence[tuple[int, int, int]], starts: Sequence[int], offset: int) -> int | None:
-    """The first chunk whose span contains `offset`; None between chunks (blank lines).
+def _match_offsets(compiled: regex.Pattern[str], pieces: Iterator[str], deadline: float) -> Iterator[int]:
+    """Where the pattern's matches start in the text `pieces` make up, in order.
 
-    Chunks are ordered by start and overlap their predecessor only, so the chunk holding
-    `offset` is the last one starting at or before it, or one just before that.
+    The text is scanned REGEX_WINDOW_CHARS at a time, so a 200 MB file is never one string:
+    a window reports the matches starting in it, seeing REGEX_REACH_CHARS past its end (a
+    longer match is cut there) and REGEX_CONTEXT_CHARS before it (for ^, \\b and
+    look-behinds). The whole scan is bounded by `deadline`, and the GIL is released while
+    it runs, so the terminal stays live and Ctrl-C is heard.
     """
-    position = bisect.bisect_right(starts, offset) - 1
-    found = None
-    for candidate in range(position, max(position - 3, -1), -1):
-        index, start, end = spans[candidate]
-        if start <= offset < end:
-            found = index
-    return found
+    buffer, base, own = "", 0, 0  # text from offset `base` on; matches before buffer[own] are out
+    final = False
+    while not final:
+        while len(buffer) - own < REGEX_WINDOW_CHARS + REGEX_REACH_CHARS:
+            piece = next(pieces, None)
+            if piece is None:
+                final = True
+                break
+            buffer += piece
+        end = len(buffer) if final else len(buffer) - REGEX_REACH_CHARS
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        for match in compiled.finditer(buffer, pos=own, concurrent=True, timeout=remaining):
+            if match.start() >= end:
+                break
+            yield base + match.start()
+        keep = max(end - REGEX_CONTEXT_CHARS, 0)
+        buffer, base, own = buffer[keep:], base + keep, end - keep
+
+
+class _ChunkAt:
+    """The chunk holding each of a series of increasing offsets (None between chunks), read
+    from the item's chunk spans in order as the offsets advance, never all at once.
+
+    Chunks are ordered by start and overlap their predecessor only, so the chunk holding an
+    offset is among the last few starting at or before it: the first of those that does.
+    """
+
+    def __init__(self, spans: Iterable[tuple[int, int, int]]) -> None:
+        self.spans = iter(spans)
+        self.recent: deque[tuple[int, int, int]] = deque(maxlen=4)
+        self.ahead = next(self.spans, None)
+
+    def __call__(self, offset: int) -> int | None:
+        while self.ahead is not None and self.ahead[1] <= offset:
+            self.recent.append(self.ahead)
+            self.ahead = next(self.spans, None)
+        found = None
+        for index, start, end in reversed(self.recent):
+            if start <= offset < end:
+                found = index
+        return found
