@@ -135,11 +135,15 @@ def test_the_text_lives_apart_from_the_item_and_goes_with_it(tmp_path: Path, set
 
 
 @given(
-    text=st.lists(st.sampled_from(["a", "b", "x", " ", "\n", "营", "收", "ab", "营收"]), max_size=400).map("".join),
+    text=st.lists(st.sampled_from(["a", "b", "x", " ", "\n", "营", "收", "ab", "营收"]), max_size=400).map(
+        "".join
+    ),
     pattern=st.sampled_from(["ab", "^x", r"\bab\b", "营收", "b$", "(?<=x)a"]),
     piece=st.integers(min_value=1, max_value=40),
 )
-def test_a_regex_scanned_in_windows_finds_what_a_scan_of_the_whole_text_finds(text: str, pattern: str, piece: int):
+def test_a_regex_scanned_in_windows_finds_what_a_scan_of_the_whole_text_finds(
+    text: str, pattern: str, piece: int
+):
     """Matches shorter than the reach past a window, anchors and look-behinds included, are
     found once each, where a scan of the whole string finds them."""
     import time
