@@ -174,25 +174,13 @@ def _index_whole(index: Any, path: Path, transaction: Any) -> tuple[str, int]:
     import uuid
 
     from generalAgent.documents.extract import extract_document
-    from generalAgent.documents.index import chunk_metadata
+    from generalAgent.documents.index import chunk_rows
     from generalAgent.search.chunking import chunk_blocks
-    from generalAgent.search.database import ChunkRow, now_iso, replace_chunks, segment_rows
+    from generalAgent.search.database import now_iso, replace_chunks, segment_rows
 
     extracted = extract_document(path, index.settings)
     content, chunks = chunk_blocks(extracted.blocks, index.chunking)
-    rows = [
-        ChunkRow(
-            uuid.uuid4().hex,
-            c.index,
-            c.text,
-            c.start,
-            c.end,
-            c.page,
-            c.heading,
-            chunk_metadata(c.place, c.ocr),
-        )
-        for c in chunks
-    ]
+    rows = chunk_rows(chunks)
     segmented = segment_rows(rows, index.segmenter, extracted.name)
     item_id = uuid.uuid4().hex
     stamp = now_iso()

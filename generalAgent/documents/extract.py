@@ -206,10 +206,11 @@ def _blocks(
             else:
                 reader = {"docx": _read_docx, "xlsx": _read_xlsx, "pptx": _read_pptx}[kind]
                 blocks = reader(document, path, settings, limit)
-            if isinstance(blocks, list):
-                reading.total = len(blocks)
+            listed = blocks if isinstance(blocks, list) else None  # a text file counts its bytes
+            if listed is not None:
+                reading.total = len(listed)
             for block in blocks:
-                if isinstance(blocks, list):
+                if listed is not None:
                     reading.done += 1
                 if block.text.strip():
                     found = True
@@ -672,9 +673,7 @@ def _text_pieces(handle: BinaryIO, name: str, reading: Reading) -> Iterator[tupl
             text = decoder.decode(data, final)
         except UnicodeDecodeError:
             if not (plain and encoding == "utf-8"):
-                raise DocumentError(
-                    f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."
-                ) from None
+                raise _damaged(name, encoding) from None
             # A long ASCII start chose UTF-8; the first other character shows the real encoding.
             data = decoder.getstate()[0] + data
             encoding = _encoding_or_error(data + ahead, name, truncated=not final)
@@ -682,9 +681,7 @@ def _text_pieces(handle: BinaryIO, name: str, reading: Reading) -> Iterator[tupl
             try:
                 text = decoder.decode(data, final)
             except UnicodeDecodeError:
-                raise DocumentError(
-                    f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."
-                ) from None
+                raise _damaged(name, encoding) from None
         plain = plain and text.isascii()
         reading.done += len(data)
         buffer = carry + text
@@ -723,9 +720,11 @@ def decode_text(data: bytes, name: str, truncated: bool = False) -> str:
     except UnicodeDecodeError as exc:
         if truncated and exc.start >= len(data) - 4:
             return data[: exc.start].decode(encoding)
-        raise DocumentError(
-            f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."
-        ) from None
+        raise _damaged(name, encoding) from None
+
+
+def _damaged(name: str, encoding: str) -> DocumentError:
+    return DocumentError(f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again.")
 
 
 def _encoding_or_error(data: bytes, name: str, truncated: bool) -> str:

@@ -27,7 +27,7 @@ from generalAgent.documents.extract import (
     open_document,
     open_plainly,
 )
-from generalAgent.search.chunking import BLOCK_SEPARATOR, iter_chunks
+from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,
     ChunkRow,
@@ -70,6 +70,23 @@ def chunk_metadata(place: str, ocr: bool) -> str:
     if ocr:
         facts["ocr"] = True
     return json.dumps(facts, ensure_ascii=False) if facts else "{}"
+
+
+def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
+    """The rows that store `chunks`, each under a new id."""
+    return [
+        ChunkRow(
+            uuid.uuid4().hex,
+            c.index,
+            c.text,
+            c.start,
+            c.end,
+            c.page,
+            c.heading,
+            chunk_metadata(c.place, c.ocr),
+        )
+        for c in chunks
+    ]
 
 
 def compute_file_hash(path: Path, open_file: OpenFile = open_plainly) -> str:
@@ -233,19 +250,7 @@ class SearchIndex(IndexDatabase):
         stage = "embed" if self.vector_source is not None else "segment"
         warning = ""
         for number, (block, chunks) in enumerate(iter_chunks(stream.blocks, self.chunking)):
-            rows = [
-                ChunkRow(
-                    uuid.uuid4().hex,
-                    c.index,
-                    c.text,
-                    c.start,
-                    c.end,
-                    c.page,
-                    c.heading,
-                    chunk_metadata(c.place, c.ocr),
-                )
-                for c in chunks
-            ]
+            rows = chunk_rows(chunks)
             segmented = segment_rows(rows, self.segmenter, stream.name)
             vectors = None
             if self.vector_source is not None and not warning:

@@ -251,10 +251,16 @@ def _use_wal(conn: sqlite3.Connection) -> None:
     new database at once, all but one may meet "database is locked" while the first one
     switches the file. Once it is in WAL mode the pragma succeeds at once.
     """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    _execute_when_unlocked(conn, "PRAGMA journal_mode = WAL", BUSY_TIMEOUT_MS / 1000)
+
+
+def _execute_when_unlocked(conn: sqlite3.Connection, sql: str, seconds: float) -> None:
+    """Run `sql`, trying again while another connection's lock fails it ("database is
+    locked"), for up to `seconds`."""
+    deadline = time.monotonic() + seconds
     while True:
         try:
-            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(sql)
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -268,16 +274,16 @@ def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
     It starts once no other process writes, waiting up to WRITE_WAIT_SECONDS (each attempt
     waits the busy timeout in SQLite's own busy handler, which sleeps between tries)."""
-    deadline = time.monotonic() + WRITE_WAIT_SECONDS
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            break
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() >= deadline:
-                raise
-    try:
+    _execute_when_unlocked(conn, "BEGIN IMMEDIATE", WRITE_WAIT_SECONDS)
+    with _ended(conn):
         yield conn
+
+
+@contextmanager
+def _ended(conn: sqlite3.Connection) -> Iterator[None]:
+    """The transaction just begun on `conn`: committed when the block ends, rolled back if it raises."""
+    try:
+        yield
     except BaseException:
         conn.execute("ROLLBACK")
         raise
@@ -381,7 +387,7 @@ class Staging:
         self.chars = 0
         self.content_bytes = 0
         conn.execute("PRAGMA temp_store = FILE")
-        conn.execute(f"CREATE TABLE {self.content_table} (n INTEGER PRIMARY KEY, piece TEXT NOT NULL)")
+        conn.execute(f"CREATE TABLE {self.content_table} (n INTEGER PRIMARY KEY, piece BLOB NOT NULL)")
         conn.execute(
             f"CREATE TABLE {self.chunks_table} (n INTEGER PRIMARY KEY, id TEXT, chunk_index INTEGER,"
             " page INTEGER, heading TEXT, start_position INTEGER, end_position INTEGER, metadata TEXT,"
@@ -396,8 +402,9 @@ class Staging:
         vectors: Sequence[bytes] | None = None,
     ) -> None:
         """Append a piece of the content (with the separator before it) and its chunks."""
+        piece = text.encode("utf-8")  # as document_texts will hold it
         with self._temporary():
-            self.conn.execute(f"INSERT INTO {self.content_table} (piece) VALUES (?)", (text,))
+            self.conn.execute(f"INSERT INTO {self.content_table} (piece) VALUES (?)", (piece,))
             self.conn.executemany(
                 f"INSERT INTO {self.chunks_table} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -420,7 +427,7 @@ class Staging:
             )
         self.chunks += len(rows)
         self.chars += len(text)
-        self.content_bytes += len(text.encode("utf-8"))
+        self.content_bytes += len(piece)
 
     def drop_vectors(self) -> None:
         """Keep no vector of this document (embedding failed part-way: keyword search only)."""
@@ -438,7 +445,7 @@ class Staging:
         rowid = conn.execute("SELECT rowid FROM document_texts WHERE item_id = ?", (item_id,)).fetchone()[0]
         with conn.blobopen("document_texts", "content", rowid) as blob:
             for (piece,) in conn.execute(f"SELECT piece FROM {self.content_table} ORDER BY n"):
-                blob.write(piece.encode("utf-8"))
+                blob.write(piece)
 
     def write_chunks(self, conn: sqlite3.Connection, item_id: str, vector_model: str = "") -> None:
         """Put the staged chunks in place of the item's chunks (inside the caller's
@@ -476,12 +483,8 @@ class Staging:
     def _temporary(self) -> Iterator[None]:
         """One transaction of the temporary database (a deferred one takes no lock on indexes.db)."""
         self.conn.execute("BEGIN")
-        try:
+        with _ended(self.conn):
             yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
 
 
 def content_pieces(conn: sqlite3.Connection, item_id: str) -> Iterator[str] | None:
@@ -504,8 +507,8 @@ def _blob_text(conn: sqlite3.Connection, rowid: int) -> Iterator[str]:
 
 def content_text(conn: sqlite3.Connection, item_id: str) -> str | None:
     """An item's full text; None if there is no such item."""
-    row = conn.execute(f"SELECT {ITEM_CONTENT} FROM items WHERE id = ?", (item_id,)).fetchone()
-    return None if row is None else str(row[0])
+    pieces = content_pieces(conn, item_id)
+    return None if pieces is None else "".join(pieces)
 
 
 def item_rowid_range(conn: sqlite3.Connection, item_id: str) -> tuple[int, int] | None:

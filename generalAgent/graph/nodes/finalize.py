@@ -17,12 +17,10 @@ from langchain_core.runnables import RunnableConfig
 
 from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable
-from generalAgent.graph.encodable_text import encodable_messages
 from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
 from generalAgent.graph.state import AgentState
-from generalAgent.graph.untrusted_text import frame_tool_results
 from generalAgent.providers.errors import hide_api_key
 
 
@@ -57,9 +55,7 @@ def build_finalize_node(
         system = prompts.system_message(state)
         history = prompts.history({**state, "messages": [*state["messages"], *skipped]}, system, [])
         notice = reminders.wrap(notice_text)
-        request = encodable_messages(
-            [system, *reminders.attach_reminders(frame_tool_results(history), [notice])]
-        )
+        request = prompts.request(system, history, [notice])
         try:
             response = invoke_cancellable(model, request, config, cancelled)
         except Exception as exc:

@@ -107,6 +107,16 @@ class PromptBuilder:
             self._subagent_prompts[profile_name] = SystemMessage(content=text)
         return self._subagent_prompts[profile_name]
 
+    @staticmethod
+    def request(
+        system: SystemMessage, history: list[BaseMessage], reminder_texts: Sequence[str]
+    ) -> list[BaseMessage]:
+        """What is sent to the model: the system prompt, then the history with tool results
+        framed as data and the reminders at the end, every text one UTF-8 can carry."""
+        return encodable_messages(
+            [system, *reminders.attach_reminders(frame_tool_results(history), reminder_texts)]
+        )
+
     def visible_tools(self, state: AgentState) -> list[Any]:
         return visible_tools_for_state(self.registry, self.skills.ids(), self.agents.names(), state)
 
@@ -251,9 +261,7 @@ def build_planner_node(
         tools = prompts.visible_tools(state)
         history = prompts.history(state, system, tools)
         reminder_texts = prompts.reminders(state, len(history))
-        request = encodable_messages(
-            [system, *reminders.attach_reminders(frame_tool_results(history), reminder_texts)]
-        )
+        request = prompts.request(system, history, reminder_texts)
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model
