@@ -17,8 +17,9 @@ from typing import Any, Optional
 import typer
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, knowledge_commands, mcp_commands
+from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.runtime import limit_malloc_arenas
@@ -70,6 +71,11 @@ def main_command(
     if ctx.invoked_subcommand is not None:
         return
     settings = settings_or_exit()
+    # Before anything of the folder is used: ask once (the chat) or say what is ignored (-p).
+    interactive = prompt is None and sys.stdin.isatty()
+    settings = settle_folder_trust(
+        settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
+    )
     missing = settings.model.missing()
     if missing:
         from generalAgent.providers.factory import setup_guidance
@@ -130,6 +136,7 @@ documents_commands.register(app)
 knowledge_commands.register(app)
 app.add_typer(config_app, name="config")
 mcp_commands.register(app)
+folder_trust.register(app)
 
 
 def settings_or_exit() -> Settings:

@@ -9,14 +9,23 @@ into one line naming the variable and what it accepts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from generalAgent.config.sources import ConfigFiles, path_origins, user_data_dir
+from generalAgent.config.sources import (
+    DEFAULT_SOURCE,
+    ConfigFiles,
+    SettingSource,
+    path_origins,
+    setting_sources,
+    user_data_dir,
+)
+from generalAgent.config.trust import FolderTrust, folder_trust
 
 DEFAULT_ENV_FILE = Path(".env")
 
@@ -460,6 +469,16 @@ class Settings:
     mcp: MCPSettings
     interface: InterfaceSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
+    # Where each setting came from, by VARIABLE name (config/sources.py: SettingSource).
+    provenance: Mapping[str, SettingSource] = field(default_factory=dict)
+
+    def source_of(self, variable: str) -> SettingSource:
+        """Where VARIABLE's value came from (environment, a file, given, or the default)."""
+        return self.provenance.get(variable.upper(), DEFAULT_SOURCE)
+
+    def from_folder(self, variable: str) -> bool:
+        """Whether VARIABLE was set by the working folder's .env (a folder the user trusted)."""
+        return self.source_of(variable).from_folder
 
 
 class _ConfigFilesInEffect:
@@ -469,18 +488,24 @@ class _ConfigFilesInEffect:
 CONFIG_FILES = _ConfigFilesInEffect()
 
 
-def load_settings(env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES, **overrides: Any) -> Settings:
+def load_settings(
+    env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES,
+    trust: FolderTrust | None = None,
+    **overrides: Any,
+) -> Settings:
     """Read every group from the environment and the .env files in effect.
 
     `env_file` narrows the files to one (a path) or none (None: the environment only, as
-    tests do). `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
+    tests do). `trust` is the decision about the working folder (config/trust.py); unset,
+    the stored one. `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
     (used by tests and benchmarks). Raises `SettingsError` with one line naming the first
     bad variable.
     """
     if isinstance(env_file, _ConfigFilesInEffect):
-        files = ConfigFiles.find()
+        files = ConfigFiles.find(trust=trust)
     else:
-        files = ConfigFiles(None, Path(env_file) if env_file is not None else None)
+        named = Path(env_file) if env_file is not None else None
+        files = ConfigFiles(None, named, trust or folder_trust())
     groups: dict[str, Any] = {}
     for name, cls in _GROUPS.items():
         try:
@@ -488,7 +513,10 @@ def load_settings(env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES, *
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
     groups["paths"] = _anchored_paths(groups["paths"], files, overrides.get("paths", {}))
-    return Settings(**groups, sources=files)
+    given = [name for group in overrides.values() for name in group]
+    names = [name for cls in _GROUPS.values() for name in cls.model_fields]
+    provenance = {name.upper(): source for name, source in setting_sources(files, names, given).items()}
+    return Settings(**groups, sources=files, provenance=provenance)
 
 
 def _anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, Any]) -> PathSettings:
