@@ -32,6 +32,7 @@ from generalAgent.config.trust import (
     folder_trust,
     project_configuration,
 )
+from generalAgent.display import public_url
 
 YES = {"y", "yes", "是", "是的", "好", "信任"}
 # The settings from a folder's .env that relax what asks the user first.
@@ -112,9 +113,16 @@ def ignored_line(trust: FolderTrust) -> str:
 
 
 def relaxed_approval_lines(settings: Settings, cwd: Path) -> list[str]:
-    """What the trusted folder relaxes: settings from its .env, `"trust": true` servers of its
-    mcp.json. Empty when nothing from the folder relaxes an approval."""
+    """What the trusted folder relaxes or redirects: the endpoint, AUTO_APPROVE_TOOLS and
+    COMMAND_ENV from its .env, `"trust": true` servers of its mcp.json. Empty when nothing
+    from the folder does."""
     lines = []
+    if settings.from_folder("OPENAI_BASE_URL") and settings.model.openai_base_url:
+        lines.append(
+            _("This folder's .env sets OPENAI_BASE_URL={url}: the model's requests and key go there").format(
+                url=public_url(settings.model.openai_base_url)
+            )
+        )
     for variable in RELAXING_SETTINGS:
         if settings.from_folder(variable):
             value = (

@@ -529,7 +529,9 @@ def _anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, An
         if not value.is_absolute():
             update[name] = folder / value.expanduser()
     data_dir_given = "data_dir" in given or "data_dir" in origins or not _unset_in_environment("DATA_DIR")
-    if files.user is not None and files.folder is None and not data_dir_given:
+    # An untrusted folder decides nothing, not even where data lives: not in its ./data.
+    configured_elsewhere = files.user is not None or bool(files.trust.ignored)
+    if configured_elsewhere and files.folder is None and not data_dir_given:
         update["data_dir"] = user_data_dir()
     return paths.model_copy(update=update) if update else paths
 

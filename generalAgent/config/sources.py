@@ -12,9 +12,11 @@ and `doctor` can say it, and the rules for settings from a folder can be applied
 
 A relative path setting (DATA_DIR, SKILLS_DIR, ...) is relative to the folder of the file
 that set it, so the user-level file's `DATA_DIR=data` means the same folder wherever the
-command runs. With no DATA_DIR anywhere, data lives in `./data` next to a folder `.env`
-(as it always has), else, when only the user-level file exists, in the platform's user data
-folder (`~/.local/share/generalagent` on Linux), so `--resume` finds every session.
+command runs. With no DATA_DIR anywhere, data lives in `./data` next to a trusted folder's
+`.env` (as it always has), else, when the user-level file exists or the folder carries
+configuration it is not trusted with, in the platform's user data folder
+(`~/.local/share/generalagent` on Linux), so `--resume` finds every session and an untrusted
+folder never holds the sessions.
 """
 
 from __future__ import annotations
