@@ -69,6 +69,36 @@ def show_settings(
     console.print(escape(describe_folder_trust(settings)))
 
 
+@config_app.command(
+    "init", help=_("Write the user-level .env from the template, to fill in MODEL_NAME and OPENAI_API_KEY.")
+)
+def init() -> None:
+    """Write the user-level .env from the template, to fill in MODEL_NAME and OPENAI_API_KEY."""
+    console = terminal_console(highlight=False)
+    target = user_config_dir() / ENV_FILE_NAME
+    if target.exists():
+        console.print(escape(_("{path} already exists; edit it (nothing was changed).").format(path=target)))
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(render_env_example(), encoding="utf-8")
+        target.chmod(0o600)  # it will hold an API key
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        console.print(
+            "[red]" + escape(_("Cannot write {path}: {reason}").format(path=target, reason=reason)) + "[/]"
+        )
+        raise typer.Exit(1) from None
+    console.print(
+        escape(
+            _(
+                "Wrote {path}. Set MODEL_NAME and OPENAI_API_KEY there (and OPENAI_BASE_URL for any "
+                "provider but OpenAI); it applies in every folder, and the .env of a folder you trust overrides it."
+            ).format(path=target)
+        )
+    )
+
+
 def setting_rows(settings: Settings) -> list[tuple[str, str, SettingSource]]:
     """(VARIABLE, value as it may be shown, source) for every setting, by group."""
     rows = []

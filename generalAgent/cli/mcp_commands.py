@@ -169,7 +169,16 @@ def add_command(
     except MCPConfigError as exc:
         _fail(str(exc))
     note = _("; @mention it in the chat to start it") if disabled else ""
-    Console(highlight=False).print(_(ADDED).format(name=name, path=path, note=note), markup=False)
+    console = Console(highlight=False)
+    console.print(_(ADDED).format(name=name, path=path, note=note), markup=False)
+    if not user and not settings.mcp.mcp_config and not settings.sources.trust.covers(Path.cwd()):
+        console.print(
+            _("This folder is not trusted: its servers start once you run {command} trust here.").format(
+                command=command_hint()
+            ),
+            markup=False,
+            style="yellow",
+        )
 
 
 @app.command("remove", help=_("Remove a server from mcp.json."))
