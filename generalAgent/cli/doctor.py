@@ -114,7 +114,8 @@ def _setting_sources(settings: Settings) -> list[Check]:
     if not by_source:
         return [Check(N_("settings"), True, _("every setting at its default"))]
     return [
-        Check(N_("settings"), True, f"{source}: {', '.join(variables)}") for source, variables in by_source.items()
+        Check(N_("settings"), True, f"{source}: {', '.join(variables)}")
+        for source, variables in by_source.items()
     ]
 
 
@@ -309,7 +310,11 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     manager = MCPServerManager.from_settings(settings)
     problems = [Check(N_("mcp"), False, problem) for problem in manager.config.problems]
     problems += [
-        Check(N_("mcp"), True, _("{path} not read: this folder is not trusted (generalagent trust)").format(path=path))
+        Check(
+            N_("mcp"),
+            True,
+            _("{path} not read: this folder is not trusted (generalagent trust)").format(path=path),
+        )
         for path in manager.config.ignored
     ]
     if not manager.config.servers:

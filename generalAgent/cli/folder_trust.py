@@ -64,9 +64,7 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
     """The question, once; the answer is remembered (an interrupted question is a "no" for now)."""
     assert trust.folder is not None
     console.print(
-        escape(
-            _("This folder carries project configuration: {names}").format(names=", ".join(trust.found))
-        ),
+        escape(_("This folder carries project configuration: {names}").format(names=", ".join(trust.found))),
         style="bold",
     )
     console.print(f"  {escape(str(trust.folder))}")
@@ -196,7 +194,9 @@ def _list(console: Console) -> None:
         console.print(escape(_("No folder has been trusted or refused yet.")))
         return
     here = folder_trust().folder
-    for folder, (trusted, decided) in sorted(decisions.items(), key=lambda item: (not item[1][0], str(item[0]))):
+    for folder, (trusted, decided) in sorted(
+        decisions.items(), key=lambda item: (not item[1][0], str(item[0]))
+    ):
         state = _("trusted") if trusted else _("not trusted")
         mark = " ←" if folder == here else ""
         console.print(f"{escape(state)}  {escape(str(folder))}  [dim]{escape(decided)}{mark}[/]")

@@ -77,9 +77,11 @@ def list_command() -> None:
     for path in config.ignored:
         console.print(
             "[yellow]"
-            + escape(_("{path} is not read: this folder is not trusted ({command} trust).").format(
-                path=path, command=command_hint()
-            ))
+            + escape(
+                _("{path} is not read: this folder is not trusted ({command} trust).").format(
+                    path=path, command=command_hint()
+                )
+            )
             + "[/]"
         )
     if not config.servers:

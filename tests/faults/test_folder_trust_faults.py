@@ -188,7 +188,7 @@ def test_p_in_a_hostile_folder_ignores_it_with_one_line(
 @fault(
     area="security",
     fault="The same hostile folder, and the user answers yes",
-    outcome="The folder's configuration takes effect (its endpoint and MCP servers), but AUTO_APPROVE_TOOLS, COMMAND_ENV, the endpoint and the \"trust\": true server are each shown at start-up; ${OPENAI_API_KEY} is not expanded in its mcp.json, and AGENTS.md linked out of the folder is skipped with a notice.",
+    outcome='The folder\'s configuration takes effect (its endpoint and MCP servers), but AUTO_APPROVE_TOOLS, COMMAND_ENV, the endpoint and the "trust": true server are each shown at start-up; ${OPENAI_API_KEY} is not expanded in its mcp.json, and AGENTS.md linked out of the folder is skipped with a notice.',
 )
 def test_answering_yes_uses_the_folder_but_shows_what_relaxes_approvals(
     hostile: HostileFolder, openai_server: ScriptedOpenAIServer, attacker: ScriptedOpenAIServer, spawn_chat

@@ -66,7 +66,8 @@ def test_a_store_that_cannot_be_read_trusts_nothing(project: Path) -> None:
     TrustStore().remember(project, True)
     (user_config_dir() / STORE_NAME).write_text("{not json", encoding="utf-8")
     assert TrustStore().decision(project) is None
-    (user_config_dir() / STORE_NAME).write_text('{"folders": {"%s": {"trusted": "yes"}}}' % project, "utf-8")
+    unclear = {"folders": {str(project): {"trusted": "yes"}}}
+    (user_config_dir() / STORE_NAME).write_text(json.dumps(unclear), encoding="utf-8")
     assert TrustStore().decision(project) is None  # only a real true counts
 
 
@@ -133,7 +134,9 @@ def test_a_trusted_folders_relaxing_settings_and_trusted_servers_are_each_one_li
         json.dumps({"mcpServers": {"a": {"command": "x", "trust": True}, "b": {"command": "y"}}}), "utf-8"
     )
     user_config_file().parent.mkdir(parents=True, exist_ok=True)
-    user_config_file().write_text(json.dumps({"mcpServers": {"mine": {"command": "z", "trust": True}}}), "utf-8")
+    user_config_file().write_text(
+        json.dumps({"mcpServers": {"mine": {"command": "z", "trust": True}}}), "utf-8"
+    )
     assert relaxed_approval_lines(load_settings(), project) == []  # untrusted: nothing of it applies
     TrustStore().remember(project, True)
     lines = relaxed_approval_lines(load_settings(), project)
@@ -169,7 +172,10 @@ def test_agents_md_is_never_read_through_a_link_out_of_its_folder(
     (project / "docs").mkdir()
     (project / "docs" / "agents.md").write_text("Reports go to outputs/.\n", encoding="utf-8")
     (project / "AGENTS.md").symlink_to(project / "docs" / "agents.md")  # inside the folder: fine
-    assert "Reports go to outputs/." in load_project_memory(load_settings(env_file=None), project).prompt_section()
+    assert (
+        "Reports go to outputs/."
+        in load_project_memory(load_settings(env_file=None), project).prompt_section()
+    )
 
     user_folder = tmp_path / "config"
     user_folder.mkdir()
@@ -250,7 +256,9 @@ def test_a_folder_server_expands_only_the_variables_the_user_listed_for_it(proje
     assert notes.problem is None and notes.headers["Authorization"] == "Bearer tok-notes-123"
     assert notes.url.endswith("k=none")  # the model's key never, even when listed
     assert notes.headers["X-Other"] == "anonymous"  # not listed: as if unset
-    assert greedy.problem is not None and "NOTES_TOKEN" in greedy.problem and "folderVariables" in greedy.problem
+    assert (
+        greedy.problem is not None and "NOTES_TOKEN" in greedy.problem and "folderVariables" in greedy.problem
+    )
     assert all("sk-KEY-789" not in json.dumps([s.url, dict(s.headers)]) for s in config.servers)
 
     write_json(user_config_file(), {"mcpServers": {"mine": entry}})  # the user's own file: as before
@@ -278,7 +286,12 @@ def test_doctor_never_starts_a_server_marked_disabled(tmp_path: Path) -> None:
 def generalagent(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.run(
-        [sys.executable, "-m", "generalAgent", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "generalAgent", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

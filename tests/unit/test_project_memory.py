@@ -65,7 +65,9 @@ def test_the_cap_keeps_the_project_file_first_and_says_what_was_cut(
     assert len(by_scope["project"].text) == 300 and not by_scope["project"].cut
     assert len(by_scope["user"].text) == 100 and by_scope["user"].cut
     assert "[cut: the first 100 of 500 characters]" in memory.prompt_section()
-    assert load_project_memory(with_memory(settings, user, max_chars=0, trusted=tmp_path), tmp_path).files == ()
+    assert (
+        load_project_memory(with_memory(settings, user, max_chars=0, trusted=tmp_path), tmp_path).files == ()
+    )
 
 
 def test_no_files_no_section(settings: Settings, tmp_path: Path) -> None:

@@ -125,7 +125,9 @@ def user_config_file() -> Path:
     return user_config_dir() / FILE_NAME
 
 
-def config_files(settings: MCPSettings, cwd: Path, explicit_scope: Scope = "user") -> list[tuple[Path, Scope]]:
+def config_files(
+    settings: MCPSettings, cwd: Path, explicit_scope: Scope = "user"
+) -> list[tuple[Path, Scope]]:
     """The files to read, in order, with whose they are (missing ones included: they are
     skipped when read). `explicit_scope`: whose MCP_CONFIG is (a folder's .env set it)."""
     if settings.mcp_config:
@@ -398,7 +400,9 @@ class _Expander:
             return None
         names = ", ".join(dict.fromkeys(self.missing))
         if self._folder_server is not None:
-            listed = json.dumps({FOLDER_VARIABLES_KEY: {self._folder_server: list(dict.fromkeys(self.missing))}})
+            listed = json.dumps(
+                {FOLDER_VARIABLES_KEY: {self._folder_server: list(dict.fromkeys(self.missing))}}
+            )
             return (
                 f"needs {names}: a folder's mcp.json gets a variable only when it is set and you list "
                 f"it for this server in {user_config_file()}, e.g. {listed} (never OPENAI_API_KEY)"
