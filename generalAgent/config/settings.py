@@ -8,11 +8,11 @@ into one line naming the variable and what it accepts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
@@ -471,7 +471,7 @@ class Settings:
     interface: InterfaceSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
     # Where each setting came from, by VARIABLE name (config/sources.py: SettingSource).
-    provenance: Mapping[str, SettingSource] = MappingProxyType({})
+    provenance: Mapping[str, SettingSource] = dataclasses.field(default_factory=dict)
 
     def source_of(self, variable: str) -> SettingSource:
         """Where VARIABLE's value came from (environment, a file, given, or the default)."""
