@@ -76,7 +76,10 @@ def store_path() -> Path:
 
 def folder_trust(folder: Path | None = None) -> FolderTrust:
     """The stored decision about `folder` (the current one by default) and what it carries."""
-    real = _real(folder or Path.cwd())
+    try:
+        real = _real(folder or Path.cwd())
+    except FileNotFoundError:  # the current folder was deleted under us: nothing to trust
+        return FolderTrust()
     found = project_configuration(real)
     if _is_user_config_folder(real):
         return FolderTrust(real, found, True)
@@ -128,7 +131,7 @@ class TrustStore:
     def _write(self, data: dict[str, object]) -> None:
         temporary = self.path.with_name(self.path.name + ".tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
                 handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
