@@ -601,6 +601,7 @@ def render_env_example() -> str:
         "# generalAgent settings. Copy this file to .env and fill in MODEL_NAME and OPENAI_API_KEY",
         "# (and OPENAI_BASE_URL for any provider but OpenAI); everything else is optional.",
         "# Commented lines show the defaults. Environment variables override .env.",
+        "# A folder's .env is read only once you trust the folder (the chat asks; generalagent trust).",
         "",
     ]
     for name, cls in _GROUPS.items():
