@@ -16,12 +16,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from generalAgent.config.settings import Settings
 from generalAgent.graph.turn import main_turn_input
 from generalAgent.tools.named_hosts import hosts_typed, searched_urls
 from tests.e2e.conftest import run_cli
+from tests.e2e.test_langgraph_server import GRAPH_ID, KEYS, client_of, stored_messages
 from tests.support.agent import build_test_agent, thread
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
@@ -171,7 +173,9 @@ def pending_questions(settings: Settings, turn: dict[str, Any], url: str) -> lis
     model = ScriptedChatModel(replies=[ai("", tool_call("fetch_web", {"url": url})), ai("done")])
     _, graph = build_test_agent(settings, model)
     graph.invoke(turn, thread())
-    return [r for task in graph.get_state(thread()).tasks for i in task.interrupts for r in i.value["requests"]]
+    return [
+        r for task in graph.get_state(thread()).tasks for i in task.interrupts for r in i.value["requests"]
+    ]
 
 
 @fault(
@@ -257,3 +261,62 @@ def test_indexing_a_folder_never_follows_a_link_out_of_it(
     assert pattern.returncode == 0, pattern.stderr
     assert "docs/notes.txt was not indexed" in " ".join(pattern.stderr.split())
     assert SECRET.encode() not in (data_dir / "indexes.db").read_bytes()
+
+
+# -- a served deployment with users ------------------------------------------------------
+
+
+@fault(
+    area="deployment",
+    fault="Requests to the served deployment (langgraph dev with langgraph.json) without a key, with a wrong key, with a right one",
+    outcome="Without a valid key every request is refused with 401; a user's key in x-api-key or as a bearer token is let in.",
+    found="langgraph.json had no authentication: anyone who reached the port could read every thread",
+)
+def test_a_request_without_a_valid_key_is_refused(langgraph_url: str) -> None:
+    for headers in ({}, {"x-api-key": "key-mallory"}, {"Authorization": "Bearer key-mallory"}):
+        answer = httpx.post(f"{langgraph_url}/threads/search", json={}, headers=headers, timeout=10)
+        assert answer.status_code == 401, (headers, answer.text)
+    token = httpx.post(
+        f"{langgraph_url}/threads/search", json={}, headers={"Authorization": f"Bearer {KEYS['bob']}"}
+    )
+    assert token.status_code == 200  # the same key as a bearer token
+
+
+@fault(
+    area="deployment",
+    fault="User A lists, reads, runs, updates and deletes user B's thread; a client names another owner when creating one",
+    outcome="B's thread is invisible to A (403/404, never listed) and stays B's; the owner is always the user who made it; assistants cannot be changed.",
+    found="any client could list and read every user's conversations",
+)
+def test_users_see_only_their_own_threads(langgraph_url: str, model_server: ScriptedOpenAIServer) -> None:
+    model_server.add(Reply(text="Bob's answer."))
+    alice, bob = client_of(langgraph_url, "alice"), client_of(langgraph_url, "bob")
+    # A client cannot make its thread someone else's by naming an owner.
+    bobs = bob.threads.create(metadata={"owner": "alice", "topic": "salaries"})
+    assert bobs["metadata"]["owner"] == "bob"
+    bob.runs.wait(
+        bobs["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "hi (server-4)"}]}
+    )
+    assert stored_messages(bob, bobs["thread_id"])[-1]["content"] == "Bob's answer."
+
+    alices = alice.threads.create()
+    listed = {t["thread_id"] for t in alice.threads.search(limit=100)}
+    assert alices["thread_id"] in listed and bobs["thread_id"] not in listed
+    assert alice.threads.search(metadata={"topic": "salaries"}) == []
+    for attempt in (
+        lambda: alice.threads.get(bobs["thread_id"]),
+        lambda: alice.threads.get_state(bobs["thread_id"]),
+        lambda: alice.threads.get_history(bobs["thread_id"]),
+        lambda: alice.runs.wait(
+            bobs["thread_id"], GRAPH_ID, input={"messages": [{"role": "user", "content": "x"}]}
+        ),
+        lambda: alice.threads.update(bobs["thread_id"], metadata={"owner": "alice"}),
+        lambda: alice.threads.delete(bobs["thread_id"]),
+    ):
+        with pytest.raises(httpx.HTTPStatusError) as refused:
+            attempt()
+        assert refused.value.response.status_code in {403, 404}
+    assert bob.threads.get(bobs["thread_id"])["metadata"]["owner"] == "bob"  # still there, still Bob's
+    with pytest.raises(httpx.HTTPStatusError) as changed:
+        alice.assistants.create(GRAPH_ID)
+    assert changed.value.response.status_code == 403
