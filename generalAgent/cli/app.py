@@ -105,7 +105,10 @@ def main_command(
     try:
         allowed = tuple(allowed_hosts(allow_host or []))
     except HostError as exc:
-        terminal_console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
+        problem = _("--allow-host {value}: not a host name (for example: --allow-host docs.python.org)")
+        terminal_console(stderr=True, highlight=False).print(
+            f"[red]{escape(problem.format(value=repr(exc.value)))}[/]"
+        )
         raise typer.Exit(EXIT_CONFIG) from None
     configure_logging(settings)
     try:

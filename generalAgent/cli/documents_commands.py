@@ -66,7 +66,7 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str], list[str]]
 
     for pattern in patterns:
         if any(ch in pattern for ch in "*?["):
-            found = glob_files(Path(pattern))
+            found = glob_files(Path(pattern), hidden=False)
             if not found.files and not found.links_out:
                 problems.append(_("{pattern}: no file matches").format(pattern=pattern))
         else:

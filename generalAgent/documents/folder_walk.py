@@ -78,17 +78,20 @@ def glob_anchor(pattern: Path) -> tuple[Path, str]:
     return anchor, "/".join(parts[first:])
 
 
-def glob_files(pattern: Path, limit: int | None = None) -> FolderFiles:
+def glob_files(pattern: Path, limit: int | None = None, *, hidden: bool = True) -> FolderFiles:
     """Files matching `pattern` whose real path stays inside the folder the pattern starts
-    from (at most `limit` of them, counted before sorting). pathlib's `**` does not descend
-    into linked folders, so a link that loops back cannot make the walk endless; a `*` that
-    matches a linked folder is caught by the real-path check."""
+    from (at most `limit` of them, counted before sorting); with `hidden=False`, none under
+    a name starting with "." (as glob.glob). pathlib's `**` does not descend into linked
+    folders, so a link that loops back cannot make the walk endless; a `*` that matches a
+    linked folder is caught by the real-path check."""
     anchor, rest = glob_anchor(pattern)
     root = anchor.resolve()
     found = FolderFiles()
 
     def matches() -> Iterator[Path]:
         for path in anchor.glob(rest):
+            if not hidden and any(part.startswith(".") for part in path.relative_to(anchor).parts):
+                continue
             if not path.is_file():
                 continue
             if _inside(path, root):

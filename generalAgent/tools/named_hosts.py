@@ -132,7 +132,11 @@ def hosts_typed(text: str) -> list[NamedHost]:
 
 
 class HostError(ValueError):
-    """An --allow-host value without a host name in it."""
+    """An --allow-host value without a host name in it (`value`)."""
+
+    def __init__(self, value: str) -> None:
+        super().__init__(f"--allow-host {value!r}: not a host name")
+        self.value = value
 
 
 def allowed_hosts(values: Iterable[str]) -> list[NamedHost]:
