@@ -28,7 +28,10 @@ sub-agent's task. What each kind of record lets through without a question:
 A redirect is a new request: fetch_web follows one to another host only when that host
 passes the same rule for a plain request, and otherwise stops and says where it leads,
 so the model's next call asks. Records are kept per session (a reducer merges each turn's)
-and handed to sub-agents; the graph's turn builder takes them from the CLI.
+and handed to sub-agents; the graph's turn builder takes them from the CLI. A tool that
+finds URLs (a web search) records them by returning
+`Command(update={"named_hosts": searched_urls(urls), "messages": [its ToolMessage]})`:
+named by the search, never by the user.
 """
 
 from __future__ import annotations
