@@ -57,8 +57,12 @@ class NamedHost(TypedDict, total=False):
     url: str  # the exact URL named (without its fragment), "" when only the host was
 
 
-# A URL with a scheme, as typed.
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'`]+", re.IGNORECASE)
+# A URL with a scheme, as typed; Chinese text or punctuation right after it ends it
+# (`看https://example.com/a，然后…`).
+_URL = re.compile(
+    r"(?<![A-Za-z0-9+.-])[a-z][a-z0-9+.-]*://[^\s<>\"'`\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]+",
+    re.IGNORECASE,
+)
 # A `#path` attachment reference (chat_input.py): a file, never a host.
 _REFERENCE = re.compile(r"""#(?:"[^"\n]*"|'[^'\n]*'|[^\s#"']\S*)""")
 # A bare domain: labels and a letters-only last label, standing apart from a path, an

@@ -58,6 +58,8 @@ def test_file_names_paths_and_addresses_name_no_host(text: str) -> None:
 def test_a_typed_url_is_recorded_exactly_without_its_fragment() -> None:
     (record,) = hosts_typed("see https://Docs.Example.org/search?q=x#results.")
     assert record == {"host": "docs.example.org", "by": BY_USER, "url": "https://docs.example.org/search?q=x"}
+    (chinese,) = hosts_typed("看看https://docs.example.org/search?q=x，然后总结")
+    assert chinese["url"] == "https://docs.example.org/search?q=x"
 
 
 def test_allow_host_takes_hosts_ports_and_urls_and_refuses_the_rest() -> None:
