@@ -20,7 +20,7 @@ from pathlib import Path
 
 from generalAgent.cli.i18n import _
 from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
-from generalAgent.documents.folder_walk import FolderFiles, glob_files, walk_folder
+from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.workspace import Workspace
@@ -171,12 +171,17 @@ def looks_like_path(reference: str) -> bool:
 
 
 def expand_reference(reference: str, cwd: Path) -> FolderFiles:
-    """The files a reference names (sorted; none when nothing matches), and the links of a
-    folder or glob that lead out of it (not followed)."""
+    """The files a reference names (sorted; none when nothing matches), and the links that
+    lead out of the folder walked, or of the working folder, that were not followed."""
     raw = Path(reference).expanduser()
     base = raw if raw.is_absolute() else cwd / raw
     if any(c in reference for c in "*?["):
+        anchor, _pattern = glob_anchor(base)
+        if leads_out_of(anchor, cwd):
+            return FolderFiles(links_out=[anchor])
         return glob_files(base, limit=MAX_GLOB_MATCHES)
+    if leads_out_of(base, cwd):
+        return FolderFiles(links_out=[base])
     if base.is_dir():
         return walk_folder(base)
     return FolderFiles(files=[base] if base.is_file() else [])

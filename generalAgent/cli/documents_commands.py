@@ -27,7 +27,7 @@ from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
-from generalAgent.documents.folder_walk import FolderFiles, glob_files, walk_folder
+from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
@@ -64,13 +64,18 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str], list[str]]
     def searchable(path: Path) -> bool:
         return path.suffix.lower() in SEARCHABLE_SUFFIXES
 
+    cwd = Path.cwd()
     for pattern in patterns:
-        if any(ch in pattern for ch in "*?["):
-            found = glob_files(Path(pattern), hidden=False)
+        written = Path(pattern).expanduser()
+        start = glob_anchor(written)[0] if any(ch in pattern for ch in "*?[") else written
+        if leads_out_of(start, cwd):
+            found = FolderFiles(links_out=[start])
+        elif any(ch in pattern for ch in "*?["):
+            found = glob_files(written, hidden=False)
             if not found.files and not found.links_out:
                 problems.append(_("{pattern}: no file matches").format(pattern=pattern))
         else:
-            path = Path(pattern)
+            path = written
             if path.is_dir():
                 found = walk_folder(path, include=searchable)
             elif path.is_file():

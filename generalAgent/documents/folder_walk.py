@@ -8,6 +8,11 @@ the folder a glob starts from; a link that leads out is skipped and reported, so
 user learns why a file is missing. A link that stays inside is fine (a file is taken
 under its own name); a linked folder is not walked a second time (its files are reached
 by their real path, and a link that loops back cannot make the walk endless).
+
+The same holds one level up: a path written relative to the working folder (`#docs`,
+`#notes.md`, `index docs`) that stays inside it as written but leads out of it through
+a link (`docs -> ~/.ssh`) is skipped too (`leads_out_of`). A path the user writes as
+leaving the folder (absolute, `~/…`, `../…`) is taken where it points: they named it.
 """
 
 from __future__ import annotations
@@ -32,6 +37,15 @@ def _inside(path: Path, root: Path) -> bool:
         return path.resolve().is_relative_to(root)
     except (OSError, RuntimeError):  # a link loop, a folder we may not read
         return False
+
+
+def leads_out_of(path: Path, folder: Path) -> bool:
+    """Whether `path`, inside `folder` as written, leads out of it through a link."""
+    written = Path(os.path.normpath(path if path.is_absolute() else folder / path))
+    base = Path(os.path.normpath(folder.absolute()))
+    if not written.is_relative_to(base):
+        return False  # written as leaving the folder: the user chose where it goes
+    return not _inside(written, base.resolve())
 
 
 def walk_folder(

@@ -221,7 +221,7 @@ def hostile_folder(root: Path) -> Path:
 
 @fault(
     area="security",
-    fault="#docs where docs/notes.md links to ~/.ssh/id_rsa and docs/keys links to ~/.ssh",
+    fault="#docs where docs/notes.md links to ~/.ssh/id_rsa and docs/keys to ~/.ssh; #README.md and #bundle, links out of the working folder",
     outcome="The links out are skipped with a notice naming them; the key is neither copied nor sent; a link inside the folder is attached.",
     found="attaching a folder followed a link out of it and copied the key into the workspace",
 )
@@ -229,12 +229,16 @@ def test_attaching_a_folder_never_follows_a_link_out_of_it(
     openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path, data_dir: Path
 ) -> None:
     hostile_folder(workdir.parent)
+    (workdir / "README.md").symlink_to(workdir.parent / "home" / ".ssh" / "id_rsa")
+    (workdir / "bundle").symlink_to(workdir.parent / "home" / ".ssh", target_is_directory=True)
     openai_server.add(Reply(text="Two guides."))
-    result = run_cli(["-p", "summarise #docs and #docs/*/*"], cli_env, workdir)
+    prompt = "summarise #docs and #docs/*/*, #README.md, #bundle and #bundle/*"
+    result = run_cli(["-p", prompt], cli_env, workdir)
     assert result.returncode == 0, result.stderr
     notices = " ".join(result.stderr.split())
     assert "docs/notes.md was not attached" in notices
     assert "docs/keys/id_rsa was not attached" in notices
+    assert "README.md was not attached" in notices and "bundle was not attached" in notices
     uploads = sorted(p.name for p in data_dir.glob("workspaces/*/uploads/*"))
     assert uploads == ["guide.md", "same-guide.md"]
     assert all(SECRET not in json.dumps(r.body) for r in openai_server.chat_requests)
@@ -243,7 +247,7 @@ def test_attaching_a_folder_never_follows_a_link_out_of_it(
 
 @fault(
     area="security",
-    fault="generalagent index docs and index 'docs/**/*' where docs/notes.md links to ~/.ssh/id_rsa",
+    fault="generalagent index docs bundle and index 'docs/**/*' where docs/notes.md links to ~/.ssh/id_rsa and bundle to ~/.ssh",
     outcome="The link out is skipped with a notice naming it and the key is not in indexes.db; the folder's own files are indexed.",
     found="indexing a folder followed a link out of it and indexed the private key",
 )
@@ -252,9 +256,11 @@ def test_indexing_a_folder_never_follows_a_link_out_of_it(
 ) -> None:
     hostile_folder(workdir.parent)
     (workdir / "docs" / "notes.txt").symlink_to(workdir.parent / "home" / ".ssh" / "id_rsa")
-    folder = run_cli(["index", "docs", "--json"], cli_env, workdir)
+    (workdir / "bundle").symlink_to(workdir.parent / "home" / ".ssh", target_is_directory=True)
+    folder = run_cli(["index", "docs", "bundle", "--json"], cli_env, workdir)
     assert folder.returncode == 0, folder.stderr
     assert "docs/notes.md was not indexed" in " ".join(folder.stderr.split())
+    assert "bundle was not indexed" in " ".join(folder.stderr.split())
     indexed = sorted(Path(f["path"]).name for f in json.loads(folder.stdout)["files"])
     assert indexed == ["guide.md"]  # the link inside is the same file
     pattern = run_cli(["index", "docs/**/*", "--json"], cli_env, workdir)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generalAgent.documents.folder_walk import glob_anchor, glob_files, walk_folder
+from generalAgent.documents.folder_walk import glob_anchor, glob_files, leads_out_of, walk_folder
 
 
 def tree(root: Path) -> Path:
@@ -65,3 +65,15 @@ def test_a_glob_stays_inside_the_folder_it_starts_from(tmp_path: Path) -> None:
 def test_the_anchor_of_a_glob_is_its_folder_before_the_first_wildcard() -> None:
     assert glob_anchor(Path("docs/q3/*.pdf")) == (Path("docs/q3"), "*.pdf")
     assert glob_anchor(Path("**/*.md")) == (Path("."), "**/*.md")
+
+
+def test_a_path_written_inside_the_working_folder_may_not_lead_out_through_a_link(tmp_path: Path) -> None:
+    docs = tree(tmp_path)
+    (docs / "bundle").symlink_to(tmp_path / "outside", target_is_directory=True)
+    assert leads_out_of(Path("leak.txt"), docs) and leads_out_of(Path("bundle"), docs)
+    assert leads_out_of(Path("bundle/secret.txt"), docs) and leads_out_of(docs / "bundle", docs)
+    assert not leads_out_of(Path("a/alias.md"), docs) and not leads_out_of(Path("top.md"), docs)
+    assert not leads_out_of(Path("missing.md"), docs)
+    # Written as leaving the folder: the user chose where it goes.
+    assert not leads_out_of(Path("../outside/secret.txt"), docs)
+    assert not leads_out_of(tmp_path / "outside" / "secret.txt", docs)
