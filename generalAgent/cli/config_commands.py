@@ -138,7 +138,7 @@ def folder_trust_state(settings: Settings) -> str:
         return _("{folder} carries no project configuration").format(folder=folder)
     names = ", ".join(trust.found)
     if trust.applies:
-        return _("{folder} is trusted; its {names} are used").format(folder=folder, names=names)
-    return _("{folder} is not trusted; its {names} are ignored (generalagent trust)").format(
+        return _("{folder} is trusted (uses its {names})").format(folder=folder, names=names)
+    return _("{folder} is not trusted (ignores its {names}; generalagent trust)").format(
         folder=folder, names=names
     )
