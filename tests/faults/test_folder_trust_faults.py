@@ -142,6 +142,7 @@ def assert_nothing_of_the_folder_ran(
     area="security",
     fault="The chat started in a hostile folder (.env redirecting the endpoint and relaxing approvals, .mcp.json running a command and carrying ${OPENAI_API_KEY}, AGENTS.md ordering a command or linked to a private key); the user answers no",
     outcome="The chat asks once whether to trust the folder; after no, no MCP server of it starts, the attacker's server receives nothing, the model's request holds neither the key nor the secret nor AGENTS.md, the command is not run, and the answer is remembered.",
+    found="issue 22: nothing was asked; the folder's .mcp.json server ran at start-up and its .env and AGENTS.md were used",
 )
 def test_answering_no_in_a_hostile_folder_runs_nothing_of_it(
     hostile: HostileFolder, openai_server: ScriptedOpenAIServer, attacker: ScriptedOpenAIServer, spawn_chat
@@ -171,6 +172,7 @@ def test_answering_no_in_a_hostile_folder_runs_nothing_of_it(
     area="security",
     fault="generalagent -p in the same hostile folder (never asked about)",
     outcome="Nothing is asked; the folder's configuration is ignored with exactly one line on stderr naming what was ignored and the trust command; nothing of the folder runs and neither the key nor the secret leaves.",
+    found="issue 22: the folder's .mcp.json server ran the moment -p started (its marker file was written)",
 )
 def test_p_in_a_hostile_folder_ignores_it_with_one_line(
     hostile: HostileFolder, openai_server: ScriptedOpenAIServer, attacker: ScriptedOpenAIServer
