@@ -3,7 +3,8 @@
 It runs between the planner and the tools node and executes nothing. It applies the
 tools' approval policy (tools/approval.py) to each call of the last AI message, pauses
 the graph with one `interrupt` that carries every call needing an answer, and records
-each decision by call id. Only then does the tools node run, and it runs each approved
+each decision by call id (ids made unique first, graph/tool_arguments.py, so each call
+of the message gets its own answer whatever ids the model sent). Only then does the tools node run, and it runs each approved
 call exactly once and answers every refused one with an error status.
 
 Why a step of its own: an interrupt inside a tool pauses a batch of parallel calls half
@@ -28,6 +29,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 
 from generalAgent.graph.state import AgentState
+from generalAgent.graph.tool_arguments import unique_call_ids
 from generalAgent.tools.approval import (
     ALWAYS,
     DECISIONS,
@@ -76,10 +78,14 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
     def approval(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        last = state["messages"][-1]
+        stored = state["messages"][-1]
+        # The planner already gave every call its own id; a message stored by another client
+        # may not have: it is replaced (same message id) by its renumbered copy.
+        last = unique_call_ids(stored)
+        renumbered = {"messages": [last]} if last is not stored else {}
         calls = last.tool_calls if isinstance(last, AIMessage) else []
         if not calls:
-            return {"approvals": {}}
+            return {"approvals": {}, **renumbered}
         tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
         approved = approved_tools(state, config)
         context = call_context(env, state, config)
@@ -111,7 +117,7 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
             # recomputes the same requests and receives the answers; nothing has run yet.
             answer = interrupt({"type": INTERRUPT_KIND, "requests": requests})
             decisions.update({r["call_id"]: decision_of(answer, r["call_id"]) for r in requests})
-        update: dict[str, Any] = {"approvals": decisions}
+        update: dict[str, Any] = {"approvals": decisions, **renumbered}
         kept = [r["tool"] for r in requests if decisions[r["call_id"]] == KEEP]
         if kept:
             update["approved_tools"] = kept
