@@ -91,3 +91,35 @@ def test_print_mode_output_carries_no_escape_codes(
     assert_nothing_hostile(result.stderr)
     assert "read_file" in result.stderr and "no_such_tool" in result.stderr
     assert_no_secret_kept(data_dir, result.stdout, result.stderr)
+
+
+@fault(
+    area="security",
+    fault="A tool call's arguments hold a lone surrogate (edit_file whose new_string is \\ud83d), drawn by the terminal in the tool line",
+    outcome="The line shows U+FFFD in its place; the session goes on and the next message is answered; the history is intact.",
+    found="the chat ended with a traceback (UnicodeEncodeError: surrogates not allowed) raised by the renderer drawing the edit_file line",
+)
+def test_a_lone_surrogate_in_tool_arguments_is_drawn_and_the_session_goes_on(
+    openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path
+) -> None:
+    raw_arguments = '{"path": "outputs/notes.txt", "old_string": "hello", "new_string": "bye \\ud83d"}'
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "outputs/notes.txt", "content": "hello\n"})]),
+        Reply(tool_calls=[ToolCall("edit_file", raw_arguments)]),
+        Reply(text="Edited."),
+        Reply(text="Still here."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("write and edit the notes")
+    child.expect("Edited")
+    shown = child.before
+    expect_prompt(child)
+    child.sendline("are you there?")
+    child.expect("Still here")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    assert "edit_file" in shown and "\ufffd" in shown
+    assert "Traceback" not in shown and "UnicodeEncodeError" not in shown
+    assert_history_intact(stored_messages(data_dir))
