@@ -20,6 +20,7 @@ already.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,7 +33,9 @@ from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import unique_call_ids
 from generalAgent.tools.approval import (
     ALWAYS,
+    COMMAND_ARGS,
     DECISIONS,
+    FILES_RUN,
     KEEP,
     NO,
     PROCESS_APPROVALS,
@@ -74,6 +77,20 @@ def decision_of(answer: Any, call_id: str) -> str:
     return value if value in DECISIONS else NO
 
 
+def shown_with(tool: BaseTool | None, args: Any, context: CallContext) -> dict[str, Any]:
+    """What the question shows besides the arguments: which are commands (shown whole),
+    and the files the call would run (tools/approval.py)."""
+    metadata = (tool.metadata if tool is not None else None) or {}
+    shown: dict[str, Any] = {"command_args": list(metadata.get(COMMAND_ARGS) or ())}
+    preview = metadata.get(FILES_RUN)
+    if callable(preview):
+        try:
+            shown["files"] = [dataclasses.asdict(p) for p in preview(args, context)]
+        except Exception:  # what is shown must never stop the question being asked
+            shown["files"] = []
+    return shown
+
+
 def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: ApprovalPolicy):
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
@@ -108,6 +125,7 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
                         # For the terminal, which words the reason in the UI language.
                         "reason_template": reason.template,
                         "reason_fields": dict(reason.fields),
+                        **shown_with(tool, call["args"], context),
                     }
                 )
         if requests and state.get("parent_context"):
