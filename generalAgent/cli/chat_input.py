@@ -22,6 +22,7 @@ from generalAgent.cli.i18n import _
 from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
+from generalAgent.private_storage import tighten
 from generalAgent.tools.workspace import Workspace
 
 # `@name` not preceded by an ASCII word character, so `user@example.com` is not one but
@@ -248,6 +249,7 @@ def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
     target = _free_name(uploads, source)
     if not target.exists():
         shutil.copy2(source, target)
+        tighten(target)  # the copy is the user's alone, whatever the original's mode
     described: UploadedFile = {
         "name": source.name,
         "path": workspace.display(target),

@@ -7,6 +7,12 @@ Every call gets an id of its own before the approval step (the planner renumbers
 it receives, and the approval step renumbers a message a client stored by other means),
 so each call gets exactly its own answer and its own ToolMessage.
 
+Bounded: a call whose arguments are larger than TOOL_ARGUMENT_MAX_CHARS or nested deeper
+than TOOL_ARGUMENT_MAX_DEPTH (`refuse_unbounded_calls`) is kept only as an invalid call
+with empty arguments and an error naming the setting: the arguments are stored with the
+session and sent again on every request, so a 30 MB argument would be re-sent each turn,
+and 600 levels of nesting ended the turn with RecursionError in code that walks them.
+
 Strict JSON:
 
 When a model streams, the client rebuilds each call's arguments with a lenient parser
@@ -93,6 +99,84 @@ def reject_repaired_calls(message: Any, raw_arguments: dict[str, str]) -> Any:
     if len(valid) == len(message.tool_calls):
         return message
     return message.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
+
+
+# How an invalid call refused for its size or depth says so (the tools node answers it
+# with the error as it is, not as a JSON error).
+REFUSED = "refused: "
+
+
+def refuse_unbounded_calls(
+    message: Any, raw_arguments: dict[str, str], max_chars: int, max_depth: int
+) -> Any:
+    """`message` with every call whose arguments are too large or too deep moved to
+    invalid_tool_calls, its arguments dropped; the same object when none is."""
+    if not isinstance(message, AIMessage) or not (message.tool_calls or message.invalid_tool_calls):
+        return message
+    valid, invalid = [], []
+    changed = False
+    for call in message.tool_calls:
+        problem = _unbounded(call.get("args"), raw_arguments.get(call.get("id") or ""), max_chars, max_depth)
+        if problem is None:
+            valid.append(call)
+            continue
+        changed = True
+        invalid.append(_refused_call(call, problem))
+    for call in message.invalid_tool_calls:
+        raw = call.get("args")
+        if isinstance(raw, str) and len(raw) > max_chars:
+            changed = True
+            invalid.append(_refused_call(call, _too_large(len(raw), max_chars)))
+        else:
+            invalid.append(call)
+    if not changed:
+        return message
+    return message.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
+
+
+def _refused_call(call: Any, problem: str) -> dict[str, Any]:
+    return {
+        "type": "invalid_tool_call",
+        "id": call.get("id"),
+        "name": call.get("name"),
+        "args": "{}",  # valid JSON for the provider; what was sent is not kept
+        "error": REFUSED + problem,
+    }
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (
+        f"the arguments are {size:,} characters, over the limit of {limit:,} "
+        "(TOOL_ARGUMENT_MAX_CHARS); they were not run or kept. Write large content in parts "
+        "(several calls, or a file built step by step)."
+    )
+
+
+def _unbounded(args: Any, raw: str | None, max_chars: int, max_depth: int) -> str | None:
+    """Why these arguments are refused (too deep, too large), or None. Walked without
+    recursion, so no depth can exhaust the stack here."""
+    size = len(raw) if raw is not None else 0
+    stack: list[tuple[Any, int]] = [(args, 1)]
+    counted = 0
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list | tuple):
+            if depth > max_depth:
+                return (
+                    f"the arguments are nested more than {max_depth} levels deep "
+                    "(TOOL_ARGUMENT_MAX_DEPTH); they were not run or kept. Send flatter arguments."
+                )
+            items = value.values() if isinstance(value, dict) else value
+            if isinstance(value, dict):
+                counted += sum(len(str(k)) + 4 for k in value)
+            stack.extend((item, depth + 1) for item in items)
+            counted += 2
+        elif isinstance(value, str):
+            counted += len(value) + 2
+        else:
+            counted += 8
+    size = max(size, counted)
+    return _too_large(size, max_chars) if size > max_chars else None
 
 
 def _json_error(raw: str) -> str | None:
