@@ -113,7 +113,8 @@ def refuse_unbounded_calls(
     invalid_tool_calls, its arguments dropped; the same object when none is."""
     if not isinstance(message, AIMessage) or not (message.tool_calls or message.invalid_tool_calls):
         return message
-    valid, invalid = [], []
+    valid: list[Any] = []
+    invalid: list[Any] = []
     changed = False
     for call in message.tool_calls:
         problem = _unbounded(call.get("args"), raw_arguments.get(call.get("id") or ""), max_chars, max_depth)
@@ -122,13 +123,13 @@ def refuse_unbounded_calls(
             continue
         changed = True
         invalid.append(_refused_call(call, problem))
-    for call in message.invalid_tool_calls:
-        raw = call.get("args")
+    for broken in message.invalid_tool_calls:
+        raw = broken.get("args")
         if isinstance(raw, str) and len(raw) > max_chars:
             changed = True
-            invalid.append(_refused_call(call, _too_large(len(raw), max_chars)))
+            invalid.append(_refused_call(broken, _too_large(len(raw), max_chars)))
         else:
-            invalid.append(call)
+            invalid.append(broken)
     if not changed:
         return message
     return message.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
