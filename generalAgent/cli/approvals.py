@@ -11,7 +11,7 @@ sequence in a command cannot redraw the question, it is shown as what it is. Nor
 layout hide part of a value: zero-width and other invisible characters are shown as
 marks, long runs of blanks and of empty lines as a count (60 newlines cannot push the
 start of a command above the screen), and a command (the tool names its command
-arguments) is shown whole on its lines with every newline as ␊; when it is long, its
+arguments) is shown whole, never cut, every newline as ␊; when it is long, its
 start is repeated next to the question. A script of the session the command runs
 (`bash temp/x.sh`) is shown too: its size and first lines.
 """
