@@ -23,6 +23,7 @@ from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
+from generalAgent.private_storage import tighten
 from generalAgent.tools.workspace import Workspace
 
 # `@name` not preceded by an ASCII word character, so `user@example.com` is not one but
@@ -254,6 +255,7 @@ def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
     target = _free_name(uploads, source)
     if not target.exists():
         shutil.copy2(source, target)
+        tighten(target)  # the copy is the user's alone, whatever the original's mode
     described: UploadedFile = {
         "name": source.name,
         "path": workspace.display(target),

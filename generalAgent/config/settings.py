@@ -388,6 +388,21 @@ class ToolSettings(BaseSettings):
         le=1_000_000,
         description="Largest tool answer the model receives; longer ones are cut with a note",
     )
+    # A call's arguments are stored with the session and re-sent every turn: one huge or
+    # deeply nested argument must not grow every later request (graph/tool_arguments.py).
+    # 1M characters is beyond what any model writes in one answer.
+    tool_argument_max_chars: int = Field(
+        default=1_000_000,
+        ge=10_000,
+        le=100_000_000,
+        description="Largest tool-call arguments (characters) the agent accepts; larger calls are refused, not stored",
+    )
+    tool_argument_max_depth: int = Field(
+        default=64,
+        ge=8,
+        le=200,
+        description="Deepest nesting of lists and objects in tool-call arguments; deeper calls are refused",
+    )
     # Approval is the tools' own policy (docs/security.md); this only relaxes it, per tool.
     auto_approve_tools: OptionalText = Field(
         default=None,
