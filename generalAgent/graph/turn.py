@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from generalAgent.graph.images import IMAGES_KEY, ImageRef
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.approval import hosts_named_by_user
 
@@ -44,8 +45,12 @@ def main_turn_input(
     uploads: Sequence[UploadedFile] = (),
     closing: Sequence[BaseMessage] = (),
     carried_over: Mapping[str, Any] | None = None,
+    images: Sequence[ImageRef] = (),
 ) -> dict[str, Any]:
     """The state update that starts a user turn.
+
+    `images` are the turn's prepared images (graph/images.py): kept beside the message's
+    text, sent as image parts in this turn only.
 
     `closing` answers tool calls the stored history left open (a turn that stopped
     half-way); they go before the new message so the history stays valid. `carried_over`
@@ -54,7 +59,10 @@ def main_turn_input(
     names = list(dict.fromkeys(mentions))
     old = carried_over or {}
     return {
-        "messages": [*closing, HumanMessage(content=text)],
+        "messages": [
+            *closing,
+            HumanMessage(content=text, additional_kwargs={IMAGES_KEY: list(images)} if images else {}),
+        ],
         "max_loops": max_loops,
         "mentions": [*old.get("mentions", []), *names],
         "new_mentions": names,

@@ -1,0 +1,131 @@
+"""Images for a model's eyes: decoded, turned upright, scaled and re-encoded to a provider's limits.
+
+Providers take images as `image_url` parts holding a base64 data URL, each within its own
+limits (formats, bytes per image, pixels; docs/documents.md has the table). A phone photo
+of 12 MP and 5 MB would be refused by some and cost thousands of tokens at all of them, so
+every image is prepared once: the first frame, rotated as its EXIF says, scaled to fit the
+longest side and pixel count allowed, then PNG when it is small enough (screenshots keep
+their crisp text) else JPEG at falling quality until it fits the byte limit.
+
+For a model that takes no images, `recognise_image` gives the text OCR reads in it.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic"})
+# A decoded image larger than this is refused before it is decoded (a "pixel bomb":
+# a small PNG that inflates to gigabytes). 100 MP is beyond any camera a user attaches.
+MAX_SOURCE_PIXELS = 100_000_000
+_JPEG_QUALITIES = (85, 75, 60)
+
+
+class ImageError(Exception):
+    """An image that cannot be prepared; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """What a provider accepts of one image, from its documentation."""
+
+    max_side: int = 2_048  # longest side, pixels
+    max_pixels: int = 2_048 * 2_048
+    max_bytes: int = 5 * 1024 * 1024  # of the base64 data URL, as it travels
+    formats: tuple[str, ...] = ("png", "jpeg")  # what we may send (subtypes of image/)
+
+
+@dataclass(frozen=True)
+class PreparedImage:
+    data: bytes
+    mime: str  # image/png or image/jpeg
+    width: int
+    height: int
+    original_width: int
+    original_height: int
+
+
+def prepare_image(data: bytes, limits: ImageLimits) -> PreparedImage:
+    """`data` (any format Pillow reads) as an image within `limits`; `ImageError` if unreadable."""
+    from PIL import Image, ImageOps, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as opened:
+            width, height = opened.size
+            if width * height > MAX_SOURCE_PIXELS:
+                raise ImageError(
+                    f"the image is {width}×{height} pixels, more than {MAX_SOURCE_PIXELS // 1_000_000} MP"
+                )
+            opened.seek(0)  # the first frame of a GIF or a multi-page TIFF
+            image = ImageOps.exif_transpose(opened)
+            image.load()
+    except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        raise ImageError(f"not an image Pillow can read ({type(exc).__name__})") from None
+    width, height = image.size
+    scale = min(1.0, limits.max_side / max(width, height), math.sqrt(limits.max_pixels / (width * height)))
+    transparent = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
+    while True:
+        size = (max(1, int(width * scale)), max(1, int(height * scale)))
+        scaled = image.resize(size, Image.Resampling.LANCZOS) if size != image.size else image
+        for mime, encoded in _encodings(scaled, limits, transparent):
+            if _data_url_bytes(encoded) <= limits.max_bytes:
+                return PreparedImage(encoded, mime, size[0], size[1], width, height)
+        if max(size) <= 64:
+            raise ImageError("the image cannot be made small enough for the model")
+        scale *= 0.75
+
+
+def _encodings(image: Any, limits: ImageLimits, transparent: bool) -> Iterator[tuple[str, bytes]]:
+    """(mime, bytes) candidates in order of preference: PNG, then JPEG at falling quality."""
+    if "png" in limits.formats:
+        out = io.BytesIO()
+        image.save(out, "PNG", optimize=False, compress_level=6)
+        yield "image/png", out.getvalue()
+    if "jpeg" in limits.formats:
+        flat = image
+        if transparent or image.mode not in ("RGB", "L"):
+            rgba = image.convert("RGBA")
+            flat = _on_white(rgba)
+        for quality in _JPEG_QUALITIES:
+            out = io.BytesIO()
+            flat.save(out, "JPEG", quality=quality, optimize=True)
+            yield "image/jpeg", out.getvalue()
+
+
+def _on_white(image: Any) -> Any:
+    from PIL import Image
+
+    background = Image.new("RGB", image.size, (255, 255, 255))
+    background.paste(image, mask=image.getchannel("A"))
+    return background
+
+
+def _data_url_bytes(data: bytes) -> int:
+    return 4 * math.ceil(len(data) / 3) + len("data:image/jpeg;base64,")
+
+
+def data_url(image: PreparedImage | tuple[str, bytes]) -> str:
+    import base64
+
+    mime, data = (image.mime, image.data) if isinstance(image, PreparedImage) else image
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def recognise_image(data: bytes) -> str:
+    """The text OCR reads in an image (documents/ocr.py's engine); `OcrUnavailable` when
+    OCR is not installed, `ImageError` when the image cannot be read."""
+    import numpy
+
+    from generalAgent.documents.ocr import lines_in_reading_order, load_engine
+
+    prepared = prepare_image(data, ImageLimits(max_side=2_500, max_pixels=4_000_000, max_bytes=1 << 40))
+    from PIL import Image
+
+    with Image.open(io.BytesIO(prepared.data)) as image:
+        pixels = numpy.asarray(image.convert("L"))
+    found, _ = load_engine()(pixels)
+    return lines_in_reading_order(found or [])
