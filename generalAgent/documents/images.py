@@ -12,17 +12,24 @@ For a model that takes no images, `recognise_image` gives the text OCR reads in 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypedDict
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic"})
 # A decoded image larger than this is refused before it is decoded (a "pixel bomb":
 # a small PNG that inflates to gigabytes). 100 MP is beyond any camera a user attaches.
 MAX_SOURCE_PIXELS = 100_000_000
 _JPEG_QUALITIES = (85, 75, 60)
+# Prepared images live in the session's workspace, named by hash (`store_image`).
+IMAGES_DIR = ".images"
+# Where a message keeps its images: additional_kwargs of the user message that brought
+# them, the artifact of a tool answer that showed them (graph/images.py sends them).
+IMAGES_KEY = "images"
 
 
 class ImageError(Exception):
@@ -113,6 +120,54 @@ def data_url(image: PreparedImage | tuple[str, bytes]) -> str:
 
     mime, data = (image.mime, image.data) if isinstance(image, PreparedImage) else image
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+class ImageRef(TypedDict):
+    path: str  # what the user or tool named: uploads/chart.png, uploads/report.pdf page 12
+    file: str  # the prepared image, relative to the workspace root: .images/<hash>.png
+    mime: str
+    width: int
+    height: int
+
+
+def store_image(root: Path, data: bytes, limits: ImageLimits, shown_as: str) -> ImageRef:
+    """The image `data` prepared to `limits` and stored under the workspace `root` once;
+    `ImageError` when it cannot be read."""
+    key = hashlib.sha256(data + repr(limits).encode()).hexdigest()[:32]
+    folder = root / IMAGES_DIR
+    for existing in folder.glob(f"{key}-*"):
+        width, height, mime = _described(existing.name)
+        return ImageRef(
+            path=shown_as, file=f"{IMAGES_DIR}/{existing.name}", mime=mime, width=width, height=height
+        )
+    prepared: PreparedImage = prepare_image(data, limits)
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = "png" if prepared.mime == "image/png" else "jpg"
+    name = f"{key}-{prepared.width}x{prepared.height}.{suffix}"
+    partial = folder / f".{name}.part"
+    partial.write_bytes(prepared.data)
+    partial.replace(folder / name)  # never a half-written image under its real name
+    return ImageRef(
+        path=shown_as,
+        file=f"{IMAGES_DIR}/{name}",
+        mime=prepared.mime,
+        width=prepared.width,
+        height=prepared.height,
+    )
+
+
+def _described(name: str) -> tuple[int, int, str]:
+    stem, _, suffix = name.rpartition(".")
+    width, _, height = stem.rpartition("-")[2].partition("x")
+    return int(width), int(height), "image/png" if suffix == "png" else "image/jpeg"
+
+
+def placeholder(ref: ImageRef) -> str:
+    """The line that stands for an image in the stored history."""
+    return (
+        f"[image: {ref['path']} ({ref['width']}×{ref['height']}); shown to the model in the turn it was "
+        "attached, a placeholder since]"
+    )
 
 
 def recognise_image(data: bytes) -> str:

@@ -21,78 +21,28 @@ OpenAI-compatible providers we support follow it (docs/documents.md).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
 from generalAgent.documents.images import (
+    IMAGES_KEY,
     ImageError,
     ImageLimits,
-    PreparedImage,
+    ImageRef,
     data_url,
-    prepare_image,
+    placeholder,
     recognise_image,
+    store_image,
 )
 from generalAgent.documents.ocr import OcrUnavailable
 
-IMAGES_DIR = ".images"
-# In additional_kwargs of the user message that brought them, in the artifact of a tool answer.
-IMAGES_KEY = "images"
 # Tokens an image costs, roughly: one per 28 x 28 pixel tile (Qwen-VL; OpenAI's and Kimi's
 # tiles are near it), so the context budget counts an image before the provider does.
 PIXELS_PER_TOKEN = 28 * 28
-
-
-class ImageRef(TypedDict):
-    path: str  # what the user or tool named: uploads/chart.png, uploads/report.pdf page 12
-    file: str  # the prepared image, relative to the workspace root: .images/<hash>.png
-    mime: str
-    width: int
-    height: int
-
-
-def store_image(root: Path, data: bytes, limits: ImageLimits, shown_as: str) -> ImageRef:
-    """The image `data` prepared to `limits` and stored under the workspace `root` once;
-    `ImageError` when it cannot be read."""
-    key = hashlib.sha256(data + repr(limits).encode()).hexdigest()[:32]
-    folder = root / IMAGES_DIR
-    for existing in folder.glob(f"{key}-*"):
-        width, height, mime = _described(existing.name)
-        return ImageRef(
-            path=shown_as, file=f"{IMAGES_DIR}/{existing.name}", mime=mime, width=width, height=height
-        )
-    prepared: PreparedImage = prepare_image(data, limits)
-    folder.mkdir(parents=True, exist_ok=True)
-    suffix = "png" if prepared.mime == "image/png" else "jpg"
-    name = f"{key}-{prepared.width}x{prepared.height}.{suffix}"
-    partial = folder / f".{name}.part"
-    partial.write_bytes(prepared.data)
-    partial.replace(folder / name)  # never a half-written image under its real name
-    return ImageRef(
-        path=shown_as,
-        file=f"{IMAGES_DIR}/{name}",
-        mime=prepared.mime,
-        width=prepared.width,
-        height=prepared.height,
-    )
-
-
-def _described(name: str) -> tuple[int, int, str]:
-    stem, _, suffix = name.rpartition(".")
-    width, _, height = stem.rpartition("-")[2].partition("x")
-    return int(width), int(height), "image/png" if suffix == "png" else "image/jpeg"
-
-
-def placeholder(ref: ImageRef) -> str:
-    """The line that stands for an image in the stored history."""
-    return (
-        f"[image: {ref['path']} ({ref['width']}×{ref['height']}); shown to the model in the turn it was "
-        "attached, a placeholder since]"
-    )
 
 
 def images_of(message: BaseMessage) -> list[ImageRef]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from generalAgent.graph.images import IMAGES_KEY, ImageRef
+from generalAgent.documents.images import IMAGES_KEY, ImageRef
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.approval import hosts_named_by_user
 

@@ -84,3 +84,59 @@ def test_a_text_only_model_gets_the_text_ocr_reads_and_a_line_saying_so(
     assert "[image: uploads/chart.png; this model does not take images" in question
     assert "Revenue" in question  # what OCR read
     assert "does not take images" in result.stderr  # the user is told too
+
+
+def make_report(path: Path, pages: int = 12) -> Path:
+    """A PDF of `pages` scanned-like pages; the last holds the chart."""
+    from PIL import Image, ImageDraw
+
+    images = []
+    for number in range(1, pages + 1):
+        page = Image.new("RGB", (850, 1100), "white")
+        ImageDraw.Draw(page).text((80, 80), f"Page {number}", fill="black", font_size=48)
+        images.append(page)
+    chart = make_chart(path.with_suffix(".png"), (850, 1100))
+    images[-1] = Image.open(chart).convert("RGB")
+    images[0].save(path, save_all=True, append_images=images[1:], resolution=100)
+    return path
+
+
+def test_view_page_shows_a_vision_model_the_page_after_the_tool_answer(
+    vision_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    make_report(workdir / "report.pdf")
+    env = {**cli_env, "OPENAI_BASE_URL": vision_server.base_url, "MODEL_NAME": "qwen2.5-vl-7b-instruct"}
+    vision_server.add(
+        Reply(tool_calls=[ToolCall("view_page", {"file_path": "uploads/report.pdf", "page": 12})]),
+        Reply(text="第 12 页的图表显示收入逐年增长。"),
+        Reply(text="好的。"),
+    )
+    result = run_cli(["-p", "第 12 页的图表说明了什么 #report.pdf"], env, workdir)
+    assert result.returncode == 0, result.stderr
+    assert vision_server.refusals == []
+    after_tool = vision_server.chat_requests[1]
+    images = after_tool.image_parts
+    assert len(images) == 1 and images[0].role == "user"
+    answer = after_tool.messages[images[0].message - 1]
+    assert answer["role"] == "tool" and "uploads/report.pdf page 12 of 12" in answer["content"]
+    assert max(images[0].width, images[0].height) <= 2048
+    later = run_cli(["-p", "谢谢", "--resume"], env, workdir)
+    assert later.returncode == 0, later.stderr
+    assert vision_server.chat_requests[-1].image_parts == []
+
+
+def test_view_page_gives_a_text_only_model_the_ocr_text_of_the_page(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    make_report(workdir / "report.pdf", pages=2)
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("view_page", {"file_path": "uploads/report.pdf", "page": 2})]),
+        Reply(text="图表标题是 Revenue 2024。"),
+    )
+    result = run_cli(["-p", "第 2 页的图表 #report.pdf"], cli_env, workdir)
+    assert result.returncode == 0, result.stderr
+    assert openai_server.refusals == []
+    answer = openai_server.chat_requests[1].messages[-1]
+    assert answer["role"] == "tool"
+    assert "this model does not take images; the text OCR read on the page follows" in answer["content"]
+    assert "Revenue" in answer["content"]

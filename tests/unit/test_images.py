@@ -9,8 +9,8 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from generalAgent.config.settings import load_settings
-from generalAgent.documents.images import ImageError, ImageLimits, prepare_image
-from generalAgent.graph.images import IMAGES_KEY, image_tokens, store_image, with_turn_images
+from generalAgent.documents.images import IMAGES_KEY, ImageError, ImageLimits, prepare_image, store_image
+from generalAgent.graph.images import image_tokens, with_turn_images
 from generalAgent.providers.vision import takes_images
 
 
