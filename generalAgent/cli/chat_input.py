@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generalAgent.cli.i18n import _
-from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
+from generalAgent.documents.convert import legacy_office_problem, modern_suffix
+from generalAgent.documents.extract import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.workspace import Workspace
@@ -48,7 +49,7 @@ _TRAILING_PUNCTUATION = ".,;:!?)]}，。；：！？）、"
 # No file name is longer: a reference is never checked beyond this many characters.
 MAX_REFERENCE_CHARS = 260
 
-DOCUMENT_TYPES = {**PDF_TYPES, **OFFICE_TYPES}
+DOCUMENT_TYPES = {**PDF_TYPES, **OFFICE_TYPES, **{old: OFFICE_TYPES[new] for old, new in OLD_OFFICE.items()}}
 TEXT_TYPES = {
     ".md": "markdown",
     ".markdown": "markdown",
@@ -235,6 +236,14 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
 
 
 def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
+    if legacy_office_problem(source):  # refused now rather than failing when the model reads it
+        raise ValueError(
+            _(
+                "an old or WPS Office file needs LibreOffice to be read: install it "
+                "(apt install libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui) "
+                "or save the file as {modern}"
+            ).format(modern=modern_suffix(source))
+        )
     kind = file_type(source)
     size = source.stat().st_size
     limit = SIZE_LIMITS[size_class(kind)]

@@ -27,7 +27,9 @@ from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
-from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.convert import soffice
+from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
@@ -53,10 +55,14 @@ def settings_from(ctx: typer.Context) -> Settings:
         raise typer.Exit(2) from None
 
 
-def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
-    """Files named by `patterns` (files, folders walked recursively, globs), and problems."""
+def expand_paths(
+    patterns: list[str], skipped: list[tuple[Path, str]] | None = None
+) -> tuple[list[Path], list[str]]:
+    """Files named by `patterns` (files, folders walked recursively, globs), and problems.
+    Files a folder walk leaves out go to `skipped` with the reason (hidden ones silently)."""
     files: list[Path] = []
     problems: list[str] = []
+    readable = SEARCHABLE_SUFFIXES | (OLD_OFFICE.keys() if soffice() else set())
     for pattern in patterns:
         if any(ch in pattern for ch in "*?["):
             matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True))]
@@ -66,19 +72,29 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
             continue
         path = Path(pattern)
         if path.is_dir():
-            files.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.is_file()
-                and p.suffix.lower() in SEARCHABLE_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
+            for p in sorted(path.rglob("*")):
+                if not p.is_file() or any(part.startswith(".") for part in p.relative_to(path).parts):
+                    continue
+                if p.suffix.lower() in readable:
+                    files.append(p)
+                elif skipped is not None:
+                    skipped.append((p, skip_reason(p)))
         elif path.is_file():
             files.append(path)
         else:
             problems.append(_("{pattern}: no such file or folder").format(pattern=pattern))
     unique = list(dict.fromkeys(p.resolve() for p in files))
     return unique, problems
+
+
+def skip_reason(path: Path) -> str:
+    """Why a folder walk does not index `path`, in a few words."""
+    suffix = path.suffix.lower()
+    if suffix in OLD_OFFICE:
+        return _("old or WPS Office file: install LibreOffice to index it")
+    if suffix in IMAGE_SUFFIXES:
+        return _("image: not indexed (attach it to show it to a vision model)")
+    return _("not a format generalAgent reads ({suffix})").format(suffix=suffix or _("no suffix"))
 
 
 def index_command(
@@ -115,9 +131,14 @@ def index_command(
                         ).format(count=removed, days=days)
                     )
             if paths:
-                files, problems = expand_paths(paths)
+                skipped: list[tuple[Path, str]] = []
+                files, problems = expand_paths(paths, skipped)
                 for problem in problems:
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
+                if skipped:
+                    report["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
+                    if not as_json:
+                        _print_skipped(err, skipped)
                 report["files"] = _index_files(index, files, err, force)
                 failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])
             if stats:
@@ -131,6 +152,21 @@ def index_command(
         out.print(_stats_table(report["stats"]))
     if failed:
         raise typer.Exit(1)
+
+
+def _print_skipped(err: Console, skipped: list[tuple[Path, str]]) -> None:
+    """One line per reason, with how many files and a few of their names."""
+    by_reason: dict[str, list[Path]] = {}
+    for path, why in skipped:
+        by_reason.setdefault(why, []).append(path)
+    for why, paths in by_reason.items():
+        names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
+        line = ngettext(
+            "Skipped {count} file ({names}): {reason}",
+            "Skipped {count} files ({names}): {reason}",
+            len(paths),
+        )
+        err.print(f"[yellow]{escape(line.format(count=len(paths), names=names, reason=why))}[/yellow]")
 
 
 def _index_files(index: SearchIndex, files: list[Path], err: Console, force: bool) -> list[dict[str, Any]]:

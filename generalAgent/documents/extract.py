@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import html
+import io
 import os
 import re
 import zipfile
@@ -56,7 +57,16 @@ TEXT_PIECE_BYTES = 1 << 20
 PDF_TYPES = {".pdf": "pdf"}
 OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
-OLD_OFFICE = {".doc": ".docx", ".xls": ".xlsx", ".ppt": ".pptx"}
+# Old and WPS Office formats, read as their modern form once LibreOffice has converted them
+# (documents/convert.py).
+OLD_OFFICE = {
+    ".doc": ".docx",
+    ".xls": ".xlsx",
+    ".ppt": ".pptx",
+    ".wps": ".docx",
+    ".et": ".xlsx",
+    ".dps": ".pptx",
+}
 # What a folder walk picks up (a file named explicitly is tried whatever its suffix).
 _TEXT_SUFFIXES = """
 .txt .rst .org .tex .csv .tsv .json .jsonl .yaml .yml .toml .ini .cfg .conf .log .xml .html .htm
@@ -119,6 +129,8 @@ def file_type_of(path: Path) -> str:
         return "pdf"
     if suffix in OFFICE_TYPES:
         return OFFICE_TYPES[suffix]
+    if suffix in OLD_OFFICE:
+        return OFFICE_TYPES[OLD_OFFICE[suffix]]
     if suffix in MARKDOWN_SUFFIXES:
         return "markdown"
     return "text"
@@ -172,17 +184,18 @@ def open_document(
     """
     limit = limit or ReadLimit()
     _check_file(path, settings)
-    suffix = path.suffix.lower()
-    if suffix in OLD_OFFICE:
-        raise DocumentError(
-            f"{path.name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
-        )
     kind = file_type_of(path)
     reading = Reading()
-    try:
-        document = open_file(path)
-    except OSError as exc:
-        raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+    document: BinaryIO
+    if path.suffix.lower() in OLD_OFFICE:
+        from generalAgent.documents.convert import convert_legacy_office
+
+        document = io.BytesIO(convert_legacy_office(path, open_file))
+    else:
+        try:
+            document = open_file(path)
+        except OSError as exc:
+            raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
     blocks = _blocks(document, path, kind, settings, limit, progress, reading)
     return DocumentStream(path.name, kind, blocks, reading)
 

@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from datetime import time as day_time
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from generalAgent.documents.extract import (
+    OLD_OFFICE,
     DocumentError,
     OpenFile,
     check_office_archive,
@@ -227,11 +228,18 @@ def load_tables(
     """The tables of the file at `path` in a fresh in-memory database; `DocumentError` if
     the file holds none or is not a table format."""
     suffix = path.suffix.lower()
-    if suffix not in TABLE_SUFFIXES:
+    if OLD_OFFICE.get(suffix, suffix) not in TABLE_SUFFIXES:
         raise DocumentError(
             f"{path.name} is not a table file; query_table reads XLSX sheets, CSV/TSV files and DOCX tables."
         )
-    with open_file(path) as handle:
+    opened: Callable[[Path], BinaryIO] = open_file
+    if suffix in OLD_OFFICE:  # .xls, .et, .doc, .wps: read as the .xlsx/.docx LibreOffice makes
+        from generalAgent.documents.convert import convert_legacy_office
+
+        modern = convert_legacy_office(path, open_file)
+        suffix = OLD_OFFICE[suffix]
+        opened = lambda _path: io.BytesIO(modern)  # noqa: E731 - the converted bytes stand for the file
+    with opened(path) as handle:
         if suffix in (".xlsx", ".xlsm"):
             grids = list(_xlsx_grids(handle, path, max_cells))
         elif suffix == ".docx":
