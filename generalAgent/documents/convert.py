@@ -65,10 +65,23 @@ def convert_legacy_office(
     problem = legacy_office_problem(path)
     if problem:
         raise DocumentError(problem)
+    return _convert(path, OLD_OFFICE[path.suffix.lower()], open_file, seconds)
+
+
+def convert_to_pdf(path: Path, open_file: OpenFile = open_plainly, seconds: float = CONVERT_SECONDS) -> bytes:
+    """The PDF LibreOffice prints of an Office document (slides as pages), to show a page."""
+    if soffice() is None:
+        raise DocumentError(
+            f"showing a page of {path.name} needs LibreOffice, which is not installed; {INSTALL_HINT}."
+        )
+    return _convert(path, ".pdf", open_file, seconds)
+
+
+def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> bytes:
     binary = soffice()
     assert binary is not None
     suffix = path.suffix.lower()
-    modern, copy_suffix = OLD_OFFICE[suffix], _COPY_SUFFIX.get(suffix, suffix)
+    copy_suffix = _COPY_SUFFIX.get(suffix, suffix)
     with tempfile.TemporaryDirectory(prefix="generalagent-convert-") as folder:
         work = Path(folder)
         source = work / f"document{copy_suffix}"

@@ -19,19 +19,24 @@ from generalAgent.cli.documents_commands import expand_paths
 from generalAgent.config.settings import Settings
 from generalAgent.documents.convert import convert_legacy_office, soffice
 from generalAgent.documents.extract import DocumentError, extract_document
+from generalAgent.documents.images import IMAGES_KEY, ImageLimits
 from generalAgent.documents.tables import load_tables
 from generalAgent.tools.environment import ToolEnvironment
 from tests.support.tools import run_tool, workspace_root
-from tests.unit.documents.builders import make_docx, make_xlsx
+from tests.unit.documents.builders import make_docx, make_pptx, make_xlsx
+
+
+def need_libreoffice() -> None:
+    if soffice() is None:
+        if os.environ.get("CI"):
+            pytest.fail("LibreOffice (soffice) must be installed in CI: .ci/run installs it")
+        pytest.skip("LibreOffice (soffice) is not installed; .ci/run installs it for CI")
 
 
 @pytest.fixture(scope="module")
 def legacy_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """report.doc and sales.xls, converted by LibreOffice from files written here."""
-    if soffice() is None:
-        if os.environ.get("CI"):
-            pytest.fail("LibreOffice (soffice) must be installed in CI: .ci/run installs it")
-        pytest.skip("LibreOffice (soffice) is not installed; .ci/run installs it for CI")
+    need_libreoffice()
     folder = tmp_path_factory.mktemp("legacy")
     make_docx(
         folder / "report.docx",
@@ -126,3 +131,19 @@ def test_without_libreoffice_old_files_are_refused_at_attach_time_and_skipped_by
     assert "install LibreOffice" in reasons["old.doc"] and "install LibreOffice" in reasons["old.et"]
     assert "image" in reasons["photo.png"]
     assert not (workspace_root(settings) / "uploads" / "old.doc").exists()
+
+
+def test_view_page_shows_a_slide_as_an_image_or_its_text(settings: Settings):
+    need_libreoffice()
+    root = workspace_root(settings)
+    make_pptx(
+        root / "uploads" / "deck.pptx", [("Roadmap", "Ship search in May", ""), ("路线图", "五月发布", "")]
+    )
+    args = {"file_path": "uploads/deck.pptx", "page": 2}
+    seeing = ToolEnvironment(settings=settings, image_limits=ImageLimits(max_side=1024))
+    answer, state = run_tool(settings, "view_page", args, env=seeing)
+    assert "uploads/deck.pptx slide 2 of 2" in answer and "the image follows" in answer
+    (ref,) = state["messages"][-1].artifact[IMAGES_KEY]
+    assert max(ref["width"], ref["height"]) == 1024 and (root / ref["file"]).is_file()
+    text_only, _ = run_tool(settings, "view_page", args)
+    assert "this model does not take images" in text_only and "五月发布" in text_only
