@@ -143,6 +143,33 @@ def find_references(text: str, cwd: Path) -> list[Reference]:
     return list(found.values())
 
 
+# An image path pasted into the chat (a terminal pastes a dragged file as its path, quoted
+# or with its spaces escaped): absolute, from home or relative with ./ or ../.
+_PASTED_PATH = re.compile(r"""(?<![#\w])(?:'([^'\n]+)'|"([^"\n]+)"|((?:~|\.{1,2})?/(?:\\ |[^\s'"])+))""")
+
+
+def find_image_paths(text: str, cwd: Path) -> list[str]:
+    """Paths of existing image files written in the chat line without `#` (pasted or
+    dragged in), in order, each once; they are attached like `#path`."""
+    found: dict[str, None] = {}
+    for match in _PASTED_PATH.finditer(text[: MAX_REFERENCE_CHARS * 40]):
+        raw = next(group for group in match.groups() if group).replace("\\ ", " ")
+        # Chinese runs on without a space (`/tmp/a.png，还有`): the longest start that is an
+        # existing image file wins.
+        ends = [m.end() for m in _IMAGE_SUFFIX_END.finditer(raw)]
+        for end in reversed(ends):
+            path = raw[:end]
+            if len(path) <= MAX_REFERENCE_CHARS and (cwd / Path(path).expanduser()).is_file():
+                found.setdefault(path, None)
+                break
+    return list(found)
+
+
+_IMAGE_SUFFIX_END = re.compile(
+    "|".join(re.escape(suffix) for suffix in sorted(IMAGE_SUFFIXES, key=len, reverse=True)), re.IGNORECASE
+)
+
+
 def _unquoted_reference(token: str, cwd: Path) -> Reference | None:
     clause = _CLAUSE_PUNCTUATION.split(token, maxsplit=1)[0].rstrip(_TRAILING_PUNCTUATION)
     if not clause or clause.isdigit():

@@ -16,7 +16,13 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.chat_input import UploadReport, find_references, parse_mentions, upload
+from generalAgent.cli.chat_input import (
+    UploadReport,
+    find_image_paths,
+    find_references,
+    parse_mentions,
+    upload,
+)
 from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
@@ -68,7 +74,9 @@ def prepare_turn(
     if missing:  # nothing is copied and nothing is sent: the user meant a file that is not there
         hint = _('Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".')
         return PreparedTurn(None, warnings=warnings, errors=[*missing, hint])
-    report = attach_files(agent, session_id, [r.path for r in found if r.path], cwd)
+    pasted = find_image_paths(text, cwd) if references else []  # a dragged-in screenshot
+    named = [r.path for r in found if r.path]
+    report = attach_files(agent, session_id, [*named, *(p for p in pasted if p not in named)], cwd)
     if report.problems:
         return PreparedTurn(None, warnings=warnings, errors=report.problems)
     files = [*(pending_uploads or []), *report.files]
