@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,10 @@ def prepare_image(data: bytes, limits: ImageLimits) -> PreparedImage:
     from PIL import Image, ImageOps, UnidentifiedImageError
 
     try:
-        with Image.open(io.BytesIO(data)) as opened:
+        with warnings.catch_warnings():  # the size is checked just below, against our own limit
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(data))
+        with opened:
             width, height = opened.size
             if width * height > MAX_SOURCE_PIXELS:
                 raise ImageError(
