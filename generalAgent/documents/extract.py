@@ -589,11 +589,11 @@ def uncached_formulas(archive: zipfile.ZipFile, member: str) -> dict[tuple[int, 
     for match in _UNCACHED_FORMULA.finditer(data):
         letters, number, formula = match.groups()
         text = html.unescape(formula.decode("utf-8", "replace")) if formula else "(a shared formula)"
-        found[(int(number) - 1, _column_index(letters.decode()))] = "=" + text if formula else text
+        found[(int(number) - 1, column_index(letters.decode()))] = "=" + text if formula else text
     return found
 
 
-def _column_index(letters: str) -> int:
+def column_index(letters: str) -> int:
     index = 0
     for letter in letters:
         index = index * 26 + ord(letter) - 64

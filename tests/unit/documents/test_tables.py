@@ -162,3 +162,61 @@ def test_query_table_tool_lists_tables_then_answers(settings: Settings):
     assert sql in answer and "N | 8" in answer and "S | 4" in answer
     refused, _ = run_tool(settings, "query_table", {"file_path": "uploads/q.xlsx", "sql": "DELETE FROM Q"})
     assert refused.startswith("Error:") and "read-only SELECT" in refused and 'table "Q"' in refused
+
+
+def _both_readers(path: Path) -> list[tuple[list[list[object]], list[list[object]] | None]]:
+    import zipfile
+
+    import openpyxl
+
+    from generalAgent.documents.tables import fast_sheet_rows
+
+    workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    pairs = []
+    with zipfile.ZipFile(path) as archive:
+        for sheet in workbook.worksheets:
+            fast = fast_sheet_rows(archive, sheet)
+            pairs.append(([list(r) for r in sheet.iter_rows(values_only=True)], fast))
+    workbook.close()
+    return pairs
+
+
+def varied_rows() -> list[list[object]]:
+    from datetime import date, datetime, time
+
+    return [
+        ["名称", "日期", "时刻", "金额", "是否", "备注"],
+        ["A & B <c>", date(2024, 3, 1), time(9, 30), -1234.5, True, None],
+        [None, datetime(2024, 3, 2, 18, 5, 7), None, 1e-7, False, "  spaced  "],
+        [],
+        ["末行", None, None, 12345678901234, None, "引号 \" 和 '单引号'"],
+    ]
+
+
+def test_the_fast_sheet_reader_gives_what_openpyxl_gives(tmp_path: Path):
+    path = make_xlsx(tmp_path / "varied.xlsx", {"V": varied_rows(), "空": [["only"]]})
+    for slow, fast in _both_readers(path):
+        assert fast is not None and fast == slow
+
+
+def test_the_fast_sheet_reader_reads_shared_strings_as_libreoffice_writes_them(tmp_path: Path):
+    import shutil
+    import subprocess
+
+    from generalAgent.documents.convert import soffice
+
+    if soffice() is None:
+        pytest.skip("LibreOffice (soffice) is not installed; .ci/run installs it for CI")
+    make_xlsx(tmp_path / "varied.xlsx", {"V": varied_rows()})
+    out = tmp_path / "out"
+    subprocess.run(
+        [str(soffice()), f"-env:UserInstallation={(tmp_path / 'p').as_uri()}", "--headless", "--convert-to", "xlsx",
+         "--outdir", str(out), str(tmp_path / "varied.xlsx")],
+        check=True, capture_output=True, timeout=180,
+    )  # fmt: skip
+    converted = out / "varied.xlsx"
+    with __import__("zipfile").ZipFile(converted) as archive:
+        assert "xl/sharedStrings.xml" in archive.namelist()
+    for slow, fast in _both_readers(converted):
+        assert fast is not None and fast == slow
+    shutil.rmtree(out)
