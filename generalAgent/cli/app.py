@@ -12,7 +12,7 @@ import logging
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -65,6 +65,14 @@ def main_command(
         "--stdin-references",
         help="With -p -: treat @names and #paths in the piped text as in the chat (off: piped text is data).",
     ),
+    allow_host: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer reads the annotation
+        typer.Option(
+            "--allow-host",
+            metavar="HOST",
+            help=_("Let fetch_web reach HOST without asking, query strings included (repeatable)."),
+        ),
+    ] = None,
 ) -> None:
     """Chat with the agent (the default), or answer one prompt with -p."""
     if ctx.invoked_subcommand is not None:
@@ -92,16 +100,28 @@ def main_command(
     if problem:
         terminal_console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
         raise typer.Exit(EXIT_CONFIG)
+    from generalAgent.tools.named_hosts import HostError, allowed_hosts
+
+    try:
+        allowed = tuple(allowed_hosts(allow_host or []))
+    except HostError as exc:
+        problem = _("--allow-host {value}: not a host name (for example: --allow-host docs.python.org)")
+        terminal_console(stderr=True, highlight=False).print(
+            f"[red]{escape(problem.format(value=repr(exc.value)))}[/]"
+        )
+        raise typer.Exit(EXIT_CONFIG) from None
     configure_logging(settings)
     try:
         if prompt is not None:
             from generalAgent.cli.once import run_once
 
-            code = run_once(settings, prompt, resume, stdin_references=stdin_references)
+            code = run_once(
+                settings, prompt, resume, stdin_references=stdin_references, allowed_hosts=allowed
+            )
         else:
             from generalAgent.cli.chat import Chat, ChatOptions
 
-            code = Chat(settings, ChatOptions(resume=resume)).run()
+            code = Chat(settings, ChatOptions(resume=resume, allowed_hosts=allowed)).run()
     except (OSError, sqlite3.Error) as exc:  # the data directory failed under us: one line, no traceback
         described = describe_storage_error(exc, settings.paths)
         if described is None:

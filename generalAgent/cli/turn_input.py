@@ -6,7 +6,7 @@ An @mention of an MCP server that is not running starts it here, before the turn
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
 from generalAgent.providers.vision import image_limits, takes_images
+from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
 
@@ -53,10 +54,13 @@ def prepare_turn(
     progress: Callable[[str], AbstractContextManager[Any]] | None = None,
     *,
     references: bool = True,
+    typed: bool = True,
+    allowed_hosts: Sequence[NamedHost] = (),
 ) -> PreparedTurn:
     """The graph input of a turn. `progress(text)` wraps a wait the user should see (an MCP
     server starting); `references=False` takes the text as it is, without acting on its
-    @mentions and #paths (text piped to `-p -`)."""
+    @mentions and #paths (text piped to `-p -`). Only text the user `typed` names hosts
+    (piped text never does, whatever `references` says); `allowed_hosts` are --allow-host's."""
     parts = agent.parts
     names = parse_mentions(text) if references else []
     mentions = classify_mentions(
@@ -77,10 +81,13 @@ def prepare_turn(
     pasted = find_image_paths(text, cwd) if references else []  # a dragged-in screenshot
     named = [r.path for r in found if r.path]
     report = attach_files(agent, session_id, [*named, *(p for p in pasted if p not in named)], cwd)
+    warnings += report.notices
     if report.problems:
         return PreparedTurn(None, warnings=warnings, errors=report.problems)
     files = [*(pending_uploads or []), *report.files]
     images = attached_images(agent, session_id, [f["path"] for f in files if f.get("type") == "image"])
+    # Hosts count as named by the user only in what the user typed, never in what OCR read.
+    named_hosts = [*allowed_hosts, *(hosts_typed(text) if typed else [])]
     if images.lines and isinstance(text, str):
         text = f"{text}\n\n" + "\n".join(images.lines)
     warnings += [
@@ -105,6 +112,7 @@ def prepare_turn(
         closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
         carried_over=renamed_state(agent.graph, config),
         images=images.refs,
+        named_hosts=named_hosts,
     )
     return PreparedTurn(graph_input, uploads=report.files, warnings=warnings)
 

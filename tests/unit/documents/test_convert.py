@@ -125,7 +125,7 @@ def test_without_libreoffice_old_files_are_refused_at_attach_time_and_skipped_by
     with pytest.raises(DocumentError, match="LibreOffice, which is not installed"):
         extract_document(folder / "old.doc", settings.documents)
     skipped: list[tuple[Path, str]] = []
-    files, _ = expand_paths([str(folder)], skipped)
+    files, _, _ = expand_paths([str(folder)], skipped)
     assert [p.name for p in files] == ["notes.md"]
     reasons = {p.name: why for p, why in skipped}
     assert "install LibreOffice" in reasons["old.doc"] and "install LibreOffice" in reasons["old.et"]
