@@ -69,6 +69,14 @@ def test_a_vision_model_gets_one_image_part_in_its_turn_and_a_placeholder_after(
     stored = list((Path(env["DATA_DIR"]) / "workspaces").glob("*/.images/*"))
     assert len(stored) == 1  # stored once, by hash
 
+    vision_server.add(Reply(text="好的。"))
+    third = run_cli(["-p", "谢谢", "--resume"], env, workdir)
+    assert third.returncode == 0, third.stderr
+    after = vision_server.chat_requests[-1]
+    # From the second turn on the history is byte-identical: the cached prefix only grows.
+    assert after.messages[: len(later.messages) - 1] == later.messages[:-1]
+    assert after.messages[len(later.messages) - 1]["content"].startswith("用一句话总结")
+
 
 def test_a_text_only_model_gets_the_text_ocr_reads_and_a_line_saying_so(
     openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
