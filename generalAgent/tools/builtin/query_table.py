@@ -62,6 +62,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
         Works on XLSX sheets (one table per sheet, named after the sheet), CSV/TSV files
         (one table named after the file) and the tables of a DOCX (table_1, table_2, ...).
+        For tables in a PDF, write them to CSV first (the pdf skill's extract_tables.py).
         Use it for sums, counts, averages, group-bys, filters and lookups instead of
         adding numbers from a preview. Call it first without sql to see the tables, their
         columns and types; quote names with double quotes: SELECT "Region", SUM("Q3") FROM
