@@ -26,8 +26,10 @@ from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
-from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.convert import soffice
+from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
+from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
@@ -53,16 +55,24 @@ def settings_from(ctx: typer.Context) -> Settings:
         raise typer.Exit(2) from None
 
 
-def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str], list[str]]:
+def expand_paths(
+    patterns: list[str], skipped: list[tuple[Path, str]] | None = None
+) -> tuple[list[Path], list[str], list[str]]:
     """Files named by `patterns` (files, folders walked recursively, globs), problems (a
     name that matches nothing) and notices. A folder or a glob never leads out of itself
-    through a symbolic link: such a link is skipped with a notice (documents/folder_walk.py)."""
+    through a symbolic link: such a link is skipped with a notice (documents/folder_walk.py).
+    Files a folder walk leaves out go to `skipped` with the reason (hidden ones silently)."""
     files: list[Path] = []
     problems: list[str] = []
     notices: list[str] = []
+    readable = SEARCHABLE_SUFFIXES | (OLD_OFFICE.keys() if soffice() else set())
 
     def searchable(path: Path) -> bool:
-        return path.suffix.lower() in SEARCHABLE_SUFFIXES
+        if path.suffix.lower() in readable:
+            return True
+        if skipped is not None:
+            skipped.append((path, skip_reason(path)))
+        return False
 
     cwd = Path.cwd()
     for pattern in patterns:
@@ -92,6 +102,16 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str], list[str]]
         ]
     unique = list(dict.fromkeys(p.resolve() for p in files))
     return unique, problems, notices
+
+
+def skip_reason(path: Path) -> str:
+    """Why a folder walk does not index `path`, in a few words."""
+    suffix = path.suffix.lower()
+    if suffix in OLD_OFFICE:
+        return _("old or WPS Office file: install LibreOffice to index it")
+    if suffix in IMAGE_SUFFIXES:
+        return _("image: not indexed (attach it to show it to a vision model)")
+    return _("not a format generalAgent reads ({suffix})").format(suffix=suffix or _("no suffix"))
 
 
 def index_command(
@@ -128,7 +148,12 @@ def index_command(
                         ).format(count=removed, days=days)
                     )
             if paths:
-                files, problems, notices = expand_paths(paths)
+                skipped: list[tuple[Path, str]] = []
+                files, problems, notices = expand_paths(paths, skipped)
+                if skipped:
+                    report["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
+                    if not as_json:
+                        _print_skipped(err, skipped)
                 for problem in [*notices, *problems]:
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
                 report["files"] = _index_files(index, files, err, force)
@@ -144,6 +169,21 @@ def index_command(
         out.print(_stats_table(report["stats"]))
     if failed:
         raise typer.Exit(1)
+
+
+def _print_skipped(err: Console, skipped: list[tuple[Path, str]]) -> None:
+    """One line per reason, with how many files and a few of their names."""
+    by_reason: dict[str, list[Path]] = {}
+    for path, why in skipped:
+        by_reason.setdefault(why, []).append(path)
+    for why, paths in by_reason.items():
+        names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
+        line = ngettext(
+            "Skipped {count} file ({names}): {reason}",
+            "Skipped {count} files ({names}): {reason}",
+            len(paths),
+        )
+        err.print(f"[yellow]{escape(line.format(count=len(paths), names=names, reason=why))}[/yellow]")
 
 
 def _index_files(index: SearchIndex, files: list[Path], err: Console, force: bool) -> list[dict[str, Any]]:

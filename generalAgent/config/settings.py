@@ -120,6 +120,11 @@ class ModelSettings(BaseSettings):
         le=20_000_000,
         description="The model's context window in tokens; unset = known table",
     )
+    # Whether the model is sent images (docs/documents.md): auto = the provider table's
+    # list of vision models; on/off for a model the table does not know or gets wrong.
+    model_vision: Literal["auto", "on", "off"] = Field(
+        default="auto", description="Send images to the model: auto (known vision models), on, off"
+    )
     show_reasoning: Literal["collapsed", "full", "off"] = Field(
         default="collapsed", description="Reasoning in the terminal: one line, in full, or not at all"
     )
