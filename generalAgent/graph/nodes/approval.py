@@ -118,3 +118,28 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
         return update
 
     return approval
+
+
+def needs_asking(
+    state: Mapping[str, Any],
+    config: RunnableConfig | None,
+    visible_tools: Any,
+    env: ToolEnvironment,
+    policy: ApprovalPolicy,
+) -> bool:
+    """Whether a call of the last AI message needs an approval (asked, or refused for a
+    sub-agent). When none does, the graph goes straight to the tools node: the approval
+    step would only record "not needed", at the cost of a checkpoint of the whole state,
+    and the tools node judges every call without a recorded decision again anyway."""
+    last = state["messages"][-1]
+    calls = last.tool_calls if isinstance(last, AIMessage) else []
+    if not calls:
+        return False
+    tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
+    approved = approved_tools(state, config)
+    context = call_context(env, state, config)
+    return any(
+        policy.reason(tools[call["name"]], call["args"], context, approved) is not None
+        for call in calls
+        if call["name"] in tools
+    )
