@@ -68,14 +68,18 @@ import json, resource, sys, time
 print(json.dumps({"seconds": time.perf_counter() - began,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}))
 """
-INDEX = """
+INDEX = (
+    """
 import sys, time
 began = time.perf_counter()
 from pathlib import Path
 from generalAgent.documents import create_index
 extra = {"chunks": sum(create_index(Path(p)).total_chunks for p in sys.argv[1:])}
-""" + _REPORT
-EXTRACT = """
+"""
+    + _REPORT
+)
+EXTRACT = (
+    """
 import sys, time
 began = time.perf_counter()
 import pypdfium2 as pdfium
@@ -95,7 +99,9 @@ if sys.argv[1] == "jieba":
     import jieba
     jieba.setLogLevel(60)
     extra["words"] = sum(len(jieba.lcut(t)) for t in texts)
-""" + _REPORT
+"""
+    + _REPORT
+)
 
 
 def run_child(code: str, args: list[str]) -> dict[str, Any]:

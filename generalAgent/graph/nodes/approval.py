@@ -32,6 +32,7 @@ from generalAgent.tools.approval import (
     ALWAYS,
     DECISIONS,
     KEEP,
+    NEEDS_APPROVAL,
     NO,
     PROCESS_APPROVALS,
     YES,
@@ -136,10 +137,18 @@ def needs_asking(
     if not calls:
         return False
     tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
+    ruled = [call for call in calls if call["name"] in tools and has_approval_rule(tools[call["name"]])]
+    if not ruled:  # the context (a scan of the history, the workspace) is not needed then
+        return False
     approved = approved_tools(state, config)
     context = call_context(env, state, config)
     return any(
-        policy.reason(tools[call["name"]], call["args"], context, approved) is not None
-        for call in calls
-        if call["name"] in tools
+        policy.reason(tools[call["name"]], call["args"], context, approved) is not None for call in ruled
     )
+
+
+def has_approval_rule(tool: BaseTool) -> bool:
+    """Whether the tool declares an approval rule at all (tools/approval.py): a tool without
+    one never needs approval, whatever its arguments."""
+    rule = (tool.metadata or {}).get(NEEDS_APPROVAL)
+    return rule is True or callable(rule)
