@@ -98,7 +98,9 @@ def test_ctrl_c_stops_the_ocr_and_the_process_exits(
         if child.poll() is None:
             child.kill()
     _, stderr = child.communicate()
-    assert exited_after < 5, f"exited {exited_after:.1f} s after Ctrl-C"
+    # Before, OCR went on for hours; the page in progress is abandoned (the engine's process
+    # is killed; test_ocr_limits.py times that), so only the repair and the exit remain.
+    assert exited_after < 8, f"exited {exited_after:.1f} s after Ctrl-C"
     assert "Traceback" not in stderr
     assert len(openai_server.chat_requests) == 1  # nothing went on after the cancel
     assert json.dumps(tool_answers(openai_server)) == "[]"
