@@ -407,7 +407,9 @@ def _recognise(
     except OcrCancelled:
         raise DocumentError(f"Reading {path.name} by OCR was cancelled.") from None
     except OcrFailed as exc:  # the engine's process died (killed, out of memory): not the file's fault
-        raise DocumentError(f"OCR of {path.name} failed: {exc}; try again, or set OCR_ENABLED=false.") from None
+        raise DocumentError(
+            f"OCR of {path.name} failed: {exc}; try again, or set OCR_ENABLED=false."
+        ) from None
     except OcrUnavailable as exc:
         if len(pages) == len(pdf):
             raise DocumentError(f"{path.name} has no text layer (scanned?). {exc}.") from None
