@@ -6,7 +6,7 @@ An @mention of an MCP server that is not running starts it here, before the turn
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +22,7 @@ from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
 
@@ -45,10 +46,13 @@ def prepare_turn(
     progress: Callable[[str], AbstractContextManager[Any]] | None = None,
     *,
     references: bool = True,
+    typed: bool = True,
+    allowed_hosts: Sequence[NamedHost] = (),
 ) -> PreparedTurn:
     """The graph input of a turn. `progress(text)` wraps a wait the user should see (an MCP
     server starting); `references=False` takes the text as it is, without acting on its
-    @mentions and #paths (text piped to `-p -`)."""
+    @mentions and #paths (text piped to `-p -`). Only text the user `typed` names hosts
+    (piped text never does, whatever `references` says); `allowed_hosts` are --allow-host's."""
     parts = agent.parts
     names = parse_mentions(text) if references else []
     mentions = classify_mentions(
@@ -67,6 +71,7 @@ def prepare_turn(
         hint = _('Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".')
         return PreparedTurn(None, warnings=warnings, errors=[*missing, hint])
     report = attach_files(agent, session_id, [r.path for r in found if r.path], cwd)
+    warnings += report.notices
     if report.problems:
         return PreparedTurn(None, warnings=warnings, errors=report.problems)
     files = [*(pending_uploads or []), *report.files]
@@ -81,6 +86,7 @@ def prepare_turn(
         uploads=files,
         closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
         carried_over=renamed_state(agent.graph, config),
+        named_hosts=[*allowed_hosts, *(hosts_typed(text) if typed else [])],
     )
     return PreparedTurn(graph_input, uploads=report.files, warnings=warnings)
 

@@ -49,7 +49,12 @@ from generalAgent.graph.state import (
     merge_uploads,
     model_calls_this_turn,
 )
-from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
+from generalAgent.graph.tool_arguments import (
+    RawToolArguments,
+    refuse_unbounded_calls,
+    reject_repaired_calls,
+    unique_call_ids,
+)
 from generalAgent.graph.untrusted_text import frame_tool_results
 from generalAgent.providers.detection import choose_provider
 from generalAgent.providers.errors import hide_api_key
@@ -273,7 +278,14 @@ def build_planner_node(
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise
-        response = reject_repaired_calls(response, raw_arguments.by_id())
+        raw = raw_arguments.by_id()
+        # Bounded first (nothing below walks a 600-deep argument), then strict JSON, then
+        # one id per call before anything is paired with it (approvals, answers).
+        limits = prompts.settings.tools
+        response = refuse_unbounded_calls(
+            response, raw, limits.tool_argument_max_chars, limits.tool_argument_max_depth
+        )
+        response = unique_call_ids(reject_repaired_calls(response, raw))
         response.response_metadata[ESTIMATE_KEY] = prompts.estimate_request(system, tools, request)
         update: dict[str, Any] = {
             "messages": [response],
