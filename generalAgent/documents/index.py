@@ -194,6 +194,8 @@ class SearchIndex(IndexDatabase):
         model = self.vector_source.model if self.vector_source else ""
         with Staging(self.conn) as staged:
             warning = self._stage(stream, staged, progress)
+            # What OCR's page limits left unread (documents/ocr.py), said with the result.
+            warning = " ".join(part for part in (*stream.reading.notes, warning) if part)
             stamp = now_iso()
             with transaction(self.conn) as conn:
                 # Another process may have indexed the same bytes since the lookup above; write

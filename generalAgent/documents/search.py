@@ -83,6 +83,7 @@ def search_document(
         "regex": regex,
         "max_results": limit,
         "capped": wanted > limit,
+        **({"note": document.warning} if document.warning else {}),
         "hits": [
             {
                 "place": r["matched_chunks"][0]["place"] if r["matched_chunks"] else "",
@@ -204,7 +205,7 @@ def render_search(result: dict[str, Any]) -> str:
             else "Try other words, a synonym or the other language, fewer words, "
             "or regex=true for an exact pattern."
         )
-        return f"No passage in {where} matches {what}. {advice}"
+        return f"No passage in {where} matches {what}. {advice}" + _note(result)
     lines = [f"{len(hits)} passage(s) in {where} for {what}, best first:"]
     if result["capped"]:
         lines[0] += f" (at most {result['max_results']} per search)"
@@ -224,7 +225,12 @@ def render_search(result: dict[str, Any]) -> str:
             lines.append(f"{label}{page}{body}")
         if "cut" in hit:
             lines.append(f"   (cut: {hit['cut']})")
-    return "\n".join(lines)
+    return "\n".join(lines) + _note(result)
+
+
+def _note(result: dict[str, Any]) -> str:
+    """What indexing left unread (OCR's page limits), after the passages."""
+    return f"\n\nNote: {result['note']}" if result.get("note") else ""
 
 
 def _place(hit: dict[str, Any]) -> str:

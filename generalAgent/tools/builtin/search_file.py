@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
+from generalAgent.documents.ocr import ocr_call
 from generalAgent.documents.search import (
     SearchFailure,
     check_citation,
@@ -47,6 +48,19 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             regex: treat query as a regular expression (case-insensitive)
             check_place: a cited place, e.g. "page 12" or "§ Pricing": check query is there
         """
+        # Indexing a scan reads its pages by OCR: within the budget of one call, and
+        # stopped by Ctrl-C (documents/ocr.py).
+        with ocr_call(settings.documents.ocr_max_pages_per_call, env.cancelled):
+            return _search(file_path, query, runtime, max_results, regex, check_place)
+
+    def _search(
+        file_path: str,
+        query: str,
+        runtime: ToolRuntime,
+        max_results: int | None,
+        regex: bool,
+        check_place: str | None,
+    ) -> str:
         workspace = env.workspace(runtime)
         path = workspace.resolve(file_path)
         if not path.is_file():
