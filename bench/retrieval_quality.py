@@ -65,6 +65,7 @@ from generalAgent.search.segmentation import CJK_RUN, load_jieba
 DATA = Path(__file__).resolve().parent / "data"
 QUESTIONS = DATA / "retrieval_questions.jsonl"
 DOCUMENT_QUESTIONS = DATA / "document_questions.jsonl"
+BILINGUAL_QUESTIONS = DATA / "bilingual_questions.jsonl"
 VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "vectors"
 TOP = 10
 RRF_K = 60
@@ -75,8 +76,8 @@ def load_questions() -> list[dict]:
     return [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
 
 
-def load_document_questions() -> list[dict]:
-    return [json.loads(line) for line in DOCUMENT_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
+def load_document_questions(path: Path = DOCUMENT_QUESTIONS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def build_corpus(questions: list[dict], distractors: int) -> dict[str, list[Path]]:
@@ -284,8 +285,10 @@ def check_evidence(questions: list[dict], texts: dict[tuple[str, object], str]) 
     return wrong
 
 
-def run_documents(split: str, systems: list[str], show_misses: bool) -> dict[str, Any]:
-    questions = [q for q in load_document_questions() if split == "all" or q["split"] == split]
+def run_documents(
+    split: str, systems: list[str], show_misses: bool, source: Path = DOCUMENT_QUESTIONS
+) -> dict[str, Any]:
+    questions = [q for q in load_document_questions(source) if split == "all" or q["split"] == split]
     model = os.environ.get("EMBEDDING_LOCAL_MODEL")
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
@@ -405,8 +408,10 @@ def evaluate(
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="manpages,documents", help="manpages, documents or both")
-    parser.add_argument("--split", default="all", choices=("tune", "held-out", "all"))
+    parser.add_argument(
+        "--sets", default="bilingual,documents,manpages", help="bilingual, documents, manpages (any of them)"
+    )
+    parser.add_argument("--split", default="held-out", choices=("tune", "held-out", "all"))
     parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid")
     parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
     parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
@@ -414,6 +419,8 @@ def main(argv: list[str]) -> int:
     systems = args.systems.split(",")
     load_jieba()
     report: dict[str, Any] = {}
+    if "bilingual" in args.sets:
+        report["bilingual"] = run_documents(args.split, systems, args.misses, BILINGUAL_QUESTIONS)
     if "documents" in args.sets:
         report["documents"] = run_documents(args.split, systems, args.misses)
     if "manpages" in args.sets:
