@@ -1,10 +1,20 @@
-"""Retrieval quality on two labelled sets, ours beside plain BM25 (and hybrid), in one run.
+"""Retrieval quality on three labelled sets, ours beside plain BM25 (and hybrid), in one run.
 
-    python -m bench.retrieval_quality [--sets manpages,documents] [--split tune|held-out|all]
-                                      [--distractors 2000] [--misses]
+    python -m bench.retrieval_quality [--sets bilingual,documents,manpages]
+                                      [--split held-out|tune|all] [--distractors 2000] [--misses]
+
+The held-out half is what it reports unless told otherwise: tune on `--split tune` only.
 
 Sets (both languages each):
 
+- `bilingual`: bench/data/bilingual_questions.jsonl, the Debian Reference manual (2.100) as
+  an English and a Chinese PDF (bench/document_corpus.py, `BILINGUAL`), 50 questions asked
+  three ways: in English of the English PDF (`en`), in Chinese of the Chinese PDF (`zh`),
+  and the same Chinese questions of the English PDF (`zh-en`, the Chinese user with an
+  English manual). Each question carries the command or file name that answers it as its
+  `evidence`; its pages are the pages where that occurs. Written before the fusion with
+  plain BM25 and split by the SHA-256 of the question's id (the three forms of a question
+  share their half).
 - `manpages`: bench/data/retrieval_questions.jsonl (80 English + 70 Chinese) over the
   machine's man pages, every page searched at once (as `search_knowledge` searches the
   whole base). Each question names the page that answers it and a string the answering
@@ -19,8 +29,9 @@ Sets (both languages each):
 
 Systems, on the very same chunks of the very same index:
 
-- `ours`: `find_chunks`, the lookup `search_file` and `search_knowledge` use: one hit per
-  page or section, the place's other matching chunks folded into it (on the man-page set a
+- `ours`: `find_chunks`, the lookup `search_file` and `search_knowledge` use: the tuned
+  ranking fused by rank with FTS5's plain chunk BM25, one hit per page or section, the
+  place's other matching chunks folded into it (on the man-page set a
   hit's text is therefore its chunk and the up to FOLDED_CONTEXT folded chunks search_file
   shows with it; on the documents set relevance is by place, which folding leaves alone);
 - `bm25`: bm25s (Okapi BM25, k1 1.5, b 0.75) over the chunk text, tokenized as

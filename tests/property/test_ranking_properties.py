@@ -117,7 +117,8 @@ def test_ranking_the_rarer_terms_candidates_gives_the_plain_or_best(
     original = lookup_module.CANDIDATE_BUDGET
     lookup_module.CANDIDATE_BUDGET = budget
     try:
-        pruned = lookup_module._scored(conn, match, limit, None, "", ())
+        expressions = lookup_module._expressions(conn, match, None)
+        pruned = lookup_module._scored(conn, expressions, BM25, limit, None, "", ())
         rare, _ = lookup_module._rare_and_common(conn, terms)
     finally:
         lookup_module.CANDIDATE_BUDGET = original
