@@ -39,6 +39,13 @@ DOCUMENT_CHUNKS = 2
 # hold it, so no ranking's scale matters; 60 is the constant of the original paper (Cormack,
 # Clarke and Büttcher 2009) and of knowledge search's fusion with vectors.
 RRF_K = 60
+# The weight of plain BM25's ranking in the fusion (the tuned ranking's is 1). Measured on
+# the tuning halves (docs/benchmarks.md): at 1.0 plain BM25 pulled back what the title weight
+# had rightly put first when a question names its document (man-page set recall@5 0.975 →
+# 0.912 English, 0.886 → 0.743 Chinese); at 0.5 it still lifts the passages the tuning
+# buried (bilingual Chinese 0.80 → 0.84, documents Chinese 0.705 → 0.718) and costs the
+# man-page set half as much. Every set stays above plain BM25.
+PLAIN_WEIGHT = 0.5
 
 # Dot leaders of a table of contents ("Key placement . . . . . 161", "第三章……12").
 _LEADER = re.compile(r"(?:\.[ \t]?){5,}|[…·]{3,}")
@@ -134,8 +141,13 @@ def by_place(
     return sorted(ranked, key=lambda entry: entry.rowid in listings)
 
 
-def fuse(rankings: Sequence[Sequence[Ranked]], place_of: Mapping[int, tuple[str, object]]) -> list[Ranked]:
-    """Reciprocal rank fusion of rankings of places, best first; score = the fused score.
+def fuse(
+    rankings: Sequence[Sequence[Ranked]],
+    place_of: Mapping[int, tuple[str, object]],
+    weights: Sequence[float] | None = None,
+) -> list[Ranked]:
+    """Reciprocal rank fusion of rankings of places, best first; score = the fused score
+    (each ranking's 1/(RRF_K + rank) times its weight, 1 unless `weights` says).
 
     A place is shown by its head in the first ranking that holds it (the tuned ranking
     comes first, so its choice of chunk wins), with every other chunk any ranking saw there
@@ -144,10 +156,11 @@ def fuse(rankings: Sequence[Sequence[Ranked]], place_of: Mapping[int, tuple[str,
     scores: dict[tuple[str, object], float] = {}
     heads: dict[tuple[str, object], int] = {}
     folded: dict[tuple[str, object], list[int]] = {}
-    for ranking in rankings:
+    for number, ranking in enumerate(rankings):
+        weight = weights[number] if weights is not None else 1.0
         for rank, entry in enumerate(ranking, start=1):
             place = place_of[entry.rowid]
-            scores[place] = scores.get(place, 0.0) + 1.0 / (RRF_K + rank)
+            scores[place] = scores.get(place, 0.0) + weight / (RRF_K + rank)
             head = heads.setdefault(place, entry.rowid)
             members = folded.setdefault(place, [])
             for rowid in (entry.rowid, *entry.folded):
