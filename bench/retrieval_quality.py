@@ -14,7 +14,8 @@ Sets (both languages each):
   English manual). Each question carries the command or file name that answers it as its
   `evidence`; its pages are the pages where that occurs. Written before the fusion with
   plain BM25 and split by the SHA-256 of the question's id (the three forms of a question
-  share their half).
+  share their half). `zh+en` asks each `zh-en` question as a list, the Chinese words and
+  the English question (search_file's list query; plain BM25 gets both as one bag of words).
 - `manpages`: bench/data/retrieval_questions.jsonl (80 English + 70 Chinese) over the
   machine's man pages, every page searched at once (as `search_knowledge` searches the
   whole base). Each question names the page that answers it and a string the answering
@@ -151,8 +152,10 @@ class PlainBM25:
         self.retriever.index([tokenize(hit.text) for hit in table.hits], show_progress=False)
         self.vocab = self.retriever.vocab_dict
 
-    def rank(self, query: str) -> list[Hit]:
-        words = [w for w in tokenize(query) if w in self.vocab]
+    def rank(self, query: str | list[str]) -> list[Hit]:
+        """bm25s's best chunks; several phrasings are searched as one bag of words."""
+        text = query if isinstance(query, str) else " ".join(query)
+        words = [w for w in tokenize(text) if w in self.vocab]
         if not words:
             return []
         k = min(TOP, len(self.table.hits))
@@ -281,6 +284,18 @@ def run_manpages(distractors: int, systems: list[str], show_misses: bool) -> dic
 
 
 # -- the documents set ---------------------------------------------------------------------
+def with_renderings(questions: list[dict]) -> list[dict]:
+    """The `zh-en` questions asked again as a list: the Chinese words and the English
+    question of the same id, as the model asks when told the document is English
+    (`zh+en`; to compare with `en`, the English question alone)."""
+    english = {q["id"].removeprefix("debref-en-"): q["question"] for q in questions if q["lang"] == "en"}
+    return [
+        {**q, "id": q["id"] + "+en", "lang": "zh+en", "question": [q["question"], english[key]]}
+        for q in questions
+        if q["lang"] == "zh-en" and (key := q["id"].removeprefix("debref-cross-")) in english
+    ]
+
+
 def check_evidence(questions: list[dict], texts: dict[tuple[str, object], str]) -> list[str]:
     """Ids of questions whose evidence string occurs on none of their labelled places."""
 
@@ -300,6 +315,7 @@ def run_documents(
     split: str, systems: list[str], show_misses: bool, source: Path = DOCUMENT_QUESTIONS
 ) -> dict[str, Any]:
     questions = [q for q in load_document_questions(source) if split == "all" or q["split"] == split]
+    questions += with_renderings(questions)
     model = os.environ.get("EMBEDDING_LOCAL_MODEL")
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})

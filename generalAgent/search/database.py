@@ -26,6 +26,7 @@ from typing import NamedTuple, Protocol, Self
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
 from generalAgent.search.chunking import ChunkingConfig
+from generalAgent.search.language import main_language
 from generalAgent.search.segmentation import Segmenter
 
 BUSY_TIMEOUT_MS = 10_000
@@ -158,11 +159,32 @@ CREATE TABLE document_texts (
 );
 """
 
+# Chunks read to tell an already indexed document's language (search/language.py): a few
+# hundred are far more than the language needs.
+LANGUAGE_SAMPLE_CHUNKS = 200
+
+
+def add_document_language(conn: sqlite3.Connection) -> None:
+    """The main language of each document ("en", "zh", ...; search/language.py), told at
+    indexing so search can tell the model which language to ask in; documents indexed
+    before are told here from their first chunks."""
+    conn.execute("ALTER TABLE documents ADD COLUMN language TEXT NOT NULL DEFAULT ''")
+    for file_hash, item_id in conn.execute("SELECT file_hash, item_id FROM documents").fetchall():
+        texts = conn.execute(
+            "SELECT f.text FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            " WHERE c.item_id = ? ORDER BY c.chunk_index LIMIT ?",
+            (item_id, LANGUAGE_SAMPLE_CHUNKS),
+        ).fetchall()
+        language = main_language("\n".join(t[0] for t in texts))
+        conn.execute("UPDATE documents SET language = ? WHERE file_hash = ?", (language, file_hash))
+
+
 # indexes.db's schema history, oldest first: append, never edit a released one.
 MIGRATIONS = [
     Migration("0001_initial_schema", script(INITIAL_SCHEMA)),
     Migration("0002_document_path_stat", script(DOCUMENT_PATH_STAT)),
     Migration("0003_document_texts", script(DOCUMENT_TEXTS)),
+    Migration("0004_document_language", add_document_language),
 ]
 
 # An item's full text as SQL (in a query over `items`): an indexed file's from document_texts.

@@ -28,7 +28,7 @@ import regex
 
 from generalAgent.search.database import BM25, PLAIN_BM25, DatabaseError, content_pieces
 from generalAgent.search.query import MatchQuery, build_match_query
-from generalAgent.search.ranking import Candidate, Ranked, by_place, fuse, is_listing, rerank
+from generalAgent.search.ranking import PLAIN_WEIGHT, Candidate, Ranked, by_place, fuse, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
 
 MAX_REGEX_CHARS = 500
@@ -266,6 +266,7 @@ def _ranked_hits(
     place_of = {rowid: _place(*row[:4]) for rowid, row in found.items()}
     listings = {rowid for rowid, row in found.items() if is_listing(row[5])}
     rankings: list[list[Ranked]] = []
+    weights: list[float] = []
     for tuned, plain in runs:
         candidates = [
             Candidate(rowid, found[rowid][1], score, place_of[rowid], rowid in listings)
@@ -273,7 +274,8 @@ def _ranked_hits(
             if rowid in found
         ]
         rankings += [rerank(candidates), by_place(plain, place_of, listings)]
-    ranked = fuse(rankings, place_of)[:limit]
+        weights += [1.0, PLAIN_WEIGHT]
+    ranked = fuse(rankings, place_of, weights)[:limit]
     hits = {hit.rowid: hit for hit in load_hits(conn, [(entry.rowid, entry.score) for entry in ranked])}
     return [
         replace(hits[entry.rowid], folded=tuple(sorted(found[rowid][4] for rowid in entry.folded)))

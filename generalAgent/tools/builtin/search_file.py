@@ -24,7 +24,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     @tool("search_file")
     def search_file(
         file_path: str,
-        query: str,
+        query: str | list[str],
         runtime: ToolRuntime,
         max_results: int | None = None,
         regex: bool = False,
@@ -33,16 +33,21 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """Search one document for passages: PDF, DOCX, XLSX, PPTX, Markdown, text or code.
 
         Returns the best passages, one per page or section, each with its place (page,
-        slide, sheet and rows, or § section) to cite, and the chunks around it. Works in
-        Chinese and English; passages with more of the words, and rarer ones, come first.
-        Use short, specific words (names, numbers, terms), not a whole question. Set
-        regex=true to grep the exact text with a regular expression instead.
+        slide, sheet and rows, or § section) to cite, and the chunks around it, and says
+        the document's language. Works in Chinese and English; passages with more of the
+        words, and rarer ones, come first. Use short, specific words (names, numbers,
+        terms), not a whole question. Words match only in the document's own language:
+        when it differs from the user's, give query as a list of phrasings, the user's
+        words and their rendering in the document's language, e.g. ["日志 上次启动",
+        "log since last boot"]; the phrasings are searched together and fused.
+        Set regex=true to grep the exact text with a regular expression instead.
         To verify a citation, put the quoted sentence in query and its place in
         check_place: the answer says whether it occurs there word for word (or where).
 
         Args:
             file_path: workspace path, e.g. uploads/report.pdf
-            query: words to look for, e.g. "营收增长 2024" or "baseline results"
+            query: words to look for, e.g. "营收增长 2024" or "baseline results", or a list
+                of phrasings of the same question (up to 5)
             max_results: passages to return (leave it unset for the usual number)
             regex: treat query as a regular expression (case-insensitive)
             check_place: a cited place, e.g. "page 12" or "§ Pricing": check query is there
@@ -55,6 +60,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 "List the workspace to see the file names (uploads/ holds the user's files)."
             )
         if check_place:
+            if not isinstance(query, str):
+                raise ToolError("check_place checks one quote: give query as one string.")
             try:
                 checked = check_citation(
                     settings.paths.indexes_db,
