@@ -71,7 +71,7 @@ def search_document(
         with SearchIndex(db_path, settings, vectors, open_file) as index:
             document = index.index_file(path)
             hits = index.search_item(document.item_id, asked[0] if regex else asked, limit, regex=regex)
-            results = _with_context(index, hits)
+            results = with_context(index, hits)
     except DocumentError as exc:
         raise SearchFailure(f"Cannot search {shown}: {exc}") from None
     except QueryError as exc:
@@ -187,7 +187,7 @@ def render_citation(result: dict[str, Any]) -> str:
     )
 
 
-def _with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
+def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
     """One budget 'result' per hit: the hit, then the other matching chunks of its place and
     its neighbours, unseen ones only, in document order."""
     hit_indexes = {h.chunk_index for h in hits}
