@@ -130,19 +130,32 @@ def find_chunks(
     ]
     matches = [m for m in matches if not m.empty]
     pool = max(limit, RERANK_POOL)
-    runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]]]] = []
+    runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
     for match in matches:
         expressions = _expressions(conn, match, rowid_range)
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
-            runs.append((tuned, plain))
+            weight = _coverage(conn, match, rowid_range) if len(matches) > 1 else 1.0
+            runs.append((tuned, plain, weight))
     if runs:
         return _ranked_hits(conn, runs, limit)
     substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
     if substrings:
         return load_hits(conn, _scan(conn, substrings, limit, rowid_range, item_filter, filter_params))
     return []
+
+
+def _coverage(conn: sqlite3.Connection, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
+    """The share of a phrasing's terms that occur in the index (or `rowid_range`): the weight
+    of its rankings among several phrasings. A Chinese phrasing asked of an English manual
+    matches only the odd command name in it, and at full weight that stray ranking pulled
+    the English phrasing's passages down (tuning half of the bilingual set: MRR@10 0.688
+    for the list against 0.732 for the English phrasing alone)."""
+    if not match.terms:
+        return 1.0
+    present = sum(1 for count in _counts(conn, match.terms, 1, rowid_range) if count)
+    return present / len(match.terms)
 
 
 def _expressions(
@@ -245,17 +258,17 @@ def _counts(
 
 def _ranked_hits(
     conn: sqlite3.Connection,
-    runs: Sequence[tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]]]],
+    runs: Sequence[tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]], float]],
     limit: int,
 ) -> list[ChunkHit]:
-    """The `limit` best places among the scored chunks, as hits: per phrasing, the tuned
-    ranking (ranking.py's re-ranking of the weighted bm25) and plain BM25's, all fused by
-    rank (`ranking.fuse`); a hit's score is its fused score.
+    """The `limit` best places among the scored chunks, as hits: per phrasing (with its
+    weight), the tuned ranking (ranking.py's re-ranking of the weighted bm25) and plain
+    BM25's, all fused by rank (`ranking.fuse`); a hit's score is its fused score.
 
     The candidates are read with only what ranking needs; the hits returned are then
     loaded whole (a few rows instead of the pool).
     """
-    wanted = list(dict.fromkeys(rowid for run in runs for scored in run for rowid, _ in scored))
+    wanted = list(dict.fromkeys(rowid for run in runs for scored in run[:2] for rowid, _ in scored))
     marks = ",".join("?" * len(wanted))
     rows = conn.execute(
         "SELECT c.rowid, c.item_id, c.page, c.heading, c.chunk_index, f.text FROM chunks c"
@@ -267,14 +280,14 @@ def _ranked_hits(
     listings = {rowid for rowid, row in found.items() if is_listing(row[5])}
     rankings: list[list[Ranked]] = []
     weights: list[float] = []
-    for tuned, plain in runs:
+    for tuned, plain, weight in runs:
         candidates = [
             Candidate(rowid, found[rowid][1], score, place_of[rowid], rowid in listings)
             for rowid, score in tuned
             if rowid in found
         ]
         rankings += [rerank(candidates), by_place(plain, place_of, listings)]
-        weights += [1.0, PLAIN_WEIGHT]
+        weights += [weight, weight * PLAIN_WEIGHT]
     ranked = fuse(rankings, place_of, weights)[:limit]
     hits = {hit.rowid: hit for hit in load_hits(conn, [(entry.rowid, entry.score) for entry in ranked])}
     return [
