@@ -119,6 +119,7 @@ def search_folder(
     open_file: OpenFile = open_plainly,
     progress: FolderProgress | None = None,
     index_seconds: float = FOLDER_INDEX_SECONDS,
+    conn: sqlite3.Connection | None = None,
 ) -> dict[str, Any]:
     """Index the folder's documents as needed and return the best places for `query` (one
     string or several phrasings) across all of them, grouped per document, within budget."""
@@ -132,7 +133,7 @@ def search_folder(
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
     files, more = searchable_files(folder)
     try:
-        with SearchIndex(db_path, settings, vectors, open_file) as index:
+        with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
             indexing = index_folder(index, files, time.monotonic() + index_seconds, progress)
             items = list(indexing.items)
             hits = (

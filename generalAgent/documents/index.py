@@ -110,10 +110,13 @@ class SearchIndex(IndexDatabase):
         settings: DocumentSettings,
         vectors: VectorSource | None = None,
         open_file: OpenFile = open_plainly,
+        *,
+        conn: sqlite3.Connection | None = None,
     ) -> None:
         """`open_file` opens every file this index reads (to hash or extract it); the read
-        tools pass the workspace's verified opener."""
-        super().__init__(db_path, settings)
+        tools pass the workspace's verified opener. `conn` is a connection to borrow (see
+        `IndexDatabase`)."""
+        super().__init__(db_path, settings, conn=conn)
         self.vector_source = vectors
         self.open_file = open_file
 
@@ -375,11 +378,18 @@ class SearchIndex(IndexDatabase):
         return self.search_item(record["item_id"], query, max_results, regex=regex)
 
     def search_item(
-        self, item_id: str, query: str | Sequence[str], max_results: int | None = None, *, regex: bool = False
+        self,
+        item_id: str,
+        query: str | Sequence[str],
+        max_results: int | None = None,
+        *,
+        regex: bool = False,
+        chunks: int | None = None,
     ) -> list[ChunkHit]:
         """Best chunks of one indexed document (or any item) by its id (SEARCH_MAX_RESULTS_DEFAULT
         of them unless `max_results` says). `query` is one string or several phrasings of
-        one question, fused by rank (search/lookup.py)."""
+        one question, fused by rank (search/lookup.py). `chunks`, the document's number of
+        chunks when the caller knows it, saves scanning them for their rowids."""
         if max_results is None:
             max_results = self.settings.search_max_results_default
         if regex:
@@ -391,7 +401,7 @@ class SearchIndex(IndexDatabase):
             query if isinstance(query, str) else phrasings(query),
             self.segmenter,
             max_results,
-            rowid_range=item_rowid_range(self.conn, item_id),
+            rowid_range=item_rowid_range(self.conn, item_id, chunks),
         )
 
     def language(self, item_id: str) -> str:

@@ -50,13 +50,15 @@ def search_document(
     shown_as: str | None = None,
     vectors: VectorSource | None = None,
     open_file: OpenFile = open_plainly,
+    conn: sqlite3.Connection | None = None,
 ) -> dict[str, Any]:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
     `query` is one string or several phrasings of one question, fused by rank.
     `vectors` (semantic search on) embeds the chunks when the file is indexed, so the
     knowledge base can later search the document by meaning too. `open_file` opens the
-    file to hash and read it (see `extract.OpenFile`).
+    file to hash and read it (see `extract.OpenFile`). `conn`, an open connection to
+    `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
@@ -68,9 +70,15 @@ def search_document(
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
     limit = max(1, min(wanted, budget.matched_chunks))
     try:
-        with SearchIndex(db_path, settings, vectors, open_file) as index:
+        with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
             document = index.index_file(path)
-            hits = index.search_item(document.item_id, asked[0] if regex else asked, limit, regex=regex)
+            hits = index.search_item(
+                document.item_id,
+                asked[0] if regex else asked,
+                limit,
+                regex=regex,
+                chunks=document.total_chunks,
+            )
             results = with_context(index, hits)
     except DocumentError as exc:
         raise SearchFailure(f"Cannot search {shown}: {exc}") from None

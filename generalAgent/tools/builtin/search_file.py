@@ -12,6 +12,7 @@ from generalAgent.documents.search import (
     render_search,
     search_document,
 )
+from generalAgent.search.database import DatabaseError, SharedConnection
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -20,6 +21,7 @@ from generalAgent.tools.errors import ToolError
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
     vectors = embeddings_from_settings(settings)  # None unless semantic search is configured
+    shared = SharedConnection(settings.paths.indexes_db)
 
     @tool("search_file")
     def search_file(
@@ -76,18 +78,20 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 raise ToolError(str(exc)) from exc
             return render_citation(checked)
         try:
-            result = search_document(
-                settings.paths.indexes_db,
-                settings.documents,
-                path,
-                query,
-                max_results,
-                regex=regex,
-                shown_as=workspace.display(path),
-                vectors=vectors,
-                open_file=workspace.open_for_reading,
-            )
-        except SearchFailure as exc:
+            with shared.use() as conn:
+                result = search_document(
+                    settings.paths.indexes_db,
+                    settings.documents,
+                    path,
+                    query,
+                    max_results,
+                    regex=regex,
+                    shown_as=workspace.display(path),
+                    vectors=vectors,
+                    open_file=workspace.open_for_reading,
+                    conn=conn,
+                )
+        except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
         return render_search(result)
 

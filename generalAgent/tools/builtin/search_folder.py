@@ -7,6 +7,7 @@ from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.documents.folder import render_folder_search, search_folder
 from generalAgent.documents.search import SearchFailure
+from generalAgent.search.database import DatabaseError, SharedConnection
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -15,6 +16,7 @@ from generalAgent.tools.errors import ToolError
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
     vectors = embeddings_from_settings(settings)  # None unless semantic search is configured
+    shared = SharedConnection(settings.paths.indexes_db)
 
     @tool("search_folder")
     def search_folder_tool(
@@ -49,17 +51,19 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 "or list the workspace to see the folders (uploads/ holds the user's files)."
             )
         try:
-            result = search_folder(
-                settings.paths.indexes_db,
-                settings.documents,
-                path,
-                query,
-                max_results,
-                shown_as=workspace.display,
-                vectors=vectors,
-                open_file=workspace.open_for_reading,
-            )
-        except SearchFailure as exc:
+            with shared.use() as conn:
+                result = search_folder(
+                    settings.paths.indexes_db,
+                    settings.documents,
+                    path,
+                    query,
+                    max_results,
+                    shown_as=workspace.display,
+                    vectors=vectors,
+                    open_file=workspace.open_for_reading,
+                    conn=conn,
+                )
+        except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
         return render_folder_search(result)
 
