@@ -30,9 +30,11 @@ from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.documents.search import SearchFailure, language_advice, with_context
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import language_name
 from generalAgent.search.lookup import find_chunks
 from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.semantic import nearest_chunks
 
 # Files one folder search considers, at most (the first ones by path): past that, search a
 # sub-folder. Checking an unchanged file costs ~0.1 ms, so the check itself stays small.
@@ -58,6 +60,7 @@ class FolderIndexing:
     unchanged: int = 0
     failed: list[tuple[Path, str]] = field(default_factory=list)
     pending: list[Path] = field(default_factory=list)  # not reached before the deadline
+    warning: str = ""  # embedding new chunks failed: they are searched by keywords only
 
 
 def searchable_files(folder: Path, limit: int = MAX_FOLDER_FILES) -> tuple[list[Path], bool]:
@@ -96,6 +99,7 @@ def index_folder(
             done.failed.append((path, str(exc)))
             continue
         done.items[document.item_id] = path
+        done.warning = done.warning or document.warning
         done.languages[document.item_id] = document.language
         done.file_types[document.item_id] = document.file_type
         if document.reused:
@@ -132,10 +136,18 @@ def search_folder(
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
     files, more = searchable_files(folder)
+    warning = ""
     try:
         with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
             indexing = index_folder(index, files, time.monotonic() + index_seconds, progress)
             items = list(indexing.items)
+            semantic: list[list[tuple[int, float]]] = []
+            warning = indexing.warning
+            if vectors is not None and items and not warning:
+                try:
+                    semantic = nearest_chunks(index.conn, vectors, asked, item_ids=items)
+                except EmbeddingError as exc:
+                    warning = f"Semantic search is off ({exc}); keyword search still works."
             hits = (
                 find_chunks(
                     index.conn,
@@ -144,6 +156,7 @@ def search_folder(
                     limit,
                     item_filter=f"i.id IN ({','.join('?' * len(items))})",
                     filter_params=items,
+                    semantic=semantic,
                 )
                 if items
                 else []
@@ -195,6 +208,7 @@ def search_folder(
         "languages": sorted({language for language in indexing.languages.values() if language}),
         "max_results": limit,
         "documents": list(documents.values()),
+        **({"warning": warning} if warning else {}),
     }
 
 
@@ -221,6 +235,8 @@ def render_folder_search(result: dict[str, Any]) -> str:
         notes.append(f"only the first {result['files']} files are searched; search a sub-folder for the rest")
     if notes:
         head += " — " + ", ".join(notes)
+    if result.get("warning"):
+        head = f"Note: {result['warning']}\n{head}"
     documents = result["documents"]
     if not documents:
         advice = _folder_language_advice(result, found=False)

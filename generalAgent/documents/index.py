@@ -385,11 +385,13 @@ class SearchIndex(IndexDatabase):
         *,
         regex: bool = False,
         chunks: int | None = None,
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
     ) -> list[ChunkHit]:
         """Best chunks of one indexed document (or any item) by its id (SEARCH_MAX_RESULTS_DEFAULT
         of them unless `max_results` says). `query` is one string or several phrasings of
         one question, fused by rank (search/lookup.py). `chunks`, the document's number of
-        chunks when the caller knows it, saves scanning them for their rowids."""
+        chunks when the caller knows it, saves scanning them for their rowids; `semantic`
+        are rankings of its chunks by vectors (search/semantic.py), fused with the rest."""
         if max_results is None:
             max_results = self.settings.search_max_results_default
         if regex:
@@ -402,6 +404,7 @@ class SearchIndex(IndexDatabase):
             self.segmenter,
             max_results,
             rowid_range=item_rowid_range(self.conn, item_id, chunks),
+            semantic=semantic,
         )
 
     def language(self, item_id: str) -> str:

@@ -22,10 +22,12 @@ from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.extract import DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.search.budgets import ContentBudget, apply_budget
-from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.database import DatabaseError, VectorSource, item_rowid_range
+from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import is_cjk, language_name, query_language
 from generalAgent.search.lookup import chunks_at
 from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.semantic import nearest_chunks
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.
@@ -62,6 +64,7 @@ def search_document(
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
+    warning = ""
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
     if regex and len(asked) > 1:
@@ -72,12 +75,21 @@ def search_document(
     try:
         with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
             document = index.index_file(path)
+            semantic: list[list[tuple[int, float]]] = []
+            warning = document.warning  # embedding the new chunks failed: keywords only
+            if vectors is not None and not regex and not warning:
+                try:
+                    rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
+                    semantic = nearest_chunks(index.conn, vectors, asked, rowid_range=rowid_range)
+                except EmbeddingError as exc:
+                    warning = f"Semantic search is off ({exc}); keyword search still works."
             hits = index.search_item(
                 document.item_id,
                 asked[0] if regex else asked,
                 limit,
                 regex=regex,
                 chunks=document.total_chunks,
+                semantic=semantic,
             )
             results = with_context(index, hits)
     except DocumentError as exc:
@@ -94,6 +106,7 @@ def search_document(
         "file_type": document.file_type,
         "total_chunks": document.total_chunks,
         "language": document.language,
+        **({"warning": warning} if warning else {}),
         "query": asked[0] if regex else _shown_query(asked),
         "regex": regex,
         "max_results": limit,
@@ -257,8 +270,11 @@ def render_search(result: dict[str, Any]) -> str:
             else f"{advice_on_language} Try other words, a synonym or the other language, fewer words, "
             "or regex=true for an exact pattern.".lstrip()
         )
-        return f"No passage in {where} matches {what}. {advice}"
+        note = f"Note: {result['warning']}\n" if result.get("warning") else ""
+        return f"{note}No passage in {where} matches {what}. {advice}"
     lines = [f"{len(hits)} passage(s) in {where} for {what}, best first:"]
+    if result.get("warning"):
+        lines.insert(0, f"Note: {result['warning']}")
     if result["capped"]:
         lines[0] += f" (at most {result['max_results']} per search)"
     if advice_on_language:

@@ -115,12 +115,15 @@ def find_chunks(
     rowid_range: tuple[int, int] | None = None,
     item_filter: str = "",
     filter_params: Sequence[Any] = (),
+    semantic: Sequence[Sequence[tuple[int, float]]] = (),
 ) -> list[ChunkHit]:
     """The `limit` best chunks for `query`, best first: one string, or several phrasings of
     one question (e.g. the user's words and their English rendering), fused by rank.
 
     `rowid_range` confines the search to one item's chunks (they are consecutive);
     `item_filter` is a SQL condition on `items i` (e.g. "i.domain = ?") with its params.
+    `semantic`: rankings of chunks by their vectors' nearness to the query (rowid, cosine),
+    best first, one per phrasing, fused with the rest like another ranking (vectors.py).
     """
     if limit <= 0:
         return []
@@ -138,8 +141,8 @@ def find_chunks(
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
             weight = _coverage(conn, match, rowid_range) if len(matches) > 1 else 1.0
             runs.append((tuned, plain, weight))
-    if runs:
-        return _ranked_hits(conn, runs, limit)
+    if runs or any(semantic):
+        return _ranked_hits(conn, runs, limit, semantic)
     substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
     if substrings:
         return load_hits(conn, _scan(conn, substrings, limit, rowid_range, item_filter, filter_params))
@@ -260,6 +263,7 @@ def _ranked_hits(
     conn: sqlite3.Connection,
     runs: Sequence[tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]], float]],
     limit: int,
+    semantic: Sequence[Sequence[tuple[int, float]]] = (),
 ) -> list[ChunkHit]:
     """The `limit` best places among the scored chunks, as hits: per phrasing (with its
     weight), the tuned ranking (ranking.py's re-ranking of the weighted bm25) and plain
@@ -268,7 +272,12 @@ def _ranked_hits(
     The candidates are read with only what ranking needs; the hits returned are then
     loaded whole (a few rows instead of the pool).
     """
-    wanted = list(dict.fromkeys(rowid for run in runs for scored in run[:2] for rowid, _ in scored))
+    wanted = list(
+        dict.fromkeys(
+            [rowid for run in runs for scored in run[:2] for rowid, _ in scored]
+            + [rowid for ranking in semantic for rowid, _ in ranking]
+        )
+    )
     marks = ",".join("?" * len(wanted))
     rows = conn.execute(
         "SELECT c.rowid, c.item_id, c.page, c.heading, c.chunk_index, f.text FROM chunks c"
@@ -288,6 +297,9 @@ def _ranked_hits(
         ]
         rankings += [rerank(candidates), by_place(plain, place_of, listings)]
         weights += [weight, weight * PLAIN_WEIGHT]
+    for ranking in semantic:
+        rankings.append(by_place(ranking, place_of, listings))
+        weights.append(1.0)
     ranked = fuse(rankings, place_of, weights)[:limit]
     hits = {hit.rowid: hit for hit in load_hits(conn, [(entry.rowid, entry.score) for entry in ranked])}
     return [

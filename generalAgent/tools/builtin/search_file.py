@@ -20,7 +20,9 @@ from generalAgent.tools.errors import ToolError
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
-    vectors = embeddings_from_settings(settings)  # None unless semantic search is configured
+    # None unless semantic search is configured; dropped after the endpoint fails once, so
+    # the model is told once and later searches do not wait for a dead endpoint.
+    semantic = [embeddings_from_settings(settings)]
     shared = SharedConnection(settings.paths.indexes_db)
 
     @tool("search_file")
@@ -87,12 +89,14 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     max_results,
                     regex=regex,
                     shown_as=workspace.display(path),
-                    vectors=vectors,
+                    vectors=semantic[0],
                     open_file=workspace.open_for_reading,
                     conn=conn,
                 )
         except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
+        if result.get("warning"):
+            semantic[0] = None
         return render_search(result)
 
     return search_file
