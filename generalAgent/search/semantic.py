@@ -34,7 +34,8 @@ def nearest_chunks(
     Raises EmbeddingError when the query cannot be embedded."""
     import numpy as np
 
-    where, values = ["v.model = ?"], [embedder.model]
+    where: list[str] = ["v.model = ?"]
+    values: list[object] = [embedder.model]
     join = ""
     if rowid_range is not None:
         where.append("v.chunk_rowid BETWEEN ? AND ?")
