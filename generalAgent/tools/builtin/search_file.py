@@ -64,7 +64,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
     def _search(
         file_path: str,
-        query: str,
+        query: str | list[str],
         runtime: ToolRuntime,
         max_results: int | None,
         regex: bool,
