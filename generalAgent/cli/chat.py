@@ -175,6 +175,8 @@ class Chat:
             line = line.strip()
             if not line:
                 continue
+            if line.startswith("／"):  # a Chinese input method's full-width slash
+                line = "/" + line[1:]
             if line.startswith("/"):
                 name, _space, argument = line.partition(" ")
                 handler = self._commands.get(name.lower())
@@ -396,10 +398,11 @@ class Chat:
                 "[yellow]" + _("/upload PATH: a file, a folder or a glob such as docs/*.pdf") + "[/]"
             )
             return
+        from generalAgent.cli.chat_input import split_paths
         from generalAgent.cli.turn_input import attach_files
 
         agent = self._agent()
-        report = attach_files(agent, self.session_id, [argument], Path.cwd())
+        report = attach_files(agent, self.session_id, split_paths(argument, Path.cwd()), Path.cwd())
         for problem in [*report.notices, *report.problems]:
             self.console.print(f"[yellow]{escape(problem)}[/]")
         if not report.files and not report.problems and not report.notices:

@@ -16,7 +16,15 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.chat_input import UploadReport, find_references, parse_mentions, upload
+from generalAgent.cli.chat_input import (
+    UploadReport,
+    find_references,
+    missing_reference,
+    parse_mentions,
+    spaced_reference,
+    unescape,
+    upload,
+)
 from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
@@ -65,7 +73,9 @@ def prepare_turn(
 
     found = find_references(text, cwd) if references else []
     missing = [
-        _("#{reference}: no such file or folder").format(reference=r.typed) for r in found if r.path is None
+        spaced_reference(r.spaced) if r.spaced else missing_reference(unescape(r.typed), cwd)
+        for r in found
+        if r.path is None
     ]
     if missing:  # nothing is copied and nothing is sent: the user meant a file that is not there
         hint = _('Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".')
