@@ -142,6 +142,7 @@ class Chat:
         self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
         self._commands["/exit"] = self._quit
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
+        self.typed_ahead = ""  # keys typed while a turn ran: the next prompt reads them first
         if options.resume:
             self._resume(options.resume)
 
@@ -168,6 +169,11 @@ class Chat:
         session = self._prompt_session()
         while True:
             try:
+                if self.typed_ahead:
+                    from generalAgent.cli.escape_key import give_to_prompt
+
+                    give_to_prompt(session.input, self.typed_ahead)
+                    self.typed_ahead = ""
                 line = session.prompt(PROMPT)
             except (EOFError, KeyboardInterrupt):
                 self._farewell()
@@ -251,6 +257,7 @@ class Chat:
                 on_cancel=agent.cancel,
                 approved=self.approved,
             )
+        self.typed_ahead += keyboard.take_typed()
         try:
             if graph_input is None or context_only:
                 self.catalog.add_usage(self.session_id, result.usage)
