@@ -8,8 +8,10 @@ prompt clears it; Ctrl-C or Ctrl-D on an empty prompt leaves.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -31,7 +33,7 @@ from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file, public_url
-from generalAgent.sessions import SessionCatalog, Usage
+from generalAgent.sessions import SessionCatalog, SessionInfo, Usage
 
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
@@ -42,7 +44,8 @@ COMMANDS = (
     ("/help", N_("this help")),
     ("/new", N_("start a new session")),
     ("/sessions", N_("recent sessions (id, title, age, turns)")),
-    ("/resume", N_("ID: continue a session (a unique prefix of its id is enough)")),
+    ("/resume", N_("[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)")),
+    ("/rename", N_("TITLE: name this session (as /sessions and --resume show it)")),
     ("/retry", N_("send the last message again after an error")),
     ("/compact", N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)")),
     ("/clear", N_("start a fresh context in this session (workspace, todos and uploads stay)")),
@@ -54,7 +57,12 @@ COMMANDS = (
     ("/agents", N_("sub-agents that can be @mentioned")),
     ("/todos", N_("the agent's todo list for this session")),
     ("/usage", N_("tokens of this session, the cache-hit ratio and how full the context is")),
-    ("/model", N_("[NAME]: the models you can switch to; NAME switches from the next turn on")),
+    (
+        "/model",
+        N_(
+            "[NAME]: the suggested models (MODEL_CHOICES); NAME, any model id, switches from the next turn on"
+        ),
+    ),
     ("/thinking", N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full")),
     ("/quit", N_("leave (the session is saved; --resume continues it)")),
 )
@@ -328,9 +336,12 @@ class Chat:
 
     def _resume(self, argument: str) -> None:
         try:
-            info = self.catalog.resolve(argument)
+            info = self._pick_session() if argument in {"", "last"} else self.catalog.resolve(argument)
         except LookupError as exc:
             self.console.print(f"[yellow]{escape(str(exc))}[/]")
+            return
+        if info is None:
+            self.console.print("[dim]" + _("No session picked: this is a new one.") + "[/]")
             return
         self.session_id = info.id
         self.first_line = info.title
@@ -345,6 +356,33 @@ class Chat:
             + ngettext("{count} turn", "{count} turns", info.turns).format(count=info.turns)
             + f" · {info.age()}[/]"
         )
+        from generalAgent.cli.session_resume import last_turns, show_recap
+
+        with contextlib.suppress(AgentUnavailable):  # it has said why; the chat ends at the prompt
+            messages = self._agent().graph.get_state(self._config()).values.get("messages") or []
+            show_recap(self.console, last_turns(messages))
+
+    def _pick_session(self) -> SessionInfo | None:
+        """The latest session, or in a terminal the one picked from the recent ones."""
+        from generalAgent.cli.session_resume import PICKER_SESSIONS, pick_session
+
+        sessions = self.catalog.recent(limit=PICKER_SESSIONS)
+        if not sessions:
+            raise LookupError(_("No saved session to resume yet."))
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return sessions[0]
+        # The folder a session was started in, where the catalog records it.
+        return pick_session(sessions, lambda info: getattr(info, "folder", None))
+
+    def _rename(self, argument: str) -> None:
+        title = " ".join(argument.split())
+        if not title:
+            self.console.print("[yellow]" + _("/rename TITLE: the name /sessions and --resume show") + "[/]")
+            return
+        self.catalog.open_session(self.session_id, self.first_line or title)
+        self.catalog.rename(self.session_id, title)
+        self.first_line = self.first_line or title
+        self.console.print("[green]" + escape(_("Renamed to {title}").format(title=title)) + "[/]")
 
     def _retry(self, argument: str) -> None:
         """After an error, resume where the turn failed; after Ctrl-C, send the message again."""
@@ -526,18 +564,6 @@ class Chat:
                     + "[/]"
                 )
             return
-        if argument not in choices:
-            listed = ", ".join(choices)
-            self.console.print(
-                "[yellow]"
-                + escape(
-                    _("{name} is not in MODEL_CHOICES; choose one of: {names}").format(
-                        name=argument, names=listed
-                    )
-                )
-                + "[/]"
-            )
-            return
         if argument == self.model_name:
             self.console.print("[dim]" + escape(_("Already using {name}.").format(name=argument)) + "[/]")
             return
@@ -552,6 +578,12 @@ class Chat:
             + _("the conversation goes on with it")
             + "[/]"
         )
+        if argument not in choices:  # MODEL_CHOICES only suggests; the endpoint decides
+            self.console.print(
+                "[dim]"
+                + _("Not in MODEL_CHOICES: its cost is not shown unless MODEL_PRICES names it.")
+                + "[/]"
+            )
 
     @property
     def model_name(self) -> str:

@@ -58,6 +58,8 @@ def test_conversation_with_tool_call_then_resume(openai_server: ScriptedOpenAISe
 
     openai_server.add(Reply(text="Still here."))
     resumed = spawn_chat("--resume")
+    resumed.expect("Resume which session")  # the picker, the latest chosen
+    resumed.send("\r")
     assert "Resumed" in expect_prompt(resumed)
     resumed.sendline("Are you there?")
     resumed.expect("Still here")
