@@ -3,7 +3,7 @@
 The prompt appears before LangGraph is even imported (see runtime.py). Enter sends;
 Alt+Enter (or Esc then Enter) inserts a new line, as does a line ending in `\\`.
 Ctrl-C during a turn cancels it and returns to the prompt; Ctrl-C on a non-empty
-prompt clears it; Ctrl-C or Ctrl-D on an empty prompt leaves.
+prompt clears it; Ctrl-D, or Ctrl-C twice, on an empty prompt leaves.
 """
 
 from __future__ import annotations
@@ -12,11 +12,13 @@ import contextlib
 import logging
 import sqlite3
 import sys
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
@@ -38,6 +40,8 @@ from generalAgent.sessions import SessionCatalog, SessionInfo, Usage
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
+# A second Ctrl-C on an empty prompt within this many seconds quits.
+CTRL_C_QUIT_SECONDS = 3.0
 
 # The slash commands, with the line /help and Tab completion show for each.
 COMMANDS = (
@@ -151,6 +155,7 @@ class Chat:
         self._commands["/exit"] = self._quit
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
         self.typed_ahead = ""  # keys typed while a turn ran: the next prompt reads them first
+        self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
         if options.resume:
             self._resume(options.resume)
 
@@ -186,6 +191,7 @@ class Chat:
             except (EOFError, KeyboardInterrupt):
                 self._farewell()
                 return 0
+            self.quit_asked_at = 0.0  # "again" means the next key, not after a message
             line = line.strip()
             if not line:
                 continue
@@ -682,8 +688,12 @@ class Chat:
         def _interrupt(event: Any) -> None:
             if event.current_buffer.text:
                 event.current_buffer.reset()
-            else:
+            elif time.monotonic() - self.quit_asked_at < CTRL_C_QUIT_SECONDS:
                 event.app.exit(exception=KeyboardInterrupt)
+            else:  # one Ctrl-C too many (after cancelling a turn) must not end the chat
+                self.quit_asked_at = time.monotonic()
+                hint = _("Press Ctrl-C again to quit (or Ctrl-D).")
+                run_in_terminal(lambda: self.console.print(f"[dim]{escape(hint)}[/]"))
 
         return PromptSession(
             history=InputHistory(str(history_file)),
