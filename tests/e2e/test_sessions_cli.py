@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pexpect
 import pytest
 
@@ -23,7 +25,8 @@ def test_resume_picks_with_the_arrow_keys_and_shows_where_it_left_off(
     )
     first = spawn_chat()
     expect_prompt(first)
-    ask(first, "first session about apples", "tokens:")
+    answered = ask(first, "first session about apples", "tokens:")
+    assert re.search(r"Apples are red\. *\n *They grow on trees\.", answered)  # a single newline kept
     expect_prompt(first)
     ask(first, "/rename   Apple   notes ", "Renamed to Apple notes")
     expect_prompt(first)
