@@ -192,6 +192,8 @@ def _unquoted_reference(token: str, cwd: Path) -> Reference | None:
         candidate = token[:end]
         if candidate.endswith(("/", "\\")) or not _ends_a_name(token[end:]):
             continue
+        if re.split(r"[/\\]", candidate)[-1] in {".", ".."}:  # `#docs/.x` is not docs/ itself
+            continue
         if _exists(unescape(candidate), cwd):
             return Reference(candidate, unescape(candidate))
     return Reference(clause, None)
