@@ -27,7 +27,7 @@ def test_the_watcher_keeps_what_it_reads_in_order_but_a_lone_esc() -> None:
                 time.sleep(0.4)
                 os.write(master, b"\x1b")  # a lone Esc: the turn's, not the prompt's
                 time.sleep(0.4)
-                os.write(master, "more ".encode() + "字".encode()[:2])  # a character in two reads
+                os.write(master, b"more " + "字".encode()[:2])  # a character in two reads
                 time.sleep(0.3)
                 os.write(master, "字".encode()[2:])
                 time.sleep(0.3)
