@@ -231,6 +231,13 @@ class SessionCatalog:
         ).fetchall()
         return [_info(row) for row in rows]
 
+    def rename(self, session_id: str, title: str) -> None:
+        """Give the session the title the user chose (/rename), in place of its first line."""
+        self._conn.execute(
+            "UPDATE chat_sessions SET title = ? WHERE id = ?",
+            (" ".join(title.split())[:TITLE_CHARS], session_id),
+        )
+
 
 _COLUMNS = (
     "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls, "

@@ -61,7 +61,11 @@ def main_command(
         False, "--version", "-V", callback=show_version, is_eager=True, help=_("Show the version and exit.")
     ),
     resume: Optional[str] = typer.Option(  # noqa: UP045
-        None, "--resume", help=_("Continue the last session, or the session ID (a unique prefix is enough).")
+        None,
+        "--resume",
+        help=_(
+            "Continue a session: pick one of the recent ones, or give its ID (a unique prefix is enough)."
+        ),
     ),
     stdin_references: bool = typer.Option(
         False,

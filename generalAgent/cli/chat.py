@@ -3,18 +3,22 @@
 The prompt appears before LangGraph is even imported (see runtime.py). Enter sends;
 Alt+Enter (or Esc then Enter) inserts a new line, as does a line ending in `\\`.
 Ctrl-C during a turn cancels it and returns to the prompt; Ctrl-C on a non-empty
-prompt clears it; Ctrl-C or Ctrl-D on an empty prompt leaves.
+prompt clears it; Ctrl-D, or Ctrl-C twice, on an empty prompt leaves.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
+import sys
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
 from rich.console import Console
@@ -32,18 +36,21 @@ from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file, public_url
 from generalAgent.private_storage import private_file
-from generalAgent.sessions import SessionCatalog, Usage
+from generalAgent.sessions import SessionCatalog, SessionInfo, Usage
 
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
+# A second Ctrl-C on an empty prompt within this many seconds quits.
+CTRL_C_QUIT_SECONDS = 3.0
 
 # The slash commands, with the line /help and Tab completion show for each.
 COMMANDS = (
     ("/help", N_("this help")),
     ("/new", N_("start a new session")),
     ("/sessions", N_("recent sessions (id, title, age, turns)")),
-    ("/resume", N_("ID: continue a session (a unique prefix of its id is enough)")),
+    ("/resume", N_("[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)")),
+    ("/rename", N_("TITLE: name this session (as /sessions and --resume show it)")),
     ("/retry", N_("send the last message again after an error")),
     ("/compact", N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)")),
     ("/clear", N_("start a fresh context in this session (workspace, todos and uploads stay)")),
@@ -55,7 +62,12 @@ COMMANDS = (
     ("/agents", N_("sub-agents that can be @mentioned")),
     ("/todos", N_("the agent's todo list for this session")),
     ("/usage", N_("tokens of this session, the cache-hit ratio and how full the context is")),
-    ("/model", N_("[NAME]: the models you can switch to; NAME switches from the next turn on")),
+    (
+        "/model",
+        N_(
+            "[NAME]: the suggested models (MODEL_CHOICES); NAME, any model id, switches from the next turn on"
+        ),
+    ),
     ("/thinking", N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full")),
     ("/quit", N_("leave (the session is saved; --resume continues it)")),
 )
@@ -143,6 +155,8 @@ class Chat:
         self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
         self._commands["/exit"] = self._quit
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
+        self.typed_ahead = ""  # keys typed while a turn ran: the next prompt reads them first
+        self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
         if options.resume:
             self._resume(options.resume)
 
@@ -169,13 +183,21 @@ class Chat:
         session = self._prompt_session()
         while True:
             try:
+                if self.typed_ahead:
+                    from generalAgent.cli.escape_key import give_to_prompt
+
+                    give_to_prompt(session.input, self.typed_ahead)
+                    self.typed_ahead = ""
                 line = session.prompt(PROMPT)
             except (EOFError, KeyboardInterrupt):
                 self._farewell()
                 return 0
+            self.quit_asked_at = 0.0  # "again" means the next key, not after a message
             line = line.strip()
             if not line:
                 continue
+            if line.startswith("／"):  # a Chinese input method's full-width slash
+                line = "/" + line[1:]
             if line.startswith("/"):
                 name, _space, argument = line.partition(" ")
                 handler = self._commands.get(name.lower())
@@ -250,6 +272,7 @@ class Chat:
                 on_cancel=agent.cancel,
                 approved=self.approved,
             )
+        self.typed_ahead += keyboard.take_typed()
         try:
             if graph_input is None or context_only:
                 self.catalog.add_usage(self.session_id, result.usage)
@@ -320,9 +343,12 @@ class Chat:
 
     def _resume(self, argument: str) -> None:
         try:
-            info = self.catalog.resolve(argument)
+            info = self._pick_session() if argument in {"", "last"} else self.catalog.resolve(argument)
         except LookupError as exc:
             self.console.print(f"[yellow]{escape(str(exc))}[/]")
+            return
+        if info is None:
+            self.console.print("[dim]" + _("No session picked: this is a new one.") + "[/]")
             return
         self.session_id = info.id
         self.first_line = info.title
@@ -337,6 +363,33 @@ class Chat:
             + ngettext("{count} turn", "{count} turns", info.turns).format(count=info.turns)
             + f" · {info.age()}[/]"
         )
+        from generalAgent.cli.session_resume import last_turns, show_recap
+
+        with contextlib.suppress(AgentUnavailable):  # it has said why; the chat ends at the prompt
+            messages = self._agent().graph.get_state(self._config()).values.get("messages") or []
+            show_recap(self.console, last_turns(messages))
+
+    def _pick_session(self) -> SessionInfo | None:
+        """The latest session, or in a terminal the one picked from the recent ones."""
+        from generalAgent.cli.session_resume import PICKER_SESSIONS, pick_session
+
+        sessions = self.catalog.recent(limit=PICKER_SESSIONS)
+        if not sessions:
+            raise LookupError(_("No saved session to resume yet."))
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            return sessions[0]
+        # The folder a session was started in, where the catalog records it.
+        return pick_session(sessions, lambda info: getattr(info, "folder", None))
+
+    def _rename(self, argument: str) -> None:
+        title = " ".join(argument.split())
+        if not title:
+            self.console.print("[yellow]" + _("/rename TITLE: the name /sessions and --resume show") + "[/]")
+            return
+        self.catalog.open_session(self.session_id, self.first_line or title)
+        self.catalog.rename(self.session_id, title)
+        self.first_line = self.first_line or title
+        self.console.print("[green]" + escape(_("Renamed to {title}").format(title=title)) + "[/]")
 
     def _retry(self, argument: str) -> None:
         """After an error, resume where the turn failed; after Ctrl-C, send the message again."""
@@ -397,10 +450,11 @@ class Chat:
                 "[yellow]" + _("/upload PATH: a file, a folder or a glob such as docs/*.pdf") + "[/]"
             )
             return
+        from generalAgent.cli.chat_input import split_paths
         from generalAgent.cli.turn_input import attach_files
 
         agent = self._agent()
-        report = attach_files(agent, self.session_id, [argument], Path.cwd())
+        report = attach_files(agent, self.session_id, split_paths(argument, Path.cwd()), Path.cwd())
         for problem in [*report.notices, *report.problems]:
             self.console.print(f"[yellow]{escape(problem)}[/]")
         if not report.files and not report.problems and not report.notices:
@@ -517,18 +571,6 @@ class Chat:
                     + "[/]"
                 )
             return
-        if argument not in choices:
-            listed = ", ".join(choices)
-            self.console.print(
-                "[yellow]"
-                + escape(
-                    _("{name} is not in MODEL_CHOICES; choose one of: {names}").format(
-                        name=argument, names=listed
-                    )
-                )
-                + "[/]"
-            )
-            return
         if argument == self.model_name:
             self.console.print("[dim]" + escape(_("Already using {name}.").format(name=argument)) + "[/]")
             return
@@ -543,6 +585,12 @@ class Chat:
             + _("the conversation goes on with it")
             + "[/]"
         )
+        if argument not in choices:  # MODEL_CHOICES only suggests; the endpoint decides
+            self.console.print(
+                "[dim]"
+                + _("Not in MODEL_CHOICES: its cost is not shown unless MODEL_PRICES names it.")
+                + "[/]"
+            )
 
     @property
     def model_name(self) -> str:
@@ -641,8 +689,12 @@ class Chat:
         def _interrupt(event: Any) -> None:
             if event.current_buffer.text:
                 event.current_buffer.reset()
-            else:
+            elif time.monotonic() - self.quit_asked_at < CTRL_C_QUIT_SECONDS:
                 event.app.exit(exception=KeyboardInterrupt)
+            else:  # one Ctrl-C too many (after cancelling a turn) must not end the chat
+                self.quit_asked_at = time.monotonic()
+                hint = _("Press Ctrl-C again to quit (or Ctrl-D).")
+                run_in_terminal(lambda: self.console.print(f"[dim]{escape(hint)}[/]"))
 
         return PromptSession(
             history=InputHistory(str(history_file)),

@@ -2,8 +2,13 @@
 
 Mentions are parsed here and classified (tool, skill, agent) where tools are made visible
 (tools/visibility.py). A `#path` reference may be a file, a folder (its files, recursively)
-or a glob (`#docs/*.pdf`); `#"a name with spaces.pdf"` quotes a path. Markdown headings
-(`# Title`, `## Title`) are not references. Attached files are copied into the session's
+or a glob (`#docs/*.pdf`); `#"a name with spaces.pdf"` quotes a path, as do single quotes
+and backslash escapes (`#my\\ report.pdf`, what a terminal writes when a file is dragged
+in). `~` is the home folder. A reference never guesses: it names an existing path, or the
+turn stops with "no such file" and the close names of that folder; an existing folder is
+never taken for a file under it that does not exist. The full-width `＃` and `＠` of a
+Chinese input method work as `#` and `@`. Markdown headings (`# Title`, `## Title`) are
+not references. Attached files are copied into the session's
 `uploads/`, within per-type size limits, and described (type, size, pages) for the
 reminder that announces them once. `/upload PATH` attaches the same way. A folder or a
 glob never leads out of itself through a symbolic link (documents/folder_walk.py): such a
@@ -12,7 +17,10 @@ link is skipped and named in a notice.
 
 from __future__ import annotations
 
+import difflib
+import os
 import re
+import shlex
 import shutil
 import zipfile
 from dataclasses import dataclass, field
@@ -30,7 +38,9 @@ from generalAgent.tools.workspace import Workspace
 # `@name` not preceded by an ASCII word character, so `user@example.com` is not one but
 # `然后@agent` is; names are ASCII letters, digits, `_` and `-` (a trailing `-` is
 # punctuation), and Chinese text may follow them directly (`@agent总结`).
-_MENTION = re.compile(r"(?<![A-Za-z0-9_@./+-])@([A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?![A-Za-z0-9_@])")
+_MENTION = re.compile(
+    r"(?<![A-Za-z0-9_@＠./+-])[@＠]([A-Za-z](?:[A-Za-z0-9_-]*[A-Za-z0-9_])?)(?![A-Za-z0-9_@])"
+)
 
 
 def parse_mentions(text: str) -> list[str]:
@@ -41,9 +51,23 @@ def parse_mentions(text: str) -> list[str]:
     return list(seen)
 
 
-# `#` directly followed by a path: a `#` followed by a space or another `#` starts a Markdown
-# heading instead. A quoted path (`#"my report.pdf"`) is taken as it is.
-_REFERENCE = re.compile(r"""#(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#"'][^\s]*))""")
+# `#` (or the full-width `＃`) directly followed by a path: a `#` followed by a space or
+# another `#` starts a Markdown heading instead. A quoted path (`#"my report.pdf"`) is
+# taken as it is; in an unquoted one a backslash escapes the next character (`my\ file`).
+_REFERENCE = re.compile(
+    r"""[#＃](?:"([^"\n]+)"|'([^'\n]+)'|((?:\\[^\n]|[^\s#＃"'\\])(?:\\[^\n]|[^\s\\])*))"""
+)
+# What a shell (and a terminal, for a dragged-in file) escapes with a backslash; any other
+# backslash stays (a Windows path, `docs\q3.pdf`).
+_SHELL_ESCAPE = re.compile(r"""\\([ \t'"()\[\]{}&;!$`#,|<>])""")
+# After a name that exists, what shows the name goes on: `#docs/x.pdf` is not `#docs`,
+# `#report.pdfx` is not `#report.pdf` (Chinese text may follow a name directly).
+_NAME_GOES_ON = re.compile(r"[A-Za-z0-9_~/\\-]")
+# Unquoted words after a reference that names nothing, tried as one name with spaces.
+MAX_SPACED_WORDS = 6
+# Entries of a folder compared with a name that is not there (a folder of 100,000 files
+# is not read whole to suggest a name).
+MAX_SUGGESTION_ENTRIES = 5000
 # Where an unquoted reference that names nothing is cut for the error message: Chinese and
 # English punctuation that ends a clause (a file name may still hold them: 报告（2024）.txt).
 _CLAUSE_PUNCTUATION = re.compile(r"[，。；：！？、（）「」『』【】《》〈〉…—,;:!?)\]}]")
@@ -118,6 +142,9 @@ class Reference:
 
     typed: str  # as typed after `#`, up to the first clause punctuation when it names nothing
     path: str | None
+    # Set when nothing has the typed name but it and the words after it name a file with
+    # spaces (`#销售数据 2025.xlsx`): the name to quote.
+    spaced: str | None = None
 
 
 def find_references(text: str, cwd: Path) -> list[Reference]:
@@ -139,8 +166,12 @@ def find_references(text: str, cwd: Path) -> list[Reference]:
             reference = Reference(quoted, quoted if _exists(quoted, cwd) else None)
         else:
             reference = _unquoted_reference(match.group(3)[:MAX_REFERENCE_CHARS], cwd)
+            if reference is not None and reference.path is None and apart:
+                spaced = _spaced_name(reference.typed, text[match.end() :], cwd)
+                if spaced:
+                    reference = Reference(spaced, None, spaced=spaced)
             meant_as_path = reference is not None and apart and looks_like_path(reference.typed)
-            if reference is None or (reference.path is None and not meant_as_path):
+            if reference is None or (reference.path is None and not meant_as_path and not reference.spaced):
                 continue
         found.setdefault(reference.typed, reference)
     return list(found.values())
@@ -173,17 +204,51 @@ _IMAGE_SUFFIX_END = re.compile(
 )
 
 
+def unescape(reference: str) -> str:
+    """A path as a shell would read it: `my\\ report.pdf` → `my report.pdf`."""
+    return _SHELL_ESCAPE.sub(r"\1", reference)
+
+
 def _unquoted_reference(token: str, cwd: Path) -> Reference | None:
     clause = _CLAUSE_PUNCTUATION.split(token, maxsplit=1)[0].rstrip(_TRAILING_PUNCTUATION)
     if not clause or clause.isdigit():
         return None
+    if _exists(unescape(token), cwd):
+        return Reference(token, unescape(token))
     if any(c in clause for c in "*?["):
-        return Reference(clause, clause)
-    for end in range(len(token), 0, -1):
+        return Reference(clause, unescape(clause))
+    for end in range(len(token) - 1, 0, -1):
         candidate = token[:end]
-        if _exists(candidate, cwd):
-            return Reference(candidate, candidate)
+        if candidate.endswith(("/", "\\")) or not _ends_a_name(token[end:]):
+            continue
+        if re.split(r"[/\\]", candidate)[-1] in {".", ".."}:  # `#docs/.x` is not docs/ itself
+            continue
+        if _exists(unescape(candidate), cwd):
+            return Reference(candidate, unescape(candidate))
     return Reference(clause, None)
+
+
+def _ends_a_name(rest: str) -> bool:
+    """Whether the text after an existing name leaves it whole: Chinese text or punctuation
+    may follow (`#报告.pdf的内容`, `#报告.pdf。`), a `/`, a letter or a digit may not (a parent
+    folder or a shorter name is never taken for the path typed), nor a `.` that goes on."""
+    if _NAME_GOES_ON.match(rest):
+        return False
+    return not rest.startswith(".") or not rest.rstrip(_TRAILING_PUNCTUATION)
+
+
+def _spaced_name(typed: str, after: str, cwd: Path) -> str | None:
+    """The name with spaces that `typed` and the words after it make, if such a file exists."""
+    words = after.split(" ")[1 : MAX_SPACED_WORDS + 1]
+    name = typed
+    for word in words:
+        if not word or "\n" in word:
+            return None
+        name += " " + word
+        for candidate in (name, name.rstrip(_TRAILING_PUNCTUATION)):
+            if _exists(candidate, cwd):
+                return candidate
+    return None
 
 
 def _exists(reference: str, cwd: Path) -> bool:
@@ -192,6 +257,76 @@ def _exists(reference: str, cwd: Path) -> bool:
         return (raw if raw.is_absolute() else cwd / raw).exists()
     except (OSError, ValueError, RuntimeError):  # a name too long, a NUL byte, an unknown ~user
         return False
+
+
+def split_paths(argument: str, cwd: Path) -> list[str]:
+    """The paths of `/upload`'s argument, quoted or escaped as in a shell (`"a b.xlsx" c.pdf`);
+    a name with spaces that exists is one path even unquoted."""
+    argument = argument.strip().replace("＂", '"')
+    if not argument:
+        return []
+    if not any(c in argument for c in "\"'\\"):
+        return [argument] if " " in argument and _exists(argument, cwd) else argument.split()
+    try:
+        return shlex.split(argument)
+    except ValueError:  # an unbalanced quote: the argument as it is
+        return [argument]
+
+
+def missing_reference(reference: str, cwd: Path) -> str:
+    """The line that says a reference names nothing, with the close names of its folder."""
+    close = close_names(reference, cwd)
+    if close:
+        return _("#{reference}: no such file or folder (did you mean {names}?)").format(
+            reference=reference, names=", ".join(_quoted_reference(name) for name in close)
+        )
+    return _("#{reference}: no such file or folder").format(reference=reference)
+
+
+def spaced_reference(name: str) -> str:
+    """The line that says a name with spaces must be quoted to be attached."""
+    return _("#{name}: a name with spaces must be quoted: {quoted}").format(
+        name=name, quoted=_quoted_reference(name)
+    )
+
+
+def _quoted_reference(name: str) -> str:
+    return f'#"{name}"' if " " in name else f"#{name}"
+
+
+def close_names(reference: str, cwd: Path, limit: int = 3) -> list[str]:
+    """Names close to a reference that names nothing, written as it was written: the first
+    part of it that does not exist is compared with the entries of the folder it is in
+    (`docs/季度报告2.docx` → `docs/季度报告.docx`; `doc/a.pdf` → `docs/a.pdf`)."""
+    parts = Path(reference).parts
+    if not parts or any(c in reference for c in "*?["):
+        return []
+    for index in range(len(parts)):
+        try:
+            partial = Path(*parts[: index + 1]).expanduser()
+            if not (partial if partial.is_absolute() else cwd / partial).exists():
+                break
+        except (OSError, ValueError, RuntimeError):
+            return []
+    else:
+        return []
+    folder_parts = parts[:index]
+    folder = Path(*folder_parts).expanduser() if folder_parts else Path(".")
+    folder = folder if folder.is_absolute() else cwd / folder
+    missing = parts[index]
+    try:
+        with os.scandir(folder) as entries:
+            names = [
+                entry.name
+                for entry, _unused in zip(entries, range(MAX_SUGGESTION_ENTRIES), strict=False)
+                if missing.startswith(".") or not entry.name.startswith(".")
+            ]
+    except OSError:
+        return []
+    by_case = {name.casefold(): name for name in names}
+    close = [by_case[missing.casefold()]] if missing.casefold() in by_case else []
+    close += [n for n in difflib.get_close_matches(missing, names, n=limit, cutoff=0.6) if n not in close]
+    return [str(Path(*folder_parts, name, *parts[index + 1 :])) for name in close[:limit]]
 
 
 def looks_like_path(reference: str) -> bool:
@@ -251,7 +386,7 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
         ]
         if not paths:
             if not found.links_out:
-                report.problems.append(_("#{reference}: no such file or folder").format(reference=reference))
+                report.problems.append(missing_reference(reference, cwd))
             continue
         if len(paths) > MAX_FILES_PER_REFERENCE:
             report.problems.append(

@@ -4,7 +4,9 @@ While a turn runs nothing reads the keyboard, so a watcher thread does: the term
 put in cbreak mode (keys arrive one by one, not echoed; Ctrl-C still raises SIGINT), and a
 lone Esc sends this process SIGINT, so the turn stops through the one path Ctrl-C takes.
 An Esc followed at once by more bytes is a key's escape sequence (an arrow, a function
-key) and is ignored. Keys typed during a turn are not kept for the next prompt.
+key) and is ignored. Every other key the watcher reads is kept, in order, and handed to
+the next prompt (`take_typed`, `give_to_prompt`) as if it had been typed there: a person
+(or a paste) typing the next message the moment an answer appears loses nothing.
 
 The watcher steps aside (the terminal restored, the thread stopped) while the user is
 asked something (an approval), and restores the terminal when the turn ends, however it
@@ -14,6 +16,7 @@ ends. Where it cannot work (Windows, stdin not a terminal, `-p`) it does nothing
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import select
@@ -22,7 +25,10 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
+
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
 
 try:
     import termios
@@ -35,6 +41,8 @@ ESC = 0x1B
 POLL_SECONDS = 0.1
 # An escape sequence's bytes arrive together; a person cannot press a second key this fast.
 SEQUENCE_GAP_SECONDS = 0.03
+# The longest UTF-8 character: a read may stop inside one; its last bytes follow at once.
+MAX_CHARACTER_BYTES = 4
 
 
 class EscapeKey:
@@ -46,6 +54,7 @@ class EscapeKey:
         self._saved: list[Any] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._typed = bytearray()  # what the watcher read, for the next prompt
         self.available = termios is not None and _is_terminal(self._stream)
 
     def __enter__(self) -> EscapeKey:
@@ -84,6 +93,7 @@ class EscapeKey:
         self._stop.set()
         self._thread.join()
         self._thread = None
+        self._finish_character()
         if self._saved is not None:
             with contextlib.suppress(OSError, termios.error):  # the terminal went away
                 termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
@@ -100,7 +110,45 @@ class EscapeKey:
             if not data:
                 return
             if data.endswith(bytes([ESC])) and not _readable(self._fd, SEQUENCE_GAP_SECONDS):
+                self._typed += data[:-1]  # what came before the Esc is still wanted
                 os.kill(os.getpid(), signal.SIGINT)
+            else:
+                self._typed += data
+
+    def _finish_character(self) -> None:
+        """Read the rest of a character the last read cut in two (the terminal still in cbreak
+        mode, so the bytes are there to read), so the next prompt gets it whole."""
+        for _attempt in range(MAX_CHARACTER_BYTES):
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            decoder.decode(bytes(self._typed[-MAX_CHARACTER_BYTES:]))
+            if not decoder.getstate()[0] or not _readable(self._fd, SEQUENCE_GAP_SECONDS):
+                return
+            try:
+                self._typed += os.read(self._fd, 1)
+            except OSError:
+                return
+
+    def take_typed(self) -> str:
+        """The keys read while watching (not a lone Esc), in order; forgotten here once taken."""
+        text = bytes(self._typed).decode("utf-8", errors="replace")
+        self._typed.clear()
+        return text
+
+
+def give_to_prompt(prompt_input: Input, text: str) -> None:
+    """Have the next prompt on `prompt_input` read `text` first, key by key, after the keys it
+    has already queued (those typed after the last Enter came earlier): prompt_toolkit's
+    typeahead, which a prompt consumes before it reads the terminal."""
+    if not text:
+        return
+    from prompt_toolkit.input.typeahead import get_typeahead, store_typeahead
+    from prompt_toolkit.input.vt100_parser import Vt100Parser
+
+    keys = get_typeahead(prompt_input)
+    parser = Vt100Parser(keys.append)
+    parser.feed(text)
+    parser.flush()
+    store_typeahead(prompt_input, keys)
 
 
 def _readable(fd: int, timeout: float) -> bool:

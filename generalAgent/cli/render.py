@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import signal
 import threading
 import time
@@ -35,6 +36,7 @@ from generalAgent.display import human_size, mask_urls
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
+ERROR_CHARS = 160  # a failed call's error: its cause, not a screenful
 # Messages are marked here and translated where they are shown (cli/i18n.py).
 COMPACTING = N_("compacting {count} older messages into a summary… Ctrl-C skips the summary")
 WAITING_FOR_MODEL = N_("waiting for the model")
@@ -133,8 +135,42 @@ class MarkdownStream:
         )
         from rich.markdown import Markdown  # markdown-it and pygments: only when an answer is drawn
 
-        renderer.print(Markdown(terminal_safe(text)))
+        renderer.print(Markdown(keep_line_breaks(terminal_safe(text))))
         return buffer.getvalue().rstrip("\n").split("\n")
+
+
+# A fenced code block opens and closes with three or more backticks or tildes.
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
+def keep_line_breaks(text: str) -> str:
+    """Markdown where a single newline stays a line break, as the model meant it (an address,
+    a poem, lines of a list without markers): Markdown would join such lines with a space.
+    Each line followed by another non-blank line ends with a hard break (two spaces); code
+    fences are left as they are."""
+    lines = text.split("\n")
+    fence = ""
+    for index, line in enumerate(lines[:-1]):
+        opened = _FENCE.match(line)
+        if opened and (not fence or opened.group(1)[0] == fence[0]):
+            fence = "" if fence else opened.group(1)
+            continue
+        if fence or not line.strip() or not lines[index + 1].strip():
+            continue
+        if not line.endswith(("  ", "\\")):
+            lines[index] = line + "  "
+    return "\n".join(lines)
+
+
+def error_line(text: str, limit: int = ERROR_CHARS) -> str:
+    """A failed call's error on one line, its cause kept: LangChain's message for arguments
+    that do not fit a tool repeats the whole call before the cause ("Error invoking tool
+    … with kwargs {…} with error: path: Field required"), and the call is on screen already."""
+    flat = " ".join(text.split())
+    _call, said, cause = flat.rpartition(" with error: ")
+    if said:
+        flat = "Error: " + cause
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
@@ -196,10 +232,17 @@ def thinking_summary(chars: int) -> str:
     return _("thinking… {size} chars").format(size=size)
 
 
+def thought_summary(chars: int) -> str:
+    """`thought · 1.2k chars`: the line a model call's reasoning leaves once it is over."""
+    size = f"{chars / 1000:.1f}k" if chars >= 1000 else str(chars)
+    return _("thought · {size} chars").format(size=size)
+
+
 class ReasoningStream:
     """A model call's reasoning, dimmed and apart from the answer (SHOW_REASONING).
 
-    `collapsed`: one line that counts while it streams and stays as `thinking… 1.2k chars`;
+    `collapsed`: one line that counts while it streams (`thinking… 1.2k chars`) and stays
+    as `thought · 1.2k chars`;
     `full`: the text itself, dimmed; `off`: nothing. Always on the console it is given,
     which in `-p` mode is stderr, never the answer's stdout.
     """
@@ -239,8 +282,8 @@ class ReasoningStream:
             return
         if self.mode == "full":
             self.console.print()
-        elif self.mode == "collapsed":
-            self.console.print(f"[dim]{thinking_summary(self.chars)}[/]", highlight=False)
+        elif self.mode == "collapsed":  # past: "thinking…" would say it still goes on
+            self.console.print(f"[dim]{thought_summary(self.chars)}[/]", highlight=False)
         self.chars = 0
 
 
@@ -401,7 +444,7 @@ class TerminalView:
         self._waiting = not self._running  # the tools' answers go back to the model
         self._update_status()
         if is_error:
-            first = " ".join(terminal_safe(mask_urls(content)).split())[:120]
+            first = error_line(terminal_safe(mask_urls(content)))
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:
             size = human_size(len(content.encode("utf-8")))
@@ -460,6 +503,10 @@ class TerminalView:
                 return self._approver(request)
             with self.keyboard.paused():
                 return self._approver(request)
+        except BaseException:  # Ctrl-C (or Ctrl-D) at the question: nothing runs, the turn ends
+            self._running.clear()
+            self._waiting = False
+            raise
         finally:
             self._update_status()  # the approved calls run now: the line comes back
 

@@ -20,7 +20,10 @@ from generalAgent.cli.chat_input import (
     UploadReport,
     find_image_paths,
     find_references,
+    missing_reference,
     parse_mentions,
+    spaced_reference,
+    unescape,
     upload,
 )
 from generalAgent.cli.i18n import _
@@ -73,7 +76,9 @@ def prepare_turn(
 
     found = find_references(text, cwd) if references else []
     missing = [
-        _("#{reference}: no such file or folder").format(reference=r.typed) for r in found if r.path is None
+        spaced_reference(r.spaced) if r.spaced else missing_reference(unescape(r.typed), cwd)
+        for r in found
+        if r.path is None
     ]
     if missing:  # nothing is copied and nothing is sent: the user meant a file that is not there
         hint = _('Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".')

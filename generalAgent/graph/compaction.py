@@ -276,11 +276,13 @@ def build_compact_node(
         action = request.get("action")
         after = "planner" if not action else END
         dropped = messages_after(state.get("messages", []), previous) if action else pending_cut(state)
-        if not dropped:
+        # /clear right after /compact drops no message, but the summary must go all the same.
+        clears_summary = action == "clear" and bool(previous.get("text") or previous.get("question"))
+        if not dropped and not clears_summary:
             if action:
                 writer({"compaction": {"state": "nothing", "messages": 0}})
             return Command(update={"context_request": None}, goto=after)
-        through = dropped[-1].id or ""
+        through = (dropped[-1].id or "") if dropped else previous.get("through", "")
         summary: ConversationSummary = {
             "text": previous.get("text", ""),
             "through": through,

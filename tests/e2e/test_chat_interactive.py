@@ -58,6 +58,8 @@ def test_conversation_with_tool_call_then_resume(openai_server: ScriptedOpenAISe
 
     openai_server.add(Reply(text="Still here."))
     resumed = spawn_chat("--resume")
+    resumed.expect("Resume which session")  # the picker, the latest chosen
+    resumed.send("\r")
     assert "Resumed" in expect_prompt(resumed)
     resumed.sendline("Are you there?")
     resumed.expect("Still here")
@@ -91,9 +93,17 @@ def test_retry_after_a_server_error_sends_the_message_once(
     child.expect(pexpect.EOF)
 
 
-def test_ctrl_c_on_empty_prompt_exits(spawn_chat) -> None:
+def test_one_ctrl_c_on_empty_prompt_asks_and_a_second_exits(spawn_chat) -> None:
     child = spawn_chat()
     expect_prompt(child)
+    child.sendcontrol("c")
+    child.expect("Press Ctrl-C again to quit")
+    assert child.isalive()
+    child.sendline("/help")  # the chat goes on after the first one
+    child.expect("this help")
+    expect_prompt(child)
+    child.sendcontrol("c")
+    child.expect("again to quit")
     child.sendcontrol("c")
     child.expect(pexpect.EOF)
     assert child.wait() == 0

@@ -83,3 +83,22 @@ def test_compact_and_clear_commands(openai_server: ScriptedOpenAIServer, spawn_c
     assert "KESTREL-7" not in str(fresh.messages)
     child.sendline("/quit")
     child.expect(pexpect.EOF)
+
+
+def test_clear_right_after_compact_drops_the_summary(openai_server: ScriptedOpenAIServer, spawn_chat) -> None:
+    openai_server.responder = answer
+    child = spawn_chat()
+    expect_prompt(child)
+    ask(child, "Remember: the project code name is KESTREL-7.", "tokens:")
+    expect_prompt(child)
+    ask(child, "/compact", "token summary")
+    expect_prompt(child)
+    assert "context cleared" in ask(child, "/clear", "uploads are kept")
+    expect_prompt(child)
+    ask(child, "hello again", "tokens:")
+    expect_prompt(child)
+    fresh = [r for r in openai_server.chat_requests if not is_summary_request(r.messages)][-2]
+    assert [m["role"] for m in fresh.messages] == ["system", "user"]
+    assert "<conversation_summary>" not in str(fresh.messages) and "KESTREL-7" not in str(fresh.messages)
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)

@@ -87,7 +87,7 @@ def test_three_tool_calls_then_two_turns(provider: str, dialect_env, spawn_chat)
 
     shown = first + after_first + second + after_second + third + after_third
     assert "✗" not in shown and "refused" not in shown
-    assert shown.count("thinking… 800 chars") >= 4  # collapsed to one line per model call
+    assert shown.count("thought · 800 chars") >= 4  # collapsed to one line per model call
     assert THOUGHT[:20] not in shown  # ... and not printed in full
     assert len(re.findall(r"⚙ now\([^)]*\) → ", first)) == 3
     assert server.refusals == [] and server.invalid_history_requests == []
@@ -147,7 +147,7 @@ def test_deepseek_thinking_session_runs_20_turns_resumes_and_delegates(
     child.sendeof()
     child.expect(pexpect.EOF)
     assert "✗" not in shown and "(400)" not in shown
-    assert shown.count("thinking… 800 chars") >= 40  # one per model call (a live line may repeat it)
+    assert shown.count("thought · 800 chars") >= 40  # one per model call
     figures = cached_figures(shown)
     assert len(figures) == 20 and all(f > 0 for f in figures[1:])
     assert server.refusals == []
@@ -156,7 +156,7 @@ def test_deepseek_thinking_session_runs_20_turns_resumes_and_delegates(
     resumed = run_cli(["-p", "再查一次时间", "--resume", "last"], env, workdir)
     assert resumed.returncode == 0, resumed.stderr
     assert "之后的回答" in resumed.stdout and "thinking…" not in resumed.stdout
-    assert "thinking… 800 chars" in resumed.stderr
+    assert "thought · 800 chars" in resumed.stderr
 
     delegated = run_cli(["-p", "@agent what time is it?"], env, workdir)
     assert delegated.returncode == 0, delegated.stderr
@@ -200,7 +200,7 @@ def test_thinking_command_shows_reasoning_in_full(dialect_env, spawn_chat) -> No
     expect_prompt(child)
     collapsed = ask(child, "你好", "你好！")
     expect_prompt(child)
-    assert "thinking… 14 chars" in collapsed and "简短回应" not in collapsed
+    assert "thought · 14 chars" in collapsed and "简短回应" not in collapsed
     shown = ask(child, "/thinking", "简短回应即可")  # the last turn's reasoning, in full
     expect_prompt(child)
     ask(child, "/thinking full", "shown in full from now on")

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generalAgent.cli.chat_input import MB, SIZE_LIMITS, find_references, upload
+from generalAgent.cli.chat_input import (
+    MB,
+    SIZE_LIMITS,
+    find_references,
+    missing_reference,
+    parse_mentions,
+    split_paths,
+    upload,
+)
 from generalAgent.config.settings import Settings
 from generalAgent.tools.environment import ToolEnvironment
 
@@ -115,3 +123,37 @@ def test_image_paths_pasted_without_hash_are_found(tmp_path: Path) -> None:
     )
     assert find_image_paths(text, tmp_path) == [f"{tmp_path}/shot one.png", f"{tmp_path}/a.jpg"]
     assert find_image_paths("see ./a.jpg", tmp_path) == ["./a.jpg"]
+
+
+def test_a_reference_never_falls_back_to_a_parent_or_a_shorter_name(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "季度报告.docx").write_bytes(b"PK")
+    (tmp_path / "report.pdf").write_bytes(b"%PDF")
+    assert refs("总结 #docs/季度报告2.docx", tmp_path) == [("docs/季度报告2.docx", None)]
+    assert refs("#/nonexist.pdf", tmp_path) == [("/nonexist.pdf", None)]
+    assert refs("#report.pdfx", tmp_path) == [("report.pdfx", None)]
+    assert refs("read #report.pdf.", tmp_path) == [("report.pdf", "report.pdf")]
+    assert missing_reference("docs/季度报告2.docx", tmp_path) == (
+        "#docs/季度报告2.docx: no such file or folder (did you mean #docs/季度报告.docx?)"
+    )
+    assert missing_reference("doc/季度报告.docx", tmp_path).endswith("(did you mean #docs/季度报告.docx?)")
+    assert missing_reference("完全不同.txt", tmp_path) == "#完全不同.txt: no such file or folder"
+
+
+def test_escaped_quoted_full_width_and_spaced_names(tmp_path: Path) -> None:
+    (tmp_path / "my report.pdf").write_bytes(b"%PDF")
+    (tmp_path / "销售数据 2025.xlsx").write_bytes(b"PK")
+    assert refs("看 #my\\ report.pdf 吧", tmp_path) == [("my\\ report.pdf", "my report.pdf")]
+    assert refs(f"#{tmp_path}/my\\ report.pdf", tmp_path) == [
+        (f"{tmp_path}/my\\ report.pdf", f"{tmp_path}/my report.pdf")
+    ]
+    assert refs("＃my\\ report.pdf", tmp_path) == [("my\\ report.pdf", "my report.pdf")]
+    [spaced] = find_references("分析 #销售数据 2025.xlsx", tmp_path)
+    assert (spaced.path, spaced.spaced) == (None, "销售数据 2025.xlsx")
+    assert parse_mentions("＠run_bash_command 列出文件") == ["run_bash_command"]
+    assert split_paths('"销售数据 2025.xlsx" my\\ report.pdf', tmp_path) == [
+        "销售数据 2025.xlsx",
+        "my report.pdf",
+    ]
+    assert split_paths("销售数据 2025.xlsx", tmp_path) == ["销售数据 2025.xlsx"]
+    assert split_paths("a.pdf b.pdf", tmp_path) == ["a.pdf", "b.pdf"]

@@ -25,7 +25,8 @@ def completions(text: str, cwd: Path, names=NAMES) -> list[tuple[str, str]]:
 
 def test_slash_commands_complete_with_their_description(tmp_path: Path) -> None:
     assert completions("/re", tmp_path) == [
-        ("/resume", "ID: continue a session (a unique prefix of its id is enough)"),
+        ("/resume", "[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)"),
+        ("/rename", "TITLE: name this session (as /sessions and --resume show it)"),
         ("/retry", "send the last message again after an error"),
     ]
     assert completions("say /re", tmp_path) == []  # only at the start of the line

@@ -43,3 +43,11 @@ def test_ctrl_c_during_a_render_is_raised_after_it_and_no_line_is_printed_twice(
     for n in range(1, 6):  # lines 6-7 were the redrawable tail, erased and printed at the end
         assert len(re.findall(rf"line {n}\b", printed_for_good)) == 1, printed_for_good
     assert len(re.findall(r"line 1\b", out.getvalue())) == 1
+
+
+def test_a_single_newline_stays_a_line_break_outside_code() -> None:
+    from generalAgent.cli.render import keep_line_breaks
+
+    text = "地址：\n北京市\n海淀区\n\n```\na\nb\n```\nend"
+    assert keep_line_breaks(text) == "地址：  \n北京市  \n海淀区\n\n```\na\nb\n```\nend"
+    assert keep_line_breaks("one  \ntwo\\\nthree") == "one  \ntwo\\\nthree"

@@ -29,7 +29,7 @@ def run(mode: str) -> tuple[str, str]:
 
 def test_collapsed_is_one_line_with_the_size() -> None:
     status, answer = run("collapsed")
-    assert status.strip() == "thinking… 1.2k chars"
+    assert status.strip() == "thought · 1.2k chars"  # what stays after the turn is past
     assert answer.strip() == "答案。"
 
 

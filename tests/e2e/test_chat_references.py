@@ -1,0 +1,63 @@
+"""`#` references in the real chat: they name what exists or stop the turn, never guess."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.e2e.test_chat_interactive import PROMPT, expect_prompt, plain
+from tests.support.openai_server import Reply, ScriptedOpenAIServer
+
+pytestmark = pytest.mark.e2e
+
+
+def send_until(child: pexpect.spawn, line: str, until: str) -> str:
+    child.sendline(line)
+    child.expect(until)
+    shown = plain(child.before + child.after)
+    child.expect(PROMPT)
+    return shown + plain(child.before)
+
+
+def test_references_never_guess_and_take_the_names_terminals_write(
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    (workdir / "docs").mkdir()
+    (workdir / "docs" / "季度报告.md").write_text("# Q3\n营收增长 12%\n", encoding="utf-8")
+    (workdir / "docs" / "年度计划.md").write_text("# 计划\n", encoding="utf-8")
+    (workdir / "销售数据 2025.csv").write_text("月,额\n1,2\n", encoding="utf-8")
+    (workdir / "my report.md").write_text("# report\n", encoding="utf-8")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "notes.md").write_text("# notes\n", encoding="utf-8")
+    openai_server.add(*(Reply(text=f"answer {n}.") for n in range(1, 6)))
+    child = spawn_chat(env={**cli_env, "HOME": str(home)})
+    expect_prompt(child)
+
+    # A typo under an existing folder stops the turn with the close name, not the folder.
+    shown = send_until(child, "总结 #docs/季度报告2.md", "did you mean")
+    assert "#docs/季度报告2.md: no such file or folder (did you mean #docs/季度报告.md?)" in shown
+    assert "📎" not in shown
+    shown = send_until(child, "#/nonexist.pdf 看看", "no such file")
+    assert "#/nonexist.pdf: no such file or folder" in shown and "not writable" not in shown
+    shown = send_until(child, "分析 #销售数据 2025.csv", "must be quoted")
+    assert '#销售数据 2025.csv: a name with spaces must be quoted: #"销售数据 2025.csv"' in shown
+    assert openai_server.chat_requests == []  # none of them was sent
+
+    shown = send_until(child, "看 #my\\ report.md", "answer 1")
+    assert "📎 uploads/my report.md" in shown
+    shown = send_until(child, f"#'{workdir}/销售数据 2025.csv' 汇总", "answer 2")  # dragged in
+    assert "📎 uploads/销售数据 2025.csv" in shown
+    shown = send_until(child, "＃docs/季度报告.md 和 #~/notes.md 对比", "answer 3")  # full-width ＃, ~
+    assert "📎 uploads/季度报告.md" in shown and "📎 uploads/notes.md" in shown
+    assert "年度计划" not in shown  # the file, not its folder
+    shown = send_until(child, "／help", "/upload")
+    assert "Unknown command" not in shown
+    shown = send_until(child, '/upload "销售数据 2025.csv"', "📎")
+    assert "no such file" not in shown
+    send_until(child, "then this", "answer 4")
+    assert len(openai_server.chat_requests) == 4
+    child.sendeof()
+    child.expect(pexpect.EOF)

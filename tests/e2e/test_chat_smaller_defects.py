@@ -1,0 +1,60 @@
+"""Small things a user notices in the chat, each through the real CLI."""
+
+from __future__ import annotations
+
+import pexpect
+import pytest
+
+from tests.e2e.test_chat_interactive import expect_prompt, plain
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+
+
+def test_ctrl_c_at_an_approval_question_does_not_show_the_call_running(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir
+) -> None:
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "touch ran.txt"})]),
+        Reply(text="Next answer."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command make a file")
+    child.expect(r"\[a\]lways")
+    child.sendcontrol("c")
+    child.expect("Cancelled")
+    after = plain(child.before + child.after)
+    expect_prompt(child)
+    after += plain(child.before)
+    assert "running" not in after, after
+    assert not (workdir / "ran.txt").exists()
+    child.sendline("go on")
+    child.expect("Next answer")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_the_error_line_of_a_bad_tool_call_keeps_its_cause(
+    openai_server: ScriptedOpenAIServer, spawn_chat
+) -> None:
+    wrong = {
+        "file_path": "reports/2025/第三季度/销售数据汇总-最终版-已审核.xlsx",
+        "pages": "1-20",
+        "mode": "full",
+    }
+    openai_server.add(Reply(tool_calls=[ToolCall("read_file", wrong)]), Reply(text="I will fix the call."))
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("read it")
+    child.expect("I will fix the call")
+    shown = plain(child.before)
+    expect_prompt(child)
+    error_part = " ".join(shown[shown.index("✗") :].split())
+    assert "Error: path: Field required" in error_part  # the cause, not the call repeated
+    assert "with kwargs" not in error_part
+    sent = openai_server.chat_requests[1].messages[-1]["content"]
+    assert "path: Field required" in sent  # the model still gets all of it
+    child.sendeof()
+    child.expect(pexpect.EOF)
