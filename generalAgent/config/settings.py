@@ -401,7 +401,8 @@ class ToolSettings(BaseSettings):
         "(WEB_SEARCH_API_KEY); none = no web search",
     )
     searxng_url: OptionalText = Field(
-        default=None, description="Your SearXNG instance (its JSON format enabled), e.g. http://localhost:8888"
+        default=None,
+        description="Your SearXNG instance (its JSON format enabled), e.g. http://localhost:8888",
     )
     web_search_api_key: OptionalSecret = Field(
         default=None, description="API key of the bocha, tavily or brave search API"

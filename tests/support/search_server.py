@@ -108,7 +108,9 @@ class FakeSearchServices:
         }
         route = routes.get((method, parts.path))
         status, payload = route(request) if route else (404, {"error": "not found"})
-        data = payload.encode() if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False).encode()
+        data = (
+            payload.encode() if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False).encode()
+        )
         try:
             handler.send_response(status)
             kind = "text/html" if isinstance(payload, str) else "application/json"

@@ -39,7 +39,9 @@ def render_results(service: str, query: str, results: list, budget: ContentBudge
         if snippet:
             entry += f"\n{snippet}"
         if len(entry) > left:
-            lines.append(f"\n[{len(results) - number + 1} more results left out: the content budget is spent]")
+            lines.append(
+                f"\n[{len(results) - number + 1} more results left out: the content budget is spent]"
+            )
             break
         left -= len(entry)
         lines.append(entry)

@@ -13,7 +13,15 @@ from types import ModuleType
 from generalAgent.config.settings import ToolSettings
 from generalAgent.tools.search_backends.backend import BackendConfig, WebResult, WebSearchError
 
-__all__ = ["BACKENDS", "BackendConfig", "WebResult", "WebSearchError", "backend_config", "load_backend", "run_search"]
+__all__ = [
+    "BACKENDS",
+    "BackendConfig",
+    "WebResult",
+    "WebSearchError",
+    "backend_config",
+    "load_backend",
+    "run_search",
+]
 
 # WEB_SEARCH_PROVIDER value → module of this package.
 BACKENDS = {"searxng": "searxng", "bocha": "bocha", "tavily": "tavily", "brave": "brave"}
@@ -40,7 +48,9 @@ def backend_config(settings: ToolSettings, max_results: int | None = None) -> Ba
     )
 
 
-def run_search(settings: ToolSettings, query: str, max_results: int | None = None) -> tuple[str, list[WebResult]]:
+def run_search(
+    settings: ToolSettings, query: str, max_results: int | None = None
+) -> tuple[str, list[WebResult]]:
     """(the service's name, its results) for `query`; WebSearchError in one line otherwise."""
     backend = load_backend(settings.web_search_provider)
     return backend.NAME, backend.search(query, backend_config(settings, max_results))

@@ -81,7 +81,9 @@ def result(title: Any, url: Any, snippet: Any, date: Any = None) -> WebResult | 
     link = web_url(url)
     if link is None:
         return None
-    return WebResult(title=plain_text(title) or link, url=link, snippet=plain_text(snippet), date=short_date(date))
+    return WebResult(
+        title=plain_text(title) or link, url=link, snippet=plain_text(snippet), date=short_date(date)
+    )
 
 
 def require_key(config: BackendConfig, service: str) -> str:

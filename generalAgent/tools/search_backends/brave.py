@@ -36,7 +36,12 @@ def search(query: str, config: BackendConfig) -> list[WebResult]:
     )
     web = data.get("web") or {} if isinstance(data, dict) else {}
     found = [
-        result(item.get("title"), item.get("url"), item.get("description"), item.get("page_age") or item.get("age"))
+        result(
+            item.get("title"),
+            item.get("url"),
+            item.get("description"),
+            item.get("page_age") or item.get("age"),
+        )
         for item in (web.get("results") or [] if isinstance(web, dict) else [])
         if isinstance(item, dict)
     ]
