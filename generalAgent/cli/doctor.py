@@ -168,6 +168,21 @@ def _web_search(settings: Settings) -> Check:
             True,
             _("off (set WEB_SEARCH_PROVIDER to searxng, bocha, tavily or brave to turn it on)"),
         )
+    if provider == "native":
+        from generalAgent.providers.detection import choose_provider
+
+        dialect = choose_provider(settings.model).dialect
+        if dialect.web_search is None:
+            return Check(
+                N_("web search"),
+                False,
+                _("{provider} has no web search of its own: set WEB_SEARCH_PROVIDER to a service").format(
+                    provider=dialect.title
+                ),
+            )
+        return Check(
+            N_("web search"), True, _("{provider} searches by itself").format(provider=dialect.title)
+        )
     from generalAgent.tools.search_backends import WebSearchError, run_search
 
     started = time.monotonic()

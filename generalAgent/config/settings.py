@@ -395,10 +395,10 @@ class ToolSettings(BaseSettings):
     # web_search (tools/search_backends/): which service answers, chosen by the user; the
     # query goes only there. Bocha and Tavily answer from mainland China, Brave and SearXNG
     # from wherever they are reachable.
-    web_search_provider: Literal["none", "searxng", "bocha", "tavily", "brave"] = Field(
+    web_search_provider: Literal["none", "searxng", "bocha", "tavily", "brave", "native"] = Field(
         default="none",
         description="Service web_search asks: searxng (SEARXNG_URL), bocha, tavily or brave "
-        "(WEB_SEARCH_API_KEY); none = no web search",
+        "(WEB_SEARCH_API_KEY); native = the model provider's own search (Qwen, GLM); none = no web search",
     )
     searxng_url: OptionalText = Field(
         default=None,
@@ -416,6 +416,11 @@ class ToolSettings(BaseSettings):
     web_search_max_results: int = Field(
         default=8, ge=1, le=20, description="Results web_search returns at most"
     )
+
+    @property
+    def native_search(self) -> bool:
+        """The model provider searches by itself (providers/native_search.py)."""
+        return self.web_search_provider == "native"
 
     @property
     def command_env_names(self) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ Thinking switches go in the body as `extra_body`, set once when the model is bui
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import openai
@@ -22,6 +22,13 @@ from langchain_openai import ChatOpenAI
 from pydantic import Field
 
 from generalAgent.providers.dialect import Dialect
+from generalAgent.providers.native_search import (
+    SOURCES_KEY,
+    merge_sources,
+    request_with_search,
+    sources_from,
+    sources_text,
+)
 from generalAgent.providers.reasoning import (
     DETAILS_KEY,
     REASONING_KEY,
@@ -36,11 +43,15 @@ class DialectChatModel(ChatOpenAI):
     """A chat model for one provider; `dialect` says where it differs from OpenAI."""
 
     dialect: Dialect = Field(exclude=True)
+    # WEB_SEARCH_PROVIDER=native and the dialect has a search of its own (native_search.py).
+    native_search: bool = Field(default=False, exclude=True)
 
     def _get_request_payload(
         self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
     ) -> dict:
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
+        if self.native_search and self.dialect.web_search is not None:
+            request_with_search(payload, self.dialect.web_search)
         wire = payload.get("messages")
         if isinstance(wire, list):
             messages = self._convert_input(input_).to_messages()
@@ -64,7 +75,47 @@ class DialectChatModel(ChatOpenAI):
         usage = chunk.get("usage")
         if isinstance(usage, Mapping):
             message.usage_metadata = usage_metadata(usage, self.dialect.cache_fields)
+        pages = sources_from(chunk, self.dialect.web_search) if self.native_search else []
+        if pages:
+            message.additional_kwargs[SOURCES_KEY] = pages
         return generation
+
+    def _use_responses_api(self, payload: dict) -> bool:
+        # GLM's web_search tool looks like one of OpenAI's built-in Responses tools to
+        # LangChain; these providers speak chat completions only.
+        return False if self.native_search else super()._use_responses_api(payload)
+
+    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        """The stream, and after it the list of pages the provider's search used, if any."""
+        pages: list[dict[str, str]] = []
+        for generation in super()._stream(*args, **kwargs):
+            pages = merge_sources(pages, generation.message.additional_kwargs.pop(SOURCES_KEY, []))
+            yield generation
+        if pages:
+            listed = self._sources_chunk(pages)
+            run_manager = kwargs.get("run_manager") or (args[2] if len(args) > 2 else None)
+            if run_manager is not None:
+                run_manager.on_llm_new_token(listed.text, chunk=listed)
+            yield listed
+
+    async def _astream(self, *args: Any, **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        pages: list[dict[str, str]] = []
+        async for generation in super()._astream(*args, **kwargs):
+            pages = merge_sources(pages, generation.message.additional_kwargs.pop(SOURCES_KEY, []))
+            yield generation
+        if pages:
+            listed = self._sources_chunk(pages)
+            run_manager = kwargs.get("run_manager") or (args[2] if len(args) > 2 else None)
+            if run_manager is not None:
+                await run_manager.on_llm_new_token(listed.text, chunk=listed)
+            yield listed
+
+    @staticmethod
+    def _sources_chunk(pages: list[dict[str, str]]) -> ChatGenerationChunk:
+        text = sources_text(pages)
+        return ChatGenerationChunk(
+            text=text, message=AIMessageChunk(content=text, additional_kwargs={SOURCES_KEY: pages})
+        )
 
     def _create_chat_result(
         self, response: dict | openai.BaseModel, generation_info: dict | None = None
@@ -81,6 +132,10 @@ class DialectChatModel(ChatOpenAI):
                 self._keep_reasoning(message.additional_kwargs, wire)
             if isinstance(usage, Mapping):
                 message.usage_metadata = usage_metadata(usage, self.dialect.cache_fields)
+            pages = sources_from(body, self.dialect.web_search) if self.native_search else []
+            if pages and isinstance(message.content, str):
+                message.content += sources_text(pages)
+                message.additional_kwargs[SOURCES_KEY] = pages
         return result
 
     def _keep_reasoning(self, kept: dict[str, Any], source: Mapping[str, Any]) -> None:

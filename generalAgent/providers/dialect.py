@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from generalAgent.providers.native_search import NativeSearch
+
 Thinking = Literal["on", "off", "default"]
 # When stored reasoning goes back with an assistant message:
 #   never       the provider ignores or rejects it;
@@ -50,6 +52,8 @@ class Dialect:
     hosts: tuple[str, ...] = ()
     ports: tuple[int, ...] = field(default=())  # local servers known by their port
     limits: str = ""  # what the docs' provider table says this dialect cannot do
+    # The provider's own web search (WEB_SEARCH_PROVIDER=native); None: it has none we can use.
+    web_search: NativeSearch | None = None
 
     def context_window(self, model: str | None) -> tuple[int, str | None]:
         """The window of `model` and the table entry that gave it (None: this dialect's default)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from generalAgent.providers.dialect import Dialect, Thinking
+from generalAgent.providers.native_search import NativeSearch
 
 # MODEL_REASONING_EFFORT as a thinking budget in tokens; 38,912 is Qwen3's largest.
 THINKING_BUDGETS = {"minimal": 512, "low": 2_048, "medium": 8_192, "high": 24_576, "max": 38_912}
@@ -47,4 +48,7 @@ DIALECT = Dialect(
     default_context_window=131_072,
     hosts=("dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "dashscope-us.aliyuncs.com"),
     limits="MODEL_REASONING_EFFORT becomes thinking_budget (low 2,048 … max 38,912 tokens) or takes a number.",
+    # Model Studio's "Web search": the model decides when to search; the compatible
+    # protocol returns no sources.
+    web_search=NativeSearch(body={"enable_search": True}),
 )

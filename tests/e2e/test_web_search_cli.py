@@ -115,3 +115,39 @@ def test_doctor_tests_the_backend(
     bad = run_cli(["doctor"], {**cli_env, **wrong}, workdir)
     assert bad.returncode == 1
     assert "✗ web search  Tavily refused the request (HTTP 401" in bad.stdout
+
+
+def test_native_search_on_glm_lists_the_pages_under_the_answer(
+    workdir: Path, cli_env: dict[str, str]
+) -> None:
+    pages = [
+        {
+            "title": "上海天气预报",
+            "link": "https://weather.example.cn/shanghai",
+            "content": "多云转小雨",
+            "publish_date": "2026-11-26",
+            "refer": "ref_1",
+        }
+    ]
+    with ScriptedOpenAIServer(dialect="glm", strict_history=True) as server:
+        server.add(Reply(text="今天上海多云转小雨[ref_1]。", web_sources=pages))
+        env = {
+            **cli_env,
+            "OPENAI_BASE_URL": server.base_url,
+            "MODEL_PROVIDER": "glm",
+            "MODEL_NAME": "glm-4.7",
+            "WEB_SEARCH_PROVIDER": "native",
+        }
+        result = run_cli(["-p", "今天上海的天气"], env, workdir)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (
+            "今天上海多云转小雨[ref_1]。\n\nSources:\n"
+            "[1] 上海天气预报 (2026-11-26) https://weather.example.cn/shanghai\n"
+        )
+        tools = server.chat_requests[0].body["tools"]
+        assert {
+            "type": "web_search",
+            "web_search": {"enable": True, "search_engine": "search_std", "search_result": True},
+        } in tools
+        assert "now" in server.chat_requests[0].tool_names  # the agent's own tools are still offered
+        assert not server.refusals

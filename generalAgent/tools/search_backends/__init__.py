@@ -28,6 +28,12 @@ BACKENDS = {"searxng": "searxng", "bocha": "bocha", "tavily": "tavily", "brave":
 
 
 def load_backend(provider: str) -> ModuleType:
+    if provider == "native":
+        raise WebSearchError(
+            "WEB_SEARCH_PROVIDER=native: the model provider searches by itself (Qwen, GLM), so answer "
+            "directly; with any other provider there is no web search: tell the user to set "
+            "WEB_SEARCH_PROVIDER to searxng, bocha, tavily or brave"
+        )
     if provider not in BACKENDS:
         raise WebSearchError(
             "web search is not configured: set WEB_SEARCH_PROVIDER to searxng (with SEARXNG_URL), "
