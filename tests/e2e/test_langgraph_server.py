@@ -20,6 +20,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
+from tests.support.environment import without_agent_variables
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.e2e
@@ -47,14 +48,14 @@ def langgraph_url(
 ) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("langgraph-server")
     port = free_port()
+    # Module-scoped: the per-test environment cleanup has not run yet, so clean here.
     env = {
         k: v
-        for k, v in os.environ.items()
-        if not k.startswith(
-            ("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "DATABASE_URL", "LANGSMITH", "LANGCHAIN")
-        )
+        for k, v in without_agent_variables(os.environ).items()
+        if not k.startswith(("LANGSMITH", "LANGCHAIN"))
     }
     env.update(
+        GENERALAGENT_CONFIG_DIR=str(workdir / "user-config"),
         MODEL_NAME="test-model",
         OPENAI_API_KEY="sk-test-SECRET-0123456789",
         OPENAI_BASE_URL=model_server.base_url,
