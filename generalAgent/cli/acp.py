@@ -50,12 +50,15 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     Implementation,
+    ListSessionsResponse,
     PermissionOption,
     PromptCapabilities,
     ResumeSessionResponse,
     SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
+    SessionInfo,
+    SessionListCapabilities,
     SessionResumeCapabilities,
     ToolCallLocation,
     ToolCallUpdate,
@@ -73,6 +76,7 @@ RESULT_CHARS = 4_000
 ALLOW_ONCE, ALLOW_SESSION, REJECT = "allow-once", "allow-session", "reject"
 OPTION_ANSWERS = {ALLOW_ONCE: YES, ALLOW_SESSION: KEEP, REJECT: NO}
 MODEL_OPTION = "model"
+SESSIONS_LISTED = 50  # session/list answers one page: the most recent ones
 # How each tool looks in the editor (ACP's ToolKind); tools not listed (MCP tools) are "other".
 TOOL_KINDS = {
     "read_file": "read",
@@ -257,7 +261,9 @@ class GeneralAgentACP:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
-                session_capabilities=SessionCapabilities(resume=SessionResumeCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    resume=SessionResumeCapabilities(), list=SessionListCapabilities()
+                ),
             ),
             agent_info=Implementation(
                 name="generalagent", title="generalAgent", version=version("generalAgent")
@@ -279,6 +285,29 @@ class GeneralAgentACP:
     async def resume_session(self, cwd: str, session_id: str, **kwargs: Any) -> ResumeSessionResponse:
         session = await self._stored(session_id, cwd)
         return ResumeSessionResponse(config_options=self._options(session))
+
+    async def list_sessions(self, cwd: str | None = None, **kwargs: Any) -> ListSessionsResponse:
+        """The most recent sessions of the catalog, the terminal's included (one page)."""
+        from datetime import UTC, datetime
+
+        from generalAgent.sessions import SessionCatalog
+
+        catalog = SessionCatalog(self.settings.paths.sessions_db)
+        try:
+            recent = catalog.recent(SESSIONS_LISTED)
+        finally:
+            catalog.close()
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=info.id,
+                    cwd=str(self.sessions[info.id].cwd if info.id in self.sessions else cwd or Path.cwd()),
+                    title=info.title,
+                    updated_at=datetime.fromtimestamp(info.updated_at, UTC).isoformat(timespec="seconds"),
+                )
+                for info in recent
+            ]
+        )
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any

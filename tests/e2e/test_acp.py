@@ -125,6 +125,9 @@ async def second_process(env: dict[str, str], workdir: Path, session_id: str) ->
     client = EditorClient()
     async with spawn(env, workdir, client) as (conn, process):
         await conn.initialize(protocol_version=1)
+        listed = await conn.list_sessions(cwd=str(workdir))
+        assert [info.session_id for info in listed.sessions] == [session_id]
+        assert listed.sessions[0].title == "@run_bash_command 打个招呼"
         await conn.load_session(cwd=str(workdir), session_id=session_id, mcp_servers=[])
         replayed = client.text("user_message_chunk")
         assert "打个招呼" in replayed and "讲个很长的故事" in replayed
