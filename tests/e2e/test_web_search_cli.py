@@ -9,7 +9,7 @@ import pytest
 
 from tests.e2e.conftest import run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
-from tests.support.search_server import BOCHA_KEY, TAVILY_KEY, FakeSearchServices
+from tests.support.search_server import BOCHA_KEY, BRAVE_KEY, TAVILY_KEY, FakeSearchServices
 
 pytestmark = pytest.mark.e2e
 
@@ -36,10 +36,15 @@ def backend_env(provider: str, services: FakeSearchServices) -> dict[str, str]:
             "WEB_SEARCH_API_KEY": TAVILY_KEY,
             "WEB_SEARCH_BASE_URL": services.base_url + "/search",
         },
+        "brave": {
+            "WEB_SEARCH_PROVIDER": "brave",
+            "WEB_SEARCH_API_KEY": BRAVE_KEY,
+            "WEB_SEARCH_BASE_URL": services.base_url + "/res/v1/web/search",
+        },
     }[provider]
 
 
-@pytest.mark.parametrize("provider", ["searxng", "bocha"])
+@pytest.mark.parametrize("provider", ["searxng", "bocha", "tavily", "brave"])
 def test_web_search_answers_with_citations(
     openai_server: ScriptedOpenAIServer,
     services: FakeSearchServices,
