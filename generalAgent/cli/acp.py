@@ -21,6 +21,7 @@ print from a library cannot corrupt the stream.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import sys
 import threading
@@ -233,6 +234,9 @@ class AcpSession:
     model: str
     running: threading.Event = field(default_factory=threading.Event)
     approved: set[str] = field(default_factory=set)  # tools allowed "always" while the process lives
+    # Permission requests waiting for the editor: a cancel ends them (as a "no") even if the
+    # editor never answers them, so the turn can stop.
+    asking: set[concurrent.futures.Future] = field(default_factory=set)
 
 
 class GeneralAgentACP:
@@ -342,6 +346,8 @@ class GeneralAgentACP:
         session = self.sessions.get(session_id)
         if session is not None and session.running.is_set() and self._agent is not None:
             self._agent.cancel()
+            for waiting in list(session.asking):
+                waiting.cancel()
 
     # --- one turn, in a worker thread ---------------------------------------------------
 
@@ -366,7 +372,7 @@ class GeneralAgentACP:
             catalog.open_session(session.id, text.splitlines()[0])
             view = AcpView(
                 lambda update: self._notify(session.id, update),
-                lambda call, options: self._ask(session.id, call, options),
+                lambda call, options: self._ask(session, call, options),
                 agent.parts.env.workspace_for(session.id).root,
             )
             agent.parts.env.start_turn()
@@ -388,12 +394,18 @@ class GeneralAgentACP:
         future = asyncio.run_coroutine_threadsafe(self._conn.session_update(session_id, update), self._loop)
         future.result()
 
-    def _ask(self, session_id: str, call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
+    def _ask(self, session: AcpSession, call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
         assert self._conn is not None and self._loop is not None
         future = asyncio.run_coroutine_threadsafe(
-            self._conn.request_permission(session_id=session_id, tool_call=call, options=options), self._loop
+            self._conn.request_permission(session_id=session.id, tool_call=call, options=options), self._loop
         )
-        outcome = future.result().outcome
+        session.asking.add(future)
+        try:
+            outcome = future.result().outcome
+        except concurrent.futures.CancelledError:
+            return None  # the turn was cancelled while the editor had the question
+        finally:
+            session.asking.discard(future)
         return getattr(outcome, "option_id", None)  # a cancelled request has none: no
 
     # --- sessions -----------------------------------------------------------------------

@@ -31,10 +31,14 @@ class EditorClient:
         self.permissions: list[Any] = []
         self.answers: list[str | None] = []  # option ids to pick, in order; None = cancelled
         self.on_update: Any = None
+        self.conn: Any = None
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any):
         self.permissions.append((tool_call, options))
         choice = self.answers.pop(0)
+        if choice == "cancel and never answer":
+            await self.conn.cancel(session_id=session_id)
+            await asyncio.Event().wait()
         outcome = (
             DeniedOutcome(outcome="cancelled")
             if choice is None
@@ -136,6 +140,16 @@ async def second_process(env: dict[str, str], workdir: Path, session_id: str) ->
         reply = await conn.prompt(session_id=session_id, prompt=[text_block("我们刚才做了什么？")])
         assert reply.stop_reason == "end_turn"
         assert client.text() == "你让我打招呼，它说了 hello-acp。"
+
+        # 5. Stop while a permission is asked, by an editor that never answers it: the turn
+        # still ends, and the command does not run.
+        client.conn = conn
+        client.answers = ["cancel and never answer"]
+        reply = await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("@run_bash_command 再建一个文件")]), 30
+        )
+        assert reply.stop_reason == "cancelled"
+        assert not list(workdir.rglob("never.txt"))
     return client
 
 
@@ -152,6 +166,8 @@ def test_an_editor_session_with_approvals_a_cancel_and_a_reload(
             Reply(text="好的，不建了。"),
             Reply(text="从前有座山，山里有座庙。" * 50, chunk_chars=4, stall_after_chunks=3),
             Reply(text="你让我打招呼，它说了 hello-acp。"),
+            Reply(tool_calls=[ToolCall("run_bash_command", {"command": "touch never.txt"})]),
+            Reply(text="(not reached: the turn is cancelled before the model is asked again)"),
         )
         env = {
             **cli_env,
@@ -162,7 +178,7 @@ def test_an_editor_session_with_approvals_a_cancel_and_a_reload(
         }
         session_id = asyncio.run(first_process(env, workdir, server))
         asyncio.run(second_process(env, workdir, session_id))
-        last = server.chat_requests[-1]
+        last = server.chat_requests[5]  # the resumed session's first request
         contents = [str(m.get("content")) for m in last.messages]
         assert any("hello-acp" in c for c in contents) and any("打个招呼" in c for c in contents)
         assert not last.history_problems
