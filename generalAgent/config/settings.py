@@ -398,7 +398,7 @@ class ToolSettings(BaseSettings):
     web_search_provider: Literal["none", "searxng", "bocha", "tavily", "brave", "native"] = Field(
         default="none",
         description="Service web_search asks: searxng (SEARXNG_URL), bocha, tavily or brave "
-        "(WEB_SEARCH_API_KEY); native = the model provider's own search (Qwen, GLM); none = no web search",
+        "(WEB_SEARCH_API_KEY); native = the model provider's own search (Qwen, GLM, Kimi); none = no web search",
     )
     searxng_url: OptionalText = Field(
         default=None,

@@ -15,19 +15,23 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 import openai
+from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import LanguageModelInput
-from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 from pydantic import Field
 
 from generalAgent.providers.dialect import Dialect
 from generalAgent.providers.native_search import (
+    MAX_ECHOES,
     SOURCES_KEY,
+    echo_messages,
     merge_sources,
     request_with_search,
     sources_from,
     sources_text,
+    without_echoed_calls,
 )
 from generalAgent.providers.reasoning import (
     DETAILS_KEY,
@@ -85,15 +89,37 @@ class DialectChatModel(ChatOpenAI):
         # LangChain; these providers speak chat completions only.
         return False if self.native_search else super()._use_responses_api(payload)
 
-    def _stream(self, *args: Any, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
-        """The stream, and after it the list of pages the provider's search used, if any."""
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        """The stream, and after it the list of pages the provider's search used, if any.
+
+        A call to a function the provider wants echoed (Kimi's $web_search) is not passed on:
+        it is answered with its own arguments and the request is sent again, the provider
+        searching in between, and the answer streams on as one message."""
+        search = self.dialect.web_search if self.native_search else None
+        echoed_name = search.echoed_function if search else None
         pages: list[dict[str, str]] = []
-        for generation in super()._stream(*args, **kwargs):
-            pages = merge_sources(pages, generation.message.additional_kwargs.pop(SOURCES_KEY, []))
-            yield generation
+        for _ in range(MAX_ECHOES + 1):
+            echoed: dict[int, dict[str, str]] = {}
+            others = False  # calls of the agent's own tools in the same answer
+            for generation in super()._stream(messages, stop, run_manager, **kwargs):
+                message = generation.message
+                pages = merge_sources(pages, message.additional_kwargs.pop(SOURCES_KEY, []))
+                if echoed_name and isinstance(message, AIMessageChunk):
+                    kept = without_echoed_calls(message, echoed_name, echoed)
+                    others = others or bool(kept.tool_call_chunks)
+                    generation = ChatGenerationChunk(message=kept, generation_info=generation.generation_info)
+                yield generation
+            if not echoed or others or not echoed_name:
+                break
+            messages = [*messages, *echo_messages(echoed, echoed_name)]
         if pages:
             listed = self._sources_chunk(pages)
-            run_manager = kwargs.get("run_manager") or (args[2] if len(args) > 2 else None)
             if run_manager is not None:
                 run_manager.on_llm_new_token(listed.text, chunk=listed)
             yield listed

@@ -15,6 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 from generalAgent.providers.dialect import Dialect, Thinking
+from generalAgent.providers.native_search import NativeSearch
+
+# "Use the Web Search Tool": the builtin function, and thinking off (required with it).
+WEB_SEARCH = NativeSearch(
+    body={"thinking": {"type": "disabled"}},
+    tools=({"type": "builtin_function", "function": {"name": "$web_search"}},),
+    echoed_function="$web_search",
+    drops=("reasoning_effort",),
+)
 
 
 def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
@@ -46,4 +55,5 @@ DIALECT = Dialect(
     default_context_window=262_144,
     hosts=("api.moonshot.cn", "api.moonshot.ai", "api.kimi.com"),
     limits="Kimi fixes temperature for its K2/K3 models: leave MODEL_TEMPERATURE unset.",
+    web_search=WEB_SEARCH,
 )

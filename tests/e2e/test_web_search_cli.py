@@ -156,3 +156,23 @@ def test_native_search_on_glm_lists_the_pages_under_the_answer(
         } in tools
         assert "now" in server.chat_requests[0].tool_names  # the agent's own tools are still offered
         assert not server.refusals
+
+
+def test_native_search_on_kimi_answers_without_a_tool_line(workdir: Path, cli_env: dict[str, str]) -> None:
+    with ScriptedOpenAIServer(dialect="kimi", strict_history=True) as server:
+        server.add(
+            Reply(tool_calls=[ToolCall("$web_search", {"search_result": {"search_id": "s-1"}})]),
+            Reply(text="今天上海多云转小雨。"),
+        )
+        env = {
+            **cli_env,
+            "OPENAI_BASE_URL": server.base_url,
+            "MODEL_PROVIDER": "kimi",
+            "MODEL_NAME": "kimi-k2.6",
+            "WEB_SEARCH_PROVIDER": "native",
+        }
+        result = run_cli(["-p", "今天上海的天气"], env, workdir)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == "今天上海多云转小雨。\n"
+        assert "$web_search" not in result.stderr  # nothing for the user to approve or see run
+        assert len(server.chat_requests) == 2 and not server.refusals

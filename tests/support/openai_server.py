@@ -292,6 +292,26 @@ class ScriptedOpenAIServer:
             and not isinstance(body["enable_search"], bool)
         ):
             return self._error("web_search_invalid")
+        if search == "builtin_function":
+            builtins = [t for t in body.get("tools") or [] if t.get("type") == "builtin_function"]
+            if any((t.get("function") or {}).get("name") != "$web_search" for t in builtins):
+                return self._error("web_search_invalid")
+            if builtins and thinking == "enabled":
+                return self._error("web_search_thinking")
+            calls = {
+                call.get("id"): call.get("function") or {}
+                for message in messages
+                if message.get("role") == "assistant"
+                for call in message.get("tool_calls") or []
+            }
+            for message in messages:
+                call = calls.get(message.get("tool_call_id")) if message.get("role") == "tool" else None
+                if (
+                    call
+                    and call.get("name") == "$web_search"
+                    and not _same_json(message.get("content"), call.get("arguments"))
+                ):
+                    return self._error("web_search_echo")
         if search == "tool":
             for tool in body.get("tools") or []:
                 options = tool.get("web_search") if tool.get("type") == "web_search" else {}
@@ -646,3 +666,11 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
 
     return Handler
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Two JSON texts with the same value (Kimi wants $web_search's arguments echoed unchanged)."""
+    try:
+        return json.loads(a) == json.loads(b)
+    except (TypeError, ValueError):
+        return False

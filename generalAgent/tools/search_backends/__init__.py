@@ -30,7 +30,7 @@ BACKENDS = {"searxng": "searxng", "bocha": "bocha", "tavily": "tavily", "brave":
 def load_backend(provider: str) -> ModuleType:
     if provider == "native":
         raise WebSearchError(
-            "WEB_SEARCH_PROVIDER=native: the model provider searches by itself (Qwen, GLM), so answer "
+            "WEB_SEARCH_PROVIDER=native: the model provider searches by itself (Qwen, GLM, Kimi), so answer "
             "directly; with any other provider there is no web search: tell the user to set "
             "WEB_SEARCH_PROVIDER to searxng, bocha, tavily or brave"
         )
