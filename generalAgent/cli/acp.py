@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from acp import (
     PROTOCOL_VERSION,
@@ -211,20 +212,37 @@ def tool_locations(args: dict[str, Any], workspace_root: Path) -> list[ToolCallL
 
 
 def prompt_text(blocks: Iterable[Any]) -> str:
-    """The user's words from ACP content blocks: text, embedded text resources, links."""
+    """The user's words from ACP content blocks.
+
+    A file the user attached in the editor (a link or an embedded copy with a file: URI)
+    becomes a `#"path"` reference, as if typed in the chat: it is copied into the
+    workspace and read as a document, so its content is data, never the user's own words
+    (a host named inside it is not one the user named). Other embedded text is kept."""
     parts: list[str] = []
     for block in blocks:
         kind = getattr(block, "type", "")
         if kind == "text":
             parts.append(block.text)
-        elif kind == "resource_link":
-            parts.append(block.uri)
-        elif kind == "resource":
-            resource = block.resource
-            text = getattr(resource, "text", None)
-            if isinstance(text, str):
-                parts.append(f"{resource.uri}:\n{text}")
+        elif kind in ("resource_link", "resource"):
+            uri = block.uri if kind == "resource_link" else block.resource.uri
+            reference = file_reference(uri)
+            text = getattr(block.resource, "text", None) if kind == "resource" else None
+            if reference:
+                parts.append(reference)
+            elif isinstance(text, str):
+                parts.append(f"{uri}:\n{text}")
+            else:
+                parts.append(uri)
     return "\n".join(part for part in parts if part)
+
+
+def file_reference(uri: str) -> str | None:
+    """`#"/abs/path"` for a file: URI (line anchors dropped); None for anything else."""
+    parts = urlsplit(uri)
+    if parts.scheme != "file" or not parts.path:
+        return None
+    path = unquote(parts.path)
+    return f'#"{path}"' if '"' not in path and "\n" not in path else None
 
 
 @dataclass
@@ -264,7 +282,8 @@ class GeneralAgentACP:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                # Attached files come as links and are read from disk like #paths (prompt_text).
+                prompt_capabilities=PromptCapabilities(embedded_context=False),
                 session_capabilities=SessionCapabilities(
                     resume=SessionResumeCapabilities(), list=SessionListCapabilities()
                 ),
