@@ -253,8 +253,8 @@ class AcpSession:
     running: threading.Event = field(default_factory=threading.Event)
     approved: set[str] = field(default_factory=set)  # tools allowed "always" while the process lives
     # Permission requests waiting for the editor: a cancel ends them (as a "no") even if the
-    # editor never answers them, so the turn can stop.
-    asking: set[concurrent.futures.Future] = field(default_factory=set)
+    # editor never answers them, so the turn can stop. Only touched on the event loop.
+    asking: set[asyncio.Task] = field(default_factory=set)
 
 
 class GeneralAgentACP:
@@ -415,16 +415,23 @@ class GeneralAgentACP:
 
     def _ask(self, session: AcpSession, call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
         assert self._conn is not None and self._loop is not None
-        future = asyncio.run_coroutine_threadsafe(
-            self._conn.request_permission(session_id=session.id, tool_call=call, options=options), self._loop
-        )
-        session.asking.add(future)
+        conn = self._conn
+
+        async def ask() -> Any:
+            # Registered on the loop before the request goes out, so a cancel that follows
+            # it (also handled on the loop) always finds it.
+            task = asyncio.current_task()
+            assert task is not None
+            session.asking.add(task)
+            try:
+                return await conn.request_permission(session_id=session.id, tool_call=call, options=options)
+            finally:
+                session.asking.discard(task)
+
         try:
-            outcome = future.result().outcome
+            outcome = asyncio.run_coroutine_threadsafe(ask(), self._loop).result().outcome
         except concurrent.futures.CancelledError:
             return None  # the turn was cancelled while the editor had the question
-        finally:
-            session.asking.discard(future)
         return getattr(outcome, "option_id", None)  # a cancelled request has none: no
 
     # --- sessions -----------------------------------------------------------------------

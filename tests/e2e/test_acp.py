@@ -59,8 +59,17 @@ class EditorClient:
 
 
 def spawn(env: dict[str, str], workdir: Path, client: EditorClient):
+    # stderr is inherited (an editor reads it into its log; an unread pipe would fill and
+    # stall the agent), and the agent gets time to close its databases when stdin ends.
     return spawn_agent_process(
-        lambda agent: client, sys.executable, "-m", "generalAgent", "acp", env=env, cwd=str(workdir)
+        lambda agent: client,
+        sys.executable,
+        "-m",
+        "generalAgent",
+        "acp",
+        env=env,
+        cwd=str(workdir),
+        transport_kwargs={"stderr": None, "shutdown_timeout": 20.0},
     )
 
 
