@@ -51,7 +51,11 @@ def time_to_prompt(
             "MCP_STARTUP_TIMEOUT": "120",
         }
         if mcp_servers is not None:
+            from generalAgent.config.trust import STORE_NAME, TrustStore
+
             (Path(tmp) / "mcp.json").write_text(json.dumps({"mcpServers": mcp_servers}), encoding="utf-8")
+            # The folder's mcp.json is used only in a trusted folder (docs/security.md).
+            TrustStore(Path(tmp) / "user-config" / STORE_NAME).remember(Path(tmp), True)
         for _ in range(runs):
             started = time.perf_counter()
             child = pexpect.spawn(

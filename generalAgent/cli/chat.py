@@ -31,6 +31,7 @@ from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file, public_url
+from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
@@ -116,11 +117,14 @@ class InputHistory(FileHistory):
 @dataclass
 class ChatOptions:
     resume: str | None = None  # "last", an id (prefix), or None for a new session
+    # --allow-host: hosts fetch_web reaches without asking (records of tools/named_hosts.py)
+    allowed_hosts: tuple[Any, ...] = ()
 
 
 class Chat:
     def __init__(self, settings: Settings, options: ChatOptions, console: Console | None = None) -> None:
         self.settings = settings
+        self.options = options
         self.console = console or terminal_console(highlight=False)
         self.catalog = SessionCatalog(settings.paths.sessions_db)
         self.loader = BackgroundLoader(settings).start()
@@ -200,6 +204,7 @@ class Chat:
             Path.cwd(),
             self.pending_uploads,
             progress=lambda message: self.console.status(f"[dim]{escape(message)}[/]"),
+            allowed_hosts=self.options.allowed_hosts,
         )
         for warning in prepared.warnings:
             self.console.print(f"[yellow]{escape(warning)}[/]")
@@ -396,9 +401,9 @@ class Chat:
 
         agent = self._agent()
         report = attach_files(agent, self.session_id, [argument], Path.cwd())
-        for problem in report.problems:
+        for problem in [*report.notices, *report.problems]:
             self.console.print(f"[yellow]{escape(problem)}[/]")
-        if not report.files and not report.problems:
+        if not report.files and not report.problems and not report.notices:
             self.console.print(
                 "[yellow]" + escape(_("Nothing matches {pattern}.").format(pattern=argument)) + "[/]"
             )
@@ -616,7 +621,7 @@ class Chat:
 
     def _prompt_session(self) -> PromptSession:
         history_file = self.settings.paths.input_history_file
-        history_file.parent.mkdir(parents=True, exist_ok=True)
+        private_file(history_file)  # what the user typed: theirs alone
         bindings = KeyBindings()
 
         @bindings.add("escape", "enter")

@@ -10,7 +10,6 @@ Progress and messages go to stderr, results to stdout, so `--json` output can be
 
 from __future__ import annotations
 
-import glob
 import json
 import sqlite3
 import time
@@ -27,7 +26,10 @@ from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
-from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.convert import soffice
+from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
+from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
@@ -53,32 +55,63 @@ def settings_from(ctx: typer.Context) -> Settings:
         raise typer.Exit(2) from None
 
 
-def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
-    """Files named by `patterns` (files, folders walked recursively, globs), and problems."""
+def expand_paths(
+    patterns: list[str], skipped: list[tuple[Path, str]] | None = None
+) -> tuple[list[Path], list[str], list[str]]:
+    """Files named by `patterns` (files, folders walked recursively, globs), problems (a
+    name that matches nothing) and notices. A folder or a glob never leads out of itself
+    through a symbolic link: such a link is skipped with a notice (documents/folder_walk.py).
+    Files a folder walk leaves out go to `skipped` with the reason (hidden ones silently)."""
     files: list[Path] = []
     problems: list[str] = []
+    notices: list[str] = []
+    readable = SEARCHABLE_SUFFIXES | (OLD_OFFICE.keys() if soffice() else set())
+
+    def searchable(path: Path) -> bool:
+        if path.suffix.lower() in readable:
+            return True
+        if skipped is not None:
+            skipped.append((path, skip_reason(path)))
+        return False
+
+    cwd = Path.cwd()
     for pattern in patterns:
-        if any(ch in pattern for ch in "*?["):
-            matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True))]
-            if not matches:
+        written = Path(pattern).expanduser()
+        start = glob_anchor(written)[0] if any(ch in pattern for ch in "*?[") else written
+        if leads_out_of(start, cwd):
+            found = FolderFiles(links_out=[start])
+        elif any(ch in pattern for ch in "*?["):
+            found = glob_files(written, hidden=False)
+            if not found.files and not found.links_out:
                 problems.append(_("{pattern}: no file matches").format(pattern=pattern))
-            files.extend(p for p in matches if p.is_file())
-            continue
-        path = Path(pattern)
-        if path.is_dir():
-            files.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.is_file()
-                and p.suffix.lower() in SEARCHABLE_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        elif path.is_file():
-            files.append(path)
         else:
-            problems.append(_("{pattern}: no such file or folder").format(pattern=pattern))
+            path = written
+            if path.is_dir():
+                found = walk_folder(path, include=searchable)
+            elif path.is_file():
+                found = FolderFiles(files=[path])
+            else:
+                problems.append(_("{pattern}: no such file or folder").format(pattern=pattern))
+                continue
+        files += found.files
+        notices += [
+            _("{pattern}: {link} was not indexed: it is a link to a place outside the folder").format(
+                pattern=pattern, link=link
+            )
+            for link in found.links_out
+        ]
     unique = list(dict.fromkeys(p.resolve() for p in files))
-    return unique, problems
+    return unique, problems, notices
+
+
+def skip_reason(path: Path) -> str:
+    """Why a folder walk does not index `path`, in a few words."""
+    suffix = path.suffix.lower()
+    if suffix in OLD_OFFICE:
+        return _("old or WPS Office file: install LibreOffice to index it")
+    if suffix in IMAGE_SUFFIXES:
+        return _("image: not indexed (attach it to show it to a vision model)")
+    return _("not a format generalAgent reads ({suffix})").format(suffix=suffix or _("no suffix"))
 
 
 def index_command(
@@ -115,8 +148,13 @@ def index_command(
                         ).format(count=removed, days=days)
                     )
             if paths:
-                files, problems = expand_paths(paths)
-                for problem in problems:
+                skipped: list[tuple[Path, str]] = []
+                files, problems, notices = expand_paths(paths, skipped)
+                if skipped:
+                    report["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
+                    if not as_json:
+                        _print_skipped(err, skipped)
+                for problem in [*notices, *problems]:
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
                 report["files"] = _index_files(index, files, err, force)
                 failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])
@@ -131,6 +169,21 @@ def index_command(
         out.print(_stats_table(report["stats"]))
     if failed:
         raise typer.Exit(1)
+
+
+def _print_skipped(err: Console, skipped: list[tuple[Path, str]]) -> None:
+    """One line per reason, with how many files and a few of their names."""
+    by_reason: dict[str, list[Path]] = {}
+    for path, why in skipped:
+        by_reason.setdefault(why, []).append(path)
+    for why, paths in by_reason.items():
+        names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
+        line = ngettext(
+            "Skipped {count} file ({names}): {reason}",
+            "Skipped {count} files ({names}): {reason}",
+            len(paths),
+        )
+        err.print(f"[yellow]{escape(line.format(count=len(paths), names=names, reason=why))}[/yellow]")
 
 
 def _index_files(index: SearchIndex, files: list[Path], err: Console, force: bool) -> list[dict[str, Any]]:

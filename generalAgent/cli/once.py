@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,6 +22,9 @@ from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.sessions import SessionCatalog
+
+if TYPE_CHECKING:
+    from generalAgent.tools.named_hosts import NamedHost
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -32,10 +37,12 @@ def run_once(
     stderr=None,
     *,
     stdin_references: bool = False,
+    allowed_hosts: Sequence[NamedHost] = (),
 ) -> int:
     """One turn. Text piped in with `-p -` is data (a log, a document, another program's
     output): its @names and #paths are not acted on unless `stdin_references`, so piped
-    text cannot unlock a tool or copy `#~/.ssh` into the workspace."""
+    text cannot unlock a tool or copy `#~/.ssh` into the workspace. Nor does it name hosts
+    fetch_web may reach without asking: only a typed prompt and `allowed_hosts` do."""
     out = stdout or sys.stdout
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
     text = sys.stdin.read() if prompt == "-" else prompt
@@ -73,7 +80,16 @@ def run_once(
     try:
         config = thread_config(session_id)
         references = prompt != "-" or stdin_references
-        prepared = prepare_turn(text, agent, config, session_id, Path.cwd(), references=references)
+        prepared = prepare_turn(
+            text,
+            agent,
+            config,
+            session_id,
+            Path.cwd(),
+            references=references,
+            typed=prompt != "-",
+            allowed_hosts=allowed_hosts,
+        )
         for warning in prepared.warnings:
             err.print(f"[yellow]{escape(warning)}[/]")
         if prepared.graph_input is None:

@@ -32,7 +32,7 @@ from generalAgent.cli.escape_key import EscapeKey
 from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
-from generalAgent.display import human_size
+from generalAgent.display import human_size, mask_urls
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
@@ -141,7 +141,8 @@ def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
     parts = []
     for key, value in args.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        shown = " ".join(terminal_safe(str(shown)).split())
+        # A URL's credentials (?auth=, ?token=, user:password@) never reach the screen.
+        shown = " ".join(terminal_safe(mask_urls(str(shown))).split())
         if len(shown) > limit:
             shown = shown[: limit - 1] + "…"
         shown = json.dumps(shown, ensure_ascii=False) if isinstance(value, str) else shown
@@ -399,7 +400,7 @@ class TerminalView:
         self._waiting = not self._running  # the tools' answers go back to the model
         self._update_status()
         if is_error:
-            first = " ".join(terminal_safe(content).split())[:120]
+            first = " ".join(terminal_safe(mask_urls(content)).split())[:120]
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:
             size = human_size(len(content.encode("utf-8")))

@@ -41,6 +41,7 @@ from generalAgent.graph.repetition import repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.providers.factory import build_chat_model
+from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.skills.loader import SkillCatalog, load_skills
 from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
@@ -139,6 +140,9 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_edge("finalize", END)
     compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
     parts.env.run_subagent = SubagentRunner(compiled, parts.settings, parts.agents, parts.env.cancelled)
+    # Tools that show images (view_page) need to know whether this model sees them.
+    model = parts.settings.model
+    parts.env.image_limits = image_limits(model) if takes_images(model) else None
     return compiled
 
 

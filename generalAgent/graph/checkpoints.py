@@ -30,6 +30,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 
 from generalAgent.config.settings import PathSettings
 from generalAgent.display import one_line
+from generalAgent.private_storage import private_file
 
 LOGGER = logging.getLogger(__name__)
 
@@ -164,7 +165,7 @@ def open_sqlite_checkpointer(path: Path) -> PrunedSqliteSaver:
     once, here; `saver.report` says what that did. Another process holding the database
     open only postpones the rewrite to a later start.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_file(path)  # 0600 in a 0700 folder (generalAgent/private_storage.py)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS)
     # Before any table exists this takes effect at once; an older file needs the VACUUM below.
     conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")

@@ -25,6 +25,7 @@ from typing import NamedTuple, Protocol, Self
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
+from generalAgent.private_storage import private_file
 from generalAgent.search.chunking import ChunkingConfig
 from generalAgent.search.segmentation import Segmenter
 
@@ -191,7 +192,7 @@ class ChunkRow(NamedTuple):
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the index database with WAL, a busy timeout and FKs on."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)  # 0600 in a 0700 folder (generalAgent/private_storage.py)
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )

@@ -11,26 +11,36 @@ A tool states its rule in `tool.metadata["needs_approval"]` (`NEEDS_APPROVAL`):
 The graph's approval step (graph/nodes/approval.py) applies the rule to every call of a
 model message before any of them runs; AUTO_APPROVE_TOOLS relaxes it per tool. The
 reason is shown to the user beside the call, so it says what the call would do.
+
+What the user approves must be what runs, so a tool may say more about how its call is
+shown: `metadata["approval_command_args"]` names the arguments that are commands (shown
+whole, every newline visible), and `metadata["approval_files"]` is a function
+`(args, context) -> [FilePreview]` naming the files a call would run (run_bash_command:
+`bash temp/x.sh` shows the start of temp/x.sh, which the agent wrote without a question).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import shlex
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from generalAgent.display import N_
+from generalAgent.tools.named_hosts import NamedHosts
 
 if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
 
     from generalAgent.config.settings import Settings
     from generalAgent.tools.workspace import Workspace
 
 NEEDS_APPROVAL = "needs_approval"
+COMMAND_ARGS = "approval_command_args"
+FILES_RUN = "approval_files"
+# What the question shows of a file a command runs: enough to see what it does.
+PREVIEW_LINES = 12
+PREVIEW_CHARS = 2_000
 # A person's answer for one call: this call, this call and the rest of the process, this
 # call and the rest of the session (stored with it), or no.
 YES, ALWAYS, KEEP, NO = "yes", "always", "keep", "no"
@@ -60,8 +70,8 @@ class CallContext:
     """What a rule may consult besides the call's arguments."""
 
     workspace: Workspace | None = None
-    # Hosts the user named in their own messages: reaching them is what the user asked for.
-    named_hosts: frozenset[str] = field(default_factory=frozenset)
+    # Who named which host (the user, --allow-host, a web search): tools/named_hosts.py.
+    named_hosts: NamedHosts = field(default_factory=NamedHosts)
 
 
 ApprovalRule = Callable[[Mapping[str, Any], CallContext], Reason | None]
@@ -103,12 +113,57 @@ class ApprovalPolicy:
         return approval_reason(tool, args, context)
 
 
-# A URL, or a bare host name with a dot and a known-looking top-level part ("example.com",
-# "docs.python.org"); what a user types when they mean a site.
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'`]+", re.IGNORECASE)
-_BARE_HOST = re.compile(
-    r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})(?![\w-])", re.IGNORECASE
-)
+@dataclass(frozen=True)
+class FilePreview:
+    """A file a call would run, as the approval question shows it."""
+
+    path: str  # as the workspace shows it (temp/x.sh)
+    size: int  # bytes
+    head: str  # its first PREVIEW_LINES lines, at most PREVIEW_CHARS characters
+    complete: bool  # the head is the whole file
+
+
+def files_run_by(command: str, workspace: Workspace | None, limit: int = 5) -> list[FilePreview]:
+    """The files in outputs/ or temp/ a shell command names (`bash temp/x.sh`, `./temp/x.py`,
+    `. temp/env`): files the agent wrote in this session, without a question, that the
+    command would run. The command's own words are in the question; these are not."""
+    from generalAgent.tools.workspace import WRITABLE_DIRS, WorkspaceError
+
+    if workspace is None or not command:
+        return []
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:  # an open quote: the words as they are
+        words = command.split()
+    previews: list[FilePreview] = []
+    seen: set[str] = set()
+    for word in words[:200]:
+        word = word.lstrip("<").strip()
+        if "/" not in word or len(word) > 4096:
+            continue
+        try:
+            real = workspace.resolve(word)
+        except (WorkspaceError, OSError, ValueError):
+            continue
+        if not any(workspace.in_folder(real, folder) for folder in WRITABLE_DIRS):
+            continue
+        try:
+            shown = workspace.display(real)
+            if shown in seen or not real.is_file():
+                continue
+            with workspace.open_for_reading(real) as handle:
+                data = handle.read(PREVIEW_CHARS * 4)
+            size = real.stat().st_size
+        except (WorkspaceError, OSError):
+            continue
+        seen.add(shown)
+        text = data.decode("utf-8", errors="replace")
+        head = "\n".join(text.splitlines()[:PREVIEW_LINES])[:PREVIEW_CHARS]
+        complete = size == len(data) and head.rstrip("\n") == text.rstrip("\n")
+        previews.append(FilePreview(path=shown, size=size, head=head, complete=complete))
+        if len(previews) >= limit:
+            break
+    return previews
 
 
 def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> Reason | None:
@@ -143,31 +198,3 @@ def describe_knowledge_item(settings: Settings, item_id: str) -> str:
     except STORE_ERRORS:
         item = None
     return f'"{item.title}" (id {item_id})' if item is not None else f"item {item_id!r}"
-
-
-def hosts_named_in(texts: Iterable[str]) -> frozenset[str]:
-    """Host names a person wrote in `texts` (URLs and bare domains), lower-case, without "www."."""
-    hosts: set[str] = set()
-    for text in texts:
-        for match in _URL.finditer(text):
-            try:
-                host = urlsplit(match.group(0)).hostname
-            except ValueError:
-                continue
-            if host:
-                hosts.add(canonical_host(host))
-        for match in _BARE_HOST.finditer(text):
-            hosts.add(canonical_host(match.group(1)))
-    return frozenset(hosts)
-
-
-def canonical_host(host: str) -> str:
-    host = host.strip().rstrip(".").lower()
-    return host.removeprefix("www.")
-
-
-def hosts_named_by_user(messages: Sequence[BaseMessage]) -> frozenset[str]:
-    """Hosts named in the user's own messages (tool results and answers are not the user)."""
-    from langchain_core.messages import HumanMessage
-
-    return hosts_named_in(m.text for m in messages if isinstance(m, HumanMessage))

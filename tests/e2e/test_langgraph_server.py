@@ -1,8 +1,9 @@
 """The graph served unchanged by LangGraph Server (`langgraph dev`), driven with `langgraph_sdk`.
 
 One in-memory server is started for the module on a loopback port, with `langgraph.json`
-from the repository and the model pointed at the local OpenAI-compatible test server; each
-test creates its own thread, runs it through the SDK and reads the stored state back.
+from the repository (its custom auth included: two users with API keys) and the model
+pointed at the local OpenAI-compatible test server; each test creates its own thread,
+runs it through the SDK and reads the stored state back.
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ ROOT = Path(__file__).resolve().parents[2]
 GRAPH_ID = "generalAgent"
 MAX_LOOPS = 4
 STARTUP_SECONDS = 90
+# The users of the served deployment (SERVER_API_KEYS) and their keys.
+KEYS = {"alice": "key-alice-0123456789", "bob": "key-bob-9876543210"}
+
+
+def client_of(url: str, user: str = "alice"):
+    """An SDK client that proves it is `user` (the key goes in x-api-key)."""
+    return get_sync_client(url=url, api_key=KEYS[user], timeout=60)
 
 
 def free_port() -> int:
@@ -65,6 +73,7 @@ def langgraph_url(
         DATA_DIR=str(workdir / "data"),
         LANGGRAPH_CLI_NO_ANALYTICS="1",
         LANGSMITH_TRACING="false",
+        SERVER_API_KEYS=",".join(f"{user}:{key}" for user, key in KEYS.items()),
     )
     log = (workdir / "server.log").open("w")
     process = subprocess.Popen(
@@ -141,7 +150,7 @@ def test_a_run_streams_tokens_and_stores_the_thread(
         Reply(tool_calls=[ToolCall("now", {"timezone": "UTC"})]),
         Reply(text="It is noon in UTC.", prompt_tokens=1500, cached_tokens=1024),
     )
-    client = get_sync_client(url=langgraph_url, timeout=60)
+    client = client_of(langgraph_url)
     thread = client.threads.create()
     tokens, updated_nodes = [], []
     for part in client.runs.stream(
@@ -186,7 +195,7 @@ def test_each_run_has_its_own_loop_budget(langgraph_url: str, model_server: Scri
 
     model_server.responder = keep_calling
     try:
-        client = get_sync_client(url=langgraph_url, timeout=60)
+        client = client_of(langgraph_url)
         thread = client.threads.create()
         for turn in ("first (server-2)", "second (server-2)"):
             before = len(model_server.chat_requests)
@@ -213,7 +222,7 @@ def test_command_approval_is_an_interrupt_the_client_answers(
         Reply(tool_calls=[ToolCall("run_bash_command", {"command": "echo from-the-server"})]),
         Reply(text="The command printed from-the-server."),
     )
-    client = get_sync_client(url=langgraph_url, timeout=60)
+    client = client_of(langgraph_url)
     thread = client.threads.create()
     client.runs.wait(
         thread["thread_id"],
