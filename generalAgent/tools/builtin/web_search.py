@@ -6,18 +6,23 @@ are the web's words: the tools node frames them as data (graph/untrusted_text.py
 tool output, and they fit the content budgets (each snippet at most MAX_CHUNK_CONTENT_SIZE
 characters, the whole answer at most MAX_RESULT_CONTENT_SIZE).
 
-A result's URL is named by the search, not by the user: the hosts a person named are read
-from their own messages only (tools/approval.py), so a later fetch_web that sends data to
-a result's host still asks.
+A result's URL is named by the search, not by the user: the tool records each one as
+`by: search` in the session's `named_hosts` (tools/named_hosts.py), so fetch_web reads that
+exact URL without a question, and anything else on its host (another page, a query
+string the model adds) still asks. It never writes a `user` record.
 """
 
 from __future__ import annotations
 
+from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+from langgraph.types import Command
 
 from generalAgent.search.budgets import ContentBudget, clip
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.named_hosts import searched_urls
 
 TITLE_CHARS = 200
 
@@ -53,7 +58,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     budget = ContentBudget.from_settings(env.settings.documents)
 
     @tool("web_search")
-    def web_search(query: str, max_results: int = 0) -> str:
+    def web_search(query: str, runtime: ToolRuntime, max_results: int = 0) -> Command | str:
         """Search the web for current information (news, weather, prices, recent releases, docs).
 
         `query`: what to look for, in the language the pages are likely written in.
@@ -68,6 +73,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             service, results = run_search(settings, query.strip(), max_results or None)
         except WebSearchError as exc:
             raise ToolError(f"web search failed: {exc}.") from None
-        return render_results(service, query.strip(), results, budget)
+        text = render_results(service, query.strip(), results, budget)
+        named = searched_urls(item.url for item in results if f"URL: {item.url}\n" in text + "\n")
+        if not named:
+            return text
+        answer = ToolMessage(content=text, tool_call_id=runtime.tool_call_id, name="web_search")
+        return Command(update={"named_hosts": named, "messages": [answer]})
 
     return web_search

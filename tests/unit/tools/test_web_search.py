@@ -6,11 +6,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.tools.approval import CallContext, hosts_named_by_user
+from generalAgent.tools.approval import CallContext
 from generalAgent.tools.builtin.fetch_web import reaches_unnamed_host
+from generalAgent.tools.named_hosts import NamedHosts
 from tests.support.search_server import BOCHA_KEY, BRAVE_KEY, TAVILY_KEY, FakeSearchServices
 from tests.support.tools import run_tool
 
@@ -131,18 +131,19 @@ def test_max_results_is_capped_by_the_setting(settings: Settings, services: Fake
     assert "1 web results" in text and "[2]" not in text
 
 
-def test_result_hosts_are_not_named_by_the_user(settings: Settings, services: FakeSearchServices) -> None:
-    """A page the search found is the search's choice: sending data to it still asks."""
+def test_result_urls_are_named_by_the_search_never_by_the_user(
+    settings: Settings, services: FakeSearchServices
+) -> None:
+    """fetch_web reads a result's exact URL without asking; data the model adds to it asks."""
     text, final = run_tool(configured(settings, services, "bocha"), "web_search", {"query": "今天上海的天气"})
     assert "forecast.example.com" in text
-    history = [
-        HumanMessage(content="今天上海的天气"),
-        *[m for m in final["messages"] if isinstance(m, AIMessage | ToolMessage)],
-    ]
-    named = hosts_named_by_user(history)
-    assert "forecast.example.com" not in named and "weather.example.cn" not in named
-    reason = reaches_unnamed_host(
-        {"url": "https://forecast.example.com/asia/shanghai?units=metric&q=secret"},
-        CallContext(named_hosts=named),
-    )
-    assert reason is not None and reason.fields["host"] == "forecast.example.com"
+    records = final["named_hosts"]
+    assert {r["by"] for r in records} == {"search"}
+    assert {r["host"] for r in records} == {"weather.example.cn", "forecast.example.com"}
+    context = CallContext(named_hosts=NamedHosts.from_state(final))
+    exact = {"url": "https://forecast.example.com/asia/shanghai?units=metric"}
+    assert reaches_unnamed_host(exact, context) is None
+    with_data = {"url": "https://forecast.example.com/asia/shanghai?units=metric&q=secret"}
+    assert reaches_unnamed_host(with_data, context) is not None
+    other_page = {"url": "https://forecast.example.com/collect"}
+    assert reaches_unnamed_host(other_page, context) is not None
