@@ -13,7 +13,8 @@ from acp.schema import (
 )
 
 from generalAgent.cli.acp import ALLOW_ONCE, ALLOW_SESSION, REJECT, AcpView, prompt_text, tool_locations
-from generalAgent.tools.approval import KEEP, NO, YES, hosts_named_in
+from generalAgent.tools.approval import KEEP, NO, YES
+from generalAgent.tools.named_hosts import hosts_typed
 
 
 def view_answering(choice: str | None, root: Path) -> tuple[AcpView, list[Any], list[Any]]:
@@ -96,7 +97,7 @@ def test_attached_files_become_references_not_the_users_words() -> None:
     assert text == (
         '总结这个文件\n#"/p/my notes.md"\n#"/p/b.md"\nhttps://docs.python.org/3/\nuntitled:Scratch:\ndraft text'
     )
-    assert "attacker.example" not in hosts_named_in([text])
+    assert "attacker.example" not in {record["host"] for record in hosts_typed(text)}
 
 
 def test_locations_are_absolute(tmp_path: Path) -> None:
