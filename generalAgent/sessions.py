@@ -135,6 +135,7 @@ class SessionCatalog:
         # and hands them back (the checkpointer prunes old checkpoints as a session goes).
         self._conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # as the checkpoints (graph/checkpoints.py)
         try:
             migrate(self._conn, MIGRATIONS)
         except NewerSchemaError as exc:

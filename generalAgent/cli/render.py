@@ -22,7 +22,6 @@ from typing import Any, Literal, cast
 from rich.console import Console
 from rich.errors import LiveError
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
@@ -132,6 +131,8 @@ class MarkdownStream:
             force_terminal=self.console.is_terminal,
             no_color=self.console.no_color,
         )
+        from rich.markdown import Markdown  # markdown-it and pygments: only when an answer is drawn
+
         renderer.print(Markdown(terminal_safe(text)))
         return buffer.getvalue().rstrip("\n").split("\n")
 

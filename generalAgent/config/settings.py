@@ -306,6 +306,15 @@ class DocumentSettings(BaseSettings):
     )
     # Scanned PDF pages are read by offline OCR when the `ocr` extra is installed.
     ocr_enabled: bool = Field(default=True, description="Read PDF pages without text by OCR")
+    # OCR takes seconds a page: bounds so that a PDF of thousands of image pages cannot
+    # keep the machine busy for hours. A tool call of the agent (search_file, read_file)
+    # has the smaller budget: the user is waiting and did not ask for a long OCR.
+    ocr_max_pages_per_call: int = Field(
+        default=20, ge=0, le=10_000, description="Pages one tool call of the agent may read by OCR"
+    )
+    ocr_max_pages_per_document: int = Field(
+        default=300, ge=0, le=100_000, description="Pages of one document read by OCR at most"
+    )
 
     # Content budgets (seed 000): what one search may put into the model's context. A
     # 500-page book answers with its best passages, never with itself.

@@ -18,13 +18,21 @@ import os
 import re
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import human_size, one_line
-from generalAgent.documents.ocr import OcrUnavailable, needs_ocr, recognise_pages
+from generalAgent.documents.ocr import (
+    OcrCancelled,
+    OcrFailed,
+    OcrUnavailable,
+    current_call,
+    ocr_installed,
+    recognise_pages,
+    worth_reading,
+)
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
 
 # (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
@@ -103,10 +111,12 @@ class ExtractedDocument:
 
 @dataclass
 class Reading:
-    """How far a document's reading has got: bytes of a text file, blocks of the others."""
+    """How far a document's reading has got: bytes of a text file, blocks of the others;
+    and notes on what was left unread (pages OCR did not reach), for the user."""
 
     done: int = 0
     total: int = 0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def share(self) -> float:
@@ -216,7 +226,7 @@ def _blocks(
             if kind in ("markdown", "text"):
                 blocks: Iterable[Block] = _read_text(document, path, limit, reading)
             elif kind == "pdf":
-                blocks = _read_pdf(document, path, settings, limit, progress)
+                blocks = _read_pdf(document, path, settings, limit, progress, reading)
             else:
                 reader = {"docx": _read_docx, "xlsx": _read_xlsx, "pptx": _read_pptx}[kind]
                 blocks = reader(document, path, settings, limit)
@@ -238,6 +248,8 @@ def _blocks(
             f"{name} could not be read ({type(exc).__name__}: {(one_line(exc, 160) or 'no details')}); it may be damaged."
         ) from None
     if not found:
+        if kind == "pdf" and reading.notes:
+            raise DocumentError(f"{name} has no text layer (scanned?); {' '.join(reading.notes)}")
         if kind == "pdf":
             raise DocumentError(f"{name} has no text layer (scanned?) and no text was recognised in it.")
         raise DocumentError(f"{name} contains no text to search.")
@@ -327,6 +339,7 @@ def _read_pdf(
     settings: DocumentSettings,
     limit: ReadLimit,
     progress: ExtractProgress | None = None,
+    reading: Reading | None = None,
 ) -> list[Block]:
     import pypdfium2 as pdfium
 
@@ -350,14 +363,14 @@ def _read_pdf(
             textpage = page.get_textpage()
             try:
                 raw = textpage.get_text_range()
-                if needs_ocr(raw) and _has_image(page):
+                if settings.ocr_enabled and worth_reading(raw, page):
                     scanned.append(number)
             finally:
                 textpage.close()
                 page.close()
             texts.append(raw)
             read += len(raw)
-        recognised = _recognise(pdf, path, scanned, settings, progress)
+        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
         return [
             Block(
                 text=join_pdf_lines(recognised.get(number, raw)),
@@ -374,27 +387,70 @@ def _read_pdf(
         pdf.close()
 
 
-def _has_image(page: Any) -> bool:
-    """The page holds a picture (a scan is one); blank pages are not worth an OCR pass."""
-    import pypdfium2.raw as pdfium_c
-
-    return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
-
-
 def _recognise(
-    pdf: Any, path: Path, pages: list[int], settings: DocumentSettings, progress: ExtractProgress | None
+    pdf: Any,
+    path: Path,
+    pages: list[int],
+    settings: DocumentSettings,
+    progress: ExtractProgress | None,
+    reading: Reading,
 ) -> dict[int, str]:
-    """OCR text of the scanned `pages`; {} when there are none or OCR is off."""
+    """OCR text of the scanned `pages`, within the limits of the document and of the
+    running call (documents/ocr.py); {} when there are none or OCR is off. What the
+    limits leave unread is said in `reading.notes`, naming the setting to raise."""
     if not pages or not settings.ocr_enabled:
         return {}
+    if not ocr_installed():
+        if len(pages) == len(pdf):
+            raise DocumentError(
+                f"{path.name} has no text layer (scanned?). OCR is not installed: "
+                "pip install 'generalAgent[ocr]' (offline Chinese and English models)."
+            )
+        return {}  # a few picture pages in a text PDF: index the text, as without OCR
+    call = current_call()
+    allowed, setting = settings.ocr_max_pages_per_document, "OCR_MAX_PAGES_PER_DOCUMENT"
+    if call is not None and call.pages_left is not None and call.pages_left < allowed:
+        allowed, setting = call.pages_left, call.setting
+    chosen = pages[: max(allowed, 0)]
+    if len(chosen) < len(pages):
+        reading.notes.append(_unread_note(pages, len(chosen), setting, settings))
     try:
-        return recognise_pages(
-            pdf, pages, (lambda done, total: progress("ocr", done, total)) if progress else None
+        texts = recognise_pages(
+            pdf,
+            chosen,
+            (lambda done, total: progress("ocr", done, total)) if progress else None,
+            call.cancelled if call is not None else None,
         )
+    except OcrCancelled:
+        raise DocumentError(f"Reading {path.name} by OCR was cancelled.") from None
+    except OcrFailed as exc:  # the engine's process died (killed, out of memory): not the file's fault
+        raise DocumentError(
+            f"OCR of {path.name} failed: {exc}; try again, or set OCR_ENABLED=false."
+        ) from None
     except OcrUnavailable as exc:
         if len(pages) == len(pdf):
             raise DocumentError(f"{path.name} has no text layer (scanned?). {exc}.") from None
-        return {}  # a few picture pages in a text PDF: index the text, as without OCR
+        return {}
+    if call is not None and call.pages_left is not None:
+        call.pages_left -= len(texts)
+    return texts
+
+
+def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSettings) -> str:
+    """One sentence: which scanned pages OCR left unread, the limit, and how to read more."""
+    first, last, left = pages[read] + 1, pages[-1] + 1, len(pages) - read
+    per_call = setting == "OCR_MAX_PAGES_PER_CALL"
+    value = settings.ocr_max_pages_per_call if per_call else settings.ocr_max_pages_per_document
+    unread = f"page {first:,} was" if left == 1 else f"{left:,} pages ({first:,}–{last:,}) were"
+    more = (
+        "the user can read more with `generalagent index --force FILE` (up to OCR_MAX_PAGES_PER_DOCUMENT)"
+        if per_call
+        else "raise it and index the file again with `generalagent index --force FILE`"
+    )
+    return (
+        f"OCR read {read:,} of its {len(pages):,} pages without a text layer; {unread} not read "
+        f"(limit {setting}={value}; {more})."
+    )
 
 
 def outline_headings(pdf: Any) -> dict[int, str]:

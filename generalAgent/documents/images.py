@@ -179,12 +179,23 @@ def recognise_image(data: bytes) -> str:
     OCR is not installed, `ImageError` when the image cannot be read."""
     import numpy
 
-    from generalAgent.documents.ocr import lines_in_reading_order, load_engine
+    from generalAgent.documents.ocr import (
+        ENGINE,
+        OcrFailed,
+        OcrUnavailable,
+        lines_in_reading_order,
+        ocr_installed,
+    )
+
+    if not ocr_installed():
+        raise OcrUnavailable("OCR is not installed: pip install 'generalAgent[ocr]'")
 
     prepared = prepare_image(data, ImageLimits(max_side=2_500, max_pixels=4_000_000, max_bytes=1 << 40))
     from PIL import Image
 
     with Image.open(io.BytesIO(prepared.data)) as image:
         pixels = numpy.asarray(image.convert("L"))
-    found, _ = load_engine()(pixels)
-    return lines_in_reading_order(found or [])
+    try:
+        return lines_in_reading_order(ENGINE.read(pixels))
+    except OcrFailed as exc:  # the engine's process died: the image stays unread, the turn goes on
+        raise ImageError(f"OCR failed: {exc}") from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from generalAgent.knowledge.items import UNTRUSTED_SOURCE, KnowledgeChunk, KnowledgeItem
+from generalAgent.search.language import language_name
 
 # Room kept for the header and the line naming results left out (ids and 60-character
 # titles of up to 20 results: about 100 characters each).
@@ -46,7 +47,8 @@ def render_search(result: dict[str, Any], filters: str = "", max_chars: int | No
 
 def _result_block(number: int, entry: dict[str, Any]) -> str:
     item = entry["item"]
-    lines = ["", f"[{number}] {item['title']}  ({_labels(item)})  score {entry['score']:g}"]
+    labels = _labels(item) + (f", {language_name(entry['language'])} text" if entry.get("language") else "")
+    lines = ["", f"[{number}] {item['title']}  ({labels})  score {entry['score']:g}"]
     lines.append(f"    id: {item['id']} | {entry['total_chunks']} chunks{_source(item)}")
     whole = bool(item["content"]) and "content:" not in entry.get("cut", "")
     if whole:

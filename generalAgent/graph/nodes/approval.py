@@ -37,6 +37,7 @@ from generalAgent.tools.approval import (
     DECISIONS,
     FILES_RUN,
     KEEP,
+    NEEDS_APPROVAL,
     NO,
     PROCESS_APPROVALS,
     YES,
@@ -138,3 +139,38 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
         return update
 
     return approval
+
+
+def needs_asking(
+    state: Mapping[str, Any],
+    config: RunnableConfig | None,
+    visible_tools: Any,
+    env: ToolEnvironment,
+    policy: ApprovalPolicy,
+) -> bool:
+    """Whether a call of the last AI message needs an approval (asked, or refused for a
+    sub-agent). When none does, the graph goes straight to the tools node: the approval
+    step would only record "not needed", at the cost of a checkpoint of the whole state,
+    and the tools node judges every call without a recorded decision again anyway."""
+    last = state["messages"][-1]
+    if unique_call_ids(last) is not last:
+        return True  # ids to renumber first (a state the planner did not write): the step does it
+    calls = last.tool_calls if isinstance(last, AIMessage) else []
+    if not calls:
+        return False
+    tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
+    ruled = [call for call in calls if call["name"] in tools and has_approval_rule(tools[call["name"]])]
+    if not ruled:  # the context (a scan of the history, the workspace) is not needed then
+        return False
+    approved = approved_tools(state, config)
+    context = call_context(env, state, config)
+    return any(
+        policy.reason(tools[call["name"]], call["args"], context, approved) is not None for call in ruled
+    )
+
+
+def has_approval_rule(tool: BaseTool) -> bool:
+    """Whether the tool declares an approval rule at all (tools/approval.py): a tool without
+    one never needs approval, whatever its arguments."""
+    rule = (tool.metadata or {}).get(NEEDS_APPROVAL)
+    return rule is True or callable(rule)

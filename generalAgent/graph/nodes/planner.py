@@ -309,6 +309,9 @@ def build_planner_node(
             "loops": loops + 1,
             "new_mentions": [],
             "new_uploaded_files": [],
+            # Decisions belong to the message they were given for: a new one starts without
+            # any, also when its calls go straight to the tools node (route_after_planner).
+            "approvals": {},
         }
         if joining:
             update["mcp_servers"] = joining

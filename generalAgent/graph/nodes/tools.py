@@ -21,7 +21,14 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from generalAgent.graph.nodes.approval import CANNOT_ASK, NO, RUNS, approved_tools, call_context
+from generalAgent.graph.nodes.approval import (
+    CANNOT_ASK,
+    NO,
+    RUNS,
+    approved_tools,
+    call_context,
+    has_approval_rule,
+)
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
@@ -128,8 +135,11 @@ def _refusal(
         return None
     if decision == NO:
         return REFUSED_BY_USER.format(tool=tool.name)
-    # No recorded yes: this call was refused for a sub-agent, or never went through the
+    # No recorded yes: this call was refused for a sub-agent, went straight here because
+    # no call of its message needed approval (graph/builder.py), or never went through the
     # approval step (a state written by hand). Judge it now and refuse what needs approval.
+    if not has_approval_rule(tool):
+        return None
     reason = policy.reason(
         tool, call["args"], call_context(env, state, config), approved_tools(state, config)
     )

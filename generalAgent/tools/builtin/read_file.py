@@ -48,9 +48,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(f"{shown} is a folder. Use list_workspace_files with path={shown!r}.")
         if real.suffix.lower() in PDF_TYPES.keys() | OFFICE_TYPES.keys() | OLD_OFFICE.keys():
             from generalAgent.documents.extract import DocumentError, preview_document
+            from generalAgent.documents.ocr import ocr_call
 
             try:
-                preview = preview_document(real, documents, workspace.open_for_reading)
+                with ocr_call(documents.ocr_max_pages_per_call, env.cancelled):  # a scan's first pages
+                    preview = preview_document(real, documents, workspace.open_for_reading)
             except DocumentError as exc:
                 raise ToolError(str(exc)) from exc
             return (
