@@ -158,6 +158,24 @@ def doctor(
     raise typer.Exit(run_doctor(settings, terminal_console(highlight=False), probe_endpoint=not offline))
 
 
+@app.command(help=_("Serve the agent to an editor (Zed, JetBrains) over the Agent Client Protocol on stdio."))
+def acp() -> None:
+    """The agent as an ACP server on stdin/stdout (docs/editors.md)."""
+    settings = settings_or_exit()
+    missing = settings.model.missing()
+    if missing:
+        from generalAgent.providers.factory import setup_guidance
+
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(
+            setup_guidance(missing), markup=False
+        )
+        raise typer.Exit(EXIT_CONFIG)
+    configure_logging(settings)
+    from generalAgent.cli.acp import run_acp_server
+
+    raise typer.Exit(run_acp_server(settings))
+
+
 documents_commands.register(app)
 knowledge_commands.register(app)
 app.add_typer(config_app, name="config")

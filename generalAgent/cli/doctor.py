@@ -46,6 +46,7 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
     ]
     if probe_endpoint:
         checks.insert(1, _endpoint)
+        checks.append(_web_search)
     results = []
     for check in checks:
         try:
@@ -181,6 +182,46 @@ def _endpoint(settings: Settings) -> Check:
         True,
         _("{model} answered a 1-token request in {seconds} s ({tokens} input tokens reported)").format(
             model=model.model_name, seconds=f"{seconds:.2f}", tokens=usage.get("input_tokens", "?")
+        ),
+    )
+
+
+def _web_search(settings: Settings) -> Check:
+    """The web_search backend answers a one-result search (its key is never shown)."""
+    provider = settings.tools.web_search_provider
+    if provider == "none":
+        return Check(
+            N_("web search"),
+            True,
+            _("off (set WEB_SEARCH_PROVIDER to searxng, bocha, tavily or brave to turn it on)"),
+        )
+    if provider == "native":
+        from generalAgent.providers.detection import choose_provider
+
+        dialect = choose_provider(settings.model).dialect
+        if dialect.web_search is None:
+            return Check(
+                N_("web search"),
+                False,
+                _("{provider} has no web search of its own: set WEB_SEARCH_PROVIDER to a service").format(
+                    provider=dialect.title
+                ),
+            )
+        return Check(
+            N_("web search"), True, _("{provider} searches by itself").format(provider=dialect.title)
+        )
+    from generalAgent.tools.search_backends import WebSearchError, run_search
+
+    started = time.monotonic()
+    try:
+        service, results = run_search(settings.tools, "generalAgent", max_results=1)
+    except WebSearchError as exc:
+        return Check(N_("web search"), False, str(exc))
+    return Check(
+        N_("web search"),
+        True,
+        _("{service} answered a test search in {seconds} s ({count} results)").format(
+            service=service, seconds=f"{time.monotonic() - started:.2f}", count=len(results)
         ),
     )
 

@@ -42,7 +42,11 @@ class LoadedAgent:
         from generalAgent.graph.builder import build_graph
         from generalAgent.providers.factory import build_chat_model
 
-        self.parts = replace(self.parts, settings=settings, model=build_chat_model(settings.model))
+        self.parts = replace(
+            self.parts,
+            settings=settings,
+            model=build_chat_model(settings.model, native_search=settings.tools.native_search),
+        )
         self.graph = build_graph(self.parts, self.checkpointer)
 
     def close(self) -> None:

@@ -431,6 +431,36 @@ class ToolSettings(BaseSettings):
         "all others, API keys included, are left out",
     )
 
+    # web_search (tools/search_backends/): which service answers, chosen by the user; the
+    # query goes only there. Bocha and Tavily answer from mainland China, Brave and SearXNG
+    # from wherever they are reachable.
+    web_search_provider: Literal["none", "searxng", "bocha", "tavily", "brave", "native"] = Field(
+        default="none",
+        description="Service web_search asks: searxng (SEARXNG_URL), bocha, tavily or brave "
+        "(WEB_SEARCH_API_KEY); native = the model provider's own search (Qwen, GLM, Kimi); none = no web search",
+    )
+    searxng_url: OptionalText = Field(
+        default=None,
+        description="Your SearXNG instance (its JSON format enabled), e.g. http://localhost:8888",
+    )
+    web_search_api_key: OptionalSecret = Field(
+        default=None, description="API key of the bocha, tavily or brave search API"
+    )
+    web_search_base_url: OptionalText = Field(
+        default=None, description="Another endpoint for the search API (a gateway or proxy); unset = its own"
+    )
+    web_search_timeout: float = Field(
+        default=15.0, gt=0, le=120, description="Seconds one web search may take"
+    )
+    web_search_max_results: int = Field(
+        default=8, ge=1, le=20, description="Results web_search returns at most"
+    )
+
+    @property
+    def native_search(self) -> bool:
+        """The model provider searches by itself (providers/native_search.py)."""
+        return self.web_search_provider == "native"
+
     @property
     def command_env_names(self) -> tuple[str, ...]:
         return tuple(name.strip() for name in self.command_env.split(",") if name.strip())

@@ -88,7 +88,7 @@ def build_parts(
     registry.attach_mcp(mcp or MCPServerManager.from_settings(settings).start())
     return AgentParts(
         settings=settings,
-        model=model or build_chat_model(settings.model),
+        model=model or build_chat_model(settings.model, native_search=settings.tools.native_search),
         env=env,
         registry=registry,
         skills=load_skills(settings.paths.skills_dir),

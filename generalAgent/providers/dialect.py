@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from generalAgent.documents.images import ImageLimits
+from generalAgent.providers.native_search import NativeSearch
 
 Thinking = Literal["on", "off", "default"]
 # When stored reasoning goes back with an assistant message:
@@ -52,6 +53,8 @@ class Dialect:
     hosts: tuple[str, ...] = ()
     ports: tuple[int, ...] = field(default=())  # local servers known by their port
     limits: str = ""  # what the docs' provider table says this dialect cannot do
+    # The provider's own web search (WEB_SEARCH_PROVIDER=native); None: it has none we can use.
+    web_search: NativeSearch | None = None
     # Models that take images (image_url parts), by model-name prefix, and exceptions
     # that do not; the longest matching prefix decides (providers/vision.py).
     vision_models: tuple[str, ...] = ()

@@ -36,7 +36,8 @@ def setup_guidance(missing: list[str]) -> str:
     )
 
 
-def build_chat_model(settings: ModelSettings) -> DialectChatModel:
+def build_chat_model(settings: ModelSettings, native_search: bool = False) -> DialectChatModel:
+    """`native_search`: WEB_SEARCH_PROVIDER=native, the provider's own web search where it has one."""
     missing = settings.missing()
     if missing:
         raise ModelNotConfigured(setup_guidance(missing))
@@ -57,4 +58,5 @@ def build_chat_model(settings: ModelSettings) -> DialectChatModel:
         streaming=True,
         stream_usage=True,
         extra_body=body or None,
+        native_search=native_search and dialect.web_search is not None,
     )

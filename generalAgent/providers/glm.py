@@ -12,6 +12,15 @@ from typing import Any
 
 from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
+from generalAgent.providers.native_search import NativeSearch
+
+# "Web Search in Chat": a tool of type web_search beside the functions; a bare
+# {"type": "web_search"} is refused. search_result asks for the pages used, returned in a
+# top-level `web_search` list.
+WEB_SEARCH_TOOL = {
+    "type": "web_search",
+    "web_search": {"enable": True, "search_engine": "search_std", "search_result": True},
+}
 
 
 def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
@@ -40,6 +49,7 @@ DIALECT = Dialect(
     default_context_window=131_072,
     hosts=("open.bigmodel.cn", "api.z.ai"),
     limits="MODEL_REASONING_EFFORT only where the model takes it (GLM-5.2 and later).",
+    web_search=NativeSearch(tools=(WEB_SEARCH_TOOL,), sources_field="web_search"),
     # GLM-4V guide: JPG/PNG, at most 5 MB and 6000 x 6000 pixels an image.
     vision_models=("glm-4v", "glm-4.1v", "glm-4.5v", "glm-4.6v"),
     image_limits=ImageLimits(

@@ -16,6 +16,15 @@ from typing import Any
 
 from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
+from generalAgent.providers.native_search import NativeSearch
+
+# "Use the Web Search Tool": the builtin function, and thinking off (required with it).
+WEB_SEARCH = NativeSearch(
+    body={"thinking": {"type": "disabled"}},
+    tools=({"type": "builtin_function", "function": {"name": "$web_search"}},),
+    echoed_function="$web_search",
+    drops=("reasoning_effort",),
+)
 
 
 def request_params(thinking: Thinking, effort: str | None) -> dict[str, Any]:
@@ -47,6 +56,7 @@ DIALECT = Dialect(
     default_context_window=262_144,
     hosts=("api.moonshot.cn", "api.moonshot.ai", "api.kimi.com"),
     limits="Kimi fixes temperature for its K2/K3 models: leave MODEL_TEMPERATURE unset.",
+    web_search=WEB_SEARCH,
     # "Use the Kimi Vision Model": base64 image_url parts, PNG/JPEG/WEBP/GIF; tokens grow
     # with resolution (K2.5 counts a token per 14 x 14 tile), so images are held to about 1 MP.
     vision_models=(

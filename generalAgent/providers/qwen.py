@@ -13,6 +13,7 @@ from typing import Any
 
 from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
+from generalAgent.providers.native_search import NativeSearch
 
 # MODEL_REASONING_EFFORT as a thinking budget in tokens; 38,912 is Qwen3's largest.
 THINKING_BUDGETS = {"minimal": 512, "low": 2_048, "medium": 8_192, "high": 24_576, "max": 38_912}
@@ -48,6 +49,9 @@ DIALECT = Dialect(
     default_context_window=131_072,
     hosts=("dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "dashscope-us.aliyuncs.com"),
     limits="MODEL_REASONING_EFFORT becomes thinking_budget (low 2,048 … max 38,912 tokens) or takes a number.",
+    # Model Studio's "Web search": the model decides when to search; the compatible
+    # protocol returns no sources.
+    web_search=NativeSearch(body={"enable_search": True}),
     # Model Studio "Image and video understanding": Qwen-VL/QVQ/Omni take image_url parts,
     # base64 up to 10 MB an image; pixels beyond the model's budget (about 1M by default,
     # 1280 tokens of 28 x 28) are scaled down by the server, so they are not worth sending.

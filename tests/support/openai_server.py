@@ -88,6 +88,9 @@ class Reply:
     chunk_delay: float = 0.0  # seconds between streamed chunks
     stall_after_chunks: int | None = None  # stream this many chunks, then send nothing more
     chunk_chars: int = 4  # text and tool-call arguments are streamed in pieces this long
+    # Pages the provider's own search used, sent where the dialect documents them (GLM: a
+    # top-level `web_search` list) when the request asked for them.
+    web_sources: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -103,7 +106,7 @@ class RecordedRequest:
 
     @property
     def tool_names(self) -> list[str]:
-        return [t["function"]["name"] for t in self.body.get("tools", []) or []]
+        return [t["function"]["name"] for t in self.body.get("tools", []) or [] if "function" in t]
 
     @property
     def history_problems(self) -> list[str]:
@@ -367,6 +370,38 @@ class ScriptedOpenAIServer:
                 calls = message.get("role") == "assistant" and message.get("tool_calls")
                 if calls and not isinstance(message.get("reasoning_content"), str):
                     return self._error("reasoning_missing", index=index)
+        search = wire.get("web_search")
+        if (
+            search == "enable_search"
+            and "enable_search" in body
+            and not isinstance(body["enable_search"], bool)
+        ):
+            return self._error("web_search_invalid")
+        if search == "builtin_function":
+            builtins = [t for t in body.get("tools") or [] if t.get("type") == "builtin_function"]
+            if any((t.get("function") or {}).get("name") != "$web_search" for t in builtins):
+                return self._error("web_search_invalid")
+            if builtins and thinking == "enabled":
+                return self._error("web_search_thinking")
+            calls = {
+                call.get("id"): call.get("function") or {}
+                for message in messages
+                if message.get("role") == "assistant"
+                for call in message.get("tool_calls") or []
+            }
+            for message in messages:
+                call = calls.get(message.get("tool_call_id")) if message.get("role") == "tool" else None
+                if (
+                    call
+                    and call.get("name") == "$web_search"
+                    and not _same_json(message.get("content"), call.get("arguments"))
+                ):
+                    return self._error("web_search_echo")
+        if search == "tool":
+            for tool in body.get("tools") or []:
+                options = tool.get("web_search") if tool.get("type") == "web_search" else {}
+                if not isinstance(options, dict) or not isinstance(options.get("enable", True), bool):
+                    return self._error("web_search_invalid")
         if self.context_window is not None:
             requested = self.count_tokens(self.prompt_text(body))
             if requested > self.context_window:
@@ -496,7 +531,7 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if request.body.get("stream"):
                 self._stream(request, reply, usage)
             else:
-                self._send_json(200, self._completion(reply, usage))
+                self._send_json(200, self._completion(reply, usage, request))
 
         def _usage(self, request: RecordedRequest, reply: Reply) -> dict[str, Any]:
             text = server.prompt_text(request.body)
@@ -542,6 +577,18 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 usage["completion_tokens_details"] = {"reasoning_tokens": reasoning}
             return usage
 
+        def _web_sources(self, reply: Reply, request: RecordedRequest | None = None) -> dict[str, Any]:
+            """The top-level field listing the pages the search used, where the dialect has one
+            and the request asked for the search (GLM: a web_search tool with search_result)."""
+            if not reply.web_sources or not server.wire or server.wire.get("web_search") != "tool":
+                return {}
+            body = request.body if request is not None else {}
+            asked = any(
+                tool.get("type") == "web_search" and (tool.get("web_search") or {}).get("search_result")
+                for tool in body.get("tools") or []
+            )
+            return {"web_search": reply.web_sources} if asked else {}
+
         def _reasoning_field(self) -> str:
             return server.wire["reasoning_field"] if server.wire else "reasoning_content"
 
@@ -552,7 +599,9 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 delta[server.wire["details_field"]] = [block]
             return delta
 
-        def _completion(self, reply: Reply, usage: dict[str, Any]) -> dict[str, Any]:
+        def _completion(
+            self, reply: Reply, usage: dict[str, Any], request: RecordedRequest | None = None
+        ) -> dict[str, Any]:
             message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
             if reply.reasoning:
                 message.update(self._reasoning_delta(reply.reasoning))
@@ -578,6 +627,7 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     }
                 ],
                 "usage": usage,
+                **self._web_sources(reply, request),
             }
 
         def _stream(self, request: RecordedRequest, reply: Reply, usage: dict[str, Any]) -> None:
@@ -594,7 +644,9 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 }
 
             size = max(1, reply.chunk_chars)
-            events: list[dict[str, Any]] = [chunk({"role": "assistant", "content": ""})]
+            events: list[dict[str, Any]] = [
+                {**chunk({"role": "assistant", "content": ""}), **self._web_sources(reply, request)}
+            ]
             thought = max(size, 16)  # reasoning runs long: bigger pieces keep the stream short
             events += [
                 chunk(self._reasoning_delta(reply.reasoning[i : i + thought]))
@@ -704,3 +756,11 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
 
     return Handler
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Two JSON texts with the same value (Kimi wants $web_search's arguments echoed unchanged)."""
+    try:
+        return json.loads(a) == json.loads(b)
+    except (TypeError, ValueError):
+        return False

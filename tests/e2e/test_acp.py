@@ -1,0 +1,193 @@
+"""`generalagent acp` driven as Zed drives it: the SDK's client over a pipe, the model server behind.
+
+One editor session: a turn whose tool call is approved, one whose call is refused, one
+cancelled while the answer streams; then the process ends, a new one loads the session
+(the conversation is replayed) and the next turn carries the whole history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import spawn_agent_process, text_block
+from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+
+THOUGHT = "先看看用户要什么。"
+
+
+class EditorClient:
+    """What the editor does: records every update, answers permissions from a script."""
+
+    def __init__(self) -> None:
+        self.updates: list[Any] = []
+        self.permissions: list[Any] = []
+        self.answers: list[str | None] = []  # option ids to pick, in order; None = cancelled
+        self.on_update: Any = None
+        self.conn: Any = None
+
+    async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any):
+        self.permissions.append((tool_call, options))
+        choice = self.answers.pop(0)
+        if choice == "cancel and never answer":
+            await self.conn.cancel(session_id=session_id)
+            await asyncio.Event().wait()
+        outcome = (
+            DeniedOutcome(outcome="cancelled")
+            if choice is None
+            else AllowedOutcome(option_id=choice, outcome="selected")
+        )
+        return RequestPermissionResponse(outcome=outcome)
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append(update)
+        if self.on_update is not None:
+            await self.on_update(update)
+
+    def of_kind(self, kind: str) -> list[Any]:
+        return [u for u in self.updates if u.session_update == kind]
+
+    def text(self, kind: str = "agent_message_chunk") -> str:
+        return "".join(u.content.text for u in self.of_kind(kind))
+
+
+def spawn(env: dict[str, str], workdir: Path, client: EditorClient):
+    # stderr is inherited (an editor reads it into its log; an unread pipe would fill and
+    # stall the agent), and the agent gets time to close its databases when stdin ends.
+    return spawn_agent_process(
+        lambda agent: client,
+        sys.executable,
+        "-m",
+        "generalAgent",
+        "acp",
+        env=env,
+        cwd=str(workdir),
+        transport_kwargs={"stderr": None, "shutdown_timeout": 20.0},
+    )
+
+
+async def first_process(env: dict[str, str], workdir: Path, server: ScriptedOpenAIServer) -> str:
+    client = EditorClient()
+    async with spawn(env, workdir, client) as (conn, process):
+        init = await conn.initialize(protocol_version=1)
+        assert init.agent_capabilities.load_session is True
+        session = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+        model = (
+            session.config_options[0].root
+            if hasattr(session.config_options[0], "root")
+            else session.config_options[0]
+        )
+        assert model.category == "model" and model.current_value == "deepseek-chat"
+
+        # 1. A tool call that needs approval, allowed once: it runs, its result is shown.
+        client.answers = ["allow-once"]
+        reply = await conn.prompt(
+            session_id=session.session_id, prompt=[text_block("@run_bash_command 打个招呼")]
+        )
+        assert reply.stop_reason == "end_turn"
+        assert len(client.permissions) == 1
+        asked, options = client.permissions[0]
+        assert asked.title.startswith("run_bash_command(") and "echo hello-acp" in asked.title
+        assert {o.kind for o in options} >= {"allow_once", "reject_once"}
+        start = client.of_kind("tool_call")[0]
+        assert start.kind == "execute" and start.status == "pending"
+        assert start.raw_input == {"command": "echo hello-acp"}
+        done = [u for u in client.of_kind("tool_call_update") if u.status == "completed"]
+        assert len(done) == 1 and "hello-acp" in done[0].content[0].content.text
+        assert client.text("agent_thought_chunk").startswith(THOUGHT)
+        assert client.text() == "它说了 hello-acp。"
+
+        # 2. The next call is refused: nothing runs, the call fails, the model is told.
+        client.updates.clear()
+        client.answers = ["reject"]
+        reply = await conn.prompt(session_id=session.session_id, prompt=[text_block("再建一个文件")])
+        assert reply.stop_reason == "end_turn"
+        assert len(client.permissions) == 2
+        failed = [u for u in client.of_kind("tool_call_update") if u.status == "failed"]
+        assert len(failed) == 1
+        assert not list(workdir.rglob("refused.txt"))
+        tool_answer = server.chat_requests[3].messages[-1]
+        assert tool_answer["role"] == "tool" and "refused" in tool_answer["content"].lower()
+
+        # 3. Cancelled while the answer streams.
+        client.updates.clear()
+
+        async def cancel_on_first_chunk(update: Any) -> None:
+            if update.session_update == "agent_message_chunk":
+                client.on_update = None
+                await conn.cancel(session_id=session.session_id)
+
+        client.on_update = cancel_on_first_chunk
+        reply = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("讲个很长的故事")]), 30
+        )
+        assert reply.stop_reason == "cancelled"
+        assert client.text().startswith("从前")
+        assert len(client.permissions) == 2  # each approval was asked exactly once
+    return session.session_id
+
+
+async def second_process(env: dict[str, str], workdir: Path, session_id: str) -> EditorClient:
+    client = EditorClient()
+    async with spawn(env, workdir, client) as (conn, process):
+        await conn.initialize(protocol_version=1)
+        listed = await conn.list_sessions(cwd=str(workdir))
+        assert [info.session_id for info in listed.sessions] == [session_id]
+        assert listed.sessions[0].title == "@run_bash_command 打个招呼"
+        await conn.load_session(cwd=str(workdir), session_id=session_id, mcp_servers=[])
+        replayed = client.text("user_message_chunk")
+        assert "打个招呼" in replayed and "讲个很长的故事" in replayed
+        assert "它说了 hello-acp。" in client.text()
+        client.updates.clear()
+        reply = await conn.prompt(session_id=session_id, prompt=[text_block("我们刚才做了什么？")])
+        assert reply.stop_reason == "end_turn"
+        assert client.text() == "你让我打招呼，它说了 hello-acp。"
+
+        # 5. Stop while a permission is asked, by an editor that never answers it: the turn
+        # still ends, and the command does not run.
+        client.conn = conn
+        client.answers = ["cancel and never answer"]
+        reply = await asyncio.wait_for(
+            conn.prompt(session_id=session_id, prompt=[text_block("@run_bash_command 再建一个文件")]), 30
+        )
+        assert reply.stop_reason == "cancelled"
+        assert not list(workdir.rglob("never.txt"))
+    return client
+
+
+def test_an_editor_session_with_approvals_a_cancel_and_a_reload(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    with ScriptedOpenAIServer(dialect="deepseek", strict_history=True) as server:
+        server.add(
+            Reply(
+                reasoning=THOUGHT, tool_calls=[ToolCall("run_bash_command", {"command": "echo hello-acp"})]
+            ),
+            Reply(text="它说了 hello-acp。"),
+            Reply(tool_calls=[ToolCall("run_bash_command", {"command": "touch refused.txt"})]),
+            Reply(text="好的，不建了。"),
+            Reply(text="从前有座山，山里有座庙。" * 50, chunk_chars=4, stall_after_chunks=3),
+            Reply(text="你让我打招呼，它说了 hello-acp。"),
+            Reply(tool_calls=[ToolCall("run_bash_command", {"command": "touch never.txt"})]),
+            Reply(text="(not reached: the turn is cancelled before the model is asked again)"),
+        )
+        env = {
+            **cli_env,
+            "OPENAI_BASE_URL": server.base_url,
+            "MODEL_PROVIDER": "deepseek",
+            "MODEL_NAME": "deepseek-chat",
+            "MODEL_THINKING": "on",
+        }
+        session_id = asyncio.run(first_process(env, workdir, server))
+        asyncio.run(second_process(env, workdir, session_id))
+        last = server.chat_requests[5]  # the resumed session's first request
+        contents = [str(m.get("content")) for m in last.messages]
+        assert any("hello-acp" in c for c in contents) and any("打个招呼" in c for c in contents)
+        assert not last.history_problems
