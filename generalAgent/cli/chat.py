@@ -30,7 +30,9 @@ from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
+from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
+from generalAgent.hooks import FOLDER_CONFIG, SETTINGS_FILE, TOOL_EVENTS, HookResult, load_hooks
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog, Usage
 
@@ -53,6 +55,7 @@ COMMANDS = (
     ("/mcp", N_("MCP servers: state, trust and tools (@server starts a disabled one)")),
     ("/skills", N_("skills that can be @mentioned")),
     ("/agents", N_("sub-agents that can be @mentioned")),
+    ("/hooks", N_("the hooks of settings.json that run on this session's events")),
     ("/todos", N_("the agent's todo list for this session")),
     ("/usage", N_("tokens of this session, the cache-hit ratio and how full the context is")),
     ("/model", N_("[NAME]: the models you can switch to; NAME switches from the next turn on")),
@@ -143,6 +146,8 @@ class Chat:
         self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
         self._commands["/exit"] = self._quit
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
+        # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
+        self.hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
         if options.resume:
             self._resume(options.resume)
 
@@ -166,6 +171,9 @@ class Chat:
 
     def _loop(self) -> int:
         self._banner()
+        for problem in self.hooks.problems:
+            self.console.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
+        self._session_start("resume" if self.options.resume else "startup")
         session = self._prompt_session()
         while True:
             try:
@@ -192,6 +200,9 @@ class Chat:
             self.send(line)
 
     def send(self, text: str) -> None:
+        submitted = self.hooks.run("UserPromptSubmit", {"session_id": self.session_id, "prompt": text})
+        if self._hook_said(submitted, _("A UserPromptSubmit hook blocked this message; it was not sent.")):
+            return
         agent = self._agent()
         from generalAgent.cli.turn_input import prepare_turn
 
@@ -286,6 +297,24 @@ class Chat:
             gauge = (result.context_tokens, self._context_window())
             cost = format_cost(result.usage, self.settings.model)
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge, cost)}[/]")
+        if not context_only:
+            stopped = self.hooks.run("Stop", {"session_id": self.session_id, "stop_hook_active": False})
+            self._hook_said(stopped, _("A Stop hook says:"))
+
+    # -- hooks ----------------------------------------------------------------------
+    def _session_start(self, source: str) -> None:
+        started = self.hooks.run("SessionStart", {"session_id": self.session_id, "source": source})
+        self._hook_said(started, _("A SessionStart hook says:"))
+
+    def _hook_said(self, outcome: HookResult, blocked_line: str) -> bool:
+        """Show what hooks said to the user; True when one blocked (exit 2), with its stderr."""
+        for notice in outcome.notices:
+            self.console.print("[yellow]" + escape(_(notice.template).format(**notice.fields)) + "[/]")
+        if outcome.blocked:
+            self.console.print("[yellow]" + escape(blocked_line) + "[/]")
+            if outcome.reason:
+                self.console.print(Text(terminal_safe(outcome.reason)))
+        return outcome.blocked
 
     def _approve(self, request: dict[str, Any]) -> str:
         from generalAgent.cli.approvals import ask_in_terminal
@@ -304,6 +333,7 @@ class Chat:
         self.last_turn = self.cancelled_turn = None
         self.context_tokens = 0
         self.console.print("[green]" + _("New session {id}.").format(id=self.session_id) + "[/]")
+        self._session_start("new")
 
     def _sessions(self, argument: str) -> None:
         sessions = self.catalog.recent(limit=20)
@@ -441,6 +471,47 @@ class Chat:
         for profile in agent.parts.agents.profiles:
             tools = f" [dim](tools: {', '.join(profile.tools)})[/]" if profile.tools is not None else ""
             self.console.print(f"[cyan]@{profile.name}[/] {escape(profile.description)}{tools}")
+
+    def _hooks(self, argument: str) -> None:
+        hooks = self.hooks.hooks
+        folder_file = Path.cwd() / FOLDER_CONFIG / SETTINGS_FILE
+        if not hooks:
+            self.console.print(
+                "[dim]"
+                + escape(
+                    _(
+                        "No hooks. They are configured in {user} (yours) or {folder} (this folder, once trusted)."
+                    ).format(user=user_config_dir() / SETTINGS_FILE, folder=folder_file)
+                )
+                + "[/]"
+            )
+        else:
+            table = Table(box=None, header_style="bold")
+            for column in (N_("event"), N_("matcher"), N_("command"), N_("timeout"), N_("from")):
+                table.add_column(_(column))
+            for hook in hooks:
+                matcher = (hook.matcher or "*") if hook.event in TOOL_EVENTS else ""
+                source = _("yours") if hook.source.parent == user_config_dir() else _("this folder")
+                if hook.approver:
+                    source += " · " + _("approver")
+                table.add_row(
+                    hook.event,
+                    escape(matcher),
+                    escape(terminal_safe(hook.command)),
+                    f"{hook.timeout:g} s",
+                    source,
+                )
+            self.console.print(table)
+        if folder_file.is_file() and not self.settings.sources.trust.covers(Path.cwd()):
+            self.console.print(
+                "[dim]"
+                + escape(
+                    _("{path} is not read: this folder is not trusted (generalagent trust).").format(
+                        path=folder_file
+                    )
+                )
+                + "[/]"
+            )
 
     def _todos(self, argument: str) -> None:
         agent = self._agent()

@@ -48,7 +48,10 @@ from generalAgent.tools.named_hosts import NamedHosts
 
 # Recorded, never answered by a person: the call needed no approval, or a sub-agent met one.
 NOT_NEEDED, CANNOT_ASK = "not needed", "cannot ask"
-RUNS = frozenset({YES, ALWAYS, KEEP, NOT_NEEDED})
+# Answered by a PreToolUse hook the user made an approver in the user-level settings.json
+# (hooks.py); no other hook can answer for the user.
+HOOK_APPROVED = "approved by the user's hook"
+RUNS = frozenset({YES, ALWAYS, KEEP, NOT_NEEDED, HOOK_APPROVED})
 INTERRUPT_KIND = "approval"
 
 
@@ -87,6 +90,28 @@ def shown_with(tool: BaseTool | None, args: Any, context: CallContext) -> dict[s
     return shown
 
 
+def _approved_by_hook(
+    env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig, call: Any
+) -> bool:
+    """Whether an approver hook answers this call's question with yes. Runs again when the
+    step resumes after a question; the hook sees the same call."""
+    if not env.hooks.matching("PreToolUse", call["name"], approvers_only=True):
+        return False
+    session = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
+    outcome = env.hooks.run(
+        "PreToolUse",
+        {
+            "session_id": session,
+            "tool_name": call["name"],
+            "tool_input": call["args"],
+            "tool_use_id": call["id"],
+        },
+        tool_name=call["name"],
+        approvers_only=True,
+    )
+    return outcome.allowed and not outcome.blocked
+
+
 def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: ApprovalPolicy):
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
@@ -111,6 +136,8 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
             reason = policy.reason(tool, call["args"], context, approved) if tool else None
             if reason is None:
                 decisions[call_id] = NOT_NEEDED
+            elif _approved_by_hook(env, state, config, call):
+                decisions[call_id] = HOOK_APPROVED
             else:
                 requests.append(
                     {
