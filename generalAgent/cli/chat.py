@@ -22,7 +22,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.completion import ChatCompleter, Name
+from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
 from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
@@ -40,32 +42,80 @@ LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
 
-# The slash commands, with the line /help and Tab completion show for each.
+# The built-in slash commands (cli/command_registry.py), with the line /help and Tab completion
+# show for each; the user's own join them in the chat's registry (cli/custom_commands.py).
 COMMANDS = (
-    ("/help", N_("this help")),
-    ("/new", N_("start a new session")),
-    ("/sessions", N_("recent sessions (id, title, age, turns)")),
-    ("/resume", N_("ID: continue a session (a unique prefix of its id is enough)")),
-    ("/retry", N_("send the last message again after an error")),
-    ("/compact", N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)")),
-    ("/clear", N_("start a fresh context in this session (workspace, todos and uploads stay)")),
-    ("/memory", N_("the AGENTS.md instructions loaded into the system prompt")),
-    ("/upload", N_("PATH: attach a file, folder or glob")),
-    ("/tools", N_("tool tiers and what the agent can use now")),
-    ("/mcp", N_("MCP servers: state, trust and tools (@server starts a disabled one)")),
-    ("/skills", N_("skills that can be @mentioned")),
-    ("/agents", N_("sub-agents that can be @mentioned")),
-    ("/hooks", N_("the hooks of settings.json that run on this session's events")),
-    ("/todos", N_("the agent's todo list for this session")),
-    ("/usage", N_("tokens of this session, the cache-hit ratio and how full the context is")),
-    ("/model", N_("[NAME]: the models you can switch to; NAME switches from the next turn on")),
-    ("/thinking", N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full")),
-    ("/quit", N_("leave (the session is saved; --resume continues it)")),
+    SlashCommand("/help", N_("this help"), lambda chat, arg: chat._help(arg)),
+    SlashCommand("/new", N_("start a new session"), lambda chat, arg: chat._new(arg)),
+    SlashCommand(
+        "/sessions", N_("recent sessions (id, title, age, turns)"), lambda chat, arg: chat._sessions(arg)
+    ),
+    SlashCommand(
+        "/resume",
+        N_("ID: continue a session (a unique prefix of its id is enough)"),
+        lambda chat, arg: chat._resume(arg),
+    ),
+    SlashCommand(
+        "/retry", N_("send the last message again after an error"), lambda chat, arg: chat._retry(arg)
+    ),
+    SlashCommand(
+        "/compact",
+        N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)"),
+        lambda chat, arg: chat._compact(arg),
+    ),
+    SlashCommand(
+        "/clear",
+        N_("start a fresh context in this session (workspace, todos and uploads stay)"),
+        lambda chat, arg: chat._clear(arg),
+    ),
+    SlashCommand(
+        "/memory",
+        N_("the AGENTS.md instructions loaded into the system prompt"),
+        lambda chat, arg: chat._memory(arg),
+    ),
+    SlashCommand("/upload", N_("PATH: attach a file, folder or glob"), lambda chat, arg: chat._upload(arg)),
+    SlashCommand(
+        "/tools", N_("tool tiers and what the agent can use now"), lambda chat, arg: chat._tools(arg)
+    ),
+    SlashCommand(
+        "/mcp",
+        N_("MCP servers: state, trust and tools (@server starts a disabled one)"),
+        lambda chat, arg: chat._mcp(arg),
+    ),
+    SlashCommand("/skills", N_("skills that can be @mentioned"), lambda chat, arg: chat._skills(arg)),
+    SlashCommand("/agents", N_("sub-agents that can be @mentioned"), lambda chat, arg: chat._agents(arg)),
+    SlashCommand(
+        "/hooks",
+        N_("the hooks of settings.json that run on this session's events"),
+        lambda chat, arg: chat._hooks(arg),
+    ),
+    SlashCommand("/todos", N_("the agent's todo list for this session"), lambda chat, arg: chat._todos(arg)),
+    SlashCommand(
+        "/usage",
+        N_("tokens of this session, the cache-hit ratio and how full the context is"),
+        lambda chat, arg: chat._usage(arg),
+    ),
+    SlashCommand(
+        "/model",
+        N_("[NAME]: the models you can switch to; NAME switches from the next turn on"),
+        lambda chat, arg: chat._model(arg),
+    ),
+    SlashCommand(
+        "/thinking",
+        N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full"),
+        lambda chat, arg: chat._thinking(arg),
+    ),
+    SlashCommand(
+        "/quit",
+        N_("leave (the session is saved; --resume continues it)"),
+        lambda chat, arg: chat._quit(arg),
+        aliases=("/exit",),
+    ),
 )
 
 
-def help_text() -> str:
-    """What /help shows, in the UI language."""
+def help_text(custom: tuple[CustomCommand, ...] = ()) -> str:
+    """What /help shows, in the UI language; `custom`: the user's own commands, listed after."""
     return "\n".join(
         [
             "[bold]"
@@ -87,12 +137,31 @@ def help_text() -> str:
             + _('#path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session'),
             "",
             *(f"{name:<12} {description}" for name, description in translated_commands()),
+            *(["", "[bold]" + _("Your commands") + "[/]"] if custom else []),
+            *(f"{escape(line.name):<12} {escape(_custom_line(line))}" for line in custom),
         ]
     )
 
 
+def _custom_line(command: CustomCommand) -> str:
+    record = custom_command_record(command)
+    where = _("this folder") if command.scope == "folder" else _("yours")
+    return f"{record.described() or command.path.name} ({where})"
+
+
+def custom_command_record(command: CustomCommand) -> SlashCommand:
+    """The registry's record of one of the user's commands: its turn is the expanded body."""
+    return SlashCommand(
+        command.name,
+        command.description,
+        lambda chat, arg: chat._custom_command(command, arg),
+        argument_hint=command.argument_hint,
+        builtin=False,
+    )
+
+
 def translated_commands() -> list[tuple[str, str]]:
-    return [(name, _(description)) for name, description in COMMANDS]
+    return CommandRegistry(COMMANDS).menu()
 
 
 ReasoningDisplay = Literal["collapsed", "full", "off"]
@@ -142,9 +211,12 @@ class Chat:
         # /retry sends again). Only the message: answers closing earlier calls are stored.
         self.last_turn: dict[str, Any] | None = None
         self.cancelled_turn: dict[str, Any] | None = None
-        # Each command is handled by the method of its name (/usage -> _usage); /exit is /quit.
-        self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
-        self._commands["/exit"] = self._quit
+        self.custom_commands = load_custom_commands(
+            user_config_dir(), settings.sources.trust, Path.cwd(), CommandRegistry(COMMANDS).names()
+        )
+        self.registry = CommandRegistry(
+            [*COMMANDS, *map(custom_command_record, self.custom_commands.commands)]
+        )
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
         # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
         self.hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
@@ -173,6 +245,10 @@ class Chat:
         self._banner()
         for problem in self.hooks.problems:
             self.console.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
+        for unread in self.custom_commands.problems:
+            self.console.print(
+                "[yellow]" + escape(_("Command not read: {problem}").format(problem=unread)) + "[/]"
+            )
         self._session_start("resume" if self.options.resume else "startup")
         session = self._prompt_session()
         while True:
@@ -186,20 +262,20 @@ class Chat:
                 continue
             if line.startswith("/"):
                 name, _space, argument = line.partition(" ")
-                handler = self._commands.get(name.lower())
-                if handler is None:
+                command = self.registry.find(name)
+                if command is None:
                     self.console.print(
                         "[yellow]"
                         + escape(_("Unknown command {name}. /help lists them.").format(name=name))
                         + "[/]"
                     )
                     continue
-                if handler(argument.strip()) is False:
+                if command.handler(self, argument.strip()) is False:
                     return 0
                 continue
             self.send(line)
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, mentions: tuple[str, ...] = ()) -> None:
         submitted = self.hooks.run("UserPromptSubmit", {"session_id": self.session_id, "prompt": text})
         if self._hook_said(submitted, _("A UserPromptSubmit hook blocked this message; it was not sent.")):
             return
@@ -216,6 +292,7 @@ class Chat:
             self.pending_uploads,
             progress=lambda message: self.console.status(f"[dim]{escape(message)}[/]"),
             allowed_hosts=self.options.allowed_hosts,
+            extra_mentions=mentions,
         )
         for warning in prepared.warnings:
             self.console.print(f"[yellow]{escape(warning)}[/]")
@@ -323,7 +400,31 @@ class Chat:
 
     # -- commands -------------------------------------------------------------------
     def _help(self, argument: str) -> None:
-        self.console.print(help_text())
+        self.console.print(help_text(self.custom_commands.commands))
+
+    def _custom_command(self, command: CustomCommand, argument: str) -> None:
+        """The body, with the arguments in it, sent exactly as a typed line; for this turn
+        only, the command's model and the tools it names (as if @mentioned)."""
+        text = command.expand(argument)
+        if not text:
+            self.console.print(
+                "[yellow]"
+                + escape(_("{name} is empty: {path}").format(name=command.name, path=command.path))
+                + "[/]"
+            )
+            return
+        if not command.model or command.model == self.model_name:
+            self.send(text, mentions=command.allowed_tools)
+            return
+        agent = self._agent()
+        before = self.settings
+        agent.switch_model(
+            replace(before, model=before.model.model_copy(update={"model_name": command.model}))
+        )
+        try:
+            self.send(text, mentions=command.allowed_tools)
+        finally:
+            agent.switch_model(before)
 
     def _new(self, argument: str) -> None:
         self.session_id = SessionCatalog.new_id()
@@ -719,7 +820,7 @@ class Chat:
             history=InputHistory(str(history_file)),
             key_bindings=bindings,
             multiline=True,
-            completer=ChatCompleter(translated_commands(), self._mentionable),
+            completer=ChatCompleter(self.registry.menu(), self._mentionable),
             complete_while_typing=False,
         )
 
