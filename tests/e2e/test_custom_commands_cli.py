@@ -41,9 +41,11 @@ def test_a_command_with_arguments_and_a_file_reference(
     commands = user_commands(cli_env)
     (commands / "总结.md").write_text(SUMMARY, encoding="utf-8")
     (commands / "review").mkdir()
-    (commands / "review" / "pdf.md").write_text("Review $1 for $2 problems.\n", encoding="utf-8")
+    (commands / "review" / "pdf.md").write_text(
+        "---\nmodel: review-model\n---\nReview $1 for $2 problems.\n", encoding="utf-8"
+    )
     make_pdf(workdir / "报告.pdf", [["第三季度经营情况", "本季度营收增长百分之十二。"]])
-    openai_server.add(Reply(text="要点一：营收增长。"), Reply(text="Reviewed."))
+    openai_server.add(Reply(text="要点一：营收增长。"), Reply(text="Reviewed."), Reply(text="Back."))
     child = spawn_chat()
     expect_prompt(child)
     shown = ask(child, "/总结 #报告.pdf", "要点一")
@@ -57,6 +59,10 @@ def test_a_command_with_arguments_and_a_file_reference(
     ask(child, '/review:pdf "the draft" layout', "Reviewed")
     expect_prompt(child)
     assert last_user_text(openai_server.chat_requests[1]) == "Review the draft for layout problems."
+    assert openai_server.chat_requests[1].body["model"] == "review-model"  # the command's model, for its turn
+    ask(child, "thanks", "Back")
+    expect_prompt(child)
+    assert openai_server.chat_requests[2].body["model"] == "test-model"
 
     ask(child, "/help", "Your commands")
     listed = " ".join(expect_prompt(child).split())
