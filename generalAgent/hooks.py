@@ -35,7 +35,7 @@ import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from generalAgent.config.confined import read_confined_text
 from generalAgent.config.trust import FolderTrust
@@ -55,6 +55,13 @@ SETTINGS_LIMIT = 1_000_000  # bytes of settings.json read
 # anything else is a regular expression matched against the whole tool name.
 PLAIN_MATCHER = re.compile(r"[A-Za-z0-9_|-]*")
 ALLOW = "allow"
+
+
+class ProcessTracker(Protocol):
+    """Who kills running commands on Ctrl-C (the tools' environment): a hook is one of them."""
+
+    def track(self, process: subprocess.Popen) -> None: ...
+    def untrack(self, process: subprocess.Popen) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,7 @@ class HookSet:
         payload: Mapping[str, Any],
         tool_name: str | None = None,
         approvers_only: bool = False,
+        tracker: ProcessTracker | None = None,
     ) -> HookResult:
         """Run the matching hooks one after another; the first that blocks ends the run."""
         hooks = self.matching(event, tool_name, approvers_only)
@@ -140,7 +148,7 @@ class HookSet:
         notices: list[Notice] = []
         allowed = False
         for hook in hooks:
-            outcome = run_hook(hook, data, self.cwd)
+            outcome = run_hook(hook, data, self.cwd, tracker)
             notices.extend(outcome.notices)
             if outcome.blocked:
                 return HookResult(True, outcome.reason, False, tuple(notices))
@@ -148,9 +156,11 @@ class HookSet:
         return HookResult(False, "", allowed, tuple(notices))
 
 
-def run_hook(hook: Hook, data: str, cwd: Path | None = None) -> HookResult:
+def run_hook(
+    hook: Hook, data: str, cwd: Path | None = None, tracker: ProcessTracker | None = None
+) -> HookResult:
     """Run one command with the event on stdin, in a process group of its own (so a timeout
-    kills whatever it started too)."""
+    kills whatever it started too); `tracker` lets Ctrl-C kill it like a tool's command."""
     env = {**os.environ, "GENERALAGENT_PROJECT_DIR": str(cwd or Path.cwd()), "GENERALAGENT_HOOK": hook.event}
     try:
         process = subprocess.Popen(
@@ -172,10 +182,14 @@ def run_hook(hook: Hook, data: str, cwd: Path | None = None) -> HookResult:
                 ),
             )
         )
+    if tracker is not None:
+        tracker.track(process)
     try:
         out, err = process.communicate(data.encode("utf-8"), timeout=hook.timeout)
     except subprocess.TimeoutExpired:
         _kill_group(process)
+        if tracker is not None:
+            tracker.untrack(process)
         return HookResult(
             notices=(
                 Notice(
@@ -184,6 +198,8 @@ def run_hook(hook: Hook, data: str, cwd: Path | None = None) -> HookResult:
                 ),
             )
         )
+    if tracker is not None:
+        tracker.untrack(process)
     stderr = err.decode("utf-8", "replace").strip()[:OUTPUT_LIMIT]
     if process.returncode == BLOCK:
         return HookResult(blocked=True, reason=stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from langchain_core.messages import ToolMessage
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.trust import FolderTrust
-from generalAgent.hooks import Hook, HookSet, load_hooks, matcher_matches, parse_hooks
+from generalAgent.hooks import Hook, HookResult, HookSet, load_hooks, matcher_matches, parse_hooks
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -218,3 +219,19 @@ def test_a_hook_without_the_approver_key_cannot_approve(
         user_turn("go", settings, session_id="t-no", mentions=["run_bash_command"]), thread("t-no")
     )
     assert "__interrupt__" in result  # the user is still asked
+
+
+def test_ctrl_c_kills_a_running_hook_like_a_tools_command(tmp_path: Path, settings: Settings) -> None:
+    from generalAgent.tools.environment import ToolEnvironment
+
+    env = ToolEnvironment(settings=settings)
+    hooks = HookSet((Hook("PreToolUse", "sleep 30", tmp_path / "s.json", timeout=60),), cwd=tmp_path)
+    outcome: list[HookResult] = []
+    runner = threading.Thread(target=lambda: outcome.append(hooks.run("PreToolUse", {}, "now", tracker=env)))
+    started = time.monotonic()
+    runner.start()
+    while not env.kill_running_processes() and time.monotonic() - started < 10:
+        time.sleep(0.05)  # until the hook has started and been killed
+    runner.join(10)
+    assert time.monotonic() - started < 10
+    assert not outcome[0].blocked and "failed (exit -9)" in outcome[0].notices[0].english()

@@ -107,6 +107,7 @@ def _approved_by_hook(
             "tool_use_id": call["id"],
         },
         tool_name=call["name"],
+        tracker=env,
         approvers_only=True,
     )
     return outcome.allowed and not outcome.blocked

@@ -31,7 +31,7 @@ from generalAgent.graph.nodes.approval import CANNOT_ASK, NO, RUNS, approved_too
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
-from generalAgent.hooks import HookResult, HookSet
+from generalAgent.hooks import HookResult
 from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -99,7 +99,7 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
         for call in calls:
             refusal = _refusal(call, by_name.get(call["name"]), state, config, env, policy)
             if refusal is None and call["name"] in by_name:
-                refusal = _pre_tool_use(env.hooks, call, session)
+                refusal = _pre_tool_use(env, call, session)
             if refusal is None:
                 runnable.append(call)
             else:
@@ -114,7 +114,7 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
             "messages": [*state["messages"][:-1], last.model_copy(update={"tool_calls": runnable})],
         }
         result = tool_nodes[key].invoke(approved_only, config)
-        result = _post_tool_use(env.hooks, result, {str(c["id"]): c for c in runnable}, session)
+        result = _post_tool_use(env, result, {str(c["id"]): c for c in runnable}, session)
         if not answers:
             return result
         if isinstance(result, dict):
@@ -124,9 +124,9 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
     return tools
 
 
-def _pre_tool_use(hooks: HookSet, call: Any, session: str) -> str | None:
+def _pre_tool_use(env: ToolEnvironment, call: Any, session: str) -> str | None:
     """The answer of a PreToolUse hook that blocks this call, or None when it may run."""
-    outcome = hooks.run(
+    outcome = env.hooks.run(
         "PreToolUse",
         {
             "session_id": session,
@@ -135,6 +135,7 @@ def _pre_tool_use(hooks: HookSet, call: Any, session: str) -> str | None:
             "tool_use_id": call["id"],
         },
         tool_name=call["name"],
+        tracker=env,
     )
     _report(outcome)
     if outcome.blocked:
@@ -142,8 +143,9 @@ def _pre_tool_use(hooks: HookSet, call: Any, session: str) -> str | None:
     return None
 
 
-def _post_tool_use(hooks: HookSet, result: Any, calls: dict[str, Any], session: str) -> Any:
+def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], session: str) -> Any:
     """Run the PostToolUse hooks on each answer; a hook that exits 2 adds its words to it."""
+    hooks = env.hooks
     if not any(hooks.matching("PostToolUse", call["name"]) for call in calls.values()):
         return result
     messages = result.get("messages", []) if isinstance(result, dict) else []
@@ -164,6 +166,7 @@ def _post_tool_use(hooks: HookSet, result: Any, calls: dict[str, Any], session: 
                 "is_error": message.status == "error",
             },
             tool_name=call["name"],
+            tracker=env,
         )
         _report(outcome)
         if outcome.blocked and outcome.reason and isinstance(message.content, str):
