@@ -10,6 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.e2e.conftest import run_cli
 from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.support.history import tool_text
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
@@ -140,3 +141,23 @@ def test_a_userpromptsubmit_hook_blocks_the_message_before_it_is_sent(
     assert len(openai_server.chat_requests) == 1
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_p_gets_the_pretooluse_hooks_too(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """PreToolUse runs in the graph's tools step, so a client other than the chat gets it."""
+    write_hooks(
+        cli_env,
+        {
+            "PreToolUse": [
+                {"matcher": "now|read_file", "hooks": [command("echo 'no clocks today' >&2; exit 2")]}
+            ]
+        },
+    )
+    openai_server.add(Reply(tool_calls=[ToolCall("now", {})]), Reply(text="The hook said no."))
+    result = run_cli(["-p", "what time is it?"], cli_env, workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "The hook said no."
+    answer = openai_server.chat_requests[1].messages[-1]
+    assert answer["role"] == "tool" and tool_text(answer["content"]) == "no clocks today"
