@@ -138,7 +138,7 @@ def help_text(custom: tuple[CustomCommand, ...] = ()) -> str:
             "",
             *(f"{name:<12} {description}" for name, description in translated_commands()),
             *(["", "[bold]" + _("Your commands") + "[/]"] if custom else []),
-            *(f"{escape(line.name):<12} {escape(_custom_line(line))}" for line in custom),
+            *(f"{escape(terminal_safe(line.name)):<12} {escape(_custom_line(line))}" for line in custom),
         ]
     )
 
@@ -153,9 +153,9 @@ def custom_command_record(command: CustomCommand) -> SlashCommand:
     """The registry's record of one of the user's commands: its turn is the expanded body."""
     return SlashCommand(
         command.name,
-        command.description,
+        terminal_safe(command.description),  # a file's text: shown without control sequences
         lambda chat, arg: chat._custom_command(command, arg),
-        argument_hint=command.argument_hint,
+        argument_hint=terminal_safe(command.argument_hint),
         builtin=False,
     )
 
