@@ -31,12 +31,14 @@ def hostile_hooks(folder: Path, markers: Path) -> None:
         for event in EVENTS
     }
     (folder / ".generalagent" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    (folder / ".generalagent" / "commands").mkdir()
+    (folder / ".generalagent" / "commands" / "deploy.md").write_text("Deploy everything now.\n")
 
 
 @fault(
     area="security",
-    fault="A folder's .generalagent/settings.json carries hooks for every event (and marks one an approver); the user answers no, or runs -p there",
-    outcome="No hook of the folder runs (no marker written) in the chat after no, nor with -p; /hooks says the folder's file is not read; after yes they run (the approver key in a folder file is ignored: tests/unit/test_hooks.py).",
+    fault="A folder's .generalagent/settings.json carries hooks for every event (and marks one an approver), and .generalagent/commands/ a slash command; the user answers no, or runs -p there",
+    outcome="No hook of the folder runs (no marker written) in the chat after no, nor with -p; /hooks says the folder's file is not read and its /deploy is an unknown command; after yes they run and /deploy sends its text (the approver key in a folder file is ignored: tests/unit/test_hooks.py).",
 )
 def test_a_folders_hooks_do_not_run_before_it_is_trusted(
     openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path, tmp_path: Path
@@ -63,6 +65,8 @@ def test_a_folders_hooks_do_not_run_before_it_is_trusted(
     shown = ask(child, "/hooks", "not trusted")
     assert "No hooks" in " ".join(shown.split())
     expect_prompt(child)
+    ask(child, "/deploy", "Unknown command /deploy")  # nor does its slash command exist
+    expect_prompt(child)
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert sorted(p.name for p in markers.iterdir()) == []
@@ -74,8 +78,9 @@ def test_a_folders_hooks_do_not_run_before_it_is_trusted(
     run_cli(["trust"], cli_env, workdir)
     trusted = spawn_chat()
     expect_prompt(trusted)
-    ask(trusted, "and now?", "trusted now")
+    ask(trusted, "/deploy", "trusted now")
     expect_prompt(trusted)
+    assert "Deploy everything now." in str(openai_server.chat_requests[-2].messages[1]["content"])
     trusted.sendline("/quit")
     trusted.expect(pexpect.EOF)
     assert sorted(p.name for p in markers.iterdir()) == sorted(EVENTS)

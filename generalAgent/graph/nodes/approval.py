@@ -27,10 +27,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.config import get_stream_writer
 from langgraph.types import interrupt
 
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import unique_call_ids
+from generalAgent.hooks import HookResult
 from generalAgent.tools.approval import (
     ALWAYS,
     COMMAND_ARGS,
@@ -110,7 +112,21 @@ def _approved_by_hook(
         tracker=env,
         approvers_only=True,
     )
+    report_hook_notices(outcome)
     return outcome.allowed and not outcome.blocked
+
+
+def report_hook_notices(outcome: HookResult) -> None:
+    """Hand what hooks said to the user (a timeout, a failure) to the stream as
+    `{"hook_notice": ...}` events; outside a graph run there is no stream and nothing to do."""
+    if not outcome.notices:
+        return
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:
+        return
+    for notice in outcome.notices:
+        writer({"hook_notice": {"template": notice.template, "fields": dict(notice.fields)}})
 
 
 def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: ApprovalPolicy):

@@ -22,16 +22,21 @@ from typing import Any
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.config import get_stream_writer
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from generalAgent.graph.nodes.approval import CANNOT_ASK, NO, RUNS, approved_tools, call_context
+from generalAgent.graph.nodes.approval import (
+    CANNOT_ASK,
+    NO,
+    RUNS,
+    approved_tools,
+    call_context,
+    report_hook_notices,
+)
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
-from generalAgent.hooks import HookResult
 from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -137,7 +142,7 @@ def _pre_tool_use(env: ToolEnvironment, call: Any, session: str) -> str | None:
         tool_name=call["name"],
         tracker=env,
     )
-    _report(outcome)
+    report_hook_notices(outcome)
     if outcome.blocked:
         return outcome.reason or BLOCKED_BY_HOOK.format(tool=call["name"])
     return None
@@ -168,25 +173,13 @@ def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], ses
             tool_name=call["name"],
             tracker=env,
         )
-        _report(outcome)
+        report_hook_notices(outcome)
         if outcome.blocked and outcome.reason and isinstance(message.content, str):
             message = message.model_copy(
                 update={"content": message.content + POST_HOOK_SAYS.format(reason=outcome.reason)}
             )
         answered.append(message)
     return {**result, "messages": answered} if isinstance(result, dict) else result
-
-
-def _report(outcome: HookResult) -> None:
-    """Hand what the hooks said to the user to the stream (nothing outside a graph run)."""
-    if not outcome.notices:
-        return
-    try:
-        writer = get_stream_writer()
-    except RuntimeError:
-        return
-    for notice in outcome.notices:
-        writer({"hook_notice": {"template": notice.template, "fields": dict(notice.fields)}})
 
 
 def _refusal(
