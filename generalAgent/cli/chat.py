@@ -26,7 +26,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.completion import ChatCompleter, Name
+from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
 from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
@@ -34,7 +36,9 @@ from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
+from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
+from generalAgent.hooks import FOLDER_CONFIG, SETTINGS_FILE, TOOL_EVENTS, HookResult, load_hooks
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog, SessionInfo, Usage
 
@@ -44,37 +48,87 @@ LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
 # A second Ctrl-C on an empty prompt within this many seconds quits.
 CTRL_C_QUIT_SECONDS = 3.0
 
-# The slash commands, with the line /help and Tab completion show for each.
+# The built-in slash commands (cli/command_registry.py), with the line /help and Tab completion
+# show for each; the user's own join them in the chat's registry (cli/custom_commands.py).
 COMMANDS = (
-    ("/help", N_("this help")),
-    ("/new", N_("start a new session")),
-    ("/sessions", N_("recent sessions (id, title, age, turns)")),
-    ("/resume", N_("[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)")),
-    ("/rename", N_("TITLE: name this session (as /sessions and --resume show it)")),
-    ("/retry", N_("send the last message again after an error")),
-    ("/compact", N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)")),
-    ("/clear", N_("start a fresh context in this session (workspace, todos and uploads stay)")),
-    ("/memory", N_("the AGENTS.md instructions loaded into the system prompt")),
-    ("/upload", N_("PATH: attach a file, folder or glob")),
-    ("/tools", N_("tool tiers and what the agent can use now")),
-    ("/mcp", N_("MCP servers: state, trust and tools (@server starts a disabled one)")),
-    ("/skills", N_("skills that can be @mentioned")),
-    ("/agents", N_("sub-agents that can be @mentioned")),
-    ("/todos", N_("the agent's todo list for this session")),
-    ("/usage", N_("tokens of this session, the cache-hit ratio and how full the context is")),
-    (
+    SlashCommand("/help", N_("this help"), lambda chat, arg: chat._help(arg)),
+    SlashCommand("/new", N_("start a new session"), lambda chat, arg: chat._new(arg)),
+    SlashCommand(
+        "/sessions", N_("recent sessions (id, title, age, turns)"), lambda chat, arg: chat._sessions(arg)
+    ),
+    SlashCommand(
+        "/resume",
+        N_("[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)"),
+        lambda chat, arg: chat._resume(arg),
+    ),
+    SlashCommand(
+        "/rename",
+        N_("TITLE: name this session (as /sessions and --resume show it)"),
+        lambda chat, arg: chat._rename(arg),
+    ),
+    SlashCommand(
+        "/retry", N_("send the last message again after an error"), lambda chat, arg: chat._retry(arg)
+    ),
+    SlashCommand(
+        "/compact",
+        N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)"),
+        lambda chat, arg: chat._compact(arg),
+    ),
+    SlashCommand(
+        "/clear",
+        N_("start a fresh context in this session (workspace, todos and uploads stay)"),
+        lambda chat, arg: chat._clear(arg),
+    ),
+    SlashCommand(
+        "/memory",
+        N_("the AGENTS.md instructions loaded into the system prompt"),
+        lambda chat, arg: chat._memory(arg),
+    ),
+    SlashCommand("/upload", N_("PATH: attach a file, folder or glob"), lambda chat, arg: chat._upload(arg)),
+    SlashCommand(
+        "/tools", N_("tool tiers and what the agent can use now"), lambda chat, arg: chat._tools(arg)
+    ),
+    SlashCommand(
+        "/mcp",
+        N_("MCP servers: state, trust and tools (@server starts a disabled one)"),
+        lambda chat, arg: chat._mcp(arg),
+    ),
+    SlashCommand("/skills", N_("skills that can be @mentioned"), lambda chat, arg: chat._skills(arg)),
+    SlashCommand("/agents", N_("sub-agents that can be @mentioned"), lambda chat, arg: chat._agents(arg)),
+    SlashCommand(
+        "/hooks",
+        N_("the hooks of settings.json that run on this session's events"),
+        lambda chat, arg: chat._hooks(arg),
+    ),
+    SlashCommand("/todos", N_("the agent's todo list for this session"), lambda chat, arg: chat._todos(arg)),
+    SlashCommand(
+        "/usage",
+        N_("tokens of this session, the cache-hit ratio and how full the context is"),
+        lambda chat, arg: chat._usage(arg),
+    ),
+    SlashCommand(
         "/model",
         N_(
             "[NAME]: the suggested models (MODEL_CHOICES); NAME, any model id, switches from the next turn on"
         ),
+        lambda chat, arg: chat._model(arg),
     ),
-    ("/thinking", N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full")),
-    ("/quit", N_("leave (the session is saved; --resume continues it)")),
+    SlashCommand(
+        "/thinking",
+        N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full"),
+        lambda chat, arg: chat._thinking(arg),
+    ),
+    SlashCommand(
+        "/quit",
+        N_("leave (the session is saved; --resume continues it)"),
+        lambda chat, arg: chat._quit(arg),
+        aliases=("/exit",),
+    ),
 )
 
 
-def help_text() -> str:
-    """What /help shows, in the UI language."""
+def help_text(custom: tuple[CustomCommand, ...] = ()) -> str:
+    """What /help shows, in the UI language; `custom`: the user's own commands, listed after."""
     return "\n".join(
         [
             "[bold]"
@@ -96,12 +150,31 @@ def help_text() -> str:
             + _('#path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session'),
             "",
             *(f"{name:<12} {description}" for name, description in translated_commands()),
+            *(["", "[bold]" + _("Your commands") + "[/]"] if custom else []),
+            *(f"{escape(terminal_safe(line.name)):<12} {escape(_custom_line(line))}" for line in custom),
         ]
     )
 
 
+def _custom_line(command: CustomCommand) -> str:
+    record = custom_command_record(command)
+    where = _("this folder") if command.scope == "folder" else _("yours")
+    return f"{record.described() or command.path.name} ({where})"
+
+
+def custom_command_record(command: CustomCommand) -> SlashCommand:
+    """The registry's record of one of the user's commands: its turn is the expanded body."""
+    return SlashCommand(
+        command.name,
+        terminal_safe(command.description),  # a file's text: shown without control sequences
+        lambda chat, arg: chat._custom_command(command, arg),
+        argument_hint=terminal_safe(command.argument_hint),
+        builtin=False,
+    )
+
+
 def translated_commands() -> list[tuple[str, str]]:
-    return [(name, _(description)) for name, description in COMMANDS]
+    return CommandRegistry(COMMANDS).menu()
 
 
 ReasoningDisplay = Literal["collapsed", "full", "off"]
@@ -151,12 +224,17 @@ class Chat:
         # /retry sends again). Only the message: answers closing earlier calls are stored.
         self.last_turn: dict[str, Any] | None = None
         self.cancelled_turn: dict[str, Any] | None = None
-        # Each command is handled by the method of its name (/usage -> _usage); /exit is /quit.
-        self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
-        self._commands["/exit"] = self._quit
+        self.custom_commands = load_custom_commands(
+            user_config_dir(), settings.sources.trust, Path.cwd(), CommandRegistry(COMMANDS).names()
+        )
+        self.registry = CommandRegistry(
+            [*COMMANDS, *map(custom_command_record, self.custom_commands.commands)]
+        )
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
         self.typed_ahead = ""  # keys typed while a turn ran: the next prompt reads them first
         self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
+        # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
+        self.hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
         if options.resume:
             self._resume(options.resume)
 
@@ -180,6 +258,13 @@ class Chat:
 
     def _loop(self) -> int:
         self._banner()
+        for problem in self.hooks.problems:
+            self.console.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
+        for unread in self.custom_commands.problems:
+            self.console.print(
+                "[yellow]" + escape(_("Command not read: {problem}").format(problem=unread)) + "[/]"
+            )
+        self._session_start("resume" if self.options.resume else "startup")
         session = self._prompt_session()
         while True:
             try:
@@ -200,20 +285,23 @@ class Chat:
                 line = "/" + line[1:]
             if line.startswith("/"):
                 name, _space, argument = line.partition(" ")
-                handler = self._commands.get(name.lower())
-                if handler is None:
+                command = self.registry.find(name)
+                if command is None:
                     self.console.print(
                         "[yellow]"
                         + escape(_("Unknown command {name}. /help lists them.").format(name=name))
                         + "[/]"
                     )
                     continue
-                if handler(argument.strip()) is False:
+                if command.handler(self, argument.strip()) is False:
                     return 0
                 continue
             self.send(line)
 
-    def send(self, text: str) -> None:
+    def send(self, text: str, mentions: tuple[str, ...] = ()) -> None:
+        submitted = self.hooks.run("UserPromptSubmit", {"session_id": self.session_id, "prompt": text})
+        if self._hook_said(submitted, _("A UserPromptSubmit hook blocked this message; it was not sent.")):
+            return
         agent = self._agent()
         from generalAgent.cli.turn_input import prepare_turn
 
@@ -227,6 +315,7 @@ class Chat:
             self.pending_uploads,
             progress=lambda message: self.console.status(f"[dim]{escape(message)}[/]"),
             allowed_hosts=self.options.allowed_hosts,
+            extra_mentions=mentions,
         )
         for warning in prepared.warnings:
             self.console.print(f"[yellow]{escape(warning)}[/]")
@@ -309,6 +398,24 @@ class Chat:
             gauge = (result.context_tokens, self._context_window())
             cost = format_cost(result.usage, self.settings.model)
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge, cost)}[/]")
+        if not context_only:
+            stopped = self.hooks.run("Stop", {"session_id": self.session_id, "stop_hook_active": False})
+            self._hook_said(stopped, _("A Stop hook says:"))
+
+    # -- hooks ----------------------------------------------------------------------
+    def _session_start(self, source: str) -> None:
+        started = self.hooks.run("SessionStart", {"session_id": self.session_id, "source": source})
+        self._hook_said(started, _("A SessionStart hook says:"))
+
+    def _hook_said(self, outcome: HookResult, blocked_line: str) -> bool:
+        """Show what hooks said to the user; True when one blocked (exit 2), with its stderr."""
+        for notice in outcome.notices:
+            self.console.print("[yellow]" + escape(_(notice.template).format(**notice.fields)) + "[/]")
+        if outcome.blocked:
+            self.console.print("[yellow]" + escape(blocked_line) + "[/]")
+            if outcome.reason:
+                self.console.print(Text(terminal_safe(outcome.reason)))
+        return outcome.blocked
 
     def _approve(self, request: dict[str, Any]) -> str:
         from generalAgent.cli.approvals import ask_in_terminal
@@ -317,7 +424,31 @@ class Chat:
 
     # -- commands -------------------------------------------------------------------
     def _help(self, argument: str) -> None:
-        self.console.print(help_text())
+        self.console.print(help_text(self.custom_commands.commands))
+
+    def _custom_command(self, command: CustomCommand, argument: str) -> None:
+        """The body, with the arguments in it, sent exactly as a typed line; for this turn
+        only, the command's model and the tools it names (as if @mentioned)."""
+        text = command.expand(argument)
+        if not text:
+            self.console.print(
+                "[yellow]"
+                + escape(_("{name} is empty: {path}").format(name=command.name, path=command.path))
+                + "[/]"
+            )
+            return
+        if not command.model or command.model == self.model_name:
+            self.send(text, mentions=command.allowed_tools)
+            return
+        agent = self._agent()
+        before = self.settings
+        agent.switch_model(
+            replace(before, model=before.model.model_copy(update={"model_name": command.model}))
+        )
+        try:
+            self.send(text, mentions=command.allowed_tools)
+        finally:
+            agent.switch_model(before)
 
     def _new(self, argument: str) -> None:
         self.session_id = SessionCatalog.new_id()
@@ -327,6 +458,7 @@ class Chat:
         self.last_turn = self.cancelled_turn = None
         self.context_tokens = 0
         self.console.print("[green]" + _("New session {id}.").format(id=self.session_id) + "[/]")
+        self._session_start("new")
 
     def _sessions(self, argument: str) -> None:
         sessions = self.catalog.recent(limit=20)
@@ -495,6 +627,47 @@ class Chat:
         for profile in agent.parts.agents.profiles:
             tools = f" [dim](tools: {', '.join(profile.tools)})[/]" if profile.tools is not None else ""
             self.console.print(f"[cyan]@{profile.name}[/] {escape(profile.description)}{tools}")
+
+    def _hooks(self, argument: str) -> None:
+        hooks = self.hooks.hooks
+        folder_file = Path.cwd() / FOLDER_CONFIG / SETTINGS_FILE
+        if not hooks:
+            self.console.print(
+                "[dim]"
+                + escape(
+                    _(
+                        "No hooks. They are configured in {user} (yours) or {folder} (this folder, once trusted)."
+                    ).format(user=user_config_dir() / SETTINGS_FILE, folder=folder_file)
+                )
+                + "[/]"
+            )
+        else:
+            table = Table(box=None, header_style="bold")
+            for column in (N_("event"), N_("matcher"), N_("command"), N_("timeout"), N_("from")):
+                table.add_column(_(column))
+            for hook in hooks:
+                matcher = (hook.matcher or "*") if hook.event in TOOL_EVENTS else ""
+                source = _("yours") if hook.source.parent == user_config_dir() else _("this folder")
+                if hook.approver:
+                    source += " · " + _("approver")
+                table.add_row(
+                    hook.event,
+                    escape(matcher),
+                    escape(terminal_safe(hook.command)),
+                    f"{hook.timeout:g} s",
+                    source,
+                )
+            self.console.print(table)
+        if folder_file.is_file() and not self.settings.sources.trust.covers(Path.cwd()):
+            self.console.print(
+                "[dim]"
+                + escape(
+                    _("{path} is not read: this folder is not trusted (generalagent trust).").format(
+                        path=folder_file
+                    )
+                )
+                + "[/]"
+            )
 
     def _todos(self, argument: str) -> None:
         agent = self._agent()
@@ -700,7 +873,7 @@ class Chat:
             history=InputHistory(str(history_file)),
             key_bindings=bindings,
             multiline=True,
-            completer=ChatCompleter(translated_commands(), self._mentionable),
+            completer=ChatCompleter(self.registry.menu(), self._mentionable),
             complete_while_typing=False,
         )
 

@@ -62,7 +62,7 @@ class ChatCompleter(Completer):
 
     def _commands(self, word: str) -> Iterator[Completion]:
         for name, description in self.commands:
-            if name.startswith(word.lower()):
+            if name.lower().startswith(word.lower()):
                 yield Completion(name, start_position=-len(word), display_meta=description)
 
     def _mentions(self, prefix: str) -> Iterator[Completion]:

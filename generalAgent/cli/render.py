@@ -478,6 +478,11 @@ class TerminalView:
             self.console.print(f"  [dim]\\[{escape(source)}] {escape(text)}[/]", highlight=False)
         elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
             self.on_compaction(event["compaction"])
+        elif isinstance(event, dict) and isinstance(event.get("hook_notice"), dict):
+            self.markdown.finish()  # a hook that timed out or failed: one line, the turn goes on
+            notice = event["hook_notice"]
+            text = _(str(notice.get("template", ""))).format(**(notice.get("fields") or {}))
+            self.console.print(f"[yellow]{escape(terminal_safe(text))}[/]", highlight=False)
 
     def on_compaction(self, event: dict[str, Any]) -> None:
         """One line per compaction; a status line while the summary is being written."""

@@ -59,13 +59,15 @@ def prepare_turn(
     references: bool = True,
     typed: bool = True,
     allowed_hosts: Sequence[NamedHost] = (),
+    extra_mentions: Sequence[str] = (),
 ) -> PreparedTurn:
     """The graph input of a turn. `progress(text)` wraps a wait the user should see (an MCP
     server starting); `references=False` takes the text as it is, without acting on its
     @mentions and #paths (text piped to `-p -`). Only text the user `typed` names hosts
     (piped text never does, whatever `references` says); `allowed_hosts` are --allow-host's."""
     parts = agent.parts
-    names = parse_mentions(text) if references else []
+    # extra_mentions: the tools a custom command names (allowed-tools), mentioned for its turn.
+    names = list(dict.fromkeys([*(parse_mentions(text) if references else []), *extra_mentions]))
     mentions = classify_mentions(
         names, parts.registry.names(), parts.skills.ids(), parts.agents.names(), parts.registry.mcp_handles()
     )

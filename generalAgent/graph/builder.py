@@ -36,6 +36,7 @@ from langgraph.graph.state import CompiledStateGraph
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.config.sources import user_config_dir
 from generalAgent.graph.compaction import CompactionControl, build_compact_node
 from generalAgent.graph.nodes.approval import build_approval_node, needs_asking
 from generalAgent.graph.nodes.finalize import build_finalize_node
@@ -45,6 +46,7 @@ from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
 from generalAgent.graph.repetition import repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
+from generalAgent.hooks import load_hooks
 from generalAgent.providers.factory import build_chat_model
 from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.skills.loader import SkillCatalog, load_skills
@@ -83,7 +85,9 @@ def build_parts(
 ) -> AgentParts:
     """`mcp`: the process's MCP servers, already starting (the CLI starts them first, so they
     come up while the rest loads); without one, the configured servers are started here."""
-    env = ToolEnvironment(settings=settings)
+    env = ToolEnvironment(
+        settings=settings, hooks=load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+    )
     registry = ToolRegistry.from_yaml(env, settings.paths.tools_config)
     registry.attach_mcp(mcp or MCPServerManager.from_settings(settings).start())
     return AgentParts(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
+from generalAgent.hooks import HookSet
 from generalAgent.tools.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -32,6 +33,8 @@ class ToolEnvironment:
     # What the model accepts of an image, set by the graph builder from the provider
     # table (providers/vision.py); None for a model that takes no images.
     image_limits: ImageLimits | None = None
+    # The user's hooks (hooks.py): the tools step runs PreToolUse and PostToolUse ones.
+    hooks: HookSet = field(default_factory=HookSet)
     # Commands started by tools, so that cancelling a turn (Ctrl-C) can stop them: they run
     # in their own process group (to be killable as a whole), out of the terminal's reach.
     _processes: set[subprocess.Popen] = field(default_factory=set, repr=False)

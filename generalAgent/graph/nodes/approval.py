@@ -27,10 +27,12 @@ from typing import Any
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.config import get_stream_writer
 from langgraph.types import interrupt
 
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import unique_call_ids
+from generalAgent.hooks import HookResult
 from generalAgent.tools.approval import (
     ALWAYS,
     COMMAND_ARGS,
@@ -49,7 +51,10 @@ from generalAgent.tools.named_hosts import NamedHosts
 
 # Recorded, never answered by a person: the call needed no approval, or a sub-agent met one.
 NOT_NEEDED, CANNOT_ASK = "not needed", "cannot ask"
-RUNS = frozenset({YES, ALWAYS, KEEP, NOT_NEEDED})
+# Answered by a PreToolUse hook the user made an approver in the user-level settings.json
+# (hooks.py); no other hook can answer for the user.
+HOOK_APPROVED = "approved by the user's hook"
+RUNS = frozenset({YES, ALWAYS, KEEP, NOT_NEEDED, HOOK_APPROVED})
 INTERRUPT_KIND = "approval"
 
 
@@ -88,6 +93,43 @@ def shown_with(tool: BaseTool | None, args: Any, context: CallContext) -> dict[s
     return shown
 
 
+def _approved_by_hook(
+    env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig, call: Any
+) -> bool:
+    """Whether an approver hook answers this call's question with yes. Runs again when the
+    step resumes after a question; the hook sees the same call."""
+    if not env.hooks.matching("PreToolUse", call["name"], approvers_only=True):
+        return False
+    session = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
+    outcome = env.hooks.run(
+        "PreToolUse",
+        {
+            "session_id": session,
+            "tool_name": call["name"],
+            "tool_input": call["args"],
+            "tool_use_id": call["id"],
+        },
+        tool_name=call["name"],
+        tracker=env,
+        approvers_only=True,
+    )
+    report_hook_notices(outcome)
+    return outcome.allowed and not outcome.blocked
+
+
+def report_hook_notices(outcome: HookResult) -> None:
+    """Hand what hooks said to the user (a timeout, a failure) to the stream as
+    `{"hook_notice": ...}` events; outside a graph run there is no stream and nothing to do."""
+    if not outcome.notices:
+        return
+    try:
+        writer = get_stream_writer()
+    except RuntimeError:
+        return
+    for notice in outcome.notices:
+        writer({"hook_notice": {"template": notice.template, "fields": dict(notice.fields)}})
+
+
 def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: ApprovalPolicy):
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
@@ -112,6 +154,8 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
             reason = policy.reason(tool, call["args"], context, approved) if tool else None
             if reason is None:
                 decisions[call_id] = NOT_NEEDED
+            elif _approved_by_hook(env, state, config, call):
+                decisions[call_id] = HOOK_APPROVED
             else:
                 requests.append(
                     {

@@ -7,6 +7,11 @@ step before this node recorded a yes for them (graph/nodes/approval.py); the oth
 answered with a refusal, so every call is answered once and run at most once. Calls
 whose arguments were not valid JSON get an error answer the model can correct. Every
 result is capped so that one huge tool output cannot flood the context.
+
+The user's PreToolUse hooks (hooks.py) run here, for every client, after the approval
+step and just before each call: a hook that blocks answers the call with its own words as
+an error, and the call does not run. PostToolUse hooks run on each result. What a hook
+says to the user (a timeout, a failure) is a custom stream event `{"hook_notice": ...}`.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from generalAgent.graph.nodes.approval import (
     approved_tools,
     call_context,
     has_approval_rule,
+    report_hook_notices,
 )
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
@@ -45,6 +51,8 @@ SUBAGENT_CANNOT_ASK = (
     "Report what you need in your final message instead."
 )
 NOT_APPROVED = "Error: not run: {tool} needs the user's approval ({reason}) and none was given."
+BLOCKED_BY_HOOK = "Error: {tool} was not run: a PreToolUse hook of the user blocked it."
+POST_HOOK_SAYS = "\n\n[A PostToolUse hook of the user says: {reason}]"
 
 
 def cap_tool_result(text: str, limit: int) -> str:
@@ -93,8 +101,11 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
         calls = last.tool_calls if isinstance(last, AIMessage) else []
         runnable = []
         by_name = {t.name: t for t in visible}
+        session = str((config.get("configurable") or {}).get("thread_id") or "")
         for call in calls:
             refusal = _refusal(call, by_name.get(call["name"]), state, config, env, policy)
+            if refusal is None and call["name"] in by_name:
+                refusal = _pre_tool_use(env, call, session)
             if refusal is None:
                 runnable.append(call)
             else:
@@ -109,6 +120,7 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
             "messages": [*state["messages"][:-1], last.model_copy(update={"tool_calls": runnable})],
         }
         result = tool_nodes[key].invoke(approved_only, config)
+        result = _post_tool_use(env, result, {str(c["id"]): c for c in runnable}, session)
         if not answers:
             return result
         if isinstance(result, dict):
@@ -116,6 +128,59 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
         return [*result, Command(update={"messages": answers})]
 
     return tools
+
+
+def _pre_tool_use(env: ToolEnvironment, call: Any, session: str) -> str | None:
+    """The answer of a PreToolUse hook that blocks this call, or None when it may run."""
+    outcome = env.hooks.run(
+        "PreToolUse",
+        {
+            "session_id": session,
+            "tool_name": call["name"],
+            "tool_input": call["args"],
+            "tool_use_id": call["id"],
+        },
+        tool_name=call["name"],
+        tracker=env,
+    )
+    report_hook_notices(outcome)
+    if outcome.blocked:
+        return outcome.reason or BLOCKED_BY_HOOK.format(tool=call["name"])
+    return None
+
+
+def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], session: str) -> Any:
+    """Run the PostToolUse hooks on each answer; a hook that exits 2 adds its words to it."""
+    hooks = env.hooks
+    if not any(hooks.matching("PostToolUse", call["name"]) for call in calls.values()):
+        return result
+    messages = result.get("messages", []) if isinstance(result, dict) else []
+    answered = []
+    for message in messages:
+        call = calls.get(getattr(message, "tool_call_id", ""))
+        if not isinstance(message, ToolMessage) or call is None:
+            answered.append(message)
+            continue
+        outcome = hooks.run(
+            "PostToolUse",
+            {
+                "session_id": session,
+                "tool_name": call["name"],
+                "tool_input": call["args"],
+                "tool_use_id": call["id"],
+                "tool_response": message.content,
+                "is_error": message.status == "error",
+            },
+            tool_name=call["name"],
+            tracker=env,
+        )
+        report_hook_notices(outcome)
+        if outcome.blocked and outcome.reason and isinstance(message.content, str):
+            message = message.model_copy(
+                update={"content": message.content + POST_HOOK_SAYS.format(reason=outcome.reason)}
+            )
+        answered.append(message)
+    return {**result, "messages": answered} if isinstance(result, dict) else result
 
 
 def _refusal(

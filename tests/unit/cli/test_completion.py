@@ -7,7 +7,7 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from generalAgent.cli.chat import COMMANDS
+from generalAgent.cli.chat import translated_commands
 from generalAgent.cli.completion import ChatCompleter, Name
 
 NAMES = [
@@ -18,7 +18,7 @@ NAMES = [
 
 
 def completions(text: str, cwd: Path, names=NAMES) -> list[tuple[str, str]]:
-    completer = ChatCompleter(COMMANDS, lambda: names, cwd=lambda: cwd)
+    completer = ChatCompleter(translated_commands(), lambda: names, cwd=lambda: cwd)
     found = completer.get_completions(Document(text), CompleteEvent(completion_requested=True))
     return [(c.text, c.display_meta_text) for c in found]
 
