@@ -11,13 +11,12 @@ Extra arguments go to pytest, e.g. `python tests/run_tests.py unit -k truncate`.
 Suites run on every core (pytest-xdist, `-n auto`): most of the time goes to end-to-end cases
 that start the real CLI and wait on it, so two workers on two cores nearly halve the run.
 `-n 0` (or any `-n`) in the extra arguments chooses otherwise. The fault report
-(RELIABILITY_REPORT) is written from one process: its plugin reads each case's marker at
-collection, which xdist's controller never does.
+(RELIABILITY_REPORT) is written by the controller from the cases its workers collected
+(tests/faults/conftest.py).
 """
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,9 +33,9 @@ SUITES: dict[str, list[str]] = {
 
 
 def _workers(extra: list[str]) -> list[str]:
-    """xdist's options, unless the caller chose or the fault report is being written."""
+    """xdist's options, unless the caller chose."""
     chosen = any(arg == "-n" or arg.startswith(("-n", "--numprocesses", "-pno:xdist")) for arg in extra)
-    if chosen or "no:xdist" in extra or os.environ.get("RELIABILITY_REPORT"):
+    if chosen or "no:xdist" in extra:
         return []
     # loadscope: a module's cases stay on one worker, so a module-scoped server starts once.
     return ["-n", "auto", "--dist", "loadscope"]

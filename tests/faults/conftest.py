@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -50,9 +51,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             cases[item.nodeid] = FaultCase(test=item.nodeid, **mark.kwargs)
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """Under xdist the controller collects nothing: each worker sends the cases it collected."""
+    cases = node.config.stash.setdefault(_CASES, {})
+    for case in getattr(node, "workeroutput", {}).get("fault_cases", []):
+        cases.setdefault(case["test"], FaultCase(**case))
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     target = os.environ.get(REPORT_ENV)
     cases = session.config.stash.get(_CASES, {})
+    worker_output = getattr(session.config, "workeroutput", None)
+    if worker_output is not None:  # an xdist worker: the controller writes the report
+        worker_output["fault_cases"] = [asdict(case) for case in cases.values()]
+        return
     if not target or not cases:
         return
     results: dict[str, str] = {}
