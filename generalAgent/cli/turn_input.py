@@ -121,7 +121,9 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     state["mcp_servers"] = merge_names(state.get("mcp_servers"), servers_joining(parts.registry, state))
     visible = {
         t.name
-        for t in visible_tools_for_state(parts.registry, parts.skills.ids(), parts.agents.names(), state)
+        for t in visible_tools_for_state(
+            parts.registry, parts.skills.ids(), parts.agents.names(), state, parts.skills.tools_by_skill()
+        )
     }
     table = Table(box=None, header_style="bold")
     for column in (_("tool"), _("tier"), _("risk"), _("now"), _("description")):

@@ -200,6 +200,13 @@ class GovernanceSettings(BaseSettings):
 
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def builtin_path(name: str) -> Path:
+    """A folder that ships inside the package (`skills`, `agents`, `knowledge`): the same
+    place in a clone, after `pip install .` and after `pipx install .` (package data)."""
+    return PACKAGE_DIR / "builtin" / name
 
 
 class PathSettings(BaseSettings):
@@ -208,10 +215,10 @@ class PathSettings(BaseSettings):
     model_config = _config(DEFAULT_ENV_FILE)
 
     data_dir: Path = Field(default=Path("data"), description="Sessions, indexes and workspaces")
-    skills_dir: Path = Field(default=PROJECT_ROOT / "skills", description="Skill folders (<id>/SKILL.md)")
-    agents_dir: Path = Field(default=PROJECT_ROOT / "agents", description="Sub-agent profiles (<name>.md)")
+    skills_dir: Path = Field(default=builtin_path("skills"), description="Skill folders (<id>/SKILL.md)")
+    agents_dir: Path = Field(default=builtin_path("agents"), description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
-        default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
+        default=builtin_path("knowledge"), description="Built-in knowledge (<domain>/*.md)"
     )
     user_agents_file: OptionalPath = Field(
         default=None,
