@@ -116,6 +116,8 @@ class InputHistory(FileHistory):
 @dataclass
 class ChatOptions:
     resume: str | None = None  # "last", an id (prefix), or None for a new session
+    continue_here: bool = False  # -c: the latest session started in this folder
+    first_message: str | None = None  # `generalagent "question"`: sent before the first prompt
 
 
 class Chat:
@@ -139,8 +141,11 @@ class Chat:
         self._commands = {name: getattr(self, f"_{name[1:]}") for name, _ in COMMANDS}
         self._commands["/exit"] = self._quit
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
+        self.first_message = options.first_message
         if options.resume:
             self._resume(options.resume)
+        elif options.continue_here:
+            self._continue_here()
 
     # -- the loop -------------------------------------------------------------------
     def run(self) -> int:
@@ -163,6 +168,9 @@ class Chat:
     def _loop(self) -> int:
         self._banner()
         session = self._prompt_session()
+        if self.first_message and self.first_message.strip():
+            self.console.print(f"[bold]{escape(PROMPT)}[/]{escape(self.first_message)}", highlight=False)
+            self.send(self.first_message.strip())
         while True:
             try:
                 line = session.prompt(PROMPT)
@@ -212,7 +220,7 @@ class Chat:
             self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         if not self.first_line:
             self.first_line = text.splitlines()[0]
-        self.catalog.open_session(self.session_id, self.first_line)
+        self.catalog.open_session(self.session_id, self.first_line, Path.cwd().resolve())
         self._run(agent, config, prepared.graph_input)
 
     # -- running a turn -------------------------------------------------------------
@@ -312,6 +320,14 @@ class Chat:
             marker = " ←" if info.id == self.session_id else ""
             table.add_row(info.id + marker, escape(info.title), info.age(), str(info.turns))
         self.console.print(table)
+
+    def _continue_here(self) -> None:
+        """-c: resume the latest listed session started in this folder, if there is one."""
+        latest = self.catalog.latest(folder=Path.cwd().resolve())
+        if latest is None:
+            self.console.print("[dim]" + _("No earlier session in this folder; starting a new one.") + "[/]")
+            return
+        self._resume(latest.id)
 
     def _resume(self, argument: str) -> None:
         try:

@@ -6,7 +6,7 @@ An @mention of an MCP server that is not running starts it here, before the turn
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,12 +45,16 @@ def prepare_turn(
     progress: Callable[[str], AbstractContextManager[Any]] | None = None,
     *,
     references: bool = True,
+    piped: str = "",
+    extra_mentions: Sequence[str] = (),
 ) -> PreparedTurn:
     """The graph input of a turn. `progress(text)` wraps a wait the user should see (an MCP
     server starting); `references=False` takes the text as it is, without acting on its
-    @mentions and #paths (text piped to `-p -`)."""
+    @mentions and #paths (text piped to `-p -`). `piped` is data appended to the message
+    after a blank line and never acted on (stdin of `-p`); `extra_mentions` count as
+    @mentions of the turn (`--allowed-tools`)."""
     parts = agent.parts
-    names = parse_mentions(text) if references else []
+    names = [*extra_mentions, *(parse_mentions(text) if references else [])]
     mentions = classify_mentions(
         names, parts.registry.names(), parts.skills.ids(), parts.agents.names(), parts.registry.mcp_handles()
     )
@@ -74,7 +78,7 @@ def prepare_turn(
     # A turn that stopped half-way (process killed, disk full) left tool calls open in the
     # stored history; they are answered before the new message so the history stays valid.
     graph_input = main_turn_input(
-        text,
+        f"{text}\n\n{piped}" if text and piped else text or piped,
         session_id=session_id,
         max_loops=parts.settings.governance.max_loops,
         mentions=known,
