@@ -75,12 +75,16 @@ def main_command(
         None, "--model", help=_("The model for this run (instead of MODEL_NAME).")
     ),
     max_turns: Optional[int] = typer.Option(  # noqa: UP045
-        None, "--max-turns", min=1, max=500, help=_("Model calls per turn before a forced answer (MAX_LOOPS).")
+        None,
+        "--max-turns",
+        min=1,
+        max=500,
+        help=_("Model calls per turn before a forced answer (MAX_LOOPS)."),
     ),
-    allowed_tools: Optional[list[str]] = typer.Option(  # noqa: UP045
+    allowed_tools: Optional[list[str]] = typer.Option(  # noqa: UP045, B008 - typer reads the default (repeatable)
         None,
         "--allowed-tools",
-        help=_("With -p: tools that run without asking, comma-separated (discovered ones are offered too)."),
+        help=_("With -p: tools that run without asking, comma-separated (discovered ones are offered too)."),  # noqa: B008
     ),
     approve: bool = typer.Option(
         False, "--approve", help=_("With -p: run every tool call without asking. Never the default.")
@@ -88,7 +92,9 @@ def main_command(
     output_format: str = typer.Option(
         "text",
         "--output-format",
-        help=_("With -p: text (the answer), json (one object at the end) or stream-json (one event per line)."),
+        help=_(
+            "With -p: text (the answer), json (one object at the end) or stream-json (one event per line)."
+        ),
     ),
     save: bool = typer.Option(False, "--save", help=_("With -p: list the session in /sessions.")),
     message: Optional[str] = typer.Option(None, "--message", hidden=True),  # noqa: UP045 - the first word
@@ -104,7 +110,9 @@ def main_command(
     }
     usage_problem = _usage_problem(prompt, message, output_format, resume, continue_here, script_only)
     if usage_problem:
-        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{escape(usage_problem)}[/]")
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"[red]{escape(usage_problem)}[/]"
+        )
         raise typer.Exit(EXIT_CONFIG)
     settings = with_run_options(settings_or_exit(), model, max_turns)
     missing = settings.model.missing()
@@ -215,7 +223,9 @@ def with_run_options(settings: Settings, model: str | None, max_turns: int | Non
     if model:
         settings = replace(settings, model=settings.model.model_copy(update={"model_name": model}))
     if max_turns is not None:
-        settings = replace(settings, governance=settings.governance.model_copy(update={"max_loops": max_turns}))
+        settings = replace(
+            settings, governance=settings.governance.model_copy(update={"max_loops": max_turns})
+        )
     return settings
 
 

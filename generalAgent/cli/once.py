@@ -34,7 +34,6 @@ from generalAgent.cli.i18n import _
 from generalAgent.cli.script_output import (
     EventWriter,
     OutputFormat,
-    ScriptRecord,
     ScriptView,
     result_object,
     snapshot_files,
