@@ -169,18 +169,26 @@ class SessionCatalog:
     ) -> None:
         """List the session before its first turn runs, so a crash in that turn can be resumed.
         `folder` is where it was started; `listed=False` keeps it out of /sessions (a `-p` run),
-        while its id still resumes it."""
+        while its id still resumes it. Opening an unlisted session again listed lists it (a
+        `-p` run resumed in the chat, or with --save)."""
         now = time.time()
         title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
         self._conn.execute(
             "INSERT INTO chat_sessions (id, title, created_at, updated_at, folder, listed) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING",
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET listed = MAX(listed, excluded.listed), "
+            "folder = COALESCE(folder, excluded.folder)",
             (session_id, title, now, now, str(folder) if folder else None, int(listed)),
         )
 
     def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
-        """Count a finished (or failed) turn; open_session has created the row."""
-        self.open_session(session_id, first_line)
+        """Count a finished (or failed) turn; the row is created (listed) if it is missing."""
+        now = time.time()
+        title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
+        self._conn.execute(
+            "INSERT INTO chat_sessions (id, title, created_at, updated_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(id) DO NOTHING",
+            (session_id, title, now, now),
+        )
         self._conn.execute(
             f"UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, {ADD_USAGE} WHERE id = ?",
             (time.time(), *usage_values(usage), session_id),
