@@ -2,7 +2,7 @@
 
 Every string the CLI shows a person goes through `_()` (or `ngettext` for counts); what the
 model reads (tool answers, reminders, prompts) stays English. The language is UI_LANGUAGE
-when set (`en`, `zh`), else the locale the user runs in, by POSIX precedence: LC_ALL, then
+when set (`en`, `zh`, or a locale tag such as `zh_CN`), else the locale the user runs in, by POSIX precedence: LC_ALL, then
 LC_MESSAGES, then LANG (`zh_CN.UTF-8`, `zh_TW`, `zh` all choose Chinese). Command and option
 names stay English in every language.
 

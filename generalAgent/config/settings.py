@@ -435,13 +435,21 @@ class InterfaceSettings(BaseSettings):
 
     ui_language: Literal["auto", "en", "zh"] = Field(
         default="auto",
-        description="Language of the terminal UI; auto = from LC_ALL / LC_MESSAGES / LANG",
+        description="Language of the terminal UI; auto = from LC_ALL / LC_MESSAGES / LANG; "
+        "a locale tag names one too (zh_CN, zh-CN, zh_Hans, en_US)",
     )
 
     @field_validator("ui_language", mode="before")
     @classmethod
     def _lower_language(cls, value: Any) -> Any:
-        return value.lower() if isinstance(value, str) else value
+        """`zh_CN`, `zh-CN`, `zh_Hans`, `zh_CN.UTF-8` are `zh` (as LANG would say it); `en_US` is `en`."""
+        if not isinstance(value, str):
+            return value
+        tag = value.strip().lower().replace("_", "-").split(".")[0]
+        language = tag.split("-")[0]
+        if language in {"zh", "en"} or tag == "auto":
+            return language
+        return value  # refused as typed, naming what is allowed
 
 
 _GROUPS: dict[str, type[BaseSettings]] = {
