@@ -177,7 +177,7 @@ def run_once(
                 + "[/]"
             ),
         )
-        first_line = (text or piped).strip().splitlines()[0]
+        first_line = next(line for line in f"{text}\n{piped}".splitlines() if line.strip())
         catalog.open_session(session_id, first_line, Path.cwd().resolve(), listed=options.save)
         workspace = agent.parts.env.workspace_for(session_id)
         before = snapshot_files(workspace.root / name for name in ("outputs", "temp"))
@@ -272,8 +272,8 @@ def _cost(usage: Usage, settings: Settings) -> tuple[float, str] | None:
 
 def _message(prompt: str, stdin: IO[str], err: Console) -> tuple[str, str]:
     """(the prompt, the piped data). `-p -`: stdin is the prompt itself."""
-    if prompt == "-":
-        return read_piped(stdin, wait=None) or "", ""
+    if prompt == "-":  # typed at a terminal too, up to Ctrl-D, as before
+        return read_piped(stdin, wait=None, terminal=True) or "", ""
     piped = read_piped(stdin, wait=STDIN_FIRST_BYTE_SECONDS)
     if piped is None:
         err.print(
@@ -290,14 +290,14 @@ def _message(prompt: str, stdin: IO[str], err: Console) -> tuple[str, str]:
     return prompt, piped
 
 
-def read_piped(stdin: IO[str], wait: float | None) -> str | None:
-    """The text piped on `stdin`: "" for a terminal or nothing; None when a pipe stayed silent
-    for `wait` seconds (None: wait as long as it takes). Bytes that are not UTF-8 are decoded
-    as the documents are (GB18030, Big5, …)."""
+def read_piped(stdin: IO[str] | None, wait: float | None, terminal: bool = False) -> str | None:
+    """The text piped on `stdin`: "" for nothing or a terminal (read from a terminal too with
+    `terminal`); None when a pipe stayed silent for `wait` seconds (None: wait as long as it
+    takes). Bytes that are not UTF-8 are decoded as the documents are (GB18030, Big5, …)."""
     if stdin is None or stdin.closed:
         return ""
     try:
-        if stdin.isatty():
+        if stdin.isatty() and not terminal:
             return ""
         fd = stdin.fileno()
     except (OSError, ValueError, AttributeError):  # a StringIO in tests, a detached stream
