@@ -3,8 +3,8 @@
 `pip install .` and `pipx install .` install the wheel; what is not package data is not
 there. This builds the wheel from a copy of the sources (so nothing of the checkout can
 be found by accident), installs it into a fresh venv in a temporary folder, and runs the
-installed `generalagent` from another folder: `doctor --offline`, `kb sync`, and `-p`
-with `@pdf` against the local model server.
+installed `generalagent` from another folder: `doctor --offline` and `-p` with `@pdf`
+against the local model server, and what built-in knowledge its settings find.
 
 Offline and quick: the wheel is built with the setuptools already installed (no build
 isolation, no index), and the fresh venv gets no copies of the dependencies: a `.pth`
@@ -30,6 +30,12 @@ from tests.support.openai_server import Reply, ScriptedOpenAIServer
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[2]
+# Run by the installed interpreter: where generalAgent is, and the knowledge its settings find.
+FOUND_THERE = (
+    "import generalAgent; from generalAgent.config.settings import load_settings; "
+    "folder = load_settings(env_file=None).paths.knowledge_dir; print(generalAgent.__file__); "
+    "[print(p.relative_to(folder)) for p in sorted(folder.glob('*/*.md'))]"
+)
 
 
 def build_wheel(target: Path) -> Path:
@@ -97,15 +103,19 @@ def test_the_installed_wheel_has_its_skills_agents_and_knowledge(
             timeout=90,
         )
 
-    where = subprocess.run(
-        [str(venv / "bin" / "python"), "-c", "import generalAgent; print(generalAgent.__file__)"],
+    found = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", FOUND_THERE],
         cwd=elsewhere,
         env=env,
         capture_output=True,
         text=True,
         check=True,
-    ).stdout
-    assert where.startswith(str(venv)), where  # the wheel's copy, not the checkout
+    ).stdout.split()
+    assert found[0].startswith(str(venv)), found  # the wheel's copy, not the checkout
+    knowledge = sorted(
+        p.relative_to(builtin_path("knowledge")) for p in builtin_path("knowledge").glob("*/*.md")
+    )
+    assert found[1:] == [str(path) for path in knowledge]  # built-in knowledge, as kb sync reads it
 
     doctor = run("doctor", "--offline")
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
@@ -113,11 +123,6 @@ def test_the_installed_wheel_has_its_skills_agents_and_knowledge(
     detail = " ".join(doctor.stdout.split())
     agents = load_agent_profiles(builtin_path("agents")).profiles
     assert f"; {len(shipped)} skills; {len(agents)} agents" in detail, detail
-
-    synced = run("kb", "sync")
-    assert synced.returncode == 0, synced.stderr
-    knowledge = sorted(builtin_path("knowledge").glob("*/*.md"))
-    assert f"{len(knowledge)} added" in synced.stdout
 
     openai_server.add(Reply(text="The PDF skill is ready."))
     answered = run("-p", "@pdf how many pages has it?")
