@@ -55,7 +55,12 @@ def show_version(value: bool) -> None:
 def main_command(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Option(  # noqa: UP045 - typer reads the annotation
-        None, "-p", "--prompt", help=_("Answer PROMPT once and exit ('-' reads it from stdin).")
+        None,
+        "-p",
+        "--prompt",
+        help=_(
+            "Answer PROMPT once and exit; text piped in is appended to it ('-' reads all of it from stdin)."
+        ),
     ),
     version: bool = typer.Option(
         False, "--version", "-V", callback=show_version, is_eager=True, help=_("Show the version and exit.")
@@ -66,7 +71,7 @@ def main_command(
     stdin_references: bool = typer.Option(
         False,
         "--stdin-references",
-        help="With -p -: treat @names and #paths in the piped text as in the chat (off: piped text is data).",
+        help=_("With -p: act on @names and #paths in piped text as in the chat (off: piped text is data)."),
     ),
     continue_here: bool = typer.Option(
         False, "-c", "--continue", help=_("Continue the latest session started in this folder.")
@@ -108,13 +113,14 @@ def main_command(
         "--output-format": output_format != "text",
         "--save": save,
     }
+    settings = settings_or_exit()  # first: the UI speaks the user's language from here on
     usage_problem = _usage_problem(prompt, message, output_format, resume, continue_here, script_only)
     if usage_problem:
         terminal_console(stderr=True, highlight=False, soft_wrap=True).print(
             f"[red]{escape(usage_problem)}[/]"
         )
         raise typer.Exit(EXIT_CONFIG)
-    settings = with_run_options(settings_or_exit(), model, max_turns)
+    settings = with_run_options(settings, model, max_turns)
     missing = settings.model.missing()
     if missing:
         from generalAgent.providers.factory import setup_guidance
