@@ -112,7 +112,7 @@ class ScriptView:
                 {"type": "subagent", "name": str(event["subagent"]), "text": str(event.get("text", ""))}
             )
         elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
-            self.emit({"type": "compaction", **event["compaction"]})
+            self.emit({**event["compaction"], "type": "compaction"})
 
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
         self.inner.on_retry(status, delay, number, limit)
