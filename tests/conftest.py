@@ -9,51 +9,35 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings, load_settings
+from tests.support.environment import agent_variables
 from tests.support.openai_server import ScriptedOpenAIServer
 
-# Settings come only from what a test gives: never from a developer's .env or shell.
-_SETTING_PREFIXES = (
-    "MODEL_",
-    "OPENAI_",
-    "MAX_",
-    "DATA_DIR",
-    "DATABASE_URL",
-    "CHUNK_",
-    "USE_JIEBA",
-    "HISTORY_",
-    "EMBEDDING_",
-    "CONTENT_",
-    "WHOLE_ITEM_",
-    "INDEX_",
-    "XLSX_",
-    "FETCH_",
-    "LOG_LEVEL",
-    "SKILLS_DIR",
-    "AGENTS_DIR",
-    "KNOWLEDGE_DIR",
-    "TOOLS_CONFIG",
-    "MCP_",
-    "UI_",
-    "USER_AGENTS_FILE",
-    "AGENTS_MD_",
-    "COMPACT_",
-    "SUMMARY_",
-)
+
+def _without_the_shells_settings(monkeypatch: pytest.MonkeyPatch, user_config: Path) -> None:
+    """Settings come only from what a test gives: never from a developer's .env or shell."""
+    for name in agent_variables(os.environ):
+        monkeypatch.delenv(name, raising=False)
+    # The UI speaks English unless a test asks for another language.
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    # Nor from a developer's user-level config (~/.config/generalagent): an empty one.
+    monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(user_config))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clean_session_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    # Module-scoped fixtures build agents before any per-test fixture runs: they too must
+    # not see `AUTO_APPROVE_TOOLS=run_bash_command` from the shell.
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _without_the_shells_settings(monkeypatch, tmp_path_factory.mktemp("session-user-config"))
+        yield
 
 
 @pytest.fixture(autouse=True)
 def _clean_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
-    for name in list(os.environ):
-        if name.startswith(_SETTING_PREFIXES):
-            monkeypatch.delenv(name, raising=False)
-    # The UI speaks English unless a test asks for another language.
-    for name in ("LC_ALL", "LC_MESSAGES"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LANG", "C.UTF-8")
-    # Nor from a developer's user-level config (~/.config/generalagent): an empty one per test.
-    monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(tmp_path_factory.mktemp("user-config")))
+    # Again per test, so what one test set cannot reach the next; an empty config each.
+    _without_the_shells_settings(monkeypatch, tmp_path_factory.mktemp("user-config"))
     # Never the developer's own ~/.config/generalagent/AGENTS.md (tests that need one write it).
     monkeypatch.setenv("USER_AGENTS_FILE", str(tmp_path / "no-user-agents.md"))
 

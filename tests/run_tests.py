@@ -7,10 +7,17 @@
     python tests/run_tests.py all     # everything; what `make test` and CI run
 
 Extra arguments go to pytest, e.g. `python tests/run_tests.py unit -k truncate`.
+
+Suites run on every core (pytest-xdist, `-n auto`): most of the time goes to end-to-end cases
+that start the real CLI and wait on it, so two workers on two cores nearly halve the run.
+`-n 0` (or any `-n`) in the extra arguments chooses otherwise. The fault report
+(RELIABILITY_REPORT) is written from one process: its plugin reads each case's marker at
+collection, which xdist's controller never does.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +33,15 @@ SUITES: dict[str, list[str]] = {
 }
 
 
+def _workers(extra: list[str]) -> list[str]:
+    """xdist's options, unless the caller chose or the fault report is being written."""
+    chosen = any(arg == "-n" or arg.startswith(("-n", "--numprocesses", "-pno:xdist")) for arg in extra)
+    if chosen or "no:xdist" in extra or os.environ.get("RELIABILITY_REPORT"):
+        return []
+    # loadscope: a module's cases stay on one worker, so a module-scoped server starts once.
+    return ["-n", "auto", "--dist", "loadscope"]
+
+
 def main(argv: list[str]) -> int:
     suite = argv[0] if argv and not argv[0].startswith("-") else "all"
     if suite not in SUITES:
@@ -33,7 +49,7 @@ def main(argv: list[str]) -> int:
         return 2
     extra = argv[1:] if argv and argv[0] == suite else argv
     paths = [p for p in SUITES[suite] if not p.startswith(str(ROOT)) or Path(p).exists()]
-    command = [sys.executable, "-m", "pytest", "-q", *paths, *extra]
+    command = [sys.executable, "-m", "pytest", "-q", *_workers(extra), *paths, *extra]
     return subprocess.call(command, cwd=ROOT.parent)
 
 

@@ -15,7 +15,7 @@ import logging
 import sqlite3
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.markup import escape
@@ -86,11 +86,15 @@ def main_command(
         max=500,
         help=_("Model calls per turn before a forced answer (MAX_LOOPS)."),
     ),
-    allowed_tools: Optional[list[str]] = typer.Option(  # noqa: UP045, B008 - typer reads the default (repeatable)
-        None,
-        "--allowed-tools",
-        help=_("With -p: tools that run without asking, comma-separated (discovered ones are offered too)."),  # noqa: B008
-    ),
+    allowed_tools: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer reads the annotation
+        typer.Option(
+            "--allowed-tools",
+            help=_(
+                "With -p: tools that run without asking, comma-separated (discovered ones are offered too)."
+            ),
+        ),
+    ] = None,
     approve: bool = typer.Option(
         False, "--approve", help=_("With -p: run every tool call without asking. Never the default.")
     ),
@@ -103,6 +107,14 @@ def main_command(
     ),
     save: bool = typer.Option(False, "--save", help=_("With -p: list the session in /sessions.")),
     message: Optional[str] = typer.Option(None, "--message", hidden=True),  # noqa: UP045 - the first word
+    allow_host: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer reads the annotation
+        typer.Option(
+            "--allow-host",
+            metavar="HOST",
+            help=_("Let fetch_web reach HOST without asking, query strings included (repeatable)."),
+        ),
+    ] = None,
 ) -> None:
     """Chat with the agent (the default), or answer one prompt with -p."""
     if ctx.invoked_subcommand is not None:
@@ -143,6 +155,16 @@ def main_command(
     if problem:
         terminal_console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
         raise typer.Exit(EXIT_CONFIG)
+    from generalAgent.tools.named_hosts import HostError, allowed_hosts
+
+    try:
+        allowed = tuple(allowed_hosts(allow_host or []))
+    except HostError as exc:
+        problem = _("--allow-host {value}: not a host name (for example: --allow-host docs.python.org)")
+        terminal_console(stderr=True, highlight=False).print(
+            f"[red]{escape(problem.format(value=repr(exc.value)))}[/]"
+        )
+        raise typer.Exit(EXIT_CONFIG) from None
     configure_logging(settings)
     try:
         if prompt is not None:
@@ -156,13 +178,17 @@ def main_command(
                 approve_all=approve,
                 output_format=output_format,  # type: ignore[arg-type]  # checked by _usage_problem
                 save=save,
+                allowed_hosts=allowed,
             )
             code = run_once(settings, prompt, options)
         else:
             from generalAgent.cli.chat import Chat, ChatOptions
 
             code = Chat(
-                settings, ChatOptions(resume=resume, continue_here=continue_here, first_message=message)
+                settings,
+                ChatOptions(
+                    resume=resume, continue_here=continue_here, first_message=message, allowed_hosts=allowed
+                ),
             ).run()
     except (OSError, sqlite3.Error) as exc:  # the data directory failed under us: one line, no traceback
         described = describe_storage_error(exc, settings.paths)

@@ -118,11 +118,14 @@ class ChatOptions:
     resume: str | None = None  # "last", an id (prefix), or None for a new session
     continue_here: bool = False  # -c: the latest session started in this folder
     first_message: str | None = None  # `generalagent "question"`: sent before the first prompt
+    # --allow-host: hosts fetch_web reaches without asking (records of tools/named_hosts.py)
+    allowed_hosts: tuple[Any, ...] = ()
 
 
 class Chat:
     def __init__(self, settings: Settings, options: ChatOptions, console: Console | None = None) -> None:
         self.settings = settings
+        self.options = options
         self.console = console or terminal_console(highlight=False)
         self.catalog = SessionCatalog(settings.paths.sessions_db)
         self.loader = BackgroundLoader(settings).start()
@@ -208,6 +211,7 @@ class Chat:
             Path.cwd(),
             self.pending_uploads,
             progress=lambda message: self.console.status(f"[dim]{escape(message)}[/]"),
+            allowed_hosts=self.options.allowed_hosts,
         )
         for warning in prepared.warnings:
             self.console.print(f"[yellow]{escape(warning)}[/]")
@@ -412,9 +416,9 @@ class Chat:
 
         agent = self._agent()
         report = attach_files(agent, self.session_id, [argument], Path.cwd())
-        for problem in report.problems:
+        for problem in [*report.notices, *report.problems]:
             self.console.print(f"[yellow]{escape(problem)}[/]")
-        if not report.files and not report.problems:
+        if not report.files and not report.problems and not report.notices:
             self.console.print(
                 "[yellow]" + escape(_("Nothing matches {pattern}.").format(pattern=argument)) + "[/]"
             )

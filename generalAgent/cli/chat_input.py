@@ -5,21 +5,22 @@ Mentions are parsed here and classified (tool, skill, agent) where tools are mad
 or a glob (`#docs/*.pdf`); `#"a name with spaces.pdf"` quotes a path. Markdown headings
 (`# Title`, `## Title`) are not references. Attached files are copied into the session's
 `uploads/`, within per-type size limits, and described (type, size, pages) for the
-reminder that announces them once. `/upload PATH` attaches the same way.
+reminder that announces them once. `/upload PATH` attaches the same way. A folder or a
+glob never leads out of itself through a symbolic link (documents/folder_walk.py): such a
+link is skipped and named in a notice.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 import shutil
 import zipfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from generalAgent.cli.i18n import _
 from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
+from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.workspace import Workspace
@@ -105,7 +106,8 @@ MAX_GLOB_MATCHES = MAX_FILES_PER_REFERENCE + 1
 @dataclass
 class UploadReport:
     files: list[UploadedFile] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # the turn is not sent
+    notices: list[str] = field(default_factory=list)  # shown; the rest is attached (a link not followed)
 
 
 @dataclass(frozen=True)
@@ -168,25 +170,21 @@ def looks_like_path(reference: str) -> bool:
     return any(c in reference for c in "/.*?[~\\")
 
 
-def expand_reference(reference: str, cwd: Path) -> list[Path]:
-    """The files a reference names (sorted), or [] when nothing matches."""
+def expand_reference(reference: str, cwd: Path) -> FolderFiles:
+    """The files a reference names (sorted; none when nothing matches), and the links that
+    lead out of the folder walked, or of the working folder, that were not followed."""
     raw = Path(reference).expanduser()
     base = raw if raw.is_absolute() else cwd / raw
     if any(c in reference for c in "*?["):
-        return sorted(itertools.islice(_glob_files(base), MAX_GLOB_MATCHES))
+        anchor, _pattern = glob_anchor(base)
+        if leads_out_of(anchor, cwd):
+            return FolderFiles(links_out=[anchor])
+        return glob_files(base, limit=MAX_GLOB_MATCHES)
+    if leads_out_of(base, cwd):
+        return FolderFiles(links_out=[base])
     if base.is_dir():
-        return sorted(p for p in base.rglob("*") if p.is_file() and not _hidden(p, base))
-    return [base] if base.is_file() else []
-
-
-def _glob_files(pattern: Path) -> Iterator[Path]:
-    """Files matching `pattern`. pathlib's `**` does not descend into symlinked folders, so a
-    link that loops back cannot make the walk endless (glob.glob(recursive=True) followed it)."""
-    parts = pattern.parts
-    first = next(i for i, part in enumerate(parts) if any(c in part for c in "*?["))
-    anchor = Path(*parts[:first]) if first else Path(".")
-    rest = "/".join(parts[first:])
-    return (p for p in anchor.glob(rest) if p.is_file())
+        return walk_folder(base)
+    return FolderFiles(files=[base] if base.is_file() else [])
 
 
 def file_type(path: Path) -> str:
@@ -214,9 +212,17 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
     """Copy what the references name into uploads/; problems are reported, never raised."""
     report = UploadReport()
     for reference in references:
-        paths = expand_reference(reference, cwd)
+        found = expand_reference(reference, cwd)
+        paths = found.files
+        report.notices += [
+            _("#{reference}: {link} was not attached: it is a link to a place outside the folder").format(
+                reference=reference, link=link
+            )
+            for link in found.links_out
+        ]
         if not paths:
-            report.problems.append(_("#{reference}: no such file or folder").format(reference=reference))
+            if not found.links_out:
+                report.problems.append(_("#{reference}: no such file or folder").format(reference=reference))
             continue
         if len(paths) > MAX_FILES_PER_REFERENCE:
             report.problems.append(
@@ -303,7 +309,3 @@ def _same_bytes(a: Path, b: Path) -> bool:
     if a.stat().st_size != b.stat().st_size:
         return False
     return compute_file_hash(a) == compute_file_hash(b)
-
-
-def _hidden(path: Path, base: Path) -> bool:
-    return any(part.startswith(".") for part in path.relative_to(base).parts)

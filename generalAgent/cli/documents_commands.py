@@ -10,7 +10,6 @@ Progress and messages go to stderr, results to stdout, so `--json` output can be
 
 from __future__ import annotations
 
-import glob
 import json
 import sqlite3
 import time
@@ -28,6 +27,7 @@ from generalAgent.cli.search_view import render_file_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
@@ -53,32 +53,45 @@ def settings_from(ctx: typer.Context) -> Settings:
         raise typer.Exit(2) from None
 
 
-def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str]]:
-    """Files named by `patterns` (files, folders walked recursively, globs), and problems."""
+def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str], list[str]]:
+    """Files named by `patterns` (files, folders walked recursively, globs), problems (a
+    name that matches nothing) and notices. A folder or a glob never leads out of itself
+    through a symbolic link: such a link is skipped with a notice (documents/folder_walk.py)."""
     files: list[Path] = []
     problems: list[str] = []
+    notices: list[str] = []
+
+    def searchable(path: Path) -> bool:
+        return path.suffix.lower() in SEARCHABLE_SUFFIXES
+
+    cwd = Path.cwd()
     for pattern in patterns:
-        if any(ch in pattern for ch in "*?["):
-            matches = [Path(p) for p in sorted(glob.glob(pattern, recursive=True))]
-            if not matches:
+        written = Path(pattern).expanduser()
+        start = glob_anchor(written)[0] if any(ch in pattern for ch in "*?[") else written
+        if leads_out_of(start, cwd):
+            found = FolderFiles(links_out=[start])
+        elif any(ch in pattern for ch in "*?["):
+            found = glob_files(written, hidden=False)
+            if not found.files and not found.links_out:
                 problems.append(_("{pattern}: no file matches").format(pattern=pattern))
-            files.extend(p for p in matches if p.is_file())
-            continue
-        path = Path(pattern)
-        if path.is_dir():
-            files.extend(
-                p
-                for p in sorted(path.rglob("*"))
-                if p.is_file()
-                and p.suffix.lower() in SEARCHABLE_SUFFIXES
-                and not any(part.startswith(".") for part in p.relative_to(path).parts)
-            )
-        elif path.is_file():
-            files.append(path)
         else:
-            problems.append(_("{pattern}: no such file or folder").format(pattern=pattern))
+            path = written
+            if path.is_dir():
+                found = walk_folder(path, include=searchable)
+            elif path.is_file():
+                found = FolderFiles(files=[path])
+            else:
+                problems.append(_("{pattern}: no such file or folder").format(pattern=pattern))
+                continue
+        files += found.files
+        notices += [
+            _("{pattern}: {link} was not indexed: it is a link to a place outside the folder").format(
+                pattern=pattern, link=link
+            )
+            for link in found.links_out
+        ]
     unique = list(dict.fromkeys(p.resolve() for p in files))
-    return unique, problems
+    return unique, problems, notices
 
 
 def index_command(
@@ -115,8 +128,8 @@ def index_command(
                         ).format(count=removed, days=days)
                     )
             if paths:
-                files, problems = expand_paths(paths)
-                for problem in problems:
+                files, problems, notices = expand_paths(paths)
+                for problem in [*notices, *problems]:
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
                 report["files"] = _index_files(index, files, err, force)
                 failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])

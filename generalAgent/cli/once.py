@@ -25,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -43,6 +43,9 @@ from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.sessions import SessionCatalog, Usage
+
+if TYPE_CHECKING:
+    from generalAgent.tools.named_hosts import NamedHost
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_REFUSED, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 # How long a pipe may stay silent before its first byte. A producer that takes longer is
@@ -63,6 +66,7 @@ class OnceOptions:
     approve_all: bool = False  # every call runs without asking
     output_format: OutputFormat = "text"
     save: bool = False  # list the session in /sessions
+    allowed_hosts: tuple[NamedHost, ...] = ()  # --allow-host: fetch_web reaches them without asking
 
 
 class PipedInputError(Exception):
@@ -79,7 +83,8 @@ def run_once(
 ) -> int:
     """One turn. Piped text is data (a log, a document, another program's output): its
     @names and #paths are not acted on unless `stdin_references`, so piped text cannot
-    unlock a tool or copy `#~/.ssh` into the workspace."""
+    unlock a tool or copy `#~/.ssh` into the workspace. Nor does it name hosts fetch_web
+    may reach without asking: only a typed prompt and `allowed_hosts` do."""
     options = options or OnceOptions()
     out = stdout or sys.stdout
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
@@ -107,8 +112,6 @@ def run_once(
         text, piped = _message(prompt, stdin or sys.stdin, err)
     except PipedInputError as exc:
         return fail(str(exc))
-    if options.stdin_references and piped:  # the piped text is to be acted on like typed text
-        text, piped = (f"{text}\n\n{piped}" if text else piped), ""
     if not (text + piped).strip():
         return fail(_("The prompt is empty.") + " " + _("Give text after -p, or pipe it in with -p -."))
 
@@ -151,7 +154,10 @@ def run_once(
             session_id,
             Path.cwd(),
             references=prompt != "-" or options.stdin_references,
+            typed=prompt != "-",
+            allowed_hosts=options.allowed_hosts,
             piped=piped,
+            piped_references=options.stdin_references,
             extra_mentions=[name for name in options.allowed_tools if name in registry_names],
         )
         for name in options.allowed_tools:

@@ -22,6 +22,7 @@ from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
 
@@ -45,16 +46,22 @@ def prepare_turn(
     progress: Callable[[str], AbstractContextManager[Any]] | None = None,
     *,
     references: bool = True,
+    typed: bool = True,
+    allowed_hosts: Sequence[NamedHost] = (),
     piped: str = "",
+    piped_references: bool = False,
     extra_mentions: Sequence[str] = (),
 ) -> PreparedTurn:
     """The graph input of a turn. `progress(text)` wraps a wait the user should see (an MCP
     server starting); `references=False` takes the text as it is, without acting on its
-    @mentions and #paths (text piped to `-p -`). `piped` is data appended to the message
-    after a blank line and never acted on (stdin of `-p`); `extra_mentions` count as
-    @mentions of the turn (`--allowed-tools`)."""
+    @mentions and #paths (text piped to `-p -`). Only text the user `typed` names hosts
+    (piped text never does, whatever `references` says); `allowed_hosts` are --allow-host's.
+    `piped` is data appended to the message after a blank line (stdin of `-p`): its
+    @mentions and #paths are acted on only with `piped_references`, and it never names
+    hosts; `extra_mentions` count as @mentions of the turn (`--allowed-tools`)."""
     parts = agent.parts
-    names = [*extra_mentions, *(parse_mentions(text) if references else [])]
+    acted_on = f"{text}\n\n{piped}" if piped and piped_references else text
+    names = [*extra_mentions, *(parse_mentions(acted_on) if references else [])]
     mentions = classify_mentions(
         names, parts.registry.names(), parts.skills.ids(), parts.agents.names(), parts.registry.mcp_handles()
     )
@@ -63,7 +70,7 @@ def prepare_turn(
     warnings += failed.values()
     known = [name for name in names if name not in mentions.unknown and name not in failed]
 
-    found = find_references(text, cwd) if references else []
+    found = find_references(acted_on, cwd) if references else []
     missing = [
         _("#{reference}: no such file or folder").format(reference=r.typed) for r in found if r.path is None
     ]
@@ -71,6 +78,7 @@ def prepare_turn(
         hint = _('Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".')
         return PreparedTurn(None, warnings=warnings, errors=[*missing, hint])
     report = attach_files(agent, session_id, [r.path for r in found if r.path], cwd)
+    warnings += report.notices
     if report.problems:
         return PreparedTurn(None, warnings=warnings, errors=report.problems)
     files = [*(pending_uploads or []), *report.files]
@@ -85,6 +93,7 @@ def prepare_turn(
         uploads=files,
         closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
         carried_over=renamed_state(agent.graph, config),
+        named_hosts=[*allowed_hosts, *(hosts_typed(text) if typed else [])],
     )
     return PreparedTurn(graph_input, uploads=report.files, warnings=warnings)
 

@@ -452,6 +452,21 @@ class InterfaceSettings(BaseSettings):
         return value  # refused as typed, naming what is allowed
 
 
+class ServerSettings(BaseSettings):
+    """Who may use a LangGraph Server deployment (docs/deployment.md); the CLI ignores them."""
+
+    model_config = _config(DEFAULT_ENV_FILE)
+
+    server_api_keys: OptionalSecret = Field(
+        default=None,
+        description="LangGraph Server: user:key pairs, comma-separated; a request's key names its user",
+    )
+    server_jwt_secret: OptionalSecret = Field(
+        default=None,
+        description="LangGraph Server: HS256 secret of the users' JWTs (their sub claim names the user)",
+    )
+
+
 _GROUPS: dict[str, type[BaseSettings]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
@@ -460,6 +475,7 @@ _GROUPS: dict[str, type[BaseSettings]] = {
     "tools": ToolSettings,
     "mcp": MCPSettings,
     "interface": InterfaceSettings,
+    "server": ServerSettings,
 }
 
 
@@ -474,6 +490,7 @@ class Settings:
     tools: ToolSettings
     mcp: MCPSettings
     interface: InterfaceSettings
+    server: ServerSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
 
 
@@ -571,6 +588,7 @@ _GROUP_TITLES = {
     "tools": "Tools: limits, and which calls ask for approval",
     "mcp": "MCP servers: tools from other programs (docs/mcp.md)",
     "interface": "Interface: the terminal's language",
+    "server": "LangGraph Server: who may use a served deployment (docs/deployment.md)",
 }
 _REQUIRED = {"model_name", "openai_api_key"}
 

@@ -15,6 +15,8 @@ from typing import Annotated, TypedDict
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langgraph.graph.message import add_messages
 
+from generalAgent.tools.named_hosts import NamedHost, merge_named_hosts
+
 
 class TodoItem(TypedDict):
     content: str
@@ -84,8 +86,9 @@ class AgentState(TypedDict, total=False):
     # The approval step's decisions for the calls of the last model message, by call id
     # (graph/nodes/approval.py); the tools node runs a call only with a yes here.
     approvals: dict[str, str]
-    # Sub-agents only: hosts the user named in the parent session (fetch_web asks for others).
-    user_hosts: list[str]
+    # Who named which host in this session (the user, --allow-host, a web search): what
+    # fetch_web's approval rule reads (tools/named_hosts.py). Sub-agents get the parent's.
+    named_hosts: Annotated[list[NamedHost], merge_named_hosts]
     allowed_tools: list[str] | None  # a sub-agent profile's allow-list
     agent_profile: str | None  # which profile a sub-agent runs
     loops: int  # model calls in this turn (derived from the history by the planner)

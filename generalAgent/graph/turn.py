@@ -17,7 +17,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from generalAgent.graph.state import UploadedFile
-from generalAgent.tools.approval import hosts_named_by_user
+from generalAgent.tools.named_hosts import NamedHost
 
 MAIN_CONTEXT = "main"
 # LangGraph stops a run after this many steps. Our own bound is MAX_LOOPS (at most 500 model
@@ -44,8 +44,13 @@ def main_turn_input(
     uploads: Sequence[UploadedFile] = (),
     closing: Sequence[BaseMessage] = (),
     carried_over: Mapping[str, Any] | None = None,
+    named_hosts: Sequence[NamedHost] = (),
 ) -> dict[str, Any]:
     """The state update that starts a user turn.
+
+    `named_hosts` are this turn's records of who named which host (tools/named_hosts.py):
+    the CLI records the hosts of a line the user typed and of --allow-host, never those of
+    piped text or of attached files; the reducer adds them to the session's.
 
     `closing` answers tool calls the stored history left open (a turn that stopped
     half-way); they go before the new message so the history stays valid. `carried_over`
@@ -60,6 +65,7 @@ def main_turn_input(
         "new_mentions": names,
         "uploaded_files": list(uploads),
         "new_uploaded_files": list(uploads),
+        "named_hosts": list(named_hosts),
         "context_id": MAIN_CONTEXT,
         "workspace_id": session_id,
     }
@@ -76,11 +82,10 @@ def subagent_turn_input(
 ) -> dict[str, Any]:
     """A sub-agent's whole starting state: the task, the parent's workspace, tools and files.
 
-    It inherits what the parent may use (mentions, kept approvals, uploads, the hosts the
-    user named) but none of its history, todos or pending reminders. Approvals for the
+    It inherits what the parent may use (mentions, kept approvals, uploads, who named
+    which host) but none of its history, todos or pending reminders. Approvals for the
     running process come with its config (graph/subagents.py).
     """
-    hosts = parent.get("user_hosts") or hosts_named_by_user(parent.get("messages", []))
     return {
         "messages": [HumanMessage(content=task)],
         "context_id": context_id,
@@ -92,7 +97,7 @@ def subagent_turn_input(
         "new_mentions": [],
         "mcp_servers": list(parent.get("mcp_servers", [])),
         "approved_tools": list(parent.get("approved_tools", [])),
-        "user_hosts": sorted(hosts),
+        "named_hosts": list(parent.get("named_hosts") or []),
         "uploaded_files": list(parent.get("uploaded_files", [])),
         "new_uploaded_files": [],
         "todos": [],

@@ -15,16 +15,14 @@ reason is shown to the user beside the call, so it says what the call would do.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from generalAgent.display import N_
+from generalAgent.tools.named_hosts import NamedHosts
 
 if TYPE_CHECKING:
-    from langchain_core.messages import BaseMessage
     from langchain_core.tools import BaseTool
 
     from generalAgent.config.settings import Settings
@@ -60,8 +58,8 @@ class CallContext:
     """What a rule may consult besides the call's arguments."""
 
     workspace: Workspace | None = None
-    # Hosts the user named in their own messages: reaching them is what the user asked for.
-    named_hosts: frozenset[str] = field(default_factory=frozenset)
+    # Who named which host (the user, --allow-host, a web search): tools/named_hosts.py.
+    named_hosts: NamedHosts = field(default_factory=NamedHosts)
 
 
 ApprovalRule = Callable[[Mapping[str, Any], CallContext], Reason | None]
@@ -103,14 +101,6 @@ class ApprovalPolicy:
         return approval_reason(tool, args, context)
 
 
-# A URL, or a bare host name with a dot and a known-looking top-level part ("example.com",
-# "docs.python.org"); what a user types when they mean a site.
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'`]+", re.IGNORECASE)
-_BARE_HOST = re.compile(
-    r"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63})(?![\w-])", re.IGNORECASE
-)
-
-
 def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> Reason | None:
     """The rule of the file-changing tools: asks before a file that exists outside
     outputs/ (the agent's results for the user) is replaced or edited. A path the tool
@@ -143,31 +133,3 @@ def describe_knowledge_item(settings: Settings, item_id: str) -> str:
     except STORE_ERRORS:
         item = None
     return f'"{item.title}" (id {item_id})' if item is not None else f"item {item_id!r}"
-
-
-def hosts_named_in(texts: Iterable[str]) -> frozenset[str]:
-    """Host names a person wrote in `texts` (URLs and bare domains), lower-case, without "www."."""
-    hosts: set[str] = set()
-    for text in texts:
-        for match in _URL.finditer(text):
-            try:
-                host = urlsplit(match.group(0)).hostname
-            except ValueError:
-                continue
-            if host:
-                hosts.add(canonical_host(host))
-        for match in _BARE_HOST.finditer(text):
-            hosts.add(canonical_host(match.group(1)))
-    return frozenset(hosts)
-
-
-def canonical_host(host: str) -> str:
-    host = host.strip().rstrip(".").lower()
-    return host.removeprefix("www.")
-
-
-def hosts_named_by_user(messages: Sequence[BaseMessage]) -> frozenset[str]:
-    """Hosts named in the user's own messages (tool results and answers are not the user)."""
-    from langchain_core.messages import HumanMessage
-
-    return hosts_named_in(m.text for m in messages if isinstance(m, HumanMessage))

@@ -26,11 +26,9 @@ def workdir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def cli_env(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "DATABASE_URL"))
-    }
+    # The autouse cleanup (tests/conftest.py) has already removed every setting from the
+    # shell's environment and pointed the user-level config at an empty folder.
+    env = dict(os.environ)
     env.update(
         MODEL_NAME="test-model",
         OPENAI_API_KEY="sk-test-SECRET-0123456789",

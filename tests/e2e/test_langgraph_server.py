@@ -1,8 +1,9 @@
 """The graph served unchanged by LangGraph Server (`langgraph dev`), driven with `langgraph_sdk`.
 
 One in-memory server is started for the module on a loopback port, with `langgraph.json`
-from the repository and the model pointed at the local OpenAI-compatible test server; each
-test creates its own thread, runs it through the SDK and reads the stored state back.
+from the repository (its custom auth included: two users with API keys) and the model
+pointed at the local OpenAI-compatible test server; each test creates its own thread,
+runs it through the SDK and reads the stored state back.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_sync_client
 
+from tests.support.environment import without_agent_variables
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.e2e
@@ -27,6 +29,13 @@ ROOT = Path(__file__).resolve().parents[2]
 GRAPH_ID = "generalAgent"
 MAX_LOOPS = 4
 STARTUP_SECONDS = 90
+# The users of the served deployment (SERVER_API_KEYS) and their keys.
+KEYS = {"alice": "key-alice-0123456789", "bob": "key-bob-9876543210"}
+
+
+def client_of(url: str, user: str = "alice"):
+    """An SDK client that proves it is `user` (the key goes in x-api-key)."""
+    return get_sync_client(url=url, api_key=KEYS[user], timeout=60)
 
 
 def free_port() -> int:
@@ -47,14 +56,14 @@ def langgraph_url(
 ) -> Iterator[str]:
     workdir = tmp_path_factory.mktemp("langgraph-server")
     port = free_port()
+    # Module-scoped: the per-test environment cleanup has not run yet, so clean here.
     env = {
         k: v
-        for k, v in os.environ.items()
-        if not k.startswith(
-            ("MODEL_", "OPENAI_", "MAX_", "DATA_DIR", "DATABASE_URL", "LANGSMITH", "LANGCHAIN")
-        )
+        for k, v in without_agent_variables(os.environ).items()
+        if not k.startswith(("LANGSMITH", "LANGCHAIN"))
     }
     env.update(
+        GENERALAGENT_CONFIG_DIR=str(workdir / "user-config"),
         MODEL_NAME="test-model",
         OPENAI_API_KEY="sk-test-SECRET-0123456789",
         OPENAI_BASE_URL=model_server.base_url,
@@ -64,6 +73,7 @@ def langgraph_url(
         DATA_DIR=str(workdir / "data"),
         LANGGRAPH_CLI_NO_ANALYTICS="1",
         LANGSMITH_TRACING="false",
+        SERVER_API_KEYS=",".join(f"{user}:{key}" for user, key in KEYS.items()),
     )
     log = (workdir / "server.log").open("w")
     process = subprocess.Popen(
@@ -140,7 +150,7 @@ def test_a_run_streams_tokens_and_stores_the_thread(
         Reply(tool_calls=[ToolCall("now", {"timezone": "UTC"})]),
         Reply(text="It is noon in UTC.", prompt_tokens=1500, cached_tokens=1024),
     )
-    client = get_sync_client(url=langgraph_url, timeout=60)
+    client = client_of(langgraph_url)
     thread = client.threads.create()
     tokens, updated_nodes = [], []
     for part in client.runs.stream(
@@ -185,7 +195,7 @@ def test_each_run_has_its_own_loop_budget(langgraph_url: str, model_server: Scri
 
     model_server.responder = keep_calling
     try:
-        client = get_sync_client(url=langgraph_url, timeout=60)
+        client = client_of(langgraph_url)
         thread = client.threads.create()
         for turn in ("first (server-2)", "second (server-2)"):
             before = len(model_server.chat_requests)
@@ -212,7 +222,7 @@ def test_command_approval_is_an_interrupt_the_client_answers(
         Reply(tool_calls=[ToolCall("run_bash_command", {"command": "echo from-the-server"})]),
         Reply(text="The command printed from-the-server."),
     )
-    client = get_sync_client(url=langgraph_url, timeout=60)
+    client = client_of(langgraph_url)
     thread = client.threads.create()
     client.runs.wait(
         thread["thread_id"],

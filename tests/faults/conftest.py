@@ -20,6 +20,7 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from tests.e2e.conftest import cli_env, spawn_chat, workdir  # noqa: F401 - fixtures
+from tests.e2e.test_langgraph_server import langgraph_url, model_server  # noqa: F401 - test_egress_faults.py
 from tests.faults.report import REPORT_ENV, FaultCase, render_report
 from tests.support.history import stored_history_problems
 from tests.support.openai_server import ScriptedOpenAIServer

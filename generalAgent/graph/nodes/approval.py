@@ -37,9 +37,9 @@ from generalAgent.tools.approval import (
     YES,
     ApprovalPolicy,
     CallContext,
-    hosts_named_by_user,
 )
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.named_hosts import NamedHosts
 
 # Recorded, never answered by a person: the call needed no approval, or a sub-agent met one.
 NOT_NEEDED, CANNOT_ASK = "not needed", "cannot ask"
@@ -56,14 +56,10 @@ def approved_tools(state: Mapping[str, Any], config: RunnableConfig | None) -> f
 def call_context(
     env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig | None
 ) -> CallContext:
-    """What the approval rules may consult: the session's workspace and the hosts the user named."""
+    """What the approval rules may consult: the session's workspace and who named which host."""
     configurable = (config or {}).get("configurable") or {}
     session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
-    if state.get("parent_context"):
-        hosts = frozenset(state.get("user_hosts") or [])
-    else:
-        hosts = hosts_named_by_user(state.get("messages", []))
-    return CallContext(workspace=env.workspace_for(session), named_hosts=hosts)
+    return CallContext(workspace=env.workspace_for(session), named_hosts=NamedHosts.from_state(state))
 
 
 def decision_of(answer: Any, call_id: str) -> str:

@@ -8,6 +8,12 @@ that was checked (the Host header and TLS name stay the URL's), so a name that r
 differently the second time (DNS rebinding) cannot reach the user's own network.
 FETCH_ALLOW_PRIVATE=true lifts that for intranet use. FETCH_TIMEOUT bounds the whole
 fetch, redirects included, however slowly a server drips its answer.
+
+Which requests ask the user first is decided by who named the host (tools/named_hosts.py):
+a host the user typed or allowed runs, a query string the model chose asks, a host nobody
+named asks. A redirect is a new request: to the same host it is followed; to another host
+only when that host passes the same rule, otherwise the fetch stops and says where it
+leads, so that following it is a new call, asked like any other.
 """
 
 from __future__ import annotations
@@ -22,12 +28,14 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.config.settings import ToolSettings
 from generalAgent.display import N_
-from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, canonical_host
+from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.named_hosts import DATA_TO_NAMED, NamedHosts, host_of
 
 MAX_REDIRECTS = 5
 DEFAULT_MAX_CHARS = 20_000
@@ -62,6 +70,14 @@ _BLOCK = {
 
 class FetchRefused(Exception):
     """The URL may not be fetched; the message says why."""
+
+
+class RedirectNotFollowed(Exception):
+    """A redirect leads to a host nobody the user trusts named: `target` is where."""
+
+    def __init__(self, source: str, target: str) -> None:
+        super().__init__(target)
+        self.source, self.target = source, target
 
 
 class ReadableText(HTMLParser):
@@ -180,9 +196,11 @@ def pinned_request(url: str, address: str | None) -> tuple[str, dict[str, str], 
     return parts._replace(netloc=netloc).geturl(), {"Host": parts.netloc.rsplit("@", 1)[-1]}, extensions
 
 
-def fetch(url: str, settings: ToolSettings) -> tuple[str, str, str]:
+def fetch(url: str, settings: ToolSettings, names: NamedHosts | None = None) -> tuple[str, str, str]:
     """(final URL, content type, body text) following redirects, each hop checked and
-    pinned, all within FETCH_TIMEOUT."""
+    pinned, all within FETCH_TIMEOUT. A hop to another host is a new request: it is
+    followed only when `names` let it through (RedirectNotFollowed otherwise)."""
+    names = names or NamedHosts()
     deadline = time.monotonic() + settings.fetch_timeout
 
     def remaining() -> float:
@@ -200,7 +218,10 @@ def fetch(url: str, settings: ToolSettings) -> tuple[str, str, str]:
             response = client.send(request, stream=True)
             try:
                 if response.is_redirect and response.headers.get("location"):
-                    url = urljoin(url, response.headers["location"])
+                    target = urljoin(url, response.headers["location"])
+                    if host_of(target) != host_of(url) and not names.may_follow(target):
+                        raise RedirectNotFollowed(url, target)
+                    url = target
                     continue
                 if response.status_code >= 400:
                     raise FetchRefused(f"the server answered {response.status_code} {response.reason_phrase}")
@@ -221,13 +242,15 @@ def fetch(url: str, settings: ToolSettings) -> tuple[str, str, str]:
 
 def reaches_unnamed_host(args: Mapping[str, Any], context: CallContext) -> Reason | None:
     """fetch_web's approval rule: a request carries data out (in its URL) to its host, so
-    a host the user did not name in their own messages asks first."""
-    try:
-        host = urlsplit(str(args.get("url", "")).strip()).hostname
-    except ValueError:
-        return None  # not a URL: the tool refuses it without sending anything
-    if not host or canonical_host(host) in context.named_hosts:
+    a host nobody the user trusts named, or a query string the model chose, asks first
+    (tools/named_hosts.py says who named what)."""
+    url = str(args.get("url", "")).strip()
+    question = context.named_hosts.question(url)
+    if question is None:
         return None
+    host = host_of(url) or url
+    if question == DATA_TO_NAMED:
+        return Reason(N_("sends a query string you did not type to {host}"), {"host": host})
     return Reason(N_("sends a request to {host}, a host you did not name"), {"host": host})
 
 
@@ -235,15 +258,21 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings.tools
 
     @tool("fetch_web")
-    def fetch_web(url: str, max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0) -> str:
+    def fetch_web(url: str, runtime: ToolRuntime, max_chars: int = DEFAULT_MAX_CHARS, offset: int = 0) -> str:
         """Fetch an http(s) URL and return its readable text (HTML is converted).
 
         Long pages are cut at `max_chars`; call again with `offset` to read on.
         """
+        state = runtime.state if isinstance(runtime.state, Mapping) else {}
         try:
-            final_url, content_type, body = fetch(url.strip(), settings)
+            final_url, content_type, body = fetch(url.strip(), settings, NamedHosts.from_state(state))
         except FetchRefused as exc:
             raise ToolError(f"{exc}.") from exc
+        except RedirectNotFollowed as exc:
+            raise ToolError(
+                f"not followed: {exc.source} redirects to {exc.target}, on a host the user did not "
+                "name. To read it, call fetch_web with that URL (the user is asked first)."
+            ) from None
         except (httpx.TimeoutException, FetchTimedOut):
             raise ToolError(
                 f"{url} did not answer in full within {settings.fetch_timeout:g} s (FETCH_TIMEOUT)."

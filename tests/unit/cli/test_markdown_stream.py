@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
 import re
 import signal
 
@@ -23,7 +22,9 @@ class InterruptingFile(io.StringIO):
     def write(self, text: str) -> int:
         if not self.interrupted and "line 1" in text:
             self.interrupted = True
-            os.kill(os.getpid(), signal.SIGINT)
+            # raise(): to this thread, at once; os.kill may land on another thread (xdist's) and
+            # be handled a few writes later.
+            signal.raise_signal(signal.SIGINT)
         return super().write(text)
 
     def isatty(self) -> bool:

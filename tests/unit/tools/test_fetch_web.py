@@ -11,6 +11,7 @@ import pytest
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.tools.builtin.fetch_web import html_to_text, is_public
+from generalAgent.tools.named_hosts import hosts_typed
 from tests.support.tools import run_tool
 
 PAGE = """<!doctype html><html><head><title>季度报告 Q3</title><style>p{color:red}</style>
@@ -93,3 +94,73 @@ def test_size_cap_and_paging(settings: Settings, site: str) -> None:
 @pytest.mark.parametrize("address", ["8.8.8.8", "1.1.1.1", "2001:4860:4860::8888"])
 def test_public_addresses_pass(address: str) -> None:
     assert is_public(ipaddress.ip_address(address))
+
+
+@pytest.fixture
+def redirector() -> Iterator[tuple[int, list[str]]]:
+    """A loopback server whose /to?url=U redirects to U; it records every path asked."""
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:
+            return
+
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            if self.path.startswith("/to?url="):
+                self.send_response(302)
+                self.send_header("Location", self.path.removeprefix("/to?url="))
+                self.end_headers()
+                return
+            body = b"arrived"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server.server_address[1], asked
+    server.shutdown()
+
+
+def test_a_redirect_to_another_host_is_followed_only_when_that_host_was_named(
+    settings: Settings, redirector: tuple[int, list[str]]
+) -> None:
+    port, asked = redirector
+    start = f"http://127.0.0.1:{port}/to?url=http://localhost:{port}/end"
+    named = {"named_hosts": hosts_typed(f"read http://127.0.0.1:{port}/")}
+    text, _ = run_tool(allowing_private(settings), "fetch_web", {"url": start}, state=named)
+    assert text.startswith("Error: not followed:") and f"http://localhost:{port}/end" in text
+    assert asked == [f"/to?url=http://localhost:{port}/end"]  # the second host was never asked
+
+    both = {"named_hosts": hosts_typed(f"http://127.0.0.1:{port}/ and http://localhost:{port}/")}
+    text, _ = run_tool(allowing_private(settings), "fetch_web", {"url": start}, state=both)
+    assert text == f"URL: http://localhost:{port}/end\n\narrived"
+
+    same_host = f"http://127.0.0.1:{port}/to?url=/end"  # the same host: followed as before
+    text, _ = run_tool(allowing_private(settings), "fetch_web", {"url": same_host}, state=named)
+    assert text.endswith("arrived")
+
+
+def test_every_redirect_hop_is_checked_against_the_address_rules(
+    settings: Settings, redirector: tuple[int, list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A named public host that redirects to a loopback address: the hop is refused."""
+    from generalAgent.tools.builtin import fetch_web
+
+    port, asked = redirector
+
+    def resolve(host: str, port: int) -> list:
+        return [ipaddress.ip_address("127.0.0.1" if host == "public.example" else host)]
+
+    monkeypatch.setattr(fetch_web, "resolve_host", resolve)
+    monkeypatch.setattr(fetch_web, "is_public", lambda address: str(address) == "127.0.0.1")
+    target = f"http://127.0.0.2:{port}/secret"
+    named = {"named_hosts": hosts_typed("public.example and http://127.0.0.2/")}
+    text, _ = run_tool(
+        settings, "fetch_web", {"url": f"http://public.example:{port}/to?url={target}"}, state=named
+    )
+    assert "127.0.0.2" in text and "local, private or reserved address" in text
+    assert asked == [f"/to?url={target}"]
