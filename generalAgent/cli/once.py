@@ -163,7 +163,9 @@ def run_once(
         for name in options.allowed_tools:
             if name not in registry_names and "__" not in name:  # MCP tools are <server>__<tool>
                 err.print(
-                    "[yellow]" + escape(_("--allowed-tools: no tool is named {name}").format(name=name))
+                    "[yellow]"
+                    + escape(_("--allowed-tools: no tool is named {name}").format(name=name))
+                    + "[/]"
                 )
         for warning in prepared.warnings:
             err.print(f"[yellow]{escape(warning)}[/]")
