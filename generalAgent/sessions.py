@@ -227,14 +227,14 @@ class SessionCatalog:
         sessions = self.recent(limit=1, folder=folder, unlisted=unlisted)
         return sessions[0] if sessions else None
 
-    def resolve(self, reference: str, *, unlisted: bool = False) -> SessionInfo:
-        """ "last" (or "") is the latest session (listed, or any with `unlisted`), else an id
-        or a unique prefix of one, listed or not.
+    def resolve(self, reference: str) -> SessionInfo:
+        """ "last" (or "") is the latest session, listed or not (a `-p` run continued in the
+        chat), else an id or a unique prefix of one.
 
         Raises LookupError with a message for the user.
         """
         if reference in {"", "last"}:
-            latest = self.latest(unlisted=unlisted)
+            latest = self.latest(unlisted=True)
             if latest is None:
                 raise LookupError(_("No saved session to resume yet."))
             return latest

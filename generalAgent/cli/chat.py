@@ -326,8 +326,8 @@ class Chat:
         self.console.print(table)
 
     def _continue_here(self) -> None:
-        """-c: resume the latest listed session started in this folder, if there is one."""
-        latest = self.catalog.latest(folder=Path.cwd().resolve())
+        """-c: resume the latest session started in this folder (a `-p` run's too), if any."""
+        latest = self.catalog.latest(folder=Path.cwd().resolve(), unlisted=True)
         if latest is None:
             self.console.print("[dim]" + _("No earlier session in this folder; starting a new one.") + "[/]")
             return

@@ -341,4 +341,4 @@ def _session(catalog: SessionCatalog, options: OnceOptions, err: Console) -> str
         return SessionCatalog.new_id()
     if options.resume is None:
         return SessionCatalog.new_id()
-    return catalog.resolve(options.resume, unlisted=True).id
+    return catalog.resolve(options.resume).id

@@ -27,8 +27,8 @@ def test_unlisted_sessions_are_resumable_but_not_listed(catalog: SessionCatalog,
 
     assert [s.id for s in catalog.recent()] == ["elsewhere-1", "chat-1"]
     assert [s.id for s in catalog.recent(unlisted=True)] == ["elsewhere-1", "script-1", "chat-1"]
-    assert catalog.latest(folder=here).id == "chat-1"  # the chat's -c: listed sessions only
-    assert catalog.latest(folder=here, unlisted=True).id == "script-1"  # -p -c: any
+    assert catalog.latest(folder=here).id == "chat-1"
+    assert catalog.latest(folder=here, unlisted=True).id == "script-1"  # what -c continues
     assert catalog.latest(folder=tmp_path) is None
     assert catalog.resolve("last").id == "elsewhere-1"
     assert catalog.resolve("script").id == "script-1"  # an id resumes it, listed or not
@@ -40,6 +40,7 @@ def test_opening_an_unlisted_session_listed_lists_it(catalog: SessionCatalog, tm
     catalog.record_turn("script-1", "a -p run", Usage())
     catalog.open_session("script-1", "a -p run", tmp_path, listed=False)
     assert catalog.recent() == []
+    assert catalog.resolve("last").id == "script-1"  # --resume continues it, listed or not
     catalog.open_session("script-1", "a -p run", tmp_path / "elsewhere")  # resumed in the chat, or --save
     assert [s.id for s in catalog.recent()] == ["script-1"]
     assert catalog.get("script-1").folder == str(tmp_path)  # still where it was started
