@@ -2,7 +2,8 @@
 
 A profile's front matter has `name`, `description` and optionally `tools` (an allow-list);
 its body is appended to the sub-agent's static system prompt. Bad files are skipped with a
-warning naming them, like skills.
+warning naming them, like skills; so is a profile that is a link leading outside the
+agents folder (config/confined.py).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.front_matter import FrontMatterError, split_front_matter
 
 GENERAL_AGENT = "agent"
@@ -52,7 +54,10 @@ def load_agent_profiles(agents_dir: Path) -> AgentCatalog:
         if path.name.lower() == "readme.md":
             continue
         try:
-            profile = _parse_profile(path)
+            profile = _parse_profile(path, agents_dir)
+        except LeavesFolder as exc:
+            warnings.append(str(exc))
+            continue
         except (FrontMatterError, OSError, UnicodeDecodeError) as exc:
             warnings.append(f"{path}: {exc}; profile skipped")
             continue
@@ -63,8 +68,8 @@ def load_agent_profiles(agents_dir: Path) -> AgentCatalog:
     return AgentCatalog(tuple(profiles), tuple(warnings))
 
 
-def _parse_profile(path: Path) -> AgentProfile:
-    meta, body = split_front_matter(path.read_text(encoding="utf-8"))
+def _parse_profile(path: Path, agents_dir: Path) -> AgentProfile:
+    meta, body = split_front_matter(read_confined_text(path, agents_dir))
     name = meta.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise FrontMatterError("'name' must be lowercase letters, digits, '-' or '_'")

@@ -20,8 +20,9 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, knowledge_commands, mcp_commands
+from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.runtime import limit_malloc_arenas
@@ -29,6 +30,8 @@ from generalAgent.cli.storage_errors import check_data_dir, describe_storage_err
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
+from generalAgent.display import mask_urls
+from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionStoreError
 
 app = typer.Typer(
@@ -132,7 +135,12 @@ def main_command(
             f"[red]{escape(usage_problem)}[/]"
         )
         raise typer.Exit(EXIT_CONFIG)
-    settings = with_run_options(settings, model, max_turns)
+    # Before anything of the folder is used: ask once (the chat) or say what is ignored (-p).
+    interactive = prompt is None and sys.stdin.isatty()
+    settings = settle_folder_trust(
+        settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
+    )
+    settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings
     missing = settings.model.missing()
     if missing:
         from generalAgent.providers.factory import setup_guidance
@@ -218,6 +226,7 @@ documents_commands.register(app)
 knowledge_commands.register(app)
 app.add_typer(config_app, name="config")
 mcp_commands.register(app)
+folder_trust.register(app)
 
 
 def _usage_problem(
@@ -276,6 +285,7 @@ def configure_logging(settings: Settings) -> None:
     """Everything goes to DATA_DIR/logs/generalagent.log; the terminal is for the user."""
     handler: logging.Handler = FolderMakingFileHandler(settings.paths.log_file)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(MaskedURLs())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     # LOG_LEVEL is for this program's own messages; libraries only report warnings.
@@ -283,6 +293,21 @@ def configure_logging(settings: Settings) -> None:
     logging.getLogger("generalAgent").setLevel(settings.paths.log_level)
     # A log line that cannot be written (a full disk) must not print a traceback to the user.
     logging.raiseExceptions = False
+
+
+class MaskedURLs(logging.Filter):
+    """Credentials in URLs (?auth=, ?token=, user:password@) are masked in every log line,
+    a library's included (an HTTP client logs the URLs it requests)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with contextlib.suppress(Exception):  # a record that cannot be formatted is logged as is
+            message = record.getMessage()
+            masked = mask_urls(message)
+            if masked != message:
+                record.msg, record.args = masked, None
+            if record.exc_info and not record.exc_text:  # the formatter keeps this text
+                record.exc_text = mask_urls(logging.Formatter().formatException(record.exc_info))
+        return True
 
 
 class FolderMakingFileHandler(logging.FileHandler):
@@ -294,7 +319,7 @@ class FolderMakingFileHandler(logging.FileHandler):
         super().__init__(path, encoding="utf-8", delay=True)
 
     def _open(self) -> Any:
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        private_file(Path(self.baseFilename))  # 0600 in a 0700 folder
         return super()._open()
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -1,18 +1,28 @@
 """`generalagent config`: where settings come from, and a user-level .env to start from.
 
 generalagent config          the .env files in effect, the data folder, and the user-level path
+generalagent config show     every setting that is not at its default, and where it came from
 generalagent config init     write the user-level .env from the template (never overwrites)
 """
 
 from __future__ import annotations
 
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
 import typer
+from pydantic import SecretStr
+from pydantic_settings import BaseSettings
 from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
 
 from generalAgent.cli.i18n import _
 from generalAgent.cli.terminal_text import terminal_console
-from generalAgent.config.settings import SettingsError, load_settings, render_env_example
-from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, user_config_dir
+from generalAgent.config.settings import Settings, SettingsError, load_settings, render_env_example
+from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, SettingSource, user_config_dir
+from generalAgent.display import public_url
 
 config_app = typer.Typer(help=_("Where settings come from; a user-level .env for every folder."))
 
@@ -35,6 +45,28 @@ def show(ctx: typer.Context) -> None:
         console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2) from None
     console.print(escape(_("data folder: {path}").format(path=settings.paths.data_dir.resolve())))
+    console.print(escape(describe_folder_trust(settings)))
+
+
+@config_app.command("show", help=_("Every setting that is not at its default, and where it came from."))
+def show_settings(
+    every: bool = typer.Option(False, "--all", help=_("Also the settings left at their default.")),
+) -> None:
+    """Every setting that is not at its default (all with --all), its value and its source."""
+    console = terminal_console(highlight=False)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        console.print(f"[red]{escape(str(exc))}[/]")
+        raise typer.Exit(2) from None
+    table = Table(box=None, header_style="bold")
+    for column in (_("setting"), _("value"), _("from")):
+        table.add_column(column)
+    for variable, value, source in setting_rows(settings):
+        if every or source.kind != "default":
+            table.add_row(Text(variable), Text(value), Text(source.describe()))
+    console.print(table)
+    console.print(escape(describe_folder_trust(settings)))
 
 
 @config_app.command(
@@ -61,7 +93,52 @@ def init() -> None:
         escape(
             _(
                 "Wrote {path}. Set MODEL_NAME and OPENAI_API_KEY there (and OPENAI_BASE_URL for any "
-                "provider but OpenAI); it applies in every folder, and a folder's own .env overrides it."
+                "provider but OpenAI); it applies in every folder, and the .env of a folder you trust overrides it."
             ).format(path=target)
         )
+    )
+
+
+def setting_rows(settings: Settings) -> list[tuple[str, str, SettingSource]]:
+    """(VARIABLE, value as it may be shown, source) for every setting, by group."""
+    rows = []
+    for group_field in fields(settings):
+        group = getattr(settings, group_field.name)
+        if not isinstance(group, BaseSettings):
+            continue
+        for name in type(group).model_fields:
+            variable = name.upper()
+            rows.append((variable, shown_value(getattr(group, name)), settings.source_of(variable)))
+    return rows
+
+
+def shown_value(value: Any) -> str:
+    """A setting's value without its secrets: a key shows only its length, a URL no password."""
+    if value is None:
+        return ""
+    if isinstance(value, SecretStr):
+        return _("set ({count} characters)").format(count=len(value.get_secret_value()))
+    if isinstance(value, str) and "://" in value:
+        return public_url(value)
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(value)
+
+
+def describe_folder_trust(settings: Settings) -> str:
+    """One line: whether this folder's configuration is used (config/trust.py)."""
+    return _("this folder: {state}").format(state=folder_trust_state(settings))
+
+
+def folder_trust_state(settings: Settings) -> str:
+    """Whether the folder is trusted and what of it is used or ignored."""
+    trust = settings.sources.trust
+    folder = trust.folder or Path.cwd()
+    if not trust.found:
+        return _("{folder} carries no project configuration").format(folder=folder)
+    names = ", ".join(trust.found)
+    if trust.applies:
+        return _("{folder} is trusted (uses its {names})").format(folder=folder, names=names)
+    return _("{folder} is not trusted (ignores its {names}; generalagent trust)").format(
+        folder=folder, names=names
     )

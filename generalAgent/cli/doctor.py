@@ -1,5 +1,7 @@
 """`generalagent doctor`: checks the configuration, the endpoint, SQLite/FTS5, the data dir
-and every MCP server (each is started, listed and stopped; the slow ones in parallel).
+and every enabled MCP server (each is started, listed and stopped; the slow ones in
+parallel). It says whether this folder is trusted and where each setting came from; the
+servers of an untrusted folder and those marked `"enabled": false` are never started here.
 
 Never prints the API key, only whether it is set and its length, nor an MCP server's env or headers.
 """
@@ -32,6 +34,8 @@ class Check:
 def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True) -> int:
     checks: list[Callable[[Settings], Check | list[Check]]] = [
         _configuration,
+        _folder_trust,
+        _setting_sources,
         _provider,
         _data_dir,
         _checkpoints,
@@ -90,6 +94,29 @@ def _configuration(settings: Settings) -> Check:
             "{read}; MODEL_NAME={model}; OPENAI_BASE_URL={url}; OPENAI_API_KEY set ({count} characters)"
         ).format(read=env, model=model.model_name, url=where, count=len(key)),
     )
+
+
+def _folder_trust(settings: Settings) -> Check:
+    """Whether this folder's configuration is used (config/trust.py); never a failure."""
+    from generalAgent.cli.config_commands import folder_trust_state
+
+    return Check(N_("folder"), True, folder_trust_state(settings))
+
+
+def _setting_sources(settings: Settings) -> list[Check]:
+    """The settings not at their default, grouped by where they came from."""
+    from generalAgent.cli.config_commands import setting_rows
+
+    by_source: dict[str, list[str]] = {}
+    for variable, _value, source in setting_rows(settings):
+        if source.kind != "default":
+            by_source.setdefault(source.describe(), []).append(variable)
+    if not by_source:
+        return [Check(N_("settings"), True, _("every setting at its default"))]
+    return [
+        Check(N_("settings"), True, f"{source}: {', '.join(variables)}")
+        for source, variables in by_source.items()
+    ]
 
 
 def _provider(settings: Settings) -> Check:
@@ -281,11 +308,19 @@ def _documents(settings: Settings) -> Check:
 
 
 def _mcp_servers(settings: Settings) -> list[Check]:
-    """Each configured MCP server, started (enabled or not), listed and stopped again."""
+    """Each enabled MCP server, started, listed and stopped again; the others only named."""
     from generalAgent.tools.mcp.manager import MCPServerManager
 
     manager = MCPServerManager.from_settings(settings)
     problems = [Check(N_("mcp"), False, problem) for problem in manager.config.problems]
+    problems += [
+        Check(
+            N_("mcp"),
+            True,
+            _("{path} not read: this folder is not trusted (generalagent trust)").format(path=path),
+        )
+        for path in manager.config.ignored
+    ]
     if not manager.config.servers:
         return problems or [Check(N_("mcp"), True, _("no MCP servers configured (docs/mcp.md)"))]
     try:
@@ -295,6 +330,17 @@ def _mcp_servers(settings: Settings) -> list[Check]:
     checks = problems
     for status in statuses:
         where = f"{status.transport} {status.target}"
+        if not status.enabled and status.state == "off":  # "enabled": false: doctor does not start it
+            checks.append(
+                Check(
+                    f"mcp @{status.handle}",
+                    True,
+                    _("{where}: off, starts on @{handle} (not started here)").format(
+                        where=where, handle=status.handle
+                    ),
+                )
+            )
+            continue
         if status.state == "ready":
             when = _("at start-up") if status.enabled else _("on @{handle}").format(handle=status.handle)
             detail = _("{where}: {count} tools in {seconds} s, starts {when}").format(

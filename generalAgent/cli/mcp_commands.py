@@ -23,6 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from generalAgent.cli.i18n import N_, _
+from generalAgent.cli.invocation import command_hint
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.tools.mcp.config import (
     MCPConfigError,
@@ -65,10 +66,24 @@ def register(parent: typer.Typer) -> None:
 def list_command() -> None:
     """Show the configured servers (without starting them)."""
     settings = _settings()
-    config = load_mcp_config(settings.mcp)
+    config = load_mcp_config(
+        settings.mcp,
+        folder_trusted=settings.sources.trust.covers(Path.cwd()),
+        explicit_scope="folder" if settings.from_folder("MCP_CONFIG") else "user",
+    )
     console = Console(highlight=False)
     for problem in config.problems:
         console.print(f"[yellow]{escape(problem)}[/]")
+    for path in config.ignored:
+        console.print(
+            "[yellow]"
+            + escape(
+                _("{path} is not read: this folder is not trusted ({command} trust).").format(
+                    path=path, command=command_hint()
+                )
+            )
+            + "[/]"
+        )
     if not config.servers:
         console.print(escape(_(NO_SERVERS)))
         return
@@ -156,7 +171,16 @@ def add_command(
     except MCPConfigError as exc:
         _fail(str(exc))
     note = _("; @mention it in the chat to start it") if disabled else ""
-    Console(highlight=False).print(_(ADDED).format(name=name, path=path, note=note), markup=False)
+    console = Console(highlight=False)
+    console.print(_(ADDED).format(name=name, path=path, note=note), markup=False)
+    if not user and not settings.mcp.mcp_config and not settings.sources.trust.covers(Path.cwd()):
+        console.print(
+            _("This folder is not trusted: its servers start once you run {command} trust here.").format(
+                command=command_hint()
+            ),
+            markup=False,
+            style="yellow",
+        )
 
 
 @app.command("remove", help=_("Remove a server from mcp.json."))
@@ -220,7 +244,7 @@ def _target_file(settings: Settings, user: bool) -> Path:
         return user_config_file()
     if settings.mcp.mcp_config:
         return Path(settings.mcp.mcp_config).expanduser()
-    return config_files(settings.mcp, Path.cwd())[-1]
+    return config_files(settings.mcp, Path.cwd())[-1][0]
 
 
 def _settings() -> Settings:

@@ -8,7 +8,9 @@ into one line naming the variable and what it accepts.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
@@ -16,7 +18,15 @@ from typing import Annotated, Any, Literal, get_args, get_origin
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from generalAgent.config.sources import ConfigFiles, path_origins, user_data_dir
+from generalAgent.config.sources import (
+    DEFAULT_SOURCE,
+    ConfigFiles,
+    SettingSource,
+    path_origins,
+    setting_sources,
+    user_data_dir,
+)
+from generalAgent.config.trust import FolderTrust, folder_trust
 
 DEFAULT_ENV_FILE = Path(".env")
 
@@ -109,6 +119,11 @@ class ModelSettings(BaseSettings):
         ge=1_000,
         le=20_000_000,
         description="The model's context window in tokens; unset = known table",
+    )
+    # Whether the model is sent images (docs/documents.md): auto = the provider table's
+    # list of vision models; on/off for a model the table does not know or gets wrong.
+    model_vision: Literal["auto", "on", "off"] = Field(
+        default="auto", description="Send images to the model: auto (known vision models), on, off"
     )
     show_reasoning: Literal["collapsed", "full", "off"] = Field(
         default="collapsed", description="Reasoning in the terminal: one line, in full, or not at all"
@@ -298,6 +313,15 @@ class DocumentSettings(BaseSettings):
     )
     # Scanned PDF pages are read by offline OCR when the `ocr` extra is installed.
     ocr_enabled: bool = Field(default=True, description="Read PDF pages without text by OCR")
+    # OCR takes seconds a page: bounds so that a PDF of thousands of image pages cannot
+    # keep the machine busy for hours. A tool call of the agent (search_file, read_file)
+    # has the smaller budget: the user is waiting and did not ask for a long OCR.
+    ocr_max_pages_per_call: int = Field(
+        default=20, ge=0, le=10_000, description="Pages one tool call of the agent may read by OCR"
+    )
+    ocr_max_pages_per_document: int = Field(
+        default=300, ge=0, le=100_000, description="Pages of one document read by OCR at most"
+    )
 
     # Content budgets (seed 000): what one search may put into the model's context. A
     # 500-page book answers with its best passages, never with itself.
@@ -384,6 +408,21 @@ class ToolSettings(BaseSettings):
         ge=5_000,
         le=1_000_000,
         description="Largest tool answer the model receives; longer ones are cut with a note",
+    )
+    # A call's arguments are stored with the session and re-sent every turn: one huge or
+    # deeply nested argument must not grow every later request (graph/tool_arguments.py).
+    # 1M characters is beyond what any model writes in one answer.
+    tool_argument_max_chars: int = Field(
+        default=1_000_000,
+        ge=10_000,
+        le=100_000_000,
+        description="Largest tool-call arguments (characters) the agent accepts; larger calls are refused, not stored",
+    )
+    tool_argument_max_depth: int = Field(
+        default=64,
+        ge=8,
+        le=200,
+        description="Deepest nesting of lists and objects in tool-call arguments; deeper calls are refused",
     )
     # Approval is the tools' own policy (docs/security.md); this only relaxes it, per tool.
     auto_approve_tools: OptionalText = Field(
@@ -492,6 +531,16 @@ class Settings:
     interface: InterfaceSettings
     server: ServerSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
+    # Where each setting came from, by VARIABLE name (config/sources.py: SettingSource).
+    provenance: Mapping[str, SettingSource] = dataclasses.field(default_factory=dict)
+
+    def source_of(self, variable: str) -> SettingSource:
+        """Where VARIABLE's value came from (environment, a file, given, or the default)."""
+        return self.provenance.get(variable.upper(), DEFAULT_SOURCE)
+
+    def from_folder(self, variable: str) -> bool:
+        """Whether VARIABLE was set by the working folder's .env (a folder the user trusted)."""
+        return self.source_of(variable).from_folder
 
 
 class _ConfigFilesInEffect:
@@ -501,18 +550,24 @@ class _ConfigFilesInEffect:
 CONFIG_FILES = _ConfigFilesInEffect()
 
 
-def load_settings(env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES, **overrides: Any) -> Settings:
+def load_settings(
+    env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES,
+    trust: FolderTrust | None = None,
+    **overrides: Any,
+) -> Settings:
     """Read every group from the environment and the .env files in effect.
 
     `env_file` narrows the files to one (a path) or none (None: the environment only, as
-    tests do). `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
+    tests do). `trust` is the decision about the working folder (config/trust.py); unset,
+    the stored one. `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
     (used by tests and benchmarks). Raises `SettingsError` with one line naming the first
     bad variable.
     """
     if isinstance(env_file, _ConfigFilesInEffect):
-        files = ConfigFiles.find()
+        files = ConfigFiles.find(trust=trust)
     else:
-        files = ConfigFiles(None, Path(env_file) if env_file is not None else None)
+        named = Path(env_file) if env_file is not None else None
+        files = ConfigFiles(None, named, trust or folder_trust())
     groups: dict[str, Any] = {}
     for name, cls in _GROUPS.items():
         try:
@@ -520,7 +575,10 @@ def load_settings(env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES, *
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
     groups["paths"] = _anchored_paths(groups["paths"], files, overrides.get("paths", {}))
-    return Settings(**groups, sources=files)
+    given = [name for group in overrides.values() for name in group]
+    names = [name for cls in _GROUPS.values() for name in cls.model_fields]
+    provenance = {name.upper(): source for name, source in setting_sources(files, names, given).items()}
+    return Settings(**groups, sources=files, provenance=provenance)
 
 
 def _anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, Any]) -> PathSettings:
@@ -533,7 +591,9 @@ def _anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, An
         if not value.is_absolute():
             update[name] = folder / value.expanduser()
     data_dir_given = "data_dir" in given or "data_dir" in origins or not _unset_in_environment("DATA_DIR")
-    if files.user is not None and files.folder is None and not data_dir_given:
+    # An untrusted folder decides nothing, not even where data lives: not in its ./data.
+    configured_elsewhere = files.user is not None or bool(files.trust.ignored)
+    if configured_elsewhere and files.folder is None and not data_dir_given:
         update["data_dir"] = user_data_dir()
     return paths.model_copy(update=update) if update else paths
 
@@ -603,6 +663,7 @@ def render_env_example() -> str:
         "# generalAgent settings. Copy this file to .env and fill in MODEL_NAME and OPENAI_API_KEY",
         "# (and OPENAI_BASE_URL for any provider but OpenAI); everything else is optional.",
         "# Commented lines show the defaults. Environment variables override .env.",
+        "# A folder's .env is read only once you trust the folder (the chat asks; generalagent trust).",
         "",
     ]
     for name, cls in _GROUPS.items():

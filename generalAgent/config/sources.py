@@ -4,21 +4,30 @@ Priority, highest first: environment variables, `./.env` (the folder the command
 in), then the user-level file (`~/.config/generalagent/.env` on Linux, the platform's
 equivalent elsewhere; GENERALAGENT_CONFIG_DIR moves it). So an installed `generalagent`
 works from any folder with the user-level file alone, and a project folder can still
-override it.
+override it, once the user trusts that folder (config/trust.py): an untrusted folder's
+`.env` is not read at all.
+
+Every setting remembers where its value came from (`SettingSource`), so `config show`
+and `doctor` can say it, and the rules for settings from a folder can be applied.
 
 A relative path setting (DATA_DIR, SKILLS_DIR, ...) is relative to the folder of the file
 that set it, so the user-level file's `DATA_DIR=data` means the same folder wherever the
-command runs. With no DATA_DIR anywhere, data lives in `./data` next to a folder `.env`
-(as it always has), else, when only the user-level file exists, in the platform's user data
-folder (`~/.local/share/generalagent` on Linux), so `--resume` finds every session.
+command runs. With no DATA_DIR anywhere, data lives in `./data` next to a trusted folder's
+`.env` (as it always has), else, when the user-level file exists or the folder carries
+configuration it is not trusted with, in the platform's user data folder
+(`~/.local/share/generalagent` on Linux), so `--resume` finds every session and an untrusted
+folder never holds the sessions.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
+
+from generalAgent.config.trust import FolderTrust
 
 APP_NAME = "generalagent"
 CONFIG_DIR_VARIABLE = "GENERALAGENT_CONFIG_DIR"
@@ -50,13 +59,23 @@ class ConfigFiles:
     """The `.env` files in effect, lowest priority first (the order pydantic-settings wants)."""
 
     user: Path | None  # the user-level file, if it exists
-    folder: Path | None  # ./.env, if it exists
+    folder: Path | None  # ./.env, if it exists and the folder is trusted
+    trust: FolderTrust = field(default_factory=FolderTrust)  # the decision about the folder
 
     @classmethod
-    def find(cls, cwd: Path | None = None) -> ConfigFiles:
+    def find(cls, cwd: Path | None = None, trust: FolderTrust | None = None) -> ConfigFiles:
+        """The files of the folder `cwd` (the current one), under `trust` (the stored decision)."""
+        from generalAgent.config.trust import folder_trust
+
+        here = cwd or Path.cwd()
+        trust = trust or folder_trust(here)
         user = user_config_dir() / ENV_FILE_NAME
-        folder = (cwd or Path.cwd()) / ENV_FILE_NAME
-        return cls(user if user.is_file() else None, folder if folder.is_file() else None)
+        folder = here / ENV_FILE_NAME
+        if not folder.is_file() or not trust.applies:
+            return cls(user if user.is_file() else None, None, trust)
+        if user.is_file() and user.resolve() == folder.resolve():  # run in the user-level folder
+            return cls(user, None, trust)
+        return cls(user if user.is_file() else None, folder, trust)
 
     @property
     def in_order(self) -> tuple[Path, ...]:
@@ -65,8 +84,64 @@ class ConfigFiles:
     def describe(self) -> str:
         """For `doctor` and the first-run message: which files were read."""
         if not self.in_order:
-            return f"no .env in this folder and no user-level {user_config_dir() / ENV_FILE_NAME}"
-        return " + ".join(str(path) for path in reversed(self.in_order)) + " (first wins)"
+            read = f"no .env in this folder and no user-level {user_config_dir() / ENV_FILE_NAME}"
+        else:
+            read = " + ".join(str(path) for path in reversed(self.in_order)) + " (first wins)"
+        if ENV_FILE_NAME in self.trust.ignored:
+            read += f"; this folder's {ENV_FILE_NAME} is not read (the folder is not trusted)"
+        return read
+
+
+SourceKind = Literal["environment", "folder file", "user file", "given", "default"]
+
+
+@dataclass(frozen=True)
+class SettingSource:
+    """Where one setting's value came from."""
+
+    kind: SourceKind
+    path: Path | None = None  # the file, for "folder file" and "user file"
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.path}" if self.path is not None else self.kind
+
+    @property
+    def from_folder(self) -> bool:
+        return self.kind == "folder file"
+
+
+DEFAULT_SOURCE = SettingSource("default")
+
+
+def setting_sources(
+    files: ConfigFiles, names: Iterable[str], given: Iterable[str] = ()
+) -> dict[str, SettingSource]:
+    """For each setting (lower-case field name), where its value came from.
+
+    The same order as pydantic-settings applies: a value given in code, then the
+    environment, then the folder's file, then the user-level file, else the default.
+    """
+    from dotenv import dotenv_values
+
+    given_names = {name.lower() for name in given}
+    environment = {key.lower() for key in os.environ}
+    in_file: dict[str, SettingSource] = {}
+    for kind, path in (("user file", files.user), ("folder file", files.folder)):
+        if path is None:
+            continue
+        source = SettingSource(kind, path)  # type: ignore[arg-type] # one of the two kinds above
+        for key in dotenv_values(path):
+            in_file[key.lower()] = source  # the folder's file is read last: it wins
+    sources: dict[str, SettingSource] = {}
+    for name in names:
+        key = name.lower()
+        if key in given_names:
+            sources[key] = SettingSource("given")
+        elif key in environment:
+            sources[key] = SettingSource("environment")
+        else:
+            sources[key] = in_file.get(key, DEFAULT_SOURCE)
+    return sources
 
 
 def path_origins(files: ConfigFiles, names: Iterable[str]) -> dict[str, Path]:

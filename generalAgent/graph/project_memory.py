@@ -6,6 +6,11 @@ overrides it) and the working folder's `AGENTS.md`. The user's comes first and t
 specific instructions are the last word. Reading them once keeps the prompt's prefix the
 same for the whole process (an edit takes effect in the next one), and AGENTS_MD_MAX_CHARS
 caps what they may add, so a huge file cannot crowd out the conversation.
+
+The folder's file is read only when the user trusts the folder (config/trust.py): it
+instructs the model, and a folder made by someone else could tell it to run a command.
+Neither file is read through a link that leaves its folder (config/confined.py), so
+`AGENTS.md -> ~/.ssh/id_rsa` never reaches the provider; such a file is skipped with a notice.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 
@@ -68,19 +74,27 @@ def load_project_memory(settings: Settings, cwd: Path) -> ProjectMemory:
     """Read the user's and the working folder's AGENTS.md, within AGENTS_MD_MAX_CHARS together.
 
     The project's file is given its share of the cap first: it is the more specific one.
+    The project's file is read only when `settings` trust the folder `cwd`.
     """
     budget = settings.governance.agents_md_max_chars
     read: dict[str, tuple[Path, str]] = {}
     lengths: dict[str, int] = {}
     problems: list[str] = []
     seen: set[Path] = set()
-    for scope, path in (("project", cwd / FILE_NAME), ("user", user_memory_path(settings))):
+    user = user_memory_path(settings)
+    candidates = [("user", user, user.parent)]
+    if settings.sources.trust.covers(cwd):
+        candidates.insert(0, ("project", cwd / FILE_NAME, cwd))
+    for scope, path, folder in candidates:
         try:
             real = path.resolve()
             if real in seen or not real.is_file():
                 continue
+            text = read_confined_text(path, folder, errors="replace").strip()
             seen.add(real)
-            text = real.read_text(encoding="utf-8", errors="replace").strip()
+        except LeavesFolder as exc:
+            problems.append(str(exc))
+            continue
         except OSError as exc:
             problems.append(f"{path}: {exc.strerror or exc}")
             continue

@@ -7,6 +7,10 @@ prompt, so it is built once per process and sorted, to be byte-identical every t
 A skill names the tools its instructions use in `allowed-tools` (as other agents'
 SKILL.md do: a YAML list, or names separated by spaces or commas); mentioning the skill
 makes them visible (tools/visibility.py). It grants no approval: a tool that asks still asks.
+
+A skill folder or SKILL.md that is a link leading outside the skills folder is skipped
+with a warning (config/confined.py): a skill is read as instructions, never a file from
+elsewhere in disguise.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.front_matter import FrontMatterError, split_front_matter
 
 SKILL_ID = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(-[a-z0-9]+)*$")
@@ -64,14 +69,16 @@ def load_skills(skills_dir: Path) -> SkillCatalog:
             warnings.append(f"{skill_md}: missing; the folder is not a skill")
             continue
         try:
-            skills.append(_parse_skill(folder.name, skill_md))
+            skills.append(_parse_skill(folder.name, skill_md, skills_dir))
+        except LeavesFolder as exc:
+            warnings.append(str(exc))
         except (FrontMatterError, OSError, UnicodeDecodeError) as exc:
             warnings.append(f"{skill_md}: {exc}; skill skipped")
     return SkillCatalog(tuple(skills), tuple(warnings))
 
 
-def _parse_skill(folder_id: str, skill_md: Path) -> Skill:
-    meta, body = split_front_matter(skill_md.read_text(encoding="utf-8"))
+def _parse_skill(folder_id: str, skill_md: Path, skills_dir: Path) -> Skill:
+    meta, body = split_front_matter(read_confined_text(skill_md, skills_dir))
     name = meta.get("name")
     description = meta.get("description")
     if not isinstance(name, str) or not SKILL_ID.match(name):

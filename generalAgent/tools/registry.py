@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
+from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.display import one_line
 
 if TYPE_CHECKING:
@@ -123,7 +124,11 @@ def parse_tools_yaml(path: Path) -> list[ToolSpec]:
     """The specs of tools.yaml in file order; `ToolConfigError` on the first problem."""
     where = path.name
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506
+        # Never through a link that leaves the file's folder (config/confined.py).
+        text = read_confined_text(path, path.parent)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506
+    except LeavesFolder as exc:
+        raise ToolConfigError(f"{exc}; point TOOLS_CONFIG at the file itself") from None
     except OSError as exc:
         raise ToolConfigError(f"{where}: cannot read it ({exc.strerror})") from None
     except yaml.YAMLError as exc:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from generalAgent.config.trust import TrustStore
 from tests.e2e.conftest import run_cli
 from tests.support.openai_server import ScriptedOpenAIServer
 
@@ -75,6 +76,8 @@ def test_mcp_list_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
         ["mcp", "add", "notes", "--disabled", "--", "python", "notes.py"], chinese(cli_env), workdir
     )
     assert added.returncode == 0 and "已把 notes 加入" in added.stdout and "@提及" in added.stdout
+    assert "trust" in added.stdout and "This folder" not in added.stdout  # not trusted yet: says how
+    TrustStore().remember(workdir, True)
     listed = run_cli(["mcp", "list"], chinese(cli_env), workdir)
     assert "服务器" in listed.stdout and "@notes 时" in listed.stdout and "询问" in listed.stdout
     english = run_cli(["mcp", "list"], {**cli_env, "UI_LANGUAGE": "en", "LANG": "zh_CN.UTF-8"}, workdir)

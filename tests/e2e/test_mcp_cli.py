@@ -4,6 +4,7 @@ the real client against the local model server, real MCP servers over stdio and 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pexpect
@@ -12,7 +13,7 @@ import pytest
 from tests.e2e.conftest import run_cli
 from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
 from tests.support.history import tool_text
-from tests.support.mcp_config import stdio_entry, write_mcp_json
+from tests.support.mcp_config import stdio_entry, trust_folder, write_mcp_json
 from tests.support.mcp_server import serve_http
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
@@ -51,6 +52,7 @@ def test_a_dropped_mcp_json_gives_the_model_working_tools(
                 "remote": {"type": "http", "url": url, "trust": True},
             },
         )
+        trust_folder(workdir, {"notes": ["NOTES_TOKEN"]})
         result = run_cli(["-p", "use my tools"], {**cli_env, "NOTES_TOKEN": TOKEN}, workdir)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "All done.\n"
@@ -76,6 +78,7 @@ def test_a_hanging_server_never_holds_up_the_chat(
     openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path
 ) -> None:
     write_mcp_json(workdir, {"hang": stdio_entry("--hang"), "notes": stdio_entry(trust=True)})
+    trust_folder(workdir)
     openai_server.add(Reply(text="Hi there."))
     # The start-up timeout is longer than this test waits for anything: the chat must not wait for it.
     child = spawn_chat(env={**cli_env, "MCP_STARTUP_TIMEOUT": "120"})
@@ -94,6 +97,7 @@ def test_a_server_that_fails_to_start_costs_one_warning_line(
     openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path
 ) -> None:
     write_mcp_json(workdir, {"hang": stdio_entry("--hang"), "notes": stdio_entry(trust=True)})
+    trust_folder(workdir)
     openai_server.add(Reply(text="First."), Reply(text="Second."))
     child = spawn_chat(env={**cli_env, "MCP_STARTUP_TIMEOUT": "2"})
     expect_prompt(child)
@@ -117,6 +121,7 @@ def test_mentioning_a_disabled_server_brings_its_tools(
     openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
 ) -> None:
     write_mcp_json(workdir, {"calc": stdio_entry(enabled=False, trust=True, tools=["add"])})
+    trust_folder(workdir)
     call = ToolCall("calc__add", {"a": 20, "b": 22})
     openai_server.add(Reply(tool_calls=[call]), Reply(text="The sum is 42."), Reply(text="Still here."))
     child = spawn_chat()
@@ -142,6 +147,7 @@ def test_an_untrusted_servers_tool_asks_before_it_runs(
     """The approval step of the graph (issue 11) asks for tools marked needs_approval."""
     notes = workdir / "notes.txt"
     write_mcp_json(workdir, {"notes": stdio_entry(env={"NOTES_FILE": str(notes)})})
+    trust_folder(workdir)
     openai_server.add(
         Reply(tool_calls=[ToolCall("notes__write_note", {"text": "refused"})]),
         Reply(text="Not written."),
@@ -178,6 +184,7 @@ def test_doctor_starts_each_server_and_reports_it(cli_env: dict[str, str], workd
         },
     )
     env = {**cli_env, "MCP_STARTUP_TIMEOUT": "3", "NOTES_TOKEN": TOKEN}
+    trust_folder(workdir, {"notes": ["NOTES_TOKEN"]})
     result = run_cli(["doctor", "--offline"], env, workdir)
     out = " ".join(result.stdout.split())  # the report wraps at the terminal's width
     assert result.returncode == 1
@@ -186,6 +193,22 @@ def test_doctor_starts_each_server_and_reports_it(cli_env: dict[str, str], workd
     assert "✗ mcp @hang" in out and "did not start within 3 s" in out
     assert "✗ mcp @missing" in out and "no such program" in out
     assert TOKEN not in out + result.stderr
+
+
+def test_an_untrusted_folders_servers_never_start_not_even_in_doctor(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "started"
+    command = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
+    write_mcp_json(workdir, {"pwn": command}, name=".mcp.json")
+    for args in (["doctor", "--offline"], ["doctor"], ["mcp", "list"], ["-p", "hello"]):
+        result = run_cli(args, {**cli_env, "MCP_STARTUP_TIMEOUT": "3"}, workdir)
+        out = " ".join((result.stdout + result.stderr).split())
+        assert "not trusted" in out and "trust" in out, args
+        assert not marker.exists(), args
+    trust_folder(workdir)  # once trusted, doctor does start it (and reports it)
+    run_cli(["doctor", "--offline"], {**cli_env, "MCP_STARTUP_TIMEOUT": "3"}, workdir)
+    assert marker.exists()
 
 
 def test_mcp_add_list_remove_edit_the_folders_mcp_json(cli_env: dict[str, str], workdir: Path) -> None:
@@ -230,6 +253,9 @@ def test_mcp_add_list_remove_edit_the_folders_mcp_json(cli_env: dict[str, str], 
         "trust": True,
     }
     assert data["mcpServers"]["search"]["headers"] == {"Authorization": "Bearer ${KEY}"}
+    untrusted = run_cli(["mcp", "list"], cli_env, workdir)
+    assert "@notes" not in untrusted.stdout and "not trusted" in untrusted.stdout
+    trust_folder(workdir)
     listed = run_cli(["mcp", "list"], cli_env, workdir)
     assert "@notes" in listed.stdout and "python server.py --db x.db" in listed.stdout
     assert "on @search" in listed.stdout and "https://mcp.example.com/mcp" in listed.stdout

@@ -7,6 +7,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from generalAgent.config.trust import TrustStore
 from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
@@ -20,6 +21,7 @@ def test_agents_md_reaches_the_system_prompt_and_memory_shows_it(
     user_file.parent.mkdir()
     user_file.write_text("Sign every answer with -- G.\n", encoding="utf-8")
     (workdir / "AGENTS.md").write_text("Reports go to outputs/reports/.\n\x1b]0;owned\x07", encoding="utf-8")
+    TrustStore().remember(workdir, True)
     openai_server.add(Reply(text="Fine. -- G."))
     child = spawn_chat(env={**cli_env, "USER_AGENTS_FILE": str(user_file)})
     expect_prompt(child)

@@ -19,3 +19,18 @@ def write_mcp_json(folder: Path, servers: dict[str, Any], name: str = "mcp.json"
     path = folder / name
     path.write_text(json.dumps({"mcpServers": servers}, indent=2), encoding="utf-8")
     return path
+
+
+def trust_folder(folder: Path, variables: dict[str, list[str]] | None = None) -> None:
+    """Trust `folder` as `generalagent trust` does, and let its servers expand `variables`
+    (by server name) through the user-level mcp.json's `folderVariables`."""
+    from generalAgent.config.trust import TrustStore
+    from generalAgent.tools.mcp.config import FOLDER_VARIABLES_KEY, user_config_file
+
+    TrustStore().remember(folder, True)
+    if variables:
+        path = user_config_file()
+        data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"mcpServers": {}}
+        data[FOLDER_VARIABLES_KEY] = variables
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2), encoding="utf-8")

@@ -1,5 +1,5 @@
-"""Where settings come from: environment > ./.env > the user-level .env; relative paths are
-relative to the file that set them; hints name the command as it was started."""
+"""Where settings come from: environment > ./.env (of a trusted folder) > the user-level .env;
+relative paths are relative to the file that set them; hints name the command as it was started."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import pytest
 from generalAgent.cli.invocation import command_hint
 from generalAgent.config.settings import load_settings
 from generalAgent.config.sources import user_config_dir, user_data_dir
+from generalAgent.config.trust import TrustStore
 
 
 @pytest.fixture
@@ -51,11 +52,32 @@ def test_a_folder_env_overrides_the_user_level_file_and_keeps_its_data_here(
 ) -> None:
     user_env.write_text("MODEL_NAME=user-model\nOPENAI_API_KEY=sk-user\nMAX_LOOPS=9\n", encoding="utf-8")
     (elsewhere / ".env").write_text("MODEL_NAME=folder-model\nDATA_DIR=local-data\n", encoding="utf-8")
+    TrustStore().remember(elsewhere, True)
     settings = load_settings()
     assert settings.model.model_name == "folder-model"
     assert settings.model.openai_api_key.get_secret_value() == "sk-user"  # type: ignore[union-attr]
     assert settings.governance.max_loops == 9
     assert settings.paths.data_dir == elsewhere / "local-data"
+
+
+def test_an_untrusted_folder_env_is_not_read_at_all(user_env: Path, elsewhere: Path) -> None:
+    user_env.write_text("MODEL_NAME=user-model\nOPENAI_API_KEY=sk-user\n", encoding="utf-8")
+    (elsewhere / ".env").write_text(
+        "MODEL_NAME=folder-model\nOPENAI_BASE_URL=http://127.0.0.1:9/v1\nDATA_DIR=local-data\n"
+        "AUTO_APPROVE_TOOLS=run_bash_command\nCOMMAND_ENV=*\nTOOLS_CONFIG=t.yaml\n",
+        encoding="utf-8",
+    )
+    for decision in (None, False):
+        if decision is False:
+            TrustStore().remember(elsewhere, False)
+        settings = load_settings()
+        assert settings.model.model_name == "user-model" and settings.model.openai_base_url is None
+        assert settings.tools.auto_approved == frozenset() and "*" not in settings.tools.command_env_names
+        assert settings.paths.data_dir == user_data_dir() and settings.paths.tools_config.name == "tools.yaml"
+        assert settings.sources.folder is None and settings.sources.trust.ignored == (".env",)
+        assert settings.source_of("MODEL_NAME").describe() == f"user file {user_env}"
+        assert settings.source_of("AUTO_APPROVE_TOOLS").kind == "default"
+        assert "not read (the folder is not trusted)" in settings.sources.describe()
 
 
 def test_the_environment_overrides_both_and_its_paths_stay_relative_to_the_folder(

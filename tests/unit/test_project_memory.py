@@ -6,15 +6,20 @@ import sys
 from pathlib import Path
 
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.config.trust import folder_trust
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.project_memory import load_project_memory, user_memory_path
 from tests.support.agent import build_test_agent
 from tests.support.scripted_model import ScriptedChatModel
 
 
-def with_memory(settings: Settings, user_file: Path, max_chars: int = 20_000) -> Settings:
+def with_memory(
+    settings: Settings, user_file: Path, max_chars: int = 20_000, trusted: Path | None = None
+) -> Settings:
+    """Settings with this user AGENTS.md, in which the folder `trusted` is trusted."""
     return load_settings(
         env_file=None,
+        trust=folder_trust(trusted).decided(True) if trusted is not None else None,
         paths={"data_dir": settings.paths.data_dir, "user_agents_file": user_file},
         governance={"agents_md_max_chars": max_chars},
     )
@@ -29,7 +34,7 @@ def test_user_then_project_instructions_reach_the_system_prompt_before_the_time(
     project = tmp_path / "project"
     project.mkdir()
     (project / "AGENTS.md").write_text("本项目的报告放在 outputs/reports/ 下。\n", encoding="utf-8")
-    settings = with_memory(settings, user)
+    settings = with_memory(settings, user, trusted=project)
     memory = load_project_memory(settings, project)
     assert [(f.scope, f.path) for f in memory.files] == [("user", user), ("project", project / "AGENTS.md")]
 
@@ -55,12 +60,14 @@ def test_the_cap_keeps_the_project_file_first_and_says_what_was_cut(
     user = tmp_path / "user.md"
     user.write_text("u" * 500, encoding="utf-8")
     (tmp_path / "AGENTS.md").write_text("p" * 300, encoding="utf-8")
-    memory = load_project_memory(with_memory(settings, user, max_chars=400), tmp_path)
+    memory = load_project_memory(with_memory(settings, user, max_chars=400, trusted=tmp_path), tmp_path)
     by_scope = {f.scope: f for f in memory.files}
     assert len(by_scope["project"].text) == 300 and not by_scope["project"].cut
     assert len(by_scope["user"].text) == 100 and by_scope["user"].cut
     assert "[cut: the first 100 of 500 characters]" in memory.prompt_section()
-    assert load_project_memory(with_memory(settings, user, max_chars=0), tmp_path).files == ()
+    assert (
+        load_project_memory(with_memory(settings, user, max_chars=0, trusted=tmp_path), tmp_path).files == ()
+    )
 
 
 def test_no_files_no_section(settings: Settings, tmp_path: Path) -> None:

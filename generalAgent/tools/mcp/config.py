@@ -14,6 +14,16 @@ then the `.env` files in effect), and every value that came from a
 variable, an `env` entry or a header is a secret: it is kept for the server process and
 the request, and cut out of anything shown or logged (`redact`).
 
+A folder's files are someone else's until the user trusts the folder (config/trust.py):
+before that they are not read at all (`MCPConfig.ignored`), so none of their commands
+runs. Even in a trusted folder, `${VAR}` in a folder's file expands only the variables the
+user listed for that server in the user-level file, and never the model's key:
+
+    {"mcpServers": {...}, "folderVariables": {"notes": ["NOTES_TOKEN"]}}
+
+Any other variable counts as unset (its `:-default` applies, else the server does not start
+and says which name to list). A user-level file keeps expanding every variable.
+
 A problem with one server (a missing variable, a bad key) is reported for that server
 alone; the others still run. Nothing here starts a process.
 """
@@ -34,7 +44,12 @@ from generalAgent.config.sources import user_config_dir
 from generalAgent.tools.mcp.naming import server_handle
 
 Transport = Literal["stdio", "http"]
+Scope = Literal["user", "folder"]
 FILE_NAME = "mcp.json"
+# The user-level file's list of variables a folder's server may expand, by server name.
+FOLDER_VARIABLES_KEY = "folderVariables"
+# Never expanded in a folder's file, even when listed: the model's and the data's secrets.
+NEVER_FOR_FOLDERS = frozenset({"OPENAI_API_KEY", "EMBEDDING_API_KEY", "DATABASE_URL"})
 FOLDER_FILES = (".mcp.json", FILE_NAME)
 # Shorter values are not redacted: cutting every "1" or "true" out of a message hides nothing.
 MIN_SECRET_LENGTH = 6
@@ -89,6 +104,7 @@ class MCPServerConfig:
     secrets: frozenset[str] = field(default_factory=frozenset, repr=False)
     problem: str | None = None
     warnings: tuple[str, ...] = ()
+    scope: Scope = "user"  # "folder": from the working folder's file (a folder the user trusted)
 
     def redact(self, text: str) -> str:
         return redact(text, self.secrets)
@@ -99,6 +115,7 @@ class MCPConfig:
     servers: list[MCPServerConfig] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)  # the files read, in order
     problems: list[str] = field(default_factory=list)  # files that could not be used
+    ignored: list[Path] = field(default_factory=list)  # the folder's files, not read: not trusted
 
     def get(self, handle: str) -> MCPServerConfig | None:
         return next((s for s in self.servers if s.handle == handle), None)
@@ -108,26 +125,41 @@ def user_config_file() -> Path:
     return user_config_dir() / FILE_NAME
 
 
-def config_files(settings: MCPSettings, cwd: Path) -> list[Path]:
-    """The files to read, in order (missing ones included: they are skipped when read)."""
+def config_files(
+    settings: MCPSettings, cwd: Path, explicit_scope: Scope = "user"
+) -> list[tuple[Path, Scope]]:
+    """The files to read, in order, with whose they are (missing ones included: they are
+    skipped when read). `explicit_scope`: whose MCP_CONFIG is (a folder's .env set it)."""
     if settings.mcp_config:
-        return [Path(settings.mcp_config).expanduser()]
-    return [user_config_file(), *(cwd / name for name in FOLDER_FILES)]
+        return [(Path(settings.mcp_config).expanduser(), explicit_scope)]
+    return [(user_config_file(), "user"), *((cwd / name, "folder") for name in FOLDER_FILES)]
 
 
 def load_mcp_config(
-    settings: MCPSettings, cwd: Path | None = None, variables: Mapping[str, str] | None = None
+    settings: MCPSettings,
+    cwd: Path | None = None,
+    variables: Mapping[str, str] | None = None,
+    *,
+    folder_trusted: bool = False,
+    explicit_scope: Scope = "user",
 ) -> MCPConfig:
-    """Every configured server; `variables` default to the environment alone."""
+    """Every configured server; `variables` default to the environment alone.
+
+    The working folder's files are read only when `folder_trusted` (config/trust.py);
+    otherwise they are listed in `ignored`."""
     folder = cwd or Path.cwd()
     values = dict(variables) if variables is not None else dict(os.environ)
     config = MCPConfig()
     by_name: dict[str, MCPServerConfig] = {}
     explicit = bool(settings.mcp_config)
-    for path in config_files(settings, folder):
+    allowed = folder_variables(user_config_file())
+    for path, scope in config_files(settings, folder, explicit_scope):
         if not path.is_file():
             if explicit:
                 config.problems.append(f"MCP_CONFIG={path}: no such file; no MCP servers are configured")
+            continue
+        if scope == "folder" and not folder_trusted:
+            config.ignored.append(path)
             continue
         try:
             entries = read_servers(path)
@@ -137,7 +169,12 @@ def load_mcp_config(
         config.files.append(path)
         for name, entry in entries.items():
             by_name.pop(name, None)  # a later file's server replaces it, in the later position
-            by_name[name] = parse_server(name, entry, path, values)
+            if scope == "folder":
+                listed = allowed.get(name, ())
+                visible = {k: v for k, v in values.items() if k in listed and k not in NEVER_FOR_FOLDERS}
+                by_name[name] = parse_server(name, entry, path, visible, scope="folder")
+            else:
+                by_name[name] = parse_server(name, entry, path, values)
     seen: dict[str, str] = {}
     for server in by_name.values():
         clash = seen.get(server.handle)
@@ -164,6 +201,24 @@ def environment_variables(env_files: Iterable[Path]) -> dict[str, str]:
     return values
 
 
+def folder_variables(path: Path) -> dict[str, tuple[str, ...]]:
+    """The user-level file's `folderVariables`: which variables each folder server may expand.
+
+    Malformed entries are ignored (nothing is allowed by them); a missing file allows nothing."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    listed = data.get(FOLDER_VARIABLES_KEY) if isinstance(data, dict) else None
+    if not isinstance(listed, dict):
+        return {}
+    return {
+        str(name): tuple(v for v in names if isinstance(v, str))
+        for name, names in listed.items()
+        if isinstance(names, list)
+    }
+
+
 def read_servers(path: Path) -> dict[str, Any]:
     """The `mcpServers` mapping of a file; `MCPConfigError` if it is not one."""
     try:
@@ -180,13 +235,17 @@ def read_servers(path: Path) -> dict[str, Any]:
     return servers
 
 
-def parse_server(name: str, entry: Any, source: Path, variables: Mapping[str, str]) -> MCPServerConfig:
-    """One entry of `mcpServers`, validated and expanded; problems end up in `problem`."""
+def parse_server(
+    name: str, entry: Any, source: Path, variables: Mapping[str, str], scope: Scope = "user"
+) -> MCPServerConfig:
+    """One entry of `mcpServers`, validated and expanded; problems end up in `problem`.
+
+    A folder's server (`scope="folder"`) gets only the variables listed for it."""
     handle = server_handle(name)
     if not isinstance(entry, dict):
-        return _broken(name, handle, source, "its settings must be a JSON object")
+        return _broken(name, handle, source, "its settings must be a JSON object", scope=scope)
     warnings = tuple(f"unknown key {key!r} ignored" for key in sorted(set(entry) - _KEYS))
-    expander = _Expander(variables)
+    expander = _Expander(variables, folder_server=name if scope == "folder" else None)
     try:
         kind = _transport(entry)
         enabled = _flag(entry, "enabled", True) and not _flag(entry, "disabled", False)
@@ -217,7 +276,7 @@ def parse_server(name: str, entry: Any, source: Path, variables: Mapping[str, st
             command, args, cwd = "", (), None
             shown = hide_password(str(entry["url"]))
     except ValueError as exc:
-        return _broken(name, handle, source, str(exc), enabled=_enabled_or_true(entry))
+        return _broken(name, handle, source, str(exc), enabled=_enabled_or_true(entry), scope=scope)
     secrets = frozenset(
         value
         for value in (*env.values(), *headers.values(), *expander.substituted, _password(url))
@@ -242,6 +301,7 @@ def parse_server(name: str, entry: Any, source: Path, variables: Mapping[str, st
         secrets=secrets,
         problem=expander.problem(),
         warnings=warnings,
+        scope=scope,
     )
 
 
@@ -315,8 +375,9 @@ def _write(path: Path, data: dict[str, Any]) -> None:
 class _Expander:
     """Expands `${VAR}` and `${VAR:-default}`; remembers what it substituted and what was missing."""
 
-    def __init__(self, variables: Mapping[str, str]) -> None:
+    def __init__(self, variables: Mapping[str, str], folder_server: str | None = None) -> None:
         self._variables = variables
+        self._folder_server = folder_server  # the server's name, when a folder's file defines it
         self.substituted: list[str] = []
         self.missing: list[str] = []
 
@@ -338,12 +399,28 @@ class _Expander:
         if not self.missing:
             return None
         names = ", ".join(dict.fromkeys(self.missing))
+        if self._folder_server is not None:
+            listed = json.dumps(
+                {FOLDER_VARIABLES_KEY: {self._folder_server: list(dict.fromkeys(self.missing))}}
+            )
+            return (
+                f"needs {names}: a folder's mcp.json gets a variable only when it is set and you list "
+                f"it for this server in {user_config_file()}, e.g. {listed} (never OPENAI_API_KEY)"
+            )
         return f"needs {names}, which is not set; set it in the environment or .env"
 
 
-def _broken(name: str, handle: str, source: Path, problem: str, enabled: bool = True) -> MCPServerConfig:
+def _broken(
+    name: str, handle: str, source: Path, problem: str, enabled: bool = True, scope: Scope = "user"
+) -> MCPServerConfig:
     return MCPServerConfig(
-        name=name, handle=handle, transport="stdio", source=source, enabled=enabled, problem=problem
+        name=name,
+        handle=handle,
+        transport="stdio",
+        source=source,
+        enabled=enabled,
+        problem=problem,
+        scope=scope,
     )
 
 

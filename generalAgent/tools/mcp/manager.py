@@ -88,7 +88,15 @@ class MCPServerManager:
 
     @classmethod
     def from_settings(cls, settings: Settings, cwd: Path | None = None) -> MCPServerManager:
-        config = load_mcp_config(settings.mcp, cwd, environment_variables(settings.sources.in_order))
+        """The servers `settings` configure: a folder's files only when the folder is trusted."""
+        folder = cwd or Path.cwd()
+        config = load_mcp_config(
+            settings.mcp,
+            folder,
+            environment_variables(settings.sources.in_order),
+            folder_trusted=settings.sources.trust.covers(folder),
+            explicit_scope="folder" if settings.from_folder("MCP_CONFIG") else "user",
+        )
         manager = cls(config, settings.mcp, settings.paths.log_file.parent)
         manager._notices += config.problems
         return manager
@@ -111,8 +119,9 @@ class MCPServerManager:
         return self.status(handle)
 
     def load_all(self) -> list[ServerStatus]:
-        """Start every configured server, enabled or not, at once, and wait (`doctor`)."""
-        futures = [self._submit(self._start(s.handle, quiet=True)) for s in self.config.servers]
+        """Start every enabled server at once and wait (`doctor`). A server marked
+        `"enabled": false` starts only when the user @mentions it, never here."""
+        futures = [self._submit(self._start(s.handle, quiet=True)) for s in self.config.servers if s.enabled]
         concurrent.futures.wait(futures)
         return self.statuses()
 

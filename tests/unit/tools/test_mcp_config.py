@@ -57,8 +57,10 @@ def user_level_folder() -> Path:
 
 
 def test_a_claude_style_file_is_read_as_is(tmp_path: Path) -> None:
-    (tmp_path / "mcp.json").write_text(json.dumps(CLAUDE_STYLE), encoding="utf-8")
-    config = load_mcp_config(settings_for(tmp_path), tmp_path, {"GITHUB_TOKEN": "ghp_secret_value_1"})
+    chosen = tmp_path / "mcp.json"  # named by MCP_CONFIG: the user's own file, every variable expands
+    chosen.write_text(json.dumps(CLAUDE_STYLE), encoding="utf-8")
+    settings = settings_for(tmp_path, mcp_config=str(chosen))
+    config = load_mcp_config(settings, tmp_path, {"GITHUB_TOKEN": "ghp_secret_value_1"})
     assert config.problems == []
     assert [s.name for s in config.servers] == ["filesystem", "github", "docs"]
     filesystem, github, docs = config.servers
@@ -72,7 +74,7 @@ def test_a_claude_style_file_is_read_as_is(tmp_path: Path) -> None:
 
 
 def test_a_missing_variable_disables_only_that_server(tmp_path: Path) -> None:
-    (tmp_path / "mcp.json").write_text(json.dumps(CLAUDE_STYLE), encoding="utf-8")
+    user_config_file().write_text(json.dumps(CLAUDE_STYLE), encoding="utf-8")
     config = load_mcp_config(settings_for(tmp_path), tmp_path, {})
     github = config.get("github")
     assert github is not None
@@ -135,7 +137,7 @@ def test_files_in_order_later_ones_replace_a_server(tmp_path: Path) -> None:
     write_mcp_json(user_level_folder(), {"a": {"command": "user-a"}, "b": {"command": "user-b"}})
     write_mcp_json(tmp_path, {"a": {"command": "claude-a"}}, name=".mcp.json")
     write_mcp_json(tmp_path, {"c": {"command": "folder-c"}})
-    config = load_mcp_config(settings, tmp_path, {})
+    config = load_mcp_config(settings, tmp_path, {}, folder_trusted=True)
     assert [(s.name, s.command) for s in config.servers] == [
         ("b", "user-b"),
         ("a", "claude-a"),
@@ -159,14 +161,14 @@ def test_an_unreadable_file_is_one_problem_and_the_others_still_count(tmp_path: 
     settings = settings_for(tmp_path)
     user_config_file().write_text("{not json", encoding="utf-8")
     write_mcp_json(tmp_path, {"ok": {"command": "x"}})
-    config = load_mcp_config(settings, tmp_path, {})
+    config = load_mcp_config(settings, tmp_path, {}, folder_trusted=True)
     assert [s.name for s in config.servers] == ["ok"]
     assert len(config.problems) == 1 and "not valid JSON" in config.problems[0]
 
 
 def test_two_names_that_become_one_handle_keep_the_first(tmp_path: Path) -> None:
     write_mcp_json(tmp_path, {"my.server": {"command": "a"}, "my server": {"command": "b"}})
-    config = load_mcp_config(settings_for(tmp_path), tmp_path, {})
+    config = load_mcp_config(settings_for(tmp_path), tmp_path, {}, folder_trusted=True)
     assert [(s.name, s.handle) for s in config.servers] == [("my.server", "my-server")]
     assert "both become @my-server" in config.problems[0]
 
