@@ -44,6 +44,16 @@ MIGRATIONS = [
         "0002_session_reasoning_tokens",
         script("ALTER TABLE chat_sessions ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;"),
     ),
+    # The folder a session was started in (`--continue` picks the latest there; NULL: older
+    # sessions, never picked), and whether /sessions lists it (`-p` runs are not listed
+    # unless --save: a script's hundred runs would bury the user's chats).
+    Migration(
+        "0003_session_folder_and_listing",
+        script(
+            "ALTER TABLE chat_sessions ADD COLUMN folder TEXT;\n"
+            "ALTER TABLE chat_sessions ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;"
+        ),
+    ),
 ]
 TITLE_CHARS = 60
 # A turn's usage added to the session's totals; its values come from `usage_values`.
@@ -115,6 +125,7 @@ class SessionInfo:
     updated_at: float
     turns: int
     usage: Usage
+    folder: str | None = None  # where it was started; None before release 0.3
 
     def age(self, now: float | None = None) -> str:
         seconds = max(0, (now or time.time()) - self.updated_at)
@@ -155,8 +166,24 @@ class SessionCatalog:
         moment = now or datetime.now(UTC)
         return f"{moment.strftime('%Y%m%d-%H%M')}-{secrets.token_hex(2)}"
 
-    def open_session(self, session_id: str, first_line: str) -> None:
-        """List the session before its first turn runs, so a crash in that turn can be resumed."""
+    def open_session(
+        self, session_id: str, first_line: str, folder: Path | None = None, *, listed: bool = True
+    ) -> None:
+        """List the session before its first turn runs, so a crash in that turn can be resumed.
+        `folder` is where it was started; `listed=False` keeps it out of /sessions (a `-p` run),
+        while its id still resumes it. Opening an unlisted session again listed lists it (a
+        `-p` run resumed in the chat, or with --save)."""
+        now = time.time()
+        title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
+        self._conn.execute(
+            "INSERT INTO chat_sessions (id, title, created_at, updated_at, folder, listed) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET listed = MAX(listed, excluded.listed), "
+            "folder = COALESCE(folder, excluded.folder)",
+            (session_id, title, now, now, str(folder) if folder else None, int(listed)),
+        )
+
+    def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
+        """Count a finished (or failed) turn; the row is created (listed) if it is missing."""
         now = time.time()
         title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
         self._conn.execute(
@@ -164,10 +191,6 @@ class SessionCatalog:
             "ON CONFLICT(id) DO NOTHING",
             (session_id, title, now, now),
         )
-
-    def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
-        """Count a finished (or failed) turn; the first one creates the row and its title."""
-        self.open_session(session_id, first_line)
         self._conn.execute(
             f"UPDATE chat_sessions SET updated_at = ?, turns = turns + 1, {ADD_USAGE} WHERE id = ?",
             (time.time(), *usage_values(usage), session_id),
@@ -179,9 +202,20 @@ class SessionCatalog:
             f"UPDATE chat_sessions SET {ADD_USAGE} WHERE id = ?", (*usage_values(usage), session_id)
         )
 
-    def recent(self, limit: int = 20) -> list[SessionInfo]:
+    def recent(
+        self, limit: int = 20, *, folder: Path | None = None, unlisted: bool = False
+    ) -> list[SessionInfo]:
+        """The latest sessions first: the listed ones (also the unlisted with `unlisted`),
+        of every folder or of `folder` only."""
+        where = ["1"] if unlisted else ["listed = 1"]
+        values: list[Any] = []
+        if folder is not None:
+            where.append("folder = ?")
+            values.append(str(folder))
         rows = self._conn.execute(
-            f"SELECT {_COLUMNS} FROM chat_sessions ORDER BY updated_at DESC LIMIT ?", (limit,)
+            f"SELECT {_COLUMNS} FROM chat_sessions WHERE {' AND '.join(where)} "
+            "ORDER BY updated_at DESC LIMIT ?",
+            (*values, limit),
         ).fetchall()
         return [_info(row) for row in rows]
 
@@ -191,17 +225,18 @@ class SessionCatalog:
         ).fetchone()
         return _info(row) if row else None
 
-    def latest(self) -> SessionInfo | None:
-        sessions = self.recent(limit=1)
+    def latest(self, *, folder: Path | None = None, unlisted: bool = False) -> SessionInfo | None:
+        sessions = self.recent(limit=1, folder=folder, unlisted=unlisted)
         return sessions[0] if sessions else None
 
     def resolve(self, reference: str) -> SessionInfo:
-        """ "last" (or "") is the latest session, else an id or a unique prefix of one.
+        """ "last" (or "") is the latest session, listed or not (a `-p` run continued in the
+        chat), else an id or a unique prefix of one.
 
         Raises LookupError with a message for the user.
         """
         if reference in {"", "last"}:
-            latest = self.latest()
+            latest = self.latest(unlisted=True)
             if latest is None:
                 raise LookupError(_("No saved session to resume yet."))
             return latest
@@ -241,7 +276,7 @@ class SessionCatalog:
 
 _COLUMNS = (
     "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls, "
-    "reasoning_tokens"
+    "reasoning_tokens, folder"
 )
 
 
@@ -259,4 +294,5 @@ def _info(row: sqlite3.Row) -> SessionInfo:
             model_calls=row["model_calls"],
             reasoning_tokens=row["reasoning_tokens"],
         ),
+        folder=row["folder"],
     )

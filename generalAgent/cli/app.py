@@ -1,5 +1,8 @@
 """The `generalagent` command: chat (default), `-p` for one answer, and sub-commands.
 
+`generalagent "question"` starts the chat with that message (cli/invocation.py turns the
+first word that is no sub-command into the hidden `--message`).
+
 Start-up imports only typer, rich, prompt_toolkit and pydantic-settings; LangGraph and
 the document libraries load later (in the background for the chat), so the prompt shows
 within a second.
@@ -21,7 +24,7 @@ from generalAgent.cli import documents_commands, folder_trust, knowledge_command
 from generalAgent.cli.config_commands import config_app
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.i18n import _, choose_language, use_language
-from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
@@ -55,7 +58,12 @@ def show_version(value: bool) -> None:
 def main_command(
     ctx: typer.Context,
     prompt: Optional[str] = typer.Option(  # noqa: UP045 - typer reads the annotation
-        None, "-p", "--prompt", help=_("Answer PROMPT once and exit ('-' reads it from stdin).")
+        None,
+        "-p",
+        "--prompt",
+        help=_(
+            "Answer PROMPT once and exit; text piped in is appended to it ('-' reads all of it from stdin)."
+        ),
     ),
     version: bool = typer.Option(
         False, "--version", "-V", callback=show_version, is_eager=True, help=_("Show the version and exit.")
@@ -70,8 +78,42 @@ def main_command(
     stdin_references: bool = typer.Option(
         False,
         "--stdin-references",
-        help="With -p -: treat @names and #paths in the piped text as in the chat (off: piped text is data).",
+        help=_("With -p: act on @names and #paths in piped text as in the chat (off: piped text is data)."),
     ),
+    continue_here: bool = typer.Option(
+        False, "-c", "--continue", help=_("Continue the latest session started in this folder.")
+    ),
+    model: Optional[str] = typer.Option(  # noqa: UP045
+        None, "--model", help=_("The model for this run (instead of MODEL_NAME).")
+    ),
+    max_turns: Optional[int] = typer.Option(  # noqa: UP045
+        None,
+        "--max-turns",
+        min=1,
+        max=500,
+        help=_("Model calls per turn before a forced answer (MAX_LOOPS)."),
+    ),
+    allowed_tools: Annotated[
+        Optional[list[str]],  # noqa: UP045 - typer reads the annotation
+        typer.Option(
+            "--allowed-tools",
+            help=_(
+                "With -p: tools that run without asking, comma-separated (discovered ones are offered too)."
+            ),
+        ),
+    ] = None,
+    approve: bool = typer.Option(
+        False, "--approve", help=_("With -p: run every tool call without asking. Never the default.")
+    ),
+    output_format: str = typer.Option(
+        "text",
+        "--output-format",
+        help=_(
+            "With -p: text (the answer), json (one object at the end) or stream-json (one event per line)."
+        ),
+    ),
+    save: bool = typer.Option(False, "--save", help=_("With -p: list the session in /sessions.")),
+    message: Optional[str] = typer.Option(None, "--message", hidden=True),  # noqa: UP045 - the first word
     allow_host: Annotated[
         Optional[list[str]],  # noqa: UP045 - typer reads the annotation
         typer.Option(
@@ -84,12 +126,25 @@ def main_command(
     """Chat with the agent (the default), or answer one prompt with -p."""
     if ctx.invoked_subcommand is not None:
         return
-    settings = settings_or_exit()
+    script_only = {
+        "--allowed-tools": bool(allowed_tools),
+        "--approve": approve,
+        "--output-format": output_format != "text",
+        "--save": save,
+    }
+    settings = settings_or_exit()  # first: the UI speaks the user's language from here on
+    usage_problem = _usage_problem(prompt, message, output_format, resume, continue_here, script_only)
+    if usage_problem:
+        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(
+            f"[red]{escape(usage_problem)}[/]"
+        )
+        raise typer.Exit(EXIT_CONFIG)
     # Before anything of the folder is used: ask once (the chat) or say what is ignored (-p).
     interactive = prompt is None and sys.stdin.isatty()
     settings = settle_folder_trust(
         settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
     )
+    settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings
     missing = settings.model.missing()
     if missing:
         from generalAgent.providers.factory import setup_guidance
@@ -125,15 +180,28 @@ def main_command(
     configure_logging(settings)
     try:
         if prompt is not None:
-            from generalAgent.cli.once import run_once
+            from generalAgent.cli.once import OnceOptions, run_once
 
-            code = run_once(
-                settings, prompt, resume, stdin_references=stdin_references, allowed_hosts=allowed
+            options = OnceOptions(
+                resume=resume,
+                continue_here=continue_here,
+                stdin_references=stdin_references,
+                allowed_tools=split_tool_names(allowed_tools or []),
+                approve_all=approve,
+                output_format=output_format,  # type: ignore[arg-type]  # checked by _usage_problem
+                save=save,
+                allowed_hosts=allowed,
             )
+            code = run_once(settings, prompt, options)
         else:
             from generalAgent.cli.chat import Chat, ChatOptions
 
-            code = Chat(settings, ChatOptions(resume=resume, allowed_hosts=allowed)).run()
+            code = Chat(
+                settings,
+                ChatOptions(
+                    resume=resume, continue_here=continue_here, first_message=message, allowed_hosts=allowed
+                ),
+            ).run()
     except (OSError, sqlite3.Error) as exc:  # the data directory failed under us: one line, no traceback
         described = describe_storage_error(exc, settings.paths)
         if described is None:
@@ -181,6 +249,47 @@ knowledge_commands.register(app)
 app.add_typer(config_app, name="config")
 mcp_commands.register(app)
 folder_trust.register(app)
+
+
+def _usage_problem(
+    prompt: str | None,
+    message: str | None,
+    output_format: str,
+    resume: str | None,
+    continue_here: bool,
+    script_only: dict[str, bool],
+) -> str | None:
+    """What is wrong with this combination of options, in one line; None when nothing is."""
+    from generalAgent.cli.script_output import OUTPUT_FORMATS
+
+    if output_format not in OUTPUT_FORMATS:
+        return _("--output-format must be one of {formats}, not {value}.").format(
+            formats=", ".join(OUTPUT_FORMATS), value=repr(output_format)
+        )
+    if prompt is not None and message is not None:
+        return _("Give the question after -p, or as the first word, not both ({message}).").format(
+            message=repr(message)
+        )
+    if resume is not None and continue_here:
+        return _("Use --resume or -c/--continue, not both.")
+    if prompt is None:
+        used = [name for name, given in script_only.items() if given]
+        if used:
+            return _("{options} only work with -p (one answer for a script).").format(options=", ".join(used))
+    return None
+
+
+def with_run_options(settings: Settings, model: str | None, max_turns: int | None) -> Settings:
+    """The settings with this run's --model and --max-turns."""
+    from dataclasses import replace
+
+    if model:
+        settings = replace(settings, model=settings.model.model_copy(update={"model_name": model}))
+    if max_turns is not None:
+        settings = replace(
+            settings, governance=settings.governance.model_copy(update={"max_loops": max_turns})
+        )
+    return settings
 
 
 def settings_or_exit() -> Settings:
@@ -254,4 +363,5 @@ def normalise_argv(argv: list[str]) -> list[str]:
 
 def main() -> None:
     limit_malloc_arenas()
-    app(args=normalise_argv(sys.argv[1:]), prog_name="generalagent")
+    argv = normalise_argv(sys.argv[1:])
+    app(args=first_message_argv(argv, typer.main.get_command(app)), prog_name="generalagent")

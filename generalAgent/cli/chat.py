@@ -202,6 +202,8 @@ class InputHistory(FileHistory):
 @dataclass
 class ChatOptions:
     resume: str | None = None  # "last", an id (prefix), or None for a new session
+    continue_here: bool = False  # -c: the latest session started in this folder
+    first_message: str | None = None  # `generalagent "question"`: sent before the first prompt
     # --allow-host: hosts fetch_web reaches without asking (records of tools/named_hosts.py)
     allowed_hosts: tuple[Any, ...] = ()
 
@@ -235,8 +237,11 @@ class Chat:
         self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
         # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
         self.hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+        self.first_message = options.first_message
         if options.resume:
             self._resume(options.resume)
+        elif options.continue_here:
+            self._continue_here()
 
     # -- the loop -------------------------------------------------------------------
     def run(self) -> int:
@@ -266,6 +271,9 @@ class Chat:
             )
         self._session_start("resume" if self.options.resume else "startup")
         session = self._prompt_session()
+        if self.first_message and self.first_message.strip():
+            self.console.print(f"[bold]{escape(PROMPT)}[/]{escape(self.first_message)}", highlight=False)
+            self.send(self.first_message.strip())
         while True:
             try:
                 if self.typed_ahead:
@@ -328,7 +336,7 @@ class Chat:
             self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
         if not self.first_line:
             self.first_line = text.splitlines()[0]
-        self.catalog.open_session(self.session_id, self.first_line)
+        self.catalog.open_session(self.session_id, self.first_line, Path.cwd().resolve())
         self._run(agent, config, prepared.graph_input)
 
     # -- running a turn -------------------------------------------------------------
@@ -472,6 +480,14 @@ class Chat:
             marker = " ←" if info.id == self.session_id else ""
             table.add_row(info.id + marker, escape(info.title), info.age(), str(info.turns))
         self.console.print(table)
+
+    def _continue_here(self) -> None:
+        """-c: resume the latest session started in this folder (a `-p` run's too), if any."""
+        latest = self.catalog.latest(folder=Path.cwd().resolve(), unlisted=True)
+        if latest is None:
+            self.console.print("[dim]" + _("No earlier session in this folder; starting a new one.") + "[/]")
+            return
+        self._resume(latest.id)
 
     def _resume(self, argument: str) -> None:
         try:

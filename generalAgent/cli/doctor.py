@@ -323,7 +323,11 @@ def _tools_and_skills(settings: Settings) -> Check:
     )
     if warnings:
         detail += "; " + "; ".join(warnings)
-    return Check(N_("tools and skills"), not warnings, detail)
+    if not skills.skills:  # an install without its package data: @pdf would reach the model as text
+        detail += "; " + _("no skills in {path}: reinstall generalAgent, or fix SKILLS_DIR").format(
+            path=settings.paths.skills_dir
+        )
+    return Check(N_("tools and skills"), not warnings and bool(skills.skills), detail)
 
 
 def _documents(settings: Settings) -> Check:

@@ -2,9 +2,9 @@
 
 Every string the CLI shows a person goes through `_()` (or `ngettext` for counts); what the
 model reads (tool answers, reminders, prompts) stays English. The language is UI_LANGUAGE
-when set (`en`, `zh`), else the locale the user runs in, by POSIX precedence: LC_ALL, then
-LC_MESSAGES, then LANG (`zh_CN.UTF-8`, `zh_TW`, `zh` all choose Chinese). Command and option
-names stay English in every language.
+when set (`en`, `zh`, or a locale tag such as `zh_CN`), else the locale the user runs in,
+by POSIX precedence: LC_ALL, then LC_MESSAGES, then LANG (`zh_CN.UTF-8`, `zh_TW`, `zh` all
+choose Chinese). Command and option names stay English in every language.
 
 Catalogs live in cli/locale/<lang>/LC_MESSAGES/generalagent.po, compiled to .mo beside them
 (`make i18n`); tests/unit/cli/test_i18n.py keeps the catalog complete and the .mo current.

@@ -1,4 +1,5 @@
-"""How the user started this command, so the hints we print can be typed as they are.
+"""How the user started this command and what its words mean: hints we print name the
+command as it was typed; a first word that is no sub-command is the chat's first message.
 
 `make run` starts `.venv/bin/generalagent`, which is not on PATH: a hint that says
 `generalagent --resume ID` would fail there. The hint names the command the way it was
@@ -12,6 +13,7 @@ import os
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 COMMAND = "generalagent"
 
@@ -39,3 +41,40 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def first_message_argv(argv: list[str], command: Any) -> list[str]:
+    """`generalagent "question"` as `generalagent --message "question"`: the first word that
+    is neither an option, an option's value nor a sub-command is the chat's first message.
+
+    `command` is the click group of the app: its options say which ones take a value, its
+    sub-commands which words are commands (`generalagent index …` stays a command). After
+    `--` the next word is the message whatever it looks like (`generalagent -- "-v?"`).
+    """
+    takes_value = {
+        name
+        for param in getattr(command, "params", [])
+        if not getattr(param, "is_flag", False) and not getattr(param, "count", False)
+        for name in (*getattr(param, "opts", []), *getattr(param, "secondary_opts", []))
+    }
+    commands = set(getattr(command, "commands", {}))
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg == "--":
+            if index + 1 < len(argv):
+                return [*argv[:index], "--message", argv[index + 1], *argv[index + 2 :]]
+            return argv
+        if arg.startswith("-") and len(arg) > 1:
+            index += 2 if arg in takes_value else 1
+            continue
+        if arg in commands:
+            return argv
+        return [*argv[:index], "--message", arg, *argv[index + 1 :]]
+    return argv
+
+
+def split_tool_names(values: list[str]) -> tuple[str, ...]:
+    """`--allowed-tools a,b --allowed-tools "c d"` as ("a", "b", "c", "d"), each once."""
+    names = [name for value in values for name in value.replace(",", " ").split()]
+    return tuple(dict.fromkeys(names))

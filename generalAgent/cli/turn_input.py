@@ -59,15 +59,21 @@ def prepare_turn(
     references: bool = True,
     typed: bool = True,
     allowed_hosts: Sequence[NamedHost] = (),
+    piped: str = "",
+    piped_references: bool = False,
     extra_mentions: Sequence[str] = (),
 ) -> PreparedTurn:
     """The graph input of a turn. `progress(text)` wraps a wait the user should see (an MCP
     server starting); `references=False` takes the text as it is, without acting on its
     @mentions and #paths (text piped to `-p -`). Only text the user `typed` names hosts
-    (piped text never does, whatever `references` says); `allowed_hosts` are --allow-host's."""
+    (piped text never does, whatever `references` says); `allowed_hosts` are --allow-host's.
+    `piped` is data appended to the message after a blank line (stdin of `-p`): its
+    @mentions and #paths are acted on only with `piped_references`, and it never names
+    hosts; `extra_mentions` count as @mentions of the turn (`--allowed-tools`)."""
     parts = agent.parts
-    # extra_mentions: the tools a custom command names (allowed-tools), mentioned for its turn.
-    names = list(dict.fromkeys([*(parse_mentions(text) if references else []), *extra_mentions]))
+    acted_on = f"{text}\n\n{piped}" if piped and piped_references else text
+    # extra_mentions: --allowed-tools, or the tools a custom command names (allowed-tools).
+    names = list(dict.fromkeys([*extra_mentions, *(parse_mentions(acted_on) if references else [])]))
     mentions = classify_mentions(
         names, parts.registry.names(), parts.skills.ids(), parts.agents.names(), parts.registry.mcp_handles()
     )
@@ -76,7 +82,7 @@ def prepare_turn(
     warnings += failed.values()
     known = [name for name in names if name not in mentions.unknown and name not in failed]
 
-    found = find_references(text, cwd) if references else []
+    found = find_references(acted_on, cwd) if references else []
     missing = [
         spaced_reference(r.spaced) if r.spaced else missing_reference(unescape(r.typed), cwd)
         for r in found
@@ -111,7 +117,7 @@ def prepare_turn(
     # A turn that stopped half-way (process killed, disk full) left tool calls open in the
     # stored history; they are answered before the new message so the history stays valid.
     graph_input = main_turn_input(
-        text,
+        f"{text}\n\n{piped}" if text and piped else text or piped,
         session_id=session_id,
         max_loops=parts.settings.governance.max_loops,
         mentions=known,
@@ -169,7 +175,9 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     state["mcp_servers"] = merge_names(state.get("mcp_servers"), servers_joining(parts.registry, state))
     visible = {
         t.name
-        for t in visible_tools_for_state(parts.registry, parts.skills.ids(), parts.agents.names(), state)
+        for t in visible_tools_for_state(
+            parts.registry, parts.skills.ids(), parts.agents.names(), state, parts.skills.tools_by_skill()
+        )
     }
     table = Table(box=None, header_style="bold")
     for column in (_("tool"), _("tier"), _("risk"), _("now"), _("description")):

@@ -215,6 +215,13 @@ class GovernanceSettings(BaseSettings):
 
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def builtin_path(name: str) -> Path:
+    """A folder that ships inside the package (`skills`, `agents`, `knowledge`): the same
+    place in a clone, after `pip install .` and after `pipx install .` (package data)."""
+    return PACKAGE_DIR / "builtin" / name
 
 
 class PathSettings(BaseSettings):
@@ -223,10 +230,10 @@ class PathSettings(BaseSettings):
     model_config = _config(DEFAULT_ENV_FILE)
 
     data_dir: Path = Field(default=Path("data"), description="Sessions, indexes and workspaces")
-    skills_dir: Path = Field(default=PROJECT_ROOT / "skills", description="Skill folders (<id>/SKILL.md)")
-    agents_dir: Path = Field(default=PROJECT_ROOT / "agents", description="Sub-agent profiles (<name>.md)")
+    skills_dir: Path = Field(default=builtin_path("skills"), description="Skill folders (<id>/SKILL.md)")
+    agents_dir: Path = Field(default=builtin_path("agents"), description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
-        default=PROJECT_ROOT / "knowledge", description="Built-in knowledge (<domain>/*.md)"
+        default=builtin_path("knowledge"), description="Built-in knowledge (<domain>/*.md)"
     )
     user_agents_file: OptionalPath = Field(
         default=None,
@@ -497,13 +504,21 @@ class InterfaceSettings(BaseSettings):
 
     ui_language: Literal["auto", "en", "zh"] = Field(
         default="auto",
-        description="Language of the terminal UI; auto = from LC_ALL / LC_MESSAGES / LANG",
+        description="Language of the terminal UI; auto = from LC_ALL / LC_MESSAGES / LANG; "
+        "a locale tag names one too (zh_CN, zh-CN, zh_Hans, en_US)",
     )
 
     @field_validator("ui_language", mode="before")
     @classmethod
     def _lower_language(cls, value: Any) -> Any:
-        return value.lower() if isinstance(value, str) else value
+        """`zh_CN`, `zh-CN`, `zh_Hans`, `zh_CN.UTF-8` are `zh` (as LANG would say it); `en_US` is `en`."""
+        if not isinstance(value, str):
+            return value
+        tag = value.strip().lower().replace("_", "-").split(".")[0]
+        language = tag.split("-")[0]
+        if language in {"zh", "en"} or tag == "auto":
+            return language
+        return value  # refused as typed, naming what is allowed
 
 
 class ServerSettings(BaseSettings):

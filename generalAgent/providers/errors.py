@@ -23,13 +23,16 @@ def _english(message: str) -> str:
     return message
 
 
-def describe_model_error(exc: BaseException, settings: ModelSettings, _: Translate = _english) -> str | None:
+def describe_model_error(
+    exc: BaseException, settings: ModelSettings, _: Translate = _english, *, interactive: bool = True
+) -> str | None:
     """One line naming the cause of a failed model call, or None if it is not a model error.
 
     `_` translates the message for a person (the terminal passes the UI's catalog); what a
     sub-agent's parent model reads stays English. The messages are written as `_(...)`
     calls so the catalog extracts them here. The API key is never part of the text:
     provider messages are echoed only after any occurrence of the key is masked.
+    `interactive=False` (`-p`) advises running the command again, as there is no /retry.
     """
     import httpx
     import openai
@@ -50,34 +53,61 @@ def describe_model_error(exc: BaseException, settings: ModelSettings, _: Transla
             + detail
         )
     if isinstance(exc, openai.RateLimitError):
-        return (
+        limited = (
             _(
                 "Rate limited by the endpoint (429), still after {retries} retries. Wait a moment, then /retry."
-            ).format(retries=settings.model_max_retries)
-            + detail
+            )
+            if interactive
+            else _(
+                "Rate limited by the endpoint (429), still after {retries} retries. "
+                "Wait a moment and run the command again."
+            )
         )
+        return limited.format(retries=settings.model_max_retries) + detail
     if isinstance(exc, openai.APITimeoutError):
-        return _(
-            "The model did not answer within {seconds} s (MODEL_TIMEOUT). /retry, or raise MODEL_TIMEOUT."
-        ).format(seconds=f"{settings.model_timeout:g}")
+        slow = (
+            _("The model did not answer within {seconds} s (MODEL_TIMEOUT). /retry, or raise MODEL_TIMEOUT.")
+            if interactive
+            else _(
+                "The model did not answer within {seconds} s (MODEL_TIMEOUT). "
+                "Run the command again, or raise MODEL_TIMEOUT."
+            )
+        )
+        return slow.format(seconds=f"{settings.model_timeout:g}")
     if isinstance(exc, openai.APIConnectionError) and _broke_off(exc):
+        if not interactive:
+            return _(
+                "The connection to the model broke off before the answer was complete. Run the command again."
+            )
         return _(
             "The connection to the model broke off before the answer was complete. /retry sends your message again."
         )
     if isinstance(exc, openai.APIConnectionError):
-        return _(
-            "Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network, then /retry."
-        ).format(endpoint=endpoint)
+        unreachable = (
+            _(
+                "Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network, then /retry."
+            )
+            if interactive
+            else _("Cannot reach the model endpoint {endpoint}. Check OPENAI_BASE_URL and your network.")
+        )
+        return unreachable.format(endpoint=endpoint)
     if isinstance(exc, openai.BadRequestError):
         return _("The endpoint refused the request (400).") + detail + _bad_request_advice(detail, _)
     if isinstance(exc, openai.InternalServerError | openai.APIStatusError):
         status = getattr(exc, "status_code", "?")
-        return _("The model endpoint failed ({status}). /retry in a moment.").format(status=status) + detail
-    if isinstance(exc, openai.APIError | httpx.HTTPError):
-        return (
-            _("The connection to the model broke off ({error}). /retry.").format(error=type(exc).__name__)
-            + detail
+        failed = (
+            _("The model endpoint failed ({status}). /retry in a moment.")
+            if interactive
+            else _("The model endpoint failed ({status}). Run the command again in a moment.")
         )
+        return failed.format(status=status) + detail
+    if isinstance(exc, openai.APIError | httpx.HTTPError):
+        broke = (
+            _("The connection to the model broke off ({error}). /retry.")
+            if interactive
+            else _("The connection to the model broke off ({error}).")
+        )
+        return broke.format(error=type(exc).__name__) + detail
     return None
 
 

@@ -1,8 +1,12 @@
-"""Discovers skills: top-level `skills/<id>/SKILL.md` folders with validated front matter.
+"""Discovers skills: `<id>/SKILL.md` folders of SKILLS_DIR with validated front matter.
 
 A bad SKILL.md never stops the agent: it is skipped with a warning naming the file,
 and the other skills still load. The catalog built here goes into the static system
 prompt, so it is built once per process and sorted, to be byte-identical every time.
+
+A skill names the tools its instructions use in `allowed-tools` (as other agents'
+SKILL.md do: a YAML list, or names separated by spaces or commas); mentioning the skill
+makes them visible (tools/visibility.py). It grants no approval: a tool that asks still asks.
 
 A skill folder or SKILL.md that is a link leading outside the skills folder is skipped
 with a warning (config/confined.py): a skill is read as instructions, never a file from
@@ -20,6 +24,7 @@ from generalAgent.front_matter import FrontMatterError, split_front_matter
 
 SKILL_ID = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_DESCRIPTION = 400
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,7 @@ class Skill:
     id: str
     description: str
     path: Path  # the SKILL.md file
+    allowed_tools: tuple[str, ...] = ()  # made visible when the skill is mentioned
 
     @property
     def workspace_path(self) -> str:
@@ -44,6 +50,10 @@ class SkillCatalog:
 
     def ids(self) -> list[str]:
         return [s.id for s in self.skills]
+
+    def tools_by_skill(self) -> dict[str, tuple[str, ...]]:
+        """{skill id: the tools it brings}, for the skills that bring any."""
+        return {s.id: s.allowed_tools for s in self.skills if s.allowed_tools}
 
 
 def load_skills(skills_dir: Path) -> SkillCatalog:
@@ -82,7 +92,24 @@ def _parse_skill(folder_id: str, skill_md: Path, skills_dir: Path) -> Skill:
         raise FrontMatterError(f"'description' is longer than {MAX_DESCRIPTION} characters")
     if not body.strip():
         raise FrontMatterError("the instructions after the front matter are empty")
-    return Skill(id=name, description=description, path=skill_md)
+    tools = _allowed_tools(meta.get("allowed-tools"))
+    return Skill(id=name, description=description, path=skill_md, allowed_tools=tools)
+
+
+def _allowed_tools(value: object) -> tuple[str, ...]:
+    """`allowed-tools` as a tuple of names: absent, a list, or one string of names."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        names = value.replace(",", " ").split()
+    elif isinstance(value, list) and all(isinstance(item, str) for item in value):
+        names = [item.strip() for item in value]
+    else:
+        raise FrontMatterError("'allowed-tools' must be a list of tool names, or names in one line")
+    bad = [name for name in names if not TOOL_NAME.match(name)]
+    if bad:
+        raise FrontMatterError(f"'allowed-tools' has a name that is not a tool name: {bad[0]!r}")
+    return tuple(dict.fromkeys(names))
 
 
 def build_skills_catalog(catalog: SkillCatalog) -> str:

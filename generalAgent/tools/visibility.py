@@ -1,7 +1,8 @@
 """Which tools the model sees on a given call: assembled from the state, never stored.
 
 persistent (core + enabled) + the tools of the session's MCP servers + tools the user
-@mentioned this session (built on demand) + delegate_task once an agent was mentioned;
+@mentioned this session (built on demand; a mentioned skill stands for the tools its
+`allowed-tools` names, at the place of its mention) + delegate_task once an agent was mentioned;
 de-duplicated, in that order, so the tool list, which the provider caches with the
 system prompt, only grows when the user asks or a server joins. A sub-agent never sees
 delegate_task (no nesting), nor tools not meant for sub-agents, and a profile's
@@ -95,16 +96,36 @@ def assemble_visible_tools(
     return visible
 
 
+def mentioned_tool_names(
+    names: Sequence[str], tool_names: Iterable[str], skill_tools: Mapping[str, Sequence[str]]
+) -> list[str]:
+    """The tools the mentions `names` bring, in mention order: a tool itself, a skill the
+    tools it lists. Mentions only ever append, so this list only grows (the cached prefix)."""
+    tools = set(tool_names)
+    brought: list[str] = []
+    for name in names:
+        if name in tools:
+            brought.append(name)
+        elif name in skill_tools:
+            brought += [tool for tool in skill_tools[name] if tool in tools]
+    return list(dict.fromkeys(brought))
+
+
 def visible_tools_for_state(
-    registry: ToolRegistry, skill_ids: Sequence[str], agent_names: Sequence[str], state: Mapping[str, Any]
+    registry: ToolRegistry,
+    skill_ids: Sequence[str],
+    agent_names: Sequence[str],
+    state: Mapping[str, Any],
+    skill_tools: Mapping[str, Sequence[str]] | None = None,
 ) -> list[BaseTool]:
-    """The tools a state's next model call is offered (what `/tools` shows as "now")."""
+    """The tools a state's next model call is offered (what `/tools` shows as "now");
+    `skill_tools` are the tools each skill brings when mentioned (SkillCatalog.tools_by_skill)."""
     mentions = classify_mentions(
         state.get("mentions", []), registry.names(), skill_ids, agent_names, registry.mcp_handles()
     )
     return assemble_visible_tools(
         registry,
-        mentions.tools,
+        mentioned_tool_names(state.get("mentions", []), registry.names(), skill_tools or {}),
         bool(mentions.agents),
         mcp_servers=state.get("mcp_servers") or [],
         is_subagent=bool(state.get("parent_context")),

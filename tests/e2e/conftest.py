@@ -47,11 +47,13 @@ def cli_env(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> dict[str, st
 def run_cli(
     args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None, timeout: float = 60
 ) -> subprocess.CompletedProcess:
+    """The CLI as a script runs it; without `stdin`, stdin is /dev/null (nothing piped)."""
     return subprocess.run(
         [sys.executable, "-m", "generalAgent", *args],
         env=env,
         cwd=cwd,
         input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
         capture_output=True,
         text=True,
         timeout=timeout,

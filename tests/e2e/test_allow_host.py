@@ -56,7 +56,7 @@ def test_an_allowed_host_is_fetched_without_a_question(
 
     openai_server.add(Reply(tool_calls=[ToolCall("fetch_web", {"url": url})]), Reply(text="Not asked."))
     without = run_cli(["-p", "-"], env, workdir, stdin="is the build green?")
-    assert without.returncode == 0 and asked == ["/status?service=build"]  # refused: not sent again
+    assert without.returncode == 3 and asked == ["/status?service=build"]  # refused: not sent again
 
 
 def test_an_allow_host_without_a_host_stops_at_once(cli_env: dict[str, str], workdir: Path) -> None:

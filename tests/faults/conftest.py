@@ -99,7 +99,7 @@ def latest_session(data_dir: Path) -> str:
 
     catalog = SessionCatalog(sessions_db(data_dir))
     try:
-        latest = catalog.latest()
+        latest = catalog.latest(unlisted=True)  # -p sessions are recorded, not listed
     finally:
         catalog.close()
     assert latest is not None, "no session was recorded"

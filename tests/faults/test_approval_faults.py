@@ -122,7 +122,7 @@ def test_always_lasts_for_the_process_and_the_session_resumes(
         Reply(text="It was refused."),
     )
     resumed = run_cli(["-p", "one more", "--resume"], cli_env, workdir)
-    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.returncode == 3, resumed.stderr  # a refused tool was needed
     assert resumed.stdout == "It was refused.\n"
     assert "cannot ask; refused" in resumed.stderr
     assert logged_lines(data_dir) == ["one", "two"]

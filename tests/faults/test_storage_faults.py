@@ -82,7 +82,13 @@ def index_health(db: Path) -> dict[str, object]:
 
 def start_cli(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [*CLI, *args], env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*CLI, *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,  # nothing piped: -p does not wait for the test runner's stdin
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

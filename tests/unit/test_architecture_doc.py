@@ -11,7 +11,10 @@ PACKAGE = ROOT / "generalAgent"
 def test_every_module_has_its_line_in_the_architecture() -> None:
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     modules = sorted(
-        path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py") if path.name != "__init__.py"
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        # builtin/ is package data: the skills' scripts are run as files, never imported
+        if path.name != "__init__.py" and path.relative_to(PACKAGE).parts[0] != "builtin"
     )
     assert len(modules) > 80
     missing = [module for module in modules if module not in text]

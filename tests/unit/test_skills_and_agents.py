@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generalAgent.agent_profiles import GENERAL_AGENT, load_agent_profiles
-from generalAgent.config.settings import PROJECT_ROOT
+from generalAgent.config.settings import builtin_path
 from generalAgent.skills.loader import build_skills_catalog, load_skills
 
 
@@ -15,7 +15,7 @@ def write(path: Path, text: str) -> None:
 
 
 def test_shipped_skills_load_without_warnings() -> None:
-    catalog = load_skills(PROJECT_ROOT / "skills")
+    catalog = load_skills(builtin_path("skills"))
     assert catalog.warnings == ()
     assert {"pdf", "docx-report", "skill-creator"} <= set(catalog.ids())
     text = build_skills_catalog(catalog)
@@ -56,3 +56,32 @@ def test_agent_profiles(tmp_path: Path) -> None:
     assert researcher.instructions == "Always cite page numbers."
     warnings = "\n".join(catalog.warnings)
     assert "broken.md" in warnings and "already exists" in warnings
+
+
+def test_allowed_tools_in_front_matter(tmp_path: Path) -> None:
+    write(
+        tmp_path / "listed" / "SKILL.md",
+        "---\nname: listed\ndescription: Use for lists.\nallowed-tools: [run_bash_command, fetch_web]\n---\nDo.\n",
+    )
+    write(
+        tmp_path / "inline" / "SKILL.md",
+        "---\nname: inline\ndescription: Use inline.\nallowed-tools: run_bash_command, now  now\n---\nDo.\n",
+    )
+    write(
+        tmp_path / "broken" / "SKILL.md",
+        "---\nname: broken\ndescription: Use never.\nallowed-tools: {a: 1}\n---\nDo.\n",
+    )
+    write(tmp_path / "plain" / "SKILL.md", "---\nname: plain\ndescription: Use plainly.\n---\nDo.\n")
+    catalog = load_skills(tmp_path)
+    assert catalog.ids() == ["inline", "listed", "plain"]
+    assert catalog.tools_by_skill() == {
+        "inline": ("run_bash_command", "now"),
+        "listed": ("run_bash_command", "fetch_web"),
+    }
+    assert len(catalog.warnings) == 1 and "broken" in catalog.warnings[0]
+    assert "'allowed-tools' must be a list" in catalog.warnings[0]
+
+
+def test_shipped_skills_bring_the_shell() -> None:
+    tools = load_skills(builtin_path("skills")).tools_by_skill()
+    assert tools["pdf"] == ("run_bash_command",) and tools["docx-report"] == ("run_bash_command",)

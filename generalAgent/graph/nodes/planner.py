@@ -137,7 +137,9 @@ class PromptBuilder:
         return with_turn_images(history, workspace.root)
 
     def visible_tools(self, state: AgentState) -> list[Any]:
-        return visible_tools_for_state(self.registry, self.skills.ids(), self.agents.names(), state)
+        return visible_tools_for_state(
+            self.registry, self.skills.ids(), self.agents.names(), state, self.skills.tools_by_skill()
+        )
 
     def history(self, state: AgentState, system: SystemMessage, tools: list[Any]) -> list[BaseMessage]:
         """What is sent of the stored history: the summary of what was compacted, then the

@@ -7,11 +7,13 @@ import re
 from importlib.metadata import version
 
 import pytest
+import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
 from generalAgent.cli.app import app
 from generalAgent.cli.chat import help_text
+from generalAgent.cli.invocation import first_message_argv, split_tool_names
 
 runner = CliRunner()
 
@@ -39,3 +41,44 @@ def test_chat_help_shows_one_backslash_for_a_continued_line() -> None:
     Console(file=out, width=200, color_system=None).print(help_text())
     assert "a trailing \\ adds a line" in out.getvalue()
     assert "\\\\" not in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["你好"], ["--message", "你好"]),
+        (["--model", "m", "总结一下"], ["--model", "m", "--message", "总结一下"]),
+        (["--resume", "last", "go on"], ["--resume", "last", "--message", "go on"]),
+        (["-c", "go on"], ["-c", "--message", "go on"]),
+        (["-p", "question"], ["-p", "question"]),  # -p's value, not a first message
+        (["index", "docs/"], ["index", "docs/"]),  # a sub-command stays one
+        (["kb", "search", "x"], ["kb", "search", "x"]),
+        (["--", "-v?"], ["--message", "-v?"]),
+        ([], []),
+    ],
+)
+def test_a_first_word_that_is_no_command_is_the_first_message(argv: list[str], expected: list[str]) -> None:
+    assert first_message_argv(argv, typer.main.get_command(app)) == expected
+
+
+def test_allowed_tools_may_be_repeated_or_comma_separated() -> None:
+    assert split_tool_names(["run_bash_command,fetch_web", "now fetch_web"]) == (
+        "run_bash_command",
+        "fetch_web",
+        "now",
+    )
+
+
+def test_the_help_names_the_scripting_options() -> None:
+    result = runner.invoke(app, ["-h"], env={"COLUMNS": "200"})
+    for option in (
+        "--continue",
+        "--model",
+        "--max-turns",
+        "--allowed-tools",
+        "--approve",
+        "--output-format",
+        "--save",
+    ):
+        assert option in result.output
+    assert "--message" not in result.output  # hidden: the first word is how it is given

@@ -105,3 +105,32 @@ def test_messages_are_shown_in_the_chosen_language() -> None:
     finally:
         i18n.use_language("en")
     assert re.search(r"[\u4e00-\u9fff]", entry.string)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("zh", "zh"),
+        ("zh_CN", "zh"),
+        ("zh-CN", "zh"),
+        ("zh_Hans", "zh"),
+        ("zh_CN.UTF-8", "zh"),
+        ("ZH-hans-CN", "zh"),
+        ("en_US", "en"),
+        ("EN", "en"),
+        ("auto", "auto"),
+    ],
+)
+def test_ui_language_takes_locale_tags(monkeypatch: pytest.MonkeyPatch, value: str, expected: str) -> None:
+    from generalAgent.config.settings import load_settings
+
+    monkeypatch.setenv("UI_LANGUAGE", value)
+    assert load_settings(env_file=None).interface.ui_language == expected
+
+
+def test_ui_language_names_what_it_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
+    from generalAgent.config.settings import SettingsError, load_settings
+
+    monkeypatch.setenv("UI_LANGUAGE", "fr_FR")
+    with pytest.raises(SettingsError, match=r"UI_LANGUAGE='fr_FR'.*auto, en, zh"):
+        load_settings(env_file=None)

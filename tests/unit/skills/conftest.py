@@ -2,7 +2,7 @@
 
 The runner does what the agent's run_bash_command does: `python skills/<skill>/scripts/<x>.py`
 (a path relative to the workspace) with the workspace as the current directory, where `skills/`
-is the repository's skills folder.
+is the skills folder that ships in the package.
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-SKILLS_DIR = Path(__file__).resolve().parents[3] / "skills"
+from generalAgent.config.settings import builtin_path
+
+SKILLS_DIR = builtin_path("skills")
 
 RunScript = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -10,7 +10,12 @@ from generalAgent.cli.chat_input import parse_mentions
 from generalAgent.config.settings import Settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.registry import ToolConfigError, ToolRegistry, parse_tools_yaml
-from generalAgent.tools.visibility import assemble_visible_tools, classify_mentions
+from generalAgent.tools.visibility import (
+    assemble_visible_tools,
+    classify_mentions,
+    mentioned_tool_names,
+    visible_tools_for_state,
+)
 
 
 @pytest.mark.parametrize(
@@ -75,6 +80,31 @@ def test_visibility_rules(settings: Settings) -> None:
         assemble_visible_tools(registry, [], False, is_subagent=True, allowed=["read_file", "now"])
     )
     assert narrow == ["now", "read_file"]
+
+
+def test_a_mentioned_skill_brings_its_tools_in_place(settings: Settings) -> None:
+    registry = ToolRegistry.from_yaml(ToolEnvironment(settings=settings))
+    skill_tools = {"pdf": ("run_bash_command", "no_such_tool"), "notes": ("read_file",)}
+    tool_names = registry.names()
+    assert mentioned_tool_names(["pdf"], tool_names, skill_tools) == ["run_bash_command"]
+    assert mentioned_tool_names(["delegate_task", "pdf", "run_bash_command"], tool_names, skill_tools) == [
+        "delegate_task",
+        "run_bash_command",
+    ]
+    assert mentioned_tool_names(["other-skill"], tool_names, skill_tools) == []
+
+    def visible(mentions: list[str]) -> list[str]:
+        state = {"mentions": mentions}
+        return [t.name for t in visible_tools_for_state(registry, ["pdf", "notes"], [], state, skill_tools)]
+
+    before, after = visible([]), visible(["pdf"])
+    assert "run_bash_command" not in before
+    assert after == [*before, "run_bash_command"]  # appended: the cached tool list only grows
+    assert visible(["pdf", "researcher"]) == after
+    # Without the skill's tools (a caller that does not pass them) a skill brings nothing.
+    assert "run_bash_command" not in [
+        t.name for t in visible_tools_for_state(registry, ["pdf"], [], {"mentions": ["pdf"]})
+    ]
 
 
 def test_mentions_are_parsed_without_emails() -> None:

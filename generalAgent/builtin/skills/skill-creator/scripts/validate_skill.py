@@ -28,7 +28,7 @@ except ImportError:
 SKILL_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 MAX_ID = 64
 MAX_DESCRIPTION = 400
-KNOWN_KEYS = {"name", "description"}
+KNOWN_KEYS = {"name", "description", "allowed-tools"}
 # In two pieces so that this file does not match its own check.
 SCAFFOLD_MARKER = "FILL" + " IN:"
 LONG_SKILL_MD_LINES = 300

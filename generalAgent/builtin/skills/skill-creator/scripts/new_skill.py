@@ -24,6 +24,7 @@ SKILL_TEMPLATE = """\
 ---
 name: {id}
 description: {description}
+allowed-tools: run_bash_command
 ---
 
 # {title}
