@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
-from generalAgent.tools.workspace import Workspace
+from generalAgent.tools.workspace import WorkingFolders, Workspace
 
 if TYPE_CHECKING:
     from langgraph.prebuilt import ToolRuntime
@@ -68,8 +68,17 @@ class ToolEnvironment:
 
     def workspace_for(self, session_id: str) -> Workspace:
         return Workspace.for_session(
-            self.settings.paths.workspaces_dir, session_id, skills_dir=self.settings.paths.skills_dir
+            self.settings.paths.workspaces_dir,
+            session_id,
+            skills_dir=self.settings.paths.skills_dir,
+            folders=self.working_folders(),
         )
+
+    def working_folders(self) -> WorkingFolders:
+        """The user's folders the file tools read in place: the working folder once the
+        user trusts it (settings.sources.trust), and the --add-dir folders."""
+        trust = self.settings.sources.trust
+        return WorkingFolders(start=trust.folder, readable=trust.applies, added=self.settings.added_folders)
 
 
 def session_of(runtime: ToolRuntime | None) -> str:
