@@ -8,6 +8,7 @@ prompt clears it; Ctrl-C or Ctrl-D on an empty prompt leaves.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from generalAgent.cli.completion import ChatCompleter, Name
+from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
@@ -285,6 +287,7 @@ class Chat:
             gauge = (result.context_tokens, self._context_window())
             cost = format_cost(result.usage, self.settings.model)
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge, cost)}[/]")
+        print_files_written(self.console, agent.parts.env.new_files_written(self.session_id))
 
     def _approve(self, request: dict[str, Any]) -> str:
         from generalAgent.cli.approvals import ask_in_terminal
@@ -578,6 +581,9 @@ class Chat:
     def _farewell(self) -> None:
         """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
         anything to come back to."""
+        if self.loader.ready():
+            with contextlib.suppress(Exception):  # an agent that failed to start wrote nothing
+                print_files_written(self.console, self.loader.get().parts.env.files_written(self.session_id))
         if self.catalog.get(self.session_id) is None:
             self.console.print("[dim]" + _("Bye.") + "[/]")
             return

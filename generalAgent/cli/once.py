@@ -119,6 +119,9 @@ def run_once(
         cost = format_cost(result.usage, settings.model)
         line = format_usage(result.usage, view.elapsed(), gauge, cost)
         err.print("[dim]" + _("session {id}").format(id=session_id) + f" · {line}[/]")
+        from generalAgent.cli.files_written import print_files_written
+
+        print_files_written(err, agent.parts.env.files_written(session_id))
         if result.cancelled:
             err.print("[yellow]" + _("Interrupted.") + "[/]")
             return EXIT_INTERRUPTED

@@ -13,6 +13,9 @@ rule, in `Workspace.resolve`, says where a path lies:
 - an absolute path is taken where it points when it lies inside the workspace, the
   working folder or an added folder, and refused elsewhere.
 
+Writing follows the same rule: outputs/ and temp/ freely, a file in the user's folders only
+after the user approved the change, shown as a diff (tools/approval.py: `changes_file`).
+
 In a folder the user has not trusted the working folder is not read: the error says how
 to trust it (or attach the file with `#path`). `..`, links that lead out of the folder
 they are in, and `.env` files (keys) are refused everywhere. The file
@@ -120,14 +123,11 @@ class Workspace:
         saying why not."""
         base, relative = self._place(path, for_writing)
         if base is not None:
-            if for_writing:
-                raise WorkspaceError(
-                    f"{path}: files can only be written under outputs/ or temp/ "
-                    f"(e.g. outputs/{relative.name or 'result.md'})."
-                )
             real = self._contained(base.joinpath(*relative.parts), base, path)
             if _SECRET_NAME.match(real.name) or _SECRET_NAME.match(relative.name or ""):
-                raise WorkspaceError(f"{path}: .env files hold keys; they are not read.")
+                raise WorkspaceError(f"{path}: .env files hold keys; they are not read or written.")
+            if for_writing and (real == self.root or self.root in real.parents):
+                raise WorkspaceError(f"{path}: that is the session workspace; write under outputs/ or temp/.")
             return real
         parts = relative.parts
         if parts and parts[0] in self._mounts:
@@ -149,6 +149,13 @@ class Workspace:
         or a folder read in place."""
         bases = (self.root, *self._mounts.values(), *self.folders.roots)
         return any(real == base or base in real.parents for base in bases)
+
+    def in_place(self, real: Path) -> bool:
+        """Whether the real path `real` lies in a folder of the user's read in place (the
+        working folder, an added folder) rather than in the session workspace."""
+        if real == self.root or self.root in real.parents:
+            return False
+        return any(real == base or base in real.parents for base in self.folders.roots)
 
     def in_folder(self, real: Path, folder: str) -> bool:
         """Whether the real path `real` lies in the workspace folder `folder` (e.g. outputs)."""

@@ -10,6 +10,9 @@ import pytest
 
 from generalAgent.config.settings import Settings
 from generalAgent.config.trust import FolderTrust
+from generalAgent.tools.approval import CallContext, Reason, approval_reason
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.registry import ToolRegistry
 from tests.support.tools import run_tool, workspace_root
 from tests.unit.documents.builders import make_docx
 
@@ -117,8 +120,55 @@ def test_added_folders_are_read_by_absolute_path_whatever_the_trust(
     assert str(extra.resolve() / "data.csv") in found
 
 
-def test_writing_in_the_working_folder_is_still_refused(settings: Settings, folder: Path) -> None:
+def approval_of(settings: Settings, name: str, args: dict) -> Reason | None:
+    env = ToolEnvironment(settings=settings)
+    tool = ToolRegistry.from_yaml(env).load_on_demand(name)
+    return approval_reason(tool, args, CallContext(workspace=env.workspace_for("s1")))
+
+
+def test_writing_in_the_working_folder_asks_with_a_diff(settings: Settings, folder: Path) -> None:
     trusted = in_folder(settings, folder, True)
-    text, _ = run_tool(trusted, "write_file", {"path": "summary.md", "content": "x"})
-    assert text.startswith("Error:") and "outputs/" in text
-    assert not (folder / "summary.md").exists()
+    created = approval_of(trusted, "write_file", {"path": "summary.md", "content": "# 摘要\n营收增长 12%\n"})
+    assert created is not None and created.text == f"creates {folder.resolve() / 'summary.md'} in your folder"
+    assert created.diff.splitlines()[:3] == ["--- a/summary.md", "+++ b/summary.md", "@@ -0,0 +1,2 @@"]
+    assert "+营收增长 12%" in created.diff
+    edited = approval_of(
+        trusted, "edit_file", {"path": "说明.txt", "old_string": "第二行", "new_string": "第 2 行"}
+    )
+    assert (
+        edited is not None and edited.text.startswith("changes ") and "说明.txt in your folder" in edited.text
+    )
+    assert "-第二行 营收增长" in edited.diff and "+第 2 行 营收增长" in edited.diff
+    assert approval_of(trusted, "write_file", {"path": "outputs/free.md", "content": "x"}) is None
+    assert approval_of(trusted, "write_file", {"path": "temp/free.md", "content": "x"}) is None
+
+
+def test_an_approved_write_lands_in_the_folder_and_is_recorded(settings: Settings, folder: Path) -> None:
+    trusted = in_folder(settings, folder, True)
+    text, _ = run_tool(trusted, "write_file", {"path": "summary.md", "content": "# 摘要\n"})
+    assert text == "Wrote summary.md (9 bytes, 1 lines)."
+    assert (folder / "summary.md").read_text(encoding="utf-8") == "# 摘要\n"
+    text, _ = run_tool(
+        trusted, "edit_file", {"path": "summary.md", "old_string": "摘要", "new_string": "总结"}
+    )
+    assert (
+        text.startswith("Edited summary.md")
+        and (folder / "summary.md").read_text(encoding="utf-8") == "# 总结\n"
+    )
+
+
+def test_writes_never_leave_through_links_or_reach_keys_or_an_untrusted_folder(
+    settings: Settings, folder: Path, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    os.symlink(outside, folder / "linked")
+    trusted = in_folder(settings, folder, True)
+    for path in ("linked/x.md", "../x.md", ".env", str(outside / "x.md")):
+        text, _ = run_tool(trusted, "write_file", {"path": path, "content": "x"})
+        assert text.startswith("Error:"), path
+    assert list(outside.iterdir()) == [] and not (folder / ".env").exists()
+    text, _ = run_tool(
+        in_folder(settings, folder, None), "write_file", {"path": "summary.md", "content": "x"}
+    )
+    assert text.startswith("Error:") and "outputs/" in text and not (folder / "summary.md").exists()
