@@ -310,6 +310,10 @@ class Workspace:
                             name = next(n for n, m in self._mounts.items() if m == base)
                             return None, self._normalise(f"{name}/{inner}")
                         return base, self._normalise(inner)
+            if folders.start is not None and (
+                written == folders.start or written.is_relative_to(folders.start)
+            ):
+                raise folders.not_readable(path)
             raise WorkspaceError(
                 f"{path}: absolute paths are outside the workspace unless they lie in the working folder "
                 "(once trusted) or a folder added with --add-dir; it is not read. Use uploads/<file>, "

@@ -102,7 +102,7 @@ def test_an_untrusted_folder_is_not_read_and_the_error_says_how_to_trust(
         assert text.startswith("Error:") and "not trusted" in text and "generalagent trust" in text
         assert "#说明.txt" in text and "营收" not in text
         text, _ = run_tool(untrusted, "read_file", {"path": str(folder / "说明.txt")})
-        assert text.startswith("Error:") and "营收" not in text
+        assert text.startswith("Error:") and "not trusted" in text and "营收" not in text
         listing, _ = run_tool(untrusted, "list_workspace_files", {})
         assert "uploads/" in listing and "说明.txt" not in listing  # "." is the workspace then
 
