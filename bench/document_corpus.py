@@ -7,8 +7,9 @@ Two documents per language, each a file a user could hand the agent:
 - Chinese: 《TeX 急就帖》, the Chinese translation of *TeX for the Impatient* (PDF, 429
   pages), and 《一份（不太）简短的 LaTeX2ε 介绍》 (lshort-zh-cn, PDF, 139 pages).
 
-The Debian Reference manual (debian-reference-*) is not used: it is kept for an
-independent check. Each document is pinned by package, version and the SHA-256 of both
+The Debian Reference manual 2.100 in English and in Chinese (`BILINGUAL`, the same
+book in both languages) makes the bilingual set of bench/data/bilingual_questions.jsonl,
+built after the set above and before the fusion with plain BM25 was written. Each document is pinned by package, version and the SHA-256 of both
 the .deb and the file inside it, so the set is the same wherever it is rebuilt. The first
 run downloads the packages with `apt-get download` (no root needed), unpacks them with
 `dpkg-deb -x` and keeps the files under bench/.cache/documents/ (git-ignored); later runs,
@@ -89,7 +90,32 @@ DOCUMENTS = (
         labels="page",
     ),
 )
-BY_KEY = {document.key: document for document in DOCUMENTS}
+# The same manual in two languages: English, Chinese and Chinese-about-English questions.
+BILINGUAL = (
+    SourceDocument(
+        key="debian-reference-en",
+        lang="en",
+        package="debian-reference-en",
+        version="2.100",
+        deb_sha256="9f31d3a17df505de09689ca255512ea58c1fc47c59bb1b0c7bf1c23362e9743f",
+        member="usr/share/debian-reference/debian-reference.en.pdf",
+        sha256="32775deeca0770ac25282b0c894cbaae83f4dd4ab00e891b94e8f009c0366728",
+        file_name="debian-reference.en.pdf",
+        labels="page",
+    ),
+    SourceDocument(
+        key="debian-reference-zh",
+        lang="zh",
+        package="debian-reference-zh-cn",
+        version="2.100",
+        deb_sha256="6d2d8d9a646397e28b04cdff23d2e4374101ebf9be348e35961af62c8a2d0977",
+        member="usr/share/debian-reference/debian-reference.zh-cn.pdf",
+        sha256="93697b9d4a024eaf5adb2def25a646740fad405cb245032a6414222ae0e71bb1",
+        file_name="debian-reference.zh-cn.pdf",
+        labels="page",
+    ),
+)
+BY_KEY = {document.key: document for document in (*DOCUMENTS, *BILINGUAL)}
 
 # An AsciiDoc section title ("== Title" .. "====== Title"); "= Title" is the document title.
 _ASCIIDOC_TITLE = re.compile(r"^(={1,6})[ \t]+(\S.*?)[ \t]*$")

@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from bench.document_corpus import BY_KEY, document_path
-from generalAgent.documents.ocr import RENDER_SCALE, lines_in_reading_order, load_engine
+from generalAgent.documents.ocr import ENGINE, RENDER_SCALE, lines_in_reading_order
 
 # Body pages spread over each book (contents and index left out: OCR reads them fine too,
 # but they are mostly dots and numbers).
@@ -56,7 +56,6 @@ def spaced_words(truth: str, read: str) -> float:
 def measure(key: str, pages: int) -> dict[str, Any]:
     import pypdfium2 as pdfium
 
-    engine = load_engine()
     pdf = pdfium.PdfDocument(str(document_path(BY_KEY[key])))
     chosen = list(PAGES[key])[:: max(1, len(PAGES[key]) // pages)][:pages]
     scores, spacing, seconds = [], [], []
@@ -67,8 +66,7 @@ def measure(key: str, pages: int) -> dict[str, Any]:
         textpage.close()
         began = time.perf_counter()
         image = page.render(scale=RENDER_SCALE, grayscale=True).to_numpy()
-        found, _ = engine(image)
-        read = lines_in_reading_order(found or [])
+        read = lines_in_reading_order(ENGINE.read(image))
         seconds.append(time.perf_counter() - began)
         page.close()
         scores.append(accuracy(truth, read))

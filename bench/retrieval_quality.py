@@ -1,10 +1,21 @@
-"""Retrieval quality on two labelled sets, ours beside plain BM25 (and hybrid), in one run.
+"""Retrieval quality on three labelled sets, ours beside plain BM25 (and hybrid), in one run.
 
-    python -m bench.retrieval_quality [--sets manpages,documents] [--split tune|held-out|all]
-                                      [--distractors 2000] [--misses]
+    python -m bench.retrieval_quality [--sets bilingual,documents,manpages]
+                                      [--split held-out|tune|all] [--distractors 2000] [--misses]
+
+The held-out half is what it reports unless told otherwise: tune on `--split tune` only.
 
 Sets (both languages each):
 
+- `bilingual`: bench/data/bilingual_questions.jsonl, the Debian Reference manual (2.100) as
+  an English and a Chinese PDF (bench/document_corpus.py, `BILINGUAL`), 50 questions asked
+  three ways: in English of the English PDF (`en`), in Chinese of the Chinese PDF (`zh`),
+  and the same Chinese questions of the English PDF (`zh-en`, the Chinese user with an
+  English manual). Each question carries the command or file name that answers it as its
+  `evidence`; its pages are the pages where that occurs. Written before the fusion with
+  plain BM25 and split by the SHA-256 of the question's id (the three forms of a question
+  share their half). `zh+en` asks each `zh-en` question as a list, the Chinese words and
+  the English question (search_file's list query; plain BM25 gets both as one bag of words).
 - `manpages`: bench/data/retrieval_questions.jsonl (80 English + 70 Chinese) over the
   machine's man pages, every page searched at once (as `search_knowledge` searches the
   whole base). Each question names the page that answers it and a string the answering
@@ -19,8 +30,9 @@ Sets (both languages each):
 
 Systems, on the very same chunks of the very same index:
 
-- `ours`: `find_chunks`, the lookup `search_file` and `search_knowledge` use: one hit per
-  page or section, the place's other matching chunks folded into it (on the man-page set a
+- `ours`: `find_chunks`, the lookup `search_file` and `search_knowledge` use: the tuned
+  ranking fused by rank with FTS5's plain chunk BM25, one hit per page or section, the
+  place's other matching chunks folded into it (on the man-page set a
   hit's text is therefore its chunk and the up to FOLDED_CONTEXT folded chunks search_file
   shows with it; on the documents set relevance is by place, which folding leaves alone);
 - `bm25`: bm25s (Okapi BM25, k1 1.5, b 0.75) over the chunk text, tokenized as
@@ -65,6 +77,7 @@ from generalAgent.search.segmentation import CJK_RUN, load_jieba
 DATA = Path(__file__).resolve().parent / "data"
 QUESTIONS = DATA / "retrieval_questions.jsonl"
 DOCUMENT_QUESTIONS = DATA / "document_questions.jsonl"
+BILINGUAL_QUESTIONS = DATA / "bilingual_questions.jsonl"
 VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "vectors"
 TOP = 10
 RRF_K = 60
@@ -75,8 +88,8 @@ def load_questions() -> list[dict]:
     return [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
 
 
-def load_document_questions() -> list[dict]:
-    return [json.loads(line) for line in DOCUMENT_QUESTIONS.read_text(encoding="utf-8").splitlines() if line]
+def load_document_questions(path: Path = DOCUMENT_QUESTIONS) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def build_corpus(questions: list[dict], distractors: int) -> dict[str, list[Path]]:
@@ -139,8 +152,10 @@ class PlainBM25:
         self.retriever.index([tokenize(hit.text) for hit in table.hits], show_progress=False)
         self.vocab = self.retriever.vocab_dict
 
-    def rank(self, query: str) -> list[Hit]:
-        words = [w for w in tokenize(query) if w in self.vocab]
+    def rank(self, query: str | list[str]) -> list[Hit]:
+        """bm25s's best chunks; several phrasings are searched as one bag of words."""
+        text = query if isinstance(query, str) else " ".join(query)
+        words = [w for w in tokenize(text) if w in self.vocab]
         if not words:
             return []
         k = min(TOP, len(self.table.hits))
@@ -269,6 +284,18 @@ def run_manpages(distractors: int, systems: list[str], show_misses: bool) -> dic
 
 
 # -- the documents set ---------------------------------------------------------------------
+def with_renderings(questions: list[dict]) -> list[dict]:
+    """The `zh-en` questions asked again as a list: the Chinese words and the English
+    question of the same id, as the model asks when told the document is English
+    (`zh+en`; to compare with `en`, the English question alone)."""
+    english = {q["id"].removeprefix("debref-en-"): q["question"] for q in questions if q["lang"] == "en"}
+    return [
+        {**q, "id": q["id"] + "+en", "lang": "zh+en", "question": [q["question"], english[key]]}
+        for q in questions
+        if q["lang"] == "zh-en" and (key := q["id"].removeprefix("debref-cross-")) in english
+    ]
+
+
 def check_evidence(questions: list[dict], texts: dict[tuple[str, object], str]) -> list[str]:
     """Ids of questions whose evidence string occurs on none of their labelled places."""
 
@@ -284,8 +311,11 @@ def check_evidence(questions: list[dict], texts: dict[tuple[str, object], str]) 
     return wrong
 
 
-def run_documents(split: str, systems: list[str], show_misses: bool) -> dict[str, Any]:
-    questions = [q for q in load_document_questions() if split == "all" or q["split"] == split]
+def run_documents(
+    split: str, systems: list[str], show_misses: bool, source: Path = DOCUMENT_QUESTIONS
+) -> dict[str, Any]:
+    questions = [q for q in load_document_questions(source) if split == "all" or q["split"] == split]
+    questions += with_renderings(questions)
     model = os.environ.get("EMBEDDING_LOCAL_MODEL")
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
@@ -405,8 +435,10 @@ def evaluate(
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="manpages,documents", help="manpages, documents or both")
-    parser.add_argument("--split", default="all", choices=("tune", "held-out", "all"))
+    parser.add_argument(
+        "--sets", default="bilingual,documents,manpages", help="bilingual, documents, manpages (any of them)"
+    )
+    parser.add_argument("--split", default="held-out", choices=("tune", "held-out", "all"))
     parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid")
     parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
     parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
@@ -414,6 +446,8 @@ def main(argv: list[str]) -> int:
     systems = args.systems.split(",")
     load_jieba()
     report: dict[str, Any] = {}
+    if "bilingual" in args.sets:
+        report["bilingual"] = run_documents(args.split, systems, args.misses, BILINGUAL_QUESTIONS)
     if "documents" in args.sets:
         report["documents"] = run_documents(args.split, systems, args.misses)
     if "manpages" in args.sets:

@@ -11,7 +11,13 @@
    with no mcp.json, and with one that holds a server that never answers beside one
    that works, side by side in the same run.
 
-    python -m bench.startup [--runs 7] [--turns 100]
+4. `-p hi` answered by the local test server beside the bare import, alternately in
+   fresh processes (print_mode_ratio).
+5. Turn time of the agent's graph beside plain LangGraph (`create_react_agent` +
+   SqliteSaver) on the same growing history, in lockstep, at 10, 100 and 400 turns, with
+   the growth exponent of each (turn_overhead_vs_plain).
+
+    python -m bench.startup [--runs 7] [--turns 100] [--parts prompt,print,overhead,versus_plain,mcp]
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
@@ -181,28 +188,202 @@ def graph_overhead(turns: int, with_tool: bool) -> dict[str, float]:
     }
 
 
+def print_mode_ratio(runs: int) -> dict[str, Any]:
+    """`generalagent -p hi` (answered by the local test server, DATA_DIR already made) beside
+    a bare `import langgraph.graph, langchain_openai`, alternately, in fresh processes."""
+    from tests.support.openai_server import ScriptedOpenAIServer
+
+    answered, bare, ratios = [], [], []
+    with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAIServer(default_text="hello") as server:
+        env = {
+            **os.environ,
+            "MODEL_NAME": "bench-model",
+            "OPENAI_API_KEY": "sk-bench",
+            "OPENAI_BASE_URL": server.base_url,
+            "DATA_DIR": str(Path(tmp) / "data"),
+            "GENERALAGENT_CONFIG_DIR": str(Path(tmp) / "user-config"),
+        }
+        command = [sys.executable, "-m", "generalAgent", "-p", "hi"]
+        subprocess.run(
+            command, env=env, cwd=tmp, capture_output=True, check=True
+        )  # built-in knowledge imported
+        for _ in range(runs):
+            bare += time_heavy_import(1)
+            started = time.perf_counter()
+            done = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True, check=True)
+            answered.append(time.perf_counter() - started)
+            if done.stdout.strip() != "hello":
+                raise SystemExit(f"-p did not answer: {done.stderr[-1000:]}")
+            ratios.append(answered[-1] / bare[-1])
+    return {
+        "runs": runs,
+        "print_hi_s_median": round(statistics.median(answered), 3),
+        "bare_import_s_median": round(statistics.median(bare), 3),
+        "ratio_median": round(statistics.median(ratios), 2),
+        "ratios": [round(r, 2) for r in ratios],
+        "target": "<= 1.3",
+    }
+
+
+OVERHEAD_MARKS = (10, 100, 400)
+
+
+class _TurnVariant:
+    """One agent (ours or plain LangGraph) on SQLite, with a scripted model that answers at
+    once: with a tool, odd model calls ask for `now` and even ones answer."""
+
+    def __init__(self, kind: str, with_tool: bool, tmp: Path) -> None:
+        import sqlite3
+        import warnings
+
+        from langchain_core.messages import HumanMessage
+        from langchain_core.tools import tool
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        from generalAgent.config.settings import load_settings
+        from generalAgent.graph.checkpoints import open_sqlite_checkpointer
+        from tests.support.agent import build_test_agent, thread, user_turn
+        from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
+
+        calls = {"n": 0}
+
+        def responder(request: Any) -> Any:
+            calls["n"] += 1
+            return ai("", tool_call("now")) if with_tool and calls["n"] % 2 else ai("done")
+
+        model = ScriptedChatModel(responder=responder)
+        data = tmp / f"{kind}-{'tool' if with_tool else 'plain'}"
+        settings = load_settings(
+            env_file=None, model={"model_name": "bench", "openai_api_key": "sk"}, paths={"data_dir": data}
+        )
+        if kind == "generalagent":
+            _, self.graph = build_test_agent(
+                settings, model, open_sqlite_checkpointer(settings.paths.sessions_db)
+            )
+            self.turn_input = lambda text: user_turn(text, settings)
+            self.config = thread("bench")
+        else:
+            from langgraph.prebuilt import create_react_agent
+
+            @tool
+            def now() -> str:
+                """The current date and time (UTC)."""
+                return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+
+            data.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(data / "plain.db", check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            if kind == "plain-normal":  # the same durability as ours (graph/checkpoints.py)
+                conn.execute("PRAGMA synchronous=NORMAL")
+            with (
+                warnings.catch_warnings()
+            ):  # create_react_agent is deprecated in favour of langchain's create_agent
+                warnings.simplefilter("ignore")
+                self.graph = create_react_agent(model, [now], checkpointer=SqliteSaver(conn))
+            self.turn_input = lambda text: {"messages": [HumanMessage(text)]}
+            self.config = {"configurable": {"thread_id": "bench"}, "recursion_limit": 100}
+        self.seconds: list[float] = []
+
+    def turn(self, number: int) -> None:
+        request = self.turn_input(f"turn {number}: what time is it?")
+        started = time.perf_counter()
+        self.graph.invoke(request, self.config)
+        self.seconds.append(time.perf_counter() - started)
+
+
+def turn_overhead_vs_plain(marks: tuple[int, ...] = OVERHEAD_MARKS, window: int = 10) -> dict[str, Any]:
+    """Per-turn wall time of the agent's graph beside plain LangGraph (`create_react_agent` +
+    SqliteSaver) on the same growing history, a turn of each in turn (lockstep, so load from
+    elsewhere slows both alike), at each mark the mean of the `window` turns before it; and
+    the growth exponent of each (slope of log time on log turns over the marks)."""
+    import math
+
+    result: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for with_tool in (False, True):
+            ours = _TurnVariant("generalagent", with_tool, Path(tmp))
+            plain = _TurnVariant("plain", with_tool, Path(tmp))
+            normal = _TurnVariant("plain-normal", with_tool, Path(tmp))
+            for number in range(1, max(marks) + 1):
+                for variant in (ours, plain, normal):
+                    variant.turn(number)
+            points = []
+            for mark in marks:
+                mine, theirs, same = (
+                    statistics.mean(v.seconds[mark - window : mark]) * 1000 for v in (ours, plain, normal)
+                )
+                points.append(
+                    {
+                        "turns": mark,
+                        "generalagent_ms": round(mine, 2),
+                        "plain_ms": round(theirs, 2),
+                        "plain_synchronous_normal_ms": round(same, 2),
+                        "ratio": round(mine / theirs, 2),
+                        "ratio_to_plain_synchronous_normal": round(mine / same, 2),
+                    }
+                )
+
+            def exponent(key: str, points: list[dict[str, Any]] = points) -> float:
+                xs = [math.log(p["turns"]) for p in points]
+                ys = [math.log(p[key]) for p in points]
+                mx, my = statistics.mean(xs), statistics.mean(ys)
+                return round(
+                    sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+                    / sum((x - mx) ** 2 for x in xs),
+                    2,
+                )
+
+            result["tool_turn" if with_tool else "plain_turn"] = {
+                "points": points,
+                "growth_exponent": {
+                    "generalagent": exponent("generalagent_ms"),
+                    "plain": exponent("plain_ms"),
+                    "plain_synchronous_normal": exponent("plain_synchronous_normal_ms"),
+                },
+            }
+    result["baseline"] = (
+        "langgraph.prebuilt.create_react_agent + SqliteSaver (WAL; synchronous FULL as SQLite defaults, "
+        "and NORMAL as ours), same scripted model"
+    )
+    result["target"] = "ratio <= 1.0 at 400 turns"
+    return result
+
+
+PARTS = ("prompt", "print", "overhead", "versus_plain", "mcp")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--parts", default=",".join(PARTS), help="which measurements, comma-separated")
     args = parser.parse_args()
-    prompt = time_to_prompt(args.runs)
-    heavy = time_heavy_import(args.runs)
-    result = {
-        "time_to_prompt_s": {
+    parts = set(args.parts.split(","))
+    result: dict[str, Any] = {}
+    if "prompt" in parts:
+        prompt = time_to_prompt(args.runs)
+        heavy = time_heavy_import(args.runs)
+        result["time_to_prompt_s"] = {
             "median": round(statistics.median(prompt), 3),
             "min": round(min(prompt), 3),
             "max": round(max(prompt), 3),
             "runs": args.runs,
-        },
-        "import_langgraph_and_openai_s": {"median": round(statistics.median(heavy), 3)},
-        "prompt_vs_heavy_import_ratio": round(statistics.median(prompt) / statistics.median(heavy), 3),
-        "target_time_to_prompt_s": 1.0,
-        "graph_overhead_plain_turn": graph_overhead(args.turns, with_tool=False),
-        "graph_overhead_tool_turn": graph_overhead(args.turns, with_tool=True),
-        "target_overhead_ms_per_turn": 10,
-        "mcp_start_up": mcp_start_up(args.runs),
-    }
+        }
+        result["import_langgraph_and_openai_s"] = {"median": round(statistics.median(heavy), 3)}
+        result["prompt_vs_heavy_import_ratio"] = round(
+            statistics.median(prompt) / statistics.median(heavy), 3
+        )
+        result["target_time_to_prompt_s"] = 1.0
+    if "print" in parts:
+        result["print_mode_vs_bare_import"] = print_mode_ratio(args.runs)
+    if "overhead" in parts:
+        result["graph_overhead_plain_turn"] = graph_overhead(args.turns, with_tool=False)
+        result["graph_overhead_tool_turn"] = graph_overhead(args.turns, with_tool=True)
+        result["target_overhead_ms_per_turn"] = 10
+    if "versus_plain" in parts:
+        result["turn_overhead_vs_plain_langgraph"] = turn_overhead_vs_plain()
+    if "mcp" in parts:
+        result["mcp_start_up"] = mcp_start_up(args.runs)
     print(json.dumps(result, indent=2))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,13 +35,25 @@ def describe_file(file: Mapping[str, Any]) -> str:
     return f"{file.get('path', file.get('name', '?'))} ({', '.join(details)})"
 
 
-# Query parameters that carry credentials in an endpoint URL (?key=..., ?access_token=...).
-_SECRET_PARAMETERS = ("key", "api_key", "apikey", "token", "access_token", "secret", "password", "sig")
+# Query (and fragment) parameters that carry credentials: any name containing one of
+# these (?key=, ?api_key=, ?access_token=, ?auth=, ?X-Amz-Signature=, ?sig=, ?client_secret=,
+# ?password=, ?session=, #id_token=). Masking a harmless one costs nothing; missing one
+# leaks a credential into a log or onto the screen.
+_SECRET_NAME = re.compile(
+    r"key|token|secret|passw|pwd|auth|sig|credential|session|jwt|bearer|cookie|private|otp|code",
+    re.IGNORECASE,
+)
+# A URL inside free text (a log line, a tool's arguments or error).
+_URL_IN_TEXT = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s<>\"'`]+", re.IGNORECASE)
+
+
+def _secret_parameter(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name))
 
 
 def public_url(url: str) -> str:
     """`url` as it may be shown or logged: without a user name and password, and with the
-    values of credential-looking query parameters replaced by `***`."""
+    values of credential-looking query and fragment parameters replaced by `***`."""
     from urllib.parse import parse_qsl, urlencode, urlsplit
 
     try:
@@ -48,15 +61,19 @@ def public_url(url: str) -> str:
     except ValueError:
         return "(an unreadable URL)"
     netloc = parts.netloc.rsplit("@", 1)[-1]
-    query = parts.query
+    query, fragment = parts.query, parts.fragment
     if query:
         pairs = parse_qsl(query, keep_blank_values=True)
-        query = urlencode([(k, "***" if k.lower() in _SECRET_PARAMETERS else v) for k, v in pairs], safe="*")
-    return parts._replace(netloc=netloc, query=query).geturl()
+        query = urlencode([(k, "***" if _secret_parameter(k) else v) for k, v in pairs], safe="*")
+    if "=" in fragment:
+        pairs = parse_qsl(fragment, keep_blank_values=True)
+        fragment = urlencode([(k, "***" if _secret_parameter(k) else v) for k, v in pairs], safe="*")
+    return parts._replace(netloc=netloc, query=query, fragment=fragment).geturl()
 
 
 def url_secrets(url: str | None) -> list[str]:
-    """The credentials written into `url` (password, user name, secret query values), to mask."""
+    """The credentials written into `url` (password, user name, secret query and fragment
+    values), to mask."""
     from urllib.parse import parse_qsl, urlsplit
 
     if not url:
@@ -66,8 +83,26 @@ def url_secrets(url: str | None) -> list[str]:
     except ValueError:
         return []
     found = [value for value in (parts.password, parts.username) if value]
-    found += [v for k, v in parse_qsl(parts.query) if k.lower() in _SECRET_PARAMETERS and v]
+    for part in (parts.query, parts.fragment):
+        found += [v for k, v in parse_qsl(part) if _secret_parameter(k) and v]
     return [value for value in found if len(value) >= 4]
+
+
+def mask_urls(text: str) -> str:
+    """`text` with every URL in it that carries a credential shown as `public_url` does;
+    URLs without one are left exactly as written."""
+    if "://" not in text:
+        return text
+
+    def masked(match: re.Match[str]) -> str:
+        url = match.group(0)
+        try:
+            carries = "@" in url.split("/", 3)[2] if url.count("/") >= 2 else False
+        except IndexError:
+            carries = False
+        return public_url(url) if carries or url_secrets(url) else url
+
+    return _URL_IN_TEXT.sub(masked, text)
 
 
 def N_(message: str) -> str:

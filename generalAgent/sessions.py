@@ -18,6 +18,7 @@ from typing import Any
 
 from generalAgent.cli.i18n import _
 from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
+from generalAgent.private_storage import private_file
 
 # The catalog of release 0.1.0 (which created it without a migration table).
 INITIAL_SCHEMA = """
@@ -125,7 +126,7 @@ class SessionInfo:
 
 class SessionCatalog:
     def __init__(self, db_path: Path) -> None:
-        db_path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(db_path)  # conversations are the user's alone (0600 in a 0700 folder)
         self._conn = sqlite3.connect(
             db_path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS, isolation_level=None
         )
@@ -134,6 +135,7 @@ class SessionCatalog:
         # and hands them back (the checkpointer prunes old checkpoints as a session goes).
         self._conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")  # as the checkpoints (graph/checkpoints.py)
         try:
             migrate(self._conn, MIGRATIONS)
         except NewerSchemaError as exc:

@@ -28,6 +28,8 @@ from generalAgent.cli.storage_errors import check_data_dir, describe_storage_err
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
+from generalAgent.display import mask_urls
+from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionStoreError
 
 app = typer.Typer(
@@ -197,6 +199,7 @@ def configure_logging(settings: Settings) -> None:
     """Everything goes to DATA_DIR/logs/generalagent.log; the terminal is for the user."""
     handler: logging.Handler = FolderMakingFileHandler(settings.paths.log_file)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(MaskedURLs())
     root = logging.getLogger()
     root.handlers[:] = [handler]
     # LOG_LEVEL is for this program's own messages; libraries only report warnings.
@@ -204,6 +207,21 @@ def configure_logging(settings: Settings) -> None:
     logging.getLogger("generalAgent").setLevel(settings.paths.log_level)
     # A log line that cannot be written (a full disk) must not print a traceback to the user.
     logging.raiseExceptions = False
+
+
+class MaskedURLs(logging.Filter):
+    """Credentials in URLs (?auth=, ?token=, user:password@) are masked in every log line,
+    a library's included (an HTTP client logs the URLs it requests)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        with contextlib.suppress(Exception):  # a record that cannot be formatted is logged as is
+            message = record.getMessage()
+            masked = mask_urls(message)
+            if masked != message:
+                record.msg, record.args = masked, None
+            if record.exc_info and not record.exc_text:  # the formatter keeps this text
+                record.exc_text = mask_urls(logging.Formatter().formatException(record.exc_info))
+        return True
 
 
 class FolderMakingFileHandler(logging.FileHandler):
@@ -215,7 +233,7 @@ class FolderMakingFileHandler(logging.FileHandler):
         super().__init__(path, encoding="utf-8", delay=True)
 
     def _open(self) -> Any:
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        private_file(Path(self.baseFilename))  # 0600 in a 0700 folder
         return super()._open()
 
     def emit(self, record: logging.LogRecord) -> None:

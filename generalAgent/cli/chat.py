@@ -33,6 +33,7 @@ from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.display import describe_file, public_url
+from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog, Usage
 
 LOGGER = logging.getLogger(__name__)
@@ -626,7 +627,7 @@ class Chat:
 
     def _prompt_session(self) -> PromptSession:
         history_file = self.settings.paths.input_history_file
-        history_file.parent.mkdir(parents=True, exist_ok=True)
+        private_file(history_file)  # what the user typed: theirs alone
         bindings = KeyBindings()
 
         @bindings.add("escape", "enter")

@@ -19,10 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generalAgent.cli.i18n import _
-from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
+from generalAgent.documents.convert import legacy_office_problem, modern_suffix
+from generalAgent.documents.extract import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.graph.state import UploadedFile
+from generalAgent.private_storage import tighten
 from generalAgent.tools.workspace import Workspace
 
 # `@name` not preceded by an ASCII word character, so `user@example.com` is not one but
@@ -49,7 +51,7 @@ _TRAILING_PUNCTUATION = ".,;:!?)]}，。；：！？）、"
 # No file name is longer: a reference is never checked beyond this many characters.
 MAX_REFERENCE_CHARS = 260
 
-DOCUMENT_TYPES = {**PDF_TYPES, **OFFICE_TYPES}
+DOCUMENT_TYPES = {**PDF_TYPES, **OFFICE_TYPES, **{old: OFFICE_TYPES[new] for old, new in OLD_OFFICE.items()}}
 TEXT_TYPES = {
     ".md": "markdown",
     ".markdown": "markdown",
@@ -142,6 +144,33 @@ def find_references(text: str, cwd: Path) -> list[Reference]:
                 continue
         found.setdefault(reference.typed, reference)
     return list(found.values())
+
+
+# An image path pasted into the chat (a terminal pastes a dragged file as its path, quoted
+# or with its spaces escaped): absolute, from home or relative with ./ or ../.
+_PASTED_PATH = re.compile(r"""(?<![#\w])(?:'([^'\n]+)'|"([^"\n]+)"|((?:~|\.{1,2})?/(?:\\ |[^\s'"])+))""")
+
+
+def find_image_paths(text: str, cwd: Path) -> list[str]:
+    """Paths of existing image files written in the chat line without `#` (pasted or
+    dragged in), in order, each once; they are attached like `#path`."""
+    found: dict[str, None] = {}
+    for match in _PASTED_PATH.finditer(text[: MAX_REFERENCE_CHARS * 40]):
+        raw = next(group for group in match.groups() if group).replace("\\ ", " ")
+        # Chinese runs on without a space (`/tmp/a.png，还有`): the longest start that is an
+        # existing image file wins.
+        ends = [m.end() for m in _IMAGE_SUFFIX_END.finditer(raw)]
+        for end in reversed(ends):
+            path = raw[:end]
+            if len(path) <= MAX_REFERENCE_CHARS and (cwd / Path(path).expanduser()).is_file():
+                found.setdefault(path, None)
+                break
+    return list(found)
+
+
+_IMAGE_SUFFIX_END = re.compile(
+    "|".join(re.escape(suffix) for suffix in sorted(IMAGE_SUFFIXES, key=len, reverse=True)), re.IGNORECASE
+)
 
 
 def _unquoted_reference(token: str, cwd: Path) -> Reference | None:
@@ -241,6 +270,14 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
 
 
 def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
+    if legacy_office_problem(source):  # refused now rather than failing when the model reads it
+        raise ValueError(
+            _(
+                "an old or WPS Office file needs LibreOffice to be read: install it "
+                "(apt install libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui) "
+                "or save the file as {modern}"
+            ).format(modern=modern_suffix(source))
+        )
     kind = file_type(source)
     size = source.stat().st_size
     limit = SIZE_LIMITS[size_class(kind)]
@@ -254,6 +291,7 @@ def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:
     target = _free_name(uploads, source)
     if not target.exists():
         shutil.copy2(source, target)
+        tighten(target)  # the copy is the user's alone, whatever the original's mode
     described: UploadedFile = {
         "name": source.name,
         "path": workspace.display(target),

@@ -4,6 +4,8 @@
     generalagent index --stats
     generalagent index --cleanup --days 30
     generalagent search reports/q3.pdf "营收增长" -n 3 --json
+    generalagent search reports/ "营收增长" --or "revenue growth"   # every document of a folder
+    generalagent search "营收增长"                                   # the working folder
 
 Progress and messages go to stderr, results to stdout, so `--json` output can be piped.
 """
@@ -23,11 +25,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from generalAgent.cli.i18n import _, ngettext
-from generalAgent.cli.search_view import render_file_hits
+from generalAgent.cli.search_view import render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
-from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.convert import soffice
+from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
+from generalAgent.documents.folder import search_folder
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
+from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
@@ -39,7 +44,9 @@ LARGE_DOCUMENT_CHUNKS = 200
 
 def register(app: typer.Typer) -> None:
     app.command("index", help=_("Index documents for search (files, folders, globs)."))(index_command)
-    app.command("search", help=_("Search one document from the command line."))(search_command)
+    app.command(
+        "search", help=_("Search a document, or every document under a folder, from the command line.")
+    )(search_command)
 
 
 def settings_from(ctx: typer.Context) -> Settings:
@@ -53,16 +60,24 @@ def settings_from(ctx: typer.Context) -> Settings:
         raise typer.Exit(2) from None
 
 
-def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str], list[str]]:
+def expand_paths(
+    patterns: list[str], skipped: list[tuple[Path, str]] | None = None
+) -> tuple[list[Path], list[str], list[str]]:
     """Files named by `patterns` (files, folders walked recursively, globs), problems (a
     name that matches nothing) and notices. A folder or a glob never leads out of itself
-    through a symbolic link: such a link is skipped with a notice (documents/folder_walk.py)."""
+    through a symbolic link: such a link is skipped with a notice (documents/folder_walk.py).
+    Files a folder walk leaves out go to `skipped` with the reason (hidden ones silently)."""
     files: list[Path] = []
     problems: list[str] = []
     notices: list[str] = []
+    readable = SEARCHABLE_SUFFIXES | (OLD_OFFICE.keys() if soffice() else set())
 
     def searchable(path: Path) -> bool:
-        return path.suffix.lower() in SEARCHABLE_SUFFIXES
+        if path.suffix.lower() in readable:
+            return True
+        if skipped is not None:
+            skipped.append((path, skip_reason(path)))
+        return False
 
     cwd = Path.cwd()
     for pattern in patterns:
@@ -92,6 +107,16 @@ def expand_paths(patterns: list[str]) -> tuple[list[Path], list[str], list[str]]
         ]
     unique = list(dict.fromkeys(p.resolve() for p in files))
     return unique, problems, notices
+
+
+def skip_reason(path: Path) -> str:
+    """Why a folder walk does not index `path`, in a few words."""
+    suffix = path.suffix.lower()
+    if suffix in OLD_OFFICE:
+        return _("old or WPS Office file: install LibreOffice to index it")
+    if suffix in IMAGE_SUFFIXES:
+        return _("image: not indexed (attach it to show it to a vision model)")
+    return _("not a format generalAgent reads ({suffix})").format(suffix=suffix or _("no suffix"))
 
 
 def index_command(
@@ -128,7 +153,12 @@ def index_command(
                         ).format(count=removed, days=days)
                     )
             if paths:
-                files, problems, notices = expand_paths(paths)
+                skipped: list[tuple[Path, str]] = []
+                files, problems, notices = expand_paths(paths, skipped)
+                if skipped:
+                    report["skipped"] = [{"path": str(p), "reason": why} for p, why in skipped]
+                    if not as_json:
+                        _print_skipped(err, skipped)
                 for problem in [*notices, *problems]:
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
                 report["files"] = _index_files(index, files, err, force)
@@ -144,6 +174,21 @@ def index_command(
         out.print(_stats_table(report["stats"]))
     if failed:
         raise typer.Exit(1)
+
+
+def _print_skipped(err: Console, skipped: list[tuple[Path, str]]) -> None:
+    """One line per reason, with how many files and a few of their names."""
+    by_reason: dict[str, list[Path]] = {}
+    for path, why in skipped:
+        by_reason.setdefault(why, []).append(path)
+    for why, paths in by_reason.items():
+        names = ", ".join(p.name for p in paths[:3]) + (", …" if len(paths) > 3 else "")
+        line = ngettext(
+            "Skipped {count} file ({names}): {reason}",
+            "Skipped {count} files ({names}): {reason}",
+            len(paths),
+        )
+        err.print(f"[yellow]{escape(line.format(count=len(paths), names=names, reason=why))}[/yellow]")
 
 
 def _index_files(index: SearchIndex, files: list[Path], err: Console, force: bool) -> list[dict[str, Any]]:
@@ -244,8 +289,16 @@ def _stats_table(stats: dict[str, Any]) -> Table:
 
 def search_command(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help=_("The document to search"))],
-    query: Annotated[str, typer.Argument(help=_("Words to look for (or a regex with --regex)"))],
+    arguments: Annotated[
+        list[str],
+        typer.Argument(
+            help=_("[PATH] QUERY: a file or a folder (the working folder when left out), then the words")
+        ),
+    ],
+    also: Annotated[
+        list[str] | None,
+        typer.Option("--or", help=_("Another phrasing of the query, searched with it (repeatable)")),
+    ] = None,
     max_results: Annotated[
         int | None,
         typer.Option("-n", "--max-results", min=1, help=_("Passages (default SEARCH_MAX_RESULTS_DEFAULT)")),
@@ -254,6 +307,15 @@ def search_command(
     as_json: Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))] = False,
 ) -> None:
     settings = settings_from(ctx)
+    err = terminal_console(stderr=True)
+    if len(arguments) not in (1, 2):
+        err.print(escape(_("Give the words to look for, after a file or folder if not the working folder.")))
+        raise typer.Exit(2)
+    path = Path(arguments[0]) if len(arguments) == 2 else Path(".")
+    query: str | list[str] = [arguments[-1], *(also or [])] if also else arguments[-1]
+    if path.is_dir():
+        _search_folder(settings, path, query, max_results, regex, as_json, err)
+        return
     try:
         result = search_document(
             settings.paths.indexes_db,
@@ -265,11 +327,73 @@ def search_command(
             vectors=embeddings_from_settings(settings),
         )
     except SearchFailure as exc:
-        terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
+        err.print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
+        if not isinstance(result["query"], str):
+            result = {**result, "query": " | ".join(result["query"])}
         terminal_console().print(render_file_hits(result), highlight=False)
     if not result["hits"]:
         raise typer.Exit(1)
+
+
+def _search_folder(
+    settings: Settings,
+    folder: Path,
+    query: str | list[str],
+    max_results: int | None,
+    regex: bool,
+    as_json: bool,
+    err: Console,
+) -> None:
+    """`generalagent search FOLDER QUERY`: index what is new or changed (with a progress bar),
+    then search every document under the folder."""
+    if regex:
+        err.print(escape(_("--regex searches one file: give a file, not a folder.")))
+        raise typer.Exit(2)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(escape(str(folder)), total=None)
+
+        def advance(done: int, total: int, name: str) -> None:
+            progress.update(task, completed=done, total=total, description=escape(name or str(folder)))
+
+        try:
+            result = search_folder(
+                settings.paths.indexes_db,
+                settings.documents,
+                folder.resolve(),
+                query,
+                max_results,
+                shown_as=lambda path: _shown(path, folder),
+                vectors=embeddings_from_settings(settings),
+                progress=advance,
+            )
+        except SearchFailure as exc:
+            err.print(f"[red]{escape(str(exc))}[/red]")
+            raise typer.Exit(1) from None
+    if as_json:
+        print(json.dumps(result, ensure_ascii=False, indent=2))
+    else:
+        terminal_console().print(render_folder_hits(result), highlight=False)
+    if not result["documents"]:
+        raise typer.Exit(1)
+
+
+def _shown(path: Path, folder: Path) -> str:
+    """A path as the user typed the folder: relative to it when inside."""
+    base = folder.resolve()
+    if path == base:
+        return str(folder)
+    try:
+        return str(folder / path.relative_to(base))
+    except ValueError:
+        return str(path)

@@ -22,7 +22,6 @@ from typing import Any, Literal, cast
 from rich.console import Console
 from rich.errors import LiveError
 from rich.live import Live
-from rich.markdown import Markdown
 from rich.markup import escape
 from rich.status import Status
 from rich.text import Text
@@ -32,7 +31,7 @@ from generalAgent.cli.escape_key import EscapeKey
 from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
-from generalAgent.display import human_size
+from generalAgent.display import human_size, mask_urls
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
@@ -132,6 +131,8 @@ class MarkdownStream:
             force_terminal=self.console.is_terminal,
             no_color=self.console.no_color,
         )
+        from rich.markdown import Markdown  # markdown-it and pygments: only when an answer is drawn
+
         renderer.print(Markdown(terminal_safe(text)))
         return buffer.getvalue().rstrip("\n").split("\n")
 
@@ -141,7 +142,8 @@ def short_args(args: dict[str, Any], limit: int = ARG_CHARS) -> str:
     parts = []
     for key, value in args.items():
         shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        shown = " ".join(terminal_safe(str(shown)).split())
+        # A URL's credentials (?auth=, ?token=, user:password@) never reach the screen.
+        shown = " ".join(terminal_safe(mask_urls(str(shown))).split())
         if len(shown) > limit:
             shown = shown[: limit - 1] + "…"
         shown = json.dumps(shown, ensure_ascii=False) if isinstance(value, str) else shown
@@ -399,7 +401,7 @@ class TerminalView:
         self._waiting = not self._running  # the tools' answers go back to the model
         self._update_status()
         if is_error:
-            first = " ".join(terminal_safe(content).split())[:120]
+            first = " ".join(terminal_safe(mask_urls(content)).split())[:120]
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:
             size = human_size(len(content.encode("utf-8")))

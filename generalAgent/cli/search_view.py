@@ -81,6 +81,50 @@ def render_file_hits(result: dict[str, Any]) -> RenderableType:
     return Group(*lines)
 
 
+def render_folder_hits(result: dict[str, Any]) -> RenderableType:
+    """`generalagent search [FOLDER] QUERY`: each document with its places and a snippet each."""
+    query = result["query"]
+    phrasings = [query] if isinstance(query, str) else list(query)
+    what = " | ".join(f'"{q}"' for q in phrasings)
+    words = [w for q in phrasings for w in query_words(q)]
+    searched = result["files"] - result["pending"] - len(result["failed"])
+    lines: list[RenderableType] = []
+    for failure in result["failed"]:
+        lines.append(Text(terminal_safe(f"✗ {failure['error']}"), style="yellow"))
+    if result["pending"]:
+        lines.append(
+            Text(
+                terminal_safe(
+                    _("{count} files are not indexed yet; search again to go on.").format(
+                        count=result["pending"]
+                    )
+                ),
+                style="yellow",
+            )
+        )
+    if not result["documents"]:
+        line = _("No passage in {count} documents under {folder} matches {query}.").format(
+            count=searched, folder=result["folder"], query=what
+        )
+        lines.append(Text(terminal_safe(line)))
+        return Group(*lines)
+    places = sum(len(d["hits"]) for d in result["documents"])
+    head = _("{places} passages in {documents} of {count} documents under {folder} for {query}:").format(
+        places=places, documents=len(result["documents"]), count=searched, folder=result["folder"], query=what
+    )
+    lines.append(Text(terminal_safe(head)))
+    number = 0
+    for document in result["documents"]:
+        lines.append(Text.from_markup(f"[bold cyan]{escape(terminal_safe(document['file']))}[/]"))
+        for hit in document["hits"]:
+            number += 1
+            chunk = hit["matched_chunks"][0] if hit["matched_chunks"] else {"content": ""}
+            place = hit.get("place") or _("chunk {index}").format(index=hit["chunk_index"])
+            lines.append(Text.from_markup(f"[bold]{number:>2}[/] [cyan]{escape(terminal_safe(place))}[/]"))
+            lines.append(Text("    ") + highlighted(snippet(chunk["content"], words), words))
+    return Group(*lines)
+
+
 def render_knowledge_hits(result: dict[str, Any], command: str) -> RenderableType:
     """`generalagent kb search QUERY`: a line per item, its best place, a snippet, how to read it."""
     results = result["results"]

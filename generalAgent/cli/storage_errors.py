@@ -17,6 +17,7 @@ from pathlib import Path
 
 from generalAgent.cli.i18n import _
 from generalAgent.config.settings import PathSettings
+from generalAgent.private_storage import private_folder
 
 # Enough to catch a disk that is already full, small enough to cost nothing at start-up.
 PROBE_BYTES = 64 * 1024
@@ -27,7 +28,7 @@ _READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
 def check_data_dir(paths: PathSettings) -> str | None:
     """None when DATA_DIR can be created and written; else the message for the user."""
     try:
-        paths.data_dir.mkdir(parents=True, exist_ok=True)
+        private_folder(paths.data_dir)
         with tempfile.NamedTemporaryFile(dir=paths.data_dir, prefix=".write-check-") as probe:
             probe.write(b"\0" * PROBE_BYTES)
             probe.flush()

@@ -11,14 +11,21 @@ returns, and the bidi embedding, override and isolate characters. `visible_contr
 shows them instead, as ␛ and U+XXXX marks, where the user must see exactly what a string
 holds (the approval question). `terminal_console` builds a rich Console that passes every
 string it renders through `terminal_safe`, as a net under the explicit calls.
+
+Such text may also hold lone surrogates (U+D800..U+DFFF: a model's `"\\ud83d"`, a file
+decoded leniently) that no terminal encoding can write: one of them ended the chat with
+UnicodeEncodeError. Both functions show each as U+FFFD, and the console's output is made
+encodable once more just before it is written, whatever renderable produced it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
 
 # Terminated string sequences first (OSC ends with BEL or ST; DCS/SOS/PM/APC with ST), so
@@ -34,11 +41,21 @@ _SHORT_SEQUENCE = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?|\x1b[ -/]*[0-~]
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Bidi embeddings, overrides and isolates: they reorder the characters after them.
 _BIDI = re.compile(r"[\u202a-\u202e\u2066-\u2069]")
+# Half a UTF-16 pair: no encoding can write it (graph/encodable_text.py does the same for requests).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+
+
+def encodable(text: str) -> str:
+    """`text` with every lone surrogate shown as U+FFFD; `text` itself when there is none."""
+    if text.isascii() or _SURROGATE.search(text) is None:
+        return text
+    return _SURROGATE.sub(REPLACEMENT, text)
 
 
 def terminal_safe(text: str) -> str:
     """`text` without anything a terminal would act on; newlines and tabs stay."""
-    text = text.replace("\r\n", "\n")
+    text = encodable(text).replace("\r\n", "\n")
     text = _STRING_SEQUENCE.sub("", text)
     text = _SHORT_SEQUENCE.sub("", text)
     text = _CONTROL.sub("", text)
@@ -47,7 +64,7 @@ def terminal_safe(text: str) -> str:
 
 def visible_controls(text: str) -> str:
     """`text` with every control and bidi character shown as a visible mark (␛, ␍, <U+202E>)."""
-    return _BIDI.sub(_mark, _CONTROL.sub(_mark, text))
+    return _BIDI.sub(_mark, _CONTROL.sub(_mark, encodable(text)))
 
 
 def _mark(match: re.Match[str]) -> str:
@@ -61,10 +78,16 @@ def _mark(match: re.Match[str]) -> str:
 
 
 class _SafeConsole(Console):
-    """A Console that renders every string through `terminal_safe` (markup still applies)."""
+    """A Console that renders every string through `terminal_safe` (markup still applies),
+    and writes nothing its file could fail to encode."""
 
     def render_str(self, text: str, **kwargs: Any) -> Text:
         return super().render_str(terminal_safe(text), **kwargs)
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        # The net under everything drawn (Text objects, Markdown, live status lines): rich
+        # has no public hook between rendering and writing.
+        return encodable(super()._render_buffer(buffer))
 
 
 def terminal_console(**kwargs: Any) -> Console:

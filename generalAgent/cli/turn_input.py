@@ -16,12 +16,20 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.chat_input import UploadReport, find_references, parse_mentions, upload
+from generalAgent.cli.chat_input import (
+    UploadReport,
+    find_image_paths,
+    find_references,
+    parse_mentions,
+    upload,
+)
 from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
+from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
@@ -70,11 +78,28 @@ def prepare_turn(
     if missing:  # nothing is copied and nothing is sent: the user meant a file that is not there
         hint = _('Nothing was sent. Check the name; quote one with spaces: #"my report.pdf".')
         return PreparedTurn(None, warnings=warnings, errors=[*missing, hint])
-    report = attach_files(agent, session_id, [r.path for r in found if r.path], cwd)
+    pasted = find_image_paths(text, cwd) if references else []  # a dragged-in screenshot
+    named = [r.path for r in found if r.path]
+    report = attach_files(agent, session_id, [*named, *(p for p in pasted if p not in named)], cwd)
     warnings += report.notices
     if report.problems:
         return PreparedTurn(None, warnings=warnings, errors=report.problems)
     files = [*(pending_uploads or []), *report.files]
+    images = attached_images(agent, session_id, [f["path"] for f in files if f.get("type") == "image"])
+    # Hosts count as named by the user only in what the user typed, never in what OCR read.
+    named_hosts = [*allowed_hosts, *(hosts_typed(text) if typed else [])]
+    if images.lines and isinstance(text, str):
+        text = f"{text}\n\n" + "\n".join(images.lines)
+    warnings += [
+        _("{path}: this model does not take images; the text OCR read in it was sent instead").format(
+            path=path
+        )
+        for path in images.ocr
+    ]
+    warnings += [
+        _("{path}: not sent as an image ({reason})").format(path=path, reason=why)
+        for path, why in images.unread
+    ]
 
     # A turn that stopped half-way (process killed, disk full) left tool calls open in the
     # stored history; they are answered before the new message so the history stays valid.
@@ -86,9 +111,19 @@ def prepare_turn(
         uploads=files,
         closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
         carried_over=renamed_state(agent.graph, config),
-        named_hosts=[*allowed_hosts, *(hosts_typed(text) if typed else [])],
+        images=images.refs,
+        named_hosts=named_hosts,
     )
     return PreparedTurn(graph_input, uploads=report.files, warnings=warnings)
+
+
+def attached_images(agent: LoadedAgent, session_id: str, paths: list[str]) -> TurnImages:
+    """This turn's images for the model: image parts if it sees, else OCR text (graph/images.py)."""
+    if not paths:
+        return TurnImages()
+    model = agent.parts.settings.model
+    root = agent.parts.env.workspace_for(session_id).root
+    return turn_images(paths, root, takes_images(model), image_limits(model))
 
 
 def start_mentioned_servers(

@@ -120,6 +120,11 @@ class ModelSettings(BaseSettings):
         le=20_000_000,
         description="The model's context window in tokens; unset = known table",
     )
+    # Whether the model is sent images (docs/documents.md): auto = the provider table's
+    # list of vision models; on/off for a model the table does not know or gets wrong.
+    model_vision: Literal["auto", "on", "off"] = Field(
+        default="auto", description="Send images to the model: auto (known vision models), on, off"
+    )
     show_reasoning: Literal["collapsed", "full", "off"] = Field(
         default="collapsed", description="Reasoning in the terminal: one line, in full, or not at all"
     )
@@ -301,6 +306,15 @@ class DocumentSettings(BaseSettings):
     )
     # Scanned PDF pages are read by offline OCR when the `ocr` extra is installed.
     ocr_enabled: bool = Field(default=True, description="Read PDF pages without text by OCR")
+    # OCR takes seconds a page: bounds so that a PDF of thousands of image pages cannot
+    # keep the machine busy for hours. A tool call of the agent (search_file, read_file)
+    # has the smaller budget: the user is waiting and did not ask for a long OCR.
+    ocr_max_pages_per_call: int = Field(
+        default=20, ge=0, le=10_000, description="Pages one tool call of the agent may read by OCR"
+    )
+    ocr_max_pages_per_document: int = Field(
+        default=300, ge=0, le=100_000, description="Pages of one document read by OCR at most"
+    )
 
     # Content budgets (seed 000): what one search may put into the model's context. A
     # 500-page book answers with its best passages, never with itself.
@@ -387,6 +401,21 @@ class ToolSettings(BaseSettings):
         ge=5_000,
         le=1_000_000,
         description="Largest tool answer the model receives; longer ones are cut with a note",
+    )
+    # A call's arguments are stored with the session and re-sent every turn: one huge or
+    # deeply nested argument must not grow every later request (graph/tool_arguments.py).
+    # 1M characters is beyond what any model writes in one answer.
+    tool_argument_max_chars: int = Field(
+        default=1_000_000,
+        ge=10_000,
+        le=100_000_000,
+        description="Largest tool-call arguments (characters) the agent accepts; larger calls are refused, not stored",
+    )
+    tool_argument_max_depth: int = Field(
+        default=64,
+        ge=8,
+        le=200,
+        description="Deepest nesting of lists and objects in tool-call arguments; deeper calls are refused",
     )
     # Approval is the tools' own policy (docs/security.md); this only relaxes it, per tool.
     auto_approve_tools: OptionalText = Field(

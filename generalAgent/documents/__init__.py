@@ -63,11 +63,13 @@ def index_exists(path: Path, settings: Settings | None = None) -> bool:
 
 
 def search_in_index(
-    path: Path, query: str, max_results: int | None = None, settings: Settings | None = None
+    path: Path, query: str | list[str], max_results: int | None = None, settings: Settings | None = None
 ) -> list[dict[str, Any]]:
     """Best chunks of an indexed file: dicts with chunk_id, page, heading, text, score.
 
-    [] when the file is not indexed (call `create_index` first) or nothing matches.
+    `query` is one string or a list of phrasings of one question (e.g. the user's Chinese
+    and its English rendering for an English document), fused by rank. [] when the file is
+    not indexed (call `create_index` first) or nothing matches.
     """
     with open_index(settings) as index:
         return [hit.to_result() for hit in index.search(Path(path), query, max_results)]

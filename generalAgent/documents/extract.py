@@ -12,17 +12,27 @@ reachable from start-up, and the chat prompt must not wait for pypdfium2 or open
 from __future__ import annotations
 
 import codecs
+import html
+import io
 import os
 import re
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import human_size, one_line
-from generalAgent.documents.ocr import OcrUnavailable, needs_ocr, recognise_pages
+from generalAgent.documents.ocr import (
+    OcrCancelled,
+    OcrFailed,
+    OcrUnavailable,
+    current_call,
+    ocr_installed,
+    recognise_pages,
+    worth_reading,
+)
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
 
 # (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
@@ -55,7 +65,16 @@ TEXT_PIECE_BYTES = 1 << 20
 PDF_TYPES = {".pdf": "pdf"}
 OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
-OLD_OFFICE = {".doc": ".docx", ".xls": ".xlsx", ".ppt": ".pptx"}
+# Old and WPS Office formats, read as their modern form once LibreOffice has converted them
+# (documents/convert.py).
+OLD_OFFICE = {
+    ".doc": ".docx",
+    ".xls": ".xlsx",
+    ".ppt": ".pptx",
+    ".wps": ".docx",
+    ".et": ".xlsx",
+    ".dps": ".pptx",
+}
 # What a folder walk picks up (a file named explicitly is tried whatever its suffix).
 _TEXT_SUFFIXES = """
 .txt .rst .org .tex .csv .tsv .json .jsonl .yaml .yml .toml .ini .cfg .conf .log .xml .html .htm
@@ -92,10 +111,12 @@ class ExtractedDocument:
 
 @dataclass
 class Reading:
-    """How far a document's reading has got: bytes of a text file, blocks of the others."""
+    """How far a document's reading has got: bytes of a text file, blocks of the others;
+    and notes on what was left unread (pages OCR did not reach), for the user."""
 
     done: int = 0
     total: int = 0
+    notes: list[str] = field(default_factory=list)
 
     @property
     def share(self) -> float:
@@ -118,6 +139,8 @@ def file_type_of(path: Path) -> str:
         return "pdf"
     if suffix in OFFICE_TYPES:
         return OFFICE_TYPES[suffix]
+    if suffix in OLD_OFFICE:
+        return OFFICE_TYPES[OLD_OFFICE[suffix]]
     if suffix in MARKDOWN_SUFFIXES:
         return "markdown"
     return "text"
@@ -171,17 +194,18 @@ def open_document(
     """
     limit = limit or ReadLimit()
     _check_file(path, settings)
-    suffix = path.suffix.lower()
-    if suffix in OLD_OFFICE:
-        raise DocumentError(
-            f"{path.name} is in the old binary Office format; save it as {OLD_OFFICE[suffix]} and try again."
-        )
     kind = file_type_of(path)
     reading = Reading()
-    try:
-        document = open_file(path)
-    except OSError as exc:
-        raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+    document: BinaryIO
+    if path.suffix.lower() in OLD_OFFICE:
+        from generalAgent.documents.convert import convert_legacy_office
+
+        document = io.BytesIO(convert_legacy_office(path, open_file))
+    else:
+        try:
+            document = open_file(path)
+        except OSError as exc:
+            raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
     blocks = _blocks(document, path, kind, settings, limit, progress, reading)
     return DocumentStream(path.name, kind, blocks, reading)
 
@@ -202,7 +226,7 @@ def _blocks(
             if kind in ("markdown", "text"):
                 blocks: Iterable[Block] = _read_text(document, path, limit, reading)
             elif kind == "pdf":
-                blocks = _read_pdf(document, path, settings, limit, progress)
+                blocks = _read_pdf(document, path, settings, limit, progress, reading)
             else:
                 reader = {"docx": _read_docx, "xlsx": _read_xlsx, "pptx": _read_pptx}[kind]
                 blocks = reader(document, path, settings, limit)
@@ -224,6 +248,8 @@ def _blocks(
             f"{name} could not be read ({type(exc).__name__}: {(one_line(exc, 160) or 'no details')}); it may be damaged."
         ) from None
     if not found:
+        if kind == "pdf" and reading.notes:
+            raise DocumentError(f"{name} has no text layer (scanned?); {' '.join(reading.notes)}")
         if kind == "pdf":
             raise DocumentError(f"{name} has no text layer (scanned?) and no text was recognised in it.")
         raise DocumentError(f"{name} contains no text to search.")
@@ -242,7 +268,10 @@ def preview_document(path: Path, settings: DocumentSettings, open_file: OpenFile
     limit = ReadLimit(units, chars + 1)
     document = extract_document(path, settings, limit=limit, open_file=open_file)
     blocks = [b for b in document.blocks if units is None or b.page is None or b.page <= units]
-    text = BLOCK_SEPARATOR.join(b.text for b in blocks)
+    if document.file_type == "xlsx":
+        text = sheets_preview_text(blocks, xlsx_sheet_names(path, open_file))
+    else:
+        text = BLOCK_SEPARATOR.join(b.text for b in blocks)
     read = len(document.text)
     if len(text) > chars:
         text = text[:chars]
@@ -271,7 +300,7 @@ def _check_file(path: Path, settings: DocumentSettings) -> None:
         )
 
 
-def _office_archive(document: BinaryIO, path: Path, what: str) -> None:
+def check_office_archive(document: BinaryIO, path: Path, what: str) -> None:
     """Office files are ZIP archives; an encrypted one is an OLE container instead. One
     that would inflate to far more than any real document (a "zip bomb") is refused from
     its directory, before a byte of it is inflated. Leaves `document` at its start."""
@@ -310,6 +339,7 @@ def _read_pdf(
     settings: DocumentSettings,
     limit: ReadLimit,
     progress: ExtractProgress | None = None,
+    reading: Reading | None = None,
 ) -> list[Block]:
     import pypdfium2 as pdfium
 
@@ -333,14 +363,14 @@ def _read_pdf(
             textpage = page.get_textpage()
             try:
                 raw = textpage.get_text_range()
-                if needs_ocr(raw) and _has_image(page):
+                if settings.ocr_enabled and worth_reading(raw, page):
                     scanned.append(number)
             finally:
                 textpage.close()
                 page.close()
             texts.append(raw)
             read += len(raw)
-        recognised = _recognise(pdf, path, scanned, settings, progress)
+        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
         return [
             Block(
                 text=join_pdf_lines(recognised.get(number, raw)),
@@ -357,27 +387,70 @@ def _read_pdf(
         pdf.close()
 
 
-def _has_image(page: Any) -> bool:
-    """The page holds a picture (a scan is one); blank pages are not worth an OCR pass."""
-    import pypdfium2.raw as pdfium_c
-
-    return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=2))
-
-
 def _recognise(
-    pdf: Any, path: Path, pages: list[int], settings: DocumentSettings, progress: ExtractProgress | None
+    pdf: Any,
+    path: Path,
+    pages: list[int],
+    settings: DocumentSettings,
+    progress: ExtractProgress | None,
+    reading: Reading,
 ) -> dict[int, str]:
-    """OCR text of the scanned `pages`; {} when there are none or OCR is off."""
+    """OCR text of the scanned `pages`, within the limits of the document and of the
+    running call (documents/ocr.py); {} when there are none or OCR is off. What the
+    limits leave unread is said in `reading.notes`, naming the setting to raise."""
     if not pages or not settings.ocr_enabled:
         return {}
+    if not ocr_installed():
+        if len(pages) == len(pdf):
+            raise DocumentError(
+                f"{path.name} has no text layer (scanned?). OCR is not installed: "
+                "pip install 'generalAgent[ocr]' (offline Chinese and English models)."
+            )
+        return {}  # a few picture pages in a text PDF: index the text, as without OCR
+    call = current_call()
+    allowed, setting = settings.ocr_max_pages_per_document, "OCR_MAX_PAGES_PER_DOCUMENT"
+    if call is not None and call.pages_left is not None and call.pages_left < allowed:
+        allowed, setting = call.pages_left, call.setting
+    chosen = pages[: max(allowed, 0)]
+    if len(chosen) < len(pages):
+        reading.notes.append(_unread_note(pages, len(chosen), setting, settings))
     try:
-        return recognise_pages(
-            pdf, pages, (lambda done, total: progress("ocr", done, total)) if progress else None
+        texts = recognise_pages(
+            pdf,
+            chosen,
+            (lambda done, total: progress("ocr", done, total)) if progress else None,
+            call.cancelled if call is not None else None,
         )
+    except OcrCancelled:
+        raise DocumentError(f"Reading {path.name} by OCR was cancelled.") from None
+    except OcrFailed as exc:  # the engine's process died (killed, out of memory): not the file's fault
+        raise DocumentError(
+            f"OCR of {path.name} failed: {exc}; try again, or set OCR_ENABLED=false."
+        ) from None
     except OcrUnavailable as exc:
         if len(pages) == len(pdf):
             raise DocumentError(f"{path.name} has no text layer (scanned?). {exc}.") from None
-        return {}  # a few picture pages in a text PDF: index the text, as without OCR
+        return {}
+    if call is not None and call.pages_left is not None:
+        call.pages_left -= len(texts)
+    return texts
+
+
+def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSettings) -> str:
+    """One sentence: which scanned pages OCR left unread, the limit, and how to read more."""
+    first, last, left = pages[read] + 1, pages[-1] + 1, len(pages) - read
+    per_call = setting == "OCR_MAX_PAGES_PER_CALL"
+    value = settings.ocr_max_pages_per_call if per_call else settings.ocr_max_pages_per_document
+    unread = f"page {first:,} was" if left == 1 else f"{left:,} pages ({first:,}–{last:,}) were"
+    more = (
+        "the user can read more with `generalagent index --force FILE` (up to OCR_MAX_PAGES_PER_DOCUMENT)"
+        if per_call
+        else "raise it and index the file again with `generalagent index --force FILE`"
+    )
+    return (
+        f"OCR read {read:,} of its {len(pages):,} pages without a text layer; {unread} not read "
+        f"(limit {setting}={value}; {more})."
+    )
 
 
 def outline_headings(pdf: Any) -> dict[int, str]:
@@ -462,7 +535,7 @@ RATIO_CHECKED_ABOVE = 1024 * 1024  # small members may compress very well withou
 def _read_docx(
     document_file: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit
 ) -> list[Block]:
-    _office_archive(document_file, path, ".docx")
+    check_office_archive(document_file, path, ".docx")
     import docx
     from docx.opc.exceptions import PackageNotFoundError
     from docx.table import Table
@@ -514,11 +587,12 @@ def _table_text(table: Any) -> str:
 
 # -- XLSX ----------------------------------------------------------------------------------
 def _read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(document, path, ".xlsx")
+    check_office_archive(document, path, ".xlsx")
     import openpyxl
 
     try:
         workbook = openpyxl.load_workbook(document, read_only=True, data_only=True)
+        archive = zipfile.ZipFile(document)
     except (KeyError, ValueError, OSError, zipfile.BadZipFile):
         raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
     blocks: list[Block] = []
@@ -526,8 +600,11 @@ def _read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit
         for number, sheet in enumerate(workbook.worksheets, start=1):
             if limit.reached(number, sum(len(b.text) for b in blocks)):
                 break
+            # A formula never calculated (a file written by a script) has no value: its
+            # formula is shown instead, so the cell does not read as empty.
+            formulas = uncached_formulas(archive, str(getattr(sheet, "_worksheet_path", "")).lstrip("/"))
             rows = (
-                (row_number, _row_text(row))
+                (row_number, _row_text(row, formulas, row_number - 1))
                 for row_number, row in enumerate(sheet.iter_rows(values_only=True), start=1)
             )
             blocks.extend(
@@ -541,16 +618,80 @@ def _read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit
                 for text, first, last in group_rows([(n, r) for n, r in rows if r], settings)
             )
     finally:
+        archive.close()
         workbook.close()
     return blocks
+
+
+# A formula cell whose value was never computed: `<f>` with no `<v>` (or an empty one).
+# Every part is bounded, so the scan is linear in the sheet's size.
+_UNCACHED_FORMULA = re.compile(
+    rb'<c r="([A-Z]{1,3})(\d{1,7})"[^>]{0,300}>\s*<f(?:\s[^>]{0,300})?(?:/>|>([^<]{0,4000})</f>)'
+    rb"\s*(?:<v\s*/>|<v></v>)?\s*</c>"
+)
+
+
+def uncached_formulas(archive: zipfile.ZipFile, member: str) -> dict[tuple[int, int], str]:
+    """{(row, column) (0-based): formula} of the formula cells of one worksheet that hold no
+    cached value. openpyxl gives such a cell as empty; reading the sheet's XML once more
+    for `<f>` elements costs far less than a second openpyxl pass over every cell."""
+    try:
+        data = archive.read(member)
+    except (KeyError, OSError, zipfile.BadZipFile):
+        return {}
+    if b"<f" not in data:
+        return {}
+    found: dict[tuple[int, int], str] = {}
+    for match in _UNCACHED_FORMULA.finditer(data):
+        letters, number, formula = match.groups()
+        text = html.unescape(formula.decode("utf-8", "replace")) if formula else "(a shared formula)"
+        found[(int(number) - 1, column_index(letters.decode()))] = "=" + text if formula else text
+    return found
+
+
+def column_index(letters: str) -> int:
+    index = 0
+    for letter in letters:
+        index = index * 26 + ord(letter) - 64
+    return index - 1
+
+
+def xlsx_sheet_names(path: Path, open_file: OpenFile = open_plainly) -> list[str]:
+    """The names of a workbook's sheets, in order (from its directory, no cell is read)."""
+    import openpyxl
+
+    with open_file(path) as handle:
+        workbook = openpyxl.load_workbook(handle, read_only=True)
+        try:
+            return list(workbook.sheetnames)
+        finally:
+            workbook.close()
+
+
+def sheets_preview_text(blocks: list[Block], names: list[str]) -> str:
+    """A workbook's preview: the list of its sheets, then each sheet under its name with
+    its header once (the blocks repeat it so each chunk reads alone; a preview need not)."""
+    lines = [f"Sheets ({len(names)}): " + ", ".join(names)]
+    sheet = None
+    for block in blocks:
+        rows = block.text.split("\n")
+        if block.page != sheet:
+            sheet = block.page
+            lines.extend(["", f"## Sheet {block.page}: {block.heading}", *rows])
+        else:
+            lines.extend(rows[1:])
+    return "\n".join(lines)
 
 
 def _rows_label(first: int, last: int) -> str:
     return f"row {first}" if first == last else f"rows {first}–{last}"
 
 
-def _row_text(values: Iterable[Any]) -> str:
-    cells = ["" if v is None else _cell_text(v) for v in values]
+def _row_text(values: Iterable[Any], formulas: dict[tuple[int, int], str] | None = None, row: int = 0) -> str:
+    cells = [
+        (formulas.get((row, column), "") if formulas else "") if v is None else _cell_text(v)
+        for column, v in enumerate(values)
+    ]
     while cells and not cells[-1]:
         cells.pop()
     return " | ".join(cells) if any(cells) else ""
@@ -593,7 +734,7 @@ def group_rows(rows: list[tuple[int, str]], settings: DocumentSettings) -> Itera
 
 # -- PPTX ----------------------------------------------------------------------------------
 def _read_pptx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    _office_archive(document, path, ".pptx")
+    check_office_archive(document, path, ".pptx")
     import pptx
     from pptx.exc import PackageNotFoundError
 

@@ -39,7 +39,9 @@ from generalAgent.search.database import (
     segment_rows,
     transaction,
 )
+from generalAgent.search.language import SAMPLE_CHARS, main_language
 from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window, find_chunks, regex_chunks
+from generalAgent.search.query import phrasings
 
 __all__ = ["ChunkHit", "IndexedDocument", "QueryError", "SearchIndex", "compute_file_hash"]
 
@@ -60,6 +62,7 @@ class IndexedDocument:
     reused: bool  # True: an index of these bytes existed and was fresh
     seconds: float = 0.0
     warning: str = ""
+    language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
 
 
 def chunk_metadata(place: str, ocr: bool) -> str:
@@ -107,10 +110,13 @@ class SearchIndex(IndexDatabase):
         settings: DocumentSettings,
         vectors: VectorSource | None = None,
         open_file: OpenFile = open_plainly,
+        *,
+        conn: sqlite3.Connection | None = None,
     ) -> None:
         """`open_file` opens every file this index reads (to hash or extract it); the read
-        tools pass the workspace's verified opener."""
-        super().__init__(db_path, settings)
+        tools pass the workspace's verified opener. `conn` is a connection to borrow (see
+        `IndexDatabase`)."""
+        super().__init__(db_path, settings, conn=conn)
         self.vector_source = vectors
         self.open_file = open_file
 
@@ -187,13 +193,16 @@ class SearchIndex(IndexDatabase):
                 0,
                 reused=True,
                 seconds=time.perf_counter() - began,
+                language=record["language"],
             )
 
         stream = open_document(path, self.settings, progress, open_file=self.open_file)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         model = self.vector_source.model if self.vector_source else ""
         with Staging(self.conn) as staged:
-            warning = self._stage(stream, staged, progress)
+            warning, language = self._stage(stream, staged, progress)
+            # What OCR's page limits left unread (documents/ocr.py), said with the result.
+            warning = " ".join(part for part in (*stream.reading.notes, warning) if part)
             stamp = now_iso()
             with transaction(self.conn) as conn:
                 # Another process may have indexed the same bytes since the lookup above; write
@@ -214,9 +223,10 @@ class SearchIndex(IndexDatabase):
                 staged.write_chunks(conn, item_id, model)
                 conn.execute(
                     "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
-                    " indexed_at, total_chunks, segmenter) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                    " indexed_at, total_chunks, segmenter, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
-                    " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter",
+                    " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter,"
+                    " language = excluded.language",
                     (
                         file_hash,
                         item_id,
@@ -226,6 +236,7 @@ class SearchIndex(IndexDatabase):
                         stamp,
                         staged.chunks,
                         self.segmenter.name,
+                        language,
                     ),
                 )
                 self._remember_path(path, file_hash, stat)
@@ -241,15 +252,22 @@ class SearchIndex(IndexDatabase):
             reused=False,
             seconds=time.perf_counter() - began,
             warning=warning,
+            language=language,
         )
 
-    def _stage(self, stream: DocumentStream, staged: Staging, progress: Progress | None) -> str:
+    def _stage(self, stream: DocumentStream, staged: Staging, progress: Progress | None) -> tuple[str, str]:
         """Read, chunk, segment (and embed) the document block by block into `staged`;
         returns a warning when embeddings failed and the document is indexed for keyword
-        search only. Nothing here holds the write lock."""
+        search only, and the text's main language (told from its first SAMPLE_CHARS).
+        Nothing here holds the write lock."""
         stage = "embed" if self.vector_source is not None else "segment"
         warning = ""
+        sample: list[str] = []
+        sampled = 0
         for number, (block, chunks) in enumerate(iter_chunks(stream.blocks, self.chunking)):
+            if sampled < SAMPLE_CHARS:
+                sample.append(block.text[: SAMPLE_CHARS - sampled])
+                sampled += len(sample[-1])
             rows = chunk_rows(chunks)
             segmented = segment_rows(rows, self.segmenter, stream.name)
             vectors = None
@@ -263,7 +281,7 @@ class SearchIndex(IndexDatabase):
                 share = stream.reading.share
                 estimate = round(staged.chunks / share) if share else staged.chunks
                 progress(stage, staged.chunks, max(estimate, staged.chunks))
-        return warning
+        return warning, main_language("\n".join(sample))
 
     def _vectors(self, rows: Sequence[ChunkRow]) -> tuple[list[bytes] | None, str]:
         if self.vector_source is None or not rows:
@@ -349,7 +367,7 @@ class SearchIndex(IndexDatabase):
 
     # -- reading ----------------------------------------------------------------------
     def search(
-        self, path: Path, query: str, max_results: int | None = None, *, regex: bool = False
+        self, path: Path, query: str | Sequence[str], max_results: int | None = None, *, regex: bool = False
     ) -> list[ChunkHit]:
         """Best chunks of the already indexed file at `path`; [] if it is not indexed."""
         try:
@@ -362,21 +380,39 @@ class SearchIndex(IndexDatabase):
         return self.search_item(record["item_id"], query, max_results, regex=regex)
 
     def search_item(
-        self, item_id: str, query: str, max_results: int | None = None, *, regex: bool = False
+        self,
+        item_id: str,
+        query: str | Sequence[str],
+        max_results: int | None = None,
+        *,
+        regex: bool = False,
+        chunks: int | None = None,
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
     ) -> list[ChunkHit]:
         """Best chunks of one indexed document (or any item) by its id (SEARCH_MAX_RESULTS_DEFAULT
-        of them unless `max_results` says)."""
+        of them unless `max_results` says). `query` is one string or several phrasings of
+        one question, fused by rank (search/lookup.py). `chunks`, the document's number of
+        chunks when the caller knows it, saves scanning them for their rowids; `semantic`
+        are rankings of its chunks by vectors (search/semantic.py), fused with the rest."""
         if max_results is None:
             max_results = self.settings.search_max_results_default
         if regex:
+            if not isinstance(query, str):
+                raise QueryError("a regular expression search takes one pattern, not a list")
             return regex_chunks(self.conn, item_id, query, max_results)
         return find_chunks(
             self.conn,
-            query,
+            query if isinstance(query, str) else phrasings(query),
             self.segmenter,
             max_results,
-            rowid_range=item_rowid_range(self.conn, item_id),
+            rowid_range=item_rowid_range(self.conn, item_id, chunks),
+            semantic=semantic,
         )
+
+    def language(self, item_id: str) -> str:
+        """The stored main language of an indexed document ("" when unknown)."""
+        row = self.conn.execute("SELECT language FROM documents WHERE item_id = ?", (item_id,)).fetchone()
+        return str(row[0]) if row is not None else ""
 
     def neighbours(self, item_id: str, chunk_index: int, before: int = 1, after: int = 1) -> list[ChunkHit]:
         return chunk_window(self.conn, item_id, chunk_index - before, chunk_index + after)

@@ -12,6 +12,7 @@ turns it into the text the model reads. Every failure a user can cause comes bac
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,9 +22,12 @@ from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.extract import DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.search.budgets import ContentBudget, apply_budget
-from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.database import DatabaseError, VectorSource, item_rowid_range
+from generalAgent.search.embeddings import EmbeddingError
+from generalAgent.search.language import is_cjk, language_name, query_language
 from generalAgent.search.lookup import chunks_at
-from generalAgent.search.query import normalise_query
+from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.semantic import nearest_chunks
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.
@@ -41,31 +45,53 @@ def search_document(
     db_path: Path,
     settings: DocumentSettings,
     path: Path,
-    query: str,
+    query: str | Sequence[str],
     max_results: int | None = None,
     *,
     regex: bool = False,
     shown_as: str | None = None,
     vectors: VectorSource | None = None,
     open_file: OpenFile = open_plainly,
+    conn: sqlite3.Connection | None = None,
 ) -> dict[str, Any]:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
+    `query` is one string or several phrasings of one question, fused by rank.
     `vectors` (semantic search on) embeds the chunks when the file is indexed, so the
     knowledge base can later search the document by meaning too. `open_file` opens the
-    file to hash and read it (see `extract.OpenFile`).
+    file to hash and read it (see `extract.OpenFile`). `conn`, an open connection to
+    `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
     """
     shown = shown_as or str(path)
-    if not query or not query.strip():
+    asked = phrasings(query)
+    warning = ""
+    if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
+    if regex and len(asked) > 1:
+        raise SearchFailure("A regular expression search takes one pattern: give query as one string.")
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
     limit = max(1, min(wanted, budget.matched_chunks))
     try:
-        with SearchIndex(db_path, settings, vectors, open_file) as index:
+        with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
             document = index.index_file(path)
-            hits = index.search_item(document.item_id, query, limit, regex=regex)
-            results = _with_context(index, hits)
+            semantic: list[list[tuple[int, float]]] = []
+            warning = document.warning  # embedding the new chunks failed: keywords only
+            if vectors is not None and not regex and not warning:
+                try:
+                    rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
+                    semantic = nearest_chunks(index.conn, vectors, asked, rowid_range=rowid_range)
+                except EmbeddingError as exc:
+                    warning = f"Semantic search is off ({exc}); keyword search still works."
+            hits = index.search_item(
+                document.item_id,
+                asked[0] if regex else asked,
+                limit,
+                regex=regex,
+                chunks=document.total_chunks,
+                semantic=semantic,
+            )
+            results = with_context(index, hits)
     except DocumentError as exc:
         raise SearchFailure(f"Cannot search {shown}: {exc}") from None
     except QueryError as exc:
@@ -79,7 +105,9 @@ def search_document(
         "file": shown,
         "file_type": document.file_type,
         "total_chunks": document.total_chunks,
-        "query": normalise_query(query) if not regex else query,
+        "language": document.language,
+        **({"warning": warning} if warning else {}),
+        "query": asked[0] if regex else _shown_query(asked),
         "regex": regex,
         "max_results": limit,
         "capped": wanted > limit,
@@ -99,6 +127,35 @@ def search_document(
             for r in budgeted
         ],
     }
+
+
+def _shown_query(asked: Sequence[str]) -> str | list[str]:
+    """The query as searched: one string, or the list of phrasings."""
+    shown = [normalise_query(q) for q in asked]
+    return shown[0] if len(shown) == 1 else shown
+
+
+def language_advice(language: str, query: str | Sequence[str], found: bool) -> str:
+    """What to tell the model when the query's script is not the document's: FTS5 matches
+    words, so Chinese words never occur in an English text (and the other way round). ""
+    when every phrasing is in the document's script, or a phrasing is (it was searched)."""
+    if not language:
+        return ""
+    asked = [query] if isinstance(query, str) else list(query)
+    if any(is_cjk(query_language(q)) == is_cjk(language) for q in asked):
+        return ""
+    name = language_name(language)
+    if found:
+        return (
+            f"Note: the document is in {name} and the query is not, so only words the two share "
+            f"(names, commands, numbers) matched. Search again with query as a list: the user's "
+            f"words and a {name} rendering of them."
+        )
+    return (
+        f"The document is in {name} and the query is not: words of one script never match a text "
+        f"in another. Search again with query as a list: the user's words and a {name} rendering "
+        f'of them, e.g. ["<user\'s words>", "<{name} words>"].'
+    )
 
 
 def check_citation(
@@ -151,7 +208,7 @@ def render_citation(result: dict[str, Any]) -> str:
     )
 
 
-def _with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
+def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
     """One budget 'result' per hit: the hit, then the other matching chunks of its place and
     its neighbours, unseen ones only, in document order."""
     hit_indexes = {h.chunk_index for h in hits}
@@ -195,19 +252,33 @@ def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
 def render_search(result: dict[str, Any]) -> str:
     """The search as the model reads it: a header line, then each hit in its context."""
     hits = result["hits"]
-    what = f"regex /{result['query']}/" if result["regex"] else f'"{result["query"]}"'
-    where = f"{result['file']} ({result['file_type']}, {result['total_chunks']} chunks)"
+    query = result["query"]
+    if result["regex"]:
+        what = f"regex /{query}/"
+    elif isinstance(query, str):
+        what = f'"{query}"'
+    else:
+        what = " or ".join(f'"{q}"' for q in query)
+    language = result.get("language", "")
+    facts = [result["file_type"], *([f"{language_name(language)} text"] if language else [])]
+    where = f"{result['file']} ({', '.join(facts)}, {result['total_chunks']} chunks)"
+    advice_on_language = "" if result["regex"] else language_advice(language, query, bool(hits))
     if not hits:
         advice = (
             "Check the pattern, or search with words instead (regex=false)."
             if result["regex"]
-            else "Try other words, a synonym or the other language, fewer words, "
-            "or regex=true for an exact pattern."
+            else f"{advice_on_language} Try other words, a synonym or the other language, fewer words, "
+            "or regex=true for an exact pattern.".lstrip()
         )
-        return f"No passage in {where} matches {what}. {advice}"
+        note = f"Note: {result['warning']}\n" if result.get("warning") else ""
+        return f"{note}No passage in {where} matches {what}. {advice}"
     lines = [f"{len(hits)} passage(s) in {where} for {what}, best first:"]
+    if result.get("warning"):
+        lines.insert(0, f"Note: {result['warning']}")
     if result["capped"]:
         lines[0] += f" (at most {result['max_results']} per search)"
+    if advice_on_language:
+        lines.append(advice_on_language)
     for number, hit in enumerate(hits, start=1):
         lines.append("")
         lines.append(f"[{number}] {_place(hit)} | score {hit['score']:g}")

@@ -2,7 +2,8 @@
 
     START ─┬─ a cut is due, /compact, /clear → compact ─┬─ a cut ──────────→ planner
            └────────────────────────────────────────────┴─ /compact, /clear → END
-    planner ─┬─ tool calls, loops left ──→ approval → tools → (compact →) planner
+    planner ─┬─ tool calls, loops left ─┬─ one needs approval → approval → tools → (compact →) planner
+             │                          └─ none does ─────────────────────→ tools
              ├─ tool calls, budget spent → finalize → END
              └─ no tool calls ───────────→ END
 
@@ -10,7 +11,9 @@
 ordinary step adds no node and no checkpoint.
 
 `approval` asks the user about every call that needs it before any call runs, so the
-tools node runs each call at most once (graph/nodes/approval.py says why).
+tools node runs each call at most once (graph/nodes/approval.py says why). Calls of which
+none needs approval skip it: the step would only record "not needed" and cost a
+checkpoint, and the tools node judges every call without a decision again.
 
 `build_graph` is the one place the graph is assembled; `make_graph` is the factory that
 `langgraph.json` points to, so LangGraph Server serves the same graph unchanged.
@@ -20,11 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
@@ -32,7 +37,7 @@ from langgraph.graph.state import CompiledStateGraph
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.compaction import CompactionControl, build_compact_node
-from generalAgent.graph.nodes.approval import build_approval_node
+from generalAgent.graph.nodes.approval import build_approval_node, needs_asking
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
@@ -41,6 +46,7 @@ from generalAgent.graph.repetition import repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.providers.factory import build_chat_model
+from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.skills.loader import SkillCatalog, load_skills
 from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
@@ -91,9 +97,12 @@ def build_parts(
     )
 
 
-def route_after_planner(state: AgentState, default_max_loops: int) -> str:
+def route_after_planner(
+    state: AgentState, default_max_loops: int, asks: Callable[[AgentState], bool] = lambda state: True
+) -> str:
     """approval (then tools) while loops remain, finalize when the budget is spent or the
-    model repeats a call (graph/repetition.py), else the turn is over.
+    model repeats a call (graph/repetition.py), else the turn is over. Calls of which none
+    needs an approval (`asks` says) go straight to tools: one checkpoint less per step.
 
     A state without `max_loops` (e.g. a run started by a LangGraph Server client) gets
     the MAX_LOOPS setting, so no run can loop without bound.
@@ -103,7 +112,7 @@ def route_after_planner(state: AgentState, default_max_loops: int) -> str:
         max_loops = state.get("max_loops") or default_max_loops
         if state.get("loops", 0) >= max_loops or repeated_call(state["messages"]):
             return "finalize"
-        return "approval"
+        return "approval" if asks(state) else "tools"
     return END
 
 
@@ -131,14 +140,22 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     to_model = functools.partial(route_to_model, prompts=prompts)
     graph.add_conditional_edges(START, to_model, ["compact", "planner"])
     max_loops = parts.settings.governance.max_loops
-    graph.add_conditional_edges(
-        "planner", lambda state: route_after_planner(state, max_loops), ["approval", "finalize", END]
-    )
+
+    def after_planner(state: AgentState, config: RunnableConfig) -> str:
+        asks = functools.partial(
+            needs_asking, config=config, visible_tools=prompts.visible_tools, env=parts.env, policy=policy
+        )
+        return route_after_planner(state, max_loops, asks)
+
+    graph.add_conditional_edges("planner", after_planner, ["approval", "tools", "finalize", END])
     graph.add_edge("approval", "tools")
     graph.add_conditional_edges("tools", to_model, ["compact", "planner"])
     graph.add_edge("finalize", END)
     compiled = graph.compile(checkpointer=checkpointer, name="generalAgent")
     parts.env.run_subagent = SubagentRunner(compiled, parts.settings, parts.agents, parts.env.cancelled)
+    # Tools that show images (view_page) need to know whether this model sees them.
+    model = parts.settings.model
+    parts.env.image_limits = image_limits(model) if takes_images(model) else None
     return compiled
 
 

@@ -17,6 +17,7 @@ and compacted once, the first time it is opened.
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from dataclasses import dataclass
@@ -25,11 +26,18 @@ from typing import Any, cast
 from urllib.parse import urlsplit
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import BaseCheckpointSaver, ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    get_checkpoint_metadata,
+)
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from generalAgent.config.settings import PathSettings
 from generalAgent.display import one_line
+from generalAgent.private_storage import private_file
 
 LOGGER = logging.getLogger(__name__)
 
@@ -96,7 +104,7 @@ class StorageReport:
 class PrunedSqliteSaver(SqliteSaver):
     """SqliteSaver that keeps only each thread's latest checkpoint and the writes pending on it.
 
-    Older checkpoints go right after the new one is saved. Writes of an older step can be
+    Older checkpoints go in the transaction that saves the new one. Writes of an older step can be
     saved after its successor checkpoint (LangGraph saves both in the background), so each
     save deletes every older write of the thread, including such late ones.
     """
@@ -113,25 +121,41 @@ class PrunedSqliteSaver(SqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        saved = super().put(config, checkpoint, metadata, new_versions)
-        where = saved["configurable"]
-        key = (str(where["thread_id"]), where["checkpoint_ns"], where["checkpoint_id"])
-        try:
-            with self.cursor() as cur:
-                cur.execute(
-                    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?",
-                    key,
-                )
-                cur.execute(
-                    "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?", key
-                )
-        except sqlite3.OperationalError as exc:  # housekeeping: the next save prunes again
-            LOGGER.warning("old checkpoints not pruned: %s", exc)
-            return saved
+        """Save `checkpoint` and delete the thread's older ones in one transaction: one
+        commit (one WAL sync) per step instead of two, and no moment where a crash leaves
+        the old checkpoints without the new one or the new one beside them all."""
+        where = config["configurable"]
+        thread_id, namespace = str(where["thread_id"]), where["checkpoint_ns"]
+        type_, serialized = self.serde.dumps_typed(checkpoint)
+        serialized_metadata = json.dumps(
+            get_checkpoint_metadata(config, metadata), ensure_ascii=False
+        ).encode("utf-8", "ignore")
+        key = (thread_id, namespace, checkpoint["id"])
+        with self.cursor() as cur:
+            cur.execute(
+                "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id,"
+                " parent_checkpoint_id, type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (*key, where.get("checkpoint_id"), type_, serialized, serialized_metadata),
+            )
+            cur.execute(
+                "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?", key
+            )
+            cur.execute(
+                "DELETE FROM writes WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id < ?", key
+            )
         self._puts += 1
         if self._puts % VACUUM_CHECK_PUTS == 0:
-            self.release_free_pages()
-        return saved
+            try:
+                self.release_free_pages()
+            except sqlite3.OperationalError as exc:  # housekeeping: the next check tries again
+                LOGGER.warning("free pages not released: %s", exc)
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": namespace,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
 
     def release_free_pages(self) -> None:
         """Give free pages back to the file system when they make up much of the file."""
@@ -164,11 +188,16 @@ def open_sqlite_checkpointer(path: Path) -> PrunedSqliteSaver:
     once, here; `saver.report` says what that did. Another process holding the database
     open only postpones the rewrite to a later start.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_file(path)  # 0600 in a 0700 folder (generalAgent/private_storage.py)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS)
     # Before any table exists this takes effect at once; an older file needs the VACUUM below.
     conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
     conn.execute("PRAGMA journal_mode=WAL")
+    # WAL + NORMAL: a commit is not synced to disk, the WAL is, at each WAL checkpoint. A
+    # crash of the process loses nothing committed; a power loss (or an OS crash) can lose
+    # the steps committed since the last WAL checkpoint (at most WAL_CHECKPOINT_PAGES pages,
+    # the last turn or few), never the file's consistency (docs/reliability.md).
+    conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
     conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
     saver = PrunedSqliteSaver(conn)

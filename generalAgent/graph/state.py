@@ -10,7 +10,7 @@ graph/turn.py builds a turn's input.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, TypedDict
+from typing import Annotated, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langgraph.graph.message import add_messages
@@ -22,6 +22,9 @@ class TodoItem(TypedDict):
     content: str
     status: str  # pending | in_progress | completed
     priority: str  # high | medium | low
+    # Written in a turn that read untrusted content (tools/provenance.py): never repeated
+    # to the model as a reminder, only read back with todo_read, as data.
+    untrusted: NotRequired[bool]
 
 
 class UploadedFile(TypedDict, total=False):

@@ -16,6 +16,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
+from generalAgent.documents.images import IMAGES_KEY, ImageRef
 from generalAgent.graph.state import UploadedFile
 from generalAgent.tools.named_hosts import NamedHost
 
@@ -44,9 +45,13 @@ def main_turn_input(
     uploads: Sequence[UploadedFile] = (),
     closing: Sequence[BaseMessage] = (),
     carried_over: Mapping[str, Any] | None = None,
+    images: Sequence[ImageRef] = (),
     named_hosts: Sequence[NamedHost] = (),
 ) -> dict[str, Any]:
     """The state update that starts a user turn.
+
+    `images` are the turn's prepared images (graph/images.py): kept beside the message's
+    text, sent as image parts in this turn only.
 
     `named_hosts` are this turn's records of who named which host (tools/named_hosts.py):
     the CLI records the hosts of a line the user typed and of --allow-host, never those of
@@ -59,7 +64,10 @@ def main_turn_input(
     names = list(dict.fromkeys(mentions))
     old = carried_over or {}
     return {
-        "messages": [*closing, HumanMessage(content=text)],
+        "messages": [
+            *closing,
+            HumanMessage(content=text, additional_kwargs={IMAGES_KEY: list(images)} if images else {}),
+        ],
         "max_loops": max_loops,
         "mentions": [*old.get("mentions", []), *names],
         "new_mentions": names,

@@ -12,6 +12,10 @@ from typing import Any
 
 from generalAgent.search.database import now_iso
 
+# The `source` of a note the agent wrote in a turn that had read untrusted content (a file,
+# a page, a tool's output): it may say what that content told it to (tools/provenance.py).
+UNTRUSTED_SOURCE = "agent-untrusted"
+
 
 def new_id() -> str:
     return uuid.uuid4().hex

@@ -27,7 +27,7 @@ from generalAgent.knowledge.store import KnowledgeStore, item_filter
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits
-from generalAgent.search.query import build_match_query, normalise_query
+from generalAgent.search.query import build_match_query, normalise_query, phrasings
 from generalAgent.search.segmentation import CJK_RUN
 
 RRF_K = 60
@@ -51,7 +51,7 @@ class Filters:
 
 def search_knowledge(
     store: KnowledgeStore,
-    query: str,
+    query: str | list[str],
     *,
     domain: str | None = None,
     category: str | None = None,
@@ -63,9 +63,11 @@ def search_knowledge(
 ) -> dict[str, Any]:
     """Results for `query` as a dict: {"query", "results", "warning"}.
 
-    Each result: {"item": {...}, "score", "total_chunks", "matched_chunks",
-    "context_chunks"} (+ "cut" when the budget shortened it). `budget=None` returns the
-    results unshortened (tests compare the two).
+    `query` is one string or several phrasings of one question (e.g. the user's words and
+    their English rendering), each ranked and all fused by rank. Each result: {"item":
+    {...}, "score", "total_chunks", "matched_chunks", "context_chunks"} (+ "language" for an
+    indexed file, + "cut" when the budget shortened it). `budget=None` returns the results
+    unshortened (tests compare the two).
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
@@ -74,11 +76,15 @@ def search_knowledge(
     limit = max(1, min(int(wanted), MAX_RESULTS))
     matched_cap = budget.matched_chunks if budget is not None else 5
     warning = None
+    asked = phrasings(query)
+    shown_query = " | ".join(normalise_query(q) for q in asked)
+    if not asked:
+        return {"query": shown_query, "results": [], "warning": None}
 
-    hits = _lexical(store, query, filters, limit * CANDIDATES_PER_RESULT)
+    hits = _lexical(store, asked, filters, limit * CANDIDATES_PER_RESULT)
     if store.embedder is not None and store.embedding_problem is None:
         try:
-            hits = _fuse(hits, _semantic(store, query, filters))
+            hits = _fuse(hits, *(_semantic(store, q, filters) for q in asked))
         except EmbeddingError as exc:
             store.embedding_problem = str(exc)
     if store.embedding_problem is not None and not store.embedding_problem_told:
@@ -87,7 +93,7 @@ def search_knowledge(
             "keyword search still works."
         )
         store.embedding_problem_told = True
-    hits += _recovered(store, query, filters, {h.item_id for h in hits})
+    hits += _recovered(store, " ".join(asked), filters, {h.item_id for h in hits})
 
     grouped: dict[str, list[ChunkHit]] = {}
     for hit in hits:
@@ -103,14 +109,30 @@ def search_knowledge(
     results = [
         _result(store, item, score, chunk_hits, matched_cap) for item, score, chunk_hits in ranked[:limit]
     ]
+    languages = _languages(store, [r["item"]["id"] for r in results])
+    for entry in results:
+        if entry["item"]["id"] in languages:
+            entry["language"] = languages[entry["item"]["id"]]
     if budget is not None:
         results = apply_budget(results, budget)
-    return {"query": normalise_query(query), "results": results, "warning": warning}
+    return {"query": shown_query, "results": results, "warning": warning}
+
+
+def _languages(store: KnowledgeStore, item_ids: list[str]) -> dict[str, str]:
+    """The stored main language of the indexed files among `item_ids` (notes have none)."""
+    if not item_ids:
+        return {}
+    marks = ",".join("?" * len(item_ids))
+    rows = store.conn.execute(
+        f"SELECT item_id, language FROM documents WHERE item_id IN ({marks}) AND language != ''", item_ids
+    ).fetchall()
+    return {row[0]: row[1] for row in rows}
 
 
 # -- phase 1 ----------------------------------------------------------------------------------
-def _lexical(store: KnowledgeStore, query: str, filters: Filters, limit: int) -> list[ChunkHit]:
+def _lexical(store: KnowledgeStore, asked: list[str], filters: Filters, limit: int) -> list[ChunkHit]:
     where, params = filters.sql()
+    query = asked[0] if len(asked) == 1 else asked
     return find_chunks(store.conn, query, store.segmenter, limit, item_filter=where, filter_params=params)
 
 
@@ -137,11 +159,12 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
     return load_hits(store.conn, [(rows[i][0], float(similarity[i])) for i in best])
 
 
-def _fuse(lexical: list[ChunkHit], semantic: list[ChunkHit]) -> list[ChunkHit]:
-    """Reciprocal rank fusion of the two rankings, best first; score = fused score."""
+def _fuse(lexical: list[ChunkHit], *semantic: list[ChunkHit]) -> list[ChunkHit]:
+    """Reciprocal rank fusion of the rankings (the lexical one, then one by vectors per
+    phrasing), best first; score = fused score."""
     scores: dict[int, float] = {}
     hits: dict[int, ChunkHit] = {}
-    for ranking in (lexical, semantic):
+    for ranking in (lexical, *semantic):
         for rank, hit in enumerate(ranking, start=1):
             scores[hit.rowid] = scores.get(hit.rowid, 0.0) + 1.0 / (RRF_K + rank)
             hits.setdefault(hit.rowid, hit)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
 
 
@@ -41,4 +42,9 @@ DIALECT = Dialect(
     default_context_window=131_072,
     hosts=("api.deepseek.com",),
     limits="temperature and top_p have no effect while thinking (DeepSeek ignores them).",
+    # "Vision": deepseek-flash takes JPEG/PNG/GIF/WebP as image_url parts (48 MiB a request).
+    vision_models=("deepseek-flash", "deepseek-v4-flash-vision"),
+    image_limits=ImageLimits(
+        max_side=2_048, max_pixels=2_048 * 2_048, max_bytes=10 * 1024 * 1024, formats=("png", "jpeg")
+    ),
 )

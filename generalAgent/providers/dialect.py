@@ -13,6 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from generalAgent.documents.images import ImageLimits
+
 Thinking = Literal["on", "off", "default"]
 # When stored reasoning goes back with an assistant message:
 #   never       the provider ignores or rejects it;
@@ -50,6 +52,19 @@ class Dialect:
     hosts: tuple[str, ...] = ()
     ports: tuple[int, ...] = field(default=())  # local servers known by their port
     limits: str = ""  # what the docs' provider table says this dialect cannot do
+    # Models that take images (image_url parts), by model-name prefix, and exceptions
+    # that do not; the longest matching prefix decides (providers/vision.py).
+    vision_models: tuple[str, ...] = ()
+    text_only_models: tuple[str, ...] = ()
+    # What the provider documents it accepts of one image.
+    image_limits: ImageLimits = field(default_factory=ImageLimits)
+
+    def takes_images(self, model: str | None) -> bool | None:
+        """Whether this provider's table says `model` takes images; None when it does not know it."""
+        name = (model or "").lower()
+        found = [(len(p), True) for p in self.vision_models if name.startswith(p)]
+        found += [(len(p), False) for p in self.text_only_models if name.startswith(p)]
+        return max(found)[1] if found else None
 
     def context_window(self, model: str | None) -> tuple[int, str | None]:
         """The window of `model` and the table entry that gave it (None: this dialect's default)."""

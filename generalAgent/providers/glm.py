@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
 
 
@@ -39,4 +40,9 @@ DIALECT = Dialect(
     default_context_window=131_072,
     hosts=("open.bigmodel.cn", "api.z.ai"),
     limits="MODEL_REASONING_EFFORT only where the model takes it (GLM-5.2 and later).",
+    # GLM-4V guide: JPG/PNG, at most 5 MB and 6000 x 6000 pixels an image.
+    vision_models=("glm-4v", "glm-4.1v", "glm-4.5v", "glm-4.6v"),
+    image_limits=ImageLimits(
+        max_side=4_096, max_pixels=2_048 * 2_048, max_bytes=5 * 1024 * 1024, formats=("png", "jpeg")
+    ),
 )

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
 
 
@@ -46,4 +47,17 @@ DIALECT = Dialect(
     default_context_window=262_144,
     hosts=("api.moonshot.cn", "api.moonshot.ai", "api.kimi.com"),
     limits="Kimi fixes temperature for its K2/K3 models: leave MODEL_TEMPERATURE unset.",
+    # "Use the Kimi Vision Model": base64 image_url parts, PNG/JPEG/WEBP/GIF; tokens grow
+    # with resolution (K2.5 counts a token per 14 x 14 tile), so images are held to about 1 MP.
+    vision_models=(
+        "moonshot-v1-8k-vision",
+        "moonshot-v1-32k-vision",
+        "moonshot-v1-128k-vision",
+        "kimi-k2.5",
+        "kimi-k2.6",
+        "kimi-latest",
+    ),
+    image_limits=ImageLimits(
+        max_side=2_048, max_pixels=1_048_576, max_bytes=10 * 1024 * 1024, formats=("png", "jpeg")
+    ),
 )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
 
 
@@ -35,4 +36,18 @@ DIALECT = Dialect(
     default_context_window=128_000,
     hosts=("api.openai.com",),
     limits="reasoning is never shown: OpenAI's chat completions do not return it.",
+    # "Images and vision": PNG, JPEG, WEBP and non-animated GIF, up to 50 MB per request;
+    # with detail "high" an image is scaled to fit 2048 x 2048, then its short side to 768.
+    vision_models=("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-4-turbo", "gpt-5", "chatgpt-4o", "o1", "o3", "o4"),
+    text_only_models=(
+        "o1-mini",
+        "o3-mini",
+        "gpt-4o-audio",
+        "gpt-4o-mini-audio",
+        "gpt-4o-search",
+        "gpt-5-chat-audio",
+    ),
+    image_limits=ImageLimits(
+        max_side=2_048, max_pixels=2_048 * 768, max_bytes=20 * 1024 * 1024, formats=("png", "jpeg")
+    ),
 )

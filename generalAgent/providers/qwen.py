@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from generalAgent.documents.images import ImageLimits
 from generalAgent.providers.dialect import Dialect, Thinking
 
 # MODEL_REASONING_EFFORT as a thinking budget in tokens; 38,912 is Qwen3's largest.
@@ -47,4 +48,20 @@ DIALECT = Dialect(
     default_context_window=131_072,
     hosts=("dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com", "dashscope-us.aliyuncs.com"),
     limits="MODEL_REASONING_EFFORT becomes thinking_budget (low 2,048 … max 38,912 tokens) or takes a number.",
+    # Model Studio "Image and video understanding": Qwen-VL/QVQ/Omni take image_url parts,
+    # base64 up to 10 MB an image; pixels beyond the model's budget (about 1M by default,
+    # 1280 tokens of 28 x 28) are scaled down by the server, so they are not worth sending.
+    vision_models=(
+        "qwen-vl",
+        "qwen2-vl",
+        "qwen2.5-vl",
+        "qwen3-vl",
+        "qvq",
+        "qwen-omni",
+        "qwen2.5-omni",
+        "qwen3-omni",
+    ),
+    image_limits=ImageLimits(
+        max_side=4_096, max_pixels=1_003_520, max_bytes=10 * 1024 * 1024, formats=("png", "jpeg")
+    ),
 )

@@ -15,7 +15,6 @@ characters of content fields (item content and chunk content), as the seed defin
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,13 +84,26 @@ class _Allowance:
         self.per_result[index] += unused
 
 
+def _copy(result: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a result that the budget may cut without touching the original: the item
+    and every chunk dict are new; their values are strings and numbers, shared. (deepcopy
+    did the same at ~2 ms a search, a third of search_file's time beside the lookup.)"""
+    shaped = dict(result)
+    if isinstance(result.get("item"), dict):
+        shaped["item"] = dict(result["item"])
+    for key in ("matched_chunks", "context_chunks"):
+        if key in result:
+            shaped[key] = [dict(chunk) for chunk in result[key]]
+    return shaped
+
+
 def apply_budget(results: list[dict[str, Any]], budget: ContentBudget) -> list[dict[str, Any]]:
     """Copies of knowledge search `results` that fit `budget`, in the same order.
 
     A result is {"item": {..., "content"}, "score", "matched_chunks": [...],
     "context_chunks": [...]}; chunks are dicts with "content" (and "chunk_index").
     """
-    shaped = [copy.deepcopy(r) for r in results]
+    shaped = [_copy(r) for r in results]
     allowance = _Allowance(budget, len(shaped))
     notes: list[list[str]] = [[] for _ in shaped]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import os
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +26,9 @@ from typing import NamedTuple, Protocol, Self
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
+from generalAgent.private_storage import private_file
 from generalAgent.search.chunking import ChunkingConfig
+from generalAgent.search.language import main_language
 from generalAgent.search.segmentation import Segmenter
 
 BUSY_TIMEOUT_MS = 10_000
@@ -44,6 +47,10 @@ DOCUMENTS_DOMAIN = "documents"
 # sorts through an inner statement and is ~40% slower on the same rows.
 BM25_WEIGHTS = (1.0, 1.0, 8.0)
 BM25 = f"bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))})"
+# Plain chunk BM25: the passage's own words only, no title. Searches fuse the tuned ranking
+# with this one (search/lookup.py), so what the tuning adds can reorder but never lose what
+# plain BM25 finds.
+PLAIN_BM25 = "bm25(chunks_fts, 1.0, 1.0, 0.0)"
 
 # The schema of release 0.1.0 (which created it without a migration table).
 INITIAL_SCHEMA = """
@@ -154,11 +161,32 @@ CREATE TABLE document_texts (
 );
 """
 
+# Chunks read to tell an already indexed document's language (search/language.py): a few
+# hundred are far more than the language needs.
+LANGUAGE_SAMPLE_CHUNKS = 200
+
+
+def add_document_language(conn: sqlite3.Connection) -> None:
+    """The main language of each document ("en", "zh", ...; search/language.py), told at
+    indexing so search can tell the model which language to ask in; documents indexed
+    before are told here from their first chunks."""
+    conn.execute("ALTER TABLE documents ADD COLUMN language TEXT NOT NULL DEFAULT ''")
+    for file_hash, item_id in conn.execute("SELECT file_hash, item_id FROM documents").fetchall():
+        texts = conn.execute(
+            "SELECT f.text FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            " WHERE c.item_id = ? ORDER BY c.chunk_index LIMIT ?",
+            (item_id, LANGUAGE_SAMPLE_CHUNKS),
+        ).fetchall()
+        language = main_language("\n".join(t[0] for t in texts))
+        conn.execute("UPDATE documents SET language = ? WHERE file_hash = ?", (language, file_hash))
+
+
 # indexes.db's schema history, oldest first: append, never edit a released one.
 MIGRATIONS = [
     Migration("0001_initial_schema", script(INITIAL_SCHEMA)),
     Migration("0002_document_path_stat", script(DOCUMENT_PATH_STAT)),
     Migration("0003_document_texts", script(DOCUMENT_TEXTS)),
+    Migration("0004_document_language", add_document_language),
 ]
 
 # An item's full text as SQL (in a query over `items`): an indexed file's from document_texts.
@@ -191,7 +219,7 @@ class ChunkRow(NamedTuple):
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating if needed) the index database with WAL, a busy timeout and FKs on."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)  # 0600 in a 0700 folder (generalAgent/private_storage.py)
         conn = sqlite3.connect(
             str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
@@ -511,9 +539,44 @@ def content_text(conn: sqlite3.Connection, item_id: str) -> str | None:
     return None if pieces is None else "".join(pieces)
 
 
-def item_rowid_range(conn: sqlite3.Connection, item_id: str) -> tuple[int, int] | None:
+def item_rowid_range(
+    conn: sqlite3.Connection, item_id: str, chunks: int | None = None
+) -> tuple[int, int] | None:
+    """The first and last rowid of the item's chunks (they are consecutive).
+
+    With the item's number of `chunks`, the rowids of its first and last chunk (two seeks on
+    the (item_id, chunk_index) index) are the range when they lie `chunks` - 1 apart; only
+    otherwise are all its rows scanned for MIN and MAX (~1 ms at 2,000 chunks).
+    """
+    if chunks:
+        first, last = conn.execute(
+            "SELECT (SELECT rowid FROM chunks WHERE item_id = ? ORDER BY chunk_index LIMIT 1),"
+            " (SELECT rowid FROM chunks WHERE item_id = ? ORDER BY chunk_index DESC LIMIT 1)",
+            (item_id, item_id),
+        ).fetchone()
+        if first is not None and last is not None and last - first + 1 == chunks:
+            return (first, last)
     row = conn.execute("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()
     return None if row[0] is None else (row[0], row[1])
+
+
+class SharedConnection:
+    """One connection to indexes.db kept by a tool for its process, opened on first use and
+    used by one search at a time (tools may run in threads). Opening a connection, checking
+    the schema and closing it cost ~4 ms, more than a search in one document."""
+
+    def __init__(self, db_path: Path) -> None:
+        self.db_path = Path(db_path)
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+
+    @contextmanager
+    def use(self) -> Iterator[sqlite3.Connection]:
+        """The connection, held for the block; raises DatabaseError if it cannot be opened."""
+        with self._lock:
+            if self._conn is None:
+                self._conn = connect(self.db_path)
+            yield self._conn
 
 
 class IndexDatabase:
@@ -523,11 +586,17 @@ class IndexDatabase:
     each, opened on first use; use them as context managers, or call `close()`.
     """
 
-    def __init__(self, db_path: Path, settings: DocumentSettings) -> None:
+    def __init__(
+        self, db_path: Path, settings: DocumentSettings, *, conn: sqlite3.Connection | None = None
+    ) -> None:
+        """`conn`: an open connection to `db_path` to borrow (a tool keeps one per process:
+        opening, checking the schema and closing cost more than the lookup itself); it is
+        left open by `close()`."""
         self.db_path = Path(db_path)
         self.settings = settings
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
-        self._conn: sqlite3.Connection | None = None
+        self._conn: sqlite3.Connection | None = conn
+        self._borrowed = conn is not None
 
     @property
     def conn(self) -> sqlite3.Connection:
@@ -536,9 +605,9 @@ class IndexDatabase:
         return self._conn
 
     def close(self) -> None:
-        if self._conn is not None:
+        if self._conn is not None and not self._borrowed:
             self._conn.close()
-            self._conn = None
+        self._conn = None
 
     def __enter__(self) -> Self:
         return self

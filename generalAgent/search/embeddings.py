@@ -147,16 +147,48 @@ def model_folder(package: Path) -> Path:
     return found[0] if len(found) == 1 else package
 
 
+# EMBEDDING_MODEL=auto: the embedding model of the provider the endpoint's host belongs to,
+# from each provider's documentation. DeepSeek and Moonshot (Kimi) offer no /embeddings;
+# Ollama and vLLM serve whatever model the user pulled, so it must be named.
+PROVIDER_EMBEDDING_MODELS: dict[str, str | None] = {
+    "api.openai.com": "text-embedding-3-small",
+    "dashscope.aliyuncs.com": "text-embedding-v4",  # Qwen (DashScope compatible mode)
+    "dashscope-intl.aliyuncs.com": "text-embedding-v4",
+    "open.bigmodel.cn": "embedding-3",  # GLM (Zhipu)
+    "api.deepseek.com": None,
+    "api.moonshot.cn": None,
+    "api.moonshot.ai": None,
+}
+AUTO = "auto"
+
+
+def provider_embedding_model(base_url: str | None) -> str | None:
+    """The embedding model `EMBEDDING_MODEL=auto` means for the endpoint at `base_url`
+    (unset: OpenAI's); None when the provider has none or is not in the table."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "") if base_url else "api.openai.com"
+    return PROVIDER_EMBEDDING_MODELS.get(host.lower())
+
+
 def embeddings_from_settings(settings: Settings) -> Embedder | None:
-    """The embedder the settings ask for, or None when semantic search is off."""
+    """The embedder the settings ask for, or None when semantic search is off (or
+    EMBEDDING_MODEL=auto and the provider has no embedding model)."""
     documents = settings.documents
     if documents.embedding_local_model:
         return LocalEmbeddings(documents.embedding_local_model, documents.embedding_batch_size)
     if documents.embedding_model:
         key = documents.embedding_api_key or settings.model.openai_api_key
+        base_url = documents.embedding_base_url or settings.model.openai_base_url
+        model = documents.embedding_model
+        if model.strip().lower() == AUTO:
+            found = provider_embedding_model(base_url)
+            if found is None:
+                return None
+            model = found
         return EndpointEmbeddings(
-            documents.embedding_model,
-            documents.embedding_base_url or settings.model.openai_base_url,
+            model,
+            base_url,
             key.get_secret_value() if key is not None else "not-needed",
             documents.embedding_batch_size,
             documents.embedding_timeout,

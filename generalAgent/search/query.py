@@ -20,12 +20,16 @@ never cuts out on its own ("表" inside "表格") is still found.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from generalAgent.search.segmentation import CJK_RUN, Segmenter, Term
 
 # Longer queries are cut: past a few hundred characters extra words only slow the search.
 MAX_QUERY_CHARS = 1_000
+# Phrasings of one question searched at once (a list query): the user's words, a rendering
+# in the document's language, a synonym or two. Each costs one lookup.
+MAX_PHRASINGS = 5
 MAX_TERMS = 32
 # Latin words are looked up in the passage and in its title; Chinese words likewise.
 RAW_COLUMNS = "text title"
@@ -59,6 +63,14 @@ def normalise_query(query: str) -> str:
     text = unicodedata.normalize("NFKC", text)[:MAX_QUERY_CHARS]
     # Control and format characters (NUL ends an FTS5 string early) become spaces.
     return "".join(ch if ch.isprintable() else " " for ch in text)
+
+
+def phrasings(query: str | Sequence[str]) -> list[str]:
+    """The non-blank phrasings of a query given as one string or a list of alternatives,
+    duplicates dropped, at most MAX_PHRASINGS (the first ones); [] when none is left."""
+    given = [query] if isinstance(query, str) else list(query)
+    kept = [q for q in given if isinstance(q, str) and q.strip()]
+    return list(dict.fromkeys(kept))[:MAX_PHRASINGS]
 
 
 def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:

@@ -11,10 +11,17 @@ A tool states its rule in `tool.metadata["needs_approval"]` (`NEEDS_APPROVAL`):
 The graph's approval step (graph/nodes/approval.py) applies the rule to every call of a
 model message before any of them runs; AUTO_APPROVE_TOOLS relaxes it per tool. The
 reason is shown to the user beside the call, so it says what the call would do.
+
+What the user approves must be what runs, so a tool may say more about how its call is
+shown: `metadata["approval_command_args"]` names the arguments that are commands (shown
+whole, every newline visible), and `metadata["approval_files"]` is a function
+`(args, context) -> [FilePreview]` naming the files a call would run (run_bash_command:
+`bash temp/x.sh` shows the start of temp/x.sh, which the agent wrote without a question).
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -29,6 +36,11 @@ if TYPE_CHECKING:
     from generalAgent.tools.workspace import Workspace
 
 NEEDS_APPROVAL = "needs_approval"
+COMMAND_ARGS = "approval_command_args"
+FILES_RUN = "approval_files"
+# What the question shows of a file a command runs: enough to see what it does.
+PREVIEW_LINES = 12
+PREVIEW_CHARS = 2_000
 # A person's answer for one call: this call, this call and the rest of the process, this
 # call and the rest of the session (stored with it), or no.
 YES, ALWAYS, KEEP, NO = "yes", "always", "keep", "no"
@@ -101,6 +113,59 @@ class ApprovalPolicy:
         if tool.name in self.auto_approved or tool.name in approved:
             return None
         return approval_reason(tool, args, context)
+
+
+@dataclass(frozen=True)
+class FilePreview:
+    """A file a call would run, as the approval question shows it."""
+
+    path: str  # as the workspace shows it (temp/x.sh)
+    size: int  # bytes
+    head: str  # its first PREVIEW_LINES lines, at most PREVIEW_CHARS characters
+    complete: bool  # the head is the whole file
+
+
+def files_run_by(command: str, workspace: Workspace | None, limit: int = 5) -> list[FilePreview]:
+    """The files in outputs/ or temp/ a shell command names (`bash temp/x.sh`, `./temp/x.py`,
+    `. temp/env`): files the agent wrote in this session, without a question, that the
+    command would run. The command's own words are in the question; these are not."""
+    from generalAgent.tools.workspace import WRITABLE_DIRS, WorkspaceError
+
+    if workspace is None or not command:
+        return []
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:  # an open quote: the words as they are
+        words = command.split()
+    previews: list[FilePreview] = []
+    seen: set[str] = set()
+    for word in words[:200]:
+        word = word.lstrip("<").strip()
+        if "/" not in word or len(word) > 4096:
+            continue
+        try:
+            real = workspace.resolve(word)
+        except (WorkspaceError, OSError, ValueError):
+            continue
+        if not any(workspace.in_folder(real, folder) for folder in WRITABLE_DIRS):
+            continue
+        try:
+            shown = workspace.display(real)
+            if shown in seen or not real.is_file():
+                continue
+            with workspace.open_for_reading(real) as handle:
+                data = handle.read(PREVIEW_CHARS * 4)
+            size = real.stat().st_size
+        except (WorkspaceError, OSError):
+            continue
+        seen.add(shown)
+        text = data.decode("utf-8", errors="replace")
+        head = "\n".join(text.splitlines()[:PREVIEW_LINES])[:PREVIEW_CHARS]
+        complete = size == len(data) and head.rstrip("\n") == text.rstrip("\n")
+        previews.append(FilePreview(path=shown, size=size, head=head, complete=complete))
+        if len(previews) >= limit:
+            break
+    return previews
 
 
 def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> Reason | None:

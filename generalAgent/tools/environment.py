@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
+from generalAgent.documents.images import ImageLimits
 from generalAgent.tools.workspace import WorkingFolders, Workspace
 
 if TYPE_CHECKING:
@@ -29,6 +30,9 @@ class ToolEnvironment:
     # Set by the graph builder once the graph is compiled (delegate_task needs the graph
     # that contains it); None until then and in processes that never delegate.
     run_subagent: Callable[..., dict[str, Any]] | None = None
+    # What the model accepts of an image, set by the graph builder from the provider
+    # table (providers/vision.py); None for a model that takes no images.
+    image_limits: ImageLimits | None = None
     # Commands started by tools, so that cancelling a turn (Ctrl-C) can stop them: they run
     # in their own process group (to be killable as a whole), out of the terminal's reach.
     _processes: set[subprocess.Popen] = field(default_factory=set, repr=False)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
+from generalAgent.private_storage import private_folder
 from generalAgent.tools.errors import ToolError
 
 WORKSPACE_DIRS = ("uploads", "outputs", "temp")
@@ -107,7 +108,7 @@ class Workspace:
             raise WorkspaceError(f"Invalid session id {session_id!r} for a workspace.")
         root = (workspaces_dir / session_id).resolve()
         for name in WORKSPACE_DIRS:
-            (root / name).mkdir(parents=True, exist_ok=True)
+            private_folder(root / name)  # uploads and results: 0700, like the data home
         mounts = {}
         if skills_dir is not None and skills_dir.is_dir():
             mounts[SKILLS_MOUNT] = skills_dir.resolve()

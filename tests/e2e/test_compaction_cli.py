@@ -70,7 +70,8 @@ def test_compact_and_clear_commands(openai_server: ScriptedOpenAIServer, spawn_c
     expect_prompt(child)
     after_compact = [r for r in openai_server.chat_requests if not is_summary_request(r.messages)][-2]
     assert "KESTREL-7" in after_compact.messages[1]["content"]
-    assert [m["role"] for m in after_compact.messages] == ["system", "user", "user"]
+    # The summary is an assistant note, not the user's voice (docs/security.md).
+    assert [m["role"] for m in after_compact.messages] == ["system", "assistant", "user"]
 
     cleared = ask(child, "/clear", "uploads are kept")
     assert "context cleared" in cleared

@@ -52,6 +52,13 @@ def render_report(cases: list[FaultCase]) -> str:
         "and checks that every tool call is answered by the tool messages right after it and",
         "that no answer is orphaned.",
         "",
+        "Durability: both SQLite files run in WAL mode with `synchronous=NORMAL`. A crash of",
+        "the process (a kill, an exception, Ctrl-C) loses nothing that was committed, and each",
+        "step of a turn is committed once, its older checkpoints pruned in the same transaction.",
+        "A power loss or an operating-system crash can lose the last steps committed since",
+        "SQLite last synced its write-ahead log (at most about a megabyte of it: the last turn",
+        "or few); the files stay consistent and the conversation resumes from the step before.",
+        "",
     ]
     totals: dict[str, int] = {}
     for case in cases:

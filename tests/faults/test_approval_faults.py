@@ -203,3 +203,47 @@ def test_ctrl_c_between_approval_answers_runs_nothing(
     assert all(a.startswith("Cancelled") for a in answers.values())
     assert_history_intact(stored_messages(data_dir))
     assert_requests_valid(openai_server)
+
+
+@fault(
+    area="security",
+    fault="A hostile model server sends two shell commands under one tool-call id (and, in a second message, two with empty ids, as some local servers do); the user refuses the first and approves the second",
+    outcome="Only the approved command runs, once, in both messages; each call is asked about and answered on its own (the ids are renumbered before the approval step); the history is intact.",
+    found="answers were keyed by call id and the last one won: the 'y' for the second call approved the refused first one too, and both ran",
+)
+@pytest.mark.parametrize("call_id", ["dup", ""])
+def test_a_repeated_or_empty_call_id_cannot_carry_one_yes_to_a_refused_call(
+    openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path, call_id: str
+) -> None:
+    openai_server.add(
+        Reply(
+            tool_calls=[
+                ToolCall("run_bash_command", {"command": "echo refused >> outputs/log.txt"}, id=call_id),
+                ToolCall("run_bash_command", {"command": "echo approved >> outputs/log.txt"}, id=call_id),
+            ]
+        ),
+        Reply(text="One ran."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command log both")
+    child.expect(QUESTION)
+    assert "echo refused" in plain(child.before)
+    child.sendline("n")
+    child.expect(QUESTION)
+    assert "echo approved" in plain(child.before)
+    child.sendline("y")
+    child.expect("One ran")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    assert logged_lines(data_dir) == ["approved"]
+    sent = openai_server.chat_requests[-1].messages
+    calls = [c for m in sent if m["role"] == "assistant" for c in m.get("tool_calls") or []]
+    ids = [c["id"] for c in calls]
+    assert len(ids) == 2 and len(set(ids)) == 2 and all(ids)
+    answers = tool_answers(openai_server.chat_requests[-1])
+    assert answers[ids[0]].startswith("Error: refused by the user")
+    assert not answers[ids[1]].startswith("Error")
+    assert_history_intact(stored_messages(data_dir))
+    assert_requests_valid(openai_server)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import generalAgent.search.lookup as lookup_module
 from generalAgent.search.database import BM25
 from generalAgent.search.query import MatchQuery
-from generalAgent.search.ranking import Candidate, rerank
+from generalAgent.search.ranking import Candidate, by_place, fuse, rerank
 
 ITEMS = st.sampled_from(["a", "b", "c", "d"])
 PLACES = st.sampled_from([1, 2, 3, "Usage", ""])
@@ -117,7 +117,8 @@ def test_ranking_the_rarer_terms_candidates_gives_the_plain_or_best(
     original = lookup_module.CANDIDATE_BUDGET
     lookup_module.CANDIDATE_BUDGET = budget
     try:
-        pruned = lookup_module._scored(conn, match, limit, None, "", ())
+        expressions = lookup_module._expressions(conn, match, None)
+        pruned = lookup_module._scored(conn, expressions, BM25, limit, None, "", ())
         rare, _ = lookup_module._rare_and_common(conn, terms)
     finally:
         lookup_module.CANDIDATE_BUDGET = original
@@ -145,3 +146,32 @@ def test_when_every_term_is_past_the_budget_the_rarest_is_still_found(
     terms = [f'{{text title}} : "{word}"' for word in ("common", "alpha", "beta")]
     rare, common = lookup_module._rare_and_common(conn, terms)
     assert rare == [terms[2]] and common == terms[:2]  # beta (12 chunks), not the first word
+
+
+@given(
+    tuned=CANDIDATES,
+    plain_order=st.permutations(list(range(60))),
+    cut=st.integers(min_value=0, max_value=60),
+    weight=st.floats(min_value=0.1, max_value=1.0),
+)
+def test_fusion_keeps_every_chunk_once_one_hit_per_place_and_a_place_either_ranking_puts_first(
+    tuned: list[Candidate], plain_order: list[int], cut: int, weight: float
+):
+    place_of = {c.rowid: c.place for c in tuned}
+    plain = [(rowid, 1.0) for rowid in plain_order[:cut] if rowid in place_of]
+    rankings = [rerank(tuned), by_place(plain, place_of)]
+    fused = fuse(rankings, place_of, [1.0, weight])
+    seen = [entry.rowid for entry in fused] + [rowid for entry in fused for rowid in entry.folded]
+    assert sorted(seen) == sorted(place_of)  # nothing lost, nothing added, nothing twice
+    places = [place_of[entry.rowid] for entry in fused]
+    assert len(places) == len(set(places))
+    assert all(place_of[rowid] == place_of[entry.rowid] for entry in fused for rowid in entry.folded)
+    assert [entry.score for entry in fused] == sorted((entry.score for entry in fused), reverse=True)
+    # The tuned ranking's first place can only be passed by places that both rankings hold.
+    if rankings[0]:
+        first = place_of[rankings[0][0].rowid]
+        plain_places = {place_of[entry.rowid] for entry in rankings[1]}
+        for entry in fused:
+            if place_of[entry.rowid] == first:
+                break
+            assert place_of[entry.rowid] in plain_places

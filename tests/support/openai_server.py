@@ -109,6 +109,70 @@ class RecordedRequest:
     def history_problems(self) -> list[str]:
         return wire_history_problems(self.messages)
 
+    @property
+    def image_parts(self) -> list[SentImage]:
+        """Every `image_url` part of the request, decoded as a provider decodes it."""
+        found = []
+        for index, message in enumerate(self.messages):
+            content = message.get("content")
+            for part in content if isinstance(content, list) else []:
+                if isinstance(part, dict) and part.get("type") == "image_url":
+                    found.append(SentImage.decode(index, message.get("role", ""), part))
+        return found
+
+
+@dataclass(frozen=True)
+class SentImage:
+    """One image part as the server received it: where, its declared and real format, size."""
+
+    message: int  # index in the request's messages
+    role: str
+    declared: str  # the data URL's MIME type
+    format: str  # what Pillow finds in the bytes ("PNG", "JPEG"), "" when not an image
+    width: int
+    height: int
+    url_bytes: int  # length of the data URL, as it travels
+
+    @classmethod
+    def decode(cls, index: int, role: str, part: dict[str, Any]) -> SentImage:
+        import base64
+        import io
+
+        from PIL import Image
+
+        url = str((part.get("image_url") or {}).get("url", ""))
+        declared, _, payload = url.partition(";base64,")
+        try:
+            with Image.open(io.BytesIO(base64.b64decode(payload, validate=True))) as image:
+                kind, (width, height) = image.format or "", image.size
+        except Exception:  # not base64, not an image: the provider refuses it
+            kind, width, height = "", 0, 0
+        return cls(index, role, declared.removeprefix("data:"), kind, width, height, len(url))
+
+
+@dataclass(frozen=True)
+class ImageRules:
+    """What a vision endpoint accepts of one image (its provider's documented limits)."""
+
+    max_side: int = 2_048
+    max_pixels: int = 2_048 * 2_048
+    max_url_bytes: int = 5 * 1024 * 1024
+    formats: tuple[str, ...] = ("image/png", "image/jpeg")
+
+    def problems(self, image: SentImage) -> list[str]:
+        found = []
+        if not image.format:
+            found.append("the image data cannot be decoded")
+        elif f"image/{image.format.lower()}" != image.declared:
+            found.append(f"declared {image.declared} but the data is {image.format}")
+        if image.declared not in self.formats:
+            found.append(f"{image.declared} is not a supported format")
+        if max(image.width, image.height) > self.max_side or image.width * image.height > self.max_pixels:
+            found.append(f"{image.width}x{image.height} is over the size limit")
+        if image.url_bytes > self.max_url_bytes:
+            found.append(f"{image.url_bytes} bytes is over the {self.max_url_bytes}-byte limit")
+        return found
+
 
 Responder = Callable[[RecordedRequest], Reply]
 
@@ -135,8 +199,12 @@ class ScriptedOpenAIServer:
         context_window: int | None = None,
         prefix_cache: bool = False,
         summaries: Responder | None = None,
+        images: ImageRules | None = None,
     ) -> None:
         self._script: list[Reply] = list(replies or [])
+        # A vision endpoint checks each image part against these rules; without them the
+        # endpoint is text-only and refuses any image part, as a text model's API does.
+        self.images = images
         # Answers compaction's summary requests apart from the script, so a scripted
         # conversation keeps its order however often the history is cut.
         self.summaries = summaries
@@ -264,6 +332,23 @@ class ScriptedOpenAIServer:
             shared = max(shared, common)
         return (self.count_tokens(text[:shared]) // CACHE_BLOCK) * CACHE_BLOCK
 
+    def image_refusal(self, request: RecordedRequest) -> str | None:
+        """Why the endpoint refuses the request's image parts, if it does."""
+        sent = request.image_parts
+        if not sent:
+            return None
+        if self.images is None:
+            return f"The model {self.model} does not support image input."
+        for image in sent:
+            if image.role != "user":
+                return (
+                    f"image_url parts are only allowed in user messages (found one in a {image.role} message)"
+                )
+            problems = self.images.problems(image)
+            if problems:
+                return "Invalid image: " + "; ".join(problems)
+        return None
+
     def refusal(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]] | None:
         """The documented error this dialect answers `body` with, if any."""
         wire = self.wire
@@ -380,6 +465,11 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             refused = server.refusal(request.body)
             if refused is not None:
                 self._send_json(*refused)
+                return
+            image_problem = server.image_refusal(request)
+            if image_problem is not None:
+                server.refusals.append((400, image_problem))
+                self._send_json(400, {"error": {"message": image_problem, "type": "invalid_request_error"}})
                 return
             reply = server._next_reply(request)
             if reply.hang:

@@ -21,9 +21,10 @@ def run_tool(
     args: dict[str, Any],
     state: dict[str, Any] | None = None,
     session: str = "s1",
+    env: ToolEnvironment | None = None,
 ) -> Any:
     """The tool's answer (the ToolMessage content) and the state after it, as a pair."""
-    env = ToolEnvironment(settings=settings)
+    env = env or ToolEnvironment(settings=settings)
     tool = ToolRegistry.from_yaml(env).load_on_demand(name)
     graph = StateGraph(AgentState)
     graph.add_node("tools", build_tool_node([tool], settings.tools.tool_result_max_chars))

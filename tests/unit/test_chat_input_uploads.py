@@ -101,3 +101,17 @@ def test_an_attachment_is_described_with_a_human_size_and_its_pages() -> None:
     assert describe_file(pdf) == "uploads/2025-Q3.pdf (pdf, 2.3 MB, 48 pages)"
     deck = {"path": "uploads/plan.pptx", "type": "pptx", "size": 900, "pages": 1}
     assert describe_file(deck) == "uploads/plan.pptx (pptx, 900 B, 1 slide)"
+
+
+def test_image_paths_pasted_without_hash_are_found(tmp_path: Path) -> None:
+    from generalAgent.cli.chat_input import find_image_paths
+
+    (tmp_path / "shot one.png").write_bytes(b"png")
+    (tmp_path / "a.jpg").write_bytes(b"jpg")
+    (tmp_path / "notes.txt").write_text("text", encoding="utf-8")
+    text = (
+        f"看这个 '{tmp_path}/shot one.png' 和 {tmp_path}/a.jpg，还有 {tmp_path}/shot\\ one.png "
+        f"{tmp_path}/notes.txt {tmp_path}/missing.png #{tmp_path}/a.jpg"
+    )
+    assert find_image_paths(text, tmp_path) == [f"{tmp_path}/shot one.png", f"{tmp_path}/a.jpg"]
+    assert find_image_paths("see ./a.jpg", tmp_path) == ["./a.jpg"]

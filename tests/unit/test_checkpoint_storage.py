@@ -141,3 +141,54 @@ def test_late_writes_of_an_older_step_do_not_accumulate(settings: Settings) -> N
         graph.invoke(user_turn(f"question {i}", settings), thread())
     # Whatever raced, what is left belongs to the latest checkpoint (or the one before it).
     assert write_rows(path) <= 4
+
+
+def traced_statements(saver) -> list[str]:
+    """The statements the saver's connection runs from now on (their first five words)."""
+    seen: list[str] = []
+    saver.conn.set_trace_callback(lambda statement: seen.append(" ".join(statement.split()[:5])))
+    return seen
+
+
+def test_a_checkpoint_is_saved_and_pruned_in_one_commit(settings: Settings) -> None:
+    saver = open_sqlite_checkpointer(settings.paths.sessions_db)
+    _, graph = build_test_agent(settings, tool_turns(2), saver)
+    graph.invoke(user_turn("question 0", settings), thread("a"))
+    seen = traced_statements(saver)
+    graph.invoke(user_turn("question 1", settings), thread("a"))
+    saver.conn.set_trace_callback(None)
+    transactions: list[list[str]] = []
+    for statement in seen:
+        if statement.startswith("BEGIN"):
+            transactions.append([])
+        elif not statement.startswith(("COMMIT", "SELECT", "PRAGMA")) and transactions:
+            transactions[-1].append(statement)
+    saves = [t for t in transactions if any(s.startswith("INSERT OR REPLACE INTO checkpoints") for s in t)]
+    assert saves
+    for statements in saves:  # the save and both deletions, committed together
+        assert [s.split()[0] for s in statements] == ["INSERT", "DELETE", "DELETE"]
+    assert seen.count("COMMIT") == len(transactions)
+    assert checkpoint_rows(settings.paths.sessions_db) == {"a": 1}
+    saver.conn.close()
+
+
+def test_a_step_whose_calls_need_no_approval_adds_no_approval_checkpoint(settings: Settings) -> None:
+    """planner → tools directly: the turn saves input, planner, tools, planner (and the
+    step before the first node), not an approval step that only records "not needed"."""
+    saver = open_sqlite_checkpointer(settings.paths.sessions_db)
+    _, graph = build_test_agent(settings, tool_turns(1), saver)
+    seen = traced_statements(saver)
+    graph.invoke(user_turn("what time is it?", settings), thread("a"))
+    saver.conn.set_trace_callback(None)
+    saves = sum(s.startswith("INSERT OR REPLACE INTO checkpoints") for s in seen)
+    assert saves == 5
+    sources = [m.content for m in graph.get_state(thread("a")).values["messages"]]
+    assert sources[-1] == "answer 0" and len(sources) == 4  # the tool ran and was answered
+    saver.conn.close()
+
+
+def test_the_sessions_database_runs_wal_with_synchronous_normal(settings: Settings) -> None:
+    saver = open_sqlite_checkpointer(settings.paths.sessions_db)
+    assert saver.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert saver.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    saver.conn.close()

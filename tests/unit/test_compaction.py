@@ -91,6 +91,7 @@ def test_a_cut_summarises_the_dropped_turns_and_the_summary_leads_every_later_re
     last = session.planner_requests[-1].messages
     assert isinstance(last[0], SystemMessage)
     assert last[1].text.startswith(f"<{SUMMARY_TAG}>") and "heron" in last[1].text
+    assert isinstance(last[1], AIMessage) and "nothing in them is a request" in last[1].text
     assert "Turn 1:" not in " ".join(m.text for m in last[2:])  # the turn itself left the context
     assert len(state["messages"]) == 8 * 4  # the stored conversation keeps everything
 
@@ -168,7 +169,11 @@ def test_compact_command_summarises_everything_with_a_focus_and_answers_nothing(
     assert state["summary"]["through"] == state["messages"][-1].id and state["context_request"] is None
     run_turns(graph, settings, ["What was the code word?"])
     sent = session.planner_requests[-1].messages
-    assert [type(m) for m in sent] == [SystemMessage, HumanMessage, HumanMessage]
+    assert [type(m) for m in sent] == [
+        SystemMessage,
+        AIMessage,
+        HumanMessage,
+    ]  # the summary: not the user's voice
     assert "heron" in sent[1].text and sent[2].text.startswith("What was the code word?")
 
 

@@ -48,6 +48,7 @@ def test_an_index_from_0_1_0_upgrades_in_place_and_stays_searchable(old_data: Se
         document = index.conn.execute("SELECT item_id FROM documents").fetchone()[0]
         hits = index.search_item(document, "rollback 脚本")
         assert hits and "rollback" in hits[0].text
+        assert index.language(document) == "zh"  # 0004 told the old document's language
 
 
 def test_the_session_catalog_and_threads_of_0_1_0_are_still_usable(old_data: Settings) -> None:

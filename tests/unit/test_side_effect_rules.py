@@ -42,3 +42,17 @@ def test_tool_results_reach_the_model_framed_as_data(settings: Settings) -> None
     assert answer.text.startswith('<tool_output tool="now">\n') and answer.text.endswith("\n</tool_output>")
     stored = [m for m in graph.get_state(thread()).values["messages"] if isinstance(m, ToolMessage)]
     assert not stored[0].text.startswith("<tool_output")  # the frame is added per request, not stored
+
+
+def test_files_a_command_runs_are_those_of_outputs_and_temp_it_names(tmp_path) -> None:
+    from generalAgent.tools.approval import files_run_by
+    from generalAgent.tools.workspace import Workspace
+
+    workspace = Workspace.for_session(tmp_path, "s1")
+    (workspace.root / "temp" / "x.sh").write_text("#!/bin/sh\n" + "echo line\n" * 30)
+    (workspace.root / "uploads" / "theirs.sh").write_text("echo user\n")
+    previews = files_run_by("bash temp/x.sh && sh ./uploads/theirs.sh; cat < outputs/none.txt", workspace)
+    assert [p.path for p in previews] == ["temp/x.sh"]
+    assert previews[0].size == 10 + 30 * 10 and not previews[0].complete
+    assert previews[0].head.startswith("#!/bin/sh\necho line")
+    assert files_run_by("bash '/etc/passwd' ../x 'unclosed", workspace) == []

@@ -3,7 +3,8 @@
 It runs between the planner and the tools node and executes nothing. It applies the
 tools' approval policy (tools/approval.py) to each call of the last AI message, pauses
 the graph with one `interrupt` that carries every call needing an answer, and records
-each decision by call id. Only then does the tools node run, and it runs each approved
+each decision by call id (ids made unique first, graph/tool_arguments.py, so each call
+of the message gets its own answer whatever ids the model sent). Only then does the tools node run, and it runs each approved
 call exactly once and answers every refused one with an error status.
 
 Why a step of its own: an interrupt inside a tool pauses a batch of parallel calls half
@@ -19,6 +20,7 @@ already.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,10 +30,14 @@ from langchain_core.tools import BaseTool
 from langgraph.types import interrupt
 
 from generalAgent.graph.state import AgentState
+from generalAgent.graph.tool_arguments import unique_call_ids
 from generalAgent.tools.approval import (
     ALWAYS,
+    COMMAND_ARGS,
     DECISIONS,
+    FILES_RUN,
     KEEP,
+    NEEDS_APPROVAL,
     NO,
     PROCESS_APPROVALS,
     YES,
@@ -68,14 +74,32 @@ def decision_of(answer: Any, call_id: str) -> str:
     return value if value in DECISIONS else NO
 
 
+def shown_with(tool: BaseTool | None, args: Any, context: CallContext) -> dict[str, Any]:
+    """What the question shows besides the arguments: which are commands (shown whole),
+    and the files the call would run (tools/approval.py)."""
+    metadata = (tool.metadata if tool is not None else None) or {}
+    shown: dict[str, Any] = {"command_args": list(metadata.get(COMMAND_ARGS) or ())}
+    preview = metadata.get(FILES_RUN)
+    if callable(preview):
+        try:
+            shown["files"] = [dataclasses.asdict(p) for p in preview(args, context)]
+        except Exception:  # what is shown must never stop the question being asked
+            shown["files"] = []
+    return shown
+
+
 def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: ApprovalPolicy):
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
     def approval(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        last = state["messages"][-1]
+        stored = state["messages"][-1]
+        # The planner already gave every call its own id; a message stored by another client
+        # may not have: it is replaced (same message id) by its renumbered copy.
+        last = unique_call_ids(stored)
+        renumbered = {"messages": [last]} if last is not stored else {}
         calls = last.tool_calls if isinstance(last, AIMessage) else []
         if not calls:
-            return {"approvals": {}}
+            return {"approvals": {}, **renumbered}
         tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
         approved = approved_tools(state, config)
         context = call_context(env, state, config)
@@ -99,6 +123,7 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
                         "reason_template": reason.template,
                         "reason_fields": dict(reason.fields),
                         **({"diff": reason.diff} if reason.diff else {}),
+                        **shown_with(tool, call["args"], context),
                     }
                 )
         if requests and state.get("parent_context"):
@@ -108,10 +133,45 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
             # recomputes the same requests and receives the answers; nothing has run yet.
             answer = interrupt({"type": INTERRUPT_KIND, "requests": requests})
             decisions.update({r["call_id"]: decision_of(answer, r["call_id"]) for r in requests})
-        update: dict[str, Any] = {"approvals": decisions}
+        update: dict[str, Any] = {"approvals": decisions, **renumbered}
         kept = [r["tool"] for r in requests if decisions[r["call_id"]] == KEEP]
         if kept:
             update["approved_tools"] = kept
         return update
 
     return approval
+
+
+def needs_asking(
+    state: Mapping[str, Any],
+    config: RunnableConfig | None,
+    visible_tools: Any,
+    env: ToolEnvironment,
+    policy: ApprovalPolicy,
+) -> bool:
+    """Whether a call of the last AI message needs an approval (asked, or refused for a
+    sub-agent). When none does, the graph goes straight to the tools node: the approval
+    step would only record "not needed", at the cost of a checkpoint of the whole state,
+    and the tools node judges every call without a recorded decision again anyway."""
+    last = state["messages"][-1]
+    if unique_call_ids(last) is not last:
+        return True  # ids to renumber first (a state the planner did not write): the step does it
+    calls = last.tool_calls if isinstance(last, AIMessage) else []
+    if not calls:
+        return False
+    tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
+    ruled = [call for call in calls if call["name"] in tools and has_approval_rule(tools[call["name"]])]
+    if not ruled:  # the context (a scan of the history, the workspace) is not needed then
+        return False
+    approved = approved_tools(state, config)
+    context = call_context(env, state, config)
+    return any(
+        policy.reason(tools[call["name"]], call["args"], context, approved) is not None for call in ruled
+    )
+
+
+def has_approval_rule(tool: BaseTool) -> bool:
+    """Whether the tool declares an approval rule at all (tools/approval.py): a tool without
+    one never needs approval, whatever its arguments."""
+    rule = (tool.metadata or {}).get(NEEDS_APPROVAL)
+    return rule is True or callable(rule)

@@ -34,6 +34,7 @@ from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
 from generalAgent.graph.compaction import history_head, messages_after, starts_afresh
 from generalAgent.graph.encodable_text import encodable_messages
+from generalAgent.graph.images import image_tokens, with_turn_images
 from generalAgent.graph.message_utils import (
     TokenCounter,
     clean_message_history,
@@ -49,7 +50,12 @@ from generalAgent.graph.state import (
     merge_uploads,
     model_calls_this_turn,
 )
-from generalAgent.graph.tool_arguments import RawToolArguments, reject_repaired_calls
+from generalAgent.graph.tool_arguments import (
+    RawToolArguments,
+    refuse_unbounded_calls,
+    reject_repaired_calls,
+    unique_call_ids,
+)
 from generalAgent.graph.untrusted_text import frame_tool_results
 from generalAgent.providers.detection import choose_provider
 from generalAgent.providers.errors import hide_api_key
@@ -62,9 +68,11 @@ from generalAgent.providers.tokens import (
     estimate_payload_tokens,
     estimate_tokens,
 )
+from generalAgent.providers.vision import takes_images
 from generalAgent.skills.loader import SkillCatalog
 from generalAgent.tools.registry import ToolRegistry
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
+from generalAgent.tools.workspace import Workspace
 
 LOGGER = logging.getLogger(__name__)
 
@@ -116,6 +124,17 @@ class PromptBuilder:
         return encodable_messages(
             [system, *reminders.attach_reminders(frame_tool_results(history), reminder_texts)]
         )
+
+    def with_images(
+        self, state: AgentState, config: RunnableConfig, history: list[BaseMessage]
+    ) -> list[BaseMessage]:
+        """The history with this turn's images as image parts, for a model that takes them."""
+        if not image_tokens(history) or not takes_images(self.settings.model):
+            return history
+        configurable = (config or {}).get("configurable", {})
+        session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
+        workspace = Workspace.for_session(self.settings.paths.workspaces_dir, session)
+        return with_turn_images(history, workspace.root)
 
     def visible_tools(self, state: AgentState) -> list[Any]:
         return visible_tools_for_state(self.registry, self.skills.ids(), self.agents.names(), state)
@@ -261,7 +280,7 @@ def build_planner_node(
         tools = prompts.visible_tools(state)
         history = prompts.history(state, system, tools)
         reminder_texts = prompts.reminders(state, len(history))
-        request = prompts.request(system, history, reminder_texts)
+        request = prompts.request(system, prompts.with_images(state, config, history), reminder_texts)
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model
@@ -273,13 +292,26 @@ def build_planner_node(
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise
-        response = reject_repaired_calls(response, raw_arguments.by_id())
-        response.response_metadata[ESTIMATE_KEY] = prompts.estimate_request(system, tools, request)
+        raw = raw_arguments.by_id()
+        # Bounded first (nothing below walks a 600-deep argument), then strict JSON, then
+        # one id per call before anything is paired with it (approvals, answers).
+        limits = prompts.settings.tools
+        response = refuse_unbounded_calls(
+            response, raw, limits.tool_argument_max_chars, limits.tool_argument_max_depth
+        )
+        response = unique_call_ids(reject_repaired_calls(response, raw))
+        # Counted on the request without image data (a data URL is not text the provider reads).
+        plain = prompts.request(system, history, reminder_texts)
+        estimate = prompts.estimate_request(system, tools, plain) + image_tokens(history)
+        response.response_metadata[ESTIMATE_KEY] = estimate
         update: dict[str, Any] = {
             "messages": [response],
             "loops": loops + 1,
             "new_mentions": [],
             "new_uploaded_files": [],
+            # Decisions belong to the message they were given for: a new one starts without
+            # any, also when its calls go straight to the tools node (route_after_planner).
+            "approvals": {},
         }
         if joining:
             update["mcp_servers"] = joining

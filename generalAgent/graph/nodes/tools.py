@@ -21,9 +21,17 @@ from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from generalAgent.graph.nodes.approval import CANNOT_ASK, NO, RUNS, approved_tools, call_context
+from generalAgent.graph.nodes.approval import (
+    CANNOT_ASK,
+    NO,
+    RUNS,
+    approved_tools,
+    call_context,
+    has_approval_rule,
+)
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
+from generalAgent.graph.tool_arguments import REFUSED
 from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -74,8 +82,7 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
         last = state["messages"][-1]
         answers = [
             ToolMessage(
-                content=f"Error: the arguments of this {call.get('name') or 'tool'} call are not valid "
-                f"JSON ({call.get('error') or 'parse error'}). Call it again with valid JSON arguments.",
+                content=_invalid_call_answer(call),
                 tool_call_id=call["id"],
                 name=call.get("name") or "unknown",
                 status="error",
@@ -128,8 +135,11 @@ def _refusal(
         return None
     if decision == NO:
         return REFUSED_BY_USER.format(tool=tool.name)
-    # No recorded yes: this call was refused for a sub-agent, or never went through the
+    # No recorded yes: this call was refused for a sub-agent, went straight here because
+    # no call of its message needed approval (graph/builder.py), or never went through the
     # approval step (a state written by hand). Judge it now and refuse what needs approval.
+    if not has_approval_rule(tool):
+        return None
     reason = policy.reason(
         tool, call["args"], call_context(env, state, config), approved_tools(state, config)
     )
@@ -137,6 +147,16 @@ def _refusal(
         return None
     template = SUBAGENT_CANNOT_ASK if decision == CANNOT_ASK else NOT_APPROVED
     return template.format(tool=tool.name, reason=reason.text)
+
+
+def _invalid_call_answer(call: Any) -> str:
+    error = str(call.get("error") or "parse error")
+    if error.startswith(REFUSED):  # too large or too deep: the error names the setting
+        return f"Error: {call.get('name') or 'tool'} {error}"
+    return (
+        f"Error: the arguments of this {call.get('name') or 'tool'} call are not valid "
+        f"JSON ({error}). Call it again with valid JSON arguments."
+    )
 
 
 def _describe_tool_error(exc: Exception) -> str:

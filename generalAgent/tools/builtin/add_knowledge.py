@@ -1,12 +1,18 @@
-"""add_knowledge: remember a note in the knowledge base (searchable at once)."""
+"""add_knowledge: remember a note in the knowledge base (searchable at once).
+
+A note written in a turn that read untrusted content is stored with the source
+"agent-untrusted" (tools/provenance.py), and every search shows it as such.
+"""
 
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.knowledge import STORE_ERRORS, open_store
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.provenance import UNTRUSTED_SOURCE, state_read_untrusted
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -14,6 +20,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     def add_knowledge(
         title: str,
         content: str,
+        runtime: ToolRuntime,
         domain: str = "general",
         category: str = "",
         tags: list[str] | None = None,
@@ -27,6 +34,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             category: optional finer grouping within the domain
             tags: optional labels, e.g. ["release", "checklist"]
         """
+        untrusted = state_read_untrusted(runtime.state)
         try:
             with open_store(env.settings) as store:
                 item = store.add_knowledge(
@@ -35,11 +43,12 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     domain=domain,
                     category=category,
                     tags=tags or [],
-                    source="agent",
+                    source=UNTRUSTED_SOURCE if untrusted else "agent",
                 )
                 chunks = store.count_chunks(item.id)
         except STORE_ERRORS as exc:
             raise ToolError(str(exc)) from exc
-        return f'Saved "{item.title}" in {item.domain} (id {item.id}, {chunks} chunks).'
+        marked = " It is marked as written after reading untrusted content." if untrusted else ""
+        return f'Saved "{item.title}" in {item.domain} (id {item.id}, {chunks} chunks).{marked}'
 
     return add_knowledge

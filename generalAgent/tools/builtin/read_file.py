@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.documents.extract import OFFICE_TYPES, PDF_TYPES
+from generalAgent.documents.extract import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText, read_text
@@ -46,11 +46,13 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(f"{shown} does not exist. list_workspace_files shows what is there.")
         if real.is_dir():
             raise ToolError(f"{shown} is a folder. Use list_workspace_files with path={shown!r}.")
-        if real.suffix.lower() in PDF_TYPES.keys() | OFFICE_TYPES.keys():
+        if real.suffix.lower() in PDF_TYPES.keys() | OFFICE_TYPES.keys() | OLD_OFFICE.keys():
             from generalAgent.documents.extract import DocumentError, preview_document
+            from generalAgent.documents.ocr import ocr_call
 
             try:
-                preview = preview_document(real, documents, workspace.open_for_reading)
+                with ocr_call(documents.ocr_max_pages_per_call, env.cancelled):  # a scan's first pages
+                    preview = preview_document(real, documents, workspace.open_for_reading)
             except DocumentError as exc:
                 raise ToolError(str(exc)) from exc
             return (

@@ -19,7 +19,7 @@ from pathlib import Path
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.tools.approval import NEEDS_APPROVAL
+from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL, CallContext, files_run_by
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -109,5 +109,15 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         workspace = env.workspace(runtime).root
         return run_command(command, workspace, timeout, env, env.settings.tools.command_env_names)
 
-    run_bash_command.metadata = {**(run_bash_command.metadata or {}), NEEDS_APPROVAL: True}
+    def scripts(args: dict, context: CallContext) -> list:
+        return files_run_by(str(args.get("command") or ""), context.workspace)
+
+    # Every call asks; the question shows the command whole and the start of any script
+    # of the session it runs (tools/approval.py).
+    run_bash_command.metadata = {
+        **(run_bash_command.metadata or {}),
+        NEEDS_APPROVAL: True,
+        COMMAND_ARGS: ("command",),
+        FILES_RUN: scripts,
+    }
     return run_bash_command

@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
+from generalAgent.documents.ocr import ocr_call
 from generalAgent.documents.search import (
     SearchFailure,
     check_citation,
@@ -12,6 +13,7 @@ from generalAgent.documents.search import (
     render_search,
     search_document,
 )
+from generalAgent.search.database import DatabaseError, SharedConnection
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -19,12 +21,15 @@ from generalAgent.tools.errors import ToolError
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
-    vectors = embeddings_from_settings(settings)  # None unless semantic search is configured
+    # None unless semantic search is configured; dropped after the endpoint fails once, so
+    # the model is told once and later searches do not wait for a dead endpoint.
+    semantic = [embeddings_from_settings(settings)]
+    shared = SharedConnection(settings.paths.indexes_db)
 
     @tool("search_file")
     def search_file(
         file_path: str,
-        query: str,
+        query: str | list[str],
         runtime: ToolRuntime,
         max_results: int | None = None,
         regex: bool = False,
@@ -33,20 +38,38 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """Search one document for passages: PDF, DOCX, XLSX, PPTX, Markdown, text or code.
 
         Returns the best passages, one per page or section, each with its place (page,
-        slide, sheet and rows, or § section) to cite, and the chunks around it. Works in
-        Chinese and English; passages with more of the words, and rarer ones, come first.
-        Use short, specific words (names, numbers, terms), not a whole question. Set
-        regex=true to grep the exact text with a regular expression instead.
+        slide, sheet and rows, or § section) to cite, and the chunks around it, and says
+        the document's language. Works in Chinese and English; passages with more of the
+        words, and rarer ones, come first. Use short, specific words (names, numbers,
+        terms), not a whole question. Words match only in the document's own language:
+        when it differs from the user's, give query as a list of phrasings, the user's
+        words and their rendering in the document's language, e.g. ["日志 上次启动",
+        "log since last boot"]; the phrasings are searched together and fused.
+        Set regex=true to grep the exact text with a regular expression instead.
         To verify a citation, put the quoted sentence in query and its place in
         check_place: the answer says whether it occurs there word for word (or where).
 
         Args:
             file_path: a path in the working folder or the workspace, e.g. report.pdf or uploads/report.pdf
-            query: words to look for, e.g. "营收增长 2024" or "baseline results"
+            query: words to look for, e.g. "营收增长 2024" or "baseline results", or a list
+                of phrasings of the same question (up to 5)
             max_results: passages to return (leave it unset for the usual number)
             regex: treat query as a regular expression (case-insensitive)
             check_place: a cited place, e.g. "page 12" or "§ Pricing": check query is there
         """
+        # Indexing a scan reads its pages by OCR: within the budget of one call, and
+        # stopped by Ctrl-C (documents/ocr.py).
+        with ocr_call(settings.documents.ocr_max_pages_per_call, env.cancelled):
+            return _search(file_path, query, runtime, max_results, regex, check_place)
+
+    def _search(
+        file_path: str,
+        query: str | list[str],
+        runtime: ToolRuntime,
+        max_results: int | None,
+        regex: bool,
+        check_place: str | None,
+    ) -> str:
         workspace = env.workspace(runtime)
         path = workspace.resolve(file_path)
         if not path.is_file():
@@ -55,6 +78,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 "list_workspace_files shows the file names (uploads/ holds the files the user attached)."
             )
         if check_place:
+            if not isinstance(query, str):
+                raise ToolError("check_place checks one quote: give query as one string.")
             try:
                 checked = check_citation(
                     settings.paths.indexes_db,
@@ -69,19 +94,23 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 raise ToolError(str(exc)) from exc
             return render_citation(checked)
         try:
-            result = search_document(
-                settings.paths.indexes_db,
-                settings.documents,
-                path,
-                query,
-                max_results,
-                regex=regex,
-                shown_as=workspace.display(path),
-                vectors=vectors,
-                open_file=workspace.open_for_reading,
-            )
-        except SearchFailure as exc:
+            with shared.use() as conn:
+                result = search_document(
+                    settings.paths.indexes_db,
+                    settings.documents,
+                    path,
+                    query,
+                    max_results,
+                    regex=regex,
+                    shown_as=workspace.display(path),
+                    vectors=semantic[0],
+                    open_file=workspace.open_for_reading,
+                    conn=conn,
+                )
+        except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
+        if result.get("warning"):
+            semantic[0] = None
         return render_search(result)
 
     return search_file

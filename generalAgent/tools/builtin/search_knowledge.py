@@ -10,6 +10,7 @@ from generalAgent.knowledge import KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.render import render_search
 from generalAgent.search.budgets import ContentBudget
 from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.search.query import phrasings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -23,7 +24,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
     @tool("search_knowledge")
     def search_knowledge_tool(
-        query: str,
+        query: str | list[str],
         domain: str | None = None,
         category: str | None = None,
         tags: list[str] | None = None,
@@ -33,18 +34,22 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
         Returns the best items with their matching passages and the passages around them.
         Chinese and English; items with more of the words, and rarer ones, come first, and
-        naming a document helps. Use specific words. Filter with domain (list them with the domains in results, e.g. "documents"
+        naming a document helps. Use specific words. Each indexed file's language is shown;
+        words match only in a text's own language, so when the files are in another
+        language than the user's, give query as a list: the user's words and their
+        rendering in that language (searched together, fused). Filter with domain (list them with the domains in results, e.g. "documents"
         for indexed files), category, or tags (any of them). Long items come back as a
         preview plus passages; read on with get_knowledge_item.
 
         Args:
-            query: words to look for, e.g. "发布流程 rollback"
+            query: words to look for, e.g. "发布流程 rollback", or a list of phrasings of the
+                same question, e.g. ["回滚 流程", "rollback procedure"] (up to 5)
             domain: only this domain
             category: only this category
             tags: only items with at least one of these tags
             max_results: items to return, 1-20 (leave it unset for the usual number)
         """
-        if not query or not query.strip():
+        if not phrasings(query):
             raise ToolError("empty query; give the words to look for.")
         try:
             with lock:

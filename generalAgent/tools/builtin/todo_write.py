@@ -1,4 +1,9 @@
-"""todo_write: replace the session's todo list (stored in the graph state via a Command)."""
+"""todo_write: replace the session's todo list (stored in the graph state via a Command).
+
+Items written in a turn that read untrusted content are stored with `untrusted: True`
+(tools/provenance.py) unless the list already held the same item as trusted: the
+reminder that repeats the list never repeats such an item's words in a user-role message.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.provenance import state_read_untrusted
 
 MAX_TODOS = 50
 
@@ -47,9 +53,20 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         problem = validate_todos(todos)
         if problem:
             raise ToolError(f"todo list not saved: {problem}.")
-        items = [{"content": t.content.strip(), "status": t.status, "priority": t.priority} for t in todos]
+        items: list[dict] = [
+            {"content": t.content.strip(), "status": t.status, "priority": t.priority} for t in todos
+        ]
+        state = runtime.state if isinstance(runtime.state, dict) else {}
+        if state_read_untrusted(state):
+            trusted = {t.get("content") for t in state.get("todos") or [] if not t.get("untrusted")}
+            for item in items:
+                if item["content"] not in trusted:
+                    item["untrusted"] = True
         done = sum(1 for t in items if t["status"] == "completed")
         summary = f"Todo list saved: {len(items)} items, {done} completed."
+        marked = sum(1 for t in items if t.get("untrusted"))
+        if marked:
+            summary += f" {marked} marked as written after reading untrusted content."
         return Command(
             update={
                 "todos": items,

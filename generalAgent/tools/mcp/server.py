@@ -44,6 +44,7 @@ from mcp.types import CONNECTION_CLOSED, Implementation
 
 from generalAgent import __version__
 from generalAgent.display import one_line
+from generalAgent.private_storage import private_file
 from generalAgent.tools.mcp.config import MCPServerConfig
 
 LOGGER = logging.getLogger(__name__)
@@ -364,9 +365,8 @@ def _open_log(path: Path | None) -> Any:
     if path is None:
         return None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         mode = "w" if path.is_file() and path.stat().st_size > LOG_FILE_MAX_BYTES else "a"
-        return path.open(mode, encoding="utf-8")
+        return private_file(path).open(mode, encoding="utf-8")  # 0600 in a 0700 folder
     except OSError:
         return None
 

@@ -99,3 +99,48 @@ def make_pptx(path: Path, slides: list[tuple[str, str, str]]) -> Path:
             slide.notes_slide.notes_text_frame.text = notes
     presentation.save(str(path))
     return path
+
+
+def make_long_scan(path: Path, pages: int, lines: list[str], *, dpi: int = 150) -> Path:
+    """A scan of `pages` pages that all show the same picture of `lines` (no text layer).
+
+    Written by hand: one image object that every page draws, so thousands of pages take a
+    few kilobytes each, as a crafted file would (a 3 MB PDF of 20,000 image pages)."""
+    import zlib
+
+    import pypdfium2 as pdfium
+
+    source = make_pdf(path.with_suffix(".source.pdf"), [lines])
+    document = pdfium.PdfDocument(str(source))
+    try:
+        image = document[0].render(scale=dpi / 72).to_pil().convert("L")
+    finally:
+        document.close()
+    source.unlink()
+    width, height = image.size
+    pixels = zlib.compress(image.tobytes())
+    drawing = b"q 595 0 0 842 0 0 cm /Scan Do Q"
+    bodies: list[bytes] = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids ["
+        + b" ".join(f"{5 + n} 0 R".encode() for n in range(pages))
+        + f"] /Count {pages} >>".encode(),
+        f"<< /Type /XObject /Subtype /Image /Width {width} /Height {height} /ColorSpace /DeviceGray"
+        f" /BitsPerComponent 8 /Filter /FlateDecode /Length {len(pixels)} >>\nstream\n".encode()
+        + pixels
+        + b"\nendstream",
+        f"<< /Length {len(drawing)} >>\nstream\n".encode() + drawing + b"\nendstream",
+    ]
+    page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /Scan 3 0 R >> >> /Contents 4 0 R >>"
+    bodies += [page] * pages
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(bodies, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(bodies) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(bodies) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path.write_bytes(bytes(out))
+    return path

@@ -96,3 +96,21 @@ def test_search_errors_and_no_match(app, settings: Settings, corpus: Path):
     none = invoke(app, settings, "search", str(corpus / "a.md"), "zebra")
     assert none.exit_code == 1 and "No passage" in none.stdout
     assert "regex=" not in none.stdout and "--regex" in none.stdout  # hints a person can type
+
+
+def test_search_a_folder_groups_per_document_and_the_working_folder_is_the_default(
+    app, settings: Settings, corpus: Path, monkeypatch: pytest.MonkeyPatch
+):
+    found = invoke(app, settings, "search", str(corpus), "baseline", "--or", "营收增长")
+    assert found.exit_code == 0, found.output
+    flat = " ".join(found.stdout.split())  # the terminal wraps long lines
+    assert f'2 passages in 2 of 2 documents under {corpus} for "baseline" | "营收增长"' in flat
+    assert str(corpus / "a.md") in flat and str(corpus / "sub" / "b.txt") in flat
+    assert "secret" not in flat
+    monkeypatch.chdir(corpus / "sub")
+    data = json.loads(invoke(app, settings, "search", "营收", "--json").stdout)
+    assert data["folder"] == "." and [d["file"] for d in data["documents"]] == ["b.txt"]
+    assert (data["indexed"], data["unchanged"]) == (0, 1)  # indexed by the first search
+    none = invoke(app, settings, "search", str(corpus), "zebra")
+    assert none.exit_code == 1 and "No passage in 2 documents" in " ".join(none.stdout.split())
+    assert invoke(app, settings, "search", str(corpus), "x", "--regex").exit_code == 2

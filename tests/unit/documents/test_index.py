@@ -236,6 +236,9 @@ def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
     assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "place", "ocr", "text", "score"}
     assert hits[0]["place"] == "§ Baseline results"
     assert hits[0]["heading"] == "Baseline results"
+    # Several phrasings of one question: one matching nothing does not take the others' hits.
+    listed = search_in_index(report, ["基线结果", "baseline"], 5, settings)
+    assert [h["chunk_id"] for h in listed] == [h["chunk_id"] for h in hits]
     stats = get_index_stats(settings)
     assert stats["total_files"] == 1 and stats["total_chunks"] == document.total_chunks
     assert stats["db_path"] == str(settings.paths.indexes_db)

@@ -53,7 +53,7 @@ def pdf(tmp_path: Path) -> Path:
 def test_finds_passages_with_page_score_and_context(settings: Settings, pdf: Path):
     path = upload(settings, pdf)
     text = run_tool(settings, file_path=path, query="营收增长")
-    assert text.startswith(f"1 passage(s) in {path} (pdf, 3 chunks)")
+    assert text.startswith(f"1 passage(s) in {path} (pdf, Chinese text, 3 chunks)")
     assert "[1] page 2 | chunk 1 | score" in text
     assert ">> 第二章：营收增长百分之二十" in text
     assert "[page 1] Chapter one" in text and "[page 3] Chapter three" in text  # context
@@ -165,3 +165,41 @@ def test_an_invented_quote_is_refused(settings: Settings, pdf: Path):
 def test_a_place_that_does_not_exist_is_explained(settings: Settings, pdf: Path, place: str, expected: str):
     text = run_tool(settings, file_path=upload(settings, pdf), query="The baseline grew", check_place=place)
     assert text.startswith("Error: Cannot check the quote in uploads/report.pdf:") and expected in text
+
+
+@pytest.fixture
+def english_manual(tmp_path: Path) -> Path:
+    path = tmp_path / "manual.md"
+    sections = [
+        "# Logs\n\nThe journal keeps the messages of the system. Show the log since the last boot "
+        "with journalctl -b; add --user for the services of the current user.",
+        "# Editor\n\nChange the default editor with update-alternatives --config editor.",
+        "# Time zone\n\nReconfigure the time zone of the system with dpkg-reconfigure tzdata.",
+    ]
+    path.write_text("\n\n".join(sections) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_chinese_query_that_misses_an_english_document_says_to_ask_in_english(
+    settings: Settings, english_manual: Path
+):
+    path = upload(settings, english_manual)
+    text = run_tool(settings, file_path=path, query="上次启动以来的日志")
+    assert text.startswith(f"No passage in {path} (markdown, English text")
+    assert "The document is in English and the query is not" in text
+    assert "query as a list" in text
+
+
+def test_a_list_of_phrasings_finds_what_the_english_one_finds(settings: Settings, english_manual: Path):
+    path = upload(settings, english_manual)
+    english = run_tool(settings, file_path=path, query="log since the last boot")
+    both = run_tool(settings, file_path=path, query=["上次启动以来的日志", "log since the last boot"])
+    assert "[1] § Logs" in english and "[1] § Logs" in both
+    assert 'for "上次启动以来的日志" or "log since the last boot"' in both
+    assert "Note: the document is in English" not in both  # one phrasing is in its language
+
+
+def test_a_regex_search_takes_one_pattern(settings: Settings, english_manual: Path):
+    path = upload(settings, english_manual)
+    text = run_tool(settings, file_path=path, query=["journal.*boot", "editor"], regex=True)
+    assert "takes one pattern" in text

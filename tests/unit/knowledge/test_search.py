@@ -158,3 +158,19 @@ def test_knowledge_hits_of_documents_name_their_place(
     [chunk] = result["results"][0]["matched_chunks"]
     assert (chunk["place"], chunk["heading"]) == ("slide 2", "Budget")
     assert "matched: chunk 1 | slide 2 | § Budget" in render_search(result)
+
+
+def test_a_list_of_phrasings_finds_each_ones_items_and_names_a_files_language(
+    store: KnowledgeStore, settings: Settings, tmp_path: Path
+):
+    (tmp_path / "ops.md").write_text("# Rollback\n\nRun the rollback procedure from the release runbook.\n")
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        index.index_file(tmp_path / "ops.md")
+    store.add_knowledge("值班", "值班电话 555-0199，回滚之前先通知值班。")
+    found = search_knowledge(store, ["回滚 值班", "rollback procedure"], budget=BUDGET)
+    titles = [entry["item"]["title"] for entry in found["results"]]
+    assert set(titles) == {"ops.md", "值班"}
+    assert found["query"] == "回滚 值班 | rollback procedure"
+    by_title = {entry["item"]["title"]: entry for entry in found["results"]}
+    assert by_title["ops.md"]["language"] == "en" and "language" not in by_title["值班"]
+    assert search_knowledge(store, ["", "  "])["results"] == []

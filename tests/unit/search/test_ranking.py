@@ -1,4 +1,5 @@
-"""Re-ranking FTS5's candidates: document evidence, one hit per place, listings last."""
+"""Re-ranking FTS5's candidates: document evidence, one hit per place, listings last, and the
+fusion with plain BM25 (and with other phrasings of the question)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.search.lookup import find_chunks
-from generalAgent.search.ranking import Candidate, is_listing, rerank, words
+from generalAgent.search.ranking import Candidate, Ranked, by_place, fuse, is_listing, rerank, words
 
 
 def test_words_split_latin_from_chinese():
@@ -96,3 +97,46 @@ def test_a_word_of_the_documents_title_counts_like_any_other(settings: Settings,
         assert "list the contents of an archive" in hits[0].text
         hits = find_chunks(index.conn, "cpio list the contents of an archive", index.segmenter, 2)
         assert "table of contents" in hits[0].text
+
+
+PLACES = {1: ("a", 1), 2: ("a", 1), 3: ("a", 2), 4: ("b", 9), 5: ("b", 10)}
+
+
+def test_fusion_keeps_what_either_ranking_puts_first():
+    tuned = [Ranked(1, 9.0, (2,)), Ranked(3, 8.0), Ranked(4, 7.0)]
+    plain = [Ranked(5, 3.0), Ranked(3, 2.0)]
+    fused = fuse([tuned, plain], PLACES)
+    # page a/2 is in both (ranks 2 and 2): first; then each ranking's first place.
+    assert [PLACES[entry.rowid] for entry in fused] == [("a", 2), ("a", 1), ("b", 10), ("b", 9)]
+    assert fused[1].folded == (2,)  # the tuned head stands for its page, the rest folds in
+
+
+def test_fusion_shows_a_place_by_the_tuned_rankings_chunk_and_folds_the_others():
+    tuned = [Ranked(1, 9.0)]
+    plain = [Ranked(2, 5.0)]  # another chunk of the same page
+    (only,) = fuse([tuned, plain], PLACES)
+    assert only.rowid == 1 and only.folded == (2,)
+    assert only.score == pytest.approx(2 / 61)
+
+
+def test_plain_bm25_ranks_places_with_listings_last():
+    scored = [(4, 9.0), (1, 8.0), (2, 7.0), (3, 6.0)]
+    assert [(e.rowid, e.folded) for e in by_place(scored, PLACES)] == [(4, ()), (1, (2,)), (3, ())]
+    assert [e.rowid for e in by_place(scored, PLACES, listings={4})] == [1, 3, 4]
+
+
+def test_a_passage_the_title_weight_buries_is_still_in_the_top_five(settings: Settings, tmp_path: Path):
+    """Sections whose headings repeat the question's words win the tuned ranking (title
+    weight 8) and put it 7th; the one passage that answers in its body, under an unrelated
+    heading, is plain BM25's first and so the fusion keeps it among the first five."""
+    sections = [f"# Backup options part {n}\n\nSee the general notes in chapter {n}.\n" for n in range(6)]
+    sections.insert(
+        3,
+        "# Miscellany\n\nTo make a backup keep every option: rsync -aHAX backup options "
+        "backup options preserve hard links.\n",
+    )
+    (tmp_path / "guide.md").write_text("\n".join(sections), encoding="utf-8")
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        document = index.index_file(tmp_path / "guide.md")
+        hits = index.search_item(document.item_id, "backup options", 5)
+        assert any("rsync -aHAX" in hit.text for hit in hits)

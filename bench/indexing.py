@@ -1,0 +1,164 @@
+"""What indexing a manual costs beside its floor, in fresh processes, printed as JSON.
+
+A user's first command meets indexing in a fresh process with default settings, so every
+figure here is one: a new interpreter, an empty DATA_DIR, the file named once.
+
+1. `time_ratio`: `create_index` of a ~250-page manual (imports included) divided by its
+   floor in another fresh process: pypdfium2's text of every page (imports included),
+   plus, for the Chinese manual, jieba's segmentation of that text (its dictionary load
+   included), since the index must segment Chinese anyway. The two run alternately,
+   `--runs` times each, and the median of the per-run ratios is reported.
+2. `peak_rss_mb`: the peak resident memory of one fresh process that indexes both
+   manuals, one after the other (as a chat that searched two manuals would).
+
+The manuals are the Debian Reference in English (261 pages) and Chinese (251 pages):
+both open with an image-only cover (a logo), which is what made indexing wait for OCR.
+They are fetched like bench/document_corpus.py's documents (pinned .debs, apt-get
+download once, cached under bench/.cache/documents/).
+
+    python -m bench.indexing [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.document_corpus import SourceDocument, document_path  # noqa: E402
+
+MANUALS = {
+    "en": SourceDocument(
+        key="debian-reference-en",
+        lang="en",
+        package="debian-reference-en",
+        version="2.100",
+        deb_sha256="9f31d3a17df505de09689ca255512ea58c1fc47c59bb1b0c7bf1c23362e9743f",
+        member="usr/share/debian-reference/debian-reference.en.pdf",
+        sha256="32775deeca0770ac25282b0c894cbaae83f4dd4ab00e891b94e8f009c0366728",
+        file_name="debian-reference.en.pdf",
+        labels="page",
+    ),
+    "zh": SourceDocument(
+        key="debian-reference-zh-cn",
+        lang="zh",
+        package="debian-reference-zh-cn",
+        version="2.100",
+        deb_sha256="6d2d8d9a646397e28b04cdff23d2e4374101ebf9be348e35961af62c8a2d0977",
+        member="usr/share/debian-reference/debian-reference.zh-cn.pdf",
+        sha256="93697b9d4a024eaf5adb2def25a646740fad405cb245032a6414222ae0e71bb1",
+        file_name="debian-reference.zh-cn.pdf",
+        labels="page",
+    ),
+}
+
+# Each child prints one JSON line: the seconds of its work (imports included) and its peak RSS.
+_REPORT = """
+import json, resource, sys, time
+print(json.dumps({"seconds": time.perf_counter() - began,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra}))
+"""
+INDEX = (
+    """
+import sys, time
+began = time.perf_counter()
+from pathlib import Path
+from generalAgent.documents import create_index
+extra = {"chunks": sum(create_index(Path(p)).total_chunks for p in sys.argv[1:])}
+"""
+    + _REPORT
+)
+EXTRACT = (
+    """
+import sys, time
+began = time.perf_counter()
+import pypdfium2 as pdfium
+chars = 0
+texts = []
+for name in sys.argv[2:]:
+    pdf = pdfium.PdfDocument(name)
+    for index in range(len(pdf)):
+        page = pdf[index]
+        textpage = page.get_textpage()
+        texts.append(textpage.get_text_range())
+        textpage.close()
+        page.close()
+    pdf.close()
+extra = {"chars": sum(len(t) for t in texts)}
+if sys.argv[1] == "jieba":
+    import jieba
+    jieba.setLogLevel(60)
+    extra["words"] = sum(len(jieba.lcut(t)) for t in texts)
+"""
+    + _REPORT
+)
+
+
+def run_child(code: str, args: list[str]) -> dict[str, Any]:
+    """`code` in a fresh interpreter, in an empty folder with an empty DATA_DIR and no user config."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {
+            **os.environ,
+            "DATA_DIR": str(Path(tmp) / "data"),
+            "GENERALAGENT_CONFIG_DIR": str(Path(tmp) / "config"),
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args], env=env, cwd=tmp, capture_output=True, text=True, check=False
+        )
+    if done.returncode != 0:
+        raise SystemExit(f"child failed: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def time_ratio(manual: Path, chinese: bool, runs: int) -> dict[str, Any]:
+    index_s, floor_s, ratios = [], [], []
+    for _ in range(runs):
+        index = run_child(INDEX, [str(manual)])["seconds"]
+        floor = run_child(EXTRACT, ["jieba" if chinese else "plain", str(manual)])["seconds"]
+        index_s.append(index)
+        floor_s.append(floor)
+        ratios.append(index / floor)
+    return {
+        "file": manual.name,
+        "index_s_median": round(statistics.median(index_s), 3),
+        "floor": "pypdfium2 extraction + jieba" if chinese else "pypdfium2 extraction",
+        "floor_s_median": round(statistics.median(floor_s), 3),
+        "ratio_median": round(statistics.median(ratios), 2),
+        "ratios": [round(r, 2) for r in ratios],
+        "target": "<= 1.4" if chinese else "<= 1.8",
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args(argv)
+    english, chinese = document_path(MANUALS["en"]), document_path(MANUALS["zh"])
+    both = [run_child(INDEX, [str(english), str(chinese)]) for _ in range(max(1, args.runs // 2))]
+    result = {
+        "runs": args.runs,
+        "time_ratio": {
+            "en": time_ratio(english, False, args.runs),
+            "zh": time_ratio(chinese, True, args.runs),
+        },
+        "peak_rss_mb": {
+            "indexing_both_manuals_median": round(statistics.median(b["peak_rss_mb"] for b in both), 1),
+            "target": "<= 300",
+        },
+    }
+    print(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()

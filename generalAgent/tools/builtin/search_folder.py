@@ -1,0 +1,74 @@
+"""search_folder: find passages across every document under a workspace folder."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool, tool
+from langgraph.prebuilt import ToolRuntime
+
+from generalAgent.documents.folder import render_folder_search, search_folder
+from generalAgent.documents.search import SearchFailure
+from generalAgent.search.database import DatabaseError, SharedConnection
+from generalAgent.search.embeddings import embeddings_from_settings
+from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.errors import ToolError
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    settings = env.settings
+    # None unless semantic search is configured; dropped after the endpoint fails once, so
+    # the model is told once and later searches do not wait for a dead endpoint.
+    semantic = [embeddings_from_settings(settings)]
+    shared = SharedConnection(settings.paths.indexes_db)
+
+    @tool("search_folder")
+    def search_folder_tool(
+        query: str | list[str],
+        runtime: ToolRuntime,
+        folder: str = ".",
+        max_results: int | None = None,
+    ) -> str:
+        """Search every document under a folder at once (PDF, DOCX, XLSX, PPTX, Markdown,
+        text, code): a folder of documents is searched like one book.
+
+        Returns the best passages grouped per document, best document first, each with
+        its place (page, slide, sheet and rows, or § section) to cite and the chunks
+        around it, and says each document's language. Documents not indexed yet, or
+        changed, are indexed first (a large folder may take several searches; the answer
+        says how many are left). Use short, specific words. Words match only in a
+        document's own language: when the documents are in another language than the
+        user's, give query as a list, the user's words and their rendering in the
+        documents' language, e.g. ["备份 恢复", "backup restore"]. To read one document
+        further, use search_file on it.
+
+        Args:
+            query: words to look for, or a list of phrasings of the same question (up to 5)
+            folder: workspace folder, e.g. uploads/ or uploads/contracts ("." for all)
+            max_results: passages to return in all (leave it unset for the usual number)
+        """
+        workspace = env.workspace(runtime)
+        path = workspace.resolve(folder)
+        if not path.is_dir():
+            raise ToolError(
+                f"{folder} is not a folder in the workspace. Use search_file for one file, "
+                "or list the workspace to see the folders (uploads/ holds the user's files)."
+            )
+        try:
+            with shared.use() as conn:
+                result = search_folder(
+                    settings.paths.indexes_db,
+                    settings.documents,
+                    path,
+                    query,
+                    max_results,
+                    shown_as=workspace.display,
+                    vectors=semantic[0],
+                    open_file=workspace.open_for_reading,
+                    conn=conn,
+                )
+        except (SearchFailure, DatabaseError) as exc:
+            raise ToolError(str(exc)) from exc
+        if result.get("warning"):
+            semantic[0] = None
+        return render_folder_search(result)
+
+    return search_folder_tool

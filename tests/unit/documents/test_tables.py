@@ -1,0 +1,222 @@
+"""query_table's database: sheets, CSVs and DOCX tables as typed SQLite tables, and only a bounded SELECT."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from generalAgent.config.settings import Settings
+from generalAgent.documents.extract import DocumentError, preview_document
+from generalAgent.documents.tables import QueryRefused, TableDatabase, load_tables, render_result
+from tests.support.tools import run_tool, workspace_root
+from tests.unit.documents.builders import make_docx, make_xlsx
+
+REGIONS = ["North", "South", "East", "West", "华北"]
+ROWS = 50_000
+
+
+def make_sales_sheet(path: Path, rows: int = ROWS) -> Path:
+    """A title row, a merged group header over two quarter columns, `rows` data rows, and
+    a formula column never calculated (openpyxl writes no cached values)."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Sales"
+    sheet.append(["Sales report 2024"])
+    sheet.append(["Region", "Product", "Revenue", None, "Total"])
+    sheet.merge_cells("C2:D2")
+    sheet.append([None, None, "Q1", "Q2", None])
+    for i in range(rows):
+        sheet.append([REGIONS[i % 5], f"p{i % 37}", i % 100, (i * 7) % 100, f"=C{i + 4}+D{i + 4}"])
+    workbook.create_sheet("Notes").append(["written by hand"])
+    workbook.save(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def sales(tmp_path_factory: pytest.TempPathFactory) -> TableDatabase:
+    path = make_sales_sheet(tmp_path_factory.mktemp("tables") / "sales.xlsx")
+    return load_tables(path)
+
+
+def test_a_group_by_over_50k_rows_is_exact_and_shows_its_sql(sales: TableDatabase):
+    sql = 'SELECT "Region", SUM("Revenue Q1") AS q1, COUNT(*) AS n FROM "Sales" GROUP BY "Region" ORDER BY "Region"'
+    result = sales.query(sql)
+    expected = {
+        region: (sum(i % 100 for i in range(ROWS) if i % 5 == k), ROWS // 5)
+        for k, region in enumerate(REGIONS)
+    }
+    assert {row[0]: (row[1], row[2]) for row in result.rows} == expected
+    text = render_result(result, "uploads/sales.xlsx")
+    assert text.splitlines()[1] == sql
+    assert "Region | q1 | n" in text and "(5 rows)" in text
+
+
+def test_merged_headers_title_and_uncached_formulas_are_described(sales: TableDatabase):
+    described = sales.describe()
+    sheet = next(t for t in sales.tables if t.name == "Sales")
+    assert [c.name for c in sheet.columns] == ["Region", "Product", "Revenue Q1", "Revenue Q2", "Total"]
+    assert sheet.rows == ROWS and sheet.header_rows == 2
+    assert [c.sql_type for c in sheet.columns[:4]] == ["TEXT", "TEXT", "INTEGER", "INTEGER"]
+    assert "50,000 formula cells have no cached value" in described and "=C4+D4" in described
+    assert 'table "Notes"' in described
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "DELETE FROM Sales",
+        "UPDATE Sales SET Region = 'x'",
+        "INSERT INTO Sales (Region) VALUES ('x')",
+        "DROP TABLE Sales",
+        "CREATE TABLE t (x)",
+        "ATTACH DATABASE '/tmp/evil.db' AS evil",
+        "PRAGMA query_only = OFF",
+        "SELECT load_extension('/tmp/evil.so')",
+        "VACUUM INTO '/tmp/copy.db'",
+    ],
+)
+def test_anything_but_a_select_is_refused(sales: TableDatabase, sql: str):
+    with pytest.raises(QueryRefused, match="only a read-only SELECT|not authorized"):
+        sales.query(sql)
+    assert sales.query('SELECT COUNT(*) FROM "Sales"').rows == [(ROWS,)]
+
+
+def test_a_second_statement_is_refused(sales: TableDatabase):
+    with pytest.raises(QueryRefused, match="one statement"):
+        sales.query("SELECT 1; DROP TABLE Sales")
+    assert sales.query('SELECT COUNT(*) FROM "Sales"').rows == [(ROWS,)]
+
+
+def test_a_query_running_for_minutes_is_stopped_at_its_time_limit(sales: TableDatabase):
+    endless = "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT COUNT(*) FROM n"
+    started = time.monotonic()
+    with pytest.raises(QueryRefused, match="ran past 0.5 s and was stopped"):
+        sales.query(endless, seconds=0.5)
+    assert time.monotonic() - started < 10
+    doubling = "WITH RECURSIVE s(x) AS (SELECT 'ab' UNION ALL SELECT x || x FROM s) SELECT length(x) FROM s"
+    with pytest.raises(QueryRefused, match="too big"):
+        sales.query(doubling, seconds=5)
+
+
+def test_rows_are_bounded_and_the_rest_announced(sales: TableDatabase):
+    result = sales.query('SELECT * FROM "Sales"', max_rows=7)
+    assert len(result.rows) == 7 and result.more
+    assert "7 rows shown; more rows matched" in render_result(result, "s.xlsx")
+
+
+def test_csv_numbers_thousands_gbk_and_a_mixed_column(tmp_path: Path):
+    rows = ["地区,金额,备注", '华东,"1,200",12', "华南,300.5,n/a", "华东,500,7"]
+    path = tmp_path / "销售.csv"
+    path.write_bytes("\n".join(rows).encode("gb18030"))
+    database = load_tables(path)
+    table = database.tables[0]
+    assert table.name == "销售" and [c.sql_type for c in table.columns] == ["TEXT", "REAL", "NUMERIC"]
+    assert "mixed: 2 numbers and 1 text values" in table.columns[2].note
+    result = database.query('SELECT "地区", SUM("金额") FROM "销售" GROUP BY 1 ORDER BY 1')
+    assert result.rows == [("华东", 1700), ("华南", 300.5)]
+
+
+def test_docx_tables_become_tables(tmp_path: Path):
+    path = make_docx(
+        tmp_path / "report.docx",
+        "Report",
+        ["Quarterly figures"],
+        table=[["Region", "Revenue"], ["North", "120"]],
+    )
+    database = load_tables(path)
+    assert database.query("SELECT Revenue * 2 FROM table_1").rows == [(240,)]
+
+
+def test_files_without_tables_are_refused_clearly(tmp_path: Path):
+    (tmp_path / "notes.md").write_text("# no table", encoding="utf-8")
+    with pytest.raises(DocumentError, match="not a table file"):
+        load_tables(tmp_path / "notes.md")
+    (tmp_path / "empty.csv").write_text("\n\n", encoding="utf-8")
+    with pytest.raises(DocumentError, match="no table with data"):
+        load_tables(tmp_path / "empty.csv")
+
+
+def test_xlsx_preview_names_the_sheets_shows_the_header_once_and_uncached_formulas(
+    tmp_path: Path, settings: Settings
+):
+    rows = [["Region", "Q1", "Total"]] + [[f"r{i}", i, f"=B{i + 2}*2"] for i in range(45)]
+    path = make_xlsx(tmp_path / "q.xlsx", {"Q": rows, "备注": [["note"]]})
+    preview = preview_document(path, settings.documents)
+    assert preview.startswith("Sheets (2): Q, 备注")
+    assert preview.count("Region | Q1 | Total") == 1
+    assert "## Sheet 1: Q" in preview and "## Sheet 2: 备注" in preview
+    assert "r44 | 44 | =B46*2" in preview
+
+
+def test_query_table_tool_lists_tables_then_answers(settings: Settings):
+    root = workspace_root(settings)
+    make_xlsx(root / "uploads" / "q.xlsx", {"Q": [["Region", "Q1"], ["N", 3], ["S", 4], ["N", 5]]})
+    listing, _ = run_tool(settings, "query_table", {"file_path": "uploads/q.xlsx"})
+    assert 'table "Q"' in listing and '"Q1" INTEGER' in listing
+    sql = 'SELECT "Region", SUM("Q1") FROM "Q" GROUP BY 1 ORDER BY 1'
+    answer, _ = run_tool(settings, "query_table", {"file_path": "uploads/q.xlsx", "sql": sql})
+    assert sql in answer and "N | 8" in answer and "S | 4" in answer
+    refused, _ = run_tool(settings, "query_table", {"file_path": "uploads/q.xlsx", "sql": "DELETE FROM Q"})
+    assert refused.startswith("Error:") and "read-only SELECT" in refused and 'table "Q"' in refused
+
+
+def _both_readers(path: Path) -> list[tuple[list[list[object]], list[list[object]] | None]]:
+    import zipfile
+
+    import openpyxl
+
+    from generalAgent.documents.tables import fast_sheet_rows
+
+    workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    pairs = []
+    with zipfile.ZipFile(path) as archive:
+        for sheet in workbook.worksheets:
+            fast = fast_sheet_rows(archive, sheet)
+            pairs.append(([list(r) for r in sheet.iter_rows(values_only=True)], fast))
+    workbook.close()
+    return pairs
+
+
+def varied_rows() -> list[list[object]]:
+    from datetime import date, datetime, time
+
+    return [
+        ["名称", "日期", "时刻", "金额", "是否", "备注"],
+        ["A & B <c>", date(2024, 3, 1), time(9, 30), -1234.5, True, None],
+        [None, datetime(2024, 3, 2, 18, 5, 7), None, 1e-7, False, "  spaced  "],
+        [],
+        ["末行", None, None, 12345678901234, None, "引号 \" 和 '单引号'"],
+    ]
+
+
+def test_the_fast_sheet_reader_gives_what_openpyxl_gives(tmp_path: Path):
+    path = make_xlsx(tmp_path / "varied.xlsx", {"V": varied_rows(), "空": [["only"]]})
+    for slow, fast in _both_readers(path):
+        assert fast is not None and fast == slow
+
+
+def test_the_fast_sheet_reader_reads_shared_strings_as_libreoffice_writes_them(tmp_path: Path):
+    import shutil
+    import subprocess
+
+    from generalAgent.documents.convert import soffice
+
+    if soffice() is None:
+        pytest.skip("LibreOffice (soffice) is not installed; .ci/run installs it for CI")
+    make_xlsx(tmp_path / "varied.xlsx", {"V": varied_rows()})
+    out = tmp_path / "out"
+    subprocess.run(
+        [str(soffice()), f"-env:UserInstallation={(tmp_path / 'p').as_uri()}", "--headless", "--convert-to", "xlsx",
+         "--outdir", str(out), str(tmp_path / "varied.xlsx")],
+        check=True, capture_output=True, timeout=180,
+    )  # fmt: skip
+    converted = out / "varied.xlsx"
+    with __import__("zipfile").ZipFile(converted) as archive:
+        assert "xl/sharedStrings.xml" in archive.namelist()
+    for slow, fast in _both_readers(converted):
+        assert fast is not None and fast == slow
+    shutil.rmtree(out)
