@@ -11,6 +11,7 @@ within a second.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import sqlite3
 import sys
@@ -122,6 +123,14 @@ def main_command(
             help=_("Let fetch_web reach HOST without asking, query strings included (repeatable)."),
         ),
     ] = None,
+    add_dir: Annotated[
+        Optional[list[Path]],  # noqa: UP045 - typer reads the annotation
+        typer.Option(
+            "--add-dir",
+            metavar="DIR",
+            help=_("Let the file tools read DIR in place, as the working folder (repeatable)."),
+        ),
+    ] = None,
 ) -> None:
     """Chat with the agent (the default), or answer one prompt with -p."""
     if ctx.invoked_subcommand is not None:
@@ -144,6 +153,8 @@ def main_command(
     settings = settle_folder_trust(
         settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
     )
+    if add_dir:
+        settings = with_added_folders(settings, add_dir)
     settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings
     missing = settings.model.missing()
     if missing:
@@ -212,6 +223,18 @@ def main_command(
         terminal_console(stderr=True, highlight=False).print(f"[red]{escape(str(exc))}[/]")
         code = EXIT_CONFIG
     raise typer.Exit(code)
+
+
+def with_added_folders(settings: Settings, folders: list[Path]) -> Settings:
+    """`settings` with the --add-dir folders (real paths); a folder that is not there exits 2."""
+    real = []
+    for folder in folders:
+        if not folder.expanduser().is_dir():
+            problem = _("--add-dir {path}: no such folder").format(path=folder)
+            terminal_console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
+            raise typer.Exit(EXIT_CONFIG)
+        real.append(folder.expanduser().resolve())
+    return dataclasses.replace(settings, added_folders=tuple(dict.fromkeys(real)))
 
 
 @app.command(help=_("Check the configuration, the model endpoint, SQLite/FTS5 and the data directory."))

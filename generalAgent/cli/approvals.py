@@ -97,6 +97,9 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
     reason = visible_controls(reason_shown(request))
     console.print(f"[bold yellow]{escape(question)}[/] [dim]{escape(position + reason)}[/]")
     commands = set(request.get("command_args") or ())
+    diff = request.get("diff")
+    if isinstance(diff, str) and diff:
+        print_diff(console, diff)
     for key, value in (request.get("args") or {}).items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         command = key in commands
@@ -116,6 +119,18 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
         answer = console.input(f"[bold]  {escape(_(CHOICES))}[/]").strip().lower()
         if answer in ANSWERS:
             return ANSWERS[answer]
+
+
+# A diff line's colour by its first character (a unified diff: headers, hunks, - and +).
+DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+
+
+def print_diff(console: Console, diff: str) -> None:
+    """The change a call would make, one line each, coloured; controls shown, not obeyed."""
+    for line in diff.splitlines():
+        style = next((s for prefix, s in DIFF_STYLES if line.startswith(prefix)), "")
+        text = escape(shown_value(line))
+        console.print(f"  [{style}]{text}[/]" if style else f"  {text}", highlight=False)
 
 
 def shown_value(text: str, *, command: bool = False) -> str:

@@ -29,6 +29,7 @@ from rich.text import Text
 from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
+from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
@@ -406,6 +407,7 @@ class Chat:
             gauge = (result.context_tokens, self._context_window())
             cost = format_cost(result.usage, self.settings.model)
             self.console.print(f"[dim]{format_usage(result.usage, view.elapsed(), gauge, cost)}[/]")
+        print_files_written(self.console, agent.parts.env.new_files_written(self.session_id))
         if not context_only:
             stopped = self.hooks.run("Stop", {"session_id": self.session_id, "stop_hook_active": False})
             self._hook_said(stopped, _("A Stop hook says:"))
@@ -816,6 +818,9 @@ class Chat:
     def _farewell(self) -> None:
         """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
         anything to come back to."""
+        if self.loader.ready():
+            with contextlib.suppress(Exception):  # an agent that failed to start wrote nothing
+                print_files_written(self.console, self.loader.get().parts.env.files_written(self.session_id))
         if self.catalog.get(self.session_id) is None:
             self.console.print("[dim]" + _("Bye.") + "[/]")
             return

@@ -30,6 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.i18n import _
 from generalAgent.cli.script_output import (
     EventWriter,
@@ -202,7 +203,10 @@ def run_once(
             on_cancel=agent.cancel,
             approved=set(options.allowed_tools),
         )
-        files = written_files(before, snapshot_files(workspace.root / name for name in ("outputs", "temp")))
+        # What the tools recorded (the working folder too), and what changed in outputs/ and
+        # temp/ besides (a command the user approved may write there).
+        changed = written_files(before, snapshot_files(workspace.root / name for name in ("outputs", "temp")))
+        files = list(dict.fromkeys([*agent.parts.env.files_written(session_id), *changed]))
         # The disk may have filled during the turn: the turn's own error is what to report.
         with contextlib.suppress(sqlite3.Error):
             catalog.record_turn(session_id, first_line, result.usage)
@@ -213,8 +217,7 @@ def run_once(
             result.usage, terminal.elapsed(), gauge, format_cost(result.usage, settings.model)
         )
         err.print("[dim]" + _("session {id}").format(id=session_id) + f" · {line}[/]")
-        for path in files:
-            err.print("[dim]" + escape(_("wrote {path}").format(path=path)) + "[/]")
+        print_files_written(err, files)
         refused = list(dict.fromkeys(view.record.refused))
         code, status = _outcome(result, refused)
         if result.cancelled:

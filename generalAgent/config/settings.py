@@ -563,6 +563,9 @@ class Settings:
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
     # Where each setting came from, by VARIABLE name (config/sources.py: SettingSource).
     provenance: Mapping[str, SettingSource] = dataclasses.field(default_factory=dict)
+    # Folders the user named with --add-dir (real paths): the file tools read them as they
+    # read a trusted working folder (tools/workspace.py: WorkingFolders).
+    added_folders: tuple[Path, ...] = ()
 
     def source_of(self, variable: str) -> SettingSource:
         """Where VARIABLE's value came from (environment, a file, given, or the default)."""

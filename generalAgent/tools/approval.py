@@ -59,6 +59,8 @@ class Reason:
 
     template: str
     fields: Mapping[str, str] = field(default_factory=dict)
+    # What the call would change, shown under the question (a unified diff for a file).
+    diff: str = ""
 
     @property
     def text(self) -> str:
@@ -185,6 +187,70 @@ def replaces_user_file(args: Mapping[str, Any], context: CallContext) -> Reason 
         N_("changes {path}, an existing file outside {folder}/"),
         {"path": workspace.display(real), "folder": RESULTS_DIR},
     )
+
+
+# A diff longer than this is cut in the question (the whole change is still what runs).
+MAX_DIFF_LINES = 400
+# Current content read for the diff: a bigger file is described, not diffed.
+MAX_DIFF_SOURCE_BYTES = 2 * 1024 * 1024
+
+ProposedText = Callable[[str, Mapping[str, Any]], str]
+
+
+def changes_file(proposed: ProposedText) -> ApprovalRule:
+    """The rule of write_file and edit_file. A file in the user's own folders (the working
+    folder, --add-dir folders: `Workspace.in_place`) is written only after the user approved
+    the change, shown as a unified diff of the text before and after (`proposed(current,
+    args)` gives the text after; ValueError: the tool will refuse the call anyway). In the
+    session workspace, `replaces_user_file` applies."""
+
+    def rule(args: Mapping[str, Any], context: CallContext) -> Reason | None:
+        from generalAgent.tools.text_files import NotText, read_text
+        from generalAgent.tools.workspace import WorkspaceError
+
+        workspace = context.workspace
+        if workspace is None:
+            return Reason(N_("the workspace could not be checked"))
+        try:
+            real = workspace.resolve(str(args.get("path", "")), for_writing=True)
+        except WorkspaceError:
+            return None
+        if not workspace.in_place(real):
+            return replaces_user_file(args, context)
+        shown = str(real)
+        current = ""
+        if real.is_file():
+            if real.stat().st_size > MAX_DIFF_SOURCE_BYTES:
+                return Reason(N_("changes {path}, a large file in your folder"), {"path": shown})
+            try:
+                current = read_text(real, workspace.open_for_reading)
+            except (NotText, OSError):
+                return Reason(N_("replaces {path}, a file in your folder that is not text"), {"path": shown})
+        try:
+            after = proposed(current, args)
+        except ValueError:
+            return None
+        template = (
+            N_("changes {path} in your folder") if real.exists() else N_("creates {path} in your folder")
+        )
+        return Reason(template, {"path": shown}, diff=unified_diff(current, after, real.name))
+
+    return rule
+
+
+def unified_diff(before: str, after: str, name: str) -> str:
+    """The change from `before` to `after` as a unified diff (3 lines of context), cut at
+    MAX_DIFF_LINES lines with a line saying how many more there are."""
+    import difflib
+
+    lines = list(
+        difflib.unified_diff(
+            before.splitlines(), after.splitlines(), f"a/{name}", f"b/{name}", lineterm="", n=3
+        )
+    )
+    if len(lines) > MAX_DIFF_LINES:
+        lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES:,} more diff lines"]
+    return "\n".join(lines)
 
 
 def describe_knowledge_item(settings: Settings, item_id: str) -> str:

@@ -13,12 +13,13 @@ import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
 from generalAgent.hooks import HookSet
-from generalAgent.tools.workspace import Workspace
+from generalAgent.tools.workspace import WorkingFolders, Workspace
 
 if TYPE_CHECKING:
     from langgraph.prebuilt import ToolRuntime
@@ -41,6 +42,10 @@ class ToolEnvironment:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     # Set when the user cancels a turn; long-running tools (sub-agents) stop at their next step.
     cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    # Every file the file tools wrote, by session (real paths, first write first), so the
+    # terminal can name each with its real path at the end of the turn and at /quit.
+    _written: dict[str, list[Path]] = field(default_factory=dict, repr=False)
+    _reported: dict[str, int] = field(default_factory=dict, repr=False)
 
     def start_turn(self) -> None:
         self.cancelled.clear()
@@ -69,14 +74,43 @@ class ToolEnvironment:
                 continue
         return len(processes)
 
+    def record_written(self, runtime: ToolRuntime | None, real: Path) -> None:
+        """Note that a tool of the session of `runtime` wrote the file `real`."""
+        with self._lock:
+            written = self._written.setdefault(session_of(runtime), [])
+            if real not in written:
+                written.append(real)
+
+    def files_written(self, session_id: str) -> list[Path]:
+        """Every file written in the session by this process, first write first."""
+        with self._lock:
+            return list(self._written.get(session_id, ()))
+
+    def new_files_written(self, session_id: str) -> list[Path]:
+        """The files written since the last call (for the end of a turn)."""
+        with self._lock:
+            written = self._written.get(session_id, [])
+            start = self._reported.get(session_id, 0)
+            self._reported[session_id] = len(written)
+            return list(written[start:])
+
     def workspace(self, runtime: ToolRuntime | None) -> Workspace:
         """The workspace of the session the tool is running in."""
         return self.workspace_for(session_of(runtime))
 
     def workspace_for(self, session_id: str) -> Workspace:
         return Workspace.for_session(
-            self.settings.paths.workspaces_dir, session_id, skills_dir=self.settings.paths.skills_dir
+            self.settings.paths.workspaces_dir,
+            session_id,
+            skills_dir=self.settings.paths.skills_dir,
+            folders=self.working_folders(),
         )
+
+    def working_folders(self) -> WorkingFolders:
+        """The user's folders the file tools read in place: the working folder once the
+        user trusts it (settings.sources.trust), and the --add-dir folders."""
+        trust = self.settings.sources.trust
+        return WorkingFolders(start=trust.folder, readable=trust.applies, added=self.settings.added_folders)
 
 
 def session_of(runtime: ToolRuntime | None) -> str:

@@ -3,8 +3,22 @@
 Layout: `DATA_DIR/workspaces/<session>/{uploads,outputs,temp}`. Uploads are read-only
 for the model; it writes under `outputs/` (results for the user) and `temp/` (scratch).
 The skills folder is mounted read-only as `skills/` so the model can read a SKILL.md.
-Every path a tool receives goes through `Workspace.resolve`, which refuses anything that
-leaves these roots: `..`, absolute paths, and symlinks whose target lies outside. The file
+
+The user's own folders are read in place (`WorkingFolders`): the folder the agent was
+started in, once the user trusts it (config/trust.py), and the `--add-dir` folders. One
+rule, in `Workspace.resolve`, says where a path lies:
+
+- `uploads/…`, `outputs/…`, `temp/…` and `skills/…` are the session workspace;
+- every other relative path (and `./outputs/…`, written with `./`) is the working folder;
+- an absolute path is taken where it points when it lies inside the workspace, the
+  working folder or an added folder, and refused elsewhere.
+
+Writing follows the same rule: outputs/ and temp/ freely, a file in the user's folders only
+after the user approved the change, shown as a diff (tools/approval.py: `changes_file`).
+
+In a folder the user has not trusted the working folder is not read: the error says how
+to trust it (or attach the file with `#path`). `..`, links that lead out of the folder
+they are in, and `.env` files (keys) are refused everywhere. The file
 is then read through `open_for_reading` and written through `write_text`, which both work
 relative to the folder opened and checked again, so a symlink swapped in after the check
 cannot redirect them.
@@ -44,14 +58,51 @@ class WorkspaceError(ToolError):
     """A path the tools refuse; the message says why and what would work instead."""
 
 
+# Files of the user's folders the tools never read: they hold keys (a folder's `.env`).
+_SECRET_NAME = re.compile(r"^\.env(\..*)?$")
+
+
+@dataclass(frozen=True)
+class WorkingFolders:
+    """The user's folders the file tools read in place (module docstring).
+
+    `start` is the real path of the folder the agent was started in (None where no folder
+    is considered: a server, a test); `readable` whether the user trusts it; `added` the
+    real paths of the --add-dir folders, readable whatever the trust."""
+
+    start: Path | None = None
+    readable: bool = False
+    added: tuple[Path, ...] = ()
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        """The folders that may be read, the working folder first."""
+        start = (self.start,) if self.readable and self.start is not None else ()
+        return (*start, *self.added)
+
+    def not_readable(self, path: str) -> WorkspaceError:
+        return WorkspaceError(
+            f"{path}: the working folder {self.start} is not trusted, so its files are not read. "
+            "The user can trust it with `generalagent trust` (then start again), or attach the file "
+            f"with #{path}. Session files are under uploads/, outputs/ and temp/."
+        )
+
+
 @dataclass(frozen=True)
 class Workspace:
     root: Path
     skills_dir: Path | None = None
     _mounts: dict[str, Path] = field(default_factory=dict, compare=False, repr=False)
+    folders: WorkingFolders = field(default_factory=WorkingFolders, compare=False)
 
     @classmethod
-    def for_session(cls, workspaces_dir: Path, session_id: str, skills_dir: Path | None = None) -> Workspace:
+    def for_session(
+        cls,
+        workspaces_dir: Path,
+        session_id: str,
+        skills_dir: Path | None = None,
+        folders: WorkingFolders | None = None,
+    ) -> Workspace:
         """The session's workspace, created on first use."""
         if not _SAFE_SESSION.match(session_id) or session_id in {".", ".."}:
             raise WorkspaceError(f"Invalid session id {session_id!r} for a workspace.")
@@ -66,11 +117,19 @@ class Workspace:
             link = root / SKILLS_MOUNT
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(mounts[SKILLS_MOUNT], target_is_directory=True)
-        return cls(root=root, skills_dir=skills_dir, _mounts=mounts)
+        return cls(root=root, skills_dir=skills_dir, _mounts=mounts, folders=folders or WorkingFolders())
 
     def resolve(self, path: str, *, for_writing: bool = False) -> Path:
-        """The real path of a workspace-relative `path`, or `WorkspaceError` saying why not."""
-        relative = self._normalise(path)
+        """The real path of `path` (the rule of the module docstring), or `WorkspaceError`
+        saying why not."""
+        base, relative = self._place(path, for_writing)
+        if base is not None:
+            real = self._contained(base.joinpath(*relative.parts), base, path)
+            if _SECRET_NAME.match(real.name) or _SECRET_NAME.match(relative.name or ""):
+                raise WorkspaceError(f"{path}: .env files hold keys; they are not read or written.")
+            if for_writing and (real == self.root or self.root in real.parents):
+                raise WorkspaceError(f"{path}: that is the session workspace; write under outputs/ or temp/.")
+            return real
         parts = relative.parts
         if parts and parts[0] in self._mounts:
             if for_writing:
@@ -87,8 +146,17 @@ class Workspace:
         return self._contained(candidate, self.root, path)
 
     def contains(self, real: Path) -> bool:
-        """Whether the real path `real` lies inside the workspace or one of its read-only mounts."""
-        return any(real == base or base in real.parents for base in (self.root, *self._mounts.values()))
+        """Whether the real path `real` lies inside the workspace, one of its read-only mounts
+        or a folder read in place."""
+        bases = (self.root, *self._mounts.values(), *self.folders.roots)
+        return any(real == base or base in real.parents for base in bases)
+
+    def in_place(self, real: Path) -> bool:
+        """Whether the real path `real` lies in a folder of the user's read in place (the
+        working folder, an added folder) rather than in the session workspace."""
+        if real == self.root or self.root in real.parents:
+            return False
+        return any(real == base or base in real.parents for base in self.folders.roots)
 
     def in_folder(self, real: Path, folder: str) -> bool:
         """Whether the real path `real` lies in the workspace folder `folder` (e.g. outputs)."""
@@ -217,9 +285,63 @@ class Workspace:
                 return "."
             if self.root in candidate.parents:
                 return str(PurePosixPath(*candidate.relative_to(self.root).parts))
+            for base in self.folders.roots:
+                if candidate == base or base in candidate.parents:
+                    return self._shown_in_folder(candidate, base)
         raise WorkspaceError(f"{real.name}: it points outside the workspace (through a symlink).")
 
     # -- internals ------------------------------------------------------------------
+    def _place(self, path: str, for_writing: bool) -> tuple[Path | None, PurePosixPath]:
+        """Which folder `path` lies in (None: the workspace) and the path relative to it."""
+        if not isinstance(path, str) or not path.strip():
+            raise WorkspaceError("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf.")
+        given = path.strip().replace("\\", "/")
+        folders = self.folders
+        if folders.start is None and not folders.added:
+            return None, self._normalise(path)  # no working folder here (a server, a test)
+        if given.startswith("~") or PurePosixPath(given).is_absolute():
+            written = Path(os.path.normpath(os.path.expanduser(given)))
+            for base in (self.root, *self._mounts.values(), *folders.roots):
+                for form in (written, Path(os.path.realpath(written))):
+                    if form == base or form.is_relative_to(base):
+                        inner = str(PurePosixPath(*form.relative_to(base).parts)) or "."
+                        if base == self.root:
+                            return None, self._normalise(inner)
+                        if base in self._mounts.values():
+                            name = next(n for n, m in self._mounts.items() if m == base)
+                            return None, self._normalise(f"{name}/{inner}")
+                        return base, self._normalise(inner)
+            if folders.start is not None and (
+                written == folders.start or written.is_relative_to(folders.start)
+            ):
+                raise folders.not_readable(path)
+            raise WorkspaceError(
+                f"{path}: absolute paths are outside the workspace unless they lie in the working folder "
+                "(once trusted) or a folder added with --add-dir; it is not read. Use uploads/<file>, "
+                "outputs/<file> or a path relative to the working folder."
+            )
+        relative = self._normalise(path)
+        first = unicodedata.normalize("NFKC", relative.parts[0]) if relative.parts else ""
+        in_workspace = first in WORKSPACE_DIRS or first in self._mounts
+        if in_workspace and not given.startswith("./"):
+            return None, relative
+        if folders.readable and folders.start is not None:
+            return folders.start, relative
+        if for_writing or not relative.parts:
+            return None, relative  # "." is the workspace then; writing says where it may
+        raise folders.not_readable(path)
+
+    def _shown_in_folder(self, real: Path, base: Path) -> str:
+        """A path in a folder read in place as the model writes it back: relative to the
+        working folder (`./` before a name the workspace uses), absolute for an added folder."""
+        if base != self.folders.start or not self.folders.readable:
+            return str(real)
+        inner = PurePosixPath(*real.relative_to(base).parts)
+        if not inner.parts:
+            return "."
+        first = inner.parts[0]
+        return f"./{inner}" if first in WORKSPACE_DIRS or first in self._mounts else str(inner)
+
     @staticmethod
     def _normalise(path: str) -> PurePosixPath:
         """The path as given, once it has passed the checks in its NFKC form.

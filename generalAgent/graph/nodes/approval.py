@@ -166,6 +166,7 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
                         # For the terminal, which words the reason in the UI language.
                         "reason_template": reason.template,
                         "reason_fields": dict(reason.fields),
+                        **({"diff": reason.diff} if reason.diff else {}),
                         **shown_with(tool, call["args"], context),
                     }
                 )

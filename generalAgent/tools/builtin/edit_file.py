@@ -1,11 +1,15 @@
-"""edit_file: replace an exact, unique piece of text in a file under outputs/ or temp/."""
+"""edit_file: replace an exact, unique piece of text in a file under outputs/ or temp/, or
+in the user's working folder after the user approved the diff (tools/approval.py)."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.tools.approval import NEEDS_APPROVAL, replaces_user_file
+from generalAgent.tools.approval import NEEDS_APPROVAL, changes_file
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText, read_text
@@ -35,7 +39,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     def edit_file(
         path: str, old_string: str, new_string: str, runtime: ToolRuntime, replace_all: bool = False
     ) -> str:
-        """Replace `old_string` with `new_string` in a file under outputs/ or temp/.
+        """Replace `old_string` with `new_string` in a file under outputs/ or temp/, or in the
+        working folder (the user approves the change first).
 
         `old_string` must match exactly once (whitespace included) unless `replace_all` is true.
         """
@@ -48,11 +53,16 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             text = read_text(real, workspace.open_for_reading)
             edited, count = apply_edit(text, old_string, new_string, replace_all)
             workspace.write_text(real, edited)
+            env.record_written(runtime, real)
         except (NotText, ValueError) as exc:
             raise ToolError(f"{exc}.") from exc
         except OSError as exc:
             raise ToolError(f"cannot edit {shown}: {exc.strerror}; the file is unchanged.") from exc
         return f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}."
 
-    edit_file.metadata = {**(edit_file.metadata or {}), NEEDS_APPROVAL: replaces_user_file}
+    def proposed(current: str, args: Mapping[str, Any]) -> str:
+        old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
+        return apply_edit(current, old, new, bool(args.get("replace_all", False)))[0]
+
+    edit_file.metadata = {**(edit_file.metadata or {}), NEEDS_APPROVAL: changes_file(proposed)}
     return edit_file

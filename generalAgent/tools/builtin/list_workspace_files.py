@@ -53,7 +53,8 @@ def list_tree(workspace: Workspace, folder: Path, depth: int) -> list[str]:
 def create_tool(env: ToolEnvironment) -> BaseTool:
     @tool("list_workspace_files")
     def list_workspace_files(runtime: ToolRuntime, path: str = ".", depth: int = 3) -> str:
-        """List files under `path` in the workspace (uploads/, outputs/, temp/, skills/), to `depth` levels."""
+        """List files under `path` to `depth` levels: the working folder by default, or a
+        workspace folder (uploads/, outputs/, temp/, skills/)."""
         workspace = env.workspace(runtime)
         folder = workspace.resolve(path)
         if not folder.is_dir():
@@ -66,6 +67,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             if len(lines) >= MAX_ENTRIES
             else ""
         )
+        if folder != workspace.root and folder == workspace.folders.start:
+            more += "\n[the session workspace: uploads/, outputs/, temp/ — list one by name]"
         return f"{workspace.display(folder)}:\n" + "\n".join(lines) + more
 
     return list_workspace_files

@@ -33,7 +33,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
     @tool("read_file")
     def read_file(path: str, runtime: ToolRuntime, offset: int = 1, limit: int = DEFAULT_LIMIT) -> str:
-        """Read a workspace file, e.g. uploads/notes.md or skills/pdf/SKILL.md.
+        """Read a file of the working folder or the workspace, e.g. report.docx, uploads/notes.md or skills/pdf/SKILL.md.
 
         Text comes with line numbers; use `offset` (first line, 1-based) and `limit` (number
         of lines) to page through long files. PDF, DOCX, XLSX and PPTX files come as a text

@@ -50,7 +50,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         check_place: the answer says whether it occurs there word for word (or where).
 
         Args:
-            file_path: workspace path, e.g. uploads/report.pdf
+            file_path: a path in the working folder or the workspace, e.g. report.pdf or uploads/report.pdf
             query: words to look for, e.g. "营收增长 2024" or "baseline results", or a list
                 of phrasings of the same question (up to 5)
             max_results: passages to return (leave it unset for the usual number)
@@ -74,8 +74,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         path = workspace.resolve(file_path)
         if not path.is_file():
             raise ToolError(
-                f"{file_path} is not a file in the workspace. "
-                "List the workspace to see the file names (uploads/ holds the user's files)."
+                f"{file_path} is not a file in the workspace or the working folder. "
+                "list_workspace_files shows the file names (uploads/ holds the files the user attached)."
             )
         if check_place:
             if not isinstance(query, str):
