@@ -101,6 +101,15 @@ def _approved_by_hook(
     if not env.hooks.matching("PreToolUse", call["name"], approvers_only=True):
         return False
     session = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
+    outcome = run_pre_tool_use(env, call, session, approvers_only=True)
+    return outcome.allowed and not outcome.blocked
+
+
+def run_pre_tool_use(
+    env: ToolEnvironment, call: Any, session: str, approvers_only: bool = False
+) -> HookResult:
+    """Run the PreToolUse hooks on one call (only the user's approvers, when asked), with
+    what they said handed to the stream."""
     outcome = env.hooks.run(
         "PreToolUse",
         {
@@ -111,10 +120,10 @@ def _approved_by_hook(
         },
         tool_name=call["name"],
         tracker=env,
-        approvers_only=True,
+        approvers_only=approvers_only,
     )
     report_hook_notices(outcome)
-    return outcome.allowed and not outcome.blocked
+    return outcome
 
 
 def report_hook_notices(outcome: HookResult) -> None:

@@ -34,6 +34,7 @@ from generalAgent.graph.nodes.approval import (
     call_context,
     has_approval_rule,
     report_hook_notices,
+    run_pre_tool_use,
 )
 from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
@@ -132,18 +133,7 @@ def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: Appro
 
 def _pre_tool_use(env: ToolEnvironment, call: Any, session: str) -> str | None:
     """The answer of a PreToolUse hook that blocks this call, or None when it may run."""
-    outcome = env.hooks.run(
-        "PreToolUse",
-        {
-            "session_id": session,
-            "tool_name": call["name"],
-            "tool_input": call["args"],
-            "tool_use_id": call["id"],
-        },
-        tool_name=call["name"],
-        tracker=env,
-    )
-    report_hook_notices(outcome)
+    outcome = run_pre_tool_use(env, call, session)
     if outcome.blocked:
         return outcome.reason or BLOCKED_BY_HOOK.format(tool=call["name"])
     return None
