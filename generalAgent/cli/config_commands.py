@@ -60,8 +60,10 @@ def show_settings(
         console.print(f"[red]{escape(str(exc))}[/]")
         raise typer.Exit(2) from None
     table = Table(box=None, header_style="bold")
-    for column in (_("setting"), _("value"), _("from")):
-        table.add_column(column)
+    # The name is what the user looks for: never cut or wrapped; a long value or path wraps.
+    table.add_column(_("setting"), no_wrap=True)
+    table.add_column(_("value"), overflow="fold")
+    table.add_column(_("from"), overflow="fold")
     for variable, value, source in setting_rows(settings):
         if every or source.kind != "default":
             table.add_row(Text(variable), Text(value), Text(source.describe()))

@@ -27,13 +27,19 @@ RECAP_TURNS = 3
 RECAP_QUESTION_LINES = 2
 RECAP_ANSWER_LINES = 4
 RECAP_LINE_CHARS = 160
+PICKER_TITLE_CHARS = 60
 
 
 def picker_line(info: SessionInfo, folder: str | None = None) -> str:
-    """One session in the picker: when, turns, where, and its first message."""
+    """One session in the picker: when, turns, its first message, and where."""
     turns = ngettext("{count} turn", "{count} turns", info.turns).format(count=info.turns)
     where = _home_relative(folder) if folder else ""
-    parts = [info.id, f"{info.age():>8}", f"{turns:>9}", where, info.title]
+    # The first message before the folder: it is what the user recognises, and a long path
+    # must not push it past the terminal's edge.
+    title = (
+        info.title if len(info.title) <= PICKER_TITLE_CHARS else info.title[: PICKER_TITLE_CHARS - 1] + "…"
+    )
+    parts = [info.id, f"{info.age():>8}", f"{turns:>9}", title, where]
     return terminal_safe("  ".join(part for part in parts if part)).replace("\n", " ").replace("\t", " ")
 
 

@@ -161,7 +161,7 @@ def test_a_session_broken_by_the_old_approval_resumes(
     assert sent == answers
 
     openai_server.add(Reply(text="Resumed in the chat."))
-    child = spawn_chat("--resume")
+    child = spawn_chat("-c")  # the latest session of this folder, without the picker
     expect_prompt(child)
     child.sendline("and now?")
     child.expect("Resumed in the chat")

@@ -192,7 +192,7 @@ def test_killed_mid_tool_resumes_from_postgres(
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
 
-    resumed = spawn_chat("--resume", env=env)
+    resumed = spawn_chat("-c", env=env)  # the latest session of this folder, without the picker
     expect_prompt(resumed)
     ask(resumed, "did it work?", "never finished")
     expect_prompt(resumed)

@@ -453,7 +453,7 @@ def test_the_api_key_never_appears(
     for args in (["-p", "first"], ["-p", "second", "--resume"], ["-p", "third", "--resume"], ["doctor"]):
         result = run_cli(args, env, workdir)
         shown += result.stdout + result.stderr
-    child = spawn_chat("--resume", env=env)
+    child = spawn_chat("-c", env=env)  # the latest session of this folder, without the picker
     shown += expect_prompt(child)
     shown += ask(child, "/usage", "cache hits")
     shown += expect_prompt(child)

@@ -244,7 +244,7 @@ def test_killed_while_streaming_then_resume(
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
 
-    resumed = spawn_chat("--resume")
+    resumed = spawn_chat("-c")  # the latest session of this folder, without the picker
     assert "Resumed" in expect_prompt(resumed)
     ask(resumed, "What was the code word?", "The code word was heron")
     expect_prompt(resumed)
@@ -285,7 +285,7 @@ def test_killed_during_a_tool_call_then_resume(
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
 
-    resumed = spawn_chat("--resume", env=env)
+    resumed = spawn_chat("-c", env=env)  # the latest session of this folder, without the picker
     expect_prompt(resumed)
     ask(resumed, "did it work?", "never finished")
     expect_prompt(resumed)
@@ -314,7 +314,7 @@ def test_killed_in_the_first_turn_then_resume(
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
 
-    resumed = spawn_chat("--resume")
+    resumed = spawn_chat("-c")  # the latest session of this folder, without the picker
     shown = expect_prompt(resumed)
     assert "Resumed" in shown and "First question ever" in shown
     ask(resumed, "hello?", "Back again")
@@ -347,7 +347,7 @@ def test_killed_at_the_approval_prompt_then_resume(
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
 
-    resumed = spawn_chat("--resume")
+    resumed = spawn_chat("-c")  # the latest session of this folder, without the picker
     expect_prompt(resumed)
     shown = ask(resumed, "forget it", "Fine, nothing ran")
     expect_prompt(resumed)
