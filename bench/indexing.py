@@ -35,32 +35,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.document_corpus import SourceDocument, document_path  # noqa: E402
+from bench.document_corpus import BILINGUAL, document_path  # noqa: E402
 
-MANUALS = {
-    "en": SourceDocument(
-        key="debian-reference-en",
-        lang="en",
-        package="debian-reference-en",
-        version="2.100",
-        deb_sha256="9f31d3a17df505de09689ca255512ea58c1fc47c59bb1b0c7bf1c23362e9743f",
-        member="usr/share/debian-reference/debian-reference.en.pdf",
-        sha256="32775deeca0770ac25282b0c894cbaae83f4dd4ab00e891b94e8f009c0366728",
-        file_name="debian-reference.en.pdf",
-        labels="page",
-    ),
-    "zh": SourceDocument(
-        key="debian-reference-zh-cn",
-        lang="zh",
-        package="debian-reference-zh-cn",
-        version="2.100",
-        deb_sha256="6d2d8d9a646397e28b04cdff23d2e4374101ebf9be348e35961af62c8a2d0977",
-        member="usr/share/debian-reference/debian-reference.zh-cn.pdf",
-        sha256="93697b9d4a024eaf5adb2def25a646740fad405cb245032a6414222ae0e71bb1",
-        file_name="debian-reference.zh-cn.pdf",
-        labels="page",
-    ),
-}
+# The same two manuals the bilingual retrieval set reads (one record each, one download).
+MANUALS = {document.lang: document for document in BILINGUAL}
 
 # Each child prints one JSON line: the seconds of its work (imports included) and its peak RSS.
 _REPORT = """
