@@ -9,23 +9,18 @@ into one line naming the variable and what it accepts.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from generalAgent.config.sources import (
-    DEFAULT_SOURCE,
-    ConfigFiles,
-    SettingSource,
-    path_origins,
-    setting_sources,
-    user_data_dir,
-)
+from generalAgent.config.errors import describe_validation_error
+from generalAgent.config.paths import PROJECT_ROOT, anchored_paths, builtin_path
+from generalAgent.config.prices import Price, parse_prices
+from generalAgent.config.sources import DEFAULT_SOURCE, ConfigFiles, SettingSource, setting_sources
 from generalAgent.config.trust import FolderTrust, folder_trust
 
 DEFAULT_ENV_FILE = Path(".env")
@@ -49,42 +44,6 @@ def _config(env_file: Path | None) -> SettingsConfigDict:
     return SettingsConfigDict(
         env_file=env_file, env_file_encoding="utf-8", extra="ignore", case_sensitive=False
     )
-
-
-@dataclass(frozen=True)
-class Price:
-    """What a model costs per million tokens: fresh input, input served from the cache, output."""
-
-    input: float
-    cached_input: float
-    output: float
-
-    def cost(self, input_tokens: int, cached_tokens: int, output_tokens: int) -> float:
-        fresh = max(0, input_tokens - cached_tokens)
-        return (fresh * self.input + cached_tokens * self.cached_input + output_tokens * self.output) / 1e6
-
-
-PRICE_FORMAT = (
-    "model=input/cached input/output per million tokens, comma-separated, e.g. deepseek-chat=2/0.5/8"
-)
-
-
-def parse_prices(text: str | None) -> dict[str, Price]:
-    """MODEL_PRICES as a table by model name; ValueError saying what is wrong."""
-    prices: dict[str, Price] = {}
-    for entry in (text or "").split(","):
-        if not entry.strip():
-            continue
-        name, equals, figures = entry.partition("=")
-        parts = figures.split("/")
-        try:
-            numbers = [float(part) for part in parts]
-        except ValueError:
-            numbers = []
-        if not equals or not name.strip() or len(numbers) != 3 or any(n < 0 for n in numbers):
-            raise ValueError(f"{entry.strip()!r} is not {PRICE_FORMAT}")
-        prices[name.strip()] = Price(*numbers)
-    return prices
 
 
 class ModelSettings(BaseSettings):
@@ -214,16 +173,6 @@ class GovernanceSettings(BaseSettings):
     )
 
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-
-
-def builtin_path(name: str) -> Path:
-    """A folder that ships inside the package (`skills`, `agents`, `knowledge`): the same
-    place in a clone, after `pip install .` and after `pipx install .` (package data)."""
-    return PACKAGE_DIR / "builtin" / name
-
-
 class PathSettings(BaseSettings):
     """Where runtime data lives, and the folders of skills, agent profiles and knowledge."""
 
@@ -281,7 +230,7 @@ class PathSettings(BaseSettings):
 
 
 class DocumentSettings(BaseSettings):
-    """Document extraction, chunking and search (the defaults are seed 004's)."""
+    """Document extraction, chunking and search."""
 
     model_config = _config(DEFAULT_ENV_FILE)
 
@@ -323,8 +272,8 @@ class DocumentSettings(BaseSettings):
         default=300, ge=0, le=100_000, description="Pages of one document read by OCR at most"
     )
 
-    # Content budgets (seed 000): what one search may put into the model's context. A
-    # 500-page book answers with its best passages, never with itself.
+    # Content budgets (search/budgets.py): what one search may put into the model's context.
+    # A 500-page book answers with its best passages, never with itself.
     max_chunk_content_size: int = Field(
         default=1_500, ge=100, le=20_000, description="Chars of one chunk in a search result"
     )
@@ -536,7 +485,7 @@ class ServerSettings(BaseSettings):
     )
 
 
-_GROUPS: dict[str, type[BaseSettings]] = {
+GROUPS: dict[str, type[BaseSettings]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
     "paths": PathSettings,
@@ -602,158 +551,13 @@ def load_settings(
         named = Path(env_file) if env_file is not None else None
         files = ConfigFiles(None, named, trust or folder_trust())
     groups: dict[str, Any] = {}
-    for name, cls in _GROUPS.items():
+    for name, cls in GROUPS.items():
         try:
             groups[name] = cls(_env_file=files.in_order or None, **overrides.get(name, {}))
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
-    groups["paths"] = _anchored_paths(groups["paths"], files, overrides.get("paths", {}))
+    groups["paths"] = anchored_paths(groups["paths"], files, overrides.get("paths", {}))
     given = [name for group in overrides.values() for name in group]
-    names = [name for cls in _GROUPS.values() for name in cls.model_fields]
+    names = [name for cls in GROUPS.values() for name in cls.model_fields]
     provenance = {name.upper(): source for name, source in setting_sources(files, names, given).items()}
     return Settings(**groups, sources=files, provenance=provenance)
-
-
-def _anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, Any]) -> PathSettings:
-    """Relative path settings made relative to the file that set them (config/sources.py)."""
-    names = [name for name, info in PathSettings.model_fields.items() if info.annotation is Path]
-    origins = path_origins(files, [name for name in names if name not in given])
-    update: dict[str, Path] = {}
-    for name, folder in origins.items():
-        value = getattr(paths, name)
-        if not value.is_absolute():
-            update[name] = folder / value.expanduser()
-    data_dir_given = "data_dir" in given or "data_dir" in origins or not _unset_in_environment("DATA_DIR")
-    # An untrusted folder decides nothing, not even where data lives: not in its ./data.
-    configured_elsewhere = files.user is not None or bool(files.trust.ignored)
-    if configured_elsewhere and files.folder is None and not data_dir_given:
-        update["data_dir"] = user_data_dir()
-    return paths.model_copy(update=update) if update else paths
-
-
-def _unset_in_environment(variable: str) -> bool:
-    return not any(key.upper() == variable and value.strip() for key, value in os.environ.items())
-
-
-def describe_validation_error(cls: type[BaseSettings], exc: ValidationError) -> str:
-    """One line: which variable, what it was, and what is allowed."""
-    error = exc.errors()[0]
-    field = str(error["loc"][0]) if error["loc"] else ""
-    variable = field.upper() or cls.__name__
-    value = error.get("input")
-    allowed = _allowed_values(cls, field) if field else ""
-    reason = error["msg"].removeprefix("Value error, ")
-    shown = f"={value!r}" if isinstance(value, str | int | float) else ""
-    suffix = f" (allowed: {allowed})" if allowed else ""
-    return f"Invalid setting {variable}{shown}: {reason}{suffix}. Fix it in .env or the environment."
-
-
-def _allowed_values(cls: type[BaseSettings], field: str) -> str:
-    info = cls.model_fields.get(field)
-    if info is None:
-        return ""
-    low = high = None
-    for constraint in info.metadata:
-        for attr in ("ge", "gt"):
-            if getattr(constraint, attr, None) is not None:
-                low = getattr(constraint, attr)
-        for attr in ("le", "lt"):
-            if getattr(constraint, attr, None) is not None:
-                high = getattr(constraint, attr)
-    if low is not None and high is not None:
-        return f"{low}..{high}"
-    if low is not None:
-        return f">= {low}"
-    if high is not None:
-        return f"<= {high}"
-    if info.annotation is bool:
-        return "true or false"
-    if get_origin(info.annotation) is Literal:
-        return ", ".join(str(v) for v in get_args(info.annotation))
-    return ""
-
-
-_GROUP_TITLES = {
-    "model": "Model: any OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen/DashScope, Kimi, GLM, vLLM, Ollama, llama.cpp)",
-    "governance": "Governance: history, context and loop limits",
-    "paths": "Paths, storage and logging",
-    "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
-    "tools": "Tools: limits, and which calls ask for approval",
-    "mcp": "MCP servers: tools from other programs (docs/mcp.md)",
-    "interface": "Interface: the terminal's language",
-    "server": "LangGraph Server: who may use a served deployment (docs/deployment.md)",
-}
-_REQUIRED = {"model_name", "openai_api_key"}
-
-
-def render_env_example() -> str:
-    """The text of .env.example: every setting, its description and default, by group.
-
-    `python -m generalAgent.config.settings > .env.example` regenerates it; a test keeps
-    the file and the code from drifting apart.
-    """
-    lines = [
-        "# generalAgent settings. Copy this file to .env and fill in MODEL_NAME and OPENAI_API_KEY",
-        "# (and OPENAI_BASE_URL for any provider but OpenAI); everything else is optional.",
-        "# Commented lines show the defaults. Environment variables override .env.",
-        "# A folder's .env is read only once you trust the folder (the chat asks; generalagent trust).",
-        "",
-    ]
-    for name, cls in _GROUPS.items():
-        lines.append(f"# --- {_GROUP_TITLES[name]} ---")
-        for field, info in cls.model_fields.items():
-            lines.append(f"# {info.description}" + ("  (required)" if field in _REQUIRED else ""))
-            value = _shown_default(info.default)
-            assignment = f"{field.upper()}={value}"
-            active = field in _REQUIRED or field == "openai_base_url"
-            lines.append(assignment if active else f"# {assignment}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _shown_default(default: Any) -> str:
-    if default is None:
-        return ""
-    if isinstance(default, bool):
-        return str(default).lower()
-    if isinstance(default, Path) and default.is_absolute():
-        try:
-            return str(default.relative_to(PROJECT_ROOT))
-        except ValueError:
-            return str(default)
-    return str(default)
-
-
-def render_settings_markdown() -> str:
-    """The settings table of docs/configuration.md (between its settings markers)."""
-    lines = []
-    for name, cls in _GROUPS.items():
-        lines += [
-            f"### {_GROUP_TITLES[name]}",
-            "",
-            "| Variable | Default | Allowed | Description |",
-            "|---|---|---|---|",
-        ]
-        for field, info in cls.model_fields.items():
-            default = _shown_default(info.default) or ("required" if field in _REQUIRED else "unset")
-            allowed = _allowed_values(cls, field) or "text"
-            lines.append(f"| `{field.upper()}` | `{default}` | {allowed} | {info.description} |")
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def settings_table() -> list[tuple[str, str, str]]:
-    """(VARIABLE, default, description) for every setting: the source of the docs' table."""
-    rows = []
-    for cls in _GROUPS.values():
-        for field, info in cls.model_fields.items():
-            default = info.default
-            shown = "" if default is None else str(default)
-            rows.append((field.upper(), shown, info.description or ""))
-    return rows
-
-
-if __name__ == "__main__":
-    import sys
-
-    print(render_settings_markdown() if "--markdown" in sys.argv else render_env_example(), end="")

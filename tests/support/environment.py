@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generalAgent.config.settings import settings_table
+from generalAgent.config.reference import settings_table
 
 # Read outside the settings model: where the user-level config lives, and the locale the
 # UI speaks (tests choose their language explicitly).
