@@ -3,7 +3,7 @@
 `generalagent "question"` starts the chat with that message (cli/invocation.py turns the
 first word that is no sub-command into the hidden `--message`).
 
-Start-up imports only typer, rich, prompt_toolkit and pydantic-settings; LangGraph and
+Start-up imports only typer, rich, prompt_toolkit, pydantic and python-dotenv; LangGraph and
 the document libraries load later (in the background for the chat), so the prompt shows
 within a second.
 """

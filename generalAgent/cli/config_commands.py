@@ -13,7 +13,7 @@ from typing import Any
 
 import typer
 from pydantic import SecretStr
-from pydantic_settings import BaseSettings
+from pydantic import BaseModel
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
@@ -107,7 +107,7 @@ def setting_rows(settings: Settings) -> list[tuple[str, str, SettingSource]]:
     rows = []
     for group_field in fields(settings):
         group = getattr(settings, group_field.name)
-        if not isinstance(group, BaseSettings):
+        if not isinstance(group, BaseModel):
             continue
         for name in type(group).model_fields:
             variable = name.upper()

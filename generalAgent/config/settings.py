@@ -1,6 +1,6 @@
 """Typed settings, read once from the environment and `.env`, then passed down.
 
-Every group is its own `BaseSettings` so that each setting keeps the flat, documented
+Every group is its own pydantic model so that each setting keeps the flat, documented
 environment name (`MODEL_NAME`, `MAX_MESSAGE_HISTORY`, `CHUNK_MAX_SIZE`, ...) that
 `.env.example` lists; `load_settings` builds them all and turns a validation error
 into one line naming the variable and what it accepts.
@@ -14,17 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from generalAgent.config.errors import describe_validation_error
 from generalAgent.config.paths import PROJECT_ROOT, anchored_paths, builtin_path
 from generalAgent.config.prices import Price, parse_prices
-from generalAgent.config.sources import DEFAULT_SOURCE, ConfigFiles, SettingSource, setting_sources
+from generalAgent.config.sources import DEFAULT_SOURCE, ConfigFiles, SettingSource, raw_values, setting_sources
 from generalAgent.config.trust import FolderTrust, folder_trust
-
-DEFAULT_ENV_FILE = Path(".env")
-
 
 def _blank_is_unset(value: Any) -> Any:
     """`KEY=` (as .env.example leaves it) means unset, not an empty name or key."""
@@ -40,16 +36,17 @@ class SettingsError(Exception):
     """A setting has a value the program cannot use; the message is one line for the user."""
 
 
-def _config(env_file: Path | None) -> SettingsConfigDict:
-    return SettingsConfigDict(
-        env_file=env_file, env_file_encoding="utf-8", extra="ignore", case_sensitive=False
-    )
+class SettingsGroup(BaseModel):
+    """One group of settings. The values come from `load_settings` (config/sources.py:
+    `raw_values`), not from the model: reading the environment and the files ourselves,
+    once for all groups, costs a fraction of pydantic-settings' import and its eight reads."""
+
+    # Unknown names in a .env are other programs' business; defaults are validated too.
+    model_config = ConfigDict(extra="ignore", validate_default=True)
 
 
-class ModelSettings(BaseSettings):
+class ModelSettings(SettingsGroup):
     """The OpenAI-compatible endpoint. Standard names, so every provider works by base URL."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     model_name: OptionalText = Field(default=None, description="Model id, e.g. gpt-4.1-mini")
     openai_api_key: OptionalSecret = Field(default=None, description="API key")
@@ -132,10 +129,8 @@ class ModelSettings(BaseSettings):
         return missing
 
 
-class GovernanceSettings(BaseSettings):
+class GovernanceSettings(SettingsGroup):
     """Limits that keep a session bounded: history length, context size, tool loops."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     max_message_history: int = Field(
         default=40, ge=10, le=100, description="Messages kept in the prompt before a cut"
@@ -173,10 +168,8 @@ class GovernanceSettings(BaseSettings):
     )
 
 
-class PathSettings(BaseSettings):
+class PathSettings(SettingsGroup):
     """Where runtime data lives, and the folders of skills, agent profiles and knowledge."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     data_dir: Path = Field(default=Path("data"), description="Sessions, indexes and workspaces")
     skills_dir: Path = Field(default=builtin_path("skills"), description="Skill folders (<id>/SKILL.md)")
@@ -229,10 +222,8 @@ class PathSettings(BaseSettings):
         return self.data_dir / "input_history"
 
 
-class DocumentSettings(BaseSettings):
+class DocumentSettings(SettingsGroup):
     """Document extraction, chunking and search."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     # Text files: read whole under this size, else preview.
     text_file_max_size: int = Field(default=100_000, ge=1_000, description="Bytes read in full")
@@ -333,10 +324,8 @@ class DocumentSettings(BaseSettings):
         return value
 
 
-class ToolSettings(BaseSettings):
+class ToolSettings(SettingsGroup):
     """Limits and permissions of the tools: what they may reach, and what asks the user first."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     fetch_timeout: float = Field(
         default=20.0,
@@ -426,10 +415,8 @@ class ToolSettings(BaseSettings):
         return frozenset(name.strip() for name in (self.auto_approve_tools or "").split(",") if name.strip())
 
 
-class MCPSettings(BaseSettings):
+class MCPSettings(SettingsGroup):
     """Where MCP servers are configured and how long they may take (docs/mcp.md)."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     mcp_config: OptionalText = Field(
         default=None,
@@ -446,10 +433,8 @@ class MCPSettings(BaseSettings):
     )
 
 
-class InterfaceSettings(BaseSettings):
+class InterfaceSettings(SettingsGroup):
     """How the terminal talks to the user."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     ui_language: Literal["auto", "en", "zh"] = Field(
         default="auto",
@@ -470,10 +455,8 @@ class InterfaceSettings(BaseSettings):
         return value  # refused as typed, naming what is allowed
 
 
-class ServerSettings(BaseSettings):
+class ServerSettings(SettingsGroup):
     """Who may use a LangGraph Server deployment (docs/deployment.md); the CLI ignores them."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     server_api_keys: OptionalSecret = Field(
         default=None,
@@ -485,7 +468,7 @@ class ServerSettings(BaseSettings):
     )
 
 
-GROUPS: dict[str, type[BaseSettings]] = {
+GROUPS: dict[str, type[SettingsGroup]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
     "paths": PathSettings,
@@ -550,10 +533,12 @@ def load_settings(
     else:
         named = Path(env_file) if env_file is not None else None
         files = ConfigFiles(None, named, trust or folder_trust())
+    values = raw_values(files)
     groups: dict[str, Any] = {}
     for name, cls in GROUPS.items():
+        read = {field: values[field] for field in cls.model_fields if values.get(field) is not None}
         try:
-            groups[name] = cls(_env_file=files.in_order or None, **overrides.get(name, {}))
+            groups[name] = cls.model_validate({**read, **overrides.get(name, {})})
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
     groups["paths"] = anchored_paths(groups["paths"], files, overrides.get("paths", {}))

@@ -56,7 +56,7 @@ def user_data_dir() -> Path:
 
 @dataclass(frozen=True)
 class ConfigFiles:
-    """The `.env` files in effect, lowest priority first (the order pydantic-settings wants)."""
+    """The `.env` files in effect, lowest priority first (the order they apply in)."""
 
     user: Path | None  # the user-level file, if it exists
     folder: Path | None  # ./.env, if it exists and the folder is trusted
@@ -92,6 +92,21 @@ class ConfigFiles:
         return read
 
 
+def raw_values(files: ConfigFiles) -> dict[str, str | None]:
+    """Every variable by lower-case name, as pydantic-settings used to merge them: the files in
+    order (a later one wins), then the environment over them. A `KEY` without `=` in a file
+    is None (unset); `KEY=` is the empty text (the settings treat it as unset where a field
+    allows it)."""
+    from dotenv import dotenv_values
+
+    values: dict[str, str | None] = {}
+    for path in files.in_order:
+        if path.is_file() or path.is_fifo():
+            values.update({key.lower(): value for key, value in dotenv_values(path, encoding="utf-8").items()})
+    values.update({key.lower(): value for key, value in os.environ.items()})
+    return values
+
+
 SourceKind = Literal["environment", "folder file", "user file", "given", "default"]
 
 
@@ -118,7 +133,7 @@ def setting_sources(
 ) -> dict[str, SettingSource]:
     """For each setting (lower-case field name), where its value came from.
 
-    The same order as pydantic-settings applies: a value given in code, then the
+    The same order as `raw_values` and `load_settings` apply: a value given in code, then the
     environment, then the folder's file, then the user-level file, else the default.
     """
     from dotenv import dotenv_values
@@ -150,7 +165,7 @@ def path_origins(files: ConfigFiles, names: Iterable[str]) -> dict[str, Path]:
     A value from the environment (or not set at all) has no entry: it stays relative to
     the current folder.
     """
-    from dotenv import dotenv_values  # pydantic-settings' own .env reader
+    from dotenv import dotenv_values  # the settings' own .env reader (config/sources.py)
 
     wanted = {name.lower() for name in names}
     origins: dict[str, Path] = {}

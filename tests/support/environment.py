@@ -17,7 +17,7 @@ _OTHER_VARIABLES = frozenset({"GENERALAGENT_CONFIG_DIR", "LC_ALL", "LC_MESSAGES"
 
 
 def setting_variables() -> frozenset[str]:
-    """The upper-case names of every setting, as pydantic-settings reads them."""
+    """The upper-case names of every setting, as the settings read them."""
     return frozenset(variable for variable, _default, _description in settings_table())
 
 
