@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import SecretStr
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text

@@ -14,13 +14,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
 from generalAgent.config.errors import describe_validation_error
 from generalAgent.config.paths import PROJECT_ROOT, anchored_paths, builtin_path
 from generalAgent.config.prices import Price, parse_prices
-from generalAgent.config.sources import DEFAULT_SOURCE, ConfigFiles, SettingSource, raw_values, setting_sources
+from generalAgent.config.sources import (
+    DEFAULT_SOURCE,
+    ConfigFiles,
+    SettingSource,
+    raw_values,
+    setting_sources,
+)
 from generalAgent.config.trust import FolderTrust, folder_trust
+
 
 def _blank_is_unset(value: Any) -> Any:
     """`KEY=` (as .env.example leaves it) means unset, not an empty name or key."""

@@ -102,7 +102,9 @@ def raw_values(files: ConfigFiles) -> dict[str, str | None]:
     values: dict[str, str | None] = {}
     for path in files.in_order:
         if path.is_file() or path.is_fifo():
-            values.update({key.lower(): value for key, value in dotenv_values(path, encoding="utf-8").items()})
+            values.update(
+                {key.lower(): value for key, value in dotenv_values(path, encoding="utf-8").items()}
+            )
     values.update({key.lower(): value for key, value in os.environ.items()})
     return values
 
