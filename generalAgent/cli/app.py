@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
@@ -153,6 +154,7 @@ def main_command(
     settings = settle_folder_trust(
         settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
     )
+    move_older_store(settings, Path.cwd(), terminal_console(stderr=True, highlight=False, soft_wrap=True))
     if add_dir:
         settings = with_added_folders(settings, add_dir)
     settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings

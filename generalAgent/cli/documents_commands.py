@@ -50,14 +50,25 @@ def register(app: typer.Typer) -> None:
 
 
 def settings_from(ctx: typer.Context) -> Settings:
-    """The app's settings when it put them in ctx.obj, else read from the environment."""
+    """The app's settings when it put them in ctx.obj, else read from the environment; an
+    untrusted folder's ignored configuration is said in one line (cli/folder_trust.py), and
+    an older ./data moves into the data home once (cli/data_home.py)."""
     if isinstance(ctx.obj, Settings):
         return ctx.obj
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
         terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(2) from None
+    from generalAgent.cli.data_home import move_older_store
+    from generalAgent.cli.folder_trust import ignored_line
+
+    err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
+    if settings.sources.trust.ignored:
+        err.print(escape(ignored_line(settings.sources.trust)), style="yellow")
+    move_older_store(settings, Path.cwd(), err)
+    ctx.obj = settings  # read once per command
+    return settings
 
 
 def expand_paths(

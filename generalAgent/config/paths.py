@@ -7,11 +7,10 @@ means the same folder wherever the command runs.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generalAgent.config.sources import ConfigFiles, path_origins, user_data_dir
+from generalAgent.config.sources import ConfigFiles, path_origins
 
 if TYPE_CHECKING:
     from generalAgent.config.settings import PathSettings
@@ -35,13 +34,4 @@ def anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, Any
         value = getattr(paths, name)
         if not value.is_absolute():
             update[name] = folder / value.expanduser()
-    data_dir_given = "data_dir" in given or "data_dir" in origins or not _unset_in_environment("DATA_DIR")
-    # An untrusted folder decides nothing, not even where data lives: not in its ./data.
-    configured_elsewhere = files.user is not None or bool(files.trust.ignored)
-    if configured_elsewhere and files.folder is None and not data_dir_given:
-        update["data_dir"] = user_data_dir()
     return paths.model_copy(update=update) if update else paths
-
-
-def _unset_in_environment(variable: str) -> bool:
-    return not any(key.upper() == variable and value.strip() for key, value in os.environ.items())

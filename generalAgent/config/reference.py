@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pydantic_core import PydanticUndefined
+
 from generalAgent.config.errors import allowed_values
 from generalAgent.config.paths import PROJECT_ROOT
 from generalAgent.config.settings import GROUPS
@@ -54,7 +56,7 @@ def render_env_example() -> str:
 
 
 def _shown_default(default: Any) -> str:
-    if default is None:
+    if default is None or default is PydanticUndefined:  # unset, or made when read (DATA_DIR)
         return ""
     if isinstance(default, bool):
         return str(default).lower()
@@ -90,7 +92,7 @@ def settings_table() -> list[tuple[str, str, str]]:
     for cls in GROUPS.values():
         for field, info in cls.model_fields.items():
             default = info.default
-            shown = "" if default is None else str(default)
+            shown = "" if default is None or default is PydanticUndefined else str(default)
             rows.append((field.upper(), shown, info.description or ""))
     return rows
 

@@ -33,6 +33,7 @@ from generalAgent.config.sources import (
     SettingSource,
     raw_values,
     setting_sources,
+    user_data_dir,
 )
 from generalAgent.config.trust import FolderTrust, folder_trust
 
@@ -45,6 +46,14 @@ def _blank_is_unset(value: Any) -> Any:
 OptionalText = Annotated[str | None, BeforeValidator(_blank_is_unset)]
 OptionalSecret = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset)]
 OptionalPath = Annotated[Path | None, BeforeValidator(_blank_is_unset)]
+
+
+def _blank_is_data_home(value: Any) -> Any:
+    """`DATA_DIR=` means the default data home, as every other blank setting means unset."""
+    return user_data_dir() if isinstance(value, str) and not value.strip() else value
+
+
+DataFolder = Annotated[Path, BeforeValidator(_blank_is_data_home)]
 
 
 class SettingsError(Exception):
@@ -186,7 +195,13 @@ class GovernanceSettings(SettingsGroup):
 class PathSettings(SettingsGroup):
     """Where runtime data lives, and the folders of skills, agent profiles and knowledge."""
 
-    data_dir: Path = Field(default=Path("data"), description="Sessions, indexes and workspaces")
+    # One data home whatever .env was found (config/data_home.py): a folder's own store only
+    # when its .env asks for one (DATA_DIR=data, relative to that file).
+    data_dir: DataFolder = Field(
+        default_factory=user_data_dir,
+        description="Sessions, indexes, the knowledge base and workspaces; unset = the user data folder "
+        "(~/.local/share/generalagent on Linux); DATA_DIR=data in a folder's .env keeps a project-local store",
+    )
     skills_dir: Path = Field(default=builtin_path("skills"), description="Skill folders (<id>/SKILL.md)")
     agents_dir: Path = Field(default=builtin_path("agents"), description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(

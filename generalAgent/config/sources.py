@@ -12,11 +12,11 @@ and `doctor` can say it, and the rules for settings from a folder can be applied
 
 A relative path setting (DATA_DIR, SKILLS_DIR, ...) is relative to the folder of the file
 that set it, so the user-level file's `DATA_DIR=data` means the same folder wherever the
-command runs. With no DATA_DIR anywhere, data lives in `./data` next to a trusted folder's
-`.env` (as it always has), else, when the user-level file exists or the folder carries
-configuration it is not trusted with, in the platform's user data folder
-(`~/.local/share/generalagent` on Linux), so `--resume` finds every session and an untrusted
-folder never holds the sessions.
+command runs. With no DATA_DIR anywhere, data lives in the platform's user data folder
+(`~/.local/share/generalagent` on Linux) whichever `.env` was found, so `--resume`, the
+indexes and the knowledge base are the same from every folder; a folder keeps a store of
+its own only when its `.env` says `DATA_DIR=data` (config/data_home.py moves the `./data`
+older versions made there).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def user_config_dir() -> Path:
 
 
 def user_data_dir() -> Path:
-    """Where sessions and indexes live when only the user-level file configures the command."""
+    """The data home: sessions, indexes and the knowledge base, unless DATA_DIR names another."""
     override = os.environ.get(CONFIG_DIR_VARIABLE, "").strip()
     if override:
         return Path(override).expanduser() / "data"

@@ -91,8 +91,8 @@ def test_the_environment_overrides_both_and_its_paths_stay_relative_to_the_folde
     assert settings.paths.data_dir == Path("from-env")
 
 
-def test_no_config_at_all_keeps_today_s_default(elsewhere: Path) -> None:
-    assert load_settings().paths.data_dir == Path("data")
+def test_no_config_at_all_keeps_data_in_the_data_home(elsewhere: Path) -> None:
+    assert load_settings().paths.data_dir == user_data_dir()
 
 
 def test_a_start_without_a_model_creates_nothing_and_says_where_config_goes(
@@ -109,8 +109,9 @@ def test_a_start_without_a_model_creates_nothing_and_says_where_config_goes(
         text=True,
         timeout=60,
     )
-    assert doctor.returncode == 1 and "will be created at first use" in doctor.stdout
+    assert doctor.returncode == 1 and "will be created at first use" in " ".join(doctor.stdout.split())
     assert list(elsewhere.iterdir()) == []  # no data/, no data/logs
+    assert not user_data_dir().exists()  # nor the data home
 
 
 def test_config_init_writes_a_private_user_level_file_once(elsewhere: Path) -> None:

@@ -28,6 +28,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     monkeypatch.chdir(folder)
+    # An empty store: the tests here count its entries (conftest declines the repository).
+    (user_config_dir() / STORE_NAME).unlink(missing_ok=True)
     return folder
 
 
@@ -75,7 +77,7 @@ def test_what_counts_as_project_configuration(tmp_path: Path, project: Path) -> 
     (project / "notes.md").write_text("x", encoding="utf-8")
     (project / "skills").mkdir()  # a folder of that name is not read unless the .env names it
     assert project_configuration(project) == ()
-    assert not folder_trust(project).undecided
+    assert folder_trust(project).undecided  # asked all the same: its files are read in place once trusted
     (project / "AGENTS.md").symlink_to(tmp_path / "missing")  # a dangling link counts too
     (project / ".mcp.json").write_text("{}", encoding="utf-8")
     (project / ".generalagent").mkdir()

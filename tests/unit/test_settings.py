@@ -8,6 +8,7 @@ import pytest
 
 from generalAgent.config.reference import render_env_example, render_settings_markdown, settings_table
 from generalAgent.config.settings import SettingsError, load_settings
+from generalAgent.config.sources import user_data_dir
 
 pytestmark = pytest.mark.smoke
 
@@ -19,7 +20,7 @@ def test_defaults_follow_the_design() -> None:
     assert settings.documents.chunk_overlap == 80
     assert settings.documents.chunk_min_size == 50
     assert settings.documents.index_stale_threshold_hours == 24
-    assert settings.paths.data_dir == Path("data")
+    assert settings.paths.data_dir == user_data_dir()  # one data home, whatever .env is found
     assert settings.model.missing() == ["MODEL_NAME", "OPENAI_API_KEY"]
 
 
