@@ -22,7 +22,7 @@ import typer
 from rich.markup import escape
 
 from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
-from generalAgent.cli.config_commands import config_app
+from generalAgent.cli.config_commands import config_app, describe_files
 from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.i18n import _, choose_language, use_language
@@ -171,7 +171,7 @@ def main_command(
             ).format(
                 command=command_hint(),
                 path=user_config_dir() / ENV_FILE_NAME,
-                sources=settings.sources.describe(),
+                sources=describe_files(settings.sources),
             ),
             markup=False,
         )

@@ -252,9 +252,12 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
     indexed = [r for r in results if r["status"] == "indexed"]
     chars = sum(r["chars"] for r in indexed)
     err.print(
-        f"{len(indexed)} indexed, {sum(r['status'] == 'unchanged' for r in results)} unchanged, "
-        f"{sum(r['status'] == 'failed' for r in results)} failed"
-        + (f" ({chars / max(elapsed, 1e-9):,.0f} chars/s)" if indexed else "")
+        _("{indexed} indexed, {unchanged} unchanged, {failed} failed").format(
+            indexed=len(indexed),
+            unchanged=sum(r["status"] == "unchanged" for r in results),
+            failed=sum(r["status"] == "failed" for r in results),
+        )
+        + (_(" ({rate} chars/s)").format(rate=f"{chars / max(elapsed, 1e-9):,.0f}") if indexed else "")
     )
     return results
 

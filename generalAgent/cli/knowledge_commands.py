@@ -314,6 +314,6 @@ def sync_command(ctx: typer.Context) -> None:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
-    terminal_console().print(report.summary() if report.changed else _("Built-in knowledge is up to date."))
+    terminal_console().print(report.summary(_) if report.changed else _("Built-in knowledge is up to date."))
     if report.failed:
         raise typer.Exit(1)

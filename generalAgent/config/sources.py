@@ -81,16 +81,6 @@ class ConfigFiles:
     def in_order(self) -> tuple[Path, ...]:
         return tuple(path for path in (self.user, self.folder) if path is not None)
 
-    def describe(self) -> str:
-        """For `doctor` and the first-run message: which files were read."""
-        if not self.in_order:
-            read = f"no .env in this folder and no user-level {user_config_dir() / ENV_FILE_NAME}"
-        else:
-            read = " + ".join(str(path) for path in reversed(self.in_order)) + " (first wins)"
-        if ENV_FILE_NAME in self.trust.ignored:
-            read += f"; this folder's {ENV_FILE_NAME} is not read (the folder is not trusted)"
-        return read
-
 
 def raw_values(files: ConfigFiles) -> dict[str, str | None]:
     """Every variable by lower-case name, as pydantic-settings used to merge them: the files in

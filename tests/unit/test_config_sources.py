@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from generalAgent.cli.config_commands import describe_files
 from generalAgent.cli.invocation import command_hint
 from generalAgent.config.settings import load_settings
 from generalAgent.config.sources import user_config_dir, user_data_dir
@@ -77,7 +78,7 @@ def test_an_untrusted_folder_env_is_not_read_at_all(user_env: Path, elsewhere: P
         assert settings.sources.folder is None and settings.sources.trust.ignored == (".env",)
         assert settings.source_of("MODEL_NAME").describe() == f"user file {user_env}"
         assert settings.source_of("AUTO_APPROVE_TOOLS").kind == "default"
-        assert "not read (the folder is not trusted)" in settings.sources.describe()
+        assert "not read (the folder is not trusted)" in describe_files(settings.sources)
 
 
 def test_the_environment_overrides_both_and_its_paths_stay_relative_to_the_folder(
