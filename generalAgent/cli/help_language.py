@@ -101,7 +101,7 @@ def _translate_typers_click() -> None:
     missing_message = exceptions.MissingParameter.format_message
 
     def translated_usage(self: Any, prog: str, args: str = "", prefix: str | None = None) -> None:
-        write_usage(self, prog, args, prefix if prefix is not None else f"{_('Usage:')} ")
+        write_usage(self, prog, args, prefix if prefix is not None else _("Usage:") + " ")
 
     def translated_help_option(self: Any, ctx: Any) -> Any:
         option = help_option(self, ctx)

@@ -67,7 +67,7 @@ def test_invalid_value_is_one_line_naming_variable(
 
 
 def test_env_example_lists_every_setting_as_the_code_defines_it() -> None:
-    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
+    example = (Path(__file__).resolve().parents[3] / ".env.example").read_text(encoding="utf-8")
     assert example == render_env_example(), (
         "regenerate: python -m generalAgent.config.reference > .env.example"
     )
@@ -77,7 +77,7 @@ def test_env_example_lists_every_setting_as_the_code_defines_it() -> None:
 
 
 def test_configuration_doc_table_matches_the_code() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[3] / "docs" / "configuration.md").read_text(encoding="utf-8")
     block = text.split("<!-- settings:start -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
     assert block == render_settings_markdown(), (
         "regenerate: python -m generalAgent.config.reference --markdown"
@@ -90,7 +90,7 @@ def test_every_documented_setting_is_read_by_the_code() -> None:
 
     from generalAgent.config.settings import GROUPS
 
-    package = Path(__file__).resolve().parents[2] / "generalAgent"
+    package = Path(__file__).resolve().parents[3] / "generalAgent"
     read: set[str] = set()
     for module in package.rglob("*.py"):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
