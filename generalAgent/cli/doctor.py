@@ -153,12 +153,12 @@ def _provider(settings: Settings) -> Check:
             "context window {window} tokens ({source}), history budget {budget}"
         ).format(
             name=choice.dialect.name,
-            reason=choice.reason,
+            reason=choice.describe(_),
             thinking=_(CHOICE_WORDS[model.model_thinking]),
             effort=effort,
             shown=_(CHOICE_WORDS[model.show_reasoning]),
             window=f"{window.tokens:,}",
-            source=window.source,
+            source=window.describe(_),
             budget=f"{context_budget(model, settings.governance):,}",
         ),
     )
