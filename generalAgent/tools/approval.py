@@ -249,8 +249,19 @@ def unified_diff(before: str, after: str, name: str) -> str:
         )
     )
     if len(lines) > MAX_DIFF_LINES:
-        lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES:,} more diff lines"]
+        lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES:,} {DIFF_CUT}"]
     return "\n".join(lines)
+
+
+DIFF_CUT = "more diff lines"
+# The arguments of write_file and edit_file that a whole diff shows in full.
+SHOWN_BY_DIFF = frozenset({"content", "old_string", "new_string"})
+
+
+def diff_is_whole(diff: str) -> bool:
+    """Whether `diff` (from unified_diff) shows the whole change, or was cut at MAX_DIFF_LINES."""
+    last = diff.rsplit("\n", 1)[-1]
+    return not (last.startswith("… ") and last.endswith(DIFF_CUT))
 
 
 def describe_knowledge_item(settings: Settings, item_id: str) -> str:
