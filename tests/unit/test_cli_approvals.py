@@ -146,7 +146,12 @@ def test_a_cut_diff_leaves_the_arguments_shown() -> None:
     content = "".join(f"line {i}\n" for i in range(MAX_DIFF_LINES * 2))
     diff = unified_diff("", content, "long.md")
     _, shown = question(
-        {"call_id": "c1", "tool": "write_file", "args": {"path": "long.md", "content": content}, "diff": diff},
+        {
+            "call_id": "c1",
+            "tool": "write_file",
+            "args": {"path": "long.md", "content": content},
+            "diff": diff,
+        },
         "n",
     )
     assert "more diff lines" in shown
