@@ -79,11 +79,8 @@ async def first_process(env: dict[str, str], workdir: Path, server: ScriptedOpen
         init = await conn.initialize(protocol_version=1)
         assert init.agent_capabilities.load_session is True
         session = await conn.new_session(cwd=str(workdir), mcp_servers=[])
-        model = (
-            session.config_options[0].root
-            if hasattr(session.config_options[0], "root")
-            else session.config_options[0]
-        )
+        options = [getattr(o, "root", o) for o in session.config_options]
+        model = next(o for o in options if o.id == "model")
         assert model.category == "model" and model.current_value == "deepseek-chat"
 
         # 1. A tool call that needs approval, allowed once: it runs, its result is shown.

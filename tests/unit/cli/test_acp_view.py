@@ -12,7 +12,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from generalAgent.cli.acp import ALLOW_ONCE, ALLOW_SESSION, REJECT, AcpView, prompt_text, tool_locations
+from generalAgent.cli.acp.view import ALLOW_ONCE, ALLOW_SESSION, REJECT, AcpView, prompt_text, tool_locations
 from generalAgent.tools.approval import KEEP, NO, YES
 from generalAgent.tools.named_hosts import hosts_typed
 
