@@ -125,7 +125,11 @@ class Workspace:
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(mounts[SKILLS_MOUNT], target_is_directory=True)
         return cls(
-            root=root, skills_dir=skills_dir, _mounts=mounts, folders=folders or WorkingFolders(), editor=editor
+            root=root,
+            skills_dir=skills_dir,
+            _mounts=mounts,
+            folders=folders or WorkingFolders(),
+            editor=editor,
         )
 
     def resolve(self, path: str, *, for_writing: bool = False) -> Path:

@@ -196,4 +196,3 @@ def test_an_editor_with_its_files_terminals_modes_and_mcp_server(
     asyncio.run(second_process(env, workdir.resolve(), session_id))
     history = [str(m.get("content")) for m in openai_server.chat_requests[-1].messages]
     assert any("读一下 notes.md" in c for c in history) and any("from-terminal" in c for c in history)
-

@@ -31,7 +31,9 @@ NAME = "run_bash_command"
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
 MAX_OUTPUT_CHARS = 30_000
-CANCELLED = "cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
+CANCELLED = (
+    "cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
+)
 
 
 def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
