@@ -15,7 +15,8 @@ Answers, per call id: "yes" (this call), "always" (this call, and the CLI stops 
 the tool until the process ends: that memory is the run's config, not the state), "keep"
 (also stored in `approved_tools`, so it holds when the session is resumed), "no". A
 sub-agent cannot ask: its calls that need approval are refused unless the tool is approved
-already.
+already. A run may name the only tools whose calls may run (`only_tools` of its config: an
+editor session in read-only mode); a call of any other tool is refused without a question.
 """
 
 from __future__ import annotations
