@@ -40,8 +40,11 @@ class EditorBridge:
         loop: asyncio.AbstractEventLoop,
         session_id: str,
         capabilities: ClientCapabilities | None,
+        cancelled: threading.Event | None = None,
     ) -> None:
         self.conn = conn
+        # The turn's cancel event (ToolEnvironment.cancelled): Stop ends a wait for the editor.
+        self.cancelled = cancelled or threading.Event()
         self.loop = loop
         self.session_id = session_id
         fs = capabilities.fs if capabilities is not None else None
@@ -116,10 +119,17 @@ class EditorBridge:
         )
 
     def _wait(self, request: Coroutine[Any, Any, Any], failure: str) -> Any:
-        try:
-            return asyncio.run_coroutine_threadsafe(request, self.loop).result()
-        except RequestError as exc:
-            raise OSError(errno.EIO, f"{failure}: {describe(exc)}") from None
+        """The editor's answer; an editor that does not answer holds the turn only until Stop."""
+        future = asyncio.run_coroutine_threadsafe(request, self.loop)
+        while True:
+            try:
+                return future.result(timeout=WAIT_SLICE)
+            except concurrent.futures.TimeoutError:
+                if self.cancelled.is_set():
+                    future.cancel()
+                    raise OSError(errno.ECANCELED, f"{failure}: the user stopped the turn") from None
+            except RequestError as exc:
+                raise OSError(errno.EIO, f"{failure}: {describe(exc)}") from None
 
 
 def describe(exc: RequestError) -> str:

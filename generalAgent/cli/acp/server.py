@@ -333,7 +333,8 @@ class GeneralAgentACP:
     def _open(self, session_id: str, cwd: str) -> AcpSession:
         session = AcpSession(session_id, Path(cwd), self.settings.model.model_name or "")
         assert self._conn is not None and self._loop is not None and self._agent is not None
-        editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities)
+        cancelled = self._agent.parts.env.cancelled
+        editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
         if editor.offers_anything:
             # The session's tools read, write and run commands through the editor (editor.py).
             session.editor = editor
