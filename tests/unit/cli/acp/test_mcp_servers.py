@@ -50,3 +50,30 @@ def test_transports_the_agent_lacks_are_reported_not_started(tmp_path: Path) -> 
     configs, problems = editor_server_configs(servers, tmp_path)
     assert [c.name for c in configs] == ["old"] and "SSE" in (configs[0].problem or "")
     assert len(problems) == 1 and "inside" in problems[0]
+
+
+def test_an_editors_http_server_is_started_and_its_tools_answer(tmp_path: Path) -> None:
+    from generalAgent.cli.acp.mcp_servers import start_editor_servers
+    from generalAgent.config.settings import MCPSettings
+    from generalAgent.tools.mcp.config import MCPConfig
+    from generalAgent.tools.mcp.manager import MCPServerManager
+    from tests.support.mcp_server import serve_http
+
+    settings = MCPSettings(_env_file=None, mcp_startup_timeout=20.0)  # type: ignore[call-arg]
+    manager = MCPServerManager(MCPConfig(), settings, log_dir=tmp_path / "logs").start()
+    try:
+        with serve_http("remote") as url:
+            given = [
+                HttpMcpServer(type="http", name="remote", url=url, headers=[]),
+                McpServerStdio(name="broken", command=str(tmp_path / "no-such-program"), args=[], env=[]),
+            ]
+            problems = start_editor_servers(manager, given, tmp_path)
+            assert len(problems) == 1 and "broken" in problems[0]
+            assert manager.loaded_handles() == ["remote"] and manager.is_enabled("remote")
+            assert "remote__add" in manager.tool_names("remote")
+            assert manager.call("remote", "add", {"a": 20, "b": 22}) == "42"
+            # Passed again with the next session: the running server is kept as it is.
+            assert start_editor_servers(manager, given[:1], tmp_path) == []
+            assert manager.handles() == ["remote", "broken"]
+    finally:
+        manager.close()
