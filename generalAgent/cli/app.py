@@ -262,7 +262,7 @@ def acp() -> None:
         )
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
-    from generalAgent.cli.acp import run_acp_server
+    from generalAgent.cli.acp.server import run_acp_server
 
     raise typer.Exit(run_acp_server(settings))
 

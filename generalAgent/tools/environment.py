@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
 from generalAgent.hooks import HookSet
+from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.workspace import WorkingFolders, Workspace
 
 if TYPE_CHECKING:
@@ -46,6 +47,9 @@ class ToolEnvironment:
     # terminal can name each with its real path at the end of the turn and at /quit.
     _written: dict[str, list[Path]] = field(default_factory=dict, repr=False)
     _reported: dict[str, int] = field(default_factory=dict, repr=False)
+    # What the editor of a session offers (ACP: its files, its terminals), by session id;
+    # a session without one reads, writes and runs commands locally (tools/editor.py).
+    editors: dict[str, EditorAccess] = field(default_factory=dict, repr=False)
 
     def start_turn(self) -> None:
         self.cancelled.clear()
@@ -104,6 +108,7 @@ class ToolEnvironment:
             session_id,
             skills_dir=self.settings.paths.skills_dir,
             folders=self.working_folders(),
+            editor=self.editors.get(session_id),
         )
 
     def working_folders(self) -> WorkingFolders:
