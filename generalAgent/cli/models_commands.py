@@ -54,7 +54,7 @@ def pull_command(
         _fail(_("Unknown model {name}: give a name from `generalagent models list`, or owner/name.").format(name=chosen))
     root = models_dir(settings.documents.embedding_models_dir)
     endpoint = settings.documents.hf_endpoint
-    out = terminal_console(highlight=False)
+    out = terminal_console(highlight=False, soft_wrap=True)  # paths whole, never broken
     out.print(escape(_("Pulling {repo} from {endpoint} into {folder}").format(repo=repo, endpoint=endpoint, folder=root)))
     err = terminal_console(stderr=True, highlight=False)
     with Progress(

@@ -20,9 +20,16 @@ from typing import Any
 LFS_SUFFIXES = (".safetensors", ".bin")
 
 
-def build_static_model(folder: Path, words: list[str], dimensions: int = 16, seed: int = 7) -> Path:
+def build_static_model(
+    folder: Path,
+    words: list[str],
+    dimensions: int = 16,
+    seed: int = 7,
+    synonyms: dict[str, str] | None = None,
+) -> Path:
     """A model2vec-format model in `folder`: a word-level tokenizer.json (built with the
-    `tokenizers` library) over `words` plus [UNK], a random embedding matrix, config.json."""
+    `tokenizers` library) over `words` plus [UNK], a random embedding matrix, config.json.
+    `synonyms` maps a word to another whose vector it gets: they mean the same to the model."""
     import numpy as np
     from safetensors.numpy import save_file
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -33,6 +40,8 @@ def build_static_model(folder: Path, words: list[str], dimensions: int = 16, see
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     tokenizer.save(str(folder / "tokenizer.json"))
     matrix = np.random.default_rng(seed).standard_normal((len(vocabulary), dimensions)).astype(np.float32)
+    for word, same in (synonyms or {}).items():
+        matrix[vocabulary[word]] = matrix[vocabulary[same]]
     save_file({"embeddings": matrix}, str(folder / "model.safetensors"))
     config = {"model_type": "model2vec", "normalize": True, "hidden_dim": dimensions}
     (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
