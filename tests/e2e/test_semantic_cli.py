@@ -69,3 +69,15 @@ def test_a_pulled_model_is_used_from_then_on(cli_env: dict[str, str], tmp_path: 
     assert "backup archive copies" in shown
     others = [shown.index(t) for t in ("printer cable", "keyboard mouse", "备份 恢复") if t in shown]
     assert all(shown.index("backup archive copies") < where for where in others)
+
+
+def test_doctor_names_the_embedding_source_and_says_when_the_provider_has_none(
+    cli_env: dict[str, str], tmp_path: Path
+):
+    deepseek = {**cli_env, "OPENAI_BASE_URL": "https://api.deepseek.com", "EMBEDDING_MODEL": "auto"}
+    report = " ".join(run_cli(["doctor", "--offline"], {**deepseek, "COLUMNS": "400"}, tmp_path).stdout.split())
+    assert "semantic search none: api.deepseek.com has no /embeddings (DeepSeek and Kimi offer none)" in report
+    assert "vector index" in report
+    served = {**cli_env, "EMBEDDING_MODEL": "bge-m3"}
+    report = " ".join(run_cli(["doctor", "--offline"], {**served, "COLUMNS": "400"}, tmp_path).stdout.split())
+    assert "semantic search bge-m3 through the endpoint's /embeddings" in report
