@@ -23,11 +23,11 @@ from generalAgent.search.embeddings import EmbeddingError
 
 # Chunks of each phrasing's vector ranking handed to the fusion (as knowledge search does).
 VECTOR_CANDIDATES = 50
-# A scope of more chunks than this is ranked by the KNN index (when there is one): reading
-# the vectors of 20k chunks into numpy takes ~20 ms, the index answers in a few whatever the
-# store's size (bench/semantic_search.py). A smaller scope is scanned exactly, since the
-# index's k nearest of the whole store may hold few of its chunks.
-SCAN_MAX_CHUNKS = 20_000
+# A scope of more chunks than this is ranked by the KNN index (when there is one): at 10k
+# vectors the scan's p95 was 4x the index's, at 100k 12x (bench/semantic_search.py, 256
+# dimensions). A smaller scope is scanned, exactly: the index's nearest of the whole store
+# (at most vec0's k of 4096) may hold few of its chunks.
+SCAN_MAX_CHUNKS = 10_000
 
 
 def _scope_is_large(conn: sqlite3.Connection, item_ids: Sequence[str]) -> bool:
