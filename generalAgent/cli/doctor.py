@@ -364,11 +364,14 @@ def _semantic_search(settings: Settings) -> list[Check]:
     index = (
         _("sqlite-vec {version}: vectors are searched through a KNN index").format(version=version)
         if problem is None
-        else _("{reason}: vectors are ranked by a scan instead of sqlite-vec's KNN index (slower past ~100k chunks)").format(
-            reason=problem
-        )
+        else _(
+            "{reason}: vectors are ranked by a scan instead of sqlite-vec's KNN index (slower past ~100k chunks)"
+        ).format(reason=problem)
     )
-    return [Check(N_("semantic search"), True, _(template).format(**fields)), Check(N_("vector index"), True, index)]
+    return [
+        Check(N_("semantic search"), True, _(template).format(**fields)),
+        Check(N_("vector index"), True, index),
+    ]
 
 
 def _mcp_servers(settings: Settings) -> list[Check]:

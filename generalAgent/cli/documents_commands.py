@@ -203,12 +203,18 @@ def _embed_pending(index: SearchIndex, vectors: VectorSource, settings: Settings
             progress.stop()
             err.print(
                 "[yellow]"
-                + escape(_("Embeddings failed ({reason}); keyword search works, the next run continues.").format(reason=exc))
+                + escape(
+                    _("Embeddings failed ({reason}); keyword search works, the next run continues.").format(
+                        reason=exc
+                    )
+                )
                 + "[/yellow]"
             )
             return 0
     if done:
-        err.print(escape(ngettext("Embedded {count} chunk.", "Embedded {count} chunks.", done).format(count=done)))
+        err.print(
+            escape(ngettext("Embedded {count} chunk.", "Embedded {count} chunks.", done).format(count=done))
+        )
     return done
 
 

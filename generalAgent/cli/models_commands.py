@@ -17,7 +17,15 @@ from typing import Annotated, NoReturn, Optional
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 from rich.table import Table
 
 from generalAgent.cli.i18n import _
@@ -51,11 +59,21 @@ def pull_command(
     try:
         repo = repo_of(chosen)
     except ValueError:
-        _fail(_("Unknown model {name}: give a name from `generalagent models list`, or owner/name.").format(name=chosen))
+        _fail(
+            _("Unknown model {name}: give a name from `generalagent models list`, or owner/name.").format(
+                name=chosen
+            )
+        )
     root = models_dir(settings.documents.embedding_models_dir)
     endpoint = settings.documents.hf_endpoint
     out = terminal_console(highlight=False, soft_wrap=True)  # paths whole, never broken
-    out.print(escape(_("Pulling {repo} from {endpoint} into {folder}").format(repo=repo, endpoint=endpoint, folder=root)))
+    out.print(
+        escape(
+            _("Pulling {repo} from {endpoint} into {folder}").format(
+                repo=repo, endpoint=endpoint, folder=root
+            )
+        )
+    )
     err = terminal_console(stderr=True, highlight=False)
     with Progress(
         TextColumn("{task.description}"),
@@ -65,7 +83,7 @@ def pull_command(
         TimeRemainingColumn(),
         console=err,
     ) as bar:
-        tasks: dict[str, int] = {}
+        tasks: dict[str, TaskID] = {}
 
         def progress(path: str, done: int, size: int) -> None:
             if path not in tasks:
@@ -77,13 +95,21 @@ def pull_command(
         except DownloadError as exc:
             bar.stop()
             _fail(_("The download failed: {reason}").format(reason=exc))
-    out.print(escape(_("{repo} is ready in {folder}; semantic search uses it from now on.").format(repo=repo, folder=folder)))
+    out.print(
+        escape(
+            _("{repo} is ready in {folder}; semantic search uses it from now on.").format(
+                repo=repo, folder=folder
+            )
+        )
+    )
     if settings.documents.embedding_local_model:
         out.print(
             "[yellow]"
-            + escape(_("EMBEDDING_LOCAL_MODEL={value} is set and wins over the pulled model.").format(
-                value=settings.documents.embedding_local_model
-            ))
+            + escape(
+                _("EMBEDDING_LOCAL_MODEL={value} is set and wins over the pulled model.").format(
+                    value=settings.documents.embedding_local_model
+                )
+            )
             + "[/]"
         )
 

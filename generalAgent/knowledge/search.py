@@ -26,10 +26,10 @@ from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeStore, item_filter
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.embeddings import EmbeddingError
-from generalAgent.search.semantic import nearest_chunks
 from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits
 from generalAgent.search.query import build_match_query, normalise_query, phrasings
 from generalAgent.search.segmentation import CJK_RUN
+from generalAgent.search.semantic import nearest_chunks
 
 RRF_K = 60
 SORTS = ("relevance", "date", "title")

@@ -65,7 +65,9 @@ def embed_pending(
             for (rowid, chunk_id, _), blob in zip(rows, blobs, strict=True):
                 # The chunk may have been replaced while it was embedded (a re-indexed
                 # document can reuse rowids): the vector is written only for the same chunk.
-                if conn.execute("SELECT 1 FROM chunks WHERE rowid = ? AND id = ?", (rowid, chunk_id)).fetchone():
+                if conn.execute(
+                    "SELECT 1 FROM chunks WHERE rowid = ? AND id = ?", (rowid, chunk_id)
+                ).fetchone():
                     conn.execute("DELETE FROM chunk_vectors WHERE chunk_rowid = ?", (rowid,))
                     conn.execute(
                         "INSERT INTO chunk_vectors (chunk_rowid, model, vector) VALUES (?, ?, ?)",

@@ -59,7 +59,9 @@ def list_files(client: httpx.Client, endpoint: str, repo: str, revision: str = "
     try:
         entries = response.json()
     except json.JSONDecodeError:
-        raise DownloadError(f"{endpoint} did not answer with a list of files; is HF_ENDPOINT a hub?") from None
+        raise DownloadError(
+            f"{endpoint} did not answer with a list of files; is HF_ENDPOINT a hub?"
+        ) from None
     files = []
     for entry in entries if isinstance(entries, list) else []:
         if not isinstance(entry, dict) or entry.get("type") != "file":

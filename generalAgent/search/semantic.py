@@ -53,7 +53,11 @@ def nearest_chunks(
     """Per query, the `limit` chunks of the scope nearest it, as (rowid, cosine), nearest
     first; [] when the scope has no vectors of `embedder`'s model (nothing is embedded).
     Raises EmbeddingError when the query cannot be embedded."""
-    if rowid_range is None and vector_index.has_index(conn, embedder.model) and _scope_is_large(conn, item_ids):
+    if (
+        rowid_range is None
+        and vector_index.has_index(conn, embedder.model)
+        and _scope_is_large(conn, item_ids)
+    ):
         return _nearest_by_index(conn, embedder, queries, item_ids, limit)
     return _nearest_by_scan(conn, embedder, queries, rowid_range, item_ids, limit)
 
@@ -71,7 +75,9 @@ def _nearest_by_index(
         return _nearest_by_scan(conn, embedder, queries, None, item_ids, limit)
     rankings = []
     for blob in embedder.vectors(list(queries)):
-        found = vector_index.nearest(conn, embedder.model, blob, limit if not item_ids else vector_index.MAX_K)
+        found = vector_index.nearest(
+            conn, embedder.model, blob, limit if not item_ids else vector_index.MAX_K
+        )
         if found is None:
             raise EmbeddingError("stored vectors come from a model of another size; re-index")
         if item_ids and found:
@@ -133,7 +139,8 @@ def unembedded_chunks(
     item_ids: Sequence[str] = (),
 ) -> int:
     """Chunks of the scope without a vector of `model` yet (searched by keywords only)."""
-    where, values = ["(v.chunk_rowid IS NULL OR v.model != ?)"], [model]
+    where: list[str] = ["(v.chunk_rowid IS NULL OR v.model != ?)"]
+    values: list[object] = [model]
     if rowid_range is not None:
         where.append("c.rowid BETWEEN ? AND ?")
         values += list(rowid_range)

@@ -69,7 +69,9 @@ class StaticModel:
     def encode(self, texts: Sequence[str]) -> list[list[float]]:
         import numpy as np
 
-        encodings = self.tokenizer.encode_batch([t[: self.max_chars] for t in texts], add_special_tokens=False)
+        encodings = self.tokenizer.encode_batch(
+            [t[: self.max_chars] for t in texts], add_special_tokens=False
+        )
         vectors = []
         for encoding in encodings:
             ids = [i for i in encoding.ids if i != self.unknown_id][:MAX_TOKENS]

@@ -67,7 +67,9 @@ def build(conn: sqlite3.Connection, model: str) -> bool:
     if has_index(conn, model):
         sync(conn, model)
         return True
-    row = conn.execute("SELECT length(vector) FROM chunk_vectors WHERE model = ? LIMIT 1", (model,)).fetchone()
+    row = conn.execute(
+        "SELECT length(vector) FROM chunk_vectors WHERE model = ? LIMIT 1", (model,)
+    ).fetchone()
     if row is None:
         return False
     name, dimensions = table_name(model), row[0] // 4
@@ -96,11 +98,18 @@ def build(conn: sqlite3.Connection, model: str) -> bool:
 
 def sync(conn: sqlite3.Connection, model: str) -> None:
     """Apply the changes noted since the index of `model` was last brought up to date."""
-    found = conn.execute("SELECT name, dimensions, synced FROM knn_indexes WHERE model = ?", (model,)).fetchone()
+    found = conn.execute(
+        "SELECT name, dimensions, synced FROM knn_indexes WHERE model = ?", (model,)
+    ).fetchone()
     if found is None:
         return
     name, dimensions, synced = found
-    if conn.execute("SELECT 1 FROM vector_changes WHERE seq > ? AND model = ? LIMIT 1", (synced, model)).fetchone() is None:
+    if (
+        conn.execute(
+            "SELECT 1 FROM vector_changes WHERE seq > ? AND model = ? LIMIT 1", (synced, model)
+        ).fetchone()
+        is None
+    ):
         return
     with transaction(conn):
         changes = conn.execute(

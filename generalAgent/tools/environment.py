@@ -62,7 +62,9 @@ class ToolEnvironment:
                 embedder = embeddings_from_settings(self.settings)
                 batch = self.settings.documents.embedding_batch_size
                 self._semantic.append(
-                    None if embedder is None else SemanticSession(self.settings.paths.indexes_db, embedder, batch)
+                    None
+                    if embedder is None
+                    else SemanticSession(self.settings.paths.indexes_db, embedder, batch)
                 )
             return self._semantic[0]
 

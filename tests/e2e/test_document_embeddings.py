@@ -122,7 +122,11 @@ def test_a_change_of_model_re_embeds_everything(
         models = {row[0] for row in conn.execute("SELECT model FROM chunk_vectors")}
     assert models == {"model-b"}
     hits = search_document(
-        second.paths.indexes_db, second.documents, path, ["zzyzx", ODD], vectors=embeddings_from_settings(second)
+        second.paths.indexes_db,
+        second.documents,
+        path,
+        ["zzyzx", ODD],
+        vectors=embeddings_from_settings(second),
     )["hits"]
     assert hits[0]["heading"] == "Odd one"
 

@@ -22,7 +22,24 @@ GUIDE = "\n\n".join(
         "# delta\n\n备份 恢复 文件",
     ]
 )
-WORDS = "alpha beta gamma delta printer cable network backup archive copies keyboard mouse screen 备份 恢复 文件".split()
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "printer",
+    "cable",
+    "network",
+    "backup",
+    "archive",
+    "copies",
+    "keyboard",
+    "mouse",
+    "screen",
+    "备份",
+    "恢复",
+    "文件",
+]
 
 
 def test_the_fake_embeddings_endpoint_end_to_end(
@@ -46,7 +63,9 @@ def test_the_fake_embeddings_endpoint_end_to_end(
 
 
 def test_a_pulled_model_is_used_from_then_on(cli_env: dict[str, str], tmp_path: Path):
-    model = build_static_model(tmp_path / "built", [*WORDS, "safeguard"], 32, synonyms={"safeguard": "backup"})
+    model = build_static_model(
+        tmp_path / "built", [*WORDS, "safeguard"], 32, synonyms={"safeguard": "backup"}
+    )
     (tmp_path / "work").mkdir()
     (tmp_path / "work" / "guide.md").write_text(GUIDE, encoding="utf-8")
     with HubServer({"tiny/static-model": repo_files(model)}) as hub:
@@ -75,8 +94,12 @@ def test_doctor_names_the_embedding_source_and_says_when_the_provider_has_none(
     cli_env: dict[str, str], tmp_path: Path
 ):
     deepseek = {**cli_env, "OPENAI_BASE_URL": "https://api.deepseek.com", "EMBEDDING_MODEL": "auto"}
-    report = " ".join(run_cli(["doctor", "--offline"], {**deepseek, "COLUMNS": "400"}, tmp_path).stdout.split())
-    assert "semantic search none: api.deepseek.com has no /embeddings (DeepSeek and Kimi offer none)" in report
+    report = " ".join(
+        run_cli(["doctor", "--offline"], {**deepseek, "COLUMNS": "400"}, tmp_path).stdout.split()
+    )
+    assert (
+        "semantic search none: api.deepseek.com has no /embeddings (DeepSeek and Kimi offer none)" in report
+    )
     assert "vector index" in report
     served = {**cli_env, "EMBEDDING_MODEL": "bge-m3"}
     report = " ".join(run_cli(["doctor", "--offline"], {**served, "COLUMNS": "400"}, tmp_path).stdout.split())

@@ -145,4 +145,6 @@ class HubServer:
 
 def repo_files(folder: Path) -> dict[str, bytes]:
     """The files of a model folder as a hub repository would hold them."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }

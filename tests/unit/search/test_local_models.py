@@ -15,7 +15,7 @@ from generalAgent.search.model_download import DownloadError
 from tests.support.model_hub import HubServer, build_static_model, repo_files
 
 REPO = "minishlab/potion-multilingual-128M"
-WORDS = "backup restore the files folder 备份 恢复 文件 network cable printer".split()
+WORDS = ["backup", "restore", "the", "files", "folder", "备份", "恢复", "文件", "network", "cable", "printer"]
 
 
 @pytest.fixture
@@ -31,7 +31,11 @@ def test_pull_downloads_with_progress_and_makes_the_model_active(tmp_path: Path,
         folder = pull("potion-multilingual-128M", tmp_path / "models", hub.url, lambda *a: seen.append(a))
     assert (folder / "model.safetensors").read_bytes() == model_files["model.safetensors"]
     assert not (folder / "onnx").exists()
-    assert ("model.safetensors", len(model_files["model.safetensors"]), len(model_files["model.safetensors"])) in seen
+    assert (
+        "model.safetensors",
+        len(model_files["model.safetensors"]),
+        len(model_files["model.safetensors"]),
+    ) in seen
     assert active_repo(tmp_path / "models") == REPO
     assert [m.repo for m in installed(tmp_path / "models")] == [REPO]
 
@@ -62,9 +66,11 @@ def test_a_missing_file_fails_the_pull_with_the_reason(tmp_path: Path, model_fil
 
 
 def test_a_checksum_mismatch_deletes_the_file(tmp_path: Path, model_files):
-    with HubServer({REPO: model_files}, wrong_sha256={"model.safetensors"}) as hub:
-        with pytest.raises(DownloadError, match="checksum mismatch"):
-            pull(REPO, tmp_path / "models", hub.url)
+    with (
+        HubServer({REPO: model_files}, wrong_sha256={"model.safetensors"}) as hub,
+        pytest.raises(DownloadError, match="checksum mismatch"),
+    ):
+        pull(REPO, tmp_path / "models", hub.url)
     folder = tmp_path / "models" / "minishlab--potion-multilingual-128M"
     assert not (folder / "model.safetensors").exists()
     assert not (folder / "model.safetensors.part").exists()
@@ -80,7 +86,9 @@ def test_a_second_pull_downloads_nothing(tmp_path: Path, model_files):
 
 
 def test_the_pulled_model_is_used_from_then_on(data_dir: Path, tmp_path: Path, model_files):
-    settings = load_settings(env_file=None, paths={"data_dir": data_dir}, documents={"embedding_models_dir": str(tmp_path / "m")})
+    settings = load_settings(
+        env_file=None, paths={"data_dir": data_dir}, documents={"embedding_models_dir": str(tmp_path / "m")}
+    )
     assert embeddings_from_settings(settings) is None  # the tests' environment: EMBEDDING_MODEL empty
     with HubServer({REPO: model_files}) as hub:
         pull(REPO, models_dir(str(tmp_path / "m")), hub.url)

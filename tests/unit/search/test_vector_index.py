@@ -51,7 +51,9 @@ def store(path: Path, vectors: np.ndarray, model: str = "m") -> sqlite3.Connecti
                 " VALUES (?, ?, 'i', ?, 0, 1)",
                 (n, f"c{n}", n),
             )
-            conn.execute("INSERT INTO chunks_fts (rowid, text, text_jieba, title) VALUES (?, 'x', '', '')", (n,))
+            conn.execute(
+                "INSERT INTO chunks_fts (rowid, text, text_jieba, title) VALUES (?, 'x', '', '')", (n,)
+            )
             conn.execute("INSERT INTO chunk_vectors VALUES (?, ?, ?)", (n, model, to_blob(vector)))
     return conn
 
@@ -70,7 +72,9 @@ def test_changes_are_noted_only_for_models_with_an_index(tmp_path: Path):
 def test_without_the_extension_searches_scan_the_stored_vectors(tmp_path: Path, monkeypatch):
     vectors = np.random.default_rng(1).standard_normal((50, 8)).astype(np.float32)
     conn = store(tmp_path / "i.db", vectors)
-    monkeypatch.setattr(vector_index, "load_extension", lambda conn: "this Python's sqlite3 cannot load extensions")
+    monkeypatch.setattr(
+        vector_index, "load_extension", lambda conn: "this Python's sqlite3 cannot load extensions"
+    )
     assert vector_index.build(conn, "m") is False
     embedder = FixedVectors("m", {"q": vectors[7]})
     [ranking] = nearest_chunks(conn, embedder, ["q"])
