@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -113,6 +114,9 @@ class LocalEmbeddings(Embedder):
         self.batch_size = batch_size
         self._folder = folder
         self._encoder: Any = None
+        # The background embedding and a query may both be first to use the model: it is
+        # loaded once (a multilingual static model is ~500 MB in memory).
+        self._loading = threading.Lock()
 
     def _path(self) -> Path:
         if self._folder is not None:
@@ -156,8 +160,9 @@ class LocalEmbeddings(Embedder):
             raise EmbeddingError(f"cannot load the model in {path}: {exc}") from None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if self._encoder is None:
-            self._encoder = self._load()
+        with self._loading:
+            if self._encoder is None:
+                self._encoder = self._load()
         encoded = self._encoder.encode(list(texts))
         return [list(map(float, vector)) for vector in encoded]
 
