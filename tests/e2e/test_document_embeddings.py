@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,44 @@ def test_a_dead_endpoint_falls_back_to_keywords_with_one_notice(data_dir: Path):
     assert "Note:" not in third  # told once; later searches do not wait for the endpoint
     with pytest.raises(EmbeddingError):
         semantic.background.embedder.vectors(["still dead"])
+
+
+class HeldEmbeddings:
+    """An embedder that does not answer until released: a slow endpoint or a large model."""
+
+    model = "held"
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def vectors(self, texts, progress=None):
+        self.started.set()
+        assert self.release.wait(30)
+        return [bytes(16) for _ in texts]
+
+
+def test_a_search_never_waits_for_the_embedding_pass(data_dir: Path, tmp_path: Path):
+    settings = load_settings(env_file=None, paths={"data_dir": data_dir})
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    db = settings.paths.indexes_db
+    search_document(db, settings.documents, path, "pipeline")
+    held = HeldEmbeddings()
+    background = BackgroundEmbedding(db, held, 2)
+    background.kick()
+    try:
+        assert held.started.wait(10)  # the pass is waiting for its first batch's vectors
+        # Indexing another document (a write) and searching both go on meanwhile.
+        other = tmp_path / "other.md"
+        other.write_text("# Other\n\nRelease notes for the pipeline.", encoding="utf-8")
+        began = time.monotonic()
+        assert search_document(db, settings.documents, other, "release notes")["hits"]
+        assert search_document(db, settings.documents, path, "deployment pipeline")["hits"]
+        assert time.monotonic() - began < 10
+        assert background.running
+    finally:
+        held.release.set()
+    assert background.wait(30) and background.problem is None
+    with connect(db) as conn:
+        assert pending_count(conn, "held") == 0  # the document indexed meanwhile too: its rowids came later

@@ -58,6 +58,8 @@ class HubServer:
     wrong_sha256: set[str] = field(default_factory=set)  # paths listed with a wrong checksum
     missing: set[str] = field(default_factory=set)  # paths listed but answered with 404
     requests: list[tuple[str, str]] = field(default_factory=list)  # (path, Range header)
+    # Answer file requests with a redirect to /cdn/... first, as huggingface.co does for LFS files.
+    redirect: bool = False
 
     def __post_init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None
@@ -102,6 +104,9 @@ class HubServer:
 
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         path = handler.path.split("?")[0]
+        cdn = path.startswith("/cdn/")
+        if cdn:
+            path = path[len("/cdn") :]
         for repo, files in self.repos.items():
             if path.startswith(f"/api/models/{repo}/tree/"):
                 self._send(handler, 200, json.dumps(self.tree(repo)).encode(), "application/json")
@@ -111,6 +116,12 @@ class HubServer:
                 name = path[len(prefix) :]
                 if name in self.missing:
                     break
+                if self.redirect and not cdn:
+                    handler.send_response(302)
+                    handler.send_header("Location", f"/cdn{path}")
+                    handler.send_header("Content-Length", "0")
+                    handler.end_headers()
+                    return
                 self._file(handler, name, files[name])
                 return
         self._send(handler, 404, b'{"error": "Repository Not Found"}', "application/json")
