@@ -358,6 +358,7 @@ def search_command(
     if path.is_dir():
         _search_folder(settings, path, query, max_results, regex, as_json, err)
         return
+    vectors = embeddings_from_settings(settings)
     try:
         result = search_document(
             settings.paths.indexes_db,
@@ -366,11 +367,13 @@ def search_command(
             query,
             max_results,
             regex=regex,
-            vectors=embeddings_from_settings(settings),
+            vectors=vectors,
         )
     except SearchFailure as exc:
         err.print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
+    if vectors is not None and result["hits"]:
+        _tell_unembedded(settings, vectors.model, result["hits"][0]["item_id"], str(path), err)
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
@@ -379,6 +382,28 @@ def search_command(
         terminal_console().print(render_file_hits(result), highlight=False)
     if not result["hits"]:
         raise typer.Exit(1)
+
+
+def _tell_unembedded(settings: Settings, model: str, item_id: str, shown: str, err: Console) -> None:
+    """One dim line when the document's chunks are not all embedded yet (found by words only)."""
+    from generalAgent.search.database import connect
+    from generalAgent.search.semantic import unembedded_chunks
+
+    try:
+        conn = connect(settings.paths.indexes_db)
+    except DatabaseError:
+        return
+    try:
+        missing = unembedded_chunks(conn, model, item_ids=[item_id])
+    finally:
+        conn.close()
+    if missing:
+        line = ngettext(
+            "{count} passage has no vector yet and was found by its words only; generalagent index {path} embeds it.",
+            "{count} passages have no vector yet and were found by their words only; generalagent index {path} embeds them.",
+            missing,
+        ).format(count=missing, path=shown)
+        err.print(f"[dim]{escape(line)}[/dim]")
 
 
 def _search_folder(

@@ -49,6 +49,10 @@ def test_the_fake_embeddings_endpoint_end_to_end(
     (tmp_path / "guide.md").write_text(GUIDE, encoding="utf-8")
     # Before anything is embedded, a query sharing no word with the text finds nothing...
     assert run_cli(["search", "guide.md", "zzyzx qwv"], env, tmp_path).returncode == 1
+    by_words = run_cli(["search", "guide.md", "printer"], env, tmp_path)
+    assert by_words.returncode == 0 and "printer cable network" in by_words.stdout
+    told = " ".join(by_words.stderr.split())
+    assert "4 passages have no vector yet and were found by their words only" in told
     indexed = run_cli(["index", "guide.md"], env, tmp_path)
     assert indexed.returncode == 0, indexed.stderr
     assert "Embedded 4 chunks." in indexed.stderr
@@ -58,6 +62,7 @@ def test_the_fake_embeddings_endpoint_end_to_end(
     inputs = [r.body["input"] for r in openai_server.requests if r.path.endswith("/embeddings")]
     # The four chunks once, and the query only when there were vectors to compare it with.
     assert ["zzyzx qwv"] in inputs and sum(len(i) for i in inputs) == 4 + 1
+    assert "no vector yet" not in found.stderr
     again = run_cli(["index", "guide.md"], env, tmp_path)  # nothing new: nothing embedded twice
     assert "Embedded" not in again.stderr
 
