@@ -1,4 +1,4 @@
-"""Local embedding models from the command line: `generalagent models pull [NAME] | list | use NAME`.
+"""Local embedding models from the command line: `generalagent models pull [NAME] | list`.
 
     generalagent models pull                         # the default multilingual model
     generalagent models pull potion-base-8M
@@ -7,7 +7,8 @@
 
 `pull` is the only thing that downloads a model (search/local_models.py): with a progress
 bar, continuing an interrupted download, checking every file's size and checksum. The
-model pulled last is the one semantic search uses from then on.
+model pulled last is the one semantic search uses from then on; pulling an installed model
+again downloads nothing (its files are checked) and makes it the active one.
 """
 
 from __future__ import annotations
