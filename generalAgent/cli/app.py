@@ -21,7 +21,13 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
+from generalAgent.cli import (
+    documents_commands,
+    folder_trust,
+    knowledge_commands,
+    mcp_commands,
+    models_commands,
+)
 from generalAgent.cli.config_commands import config_app, describe_files
 from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
@@ -264,7 +270,7 @@ def acp() -> None:
         )
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
-    from generalAgent.cli.acp import run_acp_server
+    from generalAgent.cli.acp.server import run_acp_server
 
     raise typer.Exit(run_acp_server(settings))
 
@@ -273,6 +279,7 @@ documents_commands.register(app)
 knowledge_commands.register(app)
 app.add_typer(config_app, name="config")
 mcp_commands.register(app)
+models_commands.register(app)
 folder_trust.register(app)
 
 

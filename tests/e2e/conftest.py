@@ -12,6 +12,7 @@ import pexpect
 import pytest
 
 from generalAgent.config.trust import TrustStore, project_configuration
+from tests.support.langgraph_server import langgraph_url, model_server  # noqa: F401 - fixtures (test_langgraph_server.py)
 from tests.support.openai_server import ScriptedOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
