@@ -29,11 +29,11 @@ from generalAgent.cli.search_view import render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.convert import soffice
-from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.folder import search_folder
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.reading import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import QueryError, SearchIndex
+from generalAgent.documents.reading import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.search import SearchFailure, language_advice, with_context
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.database import DatabaseError, VectorSource

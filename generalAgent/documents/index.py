@@ -20,13 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.extract import (
-    DocumentError,
-    DocumentStream,
-    OpenFile,
-    open_document,
-    open_plainly,
-)
+from generalAgent.documents.extract import open_document
+from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,

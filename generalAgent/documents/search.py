@@ -19,8 +19,8 @@ from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.citations import CitationError, check_quote
-from generalAgent.documents.extract import DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
+from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.database import DatabaseError, VectorSource, item_rowid_range
 from generalAgent.search.embeddings import EmbeddingError
@@ -59,7 +59,7 @@ def search_document(
     `query` is one string or several phrasings of one question, fused by rank.
     `vectors` (semantic search on) embeds the chunks when the file is indexed, so the
     knowledge base can later search the document by meaning too. `open_file` opens the
-    file to hash and read it (see `extract.OpenFile`). `conn`, an open connection to
+    file to hash and read it (see `reading.OpenFile`). `conn`, an open connection to
     `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
     """
     shown = shown_as or str(path)

@@ -10,8 +10,8 @@ import pexpect
 import pytest
 
 from tests.e2e.test_chat_interactive import ask, expect_prompt
+from tests.support.documents import make_pdf
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
-from tests.unit.documents.builders import make_pdf
 
 pytestmark = pytest.mark.e2e
 

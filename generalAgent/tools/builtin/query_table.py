@@ -13,7 +13,7 @@ from collections import OrderedDict
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.documents.extract import DocumentError
+from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.tables import (
     DEFAULT_ROWS,
     MAX_ROWS,

@@ -7,14 +7,11 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.documents.extract import (
-    DocumentError,
-    extract_document,
-    group_rows,
-    join_pdf_lines,
-    preview_document,
-)
-from tests.unit.documents.builders import (
+from generalAgent.documents.extract import extract_document, preview_document
+from generalAgent.documents.pdf import join_pdf_lines
+from generalAgent.documents.reading import DocumentError
+from generalAgent.documents.sheets import group_rows
+from tests.support.documents import (
     make_docx,
     make_image_pdf,
     make_pdf,
@@ -214,7 +211,7 @@ def test_preview_respects_the_page_and_character_limits(tmp_path: Path):
 
 def test_a_preview_reads_only_the_start_of_a_document(tmp_path: Path):
     """read_file's preview of a long document extracts its first pages, not all of it."""
-    from generalAgent.documents.extract import ReadLimit
+    from generalAgent.documents.reading import ReadLimit
 
     settings = load_settings(env_file=None, documents={"pdf_preview_pages": 2}).documents
     pdf = make_pdf(tmp_path / "long.pdf", [[f"Page {n} text"] for n in range(1, 41)])

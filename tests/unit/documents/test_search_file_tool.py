@@ -13,7 +13,7 @@ from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.tools.builtin.search_file import create_tool
 from generalAgent.tools.environment import ToolEnvironment
-from tests.unit.documents.builders import make_image_pdf, make_pdf, make_scanned_pdf
+from tests.support.documents import make_image_pdf, make_pdf, make_scanned_pdf
 
 THREAD = "session-1"
 

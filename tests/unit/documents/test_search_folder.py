@@ -17,7 +17,7 @@ from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.search.budgets import ContentBudget, content_size
 from generalAgent.tools.builtin.search_folder import create_tool
 from generalAgent.tools.environment import ToolEnvironment
-from tests.unit.documents.builders import make_pdf
+from tests.support.documents import make_pdf
 
 THREAD = "session-1"
 

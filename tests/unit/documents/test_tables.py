@@ -8,32 +8,11 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings
-from generalAgent.documents.extract import DocumentError, preview_document
+from generalAgent.documents.extract import preview_document
+from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.tables import QueryRefused, TableDatabase, load_tables, render_result
+from tests.support.documents import REGIONS, ROWS, make_docx, make_sales_sheet, make_xlsx
 from tests.support.tools import run_tool, workspace_root
-from tests.unit.documents.builders import make_docx, make_xlsx
-
-REGIONS = ["North", "South", "East", "West", "华北"]
-ROWS = 50_000
-
-
-def make_sales_sheet(path: Path, rows: int = ROWS) -> Path:
-    """A title row, a merged group header over two quarter columns, `rows` data rows, and
-    a formula column never calculated (openpyxl writes no cached values)."""
-    import openpyxl
-
-    workbook = openpyxl.Workbook()
-    sheet = workbook.active
-    sheet.title = "Sales"
-    sheet.append(["Sales report 2024"])
-    sheet.append(["Region", "Product", "Revenue", None, "Total"])
-    sheet.merge_cells("C2:D2")
-    sheet.append([None, None, "Q1", "Q2", None])
-    for i in range(rows):
-        sheet.append([REGIONS[i % 5], f"p{i % 37}", i % 100, (i * 7) % 100, f"=C{i + 4}+D{i + 4}"])
-    workbook.create_sheet("Notes").append(["written by hand"])
-    workbook.save(str(path))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +148,7 @@ def _both_readers(path: Path) -> list[tuple[list[list[object]], list[list[object
 
     import openpyxl
 
-    from generalAgent.documents.tables import fast_sheet_rows
+    from generalAgent.documents.table_grids import fast_sheet_rows
 
     workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
     pairs = []

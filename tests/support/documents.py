@@ -144,3 +144,26 @@ def make_long_scan(path: Path, pages: int, lines: list[str], *, dpi: int = 150) 
     out += f"trailer\n<< /Size {len(bodies) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
     return path
+
+
+REGIONS = ["North", "South", "East", "West", "华北"]
+ROWS = 50_000  # the sales sheet's data rows (tests and bench/query_table.py)
+
+
+def make_sales_sheet(path: Path, rows: int = ROWS) -> Path:
+    """A title row, a merged group header over two quarter columns, `rows` data rows, and
+    a formula column never calculated (openpyxl writes no cached values)."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Sales"
+    sheet.append(["Sales report 2024"])
+    sheet.append(["Region", "Product", "Revenue", None, "Total"])
+    sheet.merge_cells("C2:D2")
+    sheet.append([None, None, "Q1", "Q2", None])
+    for i in range(rows):
+        sheet.append([REGIONS[i % 5], f"p{i % 37}", i % 100, (i * 7) % 100, f"=C{i + 4}+D{i + 4}"])
+    workbook.create_sheet("Notes").append(["written by hand"])
+    workbook.save(str(path))
+    return path
