@@ -221,6 +221,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                         "chars": document.total_chars,
                         "seconds": round(document.seconds, 3),
                         **({"warning": document.warning} if document.warning else {}),
+                        **({"notes": document.notes} if document.notes else {}),
                     }
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
@@ -233,8 +234,9 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                     )
                 )
                 err.print(f"{mark} {escape(str(path))}: {detail}")
-                if document.warning:
-                    err.print(f"[yellow]{escape(document.warning)}[/yellow]")
+                for said in (document.notes, document.warning):
+                    if said:
+                        err.print(f"[yellow]{escape(said)}[/yellow]")
             bar.close()
             progress.advance(overall)
     elapsed = time.perf_counter() - began

@@ -61,6 +61,7 @@ class FolderIndexing:
     failed: list[tuple[Path, str]] = field(default_factory=list)
     pending: list[Path] = field(default_factory=list)  # not reached before the deadline
     warning: str = ""  # embedding new chunks failed: they are searched by keywords only
+    notes: list[str] = field(default_factory=list)  # what reading left out (OCR page limits), per file
 
 
 def searchable_files(folder: Path, limit: int = MAX_FOLDER_FILES) -> tuple[list[Path], bool]:
@@ -100,6 +101,8 @@ def index_folder(
             continue
         done.items[document.item_id] = path
         done.warning = done.warning or document.warning
+        if document.notes:
+            done.notes.append(f"{path.name}: {document.notes}")
         done.languages[document.item_id] = document.language
         done.file_types[document.item_id] = document.file_type
         if document.reused:
@@ -208,7 +211,7 @@ def search_folder(
         "languages": sorted({language for language in indexing.languages.values() if language}),
         "max_results": limit,
         "documents": list(documents.values()),
-        **({"warning": warning} if warning else {}),
+        **({"warning": " ".join([*indexing.notes, warning]).strip()} if warning or indexing.notes else {}),
     }
 
 

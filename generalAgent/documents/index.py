@@ -8,6 +8,7 @@ for a query with the ranked lookup of search/lookup.py, which knowledge search s
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import sqlite3
@@ -41,6 +42,9 @@ from generalAgent.search.query import phrasings
 __all__ = ["ChunkHit", "IndexedDocument", "QueryError", "SearchIndex", "compute_file_hash"]
 
 HASH_BLOCK = 1 << 20
+# A file up to this size is read once: its bytes are hashed and then parsed from memory
+# (pdfium reads a buffer faster than a Python file it must call back into).
+IN_MEMORY_BYTES = 32 << 20
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -56,17 +60,21 @@ class IndexedDocument:
     total_chars: int
     reused: bool  # True: an index of these bytes existed and was fresh
     seconds: float = 0.0
-    warning: str = ""
+    warning: str = ""  # embedding failed: the document is indexed for keyword search only
+    notes: str = ""  # what reading left out (pages OCR did not reach), for the user
     language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
 
 
-def chunk_metadata(place: str, ocr: bool) -> str:
-    """The JSON stored with a chunk: its citable place, and whether OCR read its text."""
+def chunk_metadata(place: str, ocr: bool, figure: bool = False) -> str:
+    """The JSON stored with a chunk: its citable place, whether OCR read its text, and
+    whether its page is mostly a figure (search then points to view_page)."""
     facts: dict[str, Any] = {}
     if place:
         facts["place"] = place
     if ocr:
         facts["ocr"] = True
+    if figure:
+        facts["figure"] = True
     return json.dumps(facts, ensure_ascii=False) if facts else "{}"
 
 
@@ -81,7 +89,7 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
             c.end,
             c.page,
             c.heading,
-            chunk_metadata(c.place, c.ocr),
+            chunk_metadata(c.place, c.ocr, c.figure),
         )
         for c in chunks
     ]
@@ -163,11 +171,19 @@ class SearchIndex(IndexDatabase):
                 stat.st_size,
                 stat.st_mtime_ns,
             )
-            file_hash = (
-                str(known["file_hash"])
-                if known is not None and unchanged
-                else compute_file_hash(path, self.open_file)
-            )
+            data: bytes | None = None
+            if known is not None and unchanged:
+                file_hash = str(known["file_hash"])
+            elif stat.st_size <= IN_MEMORY_BYTES:
+                with self.open_file(path) as handle:
+                    data = handle.read(IN_MEMORY_BYTES + 1)
+                if len(data) > IN_MEMORY_BYTES:  # it grew since the stat: read it as a large file
+                    data = None
+                    file_hash = compute_file_hash(path, self.open_file)
+                else:
+                    file_hash = hashlib.md5(data, usedforsecurity=False).hexdigest()
+            else:
+                file_hash = compute_file_hash(path, self.open_file)
         except FileNotFoundError:
             raise DocumentError(f"{path.name} does not exist; check the path.") from None
         except IsADirectoryError:
@@ -191,13 +207,13 @@ class SearchIndex(IndexDatabase):
                 language=record["language"],
             )
 
-        stream = open_document(path, self.settings, progress, open_file=self.open_file)
+        # The bytes just hashed are the bytes indexed (no second read, and no change between).
+        opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
+        stream = open_document(path, self.settings, progress, open_file=opener)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         model = self.vector_source.model if self.vector_source else ""
         with Staging(self.conn) as staged:
             warning, language = self._stage(stream, staged, progress)
-            # What OCR's page limits left unread (documents/ocr.py), said with the result.
-            warning = " ".join(part for part in (*stream.reading.notes, warning) if part)
             stamp = now_iso()
             with transaction(self.conn) as conn:
                 # Another process may have indexed the same bytes since the lookup above; write
@@ -247,6 +263,8 @@ class SearchIndex(IndexDatabase):
             reused=False,
             seconds=time.perf_counter() - began,
             warning=warning,
+            # What OCR's page limits left unread (documents/ocr.py), said with the result.
+            notes=" ".join(stream.reading.notes),
             language=language,
         )
 

@@ -104,11 +104,6 @@ def image_coverage(page: Any) -> float:
     return covered / (width * height)
 
 
-def worth_reading(text: str, page: Any) -> bool:
-    """A page OCR should read: no usable text layer, and pictures that could hold its text."""
-    return needs_ocr(text) and image_coverage(page) >= MIN_IMAGE_COVERAGE
-
-
 # -- limits of one call ------------------------------------------------------------------
 @dataclass
 class OcrCall:

@@ -64,7 +64,7 @@ def search_document(
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
-    warning = ""
+    warning = notes = ""
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
     if regex and len(asked) > 1:
@@ -77,6 +77,7 @@ def search_document(
             document = index.index_file(path)
             semantic: list[list[tuple[int, float]]] = []
             warning = document.warning  # embedding the new chunks failed: keywords only
+            notes = document.notes  # what reading left out (OCR page limits): said, not a failure
             if vectors is not None and not regex and not warning:
                 try:
                     rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
@@ -106,7 +107,7 @@ def search_document(
         "file_type": document.file_type,
         "total_chunks": document.total_chunks,
         "language": document.language,
-        **({"warning": warning} if warning else {}),
+        **({"warning": " ".join(p for p in (notes, warning) if p)} if notes or warning else {}),
         "query": asked[0] if regex else _shown_query(asked),
         "regex": regex,
         "max_results": limit,
@@ -115,6 +116,7 @@ def search_document(
             {
                 "place": r["matched_chunks"][0]["place"] if r["matched_chunks"] else "",
                 "ocr": bool(r["matched_chunks"]) and r["matched_chunks"][0]["ocr"],
+                "figure": bool(r["matched_chunks"]) and r["matched_chunks"][0].get("figure", False),
                 "page": r["matched_chunks"][0]["page"] if r["matched_chunks"] else None,
                 "heading": r["matched_chunks"][0]["heading"] if r["matched_chunks"] else "",
                 "score": r["score"],
@@ -240,6 +242,7 @@ def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
         "chunk_index": hit.chunk_index,
         "place": hit.place,
         "ocr": hit.ocr,
+        "figure": hit.figure,
         "page": hit.page,
         "heading": hit.heading,
         "start_position": hit.start,
@@ -305,5 +308,7 @@ def _place(hit: dict[str, Any]) -> str:
         parts.append(f"§ {hit['heading']}")
     if hit.get("ocr"):
         parts.append("text read by OCR")
+    if hit.get("figure") and hit.get("page"):
+        parts.append(f"the page is mostly a figure: view it with view_page (page {hit['page']})")
     parts.append(f"chunk {hit['chunk_index']}")
     return " | ".join(parts)

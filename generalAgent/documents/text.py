@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,11 @@ TEXT_PIECE_BYTES = 1 << 20
 
 def read_text(document: BinaryIO, path: Path, limit: ReadLimit, reading: Reading) -> Iterator[Block]:
     markdown = file_type_of(path) == "markdown"
-    reading.total = os.fstat(document.fileno()).st_size
+    reading.total = (
+        document.getbuffer().nbytes
+        if isinstance(document, io.BytesIO)
+        else os.fstat(document.fileno()).st_size
+    )
     if limit.chars is None:
         for text, continues in _text_pieces(document, path.name, reading):
             yield Block(text=text, markdown=markdown, continues=continues)

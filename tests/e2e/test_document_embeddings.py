@@ -13,6 +13,7 @@ from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents.folder import search_folder
 from generalAgent.documents.search import search_document
 from generalAgent.search.embeddings import embeddings_from_settings
+from tests.support.documents import make_long_scan
 from tests.support.openai_server import ScriptedOpenAIServer
 
 pytestmark = pytest.mark.e2e
@@ -72,6 +73,21 @@ def test_search_folder_uses_the_vectors_of_every_document(
         vectors=embeddings_from_settings(settings),
     )
     assert {d["file"] for d in result["documents"]} == {str(folder / "a.md"), str(folder / "b.md")}
+
+
+def test_a_partly_ocred_document_keeps_semantic_search_and_says_what_was_left_unread(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    documents = settings.documents.model_copy(update={"ocr_max_pages_per_document": 1})
+    path = make_long_scan(tmp_path / "scan.pdf", 2, ["Invoice number 4711", "Paid in March."])
+    result = search_document(
+        settings.paths.indexes_db, documents, path, "zzyzx qwv", vectors=embeddings_from_settings(settings)
+    )
+    # No word in common: only the vectors answer, so the OCR note did not turn them off.
+    assert result["hits"]
+    assert "OCR_MAX_PAGES_PER_DOCUMENT=1" in result["warning"]
+    assert "Semantic search is off" not in result["warning"]
 
 
 def free_port() -> int:

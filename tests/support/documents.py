@@ -57,6 +57,32 @@ def make_image_pdf(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def make_figure_pdf(path: Path, caption: str) -> Path:
+    """A report: a page of text, then a page that is a chart (a picture over half the page)
+    with its caption, as a PDF exported from a slide or a paper has them."""
+    from PIL import Image, ImageDraw
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    chart = Image.new("RGB", (600, 400), "white")
+    draw = ImageDraw.Draw(chart)
+    for n, height in enumerate((120, 260, 200, 330)):
+        draw.rectangle((60 + n * 130, 380 - height, 150 + n * 130, 380), fill=(40, 90, 160))
+    pdf = canvas.Canvas(str(path))  # A4: 595 x 842
+    pdf.setFont("Helvetica", 11)
+    for n in range(30):
+        pdf.drawString(
+            60, 780 - n * 16, f"Line {n} of the introduction: sales, customers and plans for the year."
+        )
+    pdf.showPage()
+    pdf.drawImage(ImageReader(chart), 50, 300, 500, 450)  # 45% of the page
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(60, 260, caption)
+    pdf.showPage()
+    pdf.save()
+    return path
+
+
 def make_docx(path: Path, heading: str, paragraphs: list[str], table: list[list[str]]) -> Path:
     import docx
 

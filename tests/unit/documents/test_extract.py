@@ -13,6 +13,7 @@ from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.sheets import group_rows
 from tests.support.documents import (
     make_docx,
+    make_figure_pdf,
     make_image_pdf,
     make_pdf,
     make_pptx,
@@ -231,3 +232,10 @@ def test_a_preview_reads_only_the_start_of_a_document(tmp_path: Path):
     big.write_text("one log line of forty characters or so\n" * 500_000, encoding="utf-8")  # 20 MB
     preview = preview_document(big, settings)
     assert "the document goes on" in preview and len(preview) < settings.text_preview_chars + 200
+
+
+def test_a_page_that_is_mostly_a_picture_is_marked_a_figure(tmp_path: Path):
+    path = make_figure_pdf(tmp_path / "report.pdf", "Figure 2: Revenue by region, 2024")
+    blocks = extract_document(path, load_settings(env_file=None).documents).blocks
+    assert [(b.page, b.figure, b.ocr) for b in blocks] == [(1, False, False), (2, True, False)]
+    assert "Figure 2" in blocks[1].text
