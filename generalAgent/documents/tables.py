@@ -22,7 +22,7 @@ import io
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from datetime import time as day_time
@@ -367,12 +367,9 @@ def _store(
         )
         if any(v is not None and v != "" for v in cells)
     ]
-    columns = [_column(names[i], [row[i] for row in body]) for i in range(width)]
-    for index, typed in enumerate(columns):  # 3.0 in an INTEGER column is stored as 3
-        if typed.sql_type == "INTEGER":
-            for cells in body:
-                if type(cells[index]) is float:
-                    cells[index] = int(cells[index])
+    by_column = list(zip(*body, strict=True)) if body else [() for _ in range(width)]
+    # 3.0 in an INTEGER column is stored as 3 by SQLite itself (INTEGER affinity).
+    columns = [_column(names[i], by_column[i]) for i in range(width)]
     uncached: dict[int, list[tuple[int, str]]] = {}
     for (row, column), formula in formulas.items():
         if row >= body_start and column < width:
@@ -394,20 +391,33 @@ def _store(
     return Table(name=name, source=source, columns=columns, rows=len(body), header_rows=count, notes=notes)
 
 
-def _column(name: str, values: list[Any]) -> Column:
+def _column(name: str, values: Sequence[Any]) -> Column:
     """A column's SQL type from its values, and a note when they mix numbers and text."""
-    numbers = [v for v in values if _is_number(v)]
-    texts = [v for v in values if isinstance(v, str)]
+    numbers = texts = 0
+    whole = True  # every number is an integer (3.0 counts)
+    examples: list[str] = []
+    for value in values:  # one pass, by exact type: most cells are int or float
+        kind = type(value)
+        if kind is int:
+            numbers += 1
+        elif kind is float:
+            numbers += 1
+            whole = whole and value.is_integer()
+        elif isinstance(value, str):
+            texts += 1
+            if len(examples) < 50:
+                examples.append(value)
+        elif _is_number(value):  # an int or float subclass (not bool)
+            numbers += 1
+            whole = whole and float(value).is_integer()
     if numbers and not texts:
-        return Column(
-            name, "INTEGER" if all(isinstance(v, int) or v.is_integer() for v in numbers) else "REAL"
-        )
+        return Column(name, "INTEGER" if whole else "REAL")
     if numbers and texts:
-        sample = ", ".join(repr(t) for t in dict.fromkeys(texts[:50]))
+        sample = ", ".join(repr(t) for t in dict.fromkeys(examples))
         return Column(
             name,
             "NUMERIC",
-            f"mixed: {len(numbers):,} numbers and {len(texts):,} text values (e.g. {sample[:120]}); "
+            f"mixed: {numbers:,} numbers and {texts:,} text values (e.g. {sample[:120]}); "
             "text stays text, filter with typeof(col) = 'integer' or 'real' before arithmetic",
         )
     return Column(name, "TEXT")
