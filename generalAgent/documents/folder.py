@@ -10,13 +10,12 @@ result, per call).
 
 Indexing a folder the first time can take long: it stops at a deadline and the search
 answers from what is indexed so far, saying how many files are left; the next search
-picks up there (and any file changed in between). Hidden files and folders and symbolic
-links are not followed: the folder's own files only.
+picks up there (and any file changed in between). Hidden files and folders are left out,
+and a symbolic link is followed only where it stays inside the folder (folder_walk.py).
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.folder_walk import walk_folder
 from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.documents.reading import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.search import SearchFailure, language_advice, with_context
@@ -65,19 +65,11 @@ class FolderIndexing:
 
 
 def searchable_files(folder: Path, limit: int = MAX_FOLDER_FILES) -> tuple[list[Path], bool]:
-    """The searchable files under `folder` (sorted by path, hidden ones and symbolic links
-    left out), at most `limit`; and whether there were more."""
-    found: list[Path] = []
-    for root, folders, files in os.walk(folder, followlinks=False):
-        folders[:] = sorted(f for f in folders if not f.startswith("."))
-        for name in sorted(files):
-            path = Path(root) / name
-            if name.startswith(".") or path.suffix.lower() not in SEARCHABLE_SUFFIXES or path.is_symlink():
-                continue
-            found.append(path)
-            if len(found) > limit:
-                return found[:limit], True
-    return found, False
+    """The searchable files under `folder` (sorted by path, hidden ones left out, never
+    through a link that leads out of the folder: the walk of documents/folder_walk.py), at
+    most `limit`; and whether there were more."""
+    found = walk_folder(folder, include=lambda path: path.suffix.lower() in SEARCHABLE_SUFFIXES, limit=limit)
+    return found.files, found.more
 
 
 def index_folder(

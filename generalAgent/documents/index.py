@@ -79,10 +79,12 @@ def chunk_metadata(place: str, ocr: bool, figure: bool = False) -> str:
 
 
 def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
-    """The rows that store `chunks`, each under a new id."""
+    """The rows that store `chunks`, each under a new id: one random prefix per call and the
+    chunk's number (a uuid4 per chunk cost a 261-page manual 3% of its indexing)."""
+    prefix = uuid.uuid4().hex[:24]
     return [
         ChunkRow(
-            uuid.uuid4().hex,
+            f"{prefix}{c.index:08x}",
             c.index,
             c.text,
             c.start,

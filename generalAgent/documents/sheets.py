@@ -6,7 +6,6 @@ openpyxl is imported inside the functions: this module is reachable from start-u
 
 from __future__ import annotations
 
-import html
 import re
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -74,10 +73,12 @@ def uncached_formulas(archive: zipfile.ZipFile, member: str) -> dict[tuple[int, 
         return {}
     if b"<f" not in data:
         return {}
+    from html import unescape  # html imports its entity table: not for every start-up
+
     found: dict[tuple[int, int], str] = {}
     for match in _UNCACHED_FORMULA.finditer(data):
         letters, number, formula = match.groups()
-        text = html.unescape(formula.decode("utf-8", "replace")) if formula else "(a shared formula)"
+        text = unescape(formula.decode("utf-8", "replace")) if formula else "(a shared formula)"
         found[(int(number) - 1, column_index(letters.decode()))] = "=" + text if formula else text
     return found
 
