@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents import ocr_background
 from generalAgent.documents.extract import open_document
-from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, open_plainly
+from generalAgent.documents.ocr import current_call, ocr_call
+from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,
@@ -62,6 +64,7 @@ class IndexedDocument:
     seconds: float = 0.0
     warning: str = ""  # embedding failed: the document is indexed for keyword search only
     notes: str = ""  # what reading left out (pages OCR did not reach), for the user
+    ocr_left: int = 0  # scanned pages the call's OCR limit left unread (read in the background)
     language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
 
 
@@ -193,6 +196,7 @@ class SearchIndex(IndexDatabase):
         except OSError as exc:
             raise DocumentError(f"{path.name} cannot be read: {exc.strerror}.") from None
         record = self.document(file_hash)
+        background = ocr_background.job_for(path)
         if record is not None and not force and self._fresh(record):
             if not unchanged:  # a search writes nothing unless the path points elsewhere now
                 with transaction(self.conn):
@@ -207,6 +211,7 @@ class SearchIndex(IndexDatabase):
                 reused=True,
                 seconds=time.perf_counter() - began,
                 language=record["language"],
+                notes=background.note() if background is not None else "",
             )
 
         # The bytes just hashed are the bytes indexed (no second read, and no change between).
@@ -266,9 +271,35 @@ class SearchIndex(IndexDatabase):
             seconds=time.perf_counter() - began,
             warning=warning,
             # What OCR's page limits left unread (documents/ocr.py), said with the result.
-            notes=" ".join(stream.reading.notes),
+            notes=self._read_on(path, stream.reading, background) or " ".join(stream.reading.notes),
             language=language,
+            ocr_left=stream.reading.ocr_left,
         )
+
+    def _read_on(self, path: Path, reading: Reading, running: ocr_background.ScanJob | None) -> str:
+        """When a call's OCR limit left pages of a scan unread, read them in the background
+        (ocr_background.py) and say so; '' when there is nothing to read on, or when this
+        is itself a step of the background reading."""
+        call = current_call()
+        if not reading.ocr_left or call is None or call.known is not None:
+            return ""
+        if running is not None and not running.finished:
+            return running.note()
+        db_path, settings, vectors, open_file = (
+            self.db_path,
+            self.settings,
+            self.vector_source,
+            self.open_file,
+        )
+
+        def step(job: ocr_background.ScanJob) -> int:
+            with (
+                ocr_call(ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts),
+                SearchIndex(db_path, settings, vectors, open_file) as index,
+            ):
+                return index.index_file(path, force=True).ocr_left
+
+        return ocr_background.start(path, reading.ocr_read, reading.ocr_left, step).note()
 
     def _stage(self, stream: DocumentStream, staged: Staging, progress: Progress | None) -> tuple[str, str]:
         """Read, chunk, segment (and embed) the document block by block into `staged`;

@@ -124,12 +124,18 @@ def _recognise(
             )
         return {}  # a few picture pages in a text PDF: index the text, as without OCR
     call = current_call()
-    allowed, setting = settings.ocr_max_pages_per_document, "OCR_MAX_PAGES_PER_DOCUMENT"
+    within = pages[: max(settings.ocr_max_pages_per_document, 0)]
+    known = call.known if call is not None and call.known is not None else {}
+    fresh = [page for page in within if page not in known]
+    allowed, setting = len(fresh), "OCR_MAX_PAGES_PER_DOCUMENT"
     if call is not None and call.pages_left is not None and call.pages_left < allowed:
-        allowed, setting = call.pages_left, call.setting
-    chosen = pages[: max(allowed, 0)]
-    if len(chosen) < len(pages):
-        reading.notes.append(_unread_note(pages, len(chosen), setting, settings))
+        allowed, setting = max(call.pages_left, 0), call.setting
+    chosen = fresh[:allowed]
+    read = len(within) - len(fresh) + len(chosen)  # the pages read, first to last
+    reading.ocr_read = read
+    if read < len(pages):
+        reading.ocr_left = len(fresh) - len(chosen)
+        reading.notes.append(_unread_note(pages, read, setting, settings))
     try:
         texts = recognise_pages(
             pdf,
@@ -149,7 +155,9 @@ def _recognise(
         return {}
     if call is not None and call.pages_left is not None:
         call.pages_left -= len(texts)
-    return texts
+    if call is not None and call.known is not None:
+        call.known.update(texts)
+    return {**{page: known[page] for page in within if page in known}, **texts}
 
 
 def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSettings) -> str:

@@ -72,6 +72,10 @@ class Reading:
     done: int = 0
     total: int = 0
     notes: list[str] = field(default_factory=list)
+    # Scanned pages within OCR_MAX_PAGES_PER_DOCUMENT that the call's own OCR limit left
+    # unread: the index reads them in the background (ocr_background.py).
+    ocr_left: int = 0
+    ocr_read: int = 0  # scanned pages whose OCR text is in the blocks
 
     @property
     def share(self) -> float:
