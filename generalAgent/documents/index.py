@@ -271,7 +271,7 @@ class SearchIndex(IndexDatabase):
             seconds=time.perf_counter() - began,
             warning=warning,
             # What OCR's page limits left unread (documents/ocr.py), said with the result.
-            notes=self._read_on(path, stream.reading, background) or " ".join(stream.reading.notes),
+            notes=" ".join([*stream.reading.notes, self._read_on(path, stream.reading, background)]).strip(),
             language=language,
             ocr_left=stream.reading.ocr_left,
         )

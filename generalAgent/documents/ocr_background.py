@@ -110,12 +110,17 @@ def start(
             job.finished = True
             job.texts = {}  # the index has them now
 
+    # Registered again at each start, so it runs before pypdfium2's own exit handler
+    # (registered later, on first use; handlers run last-registered first): a thread still
+    # inside pdfium when the library is destroyed would crash the process.
+    atexit.unregister(stop_all)
+    atexit.register(stop_all)
     job.thread = threading.Thread(target=run, name=f"ocr-{resolved.name}", daemon=True)
     job.thread.start()
     return job
 
 
-def stop_all(timeout: float = 5.0) -> None:
+def stop_all(timeout: float = 30.0) -> None:
     """Stop every background reading (the engine's process ends with the call it is in)."""
     with _LOCK:
         jobs = list(_JOBS.values())
@@ -124,6 +129,3 @@ def stop_all(timeout: float = 5.0) -> None:
     for job in jobs:
         if job.thread is not None and job.thread is not threading.current_thread():
             job.thread.join(timeout)
-
-
-atexit.register(stop_all)
