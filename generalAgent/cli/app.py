@@ -21,7 +21,13 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
+from generalAgent.cli import (
+    documents_commands,
+    folder_trust,
+    knowledge_commands,
+    mcp_commands,
+    models_commands,
+)
 from generalAgent.cli.config_commands import config_app
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.i18n import _, choose_language, use_language
@@ -262,7 +268,7 @@ def acp() -> None:
         )
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
-    from generalAgent.cli.acp import run_acp_server
+    from generalAgent.cli.acp.server import run_acp_server
 
     raise typer.Exit(run_acp_server(settings))
 
@@ -271,6 +277,7 @@ documents_commands.register(app)
 knowledge_commands.register(app)
 app.add_typer(config_app, name="config")
 mcp_commands.register(app)
+models_commands.register(app)
 folder_trust.register(app)
 
 

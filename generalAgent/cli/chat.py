@@ -26,6 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.clipboard import paste
 from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
@@ -86,6 +87,9 @@ COMMANDS = (
         lambda chat, arg: chat._memory(arg),
     ),
     SlashCommand("/upload", N_("PATH: attach a file, folder or glob"), lambda chat, arg: chat._upload(arg)),
+    SlashCommand(
+        "/paste", N_("attach the image on the clipboard (also Ctrl-V)"), lambda chat, arg: paste(chat, arg)
+    ),
     SlashCommand(
         "/tools", N_("tool tiers and what the agent can use now"), lambda chat, arg: chat._tools(arg)
     ),
@@ -878,6 +882,10 @@ class Chat:
                 buffer.insert_text("\n")
             else:
                 buffer.validate_and_handle()
+
+        @bindings.add("c-v")
+        def _paste(event: Any) -> None:  # terminals paste text themselves; Ctrl-V is for images
+            run_in_terminal(lambda: paste(self))
 
         @bindings.add("c-c")
         def _interrupt(event: Any) -> None:
