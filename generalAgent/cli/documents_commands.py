@@ -29,11 +29,11 @@ from generalAgent.cli.search_view import render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.convert import soffice
-from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.folder import search_folder
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.reading import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.search.database import DatabaseError, VectorSource
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
@@ -274,6 +274,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                         "chars": document.total_chars,
                         "seconds": round(document.seconds, 3),
                         **({"warning": document.warning} if document.warning else {}),
+                        **({"notes": document.notes} if document.notes else {}),
                     }
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
@@ -286,8 +287,9 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                     )
                 )
                 err.print(f"{mark} {escape(str(path))}: {detail}")
-                if document.warning:
-                    err.print(f"[yellow]{escape(document.warning)}[/yellow]")
+                for said in (document.notes, document.warning):
+                    if said:
+                        err.print(f"[yellow]{escape(said)}[/yellow]")
             bar.close()
             progress.advance(overall)
     elapsed = time.perf_counter() - began

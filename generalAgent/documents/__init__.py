@@ -1,6 +1,6 @@
-"""Document search: extraction, chunking and the SQLite FTS5 + jieba index (seed 004's API).
+"""Document search: extraction, chunking and the SQLite FTS5 + jieba index.
 
-The functions below are the convenience API under seed 004's names. Each opens the index
+The functions below are the convenience API, one call per job. Each opens the index
 database of `settings` (read from the environment when not given), does one thing and
 closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
 `SearchIndex` instead.
@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.documents.extract import DocumentError
 from generalAgent.documents.index import (
     ChunkHit,
     IndexedDocument,
@@ -25,6 +24,7 @@ from generalAgent.documents.index import (
     SearchIndex,
     compute_file_hash,
 )
+from generalAgent.documents.reading import DocumentError
 
 __all__ = [
     "ChunkHit",
