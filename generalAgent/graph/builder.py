@@ -38,9 +38,10 @@ from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.graph.compaction import CompactionControl, build_compact_node
+from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.nodes.approval import build_approval_node, needs_asking
 from generalAgent.graph.nodes.finalize import build_finalize_node
-from generalAgent.graph.nodes.planner import PromptBuilder, build_planner_node
+from generalAgent.graph.nodes.planner import build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
 from generalAgent.graph.repetition import repeated_call
@@ -134,7 +135,7 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
     graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled))
     policy = ApprovalPolicy(auto_approved=parts.settings.tools.auto_approved)
     graph.add_node("approval", build_approval_node(prompts.visible_tools, parts.env, policy))
-    graph.add_node("tools", build_tools_node(prompts, parts.env, policy))
+    graph.add_node("tools", build_tools_node(prompts.visible_tools, parts.env, policy))
     graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled))
     graph.add_node(
         "compact",

@@ -22,7 +22,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from generalAgent.config.settings import load_settings
 from generalAgent.graph.compaction import SUMMARY_TAG, open_question
-from generalAgent.graph.nodes.planner import PromptBuilder
+from generalAgent.graph.context import PromptBuilder
 from tests.support.agent import build_test_agent
 from tests.support.scripted_model import ScriptedChatModel
 
