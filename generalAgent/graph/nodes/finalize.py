@@ -16,8 +16,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from generalAgent.graph.cancellation import invoke_cancellable
-from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.context import PromptBuilder, wrap
+from generalAgent.graph.message_utils import call_ids
 from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.providers.errors import hide_api_key
