@@ -28,7 +28,7 @@ from generalAgent.cli.chat_input import (
 )
 from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
-from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
+from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import main_turn_input, renamed_state
@@ -114,15 +114,16 @@ def prepare_turn(
         for path, why in images.unread
     ]
 
-    # A turn that stopped half-way (process killed, disk full) left tool calls open in the
-    # stored history; they are answered before the new message so the history stays valid.
+    # A turn that stopped half-way (process killed, disk full) may have left what its tools
+    # finished beside the checkpoint: stored now, before the new message would discard it.
+    # Calls still open are answered by the graph's repair step (graph/history.py).
+    settle_unfinished_step(agent.graph, config)
     graph_input = main_turn_input(
         f"{text}\n\n{piped}" if text and piped else text or piped,
         session_id=session_id,
         max_loops=parts.settings.governance.max_loops,
         mentions=known,
         uploads=files,
-        closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
         carried_over=renamed_state(agent.graph, config),
         images=images.refs,
         named_hosts=named_hosts,

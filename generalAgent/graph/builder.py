@@ -1,14 +1,18 @@
 """Builds the agent: its parts (model, tools, skills, agents, prompts) and the compiled graph.
 
-    START ─┬─ a cut is due, /compact, /clear → compact ─┬─ a cut ──────────→ planner
-           └────────────────────────────────────────────┴─ /compact, /clear → END
+    START ─┬─ a call left open → repair ─┐
+           ├────────────────────────────┴─ a cut is due, /compact, /clear → compact ─┬─ a cut → planner
+           └─────────────────────────────────────────────────────────────────────────┴─ /compact, /clear → END
     planner ─┬─ tool calls, loops left ─┬─ one needs approval → approval → tools → (compact →) planner
              │                          └─ none does ─────────────────────→ tools
              ├─ tool calls, budget spent → finalize → END
              └─ no tool calls ───────────→ END
 
-`compact` runs only when the start of the history moves (graph/compaction.py), so an
-ordinary step adds no node and no checkpoint.
+`repair` runs only when a run stopped with tool calls unanswered (graph/history.py): it
+answers them in the stored history before anything else reads it, so every client (the
+terminal, a LangGraph Server client) sends a valid history. `compact` runs only when the
+start of the history moves (graph/compaction.py). So an ordinary step adds neither node
+nor checkpoint.
 
 `approval` asks the user about every call that needs it before any call runs, so the
 tools node runs each call at most once (graph/nodes/approval.py says why). Calls of which
@@ -39,6 +43,7 @@ from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.graph.compaction import CompactionControl, build_compact_node
 from generalAgent.graph.context import PromptBuilder
+from generalAgent.graph.history import build_repair_node, needs_repair
 from generalAgent.graph.nodes.approval import build_approval_node, needs_asking
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import build_planner_node
@@ -143,7 +148,12 @@ def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = No
         destinations=("planner", END),
     )
     to_model = functools.partial(route_to_model, prompts=prompts)
-    graph.add_conditional_edges(START, to_model, ["compact", "planner"])
+    graph.add_node("repair", build_repair_node(to_model), destinations=("compact", "planner"))
+
+    def at_start(state: AgentState) -> str:
+        return "repair" if needs_repair(state) else to_model(state)
+
+    graph.add_conditional_edges(START, at_start, ["repair", "compact", "planner"])
     max_loops = parts.settings.governance.max_loops
 
     def after_planner(state: AgentState, config: RunnableConfig) -> str:

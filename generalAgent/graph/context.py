@@ -35,15 +35,17 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import GovernanceSettings, Settings
 from generalAgent.display import describe_file
-from generalAgent.graph.compaction import history_head, messages_after, starts_afresh
 from generalAgent.graph.encodable_text import encodable_messages
-from generalAgent.graph.images import image_tokens, with_turn_images
-from generalAgent.graph.message_utils import (
+from generalAgent.graph.history import (
     TokenCounter,
     clean_message_history,
+    history_head,
+    messages_after,
+    starts_afresh,
     truncate_messages_safely,
     window_start,
 )
+from generalAgent.graph.images import image_tokens, with_turn_images
 from generalAgent.graph.project_memory import ProjectMemory
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import AgentState, ConversationSummary, TodoItem, UploadedFile, merge_uploads

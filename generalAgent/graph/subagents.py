@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
-from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.history import call_ids
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
 from generalAgent.tools.approval import PROCESS_APPROVALS
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 
 from generalAgent.documents.images import IMAGES_KEY, ImageRef
 from generalAgent.graph.state import UploadedFile
@@ -43,7 +43,6 @@ def main_turn_input(
     max_loops: int,
     mentions: Sequence[str] = (),
     uploads: Sequence[UploadedFile] = (),
-    closing: Sequence[BaseMessage] = (),
     carried_over: Mapping[str, Any] | None = None,
     images: Sequence[ImageRef] = (),
     named_hosts: Sequence[NamedHost] = (),
@@ -57,15 +56,12 @@ def main_turn_input(
     the CLI records the hosts of a line the user typed and of --allow-host, never those of
     piped text or of attached files; the reducer adds them to the session's.
 
-    `closing` answers tool calls the stored history left open (a turn that stopped
-    half-way); they go before the new message so the history stays valid. `carried_over`
-    is what `renamed_state` found under old key names; it joins the session's fields.
+    `carried_over` is what `renamed_state` found under old key names; it joins the session's fields.
     """
     names = list(dict.fromkeys(mentions))
     old = carried_over or {}
     return {
         "messages": [
-            *closing,
             HumanMessage(content=text, additional_kwargs={IMAGES_KEY: list(images)} if images else {}),
         ],
         "max_loops": max_loops,

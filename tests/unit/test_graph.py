@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
-from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.history import call_ids
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 

@@ -17,7 +17,7 @@ from langchain_core.runnables import RunnableConfig
 
 from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.context import PromptBuilder, wrap
-from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.history import call_ids
 from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.providers.errors import hide_api_key
