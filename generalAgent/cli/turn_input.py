@@ -31,7 +31,7 @@ from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
-from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.graph.turn import TurnInput, main_turn_input, renamed_state
 from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
@@ -41,7 +41,7 @@ from generalAgent.tools.visibility import classify_mentions, servers_joining, vi
 class PreparedTurn:
     """A turn ready to send (`graph_input`), or `errors` that stop it before anything is sent."""
 
-    graph_input: dict[str, Any] | None
+    graph_input: TurnInput | None
     uploads: list[UploadedFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # shown; the turn goes on (an unknown @name)
     errors: list[str] = field(default_factory=list)  # the turn is not sent (a #file that is not there)

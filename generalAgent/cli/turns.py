@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator, MutableSet
+from collections.abc import Callable, Iterator, Mapping, MutableSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -90,7 +90,7 @@ class ErrorDescriber(Protocol):
 def run_turn(
     graph: Any,
     config: dict[str, Any],
-    graph_input: dict[str, Any] | Command | None,
+    graph_input: Mapping[str, Any] | Command | None,
     view: TurnView,
     describe_error: ErrorDescriber,
     on_cancel: Callable[[], Any] | None = None,

@@ -75,7 +75,6 @@ def build_planner_node(
         response.response_metadata[ESTIMATE_KEY] = estimate
         update: dict[str, Any] = {
             "messages": [response],
-            "loops": loops + 1,
             "new_mentions": [],
             "new_uploaded_files": [],
             # Decisions belong to the message they were given for: a new one starts without

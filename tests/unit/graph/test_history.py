@@ -5,9 +5,11 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from generalAgent.config.settings import Settings
+from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from generalAgent.graph.history import STOPPED_TOOL
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.history import stored_history_problems
+from tests.support.old_threads import store_thread_with_stored_loops
 from tests.support.scripted_model import ScriptedChatModel, ai
 
 
@@ -38,3 +40,22 @@ def test_an_ordinary_turn_takes_no_repair_step(settings: Settings) -> None:
     for text in ("hi", "and again"):
         steps = [node for update in graph.stream(user_turn(text, settings), thread()) for node in update]
         assert steps == ["planner"]
+
+
+def test_a_thread_stored_with_the_old_state_keys_goes_on(settings: Settings) -> None:
+    saver = open_sqlite_checkpointer(settings.paths.sessions_db)
+    store_thread_with_stored_loops(saver, "t1")
+    model = ScriptedChatModel(replies=[ai("The code word was heron.")])
+    _, graph = build_test_agent(settings, model, saver)
+    state = graph.invoke(user_turn("What was the code word?", settings), thread())
+    assert [m.content for m in state["messages"]][:2] == [
+        "Remember the code word heron.",
+        "Noted: the code word is heron.",
+    ]
+    assert state["messages"][-1].content == "The code word was heron."
+    assert "loops" not in state and "context_id" not in state
+    assert [m.content for m in model.requests[-1].messages[1:3]] == [
+        "Remember the code word heron.",
+        "Noted: the code word is heron.",
+    ]
+    saver.conn.close()
