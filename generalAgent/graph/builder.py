@@ -193,25 +193,30 @@ def _define_graph(
     run_subagent: SubagentRunner | None,
 ) -> StateGraph:
     graph = StateGraph(schema)
-    # Every node reads the whole state of its graph: LangGraph would otherwise give a node
-    # only the keys of the type its function is annotated with (AgentState).
-    whole = {"input_schema": schema}
+    # Every node reads the whole state of its graph (input_schema): LangGraph would otherwise
+    # give a node only the keys of the type its function is annotated with (AgentState).
     cancelled = parts.env.cancelled
-    graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled), **whole)
+    graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled), input_schema=schema)
     policy = ApprovalPolicy(auto_approved=parts.settings.tools.auto_approved)
-    graph.add_node("approval", build_approval_node(prompts.visible_tools, parts.env, policy), **whole)
-    graph.add_node("tools", build_tools_node(prompts.visible_tools, parts.env, policy, run_subagent), **whole)
-    graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled), **whole)
+    graph.add_node(
+        "approval", build_approval_node(prompts.visible_tools, parts.env, policy), input_schema=schema
+    )
+    graph.add_node(
+        "tools", build_tools_node(prompts.visible_tools, parts.env, policy, run_subagent), input_schema=schema
+    )
+    graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled), input_schema=schema)
     graph.add_node(
         "compact",
         build_compact_node(parts.model, parts.settings, prompts.pending_cut, parts.compaction),
         destinations=("planner", END),
-        **whole,
+        input_schema=schema,
     )
     # Routes are partials: LangGraph reads a plain function's annotation as the schema of
     # what it may see, and a sub-agent's route must see the sub-agent's keys too.
     to_model = functools.partial(route_to_model, prompts=prompts)
-    graph.add_node("repair", build_repair_node(to_model), destinations=("compact", "planner"), **whole)
+    graph.add_node(
+        "repair", build_repair_node(to_model), destinations=("compact", "planner"), input_schema=schema
+    )
     graph.add_conditional_edges(
         START, functools.partial(route_at_start, to_model=to_model), ["repair", "compact", "planner"]
     )

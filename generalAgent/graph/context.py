@@ -26,7 +26,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -48,7 +48,14 @@ from generalAgent.graph.history import (
 from generalAgent.graph.images import image_tokens, with_turn_images
 from generalAgent.graph.project_memory import ProjectMemory
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
-from generalAgent.graph.state import AgentState, ConversationSummary, TodoItem, UploadedFile, merge_uploads
+from generalAgent.graph.state import (
+    AgentState,
+    ConversationSummary,
+    SubagentState,
+    TodoItem,
+    UploadedFile,
+    merge_uploads,
+)
 from generalAgent.graph.untrusted_text import frame_tool_results
 from generalAgent.providers.detection import choose_provider
 from generalAgent.providers.tokens import (
@@ -100,7 +107,7 @@ class PromptBuilder:
     def system_message(self, state: AgentState) -> SystemMessage:
         if not state.get("parent_context"):
             return self.main_prompt
-        profile_name = state.get("agent_profile")
+        profile_name = cast(SubagentState, state).get("agent_profile")
         if profile_name not in self._subagent_prompts:
             profile = self.agents.get(profile_name) if profile_name else None
             text = build_subagent_prompt(self.skills, profile, self._now, self._memory)

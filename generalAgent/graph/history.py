@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import (
     AIMessage,
@@ -326,7 +326,7 @@ def build_repair_node(route: Callable[[AgentState], str]):
         repaired = answer_open_calls(state.get("messages", [])) or list(state.get("messages", []))
         return Command(
             update={"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]},
-            goto=route({**state, "messages": repaired}),
+            goto=route(cast(AgentState, {**state, "messages": repaired})),
         )
 
     return repair
