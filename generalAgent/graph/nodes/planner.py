@@ -49,7 +49,8 @@ def build_planner_node(
         tools = prompts.visible_tools(state)
         history = prompts.history(state, system, tools)
         reminder_texts = prompts.reminders(state, len(history))
-        request = prompts.request(system, prompts.with_images(state, config, history), reminder_texts)
+        sent_history = prompts.with_images(state, config, history)
+        request = prompts.request(system, sent_history, reminder_texts)
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model
@@ -70,7 +71,8 @@ def build_planner_node(
         )
         response = unique_call_ids(reject_repaired_calls(response, raw))
         # Counted on the request without image data (a data URL is not text the provider reads).
-        plain = prompts.request(system, history, reminder_texts)
+        # Without images the request sent is that request: built once, not twice per call.
+        plain = request if sent_history is history else prompts.request(system, history, reminder_texts)
         estimate = prompts.estimate_request(system, tools, plain) + image_tokens(history)
         response.response_metadata[ESTIMATE_KEY] = estimate
         update: dict[str, Any] = {
