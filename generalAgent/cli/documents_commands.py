@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -330,12 +331,10 @@ def search_command(
         err.print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
     if as_json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
     else:
-        if not isinstance(result["query"], str):
-            result = {**result, "query": " | ".join(result["query"])}
         terminal_console().print(render_file_hits(result), highlight=False)
-    if not result["hits"]:
+    if not result.results:
         raise typer.Exit(1)
 
 
@@ -381,10 +380,10 @@ def _search_folder(
             err.print(f"[red]{escape(str(exc))}[/red]")
             raise typer.Exit(1) from None
     if as_json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
     else:
         terminal_console().print(render_folder_hits(result), highlight=False)
-    if not result["documents"]:
+    if not result.documents:
         raise typer.Exit(1)
 
 

@@ -15,6 +15,7 @@ Messages go to stderr, results to stdout; --json prints machine-readable JSON.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -147,10 +148,10 @@ def search_command(
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
-        _print_json(result)
+        _print_json(asdict(result))
     else:
         terminal_console().print(render_knowledge_hits(result, command_hint()), highlight=False)
-    if not result["results"]:
+    if not result.results:
         raise typer.Exit(1)
 
 

@@ -4,8 +4,8 @@ chunks of its place and its neighbours as context, fit the content budget, and r
 Every hit names its place (page, slide, sheet and rows, or section) so answers can cite it,
 and `check_citation` tells whether a quoted sentence really occurs at a cited place.
 
-`search_document` returns a plain dict (the CLI prints it with --json); `render_search`
-turns it into the text the model reads. Every failure a user can cause comes back as
+`search_document` returns a `FileSearch` (the CLI prints it with --json through
+`dataclasses.asdict`); `render_search` turns it into the text the model reads. Every failure a user can cause comes back as
 `SearchFailure` with a message that says what to do.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import is_cjk, language_name, query_language
 from generalAgent.search.lookup import chunks_at
 from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.results import Passage, SearchResult
 from generalAgent.search.semantic import nearest_chunks
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
@@ -37,8 +38,29 @@ CONTEXT_AFTER = 1
 FOLDED_CONTEXT = 3
 
 
+# Scores as the model reads them: four decimals tell the fused rank scores apart.
+SCORE_DIGITS = 4
+
+
 class SearchFailure(Exception):
     """The search could not run; the message is for the user (or the model) as it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileSearch:
+    """What a search of one file found: the file's facts and its results, best first,
+    one per page or section, each within the content budget."""
+
+    file: str  # as the user or the model named it
+    file_type: str
+    total_chunks: int
+    language: str  # the document's main language ("en", "zh", ...; "" when unknown)
+    query: str | list[str]  # as searched: one string, or the phrasings
+    regex: bool
+    max_results: int  # results asked for, after the budget's cap
+    capped: bool  # more were asked for than the budget allows
+    results: tuple[SearchResult, ...]
+    warning: str = ""  # e.g. semantic search failed and keyword search answered
 
 
 def search_document(
@@ -53,7 +75,7 @@ def search_document(
     vectors: VectorSource | None = None,
     open_file: OpenFile = open_plainly,
     conn: sqlite3.Connection | None = None,
-) -> dict[str, Any]:
+) -> FileSearch:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
     `query` is one string or several phrasings of one question, fused by rank.
@@ -101,32 +123,18 @@ def search_document(
     except sqlite3.Error as exc:  # e.g. still locked after the busy timeout
         raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
     budgeted = apply_budget(results, replace(budget, call_chars=budget.result_chars, whole_item_chars=0))
-    return {
-        "file": shown,
-        "file_type": document.file_type,
-        "total_chunks": document.total_chunks,
-        "language": document.language,
-        **({"warning": warning} if warning else {}),
-        "query": asked[0] if regex else _shown_query(asked),
-        "regex": regex,
-        "max_results": limit,
-        "capped": wanted > limit,
-        "hits": [
-            {
-                "place": r["matched_chunks"][0]["place"] if r["matched_chunks"] else "",
-                "ocr": bool(r["matched_chunks"]) and r["matched_chunks"][0]["ocr"],
-                "page": r["matched_chunks"][0]["page"] if r["matched_chunks"] else None,
-                "heading": r["matched_chunks"][0]["heading"] if r["matched_chunks"] else "",
-                "score": r["score"],
-                "chunk_index": r["chunk_index"],
-                "item_id": r["item"]["id"],
-                "matched_chunks": r["matched_chunks"],
-                "context_chunks": r["context_chunks"],
-                **({"cut": r["cut"]} if "cut" in r else {}),
-            }
-            for r in budgeted
-        ],
-    }
+    return FileSearch(
+        file=shown,
+        file_type=document.file_type,
+        total_chunks=document.total_chunks,
+        language=document.language,
+        query=asked[0] if regex else _shown_query(asked),
+        regex=regex,
+        max_results=limit,
+        capped=wanted > limit,
+        results=tuple(budgeted),
+        warning=warning,
+    )
 
 
 def _shown_query(asked: Sequence[str]) -> str | list[str]:
@@ -208,9 +216,9 @@ def render_citation(result: dict[str, Any]) -> str:
     )
 
 
-def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
-    """One budget 'result' per hit: the hit, then the other matching chunks of its place and
-    its neighbours, unseen ones only, in document order."""
+def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[SearchResult]:
+    """One result per hit: the hit, then the other matching chunks of its place and its
+    neighbours as context, unseen ones only, in document order."""
     hit_indexes = {h.chunk_index for h in hits}
     shown: set[int] = set()
     results = []
@@ -218,92 +226,80 @@ def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any
         around = index.neighbours(hit.item_id, hit.chunk_index, CONTEXT_BEFORE, CONTEXT_AFTER)
         folded = chunks_at(index.conn, hit.item_id, hit.folded[:FOLDED_CONTEXT])
         by_index = {c.chunk_index: c for c in [*around, *folded]}
-        context = [
-            chunk_dict(by_index[i]) for i in sorted(by_index) if i not in hit_indexes and i not in shown
-        ]
-        shown.update(c["chunk_index"] for c in context)
-        results.append(
-            {
-                "item": {"id": hit.item_id, "content": ""},
-                "score": round(hit.score, 4),
-                "chunk_index": hit.chunk_index,
-                "matched_chunks": [chunk_dict(hit)],
-                "context_chunks": context,
-            }
+        context = tuple(
+            by_index[i].passage() for i in sorted(by_index) if i not in hit_indexes and i not in shown
         )
+        shown.update(p.chunk_index for p in context)
+        results.append(SearchResult.of(hit.item_id, hit.score, (hit.passage(),), context))
     return results
 
 
-def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
-    return {
-        "chunk_id": hit.chunk_id,
-        "chunk_index": hit.chunk_index,
-        "place": hit.place,
-        "ocr": hit.ocr,
-        "page": hit.page,
-        "heading": hit.heading,
-        "start_position": hit.start,
-        "end_position": hit.end,
-        "content": hit.text,
-        "score": round(hit.score, 4),
-    }
-
-
-def render_search(result: dict[str, Any]) -> str:
+def render_search(result: FileSearch) -> str:
     """The search as the model reads it: a header line, then each hit in its context."""
-    hits = result["hits"]
-    query = result["query"]
-    if result["regex"]:
+    hits = result.results
+    query = result.query
+    if result.regex:
         what = f"regex /{query}/"
     elif isinstance(query, str):
         what = f'"{query}"'
     else:
         what = " or ".join(f'"{q}"' for q in query)
-    language = result.get("language", "")
-    facts = [result["file_type"], *([f"{language_name(language)} text"] if language else [])]
-    where = f"{result['file']} ({', '.join(facts)}, {result['total_chunks']} chunks)"
-    advice_on_language = "" if result["regex"] else language_advice(language, query, bool(hits))
+    language = result.language
+    facts = [result.file_type, *([f"{language_name(language)} text"] if language else [])]
+    where = f"{result.file} ({', '.join(facts)}, {result.total_chunks} chunks)"
+    advice_on_language = "" if result.regex else language_advice(language, query, bool(hits))
     if not hits:
         advice = (
             "Check the pattern, or search with words instead (regex=false)."
-            if result["regex"]
+            if result.regex
             else f"{advice_on_language} Try other words, a synonym or the other language, fewer words, "
             "or regex=true for an exact pattern.".lstrip()
         )
-        note = f"Note: {result['warning']}\n" if result.get("warning") else ""
+        note = f"Note: {result.warning}\n" if result.warning else ""
         return f"{note}No passage in {where} matches {what}. {advice}"
     lines = [f"{len(hits)} passage(s) in {where} for {what}, best first:"]
-    if result.get("warning"):
-        lines.insert(0, f"Note: {result['warning']}")
-    if result["capped"]:
-        lines[0] += f" (at most {result['max_results']} per search)"
+    if result.warning:
+        lines.insert(0, f"Note: {result.warning}")
+    if result.capped:
+        lines[0] += f" (at most {result.max_results} per search)"
     if advice_on_language:
         lines.append(advice_on_language)
     for number, hit in enumerate(hits, start=1):
         lines.append("")
-        lines.append(f"[{number}] {_place(hit)} | score {hit['score']:g}")
-        matched = [(c, True) for c in hit["matched_chunks"]]
-        context = [(c, False) for c in hit["context_chunks"]]
-        ordered = sorted(matched + context, key=lambda pair: pair[0]["chunk_index"])
-        for chunk, is_match in ordered:
-            label = ">> " if is_match else "   "
-            page = f"[{chunk['place']}] " if chunk["place"] and chunk["place"] != hit["place"] else ""
-            body = "\n".join(
-                (" " * len(label) + line).rstrip() if n else line
-                for n, line in enumerate(chunk["content"].split("\n"))
-            )
-            lines.append(f"{label}{page}{body}")
-        if "cut" in hit:
-            lines.append(f"   (cut: {hit['cut']})")
+        lines.append(f"[{number}] {_place(hit)} | score {round(hit.score, SCORE_DIGITS):g}")
+        lines += passage_lines(hit)
     return "\n".join(lines)
 
 
-def _place(hit: dict[str, Any]) -> str:
+def passage_lines(hit: SearchResult) -> list[str]:
+    """A result's passages in document order, matched ones marked `>>`, each naming its
+    place when it is not the result's; then what the budget cut."""
+    lines = []
+    ordered = sorted([(p, True) for p in hit.matched] + [(p, False) for p in hit.context], key=_in_order)
+    for passage, is_match in ordered:
+        label = ">> " if is_match else "   "
+        other = f"[{passage.place}] " if passage.place and passage.place != hit.place else ""
+        body = "\n".join(
+            (" " * len(label) + line).rstrip() if n else line
+            for n, line in enumerate(passage.text.split("\n"))
+        )
+        lines.append(f"{label}{other}{body}")
+    if hit.cut:
+        lines.append(f"   (cut: {hit.cut})")
+    return lines
+
+
+def _in_order(pair: tuple[Passage, bool]) -> int:
+    return pair[0].chunk_index
+
+
+def _place(hit: SearchResult) -> str:
     """The hit's place as a citation names it, and the section when the place is a page."""
-    parts = [hit["place"]] if hit.get("place") else []
-    if hit["heading"] and not hit.get("place", "").startswith(("§", "sheet ")):
-        parts.append(f"§ {hit['heading']}")
-    if hit.get("ocr"):
+    best = hit.hit
+    parts = [hit.place] if hit.place else []
+    if best is not None and best.heading and not hit.place.startswith(("§", "sheet ")):
+        parts.append(f"§ {best.heading}")
+    if best is not None and best.ocr:
         parts.append("text read by OCR")
-    parts.append(f"chunk {hit['chunk_index']}")
+    parts.append(f"chunk {hit.chunk_index}")
     return " | ".join(parts)

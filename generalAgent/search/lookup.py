@@ -29,6 +29,7 @@ import regex
 from generalAgent.search.database import BM25, PLAIN_BM25, DatabaseError, content_pieces
 from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import PLAIN_WEIGHT, Candidate, Ranked, by_place, fuse, is_listing, rerank
+from generalAgent.search.results import Passage
 from generalAgent.search.segmentation import Segmenter
 
 MAX_REGEX_CHARS = 500
@@ -85,17 +86,20 @@ class ChunkHit:
             return f"page {self.page}"
         return f"§ {self.heading}" if self.heading else ""
 
-    def to_result(self) -> dict[str, Any]:
-        """The seed's result shape: chunk_id is the chunk's number within its document."""
-        return {
-            "chunk_id": self.chunk_index,
-            "page": self.page,
-            "heading": self.heading,
-            "place": self.place,
-            "ocr": self.ocr,
-            "text": self.text,
-            "score": round(self.score, 4),
-        }
+    def passage(self) -> Passage:
+        """The hit as a search shows it (search/results.py): the one conversion of a hit."""
+        return Passage(
+            chunk_id=self.chunk_id,
+            chunk_index=self.chunk_index,
+            text=self.text,
+            start=self.start,
+            end=self.end,
+            page=self.page,
+            heading=self.heading,
+            place=self.place,
+            ocr=self.ocr,
+            score=self.score,
+        )
 
 
 # Named as ChunkHit's fields, so a row becomes a hit by name.

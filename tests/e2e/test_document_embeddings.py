@@ -48,10 +48,10 @@ def test_search_file_fuses_the_vector_ranking_with_bm25(
         return search_document(settings.paths.indexes_db, settings.documents, path, query, vectors=embedder)
 
     # No word in common with the text: only the vectors can answer.
-    assert search("zzyzx qwv")["hits"]
+    assert search("zzyzx qwv").results
     # The query's text is a chunk's own text: its vector is the nearest (cosine 1).
     chunk_text = "# Odd one\n\nA sentence nobody would type twice."
-    assert search(["zzyzx", chunk_text])["hits"][0]["heading"] == "Odd one"
+    assert search(["zzyzx", chunk_text]).results[0].hit.heading == "Odd one"
     calls = [r for r in openai_server.requests if r.path.endswith("/embeddings")]
     assert any(r.body["input"] == ["zzyzx qwv"] for r in calls)
 
@@ -71,7 +71,7 @@ def test_search_folder_uses_the_vectors_of_every_document(
         "zzyzx qwv",
         vectors=embeddings_from_settings(settings),
     )
-    assert {d["file"] for d in result["documents"]} == {str(folder / "a.md"), str(folder / "b.md")}
+    assert {d.file for d in result.documents} == {str(folder / "a.md"), str(folder / "b.md")}
 
 
 def free_port() -> int:

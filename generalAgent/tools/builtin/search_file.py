@@ -109,7 +109,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 )
         except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
-        if result.get("warning"):
+        if result.warning:
             semantic[0] = None
         return render_search(result)
 
