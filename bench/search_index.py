@@ -52,7 +52,7 @@ from generalAgent.documents import search_in_index
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import search_document
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
-from generalAgent.search.database import SharedConnection
+from generalAgent.search.connection import SharedConnection
 from generalAgent.search.lookup import find_chunks
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
 

@@ -36,7 +36,7 @@ from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_fi
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
-from generalAgent.search.database import DatabaseError
+from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings
 
 # Documents with more chunks than this get their own progress bar with a chunks/s rate.

@@ -34,13 +34,14 @@ from generalAgent.documents.search import (
     with_context,
 )
 from generalAgent.search.budgets import ContentBudget, apply_budget
-from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import language_name
 from generalAgent.search.lookup import find_chunks
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.results import SearchResult
 from generalAgent.search.semantic import nearest_chunks
+from generalAgent.search.storage import VectorSource
 
 # Files one folder search considers, at most (the first ones by path): past that, search a
 # sub-folder. Checking an unchanged file costs ~0.1 ms, so the check itself stays small.

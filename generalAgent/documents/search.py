@@ -22,13 +22,14 @@ from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.extract import DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.search.budgets import ContentBudget, apply_budget
-from generalAgent.search.database import DatabaseError, VectorSource, item_rowid_range
+from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import is_cjk, language_name, query_language
 from generalAgent.search.lookup import chunks_at
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.results import Passage, SearchResult
 from generalAgent.search.semantic import nearest_chunks
+from generalAgent.search.storage import VectorSource, item_rowid_range
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.

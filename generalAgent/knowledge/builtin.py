@@ -19,8 +19,9 @@ from typing import Any
 import yaml
 
 from generalAgent.documents.extract import DocumentError, decode_text
+from generalAgent.knowledge.fields import KnowledgeError, clean_tags
 from generalAgent.knowledge.items import KnowledgeItem
-from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore, clean_tags
+from generalAgent.knowledge.store import KnowledgeStore
 
 
 @dataclass

@@ -22,8 +22,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from generalAgent.knowledge.fields import item_filter
 from generalAgent.knowledge.items import KnowledgeItem
-from generalAgent.knowledge.store import KnowledgeStore, item_filter
+from generalAgent.knowledge.store import KnowledgeStore
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits

@@ -18,8 +18,8 @@ from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from generalAgent.graph.turn import main_turn_input, renamed_state
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.migrations import Migration, applied_migrations, migrate, script
-from generalAgent.search.database import MIGRATIONS as INDEX_MIGRATIONS
-from generalAgent.search.database import DatabaseError
+from generalAgent.search.connection import DatabaseError
+from generalAgent.search.schema import MIGRATIONS as INDEX_MIGRATIONS
 from generalAgent.sessions import MIGRATIONS as CATALOG_MIGRATIONS
 from generalAgent.sessions import SessionCatalog, SessionStoreError, Usage
 from tests.support.agent import build_test_agent, thread

@@ -13,7 +13,7 @@ from generalAgent.documents.search import (
     render_search,
     search_document,
 )
-from generalAgent.search.database import DatabaseError, SharedConnection
+from generalAgent.search.connection import DatabaseError, SharedConnection
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError

@@ -7,7 +7,7 @@ from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.documents.folder import render_folder_search, search_folder
 from generalAgent.documents.search import SearchFailure
-from generalAgent.search.database import DatabaseError, SharedConnection
+from generalAgent.search.connection import DatabaseError, SharedConnection
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError

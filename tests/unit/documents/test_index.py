@@ -288,7 +288,7 @@ def test_a_new_database_opened_by_several_connections_at_once(tmp_path: Path):
     """SQLite does not wait on the busy timeout to switch a new file to WAL; connect() does."""
     import threading
 
-    from generalAgent.search.database import connect
+    from generalAgent.search.connection import connect
 
     failures: list[Exception] = []
 

@@ -19,7 +19,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.documents import extract
 from generalAgent.documents.extract import DocumentError, Reading, extract_document
 from generalAgent.documents.index import SearchIndex
-from generalAgent.search.database import content_text
+from generalAgent.search.storage import content_text
 
 
 @pytest.fixture
@@ -150,27 +150,27 @@ def test_a_regex_scanned_in_windows_finds_what_a_scan_of_the_whole_text_finds(
 
     import regex
 
-    from generalAgent.search import lookup
+    from generalAgent.search import regex_scan
 
     compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
     chunks = (text[i : i + piece] for i in range(0, len(text), piece))
-    saved = lookup.REGEX_WINDOW_CHARS, lookup.REGEX_REACH_CHARS, lookup.REGEX_CONTEXT_CHARS
-    lookup.REGEX_WINDOW_CHARS, lookup.REGEX_REACH_CHARS, lookup.REGEX_CONTEXT_CHARS = 16, 4, 2
+    saved = regex_scan.REGEX_WINDOW_CHARS, regex_scan.REGEX_REACH_CHARS, regex_scan.REGEX_CONTEXT_CHARS
+    regex_scan.REGEX_WINDOW_CHARS, regex_scan.REGEX_REACH_CHARS, regex_scan.REGEX_CONTEXT_CHARS = 16, 4, 2
     try:
-        found = list(lookup._match_offsets(compiled, chunks, time.monotonic() + 10))
+        found = list(regex_scan._match_offsets(compiled, chunks, time.monotonic() + 10))
     finally:
-        lookup.REGEX_WINDOW_CHARS, lookup.REGEX_REACH_CHARS, lookup.REGEX_CONTEXT_CHARS = saved
+        regex_scan.REGEX_WINDOW_CHARS, regex_scan.REGEX_REACH_CHARS, regex_scan.REGEX_CONTEXT_CHARS = saved
     assert found == [m.start() for m in compiled.finditer(text)]
 
 
 def test_a_regex_search_of_a_long_file_reads_it_in_pieces(
     tmp_path: Path, settings: Settings, small_pieces: int, monkeypatch: pytest.MonkeyPatch
 ):
-    from generalAgent.search import database, lookup
+    from generalAgent.search import regex_scan, storage
 
-    monkeypatch.setattr(database, "CONTENT_READ_BYTES", 100)
-    monkeypatch.setattr(lookup, "REGEX_WINDOW_CHARS", 300)
-    monkeypatch.setattr(lookup, "REGEX_REACH_CHARS", 60)
+    monkeypatch.setattr(storage, "CONTENT_READ_BYTES", 100)
+    monkeypatch.setattr(regex_scan, "REGEX_WINDOW_CHARS", 300)
+    monkeypatch.setattr(regex_scan, "REGEX_REACH_CHARS", 60)
     path = tmp_path / "long.log"
     path.write_text("".join(f"line {n}: 营收 grew {n % 7} percent\n" for n in range(400)), encoding="utf-8")
     with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
