@@ -1,7 +1,6 @@
-"""Document search: extraction, chunking and the SQLite FTS5 + jieba index (the convenience API).
+"""Document search: extraction, chunking and the SQLite FTS5 + jieba index.
 
-The functions below are the convenience API. Each opens the index
-database of `settings` (read from the environment when not given), does one thing and
+The functions below are a convenience API for scripts: each opens the index database of `settings` (read from the environment when not given), does one thing and
 closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
 `SearchIndex` instead.
 

@@ -228,7 +228,7 @@ def test_chunks_of_a_document_have_consecutive_rowids(index: SearchIndex, tmp_pa
 
 
 @pytest.mark.smoke
-def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
+def test_the_convenience_api(settings: Settings, report: Path, tmp_path: Path):
     assert not index_exists(report, settings)
     assert search_in_index(report, "baseline", 5, settings) == []  # not indexed yet
     document = create_index(report, settings)
