@@ -1,7 +1,7 @@
 """Document search: extraction, chunking and the SQLite FTS5 + jieba index.
 
-The functions below are a convenience API for scripts: each opens the index database of `settings` (read from the environment when not given), does one thing and
-closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
+The functions below are a convenience API for scripts: each opens the index database of
+`settings` (read from the environment when not given), does one thing and closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
 `SearchIndex` instead.
 
     from generalAgent.documents import create_index, search_in_index
