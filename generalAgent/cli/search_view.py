@@ -23,6 +23,9 @@ from generalAgent.knowledge.search import KnowledgeSearch
 from generalAgent.search.results import Passage, SearchResult
 
 SNIPPET_CHARS = 240
+SHEET_ROWS = 6  # rows of a spreadsheet hit shown, one per line
+# (item id, chunk index) -> line: where a passage of a plain text file is (documents_commands).
+Lines = dict[tuple[str, int], int]
 SHORT_ID_CHARS = 12  # as `kb list` shows ids; kb show takes any unique start
 
 
@@ -56,8 +59,21 @@ def _query_text(query: str | Sequence[str]) -> str:
     return query if isinstance(query, str) else " | ".join(query)
 
 
-def render_file_hits(result: FileSearch) -> RenderableType:
-    """`generalagent search FILE QUERY`: a line per passage, with its place and a snippet."""
+def sheet_rows(
+    text: str, words: Sequence[str], rows: int = SHEET_ROWS, width: int = SNIPPET_CHARS
+) -> list[str]:
+    """The rows of a spreadsheet passage to show, one per line: those holding the words (all
+    of them when none does), at most `rows`, each cut to `width`."""
+    lines = [" ".join(terminal_safe(line).split()) for line in text.split("\n")]
+    lines = [line for line in lines if line]
+    lowered = [w.lower() for w in words if w]
+    holding = [line for line in lines if any(w in line.lower() for w in lowered)]
+    chosen = (holding or lines)[:rows]
+    return [line if len(line) <= width else line[: width - 1] + "…" for line in chosen]
+
+
+def render_file_hits(result: FileSearch, places: Lines | None = None) -> RenderableType:
+    """`generalagent search FILE QUERY`: the file, then a line per place and a snippet."""
     hits = result.results
     query = _query_text(result.query)
     what = f"/{query}/" if result.regex else f'"{query}"'
@@ -73,28 +89,65 @@ def render_file_hits(result: FileSearch) -> RenderableType:
         return Text(terminal_safe(f"{line} {advice}"))
     words = [] if result.regex else query_words(query)
     count = ngettext(
-        "{count} passage in {file} for {query}:", "{count} passages in {file} for {query}:", len(hits)
+        "{count} passage in {file} for {query}:",
+        "{count} passages in {file} for {query}:",
+        sum(1 for hit in hits if hit.hit is not None),
     )
+    shown = [hit for hit in hits if hit.hit is not None]
     lines: list[RenderableType] = [
-        Text(terminal_safe(count.format(count=len(hits), file=result.file, query=what)))
+        Text(terminal_safe(count.format(count=len(shown), file=result.file, query=what)))
     ]
-    for number, hit in enumerate(hits, start=1):
-        lines += _hit_lines(number, hit, words)
+    for number, hit in enumerate(shown, start=1):
+        lines += _hit_lines(number, hit, words, places or {})
+    lines += _left_out(len(hits) - len(shown), result.capped, result.max_results)
     return Group(*lines)
 
 
-def _hit_lines(number: int, hit: SearchResult, words: Sequence[str]) -> list[RenderableType]:
-    """A place: its number, where it is, and a snippet of its best passage."""
-    place = hit.place or _("chunk {index}").format(index=hit.chunk_index)
-    ocr = _(" (text read by OCR)") if hit.hit is not None and hit.hit.ocr else ""
-    text = hit.hit.text if hit.hit is not None else ""
-    return [
-        Text.from_markup(f"[bold]{number:>2}[/] [cyan]{escape(terminal_safe(place))}[/]{escape(ocr)}"),
-        Text("    ") + highlighted(snippet(text, words), words),
+def _hit_lines(number: int, hit: SearchResult, words: Sequence[str], lines: Lines) -> list[RenderableType]:
+    """A place: its number, where it is, and a snippet of its best passage (a spreadsheet's
+    matching rows, one per line)."""
+    best = hit.hit
+    line = lines.get((hit.item_id, hit.chunk_index))
+    if hit.place:
+        place = hit.place
+    elif line is not None:
+        place = _("line {line}").format(line=line)
+    else:
+        place = _("chunk {index}").format(index=hit.chunk_index)
+    ocr = _(" (text read by OCR)") if best is not None and best.ocr else ""
+    text = best.text if best is not None else ""
+    shown: list[RenderableType] = [
+        Text.from_markup(f"[bold]{number:>2}[/] [cyan]{escape(terminal_safe(place))}[/]{escape(ocr)}")
     ]
+    if hit.place.startswith("sheet "):
+        shown += [Text("    ") + highlighted(row, words) for row in sheet_rows(text, words)]
+    else:
+        shown.append(Text("    ") + highlighted(snippet(text, words), words))
+    return shown
 
 
-def render_folder_hits(result: FolderSearch) -> RenderableType:
+def _left_out(budget_cut: int, capped: bool, most: int) -> list[RenderableType]:
+    """What a person asked for and does not see, and why."""
+    notes: list[RenderableType] = []
+    if capped:
+        notes.append(Text(_("At most {most} passages per search.").format(most=most), style="dim"))
+    if budget_cut:
+        notes.append(
+            Text(
+                ngettext(
+                    "{count} more passage was found but left out by the content budget "
+                    "(MAX_TOTAL_CONTENT_SIZE): ask for fewer with -n, or narrow the search.",
+                    "{count} more passages were found but left out by the content budget "
+                    "(MAX_TOTAL_CONTENT_SIZE): ask for fewer with -n, or narrow the search.",
+                    budget_cut,
+                ).format(count=budget_cut),
+                style="dim",
+            )
+        )
+    return notes
+
+
+def render_folder_hits(result: FolderSearch, places: Lines | None = None) -> RenderableType:
     """`generalagent search [FOLDER] QUERY`: each document with its places and a snippet each."""
     query = result.query
     phrasings = [query] if isinstance(query, str) else list(query)
@@ -120,21 +173,25 @@ def render_folder_hits(result: FolderSearch) -> RenderableType:
         )
         lines.append(Text(terminal_safe(line)))
         return Group(*lines)
-    places = sum(len(d.results) for d in result.documents)
+    found = sum(1 for d in result.documents for hit in d.results if hit.hit is not None)
     head = _("{places} passages in {documents} of {count} documents under {folder} for {query}:").format(
-        places=places,
+        places=found,
         documents=len(result.documents),
         count=result.searched,
         folder=result.folder,
         query=what,
     )
     lines.append(Text(terminal_safe(head)))
-    number = 0
+    number = left_out = 0
     for document in result.documents:
         lines.append(Text.from_markup(f"[bold cyan]{escape(terminal_safe(document.file))}[/]"))
         for hit in document.results:
+            if hit.hit is None:
+                left_out += 1
+                continue
             number += 1
-            lines += _hit_lines(number, hit, words)
+            lines += _hit_lines(number, hit, words, places or {})
+    lines += _left_out(left_out, False, result.max_results)
     return Group(*lines)
 
 

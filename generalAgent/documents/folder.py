@@ -172,15 +172,53 @@ def search_folder(
 ) -> FolderSearch:
     """Index the folder's documents as needed and return the best places for `query` (one
     string or several phrasings) across all of them, grouped per document, within budget."""
-    asked = phrasings(query)
-    if not asked:
+    if not phrasings(query):
         raise SearchFailure("Empty query: give the words to look for.")
     if not folder.is_dir():
         raise SearchFailure(f"{shown_as(folder)} is not a folder; give a folder, or search one file.")
+    files, more = searchable_files(folder)
+    return search_files(
+        db_path,
+        settings,
+        files,
+        query,
+        max_results,
+        label=shown_as(folder),
+        more_files=more,
+        shown_as=shown_as,
+        vectors=vectors,
+        open_file=open_file,
+        progress=progress,
+        index_seconds=index_seconds,
+        conn=conn,
+    )
+
+
+def search_files(
+    db_path: Path,
+    settings: DocumentSettings,
+    files: Sequence[Path],
+    query: str | Sequence[str],
+    max_results: int | None = None,
+    *,
+    label: str,
+    more_files: bool = False,
+    shown_as: Callable[[Path], str] = str,
+    vectors: VectorSource | None = None,
+    open_file: OpenFile = open_plainly,
+    progress: FolderProgress | None = None,
+    index_seconds: float = FOLDER_INDEX_SECONDS,
+    conn: sqlite3.Connection | None = None,
+) -> FolderSearch:
+    """Like `search_folder` for the given `files` (a folder's, or those a glob names),
+    shown under `label`."""
+    asked = phrasings(query)
+    if not asked:
+        raise SearchFailure("Empty query: give the words to look for.")
+    more = more_files
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
-    files, more = searchable_files(folder)
     warning = ""
     try:
         with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
@@ -208,7 +246,7 @@ def search_folder(
             )
             results = with_context(index, hits)
     except QueryError as exc:
-        raise SearchFailure(f"Cannot search {shown_as(folder)}: {exc}.") from None
+        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:
@@ -218,7 +256,7 @@ def search_folder(
         grouped.setdefault(result.item_id, []).append(result)
     shown_query = [normalise_query(q) for q in asked]
     return FolderSearch(
-        folder=shown_as(folder),
+        folder=label,
         query=shown_query[0] if len(shown_query) == 1 else shown_query,
         files=len(files),
         more_files=more,
@@ -238,6 +276,76 @@ def search_folder(
             for item_id, found in grouped.items()
         ),
         warning=warning,
+    )
+
+
+def search_indexed(
+    db_path: Path,
+    settings: DocumentSettings,
+    query: str | Sequence[str],
+    max_results: int | None = None,
+    *,
+    label: str,
+    conn: sqlite3.Connection | None = None,
+) -> FolderSearch:
+    """The best places for `query` across every indexed document, grouped per document,
+    within budget; nothing is read or indexed (each document is shown by the path it was
+    last indexed from)."""
+    asked = phrasings(query)
+    if not asked:
+        raise SearchFailure("Empty query: give the words to look for.")
+    budget = ContentBudget.from_settings(settings)
+    wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
+    limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
+    try:
+        with SearchIndex(db_path, settings, conn=conn) as index:
+            documents = {
+                row[0]: row[1:]
+                for row in index.conn.execute(
+                    "SELECT d.item_id, COALESCE((SELECT MAX(p.path) FROM document_paths p"
+                    " WHERE p.file_hash = d.file_hash), d.file_name), d.file_type, d.language FROM documents d"
+                )
+            }
+            hits = find_chunks(
+                index.conn,
+                asked,
+                index.segmenter,
+                limit,
+                item_filter="i.domain = ?",
+                filter_params=["documents"],
+            )
+            results = with_context(index, hits)
+    except QueryError as exc:
+        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
+    except DatabaseError as exc:
+        raise SearchFailure(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+    grouped: dict[str, list[SearchResult]] = {}
+    for result in apply_budget(results, budget):
+        if result.item_id in documents:
+            grouped.setdefault(result.item_id, []).append(result)
+    shown_query = [normalise_query(q) for q in asked]
+    return FolderSearch(
+        folder=label,
+        query=shown_query[0] if len(shown_query) == 1 else shown_query,
+        files=len(documents),
+        more_files=False,
+        indexed=0,
+        unchanged=len(documents),
+        failed=(),
+        pending=0,
+        languages=tuple(sorted({language for _, _, language in documents.values() if language})),
+        max_results=limit,
+        documents=tuple(
+            DocumentHits(
+                file=documents[item_id][0],
+                file_type=documents[item_id][1],
+                language=documents[item_id][2],
+                results=tuple(found),
+            )
+            for item_id, found in grouped.items()
+        ),
     )
 
 

@@ -29,7 +29,7 @@ from generalAgent.search.lookup import chunks_at
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.results import Passage, SearchResult
 from generalAgent.search.semantic import nearest_chunks
-from generalAgent.search.storage import VectorSource, item_rowid_range
+from generalAgent.search.storage import VectorSource, content_pieces, item_rowid_range
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.
@@ -39,6 +39,9 @@ CONTEXT_AFTER = 1
 FOLDED_CONTEXT = 3
 
 
+# Passages a person may ask one search for (`generalagent search -n`): the call's content
+# budget (MAX_TOTAL_CONTENT_SIZE) decides how many of them keep their text.
+MAX_RESULTS_ASKED = 20
 # Scores as the model reads them: four decimals tell the fused rank scores apart.
 SCORE_DIGITS = 4
 
@@ -76,6 +79,7 @@ def search_document(
     vectors: VectorSource | None = None,
     open_file: OpenFile = open_plainly,
     conn: sqlite3.Connection | None = None,
+    whole_call: bool = False,
 ) -> FileSearch:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
@@ -84,6 +88,11 @@ def search_document(
     knowledge base can later search the document by meaning too. `open_file` opens the
     file to hash and read it (see `extract.OpenFile`). `conn`, an open connection to
     `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
+
+    The model gets at most MAX_MATCHED_CHUNKS passages within one result's budget
+    (MAX_RESULT_CONTENT_SIZE); `whole_call` (the CLI) returns up to MAX_RESULTS_ASKED
+    within the whole call's budget (MAX_TOTAL_CONTENT_SIZE), which may leave the text of
+    the last ones out: each such result says so in `cut`.
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
@@ -94,7 +103,7 @@ def search_document(
         raise SearchFailure("A regular expression search takes one pattern: give query as one string.")
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
-    limit = max(1, min(wanted, budget.matched_chunks))
+    limit = max(1, min(wanted, MAX_RESULTS_ASKED if whole_call else budget.matched_chunks))
     try:
         with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
             document = index.index_file(path)
@@ -123,7 +132,8 @@ def search_document(
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:  # e.g. still locked after the busy timeout
         raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
-    budgeted = apply_budget(results, replace(budget, call_chars=budget.result_chars, whole_item_chars=0))
+    call_chars = budget.call_chars if whole_call else budget.result_chars
+    budgeted = apply_budget(results, replace(budget, call_chars=call_chars, whole_item_chars=0))
     return FileSearch(
         file=shown,
         file_type=document.file_type,
@@ -270,6 +280,29 @@ def render_search(result: FileSearch) -> str:
         lines.append(f"[{number}] {_place(hit)} | score {round(hit.score, SCORE_DIGITS):g}")
         lines += passage_lines(hit)
     return "\n".join(lines)
+
+
+def line_numbers(conn: sqlite3.Connection, item_id: str, offsets: Sequence[int]) -> dict[int, int]:
+    """The line (from 1) of the item's content at each character offset: the place a person
+    looks for in a plain text file, which has no pages. Reads the content in pieces, up to
+    the last offset only."""
+    wanted = sorted(set(offsets))
+    pieces = content_pieces(conn, item_id)
+    lines: dict[int, int] = {}
+    if pieces is None or not wanted:
+        return lines
+    seen = newlines = 0
+    for piece in pieces:
+        while wanted and wanted[0] < seen + len(piece):
+            lines[wanted[0]] = newlines + piece.count("\n", 0, wanted[0] - seen) + 1
+            wanted.pop(0)
+        if not wanted:
+            break
+        newlines += piece.count("\n")
+        seen += len(piece)
+    for offset in wanted:
+        lines[offset] = newlines + 1
+    return lines
 
 
 def passage_lines(hit: SearchResult) -> list[str]:
