@@ -229,18 +229,35 @@ def render_citation(result: dict[str, Any]) -> str:
 
 def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[SearchResult]:
     """One result per hit: the hit, then the other matching chunks of its place and its
-    neighbours as context, unseen ones only, in document order."""
-    hit_indexes = {h.chunk_index for h in hits}
-    shown: set[int] = set()
-    results = []
+    neighbours as context, unseen ones only, in document order.
+
+    Every context chunk of every hit is read in one query per document (a query per hit
+    and kind cost more than the budget and rendering together)."""
+    hit_indexes: dict[str, set[int]] = {}
     for hit in hits:
-        around = index.neighbours(hit.item_id, hit.chunk_index, CONTEXT_BEFORE, CONTEXT_AFTER)
-        folded = chunks_at(index.conn, hit.item_id, hit.folded[:FOLDED_CONTEXT])
-        by_index = {c.chunk_index: c for c in [*around, *folded]}
-        context = tuple(
-            by_index[i].passage() for i in sorted(by_index) if i not in hit_indexes and i not in shown
-        )
-        shown.update(p.chunk_index for p in context)
+        hit_indexes.setdefault(hit.item_id, set()).add(hit.chunk_index)
+    wanted = [
+        {
+            *range(max(0, hit.chunk_index - CONTEXT_BEFORE), hit.chunk_index + CONTEXT_AFTER + 1),
+            *hit.folded[:FOLDED_CONTEXT],
+        }
+        - hit_indexes[hit.item_id]  # a chunk of another document is not this one's context
+        for hit in hits
+    ]
+    per_item: dict[str, set[int]] = {}
+    for hit, indexes in zip(hits, wanted, strict=True):
+        per_item.setdefault(hit.item_id, set()).update(indexes)
+    found = {
+        (item_id, chunk.chunk_index): chunk
+        for item_id, indexes in per_item.items()
+        for chunk in chunks_at(index.conn, item_id, sorted(indexes))
+    }
+    shown: set[tuple[str, int]] = set()
+    results = []
+    for hit, indexes in zip(hits, wanted, strict=True):
+        keys = [(hit.item_id, i) for i in sorted(indexes) if (hit.item_id, i) in found]
+        context = tuple(found[key].passage() for key in keys if key not in shown)
+        shown.update(keys)
         results.append(SearchResult.of(hit.item_id, hit.score, (hit.passage(),), context))
     return results
 

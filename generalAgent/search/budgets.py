@@ -117,10 +117,11 @@ def apply_budget(results: Sequence[SearchResult], budget: ContentBudget) -> list
 
     shaped = []
     for i, result in enumerate(results):
+        if not notes[i]:  # nothing was cut: the result as it was (no copy)
+            shaped.append(result)
+            continue
         fitted = replace(result, matched=tuple(matched[i]), content=contents[i], context=tuple(contexts[i]))
-        if notes[i]:
-            fitted = replace(fitted, cut="; ".join(notes[i]) + "; " + read_on_hint(fitted))
-        shaped.append(fitted)
+        shaped.append(replace(fitted, cut="; ".join(notes[i]) + "; " + read_on_hint(fitted)))
     return shaped
 
 

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from generalAgent.config.settings import Settings
-from generalAgent.documents.folder import render_folder_search, search_folder, searchable_files
+from generalAgent.documents.folder import FolderSearch, render_folder_search, search_folder, searchable_files
 from generalAgent.documents.search import SearchFailure
 from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.search.budgets import ContentBudget, content_size
@@ -37,7 +37,7 @@ def library(tmp_path: Path) -> Path:
     return folder
 
 
-def search(settings: Settings, folder: Path, query: str | list[str], **options: object) -> dict:
+def search(settings: Settings, folder: Path, query: str | list[str], **options: object) -> FolderSearch:
     return search_folder(settings.paths.indexes_db, settings.documents, folder, query, **options)  # type: ignore[arg-type]
 
 
@@ -143,3 +143,23 @@ def test_the_tool_searches_a_workspace_folder_and_shows_workspace_paths(settings
     assert "outside" in run_tool(settings, folder="../", query="x") or "Error" in run_tool(
         settings, folder="../", query="x"
     )
+
+
+def test_a_hit_in_one_document_does_not_hide_the_same_chunk_number_of_another(
+    settings: Settings, tmp_path: Path
+):
+    """Context chunks are told apart per document: chunk 2 of a.md being a hit once kept
+    chunk 2 of b.md out of b.md's context."""
+    folder = tmp_path / "pair"
+    folder.mkdir()
+    for name, hit in (("a.md", 2), ("b.md", 3)):
+        sections = [
+            f"# Part {n}\n\n" + ("The walrus rests here. " if n == hit else f"Plain words number {n}. ") * 8
+            for n in range(6)
+        ]
+        (folder / name).write_text("\n\n".join(sections), encoding="utf-8")
+    result = search(settings, folder, "walrus")
+    by_file = {Path(d.file).name: d.results[0] for d in result.documents}
+    first, second = by_file["a.md"].chunk_index, by_file["b.md"].chunk_index
+    assert second == first + 1  # b.md's neighbour before its hit has a.md's hit's number
+    assert first in {p.chunk_index for p in by_file["b.md"].context}
