@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from rich.console import Console
 
-from generalAgent.cli.search_view import render_knowledge_hits, snippet
+from generalAgent.cli.search_view import render_knowledge_hits, sheet_rows, snippet
 from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.search import KnowledgeResult, KnowledgeSearch
 from generalAgent.search.results import Passage, SearchResult
@@ -44,3 +44,9 @@ def test_knowledge_hits_show_a_snippet_per_item_and_a_command_to_read_more() -> 
     assert "手册.pdf" in text and "65f48cb47851" in text and "page 12" in text and "回滚" in text
     assert len(text) < 800  # one snippet, not the title pages
     assert "get_knowledge_item" not in text and "generalagent kb show ID" in text
+
+
+def test_a_spreadsheet_passage_shows_its_matching_rows_one_per_line() -> None:
+    text = "Region | Animal | Count\nnorth | seal | 10\nsouth | walrus | 40\neast | walrus | 90"
+    assert sheet_rows(text, ["walrus"]) == ["south | walrus | 40", "east | walrus | 90"]
+    assert sheet_rows(text, ["absent"], rows=2) == ["Region | Animal | Count", "north | seal | 10"]
