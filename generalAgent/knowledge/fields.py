@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from generalAgent.search.schema import DOCUMENTS_DOMAIN
+
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 50
 
@@ -21,10 +23,16 @@ def item_filter(
     category: str | None,
     tags: Iterable[str] | None,
     alias: str = "i",
+    session_files: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """SQL condition on items (`alias`) for the filters, and its parameters."""
+    """SQL condition on items (`alias`) for the filters, and its parameters. Indexed files
+    under `session_files` (a folder, the sessions' workspaces) are left out: a file attached
+    in one session is that session's document, not the knowledge base (kb add adds it)."""
     where: list[str] = []
     params: list[Any] = []
+    if session_files:
+        where.append(f"NOT ({alias}.domain = ? AND substr(coalesce({alias}.source_path, ''), 1, ?) = ?)")
+        params.extend([DOCUMENTS_DOMAIN, len(session_files), session_files])
     if domain:
         where.append(f"{alias}.domain = ?")
         params.append(domain)

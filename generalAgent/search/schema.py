@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 
 from generalAgent.migrations import Migration, script
 from generalAgent.search.language import main_language
+from generalAgent.search.vector_schema import VECTOR_CHANGES
 
 DOCUMENTS_DOMAIN = "documents"
 
@@ -158,6 +159,7 @@ MIGRATIONS = [
     Migration("0002_document_path_stat", script(DOCUMENT_PATH_STAT)),
     Migration("0003_document_texts", script(DOCUMENT_TEXTS)),
     Migration("0004_document_language", add_document_language),
+    Migration("0005_vector_changes", script(VECTOR_CHANGES)),  # search/vector_schema.py
 ]
 
 # An item's full text as SQL (in a query over `items`): an indexed file's from document_texts.

@@ -11,7 +11,7 @@ from generalAgent.config.settings import DocumentSettings
 from generalAgent.search.budgets import ContentBudget, apply_budget, content_size
 from generalAgent.search.results import Passage, SearchResult
 
-BUDGET = ContentBudget.from_settings(DocumentSettings(_env_file=None))
+BUDGET = ContentBudget.from_settings(DocumentSettings())
 
 
 def chunks(sizes: list[int], first: int, fill: str) -> tuple[Passage, ...]:
