@@ -237,8 +237,8 @@ def test_a_search_never_waits_for_the_embedding_pass(data_dir: Path, tmp_path: P
         other = tmp_path / "other.md"
         other.write_text("# Other\n\nRelease notes for the pipeline.", encoding="utf-8")
         began = time.monotonic()
-        assert search_document(db, settings.documents, other, "release notes")["hits"]
-        assert search_document(db, settings.documents, path, "deployment pipeline")["hits"]
+        assert search_document(db, settings.documents, other, "release notes").results
+        assert search_document(db, settings.documents, path, "deployment pipeline").results
         assert time.monotonic() - began < 10
         assert background.running
     finally:
