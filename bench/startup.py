@@ -132,7 +132,7 @@ def graph_overhead(turns: int, with_tool: bool) -> dict[str, float]:
     """
     from generalAgent.config.settings import load_settings
     from generalAgent.graph.checkpoints import open_sqlite_checkpointer
-    from generalAgent.graph.nodes.planner import PromptBuilder
+    from generalAgent.graph.context import PromptBuilder
     from tests.support.agent import build_test_agent, thread, user_turn
     from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 

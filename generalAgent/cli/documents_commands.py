@@ -33,11 +33,11 @@ from generalAgent.cli.search_view import query_words, render_file_hits, render_f
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import DocumentSettings, Settings, SettingsError, load_settings
 from generalAgent.documents.convert import soffice
-from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.folder import FolderSearch, search_files, search_folder, search_indexed
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.reading import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.search import MAX_RESULTS_ASKED, SearchFailure, line_numbers, search_document
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
@@ -282,6 +282,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                         "chars": document.total_chars,
                         "seconds": round(document.seconds, 3),
                         **({"warning": document.warning} if document.warning else {}),
+                        **({"notes": document.notes} if document.notes else {}),
                     }
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
@@ -294,8 +295,9 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                     )
                 )
                 err.print(f"{mark} {escape(str(path))}: {detail}")
-                if document.warning:
-                    err.print(f"[yellow]{escape(document.warning)}[/yellow]")
+                for said in (document.notes, document.warning):
+                    if said:
+                        err.print(f"[yellow]{escape(said)}[/yellow]")
             bar.close()
             progress.advance(overall)
     elapsed = time.perf_counter() - began

@@ -1,7 +1,8 @@
 """Document search: extraction, chunking and the SQLite FTS5 + jieba index.
 
 The functions below are a convenience API for scripts: each opens the index database of
-`settings` (read from the environment when not given), does one thing and closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
+`settings` (read from the environment when not given), does one thing and closes it;
+long-running callers (the CLI, benchmarks, knowledge search) hold a
 `SearchIndex` instead.
 
     from generalAgent.documents import create_index, search_in_index
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.documents.extract import DocumentError
 from generalAgent.documents.index import (
     ChunkHit,
     IndexedDocument,
@@ -24,6 +24,7 @@ from generalAgent.documents.index import (
     SearchIndex,
     compute_file_hash,
 )
+from generalAgent.documents.reading import DocumentError
 from generalAgent.search.results import Passage
 
 __all__ = [

@@ -19,8 +19,8 @@ from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.citations import CitationError, check_quote
-from generalAgent.documents.extract import DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
+from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
@@ -87,7 +87,7 @@ def search_document(
     `vectors` (semantic search on) embeds the query, whose nearest chunks are fused with
     the rest; the chunks themselves are embedded after indexing, in the background
     (search/background_embedding.py), and until then are found by keywords. `open_file` opens the
-    file to hash and read it (see `extract.OpenFile`). `conn`, an open connection to
+    file to hash and read it (see `reading.OpenFile`). `conn`, an open connection to
     `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
 
     The model gets at most MAX_MATCHED_CHUNKS passages within one result's budget
@@ -97,7 +97,7 @@ def search_document(
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
-    warning = ""
+    warning = notes = ""
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
     if regex and len(asked) > 1:
@@ -110,6 +110,7 @@ def search_document(
             document = index.index_file(path)
             semantic: list[list[tuple[int, float]]] = []
             warning = document.warning  # embedding the new chunks failed: keywords only
+            notes = document.notes  # what reading left out (OCR page limits): said, not a failure
             if vectors is not None and not regex and not warning:
                 try:
                     rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
@@ -145,7 +146,7 @@ def search_document(
         max_results=limit,
         capped=wanted > limit,
         results=tuple(budgeted),
-        warning=warning,
+        warning=" ".join(p for p in (notes, warning) if p),
     )
 
 
@@ -353,5 +354,7 @@ def _place(hit: SearchResult) -> str:
         parts.append(f"§ {best.heading}")
     if best is not None and best.ocr:
         parts.append("text read by OCR")
+    if best is not None and best.figure and best.page:
+        parts.append(f"the page is mostly a figure: view it with view_page (page {best.page})")
     parts.append(f"chunk {hit.chunk_index}")
     return " | ".join(parts)

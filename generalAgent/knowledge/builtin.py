@@ -20,7 +20,8 @@ from typing import Any
 import yaml
 
 from generalAgent.display import N_
-from generalAgent.documents.extract import DocumentError, decode_text
+from generalAgent.documents.encoding import decode_text
+from generalAgent.documents.reading import DocumentError
 from generalAgent.knowledge.fields import KnowledgeError, clean_tags
 from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeStore

@@ -77,6 +77,7 @@ class ChunkHit:
     folded: tuple[int, ...] = ()  # chunk_index of the place's other matching chunks
     label: str = ""  # the place the extractor named ("page 12", "slide 3", "sheet S, rows 2–21")
     ocr: bool = False  # the text was read from an image by OCR and may hold misreadings
+    figure: bool = False  # the page is mostly a picture: view_page shows what the text cannot
 
     @property
     def place(self) -> str:
@@ -100,6 +101,7 @@ class ChunkHit:
             heading=self.heading,
             place=self.place,
             ocr=self.ocr,
+            figure=self.figure,
             score=self.score,
         )
 
@@ -407,7 +409,11 @@ def _facts(metadata: str | None) -> dict[str, Any]:
     if not isinstance(stored, dict):
         return {}
     place = stored.get("place")
-    return {"label": place if isinstance(place, str) else "", "ocr": stored.get("ocr") is True}
+    return {
+        "label": place if isinstance(place, str) else "",
+        "ocr": stored.get("ocr") is True,
+        "figure": stored.get("figure") is True,
+    }
 
 
 def chunk_window(conn: sqlite3.Connection, item_id: str, first: int, last: int) -> list[ChunkHit]:

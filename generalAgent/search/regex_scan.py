@@ -13,11 +13,13 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
-
-import regex
+from typing import TYPE_CHECKING
 
 from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window
 from generalAgent.search.storage import content_pieces
+
+if TYPE_CHECKING:  # imported where a regex search runs: indexing must not wait for it
+    import regex
 
 MAX_REGEX_CHARS = 500
 REGEX_SECONDS = 2.0  # a whole regex scan of one file
@@ -30,6 +32,8 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
     """Chunks containing a match of the regular expression `pattern`, in document order."""
     if len(pattern) > MAX_REGEX_CHARS:
         raise QueryError(f"the regular expression is longer than {MAX_REGEX_CHARS} characters")
+    import regex
+
     try:
         compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:

@@ -27,6 +27,7 @@ class Passage:
     heading: str = ""  # the section it is in
     place: str = ""  # what a citation names: "page 12", "slide 3", "sheet S, rows 2–21", "§ Setup"
     ocr: bool = False  # read from an image by OCR: may hold misreadings
+    figure: bool = False  # its page is mostly a picture: view_page shows what the text cannot
     score: float = 0.0  # the lookup's score (fused rank score; 0 for context)
     truncated: bool = False  # the budget shortened `text`
 

@@ -124,7 +124,7 @@ def test_a_shared_start_of_two_ids_is_refused_with_both_named(settings: Settings
 
 
 def test_a_document_added_to_the_knowledge_base_keeps_its_pages(app, settings: Settings, tmp_path: Path):
-    from tests.unit.documents.builders import make_pdf
+    from tests.support.documents import make_pdf
 
     pdf = make_pdf(
         tmp_path / "handbook.pdf", [["Welcome to the handbook."], ["Expenses are filed within 30 days."]]
