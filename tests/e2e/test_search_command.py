@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.unit.documents.builders import make_pdf, make_xlsx
+from tests.support.documents import make_pdf, make_xlsx
 
 SECTIONS = 25
 
