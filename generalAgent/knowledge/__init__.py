@@ -9,9 +9,10 @@ with open_store(settings) as store:
 from __future__ import annotations
 
 from generalAgent.config.settings import Settings
+from generalAgent.knowledge.fields import KnowledgeError
 from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
 from generalAgent.knowledge.search import search_knowledge
-from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeError, KnowledgeStore
+from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeStore
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
 
 __all__ = [
