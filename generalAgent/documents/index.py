@@ -37,9 +37,11 @@ from generalAgent.search.storage import ChunkRow, Staging, VectorSource, item_ro
 __all__ = ["ChunkHit", "IndexedDocument", "QueryError", "SearchIndex", "compute_file_hash"]
 
 HASH_BLOCK = 1 << 20
-# A file up to this size is read once: its bytes are hashed and then parsed from memory
-# (pdfium reads a buffer faster than a Python file it must call back into).
+# A PDF up to this size is read once: its bytes are hashed and then parsed from memory
+# (pdfium reads a buffer faster than a Python file it must call back into). Other files are
+# hashed and read in pieces, so a long text log never sits in memory whole.
 IN_MEMORY_BYTES = 32 << 20
+IN_MEMORY_SUFFIXES = frozenset({".pdf"})
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -172,7 +174,7 @@ class SearchIndex(IndexDatabase):
             data: bytes | None = None
             if known is not None and unchanged:
                 file_hash = str(known["file_hash"])
-            elif stat.st_size <= IN_MEMORY_BYTES:
+            elif stat.st_size <= IN_MEMORY_BYTES and path.suffix.lower() in IN_MEMORY_SUFFIXES:
                 with self.open_file(path) as handle:
                     data = handle.read(IN_MEMORY_BYTES + 1)
                 if len(data) > IN_MEMORY_BYTES:  # it grew since the stat: read it as a large file

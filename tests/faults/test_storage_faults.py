@@ -24,6 +24,7 @@ from tests.faults.conftest import (
     in_mount_namespace,
     stored_messages,
 )
+from tests.support.environment import decline_if_plain
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.terminal import expect_prompt, plain
 
@@ -227,6 +228,7 @@ def test_disk_fills_during_a_turn(
         ]
     )
     argv = in_mount_namespace('mount -t tmpfs -o size=1m tmpfs "$DATA_DIR"', ["sh", "-c", script])
+    decline_if_plain(workdir)
     child = pexpect.spawn(
         argv[0], argv[1:], env=cli_env, cwd=str(workdir), encoding="utf-8", timeout=60, dimensions=(50, 200)
     )

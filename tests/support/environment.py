@@ -8,6 +8,7 @@ must not make an approval test pass or fail.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from generalAgent.config.reference import settings_table
 
@@ -31,3 +32,12 @@ def without_agent_variables(environ: Mapping[str, str]) -> dict[str, str]:
     """A copy of `environ` that configures nothing of the agent."""
     dropped = set(agent_variables(environ))
     return {name: value for name, value in environ.items() if name not in dropped}
+
+
+def decline_if_plain(folder: Path) -> None:
+    """Record `folder` as declined when it carries no configuration and is not decided yet,
+    so the chat opens at its prompt there (the user said no once; nothing in it changes)."""
+    from generalAgent.config.trust import TrustStore, project_configuration
+
+    if not project_configuration(folder) and TrustStore().decision(folder) is None:
+        TrustStore().remember(folder, False)
