@@ -7,6 +7,6 @@ UI_LANGUAGE is applied once settings are read, for everything shown after that).
 
 import os
 
-from generalAgent.cli.i18n import choose_language, use_language
+from generalAgent.i18n import choose_language, use_language
 
 use_language(choose_language(os.environ.get("UI_LANGUAGE")))

@@ -66,7 +66,7 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.cli.render import short_args
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.config.settings import Settings

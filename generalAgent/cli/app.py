@@ -24,7 +24,7 @@ from rich.markup import escape
 from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
 from generalAgent.cli.folder_trust import settle_folder_trust
-from generalAgent.cli.i18n import _, choose_language, use_language
+from generalAgent.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error

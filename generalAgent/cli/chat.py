@@ -30,7 +30,7 @@ from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
 from generalAgent.cli.files_written import print_files_written
-from generalAgent.cli.i18n import N_, _, ngettext
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent

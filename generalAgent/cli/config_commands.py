@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings, render_env_example
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, SettingSource, user_config_dir

@@ -19,7 +19,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.i18n import N_, _, ngettext
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.config.settings import Settings
 from generalAgent.display import public_url
 

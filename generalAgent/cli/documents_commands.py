@@ -24,7 +24,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from generalAgent.cli.i18n import _, ngettext
+from generalAgent.i18n import _, ngettext
 from generalAgent.cli.search_view import render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings

@@ -23,7 +23,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.terminal_text import terminal_console

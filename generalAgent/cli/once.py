@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.files_written import print_files_written
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.cli.script_output import (
     EventWriter,
     OutputFormat,

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from generalAgent.cli.approvals import refuse_without_asking
 from generalAgent.cli.escape_key import EscapeKey
-from generalAgent.cli.i18n import N_, _, ngettext
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
 from generalAgent.display import human_size, mask_urls
@@ -37,7 +37,7 @@ from generalAgent.sessions import Usage
 
 ARG_CHARS = 60
 ERROR_CHARS = 160  # a failed call's error: its cause, not a screenful
-# Messages are marked here and translated where they are shown (cli/i18n.py).
+# Messages are marked here and translated where they are shown (generalAgent/i18n.py).
 COMPACTING = N_("compacting {count} older messages into a summary… Ctrl-C skips the summary")
 WAITING_FOR_MODEL = N_("waiting for the model")
 RUNNING = N_("running")

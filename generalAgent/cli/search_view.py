@@ -16,7 +16,7 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from generalAgent.cli.i18n import _, ngettext
+from generalAgent.i18n import _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 
 SNIPPET_CHARS = 240

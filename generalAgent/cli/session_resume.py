@@ -17,7 +17,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from generalAgent.cli.i18n import _, ngettext
+from generalAgent.i18n import _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.sessions import SessionInfo
 

@@ -15,7 +15,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.config.settings import PathSettings
 from generalAgent.private_storage import private_folder
 

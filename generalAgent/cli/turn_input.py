@@ -26,7 +26,7 @@ from generalAgent.cli.chat_input import (
     unescape,
     upload,
 )
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
 from generalAgent.graph.images import TurnImages, turn_images
