@@ -66,10 +66,10 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from generalAgent.i18n import _
 from generalAgent.cli.render import short_args
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.config.settings import Settings
+from generalAgent.i18n import _
 from generalAgent.tools.approval import KEEP, NO, YES
 
 # What the editor shows of one tool result; the model still gets all of it.

@@ -24,7 +24,6 @@ from rich.markup import escape
 from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
 from generalAgent.cli.config_commands import config_app
 from generalAgent.cli.folder_trust import settle_folder_trust
-from generalAgent.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
@@ -32,6 +31,7 @@ from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.display import mask_urls
+from generalAgent.i18n import _, choose_language, use_language
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionStoreError
 

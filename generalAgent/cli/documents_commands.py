@@ -24,7 +24,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from generalAgent.i18n import _, ngettext
 from generalAgent.cli.search_view import render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
@@ -35,6 +34,7 @@ from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_fi
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
+from generalAgent.i18n import _, ngettext
 from generalAgent.search.database import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings
 

@@ -29,10 +29,10 @@ from rich.text import Text
 
 from generalAgent.cli.approvals import refuse_without_asking
 from generalAgent.cli.escape_key import EscapeKey
-from generalAgent.i18n import N_, _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
 from generalAgent.display import human_size, mask_urls
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import Usage
 
 ARG_CHARS = 60

@@ -16,8 +16,8 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from generalAgent.i18n import _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
+from generalAgent.i18n import _, ngettext
 
 SNIPPET_CHARS = 240
 SHORT_ID_CHARS = 12  # as `kb list` shows ids; kb show takes any unique start

@@ -12,7 +12,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from generalAgent.cli.app import app
-from generalAgent.cli.chat import help_text
+from generalAgent.cli.builtin_commands import help_text
 from generalAgent.cli.invocation import first_message_argv, split_tool_names
 
 runner = CliRunner()
