@@ -7,8 +7,11 @@ stderr. `json` prints one object at the end, `stream-json` one event per line as
 goes (cli/script_output.py). Nobody can answer an approval: a call that needs one runs only
 when its tool is in `--allowed-tools` or with `--approve`, else it is refused.
 
+The user's hooks run as in the chat (cli/session.py): SessionStart, UserPromptSubmit (a
+block ends the run before anything is sent) and Stop, their lines on stderr.
+
 Exit status: 0 answered, 1 the turn failed, 2 bad input or configuration, 3 a tool call
-needed an approval and was refused, 130 interrupted.
+needed an approval and was refused (or a hook refused the prompt), 130 interrupted.
 
 A `-p` session is not listed by `/sessions` unless `--save`; its id (on stderr, and in
 JSON) resumes it, and `-c` continues the latest session of the folder, listed or not.
@@ -24,7 +27,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
@@ -41,7 +44,8 @@ from generalAgent.cli.script_output import (
 from generalAgent.cli.session import SessionController
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
-from generalAgent.hooks import HookSet
+from generalAgent.config.sources import user_config_dir
+from generalAgent.hooks import load_hooks
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog, Usage
 
@@ -93,7 +97,13 @@ def run_once(
     model = settings.model.model_name
     emit = EventWriter(out) if options.output_format == "stream-json" else None
 
-    def fail(message: str, code: int = EXIT_USAGE, session_id: str | None = None, shown: bool = False) -> int:
+    def fail(
+        message: str,
+        code: int = EXIT_USAGE,
+        session_id: str | None = None,
+        shown: bool = False,
+        status: Literal["error", "refused"] = "error",
+    ) -> int:
         """A run that stops before (or instead of) a turn: one line (unless `shown` already),
         and JSON when asked for."""
         if not shown:
@@ -101,7 +111,7 @@ def run_once(
         if options.output_format != "text":
             EventWriter(out)(
                 result_object(
-                    status="error",
+                    status=status,
                     exit_code=code,
                     error=message,
                     session_id=session_id,
@@ -132,9 +142,15 @@ def run_once(
     from generalAgent.graph.checkpoints import CheckpointStoreError
     from generalAgent.tools.registry import ToolConfigError
 
+    # The user's hooks (hooks.py), as the chat runs them: SessionStart now, UserPromptSubmit
+    # before the prompt is sent, Stop after the turn; the graph's tools step runs its own.
+    hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+    for problem in hooks.problems:
+        err.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
     session = SessionController(
-        settings, catalog, HookSet(), err, session_id=session_id, listed=options.save, interactive=False
+        settings, catalog, hooks, err, session_id=session_id, listed=options.save, interactive=False
     )
+    session.start("startup" if catalog.get(session_id) is None else "resume")
     try:
         agent = load_agent(settings)
     except (ToolConfigError, CheckpointStoreError) as exc:
@@ -185,7 +201,7 @@ def run_once(
             extra_mentions=[name for name in options.allowed_tools if name in registry_names],
         )
         if outcome.blocked:
-            return fail(outcome.blocked, EXIT_REFUSED, session_id=session_id, shown=True)
+            return fail(outcome.blocked, EXIT_REFUSED, session_id=session_id, shown=True, status="refused")
         if outcome.result is None:
             return fail("\n".join(outcome.errors), session_id=session_id)
         result = outcome.result
@@ -199,6 +215,7 @@ def run_once(
         )
         err.print("[dim]" + _("session {id}").format(id=session_id) + f" · {line}[/]")
         print_files_written(err, files)
+        session.stop()
         refused = list(dict.fromkeys(view.record.refused))
         code, status = _outcome(result, refused)
         if result.cancelled:

@@ -208,7 +208,11 @@ def test_p_stops_when_a_userpromptsubmit_hook_blocks_and_says_why(
         cli_env,
         {
             "UserPromptSubmit": [
-                {"hooks": [command("grep -q password && { echo 'No passwords, please.' >&2; exit 2; } || exit 0")]}
+                {
+                    "hooks": [
+                        command("grep -q password && { echo 'No passwords, please.' >&2; exit 2; } || exit 0")
+                    ]
+                }
             ],
             "Stop": [{"hooks": [command("echo 'never reached' >&2; exit 2")]}],
         },
