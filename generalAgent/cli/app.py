@@ -5,7 +5,7 @@ first word that is no sub-command into the hidden `--message`).
 
 Start-up imports only typer, rich, prompt_toolkit and pydantic-settings; LangGraph and
 the document libraries load later (in the background for the chat), so the prompt shows
-within a second.
+within a second. The sub-commands' modules load only when the command line names one.
 """
 
 from __future__ import annotations
@@ -21,8 +21,6 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
-from generalAgent.cli.config_commands import config_app
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.runtime import limit_malloc_arenas
@@ -267,11 +265,31 @@ def acp() -> None:
     raise typer.Exit(run_acp_server(settings))
 
 
-documents_commands.register(app)
-knowledge_commands.register(app)
-app.add_typer(config_app, name="config")
-mcp_commands.register(app)
-folder_trust.register(app)
+# The sub-commands other modules define, by the word that names each. Their modules are
+# imported only when the command line may name one or asks for help: the chat and `-p`
+# never run them, and the document and knowledge modules behind `index`, `search` and `kb`
+# cost every start a fifth of a second (python -X importtime). tests/unit/cli/test_command_line.py
+# keeps these words and the registered commands in step.
+SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "trust"})
+
+
+def register_subcommands() -> None:
+    """Add the sub-commands of the other modules to `app` (once)."""
+    if any(group.name == "kb" for group in app.registered_groups):
+        return
+    from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
+    from generalAgent.cli.config_commands import config_app
+
+    documents_commands.register(app)
+    knowledge_commands.register(app)
+    app.add_typer(config_app, name="config")
+    mcp_commands.register(app)
+    folder_trust.register(app)
+
+
+def may_name_a_subcommand(argv: list[str]) -> bool:
+    """Whether `argv` may run (or list) a sub-command of SUBCOMMANDS."""
+    return any(arg in SUBCOMMANDS or arg in ("-h", "--help") for arg in argv)
 
 
 def _usage_problem(
@@ -387,4 +405,6 @@ def normalise_argv(argv: list[str]) -> list[str]:
 def main() -> None:
     limit_malloc_arenas()
     argv = normalise_argv(sys.argv[1:])
+    if may_name_a_subcommand(argv):
+        register_subcommands()
     app(args=first_message_argv(argv, typer.main.get_command(app)), prog_name="generalagent")
