@@ -212,17 +212,18 @@ class Chat:
         from generalAgent.cli.approvals import ask_in_terminal
         from generalAgent.cli.escape_key import EscapeKey
 
-        with EscapeKey() as keyboard:
-            self._drawn = TerminalView(
-                self.console,
-                approver=lambda request: ask_in_terminal(self.console, request),
-                reasoning=self.show_reasoning,
-                keyboard=keyboard,
-            )
-            try:
+        keyboard = EscapeKey()
+        try:
+            with keyboard:
+                self._drawn = TerminalView(
+                    self.console,
+                    approver=lambda request: ask_in_terminal(self.console, request),
+                    reasoning=self.show_reasoning,
+                    keyboard=keyboard,
+                )
                 yield self._drawn
-            finally:
-                self.typed_ahead += keyboard.take_typed()
+        finally:  # after the keyboard is given back: the keys it read up to then included
+            self.typed_ahead += keyboard.take_typed()
 
     def _report(self, agent: LoadedAgent, result: Any, *, context_only: bool = False) -> None:
         """How the turn ended, its usage line and the files written; then the Stop hooks."""

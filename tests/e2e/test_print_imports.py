@@ -49,6 +49,8 @@ NOT_NEEDED = {
     "acp": "the Agent Client Protocol: `acp` only",
     "typer.rich_utils": "typer's rich help, drawn only for -h",
     "generalAgent.documents.ocr_worker": "OCR runs in its own process",
+    "generalAgent.cli.escape_key": "Esc cancels the chat's turns; -p has no prompt to return to",
+    "rich.status": "the chat's spinner",
 }
 # Not listed: rich.progress, rich.table, rich.syntax and pygments, which httpx's own
 # command-line module imports whenever click and rich are installed (as they are here),
