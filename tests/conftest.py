@@ -21,6 +21,9 @@ def _without_the_shells_settings(monkeypatch: pytest.MonkeyPatch, user_config: P
     monkeypatch.setenv("LANG", "C.UTF-8")
     # Nor from a developer's user-level config (~/.config/generalagent): an empty one.
     monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(user_config))
+    # EMBEDDING_MODEL=auto (the default) would send chunks to api.openai.com whenever a test
+    # sets a key without a base URL: semantic search is off unless a test turns it on.
+    monkeypatch.setenv("EMBEDDING_MODEL", "")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -260,7 +260,7 @@ def acp() -> None:
         )
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
-    from generalAgent.cli.acp import run_acp_server
+    from generalAgent.cli.acp.server import run_acp_server
 
     raise typer.Exit(run_acp_server(settings))
 
@@ -270,20 +270,27 @@ def acp() -> None:
 # never run them, and the document and knowledge modules behind `index`, `search` and `kb`
 # cost every start a fifth of a second (python -X importtime). tests/unit/cli/test_command_line.py
 # keeps these words and the registered commands in step.
-SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "trust"})
+SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "trust"})
 
 
 def register_subcommands() -> None:
     """Add the sub-commands of the other modules to `app` (once)."""
     if any(group.name == "kb" for group in app.registered_groups):
         return
-    from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
+    from generalAgent.cli import (
+        documents_commands,
+        folder_trust,
+        knowledge_commands,
+        mcp_commands,
+        models_commands,
+    )
     from generalAgent.cli.config_commands import config_app
 
     documents_commands.register(app)
     knowledge_commands.register(app)
     app.add_typer(config_app, name="config")
     mcp_commands.register(app)
+    models_commands.register(app)
     folder_trust.register(app)
 
 

@@ -13,6 +13,7 @@ from rich.markup import escape
 from generalAgent.cli import session_commands as session
 from generalAgent.cli import settings_commands as settings
 from generalAgent.cli import views
+from generalAgent.cli.clipboard import paste
 from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.custom_commands import CustomCommand
 from generalAgent.cli.terminal_text import terminal_safe
@@ -45,6 +46,7 @@ COMMANDS = (
         "/memory", N_("the AGENTS.md instructions loaded into the system prompt"), views.show_memory
     ),
     SlashCommand("/upload", N_("PATH: attach a file, folder or glob"), session.attach),
+    SlashCommand("/paste", N_("attach the image on the clipboard (also Ctrl-V)"), paste),
     SlashCommand("/tools", N_("tool tiers and what the agent can use now"), views.show_tools),
     SlashCommand(
         "/mcp", N_("MCP servers: state, trust and tools (@server starts a disabled one)"), views.show_mcp

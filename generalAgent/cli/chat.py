@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.builtin_commands import COMMANDS, custom_command_record
+from generalAgent.cli.clipboard import paste
 from generalAgent.cli.command_registry import CommandRegistry
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import load_custom_commands
@@ -312,6 +313,10 @@ class Chat:
                 buffer.insert_text("\n")
             else:
                 buffer.validate_and_handle()
+
+        @bindings.add("c-v")
+        def _paste(event: Any) -> None:  # terminals paste text themselves; Ctrl-V is for images
+            run_in_terminal(lambda: paste(self))
 
         @bindings.add("c-c")
         def _interrupt(event: Any) -> None:

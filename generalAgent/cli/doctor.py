@@ -42,6 +42,7 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         _sqlite,
         _tools_and_skills,
         _documents,
+        _semantic_search,
         _mcp_servers,
     ]
     if probe_endpoint:
@@ -346,6 +347,31 @@ def _documents(settings: Settings) -> Check:
     return Check(
         N_("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
     )
+
+
+def _semantic_search(settings: Settings) -> list[Check]:
+    """Which embedding source semantic search uses, and whether the KNN index can load."""
+    from generalAgent.search.embeddings import describe_source
+    from generalAgent.search.vector_index import load_extension
+
+    template, fields = describe_source(settings)
+    conn = sqlite3.connect(":memory:")
+    try:
+        problem = load_extension(conn)
+        version = conn.execute("SELECT vec_version()").fetchone()[0] if problem is None else ""
+    finally:
+        conn.close()
+    index = (
+        _("sqlite-vec {version}: vectors are searched through a KNN index").format(version=version)
+        if problem is None
+        else _(
+            "{reason}: vectors are ranked by a scan instead of sqlite-vec's KNN index (slower past ~100k chunks)"
+        ).format(reason=problem)
+    )
+    return [
+        Check(N_("semantic search"), True, _(template).format(**fields)),
+        Check(N_("vector index"), True, index),
+    ]
 
 
 def _mcp_servers(settings: Settings) -> list[Check]:

@@ -350,14 +350,17 @@ class DocumentSettings(BaseSettings):
         default=5_000, ge=0, le=100_000, description="Items shorter than this come back whole"
     )
 
-    # Optional semantic retrieval: off unless a model is named. Vectors are fused with the
-    # lexical ranking by reciprocal rank fusion, so a weak model cannot hide exact matches.
+    # Semantic retrieval, fused with the lexical ranking by reciprocal rank fusion so a weak
+    # model cannot hide exact matches. On whenever embeddings are available: the provider's
+    # /embeddings (EMBEDDING_MODEL=auto picks its model from search/embeddings.py's table)
+    # or a model pulled with `generalagent models pull`.
     embedding_model: OptionalText = Field(
-        default=None, description="Model id for the OpenAI-compatible /embeddings endpoint"
+        default="auto",
+        description="Model id for the OpenAI-compatible /embeddings endpoint; auto = the provider's; empty = off",
     )
     embedding_local_model: OptionalText = Field(
         default=None,
-        description="Local sentence-transformers model: a folder or an installed package name",
+        description="Local model: a pulled model's name, a model folder, or an installed package name",
     )
     embedding_base_url: OptionalText = Field(
         default=None, description="Endpoint for embeddings; unset = OPENAI_BASE_URL"
@@ -369,11 +372,15 @@ class DocumentSettings(BaseSettings):
     embedding_timeout: float = Field(
         default=60.0, gt=0, le=3_600, description="Seconds per embedding request"
     )
-
-    @property
-    def semantic_search(self) -> bool:
-        """Whether chunks get embeddings and searches fuse vectors with BM25."""
-        return bool(self.embedding_model or self.embedding_local_model)
+    embedding_models_dir: OptionalText = Field(
+        default=None,
+        description="Where `generalagent models pull` keeps local models; unset = the user's cache folder",
+    )
+    # The variable huggingface_hub reads too, so a mirror set for other tools is used here.
+    hf_endpoint: str = Field(
+        default="https://huggingface.co",
+        description="Hub that `models pull` downloads from, e.g. https://hf-mirror.com",
+    )
 
     @field_validator("chunk_overlap")
     @classmethod

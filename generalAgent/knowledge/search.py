@@ -29,6 +29,7 @@ from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits
 from generalAgent.search.query import build_match_query, normalise_query, phrasings
 from generalAgent.search.segmentation import CJK_RUN
+from generalAgent.search.semantic import nearest_chunks
 
 RRF_K = 60
 SORTS = ("relevance", "date", "title")
@@ -142,6 +143,9 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
 
     assert store.embedder is not None
     where, params = filters.sql()
+    if not where:  # the whole store: sqlite-vec's KNN index when there is one (search/semantic.py)
+        rankings = nearest_chunks(store.conn, store.embedder, [query], limit=VECTOR_CANDIDATES)
+        return load_hits(store.conn, rankings[0]) if rankings else []
     rows = store.conn.execute(
         "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v"
         " JOIN chunks c ON c.rowid = v.chunk_rowid JOIN items i ON i.id = c.item_id"

@@ -35,10 +35,13 @@ import stat
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from generalAgent.private_storage import private_folder
 from generalAgent.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from generalAgent.tools.editor import EditorAccess
 
 WORKSPACE_DIRS = ("uploads", "outputs", "temp")
 WRITABLE_DIRS = ("outputs", "temp")
@@ -94,6 +97,9 @@ class Workspace:
     skills_dir: Path | None = None
     _mounts: dict[str, Path] = field(default_factory=dict, compare=False, repr=False)
     folders: WorkingFolders = field(default_factory=WorkingFolders, compare=False)
+    # The editor driving the session (ACP), when it reads or writes files for the agent:
+    # the user's own files then go through it (tools/editor.py); workspace files never do.
+    editor: EditorAccess | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def for_session(
@@ -102,6 +108,7 @@ class Workspace:
         session_id: str,
         skills_dir: Path | None = None,
         folders: WorkingFolders | None = None,
+        editor: EditorAccess | None = None,
     ) -> Workspace:
         """The session's workspace, created on first use."""
         if not _SAFE_SESSION.match(session_id) or session_id in {".", ".."}:
@@ -117,7 +124,13 @@ class Workspace:
             link = root / SKILLS_MOUNT
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(mounts[SKILLS_MOUNT], target_is_directory=True)
-        return cls(root=root, skills_dir=skills_dir, _mounts=mounts, folders=folders or WorkingFolders())
+        return cls(
+            root=root,
+            skills_dir=skills_dir,
+            _mounts=mounts,
+            folders=folders or WorkingFolders(),
+            editor=editor,
+        )
 
     def resolve(self, path: str, *, for_writing: bool = False) -> Path:
         """The real path of `path` (the rule of the module docstring), or `WorkspaceError`
@@ -163,6 +176,18 @@ class Workspace:
         base = self.root / folder
         return real == base or base in real.parents
 
+    def read_text(self, real: Path, max_bytes: int | None = None) -> str:
+        """The text of the file `real` (tools/text_files.py; `NotText` if it is none): a file
+        of the user's own folders through the editor when one reads for the agent, so a
+        buffer open there is read with its unsaved changes; anything else from disk."""
+        from generalAgent.tools.text_files import read_text, refuse_binary_name
+
+        if self.editor is not None and self.editor.reads_files and self.in_place(real):
+            refuse_binary_name(real)
+            text = self.editor.read_text(real)
+            return text if max_bytes is None else text[:max_bytes]
+        return read_text(real, self.open_for_reading, max_bytes)
+
     def write_text(self, real: Path, text: str) -> int:
         """Write `text` (UTF-8) to the workspace file `real` so that no failure loses the old
         content and no symlink swapped in meanwhile redirects it; returns the bytes written.
@@ -172,7 +197,10 @@ class Workspace:
         Both happen relative to the parent folder opened once and checked to be inside the
         workspace after opening: replacing a folder of the path with a symlink between the
         check and the write cannot send the write elsewhere, and a symlink at the target
-        itself is replaced, never followed."""
+        itself is replaced, never followed.
+
+        A file of the user's own folders is written by the editor when one writes for the
+        agent (tools/editor.py): the change lands in its buffer, where the user sees it."""
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -180,6 +208,9 @@ class Workspace:
                 f"the text has a character that cannot be written as UTF-8 ({exc.object[exc.start]!r} "
                 f"at position {exc.start:,}, {exc.reason}); nothing was written"
             ) from None
+        if self.editor is not None and self.editor.writes_files and self.in_place(real):
+            self.editor.write_text(real, text)
+            return len(data)
         real.parent.mkdir(parents=True, exist_ok=True)
         if not _FOLDER_RELATIVE:  # Windows: no dir_fd; still a new file renamed into place
             beside = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")

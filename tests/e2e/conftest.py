@@ -11,6 +11,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.support.langgraph_server import langgraph_url, model_server  # noqa: F401 - fixtures (test_langgraph_server.py)
 from tests.support.openai_server import ScriptedOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,4 @@
-"""Content budgets (seed 000) for any result shape: bounded, complete when small, order-blind."""
+"""Content budgets for any result shape: bounded, complete when small, order-blind."""
 
 from __future__ import annotations
 
