@@ -40,8 +40,8 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.messages.utils import count_tokens_approximately  # noqa: E402
 
 from generalAgent.config.settings import load_settings  # noqa: E402
-from generalAgent.graph.message_utils import clean_message_history  # noqa: E402
-from generalAgent.graph.nodes.planner import PromptBuilder  # noqa: E402
+from generalAgent.graph.context import PromptBuilder  # noqa: E402
+from generalAgent.graph.history import clean_message_history  # noqa: E402
 from generalAgent.graph.turn import main_turn_input, thread_config  # noqa: E402
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
 from tests.support.summaries import extractive_summary, is_summary_request  # noqa: E402

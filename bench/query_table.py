@@ -1,6 +1,6 @@
 """query_table over a 50k-row sheet: what loading costs, and what a GROUP BY then costs.
 
-The sheet is the test suite's (tests/unit/documents/test_tables.py): a title row, a merged
+The sheet is the test suite's (tests/support/documents.py, `make_sales_sheet`): a title row, a merged
 group header, 50,000 data rows and an uncalculated formula column. Printed side by side:
 
 - `load_seconds`: the file read into the in-memory database (once per file and change:
@@ -41,7 +41,7 @@ def main() -> None:
     import openpyxl
 
     from generalAgent.documents.tables import load_tables
-    from tests.unit.documents.test_tables import make_sales_sheet
+    from tests.support.documents import make_sales_sheet
 
     with tempfile.TemporaryDirectory() as folder:
         path = make_sales_sheet(Path(folder) / "sales.xlsx", args.rows)

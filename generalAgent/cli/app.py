@@ -3,7 +3,7 @@
 `generalagent "question"` starts the chat with that message (cli/invocation.py turns the
 first word that is no sub-command into the hidden `--message`).
 
-Start-up imports only typer, rich, prompt_toolkit and pydantic-settings; LangGraph and
+Start-up imports only typer, rich, prompt_toolkit, pydantic and python-dotenv; LangGraph and
 the document libraries load later (in the background for the chat), so the prompt shows
 within a second. The sub-commands' modules load only when the command line names one.
 """
@@ -21,6 +21,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
+from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.runtime import limit_malloc_arenas
@@ -151,11 +152,13 @@ def main_command(
     settings = settle_folder_trust(
         settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
     )
+    move_older_store(settings, Path.cwd(), terminal_console(stderr=True, highlight=False, soft_wrap=True))
     if add_dir:
         settings = with_added_folders(settings, add_dir)
     settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings
     missing = settings.model.missing()
     if missing:
+        from generalAgent.cli.config_commands import describe_files
         from generalAgent.providers.factory import setup_guidance
 
         err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
@@ -167,7 +170,7 @@ def main_command(
             ).format(
                 command=command_hint(),
                 path=user_config_dir() / ENV_FILE_NAME,
-                sources=settings.sources.describe(),
+                sources=describe_files(settings.sources),
             ),
             markup=False,
         )

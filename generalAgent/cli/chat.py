@@ -36,6 +36,7 @@ from generalAgent.cli.session import SessionController
 from generalAgent.cli.settings_commands import ReasoningDisplay
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.cli.tool_descriptions import shown_description
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
@@ -291,9 +292,10 @@ class Chat:
     def _banner(self) -> None:
         model = self.settings.model
         where = public_url(model.openai_base_url or "api.openai.com")
+        session = _("session {id}").format(id=self.session.id)
         self.console.print(
             f"[bold]generalAgent[/] [dim]· {escape(model.model_name or '?')} @ {escape(where)} · "
-            f"session {self.session.id} · /help[/]"
+            f"{escape(session)} · /help[/]"
         )
 
     def _prompt_session(self) -> PromptSession:
@@ -345,11 +347,19 @@ class Chat:
             parts = self.loader.get().parts
         except Exception:  # the load failed; the next message says why
             return []
-        names = [Name(spec.name, "tool", spec.description) for spec in parts.registry.specs()]
+        names = [
+            Name(spec.name, "tool", shown_description(spec.description)) for spec in parts.registry.specs()
+        ]
         names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
         names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
         names += [
-            Name(server.handle, "server", f"MCP server: {server.transport} {server.target}")
+            Name(
+                server.handle,
+                "server",
+                _("MCP server: {transport} {target}").format(
+                    transport=server.transport, target=server.target
+                ),
+            )
             for server in parts.mcp.statuses()
         ]
         return names

@@ -31,6 +31,16 @@ class Check:
     detail: str
 
 
+# The words of MODEL_THINKING and SHOW_REASONING as the provider line shows them.
+CHOICE_WORDS = {
+    "on": N_("on"),
+    "off": N_("off"),
+    "default": N_("default"),
+    "collapsed": N_("collapsed"),
+    "full": N_("full"),
+}
+
+
 def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True) -> int:
     checks: list[Callable[[Settings], Check | list[Check]]] = [
         _configuration,
@@ -75,7 +85,9 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
 
 def _configuration(settings: Settings) -> Check:
     model = settings.model
-    env = _("read {files}").format(files=settings.sources.describe())
+    from generalAgent.cli.config_commands import describe_files
+
+    env = _("read {files}").format(files=describe_files(settings.sources))
     missing = model.missing()
     if missing:
         return Check(
@@ -107,12 +119,12 @@ def _folder_trust(settings: Settings) -> Check:
 
 def _setting_sources(settings: Settings) -> list[Check]:
     """The settings not at their default, grouped by where they came from."""
-    from generalAgent.cli.config_commands import setting_rows
+    from generalAgent.cli.config_commands import describe_source, setting_rows
 
     by_source: dict[str, list[str]] = {}
     for variable, _value, source in setting_rows(settings):
         if source.kind != "default":
-            by_source.setdefault(source.describe(), []).append(variable)
+            by_source.setdefault(describe_source(source), []).append(variable)
     if not by_source:
         return [Check(N_("settings"), True, _("every setting at its default"))]
     return [
@@ -142,12 +154,12 @@ def _provider(settings: Settings) -> Check:
             "context window {window} tokens ({source}), history budget {budget}"
         ).format(
             name=choice.dialect.name,
-            reason=choice.reason,
-            thinking=model.model_thinking,
+            reason=choice.describe(_),
+            thinking=_(CHOICE_WORDS[model.model_thinking]),
             effort=effort,
-            shown=model.show_reasoning,
+            shown=_(CHOICE_WORDS[model.show_reasoning]),
             window=f"{window.tokens:,}",
-            source=window.source,
+            source=window.describe(_),
             budget=f"{context_budget(model, settings.governance):,}",
         ),
     )
@@ -283,7 +295,11 @@ def _checkpoints(settings: Settings) -> Check:
     except CheckpointStoreError as exc:
         return Check(N_("checkpoints"), False, str(exc))
     close_checkpointer(saver)
-    return Check(N_("checkpoints"), True, f"PostgreSQL at {where} reachable, checkpoint tables ready")
+    return Check(
+        N_("checkpoints"),
+        True,
+        _("PostgreSQL at {where} reachable, checkpoint tables ready").format(where=where),
+    )
 
 
 def _sqlite(settings: Settings) -> Check:

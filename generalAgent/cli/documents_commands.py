@@ -28,11 +28,11 @@ from generalAgent.cli.search_view import render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.documents.convert import soffice
-from generalAgent.documents.extract import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.folder import search_folder
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.reading import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.search import SearchFailure, search_document
 from generalAgent.i18n import _, ngettext
 from generalAgent.search.database import DatabaseError, VectorSource
@@ -50,14 +50,25 @@ def register(app: typer.Typer) -> None:
 
 
 def settings_from(ctx: typer.Context) -> Settings:
-    """The app's settings when it put them in ctx.obj, else read from the environment."""
+    """The app's settings when it put them in ctx.obj, else read from the environment; an
+    untrusted folder's ignored configuration is said in one line (cli/folder_trust.py), and
+    an older ./data moves into the data home once (cli/data_home.py)."""
     if isinstance(ctx.obj, Settings):
         return ctx.obj
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
         terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(2) from None
+    from generalAgent.cli.data_home import move_older_store
+    from generalAgent.cli.folder_trust import ignored_line
+
+    err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
+    if settings.sources.trust.ignored:
+        err.print(escape(ignored_line(settings.sources.trust)), style="yellow")
+    move_older_store(settings, Path.cwd(), err)
+    ctx.obj = settings  # read once per command
+    return settings
 
 
 def expand_paths(
@@ -263,6 +274,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                         "chars": document.total_chars,
                         "seconds": round(document.seconds, 3),
                         **({"warning": document.warning} if document.warning else {}),
+                        **({"notes": document.notes} if document.notes else {}),
                     }
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
@@ -275,17 +287,21 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                     )
                 )
                 err.print(f"{mark} {escape(str(path))}: {detail}")
-                if document.warning:
-                    err.print(f"[yellow]{escape(document.warning)}[/yellow]")
+                for said in (document.notes, document.warning):
+                    if said:
+                        err.print(f"[yellow]{escape(said)}[/yellow]")
             bar.close()
             progress.advance(overall)
     elapsed = time.perf_counter() - began
     indexed = [r for r in results if r["status"] == "indexed"]
     chars = sum(r["chars"] for r in indexed)
     err.print(
-        f"{len(indexed)} indexed, {sum(r['status'] == 'unchanged' for r in results)} unchanged, "
-        f"{sum(r['status'] == 'failed' for r in results)} failed"
-        + (f" ({chars / max(elapsed, 1e-9):,.0f} chars/s)" if indexed else "")
+        _("{indexed} indexed, {unchanged} unchanged, {failed} failed").format(
+            indexed=len(indexed),
+            unchanged=sum(r["status"] == "unchanged" for r in results),
+            failed=sum(r["status"] == "failed" for r in results),
+        )
+        + (_(" ({rate} chars/s)").format(rate=f"{chars / max(elapsed, 1e-9):,.0f}") if indexed else "")
     )
     return results
 

@@ -327,7 +327,7 @@ def read_piped(stdin: IO[str] | None, wait: float | None, terminal: bool = False
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        from generalAgent.documents.extract import decode_text
+        from generalAgent.documents.encoding import decode_text
 
         return decode_text(data, "stdin")
 

@@ -27,10 +27,10 @@ from generalAgent.cli.chat_input import (
     upload,
 )
 from generalAgent.cli.runtime import LoadedAgent
-from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers
+from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
-from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.graph.turn import TurnInput, main_turn_input, renamed_state
 from generalAgent.i18n import _
 from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.tools.named_hosts import NamedHost, hosts_typed
@@ -41,7 +41,7 @@ from generalAgent.tools.visibility import classify_mentions, servers_joining, vi
 class PreparedTurn:
     """A turn ready to send (`graph_input`), or `errors` that stop it before anything is sent."""
 
-    graph_input: dict[str, Any] | None
+    graph_input: TurnInput | None
     uploads: list[UploadedFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # shown; the turn goes on (an unknown @name)
     errors: list[str] = field(default_factory=list)  # the turn is not sent (a #file that is not there)
@@ -114,15 +114,16 @@ def prepare_turn(
         for path, why in images.unread
     ]
 
-    # A turn that stopped half-way (process killed, disk full) left tool calls open in the
-    # stored history; they are answered before the new message so the history stays valid.
+    # A turn that stopped half-way (process killed, disk full) may have left what its tools
+    # finished beside the checkpoint: stored now, before the new message would discard it.
+    # Calls still open are answered by the graph's repair step (graph/history.py).
+    settle_unfinished_step(agent.graph, config)
     graph_input = main_turn_input(
         f"{text}\n\n{piped}" if text and piped else text or piped,
         session_id=session_id,
         max_loops=parts.settings.governance.max_loops,
         mentions=known,
         uploads=files,
-        closing=open_call_answers(agent.graph, config, STOPPED_TOOL),
         carried_over=renamed_state(agent.graph, config),
         images=images.refs,
         named_hosts=named_hosts,
@@ -169,6 +170,8 @@ def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd
 
 def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     """What /tools shows: every tool by tier, and which ones the next call can use."""
+    from generalAgent.cli.tool_descriptions import shown_description
+
     parts = agent.parts
     state = dict(agent.graph.get_state(config).values)
     # The next message would also bring the servers that are loaded by now.
@@ -185,7 +188,11 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     labels = {"core": _("core"), "enabled": _("enabled"), "discovered": _("@mention")}
     for spec in parts.registry.specs():
         table.add_row(
-            spec.name, labels[spec.tier], spec.risk, "✓" if spec.name in visible else "", spec.description
+            spec.name,
+            labels[spec.tier],
+            spec.risk,
+            "✓" if spec.name in visible else "",
+            shown_description(spec.description),
         )
     for server in parts.mcp.statuses():
         tier = (

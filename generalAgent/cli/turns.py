@@ -4,7 +4,8 @@ Shared by the interactive chat and `-p`: streams tokens, tool calls and sub-agen
 progress to the view, has it answer the graph's approval step (cli/approvals.py), sums the
 usage the provider reported, and turns failures into one line. After Ctrl-C the stored
 history is repaired so the next request is valid: calls that never finished get an
-answer saying they were cancelled, and a partly streamed answer is kept as such.
+answer saying they were cancelled, and a partly streamed answer is kept as such (the
+graph repairs any call still open itself, graph/history.py).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator, MutableSet
+from collections.abc import Callable, Iterator, Mapping, MutableSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -29,7 +30,7 @@ from langgraph.types import Command
 
 from generalAgent.cli.approvals import answer_approval
 from generalAgent.graph.cancellation import TurnCancelled
-from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.history import last_call_answers, settle_unfinished_step
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
 from generalAgent.tools.approval import PROCESS_APPROVALS
@@ -41,10 +42,6 @@ OPENAI_LOGGER = "openai._base_client"
 ANSWER_NODES = frozenset({"planner", "finalize"})
 CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
 INTERRUPTED_NOTE = "[answer interrupted by the user]"
-STOPPED_TOOL = (
-    "Not run: the previous session stopped (closed, killed or out of disk space) before this tool "
-    "finished; it may not have run."
-)
 
 
 class TurnView(Protocol):
@@ -93,7 +90,7 @@ class ErrorDescriber(Protocol):
 def run_turn(
     graph: Any,
     config: dict[str, Any],
-    graph_input: dict[str, Any] | Command | None,
+    graph_input: Mapping[str, Any] | Command | None,
     view: TurnView,
     describe_error: ErrorDescriber,
     on_cancel: Callable[[], Any] | None = None,
@@ -288,38 +285,6 @@ def _messages_of(update: Any) -> Iterator[BaseMessage]:
             yield from (m for m in item.get("messages", []) if isinstance(m, BaseMessage))
 
 
-def open_call_answers(graph: Any, config: dict[str, Any], answer: str) -> list[BaseMessage]:
-    """Messages that close the tool calls the stored history left open; [] if none are open.
-
-    Calls are left open when a turn stops between the model asking for tools and their
-    answers being saved: Ctrl-C, a crash, the process killed, a full disk. A tool that
-    finished meanwhile left its answer only as a pending write of the unfinished step,
-    which the next run would discard, so those answers come first; every call still
-    without one is answered with `answer`.
-    """
-    stored, unsaved = _stored_and_unsaved(graph, config)
-    last_stored = stored[-1] if stored else None
-    if last_stored is None or not call_ids(last_stored):
-        return []
-    answered = {m.tool_call_id for m in unsaved if isinstance(m, ToolMessage)}
-    missing = [
-        ToolMessage(content=answer, tool_call_id=i, status="error")
-        for i in call_ids(last_stored)
-        if i not in answered
-    ]
-    return [*unsaved, *missing]
-
-
-def _stored_and_unsaved(graph: Any, config: dict[str, Any]) -> tuple[list[BaseMessage], list[BaseMessage]]:
-    """The messages of the last checkpoint, and those only in pending writes after it."""
-    state = graph.get_state(config)
-    messages: list[BaseMessage] = list(state.values.get("messages", []))
-    checkpoint = graph.checkpointer.get_tuple(config) if graph.checkpointer else None
-    stored = checkpoint.checkpoint["channel_values"].get("messages", []) if checkpoint else messages
-    stored_ids = {m.id for m in stored}
-    return list(stored), [m for m in messages if m.id not in stored_ids]
-
-
 def discard_last_turn(graph: Any, config: dict[str, Any]) -> None:
     """Remove the last turn from the stored history: the user's message and all that followed
     (a cancelled partial answer, cancelled tool calls), so /retry can send the message again
@@ -335,17 +300,20 @@ def discard_last_turn(graph: Any, config: dict[str, Any]) -> None:
 def repair_after_cancel(graph: Any, config: dict[str, Any], partial_text: str) -> None:
     """Make the stored history valid again after Ctrl-C, keeping what the user saw.
 
-    Calls left open get their finished answers or a "cancelled" one (`open_call_answers`);
-    a partly streamed answer is stored, marked as interrupted.
+    What the stopped step finished is stored (`settle_unfinished_step`); calls still open
+    get a "cancelled" answer, so the model hears that the user stopped them (the graph's
+    own repair, which would say "stopped", then has nothing left to do); a partly streamed
+    answer is stored, marked as interrupted.
     """
     try:
-        closing = open_call_answers(graph, config, CANCELLED_TOOL)
+        settle_unfinished_step(graph, config)
+        messages = graph.get_state(config).values.get("messages", [])
+        closing = last_call_answers(messages, CANCELLED_TOOL)
         if closing:
             graph.update_state(config, {"messages": closing}, as_node="tools")
         elif partial_text.strip():
-            _, unsaved = _stored_and_unsaved(graph, config)
             note = AIMessage(content=f"{partial_text}\n\n{INTERRUPTED_NOTE}")
-            graph.update_state(config, {"messages": [*unsaved, note]}, as_node="finalize")
+            graph.update_state(config, {"messages": [note]}, as_node="finalize")
     except KeyboardInterrupt:
-        # A second Ctrl-C while repairing: the planner's clean-up still keeps requests valid.
+        # A second Ctrl-C while repairing: the graph's repair step answers what is left open.
         LOGGER.warning("second Ctrl-C while repairing the history after a cancel")

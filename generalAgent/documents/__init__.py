@@ -1,6 +1,6 @@
-"""Document search: extraction, chunking and the SQLite FTS5 + jieba index (seed 004's API).
+"""Document search: extraction, chunking and the SQLite FTS5 + jieba index.
 
-The functions below are the convenience API under seed 004's names. Each opens the index
+The functions below are the convenience API, one call per job. Each opens the index
 database of `settings` (read from the environment when not given), does one thing and
 closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
 `SearchIndex` instead.
@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 from generalAgent.config.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from generalAgent.documents.extract import DocumentError
     from generalAgent.documents.index import (
         ChunkHit,
         IndexedDocument,
@@ -28,12 +27,13 @@ if TYPE_CHECKING:
         SearchIndex,
         compute_file_hash,
     )
+    from generalAgent.documents.reading import DocumentError
 
 # Loaded on first use (PEP 562): importing one light module of the package (documents.images
 # for the tools' image limits) must not load the extractors, the index and jieba's neighbours,
 # which `generalagent -p` and the chat's first request may never need (tests/e2e/test_print_imports.py).
 _LAZY = {
-    "DocumentError": "generalAgent.documents.extract",
+    "DocumentError": "generalAgent.documents.reading",
     "ChunkHit": "generalAgent.documents.index",
     "IndexedDocument": "generalAgent.documents.index",
     "QueryError": "generalAgent.documents.index",

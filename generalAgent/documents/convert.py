@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from generalAgent.documents.extract import OLD_OFFICE, DocumentError, OpenFile, open_plainly
+from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 
 # The Microsoft suffix a WPS file's copy is given: WPS files are Microsoft-compatible
 # binaries, and LibreOffice picks its import filter from the name as well as the bytes.

@@ -10,13 +10,12 @@ result, per call).
 
 Indexing a folder the first time can take long: it stops at a deadline and the search
 answers from what is indexed so far, saying how many files are left; the next search
-picks up there (and any file changed in between). Hidden files and folders and symbolic
-links are not followed: the folder's own files only.
+picks up there (and any file changed in between). Hidden files and folders are left out,
+and a symbolic link is followed only where it stays inside the folder (folder_walk.py).
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
@@ -25,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.extract import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
+from generalAgent.documents.folder_walk import walk_folder
 from generalAgent.documents.index import QueryError, SearchIndex
+from generalAgent.documents.reading import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.search import SearchFailure, language_advice, with_context
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.database import DatabaseError, VectorSource
@@ -61,22 +61,15 @@ class FolderIndexing:
     failed: list[tuple[Path, str]] = field(default_factory=list)
     pending: list[Path] = field(default_factory=list)  # not reached before the deadline
     warning: str = ""  # embedding new chunks failed: they are searched by keywords only
+    notes: list[str] = field(default_factory=list)  # what reading left out (OCR page limits), per file
 
 
 def searchable_files(folder: Path, limit: int = MAX_FOLDER_FILES) -> tuple[list[Path], bool]:
-    """The searchable files under `folder` (sorted by path, hidden ones and symbolic links
-    left out), at most `limit`; and whether there were more."""
-    found: list[Path] = []
-    for root, folders, files in os.walk(folder, followlinks=False):
-        folders[:] = sorted(f for f in folders if not f.startswith("."))
-        for name in sorted(files):
-            path = Path(root) / name
-            if name.startswith(".") or path.suffix.lower() not in SEARCHABLE_SUFFIXES or path.is_symlink():
-                continue
-            found.append(path)
-            if len(found) > limit:
-                return found[:limit], True
-    return found, False
+    """The searchable files under `folder` (sorted by path, hidden ones left out, never
+    through a link that leads out of the folder: the walk of documents/folder_walk.py), at
+    most `limit`; and whether there were more."""
+    found = walk_folder(folder, include=lambda path: path.suffix.lower() in SEARCHABLE_SUFFIXES, limit=limit)
+    return found.files, found.more
 
 
 def index_folder(
@@ -100,6 +93,8 @@ def index_folder(
             continue
         done.items[document.item_id] = path
         done.warning = done.warning or document.warning
+        if document.notes:
+            done.notes.append(f"{path.name}: {document.notes}")
         done.languages[document.item_id] = document.language
         done.file_types[document.item_id] = document.file_type
         if document.reused:
@@ -209,7 +204,7 @@ def search_folder(
         "languages": sorted({language for language in indexing.languages.values() if language}),
         "max_results": limit,
         "documents": list(documents.values()),
-        **({"warning": warning} if warning else {}),
+        **({"warning": " ".join([*indexing.notes, warning]).strip()} if warning or indexing.notes else {}),
     }
 
 

@@ -30,6 +30,7 @@ class FolderFiles:
 
     files: list[Path] = field(default_factory=list)
     links_out: list[Path] = field(default_factory=list)
+    more: bool = False  # the walk stopped at its limit: there are more files
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -49,20 +50,31 @@ def leads_out_of(path: Path, folder: Path) -> bool:
 
 
 def walk_folder(
-    folder: Path, *, include: Callable[[Path], bool] | None = None, hidden: bool = False
+    folder: Path,
+    *,
+    include: Callable[[Path], bool] | None = None,
+    hidden: bool = False,
+    limit: int | None = None,
 ) -> FolderFiles:
     """Every file under `folder` that `include` accepts, recursively; names starting with "."
-    are left out unless `hidden`. Links that lead out of `folder` are in `links_out`."""
+    are left out unless `hidden`. Links that lead out of `folder` are in `links_out`. With
+    `limit`, the walk stops after that many files (the first in path order, folder by
+    folder) and sets `more` when there were others."""
     root = folder.resolve()
     found = FolderFiles()
     pending = [folder]
     while pending:
         current = pending.pop()
         try:
-            entries = list(os.scandir(current))
+            entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError:
             continue
+        folders: list[Path] = []
         for entry in entries:
+            if limit is not None and len(found.files) > limit:
+                found.files, found.more = found.files[:limit], True
+                pending = folders = []
+                break
             if not hidden and entry.name.startswith("."):
                 continue
             path = current / entry.name
@@ -74,11 +86,14 @@ def walk_folder(
                 continue  # a linked folder inside is walked under its real name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    pending.append(path)
+                    folders.append(path)
                 elif entry.is_file(follow_symlinks=False) and (include is None or include(path)):
                     found.files.append(path)
             except OSError:
                 continue
+        pending.extend(reversed(folders))  # the first sub-folder by name is walked next
+    if limit is not None and len(found.files) > limit:
+        found.files, found.more = found.files[:limit], True
     found.files.sort()
     found.links_out.sort()
     return found

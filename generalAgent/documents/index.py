@@ -8,6 +8,7 @@ for a query with the ranked lookup of search/lookup.py, which knowledge search s
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import sqlite3
@@ -20,13 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.documents.extract import (
-    DocumentError,
-    DocumentStream,
-    OpenFile,
-    open_document,
-    open_plainly,
-)
+from generalAgent.documents import ocr_background
+from generalAgent.documents.extract import open_document
+from generalAgent.documents.ocr import current_call, ocr_call
+from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.database import (
     DOCUMENTS_DOMAIN,
@@ -46,6 +44,9 @@ from generalAgent.search.query import phrasings
 __all__ = ["ChunkHit", "IndexedDocument", "QueryError", "SearchIndex", "compute_file_hash"]
 
 HASH_BLOCK = 1 << 20
+# A file up to this size is read once: its bytes are hashed and then parsed from memory
+# (pdfium reads a buffer faster than a Python file it must call back into).
+IN_MEMORY_BYTES = 32 << 20
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -61,32 +62,39 @@ class IndexedDocument:
     total_chars: int
     reused: bool  # True: an index of these bytes existed and was fresh
     seconds: float = 0.0
-    warning: str = ""
+    warning: str = ""  # embedding failed: the document is indexed for keyword search only
+    notes: str = ""  # what reading left out (pages OCR did not reach), for the user
+    ocr_left: int = 0  # scanned pages the call's OCR limit left unread (read in the background)
     language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
 
 
-def chunk_metadata(place: str, ocr: bool) -> str:
-    """The JSON stored with a chunk: its citable place, and whether OCR read its text."""
+def chunk_metadata(place: str, ocr: bool, figure: bool = False) -> str:
+    """The JSON stored with a chunk: its citable place, whether OCR read its text, and
+    whether its page is mostly a figure (search then points to view_page)."""
     facts: dict[str, Any] = {}
     if place:
         facts["place"] = place
     if ocr:
         facts["ocr"] = True
+    if figure:
+        facts["figure"] = True
     return json.dumps(facts, ensure_ascii=False) if facts else "{}"
 
 
 def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
-    """The rows that store `chunks`, each under a new id."""
+    """The rows that store `chunks`, each under a new id: one random prefix per call and the
+    chunk's number (a uuid4 per chunk cost a 261-page manual 3% of its indexing)."""
+    prefix = uuid.uuid4().hex[:24]
     return [
         ChunkRow(
-            uuid.uuid4().hex,
+            f"{prefix}{c.index:08x}",
             c.index,
             c.text,
             c.start,
             c.end,
             c.page,
             c.heading,
-            chunk_metadata(c.place, c.ocr),
+            chunk_metadata(c.place, c.ocr, c.figure),
         )
         for c in chunks
     ]
@@ -168,11 +176,19 @@ class SearchIndex(IndexDatabase):
                 stat.st_size,
                 stat.st_mtime_ns,
             )
-            file_hash = (
-                str(known["file_hash"])
-                if known is not None and unchanged
-                else compute_file_hash(path, self.open_file)
-            )
+            data: bytes | None = None
+            if known is not None and unchanged:
+                file_hash = str(known["file_hash"])
+            elif stat.st_size <= IN_MEMORY_BYTES:
+                with self.open_file(path) as handle:
+                    data = handle.read(IN_MEMORY_BYTES + 1)
+                if len(data) > IN_MEMORY_BYTES:  # it grew since the stat: read it as a large file
+                    data = None
+                    file_hash = compute_file_hash(path, self.open_file)
+                else:
+                    file_hash = hashlib.md5(data, usedforsecurity=False).hexdigest()
+            else:
+                file_hash = compute_file_hash(path, self.open_file)
         except FileNotFoundError:
             raise DocumentError(f"{path.name} does not exist; check the path.") from None
         except IsADirectoryError:
@@ -180,6 +196,7 @@ class SearchIndex(IndexDatabase):
         except OSError as exc:
             raise DocumentError(f"{path.name} cannot be read: {exc.strerror}.") from None
         record = self.document(file_hash)
+        background = ocr_background.job_for(path)
         if record is not None and not force and self._fresh(record):
             if not unchanged:  # a search writes nothing unless the path points elsewhere now
                 with transaction(self.conn):
@@ -194,15 +211,16 @@ class SearchIndex(IndexDatabase):
                 reused=True,
                 seconds=time.perf_counter() - began,
                 language=record["language"],
+                notes=background.note() if background is not None else "",
             )
 
-        stream = open_document(path, self.settings, progress, open_file=self.open_file)
+        # The bytes just hashed are the bytes indexed (no second read, and no change between).
+        opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
+        stream = open_document(path, self.settings, progress, open_file=opener)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         model = self.vector_source.model if self.vector_source else ""
         with Staging(self.conn) as staged:
             warning, language = self._stage(stream, staged, progress)
-            # What OCR's page limits left unread (documents/ocr.py), said with the result.
-            warning = " ".join(part for part in (*stream.reading.notes, warning) if part)
             stamp = now_iso()
             with transaction(self.conn) as conn:
                 # Another process may have indexed the same bytes since the lookup above; write
@@ -252,8 +270,36 @@ class SearchIndex(IndexDatabase):
             reused=False,
             seconds=time.perf_counter() - began,
             warning=warning,
+            # What OCR's page limits left unread (documents/ocr.py), said with the result.
+            notes=" ".join([*stream.reading.notes, self._read_on(path, stream.reading, background)]).strip(),
             language=language,
+            ocr_left=stream.reading.ocr_left,
         )
+
+    def _read_on(self, path: Path, reading: Reading, running: ocr_background.ScanJob | None) -> str:
+        """When a call's OCR limit left pages of a scan unread, read them in the background
+        (ocr_background.py) and say so; '' when there is nothing to read on, or when this
+        is itself a step of the background reading."""
+        call = current_call()
+        if not reading.ocr_left or call is None or call.known is not None:
+            return ""
+        if running is not None and not running.finished:
+            return running.note()
+        db_path, settings, vectors, open_file = (
+            self.db_path,
+            self.settings,
+            self.vector_source,
+            self.open_file,
+        )
+
+        def step(job: ocr_background.ScanJob) -> int:
+            with (
+                ocr_call(ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts),
+                SearchIndex(db_path, settings, vectors, open_file) as index,
+            ):
+                return index.index_file(path, force=True).ocr_left
+
+        return ocr_background.start(path, reading.ocr_read, reading.ocr_left, step).note()
 
     def _stage(self, stream: DocumentStream, staged: Staging, progress: Progress | None) -> tuple[str, str]:
         """Read, chunk, segment (and embed) the document block by block into `staged`;

@@ -104,11 +104,6 @@ def image_coverage(page: Any) -> float:
     return covered / (width * height)
 
 
-def worth_reading(text: str, page: Any) -> bool:
-    """A page OCR should read: no usable text layer, and pictures that could hold its text."""
-    return needs_ocr(text) and image_coverage(page) >= MIN_IMAGE_COVERAGE
-
-
 # -- limits of one call ------------------------------------------------------------------
 @dataclass
 class OcrCall:
@@ -117,17 +112,27 @@ class OcrCall:
     pages_left: int | None = None  # None: only the per-document limit applies
     cancelled: threading.Event | None = None
     setting: str = "OCR_MAX_PAGES_PER_CALL"
+    # Pages of the document being read that OCR already read (page index -> text): taken
+    # as they are, not read again nor counted. The background reading of a long scan
+    # (ocr_background.py) passes its own, and every page it reads is added to it.
+    known: dict[int, str] | None = None
 
 
 _CALL: ContextVar[OcrCall | None] = ContextVar("generalagent_ocr_call", default=None)
 
 
 @contextmanager
-def ocr_call(max_pages: int | None, cancelled: threading.Event | None = None) -> Iterator[OcrCall]:
+def ocr_call(
+    max_pages: int | None,
+    cancelled: threading.Event | None = None,
+    *,
+    known: dict[int, str] | None = None,
+    setting: str = "OCR_MAX_PAGES_PER_CALL",
+) -> Iterator[OcrCall]:
     """Within this block, OCR reads at most `max_pages` pages in all and stops when
     `cancelled` is set. The agent's tools wrap each call in one (the user is waiting and
     did not ask for a long OCR); a command the user runs (`generalagent index`) does not."""
-    call = OcrCall(max_pages, cancelled)
+    call = OcrCall(max_pages, cancelled, setting, known)
     token = _CALL.set(call)
     try:
         yield call

@@ -19,8 +19,8 @@ from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.citations import CitationError, check_quote
-from generalAgent.documents.extract import DocumentError, OpenFile, open_plainly
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
+from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.database import DatabaseError, VectorSource, item_rowid_range
 from generalAgent.search.embeddings import EmbeddingError
@@ -60,12 +60,12 @@ def search_document(
     `vectors` (semantic search on) embeds the query, whose nearest chunks are fused with
     the rest; the chunks themselves are embedded after indexing, in the background
     (search/background_embedding.py), and until then are found by keywords. `open_file` opens the
-    file to hash and read it (see `extract.OpenFile`). `conn`, an open connection to
+    file to hash and read it (see `reading.OpenFile`). `conn`, an open connection to
     `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
-    warning = ""
+    warning = notes = ""
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
     if regex and len(asked) > 1:
@@ -78,6 +78,7 @@ def search_document(
             document = index.index_file(path)
             semantic: list[list[tuple[int, float]]] = []
             warning = document.warning  # embedding the new chunks failed: keywords only
+            notes = document.notes  # what reading left out (OCR page limits): said, not a failure
             if vectors is not None and not regex and not warning:
                 try:
                     rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
@@ -107,7 +108,7 @@ def search_document(
         "file_type": document.file_type,
         "total_chunks": document.total_chunks,
         "language": document.language,
-        **({"warning": warning} if warning else {}),
+        **({"warning": " ".join(p for p in (notes, warning) if p)} if notes or warning else {}),
         "query": asked[0] if regex else _shown_query(asked),
         "regex": regex,
         "max_results": limit,
@@ -116,6 +117,7 @@ def search_document(
             {
                 "place": r["matched_chunks"][0]["place"] if r["matched_chunks"] else "",
                 "ocr": bool(r["matched_chunks"]) and r["matched_chunks"][0]["ocr"],
+                "figure": bool(r["matched_chunks"]) and r["matched_chunks"][0].get("figure", False),
                 "page": r["matched_chunks"][0]["page"] if r["matched_chunks"] else None,
                 "heading": r["matched_chunks"][0]["heading"] if r["matched_chunks"] else "",
                 "score": r["score"],
@@ -241,6 +243,7 @@ def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
         "chunk_index": hit.chunk_index,
         "place": hit.place,
         "ocr": hit.ocr,
+        "figure": hit.figure,
         "page": hit.page,
         "heading": hit.heading,
         "start_position": hit.start,
@@ -306,5 +309,7 @@ def _place(hit: dict[str, Any]) -> str:
         parts.append(f"§ {hit['heading']}")
     if hit.get("ocr"):
         parts.append("text read by OCR")
+    if hit.get("figure") and hit.get("page"):
+        parts.append(f"the page is mostly a figure: view it with view_page (page {hit['page']})")
     parts.append(f"chunk {hit['chunk_index']}")
     return " | ".join(parts)

@@ -18,31 +18,19 @@ Formula cells give their cached value (what Excel last computed); a formula neve
 
 from __future__ import annotations
 
-import csv
-import html
 import io
-import re
 import sqlite3
 import threading
 import time
-import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from datetime import time as day_time
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from generalAgent.documents.extract import (
-    OLD_OFFICE,
-    DocumentError,
-    OpenFile,
-    check_office_archive,
-    column_index,
-    decode_text,
-    open_plainly,
-    uncached_formulas,
-)
+from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
+from generalAgent.documents.table_grids import csv_rows, docx_grids, xlsx_grids
 
 TABLE_SUFFIXES = frozenset({".xlsx", ".xlsm", ".csv", ".tsv", ".docx"})
 # A sheet beyond this many cells is refused rather than loaded: the whole database lives in
@@ -58,7 +46,6 @@ MAX_CELL_CHARS = 200
 MAX_VALUE_BYTES = 1_000_000
 # How often (in SQLite VM instructions) the time limit is checked; cheap, and well under a ms.
 _PROGRESS_STEPS = 10_000
-_THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
 
 # What the model's SELECT may do: read columns, select, call (scalar/aggregate) functions,
 # and recurse in a CTE (bounded by the time limit). Everything else is denied.
@@ -243,12 +230,12 @@ def load_tables(
         opened = lambda _path: io.BytesIO(modern)  # noqa: E731 - the converted bytes stand for the file
     with opened(path) as handle:
         if suffix in (".xlsx", ".xlsm"):
-            grids = list(_xlsx_grids(handle, path, max_cells))
+            grids = list(xlsx_grids(handle, path, max_cells))
         elif suffix == ".docx":
-            grids = list(_docx_grids(handle, path))
+            grids = list(docx_grids(handle, path))
         else:
             grids = [
-                (path.stem or "data", f"file {path.name}", _csv_rows(handle, path, suffix, max_cells), {})
+                (path.stem or "data", f"file {path.name}", csv_rows(handle, path, suffix, max_cells), {})
             ]
     connection = sqlite3.connect(":memory:", check_same_thread=False)
     tables: list[Table] = []
@@ -264,165 +251,6 @@ def load_tables(
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
     return TableDatabase(tables, connection)
-
-
-Grid = tuple[str, str, list[list[Any]], dict[tuple[int, int], str]]
-
-
-def _xlsx_grids(handle: BinaryIO, path: Path, max_cells: int) -> Iterator[Grid]:
-    """(sheet name, source, rows of values, {(row, column): formula without a cached value})."""
-    check_office_archive(handle, path, ".xlsx")
-    import openpyxl
-
-    data = handle.read()
-    try:
-        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except (KeyError, ValueError, OSError, zipfile.BadZipFile):
-        raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            for sheet in workbook.worksheets:
-                member = str(getattr(sheet, "_worksheet_path", "")).lstrip("/")
-                rows = fast_sheet_rows(archive, sheet) if member else None
-                if rows is None:  # a sheet written in a way the fast reader does not take
-                    rows = [list(row) for row in sheet.iter_rows(values_only=True)]
-                if sum(len(row) for row in rows) > max_cells:
-                    raise DocumentError(
-                        f"{path.name}: sheet {sheet.title} has more than {max_cells:,} cells, "
-                        "too many to load; split the sheet."
-                    )
-                yield sheet.title, f"sheet {sheet.title}", rows, uncached_formulas(archive, member)
-    finally:
-        workbook.close()
-
-
-# One cell of a worksheet's XML as Excel, LibreOffice, WPS and openpyxl write it: the
-# reference first, then its type and style, then a formula, a value or an inline string.
-_CELL = re.compile(rb'<c r="([A-Z]{1,3})(\d{1,7})"([^>]{0,300}?)(?:/>|>(.*?)</c>)', re.S)
-_CELL_TYPE = re.compile(rb'\st="([A-Za-z]{1,9})"')
-_CELL_STYLE = re.compile(rb'\ss="(\d{1,6})"')
-_CELL_VALUE = re.compile(rb"<v>([^<]*)</v>")
-_CELL_TEXT = re.compile(rb"<t(?:\s[^>]{0,100})?>([^<]*)</t>")
-_PREFIXED_CELL = re.compile(rb"<[A-Za-z][\w.-]{0,20}:c[\s>]")
-
-
-def fast_sheet_rows(archive: zipfile.ZipFile, sheet: Any) -> list[list[Any]] | None:
-    """The values of one worksheet, as openpyxl's `iter_rows(values_only=True)` gives them,
-    read from its XML by a few bounded regular expressions: three to five times faster
-    than openpyxl's element-by-element parse, which is most of the time a 50k-row sheet
-    takes to load. The shared strings, date styles and epoch are openpyxl's (already read
-    with the workbook). None when the XML is not written the expected way (a namespace
-    prefix, a cell without its reference first): the caller then uses openpyxl."""
-    from openpyxl.utils.datetime import from_excel
-
-    member = str(getattr(sheet, "_worksheet_path", "")).lstrip("/")
-    try:
-        data = archive.read(member)
-    except (KeyError, OSError, zipfile.BadZipFile):
-        return None
-    if _PREFIXED_CELL.search(data):
-        return None
-    workbook = sheet.parent
-    shared = sheet._shared_strings  # a read-only sheet's; the workbook's list stays empty
-    epoch = workbook.epoch
-    dates: set[int] = getattr(workbook, "_date_formats", set())
-    durations: set[int] = getattr(workbook, "_timedelta_formats", set())
-    grid: dict[int, dict[int, Any]] = {}
-    width = 0
-    count = 0
-    try:
-        for match in _CELL.finditer(data):
-            count += 1
-            letters, number, attributes, inner = match.groups()
-            raw = _CELL_VALUE.search(inner) if inner else None
-            kind_match = _CELL_TYPE.search(attributes)
-            kind = kind_match.group(1) if kind_match else b"n"
-            value: Any = None
-            if kind == b"inlineStr":
-                value = html.unescape(b"".join(_CELL_TEXT.findall(inner or b"")).decode("utf-8"))
-            elif raw is not None:
-                text = raw.group(1)
-                if kind == b"s":
-                    value = shared[int(text)]
-                elif kind in (b"str", b"e"):
-                    value = html.unescape(text.decode("utf-8"))
-                elif kind == b"b":
-                    value = text.strip() in (b"1", b"true")
-                elif kind == b"d":
-                    value = datetime.fromisoformat(text.decode())
-                elif text:
-                    value = int(text) if text.lstrip(b"-").isdigit() else float(text)
-                    style = _CELL_STYLE.search(attributes)
-                    if style is not None and int(style.group(1)) in dates:
-                        value = from_excel(value, epoch)
-                    elif style is not None and int(style.group(1)) in durations:
-                        value = from_excel(value, epoch, timedelta=True)
-            if value is None:
-                continue
-            column = column_index(letters.decode())
-            grid.setdefault(int(number) - 1, {})[column] = value
-            width = max(width, column + 1)
-    except (ValueError, IndexError, UnicodeDecodeError, OverflowError):
-        return None
-    if count != data.count(b"<c ") + data.count(b"<c>"):
-        return None  # some cells were written another way: openpyxl reads them all
-    height = max(grid, default=-1) + 1
-    rows = [[None] * width for _ in range(height)]
-    for row, cells in grid.items():
-        for column, value in cells.items():
-            rows[row][column] = value
-    return rows
-
-
-def _docx_grids(handle: BinaryIO, path: Path) -> Iterator[Grid]:
-    check_office_archive(handle, path, ".docx")
-    import docx
-
-    document = docx.Document(handle)
-    for number, table in enumerate(document.tables, start=1):
-        rows = [[cell.text.strip() or None for cell in row.cells] for row in table.rows]
-        yield f"table_{number}", f"table {number} of the document", rows, {}
-
-
-def _csv_rows(handle: BinaryIO, path: Path, suffix: str, max_cells: int) -> list[list[Any]]:
-    data = handle.read()
-    text = decode_text(data, path.name)
-    delimiter = "\t" if suffix == ".tsv" else _sniff_delimiter(text)
-    rows: list[list[Any]] = []
-    cells = 0
-    for row in csv.reader(io.StringIO(text, newline=""), delimiter=delimiter):
-        cells += len(row)
-        if cells > max_cells:
-            raise DocumentError(
-                f"{path.name} has more than {max_cells:,} cells, too many to load; split the file."
-            )
-        rows.append([_csv_value(value) for value in row])
-    return rows
-
-
-def _sniff_delimiter(text: str) -> str:
-    try:
-        return csv.Sniffer().sniff(text[:16_384], delimiters=",;\t|").delimiter
-    except csv.Error:
-        return ","
-
-
-def _csv_value(text: str) -> Any:
-    """A CSV field as the number it spells ("1,234.5" too), else the text; "" is empty."""
-    value = text.strip()
-    if not value:
-        return None
-    if _THOUSANDS.match(value):
-        value = value.replace(",", "")
-    try:
-        return int(value)
-    except ValueError:
-        pass
-    try:
-        number = float(value)
-    except ValueError:
-        return text
-    return number if number == number and abs(number) != float("inf") else text
 
 
 def _unique(name: str, used: set[str]) -> str:
@@ -539,12 +367,9 @@ def _store(
         )
         if any(v is not None and v != "" for v in cells)
     ]
-    columns = [_column(names[i], [row[i] for row in body]) for i in range(width)]
-    for index, typed in enumerate(columns):  # 3.0 in an INTEGER column is stored as 3
-        if typed.sql_type == "INTEGER":
-            for cells in body:
-                if type(cells[index]) is float:
-                    cells[index] = int(cells[index])
+    by_column = list(zip(*body, strict=True)) if body else [() for _ in range(width)]
+    # 3.0 in an INTEGER column is stored as 3 by SQLite itself (INTEGER affinity).
+    columns = [_column(names[i], by_column[i]) for i in range(width)]
     uncached: dict[int, list[tuple[int, str]]] = {}
     for (row, column), formula in formulas.items():
         if row >= body_start and column < width:
@@ -566,20 +391,33 @@ def _store(
     return Table(name=name, source=source, columns=columns, rows=len(body), header_rows=count, notes=notes)
 
 
-def _column(name: str, values: list[Any]) -> Column:
+def _column(name: str, values: Sequence[Any]) -> Column:
     """A column's SQL type from its values, and a note when they mix numbers and text."""
-    numbers = [v for v in values if _is_number(v)]
-    texts = [v for v in values if isinstance(v, str)]
+    numbers = texts = 0
+    whole = True  # every number is an integer (3.0 counts)
+    examples: list[str] = []
+    for value in values:  # one pass, by exact type: most cells are int or float
+        kind = type(value)
+        if kind is int:
+            numbers += 1
+        elif kind is float:
+            numbers += 1
+            whole = whole and value.is_integer()
+        elif isinstance(value, str):
+            texts += 1
+            if len(examples) < 50:
+                examples.append(value)
+        elif _is_number(value):  # an int or float subclass (not bool)
+            numbers += 1
+            whole = whole and float(value).is_integer()
     if numbers and not texts:
-        return Column(
-            name, "INTEGER" if all(isinstance(v, int) or v.is_integer() for v in numbers) else "REAL"
-        )
+        return Column(name, "INTEGER" if whole else "REAL")
     if numbers and texts:
-        sample = ", ".join(repr(t) for t in dict.fromkeys(texts[:50]))
+        sample = ", ".join(repr(t) for t in dict.fromkeys(examples))
         return Column(
             name,
             "NUMERIC",
-            f"mixed: {len(numbers):,} numbers and {len(texts):,} text values (e.g. {sample[:120]}); "
+            f"mixed: {numbers:,} numbers and {texts:,} text values (e.g. {sample[:120]}); "
             "text stays text, filter with typeof(col) = 'integer' or 'real' before arithmetic",
         )
     return Column(name, "TEXT")

@@ -5,7 +5,7 @@ Order inside a prompt, and why: the fixed instructions first, then the skills ca
 project memory (read once per process, but the part a user edits between processes, so it
 comes after everything that is the same for every user), and the minute-precision
 datetime tag at the very bottom. Nothing that changes between turns goes in here:
-per-turn facts are reminders appended after the history (see reminders.py).
+per-turn facts are reminders appended after the history (see context.py).
 """
 
 from __future__ import annotations

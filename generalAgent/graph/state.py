@@ -1,5 +1,7 @@
 """The agent state that LangGraph checkpoints per thread.
 
+Only what cannot be derived is a key: the loop count of a turn is counted from the history
+(`model_calls_this_turn`), and what only a sub-agent has lives in `SubagentState`.
 History fields accumulate for the whole session (their reducers merge what a turn adds,
 so a client sends only this turn's names and files); the `new_*` fields hold only what this
 turn added and are cleared by the planner once its reminders have been sent, so each
@@ -78,8 +80,6 @@ class AgentState(TypedDict, total=False):
     new_mentions: list[str]  # this turn's @names: reminders only
     uploaded_files: Annotated[list[UploadedFile], merge_uploads]
     new_uploaded_files: list[UploadedFile]
-    context_id: str  # "main" or "subagent-xxxxxxxx"
-    parent_context: str | None  # set for sub-agents
     workspace_id: str  # shared by a session and its sub-agents
     mcp_servers: Annotated[list[str], merge_names]  # MCP servers whose tools this session is offered
     # Tools the user chose to keep approving in this session, also when it is resumed. A
@@ -92,12 +92,22 @@ class AgentState(TypedDict, total=False):
     # Who named which host in this session (the user, --allow-host, a web search): what
     # fetch_web's approval rule reads (tools/named_hosts.py). Sub-agents get the parent's.
     named_hosts: Annotated[list[NamedHost], merge_named_hosts]
-    allowed_tools: list[str] | None  # a sub-agent profile's allow-list
-    agent_profile: str | None  # which profile a sub-agent runs
-    loops: int  # model calls in this turn (derived from the history by the planner)
-    max_loops: int
+    max_loops: int  # model calls a run may make; a sub-agent's are fewer (SUBAGENT_MAX_LOOPS)
     summary: ConversationSummary | None  # the compacted start of the history (graph/compaction.py)
     context_request: ContextRequest | None  # /compact or /clear, cleared once done
+
+
+class SubagentState(AgentState, total=False):
+    """A sub-agent's state: the agent's, plus what only a sub-agent has (graph/subagents.py).
+
+    The main graph's state has none of these keys: a main thread is always "main", has no
+    parent, runs the default prompt and may use every visible tool.
+    """
+
+    context_id: str  # "subagent-xxxxxxxx", the sub-agent's own thread
+    parent_context: str  # the context that delegated ("main")
+    agent_profile: str | None  # which profile (agents/*.md) it runs
+    allowed_tools: list[str] | None  # that profile's allow-list
 
 
 def model_calls_this_turn(messages: Sequence[BaseMessage]) -> int:

@@ -19,7 +19,8 @@ from langchain_core.messages import AIMessage
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
-from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.history import call_ids
+from generalAgent.graph.state import model_calls_this_turn
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
 from generalAgent.tools.approval import PROCESS_APPROVALS
 
@@ -125,7 +126,7 @@ class SubagentRunner:
             return
         final = self.graph.get_state(config).values
         last = final["messages"][-1]
-        loops = final.get("loops", 0)
+        loops = model_calls_this_turn(final["messages"])
         outcome.update(result=last.text if isinstance(last, AIMessage) else "", loops=loops)
         writer({"subagent": context_id, "text": f"done in {loops} step(s)"})
 

@@ -12,12 +12,12 @@ LangGraph Server clients send the same fields; docs/deployment.md lists them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypedDict
 
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from generalAgent.documents.images import IMAGES_KEY, ImageRef
-from generalAgent.graph.state import UploadedFile
+from generalAgent.graph.state import ContextRequest, TodoItem, UploadedFile
 from generalAgent.tools.named_hosts import NamedHost
 
 MAIN_CONTEXT = "main"
@@ -36,6 +36,45 @@ def thread_config(thread_id: str) -> dict[str, Any]:
     return {"configurable": {"thread_id": thread_id}, "recursion_limit": RECURSION_LIMIT}
 
 
+class TurnInput(TypedDict):
+    """The input of a user turn: its message, and what it adds to the session's fields."""
+
+    messages: list[BaseMessage]
+    max_loops: int
+    mentions: list[str]
+    new_mentions: list[str]
+    uploaded_files: list[UploadedFile]
+    new_uploaded_files: list[UploadedFile]
+    named_hosts: list[NamedHost]
+    workspace_id: str
+
+
+class SubagentInput(TypedDict):
+    """A sub-agent's whole starting state (the keys of graph/state.py's SubagentState)."""
+
+    messages: list[BaseMessage]
+    context_id: str
+    parent_context: str
+    workspace_id: str | None
+    agent_profile: str
+    allowed_tools: list[str] | None
+    mentions: list[str]
+    new_mentions: list[str]
+    mcp_servers: list[str]
+    approved_tools: list[str]
+    named_hosts: list[NamedHost]
+    uploaded_files: list[UploadedFile]
+    new_uploaded_files: list[UploadedFile]
+    todos: list[TodoItem]
+    max_loops: int
+
+
+class ContextRequestInput(TypedDict):
+    """The input of `/compact [focus]` or `/clear`: no message, only the request."""
+
+    context_request: ContextRequest
+
+
 def main_turn_input(
     text: str | list[str | dict[str, Any]],
     *,
@@ -43,11 +82,10 @@ def main_turn_input(
     max_loops: int,
     mentions: Sequence[str] = (),
     uploads: Sequence[UploadedFile] = (),
-    closing: Sequence[BaseMessage] = (),
     carried_over: Mapping[str, Any] | None = None,
     images: Sequence[ImageRef] = (),
     named_hosts: Sequence[NamedHost] = (),
-) -> dict[str, Any]:
+) -> TurnInput:
     """The state update that starts a user turn.
 
     `images` are the turn's prepared images (graph/images.py): kept beside the message's
@@ -57,15 +95,12 @@ def main_turn_input(
     the CLI records the hosts of a line the user typed and of --allow-host, never those of
     piped text or of attached files; the reducer adds them to the session's.
 
-    `closing` answers tool calls the stored history left open (a turn that stopped
-    half-way); they go before the new message so the history stays valid. `carried_over`
-    is what `renamed_state` found under old key names; it joins the session's fields.
+    `carried_over` is what `renamed_state` found under old key names; it joins the session's fields.
     """
     names = list(dict.fromkeys(mentions))
     old = carried_over or {}
     return {
         "messages": [
-            *closing,
             HumanMessage(content=text, additional_kwargs={IMAGES_KEY: list(images)} if images else {}),
         ],
         "max_loops": max_loops,
@@ -74,7 +109,6 @@ def main_turn_input(
         "uploaded_files": list(uploads),
         "new_uploaded_files": list(uploads),
         "named_hosts": list(named_hosts),
-        "context_id": MAIN_CONTEXT,
         "workspace_id": session_id,
     }
 
@@ -87,7 +121,7 @@ def subagent_turn_input(
     profile: str,
     allowed_tools: Sequence[str] | None,
     max_loops: int,
-) -> dict[str, Any]:
+) -> SubagentInput:
     """A sub-agent's whole starting state: the task, the parent's workspace, tools and files.
 
     It inherits what the parent may use (mentions, kept approvals, uploads, who named
@@ -113,7 +147,7 @@ def subagent_turn_input(
     }
 
 
-def context_request_input(action: str, *, focus: str = "") -> dict[str, Any]:
+def context_request_input(action: str, *, focus: str = "") -> ContextRequestInput:
     """The input of a run that only changes the context: `/compact [focus]` or `/clear`.
 
     No message is added; the `compact` node does the work and the run ends without a model

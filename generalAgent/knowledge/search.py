@@ -45,9 +45,10 @@ class Filters:
     domain: str | None = None
     category: str | None = None
     tags: tuple[str, ...] = ()
+    session_files: str | None = None  # attachments of sessions, left out (store.item_filter)
 
     def sql(self) -> tuple[str, list[Any]]:
-        return item_filter(self.domain, self.category, self.tags)
+        return item_filter(self.domain, self.category, self.tags, session_files=self.session_files)
 
 
 def search_knowledge(
@@ -72,7 +73,7 @@ def search_knowledge(
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
-    filters = Filters(domain or None, category or None, tuple(tags or ()))
+    filters = Filters(domain or None, category or None, tuple(tags or ()), store.session_files)
     wanted = store.settings.search_max_results_default if max_results is None else max_results
     limit = max(1, min(int(wanted), MAX_RESULTS))
     matched_cap = budget.matched_chunks if budget is not None else 5

@@ -63,7 +63,8 @@ class Block:
     their header); it is kept whole when it fits. `markdown` is False for source code and
     plain text, where a line starting with '#' is a comment, not a heading. `place` is how a
     reader finds the block to cite it ("page 12", "slide 3", "sheet Sales, rows 2–21");
-    '' where the heading is the place (DOCX, Markdown). `ocr` marks text read from an image.
+    '' where the heading is the place (DOCX, Markdown). `ocr` marks text read from an image;
+    `figure` a page that is mostly a picture (a chart, a diagram) with little text.
     `continues` marks the next piece of a long text read in pieces: its opening lines are
     under the last heading of the piece before.
     """
@@ -76,6 +77,7 @@ class Block:
     place: str = ""
     ocr: bool = False
     continues: bool = False
+    figure: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class Chunk:
     heading: str
     place: str = ""
     ocr: bool = False
+    figure: bool = False
 
 
 BLOCK_SEPARATOR = "\n\n"
@@ -140,6 +143,7 @@ def iter_chunks(blocks: Iterable[Block], config: ChunkingConfig) -> Iterator[tup
                     heading=span.heading or default,
                     place=block.place,
                     ocr=block.ocr,
+                    figure=block.figure,
                 )
             )
             index += 1

@@ -22,14 +22,15 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
-
-import regex
+from typing import TYPE_CHECKING, Any
 
 from generalAgent.search.database import BM25, PLAIN_BM25, DatabaseError, content_pieces
 from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import PLAIN_WEIGHT, Candidate, Ranked, by_place, fuse, is_listing, rerank
 from generalAgent.search.segmentation import Segmenter
+
+if TYPE_CHECKING:  # imported where a regex search runs: indexing must not wait for it
+    import regex
 
 MAX_REGEX_CHARS = 500
 REGEX_SECONDS = 2.0  # a whole regex scan of one file
@@ -74,6 +75,7 @@ class ChunkHit:
     folded: tuple[int, ...] = ()  # chunk_index of the place's other matching chunks
     label: str = ""  # the place the extractor named ("page 12", "slide 3", "sheet S, rows 2–21")
     ocr: bool = False  # the text was read from an image by OCR and may hold misreadings
+    figure: bool = False  # the page is mostly a picture: view_page shows what the text cannot
 
     @property
     def place(self) -> str:
@@ -401,7 +403,11 @@ def _facts(metadata: str | None) -> dict[str, Any]:
     if not isinstance(stored, dict):
         return {}
     place = stored.get("place")
-    return {"label": place if isinstance(place, str) else "", "ocr": stored.get("ocr") is True}
+    return {
+        "label": place if isinstance(place, str) else "",
+        "ocr": stored.get("ocr") is True,
+        "figure": stored.get("figure") is True,
+    }
 
 
 def chunk_window(conn: sqlite3.Connection, item_id: str, first: int, last: int) -> list[ChunkHit]:
@@ -431,6 +437,8 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
     """Chunks containing a match of the regular expression `pattern`, in document order."""
     if len(pattern) > MAX_REGEX_CHARS:
         raise QueryError(f"the regular expression is longer than {MAX_REGEX_CHARS} characters")
+    import regex
+
     try:
         compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:

@@ -11,10 +11,9 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
@@ -28,14 +27,17 @@ if TYPE_CHECKING:
     from generalAgent.search.background_embedding import SemanticSession
 
 
+# The config key under which the graph's tools step hands delegate_task the sub-agent
+# runner (graph/subagents.py): the runner needs a compiled graph, which is built after
+# the tools, so it comes with each call instead of living here.
+SUBAGENT_RUNNER = "generalagent_run_subagent"
+
+
 @dataclass
 class ToolEnvironment:
     settings: Settings
-    # Set by the graph builder once the graph is compiled (delegate_task needs the graph
-    # that contains it); None until then and in processes that never delegate.
-    run_subagent: Callable[..., dict[str, Any]] | None = None
-    # What the model accepts of an image, set by the graph builder from the provider
-    # table (providers/vision.py); None for a model that takes no images.
+    # What the model accepts of an image, from the provider table (providers/vision.py);
+    # None for a model that takes no images.
     image_limits: ImageLimits | None = None
     # The user's hooks (hooks.py): the tools step runs PreToolUse and PostToolUse ones.
     hooks: HookSet = field(default_factory=HookSet)

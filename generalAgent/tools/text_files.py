@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generalAgent.documents.extract import DocumentError, OpenFile, decode_text
+from generalAgent.documents.encoding import decode_text
+from generalAgent.documents.reading import DocumentError, OpenFile
 
 BINARY_SUFFIXES = {
     ".png",

@@ -152,7 +152,7 @@ def test_pdf_question_in_chinese_is_answered_from_the_right_page(
     openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
 ) -> None:
     """The newcomer's path: attach a PDF with #, ask in Chinese, the passage and its page reach the model."""
-    from tests.unit.documents.builders import make_pdf
+    from tests.support.documents import make_pdf
 
     make_pdf(
         workdir / "report.pdf",

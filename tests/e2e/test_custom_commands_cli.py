@@ -9,9 +9,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.support.documents import make_pdf
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.terminal import ask, expect_prompt
-from tests.unit.documents.builders import make_pdf
 
 pytestmark = pytest.mark.e2e
 

@@ -20,6 +20,7 @@ from generalAgent.search.background_embedding import BackgroundEmbedding, embed_
 from generalAgent.search.database import connect
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
 from generalAgent.search.semantic import unembedded_chunks
+from tests.support.documents import make_long_scan
 from tests.support.openai_server import ScriptedOpenAIServer
 
 pytestmark = pytest.mark.e2e
@@ -148,6 +149,26 @@ def test_search_folder_uses_the_vectors_of_every_document(
     assert background.wait(30) and background.problem is None
     result = search_folder(db, settings.documents, folder, "zzyzx qwv", vectors=embedder)
     assert {d["file"] for d in result["documents"]} == {str(folder / "a.md"), str(folder / "b.md")}
+
+
+def test_a_partly_ocred_document_keeps_semantic_search_and_says_what_was_left_unread(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    embedder = embeddings_from_settings(settings)
+    documents = settings.documents.model_copy(update={"ocr_max_pages_per_document": 1})
+    path = make_long_scan(tmp_path / "scan.pdf", 2, ["Invoice number 4711", "Paid in March."])
+
+    def search() -> dict:
+        return search_document(settings.paths.indexes_db, documents, path, "zzyzx qwv", vectors=embedder)
+
+    first = search()
+    assert "OCR_MAX_PAGES_PER_DOCUMENT=1" in first["warning"]
+    assert "Semantic search is off" not in first["warning"]
+    with connect(settings.paths.indexes_db) as conn:
+        assert embed_pending(conn, embedder, 2) >= 1
+    # No word in common: only the vectors answer, so the OCR note did not turn them off.
+    assert search()["hits"]
 
 
 def free_port() -> int:

@@ -9,9 +9,9 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
+from tests.support.documents import make_docx
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.terminal import expect_prompt, plain
-from tests.unit.documents.builders import make_docx
 
 pytestmark = pytest.mark.e2e
 

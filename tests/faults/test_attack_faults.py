@@ -24,7 +24,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.documents.extract import DocumentError, extract_document
+from generalAgent.documents.extract import extract_document
+from generalAgent.documents.reading import DocumentError
 from generalAgent.graph.untrusted_text import CLOSING_TAG, frame_tool_output, frame_tool_results
 from generalAgent.tools.builtin import fetch_web
 from generalAgent.tools.builtin.fetch_web import is_public

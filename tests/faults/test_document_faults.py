@@ -13,8 +13,8 @@ import pytest
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageError, ImageLimits, prepare_image
 from generalAgent.documents.tables import load_tables
+from tests.support.documents import make_xlsx
 from tests.support.tools import run_tool, workspace_root
-from tests.unit.documents.builders import make_xlsx
 
 fault = pytest.mark.fault
 

@@ -31,7 +31,7 @@ import pexpect
 import pytest
 import yaml
 
-from generalAgent.config.settings import PROJECT_ROOT
+from generalAgent.config.paths import PROJECT_ROOT
 from generalAgent.config.trust import TrustStore
 from tests.e2e.conftest import run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import run_cli
+from tests.support.documents import make_long_scan
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
-from tests.unit.documents.builders import make_long_scan
 
 fault = pytest.mark.fault
 PAGES = 3_000

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage, message_to_dict
 
 from generalAgent.config.settings import load_settings
-from generalAgent.graph.compaction import SUMMARY_TAG, open_question
-from generalAgent.graph.nodes.planner import PromptBuilder
+from generalAgent.graph.context import PromptBuilder
+from generalAgent.graph.history import SUMMARY_TAG, open_question
 from tests.support.agent import build_test_agent
 from tests.support.scripted_model import ScriptedChatModel
 

@@ -64,3 +64,38 @@ def store_thread_of_the_double_approval_bug(
     except InvalidUpdateError:
         return answers
     raise AssertionError("the old graph was expected to fail as the old code did")
+
+
+class StateWithStoredLoops(TypedDict, total=False):
+    """The state before the derived and sub-agent-only keys left AgentState."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    loops: int
+    context_id: str
+    parent_context: str | None
+    agent_profile: str | None
+    allowed_tools: list[str] | None
+    workspace_id: str
+
+
+def store_thread_with_stored_loops(saver: BaseCheckpointSaver, thread_id: str) -> None:
+    """A finished main turn as the state of 19 keys stored it (`loops`, `context_id`, ...)."""
+
+    def planner(state: StateWithStoredLoops) -> dict[str, Any]:
+        return {"messages": [AIMessage(content="Noted: the code word is heron.")], "loops": 1}
+
+    graph = StateGraph(StateWithStoredLoops)
+    graph.add_node("planner", planner)
+    graph.add_edge(START, "planner")
+    graph.add_edge("planner", END)
+    graph.compile(checkpointer=saver).invoke(
+        {
+            "messages": [HumanMessage("Remember the code word heron.")],
+            "context_id": "main",
+            "parent_context": None,
+            "agent_profile": None,
+            "allowed_tools": None,
+            "workspace_id": thread_id,
+        },
+        {"configurable": {"thread_id": thread_id}},
+    )

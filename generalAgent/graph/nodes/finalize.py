@@ -15,10 +15,9 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 
-from generalAgent.graph import reminders
 from generalAgent.graph.cancellation import invoke_cancellable
-from generalAgent.graph.message_utils import call_ids
-from generalAgent.graph.nodes.planner import PromptBuilder
+from generalAgent.graph.context import PromptBuilder, wrap
+from generalAgent.graph.history import call_ids
 from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.providers.errors import hide_api_key
@@ -54,7 +53,7 @@ def build_finalize_node(
         ]
         system = prompts.system_message(state)
         history = prompts.history({**state, "messages": [*state["messages"], *skipped]}, system, [])
-        notice = reminders.wrap(notice_text)
+        notice = wrap(notice_text)
         request = prompts.request(system, history, [notice])
         try:
             response = invoke_cancellable(model, request, config, cancelled)

@@ -36,11 +36,10 @@ from generalAgent.graph.nodes.approval import (
     report_hook_notices,
     run_pre_tool_use,
 )
-from generalAgent.graph.nodes.planner import PromptBuilder
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
 from generalAgent.tools.approval import ApprovalPolicy
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
 REFUSED_BY_USER = (
@@ -80,14 +79,29 @@ def build_tool_node(tools: Sequence[BaseTool], max_result_chars: int) -> ToolNod
     return ToolNode(list(tools), handle_tool_errors=_describe_tool_error, wrap_tool_call=capped)
 
 
-def build_tools_node(prompts: PromptBuilder, env: ToolEnvironment, policy: ApprovalPolicy):
+def build_tools_node(
+    visible_tools: Callable[[AgentState], list[BaseTool]],
+    env: ToolEnvironment,
+    policy: ApprovalPolicy,
+    run_subagent: Callable[..., dict[str, Any]] | None = None,
+):
+    """The tools node; `visible_tools` gives the tools a state may call (the ones the
+    planner bound), so a call to any other is answered with an error, not run.
+    `run_subagent` (graph/subagents.py) reaches delegate_task through the calls' config;
+    None in a sub-agent's graph, which never delegates."""
     tool_nodes: dict[tuple[str, ...], ToolNode] = {}
+    max_result_chars = env.settings.tools.tool_result_max_chars
 
     def tools(state: AgentState, config: RunnableConfig) -> Any:
-        visible = prompts.visible_tools(state)
+        if run_subagent is not None:
+            config = {
+                **config,
+                "configurable": {**config.get("configurable", {}), SUBAGENT_RUNNER: run_subagent},
+            }
+        visible = visible_tools(state)
         key = tuple(t.name for t in visible)
         if key not in tool_nodes:
-            tool_nodes[key] = build_tool_node(visible, prompts.settings.tools.tool_result_max_chars)
+            tool_nodes[key] = build_tool_node(visible, max_result_chars)
         last = state["messages"][-1]
         answers = [
             ToolMessage(

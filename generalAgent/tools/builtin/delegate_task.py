@@ -11,7 +11,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.approval import PROCESS_APPROVALS
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -26,7 +26,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         {"ok", "result", "context_id", "loops"} or {"ok": false, "error"}. Write the task so
         that it stands alone: the goal, the files, what to return.
         """
-        if env.run_subagent is None:
+        run_subagent = runtime.config.get("configurable", {}).get(SUBAGENT_RUNNER)
+        if run_subagent is None:
             return json.dumps({"ok": False, "error": "sub-agents are not available in this process"})
         state = runtime.state if isinstance(runtime.state, dict) else {}
         if state.get("parent_context"):
@@ -36,7 +37,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             "workspace_id": state.get("workspace_id") or runtime.config["configurable"].get("thread_id"),
         }
         approved = runtime.config["configurable"].get(PROCESS_APPROVALS) or ()
-        result = env.run_subagent(task, agent, max_loops, parent, runtime.stream_writer, approved)
+        result = run_subagent(task, agent, max_loops, parent, runtime.stream_writer, approved)
         return json.dumps(result, ensure_ascii=False)
 
     return delegate_task

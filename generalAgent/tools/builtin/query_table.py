@@ -1,8 +1,9 @@
 """query_table: exact answers from a sheet, a CSV or a document's tables, by one read-only SELECT.
 
 The file's tables are loaded once into an in-memory SQLite database (documents/tables.py)
-and kept for the next questions while the file is unchanged: loading a 50k-row sheet
-costs seconds, a GROUP BY over it milliseconds.
+and kept, by the hash of the file's bytes, for the next questions of the session: loading a
+50k-row sheet costs most of a second, a GROUP BY over it milliseconds. The same bytes under
+another name (a copy in uploads/) are not loaded again; a changed file is.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections import OrderedDict
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.documents.extract import DocumentError
+from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.tables import (
     DEFAULT_ROWS,
     MAX_ROWS,
@@ -30,7 +31,8 @@ KEPT_TABLE_FILES = 4
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
-    loaded: OrderedDict[tuple[str, int, int], TableDatabase] = OrderedDict()
+    loaded: OrderedDict[str, TableDatabase] = OrderedDict()  # file hash -> its tables
+    hashes: OrderedDict[tuple[str, int, int], str] = OrderedDict()  # (path, mtime, size) -> hash
     lock = threading.Lock()
 
     def tables_of(path: str, runtime: ToolRuntime) -> tuple[TableDatabase, str]:
@@ -42,8 +44,15 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 f"{shown} is not a file in the workspace; list_workspace_files shows what is there."
             )
         stat = real.stat()
-        key = (str(real), stat.st_mtime_ns, stat.st_size)
+        from generalAgent.documents.index import compute_file_hash
+
         with lock:
+            known = (str(real), stat.st_mtime_ns, stat.st_size)
+            key = hashes.get(known)
+            if key is None:
+                key = hashes[known] = compute_file_hash(real, workspace.open_for_reading)
+                while len(hashes) > KEPT_TABLE_FILES * 8:
+                    hashes.popitem(last=False)
             database = loaded.get(key)
             if database is None:
                 try:

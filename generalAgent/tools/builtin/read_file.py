@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.documents.extract import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
+from generalAgent.documents.reading import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText
@@ -47,8 +47,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if real.is_dir():
             raise ToolError(f"{shown} is a folder. Use list_workspace_files with path={shown!r}.")
         if real.suffix.lower() in PDF_TYPES.keys() | OFFICE_TYPES.keys() | OLD_OFFICE.keys():
-            from generalAgent.documents.extract import DocumentError, preview_document
+            from generalAgent.documents.extract import preview_document
             from generalAgent.documents.ocr import ocr_call
+            from generalAgent.documents.reading import DocumentError
 
             try:
                 with ocr_call(documents.ocr_max_pages_per_call, env.cancelled):  # a scan's first pages

@@ -20,7 +20,6 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.documents.convert import convert_to_pdf
-from generalAgent.documents.extract import DocumentError, join_pdf_lines
 from generalAgent.documents.images import (
     IMAGE_SUFFIXES,
     IMAGES_KEY,
@@ -30,6 +29,8 @@ from generalAgent.documents.images import (
     store_image,
 )
 from generalAgent.documents.ocr import OcrUnavailable, needs_ocr
+from generalAgent.documents.pdf import join_pdf_lines
+from generalAgent.documents.reading import DocumentError
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 

@@ -18,12 +18,13 @@ from generalAgent.cli.chat_input import upload
 from generalAgent.cli.documents_commands import expand_paths
 from generalAgent.config.settings import Settings
 from generalAgent.documents.convert import convert_legacy_office, soffice
-from generalAgent.documents.extract import DocumentError, extract_document
+from generalAgent.documents.extract import extract_document
 from generalAgent.documents.images import IMAGES_KEY, ImageLimits
+from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.tables import load_tables
 from generalAgent.tools.environment import ToolEnvironment
+from tests.support.documents import make_docx, make_pptx, make_xlsx
 from tests.support.tools import run_tool, workspace_root
-from tests.unit.documents.builders import make_docx, make_pptx, make_xlsx
 
 
 def need_libreoffice() -> None:

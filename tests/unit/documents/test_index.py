@@ -26,7 +26,7 @@ from generalAgent.documents import (
 )
 from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.search.query import build_match_query
-from tests.unit.documents.builders import make_pdf
+from tests.support.documents import make_pdf
 
 REPORT = """# 2024 年度报告
 
@@ -338,7 +338,7 @@ def test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores(
 
 
 def test_every_hit_names_its_place(settings: Settings, tmp_path: Path):
-    from tests.unit.documents.builders import make_pptx, make_xlsx
+    from tests.support.documents import make_pptx, make_xlsx
 
     rows = [["Region", "Revenue"]] + [[f"region{i}", i * 10] for i in range(30)]
     sheet = make_xlsx(tmp_path / "sales.xlsx", {"Q3": rows})

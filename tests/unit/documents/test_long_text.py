@@ -16,20 +16,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from generalAgent.config.settings import Settings
-from generalAgent.documents import extract
-from generalAgent.documents.extract import DocumentError, Reading, extract_document
+from generalAgent.documents import text as text_reader
+from generalAgent.documents.extract import extract_document
 from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.reading import DocumentError, Reading
 from generalAgent.search.database import content_text
 
 
 @pytest.fixture
 def small_pieces(monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(extract, "TEXT_PIECE_BYTES", 256)
+    monkeypatch.setattr(text_reader, "TEXT_PIECE_BYTES", 256)
     return 256
 
 
 def pieces(data: bytes) -> list[tuple[str, bool]]:
-    return list(extract._text_pieces(io.BytesIO(data), "notes.txt", Reading(total=len(data))))
+    return list(text_reader._text_pieces(io.BytesIO(data), "notes.txt", Reading(total=len(data))))
 
 
 def test_pieces_end_at_paragraph_breaks_and_give_the_text_back(small_pieces: int):
@@ -76,12 +77,12 @@ def test_pieces_hold_every_character_of_the_file(text: str, piece: int, encoding
     data = text.encode(encoding)
     if not text.strip():
         return
-    original = extract.TEXT_PIECE_BYTES
-    extract.TEXT_PIECE_BYTES = piece
+    original = text_reader.TEXT_PIECE_BYTES
+    text_reader.TEXT_PIECE_BYTES = piece
     try:
         got = pieces(data)
     finally:
-        extract.TEXT_PIECE_BYTES = original
+        text_reader.TEXT_PIECE_BYTES = original
     assert all(p.strip() for p, _ in got)
     assert [c for _, c in got] == [False] + [True] * (len(got) - 1)
     assert "".join("".join(p for p, _ in got).split()) == "".join(text.split())

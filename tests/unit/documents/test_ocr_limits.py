@@ -18,9 +18,10 @@ import pytest
 
 from generalAgent.config.settings import load_settings
 from generalAgent.documents import ocr
-from generalAgent.documents.extract import DocumentError, extract_document, open_document
+from generalAgent.documents.extract import extract_document, open_document
 from generalAgent.documents.ocr import SharedEngine, image_coverage, ocr_call
-from tests.unit.documents.builders import make_long_scan, make_pdf
+from generalAgent.documents.reading import DocumentError
+from tests.support.documents import make_long_scan, make_pdf
 
 SCAN_LINES = ["Invoice number 4711", "Quarterly revenue grew by twenty percent."]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings, load_settings
+from tests.support.documents import make_figure_pdf, make_image_pdf, make_pdf, make_scanned_pdf
 from tests.support.search_file import run_search_file, upload
-from tests.unit.documents.builders import make_image_pdf, make_pdf, make_scanned_pdf
 
 
 @pytest.fixture
@@ -72,6 +72,14 @@ def test_a_scanned_pdf_is_searchable_and_its_hits_say_ocr(settings: Settings, tm
     text = run_search_file(settings, file_path=path, query="invoice 4711")
     assert "[1] page 1 | text read by OCR | chunk 0" in text
     assert "4711" in text
+
+
+def test_a_hit_on_a_figure_page_says_to_view_the_page(settings: Settings, tmp_path: Path):
+    path = upload(settings, make_figure_pdf(tmp_path / "report.pdf", "Figure 2: Revenue by region, 2024"))
+    text = run_search_file(settings, file_path=path, query="revenue by region")
+    assert "[1] page 2 | the page is mostly a figure: view it with view_page (page 2) | chunk" in text
+    plain = run_search_file(settings, file_path=path, query="introduction customers")
+    assert "[1] page 1 | chunk" in plain and "mostly a figure" not in plain.split("[2]")[0]
 
 
 def test_empty_query(settings: Settings, pdf: Path):

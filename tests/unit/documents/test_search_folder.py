@@ -17,7 +17,7 @@ from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.search.budgets import ContentBudget, content_size
 from generalAgent.tools.builtin.search_folder import create_tool
 from generalAgent.tools.environment import ToolEnvironment
-from tests.unit.documents.builders import make_pdf
+from tests.support.documents import make_pdf
 
 THREAD = "session-1"
 
@@ -103,16 +103,20 @@ def test_the_call_budget_holds_over_many_documents(settings: Settings, tmp_path:
     assert all(len(c["content"]) <= budget.chunk_chars for hit in hits for c in hit["matched_chunks"])
 
 
-def test_symbolic_links_are_not_followed(tmp_path: Path):
+def test_symbolic_links_out_of_the_folder_are_not_followed(tmp_path: Path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("secret\n")
     folder = tmp_path / "folder"
-    folder.mkdir()
+    (folder / "sub").mkdir(parents=True)
     (folder / "own.md").write_text("own\n")
+    (folder / "sub" / "deep.md").write_text("deep\n")
     (folder / "link.md").symlink_to(outside / "secret.md")
     (folder / "linked").symlink_to(outside, target_is_directory=True)
-    assert searchable_files(folder) == ([folder / "own.md"], False)
+    (folder / "inside.md").symlink_to(folder / "sub" / "deep.md")  # stays inside: taken
+    expected = [folder / "inside.md", folder / "own.md", folder / "sub" / "deep.md"]
+    assert searchable_files(folder) == (expected, False)
+    assert searchable_files(folder, limit=2) == (expected[:2], True)
 
 
 def test_a_file_is_not_a_folder(settings: Settings, library: Path):

@@ -6,34 +6,18 @@ import time
 from pathlib import Path
 
 import pytest
+from langchain_core.messages import AIMessage
+from langgraph.graph import START, StateGraph
 
 from generalAgent.config.settings import Settings
-from generalAgent.documents.extract import DocumentError, preview_document
+from generalAgent.documents.extract import preview_document
+from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.tables import QueryRefused, TableDatabase, load_tables, render_result
+from generalAgent.graph.nodes.tools import build_tool_node
+from generalAgent.graph.state import AgentState
+from generalAgent.tools.environment import ToolEnvironment
+from tests.support.documents import REGIONS, ROWS, make_docx, make_sales_sheet, make_xlsx
 from tests.support.tools import run_tool, workspace_root
-from tests.unit.documents.builders import make_docx, make_xlsx
-
-REGIONS = ["North", "South", "East", "West", "华北"]
-ROWS = 50_000
-
-
-def make_sales_sheet(path: Path, rows: int = ROWS) -> Path:
-    """A title row, a merged group header over two quarter columns, `rows` data rows, and
-    a formula column never calculated (openpyxl writes no cached values)."""
-    import openpyxl
-
-    workbook = openpyxl.Workbook()
-    sheet = workbook.active
-    sheet.title = "Sales"
-    sheet.append(["Sales report 2024"])
-    sheet.append(["Region", "Product", "Revenue", None, "Total"])
-    sheet.merge_cells("C2:D2")
-    sheet.append([None, None, "Q1", "Q2", None])
-    for i in range(rows):
-        sheet.append([REGIONS[i % 5], f"p{i % 37}", i % 100, (i * 7) % 100, f"=C{i + 4}+D{i + 4}"])
-    workbook.create_sheet("Notes").append(["written by hand"])
-    workbook.save(str(path))
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -164,12 +148,52 @@ def test_query_table_tool_lists_tables_then_answers(settings: Settings):
     assert refused.startswith("Error:") and "read-only SELECT" in refused and 'table "Q"' in refused
 
 
+def test_query_table_keeps_a_file_loaded_by_its_bytes(settings: Settings, monkeypatch: pytest.MonkeyPatch):
+    from generalAgent.tools.builtin import query_table
+
+    loads: list[Path] = []
+    real_load = query_table.load_tables
+
+    def counted(path: Path, *args: object) -> TableDatabase:
+        loads.append(path)
+        return real_load(path, *args)
+
+    monkeypatch.setattr(query_table, "load_tables", counted)
+    root = workspace_root(settings)
+    make_xlsx(root / "uploads" / "q.xlsx", {"Q": [["Region", "Q1"], ["N", 3], ["S", 4]]})
+    (root / "uploads" / "copy.xlsx").write_bytes((root / "uploads" / "q.xlsx").read_bytes())
+    tool = query_table.create_tool(ToolEnvironment(settings=settings))  # one session's tool
+    graph = StateGraph(AgentState)
+    graph.add_node("tools", build_tool_node([tool], settings.tools.tool_result_max_chars))
+    graph.add_edge(START, "tools")
+    compiled = graph.compile()
+    sql = 'SELECT SUM("Q1") FROM "Q"'
+
+    def ask(name: str) -> str:
+        call = {
+            "id": "c1",
+            "name": "query_table",
+            "args": {"file_path": name, "sql": sql},
+            "type": "tool_call",
+        }
+        final = compiled.invoke(
+            {"messages": [AIMessage(content="", tool_calls=[call])]}, {"configurable": {"thread_id": "s1"}}
+        )
+        return str(final["messages"][-1].content)
+
+    answers = [ask(name) for name in ("uploads/q.xlsx", "uploads/q.xlsx", "uploads/copy.xlsx")]
+    assert all("\n7\n" in answer for answer in answers) and len(loads) == 1
+    make_xlsx(root / "uploads" / "q.xlsx", {"Q": [["Region", "Q1"], ["N", 30]]})
+    changed = ask("uploads/q.xlsx")
+    assert "\n30\n" in changed and len(loads) == 2
+
+
 def _both_readers(path: Path) -> list[tuple[list[list[object]], list[list[object]] | None]]:
     import zipfile
 
     import openpyxl
 
-    from generalAgent.documents.tables import fast_sheet_rows
+    from generalAgent.documents.table_grids import fast_sheet_rows
 
     workbook = openpyxl.load_workbook(path, read_only=True, data_only=True)
     pairs = []

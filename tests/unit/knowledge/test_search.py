@@ -13,7 +13,7 @@ from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.knowledge.search import passages_around
 from generalAgent.search.budgets import ContentBudget, content_size
 
-BUDGET = ContentBudget.from_settings(DocumentSettings(_env_file=None))
+BUDGET = ContentBudget.from_settings(DocumentSettings())
 
 
 def book(topic: str, chapters: int = 40) -> str:
@@ -108,7 +108,7 @@ def test_passages_cut_around_the_words_when_chunks_cannot_be_made():
 
 
 def test_documents_are_searched_with_their_pages(store: KnowledgeStore, settings: Settings, tmp_path: Path):
-    from tests.unit.documents.builders import make_pdf
+    from tests.support.documents import make_pdf
 
     pdf = make_pdf(tmp_path / "q3.pdf", [["Intro page."], ["第三季度营收增长百分之二十。"]])
     with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
@@ -147,7 +147,7 @@ def test_knowledge_hits_of_documents_name_their_place(
     store: KnowledgeStore, settings: Settings, tmp_path: Path
 ):
     from generalAgent.knowledge.render import render_search
-    from tests.unit.documents.builders import make_pptx
+    from tests.support.documents import make_pptx
 
     deck = make_pptx(
         tmp_path / "deck.pptx", [("Plan", "Ship in May", ""), ("Budget", "Costs fall by a third", "")]

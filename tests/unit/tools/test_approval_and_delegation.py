@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 
 from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from generalAgent.config.settings import Settings
+from generalAgent.graph.builder import build_graphs, build_parts
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -137,7 +139,8 @@ def test_delegation_is_isolated(settings: Settings) -> None:
         return ai("", tool_call("delegate_task", {"task": "Count the files in uploads/ and report."}))
 
     model = ScriptedChatModel(responder=respond)
-    _, graph = build_test_agent(settings, model)
+    graphs = build_graphs(build_parts(settings, model=model), InMemorySaver())
+    graph = graphs.main
     turn = user_turn(
         "@agent how many uploads?",
         settings,
@@ -167,7 +170,8 @@ def test_delegation_is_isolated(settings: Settings) -> None:
     for request in parent_requests:
         sent = json.dumps([str(m.content) for m in request.messages], ensure_ascii=False)
         assert "list_workspace_files" not in sent  # the sub-agent's tool traffic never reaches the parent
-    sub_state = graph.get_state(thread(result["context_id"])).values
+    # The sub-agent's thread holds its own state, which only its graph has keys for.
+    sub_state = graphs.subagent.get_state(thread(result["context_id"])).values
     assert sub_state["parent_context"] == "main" and sub_state["workspace_id"] == "w1"
     assert sub_state["context_id"] == result["context_id"]
     assert any(e.get("text", "").startswith("⚙ list_workspace_files") for e in custom)

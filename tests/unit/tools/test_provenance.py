@@ -5,7 +5,7 @@ from __future__ import annotations
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from generalAgent.config.settings import Settings
-from generalAgent.graph.reminders import build_todo_reminder
+from generalAgent.graph.context import build_todo_reminder
 from generalAgent.tools.provenance import read_untrusted_this_turn
 from tests.support.tools import run_tool
 

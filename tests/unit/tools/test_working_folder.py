@@ -13,8 +13,8 @@ from generalAgent.config.trust import FolderTrust
 from generalAgent.tools.approval import CallContext, Reason, approval_reason
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.registry import ToolRegistry
+from tests.support.documents import make_docx
 from tests.support.tools import run_tool, workspace_root
-from tests.unit.documents.builders import make_docx
 
 
 def in_folder(

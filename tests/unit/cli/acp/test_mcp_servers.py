@@ -59,7 +59,7 @@ def test_an_editors_http_server_is_started_and_its_tools_answer(tmp_path: Path) 
     from generalAgent.tools.mcp.manager import MCPServerManager
     from tests.support.mcp_server import serve_http
 
-    settings = MCPSettings(_env_file=None, mcp_startup_timeout=20.0)  # type: ignore[call-arg]
+    settings = MCPSettings(mcp_startup_timeout=20.0)
     manager = MCPServerManager(MCPConfig(), settings, log_dir=tmp_path / "logs").start()
     try:
         with serve_http("remote") as url:

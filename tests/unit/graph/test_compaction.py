@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from generalAgent.cli.render import compaction_text
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.graph.compaction import SUMMARY_TAG
+from generalAgent.graph.history import SUMMARY_TAG
 from generalAgent.graph.turn import context_request_input
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import Request, ScriptedChatModel, ai, tool_call

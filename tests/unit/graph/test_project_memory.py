@@ -7,7 +7,7 @@ from pathlib import Path
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.trust import folder_trust
-from generalAgent.graph.nodes.planner import PromptBuilder
+from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.project_memory import load_project_memory, user_memory_path
 from tests.support.agent import build_test_agent
 from tests.support.scripted_model import ScriptedChatModel

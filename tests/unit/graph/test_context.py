@@ -8,8 +8,7 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from generalAgent.config.settings import Settings
-from generalAgent.graph import reminders
-from generalAgent.graph.nodes import planner as planner_module
+from generalAgent.graph import context
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -28,7 +27,7 @@ def test_system_message_is_identical_across_turns_and_minutes(
         def now(cls, tz=None):  # two minutes later on the wall clock
             return datetime.now(tz or UTC) + timedelta(minutes=2)
 
-    monkeypatch.setattr(planner_module, "datetime", LaterClock)
+    monkeypatch.setattr(context, "datetime", LaterClock)
     graph.invoke(user_turn("second", settings, mentions=["now"]), thread())
     systems = [r.messages[0] for r in model.requests]
     assert all(isinstance(s, SystemMessage) for s in systems)
@@ -80,7 +79,7 @@ def test_mention_reminder_fires_once(settings: Settings) -> None:
 def test_attach_to_multipart_message_keeps_the_image() -> None:
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
     history = [HumanMessage(content=[{"type": "text", "text": "what is this?"}, image])]
-    sent = reminders.attach_reminders(history, [reminders.wrap("note")])
+    sent = context.attach_reminders(history, [context.wrap("note")])
     assert sent[-1].content[:2] == history[0].content
     assert sent[-1].content[2] == {"type": "text", "text": "<system_reminder>\nnote\n</system_reminder>"}
     assert history[0].content[-1] == image  # the stored message is untouched
@@ -93,18 +92,44 @@ def test_todo_reminder_orders_and_counts() -> None:
         {"content": "high one", "status": "pending", "priority": "high"},
         {"content": "current", "status": "in_progress", "priority": "medium"},
     ]
-    text = reminders.build_todo_reminder(todos)
+    text = context.build_todo_reminder(todos)
     assert "1 of 4 completed" in text and "Finish all items" in text
     assert text.index("current") < text.index("high one") < text.index("low one")
     assert "done one" not in text
-    assert reminders.build_todo_reminder([{"content": "x", "status": "completed", "priority": "low"}]) == ""
+    assert context.build_todo_reminder([{"content": "x", "status": "completed", "priority": "low"}]) == ""
 
 
 def test_history_warning_only_near_the_limit() -> None:
-    assert reminders.build_history_warning(30, 40) == ""
-    assert "soon be dropped" in reminders.build_history_warning(38, 40)
+    assert context.build_history_warning(30, 40) == ""
+    assert "soon be dropped" in context.build_history_warning(38, 40)
 
 
 def test_attach_with_nothing_to_say_returns_history_unchanged() -> None:
     history = [HumanMessage(content="hi"), AIMessage(content="hello")]
-    assert reminders.attach_reminders(history, ["", ""]) == history
+    assert context.attach_reminders(history, ["", ""]) == history
+
+
+def test_each_reminder_section_speaks_only_to_its_own_concern(settings: Settings) -> None:
+    parts, _ = build_test_agent(settings, ScriptedChatModel(replies=[]))
+    todo, mention, upload, warning = context.reminder_sections(
+        settings.governance, parts.registry, parts.skills, parts.agents
+    )
+    quiet = context.ReminderInput({"messages": [HumanMessage("hi")]}, kept_messages=1)
+    assert [section(quiet) for section in (todo, mention, upload, warning)] == [None] * 4
+    busy = context.ReminderInput(
+        {
+            "messages": [HumanMessage("hi")],
+            "todos": [{"content": "read the report", "status": "pending", "priority": "high"}],
+            "new_mentions": ["now"],
+            "new_uploaded_files": [UPLOAD],
+        },
+        kept_messages=settings.governance.max_message_history,
+    )
+    texts = [section(busy) for section in (todo, mention, upload, warning)]
+    assert "read the report" in texts[0] and "报告.pdf" not in texts[0]
+    assert "now" in texts[1] and "报告.pdf" not in texts[1]
+    assert "报告.pdf" in texts[2] and "read the report" not in texts[2]
+    assert "messages" in texts[3] and "报告.pdf" not in texts[3]
+    # The planner's reminders are these texts, in this order.
+    prompts = context.PromptBuilder(settings, parts.registry, parts.skills, parts.agents)
+    assert prompts.reminders(busy.state, busy.kept_messages) == texts

@@ -57,6 +57,32 @@ def make_image_pdf(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def make_figure_pdf(path: Path, caption: str) -> Path:
+    """A report: a page of text, then a page that is a chart (a picture over half the page)
+    with its caption, as a PDF exported from a slide or a paper has them."""
+    from PIL import Image, ImageDraw
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    chart = Image.new("RGB", (600, 400), "white")
+    draw = ImageDraw.Draw(chart)
+    for n, height in enumerate((120, 260, 200, 330)):
+        draw.rectangle((60 + n * 130, 380 - height, 150 + n * 130, 380), fill=(40, 90, 160))
+    pdf = canvas.Canvas(str(path))  # A4: 595 x 842
+    pdf.setFont("Helvetica", 11)
+    for n in range(30):
+        pdf.drawString(
+            60, 780 - n * 16, f"Line {n} of the introduction: sales, customers and plans for the year."
+        )
+    pdf.showPage()
+    pdf.drawImage(ImageReader(chart), 50, 300, 500, 450)  # 45% of the page
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(60, 260, caption)
+    pdf.showPage()
+    pdf.save()
+    return path
+
+
 def make_docx(path: Path, heading: str, paragraphs: list[str], table: list[list[str]]) -> Path:
     import docx
 
@@ -143,4 +169,27 @@ def make_long_scan(path: Path, pages: int, lines: list[str], *, dpi: int = 150) 
     out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
     out += f"trailer\n<< /Size {len(bodies) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
+    return path
+
+
+REGIONS = ["North", "South", "East", "West", "华北"]
+ROWS = 50_000  # the sales sheet's data rows (tests and bench/query_table.py)
+
+
+def make_sales_sheet(path: Path, rows: int = ROWS) -> Path:
+    """A title row, a merged group header over two quarter columns, `rows` data rows, and
+    a formula column never calculated (openpyxl writes no cached values)."""
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    sheet = workbook.active
+    sheet.title = "Sales"
+    sheet.append(["Sales report 2024"])
+    sheet.append(["Region", "Product", "Revenue", None, "Total"])
+    sheet.merge_cells("C2:D2")
+    sheet.append([None, None, "Q1", "Q2", None])
+    for i in range(rows):
+        sheet.append([REGIONS[i % 5], f"p{i % 37}", i % 100, (i * 7) % 100, f"=C{i + 4}+D{i + 4}"])
+    workbook.create_sheet("Notes").append(["written by hand"])
+    workbook.save(str(path))
     return path

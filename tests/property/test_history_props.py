@@ -1,4 +1,4 @@
-"""Invariants of clean_message_history and truncate_messages_safely over random histories."""
+"""Invariants of the history helpers (repair, clean, cut) over random histories."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from generalAgent.graph.message_utils import call_ids, clean_message_history, truncate_messages_safely
+from generalAgent.graph.history import (
+    answer_open_calls,
+    call_ids,
+    clean_message_history,
+    open_call_ids,
+    truncate_messages_safely,
+)
 
 _ids = itertools.count()
 
@@ -149,3 +155,22 @@ def test_hysteresis_cuts_rarely_in_a_long_session() -> None:
         heads.append(kept[0].content)
     cuts = sum(1 for a, b in itertools.pairwise(heads) if a != b)
     assert cuts == 15  # every ~6 turns (20 messages), not every turn
+
+
+@given(histories())
+def test_repair_answers_every_open_call_once_right_after_its_calls(history: list[BaseMessage]) -> None:
+    repaired = answer_open_calls(history, "not run")
+    if repaired is None:
+        assert not open_call_ids(history)
+        return
+    assert is_subsequence(history, repaired)  # nothing dropped or reordered
+    added = [m for m in repaired if not any(m is other for other in history)]
+    assert sorted(m.tool_call_id for m in added) == sorted(open_call_ids(history))
+    assert all(isinstance(m, ToolMessage) and m.content == "not run" for m in added)
+    assert not open_call_ids(repaired) and answer_open_calls(repaired, "not run") is None
+    for message in added:  # in the run of tool messages after its call, never after a new message
+        index = repaired.index(message)
+        j = index - 1
+        while isinstance(repaired[j], ToolMessage):
+            j -= 1
+        assert message.tool_call_id in call_ids(repaired[j])

@@ -9,7 +9,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
-from generalAgent.graph.message_utils import call_ids
+from generalAgent.graph.history import call_ids
+from generalAgent.graph.state import model_calls_this_turn
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -32,7 +33,8 @@ def test_plain_answer_is_one_model_call(settings: Settings) -> None:
     _, graph = build_test_agent(settings, model)
     state = graph.invoke(user_turn("hi", settings), thread())
     assert [type(m) for m in state["messages"]] == [HumanMessage, AIMessage]
-    assert state["loops"] == 1
+    assert model_calls_this_turn(state["messages"]) == 1  # derived, not stored
+    assert "loops" not in state
     assert len(model.requests) == 1
     request = model.requests[0]
     assert isinstance(request.messages[0], SystemMessage)

@@ -20,9 +20,10 @@ from langchain_core.messages import AIMessage, ToolMessage
 from rich.console import Console
 
 from generalAgent.cli.render import TerminalView
-from generalAgent.cli.turns import STOPPED_TOOL, open_call_answers, run_turn
+from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
+from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.turn import main_turn_input
 from generalAgent.knowledge import open_store
 from tests.support.agent import build_test_agent, thread, user_turn
@@ -184,9 +185,10 @@ def test_a_thread_stored_by_the_old_bug_opens_and_goes_on(settings: Settings) ->
     stored_answers = store_thread_of_the_double_approval_bug(saver, "t1")
     model = ScriptedChatModel(replies=[ai("going on")])
     _, graph = build_test_agent(settings, model, saver)
-    closing = open_call_answers(graph, thread(), STOPPED_TOOL)
-    assert [m.content for m in closing] == stored_answers
-    state = graph.invoke(main_turn_input("again", session_id="t1", max_loops=5, closing=closing), thread())
+    assert settle_unfinished_step(graph, thread())  # the answers the failed step left are stored
+    state = graph.invoke(main_turn_input("again", session_id="t1", max_loops=5), thread())
+    answers = [m.content for m in state["messages"] if isinstance(m, ToolMessage)]
+    assert answers == stored_answers
     assert state["messages"][-1].content == "going on"
     assert not stored_history_problems(state["messages"])
     # The answers of the old "always" were never stored: the next command asks again.
