@@ -88,7 +88,7 @@ def timed_searches(
             elapsed = (time.perf_counter() - began) * 1000
             if round_number:
                 samples.append(elapsed)
-            sizes = [content_size(r) for r in result["results"]]
+            sizes = [content_size(r.found) for r in result.results]
             largest_result = max([largest_result, *sizes])
             largest_call = max(largest_call, sum(sizes))
     ordered = sorted(samples)
@@ -126,11 +126,9 @@ def hybrid_recall(model: str, questions: list[dict]) -> dict[str, Any]:
                     result = search_knowledge(store, question["question"], max_results=5)
                     target = f"{question['lang']}/{question['page']}"
                     hits[question["lang"]] += any(
-                        ids.get(r["item"]["id"]) == target
-                        and any(
-                            question["answer"].lower() in c["content"].lower() for c in r["matched_chunks"]
-                        )
-                        for r in result["results"]
+                        ids.get(r.item.id) == target
+                        and any(question["answer"].lower() in p.text.lower() for p in r.found.matched)
+                        for r in result.results
                     )
                 totals = {lang: sum(q["lang"] == lang for q in questions) for lang in hits}
                 scores[f"{mode}_recall_at_5"] = {

@@ -176,7 +176,8 @@ def _index_whole(index: Any, path: Path, transaction: Any) -> tuple[str, int]:
     from generalAgent.documents.extract import extract_document
     from generalAgent.documents.index import chunk_rows
     from generalAgent.search.chunking import chunk_blocks
-    from generalAgent.search.database import now_iso, replace_chunks, segment_rows
+    from generalAgent.search.schema import now_iso
+    from generalAgent.search.storage import replace_chunks, segment_rows
 
     extracted = extract_document(path, index.settings)
     content, chunks = chunk_blocks(extracted.blocks, index.chunking)

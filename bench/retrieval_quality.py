@@ -70,9 +70,9 @@ from bench.manpage_corpus import corpus
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import FOLDED_CONTEXT
-from generalAgent.search.database import item_rowid_range
 from generalAgent.search.lookup import chunks_at, find_chunks
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
+from generalAgent.search.storage import item_rowid_range
 
 DATA = Path(__file__).resolve().parent / "data"
 QUESTIONS = DATA / "retrieval_questions.jsonl"

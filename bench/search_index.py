@@ -22,8 +22,9 @@ At each checkpoint the convenience API and knowledge search are timed too, on th
 index: `search_in_index` on the gnuplot manual (311 pages, bench/document_corpus.py; each
 call opens the index, checks the file by size and modification time, searches, closes)
 and `search_document` as the search_file tool runs it (on the connection it keeps: the
-file checked, the lookup, context, budget) beside `SearchIndex.search_item` on the same
-open index (the index's own query time; `ratio_search_file_vs_search_item`), with the 70
+file checked, the lookup, context, budget, and the answer rendered as the model reads
+it) beside `SearchIndex.search_item` on the same open index (the index's own query
+time; `ratio_search_file_vs_search_item`), with the 70
 gnuplot questions of the documents set; and `search_knowledge` over everything with
 the 150 questions, normally and right after a `search_file` from another connection.
 The peers are pip-installed on first run. Prints one JSON object.
@@ -50,9 +51,9 @@ from bench.retrieval_quality import load_document_questions, load_questions
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents import search_in_index
 from generalAgent.documents.index import SearchIndex
-from generalAgent.documents.search import search_document
+from generalAgent.documents.search import render_search, search_document
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
-from generalAgent.search.database import SharedConnection
+from generalAgent.search.connection import SharedConnection
 from generalAgent.search.lookup import find_chunks
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
 
@@ -205,7 +206,8 @@ def measure_api(index: SearchIndex, settings: Settings, manual: Path, rounds: in
 
     def search_file(query: str) -> Any:
         with shared.use() as conn:
-            return search_document(settings.paths.indexes_db, settings.documents, manual, query, conn=conn)
+            found = search_document(settings.paths.indexes_db, settings.documents, manual, query, conn=conn)
+        return render_search(found)  # the text the model reads: the tool's whole answer
 
     result: dict[str, Any] = lockstep(
         {

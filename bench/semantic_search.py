@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from generalAgent.search import vector_index
-from generalAgent.search.database import connect, transaction
+from generalAgent.search.connection import connect, transaction
 from generalAgent.search.semantic import _nearest_by_scan
 
 MODEL = "bench-model"

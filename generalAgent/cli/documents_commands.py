@@ -5,6 +5,8 @@
     generalagent index --cleanup --days 30
     generalagent search reports/q3.pdf "营收增长" -n 3 --json
     generalagent search reports/ "营收增长" --or "revenue growth"   # every document of a folder
+    generalagent search "reports/*.pdf" "营收增长"                   # the files a glob names
+    generalagent search --all "营收增长"                             # every indexed document
     generalagent search "营收增长"                                   # the working folder
 
 Progress and messages go to stderr, results to stdout, so `--json` output can be piped.
@@ -15,6 +17,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,20 +28,24 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from generalAgent.cli.search_view import render_file_hits, render_folder_hits
+from generalAgent.cli.search_view import query_words, render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
-from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.config.settings import DocumentSettings, Settings, SettingsError, load_settings
 from generalAgent.documents.convert import soffice
-from generalAgent.documents.folder import search_folder
+from generalAgent.documents.folder import FolderSearch, search_files, search_folder, search_indexed
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.reading import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
-from generalAgent.documents.search import SearchFailure, search_document
+from generalAgent.documents.search import MAX_RESULTS_ASKED, SearchFailure, line_numbers, search_document
 from generalAgent.i18n import _, ngettext
-from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
+from generalAgent.search.results import SearchResult
+from generalAgent.search.storage import VectorSource
 
+# What `search -n` says it defaults to: the setting's own default (SEARCH_MAX_RESULTS_DEFAULT).
+DEFAULT_RESULTS = DocumentSettings.model_fields["search_max_results_default"].default
 # Documents with more chunks than this get their own progress bar with a chunks/s rate.
 LARGE_DOCUMENT_CHUNKS = 200
 
@@ -350,7 +358,10 @@ def search_command(
     arguments: Annotated[
         list[str],
         typer.Argument(
-            help=_("[PATH] QUERY: a file or a folder (the working folder when left out), then the words")
+            help=_(
+                '[TARGET] QUERY: a file, a folder or a glob such as "docs/*.pdf" (the working folder '
+                "when left out), then the words"
+            )
         ),
     ],
     also: Annotated[
@@ -359,18 +370,40 @@ def search_command(
     ] = None,
     max_results: Annotated[
         int | None,
-        typer.Option("-n", "--max-results", min=1, help=_("Passages (default SEARCH_MAX_RESULTS_DEFAULT)")),
+        typer.Option(
+            "-n",
+            "--max-results",
+            min=1,
+            help=_(
+                "Passages to show (default {default} in a file, {many} across files; at most {most}, "
+                "within the content budget)"
+            ).format(default=DEFAULT_RESULTS, many=2 * DEFAULT_RESULTS, most=MAX_RESULTS_ASKED),
+        ),
     ] = None,
-    regex: Annotated[bool, typer.Option("--regex", help=_("Grep with a regular expression"))] = False,
+    everything: Annotated[
+        bool, typer.Option("--all", help=_("Search every indexed document instead of a target"))
+    ] = False,
+    regex: Annotated[
+        bool, typer.Option("--regex", help=_("Grep one file with a regular expression"))
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))] = False,
 ) -> None:
     settings = settings_from(ctx)
     err = terminal_console(stderr=True)
-    if len(arguments) not in (1, 2):
-        err.print(escape(_("Give the words to look for, after a file or folder if not the working folder.")))
+    if len(arguments) not in ((1,) if everything else (1, 2)):
+        err.print(
+            escape(
+                _("With --all, give only the words to look for.")
+                if everything
+                else _("Give the words to look for, after a file or folder if not the working folder.")
+            )
+        )
         raise typer.Exit(2)
-    path = Path(arguments[0]) if len(arguments) == 2 else Path(".")
     query: str | list[str] = [arguments[-1], *(also or [])] if also else arguments[-1]
+    if everything or (len(arguments) == 2 and any(ch in arguments[0] for ch in "*?[")):
+        _search_many(settings, None if everything else arguments[0], query, max_results, regex, as_json, err)
+        return
+    path = Path(arguments[0]) if len(arguments) == 2 else Path(".")
     if path.is_dir():
         _search_folder(settings, path, query, max_results, regex, as_json, err)
         return
@@ -384,25 +417,106 @@ def search_command(
             max_results,
             regex=regex,
             vectors=vectors,
+            whole_call=True,
         )
     except SearchFailure as exc:
         err.print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
-    if vectors is not None and result["hits"]:
-        _tell_unembedded(settings, vectors.model, result["hits"][0]["item_id"], str(path), err)
+    if vectors is not None and result.results:
+        _tell_unembedded(settings, vectors.model, result.results[0].item_id, str(path), err)
     if as_json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
     else:
-        if not isinstance(result["query"], str):
-            result = {**result, "query": " | ".join(result["query"])}
-        terminal_console().print(render_file_hits(result), highlight=False)
-    if not result["hits"]:
+        lines = _text_lines(settings, result.results, [] if result.regex else result.query)
+        terminal_console().print(render_file_hits(result, lines), highlight=False)
+    if not result.results:
+        raise typer.Exit(1)
+
+
+def _text_lines(
+    settings: Settings, results: Sequence[SearchResult], query: str | Sequence[str]
+) -> dict[tuple[str, int], int]:
+    """The line of each passage that has no other place (plain text, code): (item, chunk) ->
+    the line where the first word of the query occurs in it (else where it starts), so a
+    person can open the file there."""
+    words = [w.lower() for q in ([query] if isinstance(query, str) else query) for w in query_words(q)]
+    wanted: dict[str, dict[int, int]] = {}
+    for result in results:
+        for passage in result.matched:
+            if not passage.place:
+                text = passage.text.lower()
+                found = [at for at in (text.find(w) for w in words) if at >= 0]
+                offset = passage.start + (min(found) if found else 0)
+                wanted.setdefault(result.item_id, {})[passage.chunk_index] = offset
+    if not wanted:
+        return {}
+    lines: dict[tuple[str, int], int] = {}
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        for item_id, starts in wanted.items():
+            at_line = line_numbers(index.conn, item_id, list(starts.values()))
+            lines.update({(item_id, chunk): at_line[start] for chunk, start in starts.items()})
+    return lines
+
+
+def _search_many(
+    settings: Settings,
+    pattern: str | None,
+    query: str | list[str],
+    max_results: int | None,
+    regex: bool,
+    as_json: bool,
+    err: Console,
+) -> None:
+    """`generalagent search "docs/*.pdf" QUERY` (the files a glob names, indexed as needed)
+    and `generalagent search --all QUERY` (every indexed document, nothing read)."""
+    if regex:
+        err.print(escape(_("--regex searches one file: give a file, not a folder.")))
+        raise typer.Exit(2)
+    try:
+        if pattern is None:
+            result = search_indexed(
+                settings.paths.indexes_db,
+                settings.documents,
+                query,
+                max_results,
+                label=_("the index"),
+            )
+        else:
+            found = glob_files(Path(pattern).expanduser(), hidden=False)
+            files = [f for f in found.files if f.suffix.lower() in SEARCHABLE_SUFFIXES]
+            if not files:
+                err.print(escape(_("{pattern}: no file matches").format(pattern=pattern)))
+                raise typer.Exit(1)
+            result = search_files(
+                settings.paths.indexes_db,
+                settings.documents,
+                files,
+                query,
+                max_results,
+                label=pattern,
+                vectors=embeddings_from_settings(settings),
+            )
+    except SearchFailure as exc:
+        err.print(f"[red]{escape(str(exc))}[/red]")
+        raise typer.Exit(1) from None
+    _print_many(settings, result, as_json)
+
+
+def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+    else:
+        lines = _text_lines(
+            settings, [hit for document in result.documents for hit in document.results], result.query
+        )
+        terminal_console().print(render_folder_hits(result, lines), highlight=False)
+    if not result.documents:
         raise typer.Exit(1)
 
 
 def _tell_unembedded(settings: Settings, model: str, item_id: str, shown: str, err: Console) -> None:
     """One dim line when the document's chunks are not all embedded yet (found by words only)."""
-    from generalAgent.search.database import connect
+    from generalAgent.search.connection import connect
     from generalAgent.search.semantic import unembedded_chunks
 
     try:
@@ -463,12 +577,7 @@ def _search_folder(
         except SearchFailure as exc:
             err.print(f"[red]{escape(str(exc))}[/red]")
             raise typer.Exit(1) from None
-    if as_json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
-    else:
-        terminal_console().print(render_folder_hits(result), highlight=False)
-    if not result["documents"]:
-        raise typer.Exit(1)
+    _print_many(settings, result, as_json)
 
 
 def _shown(path: Path, folder: Path) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -149,10 +150,10 @@ def search_command(
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
     if as_json:
-        _print_json(result)
+        _print_json(asdict(result))
     else:
         terminal_console().print(render_knowledge_hits(result, command_hint()), highlight=False)
-    if not result["results"]:
+    if not result.results:
         raise typer.Exit(1)
 
 

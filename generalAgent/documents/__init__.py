@@ -1,14 +1,14 @@
 """Document search: extraction, chunking and the SQLite FTS5 + jieba index.
 
-The functions below are the convenience API, one call per job. Each opens the index
-database of `settings` (read from the environment when not given), does one thing and
-closes it; long-running callers (the CLI, benchmarks, knowledge search) hold a
+The functions below are a convenience API for scripts: each opens the index database of
+`settings` (read from the environment when not given), does one thing and closes it;
+long-running callers (the CLI, benchmarks, knowledge search) hold a
 `SearchIndex` instead.
 
     from generalAgent.documents import create_index, search_in_index
     create_index(Path("uploads/report.pdf"))
     for hit in search_in_index(Path("uploads/report.pdf"), "营收增长"):
-        print(hit["page"], hit["score"], hit["text"][:80])
+        print(hit.place, hit.score, hit.text[:80])
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
         compute_file_hash,
     )
     from generalAgent.documents.reading import DocumentError
+    from generalAgent.search.results import Passage
 
 # Loaded on first use (PEP 562): importing one light module of the package (documents.images
 # for the tools' image limits) must not load the extractors, the index and jieba's neighbours,
@@ -39,6 +40,7 @@ _LAZY = {
     "QueryError": "generalAgent.documents.index",
     "SearchIndex": "generalAgent.documents.index",
     "compute_file_hash": "generalAgent.documents.index",
+    "Passage": "generalAgent.search.results",
 }
 
 
@@ -55,6 +57,7 @@ __all__ = [
     "ChunkHit",
     "DocumentError",
     "IndexedDocument",
+    "Passage",
     "QueryError",
     "SearchIndex",
     "cleanup_old_indexes",
@@ -91,15 +94,15 @@ def index_exists(path: Path, settings: Settings | None = None) -> bool:
 
 def search_in_index(
     path: Path, query: str | list[str], max_results: int | None = None, settings: Settings | None = None
-) -> list[dict[str, Any]]:
-    """Best chunks of an indexed file: dicts with chunk_id, page, heading, text, score.
+) -> list[Passage]:
+    """Best passages of an indexed file, each with its place, text and score.
 
     `query` is one string or a list of phrasings of one question (e.g. the user's Chinese
     and its English rendering for an English document), fused by rank. [] when the file is
     not indexed (call `create_index` first) or nothing matches.
     """
     with open_index(settings) as index:
-        return [hit.to_result() for hit in index.search(Path(path), query, max_results)]
+        return [hit.passage() for hit in index.search(Path(path), query, max_results)]
 
 
 def get_index_stats(settings: Settings | None = None) -> dict[str, Any]:

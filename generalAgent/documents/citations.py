@@ -18,7 +18,7 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 
-from generalAgent.search.database import content_text
+from generalAgent.search.storage import content_text
 
 # A quote shorter than this (after normalising) proves nothing: "the" occurs everywhere.
 MIN_QUOTE_CHARS = 8

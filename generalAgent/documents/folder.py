@@ -21,20 +21,27 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.folder_walk import walk_folder
 from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.documents.reading import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
-from generalAgent.documents.search import SearchFailure, language_advice, with_context
+from generalAgent.documents.search import (
+    SCORE_DIGITS,
+    SearchFailure,
+    language_advice,
+    passage_lines,
+    with_context,
+)
 from generalAgent.search.budgets import ContentBudget, apply_budget
-from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import language_name
 from generalAgent.search.lookup import find_chunks
 from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.results import SearchResult
 from generalAgent.search.semantic import nearest_chunks
+from generalAgent.search.storage import VectorSource
 
 # Files one folder search considers, at most (the first ones by path): past that, search a
 # sub-folder. Checking an unchanged file costs ~0.1 ms, so the check itself stays small.
@@ -62,6 +69,44 @@ class FolderIndexing:
     pending: list[Path] = field(default_factory=list)  # not reached before the deadline
     warning: str = ""  # embedding new chunks failed: they are searched by keywords only
     notes: list[str] = field(default_factory=list)  # what reading left out (OCR page limits), per file
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentHits:
+    """One document of a folder search and its results (places), best first."""
+
+    file: str
+    file_type: str
+    language: str
+    results: tuple[SearchResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FailedFile:
+    file: str
+    error: str
+
+
+@dataclass(frozen=True, slots=True)
+class FolderSearch:
+    """What a folder search did and found: documents best first, each with its places."""
+
+    folder: str
+    query: str | list[str]
+    files: int  # searchable files considered
+    more_files: bool  # the folder holds more than MAX_FOLDER_FILES
+    indexed: int  # newly indexed by this search
+    unchanged: int
+    failed: tuple[FailedFile, ...]
+    pending: int  # not indexed yet (the indexing deadline passed)
+    languages: tuple[str, ...]  # the documents' main languages
+    max_results: int
+    documents: tuple[DocumentHits, ...]
+    warning: str = ""
+
+    @property
+    def searched(self) -> int:
+        return self.files - self.pending - len(self.failed)
 
 
 def searchable_files(folder: Path, limit: int = MAX_FOLDER_FILES) -> tuple[list[Path], bool]:
@@ -119,18 +164,56 @@ def search_folder(
     progress: FolderProgress | None = None,
     index_seconds: float = FOLDER_INDEX_SECONDS,
     conn: sqlite3.Connection | None = None,
-) -> dict[str, Any]:
+) -> FolderSearch:
     """Index the folder's documents as needed and return the best places for `query` (one
     string or several phrasings) across all of them, grouped per document, within budget."""
-    asked = phrasings(query)
-    if not asked:
+    if not phrasings(query):
         raise SearchFailure("Empty query: give the words to look for.")
     if not folder.is_dir():
         raise SearchFailure(f"{shown_as(folder)} is not a folder; give a folder, or search one file.")
+    files, more = searchable_files(folder)
+    return search_files(
+        db_path,
+        settings,
+        files,
+        query,
+        max_results,
+        label=shown_as(folder),
+        more_files=more,
+        shown_as=shown_as,
+        vectors=vectors,
+        open_file=open_file,
+        progress=progress,
+        index_seconds=index_seconds,
+        conn=conn,
+    )
+
+
+def search_files(
+    db_path: Path,
+    settings: DocumentSettings,
+    files: Sequence[Path],
+    query: str | Sequence[str],
+    max_results: int | None = None,
+    *,
+    label: str,
+    more_files: bool = False,
+    shown_as: Callable[[Path], str] = str,
+    vectors: VectorSource | None = None,
+    open_file: OpenFile = open_plainly,
+    progress: FolderProgress | None = None,
+    index_seconds: float = FOLDER_INDEX_SECONDS,
+    conn: sqlite3.Connection | None = None,
+) -> FolderSearch:
+    """Like `search_folder` for the given `files` (a folder's, or those a glob names),
+    shown under `label`."""
+    asked = phrasings(query)
+    if not asked:
+        raise SearchFailure("Empty query: give the words to look for.")
+    more = more_files
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
-    files, more = searchable_files(folder)
     warning = ""
     try:
         # Chunks are embedded after indexing, in the background (search/background_embedding.py).
@@ -159,81 +242,132 @@ def search_folder(
             )
             results = with_context(index, hits)
     except QueryError as exc:
-        raise SearchFailure(f"Cannot search {shown_as(folder)}: {exc}.") from None
+        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:
         raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
-    budgeted = apply_budget(results, budget)
-    documents: dict[str, dict[str, Any]] = {}
-    for result in budgeted:
-        item_id = result["item"]["id"]
-        document = documents.setdefault(
-            item_id,
-            {
-                "file": shown_as(indexing.items[item_id]),
-                "file_type": indexing.file_types[item_id],
-                "language": indexing.languages[item_id],
-                "hits": [],
-            },
-        )
-        chunk = result["matched_chunks"][0] if result["matched_chunks"] else {}
-        document["hits"].append(
-            {
-                "place": chunk.get("place", ""),
-                "page": chunk.get("page"),
-                "heading": chunk.get("heading", ""),
-                "ocr": bool(chunk.get("ocr")),
-                "score": result["score"],
-                "chunk_index": result["chunk_index"],
-                "matched_chunks": result["matched_chunks"],
-                "context_chunks": result["context_chunks"],
-                **({"cut": result["cut"]} if "cut" in result else {}),
-            }
-        )
+    grouped: dict[str, list[SearchResult]] = {}
+    for result in apply_budget(results, budget):
+        grouped.setdefault(result.item_id, []).append(result)
     shown_query = [normalise_query(q) for q in asked]
-    return {
-        "folder": shown_as(folder),
-        "query": shown_query[0] if len(shown_query) == 1 else shown_query,
-        "files": len(files),
-        "more_files": more,
-        "indexed": indexing.indexed,
-        "unchanged": indexing.unchanged,
-        "failed": [{"file": shown_as(path), "error": error} for path, error in indexing.failed],
-        "pending": len(indexing.pending),
-        "languages": sorted({language for language in indexing.languages.values() if language}),
-        "max_results": limit,
-        "documents": list(documents.values()),
-        **({"warning": " ".join([*indexing.notes, warning]).strip()} if warning or indexing.notes else {}),
-    }
+    return FolderSearch(
+        folder=label,
+        query=shown_query[0] if len(shown_query) == 1 else shown_query,
+        files=len(files),
+        more_files=more,
+        indexed=indexing.indexed,
+        unchanged=indexing.unchanged,
+        failed=tuple(FailedFile(shown_as(path), error) for path, error in indexing.failed),
+        pending=len(indexing.pending),
+        languages=tuple(sorted({language for language in indexing.languages.values() if language})),
+        max_results=limit,
+        documents=tuple(
+            DocumentHits(
+                file=shown_as(indexing.items[item_id]),
+                file_type=indexing.file_types[item_id],
+                language=indexing.languages[item_id],
+                results=tuple(found),
+            )
+            for item_id, found in grouped.items()
+        ),
+        warning=" ".join([*indexing.notes, warning]).strip(),
+    )
 
 
-def render_folder_search(result: dict[str, Any]) -> str:
+def search_indexed(
+    db_path: Path,
+    settings: DocumentSettings,
+    query: str | Sequence[str],
+    max_results: int | None = None,
+    *,
+    label: str,
+    conn: sqlite3.Connection | None = None,
+) -> FolderSearch:
+    """The best places for `query` across every indexed document, grouped per document,
+    within budget; nothing is read or indexed (each document is shown by the path it was
+    last indexed from)."""
+    asked = phrasings(query)
+    if not asked:
+        raise SearchFailure("Empty query: give the words to look for.")
+    budget = ContentBudget.from_settings(settings)
+    wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
+    limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
+    try:
+        with SearchIndex(db_path, settings, conn=conn) as index:
+            documents = {
+                row[0]: row[1:]
+                for row in index.conn.execute(
+                    "SELECT d.item_id, COALESCE((SELECT MAX(p.path) FROM document_paths p"
+                    " WHERE p.file_hash = d.file_hash), d.file_name), d.file_type, d.language FROM documents d"
+                )
+            }
+            hits = find_chunks(
+                index.conn,
+                asked,
+                index.segmenter,
+                limit,
+                item_filter="i.domain = ?",
+                filter_params=["documents"],
+            )
+            results = with_context(index, hits)
+    except QueryError as exc:
+        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
+    except DatabaseError as exc:
+        raise SearchFailure(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+    grouped: dict[str, list[SearchResult]] = {}
+    for result in apply_budget(results, budget):
+        if result.item_id in documents:
+            grouped.setdefault(result.item_id, []).append(result)
+    shown_query = [normalise_query(q) for q in asked]
+    return FolderSearch(
+        folder=label,
+        query=shown_query[0] if len(shown_query) == 1 else shown_query,
+        files=len(documents),
+        more_files=False,
+        indexed=0,
+        unchanged=len(documents),
+        failed=(),
+        pending=0,
+        languages=tuple(sorted({language for _, _, language in documents.values() if language})),
+        max_results=limit,
+        documents=tuple(
+            DocumentHits(
+                file=documents[item_id][0],
+                file_type=documents[item_id][1],
+                language=documents[item_id][2],
+                results=tuple(found),
+            )
+            for item_id, found in grouped.items()
+        ),
+    )
+
+
+def render_folder_search(result: FolderSearch) -> str:
     """The folder search as the model reads it: what was searched, then each document with
     its places (best document first), each place with its context."""
-    query = result["query"]
+    query = result.query
     what = f'"{query}"' if isinstance(query, str) else " or ".join(f'"{q}"' for q in query)
-    languages = ", ".join(language_name(code) for code in result["languages"]) or "unknown"
-    searched = result["files"] - result["pending"] - len(result["failed"])
-    head = f"{searched} document(s) searched in {result['folder']} (languages: {languages})"
+    languages = ", ".join(language_name(code) for code in result.languages) or "unknown"
+    head = f"{result.searched} document(s) searched in {result.folder} (languages: {languages})"
     notes = []
-    if result["indexed"]:
-        notes.append(f"{result['indexed']} newly indexed")
-    if result["pending"]:
+    if result.indexed:
+        notes.append(f"{result.indexed} newly indexed")
+    if result.pending:
         notes.append(
-            f"{result['pending']} not indexed yet (indexing stops after a while; search again to go on)"
+            f"{result.pending} not indexed yet (indexing stops after a while; search again to go on)"
         )
-    if result["failed"]:
-        notes.append(
-            f"{len(result['failed'])} unreadable: " + "; ".join(f["error"] for f in result["failed"][:3])
-        )
-    if result["more_files"]:
-        notes.append(f"only the first {result['files']} files are searched; search a sub-folder for the rest")
+    if result.failed:
+        notes.append(f"{len(result.failed)} unreadable: " + "; ".join(f.error for f in result.failed[:3]))
+    if result.more_files:
+        notes.append(f"only the first {result.files} files are searched; search a sub-folder for the rest")
     if notes:
         head += " — " + ", ".join(notes)
-    if result.get("warning"):
-        head = f"Note: {result['warning']}\n{head}"
-    documents = result["documents"]
+    if result.warning:
+        head = f"Note: {result.warning}\n{head}"
+    documents = result.documents
     if not documents:
         advice = _folder_language_advice(result, found=False)
         return (
@@ -241,40 +375,30 @@ def render_folder_search(result: dict[str, Any]) -> str:
             + (advice + " " if advice else "")
             + "Try other words, a synonym or the other language, or fewer words."
         )
-    places = sum(len(d["hits"]) for d in documents)
+    places = sum(len(d.results) for d in documents)
     lines = [f"{head}.", f"{places} passage(s) in {len(documents)} document(s) for {what}, best first:"]
     advice = _folder_language_advice(result, found=True)
     if advice:
         lines.append(advice)
     number = 0
     for document in documents:
-        language = f", {language_name(document['language'])} text" if document["language"] else ""
-        lines += ["", f"## {document['file']} ({document['file_type']}{language})"]
-        for hit in document["hits"]:
+        language = f", {language_name(document.language)} text" if document.language else ""
+        lines += ["", f"## {document.file} ({document.file_type}{language})"]
+        for hit in document.results:
             number += 1
-            place = hit["place"] or f"chunk {hit['chunk_index']}"
-            lines.append(f"[{number}] {place} | score {hit['score']:g}")
-            chunks = [(c, True) for c in hit["matched_chunks"]] + [(c, False) for c in hit["context_chunks"]]
-            for chunk, is_match in sorted(chunks, key=lambda pair: pair[0]["chunk_index"]):
-                label = ">> " if is_match else "   "
-                other = f"[{chunk['place']}] " if chunk["place"] and chunk["place"] != hit["place"] else ""
-                body = "\n".join(
-                    (" " * len(label) + line).rstrip() if n else line
-                    for n, line in enumerate(chunk["content"].split("\n"))
-                )
-                lines.append(f"{label}{other}{body}")
-            if "cut" in hit:
-                lines.append(f"   (cut: {hit['cut']})")
+            place = hit.place or f"chunk {hit.chunk_index}"
+            lines.append(f"[{number}] {place} | score {round(hit.score, SCORE_DIGITS):g}")
+            lines += passage_lines(hit)
     return "\n".join(lines)
 
 
-def _folder_language_advice(result: dict[str, Any], found: bool) -> str:
+def _folder_language_advice(result: FolderSearch, found: bool) -> str:
     """Advice on the query's language when every document of the folder is in one language
     and no phrasing is in its script (see documents/search.py `language_advice`)."""
-    if len(result["languages"]) != 1:
+    if len(result.languages) != 1:
         return ""
     return (
-        language_advice(result["languages"][0], result["query"], found)
+        language_advice(result.languages[0], result.query, found)
         .replace("the document is", "the documents are")
         .replace("The document is", "The documents are")
     )

@@ -26,20 +26,13 @@ from generalAgent.documents.extract import open_document
 from generalAgent.documents.ocr import current_call, ocr_call
 from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
-from generalAgent.search.database import (
-    DOCUMENTS_DOMAIN,
-    ChunkRow,
-    IndexDatabase,
-    Staging,
-    VectorSource,
-    item_rowid_range,
-    now_iso,
-    segment_rows,
-    transaction,
-)
+from generalAgent.search.connection import IndexDatabase, transaction
 from generalAgent.search.language import SAMPLE_CHARS, main_language
-from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window, find_chunks, regex_chunks
+from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window, find_chunks
 from generalAgent.search.query import phrasings
+from generalAgent.search.regex_scan import regex_chunks
+from generalAgent.search.schema import DOCUMENTS_DOMAIN, now_iso
+from generalAgent.search.storage import ChunkRow, Staging, VectorSource, item_rowid_range, segment_rows
 
 __all__ = ["ChunkHit", "IndexedDocument", "QueryError", "SearchIndex", "compute_file_hash"]
 

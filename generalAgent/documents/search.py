@@ -4,8 +4,8 @@ chunks of its place and its neighbours as context, fit the content budget, and r
 Every hit names its place (page, slide, sheet and rows, or section) so answers can cite it,
 and `check_citation` tells whether a quoted sentence really occurs at a cited place.
 
-`search_document` returns a plain dict (the CLI prints it with --json); `render_search`
-turns it into the text the model reads. Every failure a user can cause comes back as
+`search_document` returns a `FileSearch` (the CLI prints it with --json through
+`dataclasses.asdict`); `render_search` turns it into the text the model reads. Every failure a user can cause comes back as
 `SearchFailure` with a message that says what to do.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,12 +22,14 @@ from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
 from generalAgent.search.budgets import ContentBudget, apply_budget
-from generalAgent.search.database import DatabaseError, VectorSource, item_rowid_range
+from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import is_cjk, language_name, query_language
 from generalAgent.search.lookup import chunks_at
 from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.results import Passage, SearchResult
 from generalAgent.search.semantic import nearest_chunks
+from generalAgent.search.storage import VectorSource, content_pieces, item_rowid_range
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.
@@ -37,8 +39,32 @@ CONTEXT_AFTER = 1
 FOLDED_CONTEXT = 3
 
 
+# Passages a person may ask one search for (`generalagent search -n`): the call's content
+# budget (MAX_TOTAL_CONTENT_SIZE) decides how many of them keep their text.
+MAX_RESULTS_ASKED = 20
+# Scores as the model reads them: four decimals tell the fused rank scores apart.
+SCORE_DIGITS = 4
+
+
 class SearchFailure(Exception):
     """The search could not run; the message is for the user (or the model) as it is."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileSearch:
+    """What a search of one file found: the file's facts and its results, best first,
+    one per page or section, each within the content budget."""
+
+    file: str  # as the user or the model named it
+    file_type: str
+    total_chunks: int
+    language: str  # the document's main language ("en", "zh", ...; "" when unknown)
+    query: str | list[str]  # as searched: one string, or the phrasings
+    regex: bool
+    max_results: int  # results asked for, after the budget's cap
+    capped: bool  # more were asked for than the budget allows
+    results: tuple[SearchResult, ...]
+    warning: str = ""  # e.g. semantic search failed and keyword search answered
 
 
 def search_document(
@@ -53,7 +79,8 @@ def search_document(
     vectors: VectorSource | None = None,
     open_file: OpenFile = open_plainly,
     conn: sqlite3.Connection | None = None,
-) -> dict[str, Any]:
+    whole_call: bool = False,
+) -> FileSearch:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
     `query` is one string or several phrasings of one question, fused by rank.
@@ -62,6 +89,11 @@ def search_document(
     (search/background_embedding.py), and until then are found by keywords. `open_file` opens the
     file to hash and read it (see `reading.OpenFile`). `conn`, an open connection to
     `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
+
+    The model gets at most MAX_MATCHED_CHUNKS passages within one result's budget
+    (MAX_RESULT_CONTENT_SIZE); `whole_call` (the CLI) returns up to MAX_RESULTS_ASKED
+    within the whole call's budget (MAX_TOTAL_CONTENT_SIZE), which may leave the text of
+    the last ones out: each such result says so in `cut`.
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
@@ -72,7 +104,7 @@ def search_document(
         raise SearchFailure("A regular expression search takes one pattern: give query as one string.")
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
-    limit = max(1, min(wanted, budget.matched_chunks))
+    limit = max(1, min(wanted, MAX_RESULTS_ASKED if whole_call else budget.matched_chunks))
     try:
         with SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
             document = index.index_file(path)
@@ -102,34 +134,20 @@ def search_document(
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:  # e.g. still locked after the busy timeout
         raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
-    budgeted = apply_budget(results, replace(budget, call_chars=budget.result_chars, whole_item_chars=0))
-    return {
-        "file": shown,
-        "file_type": document.file_type,
-        "total_chunks": document.total_chunks,
-        "language": document.language,
-        **({"warning": " ".join(p for p in (notes, warning) if p)} if notes or warning else {}),
-        "query": asked[0] if regex else _shown_query(asked),
-        "regex": regex,
-        "max_results": limit,
-        "capped": wanted > limit,
-        "hits": [
-            {
-                "place": r["matched_chunks"][0]["place"] if r["matched_chunks"] else "",
-                "ocr": bool(r["matched_chunks"]) and r["matched_chunks"][0]["ocr"],
-                "figure": bool(r["matched_chunks"]) and r["matched_chunks"][0].get("figure", False),
-                "page": r["matched_chunks"][0]["page"] if r["matched_chunks"] else None,
-                "heading": r["matched_chunks"][0]["heading"] if r["matched_chunks"] else "",
-                "score": r["score"],
-                "chunk_index": r["chunk_index"],
-                "item_id": r["item"]["id"],
-                "matched_chunks": r["matched_chunks"],
-                "context_chunks": r["context_chunks"],
-                **({"cut": r["cut"]} if "cut" in r else {}),
-            }
-            for r in budgeted
-        ],
-    }
+    call_chars = budget.call_chars if whole_call else budget.result_chars
+    budgeted = apply_budget(results, replace(budget, call_chars=call_chars, whole_item_chars=0))
+    return FileSearch(
+        file=shown,
+        file_type=document.file_type,
+        total_chunks=document.total_chunks,
+        language=document.language,
+        query=asked[0] if regex else _shown_query(asked),
+        regex=regex,
+        max_results=limit,
+        capped=wanted > limit,
+        results=tuple(budgeted),
+        warning=" ".join(p for p in (notes, warning) if p),
+    )
 
 
 def _shown_query(asked: Sequence[str]) -> str | list[str]:
@@ -211,105 +229,132 @@ def render_citation(result: dict[str, Any]) -> str:
     )
 
 
-def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[dict[str, Any]]:
-    """One budget 'result' per hit: the hit, then the other matching chunks of its place and
-    its neighbours, unseen ones only, in document order."""
-    hit_indexes = {h.chunk_index for h in hits}
-    shown: set[int] = set()
-    results = []
+def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[SearchResult]:
+    """One result per hit: the hit, then the other matching chunks of its place and its
+    neighbours as context, unseen ones only, in document order.
+
+    Every context chunk of every hit is read in one query per document (a query per hit
+    and kind cost more than the budget and rendering together)."""
+    hit_indexes: dict[str, set[int]] = {}
     for hit in hits:
-        around = index.neighbours(hit.item_id, hit.chunk_index, CONTEXT_BEFORE, CONTEXT_AFTER)
-        folded = chunks_at(index.conn, hit.item_id, hit.folded[:FOLDED_CONTEXT])
-        by_index = {c.chunk_index: c for c in [*around, *folded]}
-        context = [
-            chunk_dict(by_index[i]) for i in sorted(by_index) if i not in hit_indexes and i not in shown
-        ]
-        shown.update(c["chunk_index"] for c in context)
-        results.append(
-            {
-                "item": {"id": hit.item_id, "content": ""},
-                "score": round(hit.score, 4),
-                "chunk_index": hit.chunk_index,
-                "matched_chunks": [chunk_dict(hit)],
-                "context_chunks": context,
-            }
-        )
+        hit_indexes.setdefault(hit.item_id, set()).add(hit.chunk_index)
+    wanted = [
+        {
+            *range(max(0, hit.chunk_index - CONTEXT_BEFORE), hit.chunk_index + CONTEXT_AFTER + 1),
+            *hit.folded[:FOLDED_CONTEXT],
+        }
+        - hit_indexes[hit.item_id]  # a chunk of another document is not this one's context
+        for hit in hits
+    ]
+    per_item: dict[str, set[int]] = {}
+    for hit, indexes in zip(hits, wanted, strict=True):
+        per_item.setdefault(hit.item_id, set()).update(indexes)
+    found = {
+        (item_id, chunk.chunk_index): chunk
+        for item_id, indexes in per_item.items()
+        for chunk in chunks_at(index.conn, item_id, sorted(indexes))
+    }
+    shown: set[tuple[str, int]] = set()
+    results = []
+    for hit, indexes in zip(hits, wanted, strict=True):
+        keys = [(hit.item_id, i) for i in sorted(indexes) if (hit.item_id, i) in found]
+        context = tuple(found[key].passage() for key in keys if key not in shown)
+        shown.update(keys)
+        results.append(SearchResult.of(hit.item_id, hit.score, (hit.passage(),), context))
     return results
 
 
-def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
-    return {
-        "chunk_id": hit.chunk_id,
-        "chunk_index": hit.chunk_index,
-        "place": hit.place,
-        "ocr": hit.ocr,
-        "figure": hit.figure,
-        "page": hit.page,
-        "heading": hit.heading,
-        "start_position": hit.start,
-        "end_position": hit.end,
-        "content": hit.text,
-        "score": round(hit.score, 4),
-    }
-
-
-def render_search(result: dict[str, Any]) -> str:
+def render_search(result: FileSearch) -> str:
     """The search as the model reads it: a header line, then each hit in its context."""
-    hits = result["hits"]
-    query = result["query"]
-    if result["regex"]:
+    hits = result.results
+    query = result.query
+    if result.regex:
         what = f"regex /{query}/"
     elif isinstance(query, str):
         what = f'"{query}"'
     else:
         what = " or ".join(f'"{q}"' for q in query)
-    language = result.get("language", "")
-    facts = [result["file_type"], *([f"{language_name(language)} text"] if language else [])]
-    where = f"{result['file']} ({', '.join(facts)}, {result['total_chunks']} chunks)"
-    advice_on_language = "" if result["regex"] else language_advice(language, query, bool(hits))
+    language = result.language
+    facts = [result.file_type, *([f"{language_name(language)} text"] if language else [])]
+    where = f"{result.file} ({', '.join(facts)}, {result.total_chunks} chunks)"
+    advice_on_language = "" if result.regex else language_advice(language, query, bool(hits))
     if not hits:
         advice = (
             "Check the pattern, or search with words instead (regex=false)."
-            if result["regex"]
+            if result.regex
             else f"{advice_on_language} Try other words, a synonym or the other language, fewer words, "
             "or regex=true for an exact pattern.".lstrip()
         )
-        note = f"Note: {result['warning']}\n" if result.get("warning") else ""
+        note = f"Note: {result.warning}\n" if result.warning else ""
         return f"{note}No passage in {where} matches {what}. {advice}"
     lines = [f"{len(hits)} passage(s) in {where} for {what}, best first:"]
-    if result.get("warning"):
-        lines.insert(0, f"Note: {result['warning']}")
-    if result["capped"]:
-        lines[0] += f" (at most {result['max_results']} per search)"
+    if result.warning:
+        lines.insert(0, f"Note: {result.warning}")
+    if result.capped:
+        lines[0] += f" (at most {result.max_results} per search)"
     if advice_on_language:
         lines.append(advice_on_language)
     for number, hit in enumerate(hits, start=1):
         lines.append("")
-        lines.append(f"[{number}] {_place(hit)} | score {hit['score']:g}")
-        matched = [(c, True) for c in hit["matched_chunks"]]
-        context = [(c, False) for c in hit["context_chunks"]]
-        ordered = sorted(matched + context, key=lambda pair: pair[0]["chunk_index"])
-        for chunk, is_match in ordered:
-            label = ">> " if is_match else "   "
-            page = f"[{chunk['place']}] " if chunk["place"] and chunk["place"] != hit["place"] else ""
-            body = "\n".join(
-                (" " * len(label) + line).rstrip() if n else line
-                for n, line in enumerate(chunk["content"].split("\n"))
-            )
-            lines.append(f"{label}{page}{body}")
-        if "cut" in hit:
-            lines.append(f"   (cut: {hit['cut']})")
+        lines.append(f"[{number}] {_place(hit)} | score {round(hit.score, SCORE_DIGITS):g}")
+        lines += passage_lines(hit)
     return "\n".join(lines)
 
 
-def _place(hit: dict[str, Any]) -> str:
+def line_numbers(conn: sqlite3.Connection, item_id: str, offsets: Sequence[int]) -> dict[int, int]:
+    """The line (from 1) of the item's content at each character offset: the place a person
+    looks for in a plain text file, which has no pages. Reads the content in pieces, up to
+    the last offset only."""
+    wanted = sorted(set(offsets))
+    pieces = content_pieces(conn, item_id)
+    lines: dict[int, int] = {}
+    if pieces is None or not wanted:
+        return lines
+    seen = newlines = 0
+    for piece in pieces:
+        while wanted and wanted[0] < seen + len(piece):
+            lines[wanted[0]] = newlines + piece.count("\n", 0, wanted[0] - seen) + 1
+            wanted.pop(0)
+        if not wanted:
+            break
+        newlines += piece.count("\n")
+        seen += len(piece)
+    for offset in wanted:
+        lines[offset] = newlines + 1
+    return lines
+
+
+def passage_lines(hit: SearchResult) -> list[str]:
+    """A result's passages in document order, matched ones marked `>>`, each naming its
+    place when it is not the result's; then what the budget cut."""
+    lines = []
+    ordered = sorted([(p, True) for p in hit.matched] + [(p, False) for p in hit.context], key=_in_order)
+    for passage, is_match in ordered:
+        label = ">> " if is_match else "   "
+        other = f"[{passage.place}] " if passage.place and passage.place != hit.place else ""
+        body = "\n".join(
+            (" " * len(label) + line).rstrip() if n else line
+            for n, line in enumerate(passage.text.split("\n"))
+        )
+        lines.append(f"{label}{other}{body}")
+    if hit.cut:
+        lines.append(f"   (cut: {hit.cut})")
+    return lines
+
+
+def _in_order(pair: tuple[Passage, bool]) -> int:
+    return pair[0].chunk_index
+
+
+def _place(hit: SearchResult) -> str:
     """The hit's place as a citation names it, and the section when the place is a page."""
-    parts = [hit["place"]] if hit.get("place") else []
-    if hit["heading"] and not hit.get("place", "").startswith(("§", "sheet ")):
-        parts.append(f"§ {hit['heading']}")
-    if hit.get("ocr"):
+    best = hit.hit
+    parts = [hit.place] if hit.place else []
+    if best is not None and best.heading and not hit.place.startswith(("§", "sheet ")):
+        parts.append(f"§ {best.heading}")
+    if best is not None and best.ocr:
         parts.append("text read by OCR")
-    if hit.get("figure") and hit.get("page"):
-        parts.append(f"the page is mostly a figure: view it with view_page (page {hit['page']})")
-    parts.append(f"chunk {hit['chunk_index']}")
+    if best is not None and best.figure and best.page:
+        parts.append(f"the page is mostly a figure: view it with view_page (page {best.page})")
+    parts.append(f"chunk {hit.chunk_index}")
     return " | ".join(parts)

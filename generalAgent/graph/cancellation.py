@@ -51,6 +51,8 @@ def invoke_cancellable(
 ) -> Any:
     if cancelled is None:
         return runnable.invoke(request, config)
+    if cancelled.is_set():  # cancelled while a tool ran: the next request is never sent
+        raise TurnCancelled
     call_config = with_callback(config, _StopOnCancel(cancelled))
     outcome: dict[str, Any] = {}
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 from generalAgent.config.settings import Settings
 
 if TYPE_CHECKING:
+    from generalAgent.knowledge.fields import KnowledgeError
     from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
     from generalAgent.knowledge.search import search_knowledge
-    from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeError, KnowledgeStore
+    from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeStore
     from generalAgent.search.embeddings import EmbeddingError
 
 # Loaded on first use (PEP 562): the records of knowledge.items (read by the tools'
@@ -27,7 +28,7 @@ _LAZY = {
     "KnowledgeItem": "generalAgent.knowledge.items",
     "search_knowledge": "generalAgent.knowledge.search",
     "STORE_ERRORS": "generalAgent.knowledge.store",
-    "KnowledgeError": "generalAgent.knowledge.store",
+    "KnowledgeError": "generalAgent.knowledge.fields",
     "KnowledgeStore": "generalAgent.knowledge.store",
     "EmbeddingError": "generalAgent.search.embeddings",
 }

@@ -22,8 +22,9 @@ import yaml
 from generalAgent.display import N_
 from generalAgent.documents.encoding import decode_text
 from generalAgent.documents.reading import DocumentError
+from generalAgent.knowledge.fields import KnowledgeError, clean_tags
 from generalAgent.knowledge.items import KnowledgeItem
-from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore, clean_tags
+from generalAgent.knowledge.store import KnowledgeStore
 
 
 @dataclass

@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from generalAgent.search.database import now_iso
+from generalAgent.search.schema import now_iso
 
 # The `source` of a note the agent wrote in a turn that had read untrusted content (a file,
 # a page, a tool's output): it may say what that content told it to (tools/provenance.py).

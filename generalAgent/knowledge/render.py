@@ -9,35 +9,39 @@ from __future__ import annotations
 from typing import Any
 
 from generalAgent.knowledge.items import UNTRUSTED_SOURCE, KnowledgeChunk, KnowledgeItem
+from generalAgent.knowledge.search import KnowledgeResult, KnowledgeSearch
 from generalAgent.search.language import language_name
+from generalAgent.search.results import Passage
 
 # Room kept for the header and the line naming results left out (ids and 60-character
 # titles of up to 20 results: about 100 characters each).
 OMITTED_NOTE_ALLOWANCE = 2_000
+# Scores as the model reads them: six decimals, as the fused scores of items close in rank differ.
+SCORE_DIGITS = 6
 
 
-def render_search(result: dict[str, Any], filters: str = "", max_chars: int | None = None) -> str:
+def render_search(result: KnowledgeSearch, filters: str = "", max_chars: int | None = None) -> str:
     """The results as the model reads them; at most `max_chars` (the tool answer's cap).
 
     Results that would not fit whole are left out, and a closing line names them and how
     to read them, so nothing the budget kept is cut off mid-way by a later layer.
     """
-    results = result["results"]
+    results = result.results
     where = f" ({filters})" if filters else ""
-    notice = f"Note: {result['warning']}\n\n" if result.get("warning") else ""
+    notice = f"Note: {result.warning}\n\n" if result.warning else ""
     if not results:
         return (
-            f'{notice}Nothing in the knowledge base matches "{result["query"]}"{where}. '
+            f'{notice}Nothing in the knowledge base matches "{result.query}"{where}. '
             "Try other or fewer words, the other language, or no filters."
         )
     blocks = [_result_block(number, entry) for number, entry in enumerate(results, start=1)]
     kept = len(blocks)
     if max_chars is not None:
-        kept = _fitting(blocks, max_chars - len(notice) - len(result["query"]) - OMITTED_NOTE_ALLOWANCE)
-    head = f'{notice}{kept} result(s) for "{result["query"]}"{where}, best first:'
+        kept = _fitting(blocks, max_chars - len(notice) - len(result.query) - OMITTED_NOTE_ALLOWANCE)
+    head = f'{notice}{kept} result(s) for "{result.query}"{where}, best first:'
     text = "\n".join([head, *blocks[:kept]])
     if kept < len(blocks):
-        left_out = ", ".join(f"{e['item']['id']} ({e['item']['title'][:60]})" for e in results[kept:])
+        left_out = ", ".join(f"{e.item.id} ({e.item.title[:60]})" for e in results[kept:])
         text += (
             f"\n\n({len(blocks) - kept} more result(s) did not fit in one answer: {left_out}. "
             "Read one with get_knowledge_item, or narrow the query or filters.)"
@@ -45,27 +49,27 @@ def render_search(result: dict[str, Any], filters: str = "", max_chars: int | No
     return text
 
 
-def _result_block(number: int, entry: dict[str, Any]) -> str:
-    item = entry["item"]
-    labels = _labels(item) + (f", {language_name(entry['language'])} text" if entry.get("language") else "")
-    lines = ["", f"[{number}] {item['title']}  ({labels})  score {entry['score']:g}"]
-    lines.append(f"    id: {item['id']} | {entry['total_chunks']} chunks{_source(item)}")
-    whole = bool(item["content"]) and "content:" not in entry.get("cut", "")
+def _result_block(number: int, entry: KnowledgeResult) -> str:
+    item, found = entry.item, entry.found
+    labels = _labels(item.to_dict()) + (f", {language_name(entry.language)} text" if entry.language else "")
+    lines = ["", f"[{number}] {item.title}  ({labels})  score {round(found.score, SCORE_DIGITS):g}"]
+    lines.append(f"    id: {item.id} | {entry.total_chunks} chunks{_source(item.to_dict())}")
+    whole = bool(found.content) and "content:" not in found.cut
     if whole:
-        matched = "; ".join(_chunk_label(c) for c in entry["matched_chunks"])
+        matched = "; ".join(_chunk_label(p) for p in found.matched)
         lines.append(f"    matched: {matched}")
         lines.append("    content:")
-        lines.append(_indent(item["content"], 6))
+        lines.append(_indent(found.content, 6))
     else:
-        if item["content"]:
+        if found.content:
             lines.append("    content (start):")
-            lines.append(_indent(item["content"], 6))
-        for label, key in (("matched", "matched_chunks"), ("context", "context_chunks")):
-            for chunk in entry[key]:
-                lines.append(f"    {label} {_chunk_label(chunk)}:")
-                lines.append(_indent(chunk["content"], 6))
-    if entry.get("cut"):
-        lines.append(f"    (cut: {entry['cut']})")
+            lines.append(_indent(found.content, 6))
+        for label, passages in (("matched", found.matched), ("context", found.context)):
+            for passage in passages:
+                lines.append(f"    {label} {_chunk_label(passage)}:")
+                lines.append(_indent(passage.text, 6))
+    if found.cut:
+        lines.append(f"    (cut: {found.cut})")
     return "\n".join(lines)
 
 
@@ -139,17 +143,15 @@ def _source(item: dict[str, Any]) -> str:
     return path + (UNTRUSTED_NOTE if item.get("source") == UNTRUSTED_SOURCE else "")
 
 
-def _chunk_label(chunk: dict[str, Any]) -> str:
-    parts = [f"chunk {chunk['chunk_index']}"] if chunk["chunk_index"] >= 0 else ["passage"]
-    if chunk.get("place"):
-        parts.append(chunk["place"])
-    elif chunk.get("page") is not None:
-        parts.append(f"page {chunk['page']}")
-    if chunk.get("heading") and not chunk.get("place", "").startswith("sheet "):
-        parts.append(f"§ {chunk['heading']}")
-    if chunk.get("ocr"):
+def _chunk_label(passage: Passage) -> str:
+    parts = [f"chunk {passage.chunk_index}"] if passage.chunk_index >= 0 else ["passage"]
+    if passage.place:
+        parts.append(passage.place)
+    if passage.heading and not passage.place.startswith(("sheet ", "§")):
+        parts.append(f"§ {passage.heading}")
+    if passage.ocr:
         parts.append("text read by OCR")
-    if chunk.get("truncated"):
+    if passage.truncated:
         parts.append("shortened")
     return " | ".join(parts)
 

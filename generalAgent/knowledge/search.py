@@ -4,9 +4,9 @@ Phase 1 finds chunks: the FTS5 lookup of the document search (BM25 over any term
 chunks re-ranked by their documents), and, when semantic search is on, the chunks whose
 vectors are closest to the query's, the two rankings fused by reciprocal rank fusion (k =
 60: a chunk's score is the sum of 1/(60+rank) over the rankings it appears in, so neither
-ranking's scale matters). Items stored without chunks are chunked on the spot (seed 000's
-lazy recovery); if even that fails, passages around the query's words are cut from their
-content.
+ranking's scale matters). Items stored without chunks (written before chunking existed, or
+when it failed) are chunked on the spot; if even that fails, passages around the query's
+words are cut from their content.
 
 Phase 2 groups the chunks per item (item score = its best chunk), keeps the best matched
 chunks and their neighbours (one before, one after) as context, applies the minimum score,
@@ -22,12 +22,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from generalAgent.knowledge.fields import item_filter
 from generalAgent.knowledge.items import KnowledgeItem
-from generalAgent.knowledge.store import KnowledgeStore, item_filter
+from generalAgent.knowledge.store import KnowledgeStore
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits
 from generalAgent.search.query import build_match_query, normalise_query, phrasings
+from generalAgent.search.results import SearchResult
 from generalAgent.search.segmentation import CJK_RUN
 from generalAgent.search.semantic import nearest_chunks
 
@@ -51,6 +53,24 @@ class Filters:
         return item_filter(self.domain, self.category, self.tags, session_files=self.session_files)
 
 
+@dataclass(frozen=True, slots=True)
+class KnowledgeResult:
+    """One item found: its fields (its text, as the budget left it, is `found.content`),
+    how many chunks it has, its language (indexed files) and its passages."""
+
+    item: KnowledgeItem
+    total_chunks: int
+    found: SearchResult
+    language: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeSearch:
+    query: str  # the phrasings as searched, joined by " | "
+    results: tuple[KnowledgeResult, ...] = ()
+    warning: str | None = None  # said once a session: semantic search is off, and why
+
+
 def search_knowledge(
     store: KnowledgeStore,
     query: str | list[str],
@@ -62,14 +82,12 @@ def search_knowledge(
     min_score: float = 0.0,
     sort: str = "relevance",
     budget: ContentBudget | None = None,
-) -> dict[str, Any]:
-    """Results for `query` as a dict: {"query", "results", "warning"}.
+) -> KnowledgeSearch:
+    """The items that answer `query`, best first (or by `sort`), within `budget`.
 
     `query` is one string or several phrasings of one question (e.g. the user's words and
-    their English rendering), each ranked and all fused by rank. Each result: {"item":
-    {...}, "score", "total_chunks", "matched_chunks", "context_chunks"} (+ "language" for an
-    indexed file, + "cut" when the budget shortened it). `budget=None` returns the results
-    unshortened (tests compare the two).
+    their English rendering), each ranked and all fused by rank. `budget=None` returns the
+    results unshortened (tests compare the two).
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
@@ -81,7 +99,7 @@ def search_knowledge(
     asked = phrasings(query)
     shown_query = " | ".join(normalise_query(q) for q in asked)
     if not asked:
-        return {"query": shown_query, "results": [], "warning": None}
+        return KnowledgeSearch(shown_query)
 
     hits = _lexical(store, asked, filters, limit * CANDIDATES_PER_RESULT)
     if store.embedder is not None and store.embedding_problem is None:
@@ -108,16 +126,21 @@ def search_knowledge(
     ]
     ranked = [entry for entry in ranked if entry[1] >= min_score]
     ranked.sort(key=_sort_key(sort))
-    results = [
-        _result(store, item, score, chunk_hits, matched_cap) for item, score, chunk_hits in ranked[:limit]
-    ]
-    languages = _languages(store, [r["item"]["id"] for r in results])
-    for entry in results:
-        if entry["item"]["id"] in languages:
-            entry["language"] = languages[entry["item"]["id"]]
+    chosen = ranked[:limit]
+    found = [_result(store, item, score, chunk_hits, matched_cap) for item, score, chunk_hits in chosen]
     if budget is not None:
-        results = apply_budget(results, budget)
-    return {"query": shown_query, "results": results, "warning": warning}
+        found = apply_budget(found, budget)
+    languages = _languages(store, [item.id for item, _, _ in chosen])
+    results = tuple(
+        KnowledgeResult(
+            item=replace(item, content=""),
+            total_chunks=store.count_chunks(item.id),
+            found=result,
+            language=languages.get(item.id, ""),
+        )
+        for (item, _, _), result in zip(chosen, found, strict=True)
+    )
+    return KnowledgeSearch(shown_query, results, warning)
 
 
 def _languages(store: KnowledgeStore, item_ids: list[str]) -> dict[str, str]:
@@ -271,7 +294,7 @@ def _result(
     score: float,
     chunk_hits: list[ChunkHit],
     matched_cap: int,
-) -> dict[str, Any]:
+) -> SearchResult:
     matched = sorted(chunk_hits, key=lambda h: (-h.score, h.chunk_index))
     matched_indexes = {h.chunk_index for h in matched}
     wanted: list[int] = []  # neighbours of the best matched chunks, nearest the best first
@@ -281,30 +304,10 @@ def _result(
                 if index >= 0 and index not in matched_indexes and index not in wanted:
                     wanted.append(index)
     found = {h.chunk_index: h for h in chunks_at(store.conn, item.id, wanted)}
-    context = [chunk_dict(found[i]) for i in wanted if i in found]
-    return {
-        "item": item.to_dict(),
-        "score": round(score, 6),
-        "total_chunks": store.count_chunks(item.id),
-        "matched_chunks": [chunk_dict(h) for h in matched],
-        "context_chunks": context,
-    }
-
-
-def chunk_dict(hit: ChunkHit) -> dict[str, Any]:
-    chunk = {
-        "chunk_id": hit.chunk_id,
-        "chunk_index": hit.chunk_index,
-        "heading": hit.heading,
-        "start_position": hit.start,
-        "end_position": hit.end,
-        "content": hit.text,
-        "score": round(hit.score, 6),
-    }
-    if hit.page is not None:
-        chunk["page"] = hit.page
-    if hit.label:
-        chunk["place"] = hit.label  # slide 3, sheet Q3 rows 2–21: what a citation names
-    if hit.ocr:
-        chunk["ocr"] = True
-    return chunk
+    result = SearchResult.of(
+        item.id,
+        score,
+        tuple(h.passage() for h in matched),
+        tuple(found[i].passage() for i in wanted if i in found),
+    )
+    return replace(result, content=item.content)

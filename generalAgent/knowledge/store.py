@@ -16,23 +16,22 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.knowledge.fields import (
+    KnowledgeError,
+    clean_content,
+    clean_name,
+    clean_tags,
+    clean_title,
+    item_filter,
+)
 from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem, new_id
 from generalAgent.search.chunking import Block, chunk_blocks
-from generalAgent.search.database import (
-    DOCUMENTS_DOMAIN,
-    ITEM_CONTENT,
-    ChunkRow,
-    IndexDatabase,
-    now_iso,
-    replace_chunks,
-    segment_rows,
-    transaction,
-)
+from generalAgent.search.connection import IndexDatabase, transaction
 from generalAgent.search.embeddings import Embedder, EmbeddingError
 from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.search.schema import DOCUMENTS_DOMAIN, ITEM_CONTENT, now_iso
+from generalAgent.search.storage import ChunkRow, replace_chunks, segment_rows
 
-MAX_TITLE_CHARS = 500
-MAX_TAGS = 50
 _ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
 # What is read: an indexed file's text is kept apart, in document_texts (see ITEM_CONTENT).
 _ITEM_FIELDS = _ITEM_COLUMNS.replace("content", f"{ITEM_CONTENT} AS content")
@@ -40,10 +39,6 @@ _CHUNK_COLUMNS = (
     "c.id AS id, c.item_id AS item_id, c.chunk_index AS chunk_index, f.text AS content, c.heading AS heading,"
     " c.start_position AS start_position, c.end_position AS end_position, c.metadata AS metadata, c.page AS page"
 )
-
-
-class KnowledgeError(Exception):
-    """A request the store refuses; the message says why and what would work."""
 
 
 # What a knowledge store call can raise, each with a message fit for the user.
@@ -93,9 +88,9 @@ class KnowledgeStore(IndexDatabase):
         if blocks is not None:
             content = chunk_blocks(blocks, self.chunking)[0]
         item = KnowledgeItem(
-            title=_clean_title(title),
-            content=_clean_content(content),
-            domain=_clean_name(domain, "domain"),
+            title=clean_title(title),
+            content=clean_content(content),
+            domain=clean_name(domain, "domain"),
             category=category.strip(),
             tags=clean_tags(tags),
             source=source,
@@ -139,11 +134,11 @@ class KnowledgeStore(IndexDatabase):
                 "file and index it again; tags and category can be changed here."
             )
         if title is not None:
-            item.title = _clean_title(title)
+            item.title = clean_title(title)
         if content is not None:
-            item.content = _clean_content(content)
+            item.content = clean_content(content)
         if domain is not None:
-            item.domain = _clean_name(domain, "domain")
+            item.domain = clean_name(domain, "domain")
             if item.domain == DOCUMENTS_DOMAIN:
                 raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
         if category is not None:
@@ -331,7 +326,7 @@ class KnowledgeStore(IndexDatabase):
         return list(ids)
 
     def ensure_chunks(self, item_id: str) -> list[KnowledgeChunk]:
-        """The item's chunks, cutting and saving them now if it has none (seed 000's lazy
+        """The item's chunks, cutting and saving them now if it has none (the lazy
         recovery: an item stored without chunks must still answer with passages)."""
         chunks = self.get_chunks_for_item(item_id)
         if chunks:
@@ -422,71 +417,6 @@ class KnowledgeStore(IndexDatabase):
             for item_id, tag in rows_of_tags:
                 tags[item_id].append(tag)
         return [KnowledgeItem(**dict(row), tags=sorted(tags[row["id"]])) for row in rows]
-
-
-# -- helpers shared with search -------------------------------------------------------------
-def item_filter(
-    domain: str | None,
-    category: str | None,
-    tags: Iterable[str] | None,
-    alias: str = "i",
-    session_files: str | None = None,
-) -> tuple[str, list[Any]]:
-    """SQL condition on items (`alias`) for the filters, and its parameters. Indexed files
-    under `session_files` (a folder, the sessions' workspaces) are left out: a file attached
-    in one session is that session's document, not the knowledge base (kb add adds it)."""
-    where: list[str] = []
-    params: list[Any] = []
-    if session_files:
-        where.append(f"NOT ({alias}.domain = ? AND substr(coalesce({alias}.source_path, ''), 1, ?) = ?)")
-        params.extend([DOCUMENTS_DOMAIN, len(session_files), session_files])
-    if domain:
-        where.append(f"{alias}.domain = ?")
-        params.append(domain)
-    if category:
-        where.append(f"{alias}.category = ?")
-        params.append(category)
-    wanted = clean_tags(tags or [])
-    if wanted:
-        marks = ",".join("?" * len(wanted))
-        where.append(
-            f"EXISTS (SELECT 1 FROM item_tags t WHERE t.item_id = {alias}.id AND t.tag IN ({marks}))"
-        )
-        params.extend(wanted)
-    return " AND ".join(where), params
-
-
-def clean_tags(tags: Iterable[str]) -> list[str]:
-    """Tags trimmed, de-duplicated and sorted; a single comma-separated string is split."""
-    if isinstance(tags, str):
-        tags = tags.split(",")
-    cleaned = sorted({t.strip() for t in tags if isinstance(t, str) and t.strip()})
-    if len(cleaned) > MAX_TAGS:
-        raise KnowledgeError(f"Too many tags ({len(cleaned)}); use at most {MAX_TAGS}.")
-    return cleaned
-
-
-def _clean_title(title: str) -> str:
-    title = " ".join(str(title or "").split())
-    if not title:
-        raise KnowledgeError("A knowledge item needs a title (a few words saying what it is).")
-    if len(title) > MAX_TITLE_CHARS:
-        raise KnowledgeError(f"The title is too long; keep it under {MAX_TITLE_CHARS} chars.")
-    return title
-
-
-def _clean_content(content: str) -> str:
-    content = str(content or "")
-    if not content.strip():
-        raise KnowledgeError("The content is empty; give the text to remember.")
-    return content
-
-
-def _clean_name(name: str, what: str) -> str:
-    name = " ".join(str(name or "").split())
-    if not name:
-        raise KnowledgeError(f"The {what} is empty; use e.g. 'general'.")
-    return name
 
 
 def _item_row(item: KnowledgeItem) -> tuple[Any, ...]:

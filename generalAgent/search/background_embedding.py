@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from generalAgent.search import vector_index
-from generalAgent.search.database import VectorSource, connect, transaction
+from generalAgent.search.connection import connect, transaction
 from generalAgent.search.embeddings import EmbeddingError
+from generalAgent.search.storage import VectorSource
 
 # Called with (chunks embedded in this pass, chunks that were pending when it started).
 EmbedProgress = Callable[[int, int], None]

@@ -1,6 +1,6 @@
-"""Content budgets: how much text one search may put into the model's context (seed 000).
+"""Content budgets: how much text one search may put into the model's context.
 
-Pure functions over result dicts. A search first decides *which* results and chunks
+Pure functions over `SearchResult`s (search/results.py). A search first decides *which* results and chunks
 answer the query and in what order; the budget then decides *how much of each* is shown.
 It never drops, adds or reorders a result, so filters and ranking are the same with and
 without it (property-tested). Space is handed out in passes, most useful text first:
@@ -10,15 +10,16 @@ without it (property-tested). Space is handed out in passes, most useful text fi
 3. the neighbouring context chunks.
 
 A result that lost anything says so in `cut`, with the call that reads on. Sizes count the
-characters of content fields (item content and chunk content), as the seed defines them.
+characters of text: the item's content and every passage's text.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.search.results import Passage, SearchResult
 
 TRUNCATION_MARK = " …"
 
@@ -58,12 +59,9 @@ def clip(text: str, limit: int) -> tuple[str, bool]:
     return text[: limit - len(TRUNCATION_MARK)] + TRUNCATION_MARK, True
 
 
-def content_size(result: dict[str, Any]) -> int:
-    """Characters of content in one result: item content plus every chunk's content."""
-    size = len(result.get("item", {}).get("content", ""))
-    for key in ("matched_chunks", "context_chunks"):
-        size += sum(len(chunk.get("content", "")) for chunk in result.get(key, []))
-    return size
+def content_size(result: SearchResult) -> int:
+    """Characters of content in one result: the item's content plus every passage's text."""
+    return len(result.content) + sum(len(p.text) for p in (*result.matched, *result.context))
 
 
 class _Allowance:
@@ -84,74 +82,61 @@ class _Allowance:
         self.per_result[index] += unused
 
 
-def _copy(result: dict[str, Any]) -> dict[str, Any]:
-    """A copy of a result that the budget may cut without touching the original: the item
-    and every chunk dict are new; their values are strings and numbers, shared. (deepcopy
-    did the same at ~2 ms a search, a third of search_file's time beside the lookup.)"""
-    shaped = dict(result)
-    if isinstance(result.get("item"), dict):
-        shaped["item"] = dict(result["item"])
-    for key in ("matched_chunks", "context_chunks"):
-        if key in result:
-            shaped[key] = [dict(chunk) for chunk in result[key]]
-    return shaped
+def apply_budget(results: Sequence[SearchResult], budget: ContentBudget) -> list[SearchResult]:
+    """The `results` cut to fit `budget`, in the same order (new values; the results are
+    frozen, so the originals stay whole)."""
+    allowance = _Allowance(budget, len(results))
+    notes: list[list[str]] = [[] for _ in results]
+    matched: list[list[Passage]] = []
+    contents: list[str] = []
+    contexts: list[list[Passage]] = []
 
+    for i, result in enumerate(results):  # pass 1: the matched passages
+        chunks = list(result.matched)
+        if len(chunks) > budget.matched_chunks:
+            notes[i].append(f"{budget.matched_chunks} of {len(chunks)} matched chunks shown")
+            chunks = chunks[: budget.matched_chunks]
+        matched.append(_fit_chunks(chunks, i, allowance, budget, notes[i], "matched"))
 
-def apply_budget(results: list[dict[str, Any]], budget: ContentBudget) -> list[dict[str, Any]]:
-    """Copies of knowledge search `results` that fit `budget`, in the same order.
-
-    A result is {"item": {..., "content"}, "score", "matched_chunks": [...],
-    "context_chunks": [...]}; chunks are dicts with "content" (and "chunk_index").
-    """
-    shaped = [_copy(r) for r in results]
-    allowance = _Allowance(budget, len(shaped))
-    notes: list[list[str]] = [[] for _ in shaped]
-
-    for i, result in enumerate(shaped):  # pass 1: the matched chunks
-        matched = result.get("matched_chunks", [])
-        if len(matched) > budget.matched_chunks:
-            notes[i].append(f"{budget.matched_chunks} of {len(matched)} matched chunks shown")
-            result["matched_chunks"] = matched = matched[: budget.matched_chunks]
-        _fit_chunks(matched, i, allowance, budget, notes[i], "matched")
-
-    for i, result in enumerate(shaped):  # pass 2: the item's content
-        item = result.get("item")
-        if item is None:
-            continue
-        content = item.get("content", "")
+    for i, result in enumerate(results):  # pass 2: the item's content
+        content = result.content
         wanted = len(content) if len(content) < budget.whole_item_chars else budget.preview_chars
         granted = allowance.take(i, min(wanted, len(content)))
         shown, _ = clip(content, granted)
         allowance.give_back(i, granted - len(shown))
         if len(shown) < len(content):
             notes[i].append(f"content: {len(shown):,} of {len(content):,} characters shown")
-        item["content"] = shown
+        contents.append(shown)
 
-    for i, result in enumerate(shaped):  # pass 3: the context chunks
-        context = result.get("context_chunks", [])
-        if len(context) > budget.context_chunks:
-            notes[i].append(f"{budget.context_chunks} of {len(context)} context chunks shown")
-            result["context_chunks"] = context = context[: budget.context_chunks]
-        _fit_chunks(context, i, allowance, budget, notes[i], "context")
+    for i, result in enumerate(results):  # pass 3: the context passages
+        chunks = list(result.context)
+        if len(chunks) > budget.context_chunks:
+            notes[i].append(f"{budget.context_chunks} of {len(chunks)} context chunks shown")
+            chunks = chunks[: budget.context_chunks]
+        contexts.append(_fit_chunks(chunks, i, allowance, budget, notes[i], "context"))
 
-    for result, note in zip(shaped, notes, strict=True):
-        if note:
-            result["cut"] = "; ".join(note) + "; " + read_on_hint(result)
+    shaped = []
+    for i, result in enumerate(results):
+        if not notes[i]:  # nothing was cut: the result as it was (no copy)
+            shaped.append(result)
+            continue
+        fitted = replace(result, matched=tuple(matched[i]), content=contents[i], context=tuple(contexts[i]))
+        shaped.append(replace(fitted, cut="; ".join(notes[i]) + "; " + read_on_hint(fitted)))
     return shaped
 
 
 def _fit_chunks(
-    chunks: list[dict[str, Any]],
+    chunks: list[Passage],
     index: int,
     allowance: _Allowance,
     budget: ContentBudget,
     notes: list[str],
     kind: str,
-) -> None:
-    kept: list[dict[str, Any]] = []
+) -> list[Passage]:
+    kept: list[Passage] = []
     shortened = dropped = 0
     for n, chunk in enumerate(chunks):
-        text = chunk.get("content", "")
+        text = chunk.text
         granted = allowance.take(index, min(len(text), budget.chunk_chars))
         shown, cut = clip(text, granted)
         allowance.give_back(index, granted - len(shown))
@@ -161,25 +146,18 @@ def _fit_chunks(
             dropped = len(chunks) - n
             break
         if cut:
-            chunk["content"] = shown
-            chunk["truncated"] = True
+            chunk = replace(chunk, text=shown, truncated=True)
             shortened += 1
         kept.append(chunk)
-    chunks[:] = kept
     if shortened:
         notes.append(f"{shortened} {kind} chunk(s) shortened")
     if dropped:
         notes.append(f"{dropped} {kind} chunk(s) left out (size budget)")
+    return kept
 
 
-def read_on_hint(result: dict[str, Any]) -> str:
+def read_on_hint(result: SearchResult) -> str:
     """How to read the rest of a result's item."""
-    item_id = result.get("item", {}).get("id", "?")
-    indexes = [
-        c["chunk_index"]
-        for key in ("matched_chunks", "context_chunks")
-        for c in result.get(key, [])
-        if "chunk_index" in c
-    ]
+    indexes = [p.chunk_index for p in (*result.matched, *result.context) if p.chunk_index >= 0]
     span = f", chunk_start={min(indexes)}, chunk_end={max(indexes) + 1}" if indexes else ""
-    return f"read on with get_knowledge_item(item_id='{item_id}'{span})"
+    return f"read on with get_knowledge_item(item_id='{result.item_id}'{span})"

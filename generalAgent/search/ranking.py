@@ -33,6 +33,18 @@ from typing import NamedTuple
 
 from generalAgent.search.segmentation import CJK_CHARACTER
 
+# How a chunk is scored: BM25 over (text, text_jieba, title). A word of the document's name
+# or the section heading weighs 8 times a word of the passage: questions name what they are
+# about ("tar ...", "ls ..."). Tuned on bench/retrieval_quality.py (docs/benchmarks.md has
+# the figures). Queries ORDER BY this expression rather than by FTS5's `rank` column, which
+# sorts through an inner statement and is ~40% slower on the same rows.
+BM25_WEIGHTS = (1.0, 1.0, 8.0)
+BM25 = f"bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))})"
+# Plain chunk BM25: the passage's own words only, no title. Searches fuse the tuned ranking
+# with this one (search/lookup.py), so what the tuning adds can reorder but never lose what
+# plain BM25 finds.
+PLAIN_BM25 = "bm25(chunks_fts, 1.0, 1.0, 0.0)"
+
 DOCUMENT_WEIGHT = 0.3
 DOCUMENT_CHUNKS = 2
 # Reciprocal rank fusion: a place scores the sum of 1/(RRF_K + rank) over the rankings that

@@ -18,8 +18,8 @@ import sqlite3
 from collections.abc import Sequence
 
 from generalAgent.search import vector_index
-from generalAgent.search.database import VectorSource
 from generalAgent.search.embeddings import EmbeddingError
+from generalAgent.search.storage import VectorSource
 
 # Chunks of each phrasing's vector ranking handed to the fusion (as knowledge search does).
 VECTOR_CANDIDATES = 50

@@ -20,7 +20,7 @@ import hashlib
 import sqlite3
 from collections.abc import Sequence
 
-from generalAgent.search.database import transaction
+from generalAgent.search.connection import transaction
 
 # vec0's largest k; a scoped search asks for more than it needs and keeps those in scope.
 MAX_K = 4096

@@ -15,9 +15,9 @@ import pytest
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents.folder import search_folder
-from generalAgent.documents.search import search_document
+from generalAgent.documents.search import FileSearch, search_document
 from generalAgent.search.background_embedding import BackgroundEmbedding, embed_pending, pending_count
-from generalAgent.search.database import connect
+from generalAgent.search.connection import connect
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
 from generalAgent.search.semantic import unembedded_chunks
 from tests.support.documents import make_long_scan
@@ -53,19 +53,19 @@ def test_bm25_answers_until_the_vectors_exist_then_they_are_fused(
     path = tmp_path / "guide.md"
     path.write_text(GUIDE, encoding="utf-8")
 
-    def search(query: str | list[str]) -> dict:
+    def search(query: str | list[str]) -> FileSearch:
         return search_document(settings.paths.indexes_db, settings.documents, path, query, vectors=embedder)
 
     # Indexing embeds nothing and the search does not wait for it: keywords answer.
-    assert search("deployment pipeline")["hits"]
-    assert search("zzyzx qwv")["hits"] == []
+    assert search("deployment pipeline").results
+    assert search("zzyzx qwv").results == ()
     assert embedding_calls(openai_server) == []
     with connect(settings.paths.indexes_db) as conn:
         assert embed_pending(conn, embedder, 2) == 7
     # No word in common with the text: only the vectors can answer now.
-    assert search("zzyzx qwv")["hits"]
+    assert search("zzyzx qwv").results
     # The query's text is a chunk's own text: its vector is the nearest (cosine 1).
-    assert search(["zzyzx", ODD])["hits"][0]["heading"] == "Odd one"
+    assert search(["zzyzx", ODD]).results[0].hit.heading == "Odd one"
     assert any(r.body["input"] == ["zzyzx qwv"] for r in embedding_calls(openai_server))
 
 
@@ -129,8 +129,8 @@ def test_a_change_of_model_re_embeds_everything(
         path,
         ["zzyzx", ODD],
         vectors=embeddings_from_settings(second),
-    )["hits"]
-    assert hits[0]["heading"] == "Odd one"
+    ).results
+    assert hits[0].hit is not None and hits[0].hit.heading == "Odd one"
 
 
 def test_search_folder_uses_the_vectors_of_every_document(
@@ -143,12 +143,12 @@ def test_search_folder_uses_the_vectors_of_every_document(
     (folder / "b.md").write_text("# Beta\n\nThe second manual.", encoding="utf-8")
     embedder = embeddings_from_settings(settings)
     db = settings.paths.indexes_db
-    assert search_folder(db, settings.documents, folder, "zzyzx qwv", vectors=embedder)["documents"] == []
+    assert search_folder(db, settings.documents, folder, "zzyzx qwv", vectors=embedder).documents == ()
     background = BackgroundEmbedding(db, embedder, 2)
     background.kick()
     assert background.wait(30) and background.problem is None
     result = search_folder(db, settings.documents, folder, "zzyzx qwv", vectors=embedder)
-    assert {d["file"] for d in result["documents"]} == {str(folder / "a.md"), str(folder / "b.md")}
+    assert {d.file for d in result.documents} == {str(folder / "a.md"), str(folder / "b.md")}
 
 
 def test_a_partly_ocred_document_keeps_semantic_search_and_says_what_was_left_unread(
@@ -159,16 +159,16 @@ def test_a_partly_ocred_document_keeps_semantic_search_and_says_what_was_left_un
     documents = settings.documents.model_copy(update={"ocr_max_pages_per_document": 1})
     path = make_long_scan(tmp_path / "scan.pdf", 2, ["Invoice number 4711", "Paid in March."])
 
-    def search() -> dict:
+    def search() -> FileSearch:
         return search_document(settings.paths.indexes_db, documents, path, "zzyzx qwv", vectors=embedder)
 
     first = search()
-    assert "OCR_MAX_PAGES_PER_DOCUMENT=1" in first["warning"]
-    assert "Semantic search is off" not in first["warning"]
+    assert "OCR_MAX_PAGES_PER_DOCUMENT=1" in first.warning
+    assert "Semantic search is off" not in first.warning
     with connect(settings.paths.indexes_db) as conn:
         assert embed_pending(conn, embedder, 2) >= 1
     # No word in common: only the vectors answer, so the OCR note did not turn them off.
-    assert search()["hits"]
+    assert search().results
 
 
 def free_port() -> int:
@@ -258,8 +258,8 @@ def test_a_search_never_waits_for_the_embedding_pass(data_dir: Path, tmp_path: P
         other = tmp_path / "other.md"
         other.write_text("# Other\n\nRelease notes for the pipeline.", encoding="utf-8")
         began = time.monotonic()
-        assert search_document(db, settings.documents, other, "release notes")["hits"]
-        assert search_document(db, settings.documents, path, "deployment pipeline")["hits"]
+        assert search_document(db, settings.documents, other, "release notes").results
+        assert search_document(db, settings.documents, path, "deployment pipeline").results
         assert time.monotonic() - began < 10
         assert background.running
     finally:

@@ -57,10 +57,10 @@ def test_search_fuses_vector_and_keyword_rankings(data_dir: Path, openai_server:
         store.add_knowledge("Pipeline", LONG)
         target = store.add_knowledge("Other", "A sentence nobody would type twice.")
         # no word in common with anything stored: only the vectors can answer
-        assert search_knowledge(store, "zzyzx qwv")["results"]
+        assert search_knowledge(store, "zzyzx qwv").results
         # the query's text equals a chunk's text: its vector is the nearest (cosine 1)
-        top = search_knowledge(store, "A sentence nobody would type twice.")["results"][0]
-        assert top["item"]["id"] == target.id
+        top = search_knowledge(store, "A sentence nobody would type twice.").results[0]
+        assert top.item.id == target.id
     embedding_calls = [r for r in openai_server.requests if r.path.endswith("/embeddings")]
     assert any(r.body["input"] == ["zzyzx qwv"] for r in embedding_calls)
 
@@ -87,10 +87,10 @@ def test_failing_endpoint_leaves_keyword_search_working_and_says_so_once(data_di
         first = search_knowledge(store, "deployment stages")
         second = search_knowledge(store, "deployment stages")
         assert store.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0] == 0
-    assert first["results"] and second["results"]
-    assert "Semantic search is off" in first["warning"]
-    assert "keyword search still works" in first["warning"]
-    assert second["warning"] is None
+    assert first.results and second.results
+    assert "Semantic search is off" in first.warning
+    assert "keyword search still works" in first.warning
+    assert second.warning is None
 
 
 def test_indexed_documents_get_vectors_too(

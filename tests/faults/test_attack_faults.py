@@ -501,14 +501,14 @@ def test_a_search_during_another_process_long_index_write_waits_for_it(
 ) -> None:
     import sqlite3
 
-    from generalAgent.search import database
+    from generalAgent.search import connection
 
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
     first.write_text("The quarterly revenue grew by twenty percent.\n", encoding="utf-8")
     second.write_text("Latency fell after the cache was warmed.\n", encoding="utf-8")
     assert "revenue" in run_search_file(settings, file_path=upload(settings, first), query="revenue")
-    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 300)  # the holder outlasts it 5 times
-    monkeypatch.setattr(database, "WRITE_WAIT_SECONDS", 20)
+    monkeypatch.setattr(connection, "BUSY_TIMEOUT_MS", 300)  # the holder outlasts it 5 times
+    monkeypatch.setattr(connection, "WRITE_WAIT_SECONDS", 20)
     holder = sqlite3.connect(settings.paths.indexes_db, isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("UPDATE items SET updated_at = updated_at")

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from generalAgent.config.settings import load_settings
 from generalAgent.knowledge import KnowledgeChunk, KnowledgeItem, KnowledgeStore, search_knowledge
+from generalAgent.knowledge.search import KnowledgeResult
 
 # Words a person would search for: Latin words, Chinese words, and numbers.
 LATIN = st.from_regex(r"[a-z]{3,10}", fullmatch=True)
@@ -34,8 +35,8 @@ def fresh_store() -> Iterator[KnowledgeStore]:
             yield store
 
 
-def found(store: KnowledgeStore, query: str, **filters: object) -> list[dict]:
-    return search_knowledge(store, query, max_results=20, **filters)["results"]
+def found(store: KnowledgeStore, query: str, **filters: object) -> tuple[KnowledgeResult, ...]:
+    return search_knowledge(store, query, max_results=20, **filters).results
 
 
 @RUNS
@@ -45,7 +46,7 @@ def test_domains_are_isolated(domain: str, nonce: str, content: str, other: str)
         store.add_knowledge(f"{nonce} note", content, domain=domain)
         store.add_knowledge(f"{nonce} other", content, domain=f"{domain}-x")
         results = found(store, nonce, domain=other)
-        assert all(r["item"]["domain"] == other for r in results)
+        assert all(r.item.domain == other for r in results)
         assert len(results) == (1 if domain == other else 0)
 
 
@@ -58,10 +59,10 @@ def test_filters_are_respected(query: str, domain: str, category: str, tags: lis
         results = found(store, query, domain=domain, category=category or None, tags=tags or None)
         assert results
         for result in results:
-            item = result["item"]
-            assert item["domain"] == domain
-            assert not category or item["category"] == category
-            assert not tags or set(item["tags"]) & set(tags)
+            item = result.item
+            assert item.domain == domain
+            assert not category or item.category == category
+            assert not tags or set(item.tags) & set(tags)
 
 
 @RUNS
@@ -70,7 +71,7 @@ def test_scores_never_increase(query: str, extra: list[str]):
     with fresh_store() as store:
         for n, text in enumerate([query, *extra]):
             store.add_knowledge(f"scored {n}", f"{text} {query[: len(query) // (n + 1)]}")
-        scores = [r["score"] for r in found(store, query)]
+        scores = [r.found.score for r in found(store, query)]
         assert scores and scores == sorted(scores, reverse=True)
 
 
@@ -85,7 +86,7 @@ def test_an_added_item_is_found_by_its_title(title: str, nonce: str, content: st
     with fresh_store() as store:
         store.add_knowledge(title, content, domain=domain)  # a near namesake
         item = store.add_knowledge(f"{title} {nonce}", content, domain=domain)
-        assert item.id in {r["item"]["id"] for r in found(store, f"{title} {nonce}")}
+        assert item.id in {r.item.id for r in found(store, f"{title} {nonce}")}
 
 
 @RUNS
@@ -95,9 +96,9 @@ def test_an_updated_item_is_found_by_new_content_not_by_old(old: str, new: str, 
     with fresh_store() as store:
         item = store.add_knowledge("updated item", f"{filler} {old}")
         store.update_knowledge(item.id, content=f"{filler} {new}")
-        assert item.id not in {r["item"]["id"] for r in found(store, old)}
-        [entry] = [r for r in found(store, new) if r["item"]["id"] == item.id]
-        assert new in entry["item"]["content"] and old not in entry["item"]["content"]
+        assert item.id not in {r.item.id for r in found(store, old)}
+        [entry] = [r for r in found(store, new) if r.item.id == item.id]
+        assert new in entry.found.content and old not in entry.found.content
 
 
 @RUNS
@@ -108,7 +109,7 @@ def test_a_deleted_item_is_never_found(nonce: str, content: str):
         kept = store.add_knowledge(f"kept {nonce}", f"{content} {nonce}")
         store.delete_knowledge(item.id)
         for query in (nonce, f"deleted {nonce}", content):
-            ids = {r["item"]["id"] for r in found(store, query)}
+            ids = {r.item.id for r in found(store, query)}
             assert item.id not in ids and kept.id in ids
 
 

@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import generalAgent.search.lookup as lookup_module
-from generalAgent.search.database import BM25
 from generalAgent.search.query import MatchQuery
-from generalAgent.search.ranking import Candidate, by_place, fuse, rerank
+from generalAgent.search.ranking import BM25, Candidate, by_place, fuse, rerank
 
 ITEMS = st.sampled_from(["a", "b", "c", "d"])
 PLACES = st.sampled_from([1, 2, 3, "Usage", ""])

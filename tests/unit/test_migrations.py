@@ -18,8 +18,8 @@ from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from generalAgent.graph.turn import main_turn_input, renamed_state
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.migrations import Migration, applied_migrations, migrate, script
-from generalAgent.search.database import MIGRATIONS as INDEX_MIGRATIONS
-from generalAgent.search.database import DatabaseError
+from generalAgent.search.connection import DatabaseError
+from generalAgent.search.schema import MIGRATIONS as INDEX_MIGRATIONS
 from generalAgent.sessions import MIGRATIONS as CATALOG_MIGRATIONS
 from generalAgent.sessions import SessionCatalog, SessionStoreError, Usage
 from tests.support.agent import build_test_agent, thread
@@ -40,8 +40,8 @@ def test_an_index_from_0_1_0_upgrades_in_place_and_stays_searchable(old_data: Se
     with KnowledgeStore(old_data.paths.indexes_db, old_data.documents) as store:
         assert applied_migrations(store.conn) == [m.name for m in INDEX_MIGRATIONS]
         found = search_knowledge(store, "值班电话")
-        assert [r["item"]["title"] for r in found["results"]] == ["值班电话"]
-        assert "555-0199" in found["results"][0]["item"]["content"]
+        assert [r.item.title for r in found.results] == ["值班电话"]
+        assert "555-0199" in found.results[0].found.content
         added = store.add_knowledge(title="新笔记", content="升级之后写入的内容。")
         assert store.get_knowledge_item(added.id) is not None
     with SearchIndex(old_data.paths.indexes_db, old_data.documents) as index:

@@ -13,7 +13,7 @@ from generalAgent.documents.search import (
     render_search,
     search_document,
 )
-from generalAgent.search.database import DatabaseError, SharedConnection
+from generalAgent.search.connection import DatabaseError, SharedConnection
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -108,8 +108,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(str(exc)) from exc
         note = ""
         if semantic is not None:
-            if result.get("warning"):  # the query could not be embedded; the answer says so
-                semantic.failed(str(result["warning"]), told=True)
+            if result.warning:  # the query could not be embedded; the answer says so
+                semantic.failed(result.warning, told=True)
             note = semantic.after_search()
         rendered = render_search(result)
         return f"{rendered}\n\n{note}" if note else rendered

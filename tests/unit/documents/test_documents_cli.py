@@ -86,8 +86,8 @@ def test_search_prints_passages_and_json(app, settings: Settings, corpus: Path):
     assert text.exit_code == 0 and "\n    营收增长百分之二十。\n" in text.stdout
     result = invoke(app, settings, "search", str(corpus / "a.md"), "baselines", "--json")
     data = json.loads(result.stdout)
-    assert data["hits"][0]["heading"] == "Alpha"
-    assert data["hits"][0]["matched_chunks"][0]["content"].endswith("The baseline is stable.")
+    assert data["results"][0]["matched"][0]["heading"] == "Alpha"
+    assert data["results"][0]["matched"][0]["text"].endswith("The baseline is stable.")
 
 
 def test_search_errors_and_no_match(app, settings: Settings, corpus: Path):

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents import (
+    Passage,
     cleanup_old_indexes,
     cleanup_old_indexes_for_file,
     compute_file_hash,
@@ -198,7 +199,7 @@ def test_changing_the_segmenter_reindexes(data_dir: Path, report: Path):
     create_index(report, jieba)
     assert not index_exists(report, plain)
     create_index(report, plain)
-    assert [h["chunk_id"] for h in search_in_index(report, "营收增长", 5, plain)] == [0]
+    assert [h.chunk_index for h in search_in_index(report, "营收增长", 5, plain)] == [0]
 
 
 def test_deleting_a_document_leaves_no_chunk_or_fts_row(index: SearchIndex, report: Path):
@@ -227,18 +228,18 @@ def test_chunks_of_a_document_have_consecutive_rowids(index: SearchIndex, tmp_pa
 
 
 @pytest.mark.smoke
-def test_seed_api(settings: Settings, report: Path, tmp_path: Path):
+def test_the_convenience_api(settings: Settings, report: Path, tmp_path: Path):
     assert not index_exists(report, settings)
     assert search_in_index(report, "baseline", 5, settings) == []  # not indexed yet
     document = create_index(report, settings)
     assert index_exists(report, settings)
     hits = search_in_index(report, "baseline", 5, settings)
-    assert hits and set(hits[0]) == {"chunk_id", "page", "heading", "place", "ocr", "text", "score"}
-    assert hits[0]["place"] == "§ Baseline results"
-    assert hits[0]["heading"] == "Baseline results"
+    assert hits and isinstance(hits[0], Passage)
+    assert hits[0].place == "§ Baseline results"
+    assert hits[0].heading == "Baseline results"
     # Several phrasings of one question: one matching nothing does not take the others' hits.
     listed = search_in_index(report, ["基线结果", "baseline"], 5, settings)
-    assert [h["chunk_id"] for h in listed] == [h["chunk_id"] for h in hits]
+    assert [h.chunk_id for h in listed] == [h.chunk_id for h in hits]
     stats = get_index_stats(settings)
     assert stats["total_files"] == 1 and stats["total_chunks"] == document.total_chunks
     assert stats["db_path"] == str(settings.paths.indexes_db)
@@ -287,7 +288,7 @@ def test_a_new_database_opened_by_several_connections_at_once(tmp_path: Path):
     """SQLite does not wait on the busy timeout to switch a new file to WAL; connect() does."""
     import threading
 
-    from generalAgent.search.database import connect
+    from generalAgent.search.connection import connect
 
     failures: list[Exception] = []
 

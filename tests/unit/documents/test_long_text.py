@@ -20,7 +20,7 @@ from generalAgent.documents import text as text_reader
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.reading import DocumentError, Reading
-from generalAgent.search.database import content_text
+from generalAgent.search.storage import content_text
 
 
 @pytest.fixture
@@ -135,43 +135,14 @@ def test_the_text_lives_apart_from_the_item_and_goes_with_it(tmp_path: Path, set
         assert conn.execute("SELECT COUNT(*) FROM document_texts").fetchone()[0] == 0
 
 
-@given(
-    text=st.lists(st.sampled_from(["a", "b", "x", " ", "\n", "营", "收", "ab", "营收"]), max_size=400).map(
-        "".join
-    ),
-    pattern=st.sampled_from(["ab", "^x", r"\bab\b", "营收", "b$", "(?<=x)a"]),
-    piece=st.integers(min_value=1, max_value=40),
-)
-def test_a_regex_scanned_in_windows_finds_what_a_scan_of_the_whole_text_finds(
-    text: str, pattern: str, piece: int
-):
-    """Matches shorter than the reach past a window, anchors and look-behinds included, are
-    found once each, where a scan of the whole string finds them."""
-    import time
-
-    import regex
-
-    from generalAgent.search import lookup
-
-    compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
-    chunks = (text[i : i + piece] for i in range(0, len(text), piece))
-    saved = lookup.REGEX_WINDOW_CHARS, lookup.REGEX_REACH_CHARS, lookup.REGEX_CONTEXT_CHARS
-    lookup.REGEX_WINDOW_CHARS, lookup.REGEX_REACH_CHARS, lookup.REGEX_CONTEXT_CHARS = 16, 4, 2
-    try:
-        found = list(lookup._match_offsets(compiled, chunks, time.monotonic() + 10))
-    finally:
-        lookup.REGEX_WINDOW_CHARS, lookup.REGEX_REACH_CHARS, lookup.REGEX_CONTEXT_CHARS = saved
-    assert found == [m.start() for m in compiled.finditer(text)]
-
-
 def test_a_regex_search_of_a_long_file_reads_it_in_pieces(
     tmp_path: Path, settings: Settings, small_pieces: int, monkeypatch: pytest.MonkeyPatch
 ):
-    from generalAgent.search import database, lookup
+    from generalAgent.search import regex_scan, storage
 
-    monkeypatch.setattr(database, "CONTENT_READ_BYTES", 100)
-    monkeypatch.setattr(lookup, "REGEX_WINDOW_CHARS", 300)
-    monkeypatch.setattr(lookup, "REGEX_REACH_CHARS", 60)
+    monkeypatch.setattr(storage, "CONTENT_READ_BYTES", 100)
+    monkeypatch.setattr(regex_scan, "REGEX_WINDOW_CHARS", 300)
+    monkeypatch.setattr(regex_scan, "REGEX_REACH_CHARS", 60)
     path = tmp_path / "long.log"
     path.write_text("".join(f"line {n}: 营收 grew {n % 7} percent\n" for n in range(400)), encoding="utf-8")
     with SearchIndex(settings.paths.indexes_db, settings.documents) as index:

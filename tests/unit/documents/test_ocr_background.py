@@ -12,7 +12,7 @@ import pytest
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents import ocr_background
 from generalAgent.documents.ocr import ocr_call, ocr_installed
-from generalAgent.documents.search import search_document
+from generalAgent.documents.search import FileSearch, search_document
 from tests.support.documents import make_long_scan
 
 pytestmark = pytest.mark.skipif(not ocr_installed(), reason="the ocr extra is not installed")
@@ -24,20 +24,20 @@ def test_the_rest_of_a_scan_is_read_in_the_background_and_searched_as_it_goes(da
     )
     path = make_long_scan(tmp_path / "scan.pdf", 3, ["Invoice number 4711", "Paid in March."])
 
-    def search() -> dict:
+    def search() -> FileSearch:
         with ocr_call(settings.documents.ocr_max_pages_per_call):
             return search_document(settings.paths.indexes_db, settings.documents, path, "invoice 4711")
 
     first = search()
-    assert {hit["page"] for hit in first["hits"]} == {1}
-    assert "goes on in the background: 1 of its 3 scanned pages read so far" in first["warning"]
+    assert {hit.hit.page for hit in first.results if hit.hit} == {1}
+    assert "goes on in the background: 1 of its 3 scanned pages read so far" in first.warning
     job = ocr_background.job_for(path)
     assert job is not None and job.thread is not None
     job.thread.join(timeout=600)
     assert job.finished and not job.error and job.done == 3
     later = search()
-    assert {hit["page"] for hit in later["hits"]} == {1, 2, 3}
-    assert "background" not in later.get("warning", "")
+    assert {hit.hit.page for hit in later.results if hit.hit} == {1, 2, 3}
+    assert "background" not in later.warning
 
 
 def test_a_changed_file_is_not_answered_by_the_old_reading(data_dir: Path, tmp_path: Path):

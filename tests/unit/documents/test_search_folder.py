@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
 from generalAgent.config.settings import Settings
-from generalAgent.documents.folder import render_folder_search, search_folder, searchable_files
+from generalAgent.documents.folder import FolderSearch, render_folder_search, search_folder, searchable_files
 from generalAgent.documents.search import SearchFailure
 from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.search.budgets import ContentBudget, content_size
@@ -37,17 +37,17 @@ def library(tmp_path: Path) -> Path:
     return folder
 
 
-def search(settings: Settings, folder: Path, query: str | list[str], **options: object) -> dict:
+def search(settings: Settings, folder: Path, query: str | list[str], **options: object) -> FolderSearch:
     return search_folder(settings.paths.indexes_db, settings.documents, folder, query, **options)  # type: ignore[arg-type]
 
 
 def test_every_document_is_searched_and_hits_are_grouped_per_document(settings: Settings, library: Path):
     result = search(settings, library, "backup")
-    assert (result["files"], result["indexed"], result["unchanged"], result["pending"]) == (3, 3, 0, 0)
-    files = [d["file"] for d in result["documents"]]
+    assert (result.files, result.indexed, result.unchanged, result.pending) == (3, 3, 0, 0)
+    files = [d.file for d in result.documents]
     assert sorted(files) == sorted(str(p) for p in (library / "ops" / "backup.md", library / "report.pdf"))
-    pdf = next(d for d in result["documents"] if d["file"].endswith("report.pdf"))
-    assert pdf["language"] == "en" and pdf["hits"][0]["place"] == "page 2"
+    pdf = next(d for d in result.documents if d.file.endswith("report.pdf"))
+    assert pdf.language == "en" and pdf.results[0].place == "page 2"
     text = render_folder_search(result)
     assert text.startswith(
         f"3 document(s) searched in {library} (languages: English, Chinese) — 3 newly indexed."
@@ -59,20 +59,20 @@ def test_every_document_is_searched_and_hits_are_grouped_per_document(settings: 
 def test_unchanged_files_are_not_read_again_and_a_changed_one_is_picked_up(settings: Settings, library: Path):
     search(settings, library, "backup")
     again = search(settings, library, "backup")
-    assert (again["indexed"], again["unchanged"]) == (0, 3)
+    assert (again.indexed, again.unchanged) == (0, 3)
     changed = library / "ops" / "backup.md"
     changed.write_text("# Backup\n\nSnapshots are taken with zfs snapshot every night.\n", encoding="utf-8")
     os.utime(changed, ns=(changed.stat().st_atime_ns, changed.stat().st_mtime_ns + 5_000_000_000))
     result = search(settings, library, "zfs snapshot")
-    assert (result["indexed"], result["unchanged"]) == (1, 2)
-    assert [d["file"] for d in result["documents"]] == [str(changed)]
+    assert (result.indexed, result.unchanged) == (1, 2)
+    assert [d.file for d in result.documents] == [str(changed)]
 
 
 def test_a_folder_indexed_past_the_deadline_answers_from_what_is_indexed(settings: Settings, library: Path):
     result = search(settings, library, "backup", index_seconds=0)
-    assert result["pending"] == 3 and result["documents"] == []
+    assert result.pending == 3 and result.documents == ()
     assert "3 not indexed yet" in render_folder_search(result)
-    assert search(settings, library, "backup")["documents"]  # the next search goes on
+    assert search(settings, library, "backup").documents  # the next search goes on
 
 
 def test_a_list_of_phrasings_and_the_language_advice(settings: Settings, tmp_path: Path):
@@ -85,7 +85,7 @@ def test_a_list_of_phrasings_and_the_language_advice(settings: Settings, tmp_pat
     missed = render_folder_search(search(settings, folder, "上次启动以来的日志"))
     assert "No passage matches" in missed and "The documents are in English and the query is not" in missed
     both = search(settings, folder, ["上次启动以来的日志", "log since the last boot"])
-    assert len(both["documents"]) == 3
+    assert len(both.documents) == 3
 
 
 def test_the_call_budget_holds_over_many_documents(settings: Settings, tmp_path: Path):
@@ -96,11 +96,11 @@ def test_the_call_budget_holds_over_many_documents(settings: Settings, tmp_path:
         (folder / f"doc{n:02}.md").write_text("\n\n".join(parts) + "\n")
     result = search(settings, folder, "walrus tusks", max_results=20)
     budget = ContentBudget.from_settings(settings.documents)
-    hits = [hit for document in result["documents"] for hit in document["hits"]]
+    hits = [hit for document in result.documents for hit in document.results]
     assert len(hits) == 20
     assert sum(content_size(hit) for hit in hits) <= budget.call_chars
     assert all(content_size(hit) <= budget.result_chars for hit in hits)
-    assert all(len(c["content"]) <= budget.chunk_chars for hit in hits for c in hit["matched_chunks"])
+    assert all(len(c.text) <= budget.chunk_chars for hit in hits for c in hit.matched)
 
 
 def test_symbolic_links_out_of_the_folder_are_not_followed(tmp_path: Path):
@@ -147,3 +147,23 @@ def test_the_tool_searches_a_workspace_folder_and_shows_workspace_paths(settings
     assert "outside" in run_tool(settings, folder="../", query="x") or "Error" in run_tool(
         settings, folder="../", query="x"
     )
+
+
+def test_a_hit_in_one_document_does_not_hide_the_same_chunk_number_of_another(
+    settings: Settings, tmp_path: Path
+):
+    """Context chunks are told apart per document: chunk 2 of a.md being a hit once kept
+    chunk 2 of b.md out of b.md's context."""
+    folder = tmp_path / "pair"
+    folder.mkdir()
+    for name, hit in (("a.md", 2), ("b.md", 3)):
+        sections = [
+            f"# Part {n}\n\n" + ("The walrus rests here. " if n == hit else f"Plain words number {n}. ") * 8
+            for n in range(6)
+        ]
+        (folder / name).write_text("\n\n".join(sections), encoding="utf-8")
+    result = search(settings, folder, "walrus")
+    by_file = {Path(d.file).name: d.results[0] for d in result.documents}
+    first, second = by_file["a.md"].chunk_index, by_file["b.md"].chunk_index
+    assert second == first + 1  # b.md's neighbour before its hit has a.md's hit's number
+    assert first in {p.chunk_index for p in by_file["b.md"].context}

@@ -31,3 +31,12 @@ def test_cancel_returns_at_once_while_the_call_is_still_running() -> None:
         invoke_cancellable(RunnableLambda(lambda _: release.wait(10)), None, {}, cancelled)
     assert time.monotonic() - started < 1.0
     release.set()
+
+
+def test_a_turn_cancelled_before_the_call_sends_nothing() -> None:
+    calls: list[str] = []
+    cancelled = threading.Event()
+    cancelled.set()  # Stop arrived while a tool was running
+    with pytest.raises(TurnCancelled):
+        invoke_cancellable(RunnableLambda(lambda x: calls.append(x)), "request", {}, cancelled)
+    assert calls == []

@@ -131,6 +131,6 @@ def test_a_document_added_to_the_knowledge_base_keeps_its_pages(app, settings: S
     )
     added = json.loads(kb(app, settings, "add", str(pdf), "--json").stdout)
     found = json.loads(kb(app, settings, "search", "expenses filed", "--json").stdout)
-    matched = found["results"][0]["matched_chunks"][0]
+    matched = found["results"][0]["found"]["matched"][0]
     assert found["results"][0]["item"]["id"] == added["id"]
-    assert matched["page"] == 2 and "30 days" in matched["content"]
+    assert matched["page"] == 2 and "30 days" in matched["text"]

@@ -30,27 +30,27 @@ def book(topic: str, chapters: int = 40) -> str:
 def test_chunks_are_grouped_per_item_with_neighbours_as_context(store: KnowledgeStore):
     item = store.add_knowledge("Handbook", book("walrus"))
     result = search_knowledge(store, "walrus", budget=BUDGET)
-    [entry] = result["results"]
-    assert entry["item"]["id"] == item.id
-    matched = entry["matched_chunks"][0]
-    assert "walrus" in matched["content"] and matched["heading"] == "Chapter 20"
-    indexes = {c["chunk_index"] for c in entry["context_chunks"]}
-    assert indexes == {matched["chunk_index"] - 1, matched["chunk_index"] + 1}
-    assert entry["total_chunks"] == store.count_chunks(item.id)
+    [entry] = result.results
+    assert entry.item.id == item.id
+    matched = entry.found.matched[0]
+    assert "walrus" in matched.text and matched.heading == "Chapter 20"
+    indexes = {c.chunk_index for c in entry.found.context}
+    assert indexes == {matched.chunk_index - 1, matched.chunk_index + 1}
+    assert entry.total_chunks == store.count_chunks(item.id)
 
 
 def test_long_items_come_back_as_preview_plus_passages(store: KnowledgeStore):
     store.add_knowledge("Handbook", book("walrus", chapters=60))
-    [entry] = search_knowledge(store, "walrus", budget=BUDGET)["results"]
-    assert len(entry["item"]["content"]) <= BUDGET.preview_chars
-    assert "content:" in entry["cut"] and "get_knowledge_item(item_id=" in entry["cut"]
+    [entry] = search_knowledge(store, "walrus", budget=BUDGET).results
+    assert len(entry.found.content) <= BUDGET.preview_chars
+    assert "content:" in entry.found.cut and "get_knowledge_item(item_id=" in entry.found.cut
 
 
 def test_short_items_come_back_whole(store: KnowledgeStore):
     text = "Short note about the walrus.\n\nSecond paragraph."
     store.add_knowledge("Note", text)
-    [entry] = search_knowledge(store, "walrus", budget=BUDGET)["results"]
-    assert entry["item"]["content"] == text and "cut" not in entry
+    [entry] = search_knowledge(store, "walrus", budget=BUDGET).results
+    assert entry.found.content == text and not entry.found.cut
 
 
 def test_filters_domain_category_tags(store: KnowledgeStore):
@@ -59,8 +59,8 @@ def test_filters_domain_category_tags(store: KnowledgeStore):
     store.add_knowledge("C", "walrus art", domain="zoo", category="art", tags=["land"])
 
     def titles(**filters):
-        results = search_knowledge(store, "walrus", **filters)["results"]
-        return sorted(r["item"]["title"] for r in results)
+        results = search_knowledge(store, "walrus", **filters).results
+        return sorted(r.item.title for r in results)
 
     assert titles() == ["A", "B", "C"]
     assert titles(domain="zoo") == ["A", "C"]
@@ -73,13 +73,13 @@ def test_filters_domain_category_tags(store: KnowledgeStore):
 def test_relevance_date_and_title_orders(store: KnowledgeStore):
     store.add_knowledge("Zeta", "walrus walrus walrus walrus")
     store.add_knowledge("Alpha", "walrus and a great many other words " * 10)
-    by_score = search_knowledge(store, "walrus")["results"]
-    scores = [r["score"] for r in by_score]
-    assert scores == sorted(scores, reverse=True) and by_score[0]["item"]["title"] == "Zeta"
-    by_title = search_knowledge(store, "walrus", sort="title")["results"]
-    assert [r["item"]["title"] for r in by_title] == ["Alpha", "Zeta"]
-    dated = search_knowledge(store, "walrus", sort="date")["results"]
-    stamps = [r["item"]["updated_at"] for r in dated]
+    by_score = search_knowledge(store, "walrus").results
+    scores = [r.found.score for r in by_score]
+    assert scores == sorted(scores, reverse=True) and by_score[0].item.title == "Zeta"
+    by_title = search_knowledge(store, "walrus", sort="title").results
+    assert [r.item.title for r in by_title] == ["Alpha", "Zeta"]
+    dated = search_knowledge(store, "walrus", sort="date").results
+    stamps = [r.item.updated_at for r in dated]
     assert stamps == sorted(stamps, reverse=True)
     with pytest.raises(ValueError):
         search_knowledge(store, "walrus", sort="random")
@@ -87,16 +87,16 @@ def test_relevance_date_and_title_orders(store: KnowledgeStore):
 
 def test_min_score_filters_results(store: KnowledgeStore):
     store.add_knowledge("Zeta", "walrus walrus walrus walrus")
-    best = search_knowledge(store, "walrus")["results"][0]["score"]
-    assert search_knowledge(store, "walrus", min_score=best + 1)["results"] == []
+    best = search_knowledge(store, "walrus").results[0].found.score
+    assert search_knowledge(store, "walrus", min_score=best + 1).results == ()
 
 
 def test_items_without_chunks_are_recovered_on_search(store: KnowledgeStore):
     item = store.add_knowledge("Lost chunks", book("narwhal"))
     store.conn.execute("DELETE FROM chunks WHERE item_id = ?", (item.id,))
-    [entry] = search_knowledge(store, "narwhal", budget=BUDGET)["results"]
-    assert entry["item"]["id"] == item.id
-    assert entry["matched_chunks"] and "narwhal" in entry["matched_chunks"][0]["content"]
+    [entry] = search_knowledge(store, "narwhal", budget=BUDGET).results
+    assert entry.item.id == item.id
+    assert entry.found.matched and "narwhal" in entry.found.matched[0].text
     assert store.count_chunks(item.id) > 0  # saved for next time
 
 
@@ -113,9 +113,9 @@ def test_documents_are_searched_with_their_pages(store: KnowledgeStore, settings
     pdf = make_pdf(tmp_path / "q3.pdf", [["Intro page."], ["第三季度营收增长百分之二十。"]])
     with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
         index.index_file(pdf)
-    [entry] = search_knowledge(store, "营收增长", domain="documents", budget=BUDGET)["results"]
-    assert entry["item"]["title"] == "q3.pdf"
-    assert entry["matched_chunks"][0]["page"] == 2
+    [entry] = search_knowledge(store, "营收增长", domain="documents", budget=BUDGET).results
+    assert entry.item.title == "q3.pdf"
+    assert entry.found.matched[0].page == 2
 
 
 def test_call_stays_within_the_total_budget(store: KnowledgeStore):
@@ -123,8 +123,8 @@ def test_call_stays_within_the_total_budget(store: KnowledgeStore):
         store.add_knowledge(f"Book {n}", book("walrus", chapters=30))
     budget = replace(BUDGET, call_chars=10_000, result_chars=3_000)
     result = search_knowledge(store, "walrus chapter", max_results=8, budget=budget)
-    sizes = [content_size(r) for r in result["results"]]
-    assert len(result["results"]) == 8
+    sizes = [content_size(r.found) for r in result.results]
+    assert len(result.results) == 8
     assert all(size <= 3_000 for size in sizes) and sum(sizes) <= 10_000
 
 
@@ -138,8 +138,8 @@ def test_budgets_do_not_change_the_results_or_their_order(store: KnowledgeStore,
     for filters in ({}, {"domain": "d1"}, {"tags": ["t0", "t2"]}):
         plain = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, **filters)
         fitted = search_knowledge(store, "walrus chapter", sort=sort, max_results=6, budget=tight, **filters)
-        assert [(r["item"]["id"], r["score"]) for r in fitted["results"]] == [
-            (r["item"]["id"], r["score"]) for r in plain["results"]
+        assert [(r.item.id, r.found.score) for r in fitted.results] == [
+            (r.item.id, r.found.score) for r in plain.results
         ]
 
 
@@ -155,8 +155,8 @@ def test_knowledge_hits_of_documents_name_their_place(
     with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
         index.index_file(deck)
     result = search_knowledge(store, "costs fall", budget=BUDGET)
-    [chunk] = result["results"][0]["matched_chunks"]
-    assert (chunk["place"], chunk["heading"]) == ("slide 2", "Budget")
+    [chunk] = result.results[0].found.matched
+    assert (chunk.place, chunk.heading) == ("slide 2", "Budget")
     assert "matched: chunk 1 | slide 2 | § Budget" in render_search(result)
 
 
@@ -168,9 +168,9 @@ def test_a_list_of_phrasings_finds_each_ones_items_and_names_a_files_language(
         index.index_file(tmp_path / "ops.md")
     store.add_knowledge("值班", "值班电话 555-0199，回滚之前先通知值班。")
     found = search_knowledge(store, ["回滚 值班", "rollback procedure"], budget=BUDGET)
-    titles = [entry["item"]["title"] for entry in found["results"]]
+    titles = [entry.item.title for entry in found.results]
     assert set(titles) == {"ops.md", "值班"}
-    assert found["query"] == "回滚 值班 | rollback procedure"
-    by_title = {entry["item"]["title"]: entry for entry in found["results"]}
-    assert by_title["ops.md"]["language"] == "en" and "language" not in by_title["值班"]
-    assert search_knowledge(store, ["", "  "])["results"] == []
+    assert found.query == "回滚 值班 | rollback procedure"
+    by_title = {entry.item.title: entry for entry in found.results}
+    assert by_title["ops.md"].language == "en" and not by_title["值班"].language
+    assert search_knowledge(store, ["", "  "]).results == ()

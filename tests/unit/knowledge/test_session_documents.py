@@ -22,4 +22,4 @@ def test_attachments_stay_out_of_the_knowledge_base(settings: Settings, tmp_path
         assert [item.title for item in store.list_knowledge()] == ["mine.txt"]
         assert store.count_knowledge() == 1
         found = search_knowledge(store, "crane")
-        assert [hit["item"]["title"] for hit in found["results"]] == ["mine.txt"]
+        assert [hit.item.title for hit in found.results] == ["mine.txt"]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from generalAgent.search import vector_index
-from generalAgent.search.database import connect, transaction
+from generalAgent.search.connection import connect, transaction
 from generalAgent.search.embeddings import to_blob
 from generalAgent.search.semantic import nearest_chunks
 

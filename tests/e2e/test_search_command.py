@@ -1,0 +1,122 @@
+"""`generalagent search` as a person runs it: the real CLI in a subprocess, real files, the real
+index. Targets (a file, a folder, a glob, everything indexed), `-n` within the content
+budgets, hits grouped per document with their place, spreadsheet rows one per line, help."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import run_cli
+from tests.support.documents import make_pdf, make_xlsx
+
+SECTIONS = 25
+
+
+@pytest.fixture
+def env(cli_env: dict[str, str]) -> dict[str, str]:
+    return {**cli_env, "COLUMNS": "200"}  # no wrapping: lines are checked whole
+
+
+@pytest.fixture
+def library(workdir: Path) -> Path:
+    """A folder of four documents: a PDF, a spreadsheet, a text log, a long Markdown book."""
+    folder = workdir / "library"
+    folder.mkdir()
+    make_pdf(folder / "report.pdf", [["Intro page."], ["The walrus count doubled this year."]])
+    rows: list[list[object]] = [["Region", "Animal", "Count"]]
+    rows += [[f"region{n}", "walrus" if n in (4, 9) else "seal", n * 10] for n in range(12)]
+    make_xlsx(folder / "counts.xlsx", {"Survey": rows})
+    log = [f"{n:03} routine entry, nothing to report" for n in range(1, 301)]
+    log[206] = "207 a walrus was seen on the ice"
+    (folder / "watch.log.txt").write_text("\n".join(log) + "\n", encoding="utf-8")
+    book = "\n\n".join(
+        f"# Chapter {n}\n\n"
+        + f"Chapter {n} tells of the walrus and the tides. "
+        + "Filler words go on. " * 80
+        for n in range(1, SECTIONS + 1)
+    )
+    (workdir / "book.md").write_text(book, encoding="utf-8")
+    return folder
+
+
+def test_n_is_honoured_beyond_five_and_the_budget_cut_is_said(
+    library: Path, workdir: Path, env: dict[str, str]
+) -> None:
+    many = run_cli(["search", "book.md", "walrus tides", "-n", "12", "--json"], env, workdir)
+    assert many.returncode == 0, many.stderr
+    data = json.loads(many.stdout)
+    assert (data["max_results"], data["capped"]) == (12, False)
+    assert len(data["results"]) == 12 and all(r["matched"] for r in data["results"])
+    shown = run_cli(["search", "book.md", "walrus tides", "-n", "12"], env, workdir)
+    assert shown.stdout.startswith('12 passages in book.md for "walrus tides":')
+    assert "left out" not in shown.stdout
+
+    tight = {**env, "MAX_TOTAL_CONTENT_SIZE": "1000"}
+    cut = run_cli(["search", "book.md", "walrus tides", "-n", "12"], tight, workdir)
+    assert cut.returncode == 0, cut.stderr
+    head = cut.stdout.splitlines()[0]
+    kept = int(head.split()[0])
+    assert 1 <= kept < 12
+    said = "was found" if kept == 11 else "were found"
+    assert (
+        f"{12 - kept} more passage{'' if kept == 11 else 's'} {said} but left out by the content budget"
+        in cut.stdout
+    )
+    assert "MAX_TOTAL_CONTENT_SIZE" in cut.stdout and "-n" in cut.stdout
+
+    most = run_cli(["search", "book.md", "walrus", "-n", "50"], env, workdir)
+    assert "At most 20 passages per search." in most.stdout
+
+
+def test_a_folder_a_glob_and_everything_indexed_are_targets_grouped_per_document_with_places(
+    library: Path, workdir: Path, env: dict[str, str]
+) -> None:
+    folder = run_cli(["search", "library", "walrus"], env, workdir)
+    assert folder.returncode == 0, folder.stderr
+    lines = folder.stdout.splitlines()
+    assert lines[0] == '3 passages in 3 of 3 documents under library for "walrus":'
+    for document, place in (
+        ("library/report.pdf", "page 2"),
+        ("library/counts.xlsx", "sheet Survey, rows 2–13"),
+        ("library/watch.log.txt", "line 207"),
+    ):
+        at = lines.index(document)  # the document's name on a line of its own, its places below
+        assert lines[at + 1].split(maxsplit=1)[1] == place
+
+    glob = run_cli(["search", "library/*.pdf", "walrus"], env, workdir)
+    assert glob.returncode == 0, glob.stderr
+    assert glob.stdout.splitlines()[:3] == [
+        '1 passages in 1 of 1 documents under library/*.pdf for "walrus":',
+        "library/report.pdf",
+        " 1 page 2",
+    ]
+    assert run_cli(["search", "library/*.docx", "walrus"], env, workdir).returncode == 1
+
+    run_cli(["index", "book.md"], env, workdir)
+    everything = run_cli(["search", "--all", "walrus", "-n", "20", "--json"], env, workdir)
+    assert everything.returncode == 0, everything.stderr
+    data = json.loads(everything.stdout)
+    files = {Path(d["file"]).name for d in data["documents"]}
+    assert files == {"report.pdf", "counts.xlsx", "watch.log.txt", "book.md"}
+    assert data["indexed"] == 0  # nothing read: only what the index holds
+    assert run_cli(["search", "--all", "book.md", "walrus"], env, workdir).returncode == 2
+
+
+def test_spreadsheet_rows_come_one_per_line(library: Path, workdir: Path, env: dict[str, str]) -> None:
+    found = run_cli(["search", "library/counts.xlsx", "walrus"], env, workdir)
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert lines[1] == " 1 sheet Survey, rows 2–13"
+    assert [line.strip() for line in lines[2:4]] == ["region4 | walrus | 40", "region9 | walrus | 90"]
+
+
+def test_the_help_names_the_defaults_and_every_target(workdir: Path, env: dict[str, str]) -> None:
+    shown = run_cli(["search", "--help"], env, workdir)
+    assert shown.returncode == 0
+    flat = " ".join(shown.stdout.split())
+    assert "SEARCH_MAX_RESULTS_DEFAULT" not in flat
+    assert "default 5 in a file, 10 across files; at most 20" in flat
+    assert "--all" in flat and "a glob" in flat
