@@ -29,8 +29,8 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
 # Updates the Chinese catalog from the code's _() messages and compiles it; translate the new
-# entries in generalAgent/cli/locale/zh_CN/LC_MESSAGES/generalagent.po, then run it again.
-CATALOG := generalAgent/cli/locale/zh_CN/LC_MESSAGES/generalagent
+# entries in generalAgent/locale/zh_CN/LC_MESSAGES/generalagent.po, then run it again.
+CATALOG := generalAgent/locale/zh_CN/LC_MESSAGES/generalagent
 i18n: $(VENV)/.installed-dev
 	$(BIN)/pybabel --quiet extract -F babel.cfg -k _ -k N_ -k ngettext:1,2 --no-location --sort-output -o $(CATALOG).pot generalAgent
 	$(BIN)/pybabel --quiet update -i $(CATALOG).pot -o $(CATALOG).po -l zh_CN --no-fuzzy-matching --ignore-obsolete

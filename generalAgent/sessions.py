@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
 from generalAgent.private_storage import private_file
 

@@ -9,7 +9,7 @@ and Typer's own words follow it too (cli/help_language.py).
 import os
 
 from generalAgent.cli.help_language import speak_help_in_ui_language
-from generalAgent.cli.i18n import choose_language, use_language
+from generalAgent.i18n import choose_language, use_language
 
 use_language(choose_language(os.environ.get("UI_LANGUAGE")))
 speak_help_in_ui_language(choose_language(os.environ.get("UI_LANGUAGE")))  # Usage, Options ...

@@ -5,7 +5,7 @@ first word that is no sub-command into the hidden `--message`).
 
 Start-up imports only typer, rich, prompt_toolkit, pydantic and python-dotenv; LangGraph and
 the document libraries load later (in the background for the chat), so the prompt shows
-within a second.
+within a second. The sub-commands' modules load only when the command line names one.
 """
 
 from __future__ import annotations
@@ -21,17 +21,8 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from generalAgent.cli import (
-    documents_commands,
-    folder_trust,
-    knowledge_commands,
-    mcp_commands,
-    models_commands,
-)
-from generalAgent.cli.config_commands import config_app, describe_files
 from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
-from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
@@ -39,6 +30,7 @@ from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.display import mask_urls
+from generalAgent.i18n import _, choose_language, use_language
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionStoreError
 
@@ -166,6 +158,7 @@ def main_command(
     settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings
     missing = settings.model.missing()
     if missing:
+        from generalAgent.cli.config_commands import describe_files
         from generalAgent.providers.factory import setup_guidance
 
         err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
@@ -275,12 +268,38 @@ def acp() -> None:
     raise typer.Exit(run_acp_server(settings))
 
 
-documents_commands.register(app)
-knowledge_commands.register(app)
-app.add_typer(config_app, name="config")
-mcp_commands.register(app)
-models_commands.register(app)
-folder_trust.register(app)
+# The sub-commands other modules define, by the word that names each. Their modules are
+# imported only when the command line may name one or asks for help: the chat and `-p`
+# never run them, and the document and knowledge modules behind `index`, `search` and `kb`
+# cost every start a fifth of a second (python -X importtime). tests/unit/cli/test_command_line.py
+# keeps these words and the registered commands in step.
+SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "trust"})
+
+
+def register_subcommands() -> None:
+    """Add the sub-commands of the other modules to `app` (once)."""
+    if any(group.name == "kb" for group in app.registered_groups):
+        return
+    from generalAgent.cli import (
+        documents_commands,
+        folder_trust,
+        knowledge_commands,
+        mcp_commands,
+        models_commands,
+    )
+    from generalAgent.cli.config_commands import config_app
+
+    documents_commands.register(app)
+    knowledge_commands.register(app)
+    app.add_typer(config_app, name="config")
+    mcp_commands.register(app)
+    models_commands.register(app)
+    folder_trust.register(app)
+
+
+def may_name_a_subcommand(argv: list[str]) -> bool:
+    """Whether `argv` may run (or list) a sub-command of SUBCOMMANDS."""
+    return any(arg in SUBCOMMANDS or arg in ("-h", "--help") for arg in argv)
 
 
 def _usage_problem(
@@ -396,4 +415,6 @@ def normalise_argv(argv: list[str]) -> list[str]:
 def main() -> None:
     limit_malloc_arenas()
     argv = normalise_argv(sys.argv[1:])
+    if may_name_a_subcommand(argv):
+        register_subcommands()
     app(args=first_message_argv(argv, typer.main.get_command(app)), prog_name="generalagent")

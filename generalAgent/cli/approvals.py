@@ -26,8 +26,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.i18n import N_, _
 from generalAgent.cli.terminal_text import visible_controls
+from generalAgent.i18n import N_, _
 from generalAgent.tools.approval import ALWAYS, KEEP, NO, SHOWN_BY_DIFF, YES, diff_is_whole
 
 ANSWERS = {

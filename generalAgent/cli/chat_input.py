@@ -26,12 +26,12 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generalAgent.cli.i18n import _
 from generalAgent.documents.convert import legacy_office_problem, modern_suffix
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.index import compute_file_hash
 from generalAgent.documents.reading import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
 from generalAgent.graph.state import UploadedFile
+from generalAgent.i18n import _
 from generalAgent.private_storage import tighten
 from generalAgent.tools.workspace import Workspace
 

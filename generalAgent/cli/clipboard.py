@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 
 GRAB_SECONDS = 5.0
 MAX_PIXELS = 64_000_000  # a screenshot of a 8K screen is 33 MP; more is not a screenshot
@@ -131,10 +131,10 @@ def paste(chat: Any, argument: str = "") -> None:
 
     from generalAgent.display import describe_file
 
-    files, problems = attach_clipboard(chat._agent(), chat.session_id)
+    files, problems = attach_clipboard(chat.agent(), chat.session.id)
     for problem in problems:
         chat.console.print(f"[yellow]{escape(problem)}[/]")
     for upload in files:
         chat.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
     # The agent hears about them with the next message, as with /upload.
-    chat.pending_uploads += files
+    chat.session.state.pending_uploads += files

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 
 
 @dataclass(frozen=True)

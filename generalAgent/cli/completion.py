@@ -18,7 +18,7 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from generalAgent.cli.i18n import N_, _
+from generalAgent.i18n import N_, _
 
 MAX_PATHS = 200
 

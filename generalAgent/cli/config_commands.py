@@ -17,12 +17,12 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.i18n import N_, _
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.reference import render_env_example
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, SettingSource, user_config_dir
 from generalAgent.display import public_url
+from generalAgent.i18n import N_, _
 
 config_app = typer.Typer(help=_("Where settings come from; a user-level .env for every folder."))
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.i18n import _
 from generalAgent.config.settings import Settings
+from generalAgent.i18n import _
 from generalAgent.private_storage import private_folder
 
 OLD_STORE_NAME = "data"

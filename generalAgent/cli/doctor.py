@@ -19,9 +19,9 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.config.settings import Settings
 from generalAgent.display import public_url
+from generalAgent.i18n import N_, _, ngettext
 
 
 @dataclass

@@ -28,7 +28,6 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.search_view import query_words, render_file_hits, render_folder_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import DocumentSettings, Settings, SettingsError, load_settings
@@ -39,6 +38,7 @@ from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.reading import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.documents.search import MAX_RESULTS_ASKED, SearchFailure, line_numbers, search_document
+from generalAgent.i18n import _, ngettext
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
 from generalAgent.search.results import SearchResult

@@ -11,7 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 
 
 def files_written_lines(paths: list[Path]) -> list[str]:

@@ -21,7 +21,6 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.i18n import _
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
@@ -33,6 +32,7 @@ from generalAgent.config.trust import (
     project_configuration,
 )
 from generalAgent.display import public_url
+from generalAgent.i18n import _
 
 YES = {"y", "yes", "是", "是的", "好", "信任"}
 # The settings from a folder's .env that relax what asks the user first.

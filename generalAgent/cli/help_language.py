@@ -15,7 +15,7 @@ import importlib
 import sys
 from typing import Any
 
-from generalAgent.cli.i18n import N_, _
+from generalAgent.i18n import N_, _
 
 # The messages of Click and Typer a user of this CLI meets: help pages and usage errors.
 CLICK_MESSAGES = (

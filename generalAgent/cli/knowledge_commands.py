@@ -25,12 +25,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.documents_commands import settings_from
-from generalAgent.cli.i18n import _
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.reading import DocumentError
+from generalAgent.i18n import _
 from generalAgent.knowledge import STORE_ERRORS, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item

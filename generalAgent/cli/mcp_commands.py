@@ -22,9 +22,9 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.i18n import N_, _
 from generalAgent.cli.invocation import command_hint
 from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.i18n import N_, _
 from generalAgent.tools.mcp.config import (
     MCPConfigError,
     add_server_entry,

@@ -29,9 +29,9 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from generalAgent.cli.i18n import _
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.i18n import _
 
 app = typer.Typer(
     help=_("Download and choose local embedding models for semantic search (see docs/knowledge.md)."),

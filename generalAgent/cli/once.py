@@ -7,8 +7,11 @@ stderr. `json` prints one object at the end, `stream-json` one event per line as
 goes (cli/script_output.py). Nobody can answer an approval: a call that needs one runs only
 when its tool is in `--allowed-tools` or with `--approve`, else it is refused.
 
+The user's hooks run as in the chat (cli/session.py): SessionStart, UserPromptSubmit (a
+block ends the run before anything is sent) and Stop, their lines on stderr.
+
 Exit status: 0 answered, 1 the turn failed, 2 bad input or configuration, 3 a tool call
-needed an approval and was refused, 130 interrupted.
+needed an approval and was refused (or a hook refused the prompt), 130 interrupted.
 
 A `-p` session is not listed by `/sessions` unless `--save`; its id (on stderr, and in
 JSON) resumes it, and `-c` continues the latest session of the folder, listed or not.
@@ -19,19 +22,17 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import sqlite3
 import stat
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.files_written import print_files_written
-from generalAgent.cli.i18n import _
 from generalAgent.cli.script_output import (
     EventWriter,
     OutputFormat,
@@ -40,9 +41,12 @@ from generalAgent.cli.script_output import (
     snapshot_files,
     written_files,
 )
-from generalAgent.cli.storage_errors import describe_storage_error
+from generalAgent.cli.session import SessionController
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
+from generalAgent.config.sources import user_config_dir
+from generalAgent.hooks import load_hooks
+from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog, Usage
 
 if TYPE_CHECKING:
@@ -93,13 +97,21 @@ def run_once(
     model = settings.model.model_name
     emit = EventWriter(out) if options.output_format == "stream-json" else None
 
-    def fail(message: str, code: int = EXIT_USAGE, session_id: str | None = None) -> int:
-        """A run that stops before (or instead of) a turn: one line, and JSON when asked for."""
-        err.print(f"[red]{escape(message)}[/]")
+    def fail(
+        message: str,
+        code: int = EXIT_USAGE,
+        session_id: str | None = None,
+        shown: bool = False,
+        status: Literal["error", "refused"] = "error",
+    ) -> int:
+        """A run that stops before (or instead of) a turn: one line (unless `shown` already),
+        and JSON when asked for."""
+        if not shown:
+            err.print(f"[red]{escape(message)}[/]")
         if options.output_format != "text":
             EventWriter(out)(
                 result_object(
-                    status="error",
+                    status=status,
                     exit_code=code,
                     error=message,
                     session_id=session_id,
@@ -127,13 +139,18 @@ def run_once(
 
     from generalAgent.cli.render import TerminalView, format_cost, format_usage
     from generalAgent.cli.runtime import load_agent
-    from generalAgent.cli.turn_input import prepare_turn
-    from generalAgent.cli.turns import run_turn
     from generalAgent.graph.checkpoints import CheckpointStoreError
-    from generalAgent.graph.turn import thread_config
-    from generalAgent.providers.errors import describe_model_error
     from generalAgent.tools.registry import ToolConfigError
 
+    # The user's hooks (hooks.py), as the chat runs them: SessionStart now, UserPromptSubmit
+    # before the prompt is sent, Stop after the turn; the graph's tools step runs its own.
+    hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+    for problem in hooks.problems:
+        err.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
+    session = SessionController(
+        settings, catalog, hooks, err, session_id=session_id, listed=options.save, interactive=False
+    )
+    session.start("startup" if catalog.get(session_id) is None else "resume")
     try:
         agent = load_agent(settings)
     except (ToolConfigError, CheckpointStoreError) as exc:
@@ -146,21 +163,7 @@ def run_once(
     for notice in agent.parts.mcp.drain_notices():
         err.print(f"[yellow]{escape(notice)}[/]")
     try:
-        config = thread_config(session_id)
         registry_names = set(agent.parts.registry.names())
-        prepared = prepare_turn(
-            text,
-            agent,
-            config,
-            session_id,
-            Path.cwd(),
-            references=prompt != "-" or options.stdin_references,
-            typed=prompt != "-",
-            allowed_hosts=options.allowed_hosts,
-            piped=piped,
-            piped_references=options.stdin_references,
-            extra_mentions=[name for name in options.allowed_tools if name in registry_names],
-        )
         for name in options.allowed_tools:
             if name not in registry_names and "__" not in name:  # MCP tools are <server>__<tool>
                 err.print(
@@ -168,10 +171,6 @@ def run_once(
                     + escape(_("--allowed-tools: no tool is named {name}").format(name=name))
                     + "[/]"
                 )
-        for warning in prepared.warnings:
-            err.print(f"[yellow]{escape(warning)}[/]")
-        if prepared.graph_input is None:
-            return fail("\n".join(prepared.errors), session_id=session_id)
         # Reasoning goes where the tool lines go (stderr): stdout holds only the answer.
         terminal = TerminalView(err, stream_answer=False, reasoning=settings.model.show_reasoning)
         view = ScriptView(
@@ -186,38 +185,37 @@ def run_once(
                 + "[/]"
             ),
         )
-        first_line = next(line for line in f"{text}\n{piped}".splitlines() if line.strip())
-        catalog.open_session(session_id, first_line, Path.cwd().resolve(), listed=options.save)
         workspace = agent.parts.env.workspace_for(session_id)
         before = snapshot_files(workspace.root / name for name in ("outputs", "temp"))
-        agent.parts.env.start_turn()
-        result = run_turn(
-            agent.graph,
-            config,
-            prepared.graph_input,
-            view,
-            lambda exc: (
-                describe_model_error(exc, settings.model, _, interactive=False)
-                or describe_storage_error(exc, settings.paths)
-            ),
-            on_cancel=agent.cancel,
-            approved=set(options.allowed_tools),
+        session.state.approved = set(options.allowed_tools)
+        outcome = session.send(
+            text,
+            lambda: agent,
+            lambda: contextlib.nullcontext(view),
+            first_line=next(line for line in f"{text}\n{piped}".splitlines() if line.strip()),
+            references=prompt != "-" or options.stdin_references,
+            typed=prompt != "-",
+            allowed_hosts=options.allowed_hosts,
+            piped=piped,
+            piped_references=options.stdin_references,
+            extra_mentions=[name for name in options.allowed_tools if name in registry_names],
         )
+        if outcome.blocked:
+            return fail(outcome.blocked, EXIT_REFUSED, session_id=session_id, shown=True, status="refused")
+        if outcome.result is None:
+            return fail("\n".join(outcome.errors), session_id=session_id)
+        result = outcome.result
         # What the tools recorded (the working folder too), and what changed in outputs/ and
         # temp/ besides (a command the user approved may write there).
         changed = written_files(before, snapshot_files(workspace.root / name for name in ("outputs", "temp")))
         files = list(dict.fromkeys([*agent.parts.env.files_written(session_id), *changed]))
-        # The disk may have filled during the turn: the turn's own error is what to report.
-        with contextlib.suppress(sqlite3.Error):
-            catalog.record_turn(session_id, first_line, result.usage)
-        from generalAgent.providers.tokens import context_window
-
-        gauge = (result.context_tokens, context_window(settings.model).tokens)
+        gauge = (result.context_tokens, session.context_window())
         line = format_usage(
             result.usage, terminal.elapsed(), gauge, format_cost(result.usage, settings.model)
         )
         err.print("[dim]" + _("session {id}").format(id=session_id) + f" · {line}[/]")
         print_files_written(err, files)
+        session.stop()
         refused = list(dict.fromkeys(view.record.refused))
         code, status = _outcome(result, refused)
         if result.cancelled:

@@ -18,26 +18,29 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from rich.console import Console
 from rich.errors import LiveError
 from rich.live import Live
 from rich.markup import escape
-from rich.status import Status
 from rich.text import Text
 
 from generalAgent.cli.approvals import refuse_without_asking
-from generalAgent.cli.escape_key import EscapeKey
-from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
 from generalAgent.display import human_size, mask_urls
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import Usage
+
+if TYPE_CHECKING:  # the spinner and the Esc key are the chat's: -p draws neither
+    from rich.status import Status
+
+    from generalAgent.cli.escape_key import EscapeKey
 
 ARG_CHARS = 60
 ERROR_CHARS = 160  # a failed call's error: its cause, not a screenful
-# Messages are marked here and translated where they are shown (cli/i18n.py).
+# Messages are marked here and translated where they are shown (generalAgent/i18n.py).
 COMPACTING = N_("compacting {count} older messages into a summary… Ctrl-C skips the summary")
 WAITING_FOR_MODEL = N_("waiting for the model")
 RUNNING = N_("running")

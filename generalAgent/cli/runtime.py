@@ -15,8 +15,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from generalAgent.cli.i18n import _
 from generalAgent.config.settings import Settings
+from generalAgent.i18n import _
 
 
 @dataclass

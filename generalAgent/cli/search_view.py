@@ -15,10 +15,10 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.documents.folder import FolderSearch
 from generalAgent.documents.search import FileSearch
+from generalAgent.i18n import _, ngettext
 from generalAgent.knowledge.search import KnowledgeSearch
 from generalAgent.search.results import Passage, SearchResult
 

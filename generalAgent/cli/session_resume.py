@@ -17,8 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
-from generalAgent.cli.i18n import _, ngettext
 from generalAgent.cli.terminal_text import terminal_safe
+from generalAgent.i18n import _, ngettext
 from generalAgent.sessions import SessionInfo
 
 PICKER_SESSIONS = 20

@@ -15,8 +15,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from generalAgent.cli.i18n import _
 from generalAgent.config.settings import PathSettings
+from generalAgent.i18n import _
 from generalAgent.private_storage import private_folder
 
 # Enough to catch a disk that is already full, small enough to cost nothing at start-up.

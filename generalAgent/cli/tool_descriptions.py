@@ -8,7 +8,7 @@ fails when tools.yaml gains or changes a description that is not listed here.
 
 from __future__ import annotations
 
-from generalAgent.cli.i18n import N_, _
+from generalAgent.i18n import N_, _
 
 TOOL_DESCRIPTIONS = {
     "now": N_("Current date and time (UTC, or a given IANA time zone)."),

@@ -26,12 +26,12 @@ from generalAgent.cli.chat_input import (
     unescape,
     upload,
 )
-from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import TurnInput, main_turn_input, renamed_state
+from generalAgent.i18n import _
 from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state

@@ -13,19 +13,45 @@ long-running callers (the CLI, benchmarks, knowledge search) hold a
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.documents.index import (
-    ChunkHit,
-    IndexedDocument,
-    QueryError,
-    SearchIndex,
-    compute_file_hash,
-)
-from generalAgent.documents.reading import DocumentError
-from generalAgent.search.results import Passage
+
+if TYPE_CHECKING:
+    from generalAgent.documents.index import (
+        ChunkHit,
+        IndexedDocument,
+        QueryError,
+        SearchIndex,
+        compute_file_hash,
+    )
+    from generalAgent.documents.reading import DocumentError
+    from generalAgent.search.results import Passage
+
+# Loaded on first use (PEP 562): importing one light module of the package (documents.images
+# for the tools' image limits) must not load the extractors, the index and jieba's neighbours,
+# which `generalagent -p` and the chat's first request may never need (tests/e2e/test_print_imports.py).
+_LAZY = {
+    "DocumentError": "generalAgent.documents.reading",
+    "ChunkHit": "generalAgent.documents.index",
+    "IndexedDocument": "generalAgent.documents.index",
+    "QueryError": "generalAgent.documents.index",
+    "SearchIndex": "generalAgent.documents.index",
+    "compute_file_hash": "generalAgent.documents.index",
+    "Passage": "generalAgent.search.results",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ChunkHit",
@@ -47,6 +73,8 @@ __all__ = [
 
 def open_index(settings: Settings | None = None) -> SearchIndex:
     """The index of `settings` (default: from the environment and .env)."""
+    from generalAgent.documents.index import SearchIndex
+
     settings = settings or load_settings()
     return SearchIndex(settings.paths.indexes_db, settings.documents)
 

@@ -8,12 +8,40 @@ with open_store(settings) as store:
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from generalAgent.config.settings import Settings
-from generalAgent.knowledge.fields import KnowledgeError
-from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
-from generalAgent.knowledge.search import search_knowledge
-from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeStore
-from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
+
+if TYPE_CHECKING:
+    from generalAgent.knowledge.fields import KnowledgeError
+    from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem
+    from generalAgent.knowledge.search import search_knowledge
+    from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeStore
+    from generalAgent.search.embeddings import EmbeddingError
+
+# Loaded on first use (PEP 562): the records of knowledge.items (read by the tools'
+# provenance rules on every start) must not load the store, the search and the embeddings,
+# which `generalagent -p` and the chat's first request may never need.
+_LAZY = {
+    "KnowledgeChunk": "generalAgent.knowledge.items",
+    "KnowledgeItem": "generalAgent.knowledge.items",
+    "search_knowledge": "generalAgent.knowledge.search",
+    "STORE_ERRORS": "generalAgent.knowledge.store",
+    "KnowledgeError": "generalAgent.knowledge.fields",
+    "KnowledgeStore": "generalAgent.knowledge.store",
+    "EmbeddingError": "generalAgent.search.embeddings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "EmbeddingError",
@@ -29,4 +57,7 @@ __all__ = [
 
 def open_store(settings: Settings) -> KnowledgeStore:
     """The store of `settings`, with embeddings when semantic search is configured."""
+    from generalAgent.knowledge.store import KnowledgeStore
+    from generalAgent.search.embeddings import embeddings_from_settings
+
     return KnowledgeStore(settings.paths.indexes_db, settings.documents, embeddings_from_settings(settings))

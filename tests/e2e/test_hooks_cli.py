@@ -161,3 +161,69 @@ def test_p_gets_the_pretooluse_hooks_too(
     assert result.stdout.strip() == "The hook said no."
     answer = openai_server.chat_requests[1].messages[-1]
     assert answer["role"] == "tool" and tool_text(answer["content"]) == "no clocks today"
+
+
+def recorder(log: Path) -> dict:
+    """A hook that appends its event's name and the fields that tell the events apart."""
+    script = (
+        "import json,sys; e=json.load(sys.stdin); "
+        f"open({str(log)!r},'a').write(' '.join([e['hook_event_name'], e['session_id'], "
+        "str(e.get('source', e.get('prompt', e.get('stop_hook_active', ''))))])+chr(10))"
+    )
+    return {"type": "command", "command": f'{sys.executable} -c "{script}"'}
+
+
+def test_p_runs_the_session_prompt_and_stop_hooks_as_the_chat_does(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "events.log"
+    write_hooks(
+        cli_env,
+        {event: [{"hooks": [recorder(log)]}] for event in ("SessionStart", "UserPromptSubmit", "Stop")},
+    )
+    openai_server.add(Reply(text="First."), Reply(text="Second."))
+    first = run_cli(["-p", "hello there", "--output-format", "json"], cli_env, workdir)
+    assert first.returncode == 0, first.stderr
+    session_id = json.loads(first.stdout)["session_id"]
+    assert log.read_text().splitlines() == [
+        f"SessionStart {session_id} startup",
+        f"UserPromptSubmit {session_id} hello there",
+        f"Stop {session_id} False",
+    ]
+    log.unlink()
+    second = run_cli(["-p", "and again", "--resume", session_id], cli_env, workdir)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == "Second.\n"
+    assert log.read_text().splitlines() == [
+        f"SessionStart {session_id} resume",
+        f"UserPromptSubmit {session_id} and again",
+        f"Stop {session_id} False",
+    ]
+
+
+def test_p_stops_when_a_userpromptsubmit_hook_blocks_and_says_why(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    write_hooks(
+        cli_env,
+        {
+            "UserPromptSubmit": [
+                {
+                    "hooks": [
+                        command("grep -q password && { echo 'No passwords, please.' >&2; exit 2; } || exit 0")
+                    ]
+                }
+            ],
+            "Stop": [{"hooks": [command("echo 'never reached' >&2; exit 2")]}],
+        },
+    )
+    openai_server.add(Reply(text="Never sent."))
+    result = run_cli(["-p", "my password is hunter2", "--output-format", "json"], cli_env, workdir)
+    assert result.returncode == 3, result.stderr
+    assert openai_server.chat_requests == []  # nothing left the machine
+    shown = " ".join(result.stderr.split())
+    assert "UserPromptSubmit hook blocked this message" in shown and "No passwords, please." in shown
+    assert "never reached" not in result.stderr  # no turn ran, so no Stop
+    outcome = json.loads(result.stdout)
+    assert outcome["status"] == "refused" and outcome["exit_code"] == 3
+    assert "No passwords, please." in outcome["error"]

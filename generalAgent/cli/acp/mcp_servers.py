@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from generalAgent.cli.i18n import _
+from generalAgent.i18n import _
 from generalAgent.tools.mcp.config import MCPServerConfig, parse_server
 from generalAgent.tools.mcp.manager import MCPServerManager
 

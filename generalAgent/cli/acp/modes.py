@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 from acp.schema import SessionMode, SessionModeState
 
-from generalAgent.cli.i18n import _
 from generalAgent.display import N_
+from generalAgent.i18n import _
 
 ASK, ACCEPT_EDITS, READ_ONLY = "ask", "accept-edits", "read-only"
 # The tools `accept-edits` lets run without asking: they change files, shown as a diff.

@@ -69,9 +69,9 @@ from acp.schema import (
 from generalAgent.cli.acp.editor import EditorBridge
 from generalAgent.cli.acp.modes import ASK, MODE_IDS, mode_choices, mode_state
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
-from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.config.settings import Settings
+from generalAgent.i18n import _
 
 LOGGER = logging.getLogger(__name__)
 

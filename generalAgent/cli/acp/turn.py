@@ -15,9 +15,9 @@ from typing import Any
 
 from generalAgent.cli.acp.modes import approved_in_mode, only_tools_in_mode
 from generalAgent.cli.acp.view import AcpView
-from generalAgent.cli.i18n import _
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.turns import TurnResult
+from generalAgent.i18n import _
 from generalAgent.tools.approval import ONLY_TOOLS
 
 

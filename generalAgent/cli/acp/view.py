@@ -25,8 +25,8 @@ from acp import (
 )
 from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
-from generalAgent.cli.i18n import _
 from generalAgent.cli.render import short_args
+from generalAgent.i18n import _
 from generalAgent.tools.approval import KEEP, NO, YES
 
 # What the editor shows of one tool result; the model still gets all of it.

@@ -11,11 +11,23 @@ import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
-from generalAgent.cli.app import app
-from generalAgent.cli.chat import help_text
+from generalAgent.cli.app import SUBCOMMANDS, app, may_name_a_subcommand, register_subcommands
+from generalAgent.cli.builtin_commands import help_text
 from generalAgent.cli.invocation import first_message_argv, split_tool_names
 
 runner = CliRunner()
+register_subcommands()  # as `generalagent` does when the command line may name one
+
+
+def test_the_words_that_load_the_subcommands_are_their_names() -> None:
+    """main() imports the sub-commands' modules only for these words (or help): a command
+    added without its word here would never be found."""
+    command = typer.main.get_command(app)
+    defined_here = {"doctor", "acp"}
+    assert set(command.commands) - defined_here == SUBCOMMANDS  # type: ignore[attr-defined]
+    assert may_name_a_subcommand(["index", "docs/"]) and may_name_a_subcommand(["-h"])
+    assert not may_name_a_subcommand(["-p", "search the web for the index"])
+    assert not may_name_a_subcommand(["--model", "m", "总结一下"])
 
 
 @pytest.mark.parametrize(

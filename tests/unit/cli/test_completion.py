@@ -7,7 +7,7 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
-from generalAgent.cli.chat import translated_commands
+from generalAgent.cli.builtin_commands import translated_commands
 from generalAgent.cli.completion import ChatCompleter, Name
 
 NAMES = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from generalAgent.cli.chat import COMMANDS, custom_command_record
+from generalAgent.cli.builtin_commands import COMMANDS, custom_command_record
 from generalAgent.cli.command_registry import CommandRegistry
 from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
 from generalAgent.config.trust import FolderTrust

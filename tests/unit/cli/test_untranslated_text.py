@@ -13,9 +13,9 @@ import re
 
 import yaml
 
-from generalAgent.cli.i18n import use_language
 from generalAgent.cli.tool_descriptions import TOOL_DESCRIPTIONS, shown_description
 from generalAgent.config.paths import PACKAGE_DIR
+from generalAgent.i18n import use_language
 
 # Calls whose text a person reads.
 SHOWN = {"print", "input", "echo", "Text", "Check", "_fail", "Panel", "add_row", "Exit"}

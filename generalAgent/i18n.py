@@ -6,8 +6,10 @@ when set (`en`, `zh`, or a locale tag such as `zh_CN`), else the locale the user
 by POSIX precedence: LC_ALL, then LC_MESSAGES, then LANG (`zh_CN.UTF-8`, `zh_TW`, `zh` all
 choose Chinese). Command and option names stay English in every language.
 
-Catalogs live in cli/locale/<lang>/LC_MESSAGES/generalagent.po, compiled to .mo beside them
-(`make i18n`); tests/unit/cli/test_i18n.py keeps the catalog complete and the .mo current.
+Catalogs live in locale/<lang>/LC_MESSAGES/generalagent.po, compiled to .mo beside them
+(`make i18n`); tests/unit/test_i18n.py keeps the catalog complete and the .mo current.
+This module sits below every layer that shows text (the session catalog's errors
+included), so nothing has to import the terminal front end to speak the user's language.
 Messages are format strings with named fields (`_("Resumed {id}").format(id=...)`), so a
 translation may reorder them; rich markup stays outside the message.
 """

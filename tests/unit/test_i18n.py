@@ -12,9 +12,9 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 
-from generalAgent.cli import i18n
+from generalAgent import i18n
 
-PACKAGE = i18n.LOCALE_DIR.parents[1]
+PACKAGE = i18n.LOCALE_DIR.parent
 CATALOG = i18n.LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / f"{i18n.DOMAIN}"
 
 

@@ -64,7 +64,7 @@ def test_always_answers_the_rest_of_the_pause_without_asking() -> None:
 
 
 def test_the_reason_is_shown_in_the_ui_language_and_the_model_keeps_english() -> None:
-    from generalAgent.cli import i18n
+    from generalAgent import i18n
     from generalAgent.cli.approvals import reason_shown
 
     request = {

@@ -1,0 +1,39 @@
+"""Nothing below the terminal front end imports it: the layers of pyproject.toml hold in a
+plain test run too, function-level imports included (grimp reads them as lint-imports does)."""
+
+from __future__ import annotations
+
+import grimp
+import pytest
+
+ENTRY_POINT = "generalAgent.__main__"  # `python -m generalAgent` runs the command: above cli
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("generalAgent")
+
+
+def test_no_module_below_cli_imports_generalagent_cli(graph: grimp.ImportGraph) -> None:
+    below = [
+        module
+        for module in graph.modules
+        if module != ENTRY_POINT
+        and module != "generalAgent.cli"
+        and not module.startswith("generalAgent.cli.")
+    ]
+    upward = {
+        (importer["importer"], importer["imported"])
+        for module in below
+        for importer in graph.find_matching_direct_imports(
+            import_expression=f"{module} -> generalAgent.cli.**"
+        )
+    }
+    assert upward == set(), "a module below cli imports the front end; move what it needs down"
+    assert graph.find_downstream_modules(ENTRY_POINT) == set()  # nothing imports the entry point
+
+
+def test_the_session_catalog_speaks_the_ui_language_without_the_front_end(graph: grimp.ImportGraph) -> None:
+    assert "generalAgent.i18n" in graph.find_modules_directly_imported_by("generalAgent.sessions")
+    depends_on = graph.find_upstream_modules("generalAgent.sessions")
+    assert not any(module.startswith("generalAgent.cli") for module in depends_on)
