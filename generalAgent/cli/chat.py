@@ -33,6 +33,7 @@ from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.i18n import N_, _, ngettext
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.render import TerminalView, format_context, format_cost, format_usage
+from generalAgent.cli.rewind import rewind_command
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
@@ -69,6 +70,11 @@ COMMANDS = (
     ),
     SlashCommand(
         "/retry", N_("send the last message again after an error"), lambda chat, arg: chat._retry(arg)
+    ),
+    SlashCommand(
+        "/rewind",
+        N_("[N]: go back to before an earlier message of yours (pick it); the files too, if you choose"),
+        lambda chat, arg: rewind_command(chat, arg),
     ),
     SlashCommand(
         "/compact",
@@ -235,6 +241,7 @@ class Chat:
         )
         self.context_tokens = 0  # of the session's last request and answer: the context gauge
         self.typed_ahead = ""  # keys typed while a turn ran: the next prompt reads them first
+        self.prompt_default = ""  # text the next prompt starts with (/rewind's message)
         self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
         # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
         self.hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
@@ -282,7 +289,8 @@ class Chat:
 
                     give_to_prompt(session.input, self.typed_ahead)
                     self.typed_ahead = ""
-                line = session.prompt(PROMPT)
+                line = session.prompt(PROMPT, default=self.prompt_default)
+                self.prompt_default = ""
             except (EOFError, KeyboardInterrupt):
                 self._farewell()
                 return 0

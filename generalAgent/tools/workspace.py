@@ -33,6 +33,7 @@ import re
 import secrets
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -94,6 +95,11 @@ class Workspace:
     skills_dir: Path | None = None
     _mounts: dict[str, Path] = field(default_factory=dict, compare=False, repr=False)
     folders: WorkingFolders = field(default_factory=WorkingFolders, compare=False)
+    # Called with (real path, new bytes) before every write; what it returns is called once
+    # the write succeeded: the file snapshots /rewind restores (snapshots.py). None: not kept.
+    before_write: Callable[[Path, bytes], Callable[[], None]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @classmethod
     def for_session(
@@ -164,15 +170,9 @@ class Workspace:
         return real == base or base in real.parents
 
     def write_text(self, real: Path, text: str) -> int:
-        """Write `text` (UTF-8) to the workspace file `real` so that no failure loses the old
-        content and no symlink swapped in meanwhile redirects it; returns the bytes written.
-
-        The text is encoded first (a character UTF-8 cannot hold fails before anything is
-        touched), written to a new file beside the target and renamed over it in one step.
-        Both happen relative to the parent folder opened once and checked to be inside the
-        workspace after opening: replacing a folder of the path with a symlink between the
-        check and the write cannot send the write elsewhere, and a symlink at the target
-        itself is replaced, never followed."""
+        """Write `text` (UTF-8) to the workspace file `real` (`write_bytes`); returns the
+        bytes written. The text is encoded first: a character UTF-8 cannot hold fails before
+        anything is touched."""
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -180,6 +180,25 @@ class Workspace:
                 f"the text has a character that cannot be written as UTF-8 ({exc.object[exc.start]!r} "
                 f"at position {exc.start:,}, {exc.reason}); nothing was written"
             ) from None
+        return self.write_bytes(real, data)
+
+    def write_bytes(self, real: Path, data: bytes) -> int:
+        """Write `data` to the workspace file `real` so that no failure loses the old content
+        and no symlink swapped in meanwhile redirects it; returns the bytes written. Every
+        file tool writes through here, so `before_write` sees every write.
+
+        The bytes go to a new file beside the target, renamed over it in one step. Both
+        happen relative to the parent folder opened once and checked to be inside the
+        workspace after opening: replacing a folder of the path with a symlink between the
+        check and the write cannot send the write elsewhere, and a symlink at the target
+        itself is replaced, never followed."""
+        written = self.before_write(real, data) if self.before_write is not None else None
+        size = self._replace_file(real, data)
+        if written is not None:
+            written()
+        return size
+
+    def _replace_file(self, real: Path, data: bytes) -> int:
         real.parent.mkdir(parents=True, exist_ok=True)
         if not _FOLDER_RELATIVE:  # Windows: no dir_fd; still a new file renamed into place
             beside = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
