@@ -28,7 +28,7 @@ import hashlib
 import os
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -236,13 +236,14 @@ def rewind_command(chat: Any, argument: str) -> None:
     env = agent.parts.env
     store: SnapshotStore = env.snapshots
     plan = files_plan(store, chat.session_id, turn.position)
-    restore, delete_created = _ask_about_files(console, plan)
+    workspace = env.workspace_for(chat.session_id)
+    restore, delete_created = _ask_about_files(console, plan, lambda path: shown_path(workspace, path))
 
     update = rewound_update(messages, state.values, turn)
     agent.graph.update_state(config, update, as_node="finalize")
     if restore:
-        report = restore_files(plan, store, env.workspace_for(chat.session_id), delete_created=delete_created)
-        _show_report(console, report)
+        report = restore_files(plan, store, workspace, delete_created=delete_created)
+        _show_report(console, report, lambda path: shown_path(workspace, path))
     store.drop_since(chat.session_id, turn.position)
     chat.last_turn = chat.cancelled_turn = None
     chat.context_tokens = 0
@@ -309,15 +310,27 @@ def _chosen(console: Console, turns: list[UserTurn], argument: str) -> UserTurn 
     return newest_first[index]
 
 
-def _ask_about_files(console: Console, plan: Sequence[FileRestore]) -> tuple[bool, bool]:
+def shown_path(workspace: Workspace, path: str) -> str:
+    """A file as the tools name it (notes.md, outputs/chart.png); its real path elsewhere."""
+    try:
+        return terminal_safe(workspace.display(Path(path)))
+    except (WorkspaceError, OSError):
+        return terminal_safe(path)
+
+
+def _ask_about_files(
+    console: Console, plan: Sequence[FileRestore], shown: Callable[[str], str]
+) -> tuple[bool, bool]:
     """(restore the files, delete those created since): asked only when there is something to do."""
     if not plan:
         return False, False
     console.print("[bold]" + escape(_("Files the agent wrote since then:")) + "[/]")
     for step in plan:
         style = "yellow" if step.action == "conflict" else "dim" if step.action == "unchanged" else ""
-        text = f"  {_(ACTIONS[step.action])}: {terminal_safe(step.path)}"
-        console.print(f"[{style}]{escape(text)}[/]" if style else escape(text), highlight=False)
+        text = f"  {_(ACTIONS[step.action])}: {shown(step.path)}"
+        console.print(
+            f"[{style}]{escape(text)}[/]" if style else escape(text), highlight=False, soft_wrap=True
+        )
     actionable = [s for s in plan if s.action in {"restore", "delete"}]
     if not actionable:
         return False, False
@@ -345,12 +358,12 @@ def _yes(console: Console, question: str) -> bool:
         return False
 
 
-def _show_report(console: Console, report: RestoreReport) -> None:
+def _show_report(console: Console, report: RestoreReport, shown: Callable[[str], str]) -> None:
     for template, paths, style in (
         (N_("Restored: {paths}"), report.restored, "green"),
         (N_("Deleted: {paths}"), report.deleted, "green"),
         (N_("Left as they are: {paths}"), report.kept, "yellow"),
     ):
         if paths:
-            shown = _(template).format(paths=", ".join(terminal_safe(p) for p in paths))
-            console.print(f"[{style}]{escape(shown)}[/]", highlight=False)
+            line = _(template).format(paths=", ".join(shown(p) for p in paths))
+            console.print(f"[{style}]{escape(line)}[/]", highlight=False, soft_wrap=True)
