@@ -12,7 +12,6 @@ from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import Request, ScriptedChatModel, ai, tool_call
 
-
 WORDS = ("alpha", "bravo", "charlie", "delta")
 
 
