@@ -31,15 +31,18 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.i18n import N_, _, ngettext
+from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.snapshots import FileRestore, SnapshotStore, digest, restore_plan
-from generalAgent.tools.workspace import Workspace, WorkspaceError
+
+if TYPE_CHECKING:  # the tools load with LangChain, off the start-up path (cli/runtime.py)
+    from generalAgent.tools.workspace import Workspace
 
 PICKER_LINE_CHARS = 90
 YES = {"y", "yes", "是", "好"}
@@ -182,6 +185,8 @@ def restore_files(
 ) -> RestoreReport:
     """Put the files of `plan` back; only inside the folders `workspace` may write now (a
     session resumed from another folder leaves that folder's files alone)."""
+    from generalAgent.tools.workspace import WorkspaceError
+
     report = RestoreReport()
     for step in plan:
         real = Path(step.path)
@@ -237,10 +242,17 @@ def rewind_command(chat: Any, argument: str) -> None:
     store: SnapshotStore = env.snapshots
     plan = files_plan(store, chat.session_id, turn.position)
     workspace = env.workspace_for(chat.session_id)
-    restore, delete_created = _ask_about_files(console, plan, lambda path: shown_path(workspace, path))
-
-    update = rewound_update(messages, state.values, turn)
-    agent.graph.update_state(config, update, as_node="finalize")
+    try:
+        restore, delete_created = _ask_about_files(console, plan, lambda path: shown_path(workspace, path))
+    except (EOFError, KeyboardInterrupt):  # Ctrl-C or Ctrl-D at a question: nothing is done
+        console.print("[dim]" + _("Nothing changed.") + "[/]")
+        return
+    try:
+        agent.graph.update_state(config, rewound_update(messages, state.values, turn), as_node="finalize")
+    except Exception as exc:  # e.g. the disk is full: the conversation and files stay as they were
+        reason = describe_storage_error(exc, chat.settings.paths) or str(exc)
+        console.print("[red]" + escape(_("Could not go back: {reason}").format(reason=reason)) + "[/]")
+        return
     if restore:
         report = restore_files(plan, store, workspace, delete_created=delete_created)
         _show_report(console, report, lambda path: shown_path(workspace, path))
@@ -312,6 +324,8 @@ def _chosen(console: Console, turns: list[UserTurn], argument: str) -> UserTurn 
 
 def shown_path(workspace: Workspace, path: str) -> str:
     """A file as the tools name it (notes.md, outputs/chart.png); its real path elsewhere."""
+    from generalAgent.tools.workspace import WorkspaceError
+
     try:
         return terminal_safe(workspace.display(Path(path)))
     except (WorkspaceError, OSError):
@@ -352,10 +366,7 @@ def _ask_about_files(
 
 
 def _yes(console: Console, question: str) -> bool:
-    try:
-        return console.input("[bold]" + escape(question) + "[/]").strip().lower() in YES
-    except (EOFError, KeyboardInterrupt):
-        return False
+    return console.input("[bold]" + escape(question) + "[/]").strip().lower() in YES
 
 
 def _show_report(console: Console, report: RestoreReport, shown: Callable[[str], str]) -> None:

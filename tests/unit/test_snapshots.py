@@ -103,3 +103,11 @@ def test_pruning_keeps_only_what_can_still_be_gone_back_to(tmp_path: Path) -> No
     assert store.stored_bytes() == len(b"old a")  # still the before of session t's write
     store.forget_session("t")
     assert store.stored_bytes() == 0 and store.writes_since("t", 0) == []
+
+
+def test_a_store_that_cannot_be_written_costs_the_snapshot_not_the_write(settings: Settings) -> None:
+    settings.paths.data_dir.mkdir(parents=True, exist_ok=True)
+    (settings.paths.data_dir / "snapshots.db").mkdir()  # not a database: every open fails
+    root = workspace_root(settings)
+    text, _ = run_tool(settings, "write_file", {"path": "outputs/kept.md", "content": "written"})
+    assert text.startswith("Wrote") and (root / "outputs" / "kept.md").read_text() == "written"
