@@ -25,7 +25,9 @@ after `--resume`: the snapshots are on disk, keyed by session and turn.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
+import sqlite3
 import stat
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -44,6 +46,7 @@ from generalAgent.snapshots import FileRestore, SnapshotStore, digest, restore_p
 if TYPE_CHECKING:  # the tools load with LangChain, off the start-up path (cli/runtime.py)
     from generalAgent.tools.workspace import Workspace
 
+LOGGER = logging.getLogger(__name__)
 PICKER_LINE_CHARS = 90
 YES = {"y", "yes", "是", "好"}
 ACTIONS = {
@@ -199,8 +202,7 @@ def restore_files(
             continue
         try:
             if step.action == "delete":
-                if current_digest(real) is not None:
-                    real.unlink()
+                workspace.remove_file(real)
                 report.deleted.append(step.path)
             elif step.content_sha256 is not None:
                 content = store.content(step.content_sha256)
@@ -256,7 +258,10 @@ def rewind_command(chat: Any, argument: str) -> None:
     if restore:
         report = restore_files(plan, store, workspace, delete_created=delete_created)
         _show_report(console, report, lambda path: shown_path(workspace, path))
-    store.drop_since(chat.session_id, turn.position)
+    try:
+        store.drop_since(chat.session_id, turn.position)
+    except sqlite3.Error as exc:  # kept rows of dropped turns only ever show up as conflicts
+        LOGGER.warning("snapshots of the dropped turns not forgotten: %s", exc)
     chat.last_turn = chat.cancelled_turn = None
     chat.context_tokens = 0
     chat.prompt_default = turn.text

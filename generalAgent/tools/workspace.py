@@ -232,6 +232,23 @@ class Workspace:
             os.close(folder)
         return len(data)
 
+    def remove_file(self, real: Path) -> None:
+        """Delete the workspace file `real` (a path `resolve` returned), relative to its folder
+        opened once and checked to be inside, as `write_bytes` writes: a link swapped in for a
+        folder of the path cannot send the deletion elsewhere (/rewind removes files the
+        agent created)."""
+        if not _FOLDER_RELATIVE:
+            if not self.contains(real.parent.resolve()):
+                raise WorkspaceError(f"{real.name}: it points outside the workspace; nothing was deleted")
+            real.unlink()
+            return
+        folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            self._check_open_folder(folder, real.parent)
+            os.unlink(real.name, dir_fd=folder)
+        finally:
+            os.close(folder)
+
     def open_for_reading(self, real: Path) -> BinaryIO:
         """The workspace file `real` (a path `resolve` returned) opened for reading, verified
         to be a regular file inside the workspace: what a read tool reads.
