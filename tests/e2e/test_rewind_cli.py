@@ -151,3 +151,21 @@ def test_rewind_after_resume_picks_the_message_and_keeps_a_changed_file(
     assert "PLAN: keep it short" not in wire(request) and "DROPPED" not in wire(request)
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_rewind_speaks_chinese_in_help_and_with_nothing_to_go_back_to(
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str]
+) -> None:
+    child = spawn_chat(env={**cli_env, "UI_LANGUAGE": "zh"})
+    child.expect(PROMPT)
+    child.sendline("/help")
+    child.expect("回到你之前某条消息之前")
+    assert "/rewind" in plain(child.before)
+    child.expect(PROMPT)
+    child.sendline("/rewind")
+    child.expect("还没有可以回退的内容")
+    child.expect(PROMPT)
+    child.sendline("/rewind 9")  # a wrong N on an empty session: the same answer, nothing else
+    child.expect("还没有可以回退的内容")
+    child.sendeof()
+    child.expect(pexpect.EOF)
