@@ -12,8 +12,8 @@ for each request:
 Tokens are `count_tokens_approximately` (tool definitions: their JSON, 4 chars a token).
 Sessions: 10 turns; 100 turns with a tool call every turn (todo_write), uploads at turns
 3 and 50, @mentions at turns 20 and 60, MAX_MESSAGE_HISTORY=40. The same sessions also
-run through the reference per-turn sliding window of seed 004 (keep the last 40 messages
-on every call), for a side-by-side ratio. With reasoning on, the same sessions run in
+run through a naive per-call sliding window (keep the last 40 messages on every call, as
+a plain chat loop does), for a side-by-side ratio. With reasoning on, the same sessions run in
 DeepSeek's dialect against a server as strict as DeepSeek (every answer thinks, and the
 reasoning of each tool-calling turn is sent back), and the echoed reasoning counts.
 
@@ -129,8 +129,8 @@ def _as_message(wire: dict[str, Any]) -> BaseMessage:
     return convert_to_messages([wire])[0]
 
 
-# -- the reference: seed 004's per-call sliding window ------------------------------------
-def seed_sliding_window(messages: list[BaseMessage], keep_recent: int) -> list[BaseMessage]:
+# -- the reference: a naive per-call sliding window ----------------------------------------
+def naive_sliding_window(messages: list[BaseMessage], keep_recent: int) -> list[BaseMessage]:
     """Keep the last `keep_recent` messages on every call, plus the AI call of a kept answer."""
     if len(messages) <= keep_recent:
         return list(messages)
@@ -153,7 +153,7 @@ def sliding_window_history(keep_recent: int):
     original = PromptBuilder.history
 
     def history(self: PromptBuilder, state: dict, system: Any, tools: list) -> list[BaseMessage]:
-        return seed_sliding_window(clean_message_history(state.get("messages", [])), keep_recent)
+        return naive_sliding_window(clean_message_history(state.get("messages", [])), keep_recent)
 
     PromptBuilder.history = history  # type: ignore[method-assign]
     try:

@@ -57,12 +57,13 @@ def time_to_prompt(
             # Longer than any measurement: a hanging server is still "starting" throughout.
             "MCP_STARTUP_TIMEOUT": "120",
         }
-        if mcp_servers is not None:
-            from generalAgent.config.trust import STORE_NAME, TrustStore
+        from generalAgent.config.trust import STORE_NAME, TrustStore
 
+        # The chat asks about a folder once; a returning user's folder is decided (and the
+        # folder's mcp.json is used only in a trusted folder, docs/security.md).
+        TrustStore(Path(tmp) / "user-config" / STORE_NAME).remember(Path(tmp), mcp_servers is not None)
+        if mcp_servers is not None:
             (Path(tmp) / "mcp.json").write_text(json.dumps({"mcpServers": mcp_servers}), encoding="utf-8")
-            # The folder's mcp.json is used only in a trusted folder (docs/security.md).
-            TrustStore(Path(tmp) / "user-config" / STORE_NAME).remember(Path(tmp), True)
         for _ in range(runs):
             started = time.perf_counter()
             child = pexpect.spawn(

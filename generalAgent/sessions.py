@@ -129,10 +129,13 @@ class SessionInfo:
 
     def age(self, now: float | None = None) -> str:
         seconds = max(0, (now or time.time()) - self.updated_at)
-        for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-            if seconds >= size:
-                return f"{int(seconds // size)}{unit} ago"
-        return "just now"
+        if seconds >= 86400:
+            return _("{count}d ago").format(count=int(seconds // 86400))
+        if seconds >= 3600:
+            return _("{count}h ago").format(count=int(seconds // 3600))
+        if seconds >= 60:
+            return _("{count}m ago").format(count=int(seconds // 60))
+        return _("just now")
 
 
 class SessionCatalog:

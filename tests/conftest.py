@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.config.trust import STORE_NAME, TrustStore
 from tests.support.environment import agent_variables
 from tests.support.openai_server import ScriptedOpenAIServer
 
@@ -21,6 +22,9 @@ def _without_the_shells_settings(monkeypatch: pytest.MonkeyPatch, user_config: P
     monkeypatch.setenv("LANG", "C.UTF-8")
     # Nor from a developer's user-level config (~/.config/generalagent): an empty one.
     monkeypatch.setenv("GENERALAGENT_CONFIG_DIR", str(user_config))
+    # EMBEDDING_MODEL=auto (the default) would send chunks to api.openai.com whenever a test
+    # sets a key without a base URL: semantic search is off unless a test turns it on.
+    monkeypatch.setenv("EMBEDDING_MODEL", "")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -37,7 +41,12 @@ def _clean_environment(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     # Again per test, so what one test set cannot reach the next; an empty config each.
-    _without_the_shells_settings(monkeypatch, tmp_path_factory.mktemp("user-config"))
+    user_config = tmp_path_factory.mktemp("user-config")
+    _without_the_shells_settings(monkeypatch, user_config)
+    # The chat asks about any folder not decided yet; the repository, where the CLI runs
+    # when a test names no folder, is one the user already declined (nothing changes: it
+    # carries no configuration). Tests of the question use folders of their own.
+    TrustStore(user_config / STORE_NAME).remember(Path.cwd(), False)
     # Never the developer's own ~/.config/generalagent/AGENTS.md (tests that need one write it).
     monkeypatch.setenv("USER_AGENTS_FILE", str(tmp_path / "no-user-agents.md"))
 

@@ -3,7 +3,7 @@
 `generalagent "question"` starts the chat with that message (cli/invocation.py turns the
 first word that is no sub-command into the hidden `--message`).
 
-Start-up imports only typer, rich, prompt_toolkit and pydantic-settings; LangGraph and
+Start-up imports only typer, rich, prompt_toolkit, pydantic and python-dotenv; LangGraph and
 the document libraries load later (in the background for the chat), so the prompt shows
 within a second.
 """
@@ -21,8 +21,15 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from generalAgent.cli import documents_commands, folder_trust, knowledge_commands, mcp_commands
-from generalAgent.cli.config_commands import config_app
+from generalAgent.cli import (
+    documents_commands,
+    folder_trust,
+    knowledge_commands,
+    mcp_commands,
+    models_commands,
+)
+from generalAgent.cli.config_commands import config_app, describe_files
+from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.i18n import _, choose_language, use_language
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
@@ -153,6 +160,7 @@ def main_command(
     settings = settle_folder_trust(
         settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
     )
+    move_older_store(settings, Path.cwd(), terminal_console(stderr=True, highlight=False, soft_wrap=True))
     if add_dir:
         settings = with_added_folders(settings, add_dir)
     settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings
@@ -169,7 +177,7 @@ def main_command(
             ).format(
                 command=command_hint(),
                 path=user_config_dir() / ENV_FILE_NAME,
-                sources=settings.sources.describe(),
+                sources=describe_files(settings.sources),
             ),
             markup=False,
         )
@@ -262,7 +270,7 @@ def acp() -> None:
         )
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)
-    from generalAgent.cli.acp import run_acp_server
+    from generalAgent.cli.acp.server import run_acp_server
 
     raise typer.Exit(run_acp_server(settings))
 
@@ -271,6 +279,7 @@ documents_commands.register(app)
 knowledge_commands.register(app)
 app.add_typer(config_app, name="config")
 mcp_commands.register(app)
+models_commands.register(app)
 folder_trust.register(app)
 
 

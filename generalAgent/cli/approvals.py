@@ -28,7 +28,7 @@ from rich.markup import escape
 
 from generalAgent.cli.i18n import N_, _
 from generalAgent.cli.terminal_text import visible_controls
-from generalAgent.tools.approval import ALWAYS, KEEP, NO, YES
+from generalAgent.tools.approval import ALWAYS, KEEP, NO, SHOWN_BY_DIFF, YES, diff_is_whole
 
 ANSWERS = {
     "y": YES,
@@ -69,6 +69,7 @@ EMPTY_LINES = N_("⟨{count} empty lines⟩")
 LONG_COMMAND_START = N_("(the command above is {count} characters long; it begins: {start})")
 RUNS_FILE = N_("runs {path} ({size} bytes), written in this session; it begins:")
 FILE_GOES_ON = N_("… and goes on (answer n if you are unsure)")
+IN_THE_DIFF = N_("({count} characters, shown in the diff above)")
 
 Approver = Callable[[dict[str, Any]], str]
 
@@ -98,9 +99,15 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
     console.print(f"[bold yellow]{escape(question)}[/] [dim]{escape(position + reason)}[/]")
     commands = set(request.get("command_args") or ())
     diff = request.get("diff")
+    in_diff: frozenset[str] = frozenset()
     if isinstance(diff, str) and diff:
         print_diff(console, diff)
+        in_diff = SHOWN_BY_DIFF if diff_is_whole(diff) else frozenset()
     for key, value in (request.get("args") or {}).items():
+        if key in in_diff and isinstance(value, str):  # the diff above shows it, in full
+            note = _(IN_THE_DIFF).format(count=f"{len(value):,}")
+            console.print(f"  [dim]{escape(visible_controls(str(key)))}: {escape(note)}[/]", highlight=False)
+            continue
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
         command = key in commands
         cut = not command and len(text) > SHOWN_CHARS

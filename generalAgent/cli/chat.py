@@ -26,6 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.clipboard import paste
 from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
@@ -37,6 +38,7 @@ from generalAgent.cli.rewind import rewind_command
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
+from generalAgent.cli.tool_descriptions import shown_description
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
@@ -92,6 +94,9 @@ COMMANDS = (
         lambda chat, arg: chat._memory(arg),
     ),
     SlashCommand("/upload", N_("PATH: attach a file, folder or glob"), lambda chat, arg: chat._upload(arg)),
+    SlashCommand(
+        "/paste", N_("attach the image on the clipboard (also Ctrl-V)"), lambda chat, arg: paste(chat, arg)
+    ),
     SlashCommand(
         "/tools", N_("tool tiers and what the agent can use now"), lambda chat, arg: chat._tools(arg)
     ),
@@ -864,9 +869,10 @@ class Chat:
     def _banner(self) -> None:
         model = self.settings.model
         where = public_url(model.openai_base_url or "api.openai.com")
+        session = _("session {id}").format(id=self.session_id)
         self.console.print(
             f"[bold]generalAgent[/] [dim]· {escape(model.model_name or '?')} @ {escape(where)} · "
-            f"session {self.session_id} · /help[/]"
+            f"{escape(session)} · /help[/]"
         )
 
     def _prompt_session(self) -> PromptSession:
@@ -886,6 +892,10 @@ class Chat:
                 buffer.insert_text("\n")
             else:
                 buffer.validate_and_handle()
+
+        @bindings.add("c-v")
+        def _paste(event: Any) -> None:  # terminals paste text themselves; Ctrl-V is for images
+            run_in_terminal(lambda: paste(self))
 
         @bindings.add("c-c")
         def _interrupt(event: Any) -> None:
@@ -914,11 +924,19 @@ class Chat:
             parts = self.loader.get().parts
         except Exception:  # the load failed; the next message says why
             return []
-        names = [Name(spec.name, "tool", spec.description) for spec in parts.registry.specs()]
+        names = [
+            Name(spec.name, "tool", shown_description(spec.description)) for spec in parts.registry.specs()
+        ]
         names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
         names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
         names += [
-            Name(server.handle, "server", f"MCP server: {server.transport} {server.target}")
+            Name(
+                server.handle,
+                "server",
+                _("MCP server: {transport} {target}").format(
+                    transport=server.transport, target=server.target
+                ),
+            )
             for server in parts.mcp.statuses()
         ]
         return names

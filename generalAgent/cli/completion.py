@@ -18,7 +18,13 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from generalAgent.cli.i18n import N_, _
+
 MAX_PATHS = 200
+
+
+# What a mentionable name is, as the Tab menu says it.
+NAME_KINDS = {"tool": N_("tool"), "skill": N_("skill"), "agent": N_("agent"), "server": N_("server")}
 
 
 @dataclass(frozen=True)
@@ -26,7 +32,7 @@ class Name:
     """Something that can be @mentioned, with what it is (shown beside it in the menu)."""
 
     name: str
-    kind: str  # tool | skill | agent | server
+    kind: str  # tool | skill | agent | server (NAME_KINDS)
     description: str = ""
 
 
@@ -68,7 +74,8 @@ class ChatCompleter(Completer):
     def _mentions(self, prefix: str) -> Iterator[Completion]:
         for entry in sorted(self.names(), key=lambda n: n.name):
             if entry.name.lower().startswith(prefix.lower()):
-                meta = f"{entry.kind}: {entry.description}" if entry.description else entry.kind
+                kind = _(NAME_KINDS.get(entry.kind, entry.kind))
+                meta = f"{kind}: {entry.description}" if entry.description else kind
                 yield Completion(entry.name, start_position=-len(prefix), display_meta=meta)
 
     def _paths(self, prefix: str) -> Iterator[Completion]:

@@ -12,19 +12,50 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import SecretStr
-from pydantic_settings import BaseSettings
+from pydantic import BaseModel, SecretStr
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.i18n import _
+from generalAgent.cli.i18n import N_, _
 from generalAgent.cli.terminal_text import terminal_console
-from generalAgent.config.settings import Settings, SettingsError, load_settings, render_env_example
+from generalAgent.config.reference import render_env_example
+from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, SettingSource, user_config_dir
 from generalAgent.display import public_url
 
 config_app = typer.Typer(help=_("Where settings come from; a user-level .env for every folder."))
+
+
+# Where a setting came from (config/sources.py: SourceKind), as the user reads it.
+SOURCE_KINDS = {
+    "environment": N_("environment"),
+    "folder file": N_("folder file"),
+    "user file": N_("user file"),
+    "given": N_("given"),
+    "default": N_("default"),
+}
+
+
+def describe_source(source: SettingSource) -> str:
+    """Where one setting came from, in the UI language: `user file /path/.env`."""
+    kind = _(SOURCE_KINDS[source.kind])
+    return f"{kind} {source.path}" if source.path is not None else kind
+
+
+def describe_files(files: ConfigFiles) -> str:
+    """Which .env files were read, for `doctor`, `config` and the first-run message."""
+    if not files.in_order:
+        read = _("no .env in this folder and no user-level {path}").format(
+            path=user_config_dir() / ENV_FILE_NAME
+        )
+    else:
+        read = _("{files} (first wins)").format(
+            files=" + ".join(str(path) for path in reversed(files.in_order))
+        )
+    if ENV_FILE_NAME in files.trust.ignored:
+        read += _("; this folder's {name} is not read (the folder is not trusted)").format(name=ENV_FILE_NAME)
+    return read
 
 
 @config_app.callback(
@@ -37,7 +68,7 @@ def show(ctx: typer.Context) -> None:
         return
     console = terminal_console(highlight=False)
     files = ConfigFiles.find()
-    console.print(escape(_("settings from: environment + {files}").format(files=files.describe())))
+    console.print(escape(_("settings from: environment + {files}").format(files=describe_files(files))))
     console.print(escape(_("user-level file: {path}").format(path=user_config_dir() / ENV_FILE_NAME)))
     try:
         settings = load_settings()
@@ -66,7 +97,7 @@ def show_settings(
     table.add_column(_("from"), overflow="fold")
     for variable, value, source in setting_rows(settings):
         if every or source.kind != "default":
-            table.add_row(Text(variable), Text(value), Text(source.describe()))
+            table.add_row(Text(variable), Text(value), Text(describe_source(source)))
     console.print(table)
     console.print(escape(describe_folder_trust(settings)))
 
@@ -106,7 +137,7 @@ def setting_rows(settings: Settings) -> list[tuple[str, str, SettingSource]]:
     rows = []
     for group_field in fields(settings):
         group = getattr(settings, group_field.name)
-        if not isinstance(group, BaseSettings):
+        if not isinstance(group, BaseModel):
             continue
         for name in type(group).model_fields:
             variable = name.upper()

@@ -31,6 +31,16 @@ class Check:
     detail: str
 
 
+# The words of MODEL_THINKING and SHOW_REASONING as the provider line shows them.
+CHOICE_WORDS = {
+    "on": N_("on"),
+    "off": N_("off"),
+    "default": N_("default"),
+    "collapsed": N_("collapsed"),
+    "full": N_("full"),
+}
+
+
 def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True) -> int:
     checks: list[Callable[[Settings], Check | list[Check]]] = [
         _configuration,
@@ -42,6 +52,7 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         _sqlite,
         _tools_and_skills,
         _documents,
+        _semantic_search,
         _mcp_servers,
     ]
     if probe_endpoint:
@@ -74,7 +85,9 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
 
 def _configuration(settings: Settings) -> Check:
     model = settings.model
-    env = _("read {files}").format(files=settings.sources.describe())
+    from generalAgent.cli.config_commands import describe_files
+
+    env = _("read {files}").format(files=describe_files(settings.sources))
     missing = model.missing()
     if missing:
         return Check(
@@ -106,12 +119,12 @@ def _folder_trust(settings: Settings) -> Check:
 
 def _setting_sources(settings: Settings) -> list[Check]:
     """The settings not at their default, grouped by where they came from."""
-    from generalAgent.cli.config_commands import setting_rows
+    from generalAgent.cli.config_commands import describe_source, setting_rows
 
     by_source: dict[str, list[str]] = {}
     for variable, _value, source in setting_rows(settings):
         if source.kind != "default":
-            by_source.setdefault(source.describe(), []).append(variable)
+            by_source.setdefault(describe_source(source), []).append(variable)
     if not by_source:
         return [Check(N_("settings"), True, _("every setting at its default"))]
     return [
@@ -141,12 +154,12 @@ def _provider(settings: Settings) -> Check:
             "context window {window} tokens ({source}), history budget {budget}"
         ).format(
             name=choice.dialect.name,
-            reason=choice.reason,
-            thinking=model.model_thinking,
+            reason=choice.describe(_),
+            thinking=_(CHOICE_WORDS[model.model_thinking]),
             effort=effort,
-            shown=model.show_reasoning,
+            shown=_(CHOICE_WORDS[model.show_reasoning]),
             window=f"{window.tokens:,}",
-            source=window.source,
+            source=window.describe(_),
             budget=f"{context_budget(model, settings.governance):,}",
         ),
     )
@@ -282,7 +295,11 @@ def _checkpoints(settings: Settings) -> Check:
     except CheckpointStoreError as exc:
         return Check(N_("checkpoints"), False, str(exc))
     close_checkpointer(saver)
-    return Check(N_("checkpoints"), True, f"PostgreSQL at {where} reachable, checkpoint tables ready")
+    return Check(
+        N_("checkpoints"),
+        True,
+        _("PostgreSQL at {where} reachable, checkpoint tables ready").format(where=where),
+    )
 
 
 def _sqlite(settings: Settings) -> Check:
@@ -346,6 +363,31 @@ def _documents(settings: Settings) -> Check:
     return Check(
         N_("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
     )
+
+
+def _semantic_search(settings: Settings) -> list[Check]:
+    """Which embedding source semantic search uses, and whether the KNN index can load."""
+    from generalAgent.search.embeddings import describe_source
+    from generalAgent.search.vector_index import load_extension
+
+    template, fields = describe_source(settings)
+    conn = sqlite3.connect(":memory:")
+    try:
+        problem = load_extension(conn)
+        version = conn.execute("SELECT vec_version()").fetchone()[0] if problem is None else ""
+    finally:
+        conn.close()
+    index = (
+        _("sqlite-vec {version}: vectors are searched through a KNN index").format(version=version)
+        if problem is None
+        else _(
+            "{reason}: vectors are ranked by a scan instead of sqlite-vec's KNN index (slower past ~100k chunks)"
+        ).format(reason=problem)
+    )
+    return [
+        Check(N_("semantic search"), True, _(template).format(**fields)),
+        Check(N_("vector index"), True, index),
+    ]
 
 
 def _mcp_servers(settings: Settings) -> list[Check]:

@@ -35,8 +35,8 @@ from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_fi
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import SearchFailure, search_document
-from generalAgent.search.database import DatabaseError
-from generalAgent.search.embeddings import embeddings_from_settings
+from generalAgent.search.database import DatabaseError, VectorSource
+from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
 
 # Documents with more chunks than this get their own progress bar with a chunks/s rate.
 LARGE_DOCUMENT_CHUNKS = 200
@@ -50,14 +50,25 @@ def register(app: typer.Typer) -> None:
 
 
 def settings_from(ctx: typer.Context) -> Settings:
-    """The app's settings when it put them in ctx.obj, else read from the environment."""
+    """The app's settings when it put them in ctx.obj, else read from the environment; an
+    untrusted folder's ignored configuration is said in one line (cli/folder_trust.py), and
+    an older ./data moves into the data home once (cli/data_home.py)."""
     if isinstance(ctx.obj, Settings):
         return ctx.obj
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
         terminal_console(stderr=True).print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(2) from None
+    from generalAgent.cli.data_home import move_older_store
+    from generalAgent.cli.folder_trust import ignored_line
+
+    err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
+    if settings.sources.trust.ignored:
+        err.print(escape(ignored_line(settings.sources.trust)), style="yellow")
+    move_older_store(settings, Path.cwd(), err)
+    ctx.obj = settings  # read once per command
+    return settings
 
 
 def expand_paths(
@@ -140,7 +151,7 @@ def index_command(
     failed = False
     try:
         vectors = embeddings_from_settings(settings)
-        with SearchIndex(settings.paths.indexes_db, settings.documents, vectors) as index:
+        with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
             if cleanup:
                 report["removed"] = index.cleanup_old(days)
                 if not as_json:
@@ -163,6 +174,8 @@ def index_command(
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
                 report["files"] = _index_files(index, files, err, force)
                 failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])
+                if vectors is not None:
+                    report["embedded"] = _embed_pending(index, vectors, settings, err)
             if stats:
                 report["stats"] = index.stats()
     except (DatabaseError, sqlite3.Error) as exc:
@@ -174,6 +187,46 @@ def index_command(
         out.print(_stats_table(report["stats"]))
     if failed:
         raise typer.Exit(1)
+
+
+def _embed_pending(index: SearchIndex, vectors: VectorSource, settings: Settings, err: Console) -> int:
+    """Embed the chunks without a vector (search/background_embedding.py), with a progress
+    bar; an interruption or a failing endpoint keeps what was embedded for the next run."""
+    from generalAgent.search.background_embedding import embed_pending
+
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(escape(_("embedding ({model})").format(model=vectors.model)), total=None)
+        try:
+            done = embed_pending(
+                index.conn,
+                vectors,
+                settings.documents.embedding_batch_size,
+                lambda done, total: progress.update(task, completed=done, total=total),
+            )
+        except EmbeddingError as exc:
+            progress.stop()
+            err.print(
+                "[yellow]"
+                + escape(
+                    _("Embeddings failed ({reason}); keyword search works, the next run continues.").format(
+                        reason=exc
+                    )
+                )
+                + "[/yellow]"
+            )
+            return 0
+    if done:
+        err.print(
+            escape(ngettext("Embedded {count} chunk.", "Embedded {count} chunks.", done).format(count=done))
+        )
+    return done
 
 
 def _print_skipped(err: Console, skipped: list[tuple[Path, str]]) -> None:
@@ -241,9 +294,12 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
     indexed = [r for r in results if r["status"] == "indexed"]
     chars = sum(r["chars"] for r in indexed)
     err.print(
-        f"{len(indexed)} indexed, {sum(r['status'] == 'unchanged' for r in results)} unchanged, "
-        f"{sum(r['status'] == 'failed' for r in results)} failed"
-        + (f" ({chars / max(elapsed, 1e-9):,.0f} chars/s)" if indexed else "")
+        _("{indexed} indexed, {unchanged} unchanged, {failed} failed").format(
+            indexed=len(indexed),
+            unchanged=sum(r["status"] == "unchanged" for r in results),
+            failed=sum(r["status"] == "failed" for r in results),
+        )
+        + (_(" ({rate} chars/s)").format(rate=f"{chars / max(elapsed, 1e-9):,.0f}") if indexed else "")
     )
     return results
 
@@ -316,6 +372,7 @@ def search_command(
     if path.is_dir():
         _search_folder(settings, path, query, max_results, regex, as_json, err)
         return
+    vectors = embeddings_from_settings(settings)
     try:
         result = search_document(
             settings.paths.indexes_db,
@@ -324,11 +381,13 @@ def search_command(
             query,
             max_results,
             regex=regex,
-            vectors=embeddings_from_settings(settings),
+            vectors=vectors,
         )
     except SearchFailure as exc:
         err.print(f"[red]{escape(str(exc))}[/red]")
         raise typer.Exit(1) from None
+    if vectors is not None and result["hits"]:
+        _tell_unembedded(settings, vectors.model, result["hits"][0]["item_id"], str(path), err)
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
     else:
@@ -337,6 +396,28 @@ def search_command(
         terminal_console().print(render_file_hits(result), highlight=False)
     if not result["hits"]:
         raise typer.Exit(1)
+
+
+def _tell_unembedded(settings: Settings, model: str, item_id: str, shown: str, err: Console) -> None:
+    """One dim line when the document's chunks are not all embedded yet (found by words only)."""
+    from generalAgent.search.database import connect
+    from generalAgent.search.semantic import unembedded_chunks
+
+    try:
+        conn = connect(settings.paths.indexes_db)
+    except DatabaseError:
+        return
+    try:
+        missing = unembedded_chunks(conn, model, item_ids=[item_id])
+    finally:
+        conn.close()
+    if missing:
+        line = ngettext(
+            "{count} passage has no vector yet and was found by its words only; generalagent index {path} embeds it.",
+            "{count} passages have no vector yet and were found by their words only; generalagent index {path} embeds them.",
+            missing,
+        ).format(count=missing, path=shown)
+        err.print(f"[dim]{escape(line)}[/dim]")
 
 
 def _search_folder(

@@ -1,9 +1,9 @@
 """Folder trust at the terminal: the one question, the one line, and `generalagent trust`.
 
-The chat asks once per folder that carries project configuration (config/trust.py) and
-remembers the answer; `-p` and everything that cannot ask use the stored answer and, when
-the folder's configuration is ignored, say so in one line on stderr with the command that
-trusts it. In a trusted folder, what relaxes approvals (AUTO_APPROVE_TOOLS or COMMAND_ENV
+The chat asks once in any folder not decided yet (config/trust.py) and remembers the
+answer; `-p`, `index`, `kb`, `search` and everything else that cannot ask use the stored
+answer and, when the folder's configuration is ignored, say so in one line on stderr with
+the command that trusts it. In a trusted folder, what relaxes approvals (AUTO_APPROVE_TOOLS or COMMAND_ENV
 from the folder's .env, `"trust": true` in the folder's mcp.json) is shown at start-up,
 one line each, so it is never silent.
 
@@ -63,19 +63,33 @@ def settle_folder_trust(settings: Settings, interactive: bool, console: Console)
 def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
     """The question, once; the answer is remembered (an interrupted question is a "no" for now)."""
     assert trust.folder is not None
-    console.print(
-        escape(_("This folder carries project configuration: {names}").format(names=", ".join(trust.found))),
-        style="bold",
-    )
-    console.print(f"  {escape(str(trust.folder))}")
-    console.print(
-        escape(
-            _(
-                "It can change the model endpoint and key, start programs (MCP servers), relax "
-                "approvals and instruct the model. Trust it only if you trust whoever made it."
+    if trust.found:
+        console.print(
+            escape(
+                _("This folder carries project configuration: {names}").format(names=", ".join(trust.found))
+            ),
+            style="bold",
+        )
+        console.print(f"  {escape(str(trust.folder))}")
+        console.print(
+            escape(
+                _(
+                    "It can change the model endpoint and key, start programs (MCP servers), relax "
+                    "approvals and instruct the model. Trust it only if you trust whoever made it."
+                )
             )
         )
-    )
+    else:
+        console.print(escape(_("The agent works in this folder:")), style="bold")
+        console.print(f"  {escape(str(trust.folder))}")
+        console.print(
+            escape(
+                _(
+                    "Trusted, its files are read in place (writing one still asks first); "
+                    "not trusted, the agent sees only what you attach with #."
+                )
+            )
+        )
     try:
         answer = console.input(escape(_("Trust this folder? [y/N] ")))
     except (EOFError, KeyboardInterrupt):
@@ -105,6 +119,10 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
 
 def ignored_line(trust: FolderTrust) -> str:
     """One line: what of this folder is ignored, and what trusts it."""
+    if not (trust.ignored or trust.found):
+        return _(
+            "This folder is not trusted: the agent reads only what you attach with # (to trust it: {command} trust)."
+        ).format(command=command_hint())
     return _("Ignored this folder's {names}: it is not trusted (to use them: {command} trust).").format(
         names=", ".join(trust.ignored or trust.found), command=command_hint()
     )

@@ -5,7 +5,7 @@
     generalagent kb search "发布 回滚" --domain ops --json
     generalagent kb list --domain ops
     generalagent kb show ID [--chunks 0:10]
-    generalagent kb delete ID
+    generalagent kb delete ID [--yes]  # asks first without --yes
     generalagent kb domains
     generalagent kb sync            # import changed built-in knowledge (knowledge/<domain>/)
 
@@ -15,6 +15,7 @@ Messages go to stderr, results to stdout; --json prints machine-readable JSON.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -242,18 +243,37 @@ def show_command(
 
 @kb.command("delete", help=_("Delete an item with its chunks."))
 def delete_command(
-    ctx: typer.Context, item_id: Annotated[str, typer.Argument(help=_("Item id (or its start)"))]
+    ctx: typer.Context,
+    item_id: Annotated[str, typer.Argument(help=_("Item id (or its start)"))],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help=_("Delete without asking."))] = False,
 ) -> None:
-    """Delete an item with its chunks."""
+    """Delete an item with its chunks, once the user said yes (or gave --yes)."""
     try:
         with _store(ctx) as store:
             item_id = store.resolve_id(item_id)
+            item = store.get_knowledge_item(item_id)
+            if item is None:
+                raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
+            if not yes and not _confirmed(item.title, item_id):
+                raise _fail(_("Nothing deleted."))
             deleted = store.delete_knowledge(item_id)
     except STORE_ERRORS as exc:
         raise _fail(str(exc)) from None
     if not deleted:
         raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
     terminal_console().print(escape(_("Deleted {id}.").format(id=item_id)))
+
+
+def _confirmed(title: str, item_id: str) -> bool:
+    """The user's yes at the terminal; without one (a script), the reason and exit 2."""
+    if not sys.stdin.isatty():
+        raise _fail(_("kb delete asks before deleting: add --yes to delete from a script."), 2)
+    question = _("Delete {title} ({id})? [y/N] ").format(title=title, id=item_id[:SHORT_ID_CHARS])
+    try:
+        answer = terminal_console().input(escape(question))
+    except (EOFError, KeyboardInterrupt):
+        return False
+    return answer.strip().lower() in {"y", "yes", "是", "是的", "好", "删除"}
 
 
 @kb.command("domains", help=_("Domains with their item counts, categories and tags."))
@@ -294,6 +314,6 @@ def sync_command(ctx: typer.Context) -> None:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
         raise _fail(str(exc)) from None
-    terminal_console().print(report.summary() if report.changed else _("Built-in knowledge is up to date."))
+    terminal_console().print(report.summary(_) if report.changed else _("Built-in knowledge is up to date."))
     if report.failed:
         raise typer.Exit(1)

@@ -90,7 +90,7 @@ def import_knowledge_folder(settings: Settings) -> list[str]:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except unusable as exc:
         return [_("Built-in knowledge was not imported: {reason}").format(reason=exc)]
-    return [report.summary()] if report.changed else []
+    return [report.summary(_)] if report.changed else []
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:

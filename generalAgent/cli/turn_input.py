@@ -169,6 +169,8 @@ def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd
 
 def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     """What /tools shows: every tool by tier, and which ones the next call can use."""
+    from generalAgent.cli.tool_descriptions import shown_description
+
     parts = agent.parts
     state = dict(agent.graph.get_state(config).values)
     # The next message would also bring the servers that are loaded by now.
@@ -185,7 +187,11 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     labels = {"core": _("core"), "enabled": _("enabled"), "discovered": _("@mention")}
     for spec in parts.registry.specs():
         table.add_row(
-            spec.name, labels[spec.tier], spec.risk, "✓" if spec.name in visible else "", spec.description
+            spec.name,
+            labels[spec.tier],
+            spec.risk,
+            "✓" if spec.name in visible else "",
+            shown_description(spec.description),
         )
     for server in parts.mcp.statuses():
         tier = (

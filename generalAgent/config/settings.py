@@ -1,6 +1,6 @@
 """Typed settings, read once from the environment and `.env`, then passed down.
 
-Every group is its own `BaseSettings` so that each setting keeps the flat, documented
+Every group is its own pydantic model so that each setting keeps the flat, documented
 environment name (`MODEL_NAME`, `MAX_MESSAGE_HISTORY`, `CHUNK_MAX_SIZE`, ...) that
 `.env.example` lists; `load_settings` builds them all and turns a validation error
 into one line naming the variable and what it accepts.
@@ -9,26 +9,33 @@ into one line naming the variable and what it accepts.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, SecretStr, ValidationError, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
+from generalAgent.config.errors import describe_validation_error
+from generalAgent.config.paths import PROJECT_ROOT, anchored_paths, builtin_path
+from generalAgent.config.prices import Price, parse_prices
 from generalAgent.config.sources import (
     DEFAULT_SOURCE,
     ConfigFiles,
     SettingSource,
-    path_origins,
+    raw_values,
     setting_sources,
     user_data_dir,
 )
 from generalAgent.config.trust import FolderTrust, folder_trust
-
-DEFAULT_ENV_FILE = Path(".env")
 
 
 def _blank_is_unset(value: Any) -> Any:
@@ -41,56 +48,29 @@ OptionalSecret = Annotated[SecretStr | None, BeforeValidator(_blank_is_unset)]
 OptionalPath = Annotated[Path | None, BeforeValidator(_blank_is_unset)]
 
 
+def _blank_is_data_home(value: Any) -> Any:
+    """`DATA_DIR=` means the default data home, as every other blank setting means unset."""
+    return user_data_dir() if isinstance(value, str) and not value.strip() else value
+
+
+DataFolder = Annotated[Path, BeforeValidator(_blank_is_data_home)]
+
+
 class SettingsError(Exception):
     """A setting has a value the program cannot use; the message is one line for the user."""
 
 
-def _config(env_file: Path | None) -> SettingsConfigDict:
-    return SettingsConfigDict(
-        env_file=env_file, env_file_encoding="utf-8", extra="ignore", case_sensitive=False
-    )
+class SettingsGroup(BaseModel):
+    """One group of settings. The values come from `load_settings` (config/sources.py:
+    `raw_values`), not from the model: reading the environment and the files ourselves,
+    once for all groups, costs a fraction of pydantic-settings' import and its eight reads."""
+
+    # Unknown names in a .env are other programs' business; defaults are validated too.
+    model_config = ConfigDict(extra="ignore", validate_default=True)
 
 
-@dataclass(frozen=True)
-class Price:
-    """What a model costs per million tokens: fresh input, input served from the cache, output."""
-
-    input: float
-    cached_input: float
-    output: float
-
-    def cost(self, input_tokens: int, cached_tokens: int, output_tokens: int) -> float:
-        fresh = max(0, input_tokens - cached_tokens)
-        return (fresh * self.input + cached_tokens * self.cached_input + output_tokens * self.output) / 1e6
-
-
-PRICE_FORMAT = (
-    "model=input/cached input/output per million tokens, comma-separated, e.g. deepseek-chat=2/0.5/8"
-)
-
-
-def parse_prices(text: str | None) -> dict[str, Price]:
-    """MODEL_PRICES as a table by model name; ValueError saying what is wrong."""
-    prices: dict[str, Price] = {}
-    for entry in (text or "").split(","):
-        if not entry.strip():
-            continue
-        name, equals, figures = entry.partition("=")
-        parts = figures.split("/")
-        try:
-            numbers = [float(part) for part in parts]
-        except ValueError:
-            numbers = []
-        if not equals or not name.strip() or len(numbers) != 3 or any(n < 0 for n in numbers):
-            raise ValueError(f"{entry.strip()!r} is not {PRICE_FORMAT}")
-        prices[name.strip()] = Price(*numbers)
-    return prices
-
-
-class ModelSettings(BaseSettings):
+class ModelSettings(SettingsGroup):
     """The OpenAI-compatible endpoint. Standard names, so every provider works by base URL."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     model_name: OptionalText = Field(default=None, description="Model id, e.g. gpt-4.1-mini")
     openai_api_key: OptionalSecret = Field(default=None, description="API key")
@@ -173,10 +153,8 @@ class ModelSettings(BaseSettings):
         return missing
 
 
-class GovernanceSettings(BaseSettings):
+class GovernanceSettings(SettingsGroup):
     """Limits that keep a session bounded: history length, context size, tool loops."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     max_message_history: int = Field(
         default=40, ge=10, le=100, description="Messages kept in the prompt before a cut"
@@ -214,22 +192,16 @@ class GovernanceSettings(BaseSettings):
     )
 
 
-PROJECT_ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-
-
-def builtin_path(name: str) -> Path:
-    """A folder that ships inside the package (`skills`, `agents`, `knowledge`): the same
-    place in a clone, after `pip install .` and after `pipx install .` (package data)."""
-    return PACKAGE_DIR / "builtin" / name
-
-
-class PathSettings(BaseSettings):
+class PathSettings(SettingsGroup):
     """Where runtime data lives, and the folders of skills, agent profiles and knowledge."""
 
-    model_config = _config(DEFAULT_ENV_FILE)
-
-    data_dir: Path = Field(default=Path("data"), description="Sessions, indexes and workspaces")
+    # One data home whatever .env was found (config/data_home.py): a folder's own store only
+    # when its .env asks for one (DATA_DIR=data, relative to that file).
+    data_dir: DataFolder = Field(
+        default_factory=user_data_dir,
+        description="Sessions, indexes, the knowledge base and workspaces; unset = the user data folder "
+        "(~/.local/share/generalagent on Linux); DATA_DIR=data in a folder's .env keeps a project-local store",
+    )
     skills_dir: Path = Field(default=builtin_path("skills"), description="Skill folders (<id>/SKILL.md)")
     agents_dir: Path = Field(default=builtin_path("agents"), description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
@@ -280,10 +252,8 @@ class PathSettings(BaseSettings):
         return self.data_dir / "input_history"
 
 
-class DocumentSettings(BaseSettings):
-    """Document extraction, chunking and search (the defaults are seed 004's)."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
+class DocumentSettings(SettingsGroup):
+    """Document extraction, chunking and search."""
 
     # Text files: read whole under this size, else preview.
     text_file_max_size: int = Field(default=100_000, ge=1_000, description="Bytes read in full")
@@ -323,8 +293,8 @@ class DocumentSettings(BaseSettings):
         default=300, ge=0, le=100_000, description="Pages of one document read by OCR at most"
     )
 
-    # Content budgets (seed 000): what one search may put into the model's context. A
-    # 500-page book answers with its best passages, never with itself.
+    # Content budgets (search/budgets.py): what one search may put into the model's context.
+    # A 500-page book answers with its best passages, never with itself.
     max_chunk_content_size: int = Field(
         default=1_500, ge=100, le=20_000, description="Chars of one chunk in a search result"
     )
@@ -350,14 +320,17 @@ class DocumentSettings(BaseSettings):
         default=5_000, ge=0, le=100_000, description="Items shorter than this come back whole"
     )
 
-    # Optional semantic retrieval: off unless a model is named. Vectors are fused with the
-    # lexical ranking by reciprocal rank fusion, so a weak model cannot hide exact matches.
+    # Semantic retrieval, fused with the lexical ranking by reciprocal rank fusion so a weak
+    # model cannot hide exact matches. On whenever embeddings are available: the provider's
+    # /embeddings (EMBEDDING_MODEL=auto picks its model from search/embeddings.py's table)
+    # or a model pulled with `generalagent models pull`.
     embedding_model: OptionalText = Field(
-        default=None, description="Model id for the OpenAI-compatible /embeddings endpoint"
+        default="auto",
+        description="Model id for the OpenAI-compatible /embeddings endpoint; auto = the provider's; empty = off",
     )
     embedding_local_model: OptionalText = Field(
         default=None,
-        description="Local sentence-transformers model: a folder or an installed package name",
+        description="Local model: a pulled model's name, a model folder, or an installed package name",
     )
     embedding_base_url: OptionalText = Field(
         default=None, description="Endpoint for embeddings; unset = OPENAI_BASE_URL"
@@ -369,11 +342,15 @@ class DocumentSettings(BaseSettings):
     embedding_timeout: float = Field(
         default=60.0, gt=0, le=3_600, description="Seconds per embedding request"
     )
-
-    @property
-    def semantic_search(self) -> bool:
-        """Whether chunks get embeddings and searches fuse vectors with BM25."""
-        return bool(self.embedding_model or self.embedding_local_model)
+    embedding_models_dir: OptionalText = Field(
+        default=None,
+        description="Where `generalagent models pull` keeps local models; unset = the user's cache folder",
+    )
+    # The variable huggingface_hub reads too, so a mirror set for other tools is used here.
+    hf_endpoint: str = Field(
+        default="https://huggingface.co",
+        description="Hub that `models pull` downloads from, e.g. https://hf-mirror.com",
+    )
 
     @field_validator("chunk_overlap")
     @classmethod
@@ -384,10 +361,8 @@ class DocumentSettings(BaseSettings):
         return value
 
 
-class ToolSettings(BaseSettings):
+class ToolSettings(SettingsGroup):
     """Limits and permissions of the tools: what they may reach, and what asks the user first."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     fetch_timeout: float = Field(
         default=20.0,
@@ -477,10 +452,8 @@ class ToolSettings(BaseSettings):
         return frozenset(name.strip() for name in (self.auto_approve_tools or "").split(",") if name.strip())
 
 
-class MCPSettings(BaseSettings):
+class MCPSettings(SettingsGroup):
     """Where MCP servers are configured and how long they may take (docs/mcp.md)."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     mcp_config: OptionalText = Field(
         default=None,
@@ -497,10 +470,8 @@ class MCPSettings(BaseSettings):
     )
 
 
-class InterfaceSettings(BaseSettings):
+class InterfaceSettings(SettingsGroup):
     """How the terminal talks to the user."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     ui_language: Literal["auto", "en", "zh"] = Field(
         default="auto",
@@ -521,10 +492,8 @@ class InterfaceSettings(BaseSettings):
         return value  # refused as typed, naming what is allowed
 
 
-class ServerSettings(BaseSettings):
+class ServerSettings(SettingsGroup):
     """Who may use a LangGraph Server deployment (docs/deployment.md); the CLI ignores them."""
-
-    model_config = _config(DEFAULT_ENV_FILE)
 
     server_api_keys: OptionalSecret = Field(
         default=None,
@@ -536,7 +505,7 @@ class ServerSettings(BaseSettings):
     )
 
 
-_GROUPS: dict[str, type[BaseSettings]] = {
+GROUPS: dict[str, type[SettingsGroup]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
     "paths": PathSettings,
@@ -601,159 +570,16 @@ def load_settings(
     else:
         named = Path(env_file) if env_file is not None else None
         files = ConfigFiles(None, named, trust or folder_trust())
+    values = raw_values(files)
     groups: dict[str, Any] = {}
-    for name, cls in _GROUPS.items():
+    for name, cls in GROUPS.items():
+        read = {field: values[field] for field in cls.model_fields if values.get(field) is not None}
         try:
-            groups[name] = cls(_env_file=files.in_order or None, **overrides.get(name, {}))
+            groups[name] = cls.model_validate({**read, **overrides.get(name, {})})
         except ValidationError as exc:
             raise SettingsError(describe_validation_error(cls, exc)) from None
-    groups["paths"] = _anchored_paths(groups["paths"], files, overrides.get("paths", {}))
+    groups["paths"] = anchored_paths(groups["paths"], files, overrides.get("paths", {}))
     given = [name for group in overrides.values() for name in group]
-    names = [name for cls in _GROUPS.values() for name in cls.model_fields]
+    names = [name for cls in GROUPS.values() for name in cls.model_fields]
     provenance = {name.upper(): source for name, source in setting_sources(files, names, given).items()}
     return Settings(**groups, sources=files, provenance=provenance)
-
-
-def _anchored_paths(paths: PathSettings, files: ConfigFiles, given: dict[str, Any]) -> PathSettings:
-    """Relative path settings made relative to the file that set them (config/sources.py)."""
-    names = [name for name, info in PathSettings.model_fields.items() if info.annotation is Path]
-    origins = path_origins(files, [name for name in names if name not in given])
-    update: dict[str, Path] = {}
-    for name, folder in origins.items():
-        value = getattr(paths, name)
-        if not value.is_absolute():
-            update[name] = folder / value.expanduser()
-    data_dir_given = "data_dir" in given or "data_dir" in origins or not _unset_in_environment("DATA_DIR")
-    # An untrusted folder decides nothing, not even where data lives: not in its ./data.
-    configured_elsewhere = files.user is not None or bool(files.trust.ignored)
-    if configured_elsewhere and files.folder is None and not data_dir_given:
-        update["data_dir"] = user_data_dir()
-    return paths.model_copy(update=update) if update else paths
-
-
-def _unset_in_environment(variable: str) -> bool:
-    return not any(key.upper() == variable and value.strip() for key, value in os.environ.items())
-
-
-def describe_validation_error(cls: type[BaseSettings], exc: ValidationError) -> str:
-    """One line: which variable, what it was, and what is allowed."""
-    error = exc.errors()[0]
-    field = str(error["loc"][0]) if error["loc"] else ""
-    variable = field.upper() or cls.__name__
-    value = error.get("input")
-    allowed = _allowed_values(cls, field) if field else ""
-    reason = error["msg"].removeprefix("Value error, ")
-    shown = f"={value!r}" if isinstance(value, str | int | float) else ""
-    suffix = f" (allowed: {allowed})" if allowed else ""
-    return f"Invalid setting {variable}{shown}: {reason}{suffix}. Fix it in .env or the environment."
-
-
-def _allowed_values(cls: type[BaseSettings], field: str) -> str:
-    info = cls.model_fields.get(field)
-    if info is None:
-        return ""
-    low = high = None
-    for constraint in info.metadata:
-        for attr in ("ge", "gt"):
-            if getattr(constraint, attr, None) is not None:
-                low = getattr(constraint, attr)
-        for attr in ("le", "lt"):
-            if getattr(constraint, attr, None) is not None:
-                high = getattr(constraint, attr)
-    if low is not None and high is not None:
-        return f"{low}..{high}"
-    if low is not None:
-        return f">= {low}"
-    if high is not None:
-        return f"<= {high}"
-    if info.annotation is bool:
-        return "true or false"
-    if get_origin(info.annotation) is Literal:
-        return ", ".join(str(v) for v in get_args(info.annotation))
-    return ""
-
-
-_GROUP_TITLES = {
-    "model": "Model: any OpenAI-compatible endpoint (OpenAI, DeepSeek, Qwen/DashScope, Kimi, GLM, vLLM, Ollama, llama.cpp)",
-    "governance": "Governance: history, context and loop limits",
-    "paths": "Paths, storage and logging",
-    "documents": "Documents: extraction previews, chunking, Chinese segmentation, index freshness",
-    "tools": "Tools: limits, and which calls ask for approval",
-    "mcp": "MCP servers: tools from other programs (docs/mcp.md)",
-    "interface": "Interface: the terminal's language",
-    "server": "LangGraph Server: who may use a served deployment (docs/deployment.md)",
-}
-_REQUIRED = {"model_name", "openai_api_key"}
-
-
-def render_env_example() -> str:
-    """The text of .env.example: every setting, its description and default, by group.
-
-    `python -m generalAgent.config.settings > .env.example` regenerates it; a test keeps
-    the file and the code from drifting apart.
-    """
-    lines = [
-        "# generalAgent settings. Copy this file to .env and fill in MODEL_NAME and OPENAI_API_KEY",
-        "# (and OPENAI_BASE_URL for any provider but OpenAI); everything else is optional.",
-        "# Commented lines show the defaults. Environment variables override .env.",
-        "# A folder's .env is read only once you trust the folder (the chat asks; generalagent trust).",
-        "",
-    ]
-    for name, cls in _GROUPS.items():
-        lines.append(f"# --- {_GROUP_TITLES[name]} ---")
-        for field, info in cls.model_fields.items():
-            lines.append(f"# {info.description}" + ("  (required)" if field in _REQUIRED else ""))
-            value = _shown_default(info.default)
-            assignment = f"{field.upper()}={value}"
-            active = field in _REQUIRED or field == "openai_base_url"
-            lines.append(assignment if active else f"# {assignment}")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _shown_default(default: Any) -> str:
-    if default is None:
-        return ""
-    if isinstance(default, bool):
-        return str(default).lower()
-    if isinstance(default, Path) and default.is_absolute():
-        try:
-            return str(default.relative_to(PROJECT_ROOT))
-        except ValueError:
-            return str(default)
-    return str(default)
-
-
-def render_settings_markdown() -> str:
-    """The settings table of docs/configuration.md (between its settings markers)."""
-    lines = []
-    for name, cls in _GROUPS.items():
-        lines += [
-            f"### {_GROUP_TITLES[name]}",
-            "",
-            "| Variable | Default | Allowed | Description |",
-            "|---|---|---|---|",
-        ]
-        for field, info in cls.model_fields.items():
-            default = _shown_default(info.default) or ("required" if field in _REQUIRED else "unset")
-            allowed = _allowed_values(cls, field) or "text"
-            lines.append(f"| `{field.upper()}` | `{default}` | {allowed} | {info.description} |")
-        lines.append("")
-    return "\n".join(lines).rstrip() + "\n"
-
-
-def settings_table() -> list[tuple[str, str, str]]:
-    """(VARIABLE, default, description) for every setting: the source of the docs' table."""
-    rows = []
-    for cls in _GROUPS.values():
-        for field, info in cls.model_fields.items():
-            default = info.default
-            shown = "" if default is None else str(default)
-            rows.append((field.upper(), shown, info.description or ""))
-    return rows
-
-
-if __name__ == "__main__":
-    import sys
-
-    print(render_settings_markdown() if "--markdown" in sys.argv else render_env_example(), end="")

@@ -12,11 +12,11 @@ and `doctor` can say it, and the rules for settings from a folder can be applied
 
 A relative path setting (DATA_DIR, SKILLS_DIR, ...) is relative to the folder of the file
 that set it, so the user-level file's `DATA_DIR=data` means the same folder wherever the
-command runs. With no DATA_DIR anywhere, data lives in `./data` next to a trusted folder's
-`.env` (as it always has), else, when the user-level file exists or the folder carries
-configuration it is not trusted with, in the platform's user data folder
-(`~/.local/share/generalagent` on Linux), so `--resume` finds every session and an untrusted
-folder never holds the sessions.
+command runs. With no DATA_DIR anywhere, data lives in the platform's user data folder
+(`~/.local/share/generalagent` on Linux) whichever `.env` was found, so `--resume`, the
+indexes and the knowledge base are the same from every folder; a folder keeps a store of
+its own only when its `.env` says `DATA_DIR=data` (config/data_home.py moves the `./data`
+older versions made there).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def user_config_dir() -> Path:
 
 
 def user_data_dir() -> Path:
-    """Where sessions and indexes live when only the user-level file configures the command."""
+    """The data home: sessions, indexes and the knowledge base, unless DATA_DIR names another."""
     override = os.environ.get(CONFIG_DIR_VARIABLE, "").strip()
     if override:
         return Path(override).expanduser() / "data"
@@ -56,7 +56,7 @@ def user_data_dir() -> Path:
 
 @dataclass(frozen=True)
 class ConfigFiles:
-    """The `.env` files in effect, lowest priority first (the order pydantic-settings wants)."""
+    """The `.env` files in effect, lowest priority first (the order they apply in)."""
 
     user: Path | None  # the user-level file, if it exists
     folder: Path | None  # ./.env, if it exists and the folder is trusted
@@ -81,15 +81,22 @@ class ConfigFiles:
     def in_order(self) -> tuple[Path, ...]:
         return tuple(path for path in (self.user, self.folder) if path is not None)
 
-    def describe(self) -> str:
-        """For `doctor` and the first-run message: which files were read."""
-        if not self.in_order:
-            read = f"no .env in this folder and no user-level {user_config_dir() / ENV_FILE_NAME}"
-        else:
-            read = " + ".join(str(path) for path in reversed(self.in_order)) + " (first wins)"
-        if ENV_FILE_NAME in self.trust.ignored:
-            read += f"; this folder's {ENV_FILE_NAME} is not read (the folder is not trusted)"
-        return read
+
+def raw_values(files: ConfigFiles) -> dict[str, str | None]:
+    """Every variable by lower-case name, as pydantic-settings used to merge them: the files in
+    order (a later one wins), then the environment over them. A `KEY` without `=` in a file
+    is None (unset); `KEY=` is the empty text (the settings treat it as unset where a field
+    allows it)."""
+    from dotenv import dotenv_values
+
+    values: dict[str, str | None] = {}
+    for path in files.in_order:
+        if path.is_file() or path.is_fifo():
+            values.update(
+                {key.lower(): value for key, value in dotenv_values(path, encoding="utf-8").items()}
+            )
+    values.update({key.lower(): value for key, value in os.environ.items()})
+    return values
 
 
 SourceKind = Literal["environment", "folder file", "user file", "given", "default"]
@@ -118,7 +125,7 @@ def setting_sources(
 ) -> dict[str, SettingSource]:
     """For each setting (lower-case field name), where its value came from.
 
-    The same order as pydantic-settings applies: a value given in code, then the
+    The same order as `raw_values` and `load_settings` apply: a value given in code, then the
     environment, then the folder's file, then the user-level file, else the default.
     """
     from dotenv import dotenv_values
@@ -150,7 +157,7 @@ def path_origins(files: ConfigFiles, names: Iterable[str]) -> dict[str, Path]:
     A value from the environment (or not set at all) has no entry: it stays relative to
     the current folder.
     """
-    from dotenv import dotenv_values  # pydantic-settings' own .env reader
+    from dotenv import dotenv_values  # the settings' own .env reader (config/sources.py)
 
     wanted = {name.lower() for name in names}
     origins: dict[str, Path] = {}

@@ -4,8 +4,10 @@ The folder the agent starts in is often a repository or a bundle someone else ma
 `.env` can point the model endpoint elsewhere (with the user's key and every prompt), its
 `mcp.json` names programs to start, its AGENTS.md instructs the model, and through the
 `.env` it can name skills, agent profiles, a tools file and approval rules. So none of it
-is used until the user trusts the folder: the chat asks once, the answer is remembered per
-folder (its real path) in the user-level config folder, and `generalagent trust` changes it.
+is used until the user trusts the folder, and neither are its files: the agent reads a
+trusted folder in place, by relative path. The chat asks once in any folder not decided
+yet, the answer is remembered per folder (its real path) in the user-level config folder,
+and `generalagent trust` changes it; `-p` and the other commands never ask.
 
 The store is one small JSON file, written whole (a temporary file, then a rename) and
 readable by the user alone:
@@ -52,8 +54,10 @@ class FolderTrust:
 
     @property
     def undecided(self) -> bool:
-        """The folder carries configuration and the user was never asked about it."""
-        return bool(self.found) and self.decision is None
+        """The user was never asked about this folder. Any folder, with configuration or
+        without: a trusted folder's files are read in place (tools/workspace.py), so a plain
+        folder of documents needs the answer as much as a repository does."""
+        return self.folder is not None and self.decision is None
 
     def covers(self, folder: Path) -> bool:
         """Whether the configuration of `folder` may be used (it is this folder, trusted)."""

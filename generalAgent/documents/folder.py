@@ -138,7 +138,8 @@ def search_folder(
     files, more = searchable_files(folder)
     warning = ""
     try:
-        with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
+        # Chunks are embedded after indexing, in the background (search/background_embedding.py).
+        with SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
             indexing = index_folder(index, files, time.monotonic() + index_seconds, progress)
             items = list(indexing.items)
             semantic: list[list[tuple[int, float]]] = []

@@ -57,8 +57,9 @@ def search_document(
     """Index `path` if needed and return its best passages for `query`, within budget.
 
     `query` is one string or several phrasings of one question, fused by rank.
-    `vectors` (semantic search on) embeds the chunks when the file is indexed, so the
-    knowledge base can later search the document by meaning too. `open_file` opens the
+    `vectors` (semantic search on) embeds the query, whose nearest chunks are fused with
+    the rest; the chunks themselves are embedded after indexing, in the background
+    (search/background_embedding.py), and until then are found by keywords. `open_file` opens the
     file to hash and read it (see `extract.OpenFile`). `conn`, an open connection to
     `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
     """
@@ -73,7 +74,7 @@ def search_document(
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
     limit = max(1, min(wanted, budget.matched_chunks))
     try:
-        with SearchIndex(db_path, settings, vectors, open_file, conn=conn) as index:
+        with SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
             document = index.index_file(path)
             semantic: list[list[tuple[int, float]]] = []
             warning = document.warning  # embedding the new chunks failed: keywords only

@@ -12,12 +12,14 @@ heading, or its file name, is the title. The folder name is the domain.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from generalAgent.display import N_
 from generalAgent.documents.extract import DocumentError, decode_text
 from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeError, KnowledgeStore, clean_tags
@@ -34,18 +36,19 @@ class ImportReport:
     def changed(self) -> bool:
         return bool(self.added or self.updated or self.removed or self.failed)
 
-    def summary(self) -> str:
+    def summary(self, translate: Callable[[str], str] = str) -> str:
+        """One line of what changed; `translate` is the terminal's `_` (the words are marked)."""
         parts = [
-            f"{len(names)} {what}"
+            translate(what).format(count=len(names))
             for what, names in (
-                ("added", self.added),
-                ("updated", self.updated),
-                ("removed", self.removed),
-                ("failed", self.failed),
+                (N_("{count} added"), self.added),
+                (N_("{count} updated"), self.updated),
+                (N_("{count} removed"), self.removed),
+                (N_("{count} failed"), self.failed),
             )
             if names
         ]
-        line = "Built-in knowledge: " + ", ".join(parts) + "."
+        line = translate(N_("Built-in knowledge: {changes}.")).format(changes=", ".join(parts))
         return line + "".join(f"\n  {failure}" for failure in self.failed)
 
 

@@ -29,6 +29,7 @@ from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits
 from generalAgent.search.query import build_match_query, normalise_query, phrasings
 from generalAgent.search.segmentation import CJK_RUN
+from generalAgent.search.semantic import nearest_chunks
 
 RRF_K = 60
 SORTS = ("relevance", "date", "title")
@@ -44,9 +45,10 @@ class Filters:
     domain: str | None = None
     category: str | None = None
     tags: tuple[str, ...] = ()
+    session_files: str | None = None  # attachments of sessions, left out (store.item_filter)
 
     def sql(self) -> tuple[str, list[Any]]:
-        return item_filter(self.domain, self.category, self.tags)
+        return item_filter(self.domain, self.category, self.tags, session_files=self.session_files)
 
 
 def search_knowledge(
@@ -71,7 +73,7 @@ def search_knowledge(
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
-    filters = Filters(domain or None, category or None, tuple(tags or ()))
+    filters = Filters(domain or None, category or None, tuple(tags or ()), store.session_files)
     wanted = store.settings.search_max_results_default if max_results is None else max_results
     limit = max(1, min(int(wanted), MAX_RESULTS))
     matched_cap = budget.matched_chunks if budget is not None else 5
@@ -142,6 +144,9 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
 
     assert store.embedder is not None
     where, params = filters.sql()
+    if not where:  # the whole store: sqlite-vec's KNN index when there is one (search/semantic.py)
+        rankings = nearest_chunks(store.conn, store.embedder, [query], limit=VECTOR_CANDIDATES)
+        return load_hits(store.conn, rankings[0]) if rankings else []
     rows = store.conn.execute(
         "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v"
         " JOIN chunks c ON c.rowid = v.chunk_rowid JOIN items i ON i.id = c.item_id"

@@ -9,6 +9,7 @@ but their content comes from the file (re-index it to change it).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -64,6 +65,12 @@ class KnowledgeStore(IndexDatabase):
     def close(self) -> None:
         super().close()
         self._chunkless = None
+
+    @property
+    def session_files(self) -> str:
+        """The folder of the sessions' workspaces (DATA_DIR/workspaces/, beside indexes.db):
+        the files attached there are each session's own, not the knowledge base."""
+        return str(self.db_path.parent.resolve() / "workspaces") + os.sep
 
     # -- items --------------------------------------------------------------------------
     def add_knowledge(
@@ -212,7 +219,7 @@ class KnowledgeStore(IndexDatabase):
         offset: int = 0,
     ) -> list[KnowledgeItem]:
         """Items matching the filters, most recently updated first."""
-        where, params = item_filter(domain, category, tags, alias="items")
+        where, params = item_filter(domain, category, tags, alias="items", session_files=self.session_files)
         rows = self.conn.execute(
             f"SELECT {_ITEM_FIELDS} FROM items WHERE {where or '1'}"
             " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
@@ -221,7 +228,7 @@ class KnowledgeStore(IndexDatabase):
         return self._items(rows)
 
     def count_knowledge(self, domain: str | None = None) -> int:
-        where, params = item_filter(domain, None, None, alias="items")
+        where, params = item_filter(domain, None, None, alias="items", session_files=self.session_files)
         return self.conn.execute(f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params).fetchone()[0]
 
     def get_domains(self) -> list[str]:
@@ -423,10 +430,16 @@ def item_filter(
     category: str | None,
     tags: Iterable[str] | None,
     alias: str = "i",
+    session_files: str | None = None,
 ) -> tuple[str, list[Any]]:
-    """SQL condition on items (`alias`) for the filters, and its parameters."""
+    """SQL condition on items (`alias`) for the filters, and its parameters. Indexed files
+    under `session_files` (a folder, the sessions' workspaces) are left out: a file attached
+    in one session is that session's document, not the knowledge base (kb add adds it)."""
     where: list[str] = []
     params: list[Any] = []
+    if session_files:
+        where.append(f"NOT ({alias}.domain = ? AND substr(coalesce({alias}.source_path, ''), 1, ?) = ?)")
+        params.extend([DOCUMENTS_DOMAIN, len(session_files), session_files])
     if domain:
         where.append(f"{alias}.domain = ?")
         params.append(domain)

@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
 from generalAgent.config.settings import GovernanceSettings, ModelSettings
+from generalAgent.display import N_
 
 CJK_TOKENS_PER_CHAR = 0.6
 OTHER_TOKENS_PER_CHAR = 0.3
@@ -79,7 +80,14 @@ def estimate_payload_tokens(payload: Any) -> int:
 @dataclass(frozen=True)
 class ContextWindow:
     tokens: int
-    source: str  # "MODEL_CONTEXT_WINDOW", "deepseek-chat (deepseek table)", "default of deepseek"
+    source: str  # "MODEL_CONTEXT_WINDOW", "deepseek-chat* in the deepseek table", ...
+    # The source as a marked message and its fields, for the terminal's language (`describe`).
+    template: str = ""
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def describe(self, translate: Callable[[str], str] = str) -> str:
+        """Where the window comes from, in the language of `translate` (the terminal's `_`)."""
+        return translate(self.template).format(**dict(self.fields)) if self.template else self.source
 
 
 def context_window(settings: ModelSettings) -> ContextWindow:
@@ -91,8 +99,10 @@ def context_window(settings: ModelSettings) -> ContextWindow:
     dialect = choose_provider(settings).dialect
     tokens, prefix = dialect.context_window(settings.model_name)
     if prefix is None:
-        return ContextWindow(tokens, f"{dialect.name}'s default for unknown models")
-    return ContextWindow(tokens, f"{prefix}* in the {dialect.name} table")
+        template, fields = N_("{dialect}'s default for unknown models"), {"dialect": dialect.name}
+    else:
+        template, fields = N_("{prefix}* in the {dialect} table"), {"prefix": prefix, "dialect": dialect.name}
+    return ContextWindow(tokens, template.format(**fields), template, tuple(fields.items()))
 
 
 def context_budget(model: ModelSettings, governance: GovernanceSettings) -> int:

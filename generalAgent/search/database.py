@@ -30,6 +30,7 @@ from generalAgent.private_storage import private_file
 from generalAgent.search.chunking import ChunkingConfig
 from generalAgent.search.language import main_language
 from generalAgent.search.segmentation import Segmenter
+from generalAgent.search.vector_schema import VECTOR_CHANGES
 
 BUSY_TIMEOUT_MS = 10_000
 # How long a write waits for another process's write to end before it fails with "database
@@ -187,6 +188,7 @@ MIGRATIONS = [
     Migration("0002_document_path_stat", script(DOCUMENT_PATH_STAT)),
     Migration("0003_document_texts", script(DOCUMENT_TEXTS)),
     Migration("0004_document_language", add_document_language),
+    Migration("0005_vector_changes", script(VECTOR_CHANGES)),  # search/vector_schema.py
 ]
 
 # An item's full text as SQL (in a query over `items`): an indexed file's from document_texts.

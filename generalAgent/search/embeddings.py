@@ -1,8 +1,12 @@
-"""Optional chunk embeddings: the OpenAI-compatible /embeddings endpoint or a local model.
+"""Chunk embeddings: the OpenAI-compatible /embeddings endpoint or a local model.
 
-Off unless EMBEDDING_MODEL (remote) or EMBEDDING_LOCAL_MODEL (a sentence-transformers model
-in a folder, or an installed package that ships one) is set. Nothing is downloaded at run
-time: the local model is loaded with the Hugging Face hub offline. Vectors are stored as
+Which source is used (`embeddings_from_settings`), first that applies: EMBEDDING_LOCAL_MODEL
+(a pulled model's name, a model folder or an installed package); EMBEDDING_MODEL when it
+names a model; the model made active by `generalagent models pull` (search/local_models.py);
+EMBEDDING_MODEL=auto (the default), the embedding model of the chat provider, from the
+table below. Nothing is downloaded at run time: a local model is loaded from disk with the
+Hugging Face hub offline; a static (model2vec) model needs no torch
+(search/static_embeddings.py), another needs the `local-embeddings` extra. Vectors are stored as
 float32 little-endian BLOBs, normalised to length 1 so that cosine similarity is a dot
 product. Every failure becomes `EmbeddingError` with a message for the user; callers fall
 back to keyword search.
@@ -12,12 +16,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import Settings
+from generalAgent.display import N_
 
 
 class EmbeddingError(Exception):
@@ -98,23 +104,43 @@ class EndpointEmbeddings(Embedder):
 
 
 class LocalEmbeddings(Embedder):
-    """A sentence-transformers model from a folder or an installed package; never fetched."""
+    """A model on disk: a static (model2vec) model, or a sentence-transformers one; never fetched.
 
-    def __init__(self, name: str, batch_size: int) -> None:
+    `model` names the vectors in the index (a pulled model's repository, else the setting
+    as written); `folder`, when known, is where the model is."""
+
+    def __init__(self, name: str, batch_size: int, folder: Path | None = None) -> None:
         self.model = name
         self.batch_size = batch_size
+        self._folder = folder
         self._encoder: Any = None
+        # The background embedding and a query may both be first to use the model: it is
+        # loaded once (a multilingual static model is ~500 MB in memory).
+        self._loading = threading.Lock()
+
+    def _path(self) -> Path:
+        if self._folder is not None:
+            return self._folder
+        path = Path(self.model).expanduser()
+        if path.is_dir():
+            return path
+        spec = importlib.util.find_spec(self.model) if self.model.isidentifier() else None
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbeddingError(
+                f"EMBEDDING_LOCAL_MODEL={self.model} is not a pulled model, a folder or an installed "
+                "package; pull one with `generalagent models pull`, or point it at a model folder."
+            )
+        return model_folder(Path(next(iter(spec.submodule_search_locations))))
 
     def _load(self) -> Any:
-        path = Path(self.model).expanduser()
-        if not path.is_dir():
-            spec = importlib.util.find_spec(self.model) if self.model.isidentifier() else None
-            if spec is None or not spec.submodule_search_locations:
-                raise EmbeddingError(
-                    f"EMBEDDING_LOCAL_MODEL={self.model} is neither a folder nor an installed "
-                    "package; point it at a sentence-transformers model folder."
-                )
-            path = model_folder(Path(next(iter(spec.submodule_search_locations))))
+        from generalAgent.search.static_embeddings import StaticModel, is_static_model
+
+        path = self._path()
+        try:
+            if is_static_model(path):
+                return StaticModel(path)
+        except Exception as exc:  # safetensors and tokenizers raise their own kinds for a bad file
+            raise EmbeddingError(f"cannot load the model in {path}: {exc}") from None
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local model must never be downloaded
         # The libraries' progress bars and notices would land on the user's terminal.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -124,7 +150,9 @@ class LocalEmbeddings(Embedder):
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise EmbeddingError(
-                "sentence-transformers is not installed: pip install 'generalAgent[local-embeddings]'"
+                f"{path} is a sentence-transformers model, which needs torch: "
+                "pip install 'generalAgent[local-embeddings]', or pull a static model "
+                "(generalagent models pull)"
             ) from None
         try:
             return SentenceTransformer(str(path), device="cpu")
@@ -132,9 +160,10 @@ class LocalEmbeddings(Embedder):
             raise EmbeddingError(f"cannot load the model in {path}: {exc}") from None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        if self._encoder is None:
-            self._encoder = self._load()
-        encoded = self._encoder.encode(list(texts), batch_size=len(texts))
+        with self._loading:
+            if self._encoder is None:
+                self._encoder = self._load()
+        encoded = self._encoder.encode(list(texts))
         return [list(map(float, vector)) for vector in encoded]
 
 
@@ -172,25 +201,78 @@ def provider_embedding_model(base_url: str | None) -> str | None:
 
 
 def embeddings_from_settings(settings: Settings) -> Embedder | None:
-    """The embedder the settings ask for, or None when semantic search is off (or
-    EMBEDDING_MODEL=auto and the provider has no embedding model)."""
+    """The embedder the settings ask for (see the module for the order), or None when
+    semantic search is off: no model named, none pulled, and the provider has none."""
+    from generalAgent.search.local_models import active_repo, folder_of, models_dir, pulled_folder
+
     documents = settings.documents
+    root = models_dir(documents.embedding_models_dir)
     if documents.embedding_local_model:
-        return LocalEmbeddings(documents.embedding_local_model, documents.embedding_batch_size)
-    if documents.embedding_model:
-        key = documents.embedding_api_key or settings.model.openai_api_key
-        base_url = documents.embedding_base_url or settings.model.openai_base_url
-        model = documents.embedding_model
-        if model.strip().lower() == AUTO:
-            found = provider_embedding_model(base_url)
-            if found is None:
-                return None
-            model = found
-        return EndpointEmbeddings(
-            model,
-            base_url,
-            key.get_secret_value() if key is not None else "not-needed",
-            documents.embedding_batch_size,
-            documents.embedding_timeout,
-        )
-    return None
+        name = documents.embedding_local_model
+        folder = pulled_folder(root, name)
+        if folder is not None:
+            return LocalEmbeddings(_pulled_name(folder, name), documents.embedding_batch_size, folder)
+        return LocalEmbeddings(name, documents.embedding_batch_size)
+    model = documents.embedding_model
+    explicit = model is not None and model.strip().lower() != AUTO
+    if not explicit:
+        repo = active_repo(root)
+        if repo is not None:
+            return LocalEmbeddings(repo, documents.embedding_batch_size, folder_of(root, repo))
+    if model is None:
+        return None
+    key = documents.embedding_api_key or settings.model.openai_api_key
+    base_url = documents.embedding_base_url or settings.model.openai_base_url
+    if not explicit:
+        found = provider_embedding_model(base_url)
+        if found is None:
+            return None
+        model = found
+    return EndpointEmbeddings(
+        model,
+        base_url,
+        key.get_secret_value() if key is not None else "not-needed",
+        documents.embedding_batch_size,
+        documents.embedding_timeout,
+    )
+
+
+def _pulled_name(folder: Path, name: str) -> str:
+    """The repository a pulled model's folder holds (its .complete mark), else `name`."""
+    try:
+        return (folder / ".complete").read_text(encoding="utf-8").strip() or name
+    except OSError:
+        return name
+
+
+# What `doctor` and `models list` say about the embedding source (translated by the terminal).
+SOURCE_LOCAL = N_("local model {name}")
+SOURCE_ENDPOINT = N_("{name} through the endpoint's /embeddings")
+SOURCE_OFF = N_("none: EMBEDDING_MODEL is empty, so semantic search is off")
+SOURCE_PROVIDER_HAS_NONE = N_(
+    "none: {host} has no /embeddings (DeepSeek and Kimi offer none); keyword search only. "
+    "Pull a local model with: generalagent models pull"
+)
+SOURCE_UNKNOWN_PROVIDER = N_(
+    "none: {host} is not in the table of providers with /embeddings; set EMBEDDING_MODEL to "
+    "the model it serves, or pull a local model with: generalagent models pull"
+)
+
+
+def describe_source(settings: Settings) -> tuple[str, dict[str, str]]:
+    """Which embedding source semantic search uses (a template of the messages above and
+    its fields), for `doctor` and `models list`."""
+    from urllib.parse import urlsplit
+
+    embedder = embeddings_from_settings(settings)
+    if isinstance(embedder, LocalEmbeddings):
+        return SOURCE_LOCAL, {"name": embedder.model}
+    if isinstance(embedder, EndpointEmbeddings):
+        return SOURCE_ENDPOINT, {"name": embedder.model}
+    if settings.documents.embedding_model is None:
+        return SOURCE_OFF, {}
+    base_url = settings.documents.embedding_base_url or settings.model.openai_base_url
+    host = (urlsplit(base_url).hostname or "").lower() if base_url else "api.openai.com"
+    if host in PROVIDER_EMBEDDING_MODELS:
+        return SOURCE_PROVIDER_HAS_NONE, {"host": host}
+    return SOURCE_UNKNOWN_PROVIDER, {"host": host}

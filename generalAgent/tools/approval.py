@@ -48,6 +48,9 @@ DECISIONS = frozenset({YES, ALWAYS, KEEP, NO})
 # The run's config key (`configurable`) listing the tools the user approved "always" in the
 # running process: not state, so a later process (a resume, `-p`) asks again.
 PROCESS_APPROVALS = "approved_tools"
+# The run's config key naming the only tools whose calls may run (an editor session in its
+# read-only mode, cli/acp/modes.py): a call of any other tool is refused without a question.
+ONLY_TOOLS = "only_tools"
 ALWAYS_ASKS = N_("asks before every call")
 
 
@@ -205,7 +208,7 @@ def changes_file(proposed: ProposedText) -> ApprovalRule:
     session workspace, `replaces_user_file` applies."""
 
     def rule(args: Mapping[str, Any], context: CallContext) -> Reason | None:
-        from generalAgent.tools.text_files import NotText, read_text
+        from generalAgent.tools.text_files import NotText
         from generalAgent.tools.workspace import WorkspaceError
 
         workspace = context.workspace
@@ -223,7 +226,7 @@ def changes_file(proposed: ProposedText) -> ApprovalRule:
             if real.stat().st_size > MAX_DIFF_SOURCE_BYTES:
                 return Reason(N_("changes {path}, a large file in your folder"), {"path": shown})
             try:
-                current = read_text(real, workspace.open_for_reading)
+                current = workspace.read_text(real)
             except (NotText, OSError):
                 return Reason(N_("replaces {path}, a file in your folder that is not text"), {"path": shown})
         try:
@@ -249,8 +252,19 @@ def unified_diff(before: str, after: str, name: str) -> str:
         )
     )
     if len(lines) > MAX_DIFF_LINES:
-        lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES:,} more diff lines"]
+        lines = [*lines[:MAX_DIFF_LINES], f"… {len(lines) - MAX_DIFF_LINES:,} {DIFF_CUT}"]
     return "\n".join(lines)
+
+
+DIFF_CUT = "more diff lines"
+# The arguments of write_file and edit_file that a whole diff shows in full.
+SHOWN_BY_DIFF = frozenset({"content", "old_string", "new_string"})
+
+
+def diff_is_whole(diff: str) -> bool:
+    """Whether `diff` (from unified_diff) shows the whole change, or was cut at MAX_DIFF_LINES."""
+    last = diff.rsplit("\n", 1)[-1]
+    return not (last.startswith("… ") and last.endswith(DIFF_CUT))
 
 
 def describe_knowledge_item(settings: Settings, item_id: str) -> str:

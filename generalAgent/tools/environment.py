@@ -22,10 +22,13 @@ from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
 from generalAgent.hooks import HookSet
 from generalAgent.snapshots import SnapshotStore, snapshot_hook
+from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.workspace import RESULTS_DIR, WorkingFolders, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
     from langgraph.prebuilt import ToolRuntime
+
+    from generalAgent.search.background_embedding import SemanticSession
 
 LOGGER = logging.getLogger(__name__)
 
@@ -55,6 +58,28 @@ class ToolEnvironment:
     # tools last saw it: a sub-agent's writes belong to the turn that delegated the task.
     _turns: dict[str, int] = field(default_factory=dict, repr=False)
     _snapshots: SnapshotStore | None = field(default=None, repr=False)
+    # What the editor of a session offers (ACP: its files, its terminals), by session id;
+    # a session without one reads, writes and runs commands locally (tools/editor.py).
+    editors: dict[str, EditorAccess] = field(default_factory=dict, repr=False)
+    # Semantic search shared by the search tools (one background embedding per process);
+    # made on first use, a list so that "off" (None) is remembered too.
+    _semantic: list[SemanticSession | None] = field(default_factory=list, repr=False)
+
+    def semantic_search(self) -> SemanticSession | None:
+        """The process's semantic search, or None when no embeddings are available."""
+        with self._lock:
+            if not self._semantic:
+                from generalAgent.search.background_embedding import SemanticSession
+                from generalAgent.search.embeddings import embeddings_from_settings
+
+                embedder = embeddings_from_settings(self.settings)
+                batch = self.settings.documents.embedding_batch_size
+                self._semantic.append(
+                    None
+                    if embedder is None
+                    else SemanticSession(self.settings.paths.indexes_db, embedder, batch)
+                )
+            return self._semantic[0]
 
     def start_turn(self) -> None:
         self.cancelled.clear()
@@ -166,6 +191,7 @@ class ToolEnvironment:
             session_id,
             skills_dir=self.settings.paths.skills_dir,
             folders=self.working_folders(),
+            editor=self.editors.get(session_id),
         )
 
     def working_folders(self) -> WorkingFolders:

@@ -72,3 +72,9 @@ def read_text(path: Path, open_file: OpenFile, max_bytes: int | None = None) -> 
         return decode_text(data, path.name, truncated=max_bytes is not None and len(data) == max_bytes)
     except DocumentError as exc:
         raise NotText(str(exc).rstrip(".")) from None
+
+
+def refuse_binary_name(path: Path) -> None:
+    """`NotText` for a file whose suffix says it is binary (an image, an archive)."""
+    if path.suffix.lower() in BINARY_SUFFIXES:
+        raise NotText(f"{path.name} is a binary {path.suffix.lower()} file, not text")

@@ -36,10 +36,13 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from generalAgent.private_storage import private_folder
 from generalAgent.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from generalAgent.tools.editor import EditorAccess
 
 WORKSPACE_DIRS = ("uploads", "outputs", "temp")
 WRITABLE_DIRS = ("outputs", "temp")
@@ -95,6 +98,9 @@ class Workspace:
     skills_dir: Path | None = None
     _mounts: dict[str, Path] = field(default_factory=dict, compare=False, repr=False)
     folders: WorkingFolders = field(default_factory=WorkingFolders, compare=False)
+    # The editor driving the session (ACP), when it reads or writes files for the agent:
+    # the user's own files then go through it (tools/editor.py); workspace files never do.
+    editor: EditorAccess | None = field(default=None, compare=False, repr=False)
     # Called with (real path, new bytes) before every write; what it returns is called once
     # the write succeeded: the file snapshots /rewind restores (snapshots.py). None: not kept.
     before_write: Callable[[Path, bytes], Callable[[], None]] | None = field(
@@ -108,6 +114,7 @@ class Workspace:
         session_id: str,
         skills_dir: Path | None = None,
         folders: WorkingFolders | None = None,
+        editor: EditorAccess | None = None,
     ) -> Workspace:
         """The session's workspace, created on first use."""
         if not _SAFE_SESSION.match(session_id) or session_id in {".", ".."}:
@@ -123,7 +130,13 @@ class Workspace:
             link = root / SKILLS_MOUNT
             if not link.exists() and not link.is_symlink():
                 link.symlink_to(mounts[SKILLS_MOUNT], target_is_directory=True)
-        return cls(root=root, skills_dir=skills_dir, _mounts=mounts, folders=folders or WorkingFolders())
+        return cls(
+            root=root,
+            skills_dir=skills_dir,
+            _mounts=mounts,
+            folders=folders or WorkingFolders(),
+            editor=editor,
+        )
 
     def resolve(self, path: str, *, for_writing: bool = False) -> Path:
         """The real path of `path` (the rule of the module docstring), or `WorkspaceError`
@@ -169,10 +182,25 @@ class Workspace:
         base = self.root / folder
         return real == base or base in real.parents
 
+    def read_text(self, real: Path, max_bytes: int | None = None) -> str:
+        """The text of the file `real` (tools/text_files.py; `NotText` if it is none): a file
+        of the user's own folders through the editor when one reads for the agent, so a
+        buffer open there is read with its unsaved changes; anything else from disk."""
+        from generalAgent.tools.text_files import read_text, refuse_binary_name
+
+        if self.editor is not None and self.editor.reads_files and self.in_place(real):
+            refuse_binary_name(real)
+            text = self.editor.read_text(real)
+            return text if max_bytes is None else text[:max_bytes]
+        return read_text(real, self.open_for_reading, max_bytes)
+
     def write_text(self, real: Path, text: str) -> int:
-        """Write `text` (UTF-8) to the workspace file `real` (`write_bytes`); returns the
-        bytes written. The text is encoded first: a character UTF-8 cannot hold fails before
-        anything is touched."""
+        """Write `text` (UTF-8) to the workspace file `real`; returns the bytes written. The
+        text is encoded first: a character UTF-8 cannot hold fails before anything is touched.
+
+        A file of the user's own folders is written by the editor when one writes for the
+        agent (tools/editor.py): the change lands in its buffer, where the user sees it.
+        Anything else is written as `write_bytes` writes."""
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -180,20 +208,27 @@ class Workspace:
                 f"the text has a character that cannot be written as UTF-8 ({exc.object[exc.start]!r} "
                 f"at position {exc.start:,}, {exc.reason}); nothing was written"
             ) from None
-        return self.write_bytes(real, data)
+        return self._write(real, data, text)
 
     def write_bytes(self, real: Path, data: bytes) -> int:
         """Write `data` to the workspace file `real` so that no failure loses the old content
-        and no symlink swapped in meanwhile redirects it; returns the bytes written. Every
-        file tool writes through here, so `before_write` sees every write.
+        and no symlink swapped in meanwhile redirects it; returns the bytes written.
 
         The bytes go to a new file beside the target, renamed over it in one step. Both
         happen relative to the parent folder opened once and checked to be inside the
         workspace after opening: replacing a folder of the path with a symlink between the
         check and the write cannot send the write elsewhere, and a symlink at the target
         itself is replaced, never followed."""
+        return self._write(real, data, None)
+
+    def _write(self, real: Path, data: bytes, text: str | None) -> int:
+        """The one write path of the file tools, so `before_write` sees every write."""
         written = self.before_write(real, data) if self.before_write is not None else None
-        size = self._replace_file(real, data)
+        if text is not None and self.editor is not None and self.editor.writes_files and self.in_place(real):
+            self.editor.write_text(real, text)
+            size = len(data)
+        else:
+            size = self._replace_file(real, data)
         if written is not None:
             written()
         return size

@@ -11,6 +11,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from generalAgent.config.trust import TrustStore, project_configuration
+from tests.support.langgraph_server import langgraph_url, model_server  # noqa: F401 - fixtures (test_langgraph_server.py)
 from tests.support.openai_server import ScriptedOpenAIServer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,6 +67,10 @@ def spawn_chat(cli_env: dict[str, str], workdir: Path) -> Iterator:
     children: list[pexpect.spawn] = []
 
     def spawn(*args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
+        # A plain workdir is one the user already declined, so the chat opens at its prompt;
+        # a test that writes configuration into it first (or trusts it) meets the question.
+        if not project_configuration(workdir) and TrustStore().decision(workdir) is None:
+            TrustStore().remember(workdir, False)
         child = pexpect.spawn(
             sys.executable,
             ["-m", "generalAgent", *args],

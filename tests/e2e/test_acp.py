@@ -8,69 +8,18 @@ cancelled while the answer streams; then the process ends, a new one loads the s
 from __future__ import annotations
 
 import asyncio
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+from acp import text_block
 
+from tests.support.acp_editor import EditorClient, spawn
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.e2e
 
 THOUGHT = "先看看用户要什么。"
-
-
-class EditorClient:
-    """What the editor does: records every update, answers permissions from a script."""
-
-    def __init__(self) -> None:
-        self.updates: list[Any] = []
-        self.permissions: list[Any] = []
-        self.answers: list[str | None] = []  # option ids to pick, in order; None = cancelled
-        self.on_update: Any = None
-        self.conn: Any = None
-
-    async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any):
-        self.permissions.append((tool_call, options))
-        choice = self.answers.pop(0)
-        if choice == "cancel and never answer":
-            await self.conn.cancel(session_id=session_id)
-            await asyncio.Event().wait()
-        outcome = (
-            DeniedOutcome(outcome="cancelled")
-            if choice is None
-            else AllowedOutcome(option_id=choice, outcome="selected")
-        )
-        return RequestPermissionResponse(outcome=outcome)
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        self.updates.append(update)
-        if self.on_update is not None:
-            await self.on_update(update)
-
-    def of_kind(self, kind: str) -> list[Any]:
-        return [u for u in self.updates if u.session_update == kind]
-
-    def text(self, kind: str = "agent_message_chunk") -> str:
-        return "".join(u.content.text for u in self.of_kind(kind))
-
-
-def spawn(env: dict[str, str], workdir: Path, client: EditorClient):
-    # stderr is inherited (an editor reads it into its log; an unread pipe would fill and
-    # stall the agent), and the agent gets time to close its databases when stdin ends.
-    return spawn_agent_process(
-        lambda agent: client,
-        sys.executable,
-        "-m",
-        "generalAgent",
-        "acp",
-        env=env,
-        cwd=str(workdir),
-        transport_kwargs={"stderr": None, "shutdown_timeout": 20.0},
-    )
 
 
 async def first_process(env: dict[str, str], workdir: Path, server: ScriptedOpenAIServer) -> str:
@@ -79,11 +28,8 @@ async def first_process(env: dict[str, str], workdir: Path, server: ScriptedOpen
         init = await conn.initialize(protocol_version=1)
         assert init.agent_capabilities.load_session is True
         session = await conn.new_session(cwd=str(workdir), mcp_servers=[])
-        model = (
-            session.config_options[0].root
-            if hasattr(session.config_options[0], "root")
-            else session.config_options[0]
-        )
+        options = [getattr(o, "root", o) for o in session.config_options]
+        model = next(o for o in options if o.id == "model")
         assert model.category == "model" and model.current_value == "deepseek-chat"
 
         # 1. A tool call that needs approval, allowed once: it runs, its result is shown.

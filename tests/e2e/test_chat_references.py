@@ -7,8 +7,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import PROMPT, expect_prompt, plain
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.terminal import PROMPT, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
 from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import expect_prompt
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.terminal import expect_prompt
 
 pytestmark = pytest.mark.e2e
 REMINDER = "\n\n<system_reminder>"

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.summaries import extractive_summary, is_summary_request
+from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
 FACTS = ("KESTREL-7", "4,200 EUR")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.terminal import ask, expect_prompt
 from tests.unit.documents.builders import make_pdf
 
 pytestmark = pytest.mark.e2e

@@ -1,10 +1,14 @@
 """Semantic search in search_file and search_folder: the real OpenAI client against the test
-server's /embeddings (deterministic hash vectors), vector rankings fused with BM25, and a
-dead endpoint falling back to keyword search with one notice."""
+server's /embeddings (deterministic hash vectors). Indexing writes no vectors; they come
+after, from a pass that can stop anywhere and continue, that follows new, changed and
+deleted chunks and a change of model; until then BM25 answers. A dead endpoint falls back
+to keyword search with one notice."""
 
 from __future__ import annotations
 
 import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,10 @@ import pytest
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents.folder import search_folder
 from generalAgent.documents.search import search_document
-from generalAgent.search.embeddings import embeddings_from_settings
+from generalAgent.search.background_embedding import BackgroundEmbedding, embed_pending, pending_count
+from generalAgent.search.database import connect
+from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
+from generalAgent.search.semantic import unembedded_chunks
 from tests.support.openai_server import ScriptedOpenAIServer
 
 pytestmark = pytest.mark.e2e
@@ -21,22 +28,23 @@ GUIDE = "\n\n".join(
     [f"# Part {n}\n\nNotes on the deployment pipeline, stage {n}." for n in range(6)]
     + ["# Odd one\n\nA sentence nobody would type twice."]
 )
+ODD = "# Odd one\n\nA sentence nobody would type twice."
 
 
-def semantic_settings(data_dir: Path, base_url: str) -> Settings:
+def semantic_settings(data_dir: Path, base_url: str, model: str = "test-embed") -> Settings:
     return load_settings(
         env_file=None,
         model={"openai_api_key": "sk-test"},
         paths={"data_dir": data_dir},
-        documents={
-            "embedding_model": "test-embed",
-            "embedding_base_url": base_url,
-            "embedding_batch_size": 8,
-        },
+        documents={"embedding_model": model, "embedding_base_url": base_url, "embedding_batch_size": 2},
     )
 
 
-def test_search_file_fuses_the_vector_ranking_with_bm25(
+def embedding_calls(server: ScriptedOpenAIServer) -> list:
+    return [r for r in server.requests if r.path.endswith("/embeddings")]
+
+
+def test_bm25_answers_until_the_vectors_exist_then_they_are_fused(
     data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
 ):
     settings = semantic_settings(data_dir, openai_server.base_url)
@@ -47,13 +55,81 @@ def test_search_file_fuses_the_vector_ranking_with_bm25(
     def search(query: str | list[str]) -> dict:
         return search_document(settings.paths.indexes_db, settings.documents, path, query, vectors=embedder)
 
-    # No word in common with the text: only the vectors can answer.
+    # Indexing embeds nothing and the search does not wait for it: keywords answer.
+    assert search("deployment pipeline")["hits"]
+    assert search("zzyzx qwv")["hits"] == []
+    assert embedding_calls(openai_server) == []
+    with connect(settings.paths.indexes_db) as conn:
+        assert embed_pending(conn, embedder, 2) == 7
+    # No word in common with the text: only the vectors can answer now.
     assert search("zzyzx qwv")["hits"]
     # The query's text is a chunk's own text: its vector is the nearest (cosine 1).
-    chunk_text = "# Odd one\n\nA sentence nobody would type twice."
-    assert search(["zzyzx", chunk_text])["hits"][0]["heading"] == "Odd one"
-    calls = [r for r in openai_server.requests if r.path.endswith("/embeddings")]
-    assert any(r.body["input"] == ["zzyzx qwv"] for r in calls)
+    assert search(["zzyzx", ODD])["hits"][0]["heading"] == "Odd one"
+    assert any(r.body["input"] == ["zzyzx qwv"] for r in embedding_calls(openai_server))
+
+
+def test_an_interrupted_pass_continues_where_it_stopped(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    embedder = embeddings_from_settings(settings)
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    search_document(settings.paths.indexes_db, settings.documents, path, "pipeline")
+    stop = threading.Event()
+    with connect(settings.paths.indexes_db) as conn:
+        # Stopped after the first batch (Ctrl-C, the process ending): that batch is kept.
+        assert embed_pending(conn, embedder, 2, progress=lambda done, total: stop.set(), stop=stop) == 2
+        assert pending_count(conn, "test-embed") == 5
+        sent = sum(len(r.body["input"]) for r in embedding_calls(openai_server))
+        assert embed_pending(conn, embedder, 2) == 5  # the rest, nothing twice
+        assert sum(len(r.body["input"]) for r in embedding_calls(openai_server)) == sent + 5
+        assert pending_count(conn, "test-embed") == 0
+
+
+def test_new_changed_and_deleted_chunks_are_followed(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    embedder = embeddings_from_settings(settings)
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    db = settings.paths.indexes_db
+    search_document(db, settings.documents, path, "pipeline")
+    with connect(db) as conn:
+        embed_pending(conn, embedder, 2)
+        path.write_text(GUIDE + "\n\n# Appendix\n\nA new closing section.", encoding="utf-8")
+        search_document(db, settings.documents, path, "pipeline")  # re-indexed: new chunks
+        assert pending_count(conn, "test-embed") == 8
+        embed_pending(conn, embedder, 2)
+        total = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        assert conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0] == total == 8
+        conn.execute("DELETE FROM items")  # the document removed: its vectors go with it
+        assert conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0] == 0
+
+
+def test_a_change_of_model_re_embeds_everything(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    first = semantic_settings(data_dir, openai_server.base_url, "model-a")
+    second = semantic_settings(data_dir, openai_server.base_url, "model-b")
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    search_document(first.paths.indexes_db, first.documents, path, "pipeline")
+    with connect(first.paths.indexes_db) as conn:
+        embed_pending(conn, embeddings_from_settings(first), 2)
+        assert unembedded_chunks(conn, "model-b") == 7
+        embed_pending(conn, embeddings_from_settings(second), 2)
+        models = {row[0] for row in conn.execute("SELECT model FROM chunk_vectors")}
+    assert models == {"model-b"}
+    hits = search_document(
+        second.paths.indexes_db,
+        second.documents,
+        path,
+        ["zzyzx", ODD],
+        vectors=embeddings_from_settings(second),
+    )["hits"]
+    assert hits[0]["heading"] == "Odd one"
 
 
 def test_search_folder_uses_the_vectors_of_every_document(
@@ -64,13 +140,13 @@ def test_search_folder_uses_the_vectors_of_every_document(
     folder.mkdir()
     (folder / "a.md").write_text("# Alpha\n\nThe first manual.", encoding="utf-8")
     (folder / "b.md").write_text("# Beta\n\nThe second manual.", encoding="utf-8")
-    result = search_folder(
-        settings.paths.indexes_db,
-        settings.documents,
-        folder,
-        "zzyzx qwv",
-        vectors=embeddings_from_settings(settings),
-    )
+    embedder = embeddings_from_settings(settings)
+    db = settings.paths.indexes_db
+    assert search_folder(db, settings.documents, folder, "zzyzx qwv", vectors=embedder)["documents"] == []
+    background = BackgroundEmbedding(db, embedder, 2)
+    background.kick()
+    assert background.wait(30) and background.problem is None
+    result = search_folder(db, settings.documents, folder, "zzyzx qwv", vectors=embedder)
     assert {d["file"] for d in result["documents"]} == {str(folder / "a.md"), str(folder / "b.md")}
 
 
@@ -80,7 +156,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_a_dead_endpoint_falls_back_to_keywords_with_one_notice(data_dir: Path, tmp_path: Path):
+def test_a_dead_endpoint_falls_back_to_keywords_with_one_notice(data_dir: Path):
     from langchain_core.messages import AIMessage
     from langgraph.graph import END, START, MessagesState, StateGraph
 
@@ -101,8 +177,9 @@ def test_a_dead_endpoint_falls_back_to_keywords_with_one_notice(data_dir: Path, 
     uploads = settings.paths.workspaces_dir / "s1" / "uploads"
     uploads.mkdir(parents=True)
     (uploads / "guide.md").write_text(GUIDE, encoding="utf-8")
+    env = ToolEnvironment(settings=settings)
     graph = StateGraph(MessagesState)
-    graph.add_node("tools", build_tool_node([create_tool(ToolEnvironment(settings=settings))], 60_000))
+    graph.add_node("tools", build_tool_node([create_tool(env)], 60_000))
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
     compiled = graph.compile()
@@ -117,7 +194,55 @@ def test_a_dead_endpoint_falls_back_to_keywords_with_one_notice(data_dir: Path, 
         out = compiled.invoke({"messages": [call]}, config={"configurable": {"thread_id": "s1"}})
         return str(out["messages"][-1].content)
 
-    first, second = run("deployment pipeline"), run("deployment pipeline")
-    assert "Note: Embeddings failed, indexed for keyword search only" in first
-    assert "passage(s) in uploads/guide.md" in first and "passage(s) in uploads/guide.md" in second
-    assert "Note:" not in second  # told once; later searches do not wait for the endpoint
+    first = run("deployment pipeline")  # answered by keywords while the pass starts
+    semantic = env.semantic_search()
+    assert semantic is not None and semantic.background.wait(30)
+    second, third = run("deployment pipeline"), run("deployment pipeline")
+    answers = [first, second, third]
+    assert all("passage(s) in uploads/guide.md" in answer for answer in answers)
+    notices = [a for a in answers if "Semantic search is off for this session" in a]
+    assert len(notices) == 1 and "keyword search still works" in notices[0]
+    assert "Note:" not in third  # told once; later searches do not wait for the endpoint
+    with pytest.raises(EmbeddingError):
+        semantic.background.embedder.vectors(["still dead"])
+
+
+class HeldEmbeddings:
+    """An embedder that does not answer until released: a slow endpoint or a large model."""
+
+    model = "held"
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def vectors(self, texts, progress=None):
+        self.started.set()
+        assert self.release.wait(30)
+        return [bytes(16) for _ in texts]
+
+
+def test_a_search_never_waits_for_the_embedding_pass(data_dir: Path, tmp_path: Path):
+    settings = load_settings(env_file=None, paths={"data_dir": data_dir})
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    db = settings.paths.indexes_db
+    search_document(db, settings.documents, path, "pipeline")
+    held = HeldEmbeddings()
+    background = BackgroundEmbedding(db, held, 2)
+    background.kick()
+    try:
+        assert held.started.wait(10)  # the pass is waiting for its first batch's vectors
+        # Indexing another document (a write) and searching both go on meanwhile.
+        other = tmp_path / "other.md"
+        other.write_text("# Other\n\nRelease notes for the pipeline.", encoding="utf-8")
+        began = time.monotonic()
+        assert search_document(db, settings.documents, other, "release notes")["hits"]
+        assert search_document(db, settings.documents, path, "deployment pipeline")["hits"]
+        assert time.monotonic() - began < 10
+        assert background.running
+    finally:
+        held.release.set()
+    assert background.wait(30) and background.problem is None
+    with connect(db) as conn:
+        assert pending_count(conn, "held") == 0  # the document indexed meanwhile too: its rowids came later

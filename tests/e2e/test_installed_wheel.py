@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from generalAgent.agent_profiles import load_agent_profiles
-from generalAgent.config.settings import builtin_path
+from generalAgent.config.paths import builtin_path
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.e2e

@@ -11,11 +11,11 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
 from tests.support.history import tool_text
 from tests.support.mcp_config import stdio_entry, trust_folder, write_mcp_json
 from tests.support.mcp_server import serve_http
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
 USAGE = {"prompt_tokens": 200_000, "cached_tokens": 100_000, "completion_tokens": 10_000}

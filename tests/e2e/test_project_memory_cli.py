@@ -8,8 +8,8 @@ import pexpect
 import pytest
 
 from generalAgent.config.trust import TrustStore
-from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.terminal import ask, expect_prompt
 
 pytestmark = pytest.mark.e2e
 

@@ -18,10 +18,10 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.summaries import extractive_summary, is_summary_request
+from tests.support.terminal import ask, expect_prompt
 
 pytestmark = pytest.mark.e2e
 

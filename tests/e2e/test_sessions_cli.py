@@ -7,8 +7,8 @@ import re
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
 DOWN = "\x1b[B"

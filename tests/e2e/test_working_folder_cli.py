@@ -9,8 +9,8 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import expect_prompt, plain
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import expect_prompt, plain
 from tests.unit.documents.builders import make_docx
 
 pytestmark = pytest.mark.e2e

@@ -21,12 +21,12 @@ import pytest
 from langchain_core.messages import BaseMessage
 
 from tests.e2e.conftest import cli_env, spawn_chat, workdir  # noqa: F401 - fixtures
-from tests.e2e.test_langgraph_server import langgraph_url, model_server  # noqa: F401 - test_egress_faults.py
 from tests.faults.report import REPORT_ENV, FaultCase, render_report
 from tests.support.history import stored_history_problems
+from tests.support.langgraph_server import langgraph_url, model_server  # noqa: F401 - test_egress_faults.py
 from tests.support.openai_server import ScriptedOpenAIServer
-from tests.unit.tools.test_fetch_web import site  # noqa: F401 - fixture (test_attack_faults.py)
-from tests.unit.tools.test_file_tools import root  # noqa: F401 - fixture (test_attack_faults.py)
+from tests.support.tools import root  # noqa: F401 - fixture (test_attack_faults.py)
+from tests.support.web_site import site  # noqa: F401 - fixture (test_attack_faults.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 

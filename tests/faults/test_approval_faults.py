@@ -17,7 +17,6 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import expect_prompt, plain
 from tests.faults.conftest import (
     assert_history_intact,
     assert_no_secret_kept,
@@ -28,6 +27,7 @@ from tests.faults.conftest import (
 from tests.support.history import tool_text
 from tests.support.old_threads import store_thread_of_the_double_approval_bug
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import expect_prompt, plain
 
 fault = pytest.mark.fault
 QUESTION = r"\[a\]lways"

@@ -32,11 +32,10 @@ from generalAgent.tools.builtin.run_bash_command import command_environment
 from tests.e2e.conftest import run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.scripted_model import tool_call
+from tests.support.search_file import run_search_file, upload
+from tests.support.side_effects import pending_questions, saved_note
 from tests.support.tools import run_tool
-from tests.unit.documents.test_search_file_tool import run_tool as run_search_file
-from tests.unit.documents.test_search_file_tool import upload
-from tests.unit.test_side_effect_rules import pending_questions, saved_note
-from tests.unit.tools.test_fetch_web import allowing_private
+from tests.support.web_site import allowing_private
 
 fault = pytest.mark.fault
 

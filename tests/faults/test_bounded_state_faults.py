@@ -16,9 +16,9 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.faults.conftest import assert_history_intact, assert_requests_valid, sessions_db, stored_messages
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import ask, expect_prompt
 
 fault = pytest.mark.fault
 

@@ -23,8 +23,8 @@ from generalAgent.config.settings import Settings
 from generalAgent.graph.turn import main_turn_input
 from generalAgent.tools.named_hosts import hosts_typed, searched_urls
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_langgraph_server import GRAPH_ID, KEYS, client_of, stored_messages
 from tests.support.agent import build_test_agent, thread
+from tests.support.langgraph_server import GRAPH_ID, KEYS, client_of, stored_messages
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 

@@ -31,11 +31,11 @@ import pexpect
 import pytest
 import yaml
 
-from generalAgent.config.settings import PROJECT_ROOT
+from generalAgent.config.paths import PROJECT_ROOT
 from generalAgent.config.trust import TrustStore
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import ask, expect_prompt
 
 fault = pytest.mark.fault
 

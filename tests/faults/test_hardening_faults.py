@@ -19,15 +19,15 @@ from tests.faults.conftest import (
     assert_requests_valid,
     stored_messages,
 )
-from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
-from tests.support.tools import run_tool, workspace_root
-from tests.unit.tools.test_workspace_reads import (
+from tests.support.links import (
     SECRET,
     file_swapped_for_a_link,
     folder_swapped_for_a_link,
     folder_with_a_secret,
     swap_after_the_check,
 )
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.tools import run_tool, workspace_root
 
 fault = pytest.mark.fault
 

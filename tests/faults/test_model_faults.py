@@ -13,10 +13,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import expect_prompt, plain
 from tests.faults.conftest import assert_history_intact, assert_requests_valid, stored_messages
 from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import expect_prompt, plain
 
 fault = pytest.mark.fault
 

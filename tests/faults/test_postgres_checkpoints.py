@@ -19,15 +19,15 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.faults.conftest import (
     assert_history_intact,
     assert_requests_valid,
     latest_session,
     stored_messages,
 )
-from tests.faults.test_user_faults import SlowPage
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.slow_page import SlowPage
+from tests.support.terminal import ask, expect_prompt
 
 fault = pytest.mark.fault
 URL_ENV = "GENERALAGENT_TEST_DATABASE_URL"

@@ -17,7 +17,6 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import ask, expect_prompt
 from tests.faults.conftest import (
     assert_history_intact,
     assert_requests_valid,
@@ -26,6 +25,7 @@ from tests.faults.conftest import (
 )
 from tests.support.history import tool_text
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import ask, expect_prompt
 
 fault = pytest.mark.fault
 SECRET = "TOP-SECRET-4711"

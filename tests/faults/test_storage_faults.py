@@ -17,7 +17,6 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import expect_prompt, plain
 from tests.faults.conftest import (
     ROOT,
     assert_history_intact,
@@ -26,6 +25,7 @@ from tests.faults.conftest import (
     stored_messages,
 )
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import expect_prompt, plain
 
 fault = pytest.mark.fault
 CLI = [sys.executable, "-m", "generalAgent"]

@@ -14,9 +14,9 @@ import pexpect
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_chat_interactive import expect_prompt, plain
 from tests.faults.conftest import assert_history_intact, assert_no_secret_kept, stored_messages
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import expect_prompt, plain
 
 fault = pytest.mark.fault
 # Erase the line, go to column 1, and draw a harmless command over the real one.

@@ -8,18 +8,17 @@ next request is valid, that the model hears what happened, and that the stored h
 from __future__ import annotations
 
 import signal
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from tests.e2e.test_chat_interactive import ask, expect_prompt, plain
 from tests.faults.conftest import assert_history_intact, assert_requests_valid, stored_messages
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.slow_page import SlowPage
+from tests.support.terminal import ask, expect_prompt, plain
 
 fault = pytest.mark.fault
 
@@ -31,45 +30,6 @@ def roles(request) -> list[str]:
 def quit_chat(child: pexpect.spawn) -> None:
     child.sendeof()
     child.expect(pexpect.EOF)
-
-
-class SlowPage:
-    """A loopback page that answers only when the test ends, so a fetch_web call stays running."""
-
-    def __init__(self) -> None:
-        self.requested = threading.Event()
-        self.release = threading.Event()
-        page = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
-                return
-
-            def do_GET(self) -> None:
-                page.requested.set()
-                page.release.wait(30)
-                body = b"<html><body><p>late page</p></body></html>"
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Type", "text/html")
-                    self.send_header("Content-Length", str(len(body)))
-                    self.end_headers()
-                    self.wfile.write(body)
-                except OSError:
-                    return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/slow"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Content budgets (seed 000) for any result shape: bounded, complete when small, order-blind."""
+"""Content budgets for any result shape: bounded, complete when small, order-blind."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.search.budgets import ContentBudget, apply_budget, content_size
 
-BUDGET = ContentBudget.from_settings(DocumentSettings(_env_file=None))
+BUDGET = ContentBudget.from_settings(DocumentSettings())
 
 
 def chunks(sizes: list[int], first: int, fill: str) -> list[dict]:

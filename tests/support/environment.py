@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from generalAgent.config.settings import settings_table
+from generalAgent.config.reference import settings_table
 
 # Read outside the settings model: where the user-level config lives, and the locale the
 # UI speaks (tests choose their language explicitly).
@@ -17,7 +17,7 @@ _OTHER_VARIABLES = frozenset({"GENERALAGENT_CONFIG_DIR", "LC_ALL", "LC_MESSAGES"
 
 
 def setting_variables() -> frozenset[str]:
-    """The upper-case names of every setting, as pydantic-settings reads them."""
+    """The upper-case names of every setting, as the settings read them."""
     return frozenset(variable for variable, _default, _description in settings_table())
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
@@ -41,3 +43,11 @@ def run_tool(
 
 def workspace_root(settings: Settings, session: str = "s1"):
     return ToolEnvironment(settings=settings).workspace_for(session).root
+
+
+@pytest.fixture
+def root(settings: Settings) -> Path:
+    """The session's workspace with a 50-line `uploads/notes.md`."""
+    path = workspace_root(settings)
+    (path / "uploads" / "notes.md").write_text("".join(f"line {i}\n" for i in range(1, 51)), encoding="utf-8")
+    return path

@@ -120,3 +120,40 @@ def test_a_script_the_command_runs_is_shown_with_its_size_and_first_lines() -> N
     )
     assert "runs temp/x.sh (1,234 bytes)" in shown
     assert "2 │ rm -rf ~" in shown and "goes on" in shown
+
+
+def test_a_whole_diff_is_the_only_copy_of_the_new_text() -> None:
+    from generalAgent.tools.approval import unified_diff
+
+    content = "# 摘要\n\n营收同比增长 12%。\n"
+    request = {
+        "call_id": "c1",
+        "tool": "write_file",
+        "args": {"path": "summary.md", "content": content},
+        "reason": "creates summary.md in your folder",
+        "diff": unified_diff("", content, "summary.md"),
+    }
+    answer, shown = question(request, "y")
+    assert answer == "yes"
+    assert shown.count("营收同比增长 12%。") == 1  # in the diff, not again under content:
+    assert "content: (" in shown and "shown in the diff above" in shown
+    assert "summary.md" in shown
+
+
+def test_a_cut_diff_leaves_the_arguments_shown() -> None:
+    from generalAgent.tools.approval import MAX_DIFF_LINES, unified_diff
+
+    content = "".join(f"line {i}\n" for i in range(MAX_DIFF_LINES * 2))
+    diff = unified_diff("", content, "long.md")
+    _, shown = question(
+        {
+            "call_id": "c1",
+            "tool": "write_file",
+            "args": {"path": "long.md", "content": content},
+            "diff": diff,
+        },
+        "n",
+    )
+    assert "more diff lines" in shown
+    assert "shown in the diff above" not in shown
+    assert "content: line 0" in shown  # the text itself, since the diff does not show all of it

@@ -15,7 +15,7 @@ SECRET = "jwt-secret-for-tests-0123456789abcdef"
 
 
 def server(**values: str) -> ServerSettings:
-    return ServerSettings(_env_file=None, **values)  # type: ignore[call-arg]
+    return ServerSettings(**values)
 
 
 def test_keys_are_user_key_pairs_and_malformed_entries_are_ignored() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generalAgent.agent_profiles import GENERAL_AGENT, load_agent_profiles
-from generalAgent.config.settings import builtin_path
+from generalAgent.config.paths import builtin_path
 from generalAgent.skills.loader import build_skills_catalog, load_skills
 
 

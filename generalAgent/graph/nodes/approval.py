@@ -15,7 +15,8 @@ Answers, per call id: "yes" (this call), "always" (this call, and the CLI stops 
 the tool until the process ends: that memory is the run's config, not the state), "keep"
 (also stored in `approved_tools`, so it holds when the session is resumed), "no". A
 sub-agent cannot ask: its calls that need approval are refused unless the tool is approved
-already.
+already. A run may name the only tools whose calls may run (`only_tools` of its config: an
+editor session in read-only mode); a call of any other tool is refused without a question.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from generalAgent.tools.approval import (
     KEEP,
     NEEDS_APPROVAL,
     NO,
+    ONLY_TOOLS,
     PROCESS_APPROVALS,
     YES,
     ApprovalPolicy,
@@ -62,6 +64,12 @@ def approved_tools(state: Mapping[str, Any], config: RunnableConfig | None) -> f
     """Tools that run without asking: kept with the session, or approved by this process."""
     configurable = (config or {}).get("configurable") or {}
     return frozenset([*(state.get("approved_tools") or []), *(configurable.get(PROCESS_APPROVALS) or [])])
+
+
+def only_tools(config: RunnableConfig | None) -> frozenset[str] | None:
+    """The only tools whose calls may run in this run (`ONLY_TOOLS`), or None: no limit."""
+    only = ((config or {}).get("configurable") or {}).get(ONLY_TOOLS)
+    return None if only is None else frozenset(only)
 
 
 def call_context(
@@ -156,9 +164,13 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
         context = call_context(env, state, config)
         decisions: dict[str, str] = {}
         requests: list[dict[str, Any]] = []
+        only = only_tools(config)
         for call in calls:
             call_id = str(call["id"])
             tool = tools.get(call["name"])
+            if only is not None and call["name"] not in only:
+                decisions[call_id] = NO  # the session's mode allows no such call: nothing to ask
+                continue
             # A call to a tool the model was not offered is answered "not a valid tool".
             reason = policy.reason(tool, call["args"], context, approved) if tool else None
             if reason is None:
@@ -212,6 +224,9 @@ def needs_asking(
     calls = last.tool_calls if isinstance(last, AIMessage) else []
     if not calls:
         return False
+    only = only_tools(config)
+    if only is not None and any(call["name"] not in only for call in calls):
+        return True  # refused by the session's mode: the step records the refusal
     tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
     ruled = [call for call in calls if call["name"] in tools and has_approval_rule(tools[call["name"]])]
     if not ruled:  # the context (a scan of the history, the workspace) is not needed then

@@ -12,7 +12,7 @@ from langgraph.prebuilt import ToolRuntime
 from generalAgent.tools.approval import NEEDS_APPROVAL, changes_file
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
-from generalAgent.tools.text_files import NotText, read_text
+from generalAgent.tools.text_files import NotText
 
 
 def apply_edit(text: str, old: str, new: str, replace_all: bool) -> tuple[str, int]:
@@ -50,7 +50,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if not real.is_file():
             raise ToolError(f"{shown} does not exist; create it with write_file.")
         try:
-            text = read_text(real, workspace.open_for_reading)
+            text = workspace.read_text(real)
             edited, count = apply_edit(text, old_string, new_string, replace_all)
             workspace.write_text(real, edited)
             env.record_written(runtime, real)

@@ -8,7 +8,7 @@ from langgraph.prebuilt import ToolRuntime
 from generalAgent.documents.extract import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
-from generalAgent.tools.text_files import NotText, read_text
+from generalAgent.tools.text_files import NotText
 
 MAX_LINE_CHARS = 2_000
 DEFAULT_LIMIT = 2_000
@@ -62,10 +62,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         size = real.stat().st_size
         whole = size <= documents.text_file_max_size or offset > 1 or limit != DEFAULT_LIMIT
         try:
-            text = read_text(
-                real,
-                workspace.open_for_reading,
-                max_bytes=READ_CAP_BYTES if whole else documents.text_preview_chars * 4,
+            text = workspace.read_text(
+                real, max_bytes=READ_CAP_BYTES if whole else documents.text_preview_chars * 4
             )
         except NotText as exc:
             raise ToolError(f"{exc}. read_file reads text and documents only.") from exc

@@ -4,6 +4,9 @@ The tool declares that every call needs approval (`metadata["needs_approval"] = 
 the graph's approval step asks the user before the call runs (graph/nodes/approval.py),
 so the tool itself only runs the command. The model cannot grant itself approval: only
 the user's answers, recorded by that step, let a call through.
+
+In a session an editor drives (ACP) that offers terminals, the command runs in one of
+the editor's terminals instead, with the same environment and limits (tools/editor.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL, CallContext, files_run_by
+from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -27,6 +31,9 @@ NAME = "run_bash_command"
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
 MAX_OUTPUT_CHARS = 30_000
+CANCELLED = (
+    "cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
+)
 
 
 def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
@@ -86,13 +93,43 @@ def run_command(
         if env_tools is not None:
             env_tools.untrack(process)
     if process.returncode == -signal.SIGKILL:
-        raise ToolError(
-            "cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
-        )
-    text = output.decode("utf-8", errors="replace").rstrip()
-    status = process.returncode
+        raise ToolError(CANCELLED)
+    return command_answer(output.decode("utf-8", errors="replace"), process.returncode)
+
+
+def command_answer(output: str, status: int | None) -> str:
+    """What the model reads of a finished command: its exit status, then its output."""
+    text = output.rstrip()
     header = f"exit status {status}" + (" (failed)" if status else "")
     return f"{header}\n{cap_output(text)}" if text else f"{header}, no output"
+
+
+def run_in_editor(
+    editor: EditorAccess,
+    call_id: str,
+    command: str,
+    cwd: Path,
+    timeout: int,
+    env_tools: ToolEnvironment,
+    allowed_env: Sequence[str] = (),
+) -> str:
+    """The command in the editor's terminal (ACP), where the user watches it run. It starts
+    from an empty environment (`env -i`) with the same variables as a local run: the
+    editor's own environment, which may hold keys, never reaches it."""
+    variables = command_environment(allowed_env, cwd)
+    argv = ["env", "-i", *(f"{name}={value}" for name, value in variables.items()), "bash", "-c", command]
+    try:
+        outcome = editor.run_command(call_id, argv, cwd, timeout, env_tools.cancelled)
+    except OSError as exc:
+        raise ToolError(f"the editor could not run the command: {exc}.") from None
+    if outcome.cancelled:
+        raise ToolError(CANCELLED)
+    if outcome.timed_out:
+        raise ToolError(f"timed out after {timeout} s; the command was killed.\n{cap_output(outcome.output)}")
+    output = ("[… the start of the output was dropped …]\n" if outcome.truncated else "") + outcome.output
+    if outcome.exit_code is None:
+        return f"stopped by signal {outcome.signal or '?'}\n{cap_output(output.rstrip())}"
+    return command_answer(output, outcome.exit_code)
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -106,8 +143,13 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if not command.strip():
             raise ToolError("empty command.")
         timeout = max(1, min(int(timeout), MAX_TIMEOUT))
-        workspace = env.workspace(runtime).root
-        return run_command(command, workspace, timeout, env, env.settings.tools.command_env_names)
+        workspace = env.workspace(runtime)
+        allowed = env.settings.tools.command_env_names
+        editor = workspace.editor
+        if editor is not None and editor.runs_commands:
+            call_id = str(runtime.tool_call_id or "")
+            return run_in_editor(editor, call_id, command, workspace.root, timeout, env, allowed)
+        return run_command(command, workspace.root, timeout, env, allowed)
 
     def scripts(args: dict, context: CallContext) -> list:
         return files_run_by(str(args.get("command") or ""), context.workspace)

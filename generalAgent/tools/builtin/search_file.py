@@ -14,16 +14,12 @@ from generalAgent.documents.search import (
     search_document,
 )
 from generalAgent.search.database import DatabaseError, SharedConnection
-from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
-    # None unless semantic search is configured; dropped after the endpoint fails once, so
-    # the model is told once and later searches do not wait for a dead endpoint.
-    semantic = [embeddings_from_settings(settings)]
     shared = SharedConnection(settings.paths.indexes_db)
 
     @tool("search_file")
@@ -94,6 +90,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 raise ToolError(str(exc)) from exc
             return render_citation(checked)
         try:
+            semantic = env.semantic_search()
             with shared.use() as conn:
                 result = search_document(
                     settings.paths.indexes_db,
@@ -103,14 +100,18 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     max_results,
                     regex=regex,
                     shown_as=workspace.display(path),
-                    vectors=semantic[0],
+                    vectors=semantic.for_query() if semantic is not None else None,
                     open_file=workspace.open_for_reading,
                     conn=conn,
                 )
         except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
-        if result.get("warning"):
-            semantic[0] = None
-        return render_search(result)
+        note = ""
+        if semantic is not None:
+            if result.get("warning"):  # the query could not be embedded; the answer says so
+                semantic.failed(str(result["warning"]), told=True)
+            note = semantic.after_search()
+        rendered = render_search(result)
+        return f"{rendered}\n\n{note}" if note else rendered
 
     return search_file

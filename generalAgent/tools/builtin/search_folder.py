@@ -8,16 +8,12 @@ from langgraph.prebuilt import ToolRuntime
 from generalAgent.documents.folder import render_folder_search, search_folder
 from generalAgent.documents.search import SearchFailure
 from generalAgent.search.database import DatabaseError, SharedConnection
-from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
-    # None unless semantic search is configured; dropped after the endpoint fails once, so
-    # the model is told once and later searches do not wait for a dead endpoint.
-    semantic = [embeddings_from_settings(settings)]
     shared = SharedConnection(settings.paths.indexes_db)
 
     @tool("search_folder")
@@ -53,6 +49,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 "or list the workspace to see the folders (uploads/ holds the user's files)."
             )
         try:
+            semantic = env.semantic_search()
             with shared.use() as conn:
                 result = search_folder(
                     settings.paths.indexes_db,
@@ -61,14 +58,18 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     query,
                     max_results,
                     shown_as=workspace.display,
-                    vectors=semantic[0],
+                    vectors=semantic.for_query() if semantic is not None else None,
                     open_file=workspace.open_for_reading,
                     conn=conn,
                 )
         except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
-        if result.get("warning"):
-            semantic[0] = None
-        return render_folder_search(result)
+        note = ""
+        if semantic is not None:
+            if result.get("warning"):  # the query could not be embedded; the answer says so
+                semantic.failed(str(result["warning"]), told=True)
+            note = semantic.after_search()
+        rendered = render_folder_search(result)
+        return f"{rendered}\n\n{note}" if note else rendered
 
     return search_folder_tool

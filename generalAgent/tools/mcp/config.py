@@ -192,7 +192,7 @@ def load_mcp_config(
 def environment_variables(env_files: Iterable[Path]) -> dict[str, str]:
     """What `${VAR}` may name: the `.env` files' values (lowest priority first), overridden by
     the environment, as for settings."""
-    from dotenv import dotenv_values  # pydantic-settings' own .env reader
+    from dotenv import dotenv_values  # the settings' own .env reader (config/sources.py)
 
     values: dict[str, str] = {}
     for env_file in env_files:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import MCPSettings, Settings
 from generalAgent.tools.errors import ToolError
-from generalAgent.tools.mcp.config import MCPConfig, environment_variables, load_mcp_config
+from generalAgent.tools.mcp.config import MCPConfig, MCPServerConfig, environment_variables, load_mcp_config
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -117,6 +117,24 @@ class MCPServerManager:
         """Start `handle` if it is not running (an @mention) and wait for the outcome."""
         self._submit(self._start(handle, quiet=True)).result()
         return self.status(handle)
+
+    def add(self, config: MCPServerConfig) -> ServerStatus:
+        """A server given while the agent runs (an editor's session, cli/acp/mcp_servers.py),
+        started at once and waited for. A handle already configured keeps what it has."""
+        if self.config.get(config.handle) is None:
+            self.config.servers.append(config)
+            self._submit(self._register(config)).result()
+        if self.config.get(config.handle) is not config or config.problem or not config.enabled:
+            return self.status(config.handle)
+        self._startups[config.handle] = self._submit(self._start(config.handle, quiet=True))
+        self._startups[config.handle].result()
+        return self.status(config.handle)
+
+    async def _register(self, config: MCPServerConfig) -> None:
+        from generalAgent.tools.mcp.server import MCPServer
+
+        startup = self.settings.mcp_startup_timeout
+        self._servers.setdefault(config.handle, MCPServer(config, startup, self._log_dir))
 
     def load_all(self) -> list[ServerStatus]:
         """Start every enabled server at once and wait (`doctor`). A server marked

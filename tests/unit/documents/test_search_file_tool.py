@@ -2,42 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
-from langchain_core.messages import AIMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
 
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.graph.nodes.tools import build_tool_node
-from generalAgent.tools.builtin.search_file import create_tool
-from generalAgent.tools.environment import ToolEnvironment
+from tests.support.search_file import run_search_file, upload
 from tests.unit.documents.builders import make_image_pdf, make_pdf, make_scanned_pdf
-
-THREAD = "session-1"
-
-
-def run_tool(settings: Settings, **args: object) -> str:
-    graph = StateGraph(MessagesState)
-    graph.add_node(
-        "tools",
-        build_tool_node(
-            [create_tool(ToolEnvironment(settings=settings))], settings.tools.tool_result_max_chars
-        ),
-    )
-    graph.add_edge(START, "tools")
-    graph.add_edge("tools", END)
-    call = AIMessage(content="", tool_calls=[{"name": "search_file", "args": args, "id": "c1"}])
-    result = graph.compile().invoke({"messages": [call]}, config={"configurable": {"thread_id": THREAD}})
-    return str(result["messages"][-1].content)
-
-
-def upload(settings: Settings, source: Path) -> str:
-    uploads = settings.paths.workspaces_dir / THREAD / "uploads"
-    uploads.mkdir(parents=True, exist_ok=True)
-    shutil.copy(source, uploads / source.name)
-    return f"uploads/{source.name}"
 
 
 @pytest.fixture
@@ -52,7 +23,7 @@ def pdf(tmp_path: Path) -> Path:
 
 def test_finds_passages_with_page_score_and_context(settings: Settings, pdf: Path):
     path = upload(settings, pdf)
-    text = run_tool(settings, file_path=path, query="营收增长")
+    text = run_search_file(settings, file_path=path, query="营收增长")
     assert text.startswith(f"1 passage(s) in {path} (pdf, Chinese text, 3 chunks)")
     assert "[1] page 2 | chunk 1 | score" in text
     assert ">> 第二章：营收增长百分之二十" in text
@@ -60,15 +31,15 @@ def test_finds_passages_with_page_score_and_context(settings: Settings, pdf: Pat
 
 
 def test_says_plainly_when_nothing_matches(settings: Settings, pdf: Path):
-    text = run_tool(settings, file_path=upload(settings, pdf), query="zebra")
+    text = run_search_file(settings, file_path=upload(settings, pdf), query="zebra")
     assert text.startswith("No passage in uploads/report.pdf")
     assert "Try other words" in text
 
 
 def test_regex_mode(settings: Settings, pdf: Path):
-    text = run_tool(settings, file_path=upload(settings, pdf), query=r"grew in \d{4}", regex=True)
+    text = run_search_file(settings, file_path=upload(settings, pdf), query=r"grew in \d{4}", regex=True)
     assert ">> " in text and "2024" in text
-    bad = run_tool(settings, file_path=upload(settings, pdf), query="([", regex=True)
+    bad = run_search_file(settings, file_path=upload(settings, pdf), query="([", regex=True)
     assert bad.startswith("Error: Cannot search uploads/report.pdf: invalid regular expression")
 
 
@@ -82,13 +53,13 @@ def test_regex_mode(settings: Settings, pdf: Path):
     ],
 )
 def test_paths_outside_or_missing(settings: Settings, file_path: str, expected: str):
-    text = run_tool(settings, file_path=file_path, query="x")
+    text = run_search_file(settings, file_path=file_path, query="x")
     assert text.startswith("Error:") and expected in text
 
 
 def test_unreadable_document_is_explained(settings: Settings, tmp_path: Path):
     path = upload(settings, make_scanned_pdf(tmp_path / "scan.pdf"))
-    text = run_tool(settings, file_path=path, query="anything")
+    text = run_search_file(settings, file_path=path, query="anything")
     assert text == (
         "Error: Cannot search uploads/scan.pdf: scan.pdf has no text layer (scanned?) "
         "and no text was recognised in it."
@@ -98,13 +69,15 @@ def test_unreadable_document_is_explained(settings: Settings, tmp_path: Path):
 def test_a_scanned_pdf_is_searchable_and_its_hits_say_ocr(settings: Settings, tmp_path: Path):
     # One word a line: the OCR model may drop the spaces between English words.
     path = upload(settings, make_image_pdf(tmp_path / "scan.pdf", ["Invoice", "4711", "Paid in March"]))
-    text = run_tool(settings, file_path=path, query="invoice 4711")
+    text = run_search_file(settings, file_path=path, query="invoice 4711")
     assert "[1] page 1 | text read by OCR | chunk 0" in text
     assert "4711" in text
 
 
 def test_empty_query(settings: Settings, pdf: Path):
-    assert run_tool(settings, file_path=upload(settings, pdf), query="  ").startswith("Error: Empty query")
+    assert run_search_file(settings, file_path=upload(settings, pdf), query="  ").startswith(
+        "Error: Empty query"
+    )
 
 
 def test_output_stays_within_the_content_budget(data_dir: Path, tmp_path: Path):
@@ -120,7 +93,7 @@ def test_output_stays_within_the_content_budget(data_dir: Path, tmp_path: Path):
     )
     big = tmp_path / "big.md"
     big.write_text("\n\n".join(("needle " + "filler " * 560) for _ in range(8)), encoding="utf-8")
-    text = run_tool(settings, file_path=upload(settings, big), query="needle", max_results=50)
+    text = run_search_file(settings, file_path=upload(settings, big), query="needle", max_results=50)
     assert "(at most 5 per search)" in text
     body = "\n".join(
         line
@@ -133,14 +106,16 @@ def test_output_stays_within_the_content_budget(data_dir: Path, tmp_path: Path):
 
 def test_a_quote_is_verified_on_its_page(settings: Settings, pdf: Path):
     path = upload(settings, pdf)
-    text = run_tool(settings, file_path=path, query="The  baseline grew\nin 2024.", check_place="p. 2")
+    text = run_search_file(settings, file_path=path, query="The  baseline grew\nin 2024.", check_place="p. 2")
     assert text == "Verified: the quote occurs word for word on page 2 of uploads/report.pdf."
-    chinese = run_tool(settings, file_path=path, query="营收增长百分之二十，客户满意度", check_place="第2页")
+    chinese = run_search_file(
+        settings, file_path=path, query="营收增长百分之二十，客户满意度", check_place="第2页"
+    )
     assert chinese.startswith("Verified:")
 
 
 def test_a_quote_on_another_page_is_pointed_there(settings: Settings, pdf: Path):
-    text = run_tool(
+    text = run_search_file(
         settings, file_path=upload(settings, pdf), query="Chapter three closes the report", check_place="1"
     )
     assert text == (
@@ -149,7 +124,7 @@ def test_a_quote_on_another_page_is_pointed_there(settings: Settings, pdf: Path)
 
 
 def test_an_invented_quote_is_refused(settings: Settings, pdf: Path):
-    text = run_tool(
+    text = run_search_file(
         settings, file_path=upload(settings, pdf), query="Revenue fell by half in 2024", check_place="page 2"
     )
     assert text.startswith("Not found: the quote does not occur on page 2 of uploads/report.pdf")
@@ -163,7 +138,9 @@ def test_an_invented_quote_is_refused(settings: Settings, pdf: Path):
     ],
 )
 def test_a_place_that_does_not_exist_is_explained(settings: Settings, pdf: Path, place: str, expected: str):
-    text = run_tool(settings, file_path=upload(settings, pdf), query="The baseline grew", check_place=place)
+    text = run_search_file(
+        settings, file_path=upload(settings, pdf), query="The baseline grew", check_place=place
+    )
     assert text.startswith("Error: Cannot check the quote in uploads/report.pdf:") and expected in text
 
 
@@ -184,7 +161,7 @@ def test_a_chinese_query_that_misses_an_english_document_says_to_ask_in_english(
     settings: Settings, english_manual: Path
 ):
     path = upload(settings, english_manual)
-    text = run_tool(settings, file_path=path, query="上次启动以来的日志")
+    text = run_search_file(settings, file_path=path, query="上次启动以来的日志")
     assert text.startswith(f"No passage in {path} (markdown, English text")
     assert "The document is in English and the query is not" in text
     assert "query as a list" in text
@@ -192,8 +169,8 @@ def test_a_chinese_query_that_misses_an_english_document_says_to_ask_in_english(
 
 def test_a_list_of_phrasings_finds_what_the_english_one_finds(settings: Settings, english_manual: Path):
     path = upload(settings, english_manual)
-    english = run_tool(settings, file_path=path, query="log since the last boot")
-    both = run_tool(settings, file_path=path, query=["上次启动以来的日志", "log since the last boot"])
+    english = run_search_file(settings, file_path=path, query="log since the last boot")
+    both = run_search_file(settings, file_path=path, query=["上次启动以来的日志", "log since the last boot"])
     assert "[1] § Logs" in english and "[1] § Logs" in both
     assert 'for "上次启动以来的日志" or "log since the last boot"' in both
     assert "Note: the document is in English" not in both  # one phrasing is in its language
@@ -201,5 +178,5 @@ def test_a_list_of_phrasings_finds_what_the_english_one_finds(settings: Settings
 
 def test_a_regex_search_takes_one_pattern(settings: Settings, english_manual: Path):
     path = upload(settings, english_manual)
-    text = run_tool(settings, file_path=path, query=["journal.*boot", "editor"], regex=True)
+    text = run_search_file(settings, file_path=path, query=["journal.*boot", "editor"], regex=True)
     assert "takes one pattern" in text

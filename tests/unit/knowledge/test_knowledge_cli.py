@@ -68,8 +68,10 @@ def test_add_search_list_show_delete(app, settings: Settings, tmp_path: Path):
     domains = json.loads(kb(app, settings, "domains", "--json").stdout)
     assert [(d["domain"], d["items"]) for d in domains] == [("finance", 1), ("it", 1)]
 
-    assert kb(app, settings, "delete", item["id"]).exit_code == 0
-    assert kb(app, settings, "delete", item["id"]).exit_code == 1
+    unasked = kb(app, settings, "delete", item["id"])  # a script: no terminal to ask at
+    assert unasked.exit_code == 2 and "--yes" in unasked.output
+    assert kb(app, settings, "delete", item["id"], "--yes").exit_code == 0
+    assert kb(app, settings, "delete", item["id"], "--yes").exit_code == 1
     assert kb(app, settings, "show", item["id"]).exit_code == 1
 
 
@@ -101,7 +103,7 @@ def test_ids_as_kb_list_shows_them_work_in_show_and_delete(app, settings: Settin
     short = full_id[:12]
     assert short in listed and full_id not in listed  # the table shows the short id whole
     assert kb(app, settings, "show", short).exit_code == 0
-    assert kb(app, settings, "delete", short).exit_code == 0
+    assert kb(app, settings, "delete", short, "--yes").exit_code == 0
     gone = kb(app, settings, "show", full_id)
     assert gone.exit_code == 1 and "No knowledge item id starts with" in gone.output
 

@@ -13,7 +13,7 @@ from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.knowledge.search import passages_around
 from generalAgent.search.budgets import ContentBudget, content_size
 
-BUDGET = ContentBudget.from_settings(DocumentSettings(_env_file=None))
+BUDGET = ContentBudget.from_settings(DocumentSettings())
 
 
 def book(topic: str, chapters: int = 40) -> str:

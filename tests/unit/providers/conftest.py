@@ -24,7 +24,7 @@ def model_settings(server: ScriptedOpenAIServer, provider: str, **overrides: obj
         "model_timeout": 10,
         **overrides,
     }
-    return ModelSettings(_env_file=None, **values)  # type: ignore[call-arg]
+    return ModelSettings(**values)
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def test_the_host_of_the_base_url_names_the_provider(url: str, provider: str) ->
 
 
 def settings(**values: object) -> ModelSettings:
-    return ModelSettings(_env_file=None, **values)  # type: ignore[call-arg]
+    return ModelSettings(**values)
 
 
 def test_model_provider_wins_and_no_base_url_means_openai() -> None:
@@ -100,10 +100,10 @@ def test_calibration_follows_the_last_reported_prompt() -> None:
 def test_windows_come_from_the_override_the_table_or_the_default() -> None:
     deepseek = settings(model_name="deepseek-chat", openai_base_url="https://api.deepseek.com")
     assert context_window(deepseek).tokens == 131_072
-    assert context_budget(deepseek, GovernanceSettings(_env_file=None)) == 98_304  # type: ignore[call-arg]
+    assert context_budget(deepseek, GovernanceSettings()) == 98_304
     override = settings(model_name="deepseek-chat", model_context_window=32_000)
     assert context_window(override).source == "MODEL_CONTEXT_WINDOW"
-    budget = GovernanceSettings(_env_file=None, max_context_tokens=5_000)  # type: ignore[call-arg]
+    budget = GovernanceSettings(max_context_tokens=5_000)
     assert context_budget(override, budget) == 5_000
     unknown = settings(model_name="my-model", openai_base_url="http://localhost:11434/v1")
     assert context_window(unknown).tokens == 8_192

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.config.settings import builtin_path
+from generalAgent.config.paths import builtin_path
 
 SKILLS_DIR = builtin_path("skills")
 

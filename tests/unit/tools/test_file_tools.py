@@ -7,14 +7,7 @@ import os
 import pytest
 
 from generalAgent.config.settings import Settings
-from tests.support.tools import run_tool, workspace_root
-
-
-@pytest.fixture
-def root(settings: Settings):
-    path = workspace_root(settings)
-    (path / "uploads" / "notes.md").write_text("".join(f"line {i}\n" for i in range(1, 51)), encoding="utf-8")
-    return path
+from tests.support.tools import run_tool
 
 
 def test_read_file_numbers_lines_and_pages(settings: Settings, root) -> None:

@@ -48,7 +48,7 @@ CLAUDE_STYLE = {
 
 
 def settings_for(tmp_path: Path, **values: object) -> MCPSettings:
-    return MCPSettings(_env_file=None, **values)  # type: ignore[call-arg]
+    return MCPSettings(**values)
 
 
 def user_level_folder() -> Path:

@@ -30,9 +30,7 @@ RESULT_CAP = 60_000  # the tools node's cap, as TOOL_RESULT_MAX_CHARS sets it by
 
 def start_manager(folder: Path, servers: dict[str, Any], startup_timeout: float = 20.0) -> MCPServerManager:
     path = write_mcp_json(folder, servers)
-    settings = MCPSettings(  # type: ignore[call-arg]
-        _env_file=None, mcp_config=str(path), mcp_startup_timeout=startup_timeout
-    )
+    settings = MCPSettings(mcp_config=str(path), mcp_startup_timeout=startup_timeout)
     config = load_mcp_config(settings, folder, {"NOTES_TOKEN": SECRET})
     return MCPServerManager(config, settings, log_dir=folder / "logs").start()
 

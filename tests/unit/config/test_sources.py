@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from generalAgent.cli.config_commands import describe_files
 from generalAgent.cli.invocation import command_hint
 from generalAgent.config.settings import load_settings
 from generalAgent.config.sources import user_config_dir, user_data_dir
@@ -77,7 +78,7 @@ def test_an_untrusted_folder_env_is_not_read_at_all(user_env: Path, elsewhere: P
         assert settings.sources.folder is None and settings.sources.trust.ignored == (".env",)
         assert settings.source_of("MODEL_NAME").describe() == f"user file {user_env}"
         assert settings.source_of("AUTO_APPROVE_TOOLS").kind == "default"
-        assert "not read (the folder is not trusted)" in settings.sources.describe()
+        assert "not read (the folder is not trusted)" in describe_files(settings.sources)
 
 
 def test_the_environment_overrides_both_and_its_paths_stay_relative_to_the_folder(
@@ -91,8 +92,8 @@ def test_the_environment_overrides_both_and_its_paths_stay_relative_to_the_folde
     assert settings.paths.data_dir == Path("from-env")
 
 
-def test_no_config_at_all_keeps_today_s_default(elsewhere: Path) -> None:
-    assert load_settings().paths.data_dir == Path("data")
+def test_no_config_at_all_keeps_data_in_the_data_home(elsewhere: Path) -> None:
+    assert load_settings().paths.data_dir == user_data_dir()
 
 
 def test_a_start_without_a_model_creates_nothing_and_says_where_config_goes(
@@ -109,8 +110,9 @@ def test_a_start_without_a_model_creates_nothing_and_says_where_config_goes(
         text=True,
         timeout=60,
     )
-    assert doctor.returncode == 1 and "will be created at first use" in doctor.stdout
+    assert doctor.returncode == 1 and "will be created at first use" in " ".join(doctor.stdout.split())
     assert list(elsewhere.iterdir()) == []  # no data/, no data/logs
+    assert not user_data_dir().exists()  # nor the data home
 
 
 def test_config_init_writes_a_private_user_level_file_once(elsewhere: Path) -> None:

@@ -12,7 +12,15 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from generalAgent.cli.acp import ALLOW_ONCE, ALLOW_SESSION, REJECT, AcpView, prompt_text, tool_locations
+from generalAgent.cli.acp.view import (
+    ALLOW_ONCE,
+    ALLOW_SESSION,
+    REJECT,
+    AcpView,
+    prompt_text,
+    replay_updates,
+    tool_locations,
+)
 from generalAgent.tools.approval import KEEP, NO, YES
 from generalAgent.tools.named_hosts import hosts_typed
 
@@ -105,3 +113,44 @@ def test_locations_are_absolute(tmp_path: Path) -> None:
         tmp_path / "uploads/q3.pdf"
     )
     assert tool_locations({"query": "x"}, tmp_path) == []
+
+
+def test_a_command_run_in_the_editors_terminal_keeps_showing_it(tmp_path: Path) -> None:
+    sent: list[Any] = []
+    view = AcpView(sent.append, lambda call, options: None, tmp_path, terminal_of={"c1": "term-7"}.get)
+    view.on_tool_result("c1", "run_bash_command", "exit status 0\nhi", False)
+    view.on_tool_result("c2", "run_bash_command", "exit status 0\nho", False)
+    in_terminal, local = sent
+    assert [c.type for c in in_terminal.content] == ["terminal"] and in_terminal.content[
+        0
+    ].terminal_id == "term-7"
+    assert in_terminal.raw_output == "exit status 0\nhi"
+    assert local.content[0].content.text == "exit status 0\nho"
+
+
+def test_a_file_changes_question_shows_its_diff(tmp_path: Path) -> None:
+    view, _, asked = view_answering(ALLOW_ONCE, tmp_path)
+    view.approve({**REQUEST, "diff": "--- a/notes.md\n+++ b/notes.md\n-old\n+new"})
+    call, _ = asked[0]
+    assert call.content[0].content.text == "```diff\n--- a/notes.md\n+++ b/notes.md\n-old\n+new\n```"
+    view.approve(REQUEST)
+    assert asked[1][0].content is None  # nothing to show for a call without a diff
+
+
+def test_a_stored_conversation_is_replayed_as_it_was_seen(tmp_path: Path) -> None:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    messages = [
+        HumanMessage("读 notes.md"),
+        AIMessage("", tool_calls=[{"id": "c1", "name": "read_file", "args": {"path": "notes.md"}}]),
+        ToolMessage("Error: no such file", tool_call_id="c1", status="error"),
+        AIMessage("没有这个文件。"),
+    ]
+    updates = list(replay_updates(messages, tmp_path))
+    assert [u.session_update for u in updates] == [
+        "user_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]
+    assert updates[1].locations[0].path == str(tmp_path / "notes.md") and updates[2].status == "failed"

@@ -28,6 +28,8 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     folder = tmp_path / "project"
     folder.mkdir()
     monkeypatch.chdir(folder)
+    # An empty store: the tests here count its entries (conftest declines the repository).
+    (user_config_dir() / STORE_NAME).unlink(missing_ok=True)
     return folder
 
 
@@ -75,7 +77,7 @@ def test_what_counts_as_project_configuration(tmp_path: Path, project: Path) -> 
     (project / "notes.md").write_text("x", encoding="utf-8")
     (project / "skills").mkdir()  # a folder of that name is not read unless the .env names it
     assert project_configuration(project) == ()
-    assert not folder_trust(project).undecided
+    assert folder_trust(project).undecided  # asked all the same: its files are read in place once trusted
     (project / "AGENTS.md").symlink_to(tmp_path / "missing")  # a dangling link counts too
     (project / ".mcp.json").write_text("{}", encoding="utf-8")
     (project / ".generalagent").mkdir()
@@ -232,9 +234,9 @@ def write_json(path: Path, data: object) -> Path:
 def test_an_untrusted_folders_mcp_json_is_not_even_read(project: Path) -> None:
     folder_file = write_json(project / ".mcp.json", {"mcpServers": {"pwn": {"command": "touch"}}})
     write_json(user_config_file(), {"mcpServers": {"mine": {"command": "mine"}}})
-    config = load_mcp_config(MCPSettings(_env_file=None), project, {})  # type: ignore[call-arg]
+    config = load_mcp_config(MCPSettings(), project, {})
     assert [s.name for s in config.servers] == ["mine"] and config.ignored == [folder_file]
-    trusted = load_mcp_config(MCPSettings(_env_file=None), project, {}, folder_trusted=True)  # type: ignore[call-arg]
+    trusted = load_mcp_config(MCPSettings(), project, {}, folder_trusted=True)
     assert [(s.name, s.scope) for s in trusted.servers] == [("mine", "user"), ("pwn", "folder")]
 
 
@@ -250,7 +252,7 @@ def test_a_folder_server_expands_only_the_variables_the_user_listed_for_it(proje
         {"mcpServers": {}, "folderVariables": {"notes": ["NOTES_TOKEN", "OPENAI_API_KEY"]}},
     )
     values = {"NOTES_TOKEN": "tok-notes-123", "OTHER_TOKEN": "tok-other-456", "OPENAI_API_KEY": "sk-KEY-789"}
-    config = load_mcp_config(MCPSettings(_env_file=None), project, values, folder_trusted=True)  # type: ignore[call-arg]
+    config = load_mcp_config(MCPSettings(), project, values, folder_trusted=True)
     notes, greedy = config.get("notes"), config.get("greedy")
     assert notes is not None and greedy is not None
     assert notes.problem is None and notes.headers["Authorization"] == "Bearer tok-notes-123"
@@ -262,7 +264,7 @@ def test_a_folder_server_expands_only_the_variables_the_user_listed_for_it(proje
     assert all("sk-KEY-789" not in json.dumps([s.url, dict(s.headers)]) for s in config.servers)
 
     write_json(user_config_file(), {"mcpServers": {"mine": entry}})  # the user's own file: as before
-    mine = load_mcp_config(MCPSettings(_env_file=None), project, values).get("mine")  # type: ignore[call-arg]
+    mine = load_mcp_config(MCPSettings(), project, values).get("mine")
     assert mine is not None and mine.url.endswith("k=sk-KEY-789")
 
 
@@ -270,7 +272,7 @@ def test_doctor_never_starts_a_server_marked_disabled(tmp_path: Path) -> None:
     marker = tmp_path / "started"
     command = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
     path = write_json(tmp_path / "servers.json", {"mcpServers": {"off": {**command, "enabled": False}}})
-    settings = MCPSettings(_env_file=None, mcp_config=str(path), mcp_startup_timeout=5)  # type: ignore[call-arg]
+    settings = MCPSettings(mcp_config=str(path), mcp_startup_timeout=5)
     manager = MCPServerManager(load_mcp_config(settings, tmp_path, {}), settings, tmp_path / "logs")
     try:
         statuses = manager.load_all()

@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.config.settings import (
-    SettingsError,
-    load_settings,
-    render_env_example,
-    render_settings_markdown,
-    settings_table,
-)
+from generalAgent.config.reference import render_env_example, render_settings_markdown, settings_table
+from generalAgent.config.settings import SettingsError, load_settings
+from generalAgent.config.sources import user_data_dir
 
 pytestmark = pytest.mark.smoke
 
@@ -24,7 +20,7 @@ def test_defaults_follow_the_design() -> None:
     assert settings.documents.chunk_overlap == 80
     assert settings.documents.chunk_min_size == 50
     assert settings.documents.index_stale_threshold_hours == 24
-    assert settings.paths.data_dir == Path("data")
+    assert settings.paths.data_dir == user_data_dir()  # one data home, whatever .env is found
     assert settings.model.missing() == ["MODEL_NAME", "OPENAI_API_KEY"]
 
 
@@ -71,9 +67,9 @@ def test_invalid_value_is_one_line_naming_variable(
 
 
 def test_env_example_lists_every_setting_as_the_code_defines_it() -> None:
-    example = (Path(__file__).resolve().parents[2] / ".env.example").read_text(encoding="utf-8")
+    example = (Path(__file__).resolve().parents[3] / ".env.example").read_text(encoding="utf-8")
     assert example == render_env_example(), (
-        "regenerate: python -m generalAgent.config.settings > .env.example"
+        "regenerate: python -m generalAgent.config.reference > .env.example"
     )
     for variable, _default, description in settings_table():
         assert description, f"{variable} has no description"
@@ -81,10 +77,10 @@ def test_env_example_lists_every_setting_as_the_code_defines_it() -> None:
 
 
 def test_configuration_doc_table_matches_the_code() -> None:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[3] / "docs" / "configuration.md").read_text(encoding="utf-8")
     block = text.split("<!-- settings:start -->\n", 1)[1].split("<!-- settings:end -->", 1)[0]
     assert block == render_settings_markdown(), (
-        "regenerate: python -m generalAgent.config.settings --markdown"
+        "regenerate: python -m generalAgent.config.reference --markdown"
     )
 
 
@@ -92,9 +88,9 @@ def test_every_documented_setting_is_read_by_the_code() -> None:
     """A setting in .env.example that no code reads is a promise nobody keeps."""
     import ast
 
-    from generalAgent.config.settings import _GROUPS
+    from generalAgent.config.settings import GROUPS
 
-    package = Path(__file__).resolve().parents[2] / "generalAgent"
+    package = Path(__file__).resolve().parents[3] / "generalAgent"
     read: set[str] = set()
     for module in package.rglob("*.py"):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
@@ -105,7 +101,7 @@ def test_every_documented_setting_is_read_by_the_code() -> None:
                 read.add(node.attr)
     unread = [
         f"{name.upper()} ({group})"
-        for group, cls in _GROUPS.items()
+        for group, cls in GROUPS.items()
         for name in cls.model_fields
         if name not in read
     ]

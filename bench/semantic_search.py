@@ -1,0 +1,150 @@
+"""Nearest-chunk lookups over stored vectors: sqlite-vec's KNN index against the scan.
+
+    python -m bench.semantic_search [--sizes 10000,100000] [--dimensions 256] [--queries 50]
+
+An indexes.db is filled with N chunks and a random unit vector each (256 dimensions, as the
+default local model, potion-multilingual-128M, gives), under one model name. Then the same
+queries (random unit vectors, so no embedding cost is measured) are answered two ways over
+the whole store, as search_knowledge and a search_folder of many documents ask:
+- scan: search/semantic.py's exact ranking without an index (every vector read from
+  chunk_vectors, one matrix product in numpy): what runs where sqlite-vec cannot load;
+- knn: search/vector_index.py's `nearest` (sqlite-vec's vec0 table, brought up to date first).
+Each prints p50/p95 in ms and `ratio_p95` (knn / scan); `same_top10` is the share of queries
+whose ten nearest are the same in both (sqlite-vec's vec0 is exact, so 1.0 is expected);
+`build_seconds` is the time to build the index from chunk_vectors. Needs a Python whose
+sqlite3 can load extensions (pyenv's builds cannot: then only the scan is measured).
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from generalAgent.search import vector_index
+from generalAgent.search.database import connect, transaction
+from generalAgent.search.semantic import _nearest_by_scan
+
+MODEL = "bench-model"
+
+
+class GivenVectors:
+    """A VectorSource answering each query text with a vector made in advance."""
+
+    def __init__(self, vectors: dict[str, bytes]) -> None:
+        self.model = MODEL
+        self.table = vectors
+
+    def vectors(self, texts: Any, progress: Any = None) -> list[bytes]:
+        return [self.table[t] for t in texts]
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype("<f4")
+
+
+def fill(path: Path, size: int, dimensions: int, rng: np.random.Generator) -> Any:
+    conn = connect(path)
+    with transaction(conn):
+        conn.execute(
+            "INSERT INTO items (id, domain, title, content, created_at, updated_at)"
+            " VALUES ('i', 'notes', 'bench', '', '', '')"
+        )
+        for start in range(0, size, 10_000):
+            count = min(10_000, size - start)
+            vectors = unit(rng.standard_normal((count, dimensions)))
+            rowids = range(start + 1, start + count + 1)
+            conn.executemany(
+                "INSERT INTO chunks (rowid, id, item_id, chunk_index, start_position, end_position)"
+                " VALUES (?, ?, 'i', ?, 0, 1)",
+                ((r, f"c{r}", r) for r in rowids),
+            )
+            conn.executemany(
+                "INSERT INTO chunks_fts (rowid, text, text_jieba, title) VALUES (?, '', '', '')",
+                ((r,) for r in rowids),
+            )
+            conn.executemany(
+                "INSERT INTO chunk_vectors (chunk_rowid, model, vector) VALUES (?, ?, ?)",
+                ((r, MODEL, v.tobytes()) for r, v in zip(rowids, vectors, strict=True)),
+            )
+    return conn
+
+
+def timed(call: Any) -> tuple[float, Any]:
+    began = time.perf_counter()
+    result = call()
+    return (time.perf_counter() - began) * 1000, result
+
+
+def percentiles(times: list[float]) -> dict[str, float]:
+    ordered = sorted(times)
+    return {
+        "p50_ms": round(statistics.median(ordered), 2),
+        "p95_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2),
+    }
+
+
+def measure(size: int, dimensions: int, queries: int, rng: np.random.Generator) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as folder:
+        conn = fill(Path(folder) / "indexes.db", size, dimensions, rng)
+        asked = {f"q{n}": v.tobytes() for n, v in enumerate(unit(rng.standard_normal((queries, dimensions))))}
+        source = GivenVectors(asked)
+        problem = vector_index.load_extension(conn)
+        figures: dict[str, Any] = {"vectors": size}
+        build_ms = None
+        if problem is None:
+            build_ms, _ = timed(lambda: vector_index.build(conn, MODEL))
+        scan_times, knn_times, same = [], [], 0
+        for text, blob in asked.items():
+            # In lockstep, one query each way in turn: the machine's noise falls on both.
+            spent, scanned = timed(lambda text=text: _nearest_by_scan(conn, source, [text], None, (), 10)[0])
+            scan_times.append(spent)
+            if problem is None:
+                spent, found = timed(lambda blob=blob: vector_index.nearest(conn, MODEL, blob, 10))
+                knn_times.append(spent)
+                same += [r for r, _ in found] == [r for r, _ in scanned]
+        figures["scan"] = percentiles(scan_times)
+        if problem is None:
+            figures["knn"] = percentiles(knn_times)
+            figures["ratio_p95"] = round(figures["knn"]["p95_ms"] / figures["scan"]["p95_ms"], 3)
+            figures["same_top10"] = round(same / queries, 3)
+            figures["build_seconds"] = round((build_ms or 0) / 1000, 2)
+        else:
+            figures["knn"] = None
+            figures["knn_unavailable"] = problem
+        conn.close()
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--dimensions", type=int, default=256)
+    parser.add_argument("--queries", type=int, default=50)
+    args = parser.parse_args()
+    rng = np.random.default_rng(0)
+    results = [measure(int(size), args.dimensions, args.queries, rng) for size in args.sizes.split(",")]
+    print(
+        json.dumps(
+            {
+                "benchmark": "semantic_search",
+                "python": sys.version.split()[0],
+                "dimensions": args.dimensions,
+                "queries": args.queries,
+                "results": results,
+            },
+            indent=2,
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,111 @@
+"""Semantic search through the real CLI: `generalagent index` embeds with a progress bar and
+`generalagent search` finds by meaning, with the fake /embeddings of the test server and
+with a model pulled by `generalagent models pull` from a hub on 127.0.0.1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import run_cli
+from tests.support.model_hub import HubServer, build_static_model, repo_files
+from tests.support.openai_server import ScriptedOpenAIServer
+
+pytestmark = pytest.mark.e2e
+
+GUIDE = "\n\n".join(
+    [
+        "# alpha\n\nprinter cable network",
+        "# beta\n\nbackup archive copies",
+        "# gamma\n\nkeyboard mouse screen",
+        "# delta\n\n备份 恢复 文件",
+    ]
+)
+WORDS = [
+    "alpha",
+    "beta",
+    "gamma",
+    "delta",
+    "printer",
+    "cable",
+    "network",
+    "backup",
+    "archive",
+    "copies",
+    "keyboard",
+    "mouse",
+    "screen",
+    "备份",
+    "恢复",
+    "文件",
+]
+
+
+def test_the_fake_embeddings_endpoint_end_to_end(
+    cli_env: dict[str, str], tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    env = {**cli_env, "EMBEDDING_MODEL": "test-embed", "EMBEDDING_BATCH_SIZE": "2"}
+    (tmp_path / "guide.md").write_text(GUIDE, encoding="utf-8")
+    # Before anything is embedded, a query sharing no word with the text finds nothing...
+    assert run_cli(["search", "guide.md", "zzyzx qwv"], env, tmp_path).returncode == 1
+    by_words = run_cli(["search", "guide.md", "printer"], env, tmp_path)
+    assert by_words.returncode == 0 and "printer cable network" in by_words.stdout
+    told = " ".join(by_words.stderr.split())
+    assert "4 passages have no vector yet and were found by their words only" in told
+    indexed = run_cli(["index", "guide.md"], env, tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    assert "Embedded 4 chunks." in indexed.stderr
+    # ... and once the chunks have vectors, the vector ranking answers it.
+    found = run_cli(["search", "guide.md", "zzyzx qwv"], env, tmp_path)
+    assert found.returncode == 0, found.stderr
+    inputs = [r.body["input"] for r in openai_server.requests if r.path.endswith("/embeddings")]
+    # The four chunks once, and the query only when there were vectors to compare it with.
+    assert ["zzyzx qwv"] in inputs and sum(len(i) for i in inputs) == 4 + 1
+    assert "no vector yet" not in found.stderr
+    again = run_cli(["index", "guide.md"], env, tmp_path)  # nothing new: nothing embedded twice
+    assert "Embedded" not in again.stderr
+
+
+def test_a_pulled_model_is_used_from_then_on(cli_env: dict[str, str], tmp_path: Path):
+    model = build_static_model(
+        tmp_path / "built", [*WORDS, "safeguard"], 32, synonyms={"safeguard": "backup"}
+    )
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "guide.md").write_text(GUIDE, encoding="utf-8")
+    with HubServer({"tiny/static-model": repo_files(model)}) as hub:
+        env = {**cli_env, "HF_ENDPOINT": hub.url, "EMBEDDING_MODEL": "auto"}
+        missing = run_cli(["models", "pull", "tiny/nothing-here"], env, tmp_path)
+        assert missing.returncode == 1 and "not found" in missing.stderr
+        pulled = run_cli(["models", "pull", "tiny/static-model"], env, tmp_path)
+    assert pulled.returncode == 0, pulled.stderr
+    assert "model.safetensors" in pulled.stderr  # the progress bar's line for the weights
+    assert "semantic search uses it from now on" in pulled.stdout
+    listed = run_cli(["models", "list"], env, tmp_path)
+    assert "tiny/static-model" in listed.stdout and "installed, active" in listed.stdout
+    assert "local model tiny/static-model" in listed.stdout
+    indexed = run_cli(["index", "guide.md"], env, tmp_path / "work")
+    assert "Embedded 4 chunks." in indexed.stderr, indexed.stderr
+    # "safeguard" is in no document; to the model it means what "backup" means.
+    found = run_cli(["search", "guide.md", "safeguard"], env, tmp_path / "work")
+    assert found.returncode == 0, found.stderr
+    shown = found.stdout
+    assert "backup archive copies" in shown
+    others = [shown.index(t) for t in ("printer cable", "keyboard mouse", "备份 恢复") if t in shown]
+    assert all(shown.index("backup archive copies") < where for where in others)
+
+
+def test_doctor_names_the_embedding_source_and_says_when_the_provider_has_none(
+    cli_env: dict[str, str], tmp_path: Path
+):
+    deepseek = {**cli_env, "OPENAI_BASE_URL": "https://api.deepseek.com", "EMBEDDING_MODEL": "auto"}
+    report = " ".join(
+        run_cli(["doctor", "--offline"], {**deepseek, "COLUMNS": "400"}, tmp_path).stdout.split()
+    )
+    assert (
+        "semantic search none: api.deepseek.com has no /embeddings (DeepSeek and Kimi offer none)" in report
+    )
+    assert "vector index" in report
+    served = {**cli_env, "EMBEDDING_MODEL": "bge-m3"}
+    report = " ".join(run_cli(["doctor", "--offline"], {**served, "COLUMNS": "400"}, tmp_path).stdout.split())
+    assert "semantic search bge-m3 through the endpoint's /embeddings" in report

@@ -1,0 +1,124 @@
+"""A LangGraph Server (`langgraph dev`) started for a test module, and SDK clients for it.
+
+One in-memory server on a loopback port, with `langgraph.json` from the repository (its
+custom auth included: two users with API keys) and the model pointed at the local
+OpenAI-compatible test server.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_sync_client
+
+from tests.support.environment import without_agent_variables
+from tests.support.openai_server import ScriptedOpenAIServer
+
+ROOT = Path(__file__).resolve().parents[2]
+GRAPH_ID = "generalAgent"
+MAX_LOOPS = 4
+STARTUP_SECONDS = 90
+# The users of the served deployment (SERVER_API_KEYS) and their keys.
+KEYS = {"alice": "key-alice-0123456789", "bob": "key-bob-9876543210"}
+
+
+def client_of(url: str, user: str = "alice"):
+    """An SDK client that proves it is `user` (the key goes in x-api-key)."""
+    return get_sync_client(url=url, api_key=KEYS[user], timeout=60)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedOpenAIServer]:
+    with ScriptedOpenAIServer(strict_history=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def langgraph_url(
+    model_server: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    workdir = tmp_path_factory.mktemp("langgraph-server")
+    port = free_port()
+    # Module-scoped: the per-test environment cleanup has not run yet, so clean here.
+    env = {
+        k: v
+        for k, v in without_agent_variables(os.environ).items()
+        if not k.startswith(("LANGSMITH", "LANGCHAIN"))
+    }
+    env.update(
+        GENERALAGENT_CONFIG_DIR=str(workdir / "user-config"),
+        MODEL_NAME="test-model",
+        OPENAI_API_KEY="sk-test-SECRET-0123456789",
+        OPENAI_BASE_URL=model_server.base_url,
+        MODEL_MAX_RETRIES="0",
+        MODEL_TIMEOUT="20",
+        MAX_LOOPS=str(MAX_LOOPS),
+        DATA_DIR=str(workdir / "data"),
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        LANGSMITH_TRACING="false",
+        SERVER_API_KEYS=",".join(f"{user}:{key}" for user, key in KEYS.items()),
+    )
+    log = (workdir / "server.log").open("w")
+    process = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "langgraph"),
+            "dev",
+            "--config",
+            str(ROOT / "langgraph.json"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--no-browser",
+            "--no-reload",
+        ],
+        cwd=workdir,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while True:
+            if process.poll() is not None:
+                pytest.fail(
+                    f"langgraph dev exited ({process.returncode}):\n{(workdir / 'server.log').read_text()[-3000:]}"
+                )
+            try:
+                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"langgraph dev did not start in {STARTUP_SECONDS} s")
+            time.sleep(0.3)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+        log.close()
+
+
+def stored_messages(client, thread_id: str) -> list[dict]:
+    return client.threads.get_state(thread_id)["values"]["messages"]

@@ -1,0 +1,86 @@
+"""The editor's approval modes: what each lets run without a question, and what it refuses.
+
+The read-only mode goes through the real graph (`run_turn`, as an editor's turn does):
+a call of a tool outside READ_ONLY_TOOLS is refused without a question and never runs,
+while a reading call of the same message runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import generalAgent.config
+from generalAgent.cli.acp.modes import (
+    ACCEPT_EDITS,
+    ASK,
+    EDIT_TOOLS,
+    MODES,
+    READ_ONLY,
+    READ_ONLY_TOOLS,
+    approved_in_mode,
+    mode_state,
+    only_tools_in_mode,
+)
+from generalAgent.cli.acp.view import TOOL_KINDS, AcpView
+from generalAgent.cli.turns import run_turn
+from generalAgent.config.settings import load_settings
+from generalAgent.knowledge import open_store
+from generalAgent.tools.approval import ONLY_TOOLS
+from generalAgent.tools.registry import parse_tools_yaml
+from tests.support.agent import build_test_agent, thread, user_turn
+from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
+
+TOOLS_YAML = Path(generalAgent.config.__file__).parent / "tools.yaml"
+
+
+def test_no_mode_skips_a_question_other_than_a_file_change() -> None:
+    kept = {"fetch_web"}
+    assert approved_in_mode(ASK, kept) == kept
+    assert approved_in_mode(READ_ONLY, kept) == kept
+    assert approved_in_mode(ACCEPT_EDITS, kept) == kept | {"write_file", "edit_file"}
+    assert {"write_file", "edit_file"} == EDIT_TOOLS
+    assert only_tools_in_mode(ASK) is None and only_tools_in_mode(ACCEPT_EDITS) is None
+
+
+def test_read_only_allows_only_tools_that_read() -> None:
+    known = {spec.name for spec in parse_tools_yaml(TOOLS_YAML)}
+    assert known >= READ_ONLY_TOOLS  # no name that could be a typo
+    assert only_tools_in_mode(READ_ONLY) == READ_ONLY_TOOLS
+    changing = {name for name, kind in TOOL_KINDS.items() if kind in ("edit", "delete", "execute")}
+    assert changing and not (READ_ONLY_TOOLS & changing)
+    assert "delegate_task" not in READ_ONLY_TOOLS  # a sub-agent could change what the mode protects
+
+
+def test_the_editor_is_offered_every_mode() -> None:
+    state = mode_state(ASK)
+    assert state.current_mode_id == ASK
+    assert [m.id for m in state.available_modes] == [m.id for m in MODES] == [ASK, ACCEPT_EDITS, READ_ONLY]
+    assert all(m.name and m.description for m in state.available_modes)
+
+
+def test_in_read_only_mode_a_changing_call_is_refused_without_a_question(tmp_path: Path) -> None:
+    settings = load_settings(
+        env_file=None,
+        model={"model_name": "test-model", "openai_api_key": "sk-test", "model_max_retries": 0},
+        paths={"data_dir": tmp_path / "data"},
+    )
+    model = ScriptedChatModel()
+    graph = build_test_agent(settings, model)[1]
+    note = {"title": "not in read-only", "content": "x"}
+    model.replies = [ai("", tool_call("add_knowledge", note, "w"), tool_call("now", {}, "r")), ai("done")]
+    asked: list[Any] = []
+    sent: list[Any] = []
+    view = AcpView(sent.append, lambda call, options: asked.append(call) or "allow-once", tmp_path)
+    base = thread("ro")
+    config = {**base, "configurable": {**base["configurable"], ONLY_TOOLS: sorted(READ_ONLY_TOOLS)}}
+    result = run_turn(graph, config, user_turn("go", settings, session_id="ro"), view, lambda exc: None)
+    assert result.ok and result.answer == "done", result.error
+    assert asked == []
+    with open_store(settings) as store:
+        assert not [i for i in store.list_knowledge(limit=100) if i.title == "not in read-only"]
+    answers = {m.tool_call_id: m for m in graph.get_state(config).values["messages"] if m.type == "tool"}
+    assert answers["w"].status == "error" and "refused" in answers["w"].content
+    assert answers["r"].status != "error"
+    shown = {(u.tool_call_id, u.status) for u in sent if u.session_update == "tool_call_update"}
+    assert shown == {("w", "failed"), ("r", "completed")}
