@@ -159,8 +159,8 @@ def test_rewind_speaks_chinese_in_help_and_with_nothing_to_go_back_to(
     child = spawn_chat(env={**cli_env, "UI_LANGUAGE": "zh"})
     child.expect(PROMPT)
     child.sendline("/help")
-    child.expect("回到你之前某条消息之前")
-    assert "/rewind" in plain(child.before)
+    child.expect("/rewind")
+    child.expect(r"回\s*到\s*你\s*之\s*前")  # the description, however the table wraps it
     child.expect(PROMPT)
     child.sendline("/rewind")
     child.expect("还没有可以回退的内容")
