@@ -12,10 +12,13 @@ then answers in a few lines. At 25, 100 and 400 turns it reports:
                         and answers at once, so this is the agent's own overhead)
 
 and the growth exponent of db_bytes (least squares of log bytes on log turns over the
-marks: 1 is linear, 2 quadratic). Two variants run in the same process in lockstep (a
+marks: 1 is linear, 2 quadratic). The variants run in the same process in lockstep (a
 turn of each in turn, so load from elsewhere slows both alike): `baseline` is LangGraph's plain SqliteSaver (every checkpoint of every step kept,
 as before issue 14) with compaction off; `generalagent` is the agent as configured
-(checkpoints pruned as the session goes, compaction on).
+(checkpoints pruned as the session goes, compaction on); `writes` is the same agent whose
+every turn also rewrites one of five files under outputs/ with write_file, so db_bytes
+counts snapshots.db too (the file versions /rewind keeps, snapshots.py), also shown alone
+as snapshot_bytes.
 
     python -m bench.session_storage [--turns 400] [--variants baseline,generalagent]
 """
@@ -41,6 +44,7 @@ from langchain_core.messages import messages_to_dict  # noqa: E402
 from generalAgent.cli.runtime import load_agent  # noqa: E402
 from generalAgent.config.settings import Settings, load_settings  # noqa: E402
 from generalAgent.graph.turn import main_turn_input  # noqa: E402
+from generalAgent.snapshots import SnapshotStore  # noqa: E402
 from generalAgent.tools.workspace import Workspace  # noqa: E402
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
 
@@ -74,6 +78,20 @@ def responder(request: RecordedRequest) -> Reply:
     return Reply(tool_calls=[ToolCall("read_file", {"path": RESULT_FILE})])
 
 
+def writing_responder(request: RecordedRequest) -> Reply:
+    """The `writes` variant: each question rewrites outputs/notes-<turn % 5>.md, then an answer."""
+    if not request.body.get("tools"):
+        return Reply(text=SUMMARY)
+    last = request.messages[-1]
+    if last["role"] == "tool" or (len(request.messages) >= 2 and request.messages[-2]["role"] == "tool"):
+        return Reply(text=ANSWER)
+    turn = int(str(last["content"]).split(":")[0].split()[-1])
+    content = f"Notes of turn {turn}\n" + tool_result_text()
+    return Reply(
+        tool_calls=[ToolCall("write_file", {"path": f"outputs/notes-{turn % 5}.md", "content": content})]
+    )
+
+
 def make_settings(data_dir: Path, base_url: str, compaction: bool) -> Settings:
     return load_settings(
         env_file=None,
@@ -102,7 +120,9 @@ class Session:
     """One variant's agent, model server and thread, advanced a turn at a time."""
 
     def __init__(self, variant: str, tmp: Path) -> None:
-        self.server = ScriptedOpenAIServer(responder=responder).start()
+        self.server = ScriptedOpenAIServer(
+            responder=writing_responder if variant == "writes" else responder
+        ).start()
         self.settings = make_settings(tmp, self.server.base_url, compaction=variant != "baseline")
         self.agent = load_agent(self.settings)
         if variant == "baseline":
@@ -130,13 +150,15 @@ class Session:
     def mark(self, turn: int) -> None:
         messages = self.agent.graph.get_state(self.config).values["messages"]
         conversation = len(json.dumps(messages_to_dict(messages), ensure_ascii=False).encode())
-        size = db_bytes(self.settings.paths.sessions_db)
+        snapshots = db_bytes(SnapshotStore.in_data_dir(self.settings.paths.data_dir).db_path)
+        size = db_bytes(self.settings.paths.sessions_db) + snapshots
         recent = self.durations[-WINDOW:]
         self.points.append(
             {
                 "turns": turn,
                 "db_bytes": size,
                 "db_mb": round(size / 1e6, 2),
+                "snapshot_bytes": snapshots,
                 "conversation_bytes": conversation,
                 "db_over_conversation": round(size / conversation, 2),
                 "turn_ms": round(1000 * sum(recent) / len(recent), 1),

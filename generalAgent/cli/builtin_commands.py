@@ -16,6 +16,7 @@ from generalAgent.cli import views
 from generalAgent.cli.clipboard import paste
 from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
 from generalAgent.cli.custom_commands import CustomCommand
+from generalAgent.cli.rewind import rewind_command
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.i18n import N_, _
 
@@ -32,6 +33,11 @@ COMMANDS = (
         "/rename", N_("TITLE: name this session (as /sessions and --resume show it)"), session.rename_session
     ),
     SlashCommand("/retry", N_("send the last message again after an error"), session.retry_turn),
+    SlashCommand(
+        "/rewind",
+        N_("[N]: go back to before an earlier message of yours (pick it); the files too, if you choose"),
+        rewind_command,
+    ),
     SlashCommand(
         "/compact",
         N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)"),

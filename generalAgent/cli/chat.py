@@ -99,6 +99,7 @@ class Chat:
         self._drawn: TerminalView | None = None  # the last turn's view: its time for the usage line
         self.typed_ahead = ""  # keys typed while a turn ran: the next prompt reads them first
         self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
+        self.prompt_default = ""  # text the next prompt starts with (/rewind's message)
         self.first_message = options.first_message
         from generalAgent.cli import session_commands
 
@@ -157,7 +158,8 @@ class Chat:
 
                     give_to_prompt(prompt.input, self.typed_ahead)
                     self.typed_ahead = ""
-                line = prompt.prompt(PROMPT)
+                line = prompt.prompt(PROMPT, default=self.prompt_default)
+                self.prompt_default = ""
             except (EOFError, KeyboardInterrupt):
                 self.farewell()
                 return 0

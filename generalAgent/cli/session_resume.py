@@ -55,17 +55,25 @@ def pick_session(
     sessions: Sequence[SessionInfo], folder_of: Callable[[SessionInfo], str | None] = lambda info: None
 ) -> SessionInfo | None:
     """The session chosen with the arrow keys and Enter; None for Esc, Ctrl-C or Ctrl-D."""
+    lines = [picker_line(info, folder_of(info)) for info in sessions]
+    header = _("Resume which session? ↑/↓ choose · Enter resumes · Esc starts a new one")
+    chosen = pick_line(lines, header)
+    return None if chosen is None else sessions[chosen]
+
+
+def pick_line(lines: Sequence[str], header: str) -> int | None:
+    """The index of the line chosen with the arrow keys and Enter, below `header`; None for
+    Esc, Ctrl-C or Ctrl-D. The lines must already be safe for the terminal, one line each.
+    The session picker and /rewind's (cli/rewind.py) are this one."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import StyleAndTextTuples
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import Layout, Window
     from prompt_toolkit.layout.controls import FormattedTextControl
 
-    lines = [picker_line(info, folder_of(info)) for info in sessions]
     chosen = [0]
 
     def shown() -> StyleAndTextTuples:
-        header = _("Resume which session? ↑/↓ choose · Enter resumes · Esc starts a new one")
         fragments: StyleAndTextTuples = [("bold", header + "\n")]
         for index, line in enumerate(lines):
             if index == chosen[0]:
@@ -88,7 +96,7 @@ def pick_session(
 
     @keys.add("enter")
     def _pick(event: Any) -> None:
-        event.app.exit(result=sessions[chosen[0]])
+        event.app.exit(result=chosen[0])
 
     @keys.add("escape", eager=True)
     @keys.add("c-c")
@@ -97,7 +105,7 @@ def pick_session(
         event.app.exit(result=None)
 
     window = Window(FormattedTextControl(shown), wrap_lines=False, dont_extend_height=True)
-    app: Application[SessionInfo | None] = Application(
+    app: Application[int | None] = Application(
         layout=Layout(window), key_bindings=keys, full_screen=False, erase_when_done=True
     )
     return app.run()

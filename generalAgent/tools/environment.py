@@ -7,24 +7,30 @@ tool objects serve every thread, including a LangGraph Server deployment.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
+import sqlite3
 import subprocess
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
 from generalAgent.hooks import HookSet
+from generalAgent.snapshots import SnapshotStore, snapshot_hook
 from generalAgent.tools.editor import EditorAccess
-from generalAgent.tools.workspace import WorkingFolders, Workspace
+from generalAgent.tools.workspace import RESULTS_DIR, WorkingFolders, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
     from langgraph.prebuilt import ToolRuntime
 
     from generalAgent.search.background_embedding import SemanticSession
+
+LOGGER = logging.getLogger(__name__)
 
 
 # The config key under which the graph's tools step hands delegate_task the sub-agent
@@ -51,6 +57,10 @@ class ToolEnvironment:
     # terminal can name each with its real path at the end of the turn and at /quit.
     _written: dict[str, list[Path]] = field(default_factory=dict, repr=False)
     _reported: dict[str, int] = field(default_factory=dict, repr=False)
+    # The turn (position of the user's message) each session's main agent is in, as its
+    # tools last saw it: a sub-agent's writes belong to the turn that delegated the task.
+    _turns: dict[str, int] = field(default_factory=dict, repr=False)
+    _snapshots: SnapshotStore | None = field(default=None, repr=False)
     # What the editor of a session offers (ACP: its files, its terminals), by session id;
     # a session without one reads, writes and runs commands locally (tools/editor.py).
     editors: dict[str, EditorAccess] = field(default_factory=dict, repr=False)
@@ -122,8 +132,61 @@ class ToolEnvironment:
             return list(written[start:])
 
     def workspace(self, runtime: ToolRuntime | None) -> Workspace:
-        """The workspace of the session the tool is running in."""
-        return self.workspace_for(session_of(runtime))
+        """The workspace of the session the tool is running in. What its writes replace in
+        the working folder and outputs/ is kept first, for /rewind (snapshots.py)."""
+        session = session_of(runtime)
+        workspace = self.workspace_for(session)
+        if runtime is None:
+            return workspace
+        turn = self.note_turn(runtime)
+
+        def read_current(real: Path) -> bytes | None:
+            try:
+                with workspace.open_for_reading(real) as stream:
+                    return stream.read()
+            except FileNotFoundError:
+                return None
+
+        keep = snapshot_hook(self.snapshots, session, turn, read_current)
+
+        def before_write(real: Path, data: bytes) -> Callable[[], None]:
+            if not (workspace.in_place(real) or workspace.in_folder(real, RESULTS_DIR)):
+                return lambda: None  # temp/: scratch, nothing to go back to
+            try:
+                record = keep(real, data)
+            except (WorkspaceError, OSError) as exc:  # not a regular file: the write says why
+                LOGGER.info("no snapshot of %s: %s", real, exc)
+                return lambda: None
+
+            def recorded() -> None:
+                try:
+                    record()
+                except (sqlite3.Error, OSError) as exc:  # the file is written; only /rewind loses it
+                    LOGGER.warning("snapshot of %s not kept: %s", real, exc)
+
+            return recorded
+
+        return replace(workspace, before_write=before_write)
+
+    @property
+    def snapshots(self) -> SnapshotStore:
+        """The file snapshots of the data folder (opened on the first write)."""
+        with self._lock:
+            if self._snapshots is None:
+                self._snapshots = SnapshotStore.in_data_dir(self.settings.paths.data_dir)
+            return self._snapshots
+
+    def note_turn(self, runtime: ToolRuntime) -> int:
+        """The turn a tool call belongs to: in the main agent, the position of the user's
+        last message; in a sub-agent, the turn of the session that delegated to it."""
+        session = session_of(runtime)
+        state = runtime.state if isinstance(runtime.state, dict) else {}
+        with self._lock:
+            if state.get("parent_context"):
+                return self._turns.get(session, 0)
+            humans = sum(1 for m in state.get("messages") or () if getattr(m, "type", "") == "human")
+            self._turns[session] = max(humans - 1, 0)
+            return self._turns[session]
 
     def workspace_for(self, session_id: str) -> Workspace:
         return Workspace.for_session(

@@ -33,6 +33,7 @@ import re
 import secrets
 import stat
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
@@ -100,6 +101,11 @@ class Workspace:
     # The editor driving the session (ACP), when it reads or writes files for the agent:
     # the user's own files then go through it (tools/editor.py); workspace files never do.
     editor: EditorAccess | None = field(default=None, compare=False, repr=False)
+    # Called with (real path, new bytes) before every write; what it returns is called once
+    # the write succeeded: the file snapshots /rewind restores (snapshots.py). None: not kept.
+    before_write: Callable[[Path, bytes], Callable[[], None]] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @classmethod
     def for_session(
@@ -189,18 +195,12 @@ class Workspace:
         return read_text(real, self.open_for_reading, max_bytes)
 
     def write_text(self, real: Path, text: str) -> int:
-        """Write `text` (UTF-8) to the workspace file `real` so that no failure loses the old
-        content and no symlink swapped in meanwhile redirects it; returns the bytes written.
-
-        The text is encoded first (a character UTF-8 cannot hold fails before anything is
-        touched), written to a new file beside the target and renamed over it in one step.
-        Both happen relative to the parent folder opened once and checked to be inside the
-        workspace after opening: replacing a folder of the path with a symlink between the
-        check and the write cannot send the write elsewhere, and a symlink at the target
-        itself is replaced, never followed.
+        """Write `text` (UTF-8) to the workspace file `real`; returns the bytes written. The
+        text is encoded first: a character UTF-8 cannot hold fails before anything is touched.
 
         A file of the user's own folders is written by the editor when one writes for the
-        agent (tools/editor.py): the change lands in its buffer, where the user sees it."""
+        agent (tools/editor.py): the change lands in its buffer, where the user sees it.
+        Anything else is written as `write_bytes` writes."""
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
@@ -208,9 +208,32 @@ class Workspace:
                 f"the text has a character that cannot be written as UTF-8 ({exc.object[exc.start]!r} "
                 f"at position {exc.start:,}, {exc.reason}); nothing was written"
             ) from None
-        if self.editor is not None and self.editor.writes_files and self.in_place(real):
+        return self._write(real, data, text)
+
+    def write_bytes(self, real: Path, data: bytes) -> int:
+        """Write `data` to the workspace file `real` so that no failure loses the old content
+        and no symlink swapped in meanwhile redirects it; returns the bytes written.
+
+        The bytes go to a new file beside the target, renamed over it in one step. Both
+        happen relative to the parent folder opened once and checked to be inside the
+        workspace after opening: replacing a folder of the path with a symlink between the
+        check and the write cannot send the write elsewhere, and a symlink at the target
+        itself is replaced, never followed."""
+        return self._write(real, data, None)
+
+    def _write(self, real: Path, data: bytes, text: str | None) -> int:
+        """The one write path of the file tools, so `before_write` sees every write."""
+        written = self.before_write(real, data) if self.before_write is not None else None
+        if text is not None and self.editor is not None and self.editor.writes_files and self.in_place(real):
             self.editor.write_text(real, text)
-            return len(data)
+            size = len(data)
+        else:
+            size = self._replace_file(real, data)
+        if written is not None:
+            written()
+        return size
+
+    def _replace_file(self, real: Path, data: bytes) -> int:
         real.parent.mkdir(parents=True, exist_ok=True)
         if not _FOLDER_RELATIVE:  # Windows: no dir_fd; still a new file renamed into place
             beside = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
@@ -243,6 +266,23 @@ class Workspace:
         finally:
             os.close(folder)
         return len(data)
+
+    def remove_file(self, real: Path) -> None:
+        """Delete the workspace file `real` (a path `resolve` returned), relative to its folder
+        opened once and checked to be inside, as `write_bytes` writes: a link swapped in for a
+        folder of the path cannot send the deletion elsewhere (/rewind removes files the
+        agent created)."""
+        if not _FOLDER_RELATIVE:
+            if not self.contains(real.parent.resolve()):
+                raise WorkspaceError(f"{real.name}: it points outside the workspace; nothing was deleted")
+            real.unlink()
+            return
+        folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:
+            self._check_open_folder(folder, real.parent)
+            os.unlink(real.name, dir_fd=folder)
+        finally:
+            os.close(folder)
 
     def open_for_reading(self, real: Path) -> BinaryIO:
         """The workspace file `real` (a path `resolve` returned) opened for reading, verified

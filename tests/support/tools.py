@@ -12,7 +12,7 @@ from langgraph.graph import START, StateGraph
 
 from generalAgent.config.settings import Settings
 from generalAgent.graph.nodes.tools import build_tool_node
-from generalAgent.graph.state import AgentState
+from generalAgent.graph.state import SubagentState
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.registry import ToolRegistry
 
@@ -28,7 +28,8 @@ def run_tool(
     """The tool's answer (the ToolMessage content) and the state after it, as a pair."""
     env = env or ToolEnvironment(settings=settings)
     tool = ToolRegistry.from_yaml(env).load_on_demand(name)
-    graph = StateGraph(AgentState)
+    # The sub-agent's state holds the main agent's and its own keys: a test may run either.
+    graph = StateGraph(SubagentState)
     graph.add_node("tools", build_tool_node([tool], settings.tools.tool_result_max_chars))
     graph.add_edge(START, "tools")
     compiled = graph.compile(checkpointer=InMemorySaver())

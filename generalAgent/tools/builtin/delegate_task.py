@@ -37,6 +37,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             "workspace_id": state.get("workspace_id") or runtime.config["configurable"].get("thread_id"),
         }
         approved = runtime.config["configurable"].get(PROCESS_APPROVALS) or ()
+        env.note_turn(runtime)  # the sub-agent's writes belong to this turn (/rewind)
         result = run_subagent(task, agent, max_loops, parent, runtime.stream_writer, approved)
         return json.dumps(result, ensure_ascii=False)
 

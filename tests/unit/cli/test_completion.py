@@ -28,6 +28,10 @@ def test_slash_commands_complete_with_their_description(tmp_path: Path) -> None:
         ("/resume", "[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)"),
         ("/rename", "TITLE: name this session (as /sessions and --resume show it)"),
         ("/retry", "send the last message again after an error"),
+        (
+            "/rewind",
+            "[N]: go back to before an earlier message of yours (pick it); the files too, if you choose",
+        ),
     ]
     assert completions("say /re", tmp_path) == []  # only at the start of the line
 
