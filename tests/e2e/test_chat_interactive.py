@@ -117,7 +117,7 @@ def test_the_chat_speaks_chinese_when_asked(openai_server: ScriptedOpenAIServer,
     expect_prompt(child)
     ask(child, "/nosuch", "未知命令 /nosuch")
     expect_prompt(child)
-    ask(child, "你好", "令牌：")
+    ask(child, "你好", "Token：")
     child.expect("输入")
     expect_prompt(child)
     child.sendline("/quit")

@@ -196,4 +196,4 @@ def test_a_failed_call_is_explained_in_chinese_when_the_ui_speaks_it(
     result = run_cli(["-p", "你好"], {**cli_env, "UI_LANGUAGE": "zh"}, workdir)
     assert result.returncode == 1
     shown = " ".join(result.stderr.split())
-    assert "接口拒绝了 API 密钥（401）" in shown and "服务商说" in shown and "令牌" in shown
+    assert "接口拒绝了 API 密钥（401）" in shown and "服务商说" in shown and "Token：" in shown
