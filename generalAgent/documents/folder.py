@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -151,6 +152,20 @@ def index_folder(
     return done
 
 
+@contextmanager
+def searching(label: str) -> Iterator[None]:
+    """A folder search's failures as one SearchFailure line each: a bad query, a database
+    that cannot be used, or one that is busy."""
+    try:
+        yield
+    except QueryError as exc:
+        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
+    except DatabaseError as exc:
+        raise SearchFailure(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+
+
 def search_folder(
     db_path: Path,
     settings: DocumentSettings,
@@ -215,38 +230,31 @@ def search_files(
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
     warning = ""
-    try:
-        # Chunks are embedded after indexing, in the background (search/background_embedding.py).
-        with SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
-            indexing = index_folder(index, files, time.monotonic() + index_seconds, progress)
-            items = list(indexing.items)
-            semantic: list[list[tuple[int, float]]] = []
-            warning = indexing.warning
-            if vectors is not None and items and not warning:
-                try:
-                    semantic = nearest_chunks(index.conn, vectors, asked, item_ids=items)
-                except EmbeddingError as exc:
-                    warning = f"Semantic search is off ({exc}); keyword search still works."
-            hits = (
-                find_chunks(
-                    index.conn,
-                    asked,
-                    index.segmenter,
-                    limit,
-                    item_filter=f"i.id IN ({','.join('?' * len(items))})",
-                    filter_params=items,
-                    semantic=semantic,
-                )
-                if items
-                else []
+    # Chunks are embedded after indexing, in the background (search/background_embedding.py).
+    with searching(label), SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
+        indexing = index_folder(index, files, time.monotonic() + index_seconds, progress)
+        items = list(indexing.items)
+        semantic: list[list[tuple[int, float]]] = []
+        warning = indexing.warning
+        if vectors is not None and items and not warning:
+            try:
+                semantic = nearest_chunks(index.conn, vectors, asked, item_ids=items)
+            except EmbeddingError as exc:
+                warning = f"Semantic search is off ({exc}); keyword search still works."
+        hits = (
+            find_chunks(
+                index.conn,
+                asked,
+                index.segmenter,
+                limit,
+                item_filter=f"i.id IN ({','.join('?' * len(items))})",
+                filter_params=items,
+                semantic=semantic,
             )
-            results = with_context(index, hits)
-    except QueryError as exc:
-        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
-    except DatabaseError as exc:
-        raise SearchFailure(str(exc)) from None
-    except sqlite3.Error as exc:
-        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+            if items
+            else []
+        )
+        results = with_context(index, hits)
     grouped: dict[str, list[SearchResult]] = {}
     for result in apply_budget(results, budget):
         grouped.setdefault(result.item_id, []).append(result)
@@ -293,30 +301,23 @@ def search_indexed(
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
-    try:
-        with SearchIndex(db_path, settings, conn=conn) as index:
-            documents = {
-                row[0]: row[1:]
-                for row in index.conn.execute(
-                    "SELECT d.item_id, COALESCE((SELECT MAX(p.path) FROM document_paths p"
-                    " WHERE p.file_hash = d.file_hash), d.file_name), d.file_type, d.language FROM documents d"
-                )
-            }
-            hits = find_chunks(
-                index.conn,
-                asked,
-                index.segmenter,
-                limit,
-                item_filter="i.domain = ?",
-                filter_params=["documents"],
+    with searching(label), SearchIndex(db_path, settings, conn=conn) as index:
+        documents = {
+            row[0]: row[1:]
+            for row in index.conn.execute(
+                "SELECT d.item_id, COALESCE((SELECT MAX(p.path) FROM document_paths p"
+                " WHERE p.file_hash = d.file_hash), d.file_name), d.file_type, d.language FROM documents d"
             )
-            results = with_context(index, hits)
-    except QueryError as exc:
-        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
-    except DatabaseError as exc:
-        raise SearchFailure(str(exc)) from None
-    except sqlite3.Error as exc:
-        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+        }
+        hits = find_chunks(
+            index.conn,
+            asked,
+            index.segmenter,
+            limit,
+            item_filter="i.domain = ?",
+            filter_params=["documents"],
+        )
+        results = with_context(index, hits)
     grouped: dict[str, list[SearchResult]] = {}
     for result in apply_budget(results, budget):
         if result.item_id in documents:
