@@ -27,6 +27,17 @@ def tool_answers(request: RecordedRequest) -> dict[str, str]:
     return {m["tool_call_id"]: tool_text(m["content"]) for m in request.messages if m["role"] == "tool"}
 
 
+def mcp_until(child: pexpect.spawn, status: str) -> str:
+    """Everything /mcp showed, asked twice a second until its table has `status` (servers
+    start once the agent has loaded, which a busy machine delays)."""
+    shown, deadline = "", time.monotonic() + 60
+    while status not in shown:
+        assert time.monotonic() < deadline, shown
+        child.expect(pexpect.TIMEOUT, timeout=0.5)
+        shown += ask(child, "/mcp", "/mcp") + expect_prompt(child)
+    return shown
+
+
 def test_a_dropped_mcp_json_gives_the_model_working_tools(
     openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
@@ -102,13 +113,8 @@ def test_a_server_that_fails_to_start_costs_one_warning_line(
     openai_server.add(Reply(text="First."), Reply(text="Second."))
     child = spawn_chat(env={**cli_env, "MCP_STARTUP_TIMEOUT": "2"})
     expect_prompt(child)
-    # The two seconds start once the agent has loaded, which a busy machine delays: the user
-    # looks at /mcp until the server has failed, and the warning comes once, with that table.
-    shown, deadline = "", time.monotonic() + 60
-    while "failed: did not start within 2 s" not in shown:
-        assert time.monotonic() < deadline, shown
-        child.expect(pexpect.TIMEOUT, timeout=0.5)
-        shown += ask(child, "/mcp", "Untrusted") + expect_prompt(child)
+    # The user looks at /mcp until the server has failed: the warning comes once, with that table.
+    shown = mcp_until(child, "failed: did not start within 2 s")
     warning = "MCP server hang did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped"
     assert plain(shown).count(warning) == 1 and "ready" in shown
     assert warning not in ask(child, "hello", "First")
@@ -160,7 +166,7 @@ def test_an_untrusted_servers_tool_asks_before_it_runs(
     )
     child = spawn_chat()
     expect_prompt(child)
-    child.expect(pexpect.TIMEOUT, timeout=4)  # the server has started
+    mcp_until(child, "ready")
     child.sendline("note something")
     child.expect("Approve notes__write_note")
     child.sendline("n")
