@@ -1,7 +1,8 @@
 """Runs a delegated task as an isolated sub-agent: the same graph, a fresh state, its own thread.
 
-The sub-agent's conversation is checkpointed under `subagent-xxxxxxxx` and never enters
-the parent's history: the parent gets one short JSON result. It runs in a thread of its
+The sub-agent's conversation is checkpointed under `subagent-xxxxxxxx` while it works, and
+deleted when it ends; it never enters the parent's history: the parent gets one short JSON
+result. It runs in a thread of its
 own so that nothing of the parent run's context (config, callbacks, checkpoint
 namespace) leaks into it; its progress and token usage reach the parent's stream as
 custom events, so the chat can show them and count them.
@@ -16,6 +17,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
@@ -93,6 +95,23 @@ class SubagentRunner:
         return {"ok": True, "result": outcome["result"], "context_id": context_id, "loops": outcome["loops"]}
 
     def _run(
+        self,
+        context_id: str,
+        state: dict[str, Any],
+        approved: list[str],
+        writer: Writer,
+        outcome: dict[str, Any],
+    ) -> None:
+        try:
+            self._work(context_id, state, approved, writer, outcome)
+        finally:
+            # Nothing goes back to a finished sub-agent (the parent has its result, and a
+            # sub-agent never waits for an approval): its thread would only grow sessions.db.
+            checkpointer = getattr(self.graph, "checkpointer", None)
+            if isinstance(checkpointer, BaseCheckpointSaver):
+                checkpointer.delete_thread(context_id)
+
+    def _work(
         self,
         context_id: str,
         state: dict[str, Any],
