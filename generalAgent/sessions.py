@@ -269,6 +269,17 @@ class SessionCatalog:
         ).fetchall()
         return [_info(row) for row in rows]
 
+    def updated_before(self, moment: float) -> list[SessionInfo]:
+        """Every session, listed or not, last used before `moment` (unix seconds), oldest first."""
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM chat_sessions WHERE updated_at < ? ORDER BY updated_at", (moment,)
+        ).fetchall()
+        return [_info(row) for row in rows]
+
+    def delete(self, session_id: str) -> None:
+        """Take the session off the list (its checkpoints and files go first: cli/sessions_commands.py)."""
+        self._conn.execute("DELETE FROM chat_sessions WHERE id = ?", (session_id,))
+
     def rename(self, session_id: str, title: str) -> None:
         """Give the session the title the user chose (/rename), in place of its first line."""
         self._conn.execute(

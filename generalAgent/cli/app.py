@@ -273,7 +273,7 @@ def acp() -> None:
 # never run them, and the document and knowledge modules behind `index`, `search` and `kb`
 # cost every start a fifth of a second (python -X importtime). tests/unit/cli/test_command_line.py
 # keeps these words and the registered commands in step.
-SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "trust"})
+SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "sessions", "trust"})
 
 
 def register_subcommands() -> None:
@@ -286,6 +286,7 @@ def register_subcommands() -> None:
         knowledge_commands,
         mcp_commands,
         models_commands,
+        sessions_commands,
     )
     from generalAgent.cli.config_commands import config_app
 
@@ -294,6 +295,7 @@ def register_subcommands() -> None:
     app.add_typer(config_app, name="config")
     mcp_commands.register(app)
     models_commands.register(app)
+    sessions_commands.register(app)
     folder_trust.register(app)
 
 

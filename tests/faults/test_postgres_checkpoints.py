@@ -119,7 +119,7 @@ def checkpoint_threads(database_url: str) -> set[str]:
 @fault(
     area="deployment",
     fault="DATABASE_URL set: a conversation with a tool call, the process ends, a new process resumes it (-p --resume)",
-    outcome="The resumed request carries the earlier turns read back from PostgreSQL; the thread is in PostgreSQL, not in sessions.db; the history there is intact.",
+    outcome="The resumed request carries the earlier turns read back from PostgreSQL; the thread is in PostgreSQL, not in sessions.db; the history there is intact; `sessions delete` removes it from PostgreSQL.",
 )
 def test_conversation_resumes_from_postgres(
     openai_server: ScriptedOpenAIServer,
@@ -161,6 +161,16 @@ def test_conversation_resumes_from_postgres(
     assert "checkpoints" not in tables
     assert checkpoint_counts(database_url) == {session: 1}  # older checkpoints are pruned
     assert_requests_valid(openai_server)
+    deleted = run_cli(["sessions", "delete", session, "--yes"], env, workdir)
+    assert deleted.returncode == 0, deleted.stderr
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            assert conn.execute(
+                f"SELECT count(*) FROM {table} WHERE thread_id = %s", (session,)
+            ).fetchone() == (0,)
+    assert run_cli(["sessions", "--all"], env, workdir).stdout.strip() == "No saved sessions yet."
 
 
 @fault(
