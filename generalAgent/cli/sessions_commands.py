@@ -16,13 +16,14 @@ It asks first, listing what goes, unless --yes; without a terminal to ask, --yes
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -31,10 +32,15 @@ from rich.table import Table
 
 from generalAgent.cli.folder_trust import YES
 from generalAgent.cli.session_resume import picker_line
+from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import SessionCatalog, SessionInfo, SessionStoreError
+from generalAgent.snapshots import SnapshotStore
+
+if TYPE_CHECKING:  # LangGraph's saver is loaded only when something is deleted
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
 app = typer.Typer(
     help=_("List saved sessions, or delete them with everything kept of them."),
@@ -106,19 +112,13 @@ def delete_command(
         if not chosen:
             console.print(escape(_("No session was last used that long ago.")))
             return
-        removals = [SessionRemoval.of(settings, info) for info in chosen]
+        try:
+            removals = [SessionRemoval.of(settings, info) for info in chosen]
+        except (OSError, sqlite3.Error) as exc:
+            _fail(describe_storage_error(exc, settings.paths) or str(exc), code=1)
         if not yes:
             _confirm(console, removals)
-        for removal in removals:
-            try:
-                removal.run(settings, catalog)
-            except Exception as exc:  # the store, the database or the disk: say which session
-                _fail(
-                    _(
-                        "Session {id} could not be deleted: {reason}. It is still listed; run this again."
-                    ).format(id=removal.info.id, reason=exc),
-                    code=1,
-                )
+        _remove(settings, catalog, removals)
     console.print(
         escape(
             ngettext("Deleted {count} session.", "Deleted {count} sessions.", len(removals)).format(
@@ -139,7 +139,6 @@ class SessionRemoval:
 
     @classmethod
     def of(cls, settings: Settings, info: SessionInfo) -> SessionRemoval:
-        from generalAgent.snapshots import SnapshotStore
         from generalAgent.tools.workspace import Workspace
 
         workspace: Path | None = None
@@ -170,22 +169,37 @@ class SessionRemoval:
             )
         return " · ".join(parts)
 
-    def run(self, settings: Settings, catalog: SessionCatalog) -> None:
+    def run(self, saver: BaseCheckpointSaver, snapshots: SnapshotStore, catalog: SessionCatalog) -> None:
         """Conversation, file versions, workspace, then the list: a failure leaves it listed."""
-        from generalAgent.graph.checkpoints import close_checkpointer, open_checkpointer
-        from generalAgent.snapshots import SnapshotStore
-
-        saver = open_checkpointer(settings.paths)
-        try:
-            saver.delete_thread(self.info.id)
-        finally:
-            close_checkpointer(saver)
-        SnapshotStore.in_data_dir(settings.paths.data_dir).forget_session(self.info.id)
+        saver.delete_thread(self.info.id)
+        snapshots.forget_session(self.info.id)
         if self.workspace is not None and self.workspace.is_symlink():
             self.workspace.unlink()
         elif self.workspace is not None and self.workspace.is_dir():
             shutil.rmtree(self.workspace)  # links inside (skills/) are unlinked, not followed
         catalog.delete(self.info.id)
+
+
+def _remove(settings: Settings, catalog: SessionCatalog, removals: list[SessionRemoval]) -> None:
+    from generalAgent.graph.checkpoints import close_checkpointer, open_checkpointer
+
+    snapshots = SnapshotStore.in_data_dir(settings.paths.data_dir)
+    saver = None
+    removal = removals[0]
+    try:
+        saver = open_checkpointer(settings.paths)
+        for removal in removals:
+            removal.run(saver, snapshots, catalog)
+    except Exception as exc:  # the database, the store or the disk: say which session
+        _fail(
+            _("Session {id} could not be deleted: {reason}. It is still listed; run this again.").format(
+                id=removal.info.id, reason=describe_storage_error(exc, settings.paths) or exc
+            ),
+            code=1,
+        )
+    finally:
+        if saver is not None:
+            close_checkpointer(saver)
 
 
 def _chosen(catalog: SessionCatalog, references: list[str], older_than: int | None) -> list[SessionInfo]:

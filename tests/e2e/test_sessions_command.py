@@ -110,3 +110,31 @@ def test_the_question_lists_what_goes_and_no_keeps_it(
     child.close()
     assert child.exitstatus == 1
     assert kept_of(tmp_path / "data", session)["listed"] == 1
+
+
+def test_a_store_that_cannot_be_used_is_one_clear_line_and_deletes_nothing(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    session = one_session(openai_server, cli_env, workdir, "stuck")
+    (data / "snapshots.db").rename(data / "snapshots.moved")
+    (data / "snapshots.db").mkdir()  # the file versions cannot be read
+    unreadable = run_cli(["sessions", "delete", session, "--yes"], cli_env, workdir)
+    assert unreadable.returncode == 1 and unreadable.stderr.strip() and "Traceback" not in unreadable.stderr
+    assert rows(data / "sessions.db", "SELECT 1 FROM chat_sessions WHERE id = ?", session) == [(1,)]
+    (data / "snapshots.db").rmdir()
+    (data / "snapshots.moved").rename(data / "snapshots.db")
+    # The conversation's store cannot be reached (nothing listens on port 1).
+    offline = {**cli_env, "DATABASE_URL": "postgresql://agent@127.0.0.1:1/agent"}
+    failed = run_cli(["sessions", "delete", session, "--yes"], offline, workdir)
+    assert failed.returncode == 1 and "Traceback" not in failed.stderr
+    assert f"Session {session} could not be deleted" in failed.stderr and "run this again" in failed.stderr
+    assert kept_of(data, session)["listed"] == 1
+    assert run_cli(["sessions", "delete", session, "--yes"], cli_env, workdir).returncode == 0
+    assert kept_of(data, session) == {
+        "listed": 0,
+        "checkpoints": 0,
+        "writes": 0,
+        "versions": 0,
+        "workspace": 0,
+    }
