@@ -18,9 +18,8 @@ from generalAgent.cli.acp.modes import (
     MODES,
     READ_ONLY,
     READ_ONLY_TOOLS,
-    approved_in_mode,
     mode_state,
-    only_tools_in_mode,
+    turn_rules,
 )
 from generalAgent.cli.acp.view import TOOL_KINDS, AcpView
 from generalAgent.cli.turns import run_turn
@@ -35,18 +34,15 @@ TOOLS_YAML = Path(generalAgent.config.__file__).parent / "tools.yaml"
 
 
 def test_no_mode_skips_a_question_other_than_a_file_change() -> None:
-    kept = {"fetch_web"}
-    assert approved_in_mode(ASK, kept) == kept
-    assert approved_in_mode(READ_ONLY, kept) == kept
-    assert approved_in_mode(ACCEPT_EDITS, kept) == kept | {"write_file", "edit_file"}
-    assert {"write_file", "edit_file"} == EDIT_TOOLS
-    assert only_tools_in_mode(ASK) is None and only_tools_in_mode(ACCEPT_EDITS) is None
+    assert turn_rules(ASK).approved == turn_rules(READ_ONLY).approved == frozenset()
+    assert turn_rules(ACCEPT_EDITS).approved == {"write_file", "edit_file"} == EDIT_TOOLS
+    assert turn_rules(ASK).only_tools is None and turn_rules(ACCEPT_EDITS).only_tools is None
 
 
 def test_read_only_allows_only_tools_that_read() -> None:
     known = {spec.name for spec in parse_tools_yaml(TOOLS_YAML)}
     assert known >= READ_ONLY_TOOLS  # no name that could be a typo
-    assert only_tools_in_mode(READ_ONLY) == READ_ONLY_TOOLS
+    assert turn_rules(READ_ONLY).only_tools == READ_ONLY_TOOLS
     changing = {name for name, kind in TOOL_KINDS.items() if kind in ("edit", "delete", "execute")}
     assert changing and not (READ_ONLY_TOOLS & changing)
     assert "delegate_task" not in READ_ONLY_TOOLS  # a sub-agent could change what the mode protects
