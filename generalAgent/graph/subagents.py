@@ -90,28 +90,16 @@ class SubagentRunner:
                 writer(events.get(timeout=0.05))
             except queue.Empty:
                 continue
+        # Nothing goes back to a finished sub-agent (the parent has its result, and a
+        # sub-agent never waits for an approval): its thread would only grow sessions.db.
+        checkpointer = getattr(self.graph, "checkpointer", None)
+        if isinstance(checkpointer, BaseCheckpointSaver):
+            checkpointer.delete_thread(context_id)
         if "error" in outcome:
             return {"ok": False, "error": outcome["error"], "context_id": context_id}
         return {"ok": True, "result": outcome["result"], "context_id": context_id, "loops": outcome["loops"]}
 
     def _run(
-        self,
-        context_id: str,
-        state: dict[str, Any],
-        approved: list[str],
-        writer: Writer,
-        outcome: dict[str, Any],
-    ) -> None:
-        try:
-            self._work(context_id, state, approved, writer, outcome)
-        finally:
-            # Nothing goes back to a finished sub-agent (the parent has its result, and a
-            # sub-agent never waits for an approval): its thread would only grow sessions.db.
-            checkpointer = getattr(self.graph, "checkpointer", None)
-            if isinstance(checkpointer, BaseCheckpointSaver):
-                checkpointer.delete_thread(context_id)
-
-    def _work(
         self,
         context_id: str,
         state: dict[str, Any],
