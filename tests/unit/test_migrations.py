@@ -19,7 +19,7 @@ import pytest
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
-from generalAgent.graph.turn import main_turn_input, renamed_state
+from generalAgent.graph.turn import main_turn_input
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
 from generalAgent.knowledge.schema import TRACK as KNOWLEDGE_TRACK
 from generalAgent.migrations import TRACKS_MARK, Migration, Track, migrate, schema_versions, script
@@ -72,10 +72,9 @@ def test_the_session_catalog_and_threads_of_0_1_0_are_still_usable(old_data: Set
     model = ScriptedChatModel(replies=[ai("蓝鲸")])
     _, graph = build_test_agent(old_data, model, saver)
     config = thread(SESSION)
-    carried = renamed_state(graph, config)
-    assert carried == {"mentions": ["now"]}  # 0.1.0 stored them as `mentioned_agents`
-    turn = main_turn_input("代号？", session_id=SESSION, max_loops=5, carried_over=carried)
+    turn = main_turn_input("代号？", session_id=SESSION, max_loops=5)
     state = graph.invoke(turn, config)
+    assert state["mentions"] == ["now"]  # 0.1.0 stored them as `mentioned_agents`: the graph carries them
     assert [m.text for m in state["messages"]][:2] == ["记住：项目代号是蓝鲸", "好的，项目代号是蓝鲸。"]
     assert "now" in model.requests[-1].tools
     saver.conn.close()
