@@ -327,7 +327,7 @@ def build_repair_node(route: Callable[[AgentState], str]):
 
     def repair(state: StoredState) -> Command:
         update = renamed_values(state)
-        messages = list(state.get("messages", []))
+        messages: list[BaseMessage] = list(state.get("messages", []))
         repaired = answer_open_calls(messages)
         if repaired is not None:
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]
