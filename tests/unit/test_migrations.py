@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -112,6 +113,33 @@ def test_an_index_written_before_the_tracks_upgrades_in_place_and_keeps_its_data
     # The old names are kept, and one more that the code before the tracks does not know,
     # so it refuses the upgraded file ("written by a newer generalAgent") instead of misreading it.
     assert names == [m.name for m in INDEX_TRACK.migrations] + [TRACKS_MARK]
+
+
+def test_an_old_index_upgraded_by_several_connections_at_once_is_upgraded_once(settings: Settings) -> None:
+    """Documents and the knowledge store opening the same old file together: each track is
+    adopted or applied once, whoever comes first, and nobody fails."""
+    path = built_before_the_tracks(settings.paths.indexes_db, "indexes.sql")
+    start = threading.Barrier(6)
+    failures: list[BaseException] = []
+
+    def open_it(kind: type[SearchIndex] | type[KnowledgeStore]) -> None:
+        start.wait()
+        try:
+            with kind(path, settings.documents) as opened:
+                opened.conn.execute("SELECT COUNT(*) FROM items").fetchone()
+        except BaseException as exc:  # noqa: BLE001 - any failure is the finding
+            failures.append(exc)
+
+    threads = [threading.Thread(target=open_it, args=(kind,)) for kind in (SearchIndex, KnowledgeStore) * 3]
+    for thread_ in threads:
+        thread_.start()
+    for thread_ in threads:
+        thread_.join()
+    assert failures == []
+    conn = sqlite3.connect(path)
+    assert schema_versions(conn) == {"index": 5, "knowledge": 1}
+    assert conn.execute("SELECT COUNT(*) FROM item_tags").fetchone()[0] == 2
+    conn.close()
 
 
 def test_a_catalog_written_before_the_tracks_upgrades_in_place(settings: Settings) -> None:
