@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.i18n import _
-from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
+from generalAgent.migrations import Migration, NewerSchemaError, Track, migrate, script
 from generalAgent.private_storage import private_file
 
 # The catalog of release 0.1.0 (which created it without a migration table).
@@ -35,9 +35,9 @@ CREATE TABLE IF NOT EXISTS chat_sessions (
 );
 CREATE INDEX IF NOT EXISTS chat_sessions_updated ON chat_sessions(updated_at);
 """
-# The catalog's schema history, oldest first: append, never edit a released one. It shares
-# sessions.db's `schema_migrations` table with nothing else: LangGraph migrates its own.
-MIGRATIONS = [
+# The catalog's schema history, oldest first: append, never edit a released one. Its track
+# is the only one of sessions.db (migrations.py): LangGraph migrates its own tables.
+MIGRATIONS = (
     Migration("0001_chat_sessions", script(INITIAL_SCHEMA)),
     # Reasoning tokens apart from the output they are part of (thinking models).
     Migration(
@@ -54,7 +54,8 @@ MIGRATIONS = [
             "ALTER TABLE chat_sessions ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;"
         ),
     ),
-]
+)
+TRACK = Track("sessions", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS))
 TITLE_CHARS = 60
 # A turn's usage added to the session's totals; its values come from `usage_values`.
 ADD_USAGE = (
@@ -151,7 +152,7 @@ class SessionCatalog:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")  # as the checkpoints (graph/checkpoints.py)
         try:
-            migrate(self._conn, MIGRATIONS)
+            migrate(self._conn, (TRACK,))
         except NewerSchemaError as exc:
             self._conn.close()
             raise SessionStoreError(
