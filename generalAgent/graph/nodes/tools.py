@@ -33,12 +33,13 @@ from generalAgent.graph.nodes.approval import (
     approved_tools,
     call_context,
     has_approval_rule,
+    only_tools,
     report_hook_notices,
     run_pre_tool_use,
 )
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
-from generalAgent.tools.approval import ApprovalPolicy
+from generalAgent.tools.approval import OUTSIDE_ONLY_TOOLS, ApprovalPolicy
 from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -199,6 +200,9 @@ def _refusal(
     which the ToolNode answers)."""
     if tool is None:
         return None
+    only = only_tools(config)
+    if only is not None and tool.name not in only:  # the session's mode, not the user's answer
+        return OUTSIDE_ONLY_TOOLS.format(tool=tool.name)
     decision = (state.get("approvals") or {}).get(call["id"])
     if decision in RUNS:
         return None
