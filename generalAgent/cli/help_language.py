@@ -152,7 +152,7 @@ def _translate_typers_click() -> None:
         if not (isinstance(error, type) and issubclass(error, base)):
             continue
         if error is base or "format_message" in vars(error):
-            error.format_message = _said_through_catalog(error.format_message)
+            error.format_message = _said_through_catalog(error.format_message)  # type: ignore[method-assign]
 
 
 def _said_through_catalog(format_message: Any) -> Any:
