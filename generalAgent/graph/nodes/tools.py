@@ -4,7 +4,9 @@ A LangGraph `ToolNode` is built per set of visible tools (and cached), so a call
 the model was not offered (not mentioned, or a sub-agent asking for delegate_task) gets
 an error answer instead of running. Calls that needed approval run only if the approval
 step before this node recorded a yes for them (graph/nodes/approval.py); the others are
-answered with a refusal, so every call is answered once and run at most once. Calls
+answered with a refusal, so every call is answered once and run at most once. A call of
+a tool outside the run's `only_tools` (an editor's read-only mode) is answered that the
+session is read-only, which the user can change, not that the user refused it. Calls
 whose arguments were not valid JSON get an error answer the model can correct. Every
 result is capped so that one huge tool output cannot flood the context.
 
