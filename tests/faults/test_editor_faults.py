@@ -103,5 +103,6 @@ def test_read_only_mode_refuses_every_changing_call(tmp_path: Path) -> None:
     answers = [m for m in graph.get_state(config).values["messages"] if m.type == "tool"]
     assert len(answers) == len(calls)
     assert all(m.status == "error" and "refused" in str(m.content) for m in answers)
+    assert all("session is read-only" in str(m.content) for m in answers)  # not "by the user"
     with open_store(settings) as store:
         assert all(item.title != "t" for item in store.list_knowledge(limit=100))
