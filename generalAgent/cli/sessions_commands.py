@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -33,8 +33,9 @@ from rich.table import Table
 from generalAgent.cli.folder_trust import YES
 from generalAgent.cli.session_resume import picker_line
 from generalAgent.cli.storage_errors import describe_storage_error
+from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_or_fail
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe
-from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.config.settings import Settings
 from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import SessionCatalog, SessionInfo, SessionStoreError
 from generalAgent.snapshots import SnapshotStore
@@ -66,7 +67,7 @@ def list_sessions(
     """The recent sessions: id, title, age, turns, folder."""
     if context.invoked_subcommand is not None:
         return
-    with _catalog(_settings()) as catalog:
+    with _catalog(settings_or_fail()) as catalog:
         sessions = catalog.recent(limit=-1 if everything else RECENT, unlisted=everything) if catalog else []
     console = terminal_console(highlight=False, soft_wrap=True)
     if not sessions:
@@ -102,12 +103,12 @@ def delete_command(
     yes: Annotated[bool, typer.Option("--yes", "-y", help=_("Delete without asking."))] = False,
 ) -> None:
     if not references and older_than is None:
-        _fail(_("Name the sessions to delete (ids or prefixes), or give --older-than DAYS."))
-    settings = _settings()
+        fail(_("Name the sessions to delete (ids or prefixes), or give --older-than DAYS."), EXIT_USAGE)
+    settings = settings_or_fail()
     console = terminal_console(highlight=False, soft_wrap=True)
     with _catalog(settings) as catalog:
         if catalog is None:
-            _fail(_("No saved session to delete yet."))
+            fail(_("No saved session to delete yet."), EXIT_USAGE)
         chosen = _chosen(catalog, references or [], older_than)
         if not chosen:
             console.print(escape(_("No session was last used that long ago.")))
@@ -115,7 +116,7 @@ def delete_command(
         try:
             removals = [SessionRemoval.of(settings, info) for info in chosen]
         except (OSError, sqlite3.Error) as exc:
-            _fail(describe_storage_error(exc, settings.paths) or str(exc), code=1)
+            fail(describe_storage_error(exc, settings.paths) or str(exc), EXIT_FAILED)
         if not yes:
             _confirm(console, removals)
         _remove(settings, catalog, removals)
@@ -191,11 +192,11 @@ def _remove(settings: Settings, catalog: SessionCatalog, removals: list[SessionR
         for removal in removals:
             removal.run(saver, snapshots, catalog)
     except Exception as exc:  # the database, the store or the disk: say which session
-        _fail(
+        fail(
             _("Session {id} could not be deleted: {reason}. It is still listed; run this again.").format(
                 id=removal.info.id, reason=describe_storage_error(exc, settings.paths) or exc
             ),
-            code=1,
+            EXIT_FAILED,
         )
     finally:
         if saver is not None:
@@ -206,11 +207,11 @@ def _chosen(catalog: SessionCatalog, references: list[str], older_than: int | No
     chosen: dict[str, SessionInfo] = {}
     for reference in references:
         if reference.strip() in {"", "last"}:  # never "whichever was latest" for a deletion
-            _fail(_("Name a session by its id (or a unique prefix); /sessions lists them."))
+            fail(_("Name a session by its id (or a unique prefix); /sessions lists them."), EXIT_USAGE)
         try:
             info = catalog.resolve(reference.strip())
         except LookupError as exc:
-            _fail(str(exc))
+            fail(str(exc), EXIT_USAGE)
         chosen[info.id] = info
     if older_than is not None:
         for info in catalog.updated_before(time.time() - older_than * DAY_SECONDS):
@@ -220,7 +221,7 @@ def _chosen(catalog: SessionCatalog, references: list[str], older_than: int | No
 
 def _confirm(console: Console, removals: list[SessionRemoval]) -> None:
     if not sys.stdin.isatty():
-        _fail(_("Deleting asks first; without a terminal to ask, add --yes."))
+        fail(_("Deleting asks first; without a terminal to ask, add --yes."), EXIT_USAGE)
     for removal in removals[:SHOWN_BEFORE_ASKING]:
         console.print("  " + escape(removal.describe()))
     if len(removals) > SHOWN_BEFORE_ASKING:
@@ -251,20 +252,8 @@ def _catalog(settings: Settings) -> Iterator[SessionCatalog | None]:
     try:
         catalog = SessionCatalog(settings.paths.sessions_db)
     except SessionStoreError as exc:
-        _fail(str(exc), code=1)
+        fail(str(exc), EXIT_FAILED)
     try:
         yield catalog
     finally:
         catalog.close()
-
-
-def _settings() -> Settings:
-    try:
-        return load_settings()
-    except SettingsError as exc:
-        _fail(str(exc))
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    Console(stderr=True, highlight=False).print(f"[red]{escape(message)}[/]")
-    raise typer.Exit(code)

@@ -29,6 +29,8 @@ register_subcommands()  # as `generalagent` does when the command line names one
         ["mcp", "remove", "notes"],
         ["models", "list"],
         ["models", "pull", "potion-base-8M"],
+        ["sessions"],
+        ["sessions", "delete", "--older-than", "30", "--yes"],
     ],
     ids=" ".join,
 )
