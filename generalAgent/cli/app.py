@@ -27,7 +27,7 @@ from generalAgent.cli.invocation import command_hint, first_message_argv, split_
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
-from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.config.settings import Settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.display import mask_urls
 from generalAgent.i18n import _, choose_language, use_language
@@ -347,11 +347,9 @@ def with_run_options(settings: Settings, model: str | None, max_turns: int | Non
 
 def settings_or_exit() -> Settings:
     """The settings, with the UI in their language from now on; one line and exit 2 if invalid."""
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{escape(str(exc))}[/]")
-        raise typer.Exit(EXIT_CONFIG) from None
+    from generalAgent.cli.subcommands import settings_or_fail
+
+    settings = settings_or_fail()
     use_language(choose_language(settings.interface.ui_language))
     return settings
 

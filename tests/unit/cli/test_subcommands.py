@@ -30,6 +30,7 @@ register_subcommands()  # as `generalagent` does when the command line names one
         ["models", "list"],
         ["models", "pull", "potion-base-8M"],
         ["sessions"],
+        ["config", "show"],
         ["sessions", "delete", "--older-than", "30", "--yes"],
     ],
     ids=" ".join,
