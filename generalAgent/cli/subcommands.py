@@ -1,4 +1,5 @@
-"""What the sub-commands (index, search, kb, mcp, models, sessions, config) and the chat share: their settings, and how they stop.
+"""What the sub-commands (index, search, kb, mcp, models, sessions, config) and the chat
+share: their settings, and how they stop.
 
 The exit codes are the README's: 1 when the command failed (a file that cannot be read,
 a download that broke, nothing found), 2 for a usage or configuration error, a setting
