@@ -12,15 +12,16 @@ pytestmark = pytest.mark.e2e
 
 
 def test_waiting_for_the_first_token_shows_a_line_and_esc_interrupts(
-    openai_server: ScriptedOpenAIServer, spawn_chat
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env
 ) -> None:
     openai_server.add(Reply(hang=True), Reply(text="Back again."))
-    child = spawn_chat()
+    # MODEL_TIMEOUT must not end the wait before Esc does, however slowly the line comes.
+    child = spawn_chat(env={**cli_env, "MODEL_TIMEOUT": "300"})
     expect_prompt(child)
     child.sendline("a slow question")
     child.expect("waiting for the model")
     child.expect(r"Ctrl-C or Esc to interrupt")
-    child.expect(r"[1-9] s ·", timeout=10)  # the seconds count up while nothing arrives
+    child.expect(r"[1-9] s ·", timeout=60)  # the seconds count up while nothing arrives
     child.send("\x1b")
     child.expect("Cancelled")
     expect_prompt(child)
