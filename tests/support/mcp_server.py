@@ -104,7 +104,7 @@ def serve_http(name: str = "remote") -> Iterator[str]:
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     try:
