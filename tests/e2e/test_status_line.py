@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pexpect
 import pytest
 
@@ -63,10 +65,11 @@ def test_a_rate_limit_retry_is_shown_with_its_delay(
 
 
 def test_the_line_comes_back_while_an_approved_command_runs(
-    openai_server: ScriptedOpenAIServer, spawn_chat
+    openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path
 ) -> None:
+    # The command runs until the test has seen its line (three seconds could pass unseen).
     openai_server.add(
-        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "sleep 3; echo slept"})]),
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "until [ -e go ]; do sleep 0.1; done"})]),
         Reply(text="It slept."),
     )
     child = spawn_chat()
@@ -77,6 +80,8 @@ def test_the_line_comes_back_while_an_approved_command_runs(
     child.sendline("y")
     child.expect(r"run_bash_command\(.*running…")
     child.expect("Esc to interrupt")
+    for workspace in (data_dir / "workspaces").iterdir():  # where the command runs
+        (workspace / "go").touch()
     child.expect("It slept")
     expect_prompt(child)
     child.sendeof()
