@@ -58,14 +58,14 @@ def test_ctrl_d_does_not_wait_for_a_hung_server_or_a_hung_embedding_endpoint(
         Reply(tool_calls=[ToolCall("search_file", {"file_path": "uploads/notes.md", "query": "walrus"})]),
         Reply(text="Walruses go north."),
     )
-    openai_server.hold_embeddings_of = "walrus"  # the endpoint takes these passages, never answers
+    openai_server.hold_embeddings_of = "migrates"  # the passage (not the query) is never answered
     env = {**cli_env, "MCP_STARTUP_TIMEOUT": "300", "EMBEDDING_MODEL": "test-embed"}
     child = spawn_chat(env=env)
     expect_prompt(child)
     ask(child, "where does the walrus go? #notes.md", "Walruses go north")
     expect_prompt(child)
     deadline = time.monotonic() + 60
-    while not [r for r in openai_server.requests if "walrus" in str(r.body.get("input"))]:
+    while not [r for r in openai_server.requests if "migrates" in str(r.body.get("input"))]:
         assert time.monotonic() < deadline, "the passages were never sent to be embedded"
         time.sleep(0.1)
     ask(child, "/mcp", "@stuck")
