@@ -76,7 +76,7 @@ async def first_process(env: dict[str, str], workdir: Path, server: ScriptedOpen
 
         client.on_update = cancel_on_first_chunk
         reply = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=[text_block("讲个很长的故事")]), 30
+            conn.prompt(session_id=session.session_id, prompt=[text_block("讲个很长的故事")]), 60
         )
         assert reply.stop_reason == "cancelled"
         assert client.text().startswith("从前")
@@ -105,7 +105,7 @@ async def second_process(env: dict[str, str], workdir: Path, session_id: str) ->
         client.conn = conn
         client.answers = ["cancel and never answer"]
         reply = await asyncio.wait_for(
-            conn.prompt(session_id=session_id, prompt=[text_block("@run_bash_command 再建一个文件")]), 30
+            conn.prompt(session_id=session_id, prompt=[text_block("@run_bash_command 再建一个文件")]), 60
         )
         assert reply.stop_reason == "cancelled"
         assert not list(workdir.rglob("never.txt"))
