@@ -8,6 +8,7 @@ prompt clears it; Ctrl-D, or Ctrl-C twice, on an empty prompt leaves.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -17,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import run_in_terminal
+from prompt_toolkit.application import Application, get_app, run_in_terminal
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.styles import Style
 from rich.console import Console
 from rich.markup import escape
 
@@ -30,6 +32,7 @@ from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import load_custom_commands
 from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.ocr_progress import POLL_SECONDS, TOOLBAR_STYLE, OcrProgress
 from generalAgent.cli.render import TerminalView, format_cost, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.session import SessionController
@@ -101,6 +104,8 @@ class Chat:
         self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
         self.prompt_default = ""  # text the next prompt starts with (/rewind's message)
         self.first_message = options.first_message
+        self.ocr = OcrProgress()  # scans read on in the background: lines and the toolbar
+        self._prompt: PromptSession | None = None
         from generalAgent.cli import session_commands
 
         if options.resume:
@@ -147,7 +152,7 @@ class Chat:
                 "[yellow]" + escape(_("Command not read: {problem}").format(problem=unread)) + "[/]"
             )
         self.session.start("resume" if self.options.resume else "startup")
-        prompt = self._prompt_session()
+        prompt = self._prompt = self._prompt_session()
         if self.first_message and self.first_message.strip():
             self.console.print(f"[bold]{escape(PROMPT)}[/]{escape(self.first_message)}", highlight=False)
             self.send(self.first_message.strip())
@@ -158,7 +163,9 @@ class Chat:
 
                     give_to_prompt(prompt.input, self.typed_ahead)
                     self.typed_ahead = ""
-                line = prompt.prompt(PROMPT, default=self.prompt_default)
+                self._say_ocr_news()
+                prompt.bottom_toolbar = self.ocr.toolbar if self.ocr.running() else None
+                line = prompt.prompt(PROMPT, default=self.prompt_default, pre_run=self._watch_ocr)
                 self.prompt_default = ""
             except (EOFError, KeyboardInterrupt):
                 self.farewell()
@@ -271,6 +278,31 @@ class Chat:
             "[dim]" + escape(_("Saved. Continue with: {command}").format(command=resume)) + "[/]"
         )
 
+    # -- scans read on by OCR ----------------------------------------------------------
+    def _say_ocr_news(self) -> None:
+        """The background readings that began or ended since the last look, one line each."""
+        for style, text in self.ocr.news():
+            self.console.print(f"[{style}]{escape(text)}[/]")
+
+    def _watch_ocr(self) -> None:
+        """At the prompt, while a reading runs: keep its toolbar current and say when it
+        ends, above the line being typed (prompt_toolkit redraws it after)."""
+        if self.ocr.running():
+            app = get_app()
+            app.create_background_task(self._follow_ocr(app))
+
+    async def _follow_ocr(self, app: Application[Any]) -> None:
+        shown = self.ocr.toolbar()
+        while shown:
+            await asyncio.sleep(POLL_SECONDS)
+            if self.ocr.has_news():
+                await run_in_terminal(self._say_ocr_news)
+            if self.ocr.toolbar() != shown:
+                shown = self.ocr.toolbar()
+                if not shown and self._prompt is not None:
+                    self._prompt.bottom_toolbar = None  # nothing left to show: no empty bar
+                app.invalidate()
+
     # -- plumbing -------------------------------------------------------------------
     def agent(self) -> LoadedAgent:
         """The loaded agent, waited for; its start-up notices shown once."""
@@ -339,6 +371,7 @@ class Chat:
             multiline=True,
             completer=ChatCompleter(self.registry.menu(), self._mentionable),
             complete_while_typing=False,
+            style=Style.from_dict(TOOLBAR_STYLE),
         )
 
     def _mentionable(self) -> list[Name]:

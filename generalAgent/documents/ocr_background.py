@@ -72,6 +72,13 @@ def job_for(path: Path) -> ScanJob | None:
     return job if (stat.st_size, stat.st_mtime_ns) == (job.file_size, job.mtime_ns) else None
 
 
+def jobs() -> list[ScanJob]:
+    """Every background reading of this process, running or ended, in the order they began
+    (the chat shows their progress: cli/ocr_progress.py)."""
+    with _LOCK:
+        return list(_JOBS.values())
+
+
 def start(
     path: Path,
     read_so_far: int,
