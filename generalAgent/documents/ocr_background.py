@@ -60,6 +60,8 @@ _LOCK = threading.Lock()
 
 def job_for(path: Path) -> ScanJob | None:
     """The background reading of the file at `path`, if one runs or ran for its current bytes."""
+    if not _JOBS:  # the usual case, asked at every search: no path to resolve, no file to stat
+        return None
     resolved = Path(path).resolve()
     with _LOCK:
         job = _JOBS.get(str(resolved))
