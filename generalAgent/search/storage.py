@@ -59,7 +59,8 @@ def segment_rows(
         if label not in titles:
             words = segmenter.for_index(label)
             titles[label] = f"{label}\n{words}" if words else label
-        columns.append((segmenter.for_index(row.text), titles[label]))
+        # An ASCII chunk holds no Chinese: most of an English document skips the scan for it.
+        columns.append(("" if row.text.isascii() else segmenter.for_index(row.text), titles[label]))
         if progress is not None and (number % 256 == 0 or number == len(rows)):
             progress(number)
     return columns
