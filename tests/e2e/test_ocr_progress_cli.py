@@ -22,7 +22,8 @@ pytestmark = [
 ]
 
 PAGES = 8  # one read by the call, then steps of five in the background: 1 → 6 → 8
-# Seconds for OCR of the seven pages left: a few on a quiet machine, far more under CI's load.
+# Seconds for loading the OCR engine and reading pages: a few on a quiet machine, far more
+# under CI's load; every wait is for the line itself, never a sleep.
 OCR_DEADLINE = 600
 
 
@@ -43,7 +44,7 @@ def test_the_chat_shows_a_background_reading_and_when_it_is_done(
     child.logfile_read = CursorReports(child)  # the toolbar is drawn where the terminal says
     expect_prompt(child)
     child.sendline("where is invoice 4711 in scan.pdf?")
-    child.expect("Page 1 has invoice 4711")
+    child.expect("Page 1 has invoice 4711", timeout=OCR_DEADLINE)  # the engine loads, a page is read
     # After the answer, never inside it: the reading began, with its pages so far.
     child.expect(r"OCR scan\.pdf: 1/8 pages; reading on in the background, searchable as it goes\.")
     expect_prompt(child)
