@@ -24,7 +24,8 @@ call opens the index, checks the file by size and modification time, searches, c
 and `search_document` as the search_file tool runs it (on the connection it keeps: the
 file checked, the lookup, context, budget, and the answer rendered as the model reads
 it) beside `SearchIndex.search_item` on the same open index (the index's own query
-time; `ratio_search_file_vs_search_item`), with the 70
+time; `ratio_search_file_vs_search_item`) and `find_chunks` over the whole index
+(`ratio_search_file_vs_find_chunks`), in lockstep, with the 70
 gnuplot questions of the documents set; and `search_knowledge` over everything with
 the 150 questions, normally and right after a `search_file` from another connection.
 The peers are pip-installed on first run. Prints one JSON object.
@@ -211,6 +212,8 @@ def measure_api(index: SearchIndex, settings: Settings, manual: Path, rounds: in
 
     result: dict[str, Any] = lockstep(
         {
+            # The FTS5 lookup itself on the same questions: the whole index, no document scope.
+            "find_chunks": lambda q: find_chunks(index.conn, q, index.segmenter, 5),
             "search_item": lambda q: index.search_item(item_id, q, 5, chunks=chunks),
             "search_in_index": lambda q: search_in_index(manual, q, 5, settings),
             "search_file": search_file,
@@ -225,6 +228,11 @@ def measure_api(index: SearchIndex, settings: Settings, manual: Path, rounds: in
     # budget, rendering data), as one ratio.
     result["ratio_search_file_vs_search_item"] = round(
         result["search_file"]["p50_ms"] / result["search_item"]["p50_ms"], 2
+    )
+    # The target's own terms: search_file against the FTS5 lookup, same questions, same run
+    # (beside the whole-index figures above, which ask the man-page questions).
+    result["ratio_search_file_vs_find_chunks"] = round(
+        result["search_file"]["p50_ms"] / result["find_chunks"]["p50_ms"], 2
     )
     questions = [q["question"] for q in load_questions()]
     with KnowledgeStore(settings.paths.indexes_db, settings.documents) as store:

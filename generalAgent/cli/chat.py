@@ -20,6 +20,7 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.history import FileHistory
 from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.styles import Style
 from rich.console import Console
 from rich.markup import escape
 
@@ -30,6 +31,7 @@ from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import load_custom_commands
 from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.ocr_progress import TOOLBAR_STYLE, OcrProgress, follow_at_prompt
 from generalAgent.cli.render import TerminalView, format_cost, format_usage
 from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.session import SessionController
@@ -101,6 +103,8 @@ class Chat:
         self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
         self.prompt_default = ""  # text the next prompt starts with (/rewind's message)
         self.first_message = options.first_message
+        self.ocr = OcrProgress()  # scans read on in the background: lines and the toolbar
+        self._prompt: PromptSession | None = None
         from generalAgent.cli import session_commands
 
         if options.resume:
@@ -147,7 +151,7 @@ class Chat:
                 "[yellow]" + escape(_("Command not read: {problem}").format(problem=unread)) + "[/]"
             )
         self.session.start("resume" if self.options.resume else "startup")
-        prompt = self._prompt_session()
+        prompt = self._prompt = self._prompt_session()
         if self.first_message and self.first_message.strip():
             self.console.print(f"[bold]{escape(PROMPT)}[/]{escape(self.first_message)}", highlight=False)
             self.send(self.first_message.strip())
@@ -159,7 +163,13 @@ class Chat:
                 # among them still ends the chat), are read first.
                 give_to_prompt(prompt.input, self.typed_ahead + take_line_buffer())
                 self.typed_ahead = ""
-                line = prompt.prompt(PROMPT, default=self.prompt_default)
+                self._say_ocr_news()
+                prompt.bottom_toolbar = self.ocr.toolbar if self.ocr.running() else None
+                line = prompt.prompt(
+                    PROMPT,
+                    default=self.prompt_default,
+                    pre_run=lambda: follow_at_prompt(self.ocr, self._say_ocr_news, prompt),
+                )
                 self.prompt_default = ""
             except (EOFError, KeyboardInterrupt):
                 self.farewell()
@@ -272,6 +282,12 @@ class Chat:
             "[dim]" + escape(_("Saved. Continue with: {command}").format(command=resume)) + "[/]"
         )
 
+    # -- scans read on by OCR ----------------------------------------------------------
+    def _say_ocr_news(self) -> None:
+        """The background readings that began or ended since the last look, one line each."""
+        for style, text in self.ocr.news():
+            self.console.print(f"[{style}]{escape(text)}[/]")
+
     # -- plumbing -------------------------------------------------------------------
     def agent(self) -> LoadedAgent:
         """The loaded agent, waited for; its start-up notices shown once."""
@@ -340,6 +356,7 @@ class Chat:
             multiline=True,
             completer=ChatCompleter(self.registry.menu(), self._mentionable),
             complete_while_typing=False,
+            style=Style.from_dict(TOOLBAR_STYLE),
         )
 
     def _mentionable(self) -> list[Name]:

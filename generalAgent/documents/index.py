@@ -7,6 +7,7 @@ for a query with the ranked lookup of search/lookup.py, which knowledge search s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import json
@@ -80,6 +81,8 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
     """The rows that store `chunks`, each under a new id: one random prefix per call and the
     chunk's number (a uuid4 per chunk cost a 261-page manual 3% of its indexing)."""
     prefix = uuid.uuid4().hex[:24]
+    # The chunks of one block share their place: its JSON is written once, not per chunk.
+    metadata = functools.cache(chunk_metadata)
     return [
         ChunkRow(
             f"{prefix}{c.index:08x}",
@@ -89,7 +92,7 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
             c.end,
             c.page,
             c.heading,
-            chunk_metadata(c.place, c.ocr, c.figure),
+            metadata(c.place, c.ocr, c.figure),
         )
         for c in chunks
     ]
@@ -322,6 +325,7 @@ class SearchIndex(IndexDatabase):
                 share = stream.reading.share
                 estimate = round(staged.chunks / share) if share else staged.chunks
                 progress(stage, staged.chunks, max(estimate, staged.chunks))
+        staged.flush()  # the last pieces staged now, not under the write lock
         return warning, main_language("\n".join(sample))
 
     def _vectors(self, rows: Sequence[ChunkRow]) -> tuple[list[bytes] | None, str]:

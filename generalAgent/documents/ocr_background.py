@@ -60,6 +60,8 @@ _LOCK = threading.Lock()
 
 def job_for(path: Path) -> ScanJob | None:
     """The background reading of the file at `path`, if one runs or ran for its current bytes."""
+    if not _JOBS:  # the usual case, asked at every search: no path to resolve, no file to stat
+        return None
     resolved = Path(path).resolve()
     with _LOCK:
         job = _JOBS.get(str(resolved))
@@ -70,6 +72,13 @@ def job_for(path: Path) -> ScanJob | None:
     except OSError:
         return None
     return job if (stat.st_size, stat.st_mtime_ns) == (job.file_size, job.mtime_ns) else None
+
+
+def jobs() -> list[ScanJob]:
+    """Every background reading of this process, running or ended, in the order they began
+    (the chat shows their progress: cli/ocr_progress.py)."""
+    with _LOCK:
+        return list(_JOBS.values())
 
 
 def start(

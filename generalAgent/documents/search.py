@@ -25,7 +25,7 @@ from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import is_cjk, language_name, query_language
-from generalAgent.search.lookup import chunks_at
+from generalAgent.search.lookup import passages_at
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.results import Passage, SearchResult
 from generalAgent.search.semantic import nearest_chunks
@@ -252,13 +252,13 @@ def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[SearchResult]
     found = {
         (item_id, chunk.chunk_index): chunk
         for item_id, indexes in per_item.items()
-        for chunk in chunks_at(index.conn, item_id, sorted(indexes))
+        for chunk in passages_at(index.conn, item_id, sorted(indexes))
     }
     shown: set[tuple[str, int]] = set()
     results = []
     for hit, indexes in zip(hits, wanted, strict=True):
         keys = [(hit.item_id, i) for i in sorted(indexes) if (hit.item_id, i) in found]
-        context = tuple(found[key].passage() for key in keys if key not in shown)
+        context = tuple(found[key] for key in keys if key not in shown)
         shown.update(keys)
         results.append(SearchResult.of(hit.item_id, hit.score, (hit.passage(),), context))
     return results

@@ -156,6 +156,8 @@ def iter_chunks(blocks: Iterable[Block], config: ChunkingConfig) -> Iterator[tup
 # -- levels ------------------------------------------------------------------------------
 def _sections(text: str) -> list[tuple[int, int, str]]:
     """(start, end, heading) of each run of text under one Markdown heading."""
+    if "#" not in text:  # no heading can start here (most pages of a PDF): no regex scans
+        return [(0, len(text), "")]
     bounds: list[tuple[int, str]] = [(0, "")]
     fences = [m.start() for m in _FENCE.finditer(text)]
     for match in _HEADING.finditer(text):
@@ -307,16 +309,20 @@ def _pieces(text: str, start: int, end: int, separator: re.Pattern[str]) -> list
 
 
 def _sentences(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The stripped sentences of text[start:end]. `_strip` is written out in the loop: a
+    manual has tens of thousands of sentences (every line of a listing is one), and the
+    call per sentence was a fifth of chunking it."""
     sentences = []
     position = start
-    for match in _SENTENCE_END.finditer(text, start, end):
-        s, e = _strip(text, position, match.end())
+    for boundary in [*(match.end() for match in _SENTENCE_END.finditer(text, start, end)), end]:
+        s, e = position, boundary
+        while s < e and text[s].isspace():
+            s += 1
+        while e > s and text[e - 1].isspace():
+            e -= 1
         if s < e:
             sentences.append((s, e))
-        position = match.end()
-    s, e = _strip(text, position, end)
-    if s < e:
-        sentences.append((s, e))
+        position = boundary
     return sentences
 
 

@@ -51,8 +51,10 @@ def connect(path: Path, tracks: Sequence[Track] = ()) -> sqlite3.Connection:
     try:
         conn.row_factory = sqlite3.Row  # rows are read by column name (and still unpack as tuples)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        # WAL + NORMAL: durable at checkpoints, fast. Set before the switch to WAL, which
+        # then syncs less: a new database is made ~10 ms sooner (a user's first index).
+        conn.execute("PRAGMA synchronous = NORMAL")
         _use_wal(conn)
-        conn.execute("PRAGMA synchronous = NORMAL")  # WAL + NORMAL: durable at checkpoints, fast
         conn.execute("PRAGMA foreign_keys = ON")
         # Read the file through a memory map instead of copying each page into SQLite's
         # 2 MB cache: a search touches pages all over a 100 MB index. ~5% off each query

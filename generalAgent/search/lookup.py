@@ -81,13 +81,7 @@ class ChunkHit:
 
     @property
     def place(self) -> str:
-        """Where the hit is, as a reader finds it to cite it: "page 12", "slide 3",
-        "sheet Sales, rows 2–21", "§ Installing" (DOCX, Markdown), or "" (plain text)."""
-        if self.label:
-            return self.label
-        if self.page is not None:
-            return f"page {self.page}"
-        return f"§ {self.heading}" if self.heading else ""
+        return place_of(self.label, self.page, self.heading)
 
     def passage(self) -> Passage:
         """The hit as a search shows it (search/results.py): the one conversion of a hit."""
@@ -104,6 +98,16 @@ class ChunkHit:
             figure=self.figure,
             score=self.score,
         )
+
+
+def place_of(label: str, page: int | None, heading: str) -> str:
+    """Where a chunk is, as a reader finds it to cite it: "page 12", "slide 3",
+    "sheet Sales, rows 2–21", "§ Installing" (DOCX, Markdown), or "" (plain text)."""
+    if label:
+        return label
+    if page is not None:
+        return f"page {page}"
+    return f"§ {heading}" if heading else ""
 
 
 # Named as ChunkHit's fields, so a row becomes a hit by name.
@@ -437,3 +441,38 @@ def chunks_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) ->
         (item_id, *indexes),
     ).fetchall()
     return [_hit(row, 0.0) for row in rows]
+
+
+def passages_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) -> list[Passage]:
+    """The item's chunks with these chunk_index values (those that exist), in order, as a
+    search shows them. Built straight from plain rows: a context chunk made into a named
+    row, a ChunkHit and then its Passage cost search_file more than reading it."""
+    if not indexes:
+        return []
+    marks = ",".join("?" * len(indexes))
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    rows = cursor.execute(
+        "SELECT c.id, c.chunk_index, f.text, c.start_position, c.end_position, c.page, c.heading,"
+        " c.metadata FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+        f" WHERE c.item_id = ? AND c.chunk_index IN ({marks}) ORDER BY c.chunk_index",
+        (item_id, *indexes),
+    ).fetchall()
+    passages = []
+    for chunk_id, chunk_index, text, start, end, page, heading, metadata in rows:
+        facts = _facts(metadata)
+        passages.append(
+            Passage(
+                chunk_id=chunk_id,
+                chunk_index=chunk_index,
+                text=text,
+                start=start,
+                end=end,
+                page=page,
+                heading=heading,
+                place=place_of(facts.get("label", ""), page, heading),
+                ocr=facts.get("ocr", False),
+                figure=facts.get("figure", False),
+            )
+        )
+    return passages

@@ -41,7 +41,6 @@ NOT_NEEDED = {
     "generalAgent.cli.session_resume": "the chat's --resume picker and recap",
     "generalAgent.cli.documents_commands": "`index` and `search`: loaded only when the command line names one",
     "generalAgent.cli.search_commands": "`search`: loaded only when the command line names it",
-    "generalAgent.cli.subcommands": "what the sub-commands share: loaded with the first of them",
     "generalAgent.cli.knowledge_commands": "`kb`: loaded only when the command line names it",
     "generalAgent.cli.config_commands": "`config`: loaded only when the command line names it",
     "generalAgent.cli.mcp_commands": "`mcp`: loaded only when the command line names it",

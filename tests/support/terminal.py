@@ -24,3 +24,28 @@ def ask(child: pexpect.spawn, line: str, until: str) -> str:
     child.sendline(line)
     child.expect(until)
     return plain(child.before + child.after)
+
+
+class CursorReports:
+    """Answers the chat's cursor-position requests (CPR, ESC [6n) as a real terminal does,
+    while the test reads the child. Tests normally run with PROMPT_TOOLKIT_NO_CPR=1;
+    prompt_toolkit draws its bottom toolbar only when the terminal reports the cursor.
+    Install with `child.logfile_read = CursorReports(child)`; it answers "row 1, column 1"
+    (the whole screen below the cursor)."""
+
+    REQUEST = "\x1b[6n"
+
+    def __init__(self, child: pexpect.spawn) -> None:
+        self.child = child
+        self.tail = ""  # a request split between two reads
+
+    def write(self, data: str) -> None:
+        seen = self.tail + data
+        for _request in range(seen.count(self.REQUEST)):
+            self.child.send("\x1b[1;1R")
+        self.tail = seen[-(len(self.REQUEST) - 1) :]
+        if self.REQUEST in self.tail:  # already answered
+            self.tail = ""
+
+    def flush(self) -> None:
+        pass
