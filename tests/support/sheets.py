@@ -85,6 +85,26 @@ def with_prefix(path: Path, out: Path, prefix: str = "x") -> Path:
     return rewrite_xlsx(path, out, change)
 
 
+def read_all(
+    path: Path, reader: str = "read_sheet", max_cells: int = 1_000_000
+) -> dict[str, list[list[Any]]]:
+    """{sheet: trimmed rows} by documents/sheet_xml.py: `read_sheet` (the scanner, with
+    expat behind it) or, with reader="expat", the expat reader alone."""
+    from generalAgent.documents import sheet_xml
+
+    with zipfile.ZipFile(path) as archive:
+        book = sheet_xml.read_workbook(archive, path.name, max_cells)
+        found = {}
+        for title, member in book.sheets:
+            if reader == "expat":
+                grid = sheet_xml._SheetGrid(path.name, title, max_cells)
+                cells = sheet_xml._parse_sheet(archive, book, grid, member)
+            else:
+                cells = sheet_xml.read_sheet(archive, book, title, member, max_cells)
+            found[title] = trimmed(cells.rows)
+        return found
+
+
 def openpyxl_rows(path: Path) -> dict[str, list[list[Any]]]:
     """{sheet: rows} as openpyxl's read-only values_only reader gives them, trimmed to the
     rectangle of values (trailing empty rows and columns dropped)."""

@@ -19,25 +19,7 @@ from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.sheet_xml import read_sheet, read_workbook
 from generalAgent.documents.tables import load_tables
 from tests.support.documents import make_sales_sheet, make_xlsx
-from tests.support.sheets import MAIN, openpyxl_rows, rewrite_xlsx, trimmed, with_prefix, with_shared_strings
-
-
-def read_all(
-    path: Path, reader: str = "read_sheet", max_cells: int = 1_000_000
-) -> dict[str, list[list[object]]]:
-    """{sheet: trimmed rows} by the reader named: the scanner with expat behind it, or expat alone."""
-    with zipfile.ZipFile(path) as archive:
-        book = read_workbook(archive, path.name, max_cells)
-        found = {}
-        for title, member in book.sheets:
-            if reader == "expat":
-                cells = sheet_xml._parse_sheet(
-                    archive, book, sheet_xml._SheetGrid(path.name, title, max_cells), member
-                )
-            else:
-                cells = read_sheet(archive, book, title, member, max_cells)
-            found[title] = trimmed(cells.rows)
-        return found
+from tests.support.sheets import MAIN, openpyxl_rows, read_all, rewrite_xlsx, with_prefix, with_shared_strings
 
 
 def varied_rows() -> list[list[object]]:
