@@ -652,7 +652,15 @@ def iso_date(text: str) -> date | datetime | time | timedelta | None:
             return time(number["hour"], number["minute"], number["second"], micro)
         if not parts["time"]:
             return date(number["year"], number["month"], number["day"])
-        return datetime(microsecond=micro, **number)
+        return datetime(
+            number["year"],
+            number["month"],
+            number["day"],
+            number["hour"],
+            number["minute"],
+            number["second"],
+            micro,
+        )
     match = _ISO_DURATION.match(text)
     if match and any(match.groups()):
         return timedelta(**{k: float(v) for k, v in match.groupdict(0).items() if v})
