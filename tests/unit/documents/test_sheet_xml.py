@@ -3,6 +3,7 @@ every way writers write a sheet, and hostile sheets refused within the limits.""
 
 from __future__ import annotations
 
+import gc
 import io
 import sys
 import time
@@ -189,6 +190,7 @@ def test_more_cells_than_the_limit_stop_the_reading_with_the_sheet_named(tmp_pat
     assert load_tables(path, max_cells=3_000).tables[0].rows == 299
     with pytest.raises(DocumentError, match=r"hostile.xlsx: sheet H has more than 1,000 cells"):
         load_tables(path, max_cells=1_000)
+    assert gc.isenabled()  # paused while the cells were read, resumed though the load failed
     prefixed = with_prefix(path, tmp_path / "prefixed.xlsx")  # the expat reader keeps the same limit
     with pytest.raises(DocumentError, match=r"sheet H has more than 1,000 cells"):
         load_tables(prefixed, max_cells=1_000)
