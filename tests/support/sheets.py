@@ -27,6 +27,18 @@ def rewrite_xlsx(path: Path, out: Path, change: Callable[[str, bytes], bytes]) -
     return out
 
 
+def xlsx_with_sheet(folder: Path, sheet_xml: bytes, name: str = "hostile.xlsx") -> Path:
+    """An XLSX in `folder` whose one worksheet is `sheet_xml`, the rest as openpyxl writes it."""
+    from tests.support.documents import make_xlsx
+
+    source = make_xlsx(folder / "base.xlsx", {"H": [["x"]]})
+    return rewrite_xlsx(
+        source,
+        folder / name,
+        lambda part, data: sheet_xml if part.startswith("xl/worksheets/sheet") else data,
+    )
+
+
 def with_shared_strings(path: Path, out: Path) -> Path:
     """The workbook with its inline strings moved into a shared string table, as Excel writes it."""
     strings: list[bytes] = []

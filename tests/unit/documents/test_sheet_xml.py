@@ -6,8 +6,6 @@ from __future__ import annotations
 import gc
 import io
 import sys
-import time
-import tracemalloc
 import zipfile
 from datetime import date, datetime, timedelta
 from datetime import time as day_time
@@ -20,7 +18,15 @@ from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.sheet_xml import read_sheet, read_workbook
 from generalAgent.documents.tables import load_tables
 from tests.support.documents import make_sales_sheet, make_xlsx
-from tests.support.sheets import MAIN, openpyxl_rows, read_all, rewrite_xlsx, with_prefix, with_shared_strings
+from tests.support.sheets import (
+    MAIN,
+    openpyxl_rows,
+    read_all,
+    rewrite_xlsx,
+    with_prefix,
+    with_shared_strings,
+    xlsx_with_sheet,
+)
 
 
 def varied_rows() -> list[list[object]]:
@@ -152,31 +158,6 @@ def test_loading_a_sheet_imports_no_openpyxl(tmp_path: Path):
 
 
 # -- hostile sheets --------------------------------------------------------------------------
-def _sheet_file(tmp_path: Path, sheet_xml_text: bytes, name: str = "hostile.xlsx") -> Path:
-    source = make_xlsx(tmp_path / "base.xlsx", {"H": [["x"]]})
-    return rewrite_xlsx(
-        source,
-        tmp_path / name,
-        lambda part, data: sheet_xml_text if part.startswith("xl/worksheets/sheet") else data,
-    )
-
-
-def test_a_lone_cell_at_the_last_row_and_column_is_refused_without_padding_the_grid(tmp_path: Path):
-    sheet = f'<worksheet xmlns="{MAIN}"><dimension ref="A1:XFD1048576"/><sheetData>'.encode()
-    sheet += b'<row r="1"><c r="A1"><v>1</v></c></row><row r="1048576"><c r="XFD1048576"><v>2</v></c></row>'
-    sheet += b"</sheetData></worksheet>"
-    path = _sheet_file(tmp_path, sheet)
-    tracemalloc.start()
-    started = time.monotonic()
-    with pytest.raises(
-        DocumentError, match=r"more than 5,000,000 cells \(1,048,576 rows by 16,384 columns\)"
-    ):
-        load_tables(path)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    assert peak < 50_000_000 and time.monotonic() - started < 60
-
-
 def test_more_cells_than_the_limit_stop_the_reading_with_the_sheet_named(tmp_path: Path):
     rows = b"".join(
         f'<row r="{r}">'.encode()
@@ -184,7 +165,7 @@ def test_more_cells_than_the_limit_stop_the_reading_with_the_sheet_named(tmp_pat
         + b"</row>"
         for r in range(1, 301)
     )
-    path = _sheet_file(
+    path = xlsx_with_sheet(
         tmp_path, f'<worksheet xmlns="{MAIN}"><sheetData>'.encode() + rows + b"</sheetData></worksheet>"
     )
     assert load_tables(path, max_cells=3_000).tables[0].rows == 299
@@ -198,7 +179,7 @@ def test_more_cells_than_the_limit_stop_the_reading_with_the_sheet_named(tmp_pat
 
 def test_a_sheet_of_empty_cell_elements_is_refused_at_twice_the_cell_limit(tmp_path: Path):
     cells = b"".join(f'<c r="A{r}" s="0"/>'.encode() for r in range(1, 5_001))
-    path = _sheet_file(
+    path = xlsx_with_sheet(
         tmp_path,
         f'<worksheet xmlns="{MAIN}"><sheetData><row r="1">'.encode()
         + cells
@@ -206,27 +187,6 @@ def test_a_sheet_of_empty_cell_elements_is_refused_at_twice_the_cell_limit(tmp_p
     )
     with pytest.raises(DocumentError, match=r"more than 2,000 cell elements"):
         load_tables(path, max_cells=1_000)
-
-
-def test_entity_expansion_is_refused(tmp_path: Path):
-    laughs = (
-        b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
-        + f'<worksheet xmlns="{MAIN}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>&lol2;</t></is></c>'.encode()
-        + b"</row></sheetData></worksheet>"
-    )
-    with pytest.raises(DocumentError, match="DOCTYPE"):
-        load_tables(_sheet_file(tmp_path, laughs))
-
-
-def test_a_zip_bomb_sheet_is_refused_before_it_is_inflated(tmp_path: Path):
-    cell = b'<c r="A1" t="inlineStr"><is><t>' + b"A" * 1000 + b"</t></is></c>"
-    bomb = (
-        f'<worksheet xmlns="{MAIN}"><sheetData><row r="1">'.encode()
-        + cell * 20_000
-        + b"</row></sheetData></worksheet>"
-    )
-    with pytest.raises(DocumentError, match="would inflate"):
-        load_tables(_sheet_file(tmp_path, bomb))
 
 
 def test_a_giant_token_and_a_giant_cell_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
