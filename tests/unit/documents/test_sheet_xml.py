@@ -235,3 +235,28 @@ def test_the_libreoffice_written_sheet_reads_as_openpyxl_reads_it(tmp_path: Path
     expected = openpyxl_rows(converted)
     assert read_all(converted) == expected and read_all(converted, "expat") == expected
     shutil.rmtree(out)
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        # a streaming writer: no references on cells or rows
+        '<row><c t="inlineStr"><is><t>a</t></is></c><c><v>1</v></c></row><row><c/><c><v>2.5</v></c></row>',
+        # pretty-printed, with a comment and CDATA
+        '<row r="1">\n  <c r="A1" t="inlineStr">\n    <is><t><![CDATA[x < y]]></t></is>\n  </c>\n'
+        '  <!-- a note -->\n  <c r="B1">\n    <v>7</v>\n  </c>\n</row>',
+        # rich inline text with a phonetic run, attributes in another order and quoted with '
+        "<row r='2'><c t='inlineStr' r='C2'><is><r><t>漢</t></r><r><t>字</t></r><rPh sb='0' eb='1'><t>かん</t></rPh>"
+        "</is></c><c s='0' r='D2' t='b'><v>1</v></c></row>",
+        # entities and character references, a CR LF inside a value
+        '<row r="3"><c r="A3" t="str"><v>&lt;&amp;&#x4E2D;&#25991;&#128;</v></c>'
+        '<c r="B3" t="inlineStr"><is><t>one\r\ntwo</t></is></c></row>',
+    ],
+)
+def test_sheets_written_other_ways_read_as_openpyxl_reads_them(tmp_path: Path, cells: str):
+    path = xlsx_with_sheet(
+        tmp_path, f'<worksheet xmlns="{MAIN}"><sheetData>{cells}</sheetData></worksheet>'.encode()
+    )
+    expected = openpyxl_rows(path)
+    assert any(v is not None for row in expected["H"] for v in row)
+    assert read_all(path) == expected
