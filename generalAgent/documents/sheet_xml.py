@@ -112,9 +112,10 @@ class SheetCells:
     uncached: dict[tuple[int, int], str]
 
 
-def read_workbook(archive: zipfile.ZipFile, label: str, max_strings: int) -> Workbook:
+def read_workbook(archive: zipfile.ZipFile, label: str, max_strings: int, cells: bool = True) -> Workbook:
     """The workbook part of an XLSX archive; `DocumentError` if it is not one, or if its
-    shared string table holds more than `max_strings` strings."""
+    shared string table holds more than `max_strings` strings. With `cells=False` only
+    the sheets are read (their names), not the styles and strings their cells need."""
     names = set(archive.namelist())
     main = _relationship_targets(archive, "_rels/.rels", "", names, label).get("officeDocument", [])
     workbook_part = main[0] if main else "xl/workbook.xml"
@@ -147,6 +148,8 @@ def read_workbook(archive: zipfile.ZipFile, label: str, max_strings: int) -> Wor
         if (kind.endswith("/worksheet") or kind.endswith("/dialogsheet")) and target in names:
             sheets.append((title, target))
     book = Workbook(label=label, sheets=sheets, epoch=MAC_EPOCH if date1904[0] else WINDOWS_EPOCH)
+    if not cells:
+        return book
     styles = targets.get("styles", ["xl/styles.xml"])[0]
     if styles in names:
         book.date_styles, book.duration_styles = _date_styles(archive, styles, label)
