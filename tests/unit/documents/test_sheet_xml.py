@@ -260,3 +260,23 @@ def test_sheets_written_other_ways_read_as_openpyxl_reads_them(tmp_path: Path, c
     expected = openpyxl_rows(path)
     assert any(v is not None for row in expected["H"] for v in row)
     assert read_all(path) == expected
+
+
+def test_a_strict_ooxml_workbook_reads_as_its_transitional_twin(varied: Path, tmp_path: Path):
+    """ISO 29500 Strict names every part in other namespaces (openpyxl cannot read it);
+    the sheet names, the values and their dates are the same as in the transitional file."""
+    strict = {
+        b"http://schemas.openxmlformats.org/spreadsheetml/2006/main": b"http://purl.oclc.org/ooxml/spreadsheetml/main",
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships": (
+            b"http://purl.oclc.org/ooxml/officeDocument/relationships"
+        ),
+    }
+
+    def change(name: str, data: bytes) -> bytes:
+        for transitional, iso in strict.items():
+            data = data.replace(transitional, iso)
+        return data
+
+    path = rewrite_xlsx(varied, tmp_path / "strict.xlsx", change)
+    assert b"purl.oclc.org" in zipfile.ZipFile(path).read("xl/workbook.xml")
+    assert read_all(path) == read_all(varied) == openpyxl_rows(varied)
