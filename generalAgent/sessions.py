@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.i18n import _
-from generalAgent.migrations import Migration, NewerSchemaError, migrate, script
+from generalAgent.migrations import Migration, NewerSchemaError, Track, migrate, script
 from generalAgent.private_storage import private_file
 
 # The catalog of release 0.1.0 (which created it without a migration table).
@@ -35,9 +35,9 @@ CREATE TABLE IF NOT EXISTS chat_sessions (
 );
 CREATE INDEX IF NOT EXISTS chat_sessions_updated ON chat_sessions(updated_at);
 """
-# The catalog's schema history, oldest first: append, never edit a released one. It shares
-# sessions.db's `schema_migrations` table with nothing else: LangGraph migrates its own.
-MIGRATIONS = [
+# The catalog's schema history, oldest first: append, never edit a released one. Its track
+# is the only one of sessions.db (migrations.py): LangGraph migrates its own tables.
+MIGRATIONS = (
     Migration("0001_chat_sessions", script(INITIAL_SCHEMA)),
     # Reasoning tokens apart from the output they are part of (thinking models).
     Migration(
@@ -54,7 +54,8 @@ MIGRATIONS = [
             "ALTER TABLE chat_sessions ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;"
         ),
     ),
-]
+)
+TRACK = Track("sessions", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS))
 TITLE_CHARS = 60
 # A turn's usage added to the session's totals; its values come from `usage_values`.
 ADD_USAGE = (
@@ -151,7 +152,7 @@ class SessionCatalog:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")  # as the checkpoints (graph/checkpoints.py)
         try:
-            migrate(self._conn, MIGRATIONS)
+            migrate(self._conn, (TRACK,))
         except NewerSchemaError as exc:
             self._conn.close()
             raise SessionStoreError(
@@ -268,6 +269,17 @@ class SessionCatalog:
             (escaped + "%",),
         ).fetchall()
         return [_info(row) for row in rows]
+
+    def updated_before(self, moment: float) -> list[SessionInfo]:
+        """Every session, listed or not, last used before `moment` (unix seconds), oldest first."""
+        rows = self._conn.execute(
+            f"SELECT {_COLUMNS} FROM chat_sessions WHERE updated_at < ? ORDER BY updated_at", (moment,)
+        ).fetchall()
+        return [_info(row) for row in rows]
+
+    def delete(self, session_id: str) -> None:
+        """Take the session off the list (its checkpoints and files go first: cli/sessions_commands.py)."""
+        self._conn.execute("DELETE FROM chat_sessions WHERE id = ?", (session_id,))
 
     def rename(self, session_id: str, title: str) -> None:
         """Give the session the title the user chose (/rename), in place of its first line."""

@@ -33,7 +33,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from generalAgent.migrations import Migration, migrate, script
+from generalAgent.migrations import Migration, Track, migrate, script
 from generalAgent.private_storage import private_file
 
 STORE_FILE = "snapshots.db"
@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS file_writes (
 );
 CREATE INDEX IF NOT EXISTS file_writes_by_turn ON file_writes(session, turn);
 """
-MIGRATIONS = [Migration("0001_file_snapshots", script(SCHEMA))]
+MIGRATIONS = (Migration("0001_file_snapshots", script(SCHEMA)),)
+TRACK = Track("snapshots", MIGRATIONS, adopts=("0001_file_snapshots",))
 BUSY_SECONDS = 30
 
 
@@ -126,7 +127,7 @@ class SnapshotStore:
         conn = sqlite3.connect(self.db_path, timeout=BUSY_SECONDS, isolation_level=None)
         if not self._ready:
             conn.execute("PRAGMA journal_mode=WAL")
-            migrate(conn, MIGRATIONS)
+            migrate(conn, (TRACK,))
             self._ready = True
         return conn
 

@@ -7,11 +7,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.trust import STORE_NAME, TrustStore
 from tests.support.environment import agent_variables
 from tests.support.openai_server import ScriptedOpenAIServer
+
+# Hypothesis times each example (200 ms by default) and fails a test whose data takes long to
+# generate: on a machine as busy as CI's (three workers on two cores) both fail correct tests.
+# What a property proves does not depend on speed. (A test's own @settings keeps the rest.)
+hypothesis_settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+hypothesis_settings.load_profile("suite")
 
 
 def _without_the_shells_settings(monkeypatch: pytest.MonkeyPatch, user_config: Path) -> None:

@@ -27,7 +27,7 @@ from generalAgent.cli.invocation import command_hint, first_message_argv, split_
 from generalAgent.cli.runtime import limit_malloc_arenas
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
-from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.config.settings import Settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.display import mask_urls
 from generalAgent.i18n import _, choose_language, use_language
@@ -273,7 +273,7 @@ def acp() -> None:
 # never run them, and the document and knowledge modules behind `index`, `search` and `kb`
 # cost every start a fifth of a second (python -X importtime). tests/unit/cli/test_command_line.py
 # keeps these words and the registered commands in step.
-SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "trust"})
+SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "sessions", "trust"})
 
 
 def register_subcommands() -> None:
@@ -286,6 +286,7 @@ def register_subcommands() -> None:
         knowledge_commands,
         mcp_commands,
         models_commands,
+        sessions_commands,
     )
     from generalAgent.cli.config_commands import config_app
 
@@ -294,6 +295,7 @@ def register_subcommands() -> None:
     app.add_typer(config_app, name="config")
     mcp_commands.register(app)
     models_commands.register(app)
+    sessions_commands.register(app)
     folder_trust.register(app)
 
 
@@ -345,11 +347,9 @@ def with_run_options(settings: Settings, model: str | None, max_turns: int | Non
 
 def settings_or_exit() -> Settings:
     """The settings, with the UI in their language from now on; one line and exit 2 if invalid."""
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        terminal_console(stderr=True, highlight=False, soft_wrap=True).print(f"[red]{escape(str(exc))}[/]")
-        raise typer.Exit(EXIT_CONFIG) from None
+    from generalAgent.cli.subcommands import settings_or_fail
+
+    settings = settings_or_fail()
     use_language(choose_language(settings.interface.ui_language))
     return settings
 

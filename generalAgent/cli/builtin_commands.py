@@ -8,13 +8,14 @@ The handlers live by theme: cli/session_commands.py (the session), cli/settings_
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.markup import escape
 
 from generalAgent.cli import session_commands as session
 from generalAgent.cli import settings_commands as settings
 from generalAgent.cli import views
 from generalAgent.cli.clipboard import paste
-from generalAgent.cli.command_registry import CommandRegistry, SlashCommand
+from generalAgent.cli.command_registry import CommandRegistry, MenuEntry, SlashCommand
 from generalAgent.cli.custom_commands import CustomCommand
 from generalAgent.cli.rewind import rewind_command
 from generalAgent.cli.terminal_text import terminal_safe
@@ -26,22 +27,28 @@ COMMANDS = (
     SlashCommand("/sessions", N_("recent sessions (id, title, age, turns)"), views.show_sessions),
     SlashCommand(
         "/resume",
-        N_("[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)"),
+        N_("continue a session (a unique prefix of its id is enough; alone, pick one)"),
         session.resume_session,
+        argument_hint=N_("[ID]"),
     ),
     SlashCommand(
-        "/rename", N_("TITLE: name this session (as /sessions and --resume show it)"), session.rename_session
+        "/rename",
+        N_("name this session (as /sessions and --resume show it)"),
+        session.rename_session,
+        argument_hint=N_("TITLE"),
     ),
     SlashCommand("/retry", N_("send the last message again after an error"), session.retry_turn),
     SlashCommand(
         "/rewind",
-        N_("[N]: go back to before an earlier message of yours (pick it); the files too, if you choose"),
+        N_("go back to before an earlier message of yours (pick it); the files too, if you choose"),
         rewind_command,
+        argument_hint=N_("[N]"),
     ),
     SlashCommand(
         "/compact",
-        N_("[FOCUS]: summarise the conversation so far into its context (keep FOCUS above all)"),
+        N_("summarise the conversation so far into its context (keep FOCUS above all)"),
         session.compact_context,
+        argument_hint=N_("[FOCUS]"),
     ),
     SlashCommand(
         "/clear",
@@ -51,7 +58,7 @@ COMMANDS = (
     SlashCommand(
         "/memory", N_("the AGENTS.md instructions loaded into the system prompt"), views.show_memory
     ),
-    SlashCommand("/upload", N_("PATH: attach a file, folder or glob"), session.attach),
+    SlashCommand("/upload", N_("attach a file, folder or glob"), session.attach, argument_hint=N_("PATH")),
     SlashCommand("/paste", N_("attach the image on the clipboard (also Ctrl-V)"), paste),
     SlashCommand("/tools", N_("tool tiers and what the agent can use now"), views.show_tools),
     SlashCommand(
@@ -70,15 +77,15 @@ COMMANDS = (
     ),
     SlashCommand(
         "/model",
-        N_(
-            "[NAME]: the suggested models (MODEL_CHOICES); NAME, any model id, switches from the next turn on"
-        ),
+        N_("the suggested models (MODEL_CHOICES); NAME, any model id, switches from the next turn on"),
         settings.switch_model,
+        argument_hint=N_("[NAME]"),
     ),
     SlashCommand(
         "/thinking",
-        N_("[full|collapsed|off]: how reasoning is shown; alone, the last turn's in full"),
+        N_("how reasoning is shown; alone, the last turn's in full"),
         settings.set_thinking,
+        argument_hint="[full|collapsed|off]",  # the values typed: the same in every language
     ),
     SlashCommand(
         "/quit",
@@ -111,17 +118,29 @@ def help_text(custom: tuple[CustomCommand, ...] = ()) -> str:
             + "[/]  "
             + _('#path/to/file.pdf, #folder or #"name with spaces.docx" attaches files to this session'),
             "",
-            *(f"{name:<12} {description}" for name, description in translated_commands()),
+            *(_help_line(entry) for entry in translated_commands()),
             *(["", "[bold]" + _("Your commands") + "[/]"] if custom else []),
-            *(f"{escape(terminal_safe(line.name)):<12} {escape(_custom_line(line))}" for line in custom),
+            *(_help_line(_custom_entry(command)) for command in custom),
         ]
     )
 
 
-def _custom_line(command: CustomCommand) -> str:
-    record = custom_command_record(command)
+# The column the descriptions of /help start at, in terminal cells; a longer usage
+# (/thinking [full|collapsed|off]) pushes its own description along instead.
+USAGE_CELLS = 18
+
+
+def _help_line(entry: MenuEntry) -> str:
+    """`/resume [ID]      continue a session ...`: the usage, then the description, as rich markup."""
+    usage = entry.usage
+    padding = " " * max(USAGE_CELLS - cell_len(usage), 1)
+    return f"{escape(usage)}{padding}{escape(entry.description)}"
+
+
+def _custom_entry(command: CustomCommand) -> MenuEntry:
+    entry = custom_command_record(command).entry()
     where = _("this folder") if command.scope == "folder" else _("yours")
-    return f"{record.described() or command.path.name} ({where})"
+    return entry._replace(description=f"{entry.description or command.path.name} ({where})")
 
 
 def custom_command_record(command: CustomCommand) -> SlashCommand:
@@ -135,5 +154,5 @@ def custom_command_record(command: CustomCommand) -> SlashCommand:
     )
 
 
-def translated_commands() -> list[tuple[str, str]]:
+def translated_commands() -> list[MenuEntry]:
     return CommandRegistry(COMMANDS).menu()

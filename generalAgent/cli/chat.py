@@ -153,11 +153,12 @@ class Chat:
             self.send(self.first_message.strip())
         while True:
             try:
-                if self.typed_ahead:
-                    from generalAgent.cli.escape_key import give_to_prompt
+                from generalAgent.cli.escape_key import give_to_prompt, take_line_buffer
 
-                    give_to_prompt(prompt.input, self.typed_ahead)
-                    self.typed_ahead = ""
+                # Keys typed since the last prompt, during a turn or as a command ran (a Ctrl-D
+                # among them still ends the chat), are read first.
+                give_to_prompt(prompt.input, self.typed_ahead + take_line_buffer())
+                self.typed_ahead = ""
                 line = prompt.prompt(PROMPT, default=self.prompt_default)
                 self.prompt_default = ""
             except (EOFError, KeyboardInterrupt):

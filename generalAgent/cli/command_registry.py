@@ -10,9 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from generalAgent.i18n import _
+
+
+class MenuEntry(NamedTuple):
+    """One command as /help and the Tab menu show it, in the UI language."""
+
+    name: str  # what is typed (and what Tab inserts): /resume
+    argument_hint: str  # what may follow it: [ID]; "" when nothing does
+    description: str
+
+    @property
+    def usage(self) -> str:
+        """The command as it is typed: `/resume [ID]`."""
+        return f"{self.name} {self.argument_hint}" if self.argument_hint else self.name
 
 
 @dataclass(frozen=True)
@@ -21,13 +34,19 @@ class SlashCommand:
     description: str  # an N_ template for a built-in; the user's own words for theirs
     handler: Callable[[Any, str], Any]  # (chat, argument) -> False to leave
     aliases: tuple[str, ...] = ()
+    # What may follow the name: TITLE, [ID] (brackets: optional). An N_ template for a
+    # built-in, since its words are translated as the description names them; the user's
+    # own words for theirs (`argument-hint` in the command's front matter).
     argument_hint: str = ""
-    builtin: bool = True  # a built-in's description goes through the catalog
+    builtin: bool = True  # a built-in's description and hint go through the catalog
 
-    def described(self) -> str:
-        """The description in the UI language, with the argument hint in front."""
-        text = _(self.description) if self.builtin and self.description else self.description
-        return f"{self.argument_hint}: {text}" if self.argument_hint and text else text or self.argument_hint
+    def entry(self) -> MenuEntry:
+        """The command in the UI language, for /help and Tab completion."""
+
+        def shown(text: str) -> str:
+            return _(text) if self.builtin and text else text
+
+        return MenuEntry(self.name, shown(self.argument_hint), shown(self.description))
 
 
 class CommandRegistry:
@@ -45,6 +64,6 @@ class CommandRegistry:
     def names(self) -> frozenset[str]:
         return frozenset(self._by_name)
 
-    def menu(self) -> list[tuple[str, str]]:
-        """(name, description) per command, for /help and Tab completion."""
-        return [(command.name, command.described()) for command in self.commands]
+    def menu(self) -> list[MenuEntry]:
+        """Each command's name, argument hint and description, for /help and Tab completion."""
+        return [command.entry() for command in self.commands]

@@ -18,6 +18,7 @@ from pathlib import Path
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
+from generalAgent.cli.command_registry import MenuEntry
 from generalAgent.i18n import N_, _
 
 MAX_PATHS = 200
@@ -39,7 +40,7 @@ class Name:
 class ChatCompleter(Completer):
     def __init__(
         self,
-        commands: Sequence[tuple[str, str]],
+        commands: Sequence[MenuEntry],
         names: Callable[[], Iterable[Name]],
         cwd: Callable[[], Path] = Path.cwd,
     ) -> None:
@@ -67,9 +68,15 @@ class ChatCompleter(Completer):
             yield from self._paths(prefix)
 
     def _commands(self, word: str) -> Iterator[Completion]:
-        for name, description in self.commands:
-            if name.lower().startswith(word.lower()):
-                yield Completion(name, start_position=-len(word), display_meta=description)
+        for command in self.commands:
+            if command.name.lower().startswith(word.lower()):
+                # The menu shows how it is typed (`/resume [ID]`); Tab inserts the name.
+                yield Completion(
+                    command.name,
+                    start_position=-len(word),
+                    display=command.usage,
+                    display_meta=command.description,
+                )
 
     def _mentions(self, prefix: str) -> Iterator[Completion]:
         for entry in sorted(self.names(), key=lambda n: n.name):

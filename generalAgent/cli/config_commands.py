@@ -17,9 +17,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.subcommands import settings_or_fail
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.reference import render_env_example
-from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.config.settings import Settings
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, SettingSource, user_config_dir
 from generalAgent.display import public_url
 from generalAgent.i18n import N_, _
@@ -70,11 +71,7 @@ def show(ctx: typer.Context) -> None:
     files = ConfigFiles.find()
     console.print(escape(_("settings from: environment + {files}").format(files=describe_files(files))))
     console.print(escape(_("user-level file: {path}").format(path=user_config_dir() / ENV_FILE_NAME)))
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        console.print(f"[red]{escape(str(exc))}[/]")
-        raise typer.Exit(2) from None
+    settings = settings_or_fail()
     console.print(escape(_("data folder: {path}").format(path=settings.paths.data_dir.resolve())))
     console.print(escape(describe_folder_trust(settings)))
 
@@ -85,11 +82,7 @@ def show_settings(
 ) -> None:
     """Every setting that is not at its default (all with --all), its value and its source."""
     console = terminal_console(highlight=False)
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        console.print(f"[red]{escape(str(exc))}[/]")
-        raise typer.Exit(2) from None
+    settings = settings_or_fail()
     table = Table(box=None, header_style="bold")
     # The name is what the user looks for: never cut or wrapped; a long value or path wraps.
     table.add_column(_("setting"), no_wrap=True)

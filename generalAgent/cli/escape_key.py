@@ -38,6 +38,7 @@ except ImportError:  # Windows
     tty = None  # type: ignore[assignment]
 
 ESC = 0x1B
+CTRL_D = b"\x04"
 POLL_SECONDS = 0.1
 # An escape sequence's bytes arrive together; a person cannot press a second key this fast.
 SEQUENCE_GAP_SECONDS = 0.03
@@ -79,6 +80,7 @@ class EscapeKey:
         try:
             self._fd = self._stream.fileno()
             self._saved = termios.tcgetattr(self._fd)
+            self._typed += _line_buffer(self._fd)  # typed before the turn began: kept, Ctrl-D too
             tty.setcbreak(self._fd, termios.TCSANOW)
         except (OSError, termios.error):
             self.available = False
@@ -149,6 +151,44 @@ def give_to_prompt(prompt_input: Input, text: str) -> None:
     parser.feed(text)
     parser.flush()
     store_typeahead(prompt_input, keys)
+
+
+def take_line_buffer(stream: TextIO | None = None) -> str:
+    """The keys typed while nothing read the keyboard (between two prompts, as a command ran),
+    which the terminal holds in its usual line mode, for the next prompt (see `_line_buffer`)."""
+    stream = stream or sys.stdin
+    if termios is None or not _is_terminal(stream):
+        return ""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return ""
+    return _line_buffer(fd).decode("utf-8", errors="replace")
+
+
+def _line_buffer(fd: int) -> bytes:
+    """What the terminal at `fd` holds in line mode, read before leaving that mode.
+
+    In line mode the terminal turns Ctrl-D into the end of an empty line, which a reader that
+    switches to raw or cbreak mode afterwards gets as a NUL (Ctrl-Space): a Ctrl-D pressed as a
+    command ran was lost and the chat did not end. Read here, each end of input is a Ctrl-D
+    again (the first one ends the reading: the keys after it stay in the terminal, after it)."""
+    try:
+        if not termios.tcgetattr(fd)[3] & termios.ICANON:
+            return b""
+    except (OSError, termios.error):
+        return b""
+    typed = bytearray()
+    while _readable(fd, 0):
+        try:
+            data = os.read(fd, 4096)
+        except OSError:
+            break
+        if not data:
+            typed += CTRL_D
+            break
+        typed += data
+    return bytes(typed)
 
 
 def _readable(fd: int, timeout: float) -> bool:

@@ -24,9 +24,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from generalAgent.cli.documents_commands import settings_from
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.search_view import render_knowledge_hits
+from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.reading import DocumentError
@@ -47,11 +47,6 @@ AsJson = Annotated[bool, typer.Option("--json", help=_("Machine-readable output"
 
 def register(app: typer.Typer) -> None:
     app.add_typer(kb, name="kb")
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    terminal_console(stderr=True).print(f"[red]{escape(message)}[/red]")
-    return typer.Exit(code)
 
 
 def _store(ctx: typer.Context) -> KnowledgeStore:
@@ -80,7 +75,7 @@ def add_command(
 ) -> None:
     """Add a note (--title/--content) or the text of a file."""
     if (file is None) == (content is None):
-        raise _fail(_("Give either a FILE or --content (with --title)."), 2)
+        fail(_("Give either a FILE or --content (with --title)."), EXIT_USAGE)
     settings = settings_from(ctx)
     source_path = None
     blocks = None
@@ -88,7 +83,7 @@ def add_command(
         try:
             blocks = extract_document(file, settings.documents).blocks  # pages kept per chunk
         except DocumentError as exc:
-            raise _fail(str(exc)) from None
+            fail(str(exc), EXIT_FAILED)
         title = title or file.name
         source_path = str(file.resolve())
     try:
@@ -105,7 +100,7 @@ def add_command(
             )
             chunks = store.count_chunks(item.id)
     except STORE_ERRORS as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc), EXIT_FAILED)
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
     else:
@@ -134,7 +129,7 @@ def search_command(
     """Search the knowledge base (notes, built-in knowledge and indexed files)."""
     settings = settings_from(ctx)
     if sort not in ("relevance", "date", "title"):
-        raise _fail(_("--sort must be relevance, date or title."), 2)
+        fail(_("--sort must be relevance, date or title."), EXIT_USAGE)
     try:
         with open_store(settings) as store:
             result = search_knowledge(
@@ -148,7 +143,7 @@ def search_command(
                 budget=ContentBudget.from_settings(settings.documents),
             )
     except INDEX_ERRORS as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc), EXIT_FAILED)
     if as_json:
         _print_json(asdict(result))
     else:
@@ -173,7 +168,7 @@ def list_command(
             items = store.list_knowledge(domain, category, tags, limit=limit, offset=offset)
             total = store.count_knowledge(domain)
     except INDEX_ERRORS as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc), EXIT_FAILED)
     if as_json:
         _print_json(
             {
@@ -220,7 +215,7 @@ def show_command(
             item_id = store.resolve_id(item_id)
             item = store.get_knowledge_item(item_id)
             if item is None:
-                raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
+                fail(_("No knowledge item {id}.").format(id=repr(item_id)), EXIT_FAILED)
             total = store.count_chunks(item_id)
             selected = None
             if chunks is not None:
@@ -229,10 +224,10 @@ def show_command(
                     start = int(first or 0)
                     end = int(last) if last else total
                 except ValueError:
-                    raise _fail(_("--chunks takes a range such as 0:10."), 2) from None
+                    fail(_("--chunks takes a range such as 0:10."), EXIT_USAGE)
                 selected = store.get_chunks_for_item(item_id, start, end - 1)
     except STORE_ERRORS as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc), EXIT_FAILED)
     if as_json:
         data: dict[str, Any] = {**item.to_dict(), "total_chunks": total}
         if selected is not None:
@@ -255,21 +250,21 @@ def delete_command(
             item_id = store.resolve_id(item_id)
             item = store.get_knowledge_item(item_id)
             if item is None:
-                raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
+                fail(_("No knowledge item {id}.").format(id=repr(item_id)), EXIT_FAILED)
             if not yes and not _confirmed(item.title, item_id):
-                raise _fail(_("Nothing deleted."))
+                fail(_("Nothing deleted."), EXIT_FAILED)
             deleted = store.delete_knowledge(item_id)
     except STORE_ERRORS as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc), EXIT_FAILED)
     if not deleted:
-        raise _fail(_("No knowledge item {id}.").format(id=repr(item_id)))
+        fail(_("No knowledge item {id}.").format(id=repr(item_id)), EXIT_FAILED)
     terminal_console().print(escape(_("Deleted {id}.").format(id=item_id)))
 
 
 def _confirmed(title: str, item_id: str) -> bool:
     """The user's yes at the terminal; without one (a script), the reason and exit 2."""
     if not sys.stdin.isatty():
-        raise _fail(_("kb delete asks before deleting: add --yes to delete from a script."), 2)
+        fail(_("kb delete asks before deleting: add --yes to delete from a script."), EXIT_USAGE)
     question = _("Delete {title} ({id})? [y/N] ").format(title=title, id=item_id[:SHORT_ID_CHARS])
     try:
         answer = terminal_console().input(escape(question))
@@ -293,7 +288,7 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
                 for d in store.get_domains()
             ]
     except INDEX_ERRORS as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc), EXIT_FAILED)
     if as_json:
         _print_json(rows)
         return
@@ -315,7 +310,7 @@ def sync_command(ctx: typer.Context) -> None:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
-        raise _fail(str(exc)) from None
+        fail(str(exc), EXIT_FAILED)
     terminal_console().print(report.summary(_) if report.changed else _("Built-in knowledge is up to date."))
     if report.failed:
         raise typer.Exit(1)

@@ -14,7 +14,7 @@ server (`generalagent doctor` does); values of `env` and `headers` are never pri
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 from rich.console import Console, Group
@@ -23,7 +23,8 @@ from rich.table import Table
 from rich.text import Text
 
 from generalAgent.cli.invocation import command_hint
-from generalAgent.config.settings import Settings, SettingsError, load_settings
+from generalAgent.cli.subcommands import EXIT_USAGE, fail, settings_or_fail
+from generalAgent.config.settings import Settings
 from generalAgent.i18n import N_, _
 from generalAgent.tools.mcp.config import (
     MCPConfigError,
@@ -65,7 +66,7 @@ def register(parent: typer.Typer) -> None:
 @app.command("list", help=_("Show the configured servers (without starting them)."))
 def list_command() -> None:
     """Show the configured servers (without starting them)."""
-    settings = _settings()
+    settings = settings_or_fail()
     config = load_mcp_config(
         settings.mcp,
         folder_trusted=settings.sources.trust.covers(Path.cwd()),
@@ -142,9 +143,9 @@ def add_command(
     user: Annotated[bool, typer.Option("--user", help=_("Write the user-level mcp.json."))] = False,
 ) -> None:
     """Add a server to mcp.json."""
-    settings = _settings()
+    settings = settings_or_fail()
     if bool(command) == bool(url):
-        _fail(_(NEEDS_TARGET))
+        fail(_(NEEDS_TARGET), EXIT_USAGE)
     entry: dict[str, Any] = {}
     if url:
         entry.update(type="http", url=url)
@@ -169,7 +170,7 @@ def add_command(
     try:
         add_server_entry(path, name, entry)
     except MCPConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc), EXIT_USAGE)
     note = _("; @mention it in the chat to start it") if disabled else ""
     console = Console(highlight=False)
     console.print(_(ADDED).format(name=name, path=path, note=note), markup=False)
@@ -189,14 +190,14 @@ def remove_command(
     user: Annotated[bool, typer.Option("--user", help=_("Remove it from the user-level mcp.json."))] = False,
 ) -> None:
     """Remove a server from mcp.json."""
-    settings = _settings()
+    settings = settings_or_fail()
     path = _target_file(settings, user)
     try:
         removed = remove_server_entry(path, name)
     except MCPConfigError as exc:
-        _fail(str(exc))
+        fail(str(exc), EXIT_USAGE)
     if not removed:
-        _fail(_(NOT_FOUND).format(name=name, files=path))
+        fail(_(NOT_FOUND).format(name=name, files=path), EXIT_USAGE)
     Console(highlight=False).print(_(REMOVED).format(name=name, path=path), markup=False)
 
 
@@ -235,7 +236,7 @@ def servers_table(statuses: list[ServerStatus], in_session: set[str]) -> Group:
 def _pair(item: str, separator: str, option: str, form: str) -> tuple[str, str]:
     key, found, value = item.partition(separator)
     if not found or not key.strip():
-        _fail(_(BAD_PAIR).format(option=option, form=form, value=repr(item)))
+        fail(_(BAD_PAIR).format(option=option, form=form, value=repr(item)), EXIT_USAGE)
     return key.strip(), value.strip()
 
 
@@ -245,15 +246,3 @@ def _target_file(settings: Settings, user: bool) -> Path:
     if settings.mcp.mcp_config:
         return Path(settings.mcp.mcp_config).expanduser()
     return config_files(settings.mcp, Path.cwd())[-1][0]
-
-
-def _settings() -> Settings:
-    try:
-        return load_settings()
-    except SettingsError as exc:
-        _fail(str(exc))
-
-
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True, highlight=False).print(f"[red]{escape(message)}[/]")
-    raise typer.Exit(2)

@@ -13,7 +13,7 @@ again downloads nothing (its files are checked) and makes it the active one.
 
 from __future__ import annotations
 
-from typing import Annotated, NoReturn, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -29,8 +29,8 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from generalAgent.cli.subcommands import EXIT_FAILED, fail, settings_or_fail
 from generalAgent.cli.terminal_text import terminal_console
-from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.i18n import _
 
 app = typer.Typer(
@@ -55,15 +55,16 @@ def pull_command(
     from generalAgent.search.local_models import DEFAULT_MODEL, models_dir, pull, repo_of
     from generalAgent.search.model_download import DownloadError
 
-    settings = _settings()
+    settings = settings_or_fail()
     chosen = name or DEFAULT_MODEL
     try:
         repo = repo_of(chosen)
     except ValueError:
-        _fail(
+        fail(
             _("Unknown model {name}: give a name from `generalagent models list`, or owner/name.").format(
                 name=chosen
-            )
+            ),
+            EXIT_FAILED,
         )
     root = models_dir(settings.documents.embedding_models_dir)
     endpoint = settings.documents.hf_endpoint
@@ -95,7 +96,7 @@ def pull_command(
             folder = pull(chosen, root, endpoint, progress)
         except DownloadError as exc:
             bar.stop()
-            _fail(_("The download failed: {reason}").format(reason=exc))
+            fail(_("The download failed: {reason}").format(reason=exc), EXIT_FAILED)
     out.print(
         escape(
             _("{repo} is ready in {folder}; semantic search uses it from now on.").format(
@@ -121,7 +122,7 @@ def list_command() -> None:
     from generalAgent.search.embeddings import describe_source
     from generalAgent.search.local_models import CATALOGUE, DEFAULT_MODEL, installed, models_dir
 
-    settings = _settings()
+    settings = settings_or_fail()
     root = models_dir(settings.documents.embedding_models_dir)
     present = {m.repo: m for m in installed(root)}
     table = Table(box=None, pad_edge=False)
@@ -148,15 +149,3 @@ def _state(active: bool | None) -> str:
     if active is None:
         return _("not installed")
     return "[green]" + _("installed, active") + "[/]" if active else _("installed")
-
-
-def _settings() -> Settings:
-    try:
-        return load_settings()
-    except SettingsError as exc:
-        _fail(str(exc))
-
-
-def _fail(message: str) -> NoReturn:
-    Console(stderr=True, highlight=False).print(f"[red]{escape(message)}[/]")
-    raise typer.Exit(1)

@@ -24,7 +24,7 @@ from generalAgent.search.results import Passage, SearchResult
 
 SNIPPET_CHARS = 240
 SHEET_ROWS = 6  # rows of a spreadsheet hit shown, one per line
-# (item id, chunk index) -> line: where a passage of a plain text file is (documents_commands).
+# (item id, chunk index) -> line: where a passage of a plain text file is (search_commands).
 Lines = dict[tuple[str, int], int]
 SHORT_ID_CHARS = 12  # as `kb list` shows ids; kb show takes any unique start
 

@@ -1,7 +1,7 @@
 """One session of the agent, as every front end runs it: its state and the sequence of a turn.
 
-The chat (cli/chat.py), `-p` (cli/once.py) and, later, the editor server (cli/acp.py) each
-hold one `SessionController`. It owns what belongs to the session the user is in, and is
+The chat (cli/chat.py) and `-p` (cli/once.py) each hold one `SessionController`, the editor
+server (cli/acp/) one per editor session. It owns what belongs to the session the user is in, and is
 reset as a whole when the user moves to another one (/new, /resume): its id, the first line
 (the title until /rename), files attached for the next message, tools approved "always",
 the last turn sent and the one the user cancelled (/retry), and how full the context was.
@@ -65,6 +65,15 @@ class SessionState:
     context_tokens: int = 0  # of the session's last request and answer: the context gauge
 
 
+@dataclass(frozen=True)
+class TurnRules:
+    """What a front end's mode changes in the approval rules of every turn (the editor's
+    approval modes, cli/acp/modes.py); never looser than the user's own settings."""
+
+    approved: frozenset[str] = frozenset()  # run without a question, not remembered after
+    only_tools: frozenset[str] | None = None  # every other tool is refused; None: no limit
+
+
 @dataclass
 class SendOutcome:
     """What became of a message: the turn's result, or why nothing was sent."""
@@ -102,6 +111,7 @@ class SessionController:
         self.interactive = interactive  # someone at a terminal can act on an error's advice
         self.cwd = cwd or Path.cwd()
         self.state = SessionState(session_id or SessionCatalog.new_id(), title)
+        self.rules = TurnRules()
 
     @property
     def id(self) -> str:
@@ -113,8 +123,12 @@ class SessionController:
 
     def config(self) -> dict[str, Any]:
         from generalAgent.graph.turn import thread_config  # LangChain loads in the background
+        from generalAgent.tools.approval import ONLY_TOOLS
 
-        return thread_config(self.id)
+        config = thread_config(self.id)
+        if self.rules.only_tools is not None:
+            config["configurable"][ONLY_TOOLS] = sorted(self.rules.only_tools)
+        return config
 
     # -- hooks ----------------------------------------------------------------------
     def start(self, source: str) -> None:
@@ -194,6 +208,8 @@ class SessionController:
         from generalAgent.providers.errors import describe_model_error
 
         agent.parts.env.start_turn()
+        by_rules = self.rules.approved - self.state.approved
+        approved = self.state.approved | by_rules
         with view() as turn_view:
             result = run_turn(
                 agent.graph,
@@ -205,8 +221,9 @@ class SessionController:
                     or describe_storage_error(exc, self.settings.paths)
                 ),
                 on_cancel=agent.cancel,
-                approved=self.state.approved,
+                approved=approved,
             )
+        self.state.approved |= approved - by_rules  # the user's "always" answers stay, the mode's do not
         self.record(result, graph_input, context_only=context_only)
         return result
 

@@ -30,7 +30,7 @@ from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
-from generalAgent.graph.turn import TurnInput, main_turn_input, renamed_state
+from generalAgent.graph.turn import TurnInput, main_turn_input
 from generalAgent.i18n import _
 from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.tools.named_hosts import NamedHost, hosts_typed
@@ -124,7 +124,6 @@ def prepare_turn(
         max_loops=parts.settings.governance.max_loops,
         mentions=known,
         uploads=files,
-        carried_over=renamed_state(agent.graph, config),
         images=images.refs,
         named_hosts=named_hosts,
     )

@@ -13,11 +13,11 @@ long-running callers (the CLI, benchmarks, knowledge search) hold a
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from generalAgent.documents.index import (
@@ -30,27 +30,21 @@ if TYPE_CHECKING:
     from generalAgent.documents.reading import DocumentError
     from generalAgent.search.results import Passage
 
-# Loaded on first use (PEP 562): importing one light module of the package (documents.images
+# Loaded on first use (lazy_exports.py): importing one light module of the package (documents.images
 # for the tools' image limits) must not load the extractors, the index and jieba's neighbours,
 # which `generalagent -p` and the chat's first request may never need (tests/e2e/test_print_imports.py).
-_LAZY = {
-    "DocumentError": "generalAgent.documents.reading",
-    "ChunkHit": "generalAgent.documents.index",
-    "IndexedDocument": "generalAgent.documents.index",
-    "QueryError": "generalAgent.documents.index",
-    "SearchIndex": "generalAgent.documents.index",
-    "compute_file_hash": "generalAgent.documents.index",
-    "Passage": "generalAgent.search.results",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "DocumentError": "generalAgent.documents.reading",
+        "ChunkHit": "generalAgent.documents.index",
+        "IndexedDocument": "generalAgent.documents.index",
+        "QueryError": "generalAgent.documents.index",
+        "SearchIndex": "generalAgent.documents.index",
+        "compute_file_hash": "generalAgent.documents.index",
+        "Passage": "generalAgent.search.results",
+    },
+)
 
 
 __all__ = [

@@ -1,8 +1,8 @@
 """Builds the agent: its parts (model, tools, skills, agents, prompts) and the compiled graph.
 
-    START ─┬─ a call left open → repair ─┐
-           ├────────────────────────────┴─ a cut is due, /compact, /clear → compact ─┬─ a cut → planner
-           └─────────────────────────────────────────────────────────────────────────┴─ /compact, /clear → END
+    START ─┬─ a call left open, an old key → repair ─┐
+           ├────────────────────────────────────────┴─ a cut is due, /compact, /clear → compact ─┬─ a cut → planner
+           └─────────────────────────────────────────────────────────────────────────────────────┴─ /compact, /clear → END
     planner ─┬─ tool calls, loops left ─┬─ one needs approval → approval → tools → (compact →) planner
              │                          └─ none does ─────────────────────→ tools
              ├─ tool calls, budget spent → finalize → END
@@ -10,9 +10,11 @@
 
 `repair` runs only when a run stopped with tool calls unanswered (graph/history.py): it
 answers them in the stored history before anything else reads it, so every client (the
-terminal, a LangGraph Server client) sends a valid history. `compact` runs only when the
-start of the history moves (graph/compaction.py). So an ordinary step adds neither node
-nor checkpoint.
+terminal, a LangGraph Server client) sends a valid history. It also carries, once, what
+an older release stored under a key renamed since (graph/state.py's StoredState: the
+main graph's state schema, while its input and output are AgentState). `compact` runs
+only when the start of the history moves (graph/compaction.py). So an ordinary step adds
+neither node nor checkpoint.
 
 `approval` asks the user about every call that needs it before any call runs, so the
 tools node runs each call at most once (graph/nodes/approval.py says why). Calls of which
@@ -51,7 +53,7 @@ from generalAgent.graph.nodes.planner import build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
 from generalAgent.graph.repetition import repeated_call
-from generalAgent.graph.state import AgentState, SubagentState, model_calls_this_turn
+from generalAgent.graph.state import AgentState, StoredState, SubagentState, model_calls_this_turn
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.hooks import load_hooks
 from generalAgent.providers.factory import build_chat_model
@@ -130,8 +132,9 @@ def route_after_planner(
     return END
 
 
-def route_at_start(state: AgentState, to_model: Callable[[AgentState], str]) -> str:
-    """repair first when a stopped run left calls open (graph/history.py), else on to the model."""
+def route_at_start(state: StoredState, to_model: Callable[[AgentState], str]) -> str:
+    """repair first when a stopped run left calls open or an old release a renamed key
+    (graph/history.py), else on to the model."""
     return "repair" if needs_repair(state) else to_model(state)
 
 
@@ -171,11 +174,12 @@ def build_graphs(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = N
     graph's tools node is then built with a runner for it (graph/subagents.py).
     """
     prompts = PromptBuilder(parts.settings, parts.registry, parts.skills, parts.agents, memory=parts.memory)
-    subagent = _define_graph(parts, prompts, SubagentState, run_subagent=None).compile(
+    # A sub-agent's thread is new on every delegation: nothing old is ever stored in it.
+    subagent = _define_graph(parts, prompts, SubagentState, SubagentState, run_subagent=None).compile(
         checkpointer=checkpointer, name="generalAgent-subagent"
     )
     runner = SubagentRunner(subagent, parts.settings, parts.agents, parts.env.cancelled)
-    main = _define_graph(parts, prompts, AgentState, run_subagent=runner).compile(
+    main = _define_graph(parts, prompts, AgentState, StoredState, run_subagent=runner).compile(
         checkpointer=checkpointer, name="generalAgent"
     )
     return AgentGraphs(main=main, subagent=subagent)
@@ -190,9 +194,12 @@ def _define_graph(
     parts: AgentParts,
     prompts: PromptBuilder,
     schema: type[AgentState],
+    stored: type[AgentState],
     run_subagent: SubagentRunner | None,
 ) -> StateGraph:
-    graph = StateGraph(schema)
+    """`schema`: what clients send and see; `stored`: what a stored thread may hold (the
+    schema, and keys an older release used), read by the routes from START and by repair."""
+    graph = StateGraph(stored, input_schema=schema, output_schema=schema)
     # Every node reads the whole state of its graph (input_schema): LangGraph would otherwise
     # give a node only the keys of the type its function is annotated with (AgentState).
     cancelled = parts.env.cancelled
@@ -215,7 +222,7 @@ def _define_graph(
     # what it may see, and a sub-agent's route must see the sub-agent's keys too.
     to_model = functools.partial(route_to_model, prompts=prompts)
     graph.add_node(
-        "repair", build_repair_node(to_model), destinations=("compact", "planner"), input_schema=schema
+        "repair", build_repair_node(to_model), destinations=("compact", "planner"), input_schema=stored
     )
     graph.add_conditional_edges(
         START, functools.partial(route_at_start, to_model=to_model), ["repair", "compact", "planner"]

@@ -9,7 +9,8 @@ all of its calls, and a tool answer is never sent without the call it answers.
   finish, in the stored history, at the start of the next run. This happens inside the
   graph (the `repair` step before the model call, graph/builder.py), as deepagents'
   PatchToolCallsMiddleware does, so a LangGraph Server client gets it as the terminal
-  does. `settle_unfinished_step` keeps what tools finished before the stop.
+  does. `settle_unfinished_step` keeps what tools finished before the stop. The same
+  step carries what an older release stored under a key renamed since (graph/state.py).
 - Clean (`clean_message_history`): whatever is still invalid is left out of the request.
 - Cut (`truncate_messages_safely`, `window_start`): old turns are cut with hysteresis so
   the head of what is sent stays byte-identical for many turns (the provider's prompt
@@ -37,7 +38,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
-from generalAgent.graph.state import AgentState, ConversationSummary
+from generalAgent.graph.state import AgentState, ConversationSummary, StoredState, renamed_values
 from generalAgent.providers.tokens import estimate_message_tokens
 
 TokenCounter = Callable[[BaseMessage], int]
@@ -317,23 +318,27 @@ def answer_open_calls(
 
 
 def build_repair_node(route: Callable[[AgentState], str]):
-    """The `repair` step: answers the calls a stopped run left open, then goes where `route`
-    sends the repaired state. Taken only when a call is open (`needs_repair`), so an
-    ordinary run adds no step and no checkpoint; the whole list is written back because
-    the answers must stand right after their calls, not after the new message."""
+    """The `repair` step: answers the calls a stopped run left open and carries values an
+    older release stored under a renamed key (graph/state.py), then goes where `route`
+    sends the repaired state. Taken only when there is something to repair
+    (`needs_repair`), so an ordinary run adds no step and no checkpoint; the whole list is
+    written back because the answers must stand right after their calls, not after the
+    new message."""
 
-    def repair(state: AgentState) -> Command:
-        repaired = answer_open_calls(state.get("messages", [])) or list(state.get("messages", []))
-        return Command(
-            update={"messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]},
-            goto=route(cast(AgentState, {**state, "messages": repaired})),
-        )
+    def repair(state: StoredState) -> Command:
+        update = renamed_values(state)
+        messages: list[BaseMessage] = list(state.get("messages", []))
+        repaired = answer_open_calls(messages)
+        if repaired is not None:
+            update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]
+            messages = repaired
+        return Command(update=update, goto=route(cast(AgentState, {**state, "messages": messages})))
 
     return repair
 
 
-def needs_repair(state: AgentState) -> bool:
-    return bool(open_call_ids(state.get("messages", [])))
+def needs_repair(state: StoredState) -> bool:
+    return bool(open_call_ids(state.get("messages", []))) or bool(renamed_values(state))
 
 
 def last_call_answers(messages: Sequence[BaseMessage], answer: str) -> list[ToolMessage]:

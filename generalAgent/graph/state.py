@@ -11,8 +11,8 @@ graph/turn.py builds a turn's input.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated, NotRequired, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage
 from langgraph.graph.message import add_messages
@@ -95,6 +95,31 @@ class AgentState(TypedDict, total=False):
     max_loops: int  # model calls a run may make; a sub-agent's are fewer (SUBAGENT_MAX_LOOPS)
     summary: ConversationSummary | None  # the compacted start of the history (graph/compaction.py)
     context_request: ContextRequest | None  # /compact or /clear, cleared once done
+
+
+# State keys renamed since a thread may have been stored: old name -> new name.
+RENAMED_KEYS = {"mentioned_agents": "mentions"}
+
+
+class StoredState(AgentState, total=False):
+    """What a stored main thread may hold: the state, and what an older release stored
+    under a key renamed since (RENAMED_KEYS). The graph declares the old keys only so that
+    it reads them from the checkpoint and its `repair` step carries them to the new name
+    before anything else runs (`renamed_values`), which leaves the old key empty (None).
+    A client never sends them, nor gets them from a run: the graph's input and output are
+    AgentState."""
+
+    mentioned_agents: list[str] | None  # `mentions` before release 0.2
+
+
+def renamed_values(state: Mapping[str, Any]) -> dict[str, Any]:
+    """The update that moves values stored under an old key to the new one (whose reducer
+    merges them in) and empties the old key; {} when no old key holds anything."""
+    update: dict[str, Any] = {}
+    for old, new in RENAMED_KEYS.items():
+        if state.get(old):
+            update |= {new: state[old], old: None}
+    return update
 
 
 class SubagentState(AgentState, total=False):

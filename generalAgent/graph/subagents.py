@@ -1,7 +1,8 @@
 """Runs a delegated task as an isolated sub-agent: the same graph, a fresh state, its own thread.
 
-The sub-agent's conversation is checkpointed under `subagent-xxxxxxxx` and never enters
-the parent's history: the parent gets one short JSON result. It runs in a thread of its
+The sub-agent's conversation is checkpointed under `subagent-xxxxxxxx` while it works, and
+deleted when it ends; it never enters the parent's history: the parent gets one short JSON
+result. It runs in a thread of its
 own so that nothing of the parent run's context (config, callbacks, checkpoint
 namespace) leaks into it; its progress and token usage reach the parent's stream as
 custom events, so the chat can show them and count them.
@@ -16,6 +17,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
@@ -88,6 +90,11 @@ class SubagentRunner:
                 writer(events.get(timeout=0.05))
             except queue.Empty:
                 continue
+        # Nothing goes back to a finished sub-agent (the parent has its result, and a
+        # sub-agent never waits for an approval): its thread would only grow sessions.db.
+        checkpointer = getattr(self.graph, "checkpointer", None)
+        if isinstance(checkpointer, BaseCheckpointSaver):
+            checkpointer.delete_thread(context_id)
         if "error" in outcome:
             return {"ok": False, "error": outcome["error"], "context_id": context_id}
         return {"ok": True, "result": outcome["result"], "context_id": context_id, "loops": outcome["loops"]}

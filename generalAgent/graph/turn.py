@@ -26,9 +26,6 @@ MAIN_CONTEXT = "main"
 # cut long turns short; this only catches a graph that loops by mistake.
 RECURSION_LIMIT = 1_002
 SUBAGENT_PREFIX = "subagent-"
-# State keys renamed since a thread may have been stored: old name -> new name. A stored
-# thread keeps the old channel until its next turn, which carries the value over.
-RENAMED_KEYS = {"mentioned_agents": "mentions"}
 
 
 def thread_config(thread_id: str) -> dict[str, Any]:
@@ -82,7 +79,6 @@ def main_turn_input(
     max_loops: int,
     mentions: Sequence[str] = (),
     uploads: Sequence[UploadedFile] = (),
-    carried_over: Mapping[str, Any] | None = None,
     images: Sequence[ImageRef] = (),
     named_hosts: Sequence[NamedHost] = (),
 ) -> TurnInput:
@@ -95,16 +91,16 @@ def main_turn_input(
     the CLI records the hosts of a line the user typed and of --allow-host, never those of
     piped text or of attached files; the reducer adds them to the session's.
 
-    `carried_over` is what `renamed_state` found under old key names; it joins the session's fields.
+    A thread an older release stored under renamed keys is carried over by the graph
+    itself (graph/state.py's StoredState), so no client reads the checkpoint for it.
     """
     names = list(dict.fromkeys(mentions))
-    old = carried_over or {}
     return {
         "messages": [
             HumanMessage(content=text, additional_kwargs={IMAGES_KEY: list(images)} if images else {}),
         ],
         "max_loops": max_loops,
-        "mentions": [*old.get("mentions", []), *names],
+        "mentions": names,
         "new_mentions": names,
         "uploaded_files": list(uploads),
         "new_uploaded_files": list(uploads),
@@ -156,19 +152,3 @@ def context_request_input(action: str, *, focus: str = "") -> ContextRequestInpu
     if action not in {"compact", "clear"}:
         raise ValueError(f"unknown context request {action!r}")
     return {"context_request": {"action": action, "focus": focus.strip()}}
-
-
-def renamed_state(graph: Any, config: Mapping[str, Any]) -> dict[str, Any]:
-    """Values a thread stored under a key that has been renamed since, under the new name.
-
-    `get_state` only shows the channels the graph has now (a renamed one as empty); the
-    old key's value is still in the raw checkpoint until the next turn writes the new key.
-    """
-    checkpointer = getattr(graph, "checkpointer", None)
-    stored = checkpointer.get_tuple(config) if checkpointer else None
-    if stored is None:
-        return {}
-    channels = stored.checkpoint.get("channel_values", {})
-    return {
-        new: channels[old] for old, new in RENAMED_KEYS.items() if old in channels and new not in channels
-    }

@@ -8,10 +8,10 @@ with open_store(settings) as store:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from generalAgent.config.settings import Settings
+from generalAgent.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from generalAgent.knowledge.fields import KnowledgeError
@@ -20,27 +20,21 @@ if TYPE_CHECKING:
     from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeStore
     from generalAgent.search.embeddings import EmbeddingError
 
-# Loaded on first use (PEP 562): the records of knowledge.items (read by the tools'
+# Loaded on first use (lazy_exports.py): the records of knowledge.items (read by the tools'
 # provenance rules on every start) must not load the store, the search and the embeddings,
 # which `generalagent -p` and the chat's first request may never need.
-_LAZY = {
-    "KnowledgeChunk": "generalAgent.knowledge.items",
-    "KnowledgeItem": "generalAgent.knowledge.items",
-    "search_knowledge": "generalAgent.knowledge.search",
-    "STORE_ERRORS": "generalAgent.knowledge.store",
-    "KnowledgeError": "generalAgent.knowledge.fields",
-    "KnowledgeStore": "generalAgent.knowledge.store",
-    "EmbeddingError": "generalAgent.search.embeddings",
-}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        "KnowledgeChunk": "generalAgent.knowledge.items",
+        "KnowledgeItem": "generalAgent.knowledge.items",
+        "search_knowledge": "generalAgent.knowledge.search",
+        "STORE_ERRORS": "generalAgent.knowledge.store",
+        "KnowledgeError": "generalAgent.knowledge.fields",
+        "KnowledgeStore": "generalAgent.knowledge.store",
+        "EmbeddingError": "generalAgent.search.embeddings",
+    },
+)
 
 
 __all__ = [

@@ -25,6 +25,7 @@ from generalAgent.knowledge.fields import (
     item_filter,
 )
 from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem, new_id
+from generalAgent.knowledge.schema import TRACK
 from generalAgent.search.chunking import Block, chunk_blocks
 from generalAgent.search.connection import IndexDatabase, transaction
 from generalAgent.search.embeddings import Embedder, EmbeddingError
@@ -47,6 +48,8 @@ STORE_ERRORS: tuple[type[Exception], ...] = (KnowledgeError, *INDEX_ERRORS)
 
 class KnowledgeStore(IndexDatabase):
     """Items and chunks of indexes.db. One connection; use as a context manager."""
+
+    TRACKS = (TRACK,)  # the knowledge base's tables (knowledge/schema.py), beside the index's
 
     def __init__(self, db_path: Path, settings: DocumentSettings, embedder: Embedder | None = None) -> None:
         super().__init__(db_path, settings)

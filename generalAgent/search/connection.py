@@ -2,8 +2,10 @@
 a time, and the connection a tool or an index keeps.
 
 Every write is one transaction (BEGIN IMMEDIATE, so two writers queue on the busy timeout
-instead of failing half-way). Opening a connection applies the schema's migrations
-(search/schema.py), so every process sees the same tables whichever opens the file first.
+instead of failing half-way). Opening a connection applies the index's migrations
+(search/schema.py), and those of the tracks its caller owns (the knowledge store's:
+knowledge/schema.py), so every process sees the tables it uses whichever opens the file
+first; a file that a newer release migrated further on one of those tracks is refused.
 """
 
 from __future__ import annotations
@@ -12,16 +14,16 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.migrations import NewerSchemaError, migrate
+from generalAgent.migrations import NewerSchemaError, Track, migrate
 from generalAgent.private_storage import private_file
 from generalAgent.search.chunking import ChunkingConfig
-from generalAgent.search.schema import MIGRATIONS
+from generalAgent.search.schema import TRACK as INDEX_TRACK
 from generalAgent.search.segmentation import Segmenter
 
 BUSY_TIMEOUT_MS = 10_000
@@ -36,8 +38,9 @@ class DatabaseError(Exception):
     """The index database cannot be used; the message says why and what to do."""
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating if needed) the index database with WAL, a busy timeout and FKs on."""
+def connect(path: Path, tracks: Sequence[Track] = ()) -> sqlite3.Connection:
+    """Open (creating if needed) the index database with WAL, a busy timeout and FKs on,
+    its schema brought up to date on the index's track and then on `tracks`."""
     try:
         private_file(path)  # 0600 in a 0700 folder (generalAgent/private_storage.py)
         conn = sqlite3.connect(
@@ -55,7 +58,7 @@ def connect(path: Path) -> sqlite3.Connection:
         # 2 MB cache: a search touches pages all over a 100 MB index. ~5% off each query
         # at 100k chunks (docs/benchmarks.md); the mapped pages are the OS's file cache.
         conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
-        migrate(conn, MIGRATIONS)
+        migrate(conn, (INDEX_TRACK, *tracks))
     except NewerSchemaError as exc:
         conn.close()
         raise DatabaseError(f"{path} was {exc}; upgrade generalAgent, or point DATA_DIR elsewhere.") from None
@@ -161,15 +164,18 @@ class IndexDatabase:
     """A lazily opened connection to indexes.db with the settings its content follows.
 
     The base of `SearchIndex` (documents) and `KnowledgeStore` (items): one connection
-    each, opened on first use; use them as context managers, or call `close()`.
+    each, opened on first use; use them as context managers, or call `close()`. A subclass
+    from a package above search names its own schema tracks in `TRACKS`.
     """
+
+    TRACKS: tuple[Track, ...] = ()
 
     def __init__(
         self, db_path: Path, settings: DocumentSettings, *, conn: sqlite3.Connection | None = None
     ) -> None:
         """`conn`: an open connection to `db_path` to borrow (a tool keeps one per process:
         opening, checking the schema and closing cost more than the lookup itself); it is
-        left open by `close()`."""
+        left open by `close()`, and must have been opened with this class's `TRACKS`."""
         self.db_path = Path(db_path)
         self.settings = settings
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
@@ -179,7 +185,7 @@ class IndexDatabase:
     @property
     def conn(self) -> sqlite3.Connection:
         if self._conn is None:
-            self._conn = connect(self.db_path)
+            self._conn = connect(self.db_path, self.TRACKS)
         return self._conn
 
     def close(self) -> None:

@@ -1,4 +1,5 @@
-"""The schema of indexes.db, the one SQLite file of everything searchable, and its migrations.
+"""The schema of indexes.db, the one SQLite file of everything searchable: the index's tables
+and their migrations (the `index` track, migrations.py).
 
 Documents and knowledge share it: an indexed file is a knowledge item of domain
 `documents` whose `documents` row records the file's facts. Chunk text lives once, in the
@@ -7,10 +8,10 @@ to its chunks, and a trigger removes their FTS rows, so nothing can be left behi
 of one item get consecutive rowids, which lets a search inside one document restrict FTS5
 to a rowid range instead of filtering after the match.
 
-Every table is created here, by one list of migrations that every connection applies
-(search/connection.py), the knowledge base's too (`items`' tags, `builtin_sources`): the
-package that opens the file first (documents, below knowledge) must create the whole
-schema, and a connection that did not know a recorded migration would refuse the file.
+Every connection applies this track (search/connection.py): items, chunks, their text and
+vectors are written by documents and knowledge alike. What only the knowledge base reads
+(items' tags, the built-in files imported) is its own track, knowledge/schema.py, applied
+by the knowledge store when it opens the file.
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
-from generalAgent.migrations import Migration, script
+from generalAgent.migrations import Migration, Track, script
 from generalAgent.search.language import main_language
 from generalAgent.search.vector_schema import VECTOR_CHANGES
 
 DOCUMENTS_DOMAIN = "documents"
 
-# The schema of release 0.1.0 (which created it without a migration table).
+# The index's part of the schema of release 0.1.0 (which created it without a migration
+# table); the rest of it, item_tags and builtin_sources, is the knowledge track's first.
 INITIAL_SCHEMA = """
 -- One row per searchable thing: a note, a built-in knowledge page, or an indexed file
 -- (domain 'documents'). `content` is the full text: regex search and lazy re-chunking read it.
@@ -42,14 +44,6 @@ CREATE TABLE IF NOT EXISTS items (
     updated_at  TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS items_by_domain ON items(domain, category);
-
--- Tags, one row each, so "any of these tags" and the list of tags are index lookups.
-CREATE TABLE IF NOT EXISTS item_tags (
-    item_id TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
-    tag     TEXT NOT NULL,
-    PRIMARY KEY (item_id, tag)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS item_tags_by_tag ON item_tags(tag);
 
 -- File facts of items in domain 'documents'. The MD5 of the bytes is the identity, so the
 -- same file under two names is indexed once.
@@ -105,14 +99,6 @@ CREATE TABLE IF NOT EXISTS chunk_vectors (
     model       TEXT NOT NULL,
     vector      BLOB NOT NULL
 );
-
--- Built-in knowledge files already imported, by content hash: start-up imports only changes.
-CREATE TABLE IF NOT EXISTS builtin_sources (
-    path         TEXT PRIMARY KEY,
-    content_hash TEXT NOT NULL,
-    item_id      TEXT NOT NULL REFERENCES items(id) ON DELETE CASCADE,
-    imported_at  TEXT NOT NULL
-);
 """
 
 # The size and modification time of the file a path showed when it was hashed: while both
@@ -153,14 +139,16 @@ def add_document_language(conn: sqlite3.Connection) -> None:
         conn.execute("UPDATE documents SET language = ? WHERE file_hash = ?", (language, file_hash))
 
 
-# indexes.db's schema history, oldest first: append, never edit a released one.
-MIGRATIONS = [
+# The index's schema history, oldest first: append, never edit a released one. Before the
+# tracks, each was recorded in schema_migrations under the same name (migrations.py).
+MIGRATIONS = (
     Migration("0001_initial_schema", script(INITIAL_SCHEMA)),
     Migration("0002_document_path_stat", script(DOCUMENT_PATH_STAT)),
     Migration("0003_document_texts", script(DOCUMENT_TEXTS)),
     Migration("0004_document_language", add_document_language),
     Migration("0005_vector_changes", script(VECTOR_CHANGES)),  # search/vector_schema.py
-]
+)
+TRACK = Track("index", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS))
 
 # An item's full text as SQL (in a query over `items`): an indexed file's from document_texts.
 ITEM_CONTENT = (

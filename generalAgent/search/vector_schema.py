@@ -1,4 +1,4 @@
-"""The tables and triggers that keep KNN indexes of chunk vectors in step (indexes.db migration 0005).
+"""The tables and triggers that keep KNN indexes of chunk vectors in step (the index track's 0005).
 
 Why the index is fed from notes instead of by triggers of its own: search/vector_index.py.
 """

@@ -51,6 +51,14 @@ PROCESS_APPROVALS = "approved_tools"
 # The run's config key naming the only tools whose calls may run (an editor session in its
 # read-only mode, cli/acp/modes.py): a call of any other tool is refused without a question.
 ONLY_TOOLS = "only_tools"
+# What the model is told of such a call: not that the user refused it (they were never
+# asked) but that the session is read-only, which the user can change; for the model, so English.
+OUTSIDE_ONLY_TOOLS = (
+    "Error: refused: this session is read-only (the user chose the editor's Read only mode), so "
+    "only tools that read or search run and {tool} is not one of them; the user was not asked. "
+    "Do not retry it: say what you would do instead, and that the user can switch the session "
+    "to the Ask or Accept edits mode to let it run."
+)
 ALWAYS_ASKS = N_("asks before every call")
 
 

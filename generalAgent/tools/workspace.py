@@ -107,6 +107,13 @@ class Workspace:
         default=None, compare=False, repr=False
     )
 
+    @staticmethod
+    def root_of(workspaces_dir: Path, session_id: str) -> Path | None:
+        """Where the session's workspace is (or would be); None for an id that is no folder name."""
+        if not _SAFE_SESSION.match(session_id) or session_id in {".", ".."}:
+            return None
+        return (workspaces_dir / session_id).resolve()
+
     @classmethod
     def for_session(
         cls,
@@ -117,9 +124,9 @@ class Workspace:
         editor: EditorAccess | None = None,
     ) -> Workspace:
         """The session's workspace, created on first use."""
-        if not _SAFE_SESSION.match(session_id) or session_id in {".", ".."}:
+        root = cls.root_of(workspaces_dir, session_id)
+        if root is None:
             raise WorkspaceError(f"Invalid session id {session_id!r} for a workspace.")
-        root = (workspaces_dir / session_id).resolve()
         for name in WORKSPACE_DIRS:
             private_folder(root / name)  # uploads and results: 0700, like the data home
         mounts = {}

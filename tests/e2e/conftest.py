@@ -47,7 +47,7 @@ def cli_env(openai_server: ScriptedOpenAIServer, tmp_path: Path) -> dict[str, st
 
 
 def run_cli(
-    args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None, timeout: float = 60
+    args: list[str], env: dict[str, str], cwd: Path, stdin: str | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess:
     """The CLI as a script runs it; without `stdin`, stdin is /dev/null (nothing piped)."""
     return subprocess.run(
@@ -76,7 +76,9 @@ def spawn_chat(cli_env: dict[str, str], workdir: Path) -> Iterator:
             env=env or cli_env,
             cwd=str(workdir),
             encoding="utf-8",
-            timeout=30,
+            # Every expect waits for its text; the minute is for the agent's first load on a
+            # machine as busy as CI's (three workers on two cores), never a delay in itself.
+            timeout=60,
             dimensions=(50, 120),
         )
         children.append(child)

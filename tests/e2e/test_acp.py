@@ -8,6 +8,10 @@ cancelled while the answer streams; then the process ends, a new one loads the s
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
+import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +76,7 @@ async def first_process(env: dict[str, str], workdir: Path, server: ScriptedOpen
 
         client.on_update = cancel_on_first_chunk
         reply = await asyncio.wait_for(
-            conn.prompt(session_id=session.session_id, prompt=[text_block("讲个很长的故事")]), 30
+            conn.prompt(session_id=session.session_id, prompt=[text_block("讲个很长的故事")]), 60
         )
         assert reply.stop_reason == "cancelled"
         assert client.text().startswith("从前")
@@ -101,7 +105,7 @@ async def second_process(env: dict[str, str], workdir: Path, session_id: str) ->
         client.conn = conn
         client.answers = ["cancel and never answer"]
         reply = await asyncio.wait_for(
-            conn.prompt(session_id=session_id, prompt=[text_block("@run_bash_command 再建一个文件")]), 30
+            conn.prompt(session_id=session_id, prompt=[text_block("@run_bash_command 再建一个文件")]), 60
         )
         assert reply.stop_reason == "cancelled"
         assert not list(workdir.rglob("never.txt"))
@@ -137,3 +141,57 @@ def test_an_editor_session_with_approvals_a_cancel_and_a_reload(
         contents = [str(m.get("content")) for m in last.messages]
         assert any("hello-acp" in c for c in contents) and any("打个招呼" in c for c in contents)
         assert not last.history_problems
+
+
+async def hooked_session(env: dict[str, str], workdir: Path) -> EditorClient:
+    client = EditorClient()
+    async with spawn(env, workdir, client) as (conn, process):
+        await conn.initialize(protocol_version=1)
+        session = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+        blocked = await conn.prompt(session_id=session.session_id, prompt=[text_block("部署到生产环境")])
+        assert blocked.stop_reason == "refusal"
+        thoughts = client.text("agent_thought_chunk")
+        assert (
+            "started:" + session.session_id in thoughts
+        )  # the SessionStart hook's stdout, at the first turn
+        assert "blocked this message" in thoughts and "no deploys from the editor" in thoughts
+        client.updates.clear()
+        reply = await conn.prompt(session_id=session.session_id, prompt=[text_block("你好")])
+        assert reply.stop_reason == "end_turn" and client.text() == "你好！"
+    return client
+
+
+def test_the_users_hooks_run_for_editor_turns(cli_env: dict[str, str], workdir: Path, tmp_path: Path) -> None:
+    """SessionStart, UserPromptSubmit and Stop hooks run for an editor's session as for the chat's."""
+    stopped = tmp_path / "stopped.log"
+    started = tmp_path / "started.py"  # what a SessionStart hook says on stderr (exit 2) is shown
+    started.write_text(
+        "import json, sys\nprint('started:' + json.load(sys.stdin)['session_id'], file=sys.stderr); sys.exit(2)\n",
+        encoding="utf-8",
+    )
+    guard = tmp_path / "guard.py"
+    guard.write_text(
+        "import json, sys\n"
+        "if '部署' in json.load(sys.stdin)['prompt']:\n"
+        "    print('no deploys from the editor', file=sys.stderr); sys.exit(2)\n",
+        encoding="utf-8",
+    )
+    config = Path(cli_env["GENERALAGENT_CONFIG_DIR"])
+    config.mkdir(parents=True, exist_ok=True)
+    hooks = {
+        "SessionStart": [{"hooks": [{"type": "command", "command": f"{sys.executable} {started}"}]}],
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": f"{sys.executable} {guard}"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": f"cat >> {stopped}"}]}],
+    }
+    (config / "settings.json").write_text(json.dumps({"hooks": hooks}), encoding="utf-8")
+    with ScriptedOpenAIServer() as server:
+        server.add(Reply(text="你好！"))
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
+        asyncio.run(hooked_session(env, workdir))
+        assert len(server.chat_requests) == 1  # the blocked message never reached the model
+        assert "部署" not in json.dumps(server.chat_requests[0].messages, ensure_ascii=False)
+    (stop,) = stopped.read_text(encoding="utf-8").splitlines()  # once: after the turn that ran
+    assert json.loads(stop)["hook_event_name"] == "Stop"
+    # Listed with its project folder, so `-c` there continues it.
+    with closing(sqlite3.connect(Path(cli_env["DATA_DIR"]) / "sessions.db")) as conn:
+        assert conn.execute("SELECT folder FROM chat_sessions").fetchall() == [(str(workdir.resolve()),)]

@@ -135,9 +135,9 @@ async def first_process(env: dict[str, str], workdir: Path, server: ScriptedOpen
         editor.on_update = stop_when_shown
         assert await prompt(conn, other.session_id, "@run_bash_command 睡一会") == "cancelled"
         sleeper = editor.terminals["term-2"]
-        await asyncio.wait_for(sleeper.process.wait(), 10)
+        await asyncio.wait_for(sleeper.process.wait(), 60)
         assert sleeper.process.returncode != 0
-        for _ in range(100):  # the agent releases the terminal right after killing it
+        for _ in range(600):  # the agent releases the terminal right after killing it
             if "term-2" in editor.released:
                 break
             await asyncio.sleep(0.1)

@@ -87,7 +87,12 @@ def test_ctrl_c_during_a_tool_call_stops_it(
 ) -> None:
     openai_server.add(
         Reply(
-            tool_calls=[ToolCall("run_bash_command", {"command": "sleep 30; echo late > outputs/late.txt"})]
+            tool_calls=[
+                ToolCall(
+                    "run_bash_command",
+                    {"command": "touch outputs/started.txt; sleep 30; echo late > outputs/late.txt"},
+                )
+            ]
         ),
         Reply(text="Understood, cancelled."),
     )
@@ -96,7 +101,10 @@ def test_ctrl_c_during_a_tool_call_stops_it(
     child.sendline("@run_bash_command slow job")
     child.expect(r"\[a\]lways")
     child.sendline("y")
-    time.sleep(1.5)  # the command is sleeping now
+    deadline = time.monotonic() + 60
+    while not list((workdir.parent / "data" / "workspaces").glob("*/outputs/started.txt")):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)  # until the command is sleeping
     child.kill(signal.SIGINT)
     child.expect("Cancelled")
     expect_prompt(child)

@@ -82,3 +82,23 @@ def test_mcp_list_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
     assert "服务器" in listed.stdout and "@notes 时" in listed.stdout and "询问" in listed.stdout
     english = run_cli(["mcp", "list"], {**cli_env, "UI_LANGUAGE": "en", "LANG": "zh_CN.UTF-8"}, workdir)
     assert "on @notes" in english.stdout and "asks" in english.stdout and "询问" not in english.stdout
+
+
+def test_usage_errors_follow_a_chinese_locale(workdir: Path, cli_env: dict[str, str]) -> None:
+    """Typer's own usage errors (its copy of Click writes them in English, without gettext)
+    come through the catalog: the option names stay as typed, the exit code stays 2."""
+    shell = {k: v for k, v in cli_env.items() if k not in ("LC_ALL", "LC_MESSAGES", "UI_LANGUAGE")}
+    locale = {**shell, "LANG": "zh_CN.UTF-8"}  # the locale alone
+    cases = [
+        (["--bogus"], "没有这个选项：--bogus", "No such option"),
+        (["index", "--stat"], "没有这个选项：--stat（可能是这些选项：--stats）", "Possible options"),
+        (["index", "--days", "x"], "'--days' 的值无效：'x' 不是有效的 整数。", "Invalid value"),
+        (["trust", "a", "b"], "多出了参数（b）", "unexpected extra"),
+    ]
+    for args, in_chinese, english in cases:
+        zh = run_cli(args, locale, workdir)
+        assert zh.returncode == 2, (args, zh.stderr)
+        assert in_chinese in zh.stderr and english not in zh.stderr, (args, zh.stderr)
+        assert "用法：" in zh.stderr and "错误" in zh.stderr
+    en = run_cli(["--bogus"], {**shell, "LANG": "C.UTF-8"}, workdir)
+    assert en.returncode == 2 and "No such option: --bogus" in en.stderr and "没有" not in en.stderr

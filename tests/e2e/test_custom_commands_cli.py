@@ -66,7 +66,7 @@ def test_a_command_with_arguments_and_a_file_reference(
 
     ask(child, "/help", "Your commands")
     listed = " ".join(expect_prompt(child).split())
-    assert "/总结 #文件: 按公司模板总结一份报告 (yours)" in listed
+    assert "/总结 #文件 按公司模板总结一份报告 (yours)" in listed
     assert "/review:pdf pdf.md (yours)" in listed
     child.sendeof()
     child.expect(pexpect.EOF)

@@ -108,7 +108,8 @@ def test_a_hanging_server_never_holds_up_the_chat(
 def test_a_server_that_fails_to_start_costs_one_warning_line(
     openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path
 ) -> None:
-    write_mcp_json(workdir, {"hang": stdio_entry("--hang"), "notes": stdio_entry(trust=True)})
+    # notes answers without the MCP SDK's import: it starts within the 2 s on a busy machine too.
+    write_mcp_json(workdir, {"hang": stdio_entry("--hang"), "notes": stdio_entry("--quick", trust=True)})
     trust_folder(workdir)
     openai_server.add(Reply(text="First."), Reply(text="Second."))
     child = spawn_chat(env={**cli_env, "MCP_STARTUP_TIMEOUT": "2"})
@@ -187,7 +188,8 @@ def test_doctor_starts_each_server_and_reports_it(cli_env: dict[str, str], workd
     write_mcp_json(
         workdir,
         {
-            "notes": stdio_entry(trust=True, env={"TOKEN": "${NOTES_TOKEN}"}),
+            # Started within the 3 s however busy the machine: no MCP SDK to import.
+            "notes": stdio_entry("--quick", trust=True, env={"TOKEN": "${NOTES_TOKEN}"}),
             "later": stdio_entry(enabled=False),
             "hang": stdio_entry("--hang"),
             "missing": {"command": "no-such-mcp-server-program"},

@@ -40,6 +40,8 @@ NOT_NEEDED = {
     "generalAgent.cli.custom_commands": "the user's /commands, typed in the chat only",
     "generalAgent.cli.session_resume": "the chat's --resume picker and recap",
     "generalAgent.cli.documents_commands": "`index` and `search`: loaded only when the command line names one",
+    "generalAgent.cli.search_commands": "`search`: loaded only when the command line names it",
+    "generalAgent.cli.subcommands": "what the sub-commands share: loaded with the first of them",
     "generalAgent.cli.knowledge_commands": "`kb`: loaded only when the command line names it",
     "generalAgent.cli.config_commands": "`config`: loaded only when the command line names it",
     "generalAgent.cli.mcp_commands": "`mcp`: loaded only when the command line names it",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pexpect
 import pytest
 
@@ -12,15 +14,16 @@ pytestmark = pytest.mark.e2e
 
 
 def test_waiting_for_the_first_token_shows_a_line_and_esc_interrupts(
-    openai_server: ScriptedOpenAIServer, spawn_chat
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env
 ) -> None:
     openai_server.add(Reply(hang=True), Reply(text="Back again."))
-    child = spawn_chat()
+    # MODEL_TIMEOUT must not end the wait before Esc does, however slowly the line comes.
+    child = spawn_chat(env={**cli_env, "MODEL_TIMEOUT": "300"})
     expect_prompt(child)
     child.sendline("a slow question")
     child.expect("waiting for the model")
     child.expect(r"Ctrl-C or Esc to interrupt")
-    child.expect(r"[1-9] s ·", timeout=10)  # the seconds count up while nothing arrives
+    child.expect(r"[1-9] s ·", timeout=60)  # the seconds count up while nothing arrives
     child.send("\x1b")
     child.expect("Cancelled")
     expect_prompt(child)
@@ -62,10 +65,11 @@ def test_a_rate_limit_retry_is_shown_with_its_delay(
 
 
 def test_the_line_comes_back_while_an_approved_command_runs(
-    openai_server: ScriptedOpenAIServer, spawn_chat
+    openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path
 ) -> None:
+    # The command runs until the test has seen its line (three seconds could pass unseen).
     openai_server.add(
-        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "sleep 3; echo slept"})]),
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "until [ -e go ]; do sleep 0.1; done"})]),
         Reply(text="It slept."),
     )
     child = spawn_chat()
@@ -76,6 +80,8 @@ def test_the_line_comes_back_while_an_approved_command_runs(
     child.sendline("y")
     child.expect(r"run_bash_command\(.*running…")
     child.expect("Esc to interrupt")
+    for workspace in (data_dir / "workspaces").iterdir():  # where the command runs
+        (workspace / "go").touch()
     child.expect("It slept")
     expect_prompt(child)
     child.sendeof()

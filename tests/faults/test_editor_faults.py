@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from generalAgent.cli.acp.modes import READ_ONLY, only_tools_in_mode
+from generalAgent.cli.acp.modes import READ_ONLY, turn_rules
 from generalAgent.cli.acp.view import AcpView
 from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import load_settings
@@ -91,7 +91,7 @@ def test_read_only_mode_refuses_every_changing_call(tmp_path: Path) -> None:
     asked: list[Any] = []
     view = AcpView(lambda update: None, lambda call, options: asked.append(call) or "allow-once", tmp_path)
     base = thread("ro")
-    only = only_tools_in_mode(READ_ONLY)
+    only = turn_rules(READ_ONLY).only_tools
     assert only is not None
     config = {**base, "configurable": {**base["configurable"], ONLY_TOOLS: sorted(only)}}
     turn = user_turn("go", settings, session_id="ro", mentions=["run_bash_command"])
@@ -103,5 +103,6 @@ def test_read_only_mode_refuses_every_changing_call(tmp_path: Path) -> None:
     answers = [m for m in graph.get_state(config).values["messages"] if m.type == "tool"]
     assert len(answers) == len(calls)
     assert all(m.status == "error" and "refused" in str(m.content) for m in answers)
+    assert all("session is read-only" in str(m.content) for m in answers)  # not "by the user"
     with open_store(settings) as store:
         assert all(item.title != "t" for item in store.list_knowledge(limit=100))

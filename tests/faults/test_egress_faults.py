@@ -280,10 +280,13 @@ def test_indexing_a_folder_never_follows_a_link_out_of_it(
 )
 def test_a_request_without_a_valid_key_is_refused(langgraph_url: str) -> None:
     for headers in ({}, {"x-api-key": "key-mallory"}, {"Authorization": "Bearer key-mallory"}):
-        answer = httpx.post(f"{langgraph_url}/threads/search", json={}, headers=headers, timeout=10)
+        answer = httpx.post(f"{langgraph_url}/threads/search", json={}, headers=headers, timeout=60)
         assert answer.status_code == 401, (headers, answer.text)
     token = httpx.post(
-        f"{langgraph_url}/threads/search", json={}, headers={"Authorization": f"Bearer {KEYS['bob']}"}
+        f"{langgraph_url}/threads/search",
+        json={},
+        headers={"Authorization": f"Bearer {KEYS['bob']}"},
+        timeout=60,  # httpx's default is 5 s; the served deployment may take longer on a busy machine
     )
     assert token.status_code == 200  # the same key as a bearer token
 

@@ -210,7 +210,7 @@ def test_answering_yes_uses_the_folder_but_shows_what_relaxes_approvals(
     child.sendline("/quit")
     child.expect(pexpect.EOF)
     assert TrustStore().decision(hostile.folder) is True
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not hostile.mcp_marker.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert hostile.mcp_marker.exists()  # the folder's own server: trusted, so it runs

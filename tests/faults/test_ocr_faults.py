@@ -49,15 +49,29 @@ def test_a_long_scan_searched_by_the_agent_stops_at_the_call_limit(
         ["-p", "find the invoice number in #scan.pdf"],
         {**cli_env, "OCR_MAX_PAGES_PER_CALL": "1"},
         workdir,
-        timeout=120,
+        timeout=300,
     )
-    assert time.monotonic() - started < 90
+    assert time.monotonic() - started < 240  # about 30 s idle; hours without the limit
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "Revenue grew by twenty percent (page 1)."
     [answer] = tool_answers(openai_server)
     assert "revenue grew by twenty percent" in answer and "page 1" in answer
     assert "OCR_MAX_PAGES_PER_CALL=1" in answer
     assert f"{PAGES - 1:,} pages (2–{PAGES:,}) were not read" in answer
+
+
+def ocr_engine_of(pid: int) -> bool:
+    """The OCR engine's process (documents/ocr_worker.py) runs as a child of `pid`."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                command = (entry / "cmdline").read_bytes()
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == pid and b"ocr_worker.py" in command:
+                return True
+    return False
 
 
 @fault(
@@ -88,11 +102,15 @@ def test_ctrl_c_stops_the_ocr_and_the_process_exits(
         while len(openai_server.chat_requests) < 1 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert openai_server.chat_requests, "the model was never asked"
-        time.sleep(3)  # the call has started: the pages are being looked at and read
+        # The call has started once the OCR engine's process runs: the pages are being read.
+        deadline = time.monotonic() + 120
+        while not ocr_engine_of(child.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert ocr_engine_of(child.pid), "the OCR never started"
         assert child.poll() is None, child.communicate()
         child.send_signal(signal.SIGINT)
         sent = time.monotonic()
-        child.wait(timeout=30)
+        child.wait(timeout=120)
         exited_after = time.monotonic() - sent
     finally:
         if child.poll() is None:
@@ -100,7 +118,7 @@ def test_ctrl_c_stops_the_ocr_and_the_process_exits(
     _, stderr = child.communicate()
     # Before, OCR went on for hours; the page in progress is abandoned (the engine's process
     # is killed; test_ocr_limits.py times that), so only the repair and the exit remain.
-    assert exited_after < 8, f"exited {exited_after:.1f} s after Ctrl-C"
+    assert exited_after < 30, f"exited {exited_after:.1f} s after Ctrl-C"  # 8 s idle; hours unstopped
     assert "Traceback" not in stderr
     assert len(openai_server.chat_requests) == 1  # nothing went on after the cancel
     assert json.dumps(tool_answers(openai_server)) == "[]"

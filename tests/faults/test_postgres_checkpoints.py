@@ -67,6 +67,20 @@ def checkpoint_counts(database_url: str) -> dict[str, int]:
     return {thread: count for thread, count in rows}
 
 
+def checkpointed(database_url: str, text: str) -> bool:
+    """A checkpoint's channel values hold `text` (LangGraph saves them in the background)."""
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        try:
+            found = conn.execute(
+                "SELECT 1 FROM checkpoint_blobs WHERE position(%s IN blob) > 0", (text.encode(),)
+            )
+        except psycopg.errors.UndefinedTable:  # not set up yet
+            return False
+        return found.fetchone() is not None
+
+
 def test_postgres_keeps_only_the_latest_checkpoint_and_its_blobs(settings, database_url: str) -> None:
     """Storage linear in the conversation: after many turns one checkpoint per thread, one
     blob per channel, and an older database (every checkpoint kept) pruned when opened."""
@@ -119,7 +133,7 @@ def checkpoint_threads(database_url: str) -> set[str]:
 @fault(
     area="deployment",
     fault="DATABASE_URL set: a conversation with a tool call, the process ends, a new process resumes it (-p --resume)",
-    outcome="The resumed request carries the earlier turns read back from PostgreSQL; the thread is in PostgreSQL, not in sessions.db; the history there is intact.",
+    outcome="The resumed request carries the earlier turns read back from PostgreSQL; the thread is in PostgreSQL, not in sessions.db; the history there is intact; `sessions delete` removes it from PostgreSQL.",
 )
 def test_conversation_resumes_from_postgres(
     openai_server: ScriptedOpenAIServer,
@@ -161,6 +175,16 @@ def test_conversation_resumes_from_postgres(
     assert "checkpoints" not in tables
     assert checkpoint_counts(database_url) == {session: 1}  # older checkpoints are pruned
     assert_requests_valid(openai_server)
+    deleted = run_cli(["sessions", "delete", session, "--yes"], env, workdir)
+    assert deleted.returncode == 0, deleted.stderr
+    import psycopg
+
+    with psycopg.connect(database_url) as conn:
+        for table in ("checkpoints", "checkpoint_blobs", "checkpoint_writes"):
+            assert conn.execute(
+                f"SELECT count(*) FROM {table} WHERE thread_id = %s", (session,)
+            ).fetchone() == (0,)
+    assert run_cli(["sessions", "--all"], env, workdir).stdout.strip() == "No saved sessions yet."
 
 
 @fault(
@@ -177,9 +201,10 @@ def test_killed_mid_tool_resumes_from_postgres(
     slow_page: SlowPage,
 ) -> None:
     env = {**cli_env, "DATABASE_URL": database_url, "FETCH_ALLOW_PRIVATE": "true"}
+    fetch = ToolCall("fetch_web", {"url": slow_page.url})
     openai_server.add(
         Reply(text="Ready."),
-        Reply(tool_calls=[ToolCall("fetch_web", {"url": slow_page.url})]),
+        Reply(tool_calls=[fetch]),
         Reply(text="The fetch never finished."),
     )
     child = spawn_chat(env=env)
@@ -187,8 +212,11 @@ def test_killed_mid_tool_resumes_from_postgres(
     ask(child, "hello", "Ready")
     expect_prompt(child)
     child.sendline(f"fetch the slow page at {slow_page.url}")  # a host the user names: no question
-    assert slow_page.requested.wait(20)
-    time.sleep(0.5)
+    assert slow_page.requested.wait(60)
+    deadline = time.monotonic() + 60  # the tool runs; wait until the model's call is checkpointed
+    while not checkpointed(database_url, fetch.id):
+        assert time.monotonic() < deadline, "the model's call was never checkpointed"
+        time.sleep(0.05)
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
 

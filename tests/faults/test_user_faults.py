@@ -15,7 +15,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.faults.conftest import assert_history_intact, assert_requests_valid, stored_messages
+from tests.faults.conftest import assert_history_intact, assert_requests_valid, sessions_db, stored_messages
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.slow_page import SlowPage
 from tests.support.terminal import ask, expect_prompt, plain
@@ -25,6 +25,27 @@ fault = pytest.mark.fault
 
 def roles(request) -> list[str]:
     return [m["role"] for m in request.messages]
+
+
+def wait_until(condition, what: str) -> None:
+    deadline = time.monotonic() + 60
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def checkpointed(data_dir: Path, text: str) -> bool:
+    """A checkpoint of the session database holds `text` (LangGraph saves them in the background)."""
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{sessions_db(data_dir)}?mode=ro", uri=True)
+    try:
+        row = conn.execute("SELECT 1 FROM checkpoints WHERE instr(checkpoint, ?) > 0", (text.encode(),))
+        return row.fetchone() is not None
+    except sqlite3.OperationalError:  # not created yet, or busy for a moment
+        return False
+    finally:
+        conn.close()
 
 
 def quit_chat(child: pexpect.spawn) -> None:
@@ -45,7 +66,10 @@ def slow_page() -> Iterator[SlowPage]:
     outcome="Streaming stops at once ('Cancelled'); the part shown is stored marked '[answer interrupted by the user]'; the next message is answered.",
 )
 def test_ctrl_c_while_streaming(openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path) -> None:
-    openai_server.add(Reply(text="word " * 400, chunk_chars=5, chunk_delay=0.02), Reply(text="Fresh answer."))
+    # A minute of streaming: the Ctrl-C lands in it however slowly the test reads.
+    openai_server.add(
+        Reply(text="word " * 3000, chunk_chars=5, chunk_delay=0.02), Reply(text="Fresh answer.")
+    )
     child = spawn_chat()
     expect_prompt(child)
     child.sendline("Write a long essay.")
@@ -73,7 +97,7 @@ def test_ctrl_c_while_streaming(openai_server: ScriptedOpenAIServer, spawn_chat,
 def test_retry_after_ctrl_c_sends_the_message_again(
     openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path
 ) -> None:
-    openai_server.add(Reply(text="word " * 400, chunk_chars=5, chunk_delay=0.02), Reply(text="Short essay."))
+    openai_server.add(Reply(text="word " * 3000, chunk_chars=5, chunk_delay=0.02), Reply(text="Short essay."))
     child = spawn_chat()
     expect_prompt(child)
     child.sendline("Write a long essay.")
@@ -100,19 +124,18 @@ def test_retry_after_ctrl_c_sends_the_message_again(
     outcome="The turn is cancelled within a second, not after MODEL_TIMEOUT; nothing of it is stored but the question; the next message is answered.",
 )
 def test_ctrl_c_while_waiting_for_the_model(
-    openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], data_dir: Path
 ) -> None:
     openai_server.add(Reply(hang=True), Reply(text="Here now."))
-    child = spawn_chat()
+    # Five minutes of MODEL_TIMEOUT: a cancel that waited for the model would be plain to see.
+    child = spawn_chat(env={**cli_env, "MODEL_TIMEOUT": "300"})
     expect_prompt(child)
     child.sendline("Anyone home?")
-    deadline = time.monotonic() + 15
-    while not openai_server.chat_requests and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: openai_server.chat_requests, "the question never reached the model")
     pressed = time.monotonic()
     child.kill(signal.SIGINT)
     child.expect("Cancelled")
-    assert time.monotonic() - pressed < 2
+    assert time.monotonic() - pressed < 30  # not after MODEL_TIMEOUT (a second on an idle machine)
     expect_prompt(child)
     ask(child, "Hello again", "Here now")
     expect_prompt(child)
@@ -130,7 +153,12 @@ def test_ctrl_c_while_waiting_for_the_model(
 def test_ctrl_c_during_a_tool_call(openai_server: ScriptedOpenAIServer, spawn_chat, data_dir: Path) -> None:
     openai_server.add(
         Reply(
-            tool_calls=[ToolCall("run_bash_command", {"command": "sleep 30; echo late > outputs/late.txt"})]
+            tool_calls=[
+                ToolCall(
+                    "run_bash_command",
+                    {"command": "touch outputs/started.txt; sleep 30; echo late > outputs/late.txt"},
+                )
+            ]
         ),
         Reply(text="Understood, cancelled."),
     )
@@ -139,7 +167,7 @@ def test_ctrl_c_during_a_tool_call(openai_server: ScriptedOpenAIServer, spawn_ch
     child.sendline("@run_bash_command slow job")
     child.expect(r"\[a\]lways")
     child.sendline("y")
-    time.sleep(1.5)
+    wait_until(lambda: list(data_dir.glob("workspaces/*/outputs/started.txt")), "the command never started")
     child.kill(signal.SIGINT)
     child.expect("Cancelled")
     expect_prompt(child)
@@ -192,7 +220,7 @@ def test_killed_while_streaming_then_resume(
 ) -> None:
     openai_server.add(
         Reply(text="Noted: the code word is heron."),
-        Reply(text="stream " * 400, chunk_chars=7, chunk_delay=0.02),
+        Reply(text="stream " * 3000, chunk_chars=7, chunk_delay=0.02),
         Reply(text="The code word was heron."),
     )
     child = spawn_chat()
@@ -229,9 +257,10 @@ def test_killed_during_a_tool_call_then_resume(
     data_dir: Path,
     slow_page: SlowPage,
 ) -> None:
+    fetch = ToolCall("fetch_web", {"url": slow_page.url})
     openai_server.add(
         Reply(text="Ready."),
-        Reply(tool_calls=[ToolCall("fetch_web", {"url": slow_page.url})]),
+        Reply(tool_calls=[fetch]),
         Reply(text="The fetch never finished; shall I try again?"),
     )
     env = {**cli_env, "FETCH_ALLOW_PRIVATE": "true"}
@@ -240,8 +269,8 @@ def test_killed_during_a_tool_call_then_resume(
     ask(child, "hello", "Ready")
     expect_prompt(child)
     child.sendline(f"fetch the slow page at {slow_page.url}")  # a host the user names: no question
-    assert slow_page.requested.wait(20), "fetch_web never reached the page"
-    time.sleep(0.5)  # the tool is running; the model's call has been checkpointed
+    assert slow_page.requested.wait(60), "fetch_web never reached the page"
+    wait_until(lambda: checkpointed(data_dir, fetch.id), "the model's call was never checkpointed")
     child.kill(signal.SIGKILL)
     child.expect(pexpect.EOF)
 

@@ -3,6 +3,7 @@
     python tests/support/mcp_server.py                 # serves over stdio
     python tests/support/mcp_server.py --hang          # starts, then never answers
     python tests/support/mcp_server.py --fail-start    # prints an error on stderr and exits
+    python tests/support/mcp_server.py --quick         # echo and add, without the MCP SDK
 
 `build_server()` gives the same tools for a streamable HTTP server on loopback
 (`serve_http` runs one in a thread of the test). Tools with side effects write to the
@@ -103,7 +104,7 @@ def serve_http(name: str = "remote") -> Iterator[str]:
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     try:
@@ -114,12 +115,66 @@ def serve_http(name: str = "remote") -> Iterator[str]:
         sock.close()
 
 
+# --quick: the SDK's import takes a second or more of CPU, which a loaded machine stretches
+# past a short MCP_STARTUP_TIMEOUT; this server answers as soon as the interpreter runs, so
+# a test where one server must time out and another must not does not depend on speed.
+QUICK_TOOLS = [
+    {
+        "name": "echo",
+        "description": "Return the text unchanged.",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    },
+    {
+        "name": "add",
+        "description": "Add two integers.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        },
+    },
+]
+
+
+def serve_quick(name: str) -> None:
+    """MCP over stdio by hand (newline-delimited JSON-RPC): initialize, tools/list, tools/call."""
+    import json
+
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:  # a notification (notifications/initialized)
+            continue
+        method, params = message.get("method"), message.get("params") or {}
+        answer: dict[str, object] = {"jsonrpc": "2.0", "id": message["id"]}
+        if method == "initialize":
+            answer["result"] = {
+                "protocolVersion": params.get("protocolVersion"),
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": name, "version": "1.0"},
+            }
+        elif method == "tools/list":
+            answer["result"] = {"tools": QUICK_TOOLS}
+        elif method == "tools/call" and params.get("name") in {"echo", "add"}:
+            arguments = params.get("arguments") or {}
+            text = arguments["text"] if params["name"] == "echo" else str(arguments["a"] + arguments["b"])
+            answer["result"] = {"content": [{"type": "text", "text": text}], "isError": False}
+        elif method == "ping":
+            answer["result"] = {}
+        else:
+            answer["error"] = {"code": -32601, "message": f"no method {method}"}
+        print(json.dumps(answer), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--name", default="notes")
     parser.add_argument("--hang", action="store_true", help="never answer, not even initialize")
     parser.add_argument("--fail-start", action="store_true", help="exit at once with an error")
+    parser.add_argument("--quick", action="store_true", help="echo and add, without the MCP SDK")
     options = parser.parse_args()
+    if options.quick:
+        serve_quick(options.name)
+        return
     if options.fail_start:
         print("notes server: cannot open the database", file=sys.stderr, flush=True)
         sys.exit(1)

@@ -99,3 +99,33 @@ def store_thread_with_stored_loops(saver: BaseCheckpointSaver, thread_id: str) -
         },
         {"configurable": {"thread_id": thread_id}},
     )
+
+
+class StateWithMentionedAgents(TypedDict, total=False):
+    """The state before release 0.2, which kept the session's @names as `mentioned_agents`."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    mentioned_agents: list[str]
+    new_mentioned_agents: list[str]
+    workspace_id: str
+
+
+def store_thread_with_old_mentions(saver: BaseCheckpointSaver, thread_id: str, mentioned: list[str]) -> None:
+    """A finished turn in which the user @mentioned `mentioned`, stored under the old keys."""
+
+    def planner(state: StateWithMentionedAgents) -> dict[str, Any]:
+        return {"messages": [AIMessage(content="Ready when you are.")], "new_mentioned_agents": []}
+
+    graph = StateGraph(StateWithMentionedAgents)
+    graph.add_node("planner", planner)
+    graph.add_edge(START, "planner")
+    graph.add_edge("planner", END)
+    graph.compile(checkpointer=saver).invoke(
+        {
+            "messages": [HumanMessage(" ".join(f"@{name}" for name in mentioned) + " get ready")],
+            "mentioned_agents": mentioned,
+            "new_mentioned_agents": mentioned,
+            "workspace_id": thread_id,
+        },
+        {"configurable": {"thread_id": thread_id}},
+    )

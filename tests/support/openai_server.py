@@ -299,6 +299,10 @@ class ScriptedOpenAIServer:
         self.default_text = default_text
         self.model = model
         self.requests: list[RecordedRequest] = []
+        # /embeddings requests with a text containing `hold_embeddings_of` wait until
+        # `embeddings_released` is set (an endpoint that hangs on them).
+        self.hold_embeddings_of = ""
+        self.embeddings_released = threading.Event()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -315,6 +319,7 @@ class ScriptedOpenAIServer:
 
     def stop(self) -> None:
         self._stop.set()
+        self.embeddings_released.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()
@@ -801,6 +806,8 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             inputs = body.get("input", [])
             if isinstance(inputs, str):
                 inputs = [inputs]
+            if server.hold_embeddings_of and any(server.hold_embeddings_of in str(t) for t in inputs):
+                server.embeddings_released.wait()
             data = [
                 {"object": "embedding", "index": i, "embedding": hash_embedding(str(text))}
                 for i, text in enumerate(inputs)

@@ -8,8 +8,9 @@ One loopback HTTP server speaks four dialects by path:
 - Brave    `GET /res/v1/web/search`, `X-Subscription-Token`, `q` (<= 400 chars), `count` <= 20.
 
 Wrong or missing keys, fields out of range and the services' quota answers get the status
-and body the services document. `mode` switches the whole server to "quota", "slow" or
-"no-json" (SearXNG without the JSON format); `requests` records what arrived.
+and body the services document. `mode` switches the whole server to "quota", "slow",
+"no-json" (SearXNG without the JSON format) or "not-an-object" (a request the dialect
+accepts is answered with a JSON list); `requests` records what arrived.
 """
 
 from __future__ import annotations
@@ -108,6 +109,8 @@ class FakeSearchServices:
         }
         route = routes.get((method, parts.path))
         status, payload = route(request) if route else (404, {"error": "not found"})
+        if self.mode == "not-an-object" and status == 200:
+            payload = []  # a proxy or a changed API answering JSON of another shape
         data = (
             payload.encode() if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False).encode()
         )

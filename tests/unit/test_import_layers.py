@@ -3,10 +3,14 @@ plain test run too, function-level imports included (grimp reads them as lint-im
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
+
 import grimp
 import pytest
 
 ENTRY_POINT = "generalAgent.__main__"  # `python -m generalAgent` runs the command: above cli
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 @pytest.fixture(scope="module")
@@ -37,3 +41,13 @@ def test_the_session_catalog_speaks_the_ui_language_without_the_front_end(graph:
     assert "generalAgent.i18n" in graph.find_modules_directly_imported_by("generalAgent.sessions")
     depends_on = graph.find_upstream_modules("generalAgent.sessions")
     assert not any(module.startswith("generalAgent.cli") for module in depends_on)
+
+
+def test_every_module_below_cli_is_a_source_of_the_forbidden_contract(graph: grimp.ImportGraph) -> None:
+    """The contract lists its sources (the entry point is outside them, with no exception),
+    so a new top-level module must be added to it by hand: this test says so."""
+    contracts = tomllib.loads(PYPROJECT.read_text(encoding="utf-8"))["tool"]["importlinter"]["contracts"]
+    (forbidden,) = [c for c in contracts if c["type"] == "forbidden"]
+    assert forbidden["forbidden_modules"] == ["generalAgent.cli"] and "ignore_imports" not in forbidden
+    top_level = {m for m in graph.modules if m.count(".") == 1} - {ENTRY_POINT, "generalAgent.cli"}
+    assert set(forbidden["source_modules"]) == top_level, "name the new module in pyproject.toml's contract"

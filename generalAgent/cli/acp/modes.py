@@ -18,11 +18,11 @@ other than a file change's.
 
 from __future__ import annotations
 
-from collections.abc import Set
 from dataclasses import dataclass
 
 from acp.schema import SessionMode, SessionModeState
 
+from generalAgent.cli.session import TurnRules
 from generalAgent.display import N_
 from generalAgent.i18n import _
 
@@ -84,12 +84,11 @@ def mode_choices() -> list[tuple[str, str]]:
     return [(mode.id, _(mode.name)) for mode in MODES]
 
 
-def approved_in_mode(mode: str, approved: Set[str]) -> set[str]:
-    """The tools that run without asking in this mode: the session's own, plus the file
-    tools in `accept-edits`."""
-    return set(approved) | (EDIT_TOOLS if mode == ACCEPT_EDITS else set())
-
-
-def only_tools_in_mode(mode: str) -> frozenset[str] | None:
-    """The only tools whose calls may run in this mode; None: every tool, under its rules."""
-    return READ_ONLY_TOOLS if mode == READ_ONLY else None
+def turn_rules(mode: str) -> TurnRules:
+    """What the mode changes in a turn's approvals: the file tools asked for no more in
+    `accept-edits`, only the reading tools in `read-only`."""
+    if mode == ACCEPT_EDITS:
+        return TurnRules(approved=EDIT_TOOLS)
+    if mode == READ_ONLY:
+        return TurnRules(only_tools=READ_ONLY_TOOLS)
+    return TurnRules()

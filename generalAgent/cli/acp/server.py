@@ -1,7 +1,9 @@
 """The ACP `Agent`: the editor's sessions, served over stdio by one loaded agent.
 
-A prompt is one turn (turn.py) in a worker thread, one turn at a time; view.py reports
-it to the editor. Cancellation is the chat's Ctrl-C without the signal: the cancel event
+A prompt is one turn in a worker thread, one turn at a time, run by the session controller
+the chat and `-p` use (cli/session.py: hooks, prepare, open, run, record); view.py reports
+it to the editor, and what the session's console prints (hook notices, skipped #paths)
+reaches it as the agent's thoughts. Cancellation is the chat's Ctrl-C without the signal: the cancel event
 stops the model call and the tools' work at once, the stored history is repaired, and
 permission requests still open are ended as a "no".
 
@@ -23,11 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import io
 import logging
 import os
 import sys
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,13 +70,16 @@ from acp.schema import (
     Usage,
     UsageUpdate,
 )
+from rich.console import Console
 
 from generalAgent.cli.acp.editor import EditorBridge
-from generalAgent.cli.acp.modes import ASK, MODE_IDS, mode_choices, mode_state
+from generalAgent.cli.acp.modes import ASK, MODE_IDS, mode_choices, mode_state, turn_rules
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
 from generalAgent.cli.runtime import LoadedAgent
+from generalAgent.cli.session import SendOutcome, SessionController
 from generalAgent.config.settings import Settings
 from generalAgent.i18n import _
+from generalAgent.sessions import SessionCatalog
 
 LOGGER = logging.getLogger(__name__)
 
@@ -84,9 +92,11 @@ class AcpSession:
     id: str
     cwd: Path
     model: str
+    # The session's state and turn sequence, as the chat's (cli/session.py): hooks, the
+    # catalog, the tools allowed "always" while the process lives.
+    controller: SessionController
     mode: str = ASK
     running: threading.Event = field(default_factory=threading.Event)
-    approved: set[str] = field(default_factory=set)  # tools allowed "always" while the process lives
     # Permission requests waiting for the editor: a cancel ends them (as a "no") even if the
     # editor never answers them, so the turn can stop. Only touched on the event loop.
     asking: set[asyncio.Task] = field(default_factory=set)
@@ -106,6 +116,7 @@ class GeneralAgentACP:
         self._turn_lock = asyncio.Lock()
         self._conn: Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._catalog: SessionCatalog | None = None
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -138,10 +149,9 @@ class GeneralAgentACP:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        from generalAgent.sessions import SessionCatalog
-
         await self._loaded()
         session = self._open(SessionCatalog.new_id(), cwd)
+        await asyncio.to_thread(session.controller.start, "startup")
         await self._start_servers(session, mcp_servers)
         return NewSessionResponse(
             session_id=session.id, modes=mode_state(session.mode), config_options=self._options(session)
@@ -166,18 +176,16 @@ class GeneralAgentACP:
         """The most recent sessions of the catalog, the terminal's included (one page)."""
         from datetime import UTC, datetime
 
-        from generalAgent.sessions import SessionCatalog
-
-        catalog = SessionCatalog(self.settings.paths.sessions_db)
-        try:
-            recent = catalog.recent(SESSIONS_LISTED)
-        finally:
-            catalog.close()
+        recent = self._sessions_catalog().recent(SESSIONS_LISTED)
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
                     session_id=info.id,
-                    cwd=str(self.sessions[info.id].cwd if info.id in self.sessions else cwd or Path.cwd()),
+                    cwd=str(
+                        self.sessions[info.id].cwd
+                        if info.id in self.sessions
+                        else info.folder or cwd or Path.cwd()
+                    ),
                     title=info.title,
                     updated_at=datetime.fromtimestamp(info.updated_at, UTC).isoformat(timespec="seconds"),
                 )
@@ -229,9 +237,14 @@ class GeneralAgentACP:
             session.notices.clear()
             session.running.set()
             try:
-                result = await asyncio.to_thread(self._run_turn, agent, session, text)
+                outcome = await asyncio.to_thread(self._run_turn, agent, session, text)
             finally:
                 session.running.clear()
+        if outcome.blocked:  # a UserPromptSubmit hook: its line has gone to the editor
+            return PromptResponse(stop_reason="refusal")
+        result = outcome.result
+        if result is None:  # the input could not be used (a #file not there)
+            raise RequestError.internal_error({"message": " ".join(outcome.errors)})
         if result.cancelled:
             return PromptResponse(stop_reason="cancelled")
         if result.error:
@@ -258,9 +271,15 @@ class GeneralAgentACP:
 
     # --- one turn, in a worker thread ---------------------------------------------------
 
-    def _run_turn(self, agent: LoadedAgent, session: AcpSession, text: str) -> Any:
-        from generalAgent.cli.acp.turn import run_acp_turn
-
+    def _run_turn(self, agent: LoadedAgent, session: AcpSession, text: str) -> SendOutcome:
+        """The session's turn, as the chat's (hooks, prepare, open, run, record), in the
+        session's model and approval mode."""
+        if session.model != agent.parts.settings.model.model_name:
+            settings_model = agent.parts.settings.model.model_copy(update={"model_name": session.model})
+            agent.switch_model(replace(agent.parts.settings, model=settings_model))
+        controller = session.controller
+        controller.settings = agent.parts.settings
+        controller.rules = turn_rules(session.mode)
         editor = session.editor
         view = AcpView(
             lambda update: self._notify(session.id, update),
@@ -268,17 +287,10 @@ class GeneralAgentACP:
             agent.parts.env.workspace_for(session.id).root,
             terminal_of=(editor.terminals.get if editor is not None else lambda call_id: None),
         )
-        return run_acp_turn(
-            agent,
-            session.id,
-            session.cwd,
-            text,
-            session.model,
-            session.mode,
-            session.approved,
-            view,
-            lambda line: self._notify(session.id, update_agent_thought_text(line + "\n")),
-        )
+        outcome = controller.send(text, lambda: agent, lambda: nullcontext(view))
+        if outcome.sent:
+            controller.stop()
+        return outcome
 
     def _notify(self, session_id: str, update: Any) -> None:
         assert self._loop is not None
@@ -330,8 +342,26 @@ class GeneralAgentACP:
                 self._agent = await asyncio.to_thread(load_agent, self.settings)
             return self._agent
 
+    def _sessions_catalog(self) -> SessionCatalog:
+        if self._catalog is None:
+            self._catalog = SessionCatalog(self.settings.paths.sessions_db)
+        return self._catalog
+
     def _open(self, session_id: str, cwd: str) -> AcpSession:
-        session = AcpSession(session_id, Path(cwd), self.settings.model.model_name or "")
+        from generalAgent.config.sources import user_config_dir
+        from generalAgent.hooks import load_hooks
+
+        folder = Path(cwd)
+        controller = SessionController(
+            self.settings,
+            self._sessions_catalog(),
+            load_hooks(user_config_dir(), self.settings.sources.trust, folder),
+            Console(file=_EditorLines(lambda line: self._say(session, line)), color_system=None, width=1000),
+            session_id=session_id,
+            interactive=False,
+            cwd=folder,
+        )
+        session = AcpSession(session_id, folder, self.settings.model.model_name or "", controller)
         assert self._conn is not None and self._loop is not None and self._agent is not None
         cancelled = self._agent.parts.env.cancelled
         editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
@@ -348,19 +378,24 @@ class GeneralAgentACP:
             raise RequestError.resource_not_found(session_id)
         return session
 
+    def _say(self, session: AcpSession, line: str) -> None:
+        """A line for the user that is no part of an answer (a hook's notice, a skipped #path):
+        sent at once during a turn, else with the start of the next one."""
+        if session.running.is_set():
+            self._notify(session.id, update_agent_thought_text(line + "\n"))
+        else:
+            session.notices.append(line)
+
     async def _stored(self, session_id: str, cwd: str) -> AcpSession:
         """A session of the catalog (the chat's and the editor's), opened for the editor."""
-        from generalAgent.sessions import SessionCatalog
-
         await self._loaded()
-        catalog = SessionCatalog(self.settings.paths.sessions_db)
-        try:
-            known = catalog.get(session_id)
-        finally:
-            catalog.close()
-        if known is None:
+        if self._sessions_catalog().get(session_id) is None:
             raise RequestError.resource_not_found(session_id)
-        return self.sessions.get(session_id) or self._open(session_id, cwd)
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        session = self._open(session_id, cwd)
+        await asyncio.to_thread(session.controller.start, "resume")
+        return session
 
     async def _start_servers(self, session: AcpSession, servers: list[Any] | None) -> None:
         """The editor's MCP servers for this session (mcp_servers.py); what fails is said at
@@ -408,6 +443,22 @@ class GeneralAgentACP:
     def close(self) -> None:
         if self._agent is not None:
             self._agent.close()
+        if self._catalog is not None:
+            self._catalog.close()
+
+
+class _EditorLines(io.StringIO):
+    """A session console's output (hook notices, a prepared turn's warnings), line by line
+    to `say`: the editor shows them as the agent's thoughts, not as its answer."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        self._say = say
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                self._say(line.rstrip())
+        return len(text)
 
 
 async def _serve(server: GeneralAgentACP, protocol_out: int) -> None:

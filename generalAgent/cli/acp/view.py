@@ -27,7 +27,7 @@ from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocati
 
 from generalAgent.cli.render import short_args
 from generalAgent.i18n import _
-from generalAgent.tools.approval import KEEP, NO, YES
+from generalAgent.tools.approval import KEEP, NO, OUTSIDE_ONLY_TOOLS, YES
 
 # What the editor shows of one tool result; the model still gets all of it.
 RESULT_CHARS = 4_000
@@ -97,7 +97,7 @@ class AcpView:
         self.notify(tool_call_start(call_id, name, args, self.workspace_root))
 
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        shown = content if len(content) <= RESULT_CHARS else content[:RESULT_CHARS] + " …"
+        shown = result_shown(name, content, is_error)
         terminal = self.terminal_of(call_id)
         # A command that ran in the editor's terminal keeps showing it: the output is there.
         shown_content: list[Any] = (
@@ -201,11 +201,22 @@ def replay_updates(messages: Iterable[Any], workspace_root: Path) -> Iterator[An
                     call.get("id") or "", call["name"], call.get("args") or {}, workspace_root
                 )
         elif isinstance(message, ToolMessage):
+            failed = message.status == "error"
             yield update_tool_call(
                 message.tool_call_id,
-                status="failed" if message.status == "error" else "completed",
-                content=[tool_content(text_block(text[:RESULT_CHARS]))],
+                status="failed" if failed else "completed",
+                content=[tool_content(text_block(result_shown(message.name or "tool", text, failed)))],
             )
+
+
+def result_shown(name: str, content: str, is_error: bool) -> str:
+    """What the editor shows of a tool's answer: a call the read-only mode refused is said in
+    the UI language with what the user can do; any other answer as the model got it, capped."""
+    if is_error and content == OUTSIDE_ONLY_TOOLS.format(tool=name):
+        return _(
+            "Not run: this session is in Read only mode. Switch it to Ask or Accept edits to let {tool} run."
+        ).format(tool=name)
+    return content if len(content) <= RESULT_CHARS else content[:RESULT_CHARS] + " …"
 
 
 def prompt_text(blocks: Iterable[Any]) -> str:

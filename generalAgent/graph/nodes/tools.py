@@ -4,7 +4,9 @@ A LangGraph `ToolNode` is built per set of visible tools (and cached), so a call
 the model was not offered (not mentioned, or a sub-agent asking for delegate_task) gets
 an error answer instead of running. Calls that needed approval run only if the approval
 step before this node recorded a yes for them (graph/nodes/approval.py); the others are
-answered with a refusal, so every call is answered once and run at most once. Calls
+answered with a refusal, so every call is answered once and run at most once. A call of
+a tool outside the run's `only_tools` (an editor's read-only mode) is answered that the
+session is read-only, which the user can change, not that the user refused it. Calls
 whose arguments were not valid JSON get an error answer the model can correct. Every
 result is capped so that one huge tool output cannot flood the context.
 
@@ -33,12 +35,13 @@ from generalAgent.graph.nodes.approval import (
     approved_tools,
     call_context,
     has_approval_rule,
+    only_tools,
     report_hook_notices,
     run_pre_tool_use,
 )
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
-from generalAgent.tools.approval import ApprovalPolicy
+from generalAgent.tools.approval import OUTSIDE_ONLY_TOOLS, ApprovalPolicy
 from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -199,6 +202,9 @@ def _refusal(
     which the ToolNode answers)."""
     if tool is None:
         return None
+    only = only_tools(config)
+    if only is not None and tool.name not in only:  # the session's mode, not the user's answer
+        return OUTSIDE_ONLY_TOOLS.format(tool=tool.name)
     decision = (state.get("approvals") or {}).get(call["id"])
     if decision in RUNS:
         return None

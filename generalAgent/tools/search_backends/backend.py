@@ -4,13 +4,16 @@ A backend module (searxng.py, bocha.py, ...) knows one service's wire format: wh
 query goes, how the key is sent, which fields hold title, URL, date and snippet. It turns
 the service's answer into `WebResult`s and nothing else; budgets, framing and wording for
 the model are the tool's (tools/builtin/web_search.py). HTTP failures are mapped to one
-`WebSearchError` line here, so every backend says "quota reached" the same way.
+`WebSearchError` line here, so every backend says "quota reached" the same way. Two
+services' requests have one shape (Bocha's and Tavily's JSON POST with a Bearer key:
+`post_json`), and every backend reads its list of results with `results_from`.
 """
 
 from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -86,6 +89,18 @@ def result(title: Any, url: Any, snippet: Any, date: Any = None) -> WebResult | 
     )
 
 
+def results_from(
+    items: Any, config: BackendConfig, fields: Callable[[dict[str, Any]], tuple[Any, Any, Any, Any]]
+) -> list[WebResult]:
+    """The WebResults of a service's list of result objects, at most `config.max_results`.
+    `fields(item)` picks (title, URL, snippet, date) out of one; an item that is not an
+    object, or has no usable URL, is left out."""
+    if not isinstance(items, list):
+        return []
+    found = (result(*fields(item)) for item in items if isinstance(item, dict))
+    return [item for item in found if item is not None][: config.max_results]
+
+
 def require_key(config: BackendConfig, service: str) -> str:
     if not config.api_key:
         raise WebSearchError(
@@ -120,6 +135,24 @@ def request_json(
         return response.json()
     except ValueError:
         raise WebSearchError(f"{service} answered with something that is not JSON") from None
+
+
+def post_json(service: str, url: str, config: BackendConfig, body: dict[str, Any]) -> dict[str, Any]:
+    """POST `body` as JSON with the API key as a Bearer token, the way Bocha and Tavily both
+    take a query, and return the answer's JSON object. WebSearchError without a key (nothing
+    is sent then), for every way the request fails, and for an answer that is no object."""
+    key = require_key(config, service)
+    data = request_json(
+        service,
+        "POST",
+        url,
+        config,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        body=body,
+    )
+    if not isinstance(data, dict):
+        raise WebSearchError(f"{service} answered with JSON that is not an object")
+    return data
 
 
 def status_error(service: str, response: httpx.Response) -> str:

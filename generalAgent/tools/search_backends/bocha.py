@@ -14,9 +14,8 @@ from generalAgent.tools.search_backends.backend import (
     BackendConfig,
     WebResult,
     WebSearchError,
-    request_json,
-    require_key,
-    result,
+    post_json,
+    results_from,
 )
 
 NAME = "Bocha"
@@ -25,27 +24,23 @@ ENDPOINT = "https://api.bochaai.com/v1/web-search"
 
 
 def search(query: str, config: BackendConfig) -> list[WebResult]:
-    key = require_key(config, NAME)
-    data = request_json(
+    data = post_json(
         NAME,
-        "POST",
         config.base_url or ENDPOINT,
         config,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        body={"query": query, "count": config.max_results, "summary": True, "freshness": "noLimit"},
+        {"query": query, "count": config.max_results, "summary": True, "freshness": "noLimit"},
     )
-    if not isinstance(data, dict) or str(data.get("code", 200)) != "200":
-        message = data.get("msg") or data.get("message") if isinstance(data, dict) else None
+    if str(data.get("code", 200)) != "200":
+        message = data.get("msg") or data.get("message")
         raise WebSearchError(f"Bocha answered with an error: {message or 'no results object'}")
-    pages = ((data.get("data") or {}).get("webPages") or {}).get("value") or []
-    found = [
-        result(
+    pages = ((data.get("data") or {}).get("webPages") or {}).get("value")
+    return results_from(
+        pages,
+        config,
+        lambda page: (
             page.get("name"),
             page.get("url"),
             page.get("summary") or page.get("snippet"),
             page.get("datePublished") or page.get("dateLastCrawled"),
-        )
-        for page in pages
-        if isinstance(page, dict)
-    ]
-    return [item for item in found if item is not None][: config.max_results]
+        ),
+    )

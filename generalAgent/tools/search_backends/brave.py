@@ -15,7 +15,7 @@ from generalAgent.tools.search_backends.backend import (
     WebResult,
     request_json,
     require_key,
-    result,
+    results_from,
 )
 
 NAME = "Brave"
@@ -34,15 +34,14 @@ def search(query: str, config: BackendConfig) -> list[WebResult]:
         headers={"Accept": "application/json", "X-Subscription-Token": key},
         params={"q": query[:MAX_QUERY_CHARS], "count": min(config.max_results, 20)},
     )
-    web = data.get("web") or {} if isinstance(data, dict) else {}
-    found = [
-        result(
+    web = data.get("web") if isinstance(data, dict) else None
+    return results_from(
+        web.get("results") if isinstance(web, dict) else None,
+        config,
+        lambda item: (
             item.get("title"),
             item.get("url"),
             item.get("description"),
             item.get("page_age") or item.get("age"),
-        )
-        for item in (web.get("results") or [] if isinstance(web, dict) else [])
-        if isinstance(item, dict)
-    ]
-    return [item for item in found if item is not None][: config.max_results]
+        ),
+    )

@@ -14,7 +14,7 @@ from generalAgent.tools.search_backends.backend import (
     WebResult,
     WebSearchError,
     request_json,
-    result,
+    results_from,
 )
 
 NAME = "SearXNG"
@@ -39,9 +39,8 @@ def search(query: str, config: BackendConfig) -> list[WebResult]:
                 "SearXNG refused JSON (HTTP 403): add json to search.formats in the instance's settings.yml"
             ) from None
         raise
-    found = [
-        result(item.get("title"), item.get("url"), item.get("content"), item.get("publishedDate"))
-        for item in (data.get("results") or [] if isinstance(data, dict) else [])
-        if isinstance(item, dict)
-    ]
-    return [item for item in found if item is not None][: config.max_results]
+    return results_from(
+        data.get("results") if isinstance(data, dict) else None,
+        config,
+        lambda item: (item.get("title"), item.get("url"), item.get("content"), item.get("publishedDate")),
+    )

@@ -10,13 +10,7 @@ tvly-...` and a JSON body; `query` is required, `max_results` 0-20 (default 5),
 
 from __future__ import annotations
 
-from generalAgent.tools.search_backends.backend import (
-    BackendConfig,
-    WebResult,
-    request_json,
-    require_key,
-    result,
-)
+from generalAgent.tools.search_backends.backend import BackendConfig, WebResult, post_json, results_from
 
 NAME = "Tavily"
 NEEDS_KEY = True
@@ -24,19 +18,14 @@ ENDPOINT = "https://api.tavily.com/search"
 
 
 def search(query: str, config: BackendConfig) -> list[WebResult]:
-    key = require_key(config, NAME)
-    data = request_json(
+    data = post_json(
         NAME,
-        "POST",
         config.base_url or ENDPOINT,
         config,
-        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
-        body={"query": query, "max_results": config.max_results, "search_depth": "basic", "topic": "general"},
+        {"query": query, "max_results": config.max_results, "search_depth": "basic", "topic": "general"},
     )
-    items = data.get("results") or [] if isinstance(data, dict) else []
-    found = [
-        result(item.get("title"), item.get("url"), item.get("content"), item.get("published_date"))
-        for item in items
-        if isinstance(item, dict)
-    ]
-    return [item for item in found if item is not None][: config.max_results]
+    return results_from(
+        data.get("results"),
+        config,
+        lambda item: (item.get("title"), item.get("url"), item.get("content"), item.get("published_date")),
+    )

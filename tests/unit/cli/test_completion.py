@@ -23,16 +23,17 @@ def completions(text: str, cwd: Path, names=NAMES) -> list[tuple[str, str]]:
     return [(c.text, c.display_meta_text) for c in found]
 
 
-def test_slash_commands_complete_with_their_description(tmp_path: Path) -> None:
+def test_slash_commands_complete_with_their_argument_hint_and_description(tmp_path: Path) -> None:
     assert completions("/re", tmp_path) == [
-        ("/resume", "[ID]: continue a session (a unique prefix of its id is enough; alone, pick one)"),
-        ("/rename", "TITLE: name this session (as /sessions and --resume show it)"),
+        ("/resume", "continue a session (a unique prefix of its id is enough; alone, pick one)"),
+        ("/rename", "name this session (as /sessions and --resume show it)"),
         ("/retry", "send the last message again after an error"),
-        (
-            "/rewind",
-            "[N]: go back to before an earlier message of yours (pick it); the files too, if you choose",
-        ),
+        ("/rewind", "go back to before an earlier message of yours (pick it); the files too, if you choose"),
     ]
+    completer = ChatCompleter(translated_commands(), lambda: NAMES, cwd=lambda: tmp_path)
+    found = completer.get_completions(Document("/re"), CompleteEvent(completion_requested=True))
+    # The menu shows how each is typed; Tab inserts only the name.
+    assert [c.display_text for c in found] == ["/resume [ID]", "/rename TITLE", "/retry", "/rewind [N]"]
     assert completions("say /re", tmp_path) == []  # only at the start of the line
 
 

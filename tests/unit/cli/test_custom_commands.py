@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from generalAgent.cli.builtin_commands import COMMANDS, custom_command_record
-from generalAgent.cli.command_registry import CommandRegistry
+from generalAgent.cli.command_registry import CommandRegistry, MenuEntry
 from generalAgent.cli.custom_commands import CustomCommand, load_custom_commands
 from generalAgent.config.trust import FolderTrust
 
@@ -86,4 +86,4 @@ def test_the_registry_finds_builtins_aliases_and_the_users_commands() -> None:
     assert registry.find("/HELP") is registry.find("/help")
     assert registry.find("/exit") is registry.find("/quit")
     assert registry.find("/总结") is mine and registry.find("/nope") is None
-    assert ("/总结", "#文件: 总结报告") in registry.menu()
+    assert MenuEntry("/总结", "#文件", "总结报告") in registry.menu()

@@ -14,12 +14,12 @@ from rich.console import Console
 
 from generalAgent.cli.render import TerminalView
 from generalAgent.cli.runtime import LoadedAgent
-from generalAgent.cli.session import SessionController, SessionState
+from generalAgent.cli.session import SessionController, SessionState, TurnRules
 from generalAgent.config.settings import Settings
 from generalAgent.hooks import Hook, HookSet
 from generalAgent.sessions import SessionCatalog
 from tests.support.agent import build_test_agent
-from tests.support.scripted_model import ScriptedChatModel, ai
+from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
 USAGE = {"input_tokens": 120, "output_tokens": 8, "total_tokens": 128}
 
@@ -111,3 +111,39 @@ def test_moving_to_another_session_leaves_nothing_of_this_one(
     assert session.state == SessionState("20260101-0000-abcd", "a resumed one")
     session.switch()
     assert session.id not in {first, "20260101-0000-abcd"} and session.state.first_line == ""
+
+
+def test_a_modes_approvals_hold_for_its_turns_and_the_users_always_answers_stay(
+    settings: Settings, catalog: SessionCatalog, console: Console, tmp_path: Path
+) -> None:
+    """An editor's mode (TurnRules) adds approvals for its turns only; the user's own
+    "always" answers given in between stay with the session, and only_tools refuses the rest."""
+    bash = lambda text: ai("", tool_call("run_bash_command", {"command": f"echo {text}"}))  # noqa: E731
+    model = ScriptedChatModel(
+        replies=[bash("one"), ai("ran one"), bash("two"), ai("ran two"), bash("three"), ai("ran three")]
+        + [bash("four"), ai("refused four")]
+    )
+    parts, graph = build_test_agent(settings, model)
+    agent = LoadedAgent(parts=parts, graph=graph, checkpointer=None, notices=[])
+    session = SessionController(settings, catalog, HookSet((), cwd=tmp_path), console, cwd=tmp_path)
+    asked: list[str] = []
+
+    def view():
+        def approve(request: dict) -> str:
+            asked.append(request["tool"])
+            return "always"
+
+        return contextlib.nullcontext(TerminalView(console, stream_answer=False, approver=approve))
+
+    session.rules = TurnRules(approved=frozenset({"run_bash_command"}))
+    assert session.send("@run_bash_command one", lambda: agent, view).result.answer == "ran one"
+    assert asked == [] and session.state.approved == set()  # the mode's approval is not remembered
+    session.rules = TurnRules()
+    assert session.send("@run_bash_command two", lambda: agent, view).result.answer == "ran two"
+    assert asked == ["run_bash_command"] and session.state.approved == {"run_bash_command"}
+    assert session.send("@run_bash_command three", lambda: agent, view).result.answer == "ran three"
+    assert asked == ["run_bash_command"]  # the user's "always" holds
+    session.rules = TurnRules(only_tools=frozenset({"read_file"}))
+    assert session.send("@run_bash_command four", lambda: agent, view).result.answer == "refused four"
+    answer = graph.get_state(session.config()).values["messages"][-2]
+    assert answer.type == "tool" and answer.status == "error" and "refused" in str(answer.content)

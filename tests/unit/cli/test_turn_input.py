@@ -6,9 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from generalAgent.config.settings import Settings
-from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from generalAgent.graph.state import merge_names, merge_uploads
-from generalAgent.graph.turn import main_turn_input, renamed_state
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai
 
@@ -29,29 +27,6 @@ def test_mentions_and_uploads_accumulate_across_turns_while_new_ones_fire_once(s
     assert state["new_mentions"] == [] and state["new_uploaded_files"] == []
     assert "uploads/b.md" in str(model.requests[1].messages[-1].content)
     assert "uploads/b.md" not in str(model.requests[2].messages[-1].content)
-
-
-def test_a_thread_stored_with_the_old_mentions_key_keeps_its_tools(settings: Settings) -> None:
-    """Releases before 0.2 stored @names as `mentioned_agents`; the next turn carries them over."""
-    checkpointer = open_sqlite_checkpointer(settings.paths.sessions_db)
-    model = ScriptedChatModel(replies=[ai("first"), ai("second")])
-    _, graph = build_test_agent(settings, model, checkpointer)
-    graph.invoke(user_turn("hello", settings), thread())
-    stored = checkpointer.get_tuple(thread())
-    old = dict(stored.checkpoint)
-    old["channel_values"] = {
-        k: v for k, v in old["channel_values"].items() if k not in {"mentions", "new_mentions"}
-    } | {"mentioned_agents": ["run_bash_command"]}
-    checkpointer.put(stored.config, old, stored.metadata, {})
-
-    carried = renamed_state(graph, thread())
-    assert carried == {"mentions": ["run_bash_command"]}
-    turn = main_turn_input("go on", session_id="t1", max_loops=5, carried_over=carried)
-    state = graph.invoke(turn, thread())
-    assert state["mentions"] == ["run_bash_command"]
-    assert "run_bash_command" in model.requests[-1].tools
-    assert renamed_state(graph, thread()) == {}
-    checkpointer.conn.close()
 
 
 @given(st.lists(st.lists(st.sampled_from(["a", "b", "c", "d"]), max_size=4), max_size=5))

@@ -111,13 +111,14 @@ def test_a_cancelled_call_stops_in_the_middle_of_a_page(tmp_path: Path) -> None:
     path = make_long_scan(tmp_path / "scan.pdf", 20, SCAN_LINES, dpi=300)
     cancelled = threading.Event()
     heard: list[tuple[str, int, int]] = []
-    timer = threading.Timer(0.5, cancelled.set)
-    started = time.perf_counter()
+    pressed: list[float] = []
+    timer = threading.Timer(0.5, lambda: (pressed.append(time.perf_counter()), cancelled.set()))
     timer.start()
     with ocr_call(None, cancelled), pytest.raises(DocumentError, match="scan.pdf by OCR was cancelled"):
         extract_document(path, document_settings(), lambda *step: heard.append(step))
-    # A page takes seconds (and the first also loads the engine): the wait ended at once.
-    assert time.perf_counter() - started < 3.0
+    # A page takes seconds (and the first also loads the engine): the wait ended at once, the
+    # engine killed (below). Counted from the cancel, with room for a busy machine.
+    assert time.perf_counter() - pressed[0] < 10
     assert heard == []
     assert not ocr.ENGINE.loaded  # the engine's process was killed: no page goes on burning CPU
 
@@ -128,7 +129,7 @@ def test_the_engine_loads_once_and_is_dropped_when_idle() -> None:
     engine.read(blank)
     engine.read(blank)
     assert engine.loaded and engine.loads == 1
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while engine.loaded and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not engine.loaded

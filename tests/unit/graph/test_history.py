@@ -9,7 +9,7 @@ from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from generalAgent.graph.history import STOPPED_TOOL
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.history import stored_history_problems
-from tests.support.old_threads import store_thread_with_stored_loops
+from tests.support.old_threads import store_thread_with_old_mentions, store_thread_with_stored_loops
 from tests.support.scripted_model import ScriptedChatModel, ai
 
 
@@ -58,4 +58,30 @@ def test_a_thread_stored_with_the_old_state_keys_goes_on(settings: Settings) -> 
         "Remember the code word heron.",
         "Noted: the code word is heron.",
     ]
+    saver.conn.close()
+
+
+def test_a_thread_stored_with_the_old_mentions_key_keeps_its_tools_for_every_client(
+    settings: Settings,
+) -> None:
+    """Releases before 0.2 stored @names as `mentioned_agents`: the graph carries them to
+    `mentions` in its repair step, so a client that only sends its turn keeps the tools."""
+    saver = open_sqlite_checkpointer(settings.paths.sessions_db)
+    store_thread_with_old_mentions(saver, "t1", ["run_bash_command"])
+    model = ScriptedChatModel(replies=[ai("going on"), ai("here"), ai("still here")])
+    _, graph = build_test_agent(settings, model, saver)
+    steps = [node for update in graph.stream(user_turn("go on", settings), thread()) for node in update]
+    assert steps == ["repair", "planner"]
+    assert "run_bash_command" in model.requests[-1].tools
+    state = graph.get_state(thread()).values
+    assert state["mentions"] == ["run_bash_command"]
+    assert state.get("mentioned_agents") is None  # carried once, emptied
+    assert [m.content for m in state["messages"]][:2] == [
+        "@run_bash_command get ready",
+        "Ready when you are.",
+    ]
+    assert "mentioned_agents" not in graph.invoke(user_turn("and now?", settings), thread())  # the output
+    steps = [node for update in graph.stream(user_turn("and again", settings), thread()) for node in update]
+    assert steps == ["planner"]  # carried once: later turns take no extra step
+    assert "run_bash_command" in model.requests[-1].tools
     saver.conn.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
@@ -126,6 +127,19 @@ def test_timeout_and_output_cap(settings: Settings) -> None:
     assert answer.content.startswith("Error: timed out after 1 s")
 
 
+class DeletionRecordingSaver(InMemorySaver):
+    """Keeps each deleted thread's last values, to show what the thread held."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.deleted: list[tuple[str, dict[str, Any]]] = []
+
+    def delete_thread(self, thread_id: str) -> None:
+        saved = self.get_tuple(thread(thread_id))
+        self.deleted.append((thread_id, saved.checkpoint["channel_values"] if saved else {}))
+        super().delete_thread(thread_id)
+
+
 def test_delegation_is_isolated(settings: Settings) -> None:
     def respond(request):
         is_sub = request.messages[0].content.startswith("You are a sub-agent")
@@ -139,7 +153,8 @@ def test_delegation_is_isolated(settings: Settings) -> None:
         return ai("", tool_call("delegate_task", {"task": "Count the files in uploads/ and report."}))
 
     model = ScriptedChatModel(responder=respond)
-    graphs = build_graphs(build_parts(settings, model=model), InMemorySaver())
+    saver = DeletionRecordingSaver()
+    graphs = build_graphs(build_parts(settings, model=model), saver)
     graph = graphs.main
     turn = user_turn(
         "@agent how many uploads?",
@@ -170,8 +185,10 @@ def test_delegation_is_isolated(settings: Settings) -> None:
     for request in parent_requests:
         sent = json.dumps([str(m.content) for m in request.messages], ensure_ascii=False)
         assert "list_workspace_files" not in sent  # the sub-agent's tool traffic never reaches the parent
-    # The sub-agent's thread holds its own state, which only its graph has keys for.
-    sub_state = graphs.subagent.get_state(thread(result["context_id"])).values
-    assert sub_state["parent_context"] == "main" and sub_state["workspace_id"] == "w1"
-    assert sub_state["context_id"] == result["context_id"]
+    # The sub-agent's thread held its own state (keys only its graph has) while it worked,
+    # and is gone once it answered; the parent's stays.
+    ((deleted, values),) = saver.deleted
+    assert deleted == result["context_id"] == values["context_id"]
+    assert values["parent_context"] == "main" and values["workspace_id"] == "w1"
+    assert saver.get_tuple(thread(deleted)) is None and saver.get_tuple(thread()) is not None
     assert any(e.get("text", "").startswith("⚙ list_workspace_files") for e in custom)

@@ -28,7 +28,7 @@ SECRET = "tok-SECRET-0123456789"
 RESULT_CAP = 60_000  # the tools node's cap, as TOOL_RESULT_MAX_CHARS sets it by default
 
 
-def start_manager(folder: Path, servers: dict[str, Any], startup_timeout: float = 20.0) -> MCPServerManager:
+def start_manager(folder: Path, servers: dict[str, Any], startup_timeout: float = 60.0) -> MCPServerManager:
     path = write_mcp_json(folder, servers)
     settings = MCPSettings(mcp_config=str(path), mcp_startup_timeout=startup_timeout)
     config = load_mcp_config(settings, folder, {"NOTES_TOKEN": SECRET})
@@ -144,7 +144,10 @@ def test_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(tmp_path: 
         assert manager.status("fragile").state == "ready"
         # Killed while idle: the next call finds the connection gone, restarts and is sent once.
         os.kill(int(second_pid), signal.SIGKILL)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while _alive(int(second_pid)):
+            assert time.monotonic() < deadline, "the killed server is still running"
+            time.sleep(0.05)
         assert tools["fragile__echo"].invoke({"text": "still here"}) == "still here"
         assert tools["fragile__pid"].invoke({}) not in {first_pid, second_pid}
     finally:
@@ -152,16 +155,15 @@ def test_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(tmp_path: 
 
 
 def test_a_call_that_outlasts_its_timeout_is_abandoned_and_the_server_keeps_serving(tmp_path: Path) -> None:
-    manager = start_manager(tmp_path, {"slow": stdio_entry(trust=True, timeout=0.5)})
+    # Two seconds: what the call is abandoned after, and ample for the echo that follows.
+    manager = start_manager(tmp_path, {"slow": stdio_entry(trust=True, timeout=2)})
     try:
         manager.wait_for_startup()
         tools = tools_by_name(manager)
         started = time.monotonic()
-        answer = run_through_tools_node(tools["slow__sleep"], {"seconds": 30})
-        assert time.monotonic() - started < 10
-        assert (
-            answer.status == "error" and "no answer from the MCP server slow within 0.5 s" in answer.content
-        )
+        answer = run_through_tools_node(tools["slow__sleep"], {"seconds": 3600})
+        assert time.monotonic() - started < 60  # abandoned, not waited for
+        assert answer.status == "error" and "no answer from the MCP server slow within 2 s" in answer.content
         assert tools["slow__echo"].invoke({"text": "ok"}) == "ok"
     finally:
         manager.close()
@@ -176,33 +178,34 @@ def test_ctrl_c_abandons_a_waiting_call_at_once(tmp_path: Path) -> None:
         threading.Timer(0.5, cancelled.set).start()
         started = time.monotonic()
         with pytest.raises(ToolError, match="cancelled: the user pressed Ctrl-C"):
-            tools_by_name(manager)["slow__sleep"].invoke({"seconds": 30})
-        assert time.monotonic() - started < 5
+            tools_by_name(manager)["slow__sleep"].invoke({"seconds": 3600})
+        assert time.monotonic() - started < 60  # abandoned, not waited for
     finally:
         manager.close()
 
 
 def test_a_hanging_server_is_skipped_with_one_notice_and_stopped(tmp_path: Path) -> None:
     marker = f"hang-{uuid.uuid4().hex[:8]}"
-    before = time.monotonic()
+    # "ok" answers without the SDK's import, so it starts within the 2 s however busy the machine.
     manager = start_manager(
         tmp_path,
-        {"hang": stdio_entry("--hang", "--name", marker), "ok": stdio_entry(trust=True)},
+        {"hang": stdio_entry("--hang", "--name", marker), "ok": stdio_entry("--quick", trust=True)},
         startup_timeout=2.0,
     )
-    assert time.monotonic() - before < 1.0  # start() never waits for a server
+    assert manager.status("hang").state == "starting"  # start() never waits for a server
     try:
         manager.wait_for_startup()
         hang, ok = manager.statuses()
         assert hang.state == "failed" and hang.detail == "did not start within 2 s (MCP_STARTUP_TIMEOUT)"
         assert ok.state == "ready" and ok.tools
+        assert tools_by_name(manager)["ok__add"].invoke({"a": 2, "b": 40}) == "42"
         notices = manager.drain_notices()
         assert notices == [
             "MCP server hang did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped (/mcp lists servers)."
         ]
         assert manager.drain_notices() == []
         assert manager.tools_of(["hang"]) == []
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 30
         while _processes_with(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _processes_with(marker) == []
@@ -265,6 +268,15 @@ def test_an_http_server_that_went_away_is_a_clear_error(tmp_path: Path) -> None:
         manager.close()
 
 
+def _alive(pid: int) -> bool:
+    """Still running (a process that has exited but not been waited for is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def _processes_with(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
@@ -290,7 +302,7 @@ def test_servers_that_cannot_be_set_up_fail_instead_of_hanging_their_callers(
     try:
         finished = threading.Event()
         threading.Thread(target=lambda: (manager.wait_for_startup(), finished.set()), daemon=True).start()
-        assert finished.wait(10), "waiting for start-up never returned"
+        assert finished.wait(60), "waiting for start-up never returned"
         status = manager.status("notes")
         assert status.state == "failed" and "no room for the server's log" in status.detail
         assert any("could not be set up" in notice for notice in manager.drain_notices())

@@ -133,7 +133,7 @@ def test_stop_kills_the_command_and_frees_the_terminal(loop: asyncio.AbstractEve
     threading.Timer(0.3, cancelled.set).start()
     outcome = bridge.run_command("call_1", ["sleep", "9"], Path("/w"), 30, cancelled)
     assert outcome.cancelled
-    for _ in range(50):  # the kill and release run on the loop once the wait is cancelled
+    for _ in range(1200):  # the kill and release run on the loop once the wait is cancelled
         if "release t1" in editor.calls:
             break
         threading.Event().wait(0.05)

@@ -10,7 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from langchain_core.messages import AIMessage, ToolMessage
+
 import generalAgent.config
+from generalAgent import i18n
 from generalAgent.cli.acp.modes import (
     ACCEPT_EDITS,
     ASK,
@@ -18,15 +21,14 @@ from generalAgent.cli.acp.modes import (
     MODES,
     READ_ONLY,
     READ_ONLY_TOOLS,
-    approved_in_mode,
     mode_state,
-    only_tools_in_mode,
+    turn_rules,
 )
-from generalAgent.cli.acp.view import TOOL_KINDS, AcpView
+from generalAgent.cli.acp.view import TOOL_KINDS, AcpView, replay_updates
 from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import load_settings
 from generalAgent.knowledge import open_store
-from generalAgent.tools.approval import ONLY_TOOLS
+from generalAgent.tools.approval import ONLY_TOOLS, OUTSIDE_ONLY_TOOLS
 from generalAgent.tools.registry import parse_tools_yaml
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
@@ -35,18 +37,15 @@ TOOLS_YAML = Path(generalAgent.config.__file__).parent / "tools.yaml"
 
 
 def test_no_mode_skips_a_question_other_than_a_file_change() -> None:
-    kept = {"fetch_web"}
-    assert approved_in_mode(ASK, kept) == kept
-    assert approved_in_mode(READ_ONLY, kept) == kept
-    assert approved_in_mode(ACCEPT_EDITS, kept) == kept | {"write_file", "edit_file"}
-    assert {"write_file", "edit_file"} == EDIT_TOOLS
-    assert only_tools_in_mode(ASK) is None and only_tools_in_mode(ACCEPT_EDITS) is None
+    assert turn_rules(ASK).approved == turn_rules(READ_ONLY).approved == frozenset()
+    assert turn_rules(ACCEPT_EDITS).approved == {"write_file", "edit_file"} == EDIT_TOOLS
+    assert turn_rules(ASK).only_tools is None and turn_rules(ACCEPT_EDITS).only_tools is None
 
 
 def test_read_only_allows_only_tools_that_read() -> None:
     known = {spec.name for spec in parse_tools_yaml(TOOLS_YAML)}
     assert known >= READ_ONLY_TOOLS  # no name that could be a typo
-    assert only_tools_in_mode(READ_ONLY) == READ_ONLY_TOOLS
+    assert turn_rules(READ_ONLY).only_tools == READ_ONLY_TOOLS
     changing = {name for name, kind in TOOL_KINDS.items() if kind in ("edit", "delete", "execute")}
     assert changing and not (READ_ONLY_TOOLS & changing)
     assert "delegate_task" not in READ_ONLY_TOOLS  # a sub-agent could change what the mode protects
@@ -80,7 +79,41 @@ def test_in_read_only_mode_a_changing_call_is_refused_without_a_question(tmp_pat
     with open_store(settings) as store:
         assert not [i for i in store.list_knowledge(limit=100) if i.title == "not in read-only"]
     answers = {m.tool_call_id: m for m in graph.get_state(config).values["messages"] if m.type == "tool"}
-    assert answers["w"].status == "error" and "refused" in answers["w"].content
+    assert answers["w"].status == "error" and "this session is read-only" in answers["w"].content
+    # The user was never asked: the model must not think they said no to this call.
+    assert "refused by the user" not in answers["w"].content
+    assert "Ask or Accept edits" in answers["w"].content
     assert answers["r"].status != "error"
     shown = {(u.tool_call_id, u.status) for u in sent if u.session_update == "tool_call_update"}
     assert shown == {("w", "failed"), ("r", "completed")}
+    failed = next(u for u in sent if u.session_update == "tool_call_update" and u.tool_call_id == "w")
+    assert failed.content[0].content.text == (
+        "Not run: this session is in Read only mode. Switch it to Ask or Accept edits to let add_knowledge run."
+    )
+
+
+def test_the_editor_says_a_read_only_refusal_in_the_ui_language(tmp_path: Path) -> None:
+    refused = ToolMessage(
+        OUTSIDE_ONLY_TOOLS.format(tool="run_bash_command"),
+        tool_call_id="c1",
+        name="run_bash_command",
+        status="error",
+    )
+    said_by_a_hook = ToolMessage(
+        "Error: blocked by a hook", tool_call_id="c2", name="write_file", status="error"
+    )
+    conversation = [
+        AIMessage("", tool_calls=[tool_call("run_bash_command", {"command": "make"}, "c1")]),
+        refused,
+        said_by_a_hook,
+    ]
+    try:
+        i18n.use_language("zh")
+        replayed = [
+            u for u in replay_updates(conversation, tmp_path) if u.session_update == "tool_call_update"
+        ]
+    finally:
+        i18n.use_language("en")
+    texts = {u.tool_call_id: u.content[0].content.text for u in replayed}
+    assert "只读" in texts["c1"] and "run_bash_command" in texts["c1"] and "Read only" not in texts["c1"]
+    assert texts["c2"] == "Error: blocked by a hook"  # any other answer as the model got it
