@@ -95,7 +95,8 @@ class Workbook:
     date system, which cell styles (`s=`) show dates and durations, the shared strings."""
 
     label: str  # the file's name, for messages
-    sheets: list[tuple[str, str]]
+    sheets: list[tuple[str, str]]  # the sheets with cells
+    names: list[str] = field(default_factory=list)  # every sheet, chart sheets too (openpyxl's sheetnames)
     epoch: datetime = WINDOWS_EPOCH
     date_styles: frozenset[int] = frozenset()
     duration_styles: frozenset[int] = frozenset()
@@ -141,13 +142,16 @@ def read_workbook(archive: zipfile.ZipFile, label: str, max_strings: int, cells:
             date1904[0] = attrs.get("date1904", "").strip().lower() in ("1", "true")
 
     _parse_part(archive, workbook_part, label, workbook_start)
-    sheets = []
+    sheets, titles = [], []
     for title, rid in declared:
         kind, target = by_id.get(rid, ("", ""))
-        # A chart sheet has no cells; a sheet whose part is missing is skipped, as openpyxl does.
-        if (kind.endswith("/worksheet") or kind.endswith("/dialogsheet")) and target in names:
+        if target not in names:
+            continue  # a sheet whose part is missing is skipped, as openpyxl does
+        titles.append(title)
+        if kind.endswith("/worksheet") or kind.endswith("/dialogsheet"):  # a chart sheet has no cells
             sheets.append((title, target))
-    book = Workbook(label=label, sheets=sheets, epoch=MAC_EPOCH if date1904[0] else WINDOWS_EPOCH)
+    epoch = MAC_EPOCH if date1904[0] else WINDOWS_EPOCH
+    book = Workbook(label=label, sheets=sheets, names=titles, epoch=epoch)
     if not cells:
         return book
     styles = targets.get("styles", ["xl/styles.xml"])[0]

@@ -59,7 +59,7 @@ def read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit:
 def xlsx_sheet_names(path: Path, open_file: OpenFile = open_plainly) -> list[str]:
     """The names of a workbook's sheets, in order (from its directory, no cell is read)."""
     with open_file(path) as handle, zipfile.ZipFile(handle) as archive:
-        return [title for title, _ in read_workbook(archive, path.name, MAX_SHEET_CELLS, cells=False).sheets]
+        return read_workbook(archive, path.name, MAX_SHEET_CELLS, cells=False).names
 
 
 def sheets_preview_text(blocks: list[Block], names: list[str]) -> str:

@@ -280,3 +280,23 @@ def test_a_strict_ooxml_workbook_reads_as_its_transitional_twin(varied: Path, tm
     path = rewrite_xlsx(varied, tmp_path / "strict.xlsx", change)
     assert b"purl.oclc.org" in zipfile.ZipFile(path).read("xl/workbook.xml")
     assert read_all(path) == read_all(varied) == openpyxl_rows(varied)
+
+
+def test_a_chart_sheet_is_named_but_holds_no_table(tmp_path: Path):
+    import openpyxl
+    from openpyxl.chart import BarChart, Reference
+
+    from generalAgent.documents.sheets import xlsx_sheet_names
+
+    workbook = openpyxl.Workbook()
+    data = workbook.active
+    data.title = "Data"
+    for row in (["a", "b"], [1, 2], [3, 4]):
+        data.append(row)
+    chart = BarChart()
+    chart.add_data(Reference(data, min_col=2, min_row=1, max_row=3))
+    workbook.create_chartsheet("Chart").add_chart(chart)
+    workbook.save(tmp_path / "chart.xlsx")
+    names = openpyxl.load_workbook(tmp_path / "chart.xlsx", read_only=True).sheetnames
+    assert xlsx_sheet_names(tmp_path / "chart.xlsx") == names == ["Data", "Chart"]
+    assert [t.name for t in load_tables(tmp_path / "chart.xlsx").tables] == ["Data"]
