@@ -39,12 +39,26 @@ class ImageError(Exception):
 
 @dataclass(frozen=True)
 class ImageLimits:
-    """What a provider accepts of one image, from its documentation."""
+    """What a provider accepts of one image and of one request's images, from its
+    documentation (each provider module cites the page; docs/documents.md has the table)."""
 
     max_side: int = 2_048  # longest side, pixels
     max_pixels: int = 2_048 * 2_048
     max_bytes: int = 5 * 1024 * 1024  # of the base64 data URL, as it travels
     formats: tuple[str, ...] = ("png", "jpeg")  # what we may send (subtypes of image/)
+    # Image parts in one request, and the data URLs of all of them together, where the
+    # provider documents a limit (None: none documented; the per-image limits still hold).
+    max_images: int | None = None
+    max_request_bytes: int | None = None
+
+    def over_request(self, images: int, url_bytes: int) -> str | None:
+        """Why one more image, making `images` images of `url_bytes` in all, cannot go in
+        the same request; None when it can."""
+        if self.max_images is not None and images > self.max_images:
+            return f"the model takes at most {self.max_images} images in one request"
+        if self.max_request_bytes is not None and url_bytes > self.max_request_bytes:
+            return f"the model takes at most {self.max_request_bytes // (1024 * 1024)} MB of images in one request"
+        return None
 
 
 @dataclass(frozen=True)
@@ -83,7 +97,7 @@ def prepare_image(data: bytes, limits: ImageLimits) -> PreparedImage:
         size = (max(1, int(width * scale)), max(1, int(height * scale)))
         scaled = image.resize(size, Image.Resampling.LANCZOS) if size != image.size else image
         for mime, encoded in _encodings(scaled, limits, transparent):
-            if _data_url_bytes(encoded) <= limits.max_bytes:
+            if data_url_bytes(encoded) <= limits.max_bytes:
                 return PreparedImage(encoded, mime, size[0], size[1], width, height)
         if max(size) <= 64:
             raise ImageError("the image cannot be made small enough for the model")
@@ -115,7 +129,7 @@ def _on_white(image: Any) -> Any:
     return background
 
 
-def _data_url_bytes(data: bytes) -> int:
+def data_url_bytes(data: bytes) -> int:
     return 4 * math.ceil(len(data) / 3) + len("data:image/jpeg;base64,")
 
 

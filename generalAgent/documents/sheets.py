@@ -1,12 +1,13 @@
 """Spreadsheets (XLSX): each sheet's rows grouped under their header, sheet names, and the
 formulas Excel never calculated (their value is missing; the formula is shown instead).
 
-openpyxl is imported inside the functions: this module is reachable from start-up.
+The cells are read from the sheets' XML by sheet_xml.py (the reader query_table uses), not
+by openpyxl: a 50,000-row sheet's preview took three seconds of openpyxl before a line of
+it was shown.
 """
 
 from __future__ import annotations
 
-import re
 import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -15,91 +16,50 @@ from typing import Any, BinaryIO
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.office import check_office_archive
 from generalAgent.documents.reading import DocumentError, OpenFile, ReadLimit, open_plainly
+from generalAgent.documents.sheet_xml import read_sheet, read_workbook
 from generalAgent.search.chunking import Block
+
+# A sheet beyond this many cells (rows x columns of its values) is refused rather than read:
+# its rows are held in memory while they are grouped (query_table has the same limit).
+MAX_SHEET_CELLS = 5_000_000
 
 
 def read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
     check_office_archive(document, path, ".xlsx")
-    import openpyxl
-
     try:
-        workbook = openpyxl.load_workbook(document, read_only=True, data_only=True)
         archive = zipfile.ZipFile(document)
-    except (KeyError, ValueError, OSError, zipfile.BadZipFile):
+    except (zipfile.BadZipFile, OSError, ValueError):
         raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
     blocks: list[Block] = []
-    try:
-        for number, sheet in enumerate(workbook.worksheets, start=1):
+    with archive:
+        book = read_workbook(archive, path.name, MAX_SHEET_CELLS)
+        for number, (title, member) in enumerate(book.sheets, start=1):
             if limit.reached(number, sum(len(b.text) for b in blocks)):
                 break
             # A formula never calculated (a file written by a script) has no value: its
             # formula is shown instead, so the cell does not read as empty.
-            formulas = uncached_formulas(archive, str(getattr(sheet, "_worksheet_path", "")).lstrip("/"))
+            cells = read_sheet(archive, book, title, member, MAX_SHEET_CELLS)
             rows = (
-                (row_number, _row_text(row, formulas, row_number - 1))
-                for row_number, row in enumerate(sheet.iter_rows(values_only=True), start=1)
+                (row_number, _row_text(row, cells.uncached, row_number - 1))
+                for row_number, row in enumerate(cells.rows, start=1)
             )
             blocks.extend(
                 Block(
                     text=text,
                     page=number,
-                    heading=sheet.title,
+                    heading=title,
                     whole=True,
-                    place=f"sheet {sheet.title}, {_rows_label(first, last)}",
+                    place=f"sheet {title}, {_rows_label(first, last)}",
                 )
                 for text, first, last in group_rows([(n, r) for n, r in rows if r], settings)
             )
-    finally:
-        archive.close()
-        workbook.close()
     return blocks
-
-
-# A formula cell whose value was never computed: `<f>` with no `<v>` (or an empty one).
-# Every part is bounded, so the scan is linear in the sheet's size.
-_UNCACHED_FORMULA = re.compile(
-    rb'<c r="([A-Z]{1,3})(\d{1,7})"[^>]{0,300}>\s*<f(?:\s[^>]{0,300})?(?:/>|>([^<]{0,4000})</f>)'
-    rb"\s*(?:<v\s*/>|<v></v>)?\s*</c>"
-)
-
-
-def uncached_formulas(archive: zipfile.ZipFile, member: str) -> dict[tuple[int, int], str]:
-    """{(row, column) (0-based): formula} of the formula cells of one worksheet that hold no
-    cached value. openpyxl gives such a cell as empty; reading the sheet's XML once more
-    for `<f>` elements costs far less than a second openpyxl pass over every cell."""
-    try:
-        data = archive.read(member)
-    except (KeyError, OSError, zipfile.BadZipFile):
-        return {}
-    if b"<f" not in data:
-        return {}
-    from html import unescape  # html imports its entity table: not for every start-up
-
-    found: dict[tuple[int, int], str] = {}
-    for match in _UNCACHED_FORMULA.finditer(data):
-        letters, number, formula = match.groups()
-        text = unescape(formula.decode("utf-8", "replace")) if formula else "(a shared formula)"
-        found[(int(number) - 1, column_index(letters.decode()))] = "=" + text if formula else text
-    return found
-
-
-def column_index(letters: str) -> int:
-    index = 0
-    for letter in letters:
-        index = index * 26 + ord(letter) - 64
-    return index - 1
 
 
 def xlsx_sheet_names(path: Path, open_file: OpenFile = open_plainly) -> list[str]:
     """The names of a workbook's sheets, in order (from its directory, no cell is read)."""
-    import openpyxl
-
-    with open_file(path) as handle:
-        workbook = openpyxl.load_workbook(handle, read_only=True)
-        try:
-            return list(workbook.sheetnames)
-        finally:
-            workbook.close()
+    with open_file(path) as handle, zipfile.ZipFile(handle) as archive:
+        return read_workbook(archive, path.name, MAX_SHEET_CELLS, cells=False).names
 
 
 def sheets_preview_text(blocks: list[Block], names: list[str]) -> str:

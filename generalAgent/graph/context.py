@@ -66,7 +66,7 @@ from generalAgent.providers.tokens import (
     estimate_payload_tokens,
     estimate_tokens,
 )
-from generalAgent.providers.vision import takes_images
+from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.skills.loader import SkillCatalog
 from generalAgent.tools.registry import ToolRegistry
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
@@ -131,7 +131,7 @@ class PromptBuilder:
         configurable = (config or {}).get("configurable", {})
         session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
         workspace = Workspace.for_session(self.settings.paths.workspaces_dir, session)
-        return with_turn_images(history, workspace.root)
+        return with_turn_images(history, workspace.root, image_limits(self.settings.model))
 
     def visible_tools(self, state: AgentState) -> list[Any]:
         return visible_tools_for_state(

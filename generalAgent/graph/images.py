@@ -13,6 +13,10 @@ every earlier message carries only its placeholder. So a picture costs its token
 turn that uses it, the later turns send a line instead, and the cached prefix moves once,
 at the next turn, where the image was: the history before it stays byte-identical.
 
+The provider's limits on one request's images (how many, how many bytes together) are
+kept here too: an image past them is not sent, and a line in its place tells the model
+which one and why, so it can say so instead of answering about a picture it never saw.
+
 A tool shows images through its answer's artifact (`{"images": [...]}`); they are sent in
 a user message right after the tool answers, built for the request and never stored:
 OpenAI's chat completions accept only text parts in a `tool` message, and the
@@ -34,6 +38,7 @@ from generalAgent.documents.images import (
     ImageLimits,
     ImageRef,
     data_url,
+    data_url_bytes,
     placeholder,
     recognise_image,
     store_image,
@@ -55,13 +60,17 @@ def images_of(message: BaseMessage) -> list[ImageRef]:
     return list(refs) if isinstance(refs, list) else []
 
 
-def with_turn_images(history: Sequence[BaseMessage], root: Path) -> list[BaseMessage]:
+def with_turn_images(
+    history: Sequence[BaseMessage], root: Path, limits: ImageLimits | None = None
+) -> list[BaseMessage]:
     """`history` with the images of the current turn as image parts (see the module doc):
     a user message's own images join its content; a tool's images follow its answers in
-    one user message, since a `tool` message may carry text only."""
+    one user message, since a `tool` message may carry text only. Within `limits`' count
+    and bytes per request, the first images go; a line stands for each one left out."""
     start = _current_turn(history)
     if start < 0:
         return list(history)
+    budget = _RequestBudget(limits or ImageLimits())
     shown: list[BaseMessage] = list(history[:start])
     waiting: list[dict[str, Any]] = []  # image parts of the tool answers just passed
     for message in history[start:]:
@@ -69,10 +78,10 @@ def with_turn_images(history: Sequence[BaseMessage], root: Path) -> list[BaseMes
             shown.append(_tool_images_message(waiting))
             waiting = []
         if isinstance(message, ToolMessage):
-            waiting.extend(_parts(images_of(message), root, f"{message.name or 'the tool'} showed"))
+            waiting.extend(_parts(images_of(message), root, budget, f"{message.name or 'the tool'} showed"))
             shown.append(message)
             continue
-        parts = _parts(images_of(message), root) if isinstance(message, HumanMessage) else []
+        parts = _parts(images_of(message), root, budget) if isinstance(message, HumanMessage) else []
         if parts:
             text = message.content if isinstance(message.content, str) else None
             content: list[Any] = (
@@ -89,13 +98,37 @@ def _current_turn(history: Sequence[BaseMessage]) -> int:
     return max((i for i, m in enumerate(history) if isinstance(m, HumanMessage)), default=-1)
 
 
-def _parts(refs: list[ImageRef], root: Path, caption: str = "") -> list[dict[str, Any]]:
+@dataclass
+class _RequestBudget:
+    """The images of one request so far, against the provider's per-request limits."""
+
+    limits: ImageLimits
+    images: int = 0
+    url_bytes: int = 0
+
+    def refusal(self, data: bytes) -> str | None:
+        """Why this image cannot join the request (None: it can, and it is counted)."""
+        size = data_url_bytes(data)
+        why = self.limits.over_request(self.images + 1, self.url_bytes + size)
+        if why is None:
+            self.images += 1
+            self.url_bytes += size
+        return why
+
+
+def _parts(
+    refs: list[ImageRef], root: Path, budget: _RequestBudget, caption: str = ""
+) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for ref in refs:
         try:
             data = (root / ref["file"]).read_bytes()
         except OSError:
             continue  # deleted from the workspace: the placeholder says what it was
+        why = budget.refusal(data)
+        if why is not None:
+            parts.append({"type": "text", "text": f"[image {ref['path']} not sent: {why}]"})
+            continue
         if caption:
             parts.append({"type": "text", "text": f"{caption} {ref['path']}:"})
         parts.append({"type": "image_url", "image_url": {"url": data_url((ref["mime"], data))}})
@@ -134,6 +167,11 @@ def turn_images(paths: Sequence[str], root: Path, vision: bool, limits: ImageLim
     """The images at workspace `paths` (under `root`) prepared for this turn's message."""
     found = TurnImages()
     for shown in paths:
+        if vision and limits.max_images is not None and len(found.refs) >= limits.max_images:
+            why = f"the model takes at most {limits.max_images} images in one request"
+            found.unread.append((shown, why))
+            found.lines.append(f"[image: {shown} not attached: {why}]")
+            continue
         try:
             data = (root / shown).read_bytes()
         except OSError as exc:

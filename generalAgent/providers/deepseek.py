@@ -42,9 +42,17 @@ DIALECT = Dialect(
     default_context_window=131_072,
     hosts=("api.deepseek.com",),
     limits="temperature and top_p have no effect while thinking (DeepSeek ignores them).",
-    # "Vision": deepseek-flash takes JPEG/PNG/GIF/WebP as image_url parts (48 MiB a request).
+    # "Vision" (https://api-docs.deepseek.com/guides/vision): deepseek-flash takes JPEG, PNG,
+    # GIF and WebP as image_url parts, base64 data URLs counting toward the 48 MiB request
+    # body, so images are held to 40 MiB a request (the rest is for the conversation). The
+    # page's Limits section (per image, images per request) was not found by our search:
+    # 10 MiB and 2048 px an image stay, well under what third parties quote from it.
     vision_models=("deepseek-flash", "deepseek-v4-flash-vision"),
     image_limits=ImageLimits(
-        max_side=2_048, max_pixels=2_048 * 2_048, max_bytes=10 * 1024 * 1024, formats=("png", "jpeg")
+        max_side=2_048,
+        max_pixels=2_048 * 2_048,
+        max_bytes=10 * 1024 * 1024,
+        formats=("png", "jpeg"),
+        max_request_bytes=40 * 1024 * 1024,
     ),
 )

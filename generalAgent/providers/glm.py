@@ -50,9 +50,16 @@ DIALECT = Dialect(
     hosts=("open.bigmodel.cn", "api.z.ai"),
     limits="MODEL_REASONING_EFFORT only where the model takes it (GLM-5.2 and later).",
     web_search=NativeSearch(tools=(WEB_SEARCH_TOOL,), sources_field="web_search"),
-    # GLM-4V guide: JPG/PNG, at most 5 MB and 6000 x 6000 pixels an image.
+    # GLM-4V: JPG/PNG, at most 5 MB and 6000 x 6000 pixels an image; GLM-4V and GLM-4V-Plus
+    # read at most 5 images a request, GLM-4V-Flash one. Not confirmed on docs.bigmodel.cn
+    # (the model pages found, e.g. https://docs.bigmodel.cn/cn/guide/models/vlm/glm-4.5v,
+    # state no limits); kept as the conservative values, 5 images a request among them.
     vision_models=("glm-4v", "glm-4.1v", "glm-4.5v", "glm-4.6v"),
     image_limits=ImageLimits(
-        max_side=4_096, max_pixels=2_048 * 2_048, max_bytes=5 * 1024 * 1024, formats=("png", "jpeg")
+        max_side=4_096,
+        max_pixels=2_048 * 2_048,
+        max_bytes=5 * 1024 * 1024,
+        formats=("png", "jpeg"),
+        max_images=5,
     ),
 )

@@ -57,8 +57,10 @@ DIALECT = Dialect(
     hosts=("api.moonshot.cn", "api.moonshot.ai", "api.kimi.com"),
     limits="Kimi fixes temperature for its K2/K3 models: leave MODEL_TEMPERATURE unset.",
     web_search=WEB_SEARCH,
-    # "Use the Kimi Vision Model": base64 image_url parts, PNG/JPEG/WEBP/GIF; tokens grow
-    # with resolution (K2.5 counts a token per 14 x 14 tile), so images are held to about 1 MP.
+    # "Use the Kimi Vision Model" (https://platform.moonshot.ai/docs/guide/use-kimi-vision-model):
+    # base64 data URLs in image_url parts (or ms://<file-id> of an upload), PNG, JPEG, WEBP
+    # and GIF; tokens grow with resolution. The page states no size or count limit, so
+    # images stay held to about 1 MP and 10 MiB (conservative, not documented values).
     vision_models=(
         "moonshot-v1-8k-vision",
         "moonshot-v1-32k-vision",

@@ -36,8 +36,11 @@ DIALECT = Dialect(
     default_context_window=128_000,
     hosts=("api.openai.com",),
     limits="reasoning is never shown: OpenAI's chat completions do not return it.",
-    # "Images and vision": PNG, JPEG, WEBP and non-animated GIF, up to 50 MB per request;
-    # with detail "high" an image is scaled to fit 2048 x 2048, then its short side to 768.
+    # "Images and vision", Image input requirements
+    # (https://developers.openai.com/api/docs/guides/images): PNG, JPEG, WEBP and
+    # non-animated GIF, up to 20 MB an image, 500 images and 50 MB of images a request;
+    # high detail sees at most 768 px (short side) by 2000 px (long side), so more is not
+    # sent. MB read as 10^6 bytes and counted on the data URL: within the limit either way.
     vision_models=("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-4-turbo", "gpt-5", "chatgpt-4o", "o1", "o3", "o4"),
     text_only_models=(
         "o1-mini",
@@ -48,6 +51,11 @@ DIALECT = Dialect(
         "gpt-5-chat-audio",
     ),
     image_limits=ImageLimits(
-        max_side=2_048, max_pixels=2_048 * 768, max_bytes=20 * 1024 * 1024, formats=("png", "jpeg")
+        max_side=2_048,
+        max_pixels=2_048 * 768,
+        max_bytes=20_000_000,
+        formats=("png", "jpeg"),
+        max_images=500,
+        max_request_bytes=50_000_000,
     ),
 )

@@ -52,9 +52,12 @@ DIALECT = Dialect(
     # Model Studio's "Web search": the model decides when to search; the compatible
     # protocol returns no sources.
     web_search=NativeSearch(body={"enable_search": True}),
-    # Model Studio "Image and video understanding": Qwen-VL/QVQ/Omni take image_url parts,
-    # base64 up to 10 MB an image; pixels beyond the model's budget (about 1M by default,
-    # 1280 tokens of 28 x 28) are scaled down by the server, so they are not worth sending.
+    # Model Studio "Image and video understanding"
+    # (https://www.alibabacloud.com/help/en/model-studio/vision): Qwen-VL/QVQ/Omni take
+    # image_url parts, URL or base64. Its "Image limits" section was not found by our
+    # search, so the values stay the conservative ones: 10 MB an image, and pixels held
+    # to the model's default budget (1280 tokens of 28 x 28, about 1 MP), past which the
+    # server scales an image down anyway.
     vision_models=(
         "qwen-vl",
         "qwen2-vl",

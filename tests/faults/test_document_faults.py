@@ -1,10 +1,12 @@
 """Hostile tables and images (issue 25): a SELECT that writes, attaches or runs without end,
-and an image that would inflate to gigabytes, each as a fault case."""
+a sheet that would be billions of cells, expand entities or inflate from a zip bomb, and an
+image that would inflate to gigabytes, each as a fault case."""
 
 from __future__ import annotations
 
 import struct
 import time
+import tracemalloc
 import zlib
 from pathlib import Path
 
@@ -12,8 +14,10 @@ import pytest
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageError, ImageLimits, prepare_image
+from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.tables import load_tables
 from tests.support.documents import make_xlsx
+from tests.support.sheets import MAIN, xlsx_with_sheet
 from tests.support.tools import run_tool, workspace_root
 
 fault = pytest.mark.fault
@@ -97,3 +101,54 @@ def test_an_image_that_would_inflate_to_gigabytes_is_refused_from_its_header(mon
         with pytest.raises(ImageError):
             prepare_image(_png_header_only(width, height), ImageLimits())
     assert decoded == []
+
+
+@fault(
+    area="security",
+    fault="query_table on an XLSX of a few KB whose only cells are A1 and XFD1048576 (17 billion cells as a grid)",
+    outcome="Refused by name as more than 5,000,000 cells while the sheet is read, before a row is padded: under 50 MB of memory.",
+)
+def test_query_table_refuses_a_billion_cell_sheet_before_building_it(tmp_path: Path):
+    sheet = f'<worksheet xmlns="{MAIN}"><dimension ref="A1:XFD1048576"/><sheetData>'.encode()
+    sheet += b'<row r="1"><c r="A1"><v>1</v></c></row><row r="1048576"><c r="XFD1048576"><v>2</v></c></row>'
+    sheet += b"</sheetData></worksheet>"
+    path = xlsx_with_sheet(tmp_path, sheet)
+    tracemalloc.start()
+    with pytest.raises(
+        DocumentError, match=r"more than 5,000,000 cells \(1,048,576 rows by 16,384 columns\)"
+    ):
+        load_tables(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 50_000_000  # a padded grid would be terabytes; the refusal costs a few MB
+
+
+@fault(
+    area="security",
+    fault="query_table on an XLSX whose sheet XML declares entities that expand exponentially (billion laughs)",
+    outcome="Refused at its DOCTYPE, which no spreadsheet writes; nothing is expanded.",
+)
+def test_query_table_refuses_a_sheet_with_entity_expansion(tmp_path: Path):
+    laughs = (
+        b'<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">]>'
+        + f'<worksheet xmlns="{MAIN}"><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>&lol2;</t></is></c>'.encode()
+        + b"</row></sheetData></worksheet>"
+    )
+    with pytest.raises(DocumentError, match="DOCTYPE"):
+        load_tables(xlsx_with_sheet(tmp_path, laughs))
+
+
+@fault(
+    area="security",
+    fault="query_table on an XLSX whose sheet inflates from a few KB to 20 MB (a zip bomb)",
+    outcome="Refused from the archive's directory before a byte is inflated (compression over 200:1).",
+)
+def test_query_table_refuses_a_zip_bomb_sheet_unopened(tmp_path: Path):
+    cell = b'<c r="A1" t="inlineStr"><is><t>' + b"A" * 1000 + b"</t></is></c>"
+    bomb = (
+        f'<worksheet xmlns="{MAIN}"><sheetData><row r="1">'.encode()
+        + cell * 20_000
+        + b"</row></sheetData></worksheet>"
+    )
+    with pytest.raises(DocumentError, match="would inflate"):
+        load_tables(xlsx_with_sheet(tmp_path, bomb))

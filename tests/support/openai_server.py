@@ -135,6 +135,7 @@ class SentImage:
     width: int
     height: int
     url_bytes: int  # length of the data URL, as it travels
+    image_bytes: int = 0  # of the image itself, decoded from base64
 
     @classmethod
     def decode(cls, index: int, role: str, part: dict[str, Any]) -> SentImage:
@@ -145,22 +146,30 @@ class SentImage:
 
         url = str((part.get("image_url") or {}).get("url", ""))
         declared, _, payload = url.partition(";base64,")
+        data = b""
         try:
-            with Image.open(io.BytesIO(base64.b64decode(payload, validate=True))) as image:
+            data = base64.b64decode(payload, validate=True)
+            with Image.open(io.BytesIO(data)) as image:
                 kind, (width, height) = image.format or "", image.size
         except Exception:  # not base64, not an image: the provider refuses it
             kind, width, height = "", 0, 0
-        return cls(index, role, declared.removeprefix("data:"), kind, width, height, len(url))
+        return cls(index, role, declared.removeprefix("data:"), kind, width, height, len(url), len(data))
 
 
 @dataclass(frozen=True)
 class ImageRules:
-    """What a vision endpoint accepts of one image (its provider's documented limits)."""
+    """What a vision endpoint accepts of one image and of one request's images. The
+    defaults are a strict generic endpoint; `DOCUMENTED_IMAGE_RULES` holds each provider's
+    own limits as its documentation states them (None: the documentation states none)."""
 
-    max_side: int = 2_048
-    max_pixels: int = 2_048 * 2_048
-    max_url_bytes: int = 5 * 1024 * 1024
+    max_side: int | None = 2_048
+    max_pixels: int | None = 2_048 * 2_048
+    max_url_bytes: int | None = 5 * 1024 * 1024  # one data URL as it travels
     formats: tuple[str, ...] = ("image/png", "image/jpeg")
+    max_image_bytes: int | None = None  # one image, decoded
+    max_images: int | None = None  # image parts in one request
+    max_request_bytes: int | None = None  # all the request's images: data URLs as they travel
+    max_request_image_bytes: int | None = None  # all the request's images, decoded
 
     def problems(self, image: SentImage) -> list[str]:
         found = []
@@ -170,11 +179,75 @@ class ImageRules:
             found.append(f"declared {image.declared} but the data is {image.format}")
         if image.declared not in self.formats:
             found.append(f"{image.declared} is not a supported format")
-        if max(image.width, image.height) > self.max_side or image.width * image.height > self.max_pixels:
+        if (self.max_side is not None and max(image.width, image.height) > self.max_side) or (
+            self.max_pixels is not None and image.width * image.height > self.max_pixels
+        ):
             found.append(f"{image.width}x{image.height} is over the size limit")
-        if image.url_bytes > self.max_url_bytes:
+        if self.max_url_bytes is not None and image.url_bytes > self.max_url_bytes:
             found.append(f"{image.url_bytes} bytes is over the {self.max_url_bytes}-byte limit")
+        if self.max_image_bytes is not None and image.image_bytes > self.max_image_bytes:
+            found.append(
+                f"the image's {image.image_bytes} bytes are over the {self.max_image_bytes}-byte limit"
+            )
         return found
+
+    def request_problems(self, images: list[SentImage]) -> list[str]:
+        found = []
+        if self.max_images is not None and len(images) > self.max_images:
+            found.append(f"{len(images)} images, more than the {self.max_images} a request may carry")
+        if self.max_request_bytes is not None and sum(i.url_bytes for i in images) > self.max_request_bytes:
+            found.append(f"the images' data URLs are over the {self.max_request_bytes}-byte request limit")
+        total = sum(i.image_bytes for i in images)
+        if self.max_request_image_bytes is not None and total > self.max_request_image_bytes:
+            found.append(
+                f"the images' {total} bytes are over the {self.max_request_image_bytes}-byte request limit"
+            )
+        return found
+
+
+# Each provider's image limits as its own documentation states them, for a test server that
+# refuses what the provider would refuse. Written from the pages, not from our dialects, so
+# a dialect's limits are checked against them (tests/unit/providers/test_image_limits.py).
+DOCUMENTED_IMAGE_RULES: dict[str, ImageRules] = {
+    # https://developers.openai.com/api/docs/guides/images ("Image input requirements"):
+    # PNG, JPEG, WEBP, non-animated GIF; 20 MB an image; 500 images and 50 MB of image
+    # bytes a request. No pixel limit (larger images are scaled down by the service).
+    "openai": ImageRules(
+        max_side=None,
+        max_pixels=None,
+        max_url_bytes=None,
+        formats=("image/png", "image/jpeg", "image/webp", "image/gif"),
+        max_image_bytes=20_000_000,
+        max_images=500,
+        max_request_image_bytes=50_000_000,
+    ),
+    # https://api-docs.deepseek.com/guides/vision: JPEG, PNG, GIF, WebP, told from the bytes;
+    # base64 data URLs count toward the 48 MiB request body.
+    "deepseek": ImageRules(
+        max_side=None,
+        max_pixels=None,
+        max_url_bytes=None,
+        formats=("image/png", "image/jpeg", "image/webp", "image/gif"),
+        max_request_bytes=48 * 1024 * 1024,
+    ),
+    # GLM-4V / GLM-4V-Plus as Zhipu's API reference is reproduced by third parties (not found
+    # on docs.bigmodel.cn): JPG/PNG, 5 MB and 6000 x 6000 pixels an image, 5 images a request.
+    "glm": ImageRules(
+        max_side=6_000,
+        max_pixels=6_000 * 6_000,
+        max_url_bytes=None,
+        max_image_bytes=5 * 1024 * 1024,
+        max_images=5,
+    ),
+    # https://platform.moonshot.ai/docs/guide/use-kimi-vision-model: PNG, JPEG, WEBP, GIF as
+    # base64 data URLs; no size or count limit stated.
+    "kimi": ImageRules(
+        max_side=None,
+        max_pixels=None,
+        max_url_bytes=None,
+        formats=("image/png", "image/jpeg", "image/webp", "image/gif"),
+    ),
+}
 
 
 Responder = Callable[[RecordedRequest], Reply]
@@ -347,6 +420,10 @@ class ScriptedOpenAIServer:
             return None
         if self.images is None:
             return f"The model {self.model} does not support image input."
+        if self.images is not None and sent:
+            too_many = self.images.request_problems(sent)
+            if too_many:
+                return "Invalid request: " + "; ".join(too_many)
         for image in sent:
             if image.role != "user":
                 return (
