@@ -450,11 +450,14 @@ def count_pages(path: Path, kind: str) -> int | None:
         if kind == "pdf":
             import pypdfium2
 
-            document = pypdfium2.PdfDocument(str(path))
-            try:
-                return len(document)
-            finally:
-                document.close()
+            from generalAgent.documents.pdfium_lock import PDFIUM
+
+            with PDFIUM:  # a background OCR reading may be rendering a page
+                document = pypdfium2.PdfDocument(str(path))
+                try:
+                    return len(document)
+                finally:
+                    document.close()
         if kind in {"pptx", "xlsx"}:
             pattern = re.compile(
                 r"ppt/slides/slide\d+\.xml" if kind == "pptx" else r"xl/worksheets/sheet\d+\.xml"

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generalAgent.documents.pdfium_lock import PDFIUM
+
 # 2.5 x 72 = 180 dpi, near the 200 dpi of an office scanner: body text keeps its strokes,
 # and a larger bitmap only costs time (the detector scales the page down anyway).
 RENDER_SCALE = 2.5
@@ -300,12 +302,14 @@ def recognise_pages(
     for done, index in enumerate(pages, start=1):
         if cancelled is not None and cancelled.is_set():
             raise OcrCancelled
-        page = pdf[index]
-        try:
-            bitmap = page.render(scale=RENDER_SCALE, grayscale=True)
-            image = bitmap.to_numpy()
-        finally:
-            page.close()
+        with PDFIUM:  # only while the page is rendered: the engine reads it outside
+            page = pdf[index]
+            try:
+                bitmap = page.render(scale=RENDER_SCALE, grayscale=True)
+                image = bitmap.to_numpy().copy()  # out of pdfium's buffer before it is closed
+                bitmap.close()
+            finally:
+                page.close()
         texts[index] = lines_in_reading_order(engine.read(image, cancelled))
         if progress is not None:
             progress(done, len(pages))

@@ -23,6 +23,7 @@ from generalAgent.documents.ocr import (
     ocr_installed,
     recognise_pages,
 )
+from generalAgent.documents.pdfium_lock import PDFIUM
 from generalAgent.documents.reading import DocumentError, ExtractProgress, Reading, ReadLimit
 from generalAgent.search.chunking import Block
 
@@ -52,7 +53,8 @@ def read_pdf(
 
     try:
         # A file read into memory is handed over as bytes: pdfium then reads no Python file.
-        pdf = pdfium.PdfDocument(document.getvalue() if isinstance(document, io.BytesIO) else document)
+        with PDFIUM:
+            pdf = pdfium.PdfDocument(document.getvalue() if isinstance(document, io.BytesIO) else document)
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise DocumentError(
@@ -60,29 +62,32 @@ def read_pdf(
             ) from None
         raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
     try:
-        headings = outline_headings(pdf)
+        with PDFIUM:
+            headings = outline_headings(pdf)
+            pages = len(pdf)
         texts: list[str] = []
         scanned: list[int] = []
         figures: set[int] = set()
         read = 0  # characters so far, for the limit
-        for number in range(len(pdf)):
+        for number in range(pages):
             if limit.reached(number + 1, read):
                 break
-            page = pdf[number]
-            textpage = page.get_textpage()
-            try:
-                raw = textpage.get_text_range()
-                # Pictures are measured on short pages only: a page of text needs neither
-                # OCR nor a figure mark, and walking its objects costs more than its text.
-                thin = needs_ocr(raw)
-                coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
-                if thin and settings.ocr_enabled and coverage >= MIN_IMAGE_COVERAGE:
-                    scanned.append(number)
-                elif coverage >= FIGURE_COVERAGE:
-                    figures.add(number)
-            finally:
-                textpage.close()
-                page.close()
+            with PDFIUM:  # page by page: a background OCR reading renders between two
+                page = pdf[number]
+                textpage = page.get_textpage()
+                try:
+                    raw = textpage.get_text_range()
+                    # Pictures are measured on short pages only: a page of text needs neither
+                    # OCR nor a figure mark, and walking its objects costs more than its text.
+                    thin = needs_ocr(raw)
+                    coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
+                finally:
+                    textpage.close()
+                    page.close()
+            if thin and settings.ocr_enabled and coverage >= MIN_IMAGE_COVERAGE:
+                scanned.append(number)
+            elif coverage >= FIGURE_COVERAGE:
+                figures.add(number)
             texts.append(raw)
             read += len(raw)
         recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
@@ -100,7 +105,8 @@ def read_pdf(
     except pdfium.PdfiumError:
         raise DocumentError(f"{path.name} is damaged: a page could not be read.") from None
     finally:
-        pdf.close()
+        with PDFIUM:
+            pdf.close()
 
 
 def _recognise(

@@ -30,6 +30,7 @@ from generalAgent.documents.images import (
 )
 from generalAgent.documents.ocr import OcrUnavailable, needs_ocr
 from generalAgent.documents.pdf import join_pdf_lines
+from generalAgent.documents.pdfium_lock import PDFIUM
 from generalAgent.documents.reading import DocumentError
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -106,30 +107,34 @@ def _render_pdf_page(
     """(PNG of the page, its text layer, pages in the document)."""
     import pypdfium2 as pdfium
 
-    try:
-        with open_file(path) as handle:
-            pdf = pdfium.PdfDocument(handle.read())
-    except pdfium.PdfiumError:
-        raise ToolError(f"{path.name} is not a readable PDF (damaged, or password-protected).") from None
-    try:
-        total = len(pdf)
-        if not 1 <= page <= total:
-            raise ToolError(f"{path.name} has {total} pages; page {page} does not exist.")
-        document_page = pdf[page - 1]
+    with open_file(path) as handle:
+        data = handle.read()
+    with PDFIUM:  # documents/pdfium_lock.py: one pdfium call at a time in the process
         try:
-            width, height = document_page.get_size()  # points, 72 a inch
-            side = limits.max_side if limits is not None else OCR_SIDE
-            scale = min(MAX_DPI / 72, side / max(width, height, 1))
-            image = document_page.render(scale=scale).to_pil()
-            textpage = document_page.get_textpage()
+            pdf = pdfium.PdfDocument(data)
+        except pdfium.PdfiumError:
+            raise ToolError(f"{path.name} is not a readable PDF (damaged, or password-protected).") from None
+        try:
+            total = len(pdf)
+            if not 1 <= page <= total:
+                raise ToolError(f"{path.name} has {total} pages; page {page} does not exist.")
+            document_page = pdf[page - 1]
             try:
-                text = join_pdf_lines(textpage.get_text_range())
+                width, height = document_page.get_size()  # points, 72 a inch
+                side = limits.max_side if limits is not None else OCR_SIDE
+                scale = min(MAX_DPI / 72, side / max(width, height, 1))
+                bitmap = document_page.render(scale=scale)
+                image = bitmap.to_pil().copy()  # out of pdfium's buffer before it is closed
+                bitmap.close()
+                textpage = document_page.get_textpage()
+                try:
+                    text = join_pdf_lines(textpage.get_text_range())
+                finally:
+                    textpage.close()
             finally:
-                textpage.close()
+                document_page.close()
         finally:
-            document_page.close()
-    finally:
-        pdf.close()
+            pdf.close()
     out = io.BytesIO()
     image.save(out, "PNG")
     return out.getvalue(), text, total
