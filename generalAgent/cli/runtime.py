@@ -24,7 +24,7 @@ class LoadedAgent:
     parts: Any  # generalAgent.graph.builder.AgentParts
     graph: Any  # the compiled graph, checkpointed in DATA_DIR/sessions.db or PostgreSQL
     checkpointer: Any
-    notices: list[str]  # start-up news for the user (skills skipped, knowledge imported)
+    notices: list[str]  # start-up news for the user (skills skipped, old checkpoints pruned)
 
     def cancel(self) -> bool:
         """Ctrl-C during a turn: skip a summary being written (True: the turn goes on), else
@@ -75,22 +75,9 @@ def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
     report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
     if report is not None and report.summary():
         notices.append(report.summary())
-    notices += import_knowledge_folder(settings)
+    # The built-in knowledge folder is imported when a tool first opens the knowledge base
+    # (ToolEnvironment.open_knowledge), not here: most turns never read it.
     return LoadedAgent(parts=parts, graph=graph, checkpointer=checkpointer, notices=notices)
-
-
-def import_knowledge_folder(settings: Settings) -> list[str]:
-    """Import changed built-in knowledge (knowledge/<domain>/*.md); a line when anything changed."""
-    from generalAgent.knowledge import STORE_ERRORS, open_store
-    from generalAgent.knowledge.builtin import import_builtin_knowledge
-
-    unusable: tuple[type[Exception], ...] = (*STORE_ERRORS, OSError)  # the chat still starts
-    try:
-        with open_store(settings) as store:
-            report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
-    except unusable as exc:
-        return [_("Built-in knowledge was not imported: {reason}").format(reason=exc)]
-    return [report.summary(_)] if report.changed else []
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
