@@ -19,7 +19,7 @@
    the growth exponent of each (turn_overhead_vs_plain).
 
     python -m bench.startup [--runs 7] [--turns 100] [--parts prompt,print,overhead,versus_plain,mcp]
-                            [--baseline DIR]
+                            [--baseline DIR] [--repeat N]
 """
 
 from __future__ import annotations
@@ -398,6 +398,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--parts", default=",".join(PARTS), help="which measurements, comma-separated")
     parser.add_argument(
+        "--repeat", type=int, default=1, help="versus_plain: rounds in this process, for the spread"
+    )
+    parser.add_argument(
         "--baseline",
         type=Path,
         help="print: a source tree of another commit (git archive COMMIT | tar -x -C DIR) run in the same rotation",
@@ -426,7 +429,18 @@ def main() -> None:
         result["graph_overhead_tool_turn"] = graph_overhead(args.turns, with_tool=True)
         result["target_overhead_ms_per_turn"] = 10
     if "versus_plain" in parts:
-        result["turn_overhead_vs_plain_langgraph"] = turn_overhead_vs_plain()
+        rounds = [turn_overhead_vs_plain() for _ in range(args.repeat)]
+        result["turn_overhead_vs_plain_langgraph"] = rounds[0] if args.repeat == 1 else rounds
+        if args.repeat > 1:  # the spread of the 400-turn ratio over the rounds of this process
+            result["turn_overhead_vs_plain_spread"] = {
+                kind: {
+                    f"ratio_at_{mark}": [
+                        next(p["ratio"] for p in r[kind]["points"] if p["turns"] == mark) for r in rounds
+                    ]
+                    for mark in OVERHEAD_MARKS
+                }
+                for kind in ("plain_turn", "tool_turn")
+            }
     if "mcp" in parts:
         result["mcp_start_up"] = mcp_start_up(args.runs)
     print(json.dumps(result, indent=2))

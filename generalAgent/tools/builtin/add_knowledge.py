@@ -7,9 +7,8 @@ A note written in a turn that read untrusted content is stored with the source
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.provenance import UNTRUSTED_SOURCE, state_read_untrusted
 

@@ -13,9 +13,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 if TYPE_CHECKING:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 if TYPE_CHECKING:

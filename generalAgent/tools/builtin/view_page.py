@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.documents.images import (
     IMAGE_SUFFIXES,
@@ -27,7 +26,7 @@ from generalAgent.documents.images import (
     recognise_image,
     store_image,
 )
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 # 200 dpi keeps small print legible; the provider's side limit usually binds first.
