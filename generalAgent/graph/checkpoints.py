@@ -108,9 +108,8 @@ class MessagePacker:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._threads: OrderedDict[tuple[str, str], dict[int, tuple[BaseMessage, ormsgpack.Ext]]] = (
-            OrderedDict()
-        )
+        # (thread, namespace) -> id(message) -> (the message, its packed form)
+        self._threads: OrderedDict[tuple[str, str], dict[int, tuple[BaseMessage, Any]]] = OrderedDict()
 
     @staticmethod
     def applies_to(serde: Any) -> bool:
@@ -119,7 +118,7 @@ class MessagePacker:
     def dumps(self, thread: tuple[str, str], checkpoint: Checkpoint) -> tuple[str, bytes]:
         with self._lock:
             previous = self._threads.pop(thread, {})
-        current: dict[int, tuple[BaseMessage, ormsgpack.Ext]] = {}
+        current: dict[int, tuple[BaseMessage, Any]] = {}
 
         def default(value: Any) -> Any:
             if isinstance(value, BaseMessage):

@@ -77,9 +77,10 @@ class BuiltinKnowledge:
             if self._checked:
                 return
             self._checked = True
+            unusable: tuple[type[Exception], ...] = (*STORE_ERRORS, OSError)
             try:
                 report = import_builtin_knowledge(store, self.knowledge_dir)
-            except (*STORE_ERRORS, OSError) as exc:
+            except unusable as exc:
                 reason = str(exc)
                 self._news.append(
                     lambda translate: translate(N_("Built-in knowledge was not imported: {reason}")).format(
