@@ -101,9 +101,10 @@ class MessagePacker:
     A thread's messages from its last save are kept packed; a save packs only the
     messages it has not seen. A message is recognised by identity (the very object, kept
     alive beside its bytes), which is sound because a message in the state is never
-    changed in place: LangGraph's reducer sets a new message's id before its first save,
-    and every change of the history (an update, a repair, a cut) puts new objects in the
-    list. Any other serializer (an encrypted one) is used as it is.
+    changed in place once it has an id: every change of the history (an update, a repair,
+    a cut) puts new objects in the list. A message without an id is packed every time:
+    LangGraph's reducer gives it one in place, after the save of the step's input has
+    packed it without. Any other serializer (an encrypted one) is used as it is.
     """
 
     def __init__(self) -> None:
@@ -121,7 +122,7 @@ class MessagePacker:
         current: dict[int, tuple[BaseMessage, Any]] = {}
 
         def default(value: Any) -> Any:
-            if isinstance(value, BaseMessage):
+            if isinstance(value, BaseMessage) and value.id is not None:
                 known = previous.get(id(value)) or current.get(id(value))
                 if known is None or known[0] is not value:
                     known = (value, jsonplus._msgpack_default(value))

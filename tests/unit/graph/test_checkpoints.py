@@ -234,3 +234,11 @@ def test_a_changed_message_is_packed_again() -> None:
     messages[1] = AIMessage("edited answer", id="2")
     assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)
     assert "edited answer" in str(plain.loads_typed(packer.dumps(("t", ""), checkpoint)))
+    # A message without an id is saved with the step's input; LangGraph's reducer then
+    # gives it an id in place, and the next save must carry the id.
+    question = HumanMessage("next question")
+    checkpoint["channel_values"]["__start__"] = {"messages": [question]}
+    assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)
+    question.id = "3"
+    messages.append(question)
+    assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)
