@@ -360,6 +360,19 @@ def turn_overhead_vs_plain(marks: tuple[int, ...] = OVERHEAD_MARKS, window: int 
                         "plain_synchronous_normal_ms": round(same, 2),
                         "ratio": round(mine / theirs, 2),
                         "ratio_to_plain_synchronous_normal": round(mine / same, 2),
+                        # Turn by turn (lockstep pairs): one turn slowed by the machine
+                        # moves the mean of ten, hardly their median.
+                        "ratio_median_of_turns": round(
+                            statistics.median(
+                                a / b
+                                for a, b in zip(
+                                    ours.seconds[mark - window : mark],
+                                    plain.seconds[mark - window : mark],
+                                    strict=True,
+                                )
+                            ),
+                            2,
+                        ),
                     }
                 )
 
@@ -434,10 +447,11 @@ def main() -> None:
         if args.repeat > 1:  # the spread of the 400-turn ratio over the rounds of this process
             result["turn_overhead_vs_plain_spread"] = {
                 kind: {
-                    f"ratio_at_{mark}": [
-                        next(p["ratio"] for p in r[kind]["points"] if p["turns"] == mark) for r in rounds
+                    f"{key}_at_{mark}": [
+                        next(p[key] for p in r[kind]["points"] if p["turns"] == mark) for r in rounds
                     ]
                     for mark in OVERHEAD_MARKS
+                    for key in ("ratio", "ratio_median_of_turns")
                 }
                 for kind in ("plain_turn", "tool_turn")
             }
