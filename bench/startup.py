@@ -12,12 +12,14 @@
    that works, side by side in the same run.
 
 4. `-p hi` answered by the local test server beside the bare import, alternately in
-   fresh processes (print_mode_ratio).
+   fresh processes, wall and CPU time (print_mode_ratio); `--baseline DIR` runs another
+   commit's source tree in the same rotation.
 5. Turn time of the agent's graph beside plain LangGraph (`create_react_agent` +
    SqliteSaver) on the same growing history, in lockstep, at 10, 100 and 400 turns, with
    the growth exponent of each (turn_overhead_vs_plain).
 
     python -m bench.startup [--runs 7] [--turns 100] [--parts prompt,print,overhead,versus_plain,mcp]
+                            [--baseline DIR] [--repeat N]
 """
 
 from __future__ import annotations
@@ -114,13 +116,27 @@ def mcp_start_up(runs: int) -> dict[str, object]:
     }
 
 
+BARE_IMPORT = [sys.executable, "-c", "import langgraph.graph, langchain_openai"]
+
+
+def timed_run(command: list[str], **kwargs: Any) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, CPU seconds of the child: user + system, the finished process).
+
+    CPU time is what the child itself computed: on a shared machine, where the wall time
+    of the same run varies two-fold with the load, it varies far less."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, **kwargs)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, done
+
+
 def time_heavy_import(runs: int) -> list[float]:
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "import langgraph.graph, langchain_openai"], check=True)
-        times.append(time.perf_counter() - started)
-    return times
+    return [timed_run(BARE_IMPORT, check=True)[0] for _ in range(runs)]
 
 
 def graph_overhead(turns: int, with_tool: bool) -> dict[str, float]:
@@ -189,12 +205,16 @@ def graph_overhead(turns: int, with_tool: bool) -> dict[str, float]:
     }
 
 
-def print_mode_ratio(runs: int) -> dict[str, Any]:
+def print_mode_ratio(runs: int, baseline: Path | None = None) -> dict[str, Any]:
     """`generalagent -p hi` (answered by the local test server, DATA_DIR already made) beside
-    a bare `import langgraph.graph, langchain_openai`, alternately, in fresh processes."""
+    a bare `import langgraph.graph, langchain_openai`, alternately, in fresh processes; wall
+    and CPU time. With `baseline` (a source tree of another commit, e.g. from `git archive`),
+    that tree's `-p hi` runs in the same rotation, so before and after share the load."""
     from tests.support.openai_server import ScriptedOpenAIServer
 
-    answered, bare, ratios = [], [], []
+    variants = ["current", "baseline"] if baseline is not None else ["current"]
+    wall: dict[str, list[float]] = {name: [] for name in ["bare", *variants]}
+    cpu: dict[str, list[float]] = {name: [] for name in wall}
     with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAIServer(default_text="hello") as server:
         env = {
             **os.environ,
@@ -204,26 +224,45 @@ def print_mode_ratio(runs: int) -> dict[str, Any]:
             "DATA_DIR": str(Path(tmp) / "data"),
             "GENERALAGENT_CONFIG_DIR": str(Path(tmp) / "user-config"),
         }
+        # The baseline's package comes first on the path (the editable install's finder is last).
+        envs = {"current": env, "baseline": {**env, "PYTHONPATH": str(baseline)}}
         command = [sys.executable, "-m", "generalAgent", "-p", "hi"]
-        subprocess.run(
-            command, env=env, cwd=tmp, capture_output=True, check=True
-        )  # built-in knowledge imported
+        for name in variants:  # the data folder made, as a user's second command meets it
+            subprocess.run(command, env=envs[name], cwd=tmp, capture_output=True, check=True)
         for _ in range(runs):
-            bare += time_heavy_import(1)
-            started = time.perf_counter()
-            done = subprocess.run(command, env=env, cwd=tmp, capture_output=True, text=True, check=True)
-            answered.append(time.perf_counter() - started)
-            if done.stdout.strip() != "hello":
-                raise SystemExit(f"-p did not answer: {done.stderr[-1000:]}")
-            ratios.append(answered[-1] / bare[-1])
-    return {
+            seconds, used, _done = timed_run(BARE_IMPORT, check=True)
+            wall["bare"].append(seconds)
+            cpu["bare"].append(used)
+            for name in variants:
+                seconds, used, done = timed_run(
+                    command, env=envs[name], cwd=tmp, capture_output=True, text=True, check=True
+                )
+                if done.stdout.strip() != "hello":
+                    raise SystemExit(f"-p did not answer ({name}): {done.stderr[-1000:]}")
+                wall[name].append(seconds)
+                cpu[name].append(used)
+
+    def ratios(times: dict[str, list[float]], name: str) -> list[float]:
+        return [mine / bare for mine, bare in zip(times[name], times["bare"], strict=True)]
+
+    result: dict[str, Any] = {
         "runs": runs,
-        "print_hi_s_median": round(statistics.median(answered), 3),
-        "bare_import_s_median": round(statistics.median(bare), 3),
-        "ratio_median": round(statistics.median(ratios), 2),
-        "ratios": [round(r, 2) for r in ratios],
-        "target": "<= 1.3",
+        "bare_import_s_median": round(statistics.median(wall["bare"]), 3),
+        "bare_import_cpu_s_median": round(statistics.median(cpu["bare"]), 3),
     }
+    for name in variants:
+        prefix = "" if name == "current" else "baseline_"
+        wall_ratios, cpu_ratios = ratios(wall, name), ratios(cpu, name)
+        result |= {
+            f"{prefix}print_hi_s_median": round(statistics.median(wall[name]), 3),
+            f"{prefix}print_hi_cpu_s_median": round(statistics.median(cpu[name]), 3),
+            f"{prefix}ratio_median": round(statistics.median(wall_ratios), 2),
+            f"{prefix}ratios": [round(r, 2) for r in wall_ratios],
+            f"{prefix}cpu_ratio_median": round(statistics.median(cpu_ratios), 2),
+            f"{prefix}cpu_ratios": [round(r, 2) for r in cpu_ratios],
+        }
+    result["target"] = "<= 1.3"
+    return result
 
 
 OVERHEAD_MARKS = (10, 100, 400)
@@ -321,6 +360,19 @@ def turn_overhead_vs_plain(marks: tuple[int, ...] = OVERHEAD_MARKS, window: int 
                         "plain_synchronous_normal_ms": round(same, 2),
                         "ratio": round(mine / theirs, 2),
                         "ratio_to_plain_synchronous_normal": round(mine / same, 2),
+                        # Turn by turn (lockstep pairs): one turn slowed by the machine
+                        # moves the mean of ten, hardly their median.
+                        "ratio_median_of_turns": round(
+                            statistics.median(
+                                a / b
+                                for a, b in zip(
+                                    ours.seconds[mark - window : mark],
+                                    plain.seconds[mark - window : mark],
+                                    strict=True,
+                                )
+                            ),
+                            2,
+                        ),
                     }
                 )
 
@@ -358,6 +410,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--turns", type=int, default=100)
     parser.add_argument("--parts", default=",".join(PARTS), help="which measurements, comma-separated")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="versus_plain: rounds in this process, for the spread"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="print: a source tree of another commit (git archive COMMIT | tar -x -C DIR) run in the same rotation",
+    )
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     result: dict[str, Any] = {}
@@ -376,13 +436,25 @@ def main() -> None:
         )
         result["target_time_to_prompt_s"] = 1.0
     if "print" in parts:
-        result["print_mode_vs_bare_import"] = print_mode_ratio(args.runs)
+        result["print_mode_vs_bare_import"] = print_mode_ratio(args.runs, args.baseline)
     if "overhead" in parts:
         result["graph_overhead_plain_turn"] = graph_overhead(args.turns, with_tool=False)
         result["graph_overhead_tool_turn"] = graph_overhead(args.turns, with_tool=True)
         result["target_overhead_ms_per_turn"] = 10
     if "versus_plain" in parts:
-        result["turn_overhead_vs_plain_langgraph"] = turn_overhead_vs_plain()
+        rounds = [turn_overhead_vs_plain() for _ in range(args.repeat)]
+        result["turn_overhead_vs_plain_langgraph"] = rounds[0] if args.repeat == 1 else rounds
+        if args.repeat > 1:  # the spread of the 400-turn ratio over the rounds of this process
+            result["turn_overhead_vs_plain_spread"] = {
+                kind: {
+                    f"{key}_at_{mark}": [
+                        next(p[key] for p in r[kind]["points"] if p["turns"] == mark) for r in rounds
+                    ]
+                    for mark in OVERHEAD_MARKS
+                    for key in ("ratio", "ratio_median_of_turns")
+                }
+                for kind in ("plain_turn", "tool_turn")
+            }
     if "mcp" in parts:
         result["mcp_start_up"] = mcp_start_up(args.runs)
     print(json.dumps(result, indent=2))

@@ -24,7 +24,7 @@ from rich.markup import escape
 from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
-from generalAgent.cli.runtime import limit_malloc_arenas
+from generalAgent.cli.runtime import limit_malloc_arenas, pause_collector
 from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings
@@ -417,4 +417,6 @@ def main() -> None:
     argv = normalise_argv(sys.argv[1:])
     if may_name_a_subcommand(argv):
         register_subcommands()
+    else:  # the chat or -p: the collector waits until the agent is loaded (load_agent resumes it)
+        pause_collector()
     app(args=first_message_argv(argv, typer.main.get_command(app)), prog_name="generalagent")

@@ -265,6 +265,8 @@ class Chat:
             line = format_usage(result.usage, elapsed, gauge, cost)
             self.console.print(f"[dim]{line}[/]")
         print_files_written(self.console, agent.parts.env.new_files_written(self.session.id))
+        for notice in agent.parts.env.drain_notices(_):  # e.g. built-in knowledge imported
+            self.console.print(f"[dim]{escape(notice)}[/]")
         if not context_only:
             self.session.stop()
 

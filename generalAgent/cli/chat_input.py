@@ -28,7 +28,6 @@ from pathlib import Path
 
 from generalAgent.documents.convert import legacy_office_problem, modern_suffix
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
-from generalAgent.documents.index import compute_file_hash
 from generalAgent.documents.reading import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
 from generalAgent.graph.state import UploadedFile
 from generalAgent.i18n import _
@@ -484,4 +483,7 @@ def _free_name(folder: Path, source: Path) -> Path:
 def _same_bytes(a: Path, b: Path) -> bool:
     if a.stat().st_size != b.stat().st_size:
         return False
+    # The index's module (the search engine) loads only when two files of one size meet.
+    from generalAgent.documents.index import compute_file_hash
+
     return compute_file_hash(a) == compute_file_hash(b)

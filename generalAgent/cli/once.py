@@ -215,6 +215,8 @@ def run_once(
         )
         err.print("[dim]" + _("session {id}").format(id=session_id) + f" · {line}[/]")
         print_files_written(err, files)
+        for notice in agent.parts.env.drain_notices(_):  # e.g. built-in knowledge imported
+            err.print(f"[dim]{escape(notice)}[/]")
         session.stop()
         refused = list(dict.fromkeys(view.record.refused))
         code, status = _outcome(result, refused)

@@ -10,6 +10,7 @@ waits for them (tools/mcp/manager.py).
 from __future__ import annotations
 
 import ctypes
+import gc
 import sys
 import threading
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ class LoadedAgent:
     parts: Any  # generalAgent.graph.builder.AgentParts
     graph: Any  # the compiled graph, checkpointed in DATA_DIR/sessions.db or PostgreSQL
     checkpointer: Any
-    notices: list[str]  # start-up news for the user (skills skipped, knowledge imported)
+    notices: list[str]  # start-up news for the user (skills skipped, old checkpoints pruned)
 
     def cancel(self) -> bool:
         """Ctrl-C during a turn: skip a summary being written (True: the turn goes on), else
@@ -57,6 +58,33 @@ class LoadedAgent:
 
 
 def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
+    try:
+        return _load_agent(settings, model)
+    finally:
+        resume_collector()
+
+
+def pause_collector() -> None:
+    """Pause Python's cyclic garbage collector while the agent loads (the chat and `-p`).
+
+    Loading LangChain, LangGraph, the OpenAI client and the tools' schemas makes hundreds
+    of thousands of objects that live as long as the process; the collector traversed them
+    again and again while they were made, a sixth of `-p hi`'s time. `load_agent` resumes it,
+    whether the load worked or not.
+    """
+    gc.disable()
+
+
+def resume_collector() -> None:
+    """The collector back on, if `pause_collector` stopped it, with what exists now frozen
+    out of its way (`gc.freeze`: the start-up's objects are never garbage, and a later
+    collection need not walk them)."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def _load_agent(settings: Settings, model: Any) -> LoadedAgent:
     from generalAgent.tools.mcp.manager import MCPServerManager
 
     # Before LangGraph is imported: the servers' processes start while the rest loads.
@@ -75,22 +103,9 @@ def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
     report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
     if report is not None and report.summary():
         notices.append(report.summary())
-    notices += import_knowledge_folder(settings)
+    # The built-in knowledge folder is imported when a tool first opens the knowledge base
+    # (ToolEnvironment.open_knowledge), not here: most turns never read it.
     return LoadedAgent(parts=parts, graph=graph, checkpointer=checkpointer, notices=notices)
-
-
-def import_knowledge_folder(settings: Settings) -> list[str]:
-    """Import changed built-in knowledge (knowledge/<domain>/*.md); a line when anything changed."""
-    from generalAgent.knowledge import STORE_ERRORS, open_store
-    from generalAgent.knowledge.builtin import import_builtin_knowledge
-
-    unusable: tuple[type[Exception], ...] = (*STORE_ERRORS, OSError)  # the chat still starts
-    try:
-        with open_store(settings) as store:
-            report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
-    except unusable as exc:
-        return [_("Built-in knowledge was not imported: {reason}").format(reason=exc)]
-    return [report.summary(_)] if report.changed else []
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:

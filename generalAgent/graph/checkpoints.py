@@ -20,11 +20,15 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlsplit
 
+import ormsgpack
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
     BaseCheckpointSaver,
@@ -33,6 +37,7 @@ from langgraph.checkpoint.base import (
     CheckpointMetadata,
     get_checkpoint_metadata,
 )
+from langgraph.checkpoint.serde import jsonplus
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from generalAgent.config.settings import PathSettings
@@ -83,6 +88,56 @@ WAL_SIZE_LIMIT = 1024 * 1024
 AUTO_VACUUM_INCREMENTAL = 2  # the value `PRAGMA auto_vacuum` reports for INCREMENTAL
 
 
+# Threads whose latest messages are kept packed (the chat's session and its sub-agents).
+PACKED_THREADS = 8
+
+
+class MessagePacker:
+    """Checkpoints serialised as LangGraph's JsonPlusSerializer does, byte for byte, with
+    each message packed once.
+
+    Every save holds the whole history, and LangGraph saves two to five times a turn: at
+    400 turns packing the same 800 messages again was more than half of a turn's time.
+    A thread's messages from its last save are kept packed; a save packs only the
+    messages it has not seen. A message is recognised by identity (the very object, kept
+    alive beside its bytes), which is sound because a message in the state is never
+    changed in place once it has an id: every change of the history (an update, a repair,
+    a cut) puts new objects in the list. A message without an id is packed every time:
+    LangGraph's reducer gives it one in place, after the save of the step's input has
+    packed it without. Any other serializer (an encrypted one) is used as it is.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        # (thread, namespace) -> id(message) -> (the message, its packed form)
+        self._threads: OrderedDict[tuple[str, str], dict[int, tuple[BaseMessage, Any]]] = OrderedDict()
+
+    @staticmethod
+    def applies_to(serde: Any) -> bool:
+        return type(serde) is jsonplus.JsonPlusSerializer and hasattr(jsonplus, "_msgpack_default")
+
+    def dumps(self, thread: tuple[str, str], checkpoint: Checkpoint) -> tuple[str, bytes]:
+        with self._lock:
+            previous = self._threads.pop(thread, {})
+        current: dict[int, tuple[BaseMessage, Any]] = {}
+
+        def default(value: Any) -> Any:
+            if isinstance(value, BaseMessage) and value.id is not None:
+                known = previous.get(id(value)) or current.get(id(value))
+                if known is None or known[0] is not value:
+                    known = (value, jsonplus._msgpack_default(value))
+                current[id(value)] = known
+                return known[1]
+            return jsonplus._msgpack_default(value)
+
+        packed = ormsgpack.packb(checkpoint, default=default, option=jsonplus._option)
+        with self._lock:
+            self._threads[thread] = current
+            while len(self._threads) > PACKED_THREADS:
+                self._threads.popitem(last=False)
+        return "msgpack", packed
+
+
 @dataclass(frozen=True)
 class StorageReport:
     """What opening the store did to an older database; empty when nothing was done."""
@@ -113,6 +168,7 @@ class PrunedSqliteSaver(SqliteSaver):
         super().__init__(conn)
         self._puts = 0
         self.report = StorageReport()
+        self._packer = MessagePacker()
 
     def put(
         self,
@@ -126,7 +182,13 @@ class PrunedSqliteSaver(SqliteSaver):
         the old checkpoints without the new one or the new one beside them all."""
         where = config["configurable"]
         thread_id, namespace = str(where["thread_id"]), where["checkpoint_ns"]
-        type_, serialized = self.serde.dumps_typed(checkpoint)
+        if MessagePacker.applies_to(self.serde):
+            try:
+                type_, serialized = self._packer.dumps((thread_id, namespace), checkpoint)
+            except ormsgpack.MsgpackEncodeError:  # what the serializer itself would pickle
+                type_, serialized = self.serde.dumps_typed(checkpoint)
+        else:
+            type_, serialized = self.serde.dumps_typed(checkpoint)
         serialized_metadata = json.dumps(
             get_checkpoint_metadata(config, metadata), ensure_ascii=False
         ).encode("utf-8", "ignore")

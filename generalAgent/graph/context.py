@@ -143,14 +143,17 @@ class PromptBuilder:
         messages after it as valid pairs, within the message and token budget.
 
         Sizes are estimated per script and scaled by how far the last estimate was from
-        the provider's own count (`calibration_factor`), so a Chinese history is cut
-        before the provider would refuse it.
+        the provider's own count (`calibration_factor`, from the answers after the summary:
+        a provider that reports no usage must not cost a walk through the whole stored
+        history at every step), so a Chinese history is cut before the provider would
+        refuse it.
         """
         messages = state.get("messages", [])
         summary = state.get("summary")
-        factor = calibration_factor(messages)
+        body = self._body(messages, summary)
+        factor = calibration_factor(body)
         kept = truncate_messages_safely(
-            self._body(messages, summary),
+            body,
             **self._window_limits(system, tools, factor),
             count_tokens=self._counter(factor),
         )
@@ -160,9 +163,8 @@ class PromptBuilder:
         """The messages the next request would leave out: what a compaction must cover now."""
         system = self.system_message(state)
         tools = self.visible_tools(state)
-        messages = state.get("messages", [])
-        factor = calibration_factor(messages)
-        body = self._body(messages, state.get("summary"))
+        body = self._body(state.get("messages", []), state.get("summary"))
+        factor = calibration_factor(body)
         start = window_start(
             body, **self._window_limits(system, tools, factor), count_tokens=self._counter(factor)
         )

@@ -286,12 +286,16 @@ def summary_message(summary: ConversationSummary | None) -> AIMessage | None:
 
 # -- repair of calls left open -----------------------------------------------------------
 def open_call_ids(messages: Sequence[BaseMessage]) -> set[str]:
-    """Ids of the calls no later tool message answers."""
+    """Ids of the calls no later tool message answers.
+
+    Checked at the start of every run over the whole stored history, so the messages that
+    make no call (most of them) cost an attribute test each, not a list.
+    """
     open_ids: set[str] = set()
     for message in messages:
         if isinstance(message, ToolMessage):
             open_ids.discard(message.tool_call_id)
-        else:
+        elif isinstance(message, AIMessage) and (message.tool_calls or message.invalid_tool_calls):
             open_ids.update(call_ids(message))
     return open_ids
 

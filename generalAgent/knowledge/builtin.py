@@ -1,6 +1,8 @@
 """Built-in knowledge: Markdown files under knowledge/<domain>/ imported when they change.
 
-Called at start-up. Each file's MD5 is kept in the database (`builtin_sources`), so an
+Checked once per process, when the knowledge base is first opened by a tool
+(`BuiltinKnowledge`), and by `kb sync`: a session that never reads the knowledge base
+never opens the folder (`-p` starts without it). Each file's MD5 is kept in the database (`builtin_sources`), so an
 unchanged file costs one hash and nothing is re-indexed; a changed file replaces its item in
 place (same id); a deleted file's item is removed. The report says what changed, so the
 caller prints one line when something did and nothing otherwise (running twice is a no-op).
@@ -12,6 +14,7 @@ heading, or its file name, is the title. The folder name is the domain.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +27,7 @@ from generalAgent.documents.encoding import decode_text
 from generalAgent.documents.reading import DocumentError
 from generalAgent.knowledge.fields import KnowledgeError, clean_tags
 from generalAgent.knowledge.items import KnowledgeItem
-from generalAgent.knowledge.store import KnowledgeStore
+from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeStore
 
 
 @dataclass
@@ -52,6 +55,47 @@ class ImportReport:
         ]
         line = translate(N_("Built-in knowledge: {changes}.")).format(changes=", ".join(parts))
         return line + "".join(f"\n  {failure}" for failure in self.failed)
+
+
+class BuiltinKnowledge:
+    """The built-in knowledge folder, imported once per process before the knowledge base
+    is first read, and what that import has to tell the user (drained by the front end).
+
+    A failure to import leaves the knowledge base as it was (the user's notes are still
+    searched) and becomes a line for the user, as a start-up import's did.
+    """
+
+    def __init__(self, knowledge_dir: Path) -> None:
+        self.knowledge_dir = knowledge_dir
+        self._lock = threading.Lock()  # tools may run in threads: the others wait for it
+        self._checked = False
+        self._news: list[Callable[[Callable[[str], str]], str]] = []
+
+    def check(self, store: KnowledgeStore) -> None:
+        """Import what changed in the folder, the first time only."""
+        with self._lock:
+            if self._checked:
+                return
+            self._checked = True
+            unusable: tuple[type[Exception], ...] = (*STORE_ERRORS, OSError)
+            try:
+                report = import_builtin_knowledge(store, self.knowledge_dir)
+            except unusable as exc:
+                reason = str(exc)
+                self._news.append(
+                    lambda translate: translate(N_("Built-in knowledge was not imported: {reason}")).format(
+                        reason=reason
+                    )
+                )
+                return
+            if report.changed:
+                self._news.append(report.summary)
+
+    def drain_news(self, translate: Callable[[str], str] = str) -> list[str]:
+        """What the import changed or why it failed, each once; `translate` is the terminal's `_`."""
+        with self._lock:
+            news, self._news = self._news, []
+        return [line(translate) for line in news]
 
 
 def import_builtin_knowledge(store: KnowledgeStore, knowledge_dir: Path) -> ImportReport:

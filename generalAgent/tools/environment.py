@@ -16,7 +16,10 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from langgraph.prebuilt import ToolRuntime as LangGraphToolRuntime
+from pydantic_core import core_schema
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
@@ -26,11 +29,25 @@ from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.workspace import RESULTS_DIR, WorkingFolders, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
-    from langgraph.prebuilt import ToolRuntime
-
+    from generalAgent.knowledge.builtin import BuiltinKnowledge
+    from generalAgent.knowledge.store import KnowledgeStore
     from generalAgent.search.background_embedding import SemanticSession
 
 LOGGER = logging.getLogger(__name__)
+
+
+class ToolRuntime(LangGraphToolRuntime):
+    """LangGraph's ToolRuntime, as a tool's `runtime` parameter is annotated.
+
+    LangGraph injects it (the model never sees it), so the argument model LangChain builds
+    of each tool function needs only to check it is a ToolRuntime. Left to itself, pydantic
+    built the whole dataclass's schema (its config, store and stream writer) once per
+    tool: 5-7 ms each, about 80 ms of every start.
+    """
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.is_instance_schema(LangGraphToolRuntime)
 
 
 # The config key under which the graph's tools step hands delegate_task the sub-agent
@@ -67,6 +84,34 @@ class ToolEnvironment:
     # Semantic search shared by the search tools (one background embedding per process);
     # made on first use, a list so that "off" (None) is remembered too.
     _semantic: list[SemanticSession | None] = field(default_factory=list, repr=False)
+    # The built-in knowledge folder, imported when a tool first opens the knowledge base.
+    _builtin_knowledge: BuiltinKnowledge | None = field(default=None, repr=False)
+
+    def open_knowledge(self) -> KnowledgeStore:
+        """The knowledge store, the built-in knowledge folder imported into it first (once per
+        process): a session that never reads the knowledge base never opens the folder, nor
+        loads the store's code (`-p hi` starts without either)."""
+        from generalAgent.knowledge import open_store
+        from generalAgent.knowledge.builtin import BuiltinKnowledge
+
+        with self._lock:
+            if self._builtin_knowledge is None:
+                self._builtin_knowledge = BuiltinKnowledge(self.settings.paths.knowledge_dir)
+            builtin = self._builtin_knowledge
+        store = open_store(self.settings)
+        try:
+            builtin.check(store)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def drain_notices(self, translate: Callable[[str], str] = str) -> list[str]:
+        """News for the user from the tools' own set-up (the built-in knowledge imported or
+        not), each once; `translate` is the terminal's `_`."""
+        with self._lock:
+            builtin = self._builtin_knowledge
+        return builtin.drain_news(translate) if builtin is not None else []
 
     def semantic_search(self) -> SemanticSession | None:
         """The process's semantic search, or None when no embeddings are available."""

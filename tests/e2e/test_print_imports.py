@@ -52,6 +52,13 @@ NOT_NEEDED = {
     "generalAgent.documents.ocr_worker": "OCR runs in its own process",
     "generalAgent.cli.escape_key": "Esc cancels the chat's turns; -p has no prompt to return to",
     "rich.status": "the chat's spinner",
+    "generalAgent.documents.search": "search_file's engine: loaded when the tool is first called",
+    "generalAgent.documents.folder": "search_folder's engine: loaded when the tool is first called",
+    "generalAgent.documents.index": "the document index: loaded when a document is searched or hashed",
+    "generalAgent.documents.tables": "query_table's engine: loaded when the tool is first called",
+    "generalAgent.knowledge.store": "the knowledge base: opened when a knowledge tool is first called",
+    "generalAgent.knowledge.builtin": "the built-in knowledge folder: imported when the knowledge base is first read",
+    "generalAgent.search.connection": "indexes.db: opened by a search or knowledge tool only",
 }
 # Not listed: rich.progress, rich.table, rich.syntax and pygments, which httpx's own
 # command-line module imports whenever click and rich are installed (as they are here),
@@ -85,8 +92,11 @@ def test_print_mode_imports_nothing_its_request_does_not_need(
     openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path, tmp_path: Path
 ) -> None:
     openai_server.add(Reply(text="Hello."), Reply(text="Hello."))
-    imported_by_print_mode(cli_env, workdir, tmp_path)  # the first run also imports the built-in knowledge
+    imported_by_print_mode(cli_env, workdir, tmp_path)  # the first run also makes the data folder
     imported = imported_by_print_mode(cli_env, workdir, tmp_path)
     assert "langgraph" in imported and "generalAgent.cli.once" in imported  # it did run the agent
     loaded = {name: why for name, why in NOT_NEEDED.items() if name in imported}
     assert loaded == {}, f"-p imported modules it does not need: {loaded}"
+    # Nor did it open the knowledge base to import the built-in knowledge folder: that
+    # waits for the first knowledge tool call.
+    assert not (Path(cli_env["DATA_DIR"]) / "indexes.db").exists()

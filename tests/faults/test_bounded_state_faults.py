@@ -125,7 +125,10 @@ def test_data_files_and_folders_are_private(
     openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path, data_dir: Path, cli_env: dict[str, str]
 ) -> None:
     (workdir / "notes.md").write_text("# Notes\n\nprivate\n", encoding="utf-8")
-    openai_server.add(Reply(text="Read."))
+    # A knowledge search makes indexes.db (the knowledge base is opened on first use).
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("search_knowledge", {"query": "notes"})]), Reply(text="Read.")
+    )
     child = spawn_chat(env={**cli_env, "LOG_LEVEL": "DEBUG"})  # so that the log is written
     expect_prompt(child)
     ask(child, "Summarise #notes.md", "Read")

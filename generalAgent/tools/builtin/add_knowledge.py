@@ -7,10 +7,8 @@ A note written in a turn that read untrusted content is stored with the source
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.knowledge import STORE_ERRORS, open_store
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.provenance import UNTRUSTED_SOURCE, state_read_untrusted
 
@@ -34,6 +32,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             category: optional finer grouping within the domain
             tags: optional labels, e.g. ["release", "checklist"]
         """
+        # The store loads on the first call, not when the schema is built.
+        from generalAgent.knowledge import STORE_ERRORS, open_store
+
         untrusted = state_read_untrusted(runtime.state)
         try:
             with open_store(env.settings) as store:

@@ -8,10 +8,9 @@ from __future__ import annotations
 import json
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.approval import PROCESS_APPROVALS
-from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
+from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment, ToolRuntime
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:

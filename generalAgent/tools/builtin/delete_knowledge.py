@@ -8,8 +8,6 @@ from typing import Any
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.display import N_
-from generalAgent.knowledge import open_store
-from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, describe_knowledge_item
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -23,8 +21,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         Args:
             item_id: the id shown by search_knowledge or get_knowledge_item
         """
+        # The store loads on the first call, not when the schema is built.
+        from generalAgent.search.lookup import INDEX_ERRORS
+
         try:
-            with open_store(env.settings) as store:
+            with env.open_knowledge() as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
                     raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")

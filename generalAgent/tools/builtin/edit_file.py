@@ -7,10 +7,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.approval import NEEDS_APPROVAL, changes_file
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText
 

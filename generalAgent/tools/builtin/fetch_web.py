@@ -28,12 +28,11 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.config.settings import ToolSettings
 from generalAgent.display import N_
 from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.named_hosts import DATA_TO_NAMED, NamedHosts, host_of
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.knowledge import open_store
-from generalAgent.knowledge.render import render_item
-from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -25,8 +22,12 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             chunk_start: first chunk to read (0-based)
             chunk_end: chunk after the last one to read
         """
+        # The store loads on the first call, not when the schema is built.
+        from generalAgent.knowledge.render import render_item
+        from generalAgent.search.lookup import INDEX_ERRORS
+
         try:
-            with open_store(env.settings) as store:
+            with env.open_knowledge() as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
                     raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")

@@ -10,24 +10,22 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.documents.reading import DocumentError
-from generalAgent.documents.tables import (
-    DEFAULT_ROWS,
-    MAX_ROWS,
-    QueryRefused,
-    TableDatabase,
-    load_tables,
-    render_result,
-)
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from generalAgent.documents.tables import TableDatabase
 
 # Loaded files kept in memory (each one database); the oldest goes first.
 KEPT_TABLE_FILES = 4
+# Rows returned when the model does not say (the schema's default, as the docstring says).
+# The table engine (documents/tables.py, table_grids) loads on the first call, not with
+# the schema, so this default cannot be read from it; tables.py caps what is asked.
+DEFAULT_ROWS = 100
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -45,6 +43,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             )
         stat = real.stat()
         from generalAgent.documents.index import compute_file_hash
+        from generalAgent.documents.reading import DocumentError
+        from generalAgent.documents.tables import load_tables
 
         with lock:
             known = (str(real), stat.st_mtime_ns, stat.st_size)
@@ -82,6 +82,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             sql: one SELECT statement; leave empty to list the tables and columns
             max_rows: rows to return (default 100, at most 1000)
         """
+        from generalAgent.documents.tables import MAX_ROWS, QueryRefused, render_result
+
         database, shown = tables_of(file_path, runtime)
         if not sql.strip():
             return f"{shown}: tables (query them with sql=...)\n{database.describe()}"

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.documents.reading import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText
 
@@ -39,6 +37,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         of lines) to page through long files. PDF, DOCX, XLSX and PPTX files come as a text
         preview; use search_file to find passages in them.
         """
+        from generalAgent.documents.reading import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
+
         workspace = env.workspace(runtime)
         real = workspace.resolve(path)
         shown = workspace.display(real)

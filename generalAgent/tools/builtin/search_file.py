@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
+from typing import TYPE_CHECKING
 
-from generalAgent.documents.ocr import ocr_call
-from generalAgent.documents.search import (
-    SearchFailure,
-    check_citation,
-    render_citation,
-    render_search,
-    search_document,
-)
-from generalAgent.search.connection import DatabaseError, SharedConnection
-from generalAgent.tools.environment import ToolEnvironment
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from generalAgent.search.connection import SharedConnection
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
-    shared = SharedConnection(settings.paths.indexes_db)
+    # The search engine (documents/search.py, the index, jieba's neighbours) loads on the
+    # first call, not when the tool is built: `-p` and most chats never search a document.
+    shared: list[SharedConnection] = []
 
     @tool("search_file")
     def search_file(
@@ -53,6 +50,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             regex: treat query as a regular expression (case-insensitive)
             check_place: a cited place, e.g. "page 12" or "§ Pricing": check query is there
         """
+        from generalAgent.documents.ocr import ocr_call
+
         # Indexing a scan reads its pages by OCR: within the budget of one call, and
         # stopped by Ctrl-C (documents/ocr.py).
         with ocr_call(settings.documents.ocr_max_pages_per_call, env.cancelled):
@@ -66,6 +65,15 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         regex: bool,
         check_place: str | None,
     ) -> str:
+        from generalAgent.documents.search import (
+            SearchFailure,
+            check_citation,
+            render_citation,
+            render_search,
+            search_document,
+        )
+        from generalAgent.search.connection import DatabaseError, SharedConnection
+
         workspace = env.workspace(runtime)
         path = workspace.resolve(file_path)
         if not path.is_file():
@@ -91,7 +99,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             return render_citation(checked)
         try:
             semantic = env.semantic_search()
-            with shared.use() as conn:
+            if not shared:  # tools may run in threads: at worst two are made, one kept
+                shared.append(SharedConnection(settings.paths.indexes_db))
+            with shared[0].use() as conn:
                 result = search_document(
                     settings.paths.indexes_db,
                     settings.documents,

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
+from typing import TYPE_CHECKING
 
-from generalAgent.documents.folder import render_folder_search, search_folder
-from generalAgent.documents.search import SearchFailure
-from generalAgent.search.connection import DatabaseError, SharedConnection
-from generalAgent.tools.environment import ToolEnvironment
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from generalAgent.search.connection import SharedConnection
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
-    shared = SharedConnection(settings.paths.indexes_db)
+    # The engine (documents/folder.py and the index) loads on the first call, as search_file's.
+    shared: list[SharedConnection] = []
 
     @tool("search_folder")
     def search_folder_tool(
@@ -41,6 +43,10 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             folder: workspace folder, e.g. uploads/ or uploads/contracts ("." for all)
             max_results: passages to return in all (leave it unset for the usual number)
         """
+        from generalAgent.documents.folder import render_folder_search, search_folder
+        from generalAgent.documents.search import SearchFailure
+        from generalAgent.search.connection import DatabaseError, SharedConnection
+
         workspace = env.workspace(runtime)
         path = workspace.resolve(folder)
         if not path.is_dir():
@@ -50,7 +56,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             )
         try:
             semantic = env.semantic_search()
-            with shared.use() as conn:
+            if not shared:  # tools may run in threads: at worst two are made, one kept
+                shared.append(SharedConnection(settings.paths.indexes_db))
+            with shared[0].use() as conn:
                 result = search_folder(
                     settings.paths.indexes_db,
                     settings.documents,

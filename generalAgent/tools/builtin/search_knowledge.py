@@ -3,20 +3,18 @@
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.knowledge import KnowledgeStore, open_store, search_knowledge
-from generalAgent.knowledge.render import render_search
-from generalAgent.search.budgets import ContentBudget
-from generalAgent.search.lookup import INDEX_ERRORS
-from generalAgent.search.query import phrasings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
+if TYPE_CHECKING:
+    from generalAgent.knowledge import KnowledgeStore
+
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
-    budget = ContentBudget.from_settings(env.settings.documents)
     # One store per process, opened on first use: it remembers that embeddings failed so the
     # user is told once, and keeps its connection (guarded: tools may run in threads).
     lock = threading.Lock()
@@ -49,12 +47,19 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             tags: only items with at least one of these tags
             max_results: items to return, 1-20 (leave it unset for the usual number)
         """
+        # The store, the search and its budgets load on the first call, not with the schema.
+        from generalAgent.knowledge import search_knowledge
+        from generalAgent.knowledge.render import render_search
+        from generalAgent.search.budgets import ContentBudget
+        from generalAgent.search.lookup import INDEX_ERRORS
+        from generalAgent.search.query import phrasings
+
         if not phrasings(query):
             raise ToolError("empty query; give the words to look for.")
         try:
             with lock:
                 if not holder:
-                    holder.append(open_store(env.settings))
+                    holder.append(env.open_knowledge())
                 result = search_knowledge(
                     holder[0],
                     query,
@@ -62,7 +67,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     category=category,
                     tags=tags,
                     max_results=max_results,
-                    budget=budget,
+                    budget=ContentBudget.from_settings(env.settings.documents),
                 )
         except INDEX_ERRORS as exc:
             raise ToolError(str(exc)) from exc

@@ -8,7 +8,6 @@ from typing import Any
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.display import N_
-from generalAgent.knowledge import STORE_ERRORS, open_store
 from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, describe_knowledge_item
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
@@ -34,10 +33,13 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             category: new category
             tags: new list of tags (replaces the old list)
         """
+        # The store loads on the first call, not when the schema is built.
+        from generalAgent.knowledge import STORE_ERRORS
+
         if all(v is None for v in (title, content, domain, category, tags)):
             raise ToolError("nothing to change; give at least one of title, content, domain, category, tags.")
         try:
-            with open_store(env.settings) as store:
+            with env.open_knowledge() as store:
                 item = store.update_knowledge(
                     item_id,
                     title=title,

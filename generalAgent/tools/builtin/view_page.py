@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
-from generalAgent.documents.convert import convert_to_pdf
 from generalAgent.documents.images import (
     IMAGE_SUFFIXES,
     IMAGES_KEY,
@@ -28,11 +26,7 @@ from generalAgent.documents.images import (
     recognise_image,
     store_image,
 )
-from generalAgent.documents.ocr import OcrUnavailable, needs_ocr
-from generalAgent.documents.pdf import join_pdf_lines
-from generalAgent.documents.pdfium_lock import PDFIUM
-from generalAgent.documents.reading import DocumentError
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 # 200 dpi keeps small print legible; the provider's side limit usually binds first.
@@ -70,6 +64,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if suffix == ".pdf" or suffix in PRINTED_SUFFIXES:
             opener: Callable[[Path], BinaryIO] = workspace.open_for_reading
             if suffix in PRINTED_SUFFIXES:  # a slide or a Word page: as LibreOffice prints it
+                from generalAgent.documents.convert import convert_to_pdf
+                from generalAgent.documents.reading import DocumentError
+
                 try:
                     printed = convert_to_pdf(real, workspace.open_for_reading)
                 except DocumentError as exc:
@@ -107,9 +104,12 @@ def _render_pdf_page(
     """(PNG of the page, its text layer, pages in the document)."""
     import pypdfium2 as pdfium
 
+    from generalAgent.documents.pdf import join_pdf_lines
+    from generalAgent.documents.pdfium_lock import PDFIUM
+
     with open_file(path) as handle:
         data = handle.read()
-    with PDFIUM:  # documents/pdfium_lock.py: one pdfium call at a time in the process
+    with PDFIUM:  # one pdfium call at a time in the process
         try:
             pdf = pdfium.PdfDocument(data)
         except pdfium.PdfiumError:
@@ -142,6 +142,8 @@ def _render_pdf_page(
 
 def _as_text(where: str, picture: bytes, text: str) -> str:
     """A page for a text-only model: its text layer, else what OCR reads on it."""
+    from generalAgent.documents.ocr import OcrUnavailable, needs_ocr
+
     if text.strip() and not needs_ocr(text):
         return (
             f"{where}: this model does not take images, so the page's text layer is given instead "

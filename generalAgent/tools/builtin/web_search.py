@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 from langgraph.types import Command
 
 from generalAgent.search.budgets import ContentBudget, clip
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.named_hosts import searched_urls
 

@@ -4,10 +4,9 @@ working folder after the user approved the diff (tools/approval.py: changes_file
 from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
-from langgraph.prebuilt import ToolRuntime
 
 from generalAgent.tools.approval import NEEDS_APPROVAL, changes_file
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 MAX_WRITE_CHARS = 5_000_000

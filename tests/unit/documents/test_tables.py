@@ -149,16 +149,17 @@ def test_query_table_tool_lists_tables_then_answers(settings: Settings):
 
 
 def test_query_table_keeps_a_file_loaded_by_its_bytes(settings: Settings, monkeypatch: pytest.MonkeyPatch):
+    import generalAgent.documents.tables as tables
     from generalAgent.tools.builtin import query_table
 
     loads: list[Path] = []
-    real_load = query_table.load_tables
+    real_load = tables.load_tables
 
     def counted(path: Path, *args: object) -> TableDatabase:
         loads.append(path)
         return real_load(path, *args)
 
-    monkeypatch.setattr(query_table, "load_tables", counted)
+    monkeypatch.setattr(tables, "load_tables", counted)
     root = workspace_root(settings)
     make_xlsx(root / "uploads" / "q.xlsx", {"Q": [["Region", "Q1"], ["N", 3], ["S", 4]]})
     (root / "uploads" / "copy.xlsx").write_bytes((root / "uploads" / "q.xlsx").read_bytes())

@@ -192,3 +192,53 @@ def test_the_sessions_database_runs_wal_with_synchronous_normal(settings: Settin
     assert saver.conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert saver.conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
     saver.conn.close()
+
+
+def test_saved_checkpoints_are_byte_for_byte_what_langgraph_writes(settings: Settings) -> None:
+    """Messages are packed once per thread (MessagePacker), yet each stored checkpoint is
+    exactly the bytes LangGraph's own serializer makes of it, through tool turns, a repair
+    that rewrites the whole list and a second thread between them."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from generalAgent.graph.checkpoints import MessagePacker
+
+    saver = open_sqlite_checkpointer(settings.paths.sessions_db)
+    assert MessagePacker.applies_to(saver.serde)
+    _, graph = build_test_agent(settings, tool_turns(6), saver)
+    plain = JsonPlusSerializer()
+    for number in range(3):
+        for name in ("a", "b"):
+            graph.invoke(user_turn(f"turn {number} of {name}", settings), thread(name))
+            stored = saver.conn.execute(
+                "SELECT type, checkpoint FROM checkpoints WHERE thread_id = ?", (name,)
+            ).fetchone()
+            checkpoint = plain.loads_typed(stored)
+            assert plain.dumps_typed(checkpoint) == stored
+            assert [m.content for m in checkpoint["channel_values"]["messages"]][
+                -1
+            ] == f"answer {number * 2 + (name == 'b')}"
+
+
+def test_a_changed_message_is_packed_again() -> None:
+    """A message object is reused only while it is the very same object: a new message
+    under a reused id (an edit, a repair) is packed anew."""
+    from langchain_core.messages import AIMessage, HumanMessage
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from generalAgent.graph.checkpoints import MessagePacker
+
+    packer, plain = MessagePacker(), JsonPlusSerializer()
+    messages = [HumanMessage("hi", id="1"), AIMessage("first answer", id="2")]
+    checkpoint = {"v": 4, "id": "x", "channel_values": {"messages": messages}, "channel_versions": {}}
+    assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)
+    messages[1] = AIMessage("edited answer", id="2")
+    assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)
+    assert "edited answer" in str(plain.loads_typed(packer.dumps(("t", ""), checkpoint)))
+    # A message without an id is saved with the step's input; LangGraph's reducer then
+    # gives it an id in place, and the next save must carry the id.
+    question = HumanMessage("next question")
+    checkpoint["channel_values"]["__start__"] = {"messages": [question]}
+    assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)
+    question.id = "3"
+    messages.append(question)
+    assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)

@@ -20,8 +20,8 @@ from generalAgent.tools.environment import ToolEnvironment
 MODULES = (add_knowledge, update_knowledge, delete_knowledge, get_knowledge_item, search_knowledge)
 
 
-def make_runner(settings: Settings):
-    env = ToolEnvironment(settings=settings)
+def make_runner(settings: Settings, env: ToolEnvironment | None = None):
+    env = env or ToolEnvironment(settings=settings)
     graph = StateGraph(MessagesState)
     graph.add_node(
         "tools", build_tool_node([m.create_tool(env) for m in MODULES], settings.tools.tool_result_max_chars)
@@ -162,3 +162,40 @@ def test_the_number_of_results_defaults_to_the_setting(data_dir):
         run("add_knowledge", title=f"Note {number}", content=f"deployment window number {number}")
     assert run("search_knowledge", query="deployment window").startswith("2 result(s)")
     assert run("search_knowledge", query="deployment window", max_results=4).startswith("4 result(s)")
+
+
+def test_the_builtin_folder_is_imported_when_the_knowledge_base_is_first_read(data_dir, tmp_path):
+    """Not when the tools are built (a session that never reads the knowledge base never
+    opens the folder), but before the first search, once per process; the news is told once."""
+    folder = tmp_path / "knowledge"
+    (folder / "ops").mkdir(parents=True)
+    (folder / "ops" / "release.md").write_text(
+        "# Release checklist\n\nTag, build, then ship.\n", encoding="utf-8"
+    )
+    settings = load_settings(env_file=None, paths={"data_dir": data_dir, "knowledge_dir": folder})
+    env = ToolEnvironment(settings=settings)
+    tools = {m.__name__.rsplit(".", 1)[1]: m.create_tool(env) for m in MODULES}
+    assert not settings.paths.indexes_db.exists() and env.drain_notices() == []
+
+    found = tools["search_knowledge"].invoke({"query": "release checklist"})
+    assert "Release checklist" in found and "Tag, build, then ship." in found
+    assert env.drain_notices() == ["Built-in knowledge: 1 added."]
+    assert env.drain_notices() == []  # told once
+
+    (folder / "ops" / "release.md").write_text("# Release checklist\n\nTag and ship.\n", encoding="utf-8")
+    tools["search_knowledge"].invoke({"query": "release"})
+    assert env.drain_notices() == []  # checked once per process: the next start imports the change
+
+
+def test_a_builtin_folder_that_cannot_be_imported_is_told_and_the_notes_still_answer(data_dir, tmp_path):
+    folder = tmp_path / "knowledge"
+    (folder / "ops").mkdir(parents=True)
+    (folder / "ops" / "empty.md").write_text("---\ntitle: Nothing\n---\n", encoding="utf-8")
+    settings = load_settings(env_file=None, paths={"data_dir": data_dir, "knowledge_dir": folder})
+    env = ToolEnvironment(settings=settings)
+    run = make_runner(settings, env)
+    item_id = item_id_of(run("add_knowledge", title="Mine", content="my own note"))
+    assert env.drain_notices() == []  # saving a note does not need the folder
+    assert "my own note" in run("get_knowledge_item", item_id=item_id)
+    (news,) = env.drain_notices()
+    assert news.startswith("Built-in knowledge: 1 failed.") and "ops/empty.md: the page is empty" in news
