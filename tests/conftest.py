@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck
@@ -57,6 +58,27 @@ def _clean_environment(
     TrustStore(user_config / STORE_NAME).remember(Path.cwd(), False)
     # Never the developer's own ~/.config/generalagent/AGENTS.md (tests that need one write it).
     monkeypatch.setenv("USER_AGENTS_FILE", str(tmp_path / "no-user-agents.md"))
+
+
+@pytest.fixture(autouse=True)
+def _checkpoints_packed_as_langgraph_writes_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every checkpoint the pruning saver packs is compared with what LangGraph's own
+    serializer writes for it. The packer reuses a message's bytes from the thread's last
+    save (graph/checkpoints.py: MessagePacker): a message changed in place after that save
+    would be stored stale, and a test of whatever changed it fails here."""
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from generalAgent.graph.checkpoints import MessagePacker
+
+    packed_once = MessagePacker.dumps
+    serde = JsonPlusSerializer()
+
+    def dumps(self: MessagePacker, thread: tuple[str, str], checkpoint: Any) -> tuple[str, bytes]:
+        packed = packed_once(self, thread, checkpoint)
+        assert packed == serde.dumps_typed(checkpoint), f"a stale message was saved in thread {thread}"
+        return packed
+
+    monkeypatch.setattr(MessagePacker, "dumps", dumps)
 
 
 @pytest.fixture
