@@ -31,7 +31,7 @@ from generalAgent.tools.builtin import fetch_web
 from generalAgent.tools.builtin.fetch_web import is_public
 from generalAgent.tools.builtin.run_bash_command import command_environment
 from tests.e2e.conftest import run_cli
-from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.scripted_model import tool_call
 from tests.support.search_file import run_search_file, upload
 from tests.support.side_effects import pending_questions, saved_note
@@ -429,20 +429,25 @@ def test_credentials_in_the_endpoint_url_are_never_shown(
 
 @fault(
     area="security",
-    fault="A damaged indexes.db when -p starts",
-    outcome="One line says it is damaged and holds the knowledge base (move it aside, do not delete); the answer still comes; the file is left alone.",
+    fault="A damaged indexes.db, found when -p's model searches the knowledge base",
+    outcome="One line says it is damaged and holds the knowledge base (move it aside, do not delete); the model is told the search failed and the answer still comes; the file is left alone.",
 )
 def test_a_damaged_index_database_at_start_is_one_line_and_the_answer_still_comes(
     openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
 ) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     (data_dir / "indexes.db").write_bytes(b"not a database at all " * 200)
-    openai_server.add(Reply(text="Still here."))
-    result = run_cli(["-p", "hello"], cli_env, workdir)
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("search_knowledge", {"query": "budget"})]),
+        Reply(text="Still here."),
+    )
+    result = run_cli(["-p", "what does the knowledge base say about the budget?"], cli_env, workdir)
     assert result.returncode == 0 and result.stdout == "Still here.\n"
     assert "Traceback" not in result.stderr and "╭" not in result.stderr
     shown = " ".join(result.stderr.split())
     assert "is damaged (file is not a database)" in shown and "move it aside rather than deleting it" in shown
+    answer = openai_server.chat_requests[1].messages[-1]
+    assert answer["role"] == "tool" and "damaged" in str(answer["content"]), answer
     assert (
         (data_dir / "indexes.db").read_bytes().startswith(b"not a database")
     )  # left for the user to recover
