@@ -164,4 +164,4 @@ def test_rewind_speaks_chinese_in_help_and_with_nothing_to_go_back_to(
     child.sendline("/help")
     child.expect("/quit")  # the table's last command
     shown = "".join(plain(child.before).split())  # however the table wraps its lines
-    assert "/rewind[N]：回到你之前某条消息之前（可挑选）" in shown
+    assert "/rewind[N]回到你之前某条消息之前（可挑选）" in shown  # the hint, then the description
