@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def test_reading_rendering_and_counting_hold_the_lock(tmp_path: Path, unguarded:
     settings = load_settings(env_file=None)
     blocks = extract_document(report, settings.documents).blocks
     assert [b.figure for b in blocks] == [False, True]  # outline, text and pictures were read
-    png, text, total = _render_pdf_page(lambda path: open(path, "rb"), report, 2, None)
+    png, text, total = _render_pdf_page(partial(open, mode="rb"), report, 2, None)
     assert png.startswith(b"\x89PNG") and "Figure 2" in text and total == 2
     assert count_pages(report, "pdf") == 2
     assert unguarded == []
