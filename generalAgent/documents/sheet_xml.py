@@ -25,82 +25,31 @@ past `MAX_TOKEN_BYTES` (a gigabyte-long attribute would otherwise sit in expat's
 
 from __future__ import annotations
 
-import posixpath
 import re
 import zipfile
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta
+from dataclasses import dataclass
 from typing import Any
-from xml.parsers import expat
 
 from generalAgent.documents.reading import DocumentError
-
-# The two spellings of SpreadsheetML: transitional (what Excel, LibreOffice, WPS and
-# openpyxl write) and strict ISO 29500.
-_MAIN_NAMESPACES = (
-    "http://schemas.openxmlformats.org/spreadsheetml/2006/main",
-    "http://purl.oclc.org/ooxml/spreadsheetml/main",
+from generalAgent.documents.sheet_parts import (
+    CHUNK,
+    MAIN_NAMESPACES,
+    MAX_CELL_CHARS,
+    MAX_TOKEN_BYTES,
+    SEPARATOR,
+    Workbook,
+    feed,
+    xml_parser,
 )
-_SEPARATOR = "}"  # expat joins namespace and local name with it: "…/main}c"
+from generalAgent.documents.sheet_values import excel_date, iso_date
+
 # Excel's own limits (also what openpyxl accepts for a column).
 MAX_ROWS = 1_048_576
 MAX_COLUMNS = 16_384
-# Excel keeps at most 32,767 characters in a cell; four times that is far past any real file.
-MAX_CELL_CHARS = 131_072
 # Cell elements (valued or not) per sheet, as a multiple of max_cells: styled empty cells
 # are common (a formatted column), but not without bound.
 CELL_ELEMENTS_PER_CELL = 2
-_CHUNK = 1 << 20
-# expat keeps an unfinished token (a tag, an attribute, a comment) in its buffer until it
-# ends; no real token comes near this.
-MAX_TOKEN_BYTES = 32 << 20
 _DIGITS = "0123456789"
-
-# Excel's serial day 0 in the 1900 system (shifted a day for its fictitious 29 Feb 1900)
-# and in the 1904 system (old Mac Excel).
-WINDOWS_EPOCH = datetime(1899, 12, 30)
-MAC_EPOCH = datetime(1904, 1, 1)
-_SECONDS_PER_DAY = 86_400
-
-# The built-in number formats that show dates or times (ECMA-376 part 1, 18.8.30, as
-# openpyxl's BUILTIN_FORMATS lists them): 14-22 and 45-47; 46 is "[h]:mm:ss", a duration.
-_BUILTIN_DATE_FORMATS = frozenset({14, 15, 16, 17, 18, 19, 20, 21, 22, 45, 46, 47})
-_BUILTIN_DURATION_FORMATS = frozenset({46})
-# A custom format shows a date when its first section has a date/time letter outside
-# quoted literals and bracketed locale/colour codes ([h], [mm], [ss] are elapsed time).
-_FORMAT_LITERALS = re.compile(r'".*?"|\[(?!hh?\]|mm?\]|ss?\])[^\]]*\]')
-_DATE_LETTER = re.compile(r"(?<![_\\])[dmhysDMHYS]")
-_DURATION = re.compile(r"\[hh?\](:mm(:ss(\.0*)?)?)?|\[mm?\](:ss(\.0*)?)?|\[ss?\](\.0*)?", re.I)
-_ISO_DATE = re.compile(
-    r"(?P<date>(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2}))?T?"
-    r"(?P<time>(?P<hour>\d{2}):(?P<minute>\d{2})(:(?P<second>\d{2})(?P<microsecond>\.\d{1,3})?)?)?Z?"
-)
-_ISO_DURATION = re.compile(r"PT((?P<hours>\d+)H)?((?P<minutes>\d+)M)?((?P<seconds>\d+(\.\d{1,3})?)S)?")
-
-
-def is_date_format(code: str | None) -> bool:
-    if code is None:
-        return False
-    return _DATE_LETTER.search(_FORMAT_LITERALS.sub("", code.split(";")[0])) is not None
-
-
-def is_duration_format(code: str | None) -> bool:
-    return code is not None and _DURATION.search(code.split(";")[0]) is not None
-
-
-@dataclass
-class Workbook:
-    """What every sheet of a workbook needs: its sheets in order (name, zip member), the
-    date system, which cell styles (`s=`) show dates and durations, the shared strings."""
-
-    label: str  # the file's name, for messages
-    sheets: list[tuple[str, str]]  # the sheets with cells
-    names: list[str] = field(default_factory=list)  # every sheet, chart sheets too (openpyxl's sheetnames)
-    epoch: datetime = WINDOWS_EPOCH
-    date_styles: frozenset[int] = frozenset()
-    duration_styles: frozenset[int] = frozenset()
-    shared_strings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -111,56 +60,6 @@ class SheetCells:
 
     rows: list[list[Any]]
     uncached: dict[tuple[int, int], str]
-
-
-def read_workbook(archive: zipfile.ZipFile, label: str, max_strings: int, cells: bool = True) -> Workbook:
-    """The workbook part of an XLSX archive; `DocumentError` if it is not one, or if its
-    shared string table holds more than `max_strings` strings. With `cells=False` only
-    the sheets are read (their names), not the styles and strings their cells need."""
-    names = set(archive.namelist())
-    main = _relationship_targets(archive, "_rels/.rels", "", names, label).get("officeDocument", [])
-    workbook_part = main[0] if main else "xl/workbook.xml"
-    if workbook_part not in names:
-        raise DocumentError(f"{label} is not a valid .xlsx file (no workbook part; damaged?).")
-    folder = posixpath.dirname(workbook_part)
-    rels_part = posixpath.join(folder, "_rels", posixpath.basename(workbook_part) + ".rels")
-    by_id = _relationships(archive, rels_part, folder, label) if rels_part in names else {}
-    targets: dict[str, list[str]] = {}
-    for kind, target in by_id.values():
-        targets.setdefault(kind.rpartition("/")[2], []).append(target)
-
-    declared: list[tuple[str, str]] = []
-    date1904 = [False]
-
-    def workbook_start(name: str, attrs: dict[str, str]) -> None:
-        local = name.rpartition(_SEPARATOR)[2]
-        if local == "sheet":
-            rid = next((v for k, v in attrs.items() if k.endswith(_SEPARATOR + "id")), "")
-            if rid:  # openpyxl drops a sheet without one too
-                declared.append((attrs.get("name", ""), rid))
-        elif local == "workbookPr":
-            date1904[0] = attrs.get("date1904", "").strip().lower() in ("1", "true")
-
-    _parse_part(archive, workbook_part, label, workbook_start)
-    sheets, titles = [], []
-    for title, rid in declared:
-        kind, target = by_id.get(rid, ("", ""))
-        if target not in names:
-            continue  # a sheet whose part is missing is skipped, as openpyxl does
-        titles.append(title)
-        if kind.endswith("/worksheet") or kind.endswith("/dialogsheet"):  # a chart sheet has no cells
-            sheets.append((title, target))
-    epoch = MAC_EPOCH if date1904[0] else WINDOWS_EPOCH
-    book = Workbook(label=label, sheets=sheets, names=titles, epoch=epoch)
-    if not cells:
-        return book
-    styles = targets.get("styles", ["xl/styles.xml"])[0]
-    if styles in names:
-        book.date_styles, book.duration_styles = _date_styles(archive, styles, label)
-    strings = targets.get("sharedStrings", [])
-    if strings and strings[0] in names:
-        book.shared_strings = _shared_strings(archive, strings[0], label, max_strings)
-    return book
 
 
 def read_sheet(
@@ -378,7 +277,7 @@ def _scan_sheet(archive: zipfile.ZipFile, book: Workbook, grid: _SheetGrid, memb
     try:
         with archive.open(member) as stream:
             while True:
-                chunk = stream.read(_CHUNK)
+                chunk = stream.read(CHUNK)
                 if not inside:
                     head += chunk
                     opened = head.find(b"<sheetData")
@@ -551,9 +450,9 @@ def _parse_sheet(archive: zipfile.ZipFile, book: Workbook, grid: _SheetGrid, mem
         elif name == phonetic_name:
             phonetic = True
         elif not cell_name:
-            namespace, _, local = name.rpartition(_SEPARATOR)
-            if local in ("worksheet", "dialogsheet") and namespace in _MAIN_NAMESPACES:
-                set_names(namespace + _SEPARATOR)
+            namespace, _, local = name.rpartition(SEPARATOR)
+            if local in ("worksheet", "dialogsheet") and namespace in MAIN_NAMESPACES:
+                set_names(namespace + SEPARATOR)
             elif local == "worksheet" and not namespace:  # written without its namespace
                 set_names("")
 
@@ -614,64 +513,12 @@ def _parse_sheet(archive: zipfile.ZipFile, book: Workbook, grid: _SheetGrid, mem
         cell_name, row_name, value_name, formula_name = (prefix + n for n in ("c", "row", "v", "f"))
         inline_name, text_name, phonetic_name = (prefix + n for n in ("is", "t", "rPh"))
 
-    parser = _parser(grid.label)
+    parser = xml_parser(grid.label)
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     parser.CharacterDataHandler = chars
-    _feed(parser, archive, member, grid.label)
+    feed(parser, archive, member, grid.label)
     return grid.result()
-
-
-def excel_date(value: float, epoch: datetime, duration: bool = False) -> Any:
-    """An Excel serial number as openpyxl's `from_excel` gives it: a timedelta for a
-    duration, a time below 1, else a datetime ("#VALUE!" when out of range, as openpyxl)."""
-    try:
-        if duration:
-            span = timedelta(days=value)
-            if span.microseconds:  # to the millisecond, as Excel shows it
-                span = timedelta(seconds=span.total_seconds() // 1, microseconds=round(span.microseconds, -3))
-            return span
-        day, fraction = divmod(value, 1)
-        rest = timedelta(milliseconds=round(fraction * _SECONDS_PER_DAY * 1000))
-        if 0 <= value < 1 and rest.days == 0:
-            minutes, seconds = divmod(rest.seconds, 60)
-            hours, minutes = divmod(minutes, 60)
-            return time(hours, minutes, seconds, rest.microseconds)
-        if 0 < value < 60 and epoch == WINDOWS_EPOCH:
-            day += 1  # Excel counts a 29 February 1900 that never was
-        return epoch + timedelta(days=day) + rest
-    except (OverflowError, ValueError):
-        return "#VALUE!"
-
-
-def iso_date(text: str) -> date | datetime | time | timedelta | None:
-    """A `t="d"` cell's ISO 8601 text, read as openpyxl's `from_ISO8601` reads it."""
-    if not text:
-        return None
-    match = _ISO_DATE.match(text)
-    if match and any(match.groups()):
-        parts = match.groupdict(0)
-        number = {
-            k: int(parts[k]) if parts[k] else 0 for k in ("year", "month", "day", "hour", "minute", "second")
-        }
-        micro = int(float(parts["microsecond"]) * 1_000_000) if parts["microsecond"] else 0
-        if not parts["date"]:
-            return time(number["hour"], number["minute"], number["second"], micro)
-        if not parts["time"]:
-            return date(number["year"], number["month"], number["day"])
-        return datetime(
-            number["year"],
-            number["month"],
-            number["day"],
-            number["hour"],
-            number["minute"],
-            number["second"],
-            micro,
-        )
-    match = _ISO_DURATION.match(text)
-    if match and any(match.groups()):
-        return timedelta(**{k: float(v) for k, v in match.groupdict(0).items() if v})
-    raise ValueError(f"invalid date {text!r}")
 
 
 # -- the workbook's small parts --------------------------------------------------------------
@@ -694,176 +541,3 @@ def _row_number(text: str, grid: _SheetGrid) -> int:
             f"{grid.label}: sheet {grid.title} has a row numbered {text!r}; the file is damaged."
         )
     return number
-
-
-def _parser(label: str) -> Any:
-    parser = expat.ParserCreate(namespace_separator=_SEPARATOR)
-    parser.buffer_text = True
-    parser.buffer_size = 1 << 16
-
-    def refuse_doctype(*_: object) -> None:
-        # No part of an XLSX has one; a DOCTYPE is how entity expansion ("billion laughs") starts.
-        raise DocumentError(
-            f"{label} has a DOCTYPE in its XML, which no spreadsheet writes; it was not opened."
-        )
-
-    parser.StartDoctypeDeclHandler = refuse_doctype
-    parser.EntityDeclHandler = refuse_doctype
-    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    return parser
-
-
-def _feed(parser: Any, archive: zipfile.ZipFile, member: str, label: str) -> None:
-    """Streams one part through `parser` in 1 MB pieces (zipfile stops at the size the
-    archive's directory declares, which check_office_archive has bounded)."""
-    fed = 0
-    try:
-        with archive.open(member) as stream:
-            while chunk := stream.read(_CHUNK):
-                parser.Parse(chunk, False)
-                fed += len(chunk)
-                if fed - parser.CurrentByteIndex > MAX_TOKEN_BYTES:
-                    raise DocumentError(
-                        f"{label}: {member} has a single XML token over {MAX_TOKEN_BYTES >> 20} MB; it was not loaded."
-                    )
-            parser.Parse(b"", True)
-    except expat.ExpatError as exc:
-        raise DocumentError(
-            f"{label}: {member} is not well-formed XML ({exc}); the file is damaged."
-        ) from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise DocumentError(f"{label}: {member} cannot be inflated ({exc}); the file is damaged.") from None
-
-
-def _parse_part(
-    archive: zipfile.ZipFile,
-    member: str,
-    label: str,
-    start: Callable[[str, dict[str, str]], None],
-    end: Callable[[str], None] | None = None,
-    chars: Callable[[str], None] | None = None,
-) -> None:
-    parser = _parser(label)
-    parser.StartElementHandler = start
-    if end is not None:
-        parser.EndElementHandler = end
-    if chars is not None:
-        parser.CharacterDataHandler = chars
-    _feed(parser, archive, member, label)
-
-
-def _relationship_targets(
-    archive: zipfile.ZipFile, rels_part: str, folder: str, names: set[str], label: str
-) -> dict[str, list[str]]:
-    """{relationship type's last word: [targets as archive member names]}."""
-    by_type: dict[str, list[str]] = {}
-    if rels_part in names:
-        for kind, target in _relationships(archive, rels_part, folder, label).values():
-            by_type.setdefault(kind.rpartition("/")[2], []).append(target)
-    return by_type
-
-
-def _relationships(
-    archive: zipfile.ZipFile, rels_part: str, folder: str, label: str
-) -> dict[str, tuple[str, str]]:
-    """{id: (type, target member)}: a target is relative to the part's folder unless it
-    starts with "/"; external targets (links to other files) are left out."""
-    found: dict[str, tuple[str, str]] = {}
-
-    def start(name: str, attrs: dict[str, str]) -> None:
-        if name.endswith("Relationship") and attrs.get("TargetMode") != "External":
-            target = attrs.get("Target", "")
-            member = (
-                target[1:] if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-            )
-            found[attrs.get("Id", "")] = (attrs.get("Type", ""), member)
-
-    _parse_part(archive, rels_part, label, start)
-    return found
-
-
-def _date_styles(archive: zipfile.ZipFile, member: str, label: str) -> tuple[frozenset[int], frozenset[int]]:
-    """The cell styles (indexes into cellXfs) whose number format shows a date, and those
-    showing a duration ("[h]:mm"), as openpyxl's stylesheet reader finds them."""
-    custom: dict[int, str] = {}
-    formats: list[int] = []
-    inside = [False]
-
-    def start(name: str, attrs: dict[str, str]) -> None:
-        local = name.rpartition(_SEPARATOR)[2]
-        if local == "numFmt":
-            number = attrs.get("numFmtId", "")
-            if number.isdigit():
-                custom[int(number)] = attrs.get("formatCode", "")
-        elif local == "cellXfs":
-            inside[0] = True
-        elif local == "xf" and inside[0]:
-            try:
-                formats.append(int(attrs.get("numFmtId", "0") or 0))
-            except ValueError:
-                formats.append(0)
-
-    def end(name: str) -> None:
-        if name.endswith("cellXfs"):
-            inside[0] = False
-
-    _parse_part(archive, member, label, start, end)
-    dates, durations = set(), set()
-    for index, number in enumerate(formats):
-        if number in custom:
-            code = custom[number]
-            dated, lasting = is_date_format(code), is_duration_format(code)
-        else:
-            dated, lasting = number in _BUILTIN_DATE_FORMATS, number in _BUILTIN_DURATION_FORMATS
-        if dated:
-            dates.add(index)
-        if lasting:
-            durations.add(index)
-    return frozenset(dates), frozenset(durations)
-
-
-def _shared_strings(archive: zipfile.ZipFile, member: str, label: str, max_strings: int) -> list[str]:
-    """The shared string table: each `<si>`'s plain text and rich-text runs joined, its
-    phonetic runs (`<rPh>`) left out; "x005F_" removed as openpyxl removes it."""
-    strings: list[str] = []
-    parts: list[str] = []
-    text = [""]
-    state = [0, False]  # [collecting a <t>, inside <rPh>]
-
-    def start(name: str, attrs: dict[str, str]) -> None:
-        local = name[name.rfind(_SEPARATOR) + 1 :]
-        if local == "t":
-            if not state[1]:
-                state[0] = 1
-                text[0] = ""
-        elif local == "si":
-            parts.clear()
-        elif local == "rPh":
-            state[1] = True
-
-    def end(name: str) -> None:
-        local = name[name.rfind(_SEPARATOR) + 1 :]
-        if local == "t":
-            if state[0]:
-                parts.append(text[0])
-                state[0] = 0
-        elif local == "si":
-            strings.append("".join(parts).replace("x005F_", ""))
-            if len(strings) > max_strings:
-                raise DocumentError(
-                    f"{label} shares more than {max_strings:,} strings between its cells, too many to load."
-                )
-        elif local == "rPh":
-            state[1] = False
-
-    def chars(data: str) -> None:
-        if state[0]:
-            text[0] += data
-            if len(text[0]) > MAX_CELL_CHARS:
-                raise DocumentError(
-                    f"{label} has a shared string longer than {MAX_CELL_CHARS:,} characters "
-                    "(Excel keeps 32,767); it was not loaded."
-                )
-
-    _parse_part(archive, member, label, start, end, chars)
-    return strings

@@ -16,7 +16,8 @@ from typing import Any, BinaryIO
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.documents.office import check_office_archive
 from generalAgent.documents.reading import DocumentError, OpenFile, ReadLimit, open_plainly
-from generalAgent.documents.sheet_xml import read_sheet, read_workbook
+from generalAgent.documents.sheet_parts import read_workbook
+from generalAgent.documents.sheet_xml import read_sheet
 from generalAgent.search.chunking import Block
 
 # A sheet beyond this many cells (rows x columns of its values) is refused rather than read:

@@ -17,7 +17,8 @@ from typing import Any, BinaryIO
 from generalAgent.documents.encoding import decode_text
 from generalAgent.documents.office import check_office_archive
 from generalAgent.documents.reading import DocumentError
-from generalAgent.documents.sheet_xml import read_sheet, read_workbook
+from generalAgent.documents.sheet_parts import read_workbook
+from generalAgent.documents.sheet_xml import read_sheet
 
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
 

@@ -103,9 +103,10 @@ def read_all(
     """{sheet: trimmed rows} by documents/sheet_xml.py: `read_sheet` (the scanner, with
     expat behind it) or, with reader="expat", the expat reader alone."""
     from generalAgent.documents import sheet_xml
+    from generalAgent.documents.sheet_parts import read_workbook
 
     with zipfile.ZipFile(path) as archive:
-        book = sheet_xml.read_workbook(archive, path.name, max_cells)
+        book = read_workbook(archive, path.name, max_cells)
         found = {}
         for title, member in book.sheets:
             if reader == "expat":

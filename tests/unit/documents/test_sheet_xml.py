@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.documents import sheet_xml
+from generalAgent.documents import sheet_parts, sheet_xml
 from generalAgent.documents.reading import DocumentError
-from generalAgent.documents.sheet_xml import read_sheet, read_workbook
+from generalAgent.documents.sheet_parts import read_workbook
+from generalAgent.documents.sheet_xml import read_sheet
 from generalAgent.documents.tables import load_tables
 from tests.support.documents import make_sales_sheet, make_xlsx
 from tests.support.sheets import (
@@ -190,8 +191,9 @@ def test_a_sheet_of_empty_cell_elements_is_refused_at_twice_the_cell_limit(tmp_p
 
 
 def test_a_giant_token_and_a_giant_cell_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(sheet_xml, "MAX_TOKEN_BYTES", 1 << 20)
-    monkeypatch.setattr(sheet_xml, "MAX_CELL_CHARS", 10_000)
+    for module in (sheet_xml, sheet_parts):  # the scanner's and expat's bounds alike
+        monkeypatch.setattr(module, "MAX_TOKEN_BYTES", 1 << 20)
+        monkeypatch.setattr(module, "MAX_CELL_CHARS", 10_000)
     long_attribute = (
         f'<worksheet xmlns="{MAIN}" junk="'.encode() + b"j" * (3 << 20) + b'"><sheetData/></worksheet>'
     )
