@@ -142,13 +142,21 @@ def test_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(tmp_path: 
         second_pid = tools["fragile__pid"].invoke({})
         assert second_pid != first_pid
         assert manager.status("fragile").state == "ready"
-        # Killed while idle: the next call finds the connection gone, restarts and is sent once.
+        # Killed while idle: the next call restarts it. When the client has already read the
+        # connection's end, the call is sent once, to the new process; when the call overtakes
+        # that (a busy machine), it fails with the line that says calling again restarts, and
+        # the call after it does.
         os.kill(int(second_pid), signal.SIGKILL)
         deadline = time.monotonic() + 30
         while _alive(int(second_pid)):
             assert time.monotonic() < deadline, "the killed server is still running"
             time.sleep(0.05)
-        assert tools["fragile__echo"].invoke({"text": "still here"}) == "still here"
+        try:
+            echoed = tools["fragile__echo"].invoke({"text": "still here"})
+        except ToolError as exc:
+            assert "stopped during this call" in str(exc) and "again restarts the server" in str(exc)
+            echoed = tools["fragile__echo"].invoke({"text": "still here"})
+        assert echoed == "still here"
         assert tools["fragile__pid"].invoke({}) not in {first_pid, second_pid}
     finally:
         manager.close()
