@@ -12,21 +12,10 @@ import pytest
 
 from tests.support.mcp_config import stdio_entry, trust_folder, write_mcp_json
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.processes import processes_with
 from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
-
-
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def test_ctrl_d_pressed_while_the_chat_is_busy_ends_it_when_it_is_done(

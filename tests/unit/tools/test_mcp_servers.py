@@ -23,6 +23,7 @@ from generalAgent.tools.mcp.config import load_mcp_config
 from generalAgent.tools.mcp.manager import MCPServerManager
 from tests.support.mcp_config import stdio_entry, write_mcp_json
 from tests.support.mcp_server import serve_http
+from tests.support.processes import alive, processes_with
 
 SECRET = "tok-SECRET-0123456789"
 RESULT_CAP = 60_000  # the tools node's cap, as TOOL_RESULT_MAX_CHARS sets it by default
@@ -148,7 +149,7 @@ def test_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(tmp_path: 
         # the call after it does.
         os.kill(int(second_pid), signal.SIGKILL)
         deadline = time.monotonic() + 30
-        while _alive(int(second_pid)):
+        while alive(int(second_pid)):
             assert time.monotonic() < deadline, "the killed server is still running"
             time.sleep(0.05)
         try:
@@ -214,9 +215,9 @@ def test_a_hanging_server_is_skipped_with_one_notice_and_stopped(tmp_path: Path)
         assert manager.drain_notices() == []
         assert manager.tools_of(["hang"]) == []
         deadline = time.monotonic() + 30
-        while _processes_with(marker) and time.monotonic() < deadline:
+        while processes_with(marker) and time.monotonic() < deadline:
             time.sleep(0.2)
-        assert _processes_with(marker) == []
+        assert processes_with(marker) == []
     finally:
         manager.close()
 
@@ -274,27 +275,6 @@ def test_an_http_server_that_went_away_is_a_clear_error(tmp_path: Path) -> None:
         assert time.monotonic() - started < 30
     finally:
         manager.close()
-
-
-def _alive(pid: int) -> bool:
-    """Still running (a process that has exited but not been waited for is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 def test_servers_that_cannot_be_set_up_fail_instead_of_hanging_their_callers(
