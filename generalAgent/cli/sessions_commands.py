@@ -113,13 +113,14 @@ def delete_command(
         if not chosen:
             console.print(escape(_("No session was last used that long ago.")))
             return
+        snapshots = SnapshotStore.in_data_dir(settings.paths.data_dir)
         try:
-            removals = [SessionRemoval.of(settings, info) for info in chosen]
+            removals = [SessionRemoval.of(settings, info, snapshots) for info in chosen]
         except (OSError, sqlite3.Error) as exc:
             fail(describe_storage_error(exc, settings.paths) or str(exc), EXIT_FAILED)
         if not yes:
             _confirm(console, removals)
-        _remove(settings, catalog, removals)
+        _remove(settings, catalog, snapshots, removals)
     console.print(
         escape(
             ngettext("Deleted {count} session.", "Deleted {count} sessions.", len(removals)).format(
@@ -139,7 +140,7 @@ class SessionRemoval:
     file_versions: int  # writes /rewind could go back over
 
     @classmethod
-    def of(cls, settings: Settings, info: SessionInfo) -> SessionRemoval:
+    def of(cls, settings: Settings, info: SessionInfo, snapshots: SnapshotStore) -> SessionRemoval:
         from generalAgent.tools.workspace import Workspace
 
         workspace: Path | None = None
@@ -149,7 +150,7 @@ class SessionRemoval:
             if place.is_dir() or place.is_symlink():
                 workspace = place
                 files = sum(1 for path in place.rglob("*") if path.is_file() and not path.is_symlink())
-        versions = len(SnapshotStore.in_data_dir(settings.paths.data_dir).writes_since(info.id, 0))
+        versions = len(snapshots.writes_since(info.id, 0))
         return cls(info, workspace, files, versions)
 
     def describe(self) -> str:
@@ -181,10 +182,11 @@ class SessionRemoval:
         catalog.delete(self.info.id)
 
 
-def _remove(settings: Settings, catalog: SessionCatalog, removals: list[SessionRemoval]) -> None:
+def _remove(
+    settings: Settings, catalog: SessionCatalog, snapshots: SnapshotStore, removals: list[SessionRemoval]
+) -> None:
     from generalAgent.graph.checkpoints import close_checkpointer, open_checkpointer
 
-    snapshots = SnapshotStore.in_data_dir(settings.paths.data_dir)
     saver = None
     removal = removals[0]
     try:
