@@ -3,9 +3,9 @@
 A prompt is one turn in a worker thread, one turn at a time, run by the session controller
 the chat and `-p` use (cli/session.py: hooks, prepare, open, run, record); view.py reports
 it to the editor, and what the session's console prints (hook notices, skipped #paths)
-reaches it as the agent's thoughts. Cancellation is the chat's Ctrl-C without the signal: the cancel event
-stops the model call and the tools' work at once, the stored history is repaired, and
-permission requests still open are ended as a "no".
+reaches it as the agent's thoughts. Cancellation is the chat's Ctrl-C without the signal:
+the cancel event stops the model call and the tools' work at once, the stored history is
+repaired, and permission requests still open are ended as a "no".
 
 Sessions are the chat's sessions (same ids, same checkpoints, same catalog), so a
 session started in the editor can be resumed in the terminal and the other way round.
@@ -89,12 +89,10 @@ SESSIONS_LISTED = 50  # session/list answers one page: the most recent ones
 
 @dataclass
 class AcpSession:
-    id: str
-    cwd: Path
-    model: str
-    # The session's state and turn sequence, as the chat's (cli/session.py): hooks, the
-    # catalog, the tools allowed "always" while the process lives.
+    # The session's state and turn sequence, as the chat's (cli/session.py): its id and
+    # folder, hooks, the catalog, the tools allowed "always" while the process lives.
     controller: SessionController
+    model: str
     mode: str = ASK
     running: threading.Event = field(default_factory=threading.Event)
     # Permission requests waiting for the editor: a cancel ends them (as a "no") even if the
@@ -102,6 +100,14 @@ class AcpSession:
     asking: set[asyncio.Task] = field(default_factory=set)
     notices: list[str] = field(default_factory=list)  # shown at the start of the next turn
     editor: EditorBridge | None = None
+
+    @property
+    def id(self) -> str:
+        return self.controller.id
+
+    @property
+    def cwd(self) -> Path:
+        return self.controller.cwd
 
 
 class GeneralAgentACP:
@@ -361,7 +367,7 @@ class GeneralAgentACP:
             interactive=False,
             cwd=folder,
         )
-        session = AcpSession(session_id, folder, self.settings.model.model_name or "", controller)
+        session = AcpSession(controller, self.settings.model.model_name or "")
         assert self._conn is not None and self._loop is not None and self._agent is not None
         cancelled = self._agent.parts.env.cancelled
         editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
@@ -452,6 +458,7 @@ class _EditorLines(io.StringIO):
     to `say`: the editor shows them as the agent's thoughts, not as its answer."""
 
     def __init__(self, say: Callable[[str], None]) -> None:
+        super().__init__()
         self._say = say
 
     def write(self, text: str) -> int:
