@@ -253,10 +253,15 @@ class GeneralAgentACP:
                 await self._send(session.id, update_agent_thought_text(notice + "\n"))
             session.notices.clear()
             session.running.set()
+            ran_in = session.mode
             try:
                 outcome = await asyncio.to_thread(self._run_turn, agent, session, text)
             finally:
                 session.running.clear()
+            if session.mode != ran_in:
+                # Switched while the turn ran: the turn may have stored its own mode after
+                # the switch did (the session enters the catalog as the turn starts).
+                await self._keep_mode(session, session.mode)
         if outcome.blocked:  # a UserPromptSubmit hook: its line has gone to the editor
             return PromptResponse(stop_reason="refusal")
         result = outcome.result
