@@ -54,8 +54,15 @@ MIGRATIONS = (
             "ALTER TABLE chat_sessions ADD COLUMN listed INTEGER NOT NULL DEFAULT 1;"
         ),
     ),
+    # The approval mode an editor left the session in (cli/acp/modes.py), so loading it
+    # again restores it; NULL: none chosen (the terminal's sessions, older ones).
+    Migration(
+        "0004_session_approval_mode",
+        script("ALTER TABLE chat_sessions ADD COLUMN approval_mode TEXT;"),
+    ),
 )
-TRACK = Track("sessions", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS))
+# Releases before the tracks knew the first three by name (migrations.py).
+TRACK = Track("sessions", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS[:3]))
 TITLE_CHARS = 60
 # A turn's usage added to the session's totals; its values come from `usage_values`.
 ADD_USAGE = (
@@ -127,6 +134,7 @@ class SessionInfo:
     turns: int
     usage: Usage
     folder: str | None = None  # where it was started; None before release 0.3
+    approval_mode: str | None = None  # the editor's mode for it (cli/acp/modes.py); None: never chosen
 
     def age(self, now: float | None = None) -> str:
         seconds = max(0, (now or time.time()) - self.updated_at)
@@ -171,20 +179,34 @@ class SessionCatalog:
         return f"{moment.strftime('%Y%m%d-%H%M')}-{secrets.token_hex(2)}"
 
     def open_session(
-        self, session_id: str, first_line: str, folder: Path | None = None, *, listed: bool = True
+        self,
+        session_id: str,
+        first_line: str,
+        folder: Path | None = None,
+        *,
+        listed: bool = True,
+        approval_mode: str | None = None,
     ) -> None:
         """List the session before its first turn runs, so a crash in that turn can be resumed.
         `folder` is where it was started; `listed=False` keeps it out of /sessions (a `-p` run),
         while its id still resumes it. Opening an unlisted session again listed lists it (a
-        `-p` run resumed in the chat, or with --save)."""
+        `-p` run resumed in the chat, or with --save). `approval_mode` is the editor's mode
+        for the session; None (the terminal has no modes) keeps the one stored."""
         now = time.time()
         title = " ".join(first_line.split())[:TITLE_CHARS] or "(empty)"
         self._conn.execute(
-            "INSERT INTO chat_sessions (id, title, created_at, updated_at, folder, listed) "
-            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET listed = MAX(listed, excluded.listed), "
-            "folder = COALESCE(folder, excluded.folder)",
-            (session_id, title, now, now, str(folder) if folder else None, int(listed)),
+            "INSERT INTO chat_sessions (id, title, created_at, updated_at, folder, listed, approval_mode) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET listed = MAX(listed, excluded.listed), "
+            "folder = COALESCE(folder, excluded.folder), "
+            "approval_mode = COALESCE(excluded.approval_mode, approval_mode)",
+            (session_id, title, now, now, str(folder) if folder else None, int(listed), approval_mode),
         )
+
+    def set_approval_mode(self, session_id: str, mode: str) -> None:
+        """Keep the mode the editor switched the session to. A session not in the catalog yet
+        (no message sent) gets it when it is opened (`open_session`), not before: a session
+        that never sent a message leaves no row behind."""
+        self._conn.execute("UPDATE chat_sessions SET approval_mode = ? WHERE id = ?", (mode, session_id))
 
     def record_turn(self, session_id: str, first_line: str, usage: Usage) -> None:
         """Count a finished (or failed) turn; the row is created (listed) if it is missing."""
@@ -291,7 +313,7 @@ class SessionCatalog:
 
 _COLUMNS = (
     "id, title, created_at, updated_at, turns, input_tokens, cached_tokens, output_tokens, model_calls, "
-    "reasoning_tokens, folder"
+    "reasoning_tokens, folder, approval_mode"
 )
 
 
@@ -310,4 +332,5 @@ def _info(row: sqlite3.Row) -> SessionInfo:
             reasoning_tokens=row["reasoning_tokens"],
         ),
         folder=row["folder"],
+        approval_mode=row["approval_mode"],
     )

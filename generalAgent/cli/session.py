@@ -72,6 +72,9 @@ class TurnRules:
 
     approved: frozenset[str] = frozenset()  # run without a question, not remembered after
     only_tools: frozenset[str] | None = None  # every other tool is refused; None: no limit
+    # The mode's id, kept with the session in the catalog so that loading it again brings
+    # the mode back; None: the front end has no modes (the chat, -p) and keeps the stored one.
+    mode: str | None = None
 
 
 @dataclass
@@ -188,10 +191,16 @@ class SessionController:
         return SendOutcome(result=self.run(agent, prepared.graph_input, view))
 
     def open(self, first_line: str) -> None:
-        """The session enters the catalog (once: the first line is its title)."""
+        """The session enters the catalog (once: the first line is its title), with its mode."""
         if not self.state.first_line:
             self.state.first_line = first_line
-        self.catalog.open_session(self.id, self.state.first_line, self.cwd.resolve(), listed=self.listed)
+        self.catalog.open_session(
+            self.id,
+            self.state.first_line,
+            self.cwd.resolve(),
+            listed=self.listed,
+            approval_mode=self.rules.mode,
+        )
 
     def run(
         self,

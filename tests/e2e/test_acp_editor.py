@@ -150,7 +150,7 @@ async def second_process(env: dict[str, str], workdir: Path, session_id: str) ->
     async with spawn(env, workdir, editor) as (conn, process):
         await conn.initialize(protocol_version=1, client_capabilities=FileEditor.capabilities)
         resumed = await conn.resume_session(cwd=str(workdir), session_id=session_id, mcp_servers=[])
-        assert resumed.modes.current_mode_id == "ask"
+        assert resumed.modes.current_mode_id == "read-only"  # the mode step 6 left it in
         assert editor.updates == []  # resumed, not replayed
         reply = await conn.prompt(session_id=session_id, prompt=[text_block("我们做了什么？")])
         assert reply.stop_reason == "end_turn"

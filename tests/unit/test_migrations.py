@@ -67,6 +67,7 @@ def test_the_session_catalog_and_threads_of_0_1_0_are_still_usable(old_data: Set
     catalog.record_turn(SESSION, "ignored", Usage(10, 0, 5, 1, reasoning_tokens=3))
     assert catalog.get(SESSION).turns == 2  # type: ignore[union-attr]
     assert catalog.get(SESSION).usage.reasoning_tokens == 3  # type: ignore[union-attr]  # the new column
+    assert catalog.get(SESSION).approval_mode is None  # type: ignore[union-attr]  # no editor mode chosen
     catalog.close()
 
     saver = open_sqlite_checkpointer(old_data.paths.sessions_db)
@@ -147,7 +148,7 @@ def test_a_catalog_written_before_the_tracks_upgrades_in_place(settings: Setting
     session = catalog.get("20261120-0900-beef")
     assert session is not None and session.title == "Plan the release"
     assert session.usage == Usage(5000, 4096, 300, 4, reasoning_tokens=120)
-    assert schema_versions(catalog._conn) == {"sessions": 3}
+    assert schema_versions(catalog._conn) == {"sessions": CATALOG_TRACK.version}
     catalog.close()
 
 

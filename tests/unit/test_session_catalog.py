@@ -44,3 +44,21 @@ def test_opening_an_unlisted_session_listed_lists_it(catalog: SessionCatalog, tm
     catalog.open_session("script-1", "a -p run", tmp_path / "elsewhere")  # resumed in the chat, or --save
     assert [s.id for s in catalog.recent()] == ["script-1"]
     assert catalog.get("script-1").folder == str(tmp_path)  # still where it was started
+
+
+def test_an_editor_sessions_mode_is_kept_until_the_editor_changes_it(
+    catalog: SessionCatalog, tmp_path: Path
+) -> None:
+    catalog.set_approval_mode("editor-1", "read-only")  # no message sent yet: no row made
+    assert catalog.get("editor-1") is None
+    catalog.open_session("editor-1", "hi", tmp_path, approval_mode="read-only")  # its first turn
+    assert catalog.get("editor-1").approval_mode == "read-only"
+    catalog.open_session("editor-1", "hi", tmp_path)  # continued in the terminal, which has no modes
+    catalog.record_turn("editor-1", "hi", Usage())
+    assert catalog.get("editor-1").approval_mode == "read-only"
+    catalog.set_approval_mode("editor-1", "accept-edits")  # switched in the editor
+    assert catalog.get("editor-1").approval_mode == "accept-edits"
+    catalog.open_session("editor-1", "hi", tmp_path, approval_mode="ask")
+    assert catalog.get("editor-1").approval_mode == "ask"
+    catalog.open_session("chat-1", "hi", tmp_path)
+    assert catalog.get("chat-1").approval_mode is None

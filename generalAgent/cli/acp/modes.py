@@ -86,9 +86,17 @@ def mode_choices() -> list[tuple[str, str]]:
 
 def turn_rules(mode: str) -> TurnRules:
     """What the mode changes in a turn's approvals: the file tools asked for no more in
-    `accept-edits`, only the reading tools in `read-only`."""
+    `accept-edits`, only the reading tools in `read-only`. The mode's id goes with the
+    rules, so the session is stored in it (cli/session.py)."""
     if mode == ACCEPT_EDITS:
-        return TurnRules(approved=EDIT_TOOLS)
+        return TurnRules(approved=EDIT_TOOLS, mode=mode)
     if mode == READ_ONLY:
-        return TurnRules(only_tools=READ_ONLY_TOOLS)
-    return TurnRules()
+        return TurnRules(only_tools=READ_ONLY_TOOLS, mode=mode)
+    return TurnRules(mode=ASK)
+
+
+def restored_mode(stored: str | None) -> str:
+    """The mode a stored session comes back in: the one it was left in, while this release
+    still has it; else (none chosen, or a mode since removed or renamed) `ask`, the
+    default, which asks for everything the terminal asks for and so is never looser."""
+    return stored if stored in MODE_IDS else ASK

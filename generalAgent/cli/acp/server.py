@@ -12,7 +12,9 @@ session started in the editor can be resumed in the terminal and the other way r
 `session/load` replays the stored conversation to the editor; `session/resume` does not;
 `session/list` gives the most recent. A session has two options, its model (MODEL_NAME
 and MODEL_CHOICES) and its approval mode (modes.py), each also offered the way older
-clients know (`modes`, `session/set_mode`). What the editor offers at `initialize`
+clients know (`modes`, `session/set_mode`). The mode is kept with the session in the
+catalog, so `session/load` and `session/resume` bring it back (a mode this release no
+longer has comes back as `ask`, and the user is told). What the editor offers at `initialize`
 (its files, its terminals) the tools use through editor.py; the MCP servers it passes
 with a session are started as the user's own (mcp_servers.py).
 
@@ -28,6 +30,7 @@ import concurrent.futures
 import io
 import logging
 import os
+import sqlite3
 import sys
 import threading
 from collections.abc import Callable
@@ -73,7 +76,15 @@ from acp.schema import (
 from rich.console import Console
 
 from generalAgent.cli.acp.editor import EditorBridge
-from generalAgent.cli.acp.modes import ASK, MODE_IDS, mode_choices, mode_state, turn_rules
+from generalAgent.cli.acp.modes import (
+    ASK,
+    MODE_IDS,
+    MODES,
+    mode_choices,
+    mode_state,
+    restored_mode,
+    turn_rules,
+)
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
 from generalAgent.cli.runtime import LoadedAgent
 from generalAgent.cli.session import SendOutcome, SessionController
@@ -204,7 +215,7 @@ class GeneralAgentACP:
     ) -> SetSessionConfigOptionResponse:
         session = self._session(session_id)
         if config_id == MODE_OPTION and value in MODE_IDS:
-            session.mode = str(value)
+            await self._keep_mode(session, str(value))
             await self._send(
                 session.id,
                 CurrentModeUpdate(session_update="current_mode_update", current_mode_id=session.mode),
@@ -224,7 +235,7 @@ class GeneralAgentACP:
             raise RequestError.invalid_params(
                 {"modeId": _("choose one of: {names}").format(names=", ".join(sorted(MODE_IDS)))}
             )
-        session.mode = mode_id
+        await self._keep_mode(session, mode_id)
         await self._send(
             session.id,
             ConfigOptionUpdate(session_update="config_option_update", config_options=self._options(session)),
@@ -242,10 +253,15 @@ class GeneralAgentACP:
                 await self._send(session.id, update_agent_thought_text(notice + "\n"))
             session.notices.clear()
             session.running.set()
+            ran_in = session.mode
             try:
                 outcome = await asyncio.to_thread(self._run_turn, agent, session, text)
             finally:
                 session.running.clear()
+            if session.mode != ran_in:
+                # Switched while the turn ran: the turn may have stored its own mode after
+                # the switch did (the session enters the catalog as the turn starts).
+                await self._keep_mode(session, session.mode)
         if outcome.blocked:  # a UserPromptSubmit hook: its line has gone to the editor
             return PromptResponse(stop_reason="refusal")
         result = outcome.result
@@ -393,15 +409,37 @@ class GeneralAgentACP:
             session.notices.append(line)
 
     async def _stored(self, session_id: str, cwd: str) -> AcpSession:
-        """A session of the catalog (the chat's and the editor's), opened for the editor."""
+        """A session of the catalog (the chat's and the editor's), opened for the editor in
+        the approval mode it was left in."""
         await self._loaded()
-        if self._sessions_catalog().get(session_id) is None:
+        info = self._sessions_catalog().get(session_id)
+        if info is None:
             raise RequestError.resource_not_found(session_id)
         if session_id in self.sessions:
             return self.sessions[session_id]
         session = self._open(session_id, cwd)
+        session.mode = restored_mode(info.approval_mode)
+        if info.approval_mode is not None and session.mode != info.approval_mode:
+            LOGGER.warning(
+                "session %s: unknown approval mode %r, now %s", session_id, info.approval_mode, ASK
+            )
+            default = next(mode for mode in MODES if mode.id == session.mode)
+            session.notices.append(
+                _("The approval mode {mode} no longer exists; this session is in {default} mode.").format(
+                    mode=info.approval_mode, default=_(default.name)
+                )
+            )
         await asyncio.to_thread(session.controller.start, "resume")
         return session
+
+    async def _keep_mode(self, session: AcpSession, mode: str) -> None:
+        """The session's approval mode from its next turn, kept with the session (once it is
+        in the catalog; else its first turn stores it: cli/session.py)."""
+        session.mode = mode
+        try:
+            await asyncio.to_thread(self._sessions_catalog().set_approval_mode, session.id, mode)
+        except sqlite3.Error as exc:  # the mode still holds in this process, and is stored with the next turn
+            LOGGER.warning("could not keep the approval mode of %s: %s", session.id, exc)
 
     async def _start_servers(self, session: AcpSession, servers: list[Any] | None) -> None:
         """The editor's MCP servers for this session (mcp_servers.py); what fails is said at

@@ -22,12 +22,15 @@ from generalAgent.cli.acp.modes import (
     READ_ONLY,
     READ_ONLY_TOOLS,
     mode_state,
+    restored_mode,
     turn_rules,
 )
 from generalAgent.cli.acp.view import TOOL_KINDS, AcpView, replay_updates
+from generalAgent.cli.session import TurnRules
 from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import load_settings
 from generalAgent.knowledge import open_store
+from generalAgent.sessions import SessionCatalog
 from generalAgent.tools.approval import ONLY_TOOLS, OUTSIDE_ONLY_TOOLS
 from generalAgent.tools.registry import parse_tools_yaml
 from tests.support.agent import build_test_agent, thread, user_turn
@@ -49,6 +52,26 @@ def test_read_only_allows_only_tools_that_read() -> None:
     changing = {name for name, kind in TOOL_KINDS.items() if kind in ("edit", "delete", "execute")}
     assert changing and not (READ_ONLY_TOOLS & changing)
     assert "delegate_task" not in READ_ONLY_TOOLS  # a sub-agent could change what the mode protects
+
+
+def test_a_stored_mode_comes_back_and_one_this_release_lacks_falls_back_to_ask(tmp_path: Path) -> None:
+    """The mode is read back from the catalog as it was stored; a mode a later (or earlier)
+    release had, a damaged value or none at all gives Ask, which limits and skips nothing."""
+    catalog = SessionCatalog(tmp_path / "sessions.db")
+    try:
+        for mode in MODES:
+            catalog.open_session(f"s-{mode.id}", "hi", tmp_path, approval_mode=mode.id)
+        catalog.open_session("s-gone", "hi", tmp_path, approval_mode="read-only")
+        catalog.set_approval_mode("s-gone", "plan")
+        catalog.open_session("s-terminal", "hi", tmp_path)
+        stored = {info.id: info.approval_mode for info in catalog.recent()}
+    finally:
+        catalog.close()
+    assert {restored_mode(stored[f"s-{mode.id}"]) for mode in MODES} == {ASK, ACCEPT_EDITS, READ_ONLY}
+    assert stored["s-gone"] == "plan" and stored["s-terminal"] is None
+    for unknown in (stored["s-gone"], stored["s-terminal"], "", "READ-ONLY", "read-only "):
+        assert restored_mode(unknown) == ASK
+    assert turn_rules(restored_mode("plan")) == TurnRules(mode=ASK)  # no approval added, no tool refused
 
 
 def test_the_editor_is_offered_every_mode() -> None:
