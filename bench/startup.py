@@ -261,6 +261,15 @@ def print_mode_ratio(runs: int, baseline: Path | None = None) -> dict[str, Any]:
             f"{prefix}cpu_ratio_median": round(statistics.median(cpu_ratios), 2),
             f"{prefix}cpu_ratios": [round(r, 2) for r in cpu_ratios],
         }
+    if baseline is not None:  # the two side by side, run by run: the closest comparison
+        paired = {
+            "wall": [mine / base for mine, base in zip(wall["current"], wall["baseline"], strict=True)],
+            "cpu": [mine / base for mine, base in zip(cpu["current"], cpu["baseline"], strict=True)],
+        }
+        result |= {
+            "current_vs_baseline_ratio_median": round(statistics.median(paired["wall"]), 3),
+            "current_vs_baseline_cpu_ratio_median": round(statistics.median(paired["cpu"]), 3),
+        }
     result["target"] = "<= 1.3"
     return result
 
