@@ -219,6 +219,7 @@ class BackgroundLoader:
             if servers is not None:
                 servers.close()
         finally:
+            resume_collector()  # load_agent does, unless the load ended before it
             self._done.set()
 
     def _load_with_servers(self) -> LoadedAgent:
