@@ -8,6 +8,7 @@ client to have reached it, and holds them open until it is closed.
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -62,10 +63,8 @@ class SilentServer:
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
         # shutdown wakes the accept() of the server's thread (close alone does not, on Linux).
-        try:
+        with contextlib.suppress(OSError):
             self._listener.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
         self._listener.close()
         self._thread.join(timeout=10)
         with self._lock:
