@@ -77,8 +77,9 @@ def test_ctrl_d_does_not_wait_for_a_hung_server_or_a_hung_embedding_endpoint(
 FROZEN_POSTGRES_ADDRESSES = 12
 
 
-def test_ctrl_d_while_the_agent_loads_leaves_at_once_and_stops_the_servers_it_started(
-    spawn_chat, cli_env: dict[str, str], workdir: Path
+@pytest.mark.parametrize("leave", ["ctrl-d", "/quit"])
+def test_leaving_while_the_agent_loads_is_at_once_and_stops_the_servers_it_started(
+    leave: str, spawn_chat, cli_env: dict[str, str], workdir: Path
 ) -> None:
     # The chat used to wait up to 15 s for the load to end before it stopped the MCP servers,
     # and left them running when the load took longer.
@@ -98,7 +99,10 @@ def test_ctrl_d_while_the_agent_loads_leaves_at_once_and_stops_the_servers_it_st
         while not processes_with(marker):
             assert time.monotonic() < deadline, "the load never started the MCP server"
             time.sleep(0.1)
-        child.sendeof()
+        if leave == "ctrl-d":
+            child.sendeof()
+        else:
+            child.sendline(leave)
         child.expect(pexpect.EOF, timeout=60)  # the load would go on for 120 s
         # It left before the load had tried every address: it did not wait for the load.
         assert postgres.connections < FROZEN_POSTGRES_ADDRESSES
