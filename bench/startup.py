@@ -17,8 +17,12 @@
 5. Turn time of the agent's graph beside plain LangGraph (`create_react_agent` +
    SqliteSaver) on the same growing history, in lockstep, at 10, 100 and 400 turns, with
    the growth exponent of each (turn_overhead_vs_plain).
+6. Leaving at once: seconds from Ctrl-D, pressed the moment the prompt shows (the agent
+   still loading), to the end of the process, with no MCP server and with one that never
+   answers, and whether that server outlived the chat (exit_while_loading); with
+   `--baseline DIR` that tree's chat in the same rotation.
 
-    python -m bench.startup [--runs 7] [--turns 100] [--parts prompt,print,overhead,versus_plain,mcp]
+    python -m bench.startup [--runs 7] [--turns 100] [--parts prompt,print,overhead,versus_plain,mcp,exit]
                             [--baseline DIR] [--repeat N]
 """
 
@@ -113,6 +117,71 @@ def mcp_start_up(runs: int) -> dict[str, object]:
         "first_message_offered_the_working_servers_tools": offered,
         "first_answer_ratio_working_vs_none": round(first["working"] / first["none"], 3),
         "first_answer_ratio_hanging_vs_working": round(first["hanging_and_working"] / first["working"], 3),
+    }
+
+
+def exit_while_loading(runs: int, baseline: Path | None = None) -> dict[str, Any]:
+    """Ctrl-D the moment the prompt shows, while the agent loads: seconds to the process's
+    end, without and with a stdio server that never answers; trees and set-ups interleaved."""
+    import uuid
+
+    import pexpect
+
+    from tests.support.mcp_config import stdio_entry
+    from tests.support.processes import processes_with
+
+    trees = {"current": None, "baseline": baseline} if baseline is not None else {"current": None}
+    seconds: dict[str, list[float]] = {}
+    left_running: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for _ in range(runs):
+            for setup in ("no_server", "hanging_server"):
+                for tree, source in trees.items():
+                    key = f"{tree}_{setup}"
+                    marker = f"bench-exit-{uuid.uuid4().hex[:8]}"
+                    home = Path(tmp) / marker
+                    (home / "folder").mkdir(parents=True)
+                    env = {
+                        **os.environ,
+                        "MODEL_NAME": "bench-model",
+                        "OPENAI_API_KEY": "sk-bench",
+                        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+                        "DATA_DIR": str(home / "data"),
+                        "PROMPT_TOOLKIT_NO_CPR": "1",
+                        "GENERALAGENT_CONFIG_DIR": str(home / "user-config"),
+                        "MCP_STARTUP_TIMEOUT": "120",
+                    }
+                    if source is not None:
+                        env["PYTHONPATH"] = str(source)
+                    if setup == "hanging_server":
+                        config = home / "mcp.json"
+                        servers = {"hang": stdio_entry("--hang", "--name", marker)}
+                        config.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+                        env["MCP_CONFIG"] = str(config)
+                    child = pexpect.spawn(
+                        sys.executable,
+                        ["-m", "generalAgent"],
+                        env=env,
+                        cwd=str(home / "folder"),
+                        encoding="utf-8",
+                        timeout=120,
+                    )
+                    if child.expect(["›", r"\[y/N\]"]) == 1:  # a folder not decided yet
+                        child.sendline("n")
+                        child.expect("›")
+                    started = time.perf_counter()
+                    child.sendcontrol("d")
+                    child.expect(pexpect.EOF)
+                    seconds.setdefault(key, []).append(time.perf_counter() - started)
+                    left = processes_with(marker) if setup == "hanging_server" else []
+                    left_running[key] = left_running.get(key, 0) + len(left)
+                    for pid in left:  # the bench cleans up what a chat left behind
+                        os.kill(pid, 15)
+    return {
+        "runs": runs,
+        "seconds_to_exit_median": {key: round(statistics.median(v), 3) for key, v in seconds.items()},
+        "seconds_to_exit_max": {key: round(max(v), 3) for key, v in seconds.items()},
+        "servers_left_running": left_running,
     }
 
 
@@ -261,6 +330,15 @@ def print_mode_ratio(runs: int, baseline: Path | None = None) -> dict[str, Any]:
             f"{prefix}cpu_ratio_median": round(statistics.median(cpu_ratios), 2),
             f"{prefix}cpu_ratios": [round(r, 2) for r in cpu_ratios],
         }
+    if baseline is not None:  # the two side by side, run by run: the closest comparison
+        paired = {
+            "wall": [mine / base for mine, base in zip(wall["current"], wall["baseline"], strict=True)],
+            "cpu": [mine / base for mine, base in zip(cpu["current"], cpu["baseline"], strict=True)],
+        }
+        result |= {
+            "current_vs_baseline_ratio_median": round(statistics.median(paired["wall"]), 3),
+            "current_vs_baseline_cpu_ratio_median": round(statistics.median(paired["cpu"]), 3),
+        }
     result["target"] = "<= 1.3"
     return result
 
@@ -402,7 +480,7 @@ def turn_overhead_vs_plain(marks: tuple[int, ...] = OVERHEAD_MARKS, window: int 
     return result
 
 
-PARTS = ("prompt", "print", "overhead", "versus_plain", "mcp")
+PARTS = ("prompt", "print", "overhead", "versus_plain", "mcp", "exit")
 
 
 def main() -> None:
@@ -416,7 +494,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         type=Path,
-        help="print: a source tree of another commit (git archive COMMIT | tar -x -C DIR) run in the same rotation",
+        help="print, exit: a source tree of another commit (git archive COMMIT | tar -x -C DIR) run in the same rotation",
     )
     args = parser.parse_args()
     parts = set(args.parts.split(","))
@@ -457,6 +535,8 @@ def main() -> None:
             }
     if "mcp" in parts:
         result["mcp_start_up"] = mcp_start_up(args.runs)
+    if "exit" in parts:
+        result["exit_while_loading"] = exit_while_loading(args.runs, args.baseline)
     print(json.dumps(result, indent=2))
 
 

@@ -49,7 +49,6 @@ from generalAgent.sessions import SessionCatalog
 
 LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
-LOAD_WAIT_AT_EXIT = 15.0  # seconds; loading takes about 2
 # A second Ctrl-C on an empty prompt within this many seconds quits.
 CTRL_C_QUIT_SECONDS = 3.0
 
@@ -134,12 +133,11 @@ class Chat:
             self._stop_mcp_servers()
 
     def _stop_mcp_servers(self) -> None:
-        """MCP servers are child processes (or sessions) of this chat: end them with it. Leaving
-        while the agent still loads waits for the load, or a server started meanwhile (one that
-        ignores its closed stdin) would outlive the chat."""
+        """MCP servers are child processes (or sessions) of this chat: end them with it, also
+        when the agent is still loading (the chat does not wait for the load)."""
         try:
-            self.loader.get(timeout=LOAD_WAIT_AT_EXIT).parts.mcp.close()
-        except Exception as exc:  # the agent never loaded, or a server would not stop
+            self.loader.stop_servers()
+        except Exception as exc:  # a server would not stop
             LOGGER.debug("MCP servers not stopped: %s", exc)
 
     def _loop(self) -> int:

@@ -5,6 +5,11 @@ must appear, so the chat starts loading them in a background thread and shows th
 prompt at once; the first message waits for the load only if it is not done yet.
 MCP servers are started first thing in that thread, on a loop of their own, and nothing
 waits for them (tools/mcp/manager.py).
+
+Leaving the chat never waits for the load either: the servers the load has started are
+stopped at once, the load stops at its next step (an import or PostgreSQL that is slow
+cannot be interrupted, but the thread is a daemon and the process does not wait for it),
+and what it still opens it closes itself.
 """
 
 from __future__ import annotations
@@ -14,10 +19,17 @@ import gc
 import sys
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
 from generalAgent.i18n import _
+
+if TYPE_CHECKING:
+    from generalAgent.tools.mcp.manager import MCPServerManager
+
+
+class LoadAbandoned(Exception):
+    """The chat ended before the agent had loaded; what the load made is closed."""
 
 
 @dataclass
@@ -57,9 +69,17 @@ class LoadedAgent:
         close_checkpointer(self.checkpointer)
 
 
-def load_agent(settings: Settings, model: Any = None) -> LoadedAgent:
+def load_agent(
+    settings: Settings,
+    model: Any = None,
+    mcp: MCPServerManager | None = None,
+    abandoned: threading.Event | None = None,
+) -> LoadedAgent:
+    """The agent, with `mcp`'s servers (the caller's to close, also when the load fails) or,
+    without one, the configured servers started here. `abandoned` set stops the load at its
+    next step with `LoadAbandoned`."""
     try:
-        return _load_agent(settings, model)
+        return _load_agent(settings, model, mcp, abandoned or threading.Event())
     finally:
         resume_collector()
 
@@ -84,20 +104,31 @@ def resume_collector() -> None:
         gc.enable()
 
 
-def _load_agent(settings: Settings, model: Any) -> LoadedAgent:
-    from generalAgent.tools.mcp.manager import MCPServerManager
+def _load_agent(
+    settings: Settings, model: Any, given: MCPServerManager | None, abandoned: threading.Event
+) -> LoadedAgent:
+    if given is None:
+        from generalAgent.tools.mcp.manager import MCPServerManager
 
-    # Before LangGraph is imported: the servers' processes start while the rest loads.
-    mcp = MCPServerManager.from_settings(settings).start()
-    from generalAgent.graph.builder import build_graph, build_parts
-    from generalAgent.graph.checkpoints import open_checkpointer
-
+        # Before LangGraph is imported: the servers' processes start while the rest loads.
+        mcp = MCPServerManager.from_settings(settings).start()
+    else:
+        mcp = given
     try:
+        _stop_if(abandoned)  # before the second or two of importing LangGraph
+        from generalAgent.graph.builder import build_graph, build_parts
+        from generalAgent.graph.checkpoints import close_checkpointer, open_checkpointer
+
         parts = build_parts(settings, model=model, mcp=mcp)
+        _stop_if(abandoned)  # before sessions.db (or PostgreSQL) is opened
         checkpointer = open_checkpointer(settings.paths)
     except BaseException:
-        mcp.close()
+        if given is None:
+            mcp.close()
         raise
+    if abandoned.is_set():  # opening the checkpointer outlasted the chat
+        close_checkpointer(checkpointer)
+        raise LoadAbandoned
     graph = build_graph(parts, checkpointer)
     notices = [_("Skipped: {warning}").format(warning=warning) for warning in parts.warnings]
     report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
@@ -106,6 +137,11 @@ def _load_agent(settings: Settings, model: Any) -> LoadedAgent:
     # The built-in knowledge folder is imported when a tool first opens the knowledge base
     # (ToolEnvironment.open_knowledge), not here: most turns never read it.
     return LoadedAgent(parts=parts, graph=graph, checkpointer=checkpointer, notices=notices)
+
+
+def _stop_if(abandoned: threading.Event) -> None:
+    if abandoned.is_set():
+        raise LoadAbandoned
 
 
 def limit_malloc_arenas(arenas: int = 2) -> None:
@@ -127,13 +163,19 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
 
 
 class BackgroundLoader:
-    """`start()` returns at once; `get()` waits for the agent, re-raising a load failure."""
+    """`start()` returns at once; `get()` waits for the agent, re-raising a load failure;
+    `stop_servers()` ends the MCP servers at the chat's end, whether the load is done or not."""
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._done = threading.Event()
+        self._abandoned = threading.Event()
         self._agent: LoadedAgent | None = None
         self._error: BaseException | None = None
+        # The load's MCP servers until one side closes them: the chat at its end, or the
+        # load when it fails. Taken under the lock, so they are closed exactly once.
+        self._lock = threading.Lock()
+        self._servers: MCPServerManager | None = None
         self._thread = threading.Thread(target=self._load, name="agent-loader", daemon=True)
 
     def start(self) -> BackgroundLoader:
@@ -154,10 +196,38 @@ class BackgroundLoader:
             raise TimeoutError("the agent is still loading")
         return self._agent
 
+    def stop_servers(self) -> None:
+        """The chat ends: stop the MCP servers now (a server still starting too, so none
+        outlives the chat), without waiting for a load still under way, which stops at its
+        next step."""
+        self._abandoned.set()
+        servers = self._take_servers()
+        if servers is not None:
+            servers.close()
+
+    def _take_servers(self) -> MCPServerManager | None:
+        with self._lock:
+            servers, self._servers = self._servers, None
+            return servers
+
     def _load(self) -> None:
         try:
-            self._agent = load_agent(self._settings)
+            self._agent = self._load_with_servers()
         except BaseException as exc:  # delivered to the caller of get()
             self._error = exc
+            servers = self._take_servers()
+            if servers is not None:
+                servers.close()
         finally:
+            resume_collector()  # load_agent does, unless the load ended before it
             self._done.set()
+
+    def _load_with_servers(self) -> LoadedAgent:
+        from generalAgent.tools.mcp.manager import MCPServerManager
+
+        servers = MCPServerManager.from_settings(self._settings)
+        with self._lock:  # started only if the chat has not ended yet, and then always stopped
+            if self._abandoned.is_set():
+                raise LoadAbandoned
+            self._servers = servers.start()
+        return load_agent(self._settings, mcp=servers, abandoned=self._abandoned)

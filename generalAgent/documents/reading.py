@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
-from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
+if TYPE_CHECKING:
+    # Only named in annotations: the chunker (its patterns compiled on import) loads when a
+    # document is chunked, not whenever a tool module names DocumentError (`-p` start-up).
+    from generalAgent.search.chunking import Block
 
 # (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
 ExtractProgress = Callable[[str, int, int], None]
@@ -61,6 +64,8 @@ class ExtractedDocument:
 
     @property
     def text(self) -> str:
+        from generalAgent.search.chunking import BLOCK_SEPARATOR
+
         return BLOCK_SEPARATOR.join(block.text for block in self.blocks)
 
 

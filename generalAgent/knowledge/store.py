@@ -391,7 +391,9 @@ class KnowledgeStore(IndexDatabase):
     ) -> tuple[list[tuple[str, str]], list[bytes] | None]:
         segmented = segment_rows(rows, self.segmenter, title)
         vectors = None
-        if self.embedder is not None and rows:
+        # Once embeddings failed, the rest of this store's work (the other pages of an import,
+        # the search after it) goes without them rather than waiting for the endpoint again.
+        if self.embedder is not None and rows and self.embedding_problem is None:
             try:
                 vectors = self.embedder.vectors([r.text for r in rows])
             except EmbeddingError as exc:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -66,6 +67,14 @@ class Embedder(ABC):
         return self.vectors([text])[0]
 
 
+# A request the endpoint failed in passing (a dropped connection, HTTP 408, 409, 429 or 5xx, the
+# failures the OpenAI client itself retries) is sent again after these pauses. One it did not
+# answer within EMBEDDING_TIMEOUT is not: the endpoint is hung, and asking again would keep
+# whoever waits (the first knowledge search of a turn) for another timeout, twice over.
+RETRY_PAUSES = (0.5, 2.0)
+RETRIED_STATUSES = frozenset({408, 409, 429})
+
+
 class EndpointEmbeddings(Embedder):
     """The configured OpenAI-compatible endpoint (OpenAI, DashScope, vLLM, Ollama, ...)."""
 
@@ -87,18 +96,28 @@ class EndpointEmbeddings(Embedder):
                 base_url=self._base_url,
                 api_key=self._api_key,
                 timeout=self._timeout,
-                max_retries=2,
+                max_retries=0,  # retried below, a timeout never
             )
-        try:
-            response = self._client.embeddings.create(
-                model=self.model, input=list(texts), encoding_format="float"
-            )
-        except openai.APIStatusError as exc:
-            raise EmbeddingError(
-                f"the endpoint refused EMBEDDING_MODEL={self.model} (HTTP {exc.status_code})"
-            ) from None
-        except openai.APIError as exc:
-            raise EmbeddingError(f"the embedding endpoint failed ({type(exc).__name__})") from None
+        for pause in (*RETRY_PAUSES, None):
+            try:
+                response = self._client.embeddings.create(
+                    model=self.model, input=list(texts), encoding_format="float"
+                )
+                break
+            except openai.APITimeoutError:
+                raise EmbeddingError(
+                    f"the embedding endpoint did not answer within {self._timeout:g} s (EMBEDDING_TIMEOUT)"
+                ) from None
+            except openai.APIStatusError as exc:
+                passing = exc.status_code in RETRIED_STATUSES or exc.status_code >= 500
+                if not passing or pause is None:
+                    raise EmbeddingError(
+                        f"the endpoint refused EMBEDDING_MODEL={self.model} (HTTP {exc.status_code})"
+                    ) from None
+            except openai.APIError as exc:
+                if not isinstance(exc, openai.APIConnectionError) or pause is None:
+                    raise EmbeddingError(f"the embedding endpoint failed ({type(exc).__name__})") from None
+            time.sleep(pause)
         ordered = sorted(response.data, key=lambda d: d.index)
         return [list(d.embedding) for d in ordered]
 

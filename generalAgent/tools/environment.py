@@ -86,6 +86,9 @@ class ToolEnvironment:
     _semantic: list[SemanticSession | None] = field(default_factory=list, repr=False)
     # The built-in knowledge folder, imported when a tool first opens the knowledge base.
     _builtin_knowledge: BuiltinKnowledge | None = field(default=None, repr=False)
+    # Why embeddings failed when the knowledge base was first read, if they did: stores opened
+    # later search by keyword at once instead of waiting for a hung endpoint again.
+    _embedding_problem: str | None = field(default=None, repr=False)
 
     def open_knowledge(self) -> KnowledgeStore:
         """The knowledge store, the built-in knowledge folder imported into it first (once per
@@ -98,12 +101,17 @@ class ToolEnvironment:
             if self._builtin_knowledge is None:
                 self._builtin_knowledge = BuiltinKnowledge(self.settings.paths.knowledge_dir)
             builtin = self._builtin_knowledge
+            known_problem = self._embedding_problem
         store = open_store(self.settings)
+        store.embedding_problem = known_problem
         try:
             builtin.check(store)
         except BaseException:
             store.close()
             raise
+        if store.embedding_problem is not None:
+            with self._lock:
+                self._embedding_problem = store.embedding_problem
         return store
 
     def drain_notices(self, translate: Callable[[str], str] = str) -> list[str]:

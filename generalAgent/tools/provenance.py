@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from generalAgent.knowledge.items import UNTRUSTED_SOURCE
-
-__all__ = ["OWN_WORDS", "UNTRUSTED_SOURCE", "read_untrusted_this_turn", "state_read_untrusted"]
+__all__ = ["OWN_WORDS", "read_untrusted_this_turn", "state_read_untrusted"]
 
 # Tools whose answers carry no text from outside the agent.
 OWN_WORDS = frozenset(

@@ -1,5 +1,6 @@
-"""Ctrl-D ends the chat: pressed while a command still runs, and with work still going on
-behind the prompt (an MCP server that never answers, an embedding endpoint that hangs)."""
+"""Ctrl-D ends the chat: pressed while a command still runs, with work still going on
+behind the prompt (an MCP server that never answers, an embedding endpoint that hangs),
+and while the agent is still loading."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from tests.support.mcp_config import stdio_entry, trust_folder, write_mcp_json
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.processes import processes_with
+from tests.support.silent_server import SilentServer
 from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
@@ -66,4 +68,45 @@ def test_ctrl_d_does_not_wait_for_a_hung_server_or_a_hung_embedding_endpoint(
     deadline = time.monotonic() + 30
     while processes_with(marker):
         assert time.monotonic() < deadline, "the hung MCP server outlived the chat"
+        time.sleep(0.2)
+
+
+# PostgreSQL is tried at each address of a multi-host DATABASE_URL in turn, for 10 s each
+# (POSTGRES_CONNECT_SECONDS): with a server that never answers listed this often, the agent's
+# load cannot end for two minutes.
+FROZEN_POSTGRES_ADDRESSES = 12
+
+
+@pytest.mark.parametrize("leave", ["ctrl-d", "/quit"])
+def test_leaving_while_the_agent_loads_is_at_once_and_stops_the_servers_it_started(
+    leave: str, spawn_chat, cli_env: dict[str, str], workdir: Path
+) -> None:
+    # The chat used to wait up to 15 s for the load to end before it stopped the MCP servers,
+    # and left them running when the load took longer.
+    marker = f"slow-{uuid.uuid4().hex[:8]}"
+    write_mcp_json(workdir, {"slow": stdio_entry("--hang", "--name", marker)})
+    trust_folder(workdir)
+    with SilentServer() as postgres:
+        hosts = ",".join(["127.0.0.1"] * FROZEN_POSTGRES_ADDRESSES)
+        database = f"host={hosts} port={postgres.port} user=agent dbname=agent"  # libpq's key=value form
+        env = {**cli_env, "MCP_STARTUP_TIMEOUT": "300", "DATABASE_URL": database}
+        child = spawn_chat(env=env)
+        expect_prompt(child)
+        # The load has started the server (still starting: it never answers) and now waits
+        # for PostgreSQL, which never answers either.
+        assert postgres.wait_for_connections(1, timeout=60), "the load never reached PostgreSQL"
+        deadline = time.monotonic() + 60
+        while not processes_with(marker):
+            assert time.monotonic() < deadline, "the load never started the MCP server"
+            time.sleep(0.1)
+        if leave == "ctrl-d":
+            child.sendeof()
+        else:
+            child.sendline(leave)
+        child.expect(pexpect.EOF, timeout=60)  # the load would go on for 120 s
+        # It left before the load had tried every address: it did not wait for the load.
+        assert postgres.connections < FROZEN_POSTGRES_ADDRESSES
+    deadline = time.monotonic() + 30
+    while processes_with(marker):
+        assert time.monotonic() < deadline, "the MCP server the load started outlived the chat"
         time.sleep(0.2)

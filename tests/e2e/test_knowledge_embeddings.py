@@ -13,6 +13,7 @@ import pytest
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.knowledge import open_store, search_knowledge
 from tests.support.openai_server import ScriptedOpenAIServer, hash_embedding
+from tests.support.silent_server import SilentServer
 
 pytestmark = pytest.mark.e2e
 
@@ -107,3 +108,34 @@ def test_indexed_documents_get_vectors_too(
         document = index.index_file(path)
         vectors = index.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0]
     assert document.total_chunks > 1 and vectors == document.total_chunks
+
+
+def test_the_first_read_waits_for_a_hung_endpoint_once_then_searches_by_keyword(data_dir: Path):
+    # The first search imports the built-in knowledge folder (two pages, several batches)
+    # before it searches: each batch, each retry of it and then the query waited for the
+    # endpoint in turn, EMBEDDING_TIMEOUT each.
+    from generalAgent.tools.environment import ToolEnvironment
+    from tests.support.tools import run_tool
+
+    with SilentServer() as hung:
+        settings = load_settings(
+            env_file=None,
+            model={"openai_api_key": "sk-test"},
+            paths={"data_dir": data_dir},
+            documents={
+                "embedding_model": "test-embed",
+                "embedding_timeout": 1,  # the endpoint never answers: this always runs out
+                "embedding_base_url": hung.url,
+                "embedding_batch_size": 2,
+            },
+        )
+        env = ToolEnvironment(settings=settings)
+        answer, _state = run_tool(settings, "search_knowledge", {"query": "EMBEDDING_MODEL"}, env=env)
+        asked = hung.connections
+        # A store opened later in the process (here a new tool's) knows it too: no second wait.
+        again, _state = run_tool(settings, "search_knowledge", {"query": "EMBEDDING_TIMEOUT"}, env=env)
+        asked_again = hung.connections
+    assert asked == 1, f"the hung endpoint was waited for {asked} times"
+    assert asked_again == 1 and "Semantic search is off for this session" in again
+    assert "Semantic search is off for this session" in answer and "keyword search still works" in answer
+    assert "EMBEDDING_MODEL" in answer.split("keyword search still works", 1)[1]  # keyword results follow

@@ -58,6 +58,8 @@ NOT_NEEDED = {
     "generalAgent.documents.tables": "query_table's engine: loaded when the tool is first called",
     "generalAgent.knowledge.store": "the knowledge base: opened when a knowledge tool is first called",
     "generalAgent.knowledge.builtin": "the built-in knowledge folder: imported when the knowledge base is first read",
+    "generalAgent.knowledge.items": "the knowledge records: add_knowledge marks a note untrusted when it stores one",
+    "generalAgent.search.chunking": "the chunker: only when a document is chunked or its blocks joined",
     "generalAgent.search.connection": "indexes.db: opened by a search or knowledge tool only",
 }
 # Not listed: rich.progress, rich.table, rich.syntax and pygments, which httpx's own

@@ -303,6 +303,8 @@ class ScriptedOpenAIServer:
         # `embeddings_released` is set (an endpoint that hangs on them).
         self.hold_embeddings_of = ""
         self.embeddings_released = threading.Event()
+        # HTTP statuses the next /embeddings requests are answered with, one each, first first.
+        self.embedding_failures: list[int] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -808,6 +810,13 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 inputs = [inputs]
             if server.hold_embeddings_of and any(server.hold_embeddings_of in str(t) for t in inputs):
                 server.embeddings_released.wait()
+            with server._lock:
+                failure = server.embedding_failures.pop(0) if server.embedding_failures else None
+            if failure is not None:
+                self._send_json(
+                    failure, {"error": {"message": f"failed with {failure}", "type": "server_error"}}
+                )
+                return
             data = [
                 {"object": "embedding", "index": i, "embedding": hash_embedding(str(text))}
                 for i, text in enumerate(inputs)

@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool, tool
 
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
-from generalAgent.tools.provenance import UNTRUSTED_SOURCE, state_read_untrusted
+from generalAgent.tools.provenance import state_read_untrusted
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -34,6 +34,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """
         # The store loads on the first call, not when the schema is built.
         from generalAgent.knowledge import STORE_ERRORS, open_store
+        from generalAgent.knowledge.items import UNTRUSTED_SOURCE
 
         untrusted = state_read_untrusted(runtime.state)
         try:

@@ -1,12 +1,14 @@
-"""The agent loader: the garbage collector paused for the chat's and -p's start is always resumed."""
+"""The agent loader: the garbage collector paused for the chat's and -p's start is always
+resumed, and a load the chat has left stops (tests/e2e/test_chat_exit.py has the servers)."""
 
 from __future__ import annotations
 
 import gc
+import threading
 
 import pytest
 
-from generalAgent.cli.runtime import load_agent, pause_collector
+from generalAgent.cli.runtime import BackgroundLoader, LoadAbandoned, load_agent, pause_collector
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.providers.factory import ModelNotConfigured
 
@@ -35,3 +37,19 @@ def test_a_running_collector_is_left_as_it_is(unconfigured: Settings) -> None:
     with pytest.raises(ModelNotConfigured):
         load_agent(unconfigured)
     assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_an_abandoned_load_stops_at_its_next_step(unconfigured: Settings) -> None:
+    # Unconfigured, the load would fail building the model: it stops before, with LoadAbandoned.
+    abandoned = threading.Event()
+    abandoned.set()
+    with pytest.raises(LoadAbandoned):
+        load_agent(unconfigured, abandoned=abandoned)
+
+
+def test_a_chat_that_ends_before_the_load_begins_gets_no_agent(unconfigured: Settings) -> None:
+    loader = BackgroundLoader(unconfigured)
+    loader.stop_servers()
+    loader.start()
+    with pytest.raises(LoadAbandoned):
+        loader.get(timeout=60)

@@ -1,4 +1,5 @@
-"""Where a local embedding model is found: a folder, or an installed package that ships one."""
+"""Where a local embedding model is found (a folder, or an installed package that ships one),
+and how the endpoint's failures are met: passing ones asked again, a hung endpoint once."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import load_settings
-from generalAgent.search.embeddings import embeddings_from_settings, model_folder, provider_embedding_model
+from generalAgent.search import embeddings
+from generalAgent.search.embeddings import (
+    EmbeddingError,
+    EndpointEmbeddings,
+    embeddings_from_settings,
+    model_folder,
+    provider_embedding_model,
+)
+from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.silent_server import SilentServer
 
 
 def test_a_package_that_is_the_model_folder_is_used_as_it_is(tmp_path: Path):
@@ -62,3 +72,47 @@ def test_a_named_model_is_used_as_named(data_dir: Path):
     )
     embedder = embeddings_from_settings(settings)
     assert embedder is not None and embedder.model == "bge-m3"
+
+
+@pytest.fixture
+def endpoint(openai_server: ScriptedOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> EndpointEmbeddings:
+    monkeypatch.setattr(embeddings, "RETRY_PAUSES", (0.0, 0.0))  # the pauses are not what is tested
+    return EndpointEmbeddings("test-embed", openai_server.base_url, "sk-test", batch_size=4, timeout=30)
+
+
+def embedding_requests(server: ScriptedOpenAIServer) -> int:
+    return len([r for r in server.requests if r.path.endswith("/embeddings")])
+
+
+def test_a_passing_failure_of_the_endpoint_is_asked_again(
+    endpoint: EndpointEmbeddings, openai_server: ScriptedOpenAIServer
+) -> None:
+    openai_server.embedding_failures = [503, 429]
+    assert len(endpoint.vectors(["a", "b"])) == 2
+    assert embedding_requests(openai_server) == 3
+
+
+def test_a_refusal_is_not_asked_again(
+    endpoint: EndpointEmbeddings, openai_server: ScriptedOpenAIServer
+) -> None:
+    openai_server.embedding_failures = [404]
+    with pytest.raises(EmbeddingError, match="HTTP 404"):
+        endpoint.vectors(["a"])
+    assert embedding_requests(openai_server) == 1
+
+
+def test_an_endpoint_failing_every_time_is_given_up_after_three_tries(
+    endpoint: EndpointEmbeddings, openai_server: ScriptedOpenAIServer
+) -> None:
+    openai_server.embedding_failures = [500, 500, 500, 500]
+    with pytest.raises(EmbeddingError, match="HTTP 500"):
+        endpoint.vectors(["a"])
+    assert embedding_requests(openai_server) == 3
+
+
+def test_a_hung_endpoint_is_waited_for_once() -> None:
+    with SilentServer() as hung:
+        endpoint = EndpointEmbeddings("test-embed", hung.url, "sk-test", batch_size=4, timeout=1)
+        with pytest.raises(EmbeddingError, match="did not answer within 1 s"):
+            endpoint.vectors(["a"])
+        assert hung.connections == 1
