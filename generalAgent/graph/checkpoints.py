@@ -25,7 +25,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import ormsgpack
 from langchain_core.messages import BaseMessage
@@ -350,15 +350,17 @@ def open_postgres_checkpointer(url: str) -> Any:
 
 
 def describe_database_url(url: str) -> str:
-    """host:port/database (user), never the password."""
+    """host:port/database (user), never the password. The hosts are shown as written: libpq's
+    URL may list several (`host1:5432,host2:5433`), which urllib's `port` cannot read."""
     if "://" not in url:
         return "the server in DATABASE_URL"
     parts = urlsplit(url)
-    host = parts.hostname or "localhost"
-    port = f":{parts.port}" if parts.port else ""
-    database = parts.path.lstrip("/") or "(default database)"
-    user = f" as {parts.username}" if parts.username else ""
-    return f"{host}{port}/{database}{user}"
+    userinfo, _at, hosts = parts.netloc.rpartition("@")
+    name = unquote(userinfo.partition(":")[0])
+    database = unquote(parts.path.lstrip("/")) or "(default database)"
+    user = f" as {name}" if name else ""
+    hosts = hosts or parse_qs(parts.query).get("host", ["localhost"])[0]  # a socket folder, perhaps
+    return f"{hosts}/{database}{user}"
 
 
 def _first_line(exc: BaseException, url: str) -> str:

@@ -15,7 +15,11 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from generalAgent.config.settings import Settings
-from generalAgent.graph.checkpoints import AUTO_VACUUM_INCREMENTAL, open_sqlite_checkpointer
+from generalAgent.graph.checkpoints import (
+    AUTO_VACUUM_INCREMENTAL,
+    describe_database_url,
+    open_sqlite_checkpointer,
+)
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -242,3 +246,21 @@ def test_a_changed_message_is_packed_again() -> None:
     question.id = "3"
     messages.append(question)
     assert packer.dumps(("t", ""), checkpoint) == plain.dumps_typed(checkpoint)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://ana:s3cret@db.example:5433/agent", "db.example:5433/agent as ana"),
+        # libpq lists several hosts in one URL; urllib cannot read a port out of that
+        ("postgresql://ana:s3cret@h1:5432,h2:5433/agent", "h1:5432,h2:5433/agent as ana"),
+        ("postgresql://%E7%94%A8%E6%88%B7:p%40ss@[::1]:5432/%E4%BC%9A%E8%AF%9D", "[::1]:5432/会话 as 用户"),
+        ("postgresql:///agent?host=/var/run/postgresql", "/var/run/postgresql/agent"),
+        ("postgresql:///agent", "localhost/agent"),
+        ("postgresql://db", "db/(default database)"),
+        ("host=db dbname=agent password=s3cret", "the server in DATABASE_URL"),
+    ],
+)
+def test_a_database_url_is_described_without_its_password(url: str, shown: str) -> None:
+    assert describe_database_url(url) == shown
+    assert "s3cret" not in describe_database_url(url) and "p@ss" not in describe_database_url(url)
