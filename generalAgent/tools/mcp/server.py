@@ -9,8 +9,10 @@ connection is current, so a restart changes nothing the model sees.
 What can go wrong, and what each becomes:
 - it does not start within MCP_STARTUP_TIMEOUT (or cannot start at all): `ServerUnavailable`,
   with a one-line reason, and the process is stopped;
-- its connection was already gone when a call was sent (it died while idle): it is
-  restarted and the call sent again, once;
+- it died while idle: before a call is sent, a stdio server's process is looked at (its
+  exit is certain and costs nothing to learn, whereas the end of its output may not have
+  been read yet); a process that has exited, or a connection already seen closed, is
+  restarted and the call sent to the new one, once, and the manager tells the user;
 - it dies during a call: `ServerStopped` (the call may have half-run, so it is not
   repeated); the next call restarts it;
 - a call outlasts its timeout: `CallTimedOut`; the call is abandoned, the server keeps running.
@@ -25,15 +27,18 @@ import asyncio
 import collections
 import logging
 import os
+import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 import httpx
+import mcp.client.stdio as sdk_stdio
 from langchain_core.tools import StructuredTool
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp import ClientSession, StdioServerParameters
@@ -56,6 +61,9 @@ HTTP_CONNECT_TIMEOUT = 30.0
 # Streamable HTTP keeps a response stream open while a tool runs; the call timeout bounds it.
 HTTP_READ_TIMEOUT = 3_600.0
 _CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+# Where the SDK's spawn hook (below) leaves the process it started for the connection
+# being opened; a ContextVar, because the spawn runs in that connection's own task.
+_SPAWNED: ContextVar[list[Any] | None] = ContextVar("mcp_spawned", default=None)
 
 
 class ServerUnavailable(Exception):
@@ -78,13 +86,27 @@ class CallFailed(Exception):
     """The server refused the call (an unknown tool, invalid arguments); the message says why."""
 
 
+class ProcessExited(Exception):
+    """A stdio server's process had ended before a call was sent to it."""
+
+
 class MCPServer:
     """One configured server. Every coroutine here runs on the manager's event loop."""
 
-    def __init__(self, config: MCPServerConfig, startup_timeout: float, log_dir: Path | None) -> None:
+    def __init__(
+        self,
+        config: MCPServerConfig,
+        startup_timeout: float,
+        log_dir: Path | None,
+        restarted: Callable[[str], None] | None = None,
+    ) -> None:
         self.config = config
         self.startup_timeout = startup_timeout
         self.log_dir = log_dir
+        # Told (with why it had stopped) when a server found dead while idle is running again.
+        self._restarted = restarted
+        self._idle_death = ""  # why the server was found dead before a call, until it restarts
+        self._process: Any = None  # a stdio server's child process (anyio's), once spawned
         self.state: State = "off"
         self.detail = config.problem or ""  # why it failed or stopped
         self.started_in: float | None = None  # seconds the last successful start took
@@ -120,6 +142,7 @@ class MCPServer:
             self._task = asyncio.create_task(
                 self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
             )
+            idle_death, self._idle_death = self._idle_death, ""
             try:
                 self.listed = await ready
             except Exception as exc:
@@ -137,6 +160,8 @@ class MCPServer:
             LOGGER.info(
                 "MCP server %s ready in %.2f s with %d tools", self.handle, self.started_in, len(self.listed)
             )
+            if idle_death and self._restarted is not None:
+                self._restarted(idle_death)
 
     async def stop(self) -> None:
         await self._shutdown()
@@ -186,6 +211,7 @@ class MCPServer:
                 raise
         finally:
             self._session = None
+            self._process = None
             ended.set()
 
     @asynccontextmanager
@@ -196,12 +222,14 @@ class MCPServer:
             parameters = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
             )
+            _hook_sdk_spawn()
+            spawned: list[Any] = []
+            _SPAWNED.set(spawned)  # this connection's task only: a task has its own context
             try:
-                async with (
-                    stdio_client(parameters, errlog=self._stderr.writer) as (read, write),
-                    ClientSession(read, write, client_info=CLIENT) as session,
-                ):
-                    yield session
+                async with stdio_client(parameters, errlog=self._stderr.writer) as (read, write):
+                    self._process = spawned[-1] if spawned else None
+                    async with ClientSession(read, write, client_info=CLIENT) as session:
+                        yield session
             finally:
                 self._stderr.close_writer()
         else:
@@ -218,19 +246,31 @@ class MCPServer:
 
     # -- calls ----------------------------------------------------------------------
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
-        """The adapter's (content, artifact) for one call, restarting the server if it is down."""
+        """The adapter's (content, artifact) for one call, restarting the server if it is down.
+
+        A server that died while idle is restarted once per call and the call goes to the new
+        process; one that is found dead again right after its restart is not running, and
+        nothing was sent to it. Only a death after the call was sent is `ServerStopped`.
+        """
         for attempt in (1, 2):
             await self.start()
             listed = self.listed.get(tool)
             if listed is None or listed.coroutine is None:
                 raise CallFailed(f"the server no longer offers the tool {tool!r}")
+            if self.process_exited():
+                # Seen before anything is written: the SDK may not have read the end of the
+                # process's output yet, and would send the call to a dead server.
+                self._died_while_idle(ProcessExited())
+                if attempt == 2:
+                    raise ServerUnavailable(self.detail)
+                continue
             try:
                 return await self._call_while_connected(listed.coroutine(**arguments), timeout)
             except _CLOSED as exc:
                 # Nothing was sent: the connection had already ended (the server died while idle).
-                self._mark_stopped(exc)
+                self._died_while_idle(exc)
                 if attempt == 2:
-                    raise ServerStopped from None
+                    raise ServerUnavailable(self.detail) from None
             except McpError as exc:
                 if exc.error.code != CONNECTION_CLOSED:
                     raise CallFailed(exc.error.message) from None
@@ -267,10 +307,36 @@ class MCPServer:
             raise ServerStopped
         raise CallTimedOut
 
-    def _mark_stopped(self, exc: BaseException) -> None:
-        if self.state == "ready":
-            self.state, self.detail = "stopped", self.describe_failure(exc)
-            LOGGER.warning("MCP server %s stopped: %s", self.handle, self.detail)
+    def process_exited(self) -> bool:
+        """Whether a stdio server's process has ended (HTTP servers: never known, False).
+
+        The exit status is asked of the system without collecting it (WNOWAIT), so a process
+        that has died is seen at once, before the event loop's child watcher gets to it.
+        """
+        process = self._process
+        if process is None:
+            return False
+        if getattr(process, "returncode", None) is not None:
+            return True
+        if sys.platform == "win32":  # no waitid: the child watcher's returncode is all there is
+            return False
+        try:
+            status = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # already collected by the child watcher: it has exited
+            return True
+        return status is not None
+
+    def _died_while_idle(self, exc: BaseException) -> None:
+        if self._mark_stopped(exc):
+            self._idle_death = self.detail
+
+    def _mark_stopped(self, exc: BaseException) -> bool:
+        """Ready → stopped, once per connection; True when this call made the change."""
+        if self.state != "ready":
+            return False
+        self.state, self.detail = "stopped", self.describe_failure(exc)
+        LOGGER.warning("MCP server %s stopped: %s", self.handle, self.detail)
+        return True
 
     # -- reporting ------------------------------------------------------------------
     def describe_failure(self, exc: BaseException) -> str:
@@ -293,7 +359,7 @@ class MCPServer:
             text = f"answered HTTP {status}{hint}"
         elif isinstance(exc, httpx.ConnectError):
             text = f"cannot connect to {config.shown_target}"
-        elif isinstance(exc, (McpError, httpx.TransportError, *_CLOSED)):
+        elif isinstance(exc, (McpError, httpx.TransportError, ProcessExited, *_CLOSED)):
             text = "the connection closed" if config.transport == "http" else "the process exited"
         else:
             text = f"{type(exc).__name__}: {exc}"
@@ -369,6 +435,30 @@ def _open_log(path: Path | None) -> Any:
         return private_file(path).open(mode, encoding="utf-8")  # 0600 in a 0700 folder
     except OSError:
         return None
+
+
+def _hook_sdk_spawn() -> None:
+    """Hand each process the SDK's stdio transport starts to the connection that asked.
+
+    `stdio_client` keeps its child process to itself, yet that process's exit is the one
+    certain sign that a server died while idle. Its spawn function is wrapped once; the
+    wrapper passes on whatever it is given and returns the process unchanged. Should a
+    later SDK rename the function, nothing is hooked and calls go out as before (the
+    died-while-idle test in tests/unit/tools/test_mcp_servers.py then fails).
+    """
+    spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "hands_over_process", False):
+        return
+
+    async def spawn_and_hand_over(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        spawned = _SPAWNED.get()
+        if spawned is not None:
+            spawned.append(process)
+        return process
+
+    spawn_and_hand_over.hands_over_process = True  # type: ignore[attr-defined]
+    sdk_stdio._create_platform_compatible_process = spawn_and_hand_over
 
 
 def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
