@@ -90,14 +90,15 @@ def build_server(name: str = "notes") -> FastMCP:
 
 
 @contextmanager
-def serve_http(name: str = "remote") -> Iterator[str]:
-    """A streamable HTTP server on a free loopback port, for the duration; yields its URL."""
+def serve_http(name: str = "remote", port: int = 0) -> Iterator[str]:
+    """A streamable HTTP server on loopback (a free port, or `port` to stand in for a server
+    that restarted), for the duration; yields its URL."""
     import uvicorn
 
     app = build_server(name).streamable_http_app()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)

@@ -12,7 +12,9 @@ What can go wrong, and what each becomes:
 - it died while idle: before a call is sent, a stdio server's process is looked at (its
   exit is certain and costs nothing to learn, whereas the end of its output may not have
   been read yet); a process that has exited, or a connection already seen closed, is
-  restarted and the call sent to the new one, once, and the manager tells the user;
+  restarted and the call sent to the new one, once, and the manager tells the user; an
+  HTTP server that answers 404 to our session (it restarted and forgot it) refused the
+  call unread, and is reconnected the same way;
 - it dies during a call: `ServerStopped` (the call may have half-run, so it is not
   repeated); the next call restarts it;
 - a call outlasts its timeout: `CallTimedOut`; the call is abandoned, the server keeps running.
@@ -90,6 +92,10 @@ class ProcessExited(Exception):
     """A stdio server's process had ended before a call was sent to it."""
 
 
+class SessionLost(Exception):
+    """An HTTP server answered 404 to the session's id: it no longer knows the session."""
+
+
 class MCPServer:
     """One configured server. Every coroutine here runs on the manager's event loop."""
 
@@ -107,6 +113,7 @@ class MCPServer:
         self._restarted = restarted
         self._idle_death = ""  # why the server was found dead before a call, until it restarts
         self._process: Any = None  # a stdio server's child process (anyio's), once spawned
+        self._session_lost = False  # an HTTP server answered 404 to this connection's session
         self.state: State = "off"
         self.detail = config.problem or ""  # why it failed or stopped
         self.started_in: float | None = None  # seconds the last successful start took
@@ -139,6 +146,7 @@ class MCPServer:
             started = time.monotonic()
             ready: asyncio.Future[dict[str, StructuredTool]] = asyncio.get_running_loop().create_future()
             self._stop, self._ended = asyncio.Event(), asyncio.Event()
+            self._session_lost = False
             self._task = asyncio.create_task(
                 self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
             )
@@ -236,6 +244,7 @@ class MCPServer:
             client = httpx.AsyncClient(
                 headers=dict(config.headers),
                 timeout=httpx.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT),
+                event_hooks={"response": [self._watch_session]},
             )
             async with (
                 client,
@@ -272,6 +281,13 @@ class MCPServer:
                 if attempt == 2:
                     raise ServerUnavailable(self.detail) from None
             except McpError as exc:
+                if self._session_lost:
+                    # The server refused the call unread (404 to our session): it restarted while
+                    # idle. (The SDK words that error by version; the 404 itself is certain.)
+                    self._died_while_idle(SessionLost())
+                    if attempt == 2:
+                        raise ServerUnavailable(self.detail) from None
+                    continue
                 if exc.error.code != CONNECTION_CLOSED:
                     raise CallFailed(exc.error.message) from None
                 self._mark_stopped(exc)
@@ -326,6 +342,12 @@ class MCPServer:
             return True
         return status is not None
 
+    async def _watch_session(self, response: httpx.Response) -> None:
+        """Every HTTP answer: a 404 to a request that carried our session id means the server
+        no longer knows the session, which the MCP specification answers with a new one."""
+        if response.status_code == 404 and "mcp-session-id" in response.request.headers:
+            self._session_lost = True
+
     def _died_while_idle(self, exc: BaseException) -> None:
         if self._mark_stopped(exc):
             self._idle_death = self.detail
@@ -357,6 +379,8 @@ class MCPServer:
             status = exc.response.status_code
             hint = " (check its 'headers')" if status in {401, 403} else ""
             text = f"answered HTTP {status}{hint}"
+        elif isinstance(exc, SessionLost):
+            text = "the server had ended its session"
         elif isinstance(exc, httpx.ConnectError):
             text = f"cannot connect to {config.shown_target}"
         elif isinstance(exc, (McpError, httpx.TransportError, ProcessExited, *_CLOSED)):

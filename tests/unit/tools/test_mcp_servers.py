@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from langchain_core.messages import AIMessage, ToolMessage
@@ -298,6 +299,28 @@ def test_an_http_server_that_went_away_is_a_clear_error(tmp_path: Path) -> None:
         with pytest.raises(ToolError, match="MCP server gone"):
             tools["gone__echo"].invoke({"text": "down"})
         assert time.monotonic() - started < 30
+    finally:
+        manager.close()
+
+
+def test_an_http_server_restarted_while_idle_gets_a_new_session_and_the_call(tmp_path: Path) -> None:
+    """The restarted server answers 404 to the old session, refusing the call unread: the
+    client opens a new session and sends the call there, once (as the MCP specification asks)."""
+    with serve_http("again") as url:
+        manager = start_manager(tmp_path, {"again": {"type": "http", "url": url, "trust": True}})
+        manager.wait_for_startup()
+        tools = tools_by_name(manager)
+        assert tools["again__echo"].invoke({"text": "first"}) == "first"
+    try:
+        with serve_http("again", port=int(urlsplit(url).port or 0)):
+            answer = run_through_tools_node(tools["again__echo"], {"text": "second"})
+            assert answer.status == "success", answer.content
+            assert answer.content == "second"
+            assert tools["again__add"].invoke({"a": 2, "b": 3}) == "5"
+        assert manager.drain_notices() == [
+            "MCP server again had stopped while idle (the server had ended its session); "
+            "the next call restarted it."
+        ]
     finally:
         manager.close()
 
