@@ -12,9 +12,10 @@ What can go wrong, and what each becomes:
 - it died while idle: before a call is sent, a stdio server's process is looked at (its
   exit is certain and costs nothing to learn, whereas the end of its output may not have
   been read yet); a process that has exited, or a connection already seen closed, is
-  restarted and the call sent to the new one, once, and the manager tells the user; an
+  restarted and the call sent to the new one, once, and the manager tells the user. An
   HTTP server that answers 404 to our session (it restarted and forgot it) refused the
-  call unread, and is reconnected the same way;
+  call unread, and one that cannot be connected to never got it: both are reconnected the
+  same way (a server still down is then not running, not "stopped during this call");
 - it dies during a call: `ServerStopped` (the call may have half-run, so it is not
   repeated); the next call restarts it;
 - a call outlasts its timeout: `CallTimedOut`; the call is abandoned, the server keeps running.
@@ -96,6 +97,14 @@ class SessionLost(Exception):
     """An HTTP server answered 404 to the session's id: it no longer knows the session."""
 
 
+class NotReached(Exception):
+    """An HTTP server could not be connected to for the one call in flight: it never got it."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class MCPServer:
     """One configured server. Every coroutine here runs on the manager's event loop."""
 
@@ -114,6 +123,8 @@ class MCPServer:
         self._idle_death = ""  # why the server was found dead before a call, until it restarts
         self._process: Any = None  # a stdio server's child process (anyio's), once spawned
         self._session_lost = False  # an HTTP server answered 404 to this connection's session
+        self._ended_by: BaseException | None = None  # what ended the current connection
+        self._in_flight = 0  # calls sent on the current connection and not answered yet
         self.state: State = "off"
         self.detail = config.problem or ""  # why it failed or stopped
         self.started_in: float | None = None  # seconds the last successful start took
@@ -146,7 +157,7 @@ class MCPServer:
             started = time.monotonic()
             ready: asyncio.Future[dict[str, StructuredTool]] = asyncio.get_running_loop().create_future()
             self._stop, self._ended = asyncio.Event(), asyncio.Event()
-            self._session_lost = False
+            self._session_lost, self._ended_by = False, None
             self._task = asyncio.create_task(
                 self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
             )
@@ -213,6 +224,7 @@ class MCPServer:
                 await stop.wait()
         except BaseException as exc:
             _fail(ready, exc)
+            self._ended_by = _leaf(exc)
             if self.state == "ready" and not stop.is_set():
                 self.state, self.detail = "stopped", self.describe_failure(exc)
             if isinstance(exc, asyncio.CancelledError):
@@ -266,28 +278,18 @@ class MCPServer:
             listed = self.listed.get(tool)
             if listed is None or listed.coroutine is None:
                 raise CallFailed(f"the server no longer offers the tool {tool!r}")
-            if self.process_exited():
-                # Seen before anything is written: the SDK may not have read the end of the
-                # process's output yet, and would send the call to a dead server.
-                self._died_while_idle(ProcessExited())
-                if attempt == 2:
-                    raise ServerUnavailable(self.detail)
-                continue
             try:
+                if self.process_exited():
+                    # Seen before anything is written: the SDK may not have read the end of the
+                    # process's output yet, and would send the call to a dead server.
+                    raise ProcessExited
                 return await self._call_while_connected(listed.coroutine(**arguments), timeout)
-            except _CLOSED as exc:
-                # Nothing was sent: the connection had already ended (the server died while idle).
+            except (ProcessExited, SessionLost, NotReached, *_CLOSED) as exc:
+                # Nothing reached the server (_CLOSED: the connection had already ended).
                 self._died_while_idle(exc)
                 if attempt == 2:
                     raise ServerUnavailable(self.detail) from None
             except McpError as exc:
-                if self._session_lost:
-                    # The server refused the call unread (404 to our session): it restarted while
-                    # idle. (The SDK words that error by version; the 404 itself is certain.)
-                    self._died_while_idle(SessionLost())
-                    if attempt == 2:
-                        raise ServerUnavailable(self.detail) from None
-                    continue
                 if exc.error.code != CONNECTION_CLOSED:
                     raise CallFailed(exc.error.message) from None
                 self._mark_stopped(exc)
@@ -307,17 +309,28 @@ class MCPServer:
         ended = self._ended
         call_task = asyncio.ensure_future(call)
         end_task = asyncio.ensure_future(ended.wait())
+        self._in_flight += 1
         try:
             done, _ = await asyncio.wait(
                 {call_task, end_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
+            alone = self._in_flight == 1
         finally:
+            self._in_flight -= 1
             end_task.cancel()
             if not call_task.done():
                 call_task.cancel()
         if call_task in done:
+            if self._session_lost and isinstance(call_task.exception(), McpError):
+                # Refused unread (404 to our session: the server restarted while idle). The SDK
+                # words that error differently by version; the 404 itself is certain.
+                raise SessionLost
             return call_task.result()
         if end_task in done:
+            if alone and isinstance(self._ended_by, (httpx.ConnectError, httpx.ConnectTimeout)):
+                # A request's connection was never opened, and this call is the only request:
+                # it never left. (With others in flight, whose it was is not known.)
+                raise NotReached(self._ended_by)
             if self.state == "ready":
                 self.state, self.detail = "stopped", "the connection closed"
             raise ServerStopped
@@ -349,21 +362,22 @@ class MCPServer:
             self._session_lost = True
 
     def _died_while_idle(self, exc: BaseException) -> None:
-        if self._mark_stopped(exc):
+        """Nothing reached the server: the restart that follows is told to the user, once."""
+        self._mark_stopped(exc)
+        if self.state == "stopped":
             self._idle_death = self.detail
 
-    def _mark_stopped(self, exc: BaseException) -> bool:
-        """Ready → stopped, once per connection; True when this call made the change."""
-        if self.state != "ready":
-            return False
-        self.state, self.detail = "stopped", self.describe_failure(exc)
-        LOGGER.warning("MCP server %s stopped: %s", self.handle, self.detail)
-        return True
+    def _mark_stopped(self, exc: BaseException) -> None:
+        if self.state == "ready":
+            self.state, self.detail = "stopped", self.describe_failure(exc)
+            LOGGER.warning("MCP server %s stopped: %s", self.handle, self.detail)
 
     # -- reporting ------------------------------------------------------------------
     def describe_failure(self, exc: BaseException) -> str:
         """One line: what went wrong, with the server's last stderr line when it exited."""
         exc = _leaf(exc)
+        if isinstance(exc, NotReached):
+            exc = exc.cause
         config = self.config
         if isinstance(exc, StartCancelled):
             text = str(exc)

@@ -296,9 +296,16 @@ def test_an_http_server_that_went_away_is_a_clear_error(tmp_path: Path) -> None:
         assert tools["gone__echo"].invoke({"text": "up"}) == "up"
     try:
         started = time.monotonic()
-        with pytest.raises(ToolError, match="MCP server gone"):
+        # The connection could not be opened, so the call never left: the server is reported
+        # as not running, never as "stopped during this call" (which says it may have run).
+        with pytest.raises(ToolError) as raised:
             tools["gone__echo"].invoke({"text": "down"})
         assert time.monotonic() - started < 30
+        assert str(raised.value) == (
+            f"the MCP server gone is not running and could not be restarted: cannot connect to {url}. "
+            "Tell the user."
+        )
+        assert manager.status("gone").state == "failed"
     finally:
         manager.close()
 
