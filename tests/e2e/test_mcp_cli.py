@@ -113,7 +113,7 @@ def test_a_server_that_died_while_idle_answers_the_next_call_and_the_user_hears_
 
     openai_server.add(Reply(tool_calls=[first]))
     openai_server.responder = kill_then_call
-    write_mcp_json(workdir, {"notes": stdio_entry(trust=True)})
+    write_mcp_json(workdir, {"notes": stdio_entry("--quick", trust=True)})
     trust_folder(workdir)
     try:
         result = run_cli(["-p", "use my tools"], cli_env, workdir)

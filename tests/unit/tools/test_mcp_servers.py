@@ -163,7 +163,7 @@ def test_a_server_that_died_while_idle_answers_the_next_call_from_a_new_process(
     the output pipe open, as a helper process the server started would, so the end is never
     read and only a look at the process itself shows that it is gone.
     """
-    manager = start_manager(tmp_path, {"fragile": stdio_entry(trust=True)})
+    manager = start_manager(tmp_path, {"fragile": stdio_entry("--quick", trust=True)})
     try:
         manager.wait_for_startup()
         tools = tools_by_name(manager)
