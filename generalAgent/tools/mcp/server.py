@@ -30,7 +30,6 @@ import asyncio
 import collections
 import logging
 import os
-import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -347,10 +346,11 @@ class MCPServer:
             return False
         if getattr(process, "returncode", None) is not None:
             return True
-        if sys.platform == "win32":  # no waitid: the child watcher's returncode is all there is
+        waitid = getattr(os, "waitid", None)
+        if waitid is None:  # Windows, macOS: the child watcher's returncode is all there is
             return False
         try:
-            status = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            status = waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
         except ChildProcessError:  # already collected by the child watcher: it has exited
             return True
         return status is not None
