@@ -19,7 +19,7 @@ from tests.support.history import tool_text
 from tests.support.mcp_config import stdio_entry, trust_folder, write_mcp_json
 from tests.support.mcp_server import serve_http
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
-from tests.support.processes import alive
+from tests.support.processes import gone
 from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
@@ -107,7 +107,7 @@ def test_a_server_that_died_while_idle_answers_the_next_call_and_the_user_hears_
         held.append(open(f"/proc/{pid}/fd/1", "wb"))  # noqa: SIM115  # closed after the run
         os.kill(pid, signal.SIGKILL)
         deadline = time.monotonic() + 60
-        while alive(pid) and time.monotonic() < deadline:
+        while not gone(pid) and time.monotonic() < deadline:  # collected by the agent
             time.sleep(0.05)
         return Reply(tool_calls=[second])
 
@@ -125,7 +125,7 @@ def test_a_server_that_died_while_idle_answers_the_next_call_and_the_user_hears_
     answers: dict[str, str] = {}
     for request in openai_server.chat_requests[1:]:
         answers.update(tool_answers(request))
-    assert len(held) == 1 and not alive(int(answers[first.id]))
+    assert len(held) == 1 and gone(int(answers[first.id]))
     assert answers[second.id] == "still here"
     notice = "MCP server notes had stopped while idle (the process exited); the next call restarted it."
     assert plain(result.stderr).count(notice) == 1, result.stderr

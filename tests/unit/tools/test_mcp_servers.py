@@ -25,7 +25,7 @@ from generalAgent.tools.mcp.config import load_mcp_config
 from generalAgent.tools.mcp.manager import MCPServerManager
 from tests.support.mcp_config import stdio_entry, write_mcp_json
 from tests.support.mcp_server import serve_http
-from tests.support.processes import alive, processes_with
+from tests.support.processes import gone, processes_with
 
 SECRET = "tok-SECRET-0123456789"
 RESULT_CAP = 60_000  # the tools node's cap, as TOOL_RESULT_MAX_CHARS sets it by default
@@ -151,19 +151,25 @@ def test_a_server_that_crashes_mid_call_is_restarted_by_the_next_call(tmp_path: 
         manager.close()
 
 
-@pytest.mark.parametrize("output_held", [False, True], ids=["plain", "output-held"])
+@pytest.mark.parametrize(
+    ("flags", "output_held"),
+    [(("--quick",), False), (("--quick",), True), ((), False)],
+    ids=["plain", "output-held", "sdk-server"],
+)
 def test_a_server_that_died_while_idle_answers_the_next_call_from_a_new_process(
-    tmp_path: Path, output_held: bool
+    tmp_path: Path, flags: tuple[str, ...], output_held: bool
 ) -> None:
     """Killed while idle, the server is restarted before the call is sent: the call succeeds
     and the user gets one line, never "stopped during this call".
 
     Whether the client has read the end of the dead server's output before the call goes out
-    is a race (usually it has). `output_held` settles it the other way: a second writer keeps
-    the output pipe open, as a helper process the server started would, so the end is never
-    read and only a look at the process itself shows that it is gone.
+    is a race. `output_held` settles it the other way: a second writer keeps the output pipe
+    open, as a helper process the server started would, so the end is never read and only a
+    look at the process itself shows that it is gone. The SDK's server runs threads, which a
+    kill ends one by one, so it is waited for until collected, not only until its main thread
+    is a zombie.
     """
-    manager = start_manager(tmp_path, {"fragile": stdio_entry("--quick", trust=True)})
+    manager = start_manager(tmp_path, {"fragile": stdio_entry(*flags, trust=True)})
     try:
         manager.wait_for_startup()
         tools = tools_by_name(manager)
@@ -173,8 +179,8 @@ def test_a_server_that_died_while_idle_answers_the_next_call_from_a_new_process(
                 stack.enter_context(open(f"/proc/{pid}/fd/1", "wb"))  # the server's stdout pipe
             os.kill(pid, signal.SIGKILL)
             deadline = time.monotonic() + 30
-            while alive(pid):
-                assert time.monotonic() < deadline, "the killed server is still running"
+            while not gone(pid):
+                assert time.monotonic() < deadline, "the killed server was never collected"
                 time.sleep(0.05)
             answer = run_through_tools_node(tools["fragile__echo"], {"text": "still here"})
             assert answer.status == "success", answer.content
