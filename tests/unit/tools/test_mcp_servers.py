@@ -18,6 +18,7 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 
+from generalAgent import i18n
 from generalAgent.config.settings import MCPSettings
 from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.tools.errors import ToolError
@@ -330,9 +331,13 @@ def test_an_http_server_restarted_while_idle_gets_a_new_session_and_the_call(tmp
             assert answer.status == "success", answer.content
             assert answer.content == "second"
             assert tools["again__add"].invoke({"a": 2, "b": 3}) == "5"
-        assert manager.drain_notices() == [
-            "MCP server again had stopped while idle (the server had ended its session); "
-            "the next call restarted it."
+        i18n.use_language("zh")  # the line is the terminal's: translated, its fields kept
+        try:
+            notices = manager.drain_notices(i18n._)
+        finally:
+            i18n.use_language("en")
+        assert notices == [
+            "MCP 服务器 again 在空闲时已停止（the server had ended its session），下一次调用已将其重启。"
         ]
     finally:
         manager.close()
