@@ -265,6 +265,8 @@ class Chat:
         print_files_written(self.console, agent.parts.env.new_files_written(self.session.id))
         for notice in agent.parts.env.drain_notices(_):  # e.g. built-in knowledge imported
             self.console.print(f"[dim]{escape(notice)}[/]")
+        for notice in agent.parts.mcp.drain_notices(_):  # e.g. a server restarted by a call
+            self.console.print(f"[yellow]{escape(notice)}[/]")
         if not context_only:
             self.session.stop()
 
@@ -304,7 +306,7 @@ class Chat:
             raise AgentUnavailable from exc
         while agent.notices:  # shown once, before the first output that needs the agent
             self.console.print(f"[dim]{escape(agent.notices.pop(0))}[/]")
-        for notice in agent.parts.mcp.drain_notices():  # e.g. a server that did not start
+        for notice in agent.parts.mcp.drain_notices(_):  # e.g. a server that did not start
             self.console.print(f"[yellow]{escape(notice)}[/]")
         return agent
 

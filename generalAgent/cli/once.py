@@ -160,7 +160,7 @@ def run_once(
     agent.parts.mcp.wait_for_startup()
     for notice in agent.notices:
         err.print(f"[dim]{escape(notice)}[/]")
-    for notice in agent.parts.mcp.drain_notices():
+    for notice in agent.parts.mcp.drain_notices(_):
         err.print(f"[yellow]{escape(notice)}[/]")
     try:
         registry_names = set(agent.parts.registry.names())
@@ -217,6 +217,8 @@ def run_once(
         print_files_written(err, files)
         for notice in agent.parts.env.drain_notices(_):  # e.g. built-in knowledge imported
             err.print(f"[dim]{escape(notice)}[/]")
+        for notice in agent.parts.mcp.drain_notices(_):  # e.g. a server restarted by a call
+            err.print(f"[yellow]{escape(notice)}[/]")
         session.stop()
         refused = list(dict.fromkeys(view.record.refused))
         code, status = _outcome(result, refused)

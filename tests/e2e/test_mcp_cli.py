@@ -4,9 +4,12 @@ the real client against the local model server, real MCP servers over stdio and 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
+from typing import BinaryIO
 
 import pexpect
 import pytest
@@ -16,6 +19,7 @@ from tests.support.history import tool_text
 from tests.support.mcp_config import stdio_entry, trust_folder, write_mcp_json
 from tests.support.mcp_server import serve_http
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.processes import gone
 from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
@@ -84,6 +88,48 @@ def test_a_dropped_mcp_json_gives_the_model_working_tools(
     assert TOKEN not in result.stderr
     log = (Path(cli_env["DATA_DIR"]) / "logs").glob("*.log")
     assert all(TOKEN not in path.read_text(encoding="utf-8") for path in log)
+
+
+def test_a_server_that_died_while_idle_answers_the_next_call_and_the_user_hears_once(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """-p: the server is killed between two calls. Its output is held open (as a helper process
+    it started would hold it), so only the process itself shows that it is gone: the second
+    call goes to a new process, and the user reads one line about the restart."""
+    first, second = ToolCall("notes__pid", {}), ToolCall("notes__echo", {"text": "still here"})
+    held: list[BinaryIO] = []
+
+    def kill_then_call(request: RecordedRequest) -> Reply:
+        answers = tool_answers(request)
+        if second.id in answers:
+            return Reply(text="All done.")
+        pid = int(answers[first.id])
+        held.append(open(f"/proc/{pid}/fd/1", "wb"))  # noqa: SIM115  # closed after the run
+        os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not gone(pid) and time.monotonic() < deadline:  # collected by the agent
+            time.sleep(0.05)
+        return Reply(tool_calls=[second])
+
+    openai_server.add(Reply(tool_calls=[first]))
+    openai_server.responder = kill_then_call
+    write_mcp_json(workdir, {"notes": stdio_entry("--quick", trust=True)})
+    trust_folder(workdir)
+    try:
+        result = run_cli(["-p", "use my tools"], cli_env, workdir)
+    finally:
+        for pipe in held:
+            pipe.close()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "All done.\n"
+    answers: dict[str, str] = {}
+    for request in openai_server.chat_requests[1:]:
+        answers.update(tool_answers(request))
+    assert len(held) == 1 and gone(int(answers[first.id]))
+    assert answers[second.id] == "still here"
+    notice = "MCP server notes had stopped while idle (the process exited); the next call restarted it."
+    assert plain(result.stderr).count(notice) == 1, result.stderr
+    assert "stopped during this call" not in result.stderr
 
 
 def test_a_hanging_server_never_holds_up_the_chat(

@@ -3,7 +3,7 @@
     python tests/support/mcp_server.py                 # serves over stdio
     python tests/support/mcp_server.py --hang          # starts, then never answers
     python tests/support/mcp_server.py --fail-start    # prints an error on stderr and exits
-    python tests/support/mcp_server.py --quick         # echo and add, without the MCP SDK
+    python tests/support/mcp_server.py --quick         # echo, add and pid, without the MCP SDK
 
 `build_server()` gives the same tools for a streamable HTTP server on loopback
 (`serve_http` runs one in a thread of the test). Tools with side effects write to the
@@ -90,14 +90,15 @@ def build_server(name: str = "notes") -> FastMCP:
 
 
 @contextmanager
-def serve_http(name: str = "remote") -> Iterator[str]:
-    """A streamable HTTP server on a free loopback port, for the duration; yields its URL."""
+def serve_http(name: str = "remote", port: int = 0) -> Iterator[str]:
+    """A streamable HTTP server on loopback (a free port, or `port` to stand in for a server
+    that restarted), for the duration; yields its URL."""
     import uvicorn
 
     app = build_server(name).streamable_http_app()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
         uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=1)
@@ -133,6 +134,11 @@ QUICK_TOOLS = [
             "required": ["a", "b"],
         },
     },
+    {
+        "name": "pid",
+        "description": "The server's process id.",
+        "inputSchema": {"type": "object", "properties": {}},
+    },
 ]
 
 
@@ -154,9 +160,14 @@ def serve_quick(name: str) -> None:
             }
         elif method == "tools/list":
             answer["result"] = {"tools": QUICK_TOOLS}
-        elif method == "tools/call" and params.get("name") in {"echo", "add"}:
+        elif method == "tools/call" and params.get("name") in {"echo", "add", "pid"}:
             arguments = params.get("arguments") or {}
-            text = arguments["text"] if params["name"] == "echo" else str(arguments["a"] + arguments["b"])
+            if params["name"] == "echo":
+                text = arguments["text"]
+            elif params["name"] == "add":
+                text = str(arguments["a"] + arguments["b"])
+            else:
+                text = str(os.getpid())
             answer["result"] = {"content": [{"type": "text", "text": text}], "isError": False}
         elif method == "ping":
             answer["result"] = {}
@@ -170,7 +181,7 @@ def main() -> None:
     parser.add_argument("--name", default="notes")
     parser.add_argument("--hang", action="store_true", help="never answer, not even initialize")
     parser.add_argument("--fail-start", action="store_true", help="exit at once with an error")
-    parser.add_argument("--quick", action="store_true", help="echo and add, without the MCP SDK")
+    parser.add_argument("--quick", action="store_true", help="echo, add and pid, without the MCP SDK")
     options = parser.parse_args()
     if options.quick:
         serve_quick(options.name)

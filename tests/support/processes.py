@@ -18,10 +18,7 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def alive(pid: int) -> bool:
-    """Still running (a process that has exited but not been waited for is not)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+def gone(pid: int) -> bool:
+    """Exited and collected by its parent. (A process whose main thread is a zombie may still
+    have threads being torn down, its pipes still open: only this is the end of it.)"""
+    return not Path(f"/proc/{pid}").exists()

@@ -5,8 +5,9 @@ Enabled servers start the moment the agent starts loading, on an event loop of t
 tools are listed is *loaded*; when its tools become visible to the model is decided by
 tools/visibility.py (at the start of a turn, so a server that finishes starting mid-turn
 does not change the tool list under a running turn). A server that fails to start leaves
-one notice line for the chat to show; a server with `"enabled": false` starts when the
-user @mentions it (`load`).
+one notice line for the chat to show, and so does one that had died while idle and was
+restarted by the next call; a server with `"enabled": false` starts when the user
+@mentions it (`load`).
 
 Calls from the graph's worker threads are handed to the loop and waited for, in short
 slices, so that Ctrl-C (the tool environment's cancel event) abandons them at once.
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import MCPSettings, Settings
+from generalAgent.display import N_
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.mcp.config import MCPConfig, MCPServerConfig, environment_variables, load_mcp_config
 
@@ -39,7 +41,9 @@ WAIT_SLICE = 0.1
 # A stopped stdio server gets 2 s to exit after its stdin closes, then SIGTERM, then SIGKILL.
 SHUTDOWN_WAIT = 6.0
 
-FAILED_NOTICE = "MCP server {handle} {detail}; its tools are skipped (/mcp lists servers)."
+# Notices are the terminal's (translated where shown); tool answers below are the model's (English).
+FAILED_NOTICE = N_("MCP server {handle} {detail}; its tools are skipped (/mcp lists servers).")
+RESTARTED_NOTICE = N_("MCP server {handle} had stopped while idle ({detail}); the next call restarted it.")
 STOPPED_DURING_CALL = (
     "the MCP server {handle} stopped during this call ({detail}); it may not have finished. "
     "Calling one of its tools again restarts the server."
@@ -83,7 +87,7 @@ class MCPServerManager:
         self._tools: dict[str, tuple[BaseTool, ...]] = {}
         self._startups: dict[str, concurrent.futures.Future[Any]] = {}
         self._setup_error = ""  # why the servers could not even be set up (their loop still runs)
-        self._notices: list[str] = []
+        self._notices: list[Callable[[Callable[[str], str]], str]] = []  # each: translate → line
         self._cancelled = threading.Event()
 
     @classmethod
@@ -98,7 +102,8 @@ class MCPServerManager:
             explicit_scope="folder" if settings.from_folder("MCP_CONFIG") else "user",
         )
         manager = cls(config, settings.mcp, settings.paths.log_file.parent)
-        manager._notices += config.problems
+        for problem in config.problems:  # English, as the configuration's checks word them
+            manager._notices.append(_as_is(problem))
         return manager
 
     # -- lifecycle --------------------------------------------------------------------
@@ -131,10 +136,7 @@ class MCPServerManager:
         return self.status(config.handle)
 
     async def _register(self, config: MCPServerConfig) -> None:
-        from generalAgent.tools.mcp.server import MCPServer
-
-        startup = self.settings.mcp_startup_timeout
-        self._servers.setdefault(config.handle, MCPServer(config, startup, self._log_dir))
+        self._servers.setdefault(config.handle, self._server(config))
 
     def load_all(self) -> list[ServerStatus]:
         """Start every enabled server at once and wait (`doctor`). A server marked
@@ -178,11 +180,12 @@ class MCPServerManager:
     def tool_names(self, handle: str) -> list[str]:
         return [tool.name for tool in self._tools.get(handle, ())]
 
-    def drain_notices(self) -> list[str]:
-        """Lines for the user that have not been shown yet (start-up failures)."""
+    def drain_notices(self, translate: Callable[[str], str] = str) -> list[str]:
+        """Lines for the user that have not been shown yet (start-up failures, restarts), each
+        once; `translate` is the terminal's `_`."""
         with self._lock:
             notices, self._notices = self._notices, []
-        return notices
+        return [line(translate) for line in notices]
 
     def status(self, handle: str) -> ServerStatus:
         config = self.config.get(handle)
@@ -259,13 +262,13 @@ class MCPServerManager:
         server = self._servers.get(handle)
         if server is None:
             if not quiet:
-                self._notice(FAILED_NOTICE.format(handle=handle, detail=self._setup_error))
+                self._notice(FAILED_NOTICE, handle=handle, detail=self._setup_error)
             return
         try:
             await server.start()
         except ServerUnavailable as exc:
             if not quiet:
-                self._notice(FAILED_NOTICE.format(handle=handle, detail=exc))
+                self._notice(FAILED_NOTICE, handle=handle, detail=str(exc))
             return
         if handle not in self._tools:
             self._tools[handle] = self._public_tools(server)
@@ -293,9 +296,17 @@ class MCPServerManager:
 
         return call
 
-    def _notice(self, line: str) -> None:
+    def _notice(self, template: str, **fields: str) -> None:
         with self._lock:
-            self._notices.append(line)
+            self._notices.append(lambda translate: translate(template).format(**fields))
+
+    def _server(self, config: MCPServerConfig) -> MCPServer:
+        from generalAgent.tools.mcp.server import MCPServer
+
+        def restarted(detail: str) -> None:
+            self._notice(RESTARTED_NOTICE, handle=config.handle, detail=detail)
+
+        return MCPServer(config, self.settings.mcp_startup_timeout, self._log_dir, restarted)
 
     def _submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
         return asyncio.run_coroutine_threadsafe(coroutine, self._running_loop())
@@ -316,11 +327,12 @@ class MCPServerManager:
         assert self._loop is not None
         asyncio.set_event_loop(self._loop)
         try:
-            from generalAgent.tools.mcp.server import MCPServer
-
-            startup = self.settings.mcp_startup_timeout
-            self._servers = {c.handle: MCPServer(c, startup, self._log_dir) for c in self.config.servers}
+            self._servers = {c.handle: self._server(c) for c in self.config.servers}
         except Exception as exc:
             LOGGER.exception("MCP servers could not be set up")
             self._setup_error = f"could not be set up ({type(exc).__name__}: {exc})"
         self._loop.run_forever()
+
+
+def _as_is(line: str) -> Callable[[Callable[[str], str]], str]:
+    return lambda _translate: line

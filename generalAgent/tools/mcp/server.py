@@ -9,8 +9,13 @@ connection is current, so a restart changes nothing the model sees.
 What can go wrong, and what each becomes:
 - it does not start within MCP_STARTUP_TIMEOUT (or cannot start at all): `ServerUnavailable`,
   with a one-line reason, and the process is stopped;
-- its connection was already gone when a call was sent (it died while idle): it is
-  restarted and the call sent again, once;
+- it died while idle: before a call is sent, a stdio server's process is looked at (its
+  exit is certain and costs nothing to learn, whereas the end of its output may not have
+  been read yet); a process that has exited, or a connection already seen closed, is
+  restarted and the call sent to the new one, once, and the manager tells the user. An
+  HTTP server that answers 404 to our session (it restarted and forgot it) refused the
+  call unread, and one that cannot be connected to never got it: both are reconnected the
+  same way (a server still down is then not running, not "stopped during this call");
 - it dies during a call: `ServerStopped` (the call may have half-run, so it is not
   repeated); the next call restarts it;
 - a call outlasts its timeout: `CallTimedOut`; the call is abandoned, the server keeps running.
@@ -27,13 +32,15 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 import httpx
+import mcp.client.stdio as sdk_stdio
 from langchain_core.tools import StructuredTool
 from langchain_mcp_adapters.tools import load_mcp_tools
 from mcp import ClientSession, StdioServerParameters
@@ -56,6 +63,9 @@ HTTP_CONNECT_TIMEOUT = 30.0
 # Streamable HTTP keeps a response stream open while a tool runs; the call timeout bounds it.
 HTTP_READ_TIMEOUT = 3_600.0
 _CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+# Where the SDK's spawn hook (below) leaves the process it started for the connection
+# being opened; a ContextVar, because the spawn runs in that connection's own task.
+_SPAWNED: ContextVar[list[Any] | None] = ContextVar("mcp_spawned", default=None)
 
 
 class ServerUnavailable(Exception):
@@ -78,13 +88,42 @@ class CallFailed(Exception):
     """The server refused the call (an unknown tool, invalid arguments); the message says why."""
 
 
+class ProcessExited(Exception):
+    """A stdio server's process had ended before a call was sent to it."""
+
+
+class SessionLost(Exception):
+    """An HTTP server answered 404 to the session's id: it no longer knows the session."""
+
+
+class NotReached(Exception):
+    """An HTTP server could not be connected to for the one call in flight: it never got it."""
+
+    def __init__(self, cause: BaseException) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
 class MCPServer:
     """One configured server. Every coroutine here runs on the manager's event loop."""
 
-    def __init__(self, config: MCPServerConfig, startup_timeout: float, log_dir: Path | None) -> None:
+    def __init__(
+        self,
+        config: MCPServerConfig,
+        startup_timeout: float,
+        log_dir: Path | None,
+        restarted: Callable[[str], None] | None = None,
+    ) -> None:
         self.config = config
         self.startup_timeout = startup_timeout
         self.log_dir = log_dir
+        # Told (with why it had stopped) when a server found dead while idle is running again.
+        self._restarted = restarted
+        self._idle_death = ""  # why the server was found dead before a call, until it restarts
+        self._process: Any = None  # a stdio server's child process (anyio's), once spawned
+        self._session_lost = False  # an HTTP server answered 404 to this connection's session
+        self._ended_by: BaseException | None = None  # what ended the current connection
+        self._in_flight = 0  # calls sent on the current connection and not answered yet
         self.state: State = "off"
         self.detail = config.problem or ""  # why it failed or stopped
         self.started_in: float | None = None  # seconds the last successful start took
@@ -117,9 +156,11 @@ class MCPServer:
             started = time.monotonic()
             ready: asyncio.Future[dict[str, StructuredTool]] = asyncio.get_running_loop().create_future()
             self._stop, self._ended = asyncio.Event(), asyncio.Event()
+            self._session_lost, self._ended_by = False, None
             self._task = asyncio.create_task(
                 self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
             )
+            idle_death, self._idle_death = self._idle_death, ""
             try:
                 self.listed = await ready
             except Exception as exc:
@@ -137,6 +178,8 @@ class MCPServer:
             LOGGER.info(
                 "MCP server %s ready in %.2f s with %d tools", self.handle, self.started_in, len(self.listed)
             )
+            if idle_death and self._restarted is not None:
+                self._restarted(idle_death)
 
     async def stop(self) -> None:
         await self._shutdown()
@@ -180,12 +223,14 @@ class MCPServer:
                 await stop.wait()
         except BaseException as exc:
             _fail(ready, exc)
+            self._ended_by = _leaf(exc)
             if self.state == "ready" and not stop.is_set():
                 self.state, self.detail = "stopped", self.describe_failure(exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
             self._session = None
+            self._process = None
             ended.set()
 
     @asynccontextmanager
@@ -196,18 +241,21 @@ class MCPServer:
             parameters = StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
             )
+            _hook_sdk_spawn()
+            spawned: list[Any] = []
+            _SPAWNED.set(spawned)  # this connection's task only: a task has its own context
             try:
-                async with (
-                    stdio_client(parameters, errlog=self._stderr.writer) as (read, write),
-                    ClientSession(read, write, client_info=CLIENT) as session,
-                ):
-                    yield session
+                async with stdio_client(parameters, errlog=self._stderr.writer) as (read, write):
+                    self._process = spawned[-1] if spawned else None
+                    async with ClientSession(read, write, client_info=CLIENT) as session:
+                        yield session
             finally:
                 self._stderr.close_writer()
         else:
             client = httpx.AsyncClient(
                 headers=dict(config.headers),
                 timeout=httpx.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT),
+                event_hooks={"response": [self._watch_session]},
             )
             async with (
                 client,
@@ -218,19 +266,28 @@ class MCPServer:
 
     # -- calls ----------------------------------------------------------------------
     async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
-        """The adapter's (content, artifact) for one call, restarting the server if it is down."""
+        """The adapter's (content, artifact) for one call, restarting the server if it is down.
+
+        A server that died while idle is restarted once per call and the call goes to the new
+        process; one that is found dead again right after its restart is not running, and
+        nothing was sent to it. Only a death after the call was sent is `ServerStopped`.
+        """
         for attempt in (1, 2):
             await self.start()
             listed = self.listed.get(tool)
             if listed is None or listed.coroutine is None:
                 raise CallFailed(f"the server no longer offers the tool {tool!r}")
             try:
+                if self.process_exited():
+                    # Seen before anything is written: the SDK may not have read the end of the
+                    # process's output yet, and would send the call to a dead server.
+                    raise ProcessExited
                 return await self._call_while_connected(listed.coroutine(**arguments), timeout)
-            except _CLOSED as exc:
-                # Nothing was sent: the connection had already ended (the server died while idle).
-                self._mark_stopped(exc)
+            except (ProcessExited, SessionLost, NotReached, *_CLOSED) as exc:
+                # Nothing reached the server (_CLOSED: the connection had already ended).
+                self._died_while_idle(exc)
                 if attempt == 2:
-                    raise ServerStopped from None
+                    raise ServerUnavailable(self.detail) from None
             except McpError as exc:
                 if exc.error.code != CONNECTION_CLOSED:
                     raise CallFailed(exc.error.message) from None
@@ -251,21 +308,64 @@ class MCPServer:
         ended = self._ended
         call_task = asyncio.ensure_future(call)
         end_task = asyncio.ensure_future(ended.wait())
+        self._in_flight += 1
         try:
             done, _ = await asyncio.wait(
                 {call_task, end_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
+            alone = self._in_flight == 1
         finally:
+            self._in_flight -= 1
             end_task.cancel()
             if not call_task.done():
                 call_task.cancel()
         if call_task in done:
+            if self._session_lost and isinstance(call_task.exception(), McpError):
+                # Refused unread (404 to our session: the server restarted while idle). The SDK
+                # words that error differently by version; the 404 itself is certain.
+                raise SessionLost
             return call_task.result()
         if end_task in done:
+            if alone and isinstance(self._ended_by, (httpx.ConnectError, httpx.ConnectTimeout)):
+                # A request's connection was never opened, and this call is the only request:
+                # it never left. (With others in flight, whose it was is not known.)
+                raise NotReached(self._ended_by)
             if self.state == "ready":
                 self.state, self.detail = "stopped", "the connection closed"
             raise ServerStopped
         raise CallTimedOut
+
+    def process_exited(self) -> bool:
+        """Whether a stdio server's process has ended (HTTP servers: never known, False).
+
+        The exit status is asked of the system without collecting it (WNOWAIT), so a process
+        that has died is seen at once, before the event loop's child watcher gets to it.
+        """
+        process = self._process
+        if process is None:
+            return False
+        if getattr(process, "returncode", None) is not None:
+            return True
+        waitid = getattr(os, "waitid", None)
+        if waitid is None:  # Windows, macOS: the child watcher's returncode is all there is
+            return False
+        try:
+            status = waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # already collected by the child watcher: it has exited
+            return True
+        return status is not None
+
+    async def _watch_session(self, response: httpx.Response) -> None:
+        """Every HTTP answer: a 404 to a request that carried our session id means the server
+        no longer knows the session, which the MCP specification answers with a new one."""
+        if response.status_code == 404 and "mcp-session-id" in response.request.headers:
+            self._session_lost = True
+
+    def _died_while_idle(self, exc: BaseException) -> None:
+        """Nothing reached the server: the restart that follows is told to the user, once."""
+        self._mark_stopped(exc)
+        if self.state == "stopped":
+            self._idle_death = self.detail
 
     def _mark_stopped(self, exc: BaseException) -> None:
         if self.state == "ready":
@@ -276,6 +376,8 @@ class MCPServer:
     def describe_failure(self, exc: BaseException) -> str:
         """One line: what went wrong, with the server's last stderr line when it exited."""
         exc = _leaf(exc)
+        if isinstance(exc, NotReached):
+            exc = exc.cause
         config = self.config
         if isinstance(exc, StartCancelled):
             text = str(exc)
@@ -291,9 +393,11 @@ class MCPServer:
             status = exc.response.status_code
             hint = " (check its 'headers')" if status in {401, 403} else ""
             text = f"answered HTTP {status}{hint}"
+        elif isinstance(exc, SessionLost):
+            text = "the server had ended its session"
         elif isinstance(exc, httpx.ConnectError):
             text = f"cannot connect to {config.shown_target}"
-        elif isinstance(exc, (McpError, httpx.TransportError, *_CLOSED)):
+        elif isinstance(exc, (McpError, httpx.TransportError, ProcessExited, *_CLOSED)):
             text = "the connection closed" if config.transport == "http" else "the process exited"
         else:
             text = f"{type(exc).__name__}: {exc}"
@@ -369,6 +473,30 @@ def _open_log(path: Path | None) -> Any:
         return private_file(path).open(mode, encoding="utf-8")  # 0600 in a 0700 folder
     except OSError:
         return None
+
+
+def _hook_sdk_spawn() -> None:
+    """Hand each process the SDK's stdio transport starts to the connection that asked.
+
+    `stdio_client` keeps its child process to itself, yet that process's exit is the one
+    certain sign that a server died while idle. Its spawn function is wrapped once; the
+    wrapper passes on whatever it is given and returns the process unchanged. Should a
+    later SDK rename the function, nothing is hooked and calls go out as before (the
+    died-while-idle test in tests/unit/tools/test_mcp_servers.py then fails).
+    """
+    spawn = getattr(sdk_stdio, "_create_platform_compatible_process", None)
+    if spawn is None or getattr(spawn, "hands_over_process", False):
+        return
+
+    async def spawn_and_hand_over(*args: Any, **kwargs: Any) -> Any:
+        process = await spawn(*args, **kwargs)
+        spawned = _SPAWNED.get()
+        if spawned is not None:
+            spawned.append(process)
+        return process
+
+    spawn_and_hand_over.hands_over_process = True  # type: ignore[attr-defined]
+    sdk_stdio._create_platform_compatible_process = spawn_and_hand_over
 
 
 def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
