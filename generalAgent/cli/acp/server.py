@@ -121,6 +121,14 @@ class AcpSession:
         return self.controller.cwd
 
 
+def agent_notices(agent: LoadedAgent) -> list[str]:
+    """The agent's lines for the user not shown yet, as the chat prints them after a turn:
+    the tools' (built-in knowledge imported) and the MCP servers' (one that did not start,
+    one a call restarted). They are the process's, so they go to the session whose turn
+    comes first."""
+    return agent.parts.env.drain_notices(_) + agent.parts.mcp.drain_notices(_)
+
+
 class GeneralAgentACP:
     """The ACP `Agent`: one loaded agent serving the editor's sessions, one turn at a time."""
 
@@ -249,6 +257,7 @@ class GeneralAgentACP:
             raise RequestError.invalid_params({"prompt": _("The prompt is empty.")})
         agent = await self._loaded()
         async with self._turn_lock:
+            session.notices.extend(agent_notices(agent))  # a server that did not start
             for notice in session.notices:
                 await self._send(session.id, update_agent_thought_text(notice + "\n"))
             session.notices.clear()
@@ -258,6 +267,8 @@ class GeneralAgentACP:
                 outcome = await asyncio.to_thread(self._run_turn, agent, session, text)
             finally:
                 session.running.clear()
+                for notice in agent_notices(agent):  # a server restarted by a call
+                    await self._send(session.id, update_agent_thought_text(notice + "\n"))
             if session.mode != ran_in:
                 # Switched while the turn ran: the turn may have stored its own mode after
                 # the switch did (the session enters the catalog as the turn starts).
