@@ -1,0 +1,89 @@
+"""Sub-agent profiles: the built-in general-purpose `agent` plus top-level `agents/<name>.md`.
+
+A profile's front matter has `name`, `description` and optionally `tools` (an allow-list);
+its body is appended to the sub-agent's static system prompt. Bad files are skipped with a
+warning naming them, like skills; so is a profile that is a link leading outside the
+agents folder (config/confined.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from generalAgent.config.confined import LeavesFolder, read_confined_text
+from generalAgent.front_matter import FrontMatterError, split_front_matter
+
+GENERAL_AGENT = "agent"
+_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    name: str
+    description: str
+    tools: tuple[str, ...] | None = None  # None: every tool a sub-agent may use
+    instructions: str = ""
+
+
+BUILTIN_AGENT = AgentProfile(
+    name=GENERAL_AGENT,
+    description="General-purpose sub-agent: takes a self-contained task, works in an isolated "
+    "context with the same tools, and returns a concise report.",
+)
+
+
+@dataclass(frozen=True)
+class AgentCatalog:
+    profiles: tuple[AgentProfile, ...]
+    warnings: tuple[str, ...] = ()
+
+    def get(self, name: str) -> AgentProfile | None:
+        return next((p for p in self.profiles if p.name == name), None)
+
+    def names(self) -> list[str]:
+        return [p.name for p in self.profiles]
+
+
+def load_agent_profiles(agents_dir: Path) -> AgentCatalog:
+    profiles = [BUILTIN_AGENT]
+    warnings: list[str] = []
+    files = sorted(agents_dir.glob("*.md")) if agents_dir.is_dir() else []
+    for path in files:
+        if path.name.lower() == "readme.md":
+            continue
+        try:
+            profile = _parse_profile(path, agents_dir)
+        except LeavesFolder as exc:
+            warnings.append(str(exc))
+            continue
+        except (FrontMatterError, OSError, UnicodeDecodeError) as exc:
+            warnings.append(f"{path}: {exc}; profile skipped")
+            continue
+        if any(p.name == profile.name for p in profiles):
+            warnings.append(f"{path}: an agent named {profile.name!r} already exists; profile skipped")
+            continue
+        profiles.append(profile)
+    return AgentCatalog(tuple(profiles), tuple(warnings))
+
+
+def _parse_profile(path: Path, agents_dir: Path) -> AgentProfile:
+    meta, body = split_front_matter(read_confined_text(path, agents_dir))
+    name = meta.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise FrontMatterError("'name' must be lowercase letters, digits, '-' or '_'")
+    if name != path.stem:
+        raise FrontMatterError(f"'name' is {name!r} but the file is {path.name}; they must match")
+    description = meta.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise FrontMatterError("'description' must say in one line what the agent is for")
+    tools = meta.get("tools")
+    if tools is not None and (not isinstance(tools, list) or not all(isinstance(t, str) for t in tools)):
+        raise FrontMatterError("'tools' must be a list of tool names")
+    return AgentProfile(
+        name=name,
+        description=" ".join(description.split()),
+        tools=tuple(tools) if tools is not None else None,
+        instructions=body.strip(),
+    )

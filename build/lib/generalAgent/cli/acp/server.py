@@ -1,0 +1,537 @@
+"""The ACP `Agent`: the editor's sessions, served over stdio by one loaded agent.
+
+A prompt is one turn in a worker thread, one turn at a time, run by the session controller
+the chat and `-p` use (cli/session.py: hooks, prepare, open, run, record); view.py reports
+it to the editor, and what the session's console prints (hook notices, skipped #paths)
+reaches it as the agent's thoughts. Cancellation is the chat's Ctrl-C without the signal:
+the cancel event stops the model call and the tools' work at once, the stored history is
+repaired, and permission requests still open are ended as a "no".
+
+Sessions are the chat's sessions (same ids, same checkpoints, same catalog), so a
+session started in the editor can be resumed in the terminal and the other way round.
+`session/load` replays the stored conversation to the editor; `session/resume` does not;
+`session/list` gives the most recent. A session has two options, its model (MODEL_NAME
+and MODEL_CHOICES) and its approval mode (modes.py), each also offered the way older
+clients know (`modes`, `session/set_mode`). The mode is kept with the session in the
+catalog, so `session/load` and `session/resume` bring it back (a mode this release no
+longer has comes back as `ask`, and the user is told). What the editor offers at `initialize`
+(its files, its terminals) the tools use through editor.py; the MCP servers it passes
+with a session are started as the user's own (mcp_servers.py).
+
+stdout carries JSON-RPC and nothing else: the protocol writes to a duplicate of file
+descriptor 1, and descriptor 1 itself (and `sys.stdout`) is pointed at stderr, so a stray
+print from a library cannot corrupt the stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import io
+import logging
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptResponse,
+    RequestError,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
+    run_agent,
+    update_agent_thought_text,
+)
+from acp.interfaces import Client
+from acp.schema import (
+    AgentCapabilities,
+    ClientCapabilities,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    Implementation,
+    ListSessionsResponse,
+    McpCapabilities,
+    PermissionOption,
+    PromptCapabilities,
+    ResumeSessionResponse,
+    SessionCapabilities,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionResumeCapabilities,
+    ToolCallUpdate,
+    Usage,
+    UsageUpdate,
+)
+from rich.console import Console
+
+from generalAgent.cli.acp.editor import EditorBridge
+from generalAgent.cli.acp.modes import (
+    ASK,
+    MODE_IDS,
+    MODES,
+    mode_choices,
+    mode_state,
+    restored_mode,
+    turn_rules,
+)
+from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
+from generalAgent.cli.runtime import LoadedAgent
+from generalAgent.cli.session import SendOutcome, SessionController
+from generalAgent.config.settings import Settings
+from generalAgent.i18n import _
+from generalAgent.sessions import SessionCatalog
+
+LOGGER = logging.getLogger(__name__)
+
+MODEL_OPTION, MODE_OPTION = "model", "mode"
+SESSIONS_LISTED = 50  # session/list answers one page: the most recent ones
+
+
+@dataclass
+class AcpSession:
+    # The session's state and turn sequence, as the chat's (cli/session.py): its id and
+    # folder, hooks, the catalog, the tools allowed "always" while the process lives.
+    controller: SessionController
+    model: str
+    mode: str = ASK
+    running: threading.Event = field(default_factory=threading.Event)
+    # Permission requests waiting for the editor: a cancel ends them (as a "no") even if the
+    # editor never answers them, so the turn can stop. Only touched on the event loop.
+    asking: set[asyncio.Task] = field(default_factory=set)
+    notices: list[str] = field(default_factory=list)  # shown at the start of the next turn
+    editor: EditorBridge | None = None
+
+    @property
+    def id(self) -> str:
+        return self.controller.id
+
+    @property
+    def cwd(self) -> Path:
+        return self.controller.cwd
+
+
+class GeneralAgentACP:
+    """The ACP `Agent`: one loaded agent serving the editor's sessions, one turn at a time."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sessions: dict[str, AcpSession] = {}
+        self.client_capabilities: ClientCapabilities | None = None
+        self._agent: LoadedAgent | None = None
+        self._load_lock = asyncio.Lock()
+        self._turn_lock = asyncio.Lock()
+        self._conn: Client | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._catalog: SessionCatalog | None = None
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+
+    # --- protocol methods ---------------------------------------------------------------
+
+    async def initialize(
+        self, protocol_version: int, client_capabilities: ClientCapabilities | None = None, **kwargs: Any
+    ) -> InitializeResponse:
+        from importlib.metadata import version
+
+        self._loop = asyncio.get_running_loop()
+        self.client_capabilities = client_capabilities
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                # Attached files come as links and are read from disk like #paths (prompt_text).
+                prompt_capabilities=PromptCapabilities(embedded_context=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
+                session_capabilities=SessionCapabilities(
+                    resume=SessionResumeCapabilities(), list=SessionListCapabilities()
+                ),
+            ),
+            agent_info=Implementation(
+                name="generalagent", title="generalAgent", version=version("generalAgent")
+            ),
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> NewSessionResponse:
+        await self._loaded()
+        session = self._open(SessionCatalog.new_id(), cwd)
+        await asyncio.to_thread(session.controller.start, "startup")
+        await self._start_servers(session, mcp_servers)
+        return NewSessionResponse(
+            session_id=session.id, modes=mode_state(session.mode), config_options=self._options(session)
+        )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> LoadSessionResponse:
+        session = await self._stored(session_id, cwd)
+        await self._start_servers(session, mcp_servers)
+        await self._replay(session)
+        return LoadSessionResponse(modes=mode_state(session.mode), config_options=self._options(session))
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **kwargs: Any
+    ) -> ResumeSessionResponse:
+        session = await self._stored(session_id, cwd)
+        await self._start_servers(session, mcp_servers)
+        return ResumeSessionResponse(modes=mode_state(session.mode), config_options=self._options(session))
+
+    async def list_sessions(self, cwd: str | None = None, **kwargs: Any) -> ListSessionsResponse:
+        """The most recent sessions of the catalog, the terminal's included (one page)."""
+        from datetime import UTC, datetime
+
+        recent = self._sessions_catalog().recent(SESSIONS_LISTED)
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=info.id,
+                    cwd=str(
+                        self.sessions[info.id].cwd
+                        if info.id in self.sessions
+                        else info.folder or cwd or Path.cwd()
+                    ),
+                    title=info.title,
+                    updated_at=datetime.fromtimestamp(info.updated_at, UTC).isoformat(timespec="seconds"),
+                )
+                for info in recent
+            ]
+        )
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        session = self._session(session_id)
+        if config_id == MODE_OPTION and value in MODE_IDS:
+            await self._keep_mode(session, str(value))
+            await self._send(
+                session.id,
+                CurrentModeUpdate(session_update="current_mode_update", current_mode_id=session.mode),
+            )
+        elif config_id == MODEL_OPTION and value in self.settings.model.choices:
+            session.model = str(value)
+        else:
+            names = sorted(MODE_IDS) if config_id == MODE_OPTION else self.settings.model.choices
+            raise RequestError.invalid_params(
+                {"value": _("choose one of: {names}").format(names=", ".join(names))}
+            )
+        return SetSessionConfigOptionResponse(config_options=self._options(session))
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        session = self._session(session_id)
+        if mode_id not in MODE_IDS:
+            raise RequestError.invalid_params(
+                {"modeId": _("choose one of: {names}").format(names=", ".join(sorted(MODE_IDS)))}
+            )
+        await self._keep_mode(session, mode_id)
+        await self._send(
+            session.id,
+            ConfigOptionUpdate(session_update="config_option_update", config_options=self._options(session)),
+        )
+        return SetSessionModeResponse()
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        text = prompt_text(prompt)
+        if not text.strip():
+            raise RequestError.invalid_params({"prompt": _("The prompt is empty.")})
+        agent = await self._loaded()
+        async with self._turn_lock:
+            for notice in session.notices:
+                await self._send(session.id, update_agent_thought_text(notice + "\n"))
+            session.notices.clear()
+            session.running.set()
+            ran_in = session.mode
+            try:
+                outcome = await asyncio.to_thread(self._run_turn, agent, session, text)
+            finally:
+                session.running.clear()
+            if session.mode != ran_in:
+                # Switched while the turn ran: the turn may have stored its own mode after
+                # the switch did (the session enters the catalog as the turn starts).
+                await self._keep_mode(session, session.mode)
+        if outcome.blocked:  # a UserPromptSubmit hook: its line has gone to the editor
+            return PromptResponse(stop_reason="refusal")
+        result = outcome.result
+        if result is None:  # the input could not be used (a #file not there)
+            raise RequestError.internal_error({"message": " ".join(outcome.errors)})
+        if result.cancelled:
+            return PromptResponse(stop_reason="cancelled")
+        if result.error:
+            raise RequestError.internal_error({"message": result.error})
+        await self._report_usage(session, result)
+        usage = result.usage
+        return PromptResponse(
+            stop_reason="end_turn",
+            usage=Usage(
+                total_tokens=usage.input_tokens + usage.output_tokens,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                thought_tokens=usage.reasoning_tokens or None,
+                cached_read_tokens=usage.cached_tokens or None,
+            ),
+        )
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is not None and session.running.is_set() and self._agent is not None:
+            self._agent.cancel()
+            for waiting in list(session.asking):
+                waiting.cancel()
+
+    # --- one turn, in a worker thread ---------------------------------------------------
+
+    def _run_turn(self, agent: LoadedAgent, session: AcpSession, text: str) -> SendOutcome:
+        """The session's turn, as the chat's (hooks, prepare, open, run, record), in the
+        session's model and approval mode."""
+        if session.model != agent.parts.settings.model.model_name:
+            settings_model = agent.parts.settings.model.model_copy(update={"model_name": session.model})
+            agent.switch_model(replace(agent.parts.settings, model=settings_model))
+        controller = session.controller
+        controller.settings = agent.parts.settings
+        controller.rules = turn_rules(session.mode)
+        editor = session.editor
+        view = AcpView(
+            lambda update: self._notify(session.id, update),
+            lambda call, options: self._ask(session, call, options),
+            agent.parts.env.workspace_for(session.id).root,
+            terminal_of=(editor.terminals.get if editor is not None else lambda call_id: None),
+        )
+        outcome = controller.send(text, lambda: agent, lambda: nullcontext(view))
+        if outcome.sent:
+            controller.stop()
+        return outcome
+
+    def _notify(self, session_id: str, update: Any) -> None:
+        assert self._loop is not None
+        asyncio.run_coroutine_threadsafe(self._send(session_id, update), self._loop).result()
+
+    async def _send(self, session_id: str, update: Any) -> None:
+        assert self._conn is not None
+        await self._conn.session_update(session_id, update)
+
+    def _ask(self, session: AcpSession, call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
+        assert self._conn is not None and self._loop is not None
+        conn = self._conn
+
+        async def ask() -> Any:
+            # Registered on the loop before the request goes out, so a cancel that follows
+            # it (also handled on the loop) always finds it.
+            task = asyncio.current_task()
+            assert task is not None
+            session.asking.add(task)
+            try:
+                return await conn.request_permission(session_id=session.id, tool_call=call, options=options)
+            finally:
+                session.asking.discard(task)
+
+        try:
+            outcome = asyncio.run_coroutine_threadsafe(ask(), self._loop).result().outcome
+        except concurrent.futures.CancelledError:
+            return None  # the turn was cancelled while the editor had the question
+        return getattr(outcome, "option_id", None)  # a cancelled request has none: no
+
+    async def _report_usage(self, session: AcpSession, result: Any) -> None:
+        """How full the context is after the turn (the editor's gauge), as the chat shows it."""
+        from generalAgent.providers.tokens import context_window
+
+        if result.context_tokens and self._agent is not None:
+            window = context_window(self._agent.parts.settings.model).tokens
+            await self._send(
+                session.id,
+                UsageUpdate(session_update="usage_update", used=result.context_tokens, size=window),
+            )
+
+    # --- sessions -----------------------------------------------------------------------
+
+    async def _loaded(self) -> LoadedAgent:
+        async with self._load_lock:
+            if self._agent is None:
+                from generalAgent.cli.runtime import load_agent
+
+                self._agent = await asyncio.to_thread(load_agent, self.settings)
+            return self._agent
+
+    def _sessions_catalog(self) -> SessionCatalog:
+        if self._catalog is None:
+            self._catalog = SessionCatalog(self.settings.paths.sessions_db)
+        return self._catalog
+
+    def _open(self, session_id: str, cwd: str) -> AcpSession:
+        from generalAgent.config.sources import user_config_dir
+        from generalAgent.hooks import load_hooks
+
+        folder = Path(cwd)
+        controller = SessionController(
+            self.settings,
+            self._sessions_catalog(),
+            load_hooks(user_config_dir(), self.settings.sources.trust, folder),
+            Console(file=_EditorLines(lambda line: self._say(session, line)), color_system=None, width=1000),
+            session_id=session_id,
+            interactive=False,
+            cwd=folder,
+        )
+        session = AcpSession(controller, self.settings.model.model_name or "")
+        assert self._conn is not None and self._loop is not None and self._agent is not None
+        cancelled = self._agent.parts.env.cancelled
+        editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
+        if editor.offers_anything:
+            # The session's tools read, write and run commands through the editor (editor.py).
+            session.editor = editor
+            self._agent.parts.env.editors[session_id] = editor
+        self.sessions[session_id] = session
+        return session
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.resource_not_found(session_id)
+        return session
+
+    def _say(self, session: AcpSession, line: str) -> None:
+        """A line for the user that is no part of an answer (a hook's notice, a skipped #path):
+        sent at once during a turn, else with the start of the next one."""
+        if session.running.is_set():
+            self._notify(session.id, update_agent_thought_text(line + "\n"))
+        else:
+            session.notices.append(line)
+
+    async def _stored(self, session_id: str, cwd: str) -> AcpSession:
+        """A session of the catalog (the chat's and the editor's), opened for the editor in
+        the approval mode it was left in."""
+        await self._loaded()
+        info = self._sessions_catalog().get(session_id)
+        if info is None:
+            raise RequestError.resource_not_found(session_id)
+        if session_id in self.sessions:
+            return self.sessions[session_id]
+        session = self._open(session_id, cwd)
+        session.mode = restored_mode(info.approval_mode)
+        if info.approval_mode is not None and session.mode != info.approval_mode:
+            LOGGER.warning(
+                "session %s: unknown approval mode %r, now %s", session_id, info.approval_mode, ASK
+            )
+            default = next(mode for mode in MODES if mode.id == session.mode)
+            session.notices.append(
+                _("The approval mode {mode} no longer exists; this session is in {default} mode.").format(
+                    mode=info.approval_mode, default=_(default.name)
+                )
+            )
+        await asyncio.to_thread(session.controller.start, "resume")
+        return session
+
+    async def _keep_mode(self, session: AcpSession, mode: str) -> None:
+        """The session's approval mode from its next turn, kept with the session (once it is
+        in the catalog; else its first turn stores it: cli/session.py)."""
+        session.mode = mode
+        try:
+            await asyncio.to_thread(self._sessions_catalog().set_approval_mode, session.id, mode)
+        except sqlite3.Error as exc:  # the mode still holds in this process, and is stored with the next turn
+            LOGGER.warning("could not keep the approval mode of %s: %s", session.id, exc)
+
+    async def _start_servers(self, session: AcpSession, servers: list[Any] | None) -> None:
+        """The editor's MCP servers for this session (mcp_servers.py); what fails is said at
+        the start of the next turn."""
+        from generalAgent.cli.acp.mcp_servers import start_editor_servers
+
+        if not servers or self._agent is None:
+            return
+        problems = await asyncio.to_thread(start_editor_servers, self._agent.parts.mcp, servers, session.cwd)
+        for problem in problems:
+            LOGGER.warning("%s", problem)
+        session.notices.extend(problems)
+
+    async def _replay(self, session: AcpSession) -> None:
+        """The stored conversation, as the editor would have seen it live."""
+        from generalAgent.graph.turn import thread_config
+
+        assert self._agent is not None
+        state = await asyncio.to_thread(self._agent.graph.get_state, thread_config(session.id))
+        root = self._agent.parts.env.workspace_for(session.id).root
+        for update in replay_updates(state.values.get("messages", []), root):
+            await self._send(session.id, update)
+
+    def _options(self, session: AcpSession) -> list[Any]:
+        choices = self.settings.model.choices or (session.model,)
+        return [
+            SessionConfigOptionSelect(
+                id=MODE_OPTION,
+                name=_("Approval mode"),
+                category="mode",
+                type="select",
+                current_value=session.mode,
+                options=[SessionConfigSelectOption(value=mode, name=name) for mode, name in mode_choices()],
+            ),
+            SessionConfigOptionSelect(
+                id=MODEL_OPTION,
+                name=_("Model"),
+                category="model",
+                type="select",
+                current_value=session.model,
+                options=[SessionConfigSelectOption(value=name, name=name) for name in choices],
+            ),
+        ]
+
+    def close(self) -> None:
+        if self._agent is not None:
+            self._agent.close()
+        if self._catalog is not None:
+            self._catalog.close()
+
+
+class _EditorLines(io.StringIO):
+    """A session console's output (hook notices, a prepared turn's warnings), line by line
+    to `say`: the editor shows them as the agent's thoughts, not as its answer."""
+
+    def __init__(self, say: Callable[[str], None]) -> None:
+        super().__init__()
+        self._say = say
+
+    def write(self, text: str) -> int:
+        for line in text.splitlines():
+            if line.strip():
+                self._say(line.rstrip())
+        return len(text)
+
+
+async def _serve(server: GeneralAgentACP, protocol_out: int) -> None:
+    """The SDK's connection on stdin and a private copy of stdout."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=50 * 1024 * 1024)  # a prompt may embed a whole file
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    pipe = os.fdopen(protocol_out, "wb", buffering=0)
+    transport, protocol = await loop.connect_write_pipe(_WriteProtocol, pipe)
+    writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    # session/resume is in the SDK's "unstable" set: routed only with the flag.
+    await run_agent(server, writer, reader, use_unstable_protocol=True)  # type: ignore[arg-type]
+
+
+class _WriteProtocol(asyncio.streams.FlowControlMixin, asyncio.Protocol):
+    """Back-pressure for the protocol's writer (what `StreamWriter.drain` waits on)."""
+
+
+def run_acp_server(settings: Settings) -> int:
+    """Serve the editor until it closes stdin; the exit status."""
+    protocol_out = os.dup(1)
+    os.dup2(2, 1)  # whatever else writes to stdout lands on stderr
+    sys.stdout = sys.stderr
+    server = GeneralAgentACP(settings)
+    try:
+        asyncio.run(_serve(server, protocol_out))
+    except (KeyboardInterrupt, BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        server.close()
+    return 0

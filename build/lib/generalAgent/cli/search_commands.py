@@ -1,0 +1,261 @@
+"""`generalagent search`: passages of a file, a folder, a glob or the whole index, without a model.
+
+    generalagent search reports/q3.pdf "营收增长" -n 3 --json
+    generalagent search reports/ "营收增长" --or "revenue growth"   # every document of a folder
+    generalagent search "reports/*.pdf" "营收增长"                   # the files a glob names
+    generalagent search --all "营收增长"                             # every indexed document
+    generalagent search "营收增长"                                   # the working folder
+
+A file, a folder or a glob is indexed first where it changed (--all reads nothing);
+`generalagent index` (cli/documents_commands.py) indexes without searching. Progress and
+messages go to stderr, results to stdout, so `--json` output can be piped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from generalAgent.cli.progress_bar import progress_bar
+from generalAgent.cli.search_view import query_words, render_file_hits, render_folder_hits
+from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
+from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.config.settings import DocumentSettings, Settings
+from generalAgent.documents.folder import FolderSearch, search_files, search_folder, search_indexed
+from generalAgent.documents.folder_walk import glob_files
+from generalAgent.documents.index import SearchIndex
+from generalAgent.documents.reading import SEARCHABLE_SUFFIXES
+from generalAgent.documents.search import MAX_RESULTS_ASKED, SearchFailure, line_numbers, search_document
+from generalAgent.i18n import _, ngettext
+from generalAgent.search.connection import DatabaseError
+from generalAgent.search.embeddings import embeddings_from_settings
+from generalAgent.search.results import SearchResult
+
+# What `search -n` says it defaults to: the setting's own default (SEARCH_MAX_RESULTS_DEFAULT).
+DEFAULT_RESULTS = DocumentSettings.model_fields["search_max_results_default"].default
+
+
+def search_command(
+    ctx: typer.Context,
+    arguments: Annotated[
+        list[str],
+        typer.Argument(
+            help=_(
+                '[TARGET] QUERY: a file, a folder or a glob such as "docs/*.pdf" (the working folder '
+                "when left out), then the words"
+            )
+        ),
+    ],
+    also: Annotated[
+        list[str] | None,
+        typer.Option("--or", help=_("Another phrasing of the query, searched with it (repeatable)")),
+    ] = None,
+    max_results: Annotated[
+        int | None,
+        typer.Option(
+            "-n",
+            "--max-results",
+            min=1,
+            help=_(
+                "Passages to show (default {default} in a file, {many} across files; at most {most}, "
+                "within the content budget)"
+            ).format(default=DEFAULT_RESULTS, many=2 * DEFAULT_RESULTS, most=MAX_RESULTS_ASKED),
+        ),
+    ] = None,
+    everything: Annotated[
+        bool, typer.Option("--all", help=_("Search every indexed document instead of a target"))
+    ] = False,
+    regex: Annotated[
+        bool, typer.Option("--regex", help=_("Grep one file with a regular expression"))
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))] = False,
+) -> None:
+    settings = settings_from(ctx)
+    err = terminal_console(stderr=True)
+    if len(arguments) not in ((1,) if everything else (1, 2)):
+        fail(
+            _("With --all, give only the words to look for.")
+            if everything
+            else _("Give the words to look for, after a file or folder if not the working folder."),
+            EXIT_USAGE,
+        )
+    query: str | list[str] = [arguments[-1], *(also or [])] if also else arguments[-1]
+    many = everything or (len(arguments) == 2 and any(ch in arguments[0] for ch in "*?["))
+    path = Path(arguments[0]) if len(arguments) == 2 else Path(".")
+    if regex and (many or path.is_dir()):
+        fail(_("--regex searches one file: give a file, not a folder."), EXIT_USAGE)
+    if many:
+        _search_many(settings, None if everything else arguments[0], query, max_results, as_json)
+        return
+    if path.is_dir():
+        _search_folder(settings, path, query, max_results, as_json, err)
+        return
+    vectors = embeddings_from_settings(settings)
+    try:
+        result = search_document(
+            settings.paths.indexes_db,
+            settings.documents,
+            path,
+            query,
+            max_results,
+            regex=regex,
+            vectors=vectors,
+            whole_call=True,
+        )
+    except SearchFailure as exc:
+        fail(str(exc), EXIT_FAILED)
+    if vectors is not None and result.results:
+        _tell_unembedded(settings, vectors.model, result.results[0].item_id, str(path), err)
+    if as_json:
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+    else:
+        lines = _text_lines(settings, result.results, [] if result.regex else result.query)
+        terminal_console().print(render_file_hits(result, lines), highlight=False)
+    if not result.results:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _text_lines(
+    settings: Settings, results: Sequence[SearchResult], query: str | Sequence[str]
+) -> dict[tuple[str, int], int]:
+    """The line of each passage that has no other place (plain text, code): (item, chunk) ->
+    the line where the first word of the query occurs in it (else where it starts), so a
+    person can open the file there."""
+    words = [w.lower() for q in ([query] if isinstance(query, str) else query) for w in query_words(q)]
+    wanted: dict[str, dict[int, int]] = {}
+    for result in results:
+        for passage in result.matched:
+            if not passage.place:
+                text = passage.text.lower()
+                found = [at for at in (text.find(w) for w in words) if at >= 0]
+                offset = passage.start + (min(found) if found else 0)
+                wanted.setdefault(result.item_id, {})[passage.chunk_index] = offset
+    if not wanted:
+        return {}
+    lines: dict[tuple[str, int], int] = {}
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        for item_id, starts in wanted.items():
+            at_line = line_numbers(index.conn, item_id, list(starts.values()))
+            lines.update({(item_id, chunk): at_line[start] for chunk, start in starts.items()})
+    return lines
+
+
+def _search_many(
+    settings: Settings,
+    pattern: str | None,
+    query: str | list[str],
+    max_results: int | None,
+    as_json: bool,
+) -> None:
+    """`generalagent search "docs/*.pdf" QUERY` (the files a glob names, indexed as needed)
+    and `generalagent search --all QUERY` (every indexed document, nothing read)."""
+    try:
+        if pattern is None:
+            result = search_indexed(
+                settings.paths.indexes_db,
+                settings.documents,
+                query,
+                max_results,
+                label=_("the index"),
+            )
+        else:
+            found = glob_files(Path(pattern).expanduser(), hidden=False)
+            files = [f for f in found.files if f.suffix.lower() in SEARCHABLE_SUFFIXES]
+            if not files:
+                fail(_("{pattern}: no file matches").format(pattern=pattern), EXIT_FAILED)
+            result = search_files(
+                settings.paths.indexes_db,
+                settings.documents,
+                files,
+                query,
+                max_results,
+                label=pattern,
+                vectors=embeddings_from_settings(settings),
+            )
+    except SearchFailure as exc:
+        fail(str(exc), EXIT_FAILED)
+    _print_many(settings, result, as_json)
+
+
+def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+    else:
+        lines = _text_lines(
+            settings, [hit for document in result.documents for hit in document.results], result.query
+        )
+        terminal_console().print(render_folder_hits(result, lines), highlight=False)
+    if not result.documents:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _tell_unembedded(settings: Settings, model: str, item_id: str, shown: str, err: Console) -> None:
+    """One dim line when the document's chunks are not all embedded yet (found by words only)."""
+    from generalAgent.search.connection import connect
+    from generalAgent.search.semantic import unembedded_chunks
+
+    try:
+        conn = connect(settings.paths.indexes_db)
+    except DatabaseError:
+        return
+    try:
+        missing = unembedded_chunks(conn, model, item_ids=[item_id])
+    finally:
+        conn.close()
+    if missing:
+        line = ngettext(
+            "{count} passage has no vector yet and was found by its words only; generalagent index {path} embeds it.",
+            "{count} passages have no vector yet and were found by their words only; generalagent index {path} embeds them.",
+            missing,
+        ).format(count=missing, path=shown)
+        err.print(f"[dim]{escape(line)}[/dim]")
+
+
+def _search_folder(
+    settings: Settings,
+    folder: Path,
+    query: str | list[str],
+    max_results: int | None,
+    as_json: bool,
+    err: Console,
+) -> None:
+    """`generalagent search FOLDER QUERY`: index what is new or changed (with a progress bar),
+    then search every document under the folder."""
+    with progress_bar(err) as progress:
+        task = progress.add_task(escape(str(folder)), total=None)
+
+        def advance(done: int, total: int, name: str) -> None:
+            progress.update(task, completed=done, total=total, description=escape(name or str(folder)))
+
+        try:
+            result = search_folder(
+                settings.paths.indexes_db,
+                settings.documents,
+                folder.resolve(),
+                query,
+                max_results,
+                shown_as=lambda path: _shown(path, folder),
+                vectors=embeddings_from_settings(settings),
+                progress=advance,
+            )
+        except SearchFailure as exc:
+            fail(str(exc), EXIT_FAILED)
+    _print_many(settings, result, as_json)
+
+
+def _shown(path: Path, folder: Path) -> str:
+    """A path as the user typed the folder: relative to it when inside."""
+    base = folder.resolve()
+    if path == base:
+        return str(folder)
+    try:
+        return str(folder / path.relative_to(base))
+    except ValueError:
+        return str(path)

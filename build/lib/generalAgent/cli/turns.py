@@ -1,0 +1,319 @@
+"""Runs one user turn through the graph and reports it to a view, whatever happens.
+
+Shared by the interactive chat and `-p`: streams tokens, tool calls and sub-agent
+progress to the view, has it answer the graph's approval step (cli/approvals.py), sums the
+usage the provider reported, and turns failures into one line. After Ctrl-C the stored
+history is repaired so the next request is valid: calls that never finished get an
+answer saying they were cancelled, and a partly streamed answer is kept as such (the
+graph repairs any call still open itself, graph/history.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping, MutableSet
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from langchain_core.messages import (
+    AIMessage,
+    AIMessageChunk,
+    BaseMessage,
+    HumanMessage,
+    RemoveMessage,
+    ToolMessage,
+)
+from langgraph.types import Command
+
+from generalAgent.cli.approvals import answer_approval
+from generalAgent.graph.cancellation import TurnCancelled
+from generalAgent.graph.history import last_call_answers, settle_unfinished_step
+from generalAgent.providers.reasoning import REASONING_KEY
+from generalAgent.sessions import Usage
+from generalAgent.tools.approval import PROCESS_APPROVALS
+
+LOGGER = logging.getLogger(__name__)
+# The HTTP client logs each response; the OpenAI SDK moved from httpx to its fork httpx2.
+HTTP_LOGGERS = ("httpx", "httpx2")
+OPENAI_LOGGER = "openai._base_client"
+ANSWER_NODES = frozenset({"planner", "finalize"})
+CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
+INTERRUPTED_NOTE = "[answer interrupted by the user]"
+
+
+class TurnView(Protocol):
+    def on_reasoning(self, text: str) -> None: ...
+    def on_text(self, text: str) -> None: ...
+    def on_message_end(self) -> None: ...
+    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
+    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
+    def on_custom(self, event: Any) -> None: ...
+    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
+    def approve(self, request: dict[str, Any]) -> str: ...
+    def close(self) -> None: ...
+
+
+@dataclass
+class TurnResult:
+    answer: str = ""
+    reasoning: list[str] = field(default_factory=list)  # what the model thought, per call
+    usage: Usage = field(default_factory=Usage)
+    error: str | None = None
+    cancelled: bool = False
+    # Tokens of the last request and its answer, as the provider reported them: how full the
+    # context was (the gauge). Sub-agents' calls are not counted: their context is their own.
+    context_tokens: int = 0
+
+    _thinking: bool = field(default=False, repr=False)  # a model call's reasoning is streaming
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.cancelled
+
+    def add_reasoning(self, piece: str) -> None:
+        if not self._thinking:
+            self.reasoning.append("")
+            self._thinking = True
+        self.reasoning[-1] += piece
+
+    def end_model_call(self) -> None:
+        self._thinking = False
+
+
+class ErrorDescriber(Protocol):
+    def __call__(self, exc: BaseException) -> str | None: ...
+
+
+def run_turn(
+    graph: Any,
+    config: dict[str, Any],
+    graph_input: Mapping[str, Any] | Command | None,
+    view: TurnView,
+    describe_error: ErrorDescriber,
+    on_cancel: Callable[[], Any] | None = None,
+    approved: MutableSet[str] | None = None,
+) -> TurnResult:
+    """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error).
+
+    `on_cancel` runs the moment Ctrl-C is pressed (the chat stops commands tools started);
+    when it returns True, Ctrl-C only stopped a part of the turn (a summary being written)
+    and the turn goes on. `approved` holds the tools the user approved "always" in this
+    process; their calls run without asking, and every new "always" is added to it.
+    """
+    result = TurnResult()
+    partial: list[str] = []
+    pending: Any = graph_input
+    remembered: MutableSet[str] = approved if approved is not None else set()
+    # Fixed for the turn: a resumed approval step must see the approvals it saw when it
+    # paused, or it would not ask for (and record) the answers. A tool approved "always"
+    # during the turn is answered from `remembered` when the step asks again.
+    run_config = with_process_approvals(config, remembered)
+    try:
+        with _cancel_on_sigint(on_cancel), reporting_retries(view):
+            while True:
+                interrupts = yield_from_stream(graph, run_config, pending, view, result, partial)
+                if not interrupts:
+                    break
+                answers = {
+                    item.id: answer_approval(item.value, view.approve, remembered) for item in interrupts
+                }
+                pending = Command(resume=answers)
+    except (KeyboardInterrupt, TurnCancelled):
+        result.cancelled = True
+        repair_after_cancel(graph, config, "".join(partial))
+    except Exception as exc:  # the model, the network or a bug: never a traceback
+        described = describe_error(exc)
+        if described is None:
+            LOGGER.exception("turn failed")
+            described = f"Unexpected error: {type(exc).__name__}: {exc}"
+        result.error = described
+    view.close()
+    return result
+
+
+def with_process_approvals(config: dict[str, Any], approved: MutableSet[str]) -> dict[str, Any]:
+    """`config` carrying the tools approved "always" in this process, for the approval step."""
+    configurable = {**config.get("configurable", {}), PROCESS_APPROVALS: sorted(approved)}
+    return {**config, "configurable": configurable}
+
+
+class RetryWatcher(logging.Filter):
+    """Tells the view when the OpenAI client waits to retry a request (a 429, a 5xx, a
+    dropped connection), which it otherwise does in silence.
+
+    The client says so only in its log: httpx(2) logs each response's status at INFO, the
+    client logs "Retrying request in 2.0 seconds (retry 1 of 2)". As a filter on those two
+    loggers this sees their records first; records below the level the user's log keeps
+    are dropped here, so enabling INFO for it adds nothing to the log file.
+    """
+
+    def __init__(self, view: TurnView, keep_levels: dict[str, int]) -> None:
+        super().__init__()
+        self.view = view
+        self.keep_levels = keep_levels
+        self.last_status: int | None = None  # of the last failed response; None: no response
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        message = str(record.msg)
+        if record.name in HTTP_LOGGERS and message.startswith("HTTP Request") and len(args) >= 4:
+            status = args[3]
+            self.last_status = status if isinstance(status, int) and status >= 400 else None
+        elif record.name == OPENAI_LOGGER and message.startswith("Retrying request") and len(args) >= 3:
+            delay, number, limit = (float(str(value)) for value in args[:3])
+            status, self.last_status = self.last_status, None
+            self.view.on_retry(status, delay, int(number), int(limit))
+        return record.levelno >= self.keep_levels.get(record.name, logging.WARNING)
+
+
+@contextmanager
+def reporting_retries(view: TurnView) -> Iterator[None]:
+    """While a turn runs, the client's retries reach the view (see RetryWatcher)."""
+    loggers = [logging.getLogger(name) for name in (*HTTP_LOGGERS, OPENAI_LOGGER)]
+    levels = [logger.level for logger in loggers]
+    watcher = RetryWatcher(view, {logger.name: logger.getEffectiveLevel() for logger in loggers})
+    for logger in loggers:
+        logger.addFilter(watcher)
+        logger.setLevel(min(logging.INFO, logger.getEffectiveLevel()))
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.removeFilter(watcher)
+            logger.setLevel(level)
+
+
+@contextmanager
+def _cancel_on_sigint(on_cancel: Callable[[], Any] | None) -> Iterator[None]:
+    """Ctrl-C runs `on_cancel` at once, then interrupts as usual (unless it returned True).
+
+    LangGraph lets running tool calls finish before the interrupt surfaces, so stopping
+    their work (killing commands, flagging sub-agents) must happen in the handler itself.
+    """
+    if on_cancel is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: Any) -> None:
+        if on_cancel() is True:
+            return
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def yield_from_stream(
+    graph: Any,
+    config: dict[str, Any],
+    graph_input: Any,
+    view: TurnView,
+    result: TurnResult,
+    partial: list[str],
+) -> list[Any]:
+    """Consume one `graph.stream` run; returns the interrupts it stopped at (if any)."""
+    interrupts: list[Any] = []
+    stream = graph.stream(graph_input, config, stream_mode=["messages", "updates", "custom"])
+    for mode, data in stream:
+        if mode == "messages":
+            chunk, metadata = data
+            if metadata.get("langgraph_node") in ANSWER_NODES and isinstance(chunk, AIMessageChunk):
+                thought = chunk.additional_kwargs.get(REASONING_KEY)
+                if isinstance(thought, str) and thought:
+                    result.add_reasoning(thought)
+                    view.on_reasoning(thought)
+                text = chunk.text if isinstance(chunk.text, str) else ""
+                if text:
+                    partial.append(text)
+                    view.on_text(text)
+        elif mode == "custom":
+            if isinstance(data, dict) and isinstance(data.get("usage"), dict):
+                result.usage = result.usage + Usage.from_metadata(data["usage"])  # a sub-agent's calls
+            else:
+                view.on_custom(data)
+        elif mode == "updates":
+            for node, update in data.items():
+                if node == "__interrupt__":
+                    interrupts.extend(update)
+                    continue
+                for message in _messages_of(update):
+                    _report_message(node, message, view, result, partial)
+    return interrupts
+
+
+def _report_message(
+    node: str, message: BaseMessage, view: TurnView, result: TurnResult, partial: list[str]
+) -> None:
+    if isinstance(message, AIMessage):
+        result.usage = result.usage + Usage.from_metadata(message.usage_metadata)
+        if message.usage_metadata:
+            reported = message.usage_metadata
+            result.context_tokens = int(reported.get("input_tokens") or 0) + int(
+                reported.get("output_tokens") or 0
+            )
+        result.end_model_call()
+        partial.clear()
+        view.on_message_end()
+        for call in message.tool_calls:
+            view.on_tool_call(call.get("id") or "", call["name"], call.get("args") or {})
+        for invalid in message.invalid_tool_calls:
+            view.on_tool_call(
+                invalid.get("id") or "",
+                invalid.get("name") or "?",
+                {"<invalid JSON>": invalid.get("args") or ""},
+            )
+        if not message.tool_calls and not message.invalid_tool_calls and node in ANSWER_NODES:
+            result.answer = message.text if isinstance(message.text, str) else str(message.content)
+    elif isinstance(message, ToolMessage):
+        content = message.text if isinstance(message.text, str) else str(message.content)
+        view.on_tool_result(message.tool_call_id, message.name or "tool", content, message.status == "error")
+
+
+def _messages_of(update: Any) -> Iterator[BaseMessage]:
+    """Messages in a node's update, which is a dict or (with Commands) a list of them."""
+    updates = update if isinstance(update, list) else [update]
+    for item in updates:
+        if isinstance(item, Command):
+            item = item.update
+        if isinstance(item, dict):
+            yield from (m for m in item.get("messages", []) if isinstance(m, BaseMessage))
+
+
+def discard_last_turn(graph: Any, config: dict[str, Any]) -> None:
+    """Remove the last turn from the stored history: the user's message and all that followed
+    (a cancelled partial answer, cancelled tool calls), so /retry can send the message again
+    as if the cancelled attempt had never been made."""
+    messages = list(graph.get_state(config).values.get("messages", []))
+    last_human = max((i for i, m in enumerate(messages) if isinstance(m, HumanMessage)), default=None)
+    if last_human is None:
+        return
+    removed = [RemoveMessage(id=m.id) for m in messages[last_human:] if m.id]
+    graph.update_state(config, {"messages": removed}, as_node="finalize")
+
+
+def repair_after_cancel(graph: Any, config: dict[str, Any], partial_text: str) -> None:
+    """Make the stored history valid again after Ctrl-C, keeping what the user saw.
+
+    What the stopped step finished is stored (`settle_unfinished_step`); calls still open
+    get a "cancelled" answer, so the model hears that the user stopped them (the graph's
+    own repair, which would say "stopped", then has nothing left to do); a partly streamed
+    answer is stored, marked as interrupted.
+    """
+    try:
+        settle_unfinished_step(graph, config)
+        messages = graph.get_state(config).values.get("messages", [])
+        closing = last_call_answers(messages, CANCELLED_TOOL)
+        if closing:
+            graph.update_state(config, {"messages": closing}, as_node="tools")
+        elif partial_text.strip():
+            note = AIMessage(content=f"{partial_text}\n\n{INTERRUPTED_NOTE}")
+            graph.update_state(config, {"messages": [note]}, as_node="finalize")
+    except KeyboardInterrupt:
+        # A second Ctrl-C while repairing: the graph's repair step answers what is left open.
+        LOGGER.warning("second Ctrl-C while repairing the history after a cancel")

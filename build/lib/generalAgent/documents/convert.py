@@ -1,0 +1,132 @@
+"""Old and WPS Office files, read through LibreOffice: converted to their modern form first.
+
+`.doc`, `.xls`, `.ppt` and Kingsoft WPS's `.wps`, `.et`, `.dps` are binary formats no
+Python library we ship reads. When LibreOffice is installed, `soffice --headless
+--convert-to` turns a copy into `.docx`/`.xlsx`/`.pptx` inside a temporary folder, with
+a private profile (so it neither waits for nor disturbs a LibreOffice the user has open)
+and a time limit; the modern readers of extract.py then read the result. Without
+LibreOffice such a file is refused with one sentence saying what to install.
+
+The file is copied through the caller's `open_file` (the workspace check of the read
+tools), so LibreOffice only ever sees the copy that check allowed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
+
+# The Microsoft suffix a WPS file's copy is given: WPS files are Microsoft-compatible
+# binaries, and LibreOffice picks its import filter from the name as well as the bytes.
+_COPY_SUFFIX = {".wps": ".doc", ".et": ".xls", ".dps": ".ppt"}
+# A conversion takes 2-10 s (LibreOffice starting is most of it); a file that takes longer
+# than this is stuck on something (a dialog, a broken file), not converting.
+CONVERT_SECONDS = 120
+INSTALL_HINT = (
+    "install LibreOffice (Debian/Ubuntu: apt install libreoffice-writer-nogui libreoffice-calc-nogui "
+    "libreoffice-impress-nogui; macOS: brew install --cask libreoffice; Windows: libreoffice.org)"
+)
+
+
+def soffice() -> str | None:
+    """The LibreOffice program, or None when it is not installed."""
+    return shutil.which("soffice") or shutil.which("libreoffice")
+
+
+def is_legacy_office(path: Path) -> bool:
+    return path.suffix.lower() in OLD_OFFICE
+
+
+def modern_suffix(path: Path) -> str:
+    return OLD_OFFICE[path.suffix.lower()]
+
+
+def legacy_office_problem(path: Path) -> str | None:
+    """Why this old/WPS Office file cannot be read here (LibreOffice is missing), else None."""
+    if not is_legacy_office(path) or soffice() is not None:
+        return None
+    return (
+        f"{path.name} is an old or WPS Office file, read through LibreOffice, which is not installed; "
+        f"{INSTALL_HINT}, or save it as {modern_suffix(path)}."
+    )
+
+
+def convert_legacy_office(
+    path: Path, open_file: OpenFile = open_plainly, seconds: float = CONVERT_SECONDS
+) -> bytes:
+    """The bytes of the modern form (.docx/.xlsx/.pptx) of the old Office file at `path`;
+    `DocumentError` when LibreOffice is missing, fails or takes longer than `seconds`."""
+    problem = legacy_office_problem(path)
+    if problem:
+        raise DocumentError(problem)
+    return _convert(path, OLD_OFFICE[path.suffix.lower()], open_file, seconds)
+
+
+def convert_to_pdf(path: Path, open_file: OpenFile = open_plainly, seconds: float = CONVERT_SECONDS) -> bytes:
+    """The PDF LibreOffice prints of an Office document (slides as pages), to show a page."""
+    if soffice() is None:
+        raise DocumentError(
+            f"showing a page of {path.name} needs LibreOffice, which is not installed; {INSTALL_HINT}."
+        )
+    return _convert(path, ".pdf", open_file, seconds)
+
+
+def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> bytes:
+    binary = soffice()
+    assert binary is not None
+    suffix = path.suffix.lower()
+    copy_suffix = _COPY_SUFFIX.get(suffix, suffix)
+    with tempfile.TemporaryDirectory(prefix="generalagent-convert-") as folder:
+        work = Path(folder)
+        source = work / f"document{copy_suffix}"
+        try:
+            with open_file(path) as original, source.open("wb") as copy:
+                shutil.copyfileobj(original, copy)
+        except OSError as exc:
+            raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+        command = [
+            binary,
+            f"-env:UserInstallation={(work / 'profile').as_uri()}",
+            "--headless",
+            "--norestore",
+            "--nolockcheck",
+            "--convert-to",
+            modern.lstrip("."),
+            "--outdir",
+            str(work / "out"),
+            str(source),
+        ]
+        process = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: killed whole on a timeout
+            cwd=work,
+        )
+        try:
+            output, _ = process.communicate(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            raise DocumentError(
+                f"{path.name}: LibreOffice did not finish converting it within {seconds:g} s; "
+                f"save it as {modern} and try again."
+            ) from None
+        result = work / "out" / f"document{modern}"
+        if process.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
+            said = (
+                " ".join(output.decode("utf-8", "replace").split())[-200:]
+                or f"exit status {process.returncode}"
+            )
+            raise DocumentError(
+                f"{path.name} could not be converted by LibreOffice ({said}); it may be damaged or "
+                f"password-protected: save it as {modern} and try again."
+            )
+        return result.read_bytes()

@@ -1,0 +1,463 @@
+"""Indexing files into indexes.db, and searching one indexed file (SQLite FTS5 + jieba).
+
+`SearchIndex` is the shell around one database connection: `index_file` extracts, chunks,
+segments and writes one document in one transaction; `search` finds a document's chunks
+for a query with the ranked lookup of search/lookup.py, which knowledge search shares.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents import ocr_background
+from generalAgent.documents.extract import open_document
+from generalAgent.documents.ocr import current_call, ocr_call
+from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
+from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
+from generalAgent.search.connection import IndexDatabase, transaction
+from generalAgent.search.language import SAMPLE_CHARS, main_language
+from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window, find_chunks
+from generalAgent.search.query import phrasings
+from generalAgent.search.regex_scan import regex_chunks
+from generalAgent.search.schema import DOCUMENTS_DOMAIN, now_iso
+from generalAgent.search.storage import ChunkRow, Staging, VectorSource, item_rowid_range, segment_rows
+
+__all__ = ["ChunkHit", "IndexedDocument", "QueryError", "SearchIndex", "compute_file_hash"]
+
+HASH_BLOCK = 1 << 20
+# A PDF up to this size is read once: its bytes are hashed and then parsed from memory
+# (pdfium reads a buffer faster than a Python file it must call back into). Other files are
+# hashed and read in pieces, so a long text log never sits in memory whole.
+IN_MEMORY_BYTES = 32 << 20
+IN_MEMORY_SUFFIXES = frozenset({".pdf"})
+
+# (stage, chunks done, chunks total): lets the CLI draw a progress bar.
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class IndexedDocument:
+    file_hash: str
+    item_id: str
+    name: str
+    file_type: str
+    total_chunks: int
+    total_chars: int
+    reused: bool  # True: an index of these bytes existed and was fresh
+    seconds: float = 0.0
+    warning: str = ""  # embedding failed: the document is indexed for keyword search only
+    notes: str = ""  # what reading left out (pages OCR did not reach), for the user
+    ocr_left: int = 0  # scanned pages the call's OCR limit left unread (read in the background)
+    language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
+
+
+def chunk_metadata(place: str, ocr: bool, figure: bool = False) -> str:
+    """The JSON stored with a chunk: its citable place, whether OCR read its text, and
+    whether its page is mostly a figure (search then points to view_page)."""
+    facts: dict[str, Any] = {}
+    if place:
+        facts["place"] = place
+    if ocr:
+        facts["ocr"] = True
+    if figure:
+        facts["figure"] = True
+    return json.dumps(facts, ensure_ascii=False) if facts else "{}"
+
+
+def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
+    """The rows that store `chunks`, each under a new id: one random prefix per call and the
+    chunk's number (a uuid4 per chunk cost a 261-page manual 3% of its indexing)."""
+    prefix = uuid.uuid4().hex[:24]
+    # The chunks of one block share their place: its JSON is written once, not per chunk.
+    metadata = functools.cache(chunk_metadata)
+    return [
+        ChunkRow(
+            f"{prefix}{c.index:08x}",
+            c.index,
+            c.text,
+            c.start,
+            c.end,
+            c.page,
+            c.heading,
+            metadata(c.place, c.ocr, c.figure),
+        )
+        for c in chunks
+    ]
+
+
+def compute_file_hash(path: Path, open_file: OpenFile = open_plainly) -> str:
+    """MD5 of the file's bytes (identity for dedup, not security), read through `open_file`."""
+    md5 = hashlib.md5(usedforsecurity=False)
+    with open_file(Path(path)) as handle:
+        while block := handle.read(HASH_BLOCK):
+            md5.update(block)
+    return md5.hexdigest()
+
+
+class SearchIndex(IndexDatabase):
+    """The documents part of indexes.db. Use as a context manager, or call `close()`."""
+
+    def __init__(
+        self,
+        db_path: Path,
+        settings: DocumentSettings,
+        vectors: VectorSource | None = None,
+        open_file: OpenFile = open_plainly,
+        *,
+        conn: sqlite3.Connection | None = None,
+    ) -> None:
+        """`open_file` opens every file this index reads (to hash or extract it); the read
+        tools pass the workspace's verified opener. `conn` is a connection to borrow (see
+        `IndexDatabase`)."""
+        super().__init__(db_path, settings, conn=conn)
+        self.vector_source = vectors
+        self.open_file = open_file
+
+    # -- state of one file ------------------------------------------------------------
+    def document(self, file_hash: str) -> sqlite3.Row | None:
+        return self.conn.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
+
+    def is_fresh(self, path: Path, file_hash: str | None = None) -> bool:
+        """Indexed with the current segmenter within INDEX_STALE_THRESHOLD_HOURS."""
+        return self._fresh(self.document(file_hash or self.file_hash(path)))
+
+    def _fresh(self, record: sqlite3.Row | None) -> bool:
+        if record is None or record["segmenter"] != self.segmenter.name:
+            return False
+        age = datetime.now(UTC) - datetime.fromisoformat(record["indexed_at"])
+        return age < timedelta(hours=self.settings.index_stale_threshold_hours)
+
+    def file_hash(self, path: Path) -> str:
+        """The MD5 of the file at `path`, read from the index while the file's size and
+        modification time are those recorded when it was last hashed there (no re-reading:
+        hashing a 250-page PDF costs several times the search itself)."""
+        path = Path(path).resolve()
+        stat = path.stat()
+        known = self._known_path(path)
+        if known is not None and (known["file_size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
+            return str(known["file_hash"])
+        return compute_file_hash(path, self.open_file)
+
+    def _known_path(self, path: Path) -> sqlite3.Row | None:
+        return self.conn.execute(
+            "SELECT file_hash, file_size, mtime_ns FROM document_paths WHERE path = ?", (str(path),)
+        ).fetchone()
+
+    # -- writing ----------------------------------------------------------------------
+    def index_file(
+        self, path: Path, *, force: bool = False, progress: Progress | None = None
+    ) -> IndexedDocument:
+        """Index `path` unless these bytes are already indexed and fresh.
+
+        A different version previously indexed from the same path is removed in the same
+        transaction. Raises `DocumentError` for files that cannot be read.
+        """
+        began = time.perf_counter()
+        path = Path(path).resolve()
+        try:
+            stat = path.stat()
+            known = self._known_path(path)
+            unchanged = known is not None and (known["file_size"], known["mtime_ns"]) == (
+                stat.st_size,
+                stat.st_mtime_ns,
+            )
+            data: bytes | None = None
+            if known is not None and unchanged:
+                file_hash = str(known["file_hash"])
+            elif stat.st_size <= IN_MEMORY_BYTES and path.suffix.lower() in IN_MEMORY_SUFFIXES:
+                with self.open_file(path) as handle:
+                    data = handle.read(IN_MEMORY_BYTES + 1)
+                if len(data) > IN_MEMORY_BYTES:  # it grew since the stat: read it as a large file
+                    data = None
+                    file_hash = compute_file_hash(path, self.open_file)
+                else:
+                    file_hash = hashlib.md5(data, usedforsecurity=False).hexdigest()
+            else:
+                file_hash = compute_file_hash(path, self.open_file)
+        except FileNotFoundError:
+            raise DocumentError(f"{path.name} does not exist; check the path.") from None
+        except IsADirectoryError:
+            raise DocumentError(f"{path.name} is a folder; give a file inside it.") from None
+        except OSError as exc:
+            raise DocumentError(f"{path.name} cannot be read: {exc.strerror}.") from None
+        record = self.document(file_hash)
+        background = ocr_background.job_for(path)
+        if record is not None and not force and self._fresh(record):
+            if not unchanged:  # a search writes nothing unless the path points elsewhere now
+                with transaction(self.conn):
+                    self._remember_path(path, file_hash, stat)
+            return IndexedDocument(
+                file_hash,
+                record["item_id"],
+                record["file_name"],
+                record["file_type"],
+                record["total_chunks"],
+                0,
+                reused=True,
+                seconds=time.perf_counter() - began,
+                language=record["language"],
+                notes=background.note() if background is not None else "",
+            )
+
+        # The bytes just hashed are the bytes indexed (no second read, and no change between).
+        opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
+        stream = open_document(path, self.settings, progress, open_file=opener)
+        item_id = record["item_id"] if record is not None else uuid.uuid4().hex
+        model = self.vector_source.model if self.vector_source else ""
+        with Staging(self.conn) as staged:
+            warning, language = self._stage(stream, staged, progress)
+            stamp = now_iso()
+            with transaction(self.conn) as conn:
+                # Another process may have indexed the same bytes since the lookup above; write
+                # into its item, or its chunks and a second, unreferenced item would both stay.
+                current = conn.execute(
+                    "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
+                ).fetchone()
+                if current is not None:
+                    item_id = current[0]
+                conn.execute(
+                    "INSERT INTO items (id, domain, category, title, content, source, source_path,"
+                    " created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?)"
+                    " ON CONFLICT(id) DO UPDATE SET content = '', source_path = excluded.source_path,"
+                    " updated_at = excluded.updated_at",
+                    (item_id, DOCUMENTS_DOMAIN, stream.file_type, stream.name, str(path), stamp, stamp),
+                )
+                staged.write_content(conn, item_id)
+                staged.write_chunks(conn, item_id, model)
+                conn.execute(
+                    "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
+                    " indexed_at, total_chunks, segmenter, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
+                    " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter,"
+                    " language = excluded.language",
+                    (
+                        file_hash,
+                        item_id,
+                        stream.name,
+                        stream.file_type,
+                        path.stat().st_size,
+                        stamp,
+                        staged.chunks,
+                        self.segmenter.name,
+                        language,
+                    ),
+                )
+                self._remember_path(path, file_hash, stat)
+        if progress:
+            progress("write", staged.chunks, staged.chunks)
+        return IndexedDocument(
+            file_hash,
+            item_id,
+            stream.name,
+            stream.file_type,
+            staged.chunks,
+            staged.chars,
+            reused=False,
+            seconds=time.perf_counter() - began,
+            warning=warning,
+            # What OCR's page limits left unread (documents/ocr.py), said with the result.
+            notes=" ".join([*stream.reading.notes, self._read_on(path, stream.reading, background)]).strip(),
+            language=language,
+            ocr_left=stream.reading.ocr_left,
+        )
+
+    def _read_on(self, path: Path, reading: Reading, running: ocr_background.ScanJob | None) -> str:
+        """When a call's OCR limit left pages of a scan unread, read them in the background
+        (ocr_background.py) and say so; '' when there is nothing to read on, or when this
+        is itself a step of the background reading."""
+        call = current_call()
+        if not reading.ocr_left or call is None or call.known is not None:
+            return ""
+        if running is not None and not running.finished:
+            return running.note()
+        db_path, settings, vectors, open_file = (
+            self.db_path,
+            self.settings,
+            self.vector_source,
+            self.open_file,
+        )
+
+        def step(job: ocr_background.ScanJob) -> int:
+            with (
+                ocr_call(ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts),
+                SearchIndex(db_path, settings, vectors, open_file) as index,
+            ):
+                return index.index_file(path, force=True).ocr_left
+
+        return ocr_background.start(path, reading.ocr_read, reading.ocr_left, step).note()
+
+    def _stage(self, stream: DocumentStream, staged: Staging, progress: Progress | None) -> tuple[str, str]:
+        """Read, chunk, segment (and embed) the document block by block into `staged`;
+        returns a warning when embeddings failed and the document is indexed for keyword
+        search only, and the text's main language (told from its first SAMPLE_CHARS).
+        Nothing here holds the write lock."""
+        stage = "embed" if self.vector_source is not None else "segment"
+        warning = ""
+        sample: list[str] = []
+        sampled = 0
+        for number, (block, chunks) in enumerate(iter_chunks(stream.blocks, self.chunking)):
+            if sampled < SAMPLE_CHARS:
+                sample.append(block.text[: SAMPLE_CHARS - sampled])
+                sampled += len(sample[-1])
+            rows = chunk_rows(chunks)
+            segmented = segment_rows(rows, self.segmenter, stream.name)
+            vectors = None
+            if self.vector_source is not None and not warning:
+                vectors, warning = self._vectors(rows)
+                if warning:
+                    staged.drop_vectors()
+            staged.add(f"{BLOCK_SEPARATOR if number else ''}{block.text}", rows, segmented, vectors)
+            if progress:
+                # Chunks so far, and the total they point to at this share of the file read.
+                share = stream.reading.share
+                estimate = round(staged.chunks / share) if share else staged.chunks
+                progress(stage, staged.chunks, max(estimate, staged.chunks))
+        staged.flush()  # the last pieces staged now, not under the write lock
+        return warning, main_language("\n".join(sample))
+
+    def _vectors(self, rows: Sequence[ChunkRow]) -> tuple[list[bytes] | None, str]:
+        if self.vector_source is None or not rows:
+            return None, ""
+        from generalAgent.search.embeddings import EmbeddingError
+
+        try:
+            return self.vector_source.vectors([r.text for r in rows]), ""
+        except EmbeddingError as exc:
+            return None, f"Embeddings failed, indexed for keyword search only: {exc}"
+
+    def _remember_path(self, path: Path, file_hash: str, stat: os.stat_result) -> None:
+        """Point `path` at `file_hash` (with the size and modification time it was hashed at);
+        drop the version it pointed at if nothing else does."""
+        previous = self.conn.execute(
+            "SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)
+        ).fetchone()
+        self.conn.execute(
+            "INSERT INTO document_paths (path, file_hash, file_size, mtime_ns) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash,"
+            " file_size = excluded.file_size, mtime_ns = excluded.mtime_ns",
+            (str(path), file_hash, stat.st_size, stat.st_mtime_ns),
+        )
+        if previous and previous[0] != file_hash:
+            self._drop_unreferenced(previous[0])
+
+    def _drop_unreferenced(self, file_hash: str) -> bool:
+        still_used = self.conn.execute(
+            "SELECT 1 FROM document_paths WHERE file_hash = ? LIMIT 1", (file_hash,)
+        ).fetchone()
+        if still_used:
+            return False
+        return self._delete_document(file_hash)
+
+    def _delete_document(self, file_hash: str) -> bool:
+        cursor = self.conn.execute(
+            "DELETE FROM items WHERE id = (SELECT item_id FROM documents WHERE file_hash = ?)",
+            (file_hash,),
+        )
+        return cursor.rowcount > 0
+
+    # -- maintenance ------------------------------------------------------------------
+    def cleanup_for_file(self, path: Path, keep_hash: str) -> int:
+        """Remove the index of an older version of the file at `path` (not `keep_hash`).
+
+        A version that another path still shows is kept for that path.
+        """
+        path = Path(path).resolve()
+        with transaction(self.conn) as conn:
+            row = conn.execute("SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)).fetchone()
+            if row is None or row[0] == keep_hash:
+                return 0
+            conn.execute("DELETE FROM document_paths WHERE path = ?", (str(path),))
+            return int(self._drop_unreferenced(row[0]))
+
+    def cleanup_old(self, days: int = 30) -> int:
+        """Delete documents indexed more than `days` days ago; returns how many."""
+        cutoff = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
+        with transaction(self.conn) as conn:
+            hashes = [
+                r[0] for r in conn.execute("SELECT file_hash FROM documents WHERE indexed_at <= ?", (cutoff,))
+            ]
+            for file_hash in hashes:
+                self._delete_document(file_hash)
+        if hashes:
+            self.conn.execute("VACUUM")  # give the space back to the disk
+        return len(hashes)
+
+    def stats(self) -> dict[str, Any]:
+        files, chunks, size = self.conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(total_chunks), 0), COALESCE(SUM(file_size), 0) FROM documents"
+        ).fetchone()
+        items = self.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
+        db_size = sum(p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists())
+        return {
+            "total_files": files,
+            "total_chunks": chunks,
+            "total_size_bytes": size,
+            "knowledge_items": items - files,
+            "db_path": str(self.db_path),
+            "db_size_bytes": db_size,
+        }
+
+    # -- reading ----------------------------------------------------------------------
+    def search(
+        self, path: Path, query: str | Sequence[str], max_results: int | None = None, *, regex: bool = False
+    ) -> list[ChunkHit]:
+        """Best chunks of the already indexed file at `path`; [] if it is not indexed."""
+        try:
+            file_hash = self.file_hash(Path(path))
+        except OSError:
+            return []
+        record = self.document(file_hash)
+        if record is None:
+            return []
+        return self.search_item(record["item_id"], query, max_results, regex=regex)
+
+    def search_item(
+        self,
+        item_id: str,
+        query: str | Sequence[str],
+        max_results: int | None = None,
+        *,
+        regex: bool = False,
+        chunks: int | None = None,
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        """Best chunks of one indexed document (or any item) by its id (SEARCH_MAX_RESULTS_DEFAULT
+        of them unless `max_results` says). `query` is one string or several phrasings of
+        one question, fused by rank (search/lookup.py). `chunks`, the document's number of
+        chunks when the caller knows it, saves scanning them for their rowids; `semantic`
+        are rankings of its chunks by vectors (search/semantic.py), fused with the rest."""
+        if max_results is None:
+            max_results = self.settings.search_max_results_default
+        if regex:
+            if not isinstance(query, str):
+                raise QueryError("a regular expression search takes one pattern, not a list")
+            return regex_chunks(self.conn, item_id, query, max_results)
+        return find_chunks(
+            self.conn,
+            query if isinstance(query, str) else phrasings(query),
+            self.segmenter,
+            max_results,
+            rowid_range=item_rowid_range(self.conn, item_id, chunks),
+            semantic=semantic,
+        )
+
+    def language(self, item_id: str) -> str:
+        """The stored main language of an indexed document ("" when unknown)."""
+        row = self.conn.execute("SELECT language FROM documents WHERE item_id = ?", (item_id,)).fetchone()
+        return str(row[0]) if row is not None else ""
+
+    def neighbours(self, item_id: str, chunk_index: int, before: int = 1, after: int = 1) -> list[ChunkHit]:
+        return chunk_window(self.conn, item_id, chunk_index - before, chunk_index + after)

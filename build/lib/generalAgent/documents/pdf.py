@@ -1,0 +1,256 @@
+"""PDF pages: pypdfium2's text layer, paragraphs rebuilt, sections from the outline, and
+OCR (documents/ocr.py) for the pages that have no text layer but hold text as images.
+
+pypdfium2 is imported inside the functions: this module is reachable from start-up.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.ocr import (
+    MIN_IMAGE_COVERAGE,
+    OcrCancelled,
+    OcrFailed,
+    OcrUnavailable,
+    current_call,
+    image_coverage,
+    needs_ocr,
+    ocr_installed,
+    recognise_pages,
+)
+from generalAgent.documents.pdfium_lock import PDFIUM
+from generalAgent.documents.reading import DocumentError, ExtractProgress, Reading, ReadLimit
+from generalAgent.search.chunking import Block
+
+_CJK_CHAR = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# A PDF outline names the sections of the pages; entries past this many are not read (a
+# hostile file may hold millions), and a page lists at most MAX_PAGE_SECTIONS of them.
+MAX_OUTLINE_ENTRIES = 20_000
+MAX_PAGE_SECTIONS = 3
+MAX_HEADING_CHARS = 120
+# pdfium marks a hyphen it inserted at a line break with one of these.
+_SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
+# A page with less text than this whose pictures cover FIGURE_COVERAGE of it is a figure
+# (a chart, a diagram with its caption): a search hit there says to view the page.
+FIGURE_TEXT_CHARS = 600
+FIGURE_COVERAGE = 0.3
+
+
+def read_pdf(
+    document: BinaryIO,
+    path: Path,
+    settings: DocumentSettings,
+    limit: ReadLimit,
+    progress: ExtractProgress | None = None,
+    reading: Reading | None = None,
+) -> list[Block]:
+    import pypdfium2 as pdfium
+
+    try:
+        # A file read into memory is handed over as bytes: pdfium then reads no Python file.
+        with PDFIUM:
+            pdf = pdfium.PdfDocument(document.getvalue() if isinstance(document, io.BytesIO) else document)
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise DocumentError(
+                f"{path.name} is password-protected; save a copy without the password and try again."
+            ) from None
+        raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
+    try:
+        with PDFIUM:
+            headings = outline_headings(pdf)
+            pages = len(pdf)
+        texts: list[str] = []
+        scanned: list[int] = []
+        figures: set[int] = set()
+        read = 0  # characters so far, for the limit
+        for number in range(pages):
+            if limit.reached(number + 1, read):
+                break
+            with PDFIUM:  # page by page: a background OCR reading renders between two
+                page = pdf[number]
+                textpage = page.get_textpage()
+                try:
+                    raw = textpage.get_text_range()
+                    # Pictures are measured on short pages only: a page of text needs neither
+                    # OCR nor a figure mark, and walking its objects costs more than its text.
+                    thin = needs_ocr(raw)
+                    coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
+                finally:
+                    textpage.close()
+                    page.close()
+            if thin and settings.ocr_enabled and coverage >= MIN_IMAGE_COVERAGE:
+                scanned.append(number)
+            elif coverage >= FIGURE_COVERAGE:
+                figures.add(number)
+            texts.append(raw)
+            read += len(raw)
+        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
+        return [
+            Block(
+                text=join_pdf_lines(recognised.get(number, raw)),
+                page=number + 1,
+                heading=headings.get(number, ""),
+                place=f"page {number + 1}",
+                ocr=number in recognised,
+                figure=number in figures and number not in recognised,
+            )
+            for number, raw in enumerate(texts)
+        ]
+    except pdfium.PdfiumError:
+        raise DocumentError(f"{path.name} is damaged: a page could not be read.") from None
+    finally:
+        with PDFIUM:
+            pdf.close()
+
+
+def _recognise(
+    pdf: Any,
+    path: Path,
+    pages: list[int],
+    settings: DocumentSettings,
+    progress: ExtractProgress | None,
+    reading: Reading,
+) -> dict[int, str]:
+    """OCR text of the scanned `pages`, within the limits of the document and of the
+    running call (documents/ocr.py); {} when there are none or OCR is off. What the
+    limits leave unread is said in `reading.notes`, naming the setting to raise."""
+    if not pages or not settings.ocr_enabled:
+        return {}
+    if not ocr_installed():
+        if len(pages) == len(pdf):
+            raise DocumentError(
+                f"{path.name} has no text layer (scanned?). OCR is not installed: "
+                "pip install 'generalAgent[ocr]' (offline Chinese and English models)."
+            )
+        return {}  # a few picture pages in a text PDF: index the text, as without OCR
+    call = current_call()
+    within = pages[: max(settings.ocr_max_pages_per_document, 0)]
+    known = call.known if call is not None and call.known is not None else {}
+    fresh = [page for page in within if page not in known]
+    allowed, setting = len(fresh), "OCR_MAX_PAGES_PER_DOCUMENT"
+    if call is not None and call.pages_left is not None and call.pages_left < allowed:
+        allowed, setting = max(call.pages_left, 0), call.setting
+    chosen = fresh[:allowed]
+    read = len(within) - len(fresh) + len(chosen)  # the pages read, first to last
+    reading.ocr_read = read
+    if read < len(pages):
+        reading.ocr_left = len(fresh) - len(chosen)
+        reading.notes.append(_unread_note(pages, read, setting, settings))
+    try:
+        texts = recognise_pages(
+            pdf,
+            chosen,
+            (lambda done, total: progress("ocr", done, total)) if progress else None,
+            call.cancelled if call is not None else None,
+        )
+    except OcrCancelled:
+        raise DocumentError(f"Reading {path.name} by OCR was cancelled.") from None
+    except OcrFailed as exc:  # the engine's process died (killed, out of memory): not the file's fault
+        raise DocumentError(
+            f"OCR of {path.name} failed: {exc}; try again, or set OCR_ENABLED=false."
+        ) from None
+    except OcrUnavailable as exc:
+        if len(pages) == len(pdf):
+            raise DocumentError(f"{path.name} has no text layer (scanned?). {exc}.") from None
+        return {}
+    if call is not None and call.pages_left is not None:
+        call.pages_left -= len(texts)
+    if call is not None and call.known is not None:
+        call.known.update(texts)
+    return {**{page: known[page] for page in within if page in known}, **texts}
+
+
+def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSettings) -> str:
+    """One sentence: which scanned pages OCR left unread, the limit, and how to read more."""
+    first, last, left = pages[read] + 1, pages[-1] + 1, len(pages) - read
+    per_call = setting == "OCR_MAX_PAGES_PER_CALL"
+    value = settings.ocr_max_pages_per_call if per_call else settings.ocr_max_pages_per_document
+    unread = f"page {first:,} was" if left == 1 else f"{left:,} pages ({first:,}–{last:,}) were"
+    more = (
+        "the user can read more with `generalagent index --force FILE` (up to OCR_MAX_PAGES_PER_DOCUMENT)"
+        if per_call
+        else "raise it and index the file again with `generalagent index --force FILE`"
+    )
+    return (
+        f"OCR read {read:,} of its {len(pages):,} pages without a text layer; {unread} not read "
+        f"(limit {setting}={value}; {more})."
+    )
+
+
+def outline_headings(pdf: Any) -> dict[int, str]:
+    """Page index -> the section titles the PDF's outline (bookmarks) gives that page.
+
+    A page where sections start is named after them (at most MAX_PAGE_SECTIONS, joined by
+    " / "); a page inside a section after the last one that started before it. A PDF
+    without an outline, or with a damaged one, gives {}: pages are then cited by number only.
+    """
+    starts: dict[int, list[str]] = {}
+    try:
+        for number, bookmark in enumerate(pdf.get_toc(max_depth=8)):
+            if number >= MAX_OUTLINE_ENTRIES:
+                break
+            destination = bookmark.get_dest()
+            index = destination.get_index() if destination is not None else None
+            title = " ".join((bookmark.get_title() or "").split())
+            if index is not None and 0 <= index < len(pdf) and title:
+                starts.setdefault(index, []).append(title[:MAX_HEADING_CHARS])
+    except Exception:  # pdfium raises several kinds for a malformed outline; the text is still good
+        return {}
+    headings: dict[int, str] = {}
+    current = ""
+    for index in range(len(pdf)):
+        if index in starts:
+            titles = list(dict.fromkeys(starts[index]))
+            headings[index] = " / ".join(titles[:MAX_PAGE_SECTIONS])
+            current = titles[-1]
+        elif current:
+            headings[index] = current
+    return headings
+
+
+def join_pdf_lines(raw: str) -> str:
+    """Rebuild paragraphs from a PDF page's lines.
+
+    PDF text comes as one line per printed line. Lines of a paragraph are joined: with no
+    space between two CJK characters (Chinese has no spaces), dropping a hyphen the
+    typesetter inserted, keeping a real one with no space, and with one space otherwise.
+    A blank line, or a short line that ends a sentence, ends the paragraph.
+    """
+    lines = [line.strip() for line in raw.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    longest = max((len(line) for line in lines), default=0)
+    paragraphs: list[str] = []
+    current = ""
+    for line in lines:
+        if not line:
+            if current:
+                paragraphs.append(current)
+                current = ""
+            continue
+        if not current:
+            current = line
+        elif current.endswith(_SOFT_HYPHENS):
+            current = current.rstrip("".join(_SOFT_HYPHENS)) + line
+        elif current.endswith("-") and line[0].isalnum():
+            current += line  # "multi-" + "agent": an identifier wrapped at its hyphen
+        elif _CJK_CHAR.match(current[-1]) and _CJK_CHAR.match(line[0]):
+            current += line
+        else:
+            current += " " + line
+        if line[-1] in ".!?。！？:：" and len(line) < 0.7 * longest:
+            paragraphs.append(current)
+            current = ""
+    if current:
+        paragraphs.append(current)
+    # A hyphenation mark pdfium left inside a line (the break fell elsewhere) goes too:
+    # "auto\ufffegenerated" must be found as "autogenerated".
+    text = "\n\n".join(paragraphs)
+    for mark in ("\x00", *_SOFT_HYPHENS):  # str.replace is many times faster than translate
+        if mark in text:
+            text = text.replace(mark, "")
+    return text

@@ -1,0 +1,122 @@
+"""What every reader of a document shares: the error, the blocks read, how far reading got.
+
+The readers of each format (pdf.py, office.py, sheets.py, text.py) and the dispatcher that
+picks one (extract.py) all use these types; they live apart from both so that a reader
+never imports the dispatcher, which imports every reader.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from generalAgent.search.chunking import BLOCK_SEPARATOR, Block
+
+# (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
+ExtractProgress = Callable[[str, int, int], None]
+# Opens a document's file for reading. The read tools pass one that verifies the file
+# opened is the workspace file their path check allowed (`Workspace.open_for_reading`):
+# a symlink swapped in after the check must not make a document outside readable.
+OpenFile = Callable[[Path], BinaryIO]
+
+
+def open_plainly(path: Path) -> BinaryIO:
+    """The file at `path`, opened for reading as it is (for files the user named)."""
+    return path.open("rb")
+
+
+PDF_TYPES = {".pdf": "pdf"}
+OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
+MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
+# Old and WPS Office formats, read as their modern form once LibreOffice has converted them
+# (documents/convert.py).
+OLD_OFFICE = {
+    ".doc": ".docx",
+    ".xls": ".xlsx",
+    ".ppt": ".pptx",
+    ".wps": ".docx",
+    ".et": ".xlsx",
+    ".dps": ".pptx",
+}
+# What a folder walk picks up (a file named explicitly is tried whatever its suffix).
+_TEXT_SUFFIXES = """
+.txt .rst .org .tex .csv .tsv .json .jsonl .yaml .yml .toml .ini .cfg .conf .log .xml .html .htm
+.css .py .pyi .js .jsx .ts .tsx .java .kt .go .rs .c .h .cc .cpp .hpp .cs .rb .php .swift .scala
+.sh .bash .zsh .ps1 .sql .r .lua .pl .m .vue .svelte
+"""
+SEARCHABLE_SUFFIXES = frozenset([*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, *_TEXT_SUFFIXES.split()])
+
+
+class DocumentError(Exception):
+    """A document we cannot read; the message names the file, the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class ExtractedDocument:
+    name: str
+    file_type: str  # pdf | docx | xlsx | pptx | markdown | text
+    blocks: list[Block]
+
+    @property
+    def text(self) -> str:
+        return BLOCK_SEPARATOR.join(block.text for block in self.blocks)
+
+
+@dataclass
+class Reading:
+    """How far a document's reading has got: bytes of a text file, blocks of the others;
+    and notes on what was left unread (pages OCR did not reach), for the user."""
+
+    done: int = 0
+    total: int = 0
+    notes: list[str] = field(default_factory=list)
+    # Scanned pages within OCR_MAX_PAGES_PER_DOCUMENT that the call's own OCR limit left
+    # unread: the index reads them in the background (ocr_background.py).
+    ocr_left: int = 0
+    ocr_read: int = 0  # scanned pages whose OCR text is in the blocks
+
+    @property
+    def share(self) -> float:
+        return min(self.done / self.total, 1.0) if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class DocumentStream:
+    """A document's blocks as they are read (see `open_document`)."""
+
+    name: str
+    file_type: str
+    blocks: Iterator[Block]
+    reading: Reading
+
+
+def file_type_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in PDF_TYPES:
+        return "pdf"
+    if suffix in OFFICE_TYPES:
+        return OFFICE_TYPES[suffix]
+    if suffix in OLD_OFFICE:
+        return OFFICE_TYPES[OLD_OFFICE[suffix]]
+    if suffix in MARKDOWN_SUFFIXES:
+        return "markdown"
+    return "text"
+
+
+@dataclass
+class ReadLimit:
+    """How much of a document a preview needs: readers stop at `units` pages, sheets or
+    slides, or once `chars` characters are read, and set `stopped` when there was more.
+    A large document's preview then costs its first pages, not the whole file."""
+
+    units: int | None = None
+    chars: int | None = None
+    stopped: bool = False
+
+    def reached(self, unit: int, chars: int) -> bool:
+        """Whether reading unit number `unit` (1-based), with `chars` read before it, is past the limit."""
+        if (self.units is not None and unit > self.units) or (self.chars is not None and chars >= self.chars):
+            self.stopped = True
+        return self.stopped

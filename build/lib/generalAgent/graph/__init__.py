@@ -1,0 +1,1 @@
+"""The agent graph: state, the turn input, prompts, history handling and the nodes."""

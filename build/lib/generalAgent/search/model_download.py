@@ -1,0 +1,173 @@
+"""Downloading a model's files from a Hugging Face hub: listed, resumable and verified.
+
+`generalagent models pull` is the only caller, so nothing is fetched unless the user asks.
+The hub is `HF_ENDPOINT` (https://huggingface.co, or a mirror that speaks the same API such
+as https://hf-mirror.com for users in mainland China). The file list comes from the hub's
+tree API, which gives each file's size and checksum: the SHA-256 of files kept in Git LFS
+(the weights), the git blob SHA-1 of the others. A file is downloaded into `NAME.part`
+beside its final place and renamed only once its size and checksum match, so a folder
+never holds a half-written or corrupted model; an interrupted download continues from the
+`.part` file's length with an HTTP Range request on the next pull.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+CHUNK_BYTES = 1 << 20  # read and hashed this much at a time: memory stays flat for a 500 MB file
+CONNECT_SECONDS = 20.0
+# Between two pieces of a download: a stalled mirror fails the pull instead of hanging it.
+READ_SECONDS = 60.0
+
+
+class DownloadError(Exception):
+    """The model could not be downloaded; the message says why and what to try."""
+
+
+@dataclass(frozen=True)
+class HubFile:
+    """One file of a model repository as the hub lists it."""
+
+    path: str
+    size: int
+    sha256: str = ""  # files in Git LFS (the weights)
+    git_sha1: str = ""  # the others: the git blob id of their bytes
+
+
+# Called with (file path, bytes of it done, its size) as a download advances.
+Progress = Callable[[str, int, int], None]
+
+
+def list_files(client: httpx.Client, endpoint: str, repo: str, revision: str = "main") -> list[HubFile]:
+    """The files of `repo` at `revision`, with sizes and checksums, from the hub's tree API."""
+    url = f"{endpoint.rstrip('/')}/api/models/{repo}/tree/{quote(revision, safe='')}?recursive=true"
+    try:
+        response = client.get(url)
+    except httpx.HTTPError as exc:
+        raise DownloadError(f"cannot reach {endpoint} ({type(exc).__name__}); check HF_ENDPOINT") from None
+    if response.status_code in (401, 403, 404):
+        raise DownloadError(f"{repo} was not found on {endpoint} (HTTP {response.status_code})")
+    if response.status_code != 200:
+        raise DownloadError(f"{endpoint} answered HTTP {response.status_code} for the list of {repo}'s files")
+    try:
+        entries = response.json()
+    except json.JSONDecodeError:
+        raise DownloadError(
+            f"{endpoint} did not answer with a list of files; is HF_ENDPOINT a hub?"
+        ) from None
+    files = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or entry.get("type") != "file":
+            continue
+        lfs = entry.get("lfs") if isinstance(entry.get("lfs"), dict) else None
+        files.append(
+            HubFile(
+                path=str(entry["path"]),
+                size=int(entry.get("size", 0)),
+                sha256=str(lfs.get("oid", "")) if lfs else "",
+                git_sha1="" if lfs else str(entry.get("oid", "")),
+            )
+        )
+    return files
+
+
+def download_file(
+    client: httpx.Client,
+    endpoint: str,
+    repo: str,
+    revision: str,
+    file: HubFile,
+    folder: Path,
+    progress: Progress | None = None,
+) -> Path:
+    """`file` of `repo` in `folder`, downloaded (or continued) and verified; returns its path.
+
+    A file already in place with the right size and checksum is not downloaded again."""
+    target = folder / file.path
+    if not target.resolve().is_relative_to(folder.resolve()):
+        raise DownloadError(f"the hub listed a file outside the model folder: {file.path}")
+    if target.is_file() and target.stat().st_size == file.size and _checksum_problem(target, file) is None:
+        if progress is not None:
+            progress(file.path, file.size, file.size)
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".part")
+    done = partial.stat().st_size if partial.exists() else 0
+    if done > file.size:
+        partial.unlink()
+        done = 0
+    url = f"{endpoint.rstrip('/')}/{repo}/resolve/{quote(revision, safe='')}/{quote(file.path)}"
+    headers = {"Range": f"bytes={done}-"} if 0 < done < file.size else {}
+    if done < file.size or file.size == 0:
+        try:
+            with client.stream("GET", url, headers=headers) as response:
+                if response.status_code == 404:
+                    raise DownloadError(f"{file.path} of {repo} is missing on {endpoint} (HTTP 404)")
+                if response.status_code not in (200, 206):
+                    raise DownloadError(f"{endpoint} answered HTTP {response.status_code} for {file.path}")
+                if response.status_code == 200:
+                    done = 0  # the server ignored the Range: start the file again
+                with partial.open("ab" if done else "wb") as out:
+                    for piece in response.iter_bytes():  # as received: a cut keeps what came
+                        out.write(piece)
+                        done += len(piece)
+                        if progress is not None:
+                            progress(file.path, min(done, file.size), file.size)
+        except httpx.HTTPError as exc:
+            raise DownloadError(
+                f"the download of {file.path} stopped ({type(exc).__name__}); run the pull again to continue"
+            ) from None
+    size = partial.stat().st_size
+    if size != file.size:
+        raise DownloadError(
+            f"{file.path} is {size} bytes, the hub says {file.size}; run the pull again to continue"
+        )
+    problem = _checksum_problem(partial, file)
+    if problem is not None:
+        partial.unlink()  # a wrong file must not be continued: the next pull starts it again
+        raise DownloadError(f"{file.path}: {problem}; the file was deleted, run the pull again")
+    partial.replace(target)
+    return target
+
+
+def download_repo(
+    endpoint: str,
+    repo: str,
+    folder: Path,
+    choose: Callable[[list[HubFile]], list[HubFile]],
+    progress: Progress | None = None,
+    revision: str = "main",
+    transport: httpx.BaseTransport | None = None,
+) -> list[Path]:
+    """The files of `repo` that `choose` keeps of its list, downloaded into `folder` (see the module)."""
+    timeout = httpx.Timeout(READ_SECONDS, connect=CONNECT_SECONDS)
+    with httpx.Client(follow_redirects=True, timeout=timeout, transport=transport) as client:
+        files = choose(list_files(client, endpoint, repo, revision))
+        if not files:
+            raise DownloadError(f"{repo} on {endpoint} has none of the files a model needs")
+        return [download_file(client, endpoint, repo, revision, f, folder, progress) for f in files]
+
+
+def _checksum_problem(path: Path, file: HubFile) -> str | None:
+    """Why the bytes at `path` are not `file` (None when they are, or the hub gave no checksum)."""
+    if file.sha256:
+        digest = hashlib.sha256()
+    elif file.git_sha1:
+        digest = hashlib.sha1(usedforsecurity=False)
+        digest.update(f"blob {path.stat().st_size}\0".encode())
+    else:
+        return None
+    with path.open("rb") as stream:
+        while piece := stream.read(CHUNK_BYTES):
+            digest.update(piece)
+    expected = file.sha256 or file.git_sha1
+    if digest.hexdigest() != expected.lower():
+        return f"checksum mismatch (expected {expected[:12]}…, got {digest.hexdigest()[:12]}…)"
+    return None

@@ -1,0 +1,182 @@
+"""Re-ranking FTS5's best chunks into hits: one per place, body text before listings.
+
+FTS5 scores each chunk on its own (BM25 over text and title, docs/benchmarks.md has the
+field weights). Three facts it cannot see decide the order of what it found (measured on
+the tuning halves of bench/retrieval_quality.py):
+
+- **Document evidence.** A document with several chunks among the best is more likely the
+  one the question is about than a document with a single chunk that happens to use the
+  same words (passage retrieval's old lesson: combine a passage's score with its
+  document's). Each candidate gains DOCUMENT_WEIGHT times the sum of its document's best
+  DOCUMENT_CHUNKS candidate scores, so within one document the order is unchanged.
+- **One hit per place.** A place is a PDF page, a slide or a sheet (the chunk's page), else
+  the section under one heading. Five chunks of one page as the five best hits leave one
+  guess; the best chunk of each place stands for it and the place's other candidates are
+  folded into that hit (`folded`), to be shown as its context. Summing a place's chunks
+  instead of taking the best measured no better.
+- **Listings last.** A table of contents, an index or a command summary repeats every
+  word of the body with page numbers beside it and often wins on bm25; a chunk that looks
+  like one (dot leaders, runs of page references) is ranked after every chunk of body
+  text, never above it.
+
+All three only reorder and fold the candidates FTS5 found; they never add a chunk that
+matched nothing. `fuse` then merges that order with plain BM25's (and, for a query given
+as several phrasings, the orders of every phrasing) by reciprocal rank, place by place. Nothing here looks at the document's name: a question that names the
+document gains only what the indexed title words give it, like any other word.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Mapping, Sequence
+from typing import NamedTuple
+
+from generalAgent.search.segmentation import CJK_CHARACTER
+
+# How a chunk is scored: BM25 over (text, text_jieba, title). A word of the document's name
+# or the section heading weighs 8 times a word of the passage: questions name what they are
+# about ("tar ...", "ls ..."). Tuned on bench/retrieval_quality.py (docs/benchmarks.md has
+# the figures). Queries ORDER BY this expression rather than by FTS5's `rank` column, which
+# sorts through an inner statement and is ~40% slower on the same rows.
+BM25_WEIGHTS = (1.0, 1.0, 8.0)
+BM25 = f"bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))})"
+# Plain chunk BM25: the passage's own words only, no title. Searches fuse the tuned ranking
+# with this one (search/lookup.py), so what the tuning adds can reorder but never lose what
+# plain BM25 finds.
+PLAIN_BM25 = "bm25(chunks_fts, 1.0, 1.0, 0.0)"
+
+DOCUMENT_WEIGHT = 0.3
+DOCUMENT_CHUNKS = 2
+# Reciprocal rank fusion: a place scores the sum of 1/(RRF_K + rank) over the rankings that
+# hold it, so no ranking's scale matters; 60 is the constant of the original paper (Cormack,
+# Clarke and Büttcher 2009) and of knowledge search's fusion with vectors.
+RRF_K = 60
+# The weight of plain BM25's ranking in the fusion (the tuned ranking's is 1). Measured on
+# the tuning halves (docs/benchmarks.md): at 1.0 plain BM25 pulled back what the title weight
+# had rightly put first when a question names its document (man-page set recall@5 0.975 →
+# 0.912 English, 0.886 → 0.743 Chinese); at 0.5 it still lifts the passages the tuning
+# buried (bilingual Chinese 0.80 → 0.84, documents Chinese 0.705 → 0.718) and costs the
+# man-page set half as much. Every set stays above plain BM25.
+PLAIN_WEIGHT = 0.5
+
+# Dot leaders of a table of contents ("Key placement . . . . . 161", "第三章……12").
+_LEADER = re.compile(r"(?:\.[ \t]?){5,}|[…·]{3,}")
+# A page reference of an index or a summary: ", 161", ", 12–14", "(第 98 页)". Not "(1,2)":
+# a number followed by ")" or more digits is a coordinate or a quantity, not a page.
+_PAGE_REFERENCE = re.compile(r"[,，]\s*\d{1,4}(?:[–-]\d{1,4})?(?![\d.)\w])|[(（]第\s*\d{1,4}\s*页[)）]")
+LEADERS_OF_A_LISTING = 2
+REFERENCES_OF_A_LISTING = 6
+
+# A word of a query: a run of Chinese characters, or of other letters and digits.
+_WORD = re.compile(rf"{CJK_CHARACTER}+|(?:(?!{CJK_CHARACTER})[^\W_])+")
+
+
+class Candidate(NamedTuple):
+    rowid: int
+    item_id: str
+    score: float  # bm25, higher is better
+    place: tuple[str, object] = ("", None)  # (item, page) or (item, heading)
+    listing: bool = False
+
+
+class Ranked(NamedTuple):
+    rowid: int
+    score: float
+    folded: tuple[int, ...] = ()  # rowids of the place's other candidates, best first
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Lower-cased words of `text` in order: Latin/digit runs and Chinese runs apart."""
+    return tuple(match.group().lower() for match in _WORD.finditer(text))
+
+
+def is_listing(text: str) -> bool:
+    """True for a chunk of a table of contents, an index or a list of commands with pages.
+
+    Counting characters first rules out nearly every chunk of body text without running
+    the expressions (this runs on every candidate of every search): a leader needs five
+    dots or a "…"/"·", a page reference a comma or a "页".
+    """
+    dots = text.count(".") >= 5 * LEADERS_OF_A_LISTING or "…" in text or "·" in text
+    if dots and len(_LEADER.findall(text)) >= LEADERS_OF_A_LISTING:
+        return True
+    if text.count(",") + text.count("，") + text.count("页") < REFERENCES_OF_A_LISTING:
+        return False
+    return len(_PAGE_REFERENCE.findall(text)) >= REFERENCES_OF_A_LISTING
+
+
+def rerank(candidates: Sequence[Candidate]) -> list[Ranked]:
+    """One entry per place, best first, scored and ordered as the module docstring says.
+
+    Ties go to the higher bm25, then to FTS5's order.
+    """
+    best: dict[str, list[float]] = {}
+    for candidate in candidates:
+        best.setdefault(candidate.item_id, []).append(candidate.score)
+    evidence = {
+        item_id: sum(sorted(scores, reverse=True)[:DOCUMENT_CHUNKS]) for item_id, scores in best.items()
+    }
+    scored = [c.score + DOCUMENT_WEIGHT * evidence[c.item_id] for c in candidates]
+    order = sorted(
+        range(len(candidates)),
+        key=lambda i: (candidates[i].listing, -scored[i], -candidates[i].score, i),
+    )
+    places: dict[tuple[str, object], list[int]] = {}
+    for i in order:
+        places.setdefault(candidates[i].place, []).append(i)
+    ranked = []
+    for members in places.values():
+        head = members[0]
+        folded = tuple(candidates[i].rowid for i in members[1:])
+        ranked.append(Ranked(candidates[head].rowid, scored[head], folded))
+    return ranked
+
+
+def by_place(
+    scored: Sequence[tuple[int, float]],
+    place_of: Mapping[int, tuple[str, object]],
+    listings: Container[int] = (),
+) -> list[Ranked]:
+    """A ranking of chunks (best first) as a ranking of places: each place at the rank of its
+    best chunk, its other chunks folded into it; places whose best chunk is one of the
+    `listings` after the others (a table of contents holds every word of the question and
+    would take a fused top-5 place from body text: on the tuning halves recall@5 of the
+    fusion was 0.04 lower with them in their bm25 rank). Chunks without a place are left out."""
+    places: dict[tuple[str, object], list[tuple[int, float]]] = {}
+    for rowid, score in scored:
+        if rowid in place_of:
+            places.setdefault(place_of[rowid], []).append((rowid, score))
+    ranked = [
+        Ranked(members[0][0], members[0][1], tuple(rowid for rowid, _ in members[1:]))
+        for members in places.values()
+    ]
+    return sorted(ranked, key=lambda entry: entry.rowid in listings)
+
+
+def fuse(
+    rankings: Sequence[Sequence[Ranked]],
+    place_of: Mapping[int, tuple[str, object]],
+    weights: Sequence[float] | None = None,
+) -> list[Ranked]:
+    """Reciprocal rank fusion of rankings of places, best first; score = the fused score
+    (each ranking's 1/(RRF_K + rank) times its weight, 1 unless `weights` says).
+
+    A place is shown by its head in the first ranking that holds it (the tuned ranking
+    comes first, so its choice of chunk wins), with every other chunk any ranking saw there
+    folded into it. Ties go to the place met first.
+    """
+    scores: dict[tuple[str, object], float] = {}
+    heads: dict[tuple[str, object], int] = {}
+    folded: dict[tuple[str, object], list[int]] = {}
+    for number, ranking in enumerate(rankings):
+        weight = weights[number] if weights is not None else 1.0
+        for rank, entry in enumerate(ranking, start=1):
+            place = place_of[entry.rowid]
+            scores[place] = scores.get(place, 0.0) + weight / (RRF_K + rank)
+            head = heads.setdefault(place, entry.rowid)
+            members = folded.setdefault(place, [])
+            for rowid in (entry.rowid, *entry.folded):
+                if rowid != head and rowid not in members:
+                    members.append(rowid)
+    order = sorted(scores, key=lambda place: -scores[place])  # stable: first met wins a tie
+    return [Ranked(heads[place], scores[place], tuple(folded[place])) for place in order]

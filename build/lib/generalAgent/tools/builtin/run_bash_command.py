@@ -1,0 +1,164 @@
+"""run_bash_command: a shell command in the workspace, only after the user approves it.
+
+The tool declares that every call needs approval (`metadata["needs_approval"] = True`);
+the graph's approval step asks the user before the call runs (graph/nodes/approval.py),
+so the tool itself only runs the command. The model cannot grant itself approval: only
+the user's answers, recorded by that step, let a call through.
+
+In a session an editor drives (ACP) that offers terminals, the command runs in one of
+the editor's terminals instead, with the same environment and limits (tools/editor.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL, CallContext, files_run_by
+from generalAgent.tools.editor import EditorAccess
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
+from generalAgent.tools.errors import ToolError
+
+NAME = "run_bash_command"
+DEFAULT_TIMEOUT = 60
+MAX_TIMEOUT = 600
+MAX_OUTPUT_CHARS = 30_000
+CANCELLED = (
+    "cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
+)
+
+
+def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
+    """Keep the head and the tail (where errors usually are) of long output."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n[… {len(text) - limit:,} characters omitted …]\n{text[-half:]}"
+
+
+def command_environment(allowed: Sequence[str], cwd: Path) -> dict[str, str]:
+    """The variables a command sees: those of this process that COMMAND_ENV allows (by
+    name or `*` pattern), then the workspace's own. Everything else (OPENAI_API_KEY,
+    tokens, DATABASE_URL) stays out, so a command cannot print it into the conversation."""
+    variables = {
+        name: value for name, value in os.environ.items() if any(fnmatchcase(name, p) for p in allowed)
+    }
+    # The agent's own interpreter first on PATH, so `python skills/...` finds its libraries.
+    variables["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{variables.get('PATH', os.defpath)}"
+    variables["WORKSPACE"] = str(cwd)
+    variables["PYTHONIOENCODING"] = "utf-8"
+    return variables
+
+
+def run_command(
+    command: str,
+    cwd: Path,
+    timeout: int,
+    env_tools: ToolEnvironment | None = None,
+    allowed_env: Sequence[str] = (),
+) -> str:
+    variables = command_environment(allowed_env, cwd)
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=variables,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    if env_tools is not None:
+        env_tools.track(process)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        text = output.decode("utf-8", errors="replace")
+        raise ToolError(f"timed out after {timeout} s; the command was killed.\n{cap_output(text)}") from None
+    except BaseException:
+        # Ctrl-C or a crash while waiting: never leave the command running behind us.
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
+    finally:
+        if env_tools is not None:
+            env_tools.untrack(process)
+    if process.returncode == -signal.SIGKILL:
+        raise ToolError(CANCELLED)
+    return command_answer(output.decode("utf-8", errors="replace"), process.returncode)
+
+
+def command_answer(output: str, status: int | None) -> str:
+    """What the model reads of a finished command: its exit status, then its output."""
+    text = output.rstrip()
+    header = f"exit status {status}" + (" (failed)" if status else "")
+    return f"{header}\n{cap_output(text)}" if text else f"{header}, no output"
+
+
+def run_in_editor(
+    editor: EditorAccess,
+    call_id: str,
+    command: str,
+    cwd: Path,
+    timeout: int,
+    env_tools: ToolEnvironment,
+    allowed_env: Sequence[str] = (),
+) -> str:
+    """The command in the editor's terminal (ACP), where the user watches it run. It starts
+    from an empty environment (`env -i`) with the same variables as a local run: the
+    editor's own environment, which may hold keys, never reaches it."""
+    variables = command_environment(allowed_env, cwd)
+    argv = ["env", "-i", *(f"{name}={value}" for name, value in variables.items()), "bash", "-c", command]
+    try:
+        outcome = editor.run_command(call_id, argv, cwd, timeout, env_tools.cancelled)
+    except OSError as exc:
+        raise ToolError(f"the editor could not run the command: {exc}.") from None
+    if outcome.cancelled:
+        raise ToolError(CANCELLED)
+    if outcome.timed_out:
+        raise ToolError(f"timed out after {timeout} s; the command was killed.\n{cap_output(outcome.output)}")
+    output = ("[… the start of the output was dropped …]\n" if outcome.truncated else "") + outcome.output
+    if outcome.exit_code is None:
+        return f"stopped by signal {outcome.signal or '?'}\n{cap_output(output.rstrip())}"
+    return command_answer(output, outcome.exit_code)
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool(NAME)
+    def run_bash_command(command: str, runtime: ToolRuntime, timeout: int = DEFAULT_TIMEOUT) -> str:
+        """Run a bash command in the session workspace (cwd has uploads/, outputs/, temp/, skills/).
+
+        The user approves every call. Output (stdout and stderr) is capped; `timeout` is in
+        seconds (at most 600). Write results under outputs/.
+        """
+        if not command.strip():
+            raise ToolError("empty command.")
+        timeout = max(1, min(int(timeout), MAX_TIMEOUT))
+        workspace = env.workspace(runtime)
+        allowed = env.settings.tools.command_env_names
+        editor = workspace.editor
+        if editor is not None and editor.runs_commands:
+            call_id = str(runtime.tool_call_id or "")
+            return run_in_editor(editor, call_id, command, workspace.root, timeout, env, allowed)
+        return run_command(command, workspace.root, timeout, env, allowed)
+
+    def scripts(args: dict, context: CallContext) -> list:
+        return files_run_by(str(args.get("command") or ""), context.workspace)
+
+    # Every call asks; the question shows the command whole and the start of any script
+    # of the session it runs (tools/approval.py).
+    run_bash_command.metadata = {
+        **(run_bash_command.metadata or {}),
+        NEEDS_APPROVAL: True,
+        COMMAND_ARGS: ("command",),
+        FILES_RUN: scripts,
+    }
+    return run_bash_command

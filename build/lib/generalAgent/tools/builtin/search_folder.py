@@ -1,0 +1,83 @@
+"""search_folder: find passages across every document under a workspace folder."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
+from generalAgent.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from generalAgent.search.connection import SharedConnection
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    settings = env.settings
+    # The engine (documents/folder.py and the index) loads on the first call, as search_file's.
+    shared: list[SharedConnection] = []
+
+    @tool("search_folder")
+    def search_folder_tool(
+        query: str | list[str],
+        runtime: ToolRuntime,
+        folder: str = ".",
+        max_results: int | None = None,
+    ) -> str:
+        """Search every document under a folder at once (PDF, DOCX, XLSX, PPTX, Markdown,
+        text, code): a folder of documents is searched like one book.
+
+        Returns the best passages grouped per document, best document first, each with
+        its place (page, slide, sheet and rows, or § section) to cite and the chunks
+        around it, and says each document's language. Documents not indexed yet, or
+        changed, are indexed first (a large folder may take several searches; the answer
+        says how many are left). Use short, specific words. Words match only in a
+        document's own language: when the documents are in another language than the
+        user's, give query as a list, the user's words and their rendering in the
+        documents' language, e.g. ["备份 恢复", "backup restore"]. To read one document
+        further, use search_file on it.
+
+        Args:
+            query: words to look for, or a list of phrasings of the same question (up to 5)
+            folder: workspace folder, e.g. uploads/ or uploads/contracts ("." for all)
+            max_results: passages to return in all (leave it unset for the usual number)
+        """
+        from generalAgent.documents.folder import render_folder_search, search_folder
+        from generalAgent.documents.search import SearchFailure
+        from generalAgent.search.connection import DatabaseError, SharedConnection
+
+        workspace = env.workspace(runtime)
+        path = workspace.resolve(folder)
+        if not path.is_dir():
+            raise ToolError(
+                f"{folder} is not a folder in the workspace. Use search_file for one file, "
+                "or list the workspace to see the folders (uploads/ holds the user's files)."
+            )
+        try:
+            semantic = env.semantic_search()
+            if not shared:  # tools may run in threads: at worst two are made, one kept
+                shared.append(SharedConnection(settings.paths.indexes_db))
+            with shared[0].use() as conn:
+                result = search_folder(
+                    settings.paths.indexes_db,
+                    settings.documents,
+                    path,
+                    query,
+                    max_results,
+                    shown_as=workspace.display,
+                    vectors=semantic.for_query() if semantic is not None else None,
+                    open_file=workspace.open_for_reading,
+                    conn=conn,
+                )
+        except (SearchFailure, DatabaseError) as exc:
+            raise ToolError(str(exc)) from exc
+        note = ""
+        if semantic is not None:
+            if result.warning:  # the query could not be embedded; the answer says so
+                semantic.failed(result.warning, told=True)
+            note = semantic.after_search()
+        rendered = render_folder_search(result)
+        return f"{rendered}\n\n{note}" if note else rendered
+
+    return search_folder_tool

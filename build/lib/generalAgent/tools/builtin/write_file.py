@@ -1,0 +1,41 @@
+"""write_file: create or overwrite a text file under outputs/ or temp/, or in the user's
+working folder after the user approved the diff (tools/approval.py: changes_file)."""
+
+from __future__ import annotations
+
+from langchain_core.tools import BaseTool, tool
+
+from generalAgent.tools.approval import NEEDS_APPROVAL, changes_file
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
+from generalAgent.tools.errors import ToolError
+
+MAX_WRITE_CHARS = 5_000_000
+
+
+def create_tool(env: ToolEnvironment) -> BaseTool:
+    @tool("write_file")
+    def write_file(path: str, content: str, runtime: ToolRuntime) -> str:
+        """Write `content` (UTF-8 text) to `path`: under outputs/ (results for the user) or
+        temp/ (scratch), or in the user's working folder (e.g. summary.md; the user approves
+        the change first). Creates folders as needed and replaces an existing file."""
+        workspace = env.workspace(runtime)
+        real = workspace.resolve(path, for_writing=True)
+        shown = workspace.display(real)
+        if len(content) > MAX_WRITE_CHARS:
+            raise ToolError(
+                f"{len(content):,} characters is over the {MAX_WRITE_CHARS:,} limit; write it in parts."
+            )
+        if real.is_dir():
+            raise ToolError(f"{shown} is a folder; give a file name inside it.")
+        existed = real.exists()
+        try:
+            size = workspace.write_text(real, content)
+        except OSError as exc:
+            raise ToolError(f"cannot write {shown}: {exc.strerror}; nothing was changed.") from exc
+        env.record_written(runtime, real)
+        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        return f"{'Replaced' if existed else 'Wrote'} {shown} ({size:,} bytes, {lines} lines)."
+
+    rule = changes_file(lambda current, args: str(args.get("content", "")))
+    write_file.metadata = {**(write_file.metadata or {}), NEEDS_APPROVAL: rule}
+    return write_file

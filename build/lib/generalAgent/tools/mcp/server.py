@@ -1,0 +1,383 @@
+"""One MCP server's connection: started, listed, called, restarted; it lives on the manager's loop.
+
+A server runs as one long-lived task that holds the transport (a child process over
+stdio, or a streamable HTTP session) open until it is told to stop, because the SDK's
+transports are task-scoped context managers. Its tools are listed once through
+langchain-mcp-adapters, bound to a stand-in session that forwards to whichever
+connection is current, so a restart changes nothing the model sees.
+
+What can go wrong, and what each becomes:
+- it does not start within MCP_STARTUP_TIMEOUT (or cannot start at all): `ServerUnavailable`,
+  with a one-line reason, and the process is stopped;
+- its connection was already gone when a call was sent (it died while idle): it is
+  restarted and the call sent again, once;
+- it dies during a call: `ServerStopped` (the call may have half-run, so it is not
+  repeated); the next call restarts it;
+- a call outlasts its timeout: `CallTimedOut`; the call is abandoned, the server keeps running.
+
+A stdio server's stderr goes, with secrets cut out, to DATA_DIR/logs/mcp-<server>.log;
+its last lines explain a failed start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import httpx
+from langchain_core.tools import StructuredTool
+from langchain_mcp_adapters.tools import load_mcp_tools
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
+from mcp.types import CONNECTION_CLOSED, Implementation
+
+from generalAgent import __version__
+from generalAgent.display import one_line
+from generalAgent.private_storage import private_file
+from generalAgent.tools.mcp.config import MCPServerConfig
+
+LOGGER = logging.getLogger(__name__)
+State = Literal["off", "starting", "ready", "failed", "stopped"]
+CLIENT = Implementation(name="generalAgent", version=__version__)
+STDERR_LINES_KEPT = 20
+LOG_FILE_MAX_BYTES = 1_000_000
+HTTP_CONNECT_TIMEOUT = 30.0
+# Streamable HTTP keeps a response stream open while a tool runs; the call timeout bounds it.
+HTTP_READ_TIMEOUT = 3_600.0
+_CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream)
+
+
+class ServerUnavailable(Exception):
+    """The server could not be started; the message is one line (secrets removed)."""
+
+
+class StartCancelled(Exception):
+    """The start was abandoned because the server is being stopped."""
+
+
+class ServerStopped(Exception):
+    """The server's connection ended during a call."""
+
+
+class CallTimedOut(Exception):
+    """A call took longer than its timeout and was abandoned."""
+
+
+class CallFailed(Exception):
+    """The server refused the call (an unknown tool, invalid arguments); the message says why."""
+
+
+class MCPServer:
+    """One configured server. Every coroutine here runs on the manager's event loop."""
+
+    def __init__(self, config: MCPServerConfig, startup_timeout: float, log_dir: Path | None) -> None:
+        self.config = config
+        self.startup_timeout = startup_timeout
+        self.log_dir = log_dir
+        self.state: State = "off"
+        self.detail = config.problem or ""  # why it failed or stopped
+        self.started_in: float | None = None  # seconds the last successful start took
+        self.listed: dict[str, StructuredTool] = {}  # the adapter's tools by the server's own names
+        self._session: ClientSession | None = None
+        self._stop: asyncio.Event | None = None
+        self._ended = asyncio.Event()  # set when the current connection has ended
+        self._task: asyncio.Task[None] | None = None
+        self._lock: asyncio.Lock | None = None
+        self._stderr: StderrLog | None = None
+        self._stand_in = _CurrentSession(self)
+
+    @property
+    def handle(self) -> str:
+        return self.config.handle
+
+    # -- lifecycle ------------------------------------------------------------------
+    async def start(self) -> None:
+        """Start (or restart) the server and list its tools; `ServerUnavailable` if it cannot."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if self.state == "ready":
+                return
+            if self.config.problem:
+                self.state, self.detail = "failed", self.config.problem
+                raise ServerUnavailable(self.detail)
+            await self._shutdown()
+            self.state, self.detail = "starting", ""
+            started = time.monotonic()
+            ready: asyncio.Future[dict[str, StructuredTool]] = asyncio.get_running_loop().create_future()
+            self._stop, self._ended = asyncio.Event(), asyncio.Event()
+            self._task = asyncio.create_task(
+                self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
+            )
+            try:
+                self.listed = await ready
+            except Exception as exc:
+                self.state, self.detail = "failed", self.describe_failure(exc)
+                stopping = isinstance(exc, StartCancelled)  # the process is ending: not worth a warning
+                LOGGER.log(
+                    logging.INFO if stopping else logging.WARNING,
+                    "MCP server %s did not start: %s",
+                    self.handle,
+                    self.detail,
+                )
+                raise ServerUnavailable(self.detail) from None
+            self.started_in = time.monotonic() - started
+            self.state = "ready"
+            LOGGER.info(
+                "MCP server %s ready in %.2f s with %d tools", self.handle, self.started_in, len(self.listed)
+            )
+
+    async def stop(self) -> None:
+        await self._shutdown()
+        if self.state in {"ready", "starting"}:
+            self.state = "off"
+
+    async def _shutdown(self) -> None:
+        """End the connection task, if any, and wait until its process is gone."""
+        task, self._task = self._task, None
+        if self._stop is not None:
+            self._stop.set()
+        if task is not None and not task.done() and self.state == "starting":
+            task.cancel()  # still waiting for the server to answer: it may never do so
+        if task is not None and not task.done():
+            try:
+                await task
+            except BaseException as exc:  # already reported; a stop must not fail
+                LOGGER.debug("MCP server %s stopped with %r", self.handle, exc)
+
+    async def _serve(
+        self, ready: asyncio.Future[dict[str, StructuredTool]], stop: asyncio.Event, ended: asyncio.Event
+    ) -> None:
+        try:
+            async with self._connect() as session:
+                try:
+                    with anyio.fail_after(self.startup_timeout):
+                        await session.initialize()
+                        self._session = session
+                        tools = await load_mcp_tools(
+                            self._stand_in,  # type: ignore[arg-type]  # forwards to the current session
+                            server_name=self.handle,
+                            handle_tool_errors=False,
+                        )
+                except Exception as exc:
+                    # Reported now: closing the transport may take a few seconds more. (A transport
+                    # failure arrives here as a cancellation; its cause is in the group raised below.)
+                    _fail(ready, exc)
+                    raise
+                # The adapter builds StructuredTools (a coroutine, no sync function).
+                ready.set_result({tool.name: tool for tool in tools if isinstance(tool, StructuredTool)})
+                await stop.wait()
+        except BaseException as exc:
+            _fail(ready, exc)
+            if self.state == "ready" and not stop.is_set():
+                self.state, self.detail = "stopped", self.describe_failure(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._session = None
+            ended.set()
+
+    @asynccontextmanager
+    async def _connect(self) -> AsyncIterator[ClientSession]:
+        config = self.config
+        if config.transport == "stdio":
+            self._stderr = StderrLog(self._log_path(), config.redact)
+            parameters = StdioServerParameters(
+                command=config.command, args=list(config.args), env=dict(config.env), cwd=config.cwd
+            )
+            try:
+                async with (
+                    stdio_client(parameters, errlog=self._stderr.writer) as (read, write),
+                    ClientSession(read, write, client_info=CLIENT) as session,
+                ):
+                    yield session
+            finally:
+                self._stderr.close_writer()
+        else:
+            client = httpx.AsyncClient(
+                headers=dict(config.headers),
+                timeout=httpx.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT),
+            )
+            async with (
+                client,
+                streamable_http_client(config.url, http_client=client) as (read, write, _),
+                ClientSession(read, write, client_info=CLIENT) as session,
+            ):
+                yield session
+
+    # -- calls ----------------------------------------------------------------------
+    async def call(self, tool: str, arguments: dict[str, Any], timeout: float) -> Any:
+        """The adapter's (content, artifact) for one call, restarting the server if it is down."""
+        for attempt in (1, 2):
+            await self.start()
+            listed = self.listed.get(tool)
+            if listed is None or listed.coroutine is None:
+                raise CallFailed(f"the server no longer offers the tool {tool!r}")
+            try:
+                return await self._call_while_connected(listed.coroutine(**arguments), timeout)
+            except _CLOSED as exc:
+                # Nothing was sent: the connection had already ended (the server died while idle).
+                self._mark_stopped(exc)
+                if attempt == 2:
+                    raise ServerStopped from None
+            except McpError as exc:
+                if exc.error.code != CONNECTION_CLOSED:
+                    raise CallFailed(exc.error.message) from None
+                self._mark_stopped(exc)
+                raise ServerStopped from None
+            except (httpx.TransportError, OSError) as exc:
+                self._mark_stopped(exc)
+                raise ServerStopped from None
+        raise ServerStopped
+
+    async def _call_while_connected(self, call: Any, timeout: float) -> Any:
+        """`call`'s result, unless the timeout passes or the connection ends first.
+
+        When an HTTP transport fails, the SDK cancels the session without answering the
+        requests in flight, so a call would wait for its whole timeout; the connection's end
+        is watched instead.
+        """
+        ended = self._ended
+        call_task = asyncio.ensure_future(call)
+        end_task = asyncio.ensure_future(ended.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {call_task, end_task}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            end_task.cancel()
+            if not call_task.done():
+                call_task.cancel()
+        if call_task in done:
+            return call_task.result()
+        if end_task in done:
+            if self.state == "ready":
+                self.state, self.detail = "stopped", "the connection closed"
+            raise ServerStopped
+        raise CallTimedOut
+
+    def _mark_stopped(self, exc: BaseException) -> None:
+        if self.state == "ready":
+            self.state, self.detail = "stopped", self.describe_failure(exc)
+            LOGGER.warning("MCP server %s stopped: %s", self.handle, self.detail)
+
+    # -- reporting ------------------------------------------------------------------
+    def describe_failure(self, exc: BaseException) -> str:
+        """One line: what went wrong, with the server's last stderr line when it exited."""
+        exc = _leaf(exc)
+        config = self.config
+        if isinstance(exc, StartCancelled):
+            text = str(exc)
+        elif isinstance(exc, TimeoutError):
+            text = f"did not start within {self.startup_timeout:g} s (MCP_STARTUP_TIMEOUT)"
+        elif isinstance(exc, FileNotFoundError) and config.transport == "stdio":
+            text = f"cannot run {config.command!r}: no such program (check 'command' and PATH)"
+        elif isinstance(exc, PermissionError) and config.transport == "stdio":
+            text = f"cannot run {config.command!r}: permission denied"
+        elif isinstance(exc, OSError) and config.transport == "stdio" and exc.strerror:
+            text = f"cannot run {config.command!r}: {exc.strerror}"
+        elif isinstance(exc, httpx.HTTPStatusError):
+            status = exc.response.status_code
+            hint = " (check its 'headers')" if status in {401, 403} else ""
+            text = f"answered HTTP {status}{hint}"
+        elif isinstance(exc, httpx.ConnectError):
+            text = f"cannot connect to {config.shown_target}"
+        elif isinstance(exc, (McpError, httpx.TransportError, *_CLOSED)):
+            text = "the connection closed" if config.transport == "http" else "the process exited"
+        else:
+            text = f"{type(exc).__name__}: {exc}"
+        last = self._stderr.last_line() if self._stderr is not None else ""
+        if last and not isinstance(exc, TimeoutError):
+            text += f" ({last})"
+        return one_line(config.redact(text), 400)
+
+    def _log_path(self) -> Path | None:
+        return self.log_dir / f"mcp-{self.handle}.log" if self.log_dir is not None else None
+
+
+class _CurrentSession:
+    """What the adapter's tools hold instead of a session: forwards to the server's current one."""
+
+    def __init__(self, server: MCPServer) -> None:
+        self._server = server
+
+    def _current(self) -> ClientSession:
+        session = self._server._session
+        if session is None:
+            raise anyio.ClosedResourceError
+        return session
+
+    async def list_tools(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._current().list_tools(*args, **kwargs)
+
+    async def call_tool(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._current().call_tool(*args, **kwargs)
+
+
+class StderrLog:
+    """A stdio server's stderr: lines written, secrets cut out, to its log file; the last kept."""
+
+    def __init__(self, path: Path | None, redact: Any) -> None:
+        self._redact = redact
+        self._tail: collections.deque[str] = collections.deque(maxlen=STDERR_LINES_KEPT)
+        read_end, write_end = os.pipe()
+        self.writer = os.fdopen(write_end, "w")
+        self._file = _open_log(path)
+        self._thread = threading.Thread(target=self._pump, args=(read_end,), daemon=True, name="mcp-stderr")
+        self._thread.start()
+
+    def _pump(self, read_end: int) -> None:
+        with os.fdopen(read_end, "rb") as pipe:
+            for raw in pipe:
+                line = self._redact(raw.decode("utf-8", errors="replace").rstrip())
+                if line.strip():
+                    self._tail.append(line)
+                if self._file is not None:
+                    try:
+                        self._file.write(line + "\n")
+                        self._file.flush()
+                    except OSError:
+                        self._file = None
+        if self._file is not None:
+            self._file.close()
+
+    def close_writer(self) -> None:
+        """Our copy of the pipe's write end; the reader ends once the process has exited too."""
+        with suppress(OSError):
+            self.writer.close()
+
+    def last_line(self) -> str:
+        return self._tail[-1][:200] if self._tail else ""
+
+
+def _open_log(path: Path | None) -> Any:
+    if path is None:
+        return None
+    try:
+        mode = "w" if path.is_file() and path.stat().st_size > LOG_FILE_MAX_BYTES else "a"
+        return private_file(path).open(mode, encoding="utf-8")  # 0600 in a 0700 folder
+    except OSError:
+        return None
+
+
+def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:
+    if not future.done():
+        future.set_exception(exc if isinstance(exc, Exception) else StartCancelled("start-up was cancelled"))
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The first real error inside the task-group exception groups the SDK raises."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc

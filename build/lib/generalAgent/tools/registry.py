@@ -1,0 +1,211 @@
+"""The tool registry: reads the three tiers of tools.yaml and builds tools when needed.
+
+`core` tools and `optional` tools with `enabled: true` are built at start-up (the
+persistent set). Discovered tools (`enabled: false`) are only *known* at start-up: their
+module is imported and the tool built by `load_on_demand` the first time a user
+@mentions one, so a dangerous or heavy tool costs nothing until it is asked for.
+
+Tools of MCP servers are not in tools.yaml: the registry reaches them through the
+process's `MCPServerManager` (`attach_mcp`), which knows which servers are loaded.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+
+from generalAgent.config.confined import LeavesFolder, read_confined_text
+from generalAgent.display import one_line
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from langchain_core.tools import BaseTool
+
+    from generalAgent.tools.environment import ToolEnvironment
+    from generalAgent.tools.mcp.manager import MCPServerManager
+
+Tier = Literal["core", "enabled", "discovered"]
+TIERS: tuple[Tier, ...] = ("core", "enabled", "discovered")
+RISKS = ("low", "medium", "high")
+BUILTIN_PACKAGE = "generalAgent.tools.builtin"
+DEFAULT_TOOLS_YAML = Path(__file__).resolve().parents[1] / "config" / "tools.yaml"
+
+
+class ToolConfigError(Exception):
+    """tools.yaml cannot be used; the message names the file and the problem in one line."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    tier: Tier
+    description: str
+    risk: str = "low"
+    available_to_subagent: bool = True
+
+    @property
+    def module(self) -> str:
+        return f"{BUILTIN_PACKAGE}.{self.name}"
+
+
+class ToolRegistry:
+    def __init__(self, specs: list[ToolSpec], env: ToolEnvironment) -> None:
+        self._specs = {spec.name: spec for spec in specs}
+        self._env = env
+        self._loaded: dict[str, BaseTool] = {}
+        self.mcp: MCPServerManager | None = None
+
+    @classmethod
+    def from_yaml(cls, env: ToolEnvironment, path: Path = DEFAULT_TOOLS_YAML) -> ToolRegistry:
+        """Validate tools.yaml and build the persistent tools; raises `ToolConfigError`."""
+        registry = cls(parse_tools_yaml(path), env)
+        for spec in registry.specs():
+            if spec.tier != "discovered":
+                registry.load_on_demand(spec.name)
+        return registry
+
+    # -- lookup ---------------------------------------------------------------------
+    def specs(self, tier: Tier | None = None) -> list[ToolSpec]:
+        return [s for s in self._specs.values() if tier is None or s.tier == tier]
+
+    def spec(self, name: str) -> ToolSpec:
+        return self._specs[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def get(self, name: str) -> BaseTool:
+        """A tool that is already built; `KeyError` if it is unknown or not loaded yet."""
+        return self._loaded[name]
+
+    def is_loaded(self, name: str) -> bool:
+        return name in self._loaded
+
+    def persistent_tools(self) -> list[BaseTool]:
+        """Core and enabled tools, in tools.yaml order."""
+        return [self._loaded[s.name] for s in self._specs.values() if s.tier != "discovered"]
+
+    def load_on_demand(self, name: str) -> BaseTool:
+        """Build (once) and return the tool `name`; `KeyError` if tools.yaml does not know it."""
+        if name in self._loaded:
+            return self._loaded[name]
+        spec = self._specs[name]
+        module = importlib.import_module(spec.module)
+        tool = module.create_tool(self._env)
+        if tool.name != name:
+            raise ToolConfigError(f"{spec.module}.create_tool built {tool.name!r}, expected {name!r}")
+        self._loaded[name] = tool
+        return tool
+
+    def attach_mcp(self, manager: MCPServerManager) -> None:
+        """The MCP servers whose tools this registry offers (their tools join per session)."""
+        self.mcp = manager
+        manager.use_cancel_event(self._env.cancelled)
+
+    def mcp_handles(self) -> list[str]:
+        """The configured MCP servers, by the name they are @mentioned with."""
+        return self.mcp.handles() if self.mcp is not None else []
+
+    def mcp_tools(self, handles: Iterable[str]) -> list[BaseTool]:
+        """The tools of these MCP servers that are loaded, in a fixed order."""
+        return self.mcp.tools_of(handles) if self.mcp is not None else []
+
+
+def parse_tools_yaml(path: Path) -> list[ToolSpec]:
+    """The specs of tools.yaml in file order; `ToolConfigError` on the first problem."""
+    where = path.name
+    try:
+        # Never through a link that leaves the file's folder (config/confined.py).
+        text = read_confined_text(path, path.parent)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506
+    except LeavesFolder as exc:
+        raise ToolConfigError(f"{exc}; point TOOLS_CONFIG at the file itself") from None
+    except OSError as exc:
+        raise ToolConfigError(f"{where}: cannot read it ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        raise ToolConfigError(f"{where}: not valid YAML ({one_line(exc)})") from None
+    if not isinstance(data, dict):
+        raise ToolConfigError(f"{where}: expected the sections 'core' and 'optional'")
+    unknown = set(data) - {"core", "optional"}
+    if unknown:
+        raise ToolConfigError(
+            f"{where}: unknown tier {sorted(unknown)[0]!r} (use 'core', or 'optional' with enabled: true/false)"
+        )
+    specs: list[ToolSpec] = []
+    for section in ("core", "optional"):
+        entries = data.get(section) or {}
+        if not isinstance(entries, dict):
+            raise ToolConfigError(f"{where}: '{section}' must map tool names to their settings")
+        for name, entry in entries.items():
+            specs.append(_spec(where, section, str(name), entry or {}))
+    seen: set[str] = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise ToolConfigError(f"{where}: tool {spec.name!r} is listed twice")
+        seen.add(spec.name)
+        if importlib.util.find_spec(spec.module) is None:
+            raise ToolConfigError(f"{where}: unknown tool {spec.name!r} (no module {spec.module})")
+    return specs
+
+
+def _spec(where: str, section: str, name: str, entry: Any) -> ToolSpec:
+    if not isinstance(entry, dict):
+        raise ToolConfigError(f"{where}: settings of {name!r} must be a mapping")
+    # "category" was read by 0.1.0 and never used; tools.yaml files copied from it still load.
+    allowed = {"category", "description", "risk", "available_to_subagent", "enabled"}
+    extra = set(entry) - allowed
+    if extra:
+        raise ToolConfigError(f"{where}: {name!r} has unknown key {sorted(extra)[0]!r}")
+    if section == "core":
+        if "enabled" in entry:
+            raise ToolConfigError(f"{where}: core tool {name!r} is always enabled; remove 'enabled'")
+        tier: Tier = "core"
+    else:
+        enabled = entry.get("enabled")
+        if not isinstance(enabled, bool):
+            raise ToolConfigError(f"{where}: optional tool {name!r} needs enabled: true or false")
+        tier = "enabled" if enabled else "discovered"
+    risk = entry.get("risk", "low")
+    if risk not in RISKS:
+        raise ToolConfigError(f"{where}: {name!r} has risk {risk!r}; use one of {', '.join(RISKS)}")
+    description = entry.get("description")
+    if not isinstance(description, str) or not description.strip():
+        raise ToolConfigError(f"{where}: {name!r} needs a one-line description")
+    subagent = entry.get("available_to_subagent", True)
+    if not isinstance(subagent, bool):
+        raise ToolConfigError(f"{where}: {name!r}: available_to_subagent must be true or false")
+    return ToolSpec(
+        name=name,
+        tier=tier,
+        description=description.strip(),
+        risk=risk,
+        available_to_subagent=subagent,
+    )
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that rejects a key given twice in one mapping (YAML would keep the last)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    mapping: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node)
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"key {key!r} is given twice", key_node.start_mark
+            )
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    return mapping
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
