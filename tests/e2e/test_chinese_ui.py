@@ -102,3 +102,19 @@ def test_usage_errors_follow_a_chinese_locale(workdir: Path, cli_env: dict[str, 
         assert "用法：" in zh.stderr and "错误" in zh.stderr
     en = run_cli(["--bogus"], {**shell, "LANG": "C.UTF-8"}, workdir)
     assert en.returncode == 2 and "No such option: --bogus" in en.stderr and "没有" not in en.stderr
+
+
+def test_index_reports_each_file_in_the_language_of_the_ui(workdir: Path, cli_env: dict[str, str]) -> None:
+    # Each file's line was English in a Chinese UI ("1 chunks, 21 chars, 0.01s", "unchanged").
+    (workdir / "笔记.md").write_text("# 笔记\n讨论了第四季度的营收目标。\n", encoding="utf-8")
+    zh = run_cli(["index", "笔记.md"], chinese(cli_env), workdir)
+    again = run_cli(["index", "笔记.md"], chinese(cli_env), workdir)
+    assert zh.returncode == 0 and again.returncode == 0, zh.stderr + again.stderr
+
+    def joined(text: str) -> str:  # a long line may wrap at any space
+        return "".join(text.split())
+
+    assert "笔记.md：1个片段，" in joined(zh.stderr) and "chunk" not in zh.stderr, zh.stderr
+    assert "笔记.md：未变" in joined(again.stderr) and "unchanged" not in again.stderr, again.stderr
+    en = run_cli(["index", "笔记.md", "--force"], cli_env, workdir)
+    assert "笔记.md:1chunk," in joined(en.stderr), en.stderr
