@@ -82,5 +82,9 @@ def test_the_error_line_of_a_bad_tool_call_keeps_its_cause(
     assert "with kwargs" not in error_part
     sent = openai_server.chat_requests[1].messages[-1]["content"]
     assert "path: Field required" in sent  # the model still gets all of it
+    # said once: LangChain's "Please fix the error and try again." was followed by "..
+    # Fix the arguments and try again."
+    assert sent.lower().count("try again") == 1 and ".." not in sent, sent
+    assert ".." not in error_part, error_part
     child.sendeof()
     child.expect(pexpect.EOF)
