@@ -26,7 +26,7 @@ from rich.table import Table
 from generalAgent.cli.progress_bar import progress_bar
 from generalAgent.cli.search_commands import search_command
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
-from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.cli.terminal_text import one_line, terminal_console
 from generalAgent.config.settings import Settings
 from generalAgent.documents.convert import soffice
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
@@ -240,14 +240,14 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
                 if document.reused:
-                    line = _("{path}: unchanged").format(path=path)
+                    line = _("{path}: unchanged").format(path=one_line(str(path)))
                 else:
                     line = ngettext(
                         "{path}: {count} chunk, {chars} chars, {seconds} s",
                         "{path}: {count} chunks, {chars} chars, {seconds} s",
                         document.total_chunks,
                     ).format(
-                        path=path,
+                        path=one_line(str(path)),
                         count=document.total_chunks,
                         chars=f"{document.total_chars:,}",
                         seconds=f"{document.seconds:.2f}",
