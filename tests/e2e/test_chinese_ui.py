@@ -118,3 +118,18 @@ def test_index_reports_each_file_in_the_language_of_the_ui(workdir: Path, cli_en
     assert "笔记.md：未变" in joined(again.stderr) and "unchanged" not in again.stderr, again.stderr
     en = run_cli(["index", "笔记.md", "--force"], cli_env, workdir)
     assert "笔记.md:1chunk," in joined(en.stderr), en.stderr
+
+
+def test_the_first_message_of_a_newcomer_without_a_model_is_in_chinese(
+    workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # The guidance was English in a Chinese locale, only its last line Chinese.
+    unset = {k: v for k, v in cli_env.items() if k not in {"MODEL_NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL"}}
+    zh = run_cli(["-p", "你好"], {**unset, "LANG": "zh_CN.UTF-8"}, workdir)
+    en = run_cli(["-p", "hello"], unset, workdir)
+    assert zh.returncode == en.returncode == 2
+    assert "未配置模型：请在 .env 或环境变量中设置 MODEL_NAME 和 OPENAI_API_KEY" in zh.stderr, zh.stderr
+    assert "OpenAI 示例" in zh.stderr and "MODEL_NAME=gpt-4.1-mini" in zh.stderr
+    assert "No model configured" not in zh.stderr and "Example for" not in zh.stderr, zh.stderr
+    assert "No model configured: set MODEL_NAME and OPENAI_API_KEY" in en.stderr, en.stderr
+    assert "未配置" not in en.stderr
