@@ -136,3 +136,20 @@ def test_a_file_name_with_a_line_break_stays_on_its_line(workdir: Path, env: dic
     lines = found.stdout.splitlines()
     assert '1 passage in 1 of 2 documents under . for "heron":' in lines, found.stdout
     assert "notes␤✓ fake line.md" in lines and "✓ fake line.md" not in lines, found.stdout
+
+
+def test_the_words_before_the_folder_are_told_the_order(workdir: Path, env: dict[str, str]) -> None:
+    # `search 营收 .` said "Cannot search 营收: 营收 does not exist; check the path." (in
+    # English, in a Chinese UI too), not that the target comes first.
+    (workdir / "notes.md").write_text("# 营收\n本季度营收增长。\n", encoding="utf-8")
+    zh = run_cli(["search", "营收", "."], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert zh.returncode == 2, zh.stderr
+    assert "营收 不是文件或文件夹：要搜索的位置放在前面：" in zh.stderr and "search . 营收" in zh.stderr, (
+        zh.stderr
+    )
+    en = run_cli(["search", "营收", "notes.md"], env, workdir)
+    assert (
+        en.returncode == 2 and "the target comes first" in en.stderr and "search notes.md 营收" in en.stderr
+    )
+    right = run_cli(["search", ".", "营收"], env, workdir)
+    assert right.returncode == 0 and "notes.md" in right.stdout, right.stderr
