@@ -14,6 +14,7 @@ one line each, so it is never silent.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Optional
 
@@ -96,7 +97,7 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
         console.print()
         console.print(escape(ignored_line(trust)), style="yellow")
         return False
-    trusted = answer.strip().lower() in YES
+    trusted = unicodedata.normalize("NFKC", answer).strip().lower() in YES  # `ｙ` of an input method is `y`
     try:
         TrustStore().remember(trust.folder, trusted)
     except TrustStoreError as exc:
