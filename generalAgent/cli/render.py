@@ -138,7 +138,7 @@ class MarkdownStream:
         )
         from rich.markdown import Markdown  # markdown-it and pygments: only when an answer is drawn
 
-        renderer.print(Markdown(keep_line_breaks(terminal_safe(text))))
+        renderer.print(Markdown(keep_line_breaks(terminal_safe(text)), hyperlinks=False))
         return buffer.getvalue().rstrip("\n").split("\n")
 
 
