@@ -141,7 +141,7 @@ def attach(chat: Chat, argument: str) -> None:
             "[yellow]" + escape(_("Nothing matches {pattern}.").format(pattern=argument)) + "[/]"
         )
     for upload in report.files:
-        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload)))}[/]")
+        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext)))}[/]")
     chat.session.state.pending_uploads += report.files
 
 

@@ -174,3 +174,19 @@ def test_full_width_punctuation_of_an_input_method_still_names_the_file(tmp_path
     # one that names nothing either way is an error worth showing, with the close name
     assert refs("#季度报表．pdf", tmp_path) == [("季度报表．pdf", None)]
     assert "#季度报告.pdf" in missing_reference("季度报表．pdf", tmp_path)
+
+
+def test_an_attachment_line_counts_pages_in_the_language_of_the_ui() -> None:
+    # The 📎 line said "(pdf, 10.0 KB, 15 pages)" in a Chinese UI.
+    from generalAgent.display import describe_file
+    from generalAgent.i18n import ngettext, use_language
+
+    pdf = {"path": "uploads/季度报告.pdf", "type": "pdf", "size": 10240, "pages": 15}
+    book = {"path": "uploads/营收.xlsx", "type": "xlsx", "size": 900, "pages": 1}
+    use_language("zh")
+    try:
+        assert describe_file(pdf, ngettext) == "uploads/季度报告.pdf (pdf, 10.0 KB, 15 页)"
+        assert describe_file(book, ngettext) == "uploads/营收.xlsx (xlsx, 900 B, 1 个工作表)"
+        assert describe_file(pdf) == "uploads/季度报告.pdf (pdf, 10.0 KB, 15 pages)"  # the model's
+    finally:
+        use_language("en")
