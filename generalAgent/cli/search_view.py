@@ -109,7 +109,7 @@ def _hit_lines(number: int, hit: SearchResult, words: Sequence[str], lines: Line
     best = hit.hit
     line = lines.get((hit.item_id, hit.chunk_index))
     if hit.place:
-        place = hit.place
+        place = shown_place(hit.place)
     elif line is not None:
         place = _("line {line}").format(line=line)
     else:
@@ -240,4 +240,25 @@ def _place(passage: Passage | None) -> str:
         return ""
     if passage.page is not None and passage.place == f"page {passage.page}":
         return _("page {page}").format(page=passage.page)  # no place of its own: the page number
-    return passage.place
+    return shown_place(passage.place)
+
+
+# The places the document readers name (documents/pdf.py, office.py, sheets.py), in English
+# for the model; shown to a person in the UI's language.
+_PAGE_PLACE = re.compile(r"^page (\d+)$")
+_SLIDE_PLACE = re.compile(r"^slide (\d+)$")
+_SHEET_PLACE = re.compile(r"^sheet (.+), rows? (\d+)(?:–(\d+))?$", re.DOTALL)
+
+
+def shown_place(place: str) -> str:
+    """`page 12`, `slide 3`, `sheet 营收, rows 2–5` in the UI's language; any other place as it is."""
+    if match := _PAGE_PLACE.match(place):
+        return _("page {page}").format(page=match.group(1))
+    if match := _SLIDE_PLACE.match(place):
+        return _("slide {slide}").format(slide=match.group(1))
+    if match := _SHEET_PLACE.match(place):
+        sheet, first, last = match.groups()
+        if last is None:
+            return _("sheet {sheet}, row {row}").format(sheet=sheet, row=first)
+        return _("sheet {sheet}, rows {first}–{last}").format(sheet=sheet, first=first, last=last)
+    return place

@@ -133,3 +133,20 @@ def test_the_first_message_of_a_newcomer_without_a_model_is_in_chinese(
     assert "No model configured" not in zh.stderr and "Example for" not in zh.stderr, zh.stderr
     assert "No model configured: set MODEL_NAME and OPENAI_API_KEY" in en.stderr, en.stderr
     assert "未配置" not in en.stderr
+
+
+def test_search_names_pages_and_sheet_rows_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    # A Chinese UI said "page 2" and "sheet 营收, rows 2–3" for where each passage is.
+    from tests.support.documents import make_pdf, make_xlsx
+
+    make_pdf(workdir / "季度报告.pdf", [["第一页 概述"], ["营收部分：本季度营收为 1,234 万元。"]])
+    make_xlsx(workdir / "明细.xlsx", {"营收": [["地区", "营收"], ["华东", 555], ["华南", 370]]})
+    env = {**chinese(cli_env), "COLUMNS": "200"}
+    pdf = run_cli(["search", "季度报告.pdf", "营收"], env, workdir)
+    assert pdf.returncode == 0, pdf.stderr
+    assert " 1 第 2 页" in pdf.stdout and "page 2" not in pdf.stdout, pdf.stdout
+    sheet = run_cli(["search", "明细.xlsx", "华东"], env, workdir)
+    assert sheet.returncode == 0, sheet.stderr
+    assert "工作表 营收，第 2" in sheet.stdout and "sheet 营收" not in sheet.stdout, sheet.stdout
+    en = run_cli(["search", "季度报告.pdf", "营收"], {**cli_env, "COLUMNS": "200"}, workdir)
+    assert " 1 page 2" in en.stdout, en.stdout
