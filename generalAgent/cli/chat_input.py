@@ -287,7 +287,18 @@ def _exists(reference: str, cwd: Path) -> bool:
 
 def split_paths(argument: str, cwd: Path) -> list[str]:
     """The paths of `/upload`'s argument, quoted or escaped as in a shell (`"a b.xlsx" c.pdf`);
-    a name with spaces that exists is one path even unquoted."""
+    a name with spaces that exists is one path even unquoted, and one typed with full-width
+    punctuation (`季度报告．pdf`) that names nothing is its ASCII form if that exists."""
+    return [_existing_form(path, cwd) for path in _split_paths(argument, cwd)]
+
+
+def _existing_form(path: str, cwd: Path) -> str:
+    if _exists(path, cwd) or not _exists(half_width(path), cwd):
+        return path
+    return half_width(path)
+
+
+def _split_paths(argument: str, cwd: Path) -> list[str]:
     argument = argument.strip().replace("＂", '"')
     if not argument:
         return []

@@ -174,6 +174,9 @@ def test_full_width_punctuation_of_an_input_method_still_names_the_file(tmp_path
     # one that names nothing either way is an error worth showing, with the close name
     assert refs("#季度报表．pdf", tmp_path) == [("季度报表．pdf", None)]
     assert "#季度报告.pdf" in missing_reference("季度报表．pdf", tmp_path)
+    # /upload takes them the same way
+    assert split_paths("季度报告．pdf docs／q3.pdf", tmp_path) == ["季度报告.pdf", "docs/q3.pdf"]
+    assert split_paths("季度报表．pdf", tmp_path) == ["季度报表．pdf"]  # said missing, with the close name
 
 
 def test_an_attachment_line_counts_pages_in_the_language_of_the_ui() -> None:
