@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-# What a document's pages are called, by type (a PDF's pages, a deck's slides, a workbook's sheets).
-PAGE_UNITS = {"pptx": ("slide", "slides"), "xlsx": ("sheet", "sheets")}
+Plural = Callable[[str, str, int], str]
+
+
+def _english_plural(singular: str, plural: str, count: int) -> str:
+    return singular if count == 1 else plural
 
 
 def human_size(size: float) -> str:
@@ -25,13 +28,22 @@ def one_line(text: object, limit: int = 200) -> str:
     return " ".join(str(text).split())[:limit]
 
 
-def describe_file(file: Mapping[str, Any]) -> str:
-    """`uploads/2025-Q3.pdf (pdf, 2.3 MB, 48 pages)`, from an attached file's description."""
+def describe_file(file: Mapping[str, Any], ngettext: Plural = _english_plural) -> str:
+    """`uploads/2025-Q3.pdf (pdf, 2.3 MB, 48 pages)`, from an attached file's description.
+
+    What a document's pages are called depends on its type (a deck's slides, a workbook's
+    sheets); `ngettext` translates them (the terminal passes the UI's; the model reads English)."""
     details = [str(file.get("type", "file")), human_size(file.get("size", 0))]
     pages = file.get("pages")
     if pages:
-        one, many = PAGE_UNITS.get(str(file.get("type", "")), ("page", "pages"))
-        details.append(f"{pages} {one if pages == 1 else many}")
+        kind = str(file.get("type", ""))
+        if kind == "pptx":
+            unit = ngettext("{count} slide", "{count} slides", pages)
+        elif kind == "xlsx":
+            unit = ngettext("{count} sheet", "{count} sheets", pages)
+        else:
+            unit = ngettext("{count} page", "{count} pages", pages)
+        details.append(unit.format(count=pages))
     return f"{file.get('path', file.get('name', '?'))} ({', '.join(details)})"
 
 

@@ -162,7 +162,7 @@ def main_command(
         from generalAgent.providers.factory import setup_guidance
 
         err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
-        err.print(setup_guidance(missing), markup=False)
+        err.print(setup_guidance(missing, _), markup=False)
         err.print(
             _(
                 "To configure it once for every folder: {command} config init (writes {path}). "
@@ -259,7 +259,7 @@ def acp() -> None:
         from generalAgent.providers.factory import setup_guidance
 
         terminal_console(stderr=True, highlight=False, soft_wrap=True).print(
-            setup_guidance(missing), markup=False
+            setup_guidance(missing, _), markup=False
         )
         raise typer.Exit(EXIT_CONFIG)
     configure_logging(settings)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable, MutableSet
 from typing import Any
 
@@ -40,6 +41,12 @@ ANSWERS = {
     "always": ALWAYS,
     "k": KEEP,
     "keep": KEEP,
+    # What a Chinese input method types for the same answers (full-width letters are folded
+    # by NFKC before the lookup: `ｙ` is `y`).
+    "是": YES,
+    "好": YES,
+    "否": NO,
+    "不": NO,
 }
 # A value longer than this (a whole file to write) is shown in part, saying how much is
 # hidden; never a command, which is shown whole.
@@ -123,9 +130,11 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
             note = _(LONG_COMMAND_START).format(count=f"{len(value):,}", start=start)
             console.print(f"  [bold yellow]{escape(note)}[/]", highlight=False)
     while True:
-        answer = console.input(f"[bold]  {escape(_(CHOICES))}[/]").strip().lower()
+        typed = console.input(f"[bold]  {escape(_(CHOICES))}[/]")
+        answer = unicodedata.normalize("NFKC", typed).strip().lower()
         if answer in ANSWERS:
             return ANSWERS[answer]
+        console.print("  [yellow]" + escape(_("Answer y, n, a or k.")) + "[/]")
 
 
 # A diff line's colour by its first character (a unified diff: headers, hunks, - and +).

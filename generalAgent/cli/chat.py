@@ -37,13 +37,13 @@ from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
 from generalAgent.cli.session import SessionController
 from generalAgent.cli.settings_commands import ReasoningDisplay
 from generalAgent.cli.storage_errors import describe_storage_error
-from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.cli.terminal_text import one_line, terminal_console
 from generalAgent.cli.tool_descriptions import shown_description
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
 from generalAgent.hooks import load_hooks
-from generalAgent.i18n import _
+from generalAgent.i18n import _, ngettext
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog
 
@@ -211,7 +211,7 @@ class Chat:
 
     def _show_uploads(self, prepared: Any) -> None:
         for upload in prepared.uploads:
-            self.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
+            self.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext)))}[/]")
 
     # -- running a turn -------------------------------------------------------------
     def run_turn(self, agent: LoadedAgent, graph_input: Any, *, context_only: bool = False) -> None:

@@ -73,6 +73,10 @@ _CLAUSE_PUNCTUATION = re.compile(r"[，。；：！？、（）「」『』【�
 _TRAILING_PUNCTUATION = ".,;:!?)]}，。；：！？）、"
 # No file name is longer: a reference is never checked beyond this many characters.
 MAX_REFERENCE_CHARS = 260
+# A Chinese input method in full-width mode types `季度报告．pdf` or `docs／q3.pdf`: a name
+# that names nothing is tried again with the full-width forms of ASCII (U+FF01-U+FF5E,
+# one character each, so the lengths agree) as ASCII.
+_HALF_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 DOCUMENT_TYPES = {**PDF_TYPES, **OFFICE_TYPES, **{old: OFFICE_TYPES[new] for old, new in OLD_OFFICE.items()}}
 TEXT_TYPES = {
@@ -162,9 +166,10 @@ def find_references(text: str, cwd: Path) -> list[Reference]:
         quoted = match.group(1) or match.group(2)
         reference: Reference | None
         if quoted:
-            reference = Reference(quoted, quoted if _exists(quoted, cwd) else None)
+            named = next((name for name in (quoted, half_width(quoted)) if _exists(name, cwd)), None)
+            reference = Reference(quoted, named)
         else:
-            reference = _unquoted_reference(match.group(3)[:MAX_REFERENCE_CHARS], cwd)
+            reference = _half_width_reference(match.group(3)[:MAX_REFERENCE_CHARS], cwd)
             if reference is not None and reference.path is None and apart:
                 spaced = _spaced_name(reference.typed, text[match.end() :], cwd)
                 if spaced:
@@ -208,6 +213,26 @@ def unescape(reference: str) -> str:
     return _SHELL_ESCAPE.sub(r"\1", reference)
 
 
+def half_width(text: str) -> str:
+    """`text` with the full-width forms of ASCII as ASCII: `季度报告．pdf` → `季度报告.pdf`."""
+    return text.translate(_HALF_WIDTH)
+
+
+def _half_width_reference(token: str, cwd: Path) -> Reference | None:
+    """The reference of `token`, or, when it names nothing, of its half-width form (typed as
+    it was typed, so the message keeps the user's text)."""
+    reference = _unquoted_reference(token, cwd)
+    if reference is not None and reference.path is not None:
+        return reference
+    ascii_token = half_width(token)
+    if ascii_token == token:
+        return reference
+    found = _unquoted_reference(ascii_token, cwd)
+    if found is None or found.path is None:
+        return reference
+    return Reference(token[: len(found.typed)], found.path)
+
+
 def _unquoted_reference(token: str, cwd: Path) -> Reference | None:
     clause = _CLAUSE_PUNCTUATION.split(token, maxsplit=1)[0].rstrip(_TRAILING_PUNCTUATION)
     if not clause or clause.isdigit():
@@ -230,7 +255,9 @@ def _unquoted_reference(token: str, cwd: Path) -> Reference | None:
 def _ends_a_name(rest: str) -> bool:
     """Whether the text after an existing name leaves it whole: Chinese text or punctuation
     may follow (`#报告.pdf的内容`, `#报告.pdf。`), a `/`, a letter or a digit may not (a parent
-    folder or a shorter name is never taken for the path typed), nor a `.` that goes on."""
+    folder or a shorter name is never taken for the path typed), nor a `.` that goes on
+    (their full-width forms neither: `#docs／q3.pdf` is not `#docs`)."""
+    rest = half_width(rest)
     if _NAME_GOES_ON.match(rest):
         return False
     return not rest.startswith(".") or not rest.rstrip(_TRAILING_PUNCTUATION)
@@ -260,7 +287,18 @@ def _exists(reference: str, cwd: Path) -> bool:
 
 def split_paths(argument: str, cwd: Path) -> list[str]:
     """The paths of `/upload`'s argument, quoted or escaped as in a shell (`"a b.xlsx" c.pdf`);
-    a name with spaces that exists is one path even unquoted."""
+    a name with spaces that exists is one path even unquoted, and one typed with full-width
+    punctuation (`季度报告．pdf`) that names nothing is its ASCII form if that exists."""
+    return [_existing_form(path, cwd) for path in _split_paths(argument, cwd)]
+
+
+def _existing_form(path: str, cwd: Path) -> str:
+    if _exists(path, cwd) or not _exists(half_width(path), cwd):
+        return path
+    return half_width(path)
+
+
+def _split_paths(argument: str, cwd: Path) -> list[str]:
     argument = argument.strip().replace("＂", '"')
     if not argument:
         return []
@@ -330,7 +368,7 @@ def close_names(reference: str, cwd: Path, limit: int = 3) -> list[str]:
 
 def looks_like_path(reference: str) -> bool:
     """Whether text after `#` that names nothing was meant as a path (and is worth an error)."""
-    return any(c in reference for c in "/.*?[~\\")
+    return any(c in half_width(reference) for c in "/.*?[~\\")
 
 
 def expand_reference(reference: str, cwd: Path) -> FolderFiles:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generalAgent.i18n import _
+from generalAgent.i18n import _, ngettext
 
 GRAB_SECONDS = 5.0
 MAX_PIXELS = 64_000_000  # a screenshot of a 8K screen is 33 MP; more is not a screenshot
@@ -129,12 +129,13 @@ def paste(chat: Any, argument: str = "") -> None:
     """/paste and Ctrl-V: the clipboard's image (or copied files) joins the next message."""
     from rich.markup import escape
 
+    from generalAgent.cli.terminal_text import one_line
     from generalAgent.display import describe_file
 
     files, problems = attach_clipboard(chat.agent(), chat.session.id)
     for problem in problems:
         chat.console.print(f"[yellow]{escape(problem)}[/]")
     for upload in files:
-        chat.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
+        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext)))}[/]")
     # The agent hears about them with the next message, as with /upload.
     chat.session.state.pending_uploads += files

@@ -26,7 +26,7 @@ from rich.table import Table
 from generalAgent.cli.progress_bar import progress_bar
 from generalAgent.cli.search_commands import search_command
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
-from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.cli.terminal_text import one_line, terminal_console
 from generalAgent.config.settings import Settings
 from generalAgent.documents.convert import soffice
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
@@ -217,7 +217,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
     results: list[dict[str, Any]] = []
     began = time.perf_counter()
     with progress_bar(err, rate=True) as progress:
-        overall = progress.add_task("files", total=len(files), rate="")
+        overall = progress.add_task(escape(_("files")), total=len(files), rate="")
         for path in files:
             bar = _DocumentBar(progress, path.name)
             try:
@@ -239,15 +239,20 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                     }
                 )
                 mark = "[dim]=[/dim]" if document.reused else "[green]✓[/green]"
-                detail = (
-                    "unchanged"
-                    if document.reused
-                    else (
-                        f"{document.total_chunks} chunks, {document.total_chars:,} chars, "
-                        f"{document.seconds:.2f}s"
+                if document.reused:
+                    line = _("{path}: unchanged").format(path=one_line(str(path)))
+                else:
+                    line = ngettext(
+                        "{path}: {count} chunk, {chars} chars, {seconds} s",
+                        "{path}: {count} chunks, {chars} chars, {seconds} s",
+                        document.total_chunks,
+                    ).format(
+                        path=one_line(str(path)),
+                        count=document.total_chunks,
+                        chars=f"{document.total_chars:,}",
+                        seconds=f"{document.seconds:.2f}",
                     )
-                )
-                err.print(f"{mark} {escape(str(path))}: {detail}")
+                err.print(f"{mark} {escape(line)}")
                 for said in (document.notes, document.warning):
                     if said:
                         err.print(f"[yellow]{escape(said)}[/yellow]")
@@ -287,7 +292,7 @@ class _DocumentBar:
             self.task = self.progress.add_task(escape(self.name), total=total, rate="")
             self.stage, self.started = stage, time.perf_counter()
         rate = done / max(time.perf_counter() - self.started, 1e-9)
-        unit = "pages/s, OCR" if ocr else f"chunks/s ({stage})"
+        unit = _("pages/s, OCR") if ocr else _("chunks/s ({stage})").format(stage=stage)
         self.progress.update(self.task, completed=done, total=total, rate=f"{rate:,.1f} {unit}")
 
     def close(self) -> None:

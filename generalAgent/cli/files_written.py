@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.terminal_text import one_line
 from generalAgent.i18n import _
 
 
@@ -18,7 +19,10 @@ def files_written_lines(paths: list[Path]) -> list[str]:
     """One heading line and one line per file; nothing when no file was written."""
     if not paths:
         return []
-    return [_("Files written ({count}):").format(count=len(paths)), *(f"  {path}" for path in paths)]
+    return [
+        _("Files written ({count}):").format(count=len(paths)),
+        *(f"  {one_line(str(path))}" for path in paths),
+    ]
 
 
 def print_files_written(console: Console, paths: list[Path]) -> None:

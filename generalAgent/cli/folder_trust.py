@@ -14,6 +14,7 @@ one line each, so it is never silent.
 
 from __future__ import annotations
 
+import unicodedata
 from pathlib import Path
 from typing import Optional
 
@@ -22,7 +23,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.invocation import command_hint
-from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.cli.terminal_text import one_line, terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.trust import (
     FolderTrust,
@@ -70,7 +71,7 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
             ),
             style="bold",
         )
-        console.print(f"  {escape(str(trust.folder))}")
+        console.print(f"  {escape(one_line(str(trust.folder)))}")  # its name is the author's: one line
         console.print(
             escape(
                 _(
@@ -81,7 +82,7 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
         )
     else:
         console.print(escape(_("The agent works in this folder:")), style="bold")
-        console.print(f"  {escape(str(trust.folder))}")
+        console.print(f"  {escape(one_line(str(trust.folder)))}")  # its name is the author's: one line
         console.print(
             escape(
                 _(
@@ -96,7 +97,7 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
         console.print()
         console.print(escape(ignored_line(trust)), style="yellow")
         return False
-    trusted = answer.strip().lower() in YES
+    trusted = unicodedata.normalize("NFKC", answer).strip().lower() in YES  # `ｙ` of an input method is `y`
     try:
         TrustStore().remember(trust.folder, trusted)
     except TrustStoreError as exc:
@@ -107,7 +108,7 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
         console.print(
             escape(
                 _("Trusted {folder} ({command} trust --revoke takes it back).").format(
-                    folder=trust.folder, command=command_hint()
+                    folder=one_line(str(trust.folder)), command=command_hint()
                 )
             ),
             style="green",
@@ -203,7 +204,7 @@ def trust_command(
         message = _("No longer trusted: {folder}. Its configuration ({names}) is ignored from now on.")
     else:
         message = _("Trusted: {folder}. Its configuration ({names}) is used from now on.")
-    console.print(escape(message.format(folder=real, names=found)))
+    console.print(escape(message.format(folder=one_line(str(real)), names=found)))
 
 
 def _list(console: Console) -> None:
@@ -217,4 +218,4 @@ def _list(console: Console) -> None:
     ):
         state = _("trusted") if trusted else _("not trusted")
         mark = " ←" if folder == here else ""
-        console.print(f"{escape(state)}  {escape(str(folder))}  [dim]{escape(decided)}{mark}[/]")
+        console.print(f"{escape(state)}  {escape(one_line(str(folder)))}  [dim]{escape(decided)}{mark}[/]")

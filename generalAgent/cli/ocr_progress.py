@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application, get_app, run_in_terminal
 
-from generalAgent.cli.terminal_text import visible_controls
+from generalAgent.cli.terminal_text import one_line
 from generalAgent.i18n import _, ngettext
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _jobs() -> list[ScanJob]:
 
 def pages_read(job: ScanJob) -> str:
     """'OCR scan.pdf: 40/120 pages', on one line whatever the file's name holds."""
-    name = visible_controls(job.path.name).replace("\n", "\u2424").replace("\t", " ")
+    name = one_line(job.path.name)
     return ngettext("OCR {name}: {done}/{total} page", "OCR {name}: {done}/{total} pages", job.total).format(
         name=name, done=job.done, total=job.total
     )

@@ -138,7 +138,7 @@ class MarkdownStream:
         )
         from rich.markdown import Markdown  # markdown-it and pygments: only when an answer is drawn
 
-        renderer.print(Markdown(keep_line_breaks(terminal_safe(text))))
+        renderer.print(Markdown(keep_line_breaks(terminal_safe(text)), hyperlinks=False))
         return buffer.getvalue().rstrip("\n").split("\n")
 
 
@@ -511,9 +511,11 @@ class TerminalView:
                 return self._approver(request)
             with self.keyboard.paused():
                 return self._approver(request)
-        except BaseException:  # Ctrl-C (or Ctrl-D) at the question: nothing runs, the turn ends
+        except BaseException as exc:  # Ctrl-C (or Ctrl-D) at the question: nothing runs, the turn ends
             self._running.clear()
             self._waiting = False
+            if isinstance(exc, EOFError):  # Ctrl-D means the same as Ctrl-C: cancelled, not an error
+                raise KeyboardInterrupt from None
             raise
         finally:
             self._update_status()  # the approved calls run now: the line comes back

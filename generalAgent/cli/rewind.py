@@ -30,6 +30,7 @@ import os
 import sqlite3
 import stat
 import sys
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,7 +373,8 @@ def _ask_about_files(
 
 
 def _yes(console: Console, question: str) -> bool:
-    return console.input("[bold]" + escape(question) + "[/]").strip().lower() in YES
+    typed = console.input("[bold]" + escape(question) + "[/]")
+    return unicodedata.normalize("NFKC", typed).strip().lower() in YES  # `ｙ` of an input method is `y`
 
 
 def _show_report(console: Console, report: RestoreReport, shown: Callable[[str], str]) -> None:

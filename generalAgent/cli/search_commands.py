@@ -14,6 +14,8 @@ messages go to stderr, results to stdout, so `--json` output can be piped.
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -23,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.progress_bar import progress_bar
 from generalAgent.cli.search_view import query_words, render_file_hits, render_folder_hits
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
@@ -40,6 +43,10 @@ from generalAgent.search.results import SearchResult
 
 # What `search -n` says it defaults to: the setting's own default (SEARCH_MAX_RESULTS_DEFAULT).
 DEFAULT_RESULTS = DocumentSettings.model_fields["search_max_results_default"].default
+
+
+# What a shell reads as more than letters: an argument holding one is quoted in a hint.
+_SHELL_SPECIAL = re.compile(r"""[\s'"\\$`!*?\[\]()&;|<>#~{}]""")
 
 
 def search_command(
@@ -86,6 +93,18 @@ def search_command(
             else _("Give the words to look for, after a file or folder if not the working folder."),
             EXIT_USAGE,
         )
+    if len(arguments) == 2 and not everything and _words_before_target(*arguments):
+        fail(
+            _(
+                "{target} is not a file or folder; the target comes first: {command} search {path} {words}"
+            ).format(
+                target=arguments[0],
+                command=command_hint(),
+                path=_typed(arguments[1]),
+                words=_typed(arguments[0]),
+            ),
+            EXIT_USAGE,
+        )
     query: str | list[str] = [arguments[-1], *(also or [])] if also else arguments[-1]
     many = everything or (len(arguments) == 2 and any(ch in arguments[0] for ch in "*?["))
     path = Path(arguments[0]) if len(arguments) == 2 else Path(".")
@@ -120,6 +139,19 @@ def search_command(
         terminal_console().print(render_file_hits(result, lines), highlight=False)
     if not result.results:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _typed(argument: str) -> str:
+    """`argument` as it would be typed in a shell: quoted only when it must be (`营收` stays)."""
+    return shlex.quote(argument) if _SHELL_SPECIAL.search(argument) else argument
+
+
+def _words_before_target(first: str, second: str) -> bool:
+    """Whether `search 营收 .` was typed for `search . 营收`: the first names nothing (and is
+    no glob), the second is a file or folder."""
+    if any(ch in first for ch in "*?[") or Path(first).exists():
+        return False
+    return Path(second).exists()
 
 
 def _text_lines(

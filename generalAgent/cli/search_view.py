@@ -15,7 +15,7 @@ from rich.console import Group, RenderableType
 from rich.markup import escape
 from rich.text import Text
 
-from generalAgent.cli.terminal_text import terminal_safe
+from generalAgent.cli.terminal_text import one_line, terminal_safe
 from generalAgent.documents.folder import FolderSearch
 from generalAgent.documents.search import FileSearch
 from generalAgent.i18n import _, ngettext
@@ -85,7 +85,7 @@ def render_file_hits(result: FileSearch, places: Lines | None = None) -> Rendera
                 "Try other words, a synonym or the other language, fewer words, or --regex for an exact pattern."
             )
         )
-        line = _("No passage in {file} matches {query}.").format(file=result.file, query=what)
+        line = _("No passage in {file} matches {query}.").format(file=one_line(result.file), query=what)
         return Text(terminal_safe(f"{line} {advice}"))
     words = [] if result.regex else query_words(query)
     count = ngettext(
@@ -95,7 +95,7 @@ def render_file_hits(result: FileSearch, places: Lines | None = None) -> Rendera
     )
     shown = [hit for hit in hits if hit.hit is not None]
     lines: list[RenderableType] = [
-        Text(terminal_safe(count.format(count=len(shown), file=result.file, query=what)))
+        Text(terminal_safe(count.format(count=len(shown), file=one_line(result.file), query=what)))
     ]
     for number, hit in enumerate(shown, start=1):
         lines += _hit_lines(number, hit, words, places or {})
@@ -109,7 +109,7 @@ def _hit_lines(number: int, hit: SearchResult, words: Sequence[str], lines: Line
     best = hit.hit
     line = lines.get((hit.item_id, hit.chunk_index))
     if hit.place:
-        place = hit.place
+        place = shown_place(hit.place)
     elif line is not None:
         place = _("line {line}").format(line=line)
     else:
@@ -174,7 +174,11 @@ def render_folder_hits(result: FolderSearch, places: Lines | None = None) -> Ren
         lines.append(Text(terminal_safe(line)))
         return Group(*lines)
     found = sum(1 for d in result.documents for hit in d.results if hit.hit is not None)
-    head = _("{places} passages in {documents} of {count} documents under {folder} for {query}:").format(
+    head = ngettext(
+        "{places} passage in {documents} of {count} documents under {folder} for {query}:",
+        "{places} passages in {documents} of {count} documents under {folder} for {query}:",
+        found,
+    ).format(
         places=found,
         documents=len(result.documents),
         count=result.searched,
@@ -184,7 +188,7 @@ def render_folder_hits(result: FolderSearch, places: Lines | None = None) -> Ren
     lines.append(Text(terminal_safe(head)))
     number = left_out = 0
     for document in result.documents:
-        lines.append(Text.from_markup(f"[bold cyan]{escape(terminal_safe(document.file))}[/]"))
+        lines.append(Text.from_markup(f"[bold cyan]{escape(one_line(document.file))}[/]"))
         for hit in document.results:
             if hit.hit is None:
                 left_out += 1
@@ -236,4 +240,25 @@ def _place(passage: Passage | None) -> str:
         return ""
     if passage.page is not None and passage.place == f"page {passage.page}":
         return _("page {page}").format(page=passage.page)  # no place of its own: the page number
-    return passage.place
+    return shown_place(passage.place)
+
+
+# The places the document readers name (documents/pdf.py, office.py, sheets.py), in English
+# for the model; shown to a person in the UI's language.
+_PAGE_PLACE = re.compile(r"^page (\d+)$")
+_SLIDE_PLACE = re.compile(r"^slide (\d+)$")
+_SHEET_PLACE = re.compile(r"^sheet (.+), rows? (\d+)(?:–(\d+))?$", re.DOTALL)
+
+
+def shown_place(place: str) -> str:
+    """`page 12`, `slide 3`, `sheet 营收, rows 2–5` in the UI's language; any other place as it is."""
+    if match := _PAGE_PLACE.match(place):
+        return _("page {page}").format(page=match.group(1))
+    if match := _SLIDE_PLACE.match(place):
+        return _("slide {slide}").format(slide=match.group(1))
+    if match := _SHEET_PLACE.match(place):
+        sheet, first, last = match.groups()
+        if last is None:
+            return _("sheet {sheet}, row {row}").format(sheet=sheet, row=first)
+        return _("sheet {sheet}, rows {first}–{last}").format(sheet=sheet, first=first, last=last)
+    return place

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rich.markup import escape
 
 from generalAgent.cli.custom_commands import CustomCommand
+from generalAgent.cli.terminal_text import one_line
 from generalAgent.display import describe_file
 from generalAgent.i18n import _, ngettext
 from generalAgent.sessions import SessionInfo
@@ -140,7 +141,7 @@ def attach(chat: Chat, argument: str) -> None:
             "[yellow]" + escape(_("Nothing matches {pattern}.").format(pattern=argument)) + "[/]"
         )
     for upload in report.files:
-        chat.console.print(f"[dim]📎 {escape(describe_file(upload))}[/]")
+        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext)))}[/]")
     chat.session.state.pending_uploads += report.files
 
 

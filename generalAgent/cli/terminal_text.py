@@ -67,6 +67,13 @@ def visible_controls(text: str) -> str:
     return _BIDI.sub(_mark, _CONTROL.sub(_mark, encodable(text)))
 
 
+def one_line(text: str) -> str:
+    """`text` as `visible_controls` shows it, on one line: a newline shown as ␤, a tab as a
+    space. For a file name, which a folder's author chooses: `a\n✓ Trusted` must not print
+    a line of its own."""
+    return visible_controls(text.replace("\n", "\u2424").replace("\t", " "))
+
+
 def _mark(match: re.Match[str]) -> str:
     char = match.group(0)
     code = ord(char)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from generalAgent.config.settings import ModelSettings
+from generalAgent.providers.errors import Translate
 
 if TYPE_CHECKING:
     from generalAgent.providers.chat_model import DialectChatModel
@@ -19,21 +20,35 @@ class ModelNotConfigured(Exception):
     """MODEL_NAME or OPENAI_API_KEY is missing; the message tells the user what to set."""
 
 
-def setup_guidance(missing: list[str]) -> str:
-    names = " and ".join(missing)
-    return (
-        f"No model configured: set {names} in .env (copy .env.example to .env and edit it), "
-        "or in the environment.\n"
-        "Example for OpenAI:\n"
-        "  MODEL_NAME=gpt-4.1-mini\n"
-        "  OPENAI_API_KEY=sk-...\n"
-        "Any OpenAI-compatible endpoint works: also set OPENAI_BASE_URL, e.g.\n"
-        "  DeepSeek  OPENAI_BASE_URL=https://api.deepseek.com/v1      MODEL_NAME=deepseek-chat\n"
-        "  Qwen      OPENAI_BASE_URL=https://dashscope.aliyuncs.com/compatible-mode/v1  MODEL_NAME=qwen-plus\n"
-        "  Ollama    OPENAI_BASE_URL=http://localhost:11434/v1         MODEL_NAME=qwen3 (any OPENAI_API_KEY)\n"
-        "The provider is recognised from the address; MODEL_PROVIDER names it otherwise "
-        "(docs/providers.md)."
+def _english(message: str) -> str:
+    return message
+
+
+def setup_guidance(missing: list[str], _: Translate = _english) -> str:
+    """What to set, with examples: the first thing a newcomer without a model reads.
+
+    `_` translates it (the terminal passes the UI's catalog; the messages are `_(...)` calls
+    so the catalog extracts them here); the setting names and examples stay as typed."""
+    names = (
+        missing[0]
+        if len(missing) == 1
+        else _("{names} and {last}").format(names=", ".join(missing[:-1]), last=missing[-1])
     )
+    lines = [
+        _("No model configured: set {names} in .env or in the environment.").format(names=names),
+        _("Example for OpenAI:"),
+        "  MODEL_NAME=gpt-4.1-mini",
+        "  OPENAI_API_KEY=sk-...",
+        _("Any OpenAI-compatible endpoint works: also set OPENAI_BASE_URL, e.g."),
+        "  DeepSeek  OPENAI_BASE_URL=https://api.deepseek.com/v1      MODEL_NAME=deepseek-chat",
+        "  Qwen      OPENAI_BASE_URL=https://dashscope.aliyuncs.com/compatible-mode/v1  MODEL_NAME=qwen-plus",
+        "  Ollama    OPENAI_BASE_URL=http://localhost:11434/v1         MODEL_NAME=qwen3 "
+        + _("(any OPENAI_API_KEY)"),
+        _(
+            "The provider is recognised from the address; MODEL_PROVIDER names it otherwise (docs/providers.md)."
+        ),
+    ]
+    return "\n".join(lines)
 
 
 def build_chat_model(settings: ModelSettings, native_search: bool = False) -> DialectChatModel:

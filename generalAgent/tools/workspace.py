@@ -52,6 +52,10 @@ SKILLS_MOUNT = "skills"
 # (os.supports_dir_fd lists os.rename, not os.replace: the same call where dir_fd exists.)
 _FOLDER_RELATIVE = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
 _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+# What no file the agent creates is named with: controls (a line break, ESC, BEL, C1), line
+# and paragraph separators and bidi overrides. Shown in the approval question, such a name
+# passes for another (`ok.md` and, on lines of their own, what looks like the question).
+_UNWRITABLE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SWAPPED = (
     "{name}: the path changed while it was being opened (a link to elsewhere was swapped in); "
     "nothing was read. Check the file with list_workspace_files and try again."
@@ -148,6 +152,11 @@ class Workspace:
     def resolve(self, path: str, *, for_writing: bool = False) -> Path:
         """The real path of `path` (the rule of the module docstring), or `WorkspaceError`
         saying why not."""
+        if for_writing and isinstance(path, str) and (bad := _UNWRITABLE_NAME.search(path.strip())):
+            raise WorkspaceError(
+                f"{ascii(path)}: a file name with a control character (U+{ord(bad.group()):04X}) is not "
+                "written; choose a plain name."
+            )
         base, relative = self._place(path, for_writing)
         if base is not None:
             real = self._contained(base.joinpath(*relative.parts), base, path)

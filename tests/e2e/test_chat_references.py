@@ -61,3 +61,23 @@ def test_references_never_guess_and_take_the_names_terminals_write(
     assert len(openai_server.chat_requests) == 4
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_an_attached_name_with_a_line_break_stays_on_its_line(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    # A folder's file named "a\n✓ …" printed its 📎 line as two, the second one whatever the
+    # name's author wrote (names come from the folder, a cloned repository's included).
+    (workdir / "notes\n✓ Trusted nothing.md").write_text("# notes\n", encoding="utf-8")
+    (workdir / "tab\tname.md").write_text("# tab\n", encoding="utf-8")
+    openai_server.add(Reply(text="answer 1."))
+    child = spawn_chat()
+    expect_prompt(child)
+    shown = send_until(child, "#notes* #tab* 看看", "answer 1")
+    attached = [line for line in shown.splitlines() if "📎" in line]
+    assert len(attached) == 2, shown
+    assert "uploads/notes␤✓ Trusted nothing.md" in attached[0], attached
+    assert "uploads/tab name.md" in attached[1], attached
+    assert not any(line.startswith("✓ Trusted") for line in shown.splitlines()), shown
+    child.sendeof()
+    child.expect(pexpect.EOF)

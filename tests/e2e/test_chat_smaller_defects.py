@@ -36,6 +36,32 @@ def test_ctrl_c_at_an_approval_question_does_not_show_the_call_running(
     child.expect(pexpect.EOF)
 
 
+def test_ctrl_d_at_an_approval_question_cancels_the_turn(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir
+) -> None:
+    # Ctrl-D at the question is the same "no" as Ctrl-C: it ended the turn as
+    # "Unexpected error: EOFError:" before.
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "touch ran.txt"})]),
+        Reply(text="Next answer."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command make a file")
+    child.expect(r"\[a\]lways")
+    child.sendeof()
+    child.expect("Cancelled")
+    shown = plain(child.before + child.after)
+    shown += expect_prompt(child)
+    assert "EOFError" not in shown and "Unexpected error" not in shown, shown
+    assert not (workdir / "ran.txt").exists()
+    child.sendline("go on")
+    child.expect("Next answer")
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
 def test_the_error_line_of_a_bad_tool_call_keeps_its_cause(
     openai_server: ScriptedOpenAIServer, spawn_chat
 ) -> None:
@@ -56,5 +82,9 @@ def test_the_error_line_of_a_bad_tool_call_keeps_its_cause(
     assert "with kwargs" not in error_part
     sent = openai_server.chat_requests[1].messages[-1]["content"]
     assert "path: Field required" in sent  # the model still gets all of it
+    # said once: LangChain's "Please fix the error and try again." was followed by "..
+    # Fix the arguments and try again."
+    assert sent.lower().count("try again") == 1 and ".." not in sent, sent
+    assert ".." not in error_part, error_part
     child.sendeof()
     child.expect(pexpect.EOF)

@@ -102,3 +102,51 @@ def test_usage_errors_follow_a_chinese_locale(workdir: Path, cli_env: dict[str, 
         assert "用法：" in zh.stderr and "错误" in zh.stderr
     en = run_cli(["--bogus"], {**shell, "LANG": "C.UTF-8"}, workdir)
     assert en.returncode == 2 and "No such option: --bogus" in en.stderr and "没有" not in en.stderr
+
+
+def test_index_reports_each_file_in_the_language_of_the_ui(workdir: Path, cli_env: dict[str, str]) -> None:
+    # Each file's line was English in a Chinese UI ("1 chunks, 21 chars, 0.01s", "unchanged").
+    (workdir / "笔记.md").write_text("# 笔记\n讨论了第四季度的营收目标。\n", encoding="utf-8")
+    zh = run_cli(["index", "笔记.md"], chinese(cli_env), workdir)
+    again = run_cli(["index", "笔记.md"], chinese(cli_env), workdir)
+    assert zh.returncode == 0 and again.returncode == 0, zh.stderr + again.stderr
+
+    def joined(text: str) -> str:  # a long line may wrap at any space
+        return "".join(text.split())
+
+    assert "笔记.md：1个片段，" in joined(zh.stderr) and "chunk" not in zh.stderr, zh.stderr
+    assert "笔记.md：未变" in joined(again.stderr) and "unchanged" not in again.stderr, again.stderr
+    en = run_cli(["index", "笔记.md", "--force"], cli_env, workdir)
+    assert "笔记.md:1chunk," in joined(en.stderr), en.stderr
+
+
+def test_the_first_message_of_a_newcomer_without_a_model_is_in_chinese(
+    workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # The guidance was English in a Chinese locale, only its last line Chinese.
+    unset = {k: v for k, v in cli_env.items() if k not in {"MODEL_NAME", "OPENAI_API_KEY", "OPENAI_BASE_URL"}}
+    zh = run_cli(["-p", "你好"], {**unset, "LANG": "zh_CN.UTF-8"}, workdir)
+    en = run_cli(["-p", "hello"], unset, workdir)
+    assert zh.returncode == en.returncode == 2
+    assert "未配置模型：请在 .env 或环境变量中设置 MODEL_NAME 和 OPENAI_API_KEY" in zh.stderr, zh.stderr
+    assert "OpenAI 示例" in zh.stderr and "MODEL_NAME=gpt-4.1-mini" in zh.stderr
+    assert "No model configured" not in zh.stderr and "Example for" not in zh.stderr, zh.stderr
+    assert "No model configured: set MODEL_NAME and OPENAI_API_KEY" in en.stderr, en.stderr
+    assert "未配置" not in en.stderr
+
+
+def test_search_names_pages_and_sheet_rows_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    # A Chinese UI said "page 2" and "sheet 营收, rows 2–3" for where each passage is.
+    from tests.support.documents import make_pdf, make_xlsx
+
+    make_pdf(workdir / "季度报告.pdf", [["第一页 概述"], ["营收部分：本季度营收为 1,234 万元。"]])
+    make_xlsx(workdir / "明细.xlsx", {"营收": [["地区", "营收"], ["华东", 555], ["华南", 370]]})
+    env = {**chinese(cli_env), "COLUMNS": "200"}
+    pdf = run_cli(["search", "季度报告.pdf", "营收"], env, workdir)
+    assert pdf.returncode == 0, pdf.stderr
+    assert " 1 第 2 页" in pdf.stdout and "page 2" not in pdf.stdout, pdf.stdout
+    sheet = run_cli(["search", "明细.xlsx", "华东"], env, workdir)
+    assert sheet.returncode == 0, sheet.stderr
+    assert "工作表 营收，第 2" in sheet.stdout and "sheet 营收" not in sheet.stdout, sheet.stdout
+    en = run_cli(["search", "季度报告.pdf", "营收"], {**cli_env, "COLUMNS": "200"}, workdir)
+    assert " 1 page 2" in en.stdout, en.stdout

@@ -89,7 +89,7 @@ def test_a_folder_a_glob_and_everything_indexed_are_targets_grouped_per_document
     glob = run_cli(["search", "library/*.pdf", "walrus"], env, workdir)
     assert glob.returncode == 0, glob.stderr
     assert glob.stdout.splitlines()[:3] == [
-        '1 passages in 1 of 1 documents under library/*.pdf for "walrus":',
+        '1 passage in 1 of 1 documents under library/*.pdf for "walrus":',
         "library/report.pdf",
         " 1 page 2",
     ]
@@ -120,3 +120,36 @@ def test_the_help_names_the_defaults_and_every_target(workdir: Path, env: dict[s
     assert "SEARCH_MAX_RESULTS_DEFAULT" not in flat
     assert "default 5 in a file, 10 across files; at most 20" in flat
     assert "--all" in flat and "a glob" in flat
+
+
+def test_a_file_name_with_a_line_break_stays_on_its_line(workdir: Path, env: dict[str, str]) -> None:
+    # A folder's file named "notes\n✓ …" printed a line of its author's choosing in the
+    # index and search output; and one passage was "1 passages".
+    (workdir / "notes\n✓ fake line.md").write_text("# notes\nheron sighting\n", encoding="utf-8")
+    (workdir / "other.md").write_text("# other\nnothing here\n", encoding="utf-8")
+    indexed = run_cli(["index", "."], env, workdir)
+    assert indexed.returncode == 0, indexed.stderr
+    assert not any(line.startswith("✓ fake line") for line in indexed.stderr.splitlines()), indexed.stderr
+    assert "notes␤✓ fake line.md: 1 chunk" in indexed.stderr, indexed.stderr
+    found = run_cli(["search", ".", "heron"], env, workdir)
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert '1 passage in 1 of 2 documents under . for "heron":' in lines, found.stdout
+    assert "notes␤✓ fake line.md" in lines and "✓ fake line.md" not in lines, found.stdout
+
+
+def test_the_words_before_the_folder_are_told_the_order(workdir: Path, env: dict[str, str]) -> None:
+    # `search 营收 .` said "Cannot search 营收: 营收 does not exist; check the path." (in
+    # English, in a Chinese UI too), not that the target comes first.
+    (workdir / "notes.md").write_text("# 营收\n本季度营收增长。\n", encoding="utf-8")
+    zh = run_cli(["search", "营收", "."], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert zh.returncode == 2, zh.stderr
+    assert "营收 不是文件或文件夹：要搜索的位置放在前面：" in zh.stderr and "search . 营收" in zh.stderr, (
+        zh.stderr
+    )
+    en = run_cli(["search", "营收", "notes.md"], env, workdir)
+    assert (
+        en.returncode == 2 and "the target comes first" in en.stderr and "search notes.md 营收" in en.stderr
+    )
+    right = run_cli(["search", ".", "营收"], env, workdir)
+    assert right.returncode == 0 and "notes.md" in right.stdout, right.stderr

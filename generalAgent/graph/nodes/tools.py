@@ -239,4 +239,7 @@ def _describe_tool_error(exc: Exception) -> str:
     else (arguments the schema rejects, a bug) is named so the model can try differently."""
     if isinstance(exc, ToolError):
         return f"Error: {exc}"
-    return f"Error: {type(exc).__name__}: {exc}. Fix the arguments and try again."
+    said = str(exc).strip().rstrip(".")
+    if said.lower().endswith("try again"):  # LangChain's own message for arguments the schema rejects
+        return f"Error: {type(exc).__name__}: {said}."
+    return f"Error: {type(exc).__name__}: {said}. Fix the arguments and try again."

@@ -157,3 +157,25 @@ def test_a_cut_diff_leaves_the_arguments_shown() -> None:
     assert "more diff lines" in shown
     assert "shown in the diff above" not in shown
     assert "content: line 0" in shown  # the text itself, since the diff does not show all of it
+
+
+def answers_to(typed: list[str]) -> tuple[str, str]:
+    out = io.StringIO()
+    console = terminal_console(file=out, width=100, color_system=None)
+    answers = iter(typed)
+    console.input = lambda prompt="": (console.print(prompt, end=""), next(answers))[1]  # type: ignore[method-assign]
+    request = {"call_id": "c1", "tool": "run_bash_command", "args": {"command": "ls"}, "reason": "r"}
+    return ask_in_terminal(console, request), out.getvalue()
+
+
+def test_answers_typed_with_a_chinese_input_method_are_taken() -> None:
+    # "是" and a full-width "ｙ" (an input method in full-width mode) asked the same
+    # question again without a word, as if nothing had been typed.
+    assert answers_to(["是"])[0] == "yes"
+    assert answers_to(["ｙ"])[0] == "yes"
+    assert answers_to(["Ｙｅｓ "])[0] == "yes"
+    assert answers_to(["否"])[0] == "no"
+    assert answers_to(["ａ"])[0] == "always"
+    answer, shown = answers_to(["maybe", "n"])
+    assert answer == "no"
+    assert "Answer y, n, a or k." in shown

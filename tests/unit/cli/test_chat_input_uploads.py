@@ -157,3 +157,39 @@ def test_escaped_quoted_full_width_and_spaced_names(tmp_path: Path) -> None:
     ]
     assert split_paths("销售数据 2025.xlsx", tmp_path) == ["销售数据 2025.xlsx"]
     assert split_paths("a.pdf b.pdf", tmp_path) == ["a.pdf", "b.pdf"]
+
+
+def test_full_width_punctuation_of_an_input_method_still_names_the_file(tmp_path: Path) -> None:
+    # A Chinese input method in full-width mode types `．` and `／`: the reference was
+    # dropped without a word, and the turn went out with nothing attached.
+    (tmp_path / "季度报告.pdf").write_bytes(b"%PDF")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "q3.pdf").write_bytes(b"%PDF")
+    (tmp_path / "报告（2024）.txt").write_text("x", encoding="utf-8")
+    assert refs("总结#季度报告．pdf的营收部分", tmp_path) == [("季度报告．pdf", "季度报告.pdf")]
+    assert refs("看 #docs／q3．pdf，谢谢", tmp_path) == [("docs／q3．pdf", "docs/q3.pdf")]
+    assert refs('#"季度报告．pdf"', tmp_path) == [("季度报告．pdf", "季度报告.pdf")]
+    # a name that exists with full-width characters is taken as it is
+    assert refs("#报告（2024）.txt", tmp_path) == [("报告（2024）.txt", "报告（2024）.txt")]
+    # one that names nothing either way is an error worth showing, with the close name
+    assert refs("#季度报表．pdf", tmp_path) == [("季度报表．pdf", None)]
+    assert "#季度报告.pdf" in missing_reference("季度报表．pdf", tmp_path)
+    # /upload takes them the same way
+    assert split_paths("季度报告．pdf docs／q3.pdf", tmp_path) == ["季度报告.pdf", "docs/q3.pdf"]
+    assert split_paths("季度报表．pdf", tmp_path) == ["季度报表．pdf"]  # said missing, with the close name
+
+
+def test_an_attachment_line_counts_pages_in_the_language_of_the_ui() -> None:
+    # The 📎 line said "(pdf, 10.0 KB, 15 pages)" in a Chinese UI.
+    from generalAgent.display import describe_file
+    from generalAgent.i18n import ngettext, use_language
+
+    pdf = {"path": "uploads/季度报告.pdf", "type": "pdf", "size": 10240, "pages": 15}
+    book = {"path": "uploads/营收.xlsx", "type": "xlsx", "size": 900, "pages": 1}
+    use_language("zh")
+    try:
+        assert describe_file(pdf, ngettext) == "uploads/季度报告.pdf (pdf, 10.0 KB, 15 页)"
+        assert describe_file(book, ngettext) == "uploads/营收.xlsx (xlsx, 900 B, 1 个工作表)"
+        assert describe_file(pdf) == "uploads/季度报告.pdf (pdf, 10.0 KB, 15 pages)"  # the model's
+    finally:
+        use_language("en")

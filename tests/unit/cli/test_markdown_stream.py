@@ -51,3 +51,21 @@ def test_a_single_newline_stays_a_line_break_outside_code() -> None:
     text = "地址：\n北京市\n海淀区\n\n```\na\nb\n```\nend"
     assert keep_line_breaks(text) == "地址：  \n北京市  \n海淀区\n\n```\na\nb\n```\nend"
     assert keep_line_breaks("one  \ntwo\\\nthree") == "one  \ntwo\\\nthree"
+
+
+def test_a_link_shows_where_it_goes_and_is_never_a_hidden_terminal_link() -> None:
+    # Rendered as an OSC 8 hyperlink, "[https://bank.example.com/login](http://evil.example/phish)"
+    # showed the bank's address and opened the other one on a click.
+    out = io.StringIO()
+    stream = MarkdownStream(Console(file=out, width=200, force_terminal=True, color_system="truecolor"))
+    stream.add(
+        "See [https://bank.example.com/login](http://evil.example/phish), ![chart](http://evil.example/x.png) "
+        "and <http://auto.example/>.\n"
+    )
+    stream.finish()
+    shown = out.getvalue()
+    assert "\x1b]8" not in shown, repr(shown)
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown)
+    assert "https://bank.example.com/login (http://evil.example/phish)" in plain, plain
+    assert "chart" in plain
+    assert "http://auto.example/" in plain

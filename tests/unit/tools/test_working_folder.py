@@ -172,3 +172,21 @@ def test_writes_never_leave_through_links_or_reach_keys_or_an_untrusted_folder(
         in_folder(settings, folder, None), "write_file", {"path": "summary.md", "content": "x"}
     )
     assert text.startswith("Error:") and "outputs/" in text and not (folder / "summary.md").exists()
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ok.md\n  path: ok.md", "a\x1b[2Jb.md", "ok.md\u2028x", "ok\u202egnp.md", "\x07.md", "a\x85b.md"],
+)
+def test_a_name_with_a_line_break_or_control_is_never_written_nor_asked_about(
+    settings: Settings, folder: Path, name: str
+) -> None:
+    # The question showed `creates …/ok.md` with the rest of the name on lines of its own,
+    # looking like the question's next lines; approved, a file of that odd name was made.
+    trusted = in_folder(settings, folder, True)
+    assert approval_of(trusted, "write_file", {"path": name, "content": "x"}) is None
+    for path in (name, f"outputs/{name}"):
+        text, _ = run_tool(trusted, "write_file", {"path": path, "content": "x"})
+        assert text.startswith("Error:") and "control character" in text, text
+    assert sorted(p.name for p in folder.iterdir()) == ["docs", "outputs", "说明.txt"]
+    assert list((workspace_root(trusted) / "outputs").iterdir()) == []
