@@ -162,7 +162,7 @@ def test_a_server_that_fails_to_start_costs_one_warning_line(
     expect_prompt(child)
     # The user looks at /mcp until the server has failed: the warning comes once, with that table.
     shown = mcp_until(child, "failed: did not start within 2 s")
-    warning = "MCP server hang did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped"
+    warning = "MCP server hang: did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped"
     assert plain(shown).count(warning) == 1 and "ready" in shown
     assert warning not in ask(child, "hello", "First")
     expect_prompt(child)

@@ -42,7 +42,7 @@ WAIT_SLICE = 0.1
 SHUTDOWN_WAIT = 6.0
 
 # Notices are the terminal's (translated where shown); tool answers below are the model's (English).
-FAILED_NOTICE = N_("MCP server {handle} {detail}; its tools are skipped (/mcp lists servers).")
+FAILED_NOTICE = N_("MCP server {handle}: {detail}; its tools are skipped (/mcp lists servers).")
 RESTARTED_NOTICE = N_("MCP server {handle} had stopped while idle ({detail}); the next call restarted it.")
 STOPPED_DURING_CALL = (
     "the MCP server {handle} stopped during this call ({detail}); it may not have finished. "

@@ -243,7 +243,7 @@ def test_a_hanging_server_is_skipped_with_one_notice_and_stopped(tmp_path: Path)
         assert tools_by_name(manager)["ok__add"].invoke({"a": 2, "b": 40}) == "42"
         notices = manager.drain_notices()
         assert notices == [
-            "MCP server hang did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped (/mcp lists servers)."
+            "MCP server hang: did not start within 2 s (MCP_STARTUP_TIMEOUT); its tools are skipped (/mcp lists servers)."
         ]
         assert manager.drain_notices() == []
         assert manager.tools_of(["hang"]) == []
