@@ -373,7 +373,7 @@ def _semantic_search(settings: Settings) -> list[Check]:
     template, fields = describe_source(settings)
     conn = sqlite3.connect(":memory:")
     try:
-        problem = load_extension(conn)
+        problem = load_extension(conn, _)
         version = conn.execute("SELECT vec_version()").fetchone()[0] if problem is None else ""
     finally:
         conn.close()

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from generalAgent.i18n import N_
 from generalAgent.search.connection import transaction
 
 # vec0's largest k; a scoped search asks for more than it needs and keeps those in scope.
@@ -27,19 +28,20 @@ MAX_K = 4096
 BUILD_BATCH = 2048  # vectors copied into a new index per statement
 
 
-def load_extension(conn: sqlite3.Connection) -> str | None:
-    """Load sqlite-vec into `conn` (once); None when it is there, else why it cannot be."""
+def load_extension(conn: sqlite3.Connection, translate: Callable[[str], str] = str) -> str | None:
+    """Load sqlite-vec into `conn` (once); None when it is there, else why it cannot be
+    (`translate` is the terminal's `_`, for doctor)."""
     try:
         conn.execute("SELECT vec_version()")
         return None
     except sqlite3.OperationalError:
         pass
     if not hasattr(conn, "enable_load_extension"):
-        return "this Python's sqlite3 cannot load extensions"
+        return translate(N_("this Python's sqlite3 cannot load extensions"))
     try:
         import sqlite_vec
     except ImportError:
-        return "the sqlite-vec package is not installed"
+        return translate(N_("the sqlite-vec package is not installed"))
     try:
         conn.enable_load_extension(True)
         try:
@@ -47,7 +49,7 @@ def load_extension(conn: sqlite3.Connection) -> str | None:
         finally:
             conn.enable_load_extension(False)
     except (sqlite3.Error, AttributeError) as exc:
-        return f"sqlite-vec did not load ({exc})"
+        return translate(N_("sqlite-vec did not load ({error})")).format(error=exc)
     return None
 
 
