@@ -68,6 +68,11 @@ class DocumentError(Exception):
         self.fields = fields
         super().__init__(self.shown())
 
+    def __reduce__(self) -> tuple[Callable[..., DocumentError], tuple[object, ...]]:
+        # Copied (dataclasses.asdict) and pickled with its template and fields, not as the
+        # English sentence, which is no template (a file name may hold a brace).
+        return _rebuilt, (self.template, self.fields)
+
     def shown(self, translate: Callable[[str], str] = str, ngettext: Plural = english_plural) -> str:
         """The sentence in the language of `translate` and `ngettext` (the terminal passes
         its `_` and `ngettext`; without them, English)."""
@@ -78,6 +83,10 @@ class DocumentError(Exception):
         else:
             message = translate(self.template)
         return message.format(**self.fields)
+
+
+def _rebuilt(template: str | tuple[str, str], fields: dict[str, object]) -> DocumentError:
+    return DocumentError(template, **fields)
 
 
 @dataclass(frozen=True)
