@@ -23,12 +23,11 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.config.settings import Settings
+from generalAgent.documents.folder_walk import DATA_HOME_FILES
 from generalAgent.i18n import _
 from generalAgent.private_storage import private_folder
 
 OLD_STORE_NAME = "data"
-# What makes a ./data one of ours: the files older versions created there.
-STORE_MARKERS = ("sessions.db", "indexes.db")
 # SQLite's companions travel with their database (an uncheckpointed WAL holds commits).
 SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
 
@@ -48,7 +47,7 @@ def older_project_store(folder: Path) -> Path | None:
     store = folder / OLD_STORE_NAME
     if store.is_symlink() or not store.is_dir() or not (folder / ".env").is_file():
         return None
-    return store if any((store / name).is_file() for name in STORE_MARKERS) else None
+    return store if any((store / name).is_file() for name in DATA_HOME_FILES) else None
 
 
 def move_into_home(store: Path, home: Path) -> DataHomeMove:

@@ -94,6 +94,12 @@ def expand_paths(
             )
             for link in found.links_out
         ]
+        notices += [
+            _("{pattern}: {folder} was not indexed: it holds generalAgent's own data (DATA_DIR)").format(
+                pattern=pattern, folder=folder
+            )
+            for folder in found.data_homes
+        ]
     unique = list(dict.fromkeys(p.resolve() for p in files))
     return unique, problems, notices
 

@@ -9,6 +9,12 @@ user learns why a file is missing. A link that stays inside is fine (a file is t
 under its own name); a linked folder is not walked a second time (its files are reached
 by their real path, and a link that loops back cannot make the walk endless).
 
+A folder of generalAgent's own data (a DATA_DIR inside the folder walked, such as the
+`./data` of a folder's `.env`) is not walked either: its session logs and workspace
+copies of attached files would be indexed and found twice. It is known by what the
+agent keeps there (`DATA_HOME_FILES` beside `DATA_HOME_FOLDERS`), seen in the listing
+the walk reads anyway; the folder the walk starts from is walked whatever it holds.
+
 The same holds one level up: a path written relative to the working folder (`#docs`,
 `#notes.md`, `index docs`) that stays inside it as written but leads out of it through
 a link (`docs -> ~/.ssh`) is skipped too (`leads_out_of`). A path the user writes as
@@ -23,6 +29,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# What makes a folder generalAgent's data home: one of its databases beside one of its folders.
+DATA_HOME_FILES = frozenset({"sessions.db", "indexes.db"})
+DATA_HOME_FOLDERS = frozenset({"workspaces", "logs"})
+
 
 @dataclass
 class FolderFiles:
@@ -30,6 +40,7 @@ class FolderFiles:
 
     files: list[Path] = field(default_factory=list)
     links_out: list[Path] = field(default_factory=list)
+    data_homes: list[Path] = field(default_factory=list)  # generalAgent's data folders, not walked
     more: bool = False  # the walk stopped at its limit: there are more files
 
 
@@ -57,7 +68,8 @@ def walk_folder(
     limit: int | None = None,
 ) -> FolderFiles:
     """Every file under `folder` that `include` accepts, recursively; names starting with "."
-    are left out unless `hidden`. Links that lead out of `folder` are in `links_out`. With
+    are left out unless `hidden`. Links that lead out of `folder` are in `links_out`, data
+    folders of generalAgent below `folder` in `data_homes` (neither is walked). With
     `limit`, the walk stops after that many files (the first in path order, folder by
     folder) and sets `more` when there were others."""
     root = folder.resolve()
@@ -68,6 +80,9 @@ def walk_folder(
         try:
             entries = sorted(os.scandir(current), key=lambda e: e.name)
         except OSError:
+            continue
+        if current != folder and _is_data_home(entries):
+            found.data_homes.append(current)
             continue
         folders: list[Path] = []
         for entry in entries:
@@ -97,6 +112,11 @@ def walk_folder(
     found.files.sort()
     found.links_out.sort()
     return found
+
+
+def _is_data_home(entries: list[os.DirEntry[str]]) -> bool:
+    names = {entry.name for entry in entries}
+    return bool(names & DATA_HOME_FILES) and bool(names & DATA_HOME_FOLDERS)
 
 
 def glob_anchor(pattern: Path) -> tuple[Path, str]:

@@ -153,3 +153,26 @@ def test_the_words_before_the_folder_are_told_the_order(workdir: Path, env: dict
     )
     right = run_cli(["search", ".", "营收"], env, workdir)
     assert right.returncode == 0 and "notes.md" in right.stdout, right.stderr
+
+
+def test_a_data_dir_inside_the_folder_is_neither_indexed_nor_searched(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """DATA_DIR=./data (a folder's .env, say): the session copies of attached files and the log
+    under it would be indexed and found a second time."""
+    env = {**env, "DATA_DIR": str(workdir / "data")}
+    (workdir / "report.md").write_text("The walrus count doubled.\n", encoding="utf-8")
+    first = run_cli(["index", "report.md"], env, workdir)  # the data folder now exists
+    assert first.returncode == 0, first.stderr
+    copy = workdir / "data" / "workspaces" / "20261126-0900-ab12" / "uploads" / "report.md"
+    copy.parent.mkdir(parents=True)
+    copy.write_text("The walrus count doubled.\n", encoding="utf-8")
+
+    indexed = run_cli(["index", "."], env, workdir)
+    assert indexed.returncode == 0, indexed.stderr
+    said = indexed.stdout + indexed.stderr
+    assert "data was not indexed: it holds generalAgent's own data (DATA_DIR)" in " ".join(said.split())
+    found = run_cli(["search", ".", "walrus", "--json"], env, workdir)
+    assert found.returncode == 0, found.stderr
+    data = json.loads(found.stdout)
+    assert data["files"] == 1 and [d["file"] for d in data["documents"]] == ["report.md"]

@@ -77,3 +77,25 @@ def test_a_path_written_inside_the_working_folder_may_not_lead_out_through_a_lin
     # Written as leaving the folder: the user chose where it goes.
     assert not leads_out_of(Path("../outside/secret.txt"), docs)
     assert not leads_out_of(tmp_path / "outside" / "secret.txt", docs)
+
+
+def test_a_data_folder_of_generalagent_inside_is_not_walked_unless_it_is_the_start(tmp_path: Path) -> None:
+    (tmp_path / "report.md").write_text("revenue", encoding="utf-8")
+    data = tmp_path / "data"
+    (data / "workspaces" / "s1" / "uploads").mkdir(parents=True)
+    (data / "indexes.db").write_bytes(b"")
+    (data / "workspaces" / "s1" / "uploads" / "report.md").write_text("revenue", encoding="utf-8")
+    lookalike = tmp_path / "archive"  # a database alone is a user's file, not a data folder
+    lookalike.mkdir()
+    (lookalike / "sessions.db").write_bytes(b"")
+    (lookalike / "notes.md").write_text("notes", encoding="utf-8")
+
+    found = walk_folder(tmp_path)
+    assert found.files == [
+        tmp_path / "archive" / "notes.md",
+        tmp_path / "archive" / "sessions.db",
+        tmp_path / "report.md",
+    ]
+    assert found.data_homes == [data]
+    named = walk_folder(data)  # asked for by name: walked
+    assert data / "workspaces" / "s1" / "uploads" / "report.md" in named.files and named.data_homes == []
