@@ -40,6 +40,7 @@ CONTEXT_AFTER = 1
 FOLDED_CONTEXT = 3
 
 
+# A search whose document cannot be read: the name as given, then the DocumentError's sentence.
 CANNOT_SEARCH = N_("Cannot search {name}: {problem}")
 # Passages a person may ask one search for (`generalagent search -n`): the call's content
 # budget (MAX_TOTAL_CONTENT_SIZE) decides how many of them keep their text.
