@@ -32,7 +32,7 @@ lint: $(VENV)/.installed-dev
 # entries in generalAgent/locale/zh_CN/LC_MESSAGES/generalagent.po, then run it again.
 CATALOG := generalAgent/locale/zh_CN/LC_MESSAGES/generalagent
 i18n: $(VENV)/.installed-dev
-	$(BIN)/pybabel --quiet extract -F babel.cfg -k _ -k N_ -k ngettext:1,2 --no-location --sort-output -o $(CATALOG).pot generalAgent
+	$(BIN)/pybabel --quiet extract -F babel.cfg -k _ -k N_ -k N_plural:1,2 -k ngettext:1,2 --no-location --sort-output -o $(CATALOG).pot generalAgent
 	$(BIN)/pybabel --quiet update -i $(CATALOG).pot -o $(CATALOG).po -l zh_CN --no-fuzzy-matching --ignore-obsolete --ignore-pot-creation-date
 	$(BIN)/pybabel --quiet compile -i $(CATALOG).po -o $(CATALOG).mo -l zh_CN
 	@rm -f $(CATALOG).pot

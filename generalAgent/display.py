@@ -9,7 +9,7 @@ from typing import Any
 Plural = Callable[[str, str, int], str]
 
 
-def _english_plural(singular: str, plural: str, count: int) -> str:
+def english_plural(singular: str, plural: str, count: int) -> str:
     return singular if count == 1 else plural
 
 
@@ -28,7 +28,7 @@ def one_line(text: object, limit: int = 200) -> str:
     return " ".join(str(text).split())[:limit]
 
 
-def describe_file(file: Mapping[str, Any], ngettext: Plural = _english_plural) -> str:
+def describe_file(file: Mapping[str, Any], ngettext: Plural = english_plural) -> str:
     """`uploads/2025-Q3.pdf (pdf, 2.3 MB, 48 pages)`, from an attached file's description.
 
     What a document's pages are called depends on its type (a deck's slides, a workbook's
@@ -122,3 +122,10 @@ def N_(message: str) -> str:
     constant, a tool's approval reason; `make i18n` extracts it); the terminal translates
     it with `_()` where it shows it, while the model keeps reading the English."""
     return message
+
+
+def N_plural(singular: str, plural: str) -> tuple[str, str]:
+    """Marks a message with a `{count}` field, its singular and plural forms, as `N_` marks
+    one without (`make i18n` extracts both forms); the terminal picks the form with its
+    `ngettext`, the model reads the English one."""
+    return singular, plural

@@ -229,7 +229,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
             try:
                 document = index.index_file(path, force=force, progress=bar.update)
             except DocumentError as exc:
-                err.print(f"[red]✗[/red] {escape(str(exc))}")
+                err.print(f"[red]✗[/red] {escape(exc.shown(_, ngettext))}")  # --json keeps the English
                 results.append({"path": str(path), "status": "failed", "error": str(exc)})
             else:
                 status = "unchanged" if document.reused else "indexed"

@@ -30,7 +30,7 @@ from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.reading import DocumentError
-from generalAgent.i18n import _
+from generalAgent.i18n import _, ngettext
 from generalAgent.knowledge import STORE_ERRORS, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item
@@ -83,7 +83,7 @@ def add_command(
         try:
             blocks = extract_document(file, settings.documents).blocks  # pages kept per chunk
         except DocumentError as exc:
-            fail(str(exc), EXIT_FAILED)
+            fail(exc.shown(_, ngettext), EXIT_FAILED)
         title = title or file.name
         source_path = str(file.resolve())
     try:

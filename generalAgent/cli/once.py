@@ -46,7 +46,7 @@ from generalAgent.cli.terminal_text import terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.hooks import load_hooks
-from generalAgent.i18n import _
+from generalAgent.i18n import _, ngettext
 from generalAgent.sessions import SessionCatalog, Usage
 
 if TYPE_CHECKING:
@@ -332,8 +332,12 @@ def read_piped(stdin: IO[str] | None, wait: float | None, terminal: bool = False
         return data.decode("utf-8")
     except UnicodeDecodeError:
         from generalAgent.documents.encoding import decode_text
+        from generalAgent.documents.reading import DocumentError
 
-        return decode_text(data, "stdin")
+        try:
+            return decode_text(data, "stdin")
+        except DocumentError as exc:  # binary data piped in: one line, not a traceback
+            raise PipedInputError(exc.shown(_, ngettext)) from None
 
 
 def _session(catalog: SessionCatalog, options: OnceOptions, err: Console) -> str:

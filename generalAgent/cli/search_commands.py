@@ -19,7 +19,7 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -129,7 +129,7 @@ def search_command(
             whole_call=True,
         )
     except SearchFailure as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(exc.shown(_, ngettext), EXIT_FAILED)
     if vectors is not None and result.results:
         _tell_unembedded(settings, vectors.model, result.results[0].item_id, str(path), err)
     if as_json:
@@ -139,6 +139,10 @@ def search_command(
         terminal_console().print(render_file_hits(result, lines), highlight=False)
     if not result.results:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _without_exceptions(fields: list[tuple[str, Any]]) -> dict[str, Any]:
+    return {name: value for name, value in fields if not isinstance(value, BaseException)}
 
 
 def _typed(argument: str) -> str:
@@ -212,13 +216,13 @@ def _search_many(
                 vectors=embeddings_from_settings(settings),
             )
     except SearchFailure as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(exc.shown(_, ngettext), EXIT_FAILED)
     _print_many(settings, result, as_json)
 
 
 def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None:
-    if as_json:
-        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+    if as_json:  # a failed file's English `error`, without the exception the terminal translates
+        print(json.dumps(asdict(result, dict_factory=_without_exceptions), ensure_ascii=False, indent=2))
     else:
         lines = _text_lines(
             settings, [hit for document in result.documents for hit in document.results], result.query
@@ -278,7 +282,7 @@ def _search_folder(
                 progress=advance,
             )
         except SearchFailure as exc:
-            fail(str(exc), EXIT_FAILED)
+            fail(exc.shown(_, ngettext), EXIT_FAILED)
     _print_many(settings, result, as_json)
 
 

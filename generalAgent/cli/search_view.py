@@ -155,7 +155,8 @@ def render_folder_hits(result: FolderSearch, places: Lines | None = None) -> Ren
     words = [w for q in phrasings for w in query_words(q)]
     lines: list[RenderableType] = []
     for failure in result.failed:
-        lines.append(Text(terminal_safe(f"✗ {failure.error}"), style="yellow"))
+        said = failure.unreadable.shown(_, ngettext) if failure.unreadable else failure.error
+        lines.append(Text(terminal_safe(f"✗ {said}"), style="yellow"))
     if result.pending:
         lines.append(
             Text(

@@ -20,6 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from generalAgent.display import N_
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 
 # The Microsoft suffix a WPS file's copy is given: WPS files are Microsoft-compatible
@@ -47,13 +48,18 @@ def modern_suffix(path: Path) -> str:
     return OLD_OFFICE[path.suffix.lower()]
 
 
-def legacy_office_problem(path: Path) -> str | None:
+def legacy_office_problem(path: Path) -> DocumentError | None:
     """Why this old/WPS Office file cannot be read here (LibreOffice is missing), else None."""
     if not is_legacy_office(path) or soffice() is not None:
         return None
-    return (
-        f"{path.name} is an old or WPS Office file, read through LibreOffice, which is not installed; "
-        f"{INSTALL_HINT}, or save it as {modern_suffix(path)}."
+    return DocumentError(
+        N_(
+            "{name} is an old or WPS Office file, read through LibreOffice, which is not installed; "
+            "{install}, or save it as {suffix}."
+        ),
+        name=path.name,
+        install=INSTALL_HINT,
+        suffix=modern_suffix(path),
     )
 
 
@@ -64,7 +70,7 @@ def convert_legacy_office(
     `DocumentError` when LibreOffice is missing, fails or takes longer than `seconds`."""
     problem = legacy_office_problem(path)
     if problem:
-        raise DocumentError(problem)
+        raise problem
     return _convert(path, OLD_OFFICE[path.suffix.lower()], open_file, seconds)
 
 
@@ -72,7 +78,9 @@ def convert_to_pdf(path: Path, open_file: OpenFile = open_plainly, seconds: floa
     """The PDF LibreOffice prints of an Office document (slides as pages), to show a page."""
     if soffice() is None:
         raise DocumentError(
-            f"showing a page of {path.name} needs LibreOffice, which is not installed; {INSTALL_HINT}."
+            N_("showing a page of {name} needs LibreOffice, which is not installed; {install}."),
+            name=path.name,
+            install=INSTALL_HINT,
         )
     return _convert(path, ".pdf", open_file, seconds)
 
@@ -89,7 +97,9 @@ def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> by
             with open_file(path) as original, source.open("wb") as copy:
                 shutil.copyfileobj(original, copy)
         except OSError as exc:
-            raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+            raise DocumentError(
+                N_("{name} cannot be read: {reason}."), name=path.name, reason=str(exc.strerror or exc)
+            ) from None
         command = [
             binary,
             f"-env:UserInstallation={(work / 'profile').as_uri()}",
@@ -116,8 +126,13 @@ def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> by
             os.killpg(process.pid, signal.SIGKILL)
             process.communicate()
             raise DocumentError(
-                f"{path.name}: LibreOffice did not finish converting it within {seconds:g} s; "
-                f"save it as {modern} and try again."
+                N_(
+                    "{name}: LibreOffice did not finish converting it within {seconds:g} s; "
+                    "save it as {suffix} and try again."
+                ),
+                name=path.name,
+                seconds=seconds,
+                suffix=modern,
             ) from None
         result = work / "out" / f"document{modern}"
         if process.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
@@ -126,7 +141,12 @@ def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> by
                 or f"exit status {process.returncode}"
             )
             raise DocumentError(
-                f"{path.name} could not be converted by LibreOffice ({said}); it may be damaged or "
-                f"password-protected: save it as {modern} and try again."
+                N_(
+                    "{name} could not be converted by LibreOffice ({said}); it may be damaged or "
+                    "password-protected: save it as {suffix} and try again."
+                ),
+                name=path.name,
+                said=said,
+                suffix=modern,
             )
         return result.read_bytes()

@@ -7,6 +7,7 @@ apart by charset-normalizer, imported only when a file is not UTF-8.
 
 from __future__ import annotations
 
+from generalAgent.display import N_
 from generalAgent.documents.reading import DocumentError
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
@@ -38,20 +39,29 @@ def decode_text(data: bytes, name: str, truncated: bool = False) -> str:
 
 
 def not_valid_text(name: str, encoding: str) -> DocumentError:
-    return DocumentError(f"{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again.")
+    return DocumentError(
+        N_("{name} is not valid {encoding} text (damaged?); save it as UTF-8 and try again."),
+        name=name,
+        encoding=encoding,
+    )
 
 
 def encoding_or_error(data: bytes, name: str, truncated: bool) -> str:
     encoding = text_encoding(data, truncated)
     if encoding is None and b"\x00" in data[:TEXT_SAMPLE_BYTES]:
         raise DocumentError(
-            f"{name} is a binary file, not text; supported are PDF, DOCX, XLSX, PPTX, "
-            "Markdown, text and source code."
+            N_(
+                "{name} is a binary file, not text; supported are PDF, DOCX, XLSX, PPTX, Markdown, text and source code."
+            ),
+            name=name,
         )
     if encoding is None:
         raise DocumentError(
-            f"{name} is not text in an encoding generalAgent knows (UTF-8, UTF-16, GB18030, Big5, "
-            "Shift-JIS, EUC, Windows-1252); save it as UTF-8 and try again."
+            N_(
+                "{name} is not text in an encoding generalAgent knows (UTF-8, UTF-16, GB18030, Big5, "
+                "Shift-JIS, EUC, Windows-1252); save it as UTF-8 and try again."
+            ),
+            name=name,
         )
     return encoding
 

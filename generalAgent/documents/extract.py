@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import one_line
+from generalAgent.display import N_, one_line
 from generalAgent.documents.office import read_docx, read_pptx
 from generalAgent.documents.pdf import read_pdf
 from generalAgent.documents.reading import (
@@ -81,7 +81,9 @@ def open_document(
         try:
             document = open_file(path)
         except OSError as exc:
-            raise DocumentError(f"{path.name} cannot be read: {exc.strerror or exc}.") from None
+            raise DocumentError(
+                N_("{name} cannot be read: {reason}."), name=path.name, reason=str(exc.strerror or exc)
+            ) from None
     blocks = _blocks(document, path, kind, settings, limit, progress, reading)
     return DocumentStream(path.name, kind, blocks, reading)
 
@@ -118,17 +120,33 @@ def _blocks(
     except DocumentError:
         raise
     except MemoryError:
-        raise DocumentError(f"{name} is too large to read in memory; split it into parts.") from None
-    except Exception as exc:  # a library's own error on a malformed file: say so, no traceback
         raise DocumentError(
-            f"{name} could not be read ({type(exc).__name__}: {(one_line(exc, 160) or 'no details')}); it may be damaged."
+            N_("{name} is too large to read in memory; split it into parts."), name=name
+        ) from None
+    except Exception as exc:  # a library's own error on a malformed file: say so, no traceback
+        details = one_line(exc, 160)
+        if not details:
+            raise DocumentError(
+                N_("{name} could not be read ({error}: no details); it may be damaged."),
+                name=name,
+                error=type(exc).__name__,
+            ) from None
+        raise DocumentError(
+            N_("{name} could not be read ({error}: {details}); it may be damaged."),
+            name=name,
+            error=type(exc).__name__,
+            details=details,
         ) from None
     if not found:
         if kind == "pdf" and reading.notes:
-            raise DocumentError(f"{name} has no text layer (scanned?); {' '.join(reading.notes)}")
+            raise DocumentError(
+                N_("{name} has no text layer (scanned?); {notes}"), name=name, notes=" ".join(reading.notes)
+            )
         if kind == "pdf":
-            raise DocumentError(f"{name} has no text layer (scanned?) and no text was recognised in it.")
-        raise DocumentError(f"{name} contains no text to search.")
+            raise DocumentError(
+                N_("{name} has no text layer (scanned?) and no text was recognised in it."), name=name
+            )
+        raise DocumentError(N_("{name} contains no text to search."), name=name)
 
 
 def preview_document(path: Path, settings: DocumentSettings, open_file: OpenFile = open_plainly) -> str:
@@ -162,15 +180,17 @@ def preview_document(path: Path, settings: DocumentSettings, open_file: OpenFile
 def _check_file(path: Path, settings: DocumentSettings) -> None:
     name = path.name
     if not path.exists():
-        raise DocumentError(f"{name} does not exist; check the path.")
+        raise DocumentError(N_("{name} does not exist; check the path."), name=name)
     if path.is_dir():
-        raise DocumentError(f"{name} is a folder; give a file inside it.")
+        raise DocumentError(N_("{name} is a folder; give a file inside it."), name=name)
     size = path.stat().st_size
     if size == 0:
-        raise DocumentError(f"{name} is empty (0 bytes).")
+        raise DocumentError(N_("{name} is empty (0 bytes)."), name=name)
     limit = settings.index_max_file_mb * 1024 * 1024
     if size > limit:
         raise DocumentError(
-            f"{name} is {size / 1_048_576:,.0f} MB, over the "
-            f"{settings.index_max_file_mb} MB limit; split it or raise INDEX_MAX_FILE_MB."
+            N_("{name} is {size:,.0f} MB, over the {limit} MB limit; split it or raise INDEX_MAX_FILE_MB."),
+            name=name,
+            size=size / 1_048_576,
+            limit=settings.index_max_file_mb,
         )

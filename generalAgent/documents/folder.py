@@ -66,7 +66,7 @@ class FolderIndexing:
     file_types: dict[str, str] = field(default_factory=dict)  # item id -> type
     indexed: int = 0
     unchanged: int = 0
-    failed: list[tuple[Path, str]] = field(default_factory=list)
+    failed: list[tuple[Path, DocumentError]] = field(default_factory=list)
     pending: list[Path] = field(default_factory=list)  # not reached before the deadline
     warning: str = ""  # embedding new chunks failed: they are searched by keywords only
     notes: list[str] = field(default_factory=list)  # what reading left out (OCR page limits), per file
@@ -85,7 +85,9 @@ class DocumentHits:
 @dataclass(frozen=True, slots=True)
 class FailedFile:
     file: str
-    error: str
+    error: str  # in English, as the model reads it
+    # The terminal says it in its language (`unreadable.shown`); left out of --json.
+    unreadable: DocumentError | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +137,7 @@ def index_folder(
         try:
             document = index.index_file(path)
         except DocumentError as exc:
-            done.failed.append((path, str(exc)))
+            done.failed.append((path, exc))
             continue
         done.items[document.item_id] = path
         done.warning = done.warning or document.warning
@@ -266,7 +268,7 @@ def search_files(
         more_files=more,
         indexed=indexing.indexed,
         unchanged=indexing.unchanged,
-        failed=tuple(FailedFile(shown_as(path), error) for path, error in indexing.failed),
+        failed=tuple(FailedFile(shown_as(path), str(error), error) for path, error in indexing.failed),
         pending=len(indexing.pending),
         languages=tuple(sorted({language for language in indexing.languages.values() if language})),
         max_results=limit,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import N_
 from generalAgent.documents import ocr_background
 from generalAgent.documents.extract import open_document
 from generalAgent.documents.ocr import current_call, ocr_call
@@ -188,11 +189,13 @@ class SearchIndex(IndexDatabase):
             else:
                 file_hash = compute_file_hash(path, self.open_file)
         except FileNotFoundError:
-            raise DocumentError(f"{path.name} does not exist; check the path.") from None
+            raise DocumentError(N_("{name} does not exist; check the path."), name=path.name) from None
         except IsADirectoryError:
-            raise DocumentError(f"{path.name} is a folder; give a file inside it.") from None
+            raise DocumentError(N_("{name} is a folder; give a file inside it."), name=path.name) from None
         except OSError as exc:
-            raise DocumentError(f"{path.name} cannot be read: {exc.strerror}.") from None
+            raise DocumentError(
+                N_("{name} cannot be read: {reason}."), name=path.name, reason=str(exc.strerror)
+            ) from None
         record = self.document(file_hash)
         background = ocr_background.job_for(path)
         if record is not None and not force and self._fresh(record):

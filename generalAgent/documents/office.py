@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import human_size
+from generalAgent.display import N_, N_plural, human_size
 from generalAgent.documents.reading import DocumentError, ReadLimit
 from generalAgent.search.chunking import Block
 
@@ -35,16 +35,26 @@ def check_office_archive(document: BinaryIO, path: Path, what: str) -> None:
     head = document.read(8)
     if head == _OLE_SIGNATURE:
         raise DocumentError(
-            f"{path.name} is password-protected (or an old .doc/.xls/.ppt renamed); "
-            f"save an unprotected {what} copy and try again."
+            N_(
+                "{name} is password-protected (or an old .doc/.xls/.ppt renamed); "
+                "save an unprotected {kind} copy and try again."
+            ),
+            name=path.name,
+            kind=what,
         )
     if not zipfile.is_zipfile(document):
-        raise DocumentError(f"{path.name} is not a valid {what} file (damaged, or another format renamed).")
+        raise DocumentError(
+            N_("{name} is not a valid {kind} file (damaged, or another format renamed)."),
+            name=path.name,
+            kind=what,
+        )
     try:
         with zipfile.ZipFile(document) as archive:
             members = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError):
-        raise DocumentError(f"{path.name} is not a valid {what} file (damaged?).") from None
+        raise DocumentError(
+            N_("{name} is not a valid {kind} file (damaged?)."), name=path.name, kind=what
+        ) from None
     finally:
         document.seek(0)
     inflated = sum(member.file_size for member in members)
@@ -54,8 +64,17 @@ def check_office_archive(document: BinaryIO, path: Path, what: str) -> None:
     )
     if len(members) > MAX_ARCHIVE_MEMBERS or inflated > MAX_INFLATED_BYTES or worst > MAX_COMPRESSION_RATIO:
         raise DocumentError(
-            f"{path.name} would inflate to {human_size(inflated)} in {len(members):,} parts "
-            f"(compression up to {worst:,.0f}:1), more than a real {what} file; it was not opened."
+            N_plural(
+                "{name} would inflate to {size} in {count:,} part (compression up to {ratio:,.0f}:1), "
+                "more than a real {kind} file; it was not opened.",
+                "{name} would inflate to {size} in {count:,} parts (compression up to {ratio:,.0f}:1), "
+                "more than a real {kind} file; it was not opened.",
+            ),
+            name=path.name,
+            size=human_size(inflated),
+            count=len(members),
+            ratio=worst,
+            kind=what,
         )
 
 
@@ -72,7 +91,7 @@ def read_docx(
     try:
         document = docx.Document(document_file)
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
-        raise DocumentError(f"{path.name} is not a valid .docx file (damaged?).") from None
+        raise DocumentError(N_("{name} is not a valid .docx file (damaged?)."), name=path.name) from None
     lines: list[str] = []
     read = 0  # characters so far, for the limit
     for element in document.element.body.iterchildren():
@@ -122,7 +141,7 @@ def read_pptx(document: BinaryIO, path: Path, settings: DocumentSettings, limit:
     try:
         presentation = pptx.Presentation(document)
     except (PackageNotFoundError, KeyError, ValueError, zipfile.BadZipFile):
-        raise DocumentError(f"{path.name} is not a valid .pptx file (damaged?).") from None
+        raise DocumentError(N_("{name} is not a valid .pptx file (damaged?)."), name=path.name) from None
     blocks: list[Block] = []
     for number, slide in enumerate(presentation.slides, start=1):
         if limit.reached(number, sum(len(b.text) for b in blocks)):

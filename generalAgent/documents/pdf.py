@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import N_
 from generalAgent.documents.ocr import (
     MIN_IMAGE_COVERAGE,
     OcrCancelled,
@@ -58,9 +59,12 @@ def read_pdf(
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
             raise DocumentError(
-                f"{path.name} is password-protected; save a copy without the password and try again."
+                N_("{name} is password-protected; save a copy without the password and try again."),
+                name=path.name,
             ) from None
-        raise DocumentError(f"{path.name} is not a readable PDF (damaged, or not a PDF).") from None
+        raise DocumentError(
+            N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name
+        ) from None
     try:
         with PDFIUM:
             headings = outline_headings(pdf)
@@ -103,7 +107,7 @@ def read_pdf(
             for number, raw in enumerate(texts)
         ]
     except pdfium.PdfiumError:
-        raise DocumentError(f"{path.name} is damaged: a page could not be read.") from None
+        raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:
         with PDFIUM:
             pdf.close()
@@ -125,8 +129,11 @@ def _recognise(
     if not ocr_installed():
         if len(pages) == len(pdf):
             raise DocumentError(
-                f"{path.name} has no text layer (scanned?). OCR is not installed: "
-                "pip install 'generalAgent[ocr]' (offline Chinese and English models)."
+                N_(
+                    "{name} has no text layer (scanned?). OCR is not installed: "
+                    "pip install 'generalAgent[ocr]' (offline Chinese and English models)."
+                ),
+                name=path.name,
             )
         return {}  # a few picture pages in a text PDF: index the text, as without OCR
     call = current_call()
@@ -150,14 +157,18 @@ def _recognise(
             call.cancelled if call is not None else None,
         )
     except OcrCancelled:
-        raise DocumentError(f"Reading {path.name} by OCR was cancelled.") from None
+        raise DocumentError(N_("Reading {name} by OCR was cancelled."), name=path.name) from None
     except OcrFailed as exc:  # the engine's process died (killed, out of memory): not the file's fault
         raise DocumentError(
-            f"OCR of {path.name} failed: {exc}; try again, or set OCR_ENABLED=false."
+            N_("OCR of {name} failed: {reason}; try again, or set OCR_ENABLED=false."),
+            name=path.name,
+            reason=str(exc),
         ) from None
     except OcrUnavailable as exc:
         if len(pages) == len(pdf):
-            raise DocumentError(f"{path.name} has no text layer (scanned?). {exc}.") from None
+            raise DocumentError(
+                N_("{name} has no text layer (scanned?). {reason}."), name=path.name, reason=str(exc)
+            ) from None
         return {}
     if call is not None and call.pages_left is not None:
         call.pages_left -= len(texts)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from generalAgent.display import Plural, english_plural
+
 if TYPE_CHECKING:
     # Only named in annotations: the chunker (its patterns compiled on import) loads when a
     # document is chunked, not whenever a tool module names DocumentError (`-p` start-up).
@@ -53,7 +55,38 @@ SEARCHABLE_SUFFIXES = frozenset([*PDF_TYPES, *OFFICE_TYPES, *MARKDOWN_SUFFIXES, 
 
 
 class DocumentError(Exception):
-    """A document we cannot read; the message names the file, the problem and the fix."""
+    """A document we cannot read; the message names the file, the problem and the fix.
+
+    Raised with an English template marked for the terminal's catalog (`N_`, or `N_plural`
+    for a message with a `count` field) and its named fields. `str(exc)` is the English
+    sentence: what the model reads in a tool's answer, and what logs and JSON output keep.
+    `shown(_, ngettext)` is the same sentence in the terminal's language, with the same fields.
+    """
+
+    def __init__(self, template: str | tuple[str, str], /, **fields: object) -> None:
+        self.template = template
+        self.fields = fields
+        super().__init__(self.shown())
+
+    def __reduce__(self) -> tuple[Callable[..., DocumentError], tuple[object, ...]]:
+        # Copied (dataclasses.asdict) and pickled with its template and fields, not as the
+        # English sentence, which is no template (a file name may hold a brace).
+        return _rebuilt, (self.template, self.fields)
+
+    def shown(self, translate: Callable[[str], str] = str, ngettext: Plural = english_plural) -> str:
+        """The sentence in the language of `translate` and `ngettext` (the terminal passes
+        its `_` and `ngettext`; without them, English)."""
+        if isinstance(self.template, tuple):
+            singular, plural = self.template
+            count = self.fields["count"]
+            message = ngettext(singular, plural, count if isinstance(count, int) else 0)
+        else:
+            message = translate(self.template)
+        return message.format(**self.fields)
+
+
+def _rebuilt(template: str | tuple[str, str], fields: dict[str, object]) -> DocumentError:
+    return DocumentError(template, **fields)
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,13 @@ and `check_citation` tells whether a quoted sentence really occurs at a cited pl
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import N_, Plural, english_plural
 from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
 from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
@@ -39,6 +40,8 @@ CONTEXT_AFTER = 1
 FOLDED_CONTEXT = 3
 
 
+# A search whose document cannot be read: the name as given, then the DocumentError's sentence.
+CANNOT_SEARCH = N_("Cannot search {name}: {problem}")
 # Passages a person may ask one search for (`generalagent search -n`): the call's content
 # budget (MAX_TOTAL_CONTENT_SIZE) decides how many of them keep their text.
 MAX_RESULTS_ASKED = 20
@@ -47,7 +50,23 @@ SCORE_DIGITS = 4
 
 
 class SearchFailure(Exception):
-    """The search could not run; the message is for the user (or the model) as it is."""
+    """The search could not run; the message is for the user (or the model) as it is.
+
+    A document that cannot be read keeps its `DocumentError` (`unreadable`), so the
+    terminal can say the whole line in its language (`shown`); `str(exc)` stays English."""
+
+    def __init__(self, message: str, /, unreadable: DocumentError | None = None, name: str = "") -> None:
+        super().__init__(message)
+        self.unreadable = unreadable
+        self.name = name
+
+    def shown(self, translate: Callable[[str], str] = str, ngettext: Plural = english_plural) -> str:
+        """The message in the language of `translate` and `ngettext` (the terminal's)."""
+        if self.unreadable is None:
+            return str(self)
+        return translate(CANNOT_SEARCH).format(
+            name=self.name, problem=self.unreadable.shown(translate, ngettext)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +146,7 @@ def search_document(
             )
             results = with_context(index, hits)
     except DocumentError as exc:
-        raise SearchFailure(f"Cannot search {shown}: {exc}") from None
+        raise SearchFailure(CANNOT_SEARCH.format(name=shown, problem=exc), exc, shown) from None
     except QueryError as exc:
         raise SearchFailure(f"Cannot search {shown}: {exc}.") from None
     except DatabaseError as exc:

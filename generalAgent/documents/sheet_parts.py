@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 from xml.parsers import expat
 
+from generalAgent.display import N_, N_plural
 from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.sheet_values import (
     BUILTIN_DATE_FORMATS,
@@ -60,7 +61,7 @@ def read_workbook(archive: zipfile.ZipFile, label: str, max_strings: int, cells:
     main = relationship_targets(archive, "_rels/.rels", "", names, label).get("officeDocument", [])
     workbook_part = main[0] if main else "xl/workbook.xml"
     if workbook_part not in names:
-        raise DocumentError(f"{label} is not a valid .xlsx file (no workbook part; damaged?).")
+        raise DocumentError(N_("{name} is not a valid .xlsx file (no workbook part; damaged?)."), name=label)
     folder = posixpath.dirname(workbook_part)
     rels_part = posixpath.join(folder, "_rels", posixpath.basename(workbook_part) + ".rels")
     by_id = relationships(archive, rels_part, folder, label) if rels_part in names else {}
@@ -110,7 +111,7 @@ def xml_parser(label: str) -> Any:
     def refuse_doctype(*_: object) -> None:
         # No part of an XLSX has one; a DOCTYPE is how entity expansion ("billion laughs") starts.
         raise DocumentError(
-            f"{label} has a DOCTYPE in its XML, which no spreadsheet writes; it was not opened."
+            N_("{name} has a DOCTYPE in its XML, which no spreadsheet writes; it was not opened."), name=label
         )
 
     parser.StartDoctypeDeclHandler = refuse_doctype
@@ -130,15 +131,26 @@ def feed(parser: Any, archive: zipfile.ZipFile, member: str, label: str) -> None
                 fed += len(chunk)
                 if fed - parser.CurrentByteIndex > MAX_TOKEN_BYTES:
                     raise DocumentError(
-                        f"{label}: {member} has a single XML token over {MAX_TOKEN_BYTES >> 20} MB; it was not loaded."
+                        N_("{name}: {part} has a single XML token over {limit} MB; it was not loaded."),
+                        name=label,
+                        part=member,
+                        limit=MAX_TOKEN_BYTES >> 20,
                     )
             parser.Parse(b"", True)
     except expat.ExpatError as exc:
         raise DocumentError(
-            f"{label}: {member} is not well-formed XML ({exc}); the file is damaged."
+            N_("{name}: {part} is not well-formed XML ({reason}); the file is damaged."),
+            name=label,
+            part=member,
+            reason=str(exc),
         ) from None
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise DocumentError(f"{label}: {member} cannot be inflated ({exc}); the file is damaged.") from None
+        raise DocumentError(
+            N_("{name}: {part} cannot be inflated ({reason}); the file is damaged."),
+            name=label,
+            part=member,
+            reason=str(exc),
+        ) from None
 
 
 def parse_part(
@@ -257,7 +269,12 @@ def shared_strings(archive: zipfile.ZipFile, member: str, label: str, max_string
             strings.append("".join(parts).replace("x005F_", ""))
             if len(strings) > max_strings:
                 raise DocumentError(
-                    f"{label} shares more than {max_strings:,} strings between its cells, too many to load."
+                    N_plural(
+                        "{name} shares more than {count:,} string between its cells, too many to load.",
+                        "{name} shares more than {count:,} strings between its cells, too many to load.",
+                    ),
+                    name=label,
+                    count=max_strings,
                 )
         elif local == "rPh":
             state[1] = False
@@ -267,8 +284,12 @@ def shared_strings(archive: zipfile.ZipFile, member: str, label: str, max_string
             text[0] += data
             if len(text[0]) > MAX_CELL_CHARS:
                 raise DocumentError(
-                    f"{label} has a shared string longer than {MAX_CELL_CHARS:,} characters "
-                    "(Excel keeps 32,767); it was not loaded."
+                    N_(
+                        "{name} has a shared string longer than {limit:,} characters "
+                        "(Excel keeps 32,767); it was not loaded."
+                    ),
+                    name=label,
+                    limit=MAX_CELL_CHARS,
                 )
 
     parse_part(archive, member, label, start, end, chars)

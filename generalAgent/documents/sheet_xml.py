@@ -30,6 +30,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import Any
 
+from generalAgent.display import N_, N_plural
 from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.sheet_parts import (
     CHUNK,
@@ -114,8 +115,13 @@ class _SheetGrid:
         self.elements += elements
         if self.elements > self.element_limit:
             raise DocumentError(
-                f"{self.label}: sheet {self.title} has more than {self.element_limit:,} cell elements, "
-                "too many to load; split the sheet."
+                N_plural(
+                    "{name}: sheet {sheet} has more than {count:,} cell element, too many to load; split the sheet.",
+                    "{name}: sheet {sheet} has more than {count:,} cell elements, too many to load; split the sheet.",
+                ),
+                name=self.label,
+                sheet=self.title,
+                count=self.element_limit,
             )
 
     def column(self, letters: str) -> int:
@@ -123,8 +129,13 @@ class _SheetGrid:
         for letter in letters:
             if not "A" <= letter <= "Z":
                 raise DocumentError(
-                    f"{self.label}: sheet {self.title} has a cell reference {letters!r} that is not a column; "
-                    "the file is damaged."
+                    N_(
+                        "{name}: sheet {sheet} has a cell reference {letters!r} that is not a column; "
+                        "the file is damaged."
+                    ),
+                    name=self.label,
+                    sheet=self.title,
+                    letters=letters,
                 )
             number = number * 26 + ord(letter) - 64
         if not 0 < number <= MAX_COLUMNS:
@@ -134,20 +145,41 @@ class _SheetGrid:
 
     def past_excel(self) -> DocumentError:
         return DocumentError(
-            f"{self.label}: sheet {self.title} has a cell past Excel's {MAX_ROWS:,} rows or "
-            f"{MAX_COLUMNS:,} columns; the file is damaged."
+            N_(
+                "{name}: sheet {sheet} has a cell past Excel's {rows:,} rows or {columns:,} columns; the file is damaged."
+            ),
+            name=self.label,
+            sheet=self.title,
+            rows=MAX_ROWS,
+            columns=MAX_COLUMNS,
         )
 
     def too_many(self, height: int, wide: int) -> DocumentError:
         return DocumentError(
-            f"{self.label}: sheet {self.title} has more than {self.max_cells:,} cells "
-            f"({height:,} rows by {wide:,} columns), too many to load; split the sheet."
+            N_plural(
+                "{name}: sheet {sheet} has more than {count:,} cell ({height:,} rows by {wide:,} columns), "
+                "too many to load; split the sheet.",
+                "{name}: sheet {sheet} has more than {count:,} cells ({height:,} rows by {wide:,} columns), "
+                "too many to load; split the sheet.",
+            ),
+            name=self.label,
+            sheet=self.title,
+            count=self.max_cells,
+            height=height,
+            wide=wide,
         )
 
     def damaged(self, row: int, column: int, exc: Exception) -> DocumentError:
         return DocumentError(
-            f"{self.label}: sheet {self.title} has a cell that is not what its type says "
-            f"(row {row}, column {column}: {exc}); the file is damaged."
+            N_(
+                "{name}: sheet {sheet} has a cell that is not what its type says "
+                "(row {row}, column {column}: {reason}); the file is damaged."
+            ),
+            name=self.label,
+            sheet=self.title,
+            row=row,
+            column=column,
+            reason=str(exc),
         )
 
     def result(self) -> SheetCells:
@@ -391,7 +423,10 @@ def _scan_sheet(archive: zipfile.ZipFile, book: Workbook, grid: _SheetGrid, memb
         raise _NotPlain from None  # expat reads it again and says exactly what is wrong
     except (zipfile.BadZipFile, OSError, EOFError) as exc:
         raise DocumentError(
-            f"{grid.label}: {member} cannot be inflated ({exc}); the file is damaged."
+            N_("{name}: {part} cannot be inflated ({reason}); the file is damaged."),
+            name=grid.label,
+            part=member,
+            reason=str(exc),
         ) from None
     if row:
         grid.add(row_number, row)
@@ -480,8 +515,13 @@ def _parse_sheet(archive: zipfile.ZipFile, book: Workbook, grid: _SheetGrid, mem
             text += data
             if len(text) > MAX_CELL_CHARS:
                 raise DocumentError(
-                    f"{grid.label}: sheet {grid.title} has a cell longer than {MAX_CELL_CHARS:,} characters "
-                    "(Excel keeps 32,767); it was not loaded."
+                    N_(
+                        "{name}: sheet {sheet} has a cell longer than {limit:,} characters "
+                        "(Excel keeps 32,767); it was not loaded."
+                    ),
+                    name=grid.label,
+                    sheet=grid.title,
+                    limit=MAX_CELL_CHARS,
                 )
 
     def finish_cell() -> None:
@@ -533,11 +573,17 @@ def _row_number(text: str, grid: _SheetGrid) -> int:
             whole = 0.5
         if not whole.is_integer():
             raise DocumentError(
-                f"{grid.label}: sheet {grid.title} has a row numbered {text!r}; the file is damaged."
+                N_("{name}: sheet {sheet} has a row numbered {number!r}; the file is damaged."),
+                name=grid.label,
+                sheet=grid.title,
+                number=text,
             ) from None
         number = int(whole)
     if number <= 0:
         raise DocumentError(
-            f"{grid.label}: sheet {grid.title} has a row numbered {text!r}; the file is damaged."
+            N_("{name}: sheet {sheet} has a row numbered {number!r}; the file is damaged."),
+            name=grid.label,
+            sheet=grid.title,
+            number=text,
         )
     return number

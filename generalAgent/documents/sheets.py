@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import N_
 from generalAgent.documents.office import check_office_archive
 from generalAgent.documents.reading import DocumentError, OpenFile, ReadLimit, open_plainly
 from generalAgent.documents.sheet_parts import read_workbook
@@ -30,7 +31,7 @@ def read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit:
     try:
         archive = zipfile.ZipFile(document)
     except (zipfile.BadZipFile, OSError, ValueError):
-        raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
+        raise DocumentError(N_("{name} is not a valid .xlsx file (damaged?)."), name=path.name) from None
     blocks: list[Block] = []
     with archive:
         book = read_workbook(archive, path.name, MAX_SHEET_CELLS)

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from generalAgent.display import N_, N_plural
 from generalAgent.documents.encoding import decode_text
 from generalAgent.documents.office import check_office_archive
 from generalAgent.documents.reading import DocumentError
@@ -32,7 +33,7 @@ def xlsx_grids(handle: BinaryIO, path: Path, max_cells: int) -> Iterator[Grid]:
     try:
         archive = zipfile.ZipFile(handle)
     except (zipfile.BadZipFile, OSError, ValueError):
-        raise DocumentError(f"{path.name} is not a valid .xlsx file (damaged?).") from None
+        raise DocumentError(N_("{name} is not a valid .xlsx file (damaged?)."), name=path.name) from None
     with archive:
         book = read_workbook(archive, path.name, max_cells)
         for title, member in book.sheets:
@@ -60,7 +61,12 @@ def csv_rows(handle: BinaryIO, path: Path, suffix: str, max_cells: int) -> list[
         cells += len(row)
         if cells > max_cells:
             raise DocumentError(
-                f"{path.name} has more than {max_cells:,} cells, too many to load; split the file."
+                N_plural(
+                    "{name} has more than {count:,} cell, too many to load; split the file.",
+                    "{name} has more than {count:,} cells, too many to load; split the file.",
+                ),
+                name=path.name,
+                count=max_cells,
             )
         rows.append([_csv_value(value) for value in row])
     return rows

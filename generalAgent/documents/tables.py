@@ -31,6 +31,7 @@ from datetime import time as day_time
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from generalAgent.display import N_
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.table_grids import csv_rows, docx_grids, xlsx_grids
 
@@ -221,7 +222,8 @@ def load_tables(
     suffix = path.suffix.lower()
     if OLD_OFFICE.get(suffix, suffix) not in TABLE_SUFFIXES:
         raise DocumentError(
-            f"{path.name} is not a table file; query_table reads XLSX sheets, CSV/TSV files and DOCX tables."
+            N_("{name} is not a table file; query_table reads XLSX sheets, CSV/TSV files and DOCX tables."),
+            name=path.name,
         )
     opened: Callable[[Path], BinaryIO] = open_file
     if suffix in OLD_OFFICE:  # .xls, .et, .doc, .wps: read as the .xlsx/.docx LibreOffice makes
@@ -248,7 +250,7 @@ def load_tables(
                 tables.append(table)
     if not tables:
         connection.close()
-        raise DocumentError(f"{path.name} holds no table with data.")
+        raise DocumentError(N_("{name} holds no table with data."), name=path.name)
     connection.execute("PRAGMA query_only = ON")
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)

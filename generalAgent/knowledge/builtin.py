@@ -36,6 +36,8 @@ class ImportReport:
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)  # "path: reason"
+    # The failures that are unreadable files: line -> (path, error), said in the UI's language.
+    unreadable: dict[str, tuple[str, DocumentError]] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -54,7 +56,13 @@ class ImportReport:
             if names
         ]
         line = translate(N_("Built-in knowledge: {changes}.")).format(changes=", ".join(parts))
-        return line + "".join(f"\n  {failure}" for failure in self.failed)
+        return line + "".join(f"\n  {self._failure(failure, translate)}" for failure in self.failed)
+
+    def _failure(self, failure: str, translate: Callable[[str], str]) -> str:
+        if failure not in self.unreadable:
+            return failure
+        key, error = self.unreadable[failure]
+        return f"{key}: {error.shown(translate)}"
 
 
 class BuiltinKnowledge:
@@ -117,6 +125,8 @@ def import_builtin_knowledge(store: KnowledgeStore, knowledge_dir: Path) -> Impo
             store.save_builtin(key, digest, item, previous[1] if previous else None)
         except (OSError, DocumentError, KnowledgeError, yaml.YAMLError) as exc:
             report.failed.append(f"{key}: {exc}")
+            if isinstance(exc, DocumentError):
+                report.unreadable[report.failed[-1]] = (key, exc)
             continue
         (report.updated if previous else report.added).append(key)
     for key, (_, item_id) in known.items():

@@ -3,6 +3,8 @@ speak Chinese with UI_LANGUAGE=zh (or a Chinese locale) and English otherwise.""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -150,3 +152,57 @@ def test_search_names_pages_and_sheet_rows_in_chinese(workdir: Path, cli_env: di
     assert "工作表 营收，第 2" in sheet.stdout and "sheet 营收" not in sheet.stdout, sheet.stdout
     en = run_cli(["search", "季度报告.pdf", "营收"], {**cli_env, "COLUMNS": "200"}, workdir)
     assert " 1 page 2" in en.stdout, en.stdout
+
+
+def test_unreadable_documents_are_named_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    # index, search and kb add said "空白.pdf is empty (0 bytes)." in a Chinese UI.
+    folder = workdir / "资料"
+    folder.mkdir()
+    (folder / "空白.pdf").write_bytes(b"")
+    (folder / "损坏.xlsx").write_bytes(b"PK\x03\x04 not a workbook")
+    (folder / "笔记.md").write_text("# 笔记\n本季度营收增长。\n", encoding="utf-8")
+    env = {**chinese(cli_env), "COLUMNS": "200"}
+
+    def joined(text: str) -> str:  # a long line may wrap at any space
+        return "".join(text.split())
+
+    index = run_cli(["index", "资料"], env, workdir)
+    assert index.returncode == 1, index.stderr
+    assert "✗空白.pdf是空文件（0字节）。" in joined(index.stderr), index.stderr
+    assert "✗损坏.xlsx不是有效的.xlsx文件（已损坏，或是改了扩展名的其他格式）。" in joined(index.stderr)
+    assert "is empty" not in index.stderr and "not a valid" not in index.stderr, index.stderr
+    scripted = run_cli(["index", "资料", "--json", "--force"], env, workdir)  # scripts keep the English
+    assert "空白.pdf is empty (0 bytes)." in scripted.stdout, scripted.stdout
+
+    found = run_cli(["search", "资料", "营收"], env, workdir)
+    assert found.returncode == 0, found.stderr
+    assert "✗ 空白.pdf 是空文件（0 字节）。" in found.stdout and "is empty" not in found.stdout, found.stdout
+    one = run_cli(["search", "资料/损坏.xlsx", "营收"], env, workdir)
+    assert one.returncode == 1
+    assert "无法搜索资料/损坏.xlsx：损坏.xlsx不是有效的.xlsx文件" in joined(one.stderr), one.stderr
+    added = run_cli(["kb", "add", "资料/空白.pdf"], env, workdir)
+    assert added.returncode == 1 and "空白.pdf 是空文件（0 字节）。" in added.stderr, added.stderr
+
+    en = run_cli(["index", "资料"], {**cli_env, "COLUMNS": "200"}, workdir)
+    assert "✗ 空白.pdf is empty (0 bytes)." in en.stderr and "空文件" not in en.stderr, en.stderr
+
+
+def test_binary_data_piped_to_a_prompt_is_one_line_in_chinese(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # It was a DocumentError traceback, in English.
+    piped = workdir / "data.bin"
+    piped.write_bytes(b"\x00\x01\xff\xfe\x00binary")
+    with piped.open("rb") as stdin:
+        result = subprocess.run(
+            [sys.executable, "-m", "generalAgent", "-p", "看看这个"],
+            env=chinese(cli_env),
+            cwd=workdir,
+            stdin=stdin,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert result.returncode == 2, result.stderr
+    assert "stdin 是二进制文件，不是文本" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert openai_server.chat_requests == []

@@ -22,7 +22,9 @@ CATALOG = i18n.LOCALE_DIR / "zh_CN" / "LC_MESSAGES" / f"{i18n.DOMAIN}"
 def code_messages() -> set[str | tuple[str, str]]:
     found = set()
     for _file, _line, message, _comments, _context in extract_from_dir(
-        str(PACKAGE), method_map=[("**.py", "python")], keywords={"_": None, "N_": None, "ngettext": (1, 2)}
+        str(PACKAGE),
+        method_map=[("**.py", "python")],
+        keywords={"_": None, "N_": None, "N_plural": (1, 2), "ngettext": (1, 2)},
     ):
         found.add(message if isinstance(message, str) else tuple(message))
     return found

@@ -157,6 +157,21 @@ def test_builtin_knowledge_is_imported_once_and_follows_changes(store: Knowledge
     assert store.get_knowledge_item(item.id) is None
 
 
+def test_an_unreadable_builtin_page_is_named_in_the_ui_language(store: KnowledgeStore, tmp_path: Path):
+    from generalAgent import i18n
+
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "diagram.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    report = import_builtin_knowledge(store, tmp_path)
+    english = "ops/diagram.md: diagram.md is a binary file, not text; supported are PDF, DOCX, XLSX, PPTX, "
+    assert report.failed[0].startswith(english) and english in report.summary()
+    i18n.use_language("zh")
+    try:
+        assert "\n  ops/diagram.md: diagram.md 是二进制文件，不是文本；" in report.summary(i18n._)
+    finally:
+        i18n.use_language("en")
+
+
 def test_parse_page_titles():
     assert parse_page("# Heading\n\nbody", "d", "file-name").title == "Heading"
     assert parse_page("body only", "d", "file-name").title == "file name"
