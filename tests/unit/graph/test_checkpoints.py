@@ -143,8 +143,11 @@ def test_late_writes_of_an_older_step_do_not_accumulate(settings: Settings) -> N
     _, graph = build_test_agent(settings, tool_turns(20), saver)
     for i in range(20):
         graph.invoke(user_turn(f"question {i}", settings), thread())
-    # Whatever raced, what is left belongs to the latest checkpoint (or the one before it).
-    assert write_rows(path) <= 4
+    # Unpruned, 20 such turns leave 399 write rows. Pruned, what is left belongs to the last
+    # steps: their late writes land after the last save (usually 4 rows or fewer; more
+    # under load, when several steps' writes are still in flight), and the next save
+    # deletes them. The bound is one turn's worth: anything that accumulates passes it.
+    assert write_rows(path) <= 20
 
 
 def traced_statements(saver) -> list[str]:
