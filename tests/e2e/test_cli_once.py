@@ -226,6 +226,7 @@ def test_the_other_file_argument_spelling_runs_on_the_first_try(
     assert result.stdout == "The launch moved to March.\n"
     requests = openai_server.chat_requests
     assert len(requests) == 2  # no round trip for "Field required"
+    assert 'search_file(file_path="uploads/notes.md", query="launch")' in result.stderr  # shown renamed
     answers = [m for m in requests[1].messages if m["role"] == "tool"]
     assert len(answers) == 2
     for answer in answers:
