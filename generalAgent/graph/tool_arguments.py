@@ -22,11 +22,23 @@ values: `write_file` would save half a file. The raw argument text is only seen 
 chunk, so `RawToolArguments` collects it during the call, and `reject_repaired_calls`
 turns every call whose raw text does not parse strictly into an invalid call, which the
 tools node answers with an error the model can correct.
+
+Argument aliases:
+
+The built-in file tools name their file `path` (read_file, write_file, edit_file, ...) or
+`file_path` (search_file, query_table, view_page), and models mix them up (DeepSeek and
+Qwen often): the call failed with "Field required" and cost a round trip.
+`rename_argument_aliases` renames the other spelling (ARGUMENT_ALIASES) to the one the
+tool's schema has, before the approval step, the hooks and the tool see the call. The
+schemas the model is shown do not change (the prompt bytes, and so the provider's prompt
+cache, stay the same). Only when the schema lacks the spelling sent, has the other, and
+the call does not already carry it; a call with both spellings is left as it was sent.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -65,6 +77,38 @@ class RawToolArguments(BaseCallbackHandler):
             seen[call_id] = number + 1
             texts[occurrence_key(call_id, number)] = self._text.get(index, "")
         return texts
+
+
+# A spelling a model sends -> the spelling a tool may have instead (both ways).
+ARGUMENT_ALIASES: dict[str, str] = {"path": "file_path", "file_path": "path"}
+
+
+def rename_argument_aliases(message: Any, parameters: Mapping[str, Collection[str]]) -> Any:
+    """`message` with each call's aliased argument renamed to the spelling its tool's
+    schema has (`parameters`: the argument names of each tool by name); the same object
+    when no call needs it. A tool not in `parameters` keeps its calls as they are."""
+    if not isinstance(message, AIMessage) or not message.tool_calls:
+        return message
+    calls = [_renamed(call, parameters.get(call.get("name") or "")) for call in message.tool_calls]
+    if all(new is old for new, old in zip(calls, message.tool_calls, strict=True)):
+        return message
+    return message.model_copy(update={"tool_calls": calls})
+
+
+def _renamed(call: Any, names: Collection[str] | None) -> Any:
+    args = call.get("args")
+    if names is None or not isinstance(args, dict):
+        return call
+    renamed: dict[str, Any] = {}
+    for key, value in args.items():
+        other = ARGUMENT_ALIASES.get(key)
+        if other is not None and key not in names and other in names and other not in args:
+            renamed[other] = value
+        else:
+            renamed[key] = value
+    if list(renamed) == list(args):
+        return call
+    return {**call, "args": renamed}
 
 
 def occurrence_key(call_id: str, number: int) -> str:

@@ -66,7 +66,7 @@ def test_the_error_line_of_a_bad_tool_call_keeps_its_cause(
     openai_server: ScriptedOpenAIServer, spawn_chat
 ) -> None:
     wrong = {
-        "file_path": "reports/2025/第三季度/销售数据汇总-最终版-已审核.xlsx",
+        "filename": "reports/2025/第三季度/销售数据汇总-最终版-已审核.xlsx",
         "pages": "1-20",
         "mode": "full",
     }

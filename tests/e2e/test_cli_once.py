@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -200,3 +201,48 @@ def test_a_failed_call_is_explained_in_chinese_when_the_ui_speaks_it(
     assert result.returncode == 1
     shown = " ".join(result.stderr.split())
     assert "接口拒绝了 API 密钥（401）" in shown and "服务商说" in shown and "Token：" in shown
+
+
+def test_the_other_file_argument_spelling_runs_on_the_first_try(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """search_file says `file_path`, read_file `path`: a model that swaps them (DeepSeek and
+    Qwen often do) gets both answered at once, with the schemas it was shown unchanged."""
+    (workdir / "notes.md").write_text(
+        "# Notes\n\nThe launch moved to March.\n\nBudget: 12 engineers.\n", encoding="utf-8"
+    )
+    openai_server.add(
+        Reply(
+            tool_calls=[
+                ToolCall("search_file", {"path": "uploads/notes.md", "query": "launch"}),
+                ToolCall("read_file", {"file_path": "uploads/notes.md", "limit": 20}),
+            ],
+            chunk_chars=5,
+        ),
+        Reply(text="The launch moved to March."),
+    )
+    result = run_cli(["-p", "When is the launch? #notes.md"], cli_env, workdir)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "The launch moved to March.\n"
+    requests = openai_server.chat_requests
+    assert len(requests) == 2  # no round trip for "Field required"
+    assert 'search_file(file_path="uploads/notes.md", query="launch")' in result.stderr  # shown renamed
+    answers = [m for m in requests[1].messages if m["role"] == "tool"]
+    assert len(answers) == 2
+    for answer in answers:
+        assert "Error" not in answer["content"] and "launch moved to March" in answer["content"]
+    calls = requests[1].messages[-3]["tool_calls"]
+    assert [json.loads(c["function"]["arguments"]) for c in calls] == [
+        {"file_path": "uploads/notes.md", "query": "launch"},
+        {"path": "uploads/notes.md", "limit": 20},
+    ]
+    # The schemas shown are the same in both requests and keep their own spelling.
+    assert requests[0].body["tools"] == requests[1].body["tools"]
+    schemas = {t["function"]["name"]: t["function"]["parameters"] for t in requests[0].body["tools"]}
+    assert (
+        "file_path" in schemas["search_file"]["required"]
+        and "path" not in schemas["search_file"]["properties"]
+    )
+    assert (
+        "path" in schemas["read_file"]["required"] and "file_path" not in schemas["read_file"]["properties"]
+    )

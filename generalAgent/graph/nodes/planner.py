@@ -22,6 +22,7 @@ from generalAgent.graph.tool_arguments import (
     RawToolArguments,
     refuse_unbounded_calls,
     reject_repaired_calls,
+    rename_argument_aliases,
     unique_call_ids,
 )
 from generalAgent.providers.errors import hide_api_key
@@ -39,6 +40,8 @@ def build_planner_node(
 
     # Binding converts every tool's schema; the visible set changes rarely, so bind once per set.
     bound: dict[tuple[str, ...], Any] = {}
+    # The argument names of each tool by name, per visible set (for the alias renaming).
+    parameters: dict[tuple[str, ...], dict[str, frozenset[str]]] = {}
 
     def planner(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
         loops = model_calls_this_turn(state.get("messages", []))
@@ -54,6 +57,7 @@ def build_planner_node(
         key = tuple(t.name for t in tools)
         if key not in bound:
             bound[key] = model.bind_tools(tools) if tools else model
+            parameters[key] = {t.name: frozenset(t.args) for t in tools}
         raw_arguments = RawToolArguments()
         try:
             response = invoke_cancellable(
@@ -70,6 +74,9 @@ def build_planner_node(
             response, raw, limits.tool_argument_max_chars, limits.tool_argument_max_depth
         )
         response = unique_call_ids(reject_repaired_calls(response, raw))
+        # `path` for a tool whose schema says `file_path` (or the other way round): renamed
+        # before approval, hooks and the tool see it; the schemas shown stay as they are.
+        response = rename_argument_aliases(response, parameters[key])
         # Counted on the request without image data (a data URL is not text the provider reads).
         # Without images the request sent is that request: built once, not twice per call.
         plain = request if sent_history is history else prompts.request(system, history, reminder_texts)

@@ -179,3 +179,32 @@ def test_a_state_without_max_loops_still_ends(settings: Settings) -> None:
     # The next turn starts counting from zero again, without the CLI resetting anything.
     state = graph.invoke({"messages": [HumanMessage(content="again")]}, thread())
     assert len(model.requests) == 6 and state["messages"][-1].content == "forced"
+
+
+def test_a_swapped_file_argument_name_runs_on_the_first_try(settings: Settings) -> None:
+    """search_file with `path`, read_file with `file_path`: both run, no "Field required"."""
+    uploads = settings.paths.workspaces_dir / "t1" / "uploads"
+    uploads.mkdir(parents=True)
+    (uploads / "notes.md").write_text("# Notes\n\nThe launch moved to March.\n", encoding="utf-8")
+    model = ScriptedChatModel(
+        replies=[
+            ai(
+                "",
+                tool_call("search_file", {"path": "uploads/notes.md", "query": "launch"}, "s"),
+                tool_call("read_file", {"file_path": "uploads/notes.md"}, "r"),
+            ),
+            ai("March."),
+        ]
+    )
+    _, graph = build_test_agent(settings, model)
+    state = graph.invoke(user_turn("when is the launch?", settings), thread())
+    assert len(model.requests) == 2
+    answers = {m.tool_call_id: m for m in state["messages"] if isinstance(m, ToolMessage)}
+    for answer in answers.values():
+        assert answer.status != "error" and "launch moved to March" in answer.content
+    call_message = state["messages"][1]
+    assert [c["args"] for c in call_message.tool_calls] == [
+        {"file_path": "uploads/notes.md", "query": "launch"},
+        {"path": "uploads/notes.md"},
+    ]
+    assert_valid_history(state["messages"])
