@@ -11,9 +11,12 @@ from tests.support.terminal import expect_prompt, plain
 pytestmark = pytest.mark.e2e
 
 
-def test_ctrl_c_at_an_approval_question_does_not_show_the_call_running(
-    openai_server: ScriptedOpenAIServer, spawn_chat, workdir
+@pytest.mark.parametrize("key", ["ctrl-c", "ctrl-d"])
+def test_ctrl_c_or_ctrl_d_at_an_approval_question_cancels_the_turn(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir, key: str
 ) -> None:
+    """Either key is a "no" that cancels the turn, never showing the call as running; Ctrl-D
+    ended the turn as "Unexpected error: EOFError:" before."""
     openai_server.add(
         Reply(tool_calls=[ToolCall("run_bash_command", {"command": "touch ran.txt"})]),
         Reply(text="Next answer."),
@@ -22,37 +25,14 @@ def test_ctrl_c_at_an_approval_question_does_not_show_the_call_running(
     expect_prompt(child)
     child.sendline("@run_bash_command make a file")
     child.expect(r"\[a\]lways")
-    child.sendcontrol("c")
-    child.expect("Cancelled")
-    after = plain(child.before + child.after)
-    expect_prompt(child)
-    after += plain(child.before)
-    assert "running" not in after, after
-    assert not (workdir / "ran.txt").exists()
-    child.sendline("go on")
-    child.expect("Next answer")
-    expect_prompt(child)
-    child.sendeof()
-    child.expect(pexpect.EOF)
-
-
-def test_ctrl_d_at_an_approval_question_cancels_the_turn(
-    openai_server: ScriptedOpenAIServer, spawn_chat, workdir
-) -> None:
-    # Ctrl-D at the question is the same "no" as Ctrl-C: it ended the turn as
-    # "Unexpected error: EOFError:" before.
-    openai_server.add(
-        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "touch ran.txt"})]),
-        Reply(text="Next answer."),
-    )
-    child = spawn_chat()
-    expect_prompt(child)
-    child.sendline("@run_bash_command make a file")
-    child.expect(r"\[a\]lways")
-    child.sendeof()
+    if key == "ctrl-c":
+        child.sendcontrol("c")
+    else:
+        child.sendeof()
     child.expect("Cancelled")
     shown = plain(child.before + child.after)
     shown += expect_prompt(child)
+    assert "running" not in shown, shown
     assert "EOFError" not in shown and "Unexpected error" not in shown, shown
     assert not (workdir / "ran.txt").exists()
     child.sendline("go on")
