@@ -20,14 +20,13 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Callable, MutableSet
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.terminal_text import visible_controls
+from generalAgent.cli.terminal_text import typed_answer, visible_controls
 from generalAgent.i18n import N_, _
 from generalAgent.tools.approval import ALWAYS, KEEP, NO, SHOWN_BY_DIFF, YES, diff_is_whole
 
@@ -131,7 +130,7 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
             console.print(f"  [bold yellow]{escape(note)}[/]", highlight=False)
     while True:
         typed = console.input(f"[bold]  {escape(_(CHOICES))}[/]")
-        answer = unicodedata.normalize("NFKC", typed).strip().lower()
+        answer = typed_answer(typed)
         if answer in ANSWERS:
             return ANSWERS[answer]
         console.print("  [yellow]" + escape(_("Answer y, n, a or k.")) + "[/]")

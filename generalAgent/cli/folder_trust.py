@@ -14,7 +14,6 @@ one line each, so it is never silent.
 
 from __future__ import annotations
 
-import unicodedata
 from pathlib import Path
 from typing import Optional
 
@@ -23,7 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.invocation import command_hint
-from generalAgent.cli.terminal_text import one_line, terminal_console
+from generalAgent.cli.terminal_text import one_line, terminal_console, typed_answer
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.trust import (
     FolderTrust,
@@ -97,7 +96,7 @@ def ask_about_folder(trust: FolderTrust, console: Console) -> bool:
         console.print()
         console.print(escape(ignored_line(trust)), style="yellow")
         return False
-    trusted = unicodedata.normalize("NFKC", answer).strip().lower() in YES  # `ｙ` of an input method is `y`
+    trusted = typed_answer(answer) in YES
     try:
         TrustStore().remember(trust.folder, trusted)
     except TrustStoreError as exc:

@@ -27,7 +27,7 @@ from rich.table import Table
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
-from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.cli.terminal_text import terminal_console, typed_answer
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.reading import DocumentError
 from generalAgent.i18n import _, ngettext
@@ -270,7 +270,7 @@ def _confirmed(title: str, item_id: str) -> bool:
         answer = terminal_console().input(escape(question))
     except (EOFError, KeyboardInterrupt):
         return False
-    return answer.strip().lower() in {"y", "yes", "是", "是的", "好", "删除"}
+    return typed_answer(answer) in {"y", "yes", "是", "是的", "好", "删除"}
 
 
 @kb.command("domains", help=_("Domains with their item counts, categories and tags."))

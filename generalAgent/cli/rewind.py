@@ -30,7 +30,6 @@ import os
 import sqlite3
 import stat
 import sys
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +39,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.storage_errors import describe_storage_error
-from generalAgent.cli.terminal_text import terminal_safe
+from generalAgent.cli.terminal_text import terminal_safe, typed_answer
 from generalAgent.i18n import N_, _, ngettext
 from generalAgent.snapshots import FileRestore, SnapshotStore, digest, restore_plan
 
@@ -374,7 +373,7 @@ def _ask_about_files(
 
 def _yes(console: Console, question: str) -> bool:
     typed = console.input("[bold]" + escape(question) + "[/]")
-    return unicodedata.normalize("NFKC", typed).strip().lower() in YES  # `ｙ` of an input method is `y`
+    return typed_answer(typed) in YES
 
 
 def _show_report(console: Console, report: RestoreReport, shown: Callable[[str], str]) -> None:

@@ -34,7 +34,7 @@ from generalAgent.cli.folder_trust import YES
 from generalAgent.cli.session_resume import picker_line
 from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_or_fail
-from generalAgent.cli.terminal_text import terminal_console, terminal_safe
+from generalAgent.cli.terminal_text import terminal_console, terminal_safe, typed_answer
 from generalAgent.config.settings import Settings
 from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import SessionCatalog, SessionInfo, SessionStoreError
@@ -240,7 +240,7 @@ def _confirm(console: Console, removals: list[SessionRemoval]) -> None:
     except (EOFError, KeyboardInterrupt):
         console.print()
         answer = ""
-    if answer.strip().lower() not in YES:
+    if typed_answer(answer) not in YES:
         console.print(escape(_("Nothing deleted.")))
         raise typer.Exit(1)
 

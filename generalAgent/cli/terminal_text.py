@@ -21,6 +21,7 @@ encodable once more just before it is written, whatever renderable produced it.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -65,6 +66,12 @@ def terminal_safe(text: str) -> str:
 def visible_controls(text: str) -> str:
     """`text` with every control and bidi character shown as a visible mark (␛, ␍, <U+202E>)."""
     return _BIDI.sub(_mark, _CONTROL.sub(_mark, encodable(text)))
+
+
+def typed_answer(text: str) -> str:
+    """An answer typed at a question, as the question compares it: NFKC-folded (the `ｙ` of a
+    Chinese input method is `y`), trimmed and lower-case."""
+    return unicodedata.normalize("NFKC", text).strip().lower()
 
 
 def one_line(text: str) -> str:

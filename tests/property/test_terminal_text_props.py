@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.table import Table
 
-from generalAgent.cli.terminal_text import terminal_console, terminal_safe, visible_controls
+from generalAgent.cli.terminal_text import terminal_console, terminal_safe, typed_answer, visible_controls
 
 ACTIVE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # Text with every kind of control mixed in, and the sequences attackers use.
@@ -76,3 +76,10 @@ def test_the_console_cleans_every_string_it_renders() -> None:
     console.print("[bold]x[/]\x1b[2K\u202eabc")
     assert not ACTIVE.search(out.getvalue())
     assert "report.pdf" in out.getvalue() and "xabc" in out.getvalue()
+
+
+@given(st.sampled_from(["y", "Y", "yes", "ｙ", "Ｙ", "ＹＥＳ", "是", " ｙ \n"]))
+def test_every_way_of_typing_yes_reads_as_the_same_answer(typed: str) -> None:
+    """One rule for every question (approval, trust, rewind, sessions and kb delete): an
+    input method's full-width letters, case and spaces do not change the answer."""
+    assert typed_answer(typed) in {"y", "yes", "是"}
