@@ -286,6 +286,8 @@ def rewound_update(messages: Sequence[Any], values: Mapping[str, Any], turn: Use
     """The state update that takes the conversation back to just before `turn`."""
     from langchain_core.messages import RemoveMessage
 
+    from generalAgent.tools.provenance import read_untrusted_in
+
     return {
         "messages": [RemoveMessage(id=m.id) for m in messages[turn.index :] if m.id],
         "summary": summary_after(messages, values.get("summary"), turn),
@@ -294,6 +296,10 @@ def rewound_update(messages: Sequence[Any], values: Mapping[str, Any], turn: Use
         "new_uploaded_files": [],
         "approvals": {},
         "context_request": None,
+        # The lasting untrusted mark, as it stood before `turn` (tools/provenance.py); a
+        # summary may hold what compacted messages read, so it keeps the mark.
+        "read_untrusted": read_untrusted_in(messages[: turn.index])
+        or bool(values.get("summary") and values.get("read_untrusted")),
     }
 
 

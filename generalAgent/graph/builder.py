@@ -3,7 +3,7 @@
     START ─┬─ a call left open, an old key → repair ─┐
            ├────────────────────────────────────────┴─ a cut is due, /compact, /clear → compact ─┬─ a cut → planner
            └─────────────────────────────────────────────────────────────────────────────────────┴─ /compact, /clear → END
-    planner ─┬─ tool calls, loops left ─┬─ one needs approval → approval → tools → (compact →) planner
+    planner ─┬─ tool calls, loops left ─┬─ one needs approval → approval ⇄ tools → (compact →) planner
              │                          └─ none does ─────────────────────→ tools
              ├─ tool calls, budget spent → finalize → END
              └─ no tool calls ───────────→ END
@@ -16,10 +16,12 @@ main graph's state schema, while its input and output are AgentState). `compact`
 only when the start of the history moves (graph/compaction.py). So an ordinary step adds
 neither node nor checkpoint.
 
-`approval` asks the user about every call that needs it before any call runs, so the
-tools node runs each call at most once (graph/nodes/approval.py says why). Calls of which
-none needs approval skip it: the step would only record "not needed" and cost a
-checkpoint, and the tools node judges every call without a decision again.
+`approval` asks the user about the calls that need it, and `tools` judges each call again
+right before it runs (tools/judge.py, the one judge): a call whose question is due only
+now (a sibling changed what it would do) ends the tools step, and the graph goes back to
+`approval` for it; a resume re-runs only that step, so each call runs at most once
+(graph/nodes/approval.py says why). Calls of which none needs approval skip `approval`:
+the step would only cost a checkpoint.
 
 `build_graph` is the one place the graph is assembled; `make_graph` is the factory that
 `langgraph.json` points to, so LangGraph Server serves the same graph unchanged.
@@ -47,7 +49,7 @@ from generalAgent.config.sources import user_config_dir
 from generalAgent.graph.compaction import CompactionControl, build_compact_node
 from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.history import build_repair_node, needs_repair
-from generalAgent.graph.nodes.approval import build_approval_node, needs_asking
+from generalAgent.graph.nodes.approval import build_approval_node, needs_asking, pending_calls
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
@@ -130,6 +132,12 @@ def route_after_planner(
             return "finalize"
         return "approval" if asks(state) else "tools"
     return END
+
+
+def route_after_tools(state: AgentState, to_model: Callable[[AgentState], str]) -> str:
+    """approval when the tools node stopped before a call that needs a question (it judges
+    each call when it is about to run, graph/nodes/tools.py), else on to the model."""
+    return "approval" if pending_calls(state["messages"])[2] else to_model(state)
 
 
 def route_at_start(state: StoredState, to_model: Callable[[AgentState], str]) -> str:
@@ -236,7 +244,9 @@ def _define_graph(
     )
     graph.add_conditional_edges("planner", after_planner, ["approval", "tools", "finalize", END])
     graph.add_edge("approval", "tools")
-    graph.add_conditional_edges("tools", to_model, ["compact", "planner"])
+    graph.add_conditional_edges(
+        "tools", functools.partial(route_after_tools, to_model=to_model), ["approval", "compact", "planner"]
+    )
     graph.add_edge("finalize", END)
     return graph
 

@@ -220,6 +220,9 @@ def build_compact_node(
         update: dict[str, Any] = {"context_request": None}
         if action == "clear":
             summary["text"] = ""
+            # The content read from outside is gone from what the model sees: what it stores
+            # from now on is its own again (tools/provenance.py).
+            update["read_untrusted"] = False
             summary["unsummarised"] = summary["messages"]
             event: dict[str, Any] = {"state": "cleared", "messages": len(dropped)}
         elif not enabled:

@@ -25,6 +25,7 @@ from acp import (
 )
 from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
+from generalAgent.cli.approvals import CONFIGURATION_WARNING
 from generalAgent.cli.render import short_args
 from generalAgent.i18n import _
 from generalAgent.tools.approval import KEEP, NO, OUTSIDE_ONLY_TOOLS, YES
@@ -132,6 +133,12 @@ class AcpView:
         args = request.get("args") or {}
         self.asked.append(call_id)
         diff = str(request.get("diff") or "")
+        content = [tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else []
+        # The scripts the command runs, as they are now (the terminal shows them alike).
+        content += [tool_content(text_block(script_shown(p))) for p in request.get("files") or ()]
+        configuration = bool(request.get("configuration"))
+        if configuration:
+            content.insert(0, tool_content(text_block(_(CONFIGURATION_WARNING))))
         update = ToolCallUpdate(
             tool_call_id=call_id,
             title=tool_title(tool, args) + " · " + reason_shown(request),
@@ -140,24 +147,38 @@ class AcpView:
             locations=tool_locations(args, self.workspace_root) or None,
             raw_input=args,
             # The change a file tool would make, as the terminal shows it under the question.
-            content=[tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else None,
+            content=content or None,
         )
-        options = [
-            PermissionOption(option_id=ALLOW_ONCE, name=_("Allow once"), kind="allow_once"),
-            PermissionOption(
-                option_id=ALLOW_SESSION,
-                name=_("Always allow {tool} in this session").format(tool=tool),
-                kind="allow_always",
-            ),
-            PermissionOption(option_id=REJECT, name=_("Reject"), kind="reject_once"),
-        ]
+        options = [PermissionOption(option_id=ALLOW_ONCE, name=_("Allow once"), kind="allow_once")]
+        if not configuration:  # a write to the folder's configuration is approved once at a time
+            options.append(
+                PermissionOption(
+                    option_id=ALLOW_SESSION,
+                    name=_("Always allow {tool} in this session").format(tool=tool),
+                    kind="allow_always",
+                )
+            )
+        options.append(PermissionOption(option_id=REJECT, name=_("Reject"), kind="reject_once"))
         answer = OPTION_ANSWERS.get(self.ask(update, options) or "", NO)
+        if configuration and answer == KEEP:
+            answer = YES
         if answer != NO:
             self.notify(update_tool_call(call_id, status="in_progress"))
         return answer
 
     def close(self) -> None:
         return
+
+
+def script_shown(preview: Any) -> str:
+    """A script a command runs, as a permission request shows it: path, size, first lines."""
+    from generalAgent.cli.approvals import FILE_GOES_ON, RUNS_FILE
+
+    if not isinstance(preview, dict):
+        return ""
+    title = _(RUNS_FILE).format(path=str(preview.get("path", "?")), size=f"{preview.get('size', 0):,}")
+    more = "" if preview.get("complete", True) else "\n" + _(FILE_GOES_ON)
+    return f"{title}\n```\n{preview.get('head', '')}\n```{more}"
 
 
 def tool_title(name: str, args: dict[str, Any]) -> str:
