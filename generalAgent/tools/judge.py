@@ -21,7 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -138,6 +138,23 @@ class Judge:
         if recorded is not None and recorded.decision in RUNS and recorded.shown == question["shown"]:
             return Verdict("run", reason=reason)
         return Verdict("ask", question=question, reason=reason)
+
+    def questions_due(
+        self, calls: Sequence[Mapping[str, Any]], recorded: Mapping[str, Recorded]
+    ) -> list[dict[str, Any]]:
+        """The questions to ask now about `calls` (those of a message not answered yet, in
+        order): each call that needs one, up to the first call that will run first without
+        a question and may change what the calls after it do (a write_file of the script a
+        later command runs). Those after it are asked when they are about to run, as they
+        will be then, not twice."""
+        questions = []
+        for call in calls:
+            verdict = self.verdict(call, recorded.get(str(call.get("id") or "")))
+            if verdict.question is not None:
+                questions.append(verdict.question)
+            elif verdict.kind == "run" and not self.independent(call):
+                break
+        return questions
 
     def independent(self, call: Mapping[str, Any]) -> bool:
         """Whether nothing a sibling call does can change this call's judgement, so it may

@@ -2,10 +2,12 @@
 
 It runs before the tools node and executes nothing. It takes the calls of the last AI
 message that have no answer yet, judges each with the one judge (tools/judge.py) against
-the files as they are now, pauses the graph with one `interrupt` carrying every question,
-and records each answer by call id (ids made unique first, graph/tool_arguments.py, so
-each call of the message gets its own answer whatever ids the model sent), bound to the
-digest of the question it answered.
+the files as they are now, pauses the graph with one `interrupt` carrying every question
+due (up to the first call that runs without a question and may change what the calls
+after it do: those are asked when they are about to run, not twice), and records each
+answer by call id (ids made unique first, graph/tool_arguments.py, so each call of the
+message gets its own answer whatever ids the model sent), bound to the digest of the
+question it answered.
 
 The tools node judges every call again right before it runs, after its siblings ran
 (graph/nodes/tools.py). A call whose judgement changed since it was asked (a sibling
@@ -183,14 +185,12 @@ def build_approval_node(
         recorded = recorded_decisions(state)
         decisions: dict[str, Recorded] = {}
         questions: list[dict[str, Any]] = []
-        for call in calls:
-            verdict = judge.verdict(call, recorded.get(str(call["id"])))
-            if verdict.question is None:
-                continue
-            if _approved_by_hook(env, config, call):
-                decisions[str(call["id"])] = Recorded(HOOK_APPROVED, verdict.question["shown"])
+        by_id = {str(call["id"]): call for call in calls}
+        for question in judge.questions_due(calls, recorded):
+            if _approved_by_hook(env, config, by_id[question["call_id"]]):
+                decisions[question["call_id"]] = Recorded(HOOK_APPROVED, question["shown"])
             else:
-                questions.append(verdict.question)
+                questions.append(question)
         if questions and state.get("parent_context"):
             decisions.update({q["call_id"]: Recorded(CANNOT_ASK, q["shown"]) for q in questions})
         elif questions:
@@ -233,5 +233,4 @@ def needs_asking(
         approved=approved_tools(state, config),
         only=only_tools(config),
     )
-    recorded = recorded_decisions(state)
-    return any(judge.verdict(call, recorded.get(str(call["id"]))).kind == "ask" for call in calls)
+    return bool(judge.questions_due(calls, recorded_decisions(state)))
