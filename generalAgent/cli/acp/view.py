@@ -133,7 +133,7 @@ class AcpView:
         args = request.get("args") or {}
         self.asked.append(call_id)
         diff = str(request.get("diff") or "")
-        content = [tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else []
+        content: list[Any] = [tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else []
         # The scripts the command runs, as they are now (the terminal shows them alike).
         content += [tool_content(text_block(script_shown(p))) for p in request.get("files") or ()]
         configuration = bool(request.get("configuration"))
