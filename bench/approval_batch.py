@@ -41,11 +41,15 @@ def measure(turns: int) -> dict[str, list[float]]:
 
     results: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
+        # No summaries: a long history is cut without a model call, so only the turn is timed.
         settings = load_settings(
-            env_file=None, model={"model_name": "bench", "openai_api_key": "sk"}, paths={"data_dir": Path(tmp)}
+            env_file=None,
+            model={"model_name": "bench", "openai_api_key": "sk"},
+            paths={"data_dir": Path(tmp)},
+            governance={"compact_history": False},
         )
         script: list[Any] = []
-        model = ScriptedChatModel(responder=lambda request: script.pop(0))
+        model = ScriptedChatModel(responder=lambda request: script.pop(0) if script else ai("done"))
         _, graph = build_test_agent(settings, model, open_sqlite_checkpointer(settings.paths.sessions_db))
         for kind in KINDS:
             for size in SIZES:
@@ -62,7 +66,9 @@ def measure(turns: int) -> dict[str, list[float]]:
                         ]
                     else:
                         calls = [
-                            tool_call("write_file", {"path": f"outputs/f{i}.md", "content": f"turn {turn} {i}\n"})
+                            tool_call(
+                                "write_file", {"path": f"outputs/f{i}.md", "content": f"turn {turn} {i}\n"}
+                            )
                             for i in range(size)
                         ]
                     script[:] = [ai("", *calls), ai("done")]
