@@ -113,7 +113,7 @@ def test_an_index_written_before_the_tracks_upgrades_in_place_and_keeps_its_data
     legacy.close()
     # The old names are kept, and one more that the code before the tracks does not know,
     # so it refuses the upgraded file ("written by a newer generalAgent") instead of misreading it.
-    assert names == [m.name for m in INDEX_TRACK.migrations] + [TRACKS_MARK]
+    assert names == list(INDEX_TRACK.adopts) + [TRACKS_MARK]
 
 
 def test_an_old_index_upgraded_by_several_connections_at_once_is_upgraded_once(settings: Settings) -> None:
