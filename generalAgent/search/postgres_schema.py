@@ -95,6 +95,13 @@ BEGIN
                             tokens = tokens - (SELECT COALESCE(sum(tokens), 0) FROM changed);
     RETURN NULL;
 END $$;
+CREATE FUNCTION chunk_totals_emptied() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE chunk_totals SET chunks = 0, tokens = 0;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER chunks_emptied AFTER TRUNCATE ON chunks
+    FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_emptied();
 CREATE TRIGGER chunks_added AFTER INSERT ON chunks
     REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_added();
 CREATE TRIGGER chunks_removed AFTER DELETE ON chunks

@@ -401,10 +401,12 @@ class PostgresSearchStore:
             return {}
         joins, where, values = scope.sql()
         rows = self._query(
+            # Only the query's lexemes are unnested: setweight marks them (A), ts_filter keeps
+            # the marked, both in C; unnesting whole tsvectors was most of a search's time.
             "SELECT c.rowid, c.tokens, u.lexeme, u.positions FROM chunks c" + joins
-            + " CROSS JOIN LATERAL unnest(c.terms) u"
-            + f" WHERE c.terms @@ %s::tsquery AND u.lexeme = ANY(%s){where}",
-            [tsquery(tree), wanted, *values],
+            + " CROSS JOIN LATERAL unnest(ts_filter(setweight(c.terms, 'A', %s), '{a}')) u"
+            + f" WHERE c.terms @@ %s::tsquery{where}",
+            [wanted, tsquery(tree), *values],
         )
         if not rows:
             return {}
@@ -502,6 +504,10 @@ def _idf(total: int, holding: int) -> float:
 def _phrase_hits(phrase: Phrase, at: dict[str, Sequence[int]]) -> list[int]:
     """Per column of COLUMNS, the phrase's occurrences in a chunk (its tokens at consecutive positions)."""
     counts = [0] * len(COLUMNS)
+    if len(phrase.tokens) == 1:  # nearly every phrase: its occurrences are its positions
+        for column in phrase.columns:
+            counts[column] = len(at.get(lexeme(column, phrase.tokens[0]), ()))
+        return counts
     for column in phrase.columns:
         lists = [at.get(lexeme(column, token)) for token in phrase.tokens]
         if not all(lists):
@@ -517,8 +523,7 @@ def _phrase_hits(phrase: Phrase, at: dict[str, Sequence[int]]) -> list[int]:
 def _score(hits: Sequence[Sequence[int]], idf: Sequence[float], weights: Sequence[float], norm: float) -> float:
     total = 0.0
     for per_column, weight_of_phrase in zip(hits, idf, strict=True):
-        frequency = sum(w * n for w, n in zip(weights, per_column, strict=False))
+        frequency = weights[0] * per_column[0] + weights[1] * per_column[1] + weights[2] * per_column[2]
         if frequency:
             total += weight_of_phrase * frequency * (BM25_K1 + 1) / (frequency + norm)
     return total
-
