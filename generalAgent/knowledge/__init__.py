@@ -54,4 +54,11 @@ def open_store(settings: Settings) -> KnowledgeStore:
     from generalAgent.knowledge.store import KnowledgeStore
     from generalAgent.search.embeddings import embeddings_from_settings
 
-    return KnowledgeStore(settings.paths.indexes_db, settings.documents, embeddings_from_settings(settings))
+    from generalAgent.search.store import viewer_from_settings
+
+    return KnowledgeStore(
+        settings.paths.indexes_db,
+        settings.documents,
+        embeddings_from_settings(settings),
+        viewer_from_settings(settings.paths),
+    )

@@ -120,11 +120,13 @@ CREATE TABLE document_texts (
 """
 
 # Whose an item is and in which space (search/store.py, `Viewer`): '' / '' is the terminal's
-# one user's private space, so every item written before is still the terminal's own.
+# one user's private space, so every item written before is still the terminal's own; the
+# built-in knowledge is everyone's ('*', search/store.py PUBLIC).
 ITEM_SPACES = """
 ALTER TABLE items ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 ALTER TABLE items ADD COLUMN space TEXT NOT NULL DEFAULT '';
 CREATE INDEX items_by_space ON items(space, owner);
+UPDATE items SET space = '*' WHERE source = 'builtin';
 """
 
 # Chunks read to tell an already indexed document's language (search/language.py): a few

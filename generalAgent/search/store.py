@@ -9,7 +9,7 @@ tsvector, BM25 from its term counts). Both hand their scored chunks to the same 
 tests/unit/search/test_store.py runs every case on both.
 
 Spaces: every item has an owner and a space. The space '' is its owner's private one;
-any other name is a team space. A `Viewer` (a user and the teams the server's
+any other name is a team space, and '*' the built-in knowledge everyone reads. A `Viewer` (a user and the teams the server's
 authentication gives them) searches, reads and deletes only what is theirs or their
 teams': a user never sees another user's private space. The terminal is the viewer ''
 with no team, and every item it ever wrote is its own ('' / '').
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Self
 
-from generalAgent.config.settings import DocumentSettings
+from generalAgent.config.settings import DocumentSettings, PathSettings
 from generalAgent.search.connection import connect, transaction
 from generalAgent.search.lookup import ChunkHit, chunk_window, find_chunks
 from generalAgent.search.schema import ITEM_CONTENT, now_iso
@@ -31,6 +31,9 @@ from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, item_rowid_range, replace_chunks, segment_rows
 
 PRIVATE = ""  # the space of an item only its owner sees
+# The space every viewer reads and none writes: the built-in knowledge, imported by the
+# application itself (knowledge/builtin.py), not by a user.
+PUBLIC = "*"
 
 
 class SpaceError(Exception):
@@ -50,7 +53,7 @@ class Viewer:
 
     def where(self, alias: str, mark: str) -> tuple[str, list[Any]]:
         """SQL condition on items `alias` for what this viewer sees, with `mark` placeholders."""
-        condition = f"(({alias}.space = '' AND {alias}.owner = {mark})"
+        condition = f"(({alias}.space = '' AND {alias}.owner = {mark}) OR {alias}.space = '{PUBLIC}'"
         params: list[Any] = [self.user]
         if self.teams:
             condition += f" OR {alias}.space IN ({', '.join([mark] * len(self.teams))})"
@@ -277,15 +280,20 @@ def nearest_by_scan(rows: Sequence[Sequence[Any]], vector: bytes, limit: int) ->
     return [(int(rows[i][0]), float(similarity[i])) for i in best]
 
 
-def open_search_store(
-    database_url: str | None, db_path: Path, settings: DocumentSettings
-) -> SqliteSearchStore | Any:
-    """The store SEARCH_DATABASE_URL names (PostgreSQL), else indexes.db at `db_path`."""
-    if database_url:
+def viewer_from_settings(paths: PathSettings) -> Viewer:
+    """The viewer SEARCH_USER and SEARCH_TEAMS name (the terminal's: '' and none)."""
+    names = (t.strip() for t in paths.search_teams.split(","))
+    teams = tuple(dict.fromkeys(t for t in names if t and t != PUBLIC))
+    return Viewer(paths.search_user.strip(), teams)
+
+
+def open_search_store(paths: PathSettings, documents: DocumentSettings) -> SearchStore:
+    """The store SEARCH_DATABASE_URL names (PostgreSQL), else indexes.db in DATA_DIR."""
+    if paths.search_database_url is not None:
         from generalAgent.search.postgres_store import PostgresSearchStore
 
-        return PostgresSearchStore(database_url, settings)
-    return SqliteSearchStore(db_path, settings)
+        return PostgresSearchStore(paths.search_database_url.get_secret_value(), documents)
+    return SqliteSearchStore(paths.indexes_db, documents)
 
 
 def copy_store(source: sqlite3.Connection, target: Any, viewer: Viewer = TERMINAL) -> int:
