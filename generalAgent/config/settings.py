@@ -225,13 +225,6 @@ class PathSettings(SettingsGroup):
         description="PostgreSQL for conversation checkpoints, e.g. postgresql://user:pass@host:5432/db "
         "(needs the postgres extra); unset = SQLite in DATA_DIR/sessions.db",
     )
-    # Its own setting, not DATABASE_URL's: moving checkpoints to PostgreSQL must not leave a
-    # user's notes behind in indexes.db with an empty knowledge base in front of them.
-    search_database_url: OptionalSecret = Field(
-        default=None,
-        description="PostgreSQL for the team's documents and knowledge (search store), e.g. "
-        "postgresql://user:pass@host:5432/db (needs the postgres extra); unset = SQLite in DATA_DIR/indexes.db",
-    )
     search_user: str = Field(
         default="",
         description="Whose private space notes and documents go to in a shared search store; "

@@ -1,5 +1,5 @@
 """The search store in PostgreSQL: a team's items, chunks and vectors in one database
-every replica reaches (SEARCH_DATABASE_URL; store.py has the interface and the spaces).
+every replica reaches (store.py has the interface and the spaces).
 
 Full text without an extension. Chinese full-text search in PostgreSQL usually needs a
 segmenting extension (zhparser, pg_jieba, PGroonga) that hosted databases lack; here the
@@ -112,7 +112,7 @@ class PostgresSearchStore:
             import psycopg
         except ImportError:
             raise QueryError(
-                "SEARCH_DATABASE_URL needs the postgres extra: pip install 'generalagent[postgres]'"
+                "The PostgreSQL search store needs the postgres extra: pip install 'generalagent[postgres]'"
             ) from None
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
         self.tokenizer = FTS5Tokenizer()
@@ -121,7 +121,7 @@ class PostgresSearchStore:
         try:
             self.conn = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            raise QueryError(f"Cannot reach the search database ({exc}). Check SEARCH_DATABASE_URL.") from None
+            raise QueryError(f"Cannot reach the search database ({exc}). Check the database URL.") from None
         if schema is not None:
             from psycopg import sql
 

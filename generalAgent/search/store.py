@@ -287,15 +287,6 @@ def viewer_from_settings(paths: PathSettings) -> Viewer:
     return Viewer(paths.search_user.strip(), teams)
 
 
-def open_search_store(paths: PathSettings, documents: DocumentSettings) -> SearchStore:
-    """The store SEARCH_DATABASE_URL names (PostgreSQL), else indexes.db in DATA_DIR."""
-    if paths.search_database_url is not None:
-        from generalAgent.search.postgres_store import PostgresSearchStore
-
-        return PostgresSearchStore(paths.search_database_url.get_secret_value(), documents)
-    return SqliteSearchStore(paths.indexes_db, documents)
-
-
 def copy_store(source: sqlite3.Connection, target: Any, viewer: Viewer = TERMINAL) -> int:
     """Copy every item of indexes.db (`source`) with its chunks and vectors into `target`
     (a PostgresSearchStore), keeping rowids: moving a terminal's knowledge to a team's
