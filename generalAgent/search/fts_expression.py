@@ -17,7 +17,7 @@ never user input (user words are always inside a string).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 # The FTS5 columns of chunks_fts, in order: their number prefixes each lexeme of the
@@ -62,6 +62,28 @@ def phrases(tree: Expression) -> list[Phrase]:
 
 def lexeme(column: int, token: str) -> str:
     return f"{column}{token}"
+
+
+# The column pairs query.py's terms name, and the letter of their union lexemes: a chunk's
+# tsvector also holds each of its words once per pair it occurs in, without positions, so
+# the chunks holding a one-word phrase of either pair are counted from one lexeme.
+UNIONS = {(0, 2): "a", (1, 2): "b"}
+
+
+def union_lexemes(columns: Sequence[Sequence[str]]) -> set[str]:
+    """The union lexemes of a chunk's columns' tokens."""
+    found: set[str] = set()
+    for pair, letter in UNIONS.items():
+        for column in pair:
+            found.update(letter + token for token in columns[column])
+    return found
+
+
+def union_lexeme(phrase: Phrase) -> str | None:
+    """The union lexeme counting the chunks that hold `phrase`, when there is one (a one-word
+    phrase of one of the UNIONS pairs)."""
+    letter = UNIONS.get(phrase.columns)
+    return letter + phrase.tokens[0] if letter and len(phrase.tokens) == 1 else None
 
 
 def tsquery(tree: Expression) -> str:

@@ -8,7 +8,8 @@ differences the database asks for:
   (fts_expression.py, fts_tokens.py), with its positions, so phrases, column filters and
   BM25's term counts work as in FTS5 on any PostgreSQL, no extension needed.
 - `chunk_totals` keeps the number of chunks and of their tokens (BM25's N and average
-  length), kept right by statement triggers: counting 100k rows at every search is not free.
+  length) and `term_chunks` the chunks holding each word (BM25's n), kept right by
+  statement triggers: counting GIN matches at every search is not free.
 - Items say whose they are (`owner`) and in which space (`space`): '' is the owner's
   private space, another name a team space every member searches (store.py, `Viewer`).
 
@@ -75,6 +76,15 @@ CREATE TABLE chunk_vectors (
     vector      BYTEA NOT NULL
 );
 
+-- Chunks holding each word in the column pairs queries name ({text title}: lexeme 'a' +
+-- token, {text_jieba title}: 'b' + token; fts_expression.py): BM25's document frequency
+-- and the rare-term split read it instead of counting GIN matches (tens of ms a common
+-- word at 10k chunks). Kept by the triggers below.
+CREATE TABLE term_chunks (
+    lexeme TEXT PRIMARY KEY,
+    chunks BIGINT NOT NULL
+);
+
 -- BM25's collection figures: one row, kept by the triggers below.
 CREATE TABLE chunk_totals (
     only_row BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (only_row),
@@ -87,17 +97,27 @@ CREATE FUNCTION chunk_totals_added() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE chunk_totals SET chunks = chunks + (SELECT count(*) FROM changed),
                             tokens = tokens + (SELECT COALESCE(sum(tokens), 0) FROM changed);
+    INSERT INTO term_chunks (lexeme, chunks)
+        SELECT word, count(*) FROM changed, unnest(tsvector_to_array(changed.terms)) AS word
+        WHERE left(word, 1) IN ('a', 'b') GROUP BY word
+        ON CONFLICT (lexeme) DO UPDATE SET chunks = term_chunks.chunks + excluded.chunks;
     RETURN NULL;
 END $$;
 CREATE FUNCTION chunk_totals_removed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE chunk_totals SET chunks = chunks - (SELECT count(*) FROM changed),
                             tokens = tokens - (SELECT COALESCE(sum(tokens), 0) FROM changed);
+    UPDATE term_chunks t SET chunks = t.chunks - gone.chunks
+        FROM (SELECT word, count(*) AS chunks FROM changed, unnest(tsvector_to_array(changed.terms)) AS word
+              WHERE left(word, 1) IN ('a', 'b') GROUP BY word) gone
+        WHERE t.lexeme = gone.word;
+    DELETE FROM term_chunks WHERE chunks <= 0;
     RETURN NULL;
 END $$;
 CREATE FUNCTION chunk_totals_emptied() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE chunk_totals SET chunks = 0, tokens = 0;
+    DELETE FROM term_chunks;
     RETURN NULL;
 END $$;
 CREATE TRIGGER chunks_emptied AFTER TRUNCATE ON chunks

@@ -35,7 +35,17 @@ from dataclasses import replace
 from typing import Any, Self
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.search.fts_expression import COLUMNS, Expression, Phrase, lexeme, parse, phrases, tsquery
+from generalAgent.search.fts_expression import (
+    COLUMNS,
+    Expression,
+    Phrase,
+    lexeme,
+    parse,
+    phrases,
+    tsquery,
+    union_lexeme,
+    union_lexemes,
+)
 from generalAgent.search.fts_tokens import FTS5Tokenizer
 from generalAgent.search.lookup import (
     RERANK_POOL,
@@ -83,7 +93,8 @@ PLAIN_WEIGHTS = _weights(PLAIN_BM25)
 
 
 def tsvector_literal(columns: Sequence[Sequence[str]]) -> tuple[str, int]:
-    """The tsvector text of a chunk's columns' FTS5 tokens, and their number (BM25's length)."""
+    """The tsvector text of a chunk's columns' FTS5 tokens (with positions, and the union
+    lexemes without), and the number of tokens (BM25's length)."""
     positions: dict[str, list[int]] = {}
     position = 0
     for number, tokens in enumerate(columns):
@@ -92,13 +103,19 @@ def tsvector_literal(columns: Sequence[Sequence[str]]) -> tuple[str, int]:
             kept = positions.setdefault(lexeme(number, token), [])
             if len(kept) < MAX_POSITIONS:
                 kept.append(min(position, MAX_POSITION))
-    parts = []
-    for text, spots in positions.items():
-        if len(text.encode("utf-8")) > MAX_LEXEME_BYTES:
-            continue  # a run of thousands of letters: no query word can be one
-        quoted = text.replace("\\", "\\\\").replace("'", "''")
-        parts.append(f"'{quoted}':{','.join(map(str, sorted(set(spots))))}")
+    parts = [_quoted_lexeme(word) for word in union_lexemes(columns) if _fits(word)]
+    parts += [f"{_quoted_lexeme(text)}:{','.join(map(str, sorted(set(spots))))}" for text, spots in positions.items() if _fits(text)]
     return " ".join(parts), position
+
+
+def _fits(text: str) -> bool:
+    """False for a run of thousands of letters: no query word can be one, and it is over
+    the size of a lexeme."""
+    return len(text.encode("utf-8")) <= MAX_LEXEME_BYTES
+
+
+def _quoted_lexeme(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
 class PostgresSearchStore:
@@ -300,7 +317,6 @@ class PostgresSearchStore:
         pool = max(limit, RERANK_POOL)
         scope = _Scope(rowid_range, item_filter, list(filter_params))
         runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
-        texts: dict[int, tuple[Any, ...]] = {}
         for match in matches:
             trees = self._expressions(match, rowid_range)
             tuned, plain = self._scored(trees, pool, scope)
@@ -314,14 +330,24 @@ class PostgresSearchStore:
                     + [rowid for ranking in semantic for rowid, _ in ranking]
                 )
             )
-            for row in self._query(
-                "SELECT rowid, item_id, page, heading, chunk_index, text FROM chunks WHERE rowid = ANY(%s)",
-                [wanted],
-            ):
-                texts[row[0]] = row
-            ranked = fused_places(runs, list(texts.values()), limit, semantic)
-            hits = {hit.rowid: hit for hit in self.load_hits([(entry.rowid, entry.score) for entry, _ in ranked])}
-            return [replace(hits[entry.rowid], folded=folded) for entry, folded in ranked if entry.rowid in hits]
+            # The candidates are read whole at once: a second round trip for the few hits
+            # returned cost more than the extra columns.
+            rows = {
+                row["rowid"]: row
+                for row in self._query(
+                    f"SELECT {_HIT_COLUMNS} FROM chunks c WHERE c.rowid = ANY(%s)", [wanted], named=True
+                )
+            }
+            candidates = [
+                (rowid, row["item_id"], row["page"], row["heading"], row["chunk_index"], row["text"])
+                for rowid, row in rows.items()
+            ]
+            ranked = fused_places(runs, candidates, limit, semantic)
+            return [
+                replace(hit_of_row(rows[entry.rowid], entry.score), folded=folded)
+                for entry, folded in ranked
+                if entry.rowid in rows
+            ]
         substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
         if substrings:
             return self.load_hits(self._scan(substrings, limit, scope))
@@ -359,14 +385,30 @@ class PostgresSearchStore:
             raise QueryError(f"the search could not run ({exc})") from None
 
     def _counts(self, terms: Sequence[str], cap: int, rowid_range: tuple[int, int] | None) -> list[int]:
-        """Chunks holding each term (within `rowid_range`), counted up to `cap`."""
-        within = " AND rowid BETWEEN %s AND %s" if rowid_range is not None else ""
-        counted = ", ".join(
-            f"(SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE terms @@ %s::tsquery{within} LIMIT %s) s)"
-            for _ in terms
-        )
-        values = [v for term in terms for v in (tsquery(self._parse(term)), *(rowid_range or ()), cap)]
-        return [int(n) for n in self._query(f"SELECT {counted}", values)[0]]
+        """Chunks holding each term (within `rowid_range`), counted up to `cap`: a one-word
+        term of the whole store from term_chunks, others by their GIN matches."""
+        trees = [self._parse(term) for term in terms]
+        known: dict[int, int] = {}
+        if rowid_range is None:
+            unions = {n: union_lexeme(t) for n, t in enumerate(trees) if isinstance(t, Phrase)}
+            counted = self._term_chunks([u for u in unions.values() if u])
+            known = {n: min(counted.get(u, 0), cap) for n, u in unions.items() if u}
+        rest = [n for n in range(len(trees)) if n not in known]
+        if rest:
+            within = " AND rowid BETWEEN %s AND %s" if rowid_range is not None else ""
+            queries = ", ".join(
+                f"(SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE terms @@ %s::tsquery{within} LIMIT %s) s)"
+                for _ in rest
+            )
+            values = [v for n in rest for v in (tsquery(trees[n]), *(rowid_range or ()), cap)]
+            known.update(zip(rest, (int(c) for c in self._query(f"SELECT {queries}", values)[0]), strict=True))
+        return [known[n] for n in range(len(trees))]
+
+    def _term_chunks(self, lexemes: Sequence[str]) -> dict[str, int]:
+        if not lexemes:
+            return {}
+        rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
+        return {text: int(count) for text, count in rows}
 
     def _coverage(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
         if not match.terms:
@@ -413,27 +455,64 @@ class PostgresSearchStore:
         chunks: dict[int, tuple[int, dict[str, Sequence[int]]]] = {}
         for rowid, length, text, spots in rows:
             chunks.setdefault(rowid, (length, {}))[1][text] = spots
-        total_chunks, total_tokens = self._query("SELECT chunks, tokens FROM chunk_totals")[0]
+        total_chunks, total_tokens, counts = self._phrase_counts(found)
         average = total_tokens / total_chunks if total_chunks else 1.0
-        idf = [_idf(total_chunks, n) for n in self._phrase_counts(found)]
+        # Per phrase: its idf, and for a one-word phrase (nearly all) the lexeme of each of
+        # its columns with the column's two weights; a longer one is matched position by
+        # position (_phrase_hits). Counts times weights of 1 and 8 add up exactly, so the
+        # sums equal FTS5's, which adds a weight per occurrence.
+        plans = [
+            (
+                _idf(total_chunks, n),
+                [(lexeme(c, p.tokens[0]), TUNED_WEIGHTS[c], PLAIN_WEIGHTS[c]) for c in p.columns]
+                if len(p.tokens) == 1
+                else None,
+                p,
+            )
+            for p, n in zip(found, counts, strict=True)
+        ]
+        boost = BM25_K1 + 1
         scores = {}
         for rowid, (length, at) in chunks.items():
-            hits = [_phrase_hits(phrase, at) for phrase in found]
             norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
-            scores[rowid] = (
-                _score(hits, idf, TUNED_WEIGHTS, norm),
-                _score(hits, idf, PLAIN_WEIGHTS, norm),
-            )
+            tuned = plain = 0.0
+            for weight, keys, phrase in plans:
+                by_tuned = by_plain = 0.0
+                if keys is not None:
+                    for key, tuned_weight, plain_weight in keys:
+                        spots = at.get(key)
+                        if spots:
+                            by_tuned += tuned_weight * len(spots)
+                            by_plain += plain_weight * len(spots)
+                else:
+                    per_column = _phrase_hits(phrase, at)
+                    by_tuned = sum(w * n for w, n in zip(TUNED_WEIGHTS, per_column, strict=True))
+                    by_plain = sum(w * n for w, n in zip(PLAIN_WEIGHTS, per_column, strict=True))
+                if by_tuned:
+                    tuned += weight * by_tuned * boost / (by_tuned + norm)
+                if by_plain:
+                    plain += weight * by_plain * boost / (by_plain + norm)
+            scores[rowid] = (tuned, plain)
         return scores
 
-    def _phrase_counts(self, found: Sequence[Phrase]) -> list[int]:
-        """Chunks of the whole store holding each phrase (in its columns): BM25's n, as
-        FTS5 counts it (over the whole table, whatever the search's scope)."""
+    def _phrase_counts(self, found: Sequence[Phrase]) -> tuple[int, int, list[int]]:
+        """The store's chunks and tokens, and the chunks holding each phrase (in its
+        columns): BM25's N, length and n, as FTS5 counts them (over the whole table,
+        whatever the search's scope). One-word phrases' n come from term_chunks with the
+        totals, in one statement; longer ones are counted by their GIN matches."""
         distinct = list(dict.fromkeys(found))
-        counted = ", ".join("(SELECT COUNT(*) FROM chunks WHERE terms @@ %s::tsquery)" for _ in distinct)
-        counts = self._query(f"SELECT {counted}", [tsquery(p) for p in distinct])[0]
-        by_phrase = dict(zip(distinct, counts, strict=True))
-        return [int(by_phrase[p]) for p in found]
+        unions = {p: union_lexeme(p) for p in distinct}
+        total_chunks, total_tokens, counted = self._query(
+            "SELECT t.chunks, t.tokens, (SELECT COALESCE(json_object_agg(lexeme, chunks), '{}')"
+            " FROM term_chunks WHERE lexeme = ANY(%s)) FROM chunk_totals t",
+            [[u for u in unions.values() if u]],
+        )[0]
+        by_phrase = {p: int(counted.get(u, 0)) for p, u in unions.items() if u}
+        rest = [p for p in distinct if p not in by_phrase]
+        if rest:
+            queries = ", ".join("(SELECT COUNT(*) FROM chunks WHERE terms @@ %s::tsquery)" for _ in rest)
+            by_phrase.update(zip(rest, self._query(f"SELECT {queries}", [tsquery(p) for p in rest])[0], strict=True))
+        return int(total_chunks), int(total_tokens), [int(by_phrase[p]) for p in found]
 
     def _scan(self, substrings: Sequence[str], limit: int, scope: _Scope) -> list[tuple[int, float]]:
         joins, where, values = scope.sql()
@@ -518,12 +597,3 @@ def _phrase_hits(phrase: Phrase, at: dict[str, Sequence[int]]) -> list[int]:
             1 for p in first or () if all(p + n in spots for n, spots in enumerate(following, start=1))
         )
     return counts
-
-
-def _score(hits: Sequence[Sequence[int]], idf: Sequence[float], weights: Sequence[float], norm: float) -> float:
-    total = 0.0
-    for per_column, weight_of_phrase in zip(hits, idf, strict=True):
-        frequency = weights[0] * per_column[0] + weights[1] * per_column[1] + weights[2] * per_column[2]
-        if frequency:
-            total += weight_of_phrase * frequency * (BM25_K1 + 1) / (frequency + norm)
-    return total
