@@ -66,8 +66,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -500,9 +499,7 @@ def main(argv: list[str]) -> int:
             args.split, systems, args.misses, BILINGUAL_QUESTIONS, args.database_url
         )
     if "documents" in args.sets:
-        report["documents"] = run_documents(
-            args.split, systems, args.misses, database_url=args.database_url
-        )
+        report["documents"] = run_documents(args.split, systems, args.misses, database_url=args.database_url)
     if "manpages" in args.sets:
         report["manpages"] = run_manpages(args.distractors, systems, args.misses, args.database_url)
     print(json.dumps(report, ensure_ascii=False, indent=2))

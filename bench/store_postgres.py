@@ -106,7 +106,10 @@ def main(argv: list[str]) -> int:
                 if chunks >= checkpoints[0]:
                     pg.conn.execute("ANALYZE")
                     timings = lockstep(
-                        {name: (lambda q, s=store: s.search(q, 10, TERMINAL)) for name, store in stores.items()},
+                        {
+                            name: (lambda q, s=store: s.search(q, 10, TERMINAL))
+                            for name, store in stores.items()
+                        },
                         queries,
                         args.rounds,
                     )

@@ -53,7 +53,6 @@ def open_store(settings: Settings) -> KnowledgeStore:
     """The store of `settings`, with embeddings when semantic search is configured."""
     from generalAgent.knowledge.store import KnowledgeStore
     from generalAgent.search.embeddings import embeddings_from_settings
-
     from generalAgent.search.store import viewer_from_settings
 
     return KnowledgeStore(

@@ -26,7 +26,9 @@ COLUMNS = ("text", "text_jieba", "title")
 # A lexeme no tsvector holds (every one starts with its column's digit): matches nothing.
 NO_LEXEME = "'-'"
 
-_TOKEN = re.compile(r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<op>AND|OR)\b|\{(?P<columns>[^}]*)\}\s*:\s*"(?P<string>(?:[^"]|"")*)")')
+_TOKEN = re.compile(
+    r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<op>AND|OR)\b|\{(?P<columns>[^}]*)\}\s*:\s*"(?P<string>(?:[^"]|"")*)")'
+)
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def lexeme(column: int, token: str) -> str:
 # The column pairs query.py's terms name, and the letter of their union lexemes: a chunk's
 # tsvector also holds each of its words once per pair it occurs in, without positions, so
 # the chunks holding a one-word phrase of either pair are counted from one lexeme.
-UNIONS = {(0, 2): "a", (1, 2): "b"}
+UNIONS: dict[tuple[int, ...], str] = {(0, 2): "a", (1, 2): "b"}
 
 
 def union_lexemes(columns: Sequence[Sequence[str]]) -> set[str]:
@@ -163,6 +165,8 @@ def _primary(
             raise ValueError("a parenthesis is not closed")
         return tree, position + 1
     if kind == "phrase":
-        columns, text = value  # type: ignore[misc]
+        assert isinstance(value, tuple)
+        columns: tuple[int, ...] = value[0]
+        text: str = value[1]
         return Phrase(columns, tuple(tokenize(text))), position + 1
     raise ValueError(f"unexpected {kind!r}")

@@ -60,7 +60,14 @@ from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import BM25, PLAIN_BM25
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, segment_rows
-from generalAgent.search.store import ITEM_FIELDS, SpaceError, StoredItem, Viewer, _check_write, nearest_by_scan
+from generalAgent.search.store import (
+    ITEM_FIELDS,
+    SpaceError,
+    StoredItem,
+    Viewer,
+    _check_write,
+    nearest_by_scan,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +111,11 @@ def tsvector_literal(columns: Sequence[Sequence[str]]) -> tuple[str, int]:
             if len(kept) < MAX_POSITIONS:
                 kept.append(min(position, MAX_POSITION))
     parts = [_quoted_lexeme(word) for word in union_lexemes(columns) if _fits(word)]
-    parts += [f"{_quoted_lexeme(text)}:{','.join(map(str, sorted(set(spots))))}" for text, spots in positions.items() if _fits(text)]
+    parts += [
+        f"{_quoted_lexeme(text)}:{','.join(map(str, sorted(set(spots))))}"
+        for text, spots in positions.items()
+        if _fits(text)
+    ]
     return " ".join(parts), position
 
 
@@ -270,7 +281,7 @@ class PostgresSearchStore:
         from psycopg.rows import dict_row, tuple_row
 
         with self._lock:
-            cursor = self.conn.cursor(row_factory=dict_row if named else tuple_row)  # type: ignore[arg-type]
+            cursor = self.conn.cursor(row_factory=dict_row if named else tuple_row)
             return cursor.execute(sql, list(params)).fetchall()
 
     # -- searching -----------------------------------------------------------------------
@@ -293,7 +304,9 @@ class PostgresSearchStore:
         if domain:
             where += " AND i.domain = %s"
             params.append(domain)
-        return self.find_chunks(query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic)
+        return self.find_chunks(
+            query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic
+        )
 
     def find_chunks(
         self,
@@ -357,7 +370,9 @@ class PostgresSearchStore:
         if not scored:
             return []
         rows = self._query(
-            f"SELECT {_HIT_COLUMNS} FROM chunks c WHERE c.rowid = ANY(%s)", [[r for r, _ in scored]], named=True
+            f"SELECT {_HIT_COLUMNS} FROM chunks c WHERE c.rowid = ANY(%s)",
+            [[r for r, _ in scored]],
+            named=True,
         )
         by_rowid = {row["rowid"]: row for row in rows}
         return [hit_of_row(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
@@ -371,12 +386,17 @@ class PostgresSearchStore:
             chunks = rowid_range[1] - rowid_range[0] + 1
         else:
             chunks = self._query("SELECT COALESCE(MAX(rowid), 0) FROM chunks")[0][0]
-        rare, common = split_rare(match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range))
+        rare, common = split_rare(
+            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range)
+        )
         if not rare:
             return []
         if not common:
             return [self._parse(" OR ".join(rare))]
-        return [self._parse(f"({' OR '.join(rare)}) AND ({' OR '.join(common)})"), self._parse(" OR ".join(rare))]
+        return [
+            self._parse(f"({' OR '.join(rare)}) AND ({' OR '.join(common)})"),
+            self._parse(" OR ".join(rare)),
+        ]
 
     def _parse(self, expression: str) -> Expression:
         try:
@@ -401,7 +421,9 @@ class PostgresSearchStore:
                 for _ in rest
             )
             values = [v for n in rest for v in (tsquery(trees[n]), *(rowid_range or ()), cap)]
-            known.update(zip(rest, (int(c) for c in self._query(f"SELECT {queries}", values)[0]), strict=True))
+            known.update(
+                zip(rest, (int(c) for c in self._query(f"SELECT {queries}", values)[0]), strict=True)
+            )
         return [known[n] for n in range(len(trees))]
 
     def _term_chunks(self, lexemes: Sequence[str]) -> dict[str, int]:
@@ -445,7 +467,8 @@ class PostgresSearchStore:
         rows = self._query(
             # Only the query's lexemes are unnested: setweight marks them (A), ts_filter keeps
             # the marked, both in C; unnesting whole tsvectors was most of a search's time.
-            "SELECT c.rowid, c.tokens, u.lexeme, u.positions FROM chunks c" + joins
+            "SELECT c.rowid, c.tokens, u.lexeme, u.positions FROM chunks c"
+            + joins
             + " CROSS JOIN LATERAL unnest(ts_filter(setweight(c.terms, 'A', %s), '{a}')) u"
             + f" WHERE c.terms @@ %s::tsquery{where}",
             [wanted, tsquery(tree), *values],
@@ -511,7 +534,9 @@ class PostgresSearchStore:
         rest = [p for p in distinct if p not in by_phrase]
         if rest:
             queries = ", ".join("(SELECT COUNT(*) FROM chunks WHERE terms @@ %s::tsquery)" for _ in rest)
-            by_phrase.update(zip(rest, self._query(f"SELECT {queries}", [tsquery(p) for p in rest])[0], strict=True))
+            by_phrase.update(
+                zip(rest, self._query(f"SELECT {queries}", [tsquery(p) for p in rest])[0], strict=True)
+            )
         return int(total_chunks), int(total_tokens), [int(by_phrase[p]) for p in found]
 
     def _scan(self, substrings: Sequence[str], limit: int, scope: _Scope) -> list[tuple[int, float]]:

@@ -180,7 +180,10 @@ class SqliteSearchStore:
     def delete_item(self, item_id: str, viewer: Viewer) -> bool:
         where, params = viewer.where("items", "?")
         with transaction(self.conn):
-            return self.conn.execute(f"DELETE FROM items WHERE id = ? AND {where}", [item_id, *params]).rowcount > 0
+            return (
+                self.conn.execute(f"DELETE FROM items WHERE id = ? AND {where}", [item_id, *params]).rowcount
+                > 0
+            )
 
     def get_item(self, item_id: str, viewer: Viewer) -> StoredItem | None:
         items = self._items(viewer, "items.id = ?", [item_id])
@@ -191,7 +194,9 @@ class SqliteSearchStore:
 
     def _items(self, viewer: Viewer, condition: str, params: list[Any]) -> list[StoredItem]:
         where, values = viewer.where("items", "?")
-        columns = ", ".join(ITEM_CONTENT + " AS content" if name == "content" else name for name in ITEM_FIELDS)
+        columns = ", ".join(
+            ITEM_CONTENT + " AS content" if name == "content" else name for name in ITEM_FIELDS
+        )
         rows = self.conn.execute(
             f"SELECT {columns} FROM items WHERE {where}{' AND ' + condition if condition else ''}"
             " ORDER BY created_at, id",

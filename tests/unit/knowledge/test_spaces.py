@@ -84,7 +84,17 @@ def test_kb_add_and_search_take_a_space_of_the_users_teams(settings: Settings, d
     def kb(settings: Settings, *args: str):  # type: ignore[no-untyped-def]
         return CliRunner().invoke(app, ["kb", *args], obj=settings)
 
-    added = kb(as_user("alice", "team"), "add", "--title", "Fjord", "--content", "fjord notes", "--space", "team", "--json")
+    added = kb(
+        as_user("alice", "team"),
+        "add",
+        "--title",
+        "Fjord",
+        "--content",
+        "fjord notes",
+        "--space",
+        "team",
+        "--json",
+    )
     assert added.exit_code == 0, added.output
     refused = kb(as_user("carol", ""), "add", "--title", "X", "--content", "fjord", "--space", "team")
     assert refused.exit_code != 0 and "not a member" in refused.output

@@ -102,7 +102,9 @@ def put(
         owner=viewer.user,
         space=space,
     )
-    return store.put_item(item, rows_of(item_id, texts, pages=True), viewer, vectors, "test-model" if vectors else "")
+    return store.put_item(
+        item, rows_of(item_id, texts, pages=True), viewer, vectors, "test-model" if vectors else ""
+    )
 
 
 def found(store: SearchStore, query: str | list[str], viewer: Viewer = TERMINAL, **scope: str) -> list[str]:
@@ -153,7 +155,9 @@ def test_replacing_an_item_replaces_its_chunks_and_deleting_it_deletes_them(stor
     assert not store.delete_item("note", TERMINAL)
 
 
-def test_chunks_of_one_item_have_consecutive_rowids_and_a_window_reads_them_in_order(store: SearchStore) -> None:
+def test_chunks_of_one_item_have_consecutive_rowids_and_a_window_reads_them_in_order(
+    store: SearchStore,
+) -> None:
     put(store, "a", ["alpha one", "alpha two"])
     rowids = put(store, "b", ["beta one", "beta two", "beta three"])
     assert rowids == list(range(rowids[0], rowids[0] + 3))
@@ -217,8 +221,19 @@ def corpus(items: int, chunks_per_item: int, seed: int = 7) -> dict[str, list[st
     """Deterministic text in both languages with common and rare words: enough chunks for
     the large-index pruning (over CANDIDATE_BUDGET) to take place."""
     rng = random.Random(seed)
-    english = "file option system archive network user process memory command output".split()
-    rare = "walrus fjord quasar zeppelin obsidian".split()
+    english = [
+        "file",
+        "option",
+        "system",
+        "archive",
+        "network",
+        "user",
+        "process",
+        "memory",
+        "command",
+        "output",
+    ]
+    rare = ["walrus", "fjord", "quasar", "zeppelin", "obsidian"]
     chinese = ["文件", "系统", "网络", "用户", "进程", "内存", "命令", "输出", "海象", "峡湾"]
     result = {}
     for n in range(items):
@@ -283,7 +298,9 @@ def test_the_postgresql_schema_is_versioned_and_a_newer_one_is_refused(
     url, schema = pg_schema
     with PostgresSearchStore(url, settings.documents, schema=schema) as first:
         put(first, "kept", ["a note that must survive"])
-        version = first.conn.execute("SELECT version FROM schema_versions WHERE track = 'index'").fetchone()[0]
+        version = first.conn.execute("SELECT version FROM schema_versions WHERE track = 'index'").fetchone()[
+            0
+        ]
         assert version == len(MIGRATIONS)
     with PostgresSearchStore(url, settings.documents, schema=schema) as again:  # nothing applied twice
         assert found(again, "survive") == ["kept"]
