@@ -264,21 +264,25 @@ class KnowledgeStore(IndexDatabase):
         return self.conn.execute(f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params).fetchone()[0]
 
     def get_domains(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT domain FROM items ORDER BY 1")]
+        mine, params = self._mine()
+        return [
+            r[0]
+            for r in self.conn.execute(f"SELECT DISTINCT domain FROM items WHERE {mine} ORDER BY 1", params)
+        ]
 
     def get_categories(self, domain: str | None = None) -> list[str]:
-        sql = "SELECT DISTINCT category FROM items WHERE category != ''"
-        params: list[Any] = []
+        mine, params = self._mine()
+        sql = f"SELECT DISTINCT category FROM items WHERE category != '' AND {mine}"
         if domain is not None:
             sql += " AND domain = ?"
             params.append(domain)
         return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
 
     def get_tags(self, domain: str | None = None) -> list[str]:
-        sql = "SELECT DISTINCT t.tag FROM item_tags t"
-        params: list[Any] = []
+        mine, params = self.viewer.where("i", "?")
+        sql = f"SELECT DISTINCT t.tag FROM item_tags t JOIN items i ON i.id = t.item_id WHERE {mine}"
         if domain is not None:
-            sql += " JOIN items i ON i.id = t.item_id WHERE i.domain = ?"
+            sql += " AND i.domain = ?"
             params.append(domain)
         return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
 
@@ -298,10 +302,12 @@ class KnowledgeStore(IndexDatabase):
         self, item_id: str, first: int | None = None, last: int | None = None
     ) -> list[KnowledgeChunk]:
         """The item's chunks in order (optionally only chunk_index first..last)."""
+        mine, params = self._mine()
         rows = self.conn.execute(
             f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
-            " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
-            (item_id, -1 if first is None else first, 2**62 if last is None else last),
+            " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ?"
+            f" AND EXISTS (SELECT 1 FROM items WHERE items.id = c.item_id AND {mine}) ORDER BY c.chunk_index",
+            (item_id, -1 if first is None else first, 2**62 if last is None else last, *params),
         ).fetchall()
         return [_chunk(row) for row in rows]
 
@@ -309,9 +315,11 @@ class KnowledgeStore(IndexDatabase):
         return self.conn.execute("SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()[0]
 
     def get_chunk_by_id(self, chunk_id: str) -> KnowledgeChunk | None:
+        mine, params = self._mine()
         row = self.conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?",
-            (chunk_id,),
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?"
+            f" AND EXISTS (SELECT 1 FROM items WHERE items.id = c.item_id AND {mine})",
+            (chunk_id, *params),
         ).fetchone()
         return _chunk(row) if row else None
 

@@ -31,7 +31,12 @@ def titles(store: KnowledgeStore, query: str, space: str | None = None) -> list[
 
 def test_a_user_sees_their_own_notes_and_their_teams_never_anothers_private_ones(settings: Settings) -> None:
     with store_of(settings, ALICE) as alice:
-        private = alice.add_knowledge("Alice's salary", "My walrus salary is 9000.")
+        private = alice.add_knowledge(
+            "Alice's salary", "My walrus salary is 9000.", domain="hr", tags=["payroll"]
+        )
+        private_chunk = alice.get_chunks_for_item(private.id)[0].id
+        assert alice.get_chunk_by_id(private_chunk) is not None
+        assert "hr" in alice.get_domains() and "payroll" in alice.get_tags()
         shared = alice.add_knowledge("Walrus handbook", "The walrus handbook for everyone.", space="team")
     with store_of(settings, BOB) as bob:
         bob.add_knowledge("Bob's walrus sketch", "Bob draws a walrus.")
@@ -45,6 +50,9 @@ def test_a_user_sees_their_own_notes_and_their_teams_never_anothers_private_ones
             bob.resolve_id(private.id[:12])
         assert {i.title for i in bob.list_knowledge()} == {"Bob's walrus sketch", "Walrus handbook"}
         assert titles(bob, "walrus", space="team") == ["Walrus handbook"]
+        assert bob.get_chunks_for_item(private.id) == []
+        assert bob.get_chunk_by_id(private_chunk) is None
+        assert "hr" not in bob.get_domains() and "payroll" not in bob.get_tags()
         assert titles(bob, "walrus", space="") == ["Bob's walrus sketch"]
     with store_of(settings, CAROL) as carol:
         assert titles(carol, "walrus") == []
