@@ -37,6 +37,12 @@ Systems, on the very same chunks of the very same index:
   shows with it; on the documents set relevance is by place, which folding leaves alone);
 - `bm25`: bm25s (Okapi BM25, k1 1.5, b 0.75) over the chunk text, tokenized as
   bench/search_index.py does (lower-case words, jieba search-mode words for Chinese);
+- `postgres`: ours on the PostgreSQL search store (search/postgres_store.py), the very same
+  items and chunks copied into a throw-away schema of the database `--database-url` names
+  (default GENERALAGENT_TEST_DATABASE_URL): FTS5's tokens in a tsvector, FTS5's BM25
+  computed from its counts, the same re-ranking and fusion. It must score within 0.02
+  recall@5 of `ours` (issue 36); a hit's folded chunks are read from indexes.db, where
+  they are the same chunks;
 - `hybrid`: ours fused with the cosine ranking of chunk embeddings by reciprocal rank
   fusion (k 60, as knowledge search fuses them), when EMBEDDING_LOCAL_MODEL names a model
   (documents set only: embedding the 65k man-page chunks takes most of an hour on a CPU).
@@ -60,7 +66,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +80,7 @@ from generalAgent.documents.search import FOLDED_CONTEXT
 from generalAgent.search.lookup import chunks_at, find_chunks
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
 from generalAgent.search.storage import item_rowid_range
+from generalAgent.search.store import copy_store
 
 DATA = Path(__file__).resolve().parent / "data"
 QUESTIONS = DATA / "retrieval_questions.jsonl"
@@ -212,6 +220,27 @@ def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
     return hits
 
 
+@contextmanager
+def postgres_copy(index: SearchIndex, systems: list[str], url: str) -> Iterator[Any]:
+    """The index copied into a throw-away schema of the PostgreSQL store when `postgres` is
+    among the systems (else None); the schema is dropped afterwards."""
+    if "postgres" not in systems:
+        yield None
+        return
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    if not url:
+        sys.exit("postgres: set --database-url or GENERALAGENT_TEST_DATABASE_URL")
+    schema = f"bench_{os.getpid()}_{time.monotonic_ns()}"
+    store = PostgresSearchStore(url, index.settings, schema=schema)
+    try:
+        copy_store(index.conn, store)
+        yield store
+    finally:
+        store.conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+        store.close()
+
+
 # -- metrics -------------------------------------------------------------------------------
 def score(
     hits: list[Hit],
@@ -247,10 +276,12 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, float]:
 
 
 # -- the man-page set ----------------------------------------------------------------------
-def run_manpages(distractors: int, systems: list[str], show_misses: bool) -> dict[str, Any]:
+def run_manpages(
+    distractors: int, systems: list[str], show_misses: bool, database_url: str = ""
+) -> dict[str, Any]:
     questions = load_questions()
     pages = build_corpus(questions, distractors)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
         with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
             titles: dict[str, str] = {}
@@ -266,6 +297,9 @@ def run_manpages(distractors: int, systems: list[str], show_misses: bool) -> dic
             if "bm25" in systems:
                 bm25 = PlainBM25(ChunkTable(index))
                 rankers["bm25"] = lambda q: bm25.rank(q["question"])
+            postgres = stack.enter_context(postgres_copy(index, systems, database_url))
+            if postgres is not None:
+                rankers["postgres"] = lambda q: as_hits(postgres.find_chunks(q["question"], TOP), index.conn)
 
             def relevant_for(question: dict) -> Callable[[Hit], bool]:
                 target = f"{question['lang']}/{question['page']}"
@@ -312,12 +346,16 @@ def check_evidence(questions: list[dict], texts: dict[tuple[str, object], str]) 
 
 
 def run_documents(
-    split: str, systems: list[str], show_misses: bool, source: Path = DOCUMENT_QUESTIONS
+    split: str,
+    systems: list[str],
+    show_misses: bool,
+    source: Path = DOCUMENT_QUESTIONS,
+    database_url: str = "",
 ) -> dict[str, Any]:
     questions = [q for q in load_document_questions(source) if split == "all" or q["split"] == split]
     questions += with_renderings(questions)
     model = os.environ.get("EMBEDDING_LOCAL_MODEL")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
         with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
             items: dict[str, str] = {}  # doc key -> item id
@@ -353,6 +391,11 @@ def run_documents(
                 )
 
             rankers: dict[str, Ranker] = {"ours": ours}
+            postgres = stack.enter_context(postgres_copy(index, systems, database_url))
+            if postgres is not None:
+                rankers["postgres"] = lambda q: as_hits(
+                    postgres.find_chunks(q["question"], TOP, rowid_range=peers[q["doc"]]["range"])
+                )
             if "bm25" in systems:
                 rankers["bm25"] = lambda q: peers[q["doc"]]["bm25"].rank(q["question"])
             if "hybrid" in systems and model:
@@ -439,7 +482,12 @@ def main(argv: list[str]) -> int:
         "--sets", default="bilingual,documents,manpages", help="bilingual, documents, manpages (any of them)"
     )
     parser.add_argument("--split", default="held-out", choices=("tune", "held-out", "all"))
-    parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid")
+    parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid, postgres")
+    parser.add_argument(
+        "--database-url",
+        default=os.environ.get("GENERALAGENT_TEST_DATABASE_URL", ""),
+        help="PostgreSQL for the postgres system",
+    )
     parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
     parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
     args = parser.parse_args(argv)
@@ -447,11 +495,13 @@ def main(argv: list[str]) -> int:
     load_jieba()
     report: dict[str, Any] = {}
     if "bilingual" in args.sets:
-        report["bilingual"] = run_documents(args.split, systems, args.misses, BILINGUAL_QUESTIONS)
+        report["bilingual"] = run_documents(
+            args.split, systems, args.misses, BILINGUAL_QUESTIONS, args.database_url
+        )
     if "documents" in args.sets:
-        report["documents"] = run_documents(args.split, systems, args.misses)
+        report["documents"] = run_documents(args.split, systems, args.misses, database_url=args.database_url)
     if "manpages" in args.sets:
-        report["manpages"] = run_manpages(args.distractors, systems, args.misses)
+        report["manpages"] = run_manpages(args.distractors, systems, args.misses, args.database_url)
     print(json.dumps(report, ensure_ascii=False, indent=2))
     return 0
 

@@ -43,6 +43,10 @@ Domain = Annotated[str | None, typer.Option("--domain", "-d", help=_("Only this 
 Category = Annotated[str | None, typer.Option("--category", "-c", help=_("Only this category"))]
 Tags = Annotated[list[str] | None, typer.Option("--tag", "-t", help=_("Tag (repeatable)"))]
 AsJson = Annotated[bool, typer.Option("--json", help=_("Machine-readable output"))]
+Space = Annotated[
+    str | None,
+    typer.Option("--space", "-s", help=_("A team space of yours (SEARCH_TEAMS); default: your own")),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -71,6 +75,7 @@ def add_command(
     domain: Annotated[str, typer.Option("--domain", "-d", help=_("Domain"))] = "general",
     category: Annotated[str, typer.Option("--category", "-c", help=_("Category"))] = "",
     tags: Tags = None,
+    space: Space = None,
     as_json: AsJson = False,
 ) -> None:
     """Add a note (--title/--content) or the text of a file."""
@@ -97,6 +102,7 @@ def add_command(
                 source="file" if file else "user",
                 source_path=source_path,
                 blocks=blocks,
+                space=space or "",
             )
             chunks = store.count_chunks(item.id)
     except STORE_ERRORS as exc:
@@ -124,6 +130,7 @@ def search_command(
         ),
     ] = None,
     sort: Annotated[str, typer.Option("--sort", help=_("relevance | date | title"))] = "relevance",
+    space: Space = None,
     as_json: AsJson = False,
 ) -> None:
     """Search the knowledge base (notes, built-in knowledge and indexed files)."""
@@ -141,6 +148,7 @@ def search_command(
                 max_results=max_results,
                 sort=sort,
                 budget=ContentBudget.from_settings(settings.documents),
+                space=space,
             )
     except INDEX_ERRORS as exc:
         fail(str(exc), EXIT_FAILED)

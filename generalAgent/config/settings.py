@@ -225,6 +225,16 @@ class PathSettings(SettingsGroup):
         description="PostgreSQL for conversation checkpoints, e.g. postgresql://user:pass@host:5432/db "
         "(needs the postgres extra); unset = SQLite in DATA_DIR/sessions.db",
     )
+    search_user: str = Field(
+        default="",
+        description="Whose private space notes and documents go to in a shared search store; "
+        "unset = the terminal's one user",
+    )
+    search_teams: str = Field(
+        default="",
+        description="Team spaces this user searches and may add to (comma-separated, e.g. team,ops); "
+        "unset = none",
+    )
 
     @field_validator("log_level", mode="before")
     @classmethod

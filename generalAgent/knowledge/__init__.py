@@ -53,5 +53,11 @@ def open_store(settings: Settings) -> KnowledgeStore:
     """The store of `settings`, with embeddings when semantic search is configured."""
     from generalAgent.knowledge.store import KnowledgeStore
     from generalAgent.search.embeddings import embeddings_from_settings
+    from generalAgent.search.store import viewer_from_settings
 
-    return KnowledgeStore(settings.paths.indexes_db, settings.documents, embeddings_from_settings(settings))
+    return KnowledgeStore(
+        settings.paths.indexes_db,
+        settings.documents,
+        embeddings_from_settings(settings),
+        viewer_from_settings(settings.paths),
+    )

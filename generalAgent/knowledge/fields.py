@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from generalAgent.search.schema import DOCUMENTS_DOMAIN
+from generalAgent.search.store import TERMINAL, Viewer
 
 MAX_TITLE_CHARS = 500
 MAX_TAGS = 50
@@ -24,12 +25,27 @@ def item_filter(
     tags: Iterable[str] | None,
     alias: str = "i",
     session_files: str | None = None,
+    viewer: Viewer = TERMINAL,
+    space: str | None = None,
 ) -> tuple[str, list[Any]]:
     """SQL condition on items (`alias`) for the filters, and its parameters. Indexed files
     under `session_files` (a folder, the sessions' workspaces) are left out: a file attached
-    in one session is that session's document, not the knowledge base (kb add adds it)."""
+    in one session is that session's document, not the knowledge base (kb add adds it).
+
+    A `viewer` other than the terminal's sees only its own private items and its teams'
+    (search/store.py); `space` keeps one of those spaces ('' = the private one). The
+    terminal's condition is left out of the SQL, so a search of the whole base keeps
+    sqlite-vec's KNN index (which takes no condition): the store drops any item not the
+    viewer's when it reads the hits' items (`KnowledgeStore.get_items`)."""
     where: list[str] = []
     params: list[Any] = []
+    if viewer != TERMINAL:
+        condition, values = viewer.where(alias, "?")
+        where.append(condition)
+        params.extend(values)
+    if space is not None:
+        where.append(f"{alias}.space = ?")
+        params.append(space)
     if session_files:
         where.append(f"NOT ({alias}.domain = ? AND substr(coalesce({alias}.source_path, ''), 1, ?) = ?)")
         params.extend([DOCUMENTS_DOMAIN, len(session_files), session_files])

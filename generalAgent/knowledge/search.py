@@ -32,6 +32,7 @@ from generalAgent.search.query import build_match_query, normalise_query, phrasi
 from generalAgent.search.results import SearchResult
 from generalAgent.search.segmentation import CJK_RUN
 from generalAgent.search.semantic import nearest_chunks
+from generalAgent.search.store import TERMINAL, Viewer
 
 RRF_K = 60
 SORTS = ("relevance", "date", "title")
@@ -48,9 +49,18 @@ class Filters:
     category: str | None = None
     tags: tuple[str, ...] = ()
     session_files: str | None = None  # attachments of sessions, left out (store.item_filter)
+    viewer: Viewer = TERMINAL  # whose search it is (search/store.py)
+    space: str | None = None  # only this space of the viewer's
 
     def sql(self) -> tuple[str, list[Any]]:
-        return item_filter(self.domain, self.category, self.tags, session_files=self.session_files)
+        return item_filter(
+            self.domain,
+            self.category,
+            self.tags,
+            session_files=self.session_files,
+            viewer=self.viewer,
+            space=self.space,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,16 +92,20 @@ def search_knowledge(
     min_score: float = 0.0,
     sort: str = "relevance",
     budget: ContentBudget | None = None,
+    space: str | None = None,
 ) -> KnowledgeSearch:
     """The items that answer `query`, best first (or by `sort`), within `budget`.
 
     `query` is one string or several phrasings of one question (e.g. the user's words and
     their English rendering), each ranked and all fused by rank. `budget=None` returns the
-    results unshortened (tests compare the two).
+    results unshortened (tests compare the two). `space`: only that space of the store's
+    viewer ('' = the viewer's private one); unset = every space the viewer sees.
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
-    filters = Filters(domain or None, category or None, tuple(tags or ()), store.session_files)
+    filters = Filters(
+        domain or None, category or None, tuple(tags or ()), store.session_files, store.viewer, space
+    )
     wanted = store.settings.search_max_results_default if max_results is None else max_results
     limit = max(1, min(int(wanted), MAX_RESULTS))
     matched_cap = budget.matched_chunks if budget is not None else 5

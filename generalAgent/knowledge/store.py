@@ -32,6 +32,7 @@ from generalAgent.search.embeddings import Embedder, EmbeddingError
 from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.search.schema import DOCUMENTS_DOMAIN, ITEM_CONTENT, now_iso
 from generalAgent.search.storage import ChunkRow, replace_chunks, segment_rows
+from generalAgent.search.store import PRIVATE, PUBLIC, TERMINAL, Viewer
 
 _ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
 # What is read: an indexed file's text is kept apart, in document_texts (see ITEM_CONTENT).
@@ -51,9 +52,18 @@ class KnowledgeStore(IndexDatabase):
 
     TRACKS = (TRACK,)  # the knowledge base's tables (knowledge/schema.py), beside the index's
 
-    def __init__(self, db_path: Path, settings: DocumentSettings, embedder: Embedder | None = None) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        settings: DocumentSettings,
+        embedder: Embedder | None = None,
+        viewer: Viewer = TERMINAL,
+    ) -> None:
+        """`viewer`: whose store it is (search/store.py): it reads, changes and deletes
+        only its own private items and its teams', and adds into those spaces only."""
         super().__init__(db_path, settings)
         self.embedder = embedder
+        self.viewer = viewer
         # Set when embeddings failed; search reports it once, then lexical search carries on.
         self.embedding_problem: str | None = None
         self.embedding_problem_told = False
@@ -82,12 +92,21 @@ class KnowledgeStore(IndexDatabase):
         source_path: str | None = None,
         priority: int = 1,
         blocks: Sequence[Block] | None = None,
+        space: str = PRIVATE,
     ) -> KnowledgeItem:
         """Store a new item, chunked and indexed; `KnowledgeError` for unusable fields.
 
         `blocks` (a document's extracted pages, slides or sheets) replace `content`: the item's
         content is their text and each chunk keeps its page, so results can cite it.
+        `space`: a team space of the viewer's, or its private one ('').
         """
+        space = space.strip()
+        if not self.viewer.may_write(self.viewer.user, space):
+            teams = ", ".join(self.viewer.teams) or "none"
+            raise KnowledgeError(
+                f"You are not a member of the space {space!r} (your team spaces: {teams}); "
+                "set SEARCH_TEAMS, or leave the space out for your own."
+            )
         if blocks is not None:
             content = chunk_blocks(blocks, self.chunking)[0]
         item = KnowledgeItem(
@@ -108,8 +127,8 @@ class KnowledgeStore(IndexDatabase):
         prepared = self._prepare_chunks(item, blocks)
         with transaction(self.conn) as conn:
             conn.execute(
-                f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                _item_row(item),
+                f"INSERT INTO items ({_ITEM_COLUMNS}, owner, space) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*_item_row(item), self.viewer.user, space),
             )
             _write_tags(conn, item.id, item.tags)
             self._write_chunks(conn, item.id, *prepared)
@@ -179,20 +198,30 @@ class KnowledgeStore(IndexDatabase):
 
     def delete_knowledge(self, item_id: str) -> bool:
         """Delete the item with its tags, chunks, FTS rows and vectors; False if unknown."""
+        mine, params = self._mine()
         with transaction(self.conn) as conn:
-            return conn.execute("DELETE FROM items WHERE id = ?", (item_id,)).rowcount > 0
+            return conn.execute(f"DELETE FROM items WHERE id = ? AND {mine}", (item_id, *params)).rowcount > 0
 
     def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
-        row = self.conn.execute(f"SELECT {_ITEM_FIELDS} FROM items WHERE id = ?", (item_id,)).fetchone()
+        mine, params = self._mine()
+        row = self.conn.execute(
+            f"SELECT {_ITEM_FIELDS} FROM items WHERE id = ? AND {mine}", (item_id, *params)
+        ).fetchone()
         return self._items([row])[0] if row else None
+
+    def _mine(self) -> tuple[str, list[Any]]:
+        """SQL condition on `items` for the items this store's viewer sees."""
+        return self.viewer.where("items", "?")
 
     def resolve_id(self, reference: str) -> str:
         """The id of the one item whose id starts with `reference` (a shortened id from
         `kb list` works); `KnowledgeError` when none or several do."""
         prefix = reference.strip().lower()
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        mine, params = self._mine()
         rows = self.conn.execute(
-            "SELECT id FROM items WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT 6", (escaped + "%",)
+            f"SELECT id FROM items WHERE id LIKE ? ESCAPE '\\' AND {mine} ORDER BY id LIMIT 6",
+            (escaped + "%", *params),
         ).fetchall()
         ids = [row["id"] for row in rows]
         if prefix in ids:
@@ -208,8 +237,9 @@ class KnowledgeStore(IndexDatabase):
         if not item_ids:
             return {}
         marks = ",".join("?" * len(item_ids))
+        mine, params = self._mine()
         rows = self.conn.execute(
-            f"SELECT {_ITEM_FIELDS} FROM items WHERE id IN ({marks})", list(item_ids)
+            f"SELECT {_ITEM_FIELDS} FROM items WHERE id IN ({marks}) AND {mine}", [*item_ids, *params]
         ).fetchall()
         return {item.id: item for item in self._items(rows)}
 
@@ -222,7 +252,9 @@ class KnowledgeStore(IndexDatabase):
         offset: int = 0,
     ) -> list[KnowledgeItem]:
         """Items matching the filters, most recently updated first."""
-        where, params = item_filter(domain, category, tags, alias="items", session_files=self.session_files)
+        where, params = item_filter(
+            domain, category, tags, alias="items", session_files=self.session_files, viewer=self.viewer
+        )
         rows = self.conn.execute(
             f"SELECT {_ITEM_FIELDS} FROM items WHERE {where or '1'}"
             " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
@@ -231,25 +263,31 @@ class KnowledgeStore(IndexDatabase):
         return self._items(rows)
 
     def count_knowledge(self, domain: str | None = None) -> int:
-        where, params = item_filter(domain, None, None, alias="items", session_files=self.session_files)
+        where, params = item_filter(
+            domain, None, None, alias="items", session_files=self.session_files, viewer=self.viewer
+        )
         return self.conn.execute(f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params).fetchone()[0]
 
     def get_domains(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT DISTINCT domain FROM items ORDER BY 1")]
+        mine, params = self._mine()
+        return [
+            r[0]
+            for r in self.conn.execute(f"SELECT DISTINCT domain FROM items WHERE {mine} ORDER BY 1", params)
+        ]
 
     def get_categories(self, domain: str | None = None) -> list[str]:
-        sql = "SELECT DISTINCT category FROM items WHERE category != ''"
-        params: list[Any] = []
+        mine, params = self._mine()
+        sql = f"SELECT DISTINCT category FROM items WHERE category != '' AND {mine}"
         if domain is not None:
             sql += " AND domain = ?"
             params.append(domain)
         return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
 
     def get_tags(self, domain: str | None = None) -> list[str]:
-        sql = "SELECT DISTINCT t.tag FROM item_tags t"
-        params: list[Any] = []
+        mine, params = self.viewer.where("i", "?")
+        sql = f"SELECT DISTINCT t.tag FROM item_tags t JOIN items i ON i.id = t.item_id WHERE {mine}"
         if domain is not None:
-            sql += " JOIN items i ON i.id = t.item_id WHERE i.domain = ?"
+            sql += " AND i.domain = ?"
             params.append(domain)
         return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
 
@@ -269,10 +307,12 @@ class KnowledgeStore(IndexDatabase):
         self, item_id: str, first: int | None = None, last: int | None = None
     ) -> list[KnowledgeChunk]:
         """The item's chunks in order (optionally only chunk_index first..last)."""
+        mine, params = self._mine()
         rows = self.conn.execute(
             f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
-            " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
-            (item_id, -1 if first is None else first, 2**62 if last is None else last),
+            " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ?"
+            f" AND EXISTS (SELECT 1 FROM items WHERE items.id = c.item_id AND {mine}) ORDER BY c.chunk_index",
+            (item_id, -1 if first is None else first, 2**62 if last is None else last, *params),
         ).fetchall()
         return [_chunk(row) for row in rows]
 
@@ -280,9 +320,11 @@ class KnowledgeStore(IndexDatabase):
         return self.conn.execute("SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()[0]
 
     def get_chunk_by_id(self, chunk_id: str) -> KnowledgeChunk | None:
+        mine, params = self._mine()
         row = self.conn.execute(
-            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?",
-            (chunk_id,),
+            f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?"
+            f" AND EXISTS (SELECT 1 FROM items WHERE items.id = c.item_id AND {mine})",
+            (chunk_id, *params),
         ).fetchone()
         return _chunk(row) if row else None
 
@@ -365,11 +407,11 @@ class KnowledgeStore(IndexDatabase):
         prepared = self._prepare_chunks(item)
         with transaction(self.conn) as conn:
             conn.execute(
-                f"INSERT INTO items ({_ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                f"INSERT INTO items ({_ITEM_COLUMNS}, space) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(id) DO UPDATE SET domain = excluded.domain,"
                 " category = excluded.category, title = excluded.title,"
-                " content = excluded.content, updated_at = excluded.updated_at",
-                _item_row(item),
+                " content = excluded.content, updated_at = excluded.updated_at, space = excluded.space",
+                (*_item_row(item), PUBLIC),  # everyone's: no user wrote it
             )
             _write_tags(conn, item.id, item.tags)
             self._write_chunks(conn, item.id, *prepared)

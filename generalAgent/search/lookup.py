@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -239,15 +239,23 @@ def _rare_and_common(
         chunks = rowid_range[1] - rowid_range[0] + 1
     else:
         chunks = conn.execute("SELECT MAX(rowid) FROM chunks").fetchone()[0] or 0
+    return split_rare(terms, chunks, lambda wanted, cap: _counts(conn, wanted, cap, rowid_range))
+
+
+def split_rare(
+    terms: Sequence[str], chunks: int, count: Callable[[Sequence[str], int], list[int]]
+) -> tuple[list[str], list[str]]:
+    """`_rare_and_common` for any backend: `chunks` the size of the scope, `count(terms,
+    cap)` the chunks holding each term, counted up to `cap`."""
     if chunks <= CANDIDATE_BUDGET:
         return list(terms), []  # too few chunks to be worth counting
     cap = CANDIDATE_BUDGET + 1
-    counts = _counts(conn, terms, cap, rowid_range)
-    kept = [n for n, count in enumerate(counts) if count > 0]
+    counts = count(terms, cap)
+    kept = [n for n, found in enumerate(counts) if found > 0]
     while kept and cap < MAX_COUNT_CAP and all(counts[n] >= cap for n in kept):
         cap *= COUNT_GROWTH
-        for n, count in zip(kept, _counts(conn, [terms[n] for n in kept], cap, rowid_range), strict=True):
-            counts[n] = count
+        for n, found in zip(kept, count([terms[n] for n in kept], cap), strict=True):
+            counts[n] = found
     rare: set[int] = set()
     total = 0
     for n in sorted(kept, key=lambda n: counts[n]):
@@ -296,6 +304,24 @@ def _ranked_hits(
         f" JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.rowid IN ({marks})",
         wanted,
     ).fetchall()
+    ranked = fused_places(runs, rows, limit, semantic)
+    hits = {hit.rowid: hit for hit in load_hits(conn, [(entry.rowid, entry.score) for entry, _ in ranked])}
+    return [
+        replace(hits[entry.rowid], folded=folded)
+        for entry, folded in ranked
+        if entry.rowid in hits  # a row deleted by another writer in between is left out
+    ]
+
+
+def fused_places(
+    runs: Sequence[tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]], float]],
+    rows: Sequence[Sequence[Any]],
+    limit: int,
+    semantic: Sequence[Sequence[tuple[int, float]]] = (),
+) -> list[tuple[Ranked, tuple[int, ...]]]:
+    """`_ranked_hits`' order for any backend: the `limit` best places, each with the
+    chunk_index of its folded chunks; `rows` are the candidates' (rowid, item_id, page,
+    heading, chunk_index, text)."""
     found = {row[0]: row for row in rows}
     place_of = {rowid: _place(*row[:4]) for rowid, row in found.items()}
     listings = {rowid for rowid, row in found.items() if is_listing(row[5])}
@@ -313,12 +339,7 @@ def _ranked_hits(
         rankings.append(by_place(ranking, place_of, listings))
         weights.append(1.0)
     ranked = fuse(rankings, place_of, weights)[:limit]
-    hits = {hit.rowid: hit for hit in load_hits(conn, [(entry.rowid, entry.score) for entry in ranked])}
-    return [
-        replace(hits[entry.rowid], folded=tuple(sorted(found[rowid][4] for rowid in entry.folded)))
-        for entry in ranked
-        if entry.rowid in hits  # a row deleted by another writer in between is left out
-    ]
+    return [(entry, tuple(sorted(found[rowid][4] for rowid in entry.folded))) for entry in ranked]
 
 
 def _place(rowid: int, item_id: str, page: int | None, heading: str) -> tuple[str, object]:
@@ -393,10 +414,11 @@ def load_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> 
         [rowid for rowid, _ in scored],
     ).fetchall()
     by_rowid = {row["rowid"]: row for row in rows}
-    return [_hit(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
+    return [hit_of_row(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
 
 
-def _hit(row: sqlite3.Row, score: float) -> ChunkHit:
+def hit_of_row(row: sqlite3.Row | dict[str, Any], score: float) -> ChunkHit:
+    """A hit from a row of the `_HIT_COLUMNS` (by name, in any backend)."""
     fields = dict(row)
     facts = _facts(fields.pop("metadata"))
     return ChunkHit(**fields, score=score, **facts)
@@ -427,7 +449,7 @@ def chunk_window(conn: sqlite3.Connection, item_id: str, first: int, last: int) 
         " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ? ORDER BY c.chunk_index",
         (item_id, first, last),
     ).fetchall()
-    return [_hit(row, 0.0) for row in rows]
+    return [hit_of_row(row, 0.0) for row in rows]
 
 
 def chunks_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]:
@@ -440,7 +462,7 @@ def chunks_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) ->
         f" WHERE c.item_id = ? AND c.chunk_index IN ({marks}) ORDER BY c.chunk_index",
         (item_id, *indexes),
     ).fetchall()
-    return [_hit(row, 0.0) for row in rows]
+    return [hit_of_row(row, 0.0) for row in rows]
 
 
 def passages_at(conn: sqlite3.Connection, item_id: str, indexes: Sequence[int]) -> list[Passage]:

@@ -119,6 +119,16 @@ CREATE TABLE document_texts (
 );
 """
 
+# Whose an item is and in which space (search/store.py, `Viewer`): '' / '' is the terminal's
+# one user's private space, so every item written before is still the terminal's own; the
+# built-in knowledge is everyone's ('*', search/store.py PUBLIC).
+ITEM_SPACES = """
+ALTER TABLE items ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+ALTER TABLE items ADD COLUMN space TEXT NOT NULL DEFAULT '';
+CREATE INDEX items_by_space ON items(space, owner);
+UPDATE items SET space = '*' WHERE source = 'builtin';
+"""
+
 # Chunks read to tell an already indexed document's language (search/language.py): a few
 # hundred are far more than the language needs.
 LANGUAGE_SAMPLE_CHUNKS = 200
@@ -147,8 +157,10 @@ MIGRATIONS = (
     Migration("0003_document_texts", script(DOCUMENT_TEXTS)),
     Migration("0004_document_language", add_document_language),
     Migration("0005_vector_changes", script(VECTOR_CHANGES)),  # search/vector_schema.py
+    Migration("0006_item_spaces", script(ITEM_SPACES)),
 )
-TRACK = Track("index", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS))
+# The legacy schema_migrations table knew the first five by these names (migrations.py).
+TRACK = Track("index", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS[:5]))
 
 # An item's full text as SQL (in a query over `items`): an indexed file's from document_texts.
 ITEM_CONTENT = (

@@ -22,6 +22,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         domain: str = "general",
         category: str = "",
         tags: list[str] | None = None,
+        space: str = "",
     ) -> str:
         """Save a note to the knowledge base so later searches find it.
 
@@ -31,6 +32,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             domain: the area it belongs to, e.g. "ops", "finance" (default "general")
             category: optional finer grouping within the domain
             tags: optional labels, e.g. ["release", "checklist"]
+            space: a team space to share it in, e.g. "team" (default: the user's own)
         """
         # The store loads on the first call, not when the schema is built.
         from generalAgent.knowledge import STORE_ERRORS, open_store
@@ -46,6 +48,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     category=category,
                     tags=tags or [],
                     source=UNTRUSTED_SOURCE if untrusted else "agent",
+                    space=space,
                 )
                 chunks = store.count_chunks(item.id)
         except STORE_ERRORS as exc:

@@ -27,6 +27,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         category: str | None = None,
         tags: list[str] | None = None,
         max_results: int | None = None,
+        space: str | None = None,
     ) -> str:
         """Search the knowledge base: saved notes, built-in knowledge and every indexed file.
 
@@ -46,6 +47,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             category: only this category
             tags: only items with at least one of these tags
             max_results: items to return, 1-20 (leave it unset for the usual number)
+            space: only this space, e.g. a team's "team", or "" for the user's own (default: all
+                the user's spaces)
         """
         # The store, the search and its budgets load on the first call, not with the schema.
         from generalAgent.knowledge import search_knowledge
@@ -68,12 +71,18 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     tags=tags,
                     max_results=max_results,
                     budget=ContentBudget.from_settings(env.settings.documents),
+                    space=space,
                 )
         except INDEX_ERRORS as exc:
             raise ToolError(str(exc)) from exc
         filters = ", ".join(
             f"{name}: {value}"
-            for name, value in (("domain", domain), ("category", category), ("tags", ", ".join(tags or [])))
+            for name, value in (
+                ("domain", domain),
+                ("category", category),
+                ("tags", ", ".join(tags or [])),
+                ("space", space),
+            )
             if value
         )
         return render_search(result, filters, env.settings.tools.tool_result_max_chars)

@@ -1,0 +1,624 @@
+"""The search store in PostgreSQL: a team's items, chunks and vectors in one database
+every replica reaches (store.py has the interface and the spaces).
+
+Full text without an extension. Chinese full-text search in PostgreSQL usually needs a
+segmenting extension (zhparser, pg_jieba, PGroonga) that hosted databases lack; here the
+application cuts the text, as it does for SQLite: the same jieba column (segmentation.py)
+and FTS5's own tokens of all three columns (fts_tokens.py), stored as one `tsvector`
+whose lexemes carry their column's number, under a GIN index. A query is the very FTS5
+expression query.py writes, read as a tree (fts_expression.py) and matched as a tsquery,
+so both backends match the same chunks.
+
+Ranking is FTS5's BM25, computed from the same figures: PostgreSQL's ts_rank_cd knows no
+document frequency, and ranked the man-page set's answers well below FTS5. For the chunks
+a query matches, the positions of its lexemes come back with the match (one statement);
+phrase hits per column, each phrase's number of chunks (GIN counts) and the collection's
+size and average length (`chunk_totals`) give each chunk FTS5's score, weighted as
+ranking.py weighs the columns. The large-index pruning to the rarer terms is lookup.py's
+own (`split_rare`), and the places are chosen by the shared `fused_places`, so the two
+backends differ only in where the figures are read.
+
+Vectors: float32 blobs ranked exactly with numpy, as SQLite does without sqlite-vec; past
+EXACT_SCAN_WARN vectors in a scope a warning says so once per store (pgvector is not
+required and not used yet: docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any, Self
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.search.fts_expression import (
+    COLUMNS,
+    Expression,
+    Phrase,
+    lexeme,
+    parse,
+    phrases,
+    tsquery,
+    union_lexeme,
+    union_lexemes,
+)
+from generalAgent.search.fts_tokens import FTS5Tokenizer
+from generalAgent.search.lookup import (
+    RERANK_POOL,
+    ChunkHit,
+    QueryError,
+    fused_places,
+    hit_of_row,
+    split_rare,
+)
+from generalAgent.search.postgres_schema import WRITE_LOCK, migrate
+from generalAgent.search.query import MatchQuery, build_match_query
+from generalAgent.search.ranking import BM25, PLAIN_BM25
+from generalAgent.search.segmentation import Segmenter
+from generalAgent.search.storage import ChunkRow, segment_rows
+from generalAgent.search.store import (
+    ITEM_FIELDS,
+    SpaceError,
+    StoredItem,
+    Viewer,
+    _check_write,
+    nearest_by_scan,
+)
+
+logger = logging.getLogger(__name__)
+
+# FTS5's bm25 constants (sqlite/ext/fts5/fts5_aux.c), so the scores are FTS5's.
+BM25_K1 = 1.2
+BM25_B = 0.75
+BM25_MIN_IDF = 1e-6  # FTS5 gives a term in more than half the rows this idf, not a negative one
+# tsvector limits: positions above 16383 are clamped, at most 256 kept per lexeme, a lexeme
+# is under 2 KB. A chunk is far smaller; the limits only bound a pathological one.
+MAX_POSITION = 16_383
+MAX_POSITIONS = 256
+MAX_LEXEME_BYTES = 2_046
+# Vectors in one scope past which the exact scan warns (about 100 ms of numpy at 256 dimensions).
+EXACT_SCAN_WARN = 50_000
+
+_HIT_COLUMNS = (
+    "c.rowid AS rowid, c.item_id AS item_id, c.id AS chunk_id, c.chunk_index AS chunk_index,"
+    " c.page AS page, c.heading AS heading, c.text AS text, c.start_position AS start,"
+    ' c.end_position AS "end", c.metadata AS metadata'
+)
+
+
+def _weights(bm25_sql: str) -> tuple[float, ...]:
+    """The column weights of a `bm25(chunks_fts, w0, w1, w2)` expression of ranking.py."""
+    return tuple(float(w) for w in re.findall(r"[-\d.]+", bm25_sql.split(",", 1)[1]))
+
+
+TUNED_WEIGHTS = _weights(BM25)
+PLAIN_WEIGHTS = _weights(PLAIN_BM25)
+
+
+def tsvector_literal(columns: Sequence[Sequence[str]]) -> tuple[str, int]:
+    """The tsvector text of a chunk's columns' FTS5 tokens (with positions, and the union
+    lexemes without), and the number of tokens (BM25's length)."""
+    positions: dict[str, list[int]] = {}
+    position = 0
+    for number, tokens in enumerate(columns):
+        for token in tokens:
+            position += 1
+            kept = positions.setdefault(lexeme(number, token), [])
+            if len(kept) < MAX_POSITIONS:
+                kept.append(min(position, MAX_POSITION))
+    parts = [_quoted_lexeme(word) for word in union_lexemes(columns) if _fits(word)]
+    parts += [
+        f"{_quoted_lexeme(text)}:{','.join(map(str, sorted(set(spots))))}"
+        for text, spots in positions.items()
+        if _fits(text)
+    ]
+    return " ".join(parts), position
+
+
+def _fits(text: str) -> bool:
+    """False for a run of thousands of letters: no query word can be one, and it is over
+    the size of a lexeme."""
+    return len(text.encode("utf-8")) <= MAX_LEXEME_BYTES
+
+
+def _quoted_lexeme(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class PostgresSearchStore:
+    """The search store in one PostgreSQL database (schema `schema`, default the
+    connection's search_path). One connection, used by one call at a time."""
+
+    backend = "postgresql"
+
+    def __init__(self, url: str, settings: DocumentSettings, *, schema: str | None = None) -> None:
+        try:
+            import psycopg
+        except ImportError:
+            raise QueryError(
+                "The PostgreSQL search store needs the postgres extra: pip install 'generalagent[postgres]'"
+            ) from None
+        self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self.tokenizer = FTS5Tokenizer()
+        self._lock = threading.RLock()
+        self._warned_scan = False
+        try:
+            self.conn = psycopg.connect(url, autocommit=True)
+        except psycopg.Error as exc:
+            raise QueryError(f"Cannot reach the search database ({exc}). Check the database URL.") from None
+        if schema is not None:
+            from psycopg import sql
+
+            self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+            self.conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        migrate(self.conn)
+
+    # -- writing -------------------------------------------------------------------------
+    def put_item(
+        self,
+        item: StoredItem,
+        rows: Sequence[ChunkRow],
+        viewer: Viewer,
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        segmented = segment_rows(rows, self.segmenter, item.title)
+        return self.put_prepared(item, rows, segmented, viewer, vectors=vectors, vector_model=vector_model)
+
+    def put_prepared(
+        self,
+        item: StoredItem,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        viewer: Viewer,
+        *,
+        rowids: Sequence[int] | None = None,
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        """`put_item` with the segmented columns already made (store.copy_store copies
+        them from indexes.db), and with `rowids` when they must be kept."""
+        _check_write(viewer, item)
+        terms = [
+            tsvector_literal(self._columns(row.text, words, title))
+            for row, (words, title) in zip(rows, segmented, strict=True)
+        ]
+        with self._write() as conn:
+            existing = conn.execute("SELECT owner, space FROM items WHERE id = %s", (item.id,)).fetchone()
+            if existing is not None and not viewer.may_write(*existing):
+                raise SpaceError(f"item {item.id} is not yours to replace")
+            conn.execute("DELETE FROM items WHERE id = %s", (item.id,))
+            conn.execute(
+                f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join(['%s'] * len(ITEM_FIELDS))})",
+                [getattr(item, name) for name in ITEM_FIELDS],
+            )
+            if rowids is None:
+                first = conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM chunks").fetchone()[0]
+                rowids = list(range(first, first + len(rows)))
+            with conn.cursor().copy(
+                "COPY chunks (rowid, id, item_id, chunk_index, page, heading, start_position, end_position,"
+                " metadata, text, text_jieba, title, tokens, terms) FROM STDIN"
+            ) as copy:
+                for rowid, row, (words, title), (vector_text, count) in zip(
+                    rowids, rows, segmented, terms, strict=True
+                ):
+                    copy.write_row(
+                        (
+                            rowid,
+                            row.id,
+                            item.id,
+                            row.chunk_index,
+                            row.page,
+                            row.heading,
+                            row.start_position,
+                            row.end_position,
+                            row.metadata,
+                            row.text,
+                            words,
+                            title,
+                            count,
+                            vector_text,
+                        )
+                    )
+            if vectors is not None:
+                with conn.cursor().copy("COPY chunk_vectors (chunk_rowid, model, vector) FROM STDIN") as copy:
+                    for rowid, blob in zip(rowids, vectors, strict=True):
+                        copy.write_row((rowid, vector_model, bytes(blob)))
+        return list(rowids)
+
+    def _columns(self, text: str, words: str, title: str) -> list[list[str]]:
+        tokens = self.tokenizer.tokens
+        return [tokens(text), tokens(words), tokens(title)]
+
+    def delete_item(self, item_id: str, viewer: Viewer) -> bool:
+        where, params = viewer.where("items", "%s")
+        with self._write() as conn:
+            cursor = conn.execute(f"DELETE FROM items WHERE id = %s AND {where}", [item_id, *params])
+            return cursor.rowcount > 0
+
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        """One write transaction, writers one at a time (rowids are allocated per item)."""
+        with self._lock, self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
+            yield self.conn
+
+    # -- reading -------------------------------------------------------------------------
+    def get_item(self, item_id: str, viewer: Viewer) -> StoredItem | None:
+        items = self._items(viewer, "items.id = %s", [item_id])
+        return items[0] if items else None
+
+    def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]:
+        return self._items(viewer, "items.domain = %s" if domain else "", [domain] if domain else [])
+
+    def _items(self, viewer: Viewer, condition: str, params: list[Any]) -> list[StoredItem]:
+        where, values = viewer.where("items", "%s")
+        rows = self._query(
+            f"SELECT {', '.join(ITEM_FIELDS)} FROM items WHERE {where}{' AND ' + condition if condition else ''}"
+            " ORDER BY created_at, id",
+            [*values, *params],
+        )
+        return [StoredItem(*row) for row in rows]
+
+    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None:
+        row = self._query("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = %s", [item_id])[0]
+        return None if row[0] is None else (int(row[0]), int(row[1]))
+
+    def window(self, item_id: str, first: int, last: int) -> list[ChunkHit]:
+        rows = self._query(
+            f"SELECT {_HIT_COLUMNS} FROM chunks c WHERE c.item_id = %s AND c.chunk_index BETWEEN %s AND %s"
+            " ORDER BY c.chunk_index",
+            [item_id, first, last],
+            named=True,
+        )
+        return [hit_of_row(row, 0.0) for row in rows]
+
+    def _query(self, sql: str, params: Sequence[Any] = (), *, named: bool = False) -> list[Any]:
+        from psycopg.rows import dict_row, tuple_row
+
+        with self._lock:
+            cursor = self.conn.cursor(row_factory=dict_row if named else tuple_row)
+            return cursor.execute(sql, list(params)).fetchall()
+
+    # -- searching -----------------------------------------------------------------------
+    def search(
+        self,
+        query: str | Sequence[str],
+        limit: int,
+        viewer: Viewer,
+        *,
+        item_id: str | None = None,
+        domain: str | None = None,
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        where, params = viewer.where("i", "%s")
+        rowid_range = None
+        if item_id is not None:
+            rowid_range = self.item_rowid_range(item_id)
+            if rowid_range is None:
+                return []
+        if domain:
+            where += " AND i.domain = %s"
+            params.append(domain)
+        return self.find_chunks(
+            query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic
+        )
+
+    def find_chunks(
+        self,
+        query: str | MatchQuery | Sequence[str],
+        limit: int,
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_filter: str = "",
+        filter_params: Sequence[Any] = (),
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        """lookup.find_chunks on this database: the same arguments (`item_filter` with %s
+        marks), the same places, in the same order."""
+        if limit <= 0:
+            return []
+        matches = [
+            q if isinstance(q, MatchQuery) else build_match_query(q, self.segmenter)
+            for q in ([query] if isinstance(query, str | MatchQuery) else query)
+        ]
+        matches = [m for m in matches if not m.empty]
+        pool = max(limit, RERANK_POOL)
+        scope = _Scope(rowid_range, item_filter, list(filter_params))
+        runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
+        for match in matches:
+            trees = self._expressions(match, rowid_range)
+            tuned, plain = self._scored(trees, pool, scope)
+            if tuned:
+                weight = self._coverage(match, rowid_range) if len(matches) > 1 else 1.0
+                runs.append((tuned, plain, weight))
+        if runs or any(semantic):
+            wanted = list(
+                dict.fromkeys(
+                    [rowid for run in runs for scored in run[:2] for rowid, _ in scored]
+                    + [rowid for ranking in semantic for rowid, _ in ranking]
+                )
+            )
+            # The candidates are read whole at once: a second round trip for the few hits
+            # returned cost more than the extra columns.
+            rows = {
+                row["rowid"]: row
+                for row in self._query(
+                    f"SELECT {_HIT_COLUMNS} FROM chunks c WHERE c.rowid = ANY(%s)", [wanted], named=True
+                )
+            }
+            candidates = [
+                (rowid, row["item_id"], row["page"], row["heading"], row["chunk_index"], row["text"])
+                for rowid, row in rows.items()
+            ]
+            ranked = fused_places(runs, candidates, limit, semantic)
+            return [
+                replace(hit_of_row(rows[entry.rowid], entry.score), folded=folded)
+                for entry, folded in ranked
+                if entry.rowid in rows
+            ]
+        substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
+        if substrings:
+            return self.load_hits(self._scan(substrings, limit, scope))
+        return []
+
+    def load_hits(self, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:
+        if not scored:
+            return []
+        rows = self._query(
+            f"SELECT {_HIT_COLUMNS} FROM chunks c WHERE c.rowid = ANY(%s)",
+            [[r for r, _ in scored]],
+            named=True,
+        )
+        by_rowid = {row["rowid"]: row for row in rows}
+        return [hit_of_row(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
+
+    def _expressions(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> list[Expression]:
+        """lookup._expressions, as trees: the expressions whose best chunks, merged, are the
+        query's best (the rarer terms' chunks on a large index)."""
+        if not match.any_terms:
+            return [self._parse(match.all_terms)]
+        if rowid_range is not None:
+            chunks = rowid_range[1] - rowid_range[0] + 1
+        else:
+            chunks = self._query("SELECT COALESCE(MAX(rowid), 0) FROM chunks")[0][0]
+        rare, common = split_rare(
+            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range)
+        )
+        if not rare:
+            return []
+        if not common:
+            return [self._parse(" OR ".join(rare))]
+        return [
+            self._parse(f"({' OR '.join(rare)}) AND ({' OR '.join(common)})"),
+            self._parse(" OR ".join(rare)),
+        ]
+
+    def _parse(self, expression: str) -> Expression:
+        try:
+            return parse(expression, self.tokenizer.tokens)
+        except ValueError as exc:
+            raise QueryError(f"the search could not run ({exc})") from None
+
+    def _counts(self, terms: Sequence[str], cap: int, rowid_range: tuple[int, int] | None) -> list[int]:
+        """Chunks holding each term (within `rowid_range`), counted up to `cap`: a one-word
+        term of the whole store from term_chunks, others by their GIN matches."""
+        trees = [self._parse(term) for term in terms]
+        known: dict[int, int] = {}
+        if rowid_range is None:
+            unions = {n: union_lexeme(t) for n, t in enumerate(trees) if isinstance(t, Phrase)}
+            counted = self._term_chunks([u for u in unions.values() if u])
+            known = {n: min(counted.get(u, 0), cap) for n, u in unions.items() if u}
+        rest = [n for n in range(len(trees)) if n not in known]
+        if rest:
+            within = " AND rowid BETWEEN %s AND %s" if rowid_range is not None else ""
+            queries = ", ".join(
+                f"(SELECT COUNT(*) FROM (SELECT 1 FROM chunks WHERE terms @@ %s::tsquery{within} LIMIT %s) s)"
+                for _ in rest
+            )
+            values = [v for n in rest for v in (tsquery(trees[n]), *(rowid_range or ()), cap)]
+            known.update(
+                zip(rest, (int(c) for c in self._query(f"SELECT {queries}", values)[0]), strict=True)
+            )
+        return [known[n] for n in range(len(trees))]
+
+    def _term_chunks(self, lexemes: Sequence[str]) -> dict[str, int]:
+        if not lexemes:
+            return {}
+        rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
+        return {text: int(count) for text, count in rows}
+
+    def _coverage(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
+        if not match.terms:
+            return 1.0
+        present = sum(1 for count in self._counts(match.terms, 1, rowid_range) if count)
+        return present / len(match.terms)
+
+    def _scored(
+        self, trees: Sequence[Expression], limit: int, scope: _Scope
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """(rowid, score) of the `limit` best chunks by the tuned and by the plain BM25,
+        best first; a chunk several expressions match keeps its best score in each."""
+        tuned: dict[int, float] = {}
+        plain: dict[int, float] = {}
+        for tree in trees:
+            for rowid, (t, p) in self._bm25(tree, scope).items():
+                tuned[rowid] = max(t, tuned.get(rowid, t))
+                plain[rowid] = max(p, plain.get(rowid, p))
+
+        def best(scores: dict[int, float]) -> list[tuple[int, float]]:
+            # Ties in FTS5's order, by rowid.
+            return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:limit]
+
+        return best(tuned), best(plain)
+
+    def _bm25(self, tree: Expression, scope: _Scope) -> dict[int, tuple[float, float]]:
+        """FTS5's bm25 of every chunk in scope the expression matches, with the tuned and
+        the plain column weights (ranking.py): rowid -> (tuned, plain)."""
+        found = phrases(tree)
+        wanted = sorted({lexeme(c, t) for p in found for c in p.columns for t in p.tokens})
+        if not wanted:
+            return {}
+        joins, where, values = scope.sql()
+        rows = self._query(
+            # Only the query's lexemes are unnested: setweight marks them (A), ts_filter keeps
+            # the marked, both in C; unnesting whole tsvectors was most of a search's time.
+            "SELECT c.rowid, c.tokens, u.lexeme, u.positions FROM chunks c"
+            + joins
+            + " CROSS JOIN LATERAL unnest(ts_filter(setweight(c.terms, 'A', %s), '{a}')) u"
+            + f" WHERE c.terms @@ %s::tsquery{where}",
+            [wanted, tsquery(tree), *values],
+        )
+        if not rows:
+            return {}
+        chunks: dict[int, tuple[int, dict[str, Sequence[int]]]] = {}
+        for rowid, length, text, spots in rows:
+            chunks.setdefault(rowid, (length, {}))[1][text] = spots
+        total_chunks, total_tokens, counts = self._phrase_counts(found)
+        average = total_tokens / total_chunks if total_chunks else 1.0
+        # Per phrase: its idf, and for a one-word phrase (nearly all) the lexeme of each of
+        # its columns with the column's two weights; a longer one is matched position by
+        # position (_phrase_hits). Counts times weights of 1 and 8 add up exactly, so the
+        # sums equal FTS5's, which adds a weight per occurrence.
+        plans = [
+            (
+                _idf(total_chunks, n),
+                [(lexeme(c, p.tokens[0]), TUNED_WEIGHTS[c], PLAIN_WEIGHTS[c]) for c in p.columns]
+                if len(p.tokens) == 1
+                else None,
+                p,
+            )
+            for p, n in zip(found, counts, strict=True)
+        ]
+        boost = BM25_K1 + 1
+        scores = {}
+        for rowid, (length, at) in chunks.items():
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+            tuned = plain = 0.0
+            for weight, keys, phrase in plans:
+                by_tuned = by_plain = 0.0
+                if keys is not None:
+                    for key, tuned_weight, plain_weight in keys:
+                        spots = at.get(key)
+                        if spots:
+                            by_tuned += tuned_weight * len(spots)
+                            by_plain += plain_weight * len(spots)
+                else:
+                    per_column = _phrase_hits(phrase, at)
+                    by_tuned = sum(w * n for w, n in zip(TUNED_WEIGHTS, per_column, strict=True))
+                    by_plain = sum(w * n for w, n in zip(PLAIN_WEIGHTS, per_column, strict=True))
+                if by_tuned:
+                    tuned += weight * by_tuned * boost / (by_tuned + norm)
+                if by_plain:
+                    plain += weight * by_plain * boost / (by_plain + norm)
+            scores[rowid] = (tuned, plain)
+        return scores
+
+    def _phrase_counts(self, found: Sequence[Phrase]) -> tuple[int, int, list[int]]:
+        """The store's chunks and tokens, and the chunks holding each phrase (in its
+        columns): BM25's N, length and n, as FTS5 counts them (over the whole table,
+        whatever the search's scope). One-word phrases' n come from term_chunks with the
+        totals, in one statement; longer ones are counted by their GIN matches."""
+        distinct = list(dict.fromkeys(found))
+        unions = {p: union_lexeme(p) for p in distinct}
+        total_chunks, total_tokens, counted = self._query(
+            "SELECT t.chunks, t.tokens, (SELECT COALESCE(json_object_agg(lexeme, chunks), '{}')"
+            " FROM term_chunks WHERE lexeme = ANY(%s)) FROM chunk_totals t",
+            [[u for u in unions.values() if u]],
+        )[0]
+        by_phrase = {p: int(counted.get(u, 0)) for p, u in unions.items() if u}
+        rest = [p for p in distinct if p not in by_phrase]
+        if rest:
+            queries = ", ".join("(SELECT COUNT(*) FROM chunks WHERE terms @@ %s::tsquery)" for _ in rest)
+            by_phrase.update(
+                zip(rest, self._query(f"SELECT {queries}", [tsquery(p) for p in rest])[0], strict=True)
+            )
+        return int(total_chunks), int(total_tokens), [int(by_phrase[p]) for p in found]
+
+    def _scan(self, substrings: Sequence[str], limit: int, scope: _Scope) -> list[tuple[int, float]]:
+        joins, where, values = scope.sql()
+        present = " + ".join("(strpos(c.text, %s) > 0)::int" for _ in substrings)
+        rows = self._query(
+            f"SELECT rowid, found FROM (SELECT c.rowid, {present} AS found FROM chunks c{joins}"
+            f" WHERE TRUE{where}) s WHERE found > 0 ORDER BY found DESC, rowid LIMIT %s",
+            [*substrings, *values, limit],
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    # -- vectors -------------------------------------------------------------------------
+    def nearest(
+        self, vector: bytes, model: str, limit: int, viewer: Viewer, *, item_id: str | None = None
+    ) -> list[tuple[int, float]]:
+        where, params = viewer.where("i", "%s")
+        if item_id is not None:
+            where += " AND i.id = %s"
+            params.append(item_id)
+        rows = self._query(
+            "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
+            f" JOIN items i ON i.id = c.item_id WHERE v.model = %s AND {where}",
+            [model, *params],
+        )
+        if len(rows) > EXACT_SCAN_WARN and not self._warned_scan:
+            self._warned_scan = True
+            logger.warning(
+                "semantic search scans %d vectors exactly in PostgreSQL; keep scopes smaller"
+                " or search by keywords for large stores",
+                len(rows),
+            )
+        return nearest_by_scan(rows, vector, limit)
+
+    def close(self) -> None:
+        self.conn.close()
+        self.tokenizer.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Scope:
+    """A search's scope as SQL on `chunks c` (and `items i` when filtered)."""
+
+    def __init__(self, rowid_range: tuple[int, int] | None, item_filter: str, params: list[Any]) -> None:
+        self.rowid_range, self.item_filter, self.params = rowid_range, item_filter, params
+
+    def sql(self) -> tuple[str, str, list[Any]]:
+        joins, where, values = "", "", list[Any]()
+        if self.rowid_range is not None:
+            where += " AND c.rowid BETWEEN %s AND %s"
+            values += list(self.rowid_range)
+        if self.item_filter:
+            joins = " JOIN items i ON i.id = c.item_id"
+            where += f" AND ({self.item_filter})"
+            values += self.params
+        return joins, where, values
+
+
+def _idf(total: int, holding: int) -> float:
+    value = math.log((total - holding + 0.5) / (holding + 0.5)) if total else 0.0
+    return value if value > 0 else BM25_MIN_IDF
+
+
+def _phrase_hits(phrase: Phrase, at: dict[str, Sequence[int]]) -> list[int]:
+    """Per column of COLUMNS, the phrase's occurrences in a chunk (its tokens at consecutive positions)."""
+    counts = [0] * len(COLUMNS)
+    if len(phrase.tokens) == 1:  # nearly every phrase: its occurrences are its positions
+        for column in phrase.columns:
+            counts[column] = len(at.get(lexeme(column, phrase.tokens[0]), ()))
+        return counts
+    for column in phrase.columns:
+        lists = [at.get(lexeme(column, token)) for token in phrase.tokens]
+        if not all(lists):
+            continue
+        first, *rest = lists
+        following = [set(spots) for spots in rest]  # type: ignore[arg-type]
+        counts[column] = sum(
+            1 for p in first or () if all(p + n in spots for n, spots in enumerate(following, start=1))
+        )
+    return counts

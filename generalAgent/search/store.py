@@ -1,0 +1,325 @@
+"""The search store: items, their chunks and vectors, and the search over them, as one
+interface with two backends.
+
+`SearchStore` is what a team's deployment and the terminal share: `SqliteSearchStore` over
+indexes.db (the terminal's, unchanged: FTS5), `PostgresSearchStore` over one PostgreSQL
+database every replica reaches (postgres_store.py: app-side FTS5 tokens in a GIN-indexed
+tsvector, BM25 from its term counts). Both hand their scored chunks to the same ranking
+(lookup.py's `fused_places`, ranking.py), so a query finds the same places in either, and
+tests/unit/search/test_store.py runs every case on both.
+
+Spaces: every item has an owner and a space. The space '' is its owner's private one;
+any other name is a team space, and '*' the built-in knowledge everyone reads. A `Viewer` (a user and the teams the server's
+authentication gives them) searches, reads and deletes only what is theirs or their
+teams': a user never sees another user's private space. The terminal is the viewer ''
+with no team, and every item it ever wrote is its own ('' / '').
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, Self
+
+from generalAgent.config.settings import DocumentSettings, PathSettings
+from generalAgent.search.connection import connect, transaction
+from generalAgent.search.lookup import ChunkHit, chunk_window, find_chunks
+from generalAgent.search.schema import ITEM_CONTENT, now_iso
+from generalAgent.search.segmentation import Segmenter
+from generalAgent.search.storage import ChunkRow, item_rowid_range, replace_chunks, segment_rows
+
+PRIVATE = ""  # the space of an item only its owner sees
+# The space every viewer reads and none writes: the built-in knowledge, imported by the
+# application itself (knowledge/builtin.py), not by a user.
+PUBLIC = "*"
+
+
+class SpaceError(Exception):
+    """A write into a space the viewer is not a member of; the message says which."""
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Whose request it is: the user (from the server's authentication; '' in the terminal)
+    and the team spaces they are a member of."""
+
+    user: str = ""
+    teams: tuple[str, ...] = ()
+
+    def may_write(self, owner: str, space: str) -> bool:
+        return (space == PRIVATE and owner == self.user) or (space != PRIVATE and space in self.teams)
+
+    def where(self, alias: str, mark: str) -> tuple[str, list[Any]]:
+        """SQL condition on items `alias` for what this viewer sees, with `mark` placeholders."""
+        condition = f"(({alias}.space = '' AND {alias}.owner = {mark}) OR {alias}.space = '{PUBLIC}'"
+        params: list[Any] = [self.user]
+        if self.teams:
+            condition += f" OR {alias}.space IN ({', '.join([mark] * len(self.teams))})"
+            params += list(self.teams)
+        return condition + ")", params
+
+
+TERMINAL = Viewer()
+
+
+@dataclass(frozen=True)
+class StoredItem:
+    id: str
+    domain: str
+    title: str
+    content: str
+    category: str = ""
+    source: str = "user"
+    source_path: str | None = None
+    priority: int = 1
+    owner: str = ""
+    space: str = PRIVATE
+    created_at: str = field(default_factory=now_iso)
+    updated_at: str = field(default_factory=now_iso)
+
+
+ITEM_FIELDS = (
+    "id",
+    "domain",
+    "title",
+    "content",
+    "category",
+    "source",
+    "source_path",
+    "priority",
+    "owner",
+    "space",
+    "created_at",
+    "updated_at",
+)
+
+
+class SearchStore(Protocol):
+    """Items, chunks and vectors, and the ranked search over them, for one viewer at a call."""
+
+    backend: str  # "sqlite" or "postgresql"
+    segmenter: Segmenter
+
+    def put_item(
+        self,
+        item: StoredItem,
+        rows: Sequence[ChunkRow],
+        viewer: Viewer,
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        """Write the item (replacing one of the same id the viewer may write) with its
+        chunks and their vectors in one transaction; the rowids given to the chunks."""
+        ...
+
+    def delete_item(self, item_id: str, viewer: Viewer) -> bool: ...
+
+    def get_item(self, item_id: str, viewer: Viewer) -> StoredItem | None: ...
+
+    def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]: ...
+
+    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None: ...
+
+    def search(
+        self,
+        query: str | Sequence[str],
+        limit: int,
+        viewer: Viewer,
+        *,
+        item_id: str | None = None,
+        domain: str | None = None,
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        """The `limit` best places for the query among what the viewer sees (in one item,
+        or one domain, when given), best first; `semantic` as lookup.find_chunks takes it."""
+        ...
+
+    def window(self, item_id: str, first: int, last: int) -> list[ChunkHit]: ...
+
+    def nearest(
+        self, vector: bytes, model: str, limit: int, viewer: Viewer, *, item_id: str | None = None
+    ) -> list[tuple[int, float]]:
+        """The `limit` chunks the viewer sees whose vectors of `model` are nearest, (rowid, cosine)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SqliteSearchStore:
+    """The search store in indexes.db (the terminal's): FTS5 and lookup.py as they are."""
+
+    backend = "sqlite"
+
+    def __init__(self, db_path: Path, settings: DocumentSettings) -> None:
+        self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self.conn = connect(Path(db_path))
+
+    def put_item(
+        self,
+        item: StoredItem,
+        rows: Sequence[ChunkRow],
+        viewer: Viewer,
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        _check_write(viewer, item)
+        segmented = segment_rows(rows, self.segmenter, item.title)
+        with transaction(self.conn):
+            existing = self.conn.execute("SELECT owner, space FROM items WHERE id = ?", (item.id,)).fetchone()
+            if existing is not None and not viewer.may_write(*existing):
+                raise SpaceError(f"item {item.id} is not yours to replace")
+            self.conn.execute("DELETE FROM items WHERE id = ?", (item.id,))
+            self.conn.execute(
+                f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join('?' * len(ITEM_FIELDS))})",
+                [getattr(item, name) for name in ITEM_FIELDS],
+            )
+            return replace_chunks(self.conn, item.id, rows, segmented, vectors, vector_model)
+
+    def delete_item(self, item_id: str, viewer: Viewer) -> bool:
+        where, params = viewer.where("items", "?")
+        with transaction(self.conn):
+            return (
+                self.conn.execute(f"DELETE FROM items WHERE id = ? AND {where}", [item_id, *params]).rowcount
+                > 0
+            )
+
+    def get_item(self, item_id: str, viewer: Viewer) -> StoredItem | None:
+        items = self._items(viewer, "items.id = ?", [item_id])
+        return items[0] if items else None
+
+    def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]:
+        return self._items(viewer, "items.domain = ?" if domain else "", [domain] if domain else [])
+
+    def _items(self, viewer: Viewer, condition: str, params: list[Any]) -> list[StoredItem]:
+        where, values = viewer.where("items", "?")
+        columns = ", ".join(
+            ITEM_CONTENT + " AS content" if name == "content" else name for name in ITEM_FIELDS
+        )
+        rows = self.conn.execute(
+            f"SELECT {columns} FROM items WHERE {where}{' AND ' + condition if condition else ''}"
+            " ORDER BY created_at, id",
+            [*values, *params],
+        ).fetchall()
+        return [StoredItem(**dict(row)) for row in rows]
+
+    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None:
+        return item_rowid_range(self.conn, item_id)
+
+    def search(
+        self,
+        query: str | Sequence[str],
+        limit: int,
+        viewer: Viewer,
+        *,
+        item_id: str | None = None,
+        domain: str | None = None,
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        where, params = viewer.where("i", "?")
+        rowid_range = None
+        if item_id is not None:
+            rowid_range = self.item_rowid_range(item_id)
+            if rowid_range is None:
+                return []
+        if domain:
+            where += " AND i.domain = ?"
+            params.append(domain)
+        return find_chunks(
+            self.conn,
+            query,
+            self.segmenter,
+            limit,
+            rowid_range=rowid_range,
+            item_filter=where,
+            filter_params=params,
+            semantic=semantic,
+        )
+
+    def window(self, item_id: str, first: int, last: int) -> list[ChunkHit]:
+        return chunk_window(self.conn, item_id, first, last)
+
+    def nearest(
+        self, vector: bytes, model: str, limit: int, viewer: Viewer, *, item_id: str | None = None
+    ) -> list[tuple[int, float]]:
+        where, params = viewer.where("i", "?")
+        if item_id is not None:
+            where += " AND i.id = ?"
+            params.append(item_id)
+        rows = self.conn.execute(
+            "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
+            f" JOIN items i ON i.id = c.item_id WHERE v.model = ? AND {where}",
+            [model, *params],
+        ).fetchall()
+        return nearest_by_scan(rows, vector, limit)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_write(viewer: Viewer, item: StoredItem) -> None:
+    if not viewer.may_write(item.owner, item.space):
+        where = f"the team space {item.space!r}" if item.space else f"{item.owner!r}'s private space"
+        raise SpaceError(f"{viewer.user or 'this user'} cannot write into {where}")
+
+
+def nearest_by_scan(rows: Sequence[Sequence[Any]], vector: bytes, limit: int) -> list[tuple[int, float]]:
+    """(rowid, cosine) of the `limit` rows (rowid, float32 blob) nearest `vector`, exactly."""
+    import numpy as np
+
+    if not rows:
+        return []
+    matrix = np.frombuffer(b"".join(bytes(row[1]) for row in rows), dtype="<f4").reshape(len(rows), -1)
+    query = np.frombuffer(vector, dtype="<f4")
+    if query.shape[0] != matrix.shape[1]:
+        raise ValueError("stored vectors come from a model of another size; re-index")
+    similarity = matrix @ query
+    best = np.argsort(-similarity)[:limit]
+    return [(int(rows[i][0]), float(similarity[i])) for i in best]
+
+
+def viewer_from_settings(paths: PathSettings) -> Viewer:
+    """The viewer SEARCH_USER and SEARCH_TEAMS name (the terminal's: '' and none)."""
+    names = (t.strip() for t in paths.search_teams.split(","))
+    teams = tuple(dict.fromkeys(t for t in names if t and t != PUBLIC))
+    return Viewer(paths.search_user.strip(), teams)
+
+
+def copy_store(source: sqlite3.Connection, target: Any, viewer: Viewer = TERMINAL) -> int:
+    """Copy every item of indexes.db (`source`) with its chunks and vectors into `target`
+    (a PostgresSearchStore), keeping rowids: moving a terminal's knowledge to a team's
+    database, and the benchmarks' way of searching the very same chunks in both. The
+    number of items copied."""
+    copied = 0
+    items = source.execute(
+        f"SELECT {', '.join(ITEM_CONTENT + ' AS content' if n == 'content' else n for n in ITEM_FIELDS)}"
+        " FROM items ORDER BY created_at, id"
+    ).fetchall()
+    for row in items:
+        item = StoredItem(**dict(row))
+        chunks = source.execute(
+            "SELECT c.rowid, c.id, c.chunk_index, f.text, c.start_position, c.end_position, c.page, c.heading,"
+            " c.metadata, f.text_jieba, f.title, v.vector, v.model FROM chunks c"
+            " JOIN chunks_fts f ON f.rowid = c.rowid LEFT JOIN chunk_vectors v ON v.chunk_rowid = c.rowid"
+            " WHERE c.item_id = ? ORDER BY c.rowid",
+            (item.id,),
+        ).fetchall()
+        rows = [ChunkRow(r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8]) for r in chunks]
+        target.put_prepared(
+            item,
+            rows,
+            [(r[9], r[10]) for r in chunks],
+            viewer,
+            rowids=[r[0] for r in chunks],
+            vectors=[r[11] for r in chunks] if chunks and all(r[11] is not None for r in chunks) else None,
+            vector_model=chunks[0][12] or "" if chunks else "",
+        )
+        copied += 1
+    return copied

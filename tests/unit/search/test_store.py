@@ -1,0 +1,333 @@
+"""The search store's one interface on both backends: indexes.db (SQLite, FTS5) and
+PostgreSQL (app-side FTS5 tokens in a tsvector, FTS5's BM25).
+
+Every case runs on SQLite, and on PostgreSQL when GENERALAGENT_TEST_DATABASE_URL names a
+server (`.ci/run` starts one; in CI the PostgreSQL cases fail instead of skipping
+without it). Each PostgreSQL case gets a schema of its own, dropped afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import struct
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from generalAgent.config.settings import Settings
+from generalAgent.migrations import NewerSchemaError
+from generalAgent.search.storage import ChunkRow
+from generalAgent.search.store import (
+    TERMINAL,
+    SearchStore,
+    SpaceError,
+    SqliteSearchStore,
+    StoredItem,
+    Viewer,
+    copy_store,
+)
+
+URL_ENV = "GENERALAGENT_TEST_DATABASE_URL"
+ALICE = Viewer("alice", ("team",))
+BOB = Viewer("bob", ("team",))
+CAROL = Viewer("carol")  # in no team
+
+
+def server_url() -> str:
+    url = os.environ.get(URL_ENV)
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail(f"{URL_ENV} is not set: .ci/run starts PostgreSQL for these tests")
+        pytest.skip(f"set {URL_ENV} to a PostgreSQL server (as .ci/run does) to run these tests")
+    return url
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[tuple[str, str]]:
+    """(server url, a fresh schema name), the schema dropped afterwards."""
+    url = server_url()
+    import psycopg
+
+    name = f"test_{uuid.uuid4().hex[:12]}"
+    yield url, name
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+def open_store(backend: str, settings: Settings, request: pytest.FixtureRequest) -> SearchStore:
+    if backend == "sqlite":
+        return SqliteSearchStore(settings.paths.indexes_db, settings.documents)
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    url, schema = request.getfixturevalue("pg_schema")
+    return PostgresSearchStore(url, settings.documents, schema=schema)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, settings: Settings) -> Iterator[SearchStore]:
+    opened = open_store(request.param, settings, request)
+    yield opened
+    opened.close()
+
+
+def rows_of(item_id: str, texts: list[str], pages: bool = False) -> list[ChunkRow]:
+    rows, position = [], 0
+    for n, text in enumerate(texts):
+        rows.append(
+            ChunkRow(f"{item_id}-{n}", n, text, position, position + len(text), page=n + 1 if pages else None)
+        )
+        position += len(text)
+    return rows
+
+
+def put(
+    store: SearchStore,
+    item_id: str,
+    texts: list[str],
+    viewer: Viewer = TERMINAL,
+    *,
+    title: str = "",
+    space: str = "",
+    domain: str = "notes",
+    vectors: list[bytes] | None = None,
+) -> list[int]:
+    item = StoredItem(
+        id=item_id,
+        domain=domain,
+        title=title or item_id,
+        content="\n".join(texts),
+        owner=viewer.user,
+        space=space,
+    )
+    return store.put_item(
+        item, rows_of(item_id, texts, pages=True), viewer, vectors, "test-model" if vectors else ""
+    )
+
+
+def found(store: SearchStore, query: str | list[str], viewer: Viewer = TERMINAL, **scope: str) -> list[str]:
+    """The items of the hits, best first, each once."""
+    hits = store.search(query, 10, viewer, **scope)  # type: ignore[arg-type]
+    return list(dict.fromkeys(hit.item_id for hit in hits))
+
+
+def test_english_chinese_phrases_and_stems_are_found(store: SearchStore) -> None:
+    put(store, "tar", ["The tar command creates archives of files.", "Possibly the oldest archiver."])
+    put(store, "sales", ["客户满意度调查显示增长率明显提高。", "本季度营收稳定。"])
+    put(store, "agents", ["A multi-agent system on version 4.1 of the protocol."])
+    assert found(store, "archive") == ["tar"]  # Porter: "archives" and "archive" meet
+    assert found(store, "possible oldest") == ["tar"]
+    assert found(store, "增长率") == ["sales"]
+    assert found(store, "营收") == ["sales"]
+    assert found(store, "multi-agent 4.1") == ["agents"]
+    assert found(store, "agent multi") == ["agents"]  # words apart: each one a term
+    assert found(store, "4.2") == []  # a phrase: 4 and 1 must stand together
+    hits = store.search("command creates", 10, TERMINAL)
+    assert (hits[0].item_id, hits[0].page, hits[0].place) == ("tar", 1, "page 1")
+
+
+def test_a_search_in_one_item_and_in_one_domain_stays_there(store: SearchStore) -> None:
+    put(store, "one", ["walrus migration in the Bering strait"], domain="documents")
+    put(store, "two", ["walrus colonies and their migration"], domain="notes")
+    assert found(store, "walrus migration", item_id="one") == ["one"]
+    assert found(store, "walrus", domain="notes") == ["two"]
+    assert sorted(found(store, "walrus")) == ["one", "two"]
+    assert found(store, "walrus", item_id="missing") == []
+
+
+def test_a_chinese_character_jieba_never_cuts_out_is_found_by_the_scan(store: SearchStore) -> None:
+    put(store, "table", ["请把结果整理成表格发给我。"])
+    assert found(store, "表") == ["table"]
+
+
+def test_replacing_an_item_replaces_its_chunks_and_deleting_it_deletes_them(store: SearchStore) -> None:
+    first = put(store, "note", ["apples and pears", "more apples"])
+    assert len(first) == 2
+    put(store, "note", ["only bananas now"])
+    assert found(store, "apples") == []
+    assert found(store, "bananas") == ["note"]
+    assert [h.text for h in store.window("note", 0, 5)] == ["only bananas now"]
+    assert store.delete_item("note", TERMINAL)
+    assert found(store, "bananas") == []
+    assert store.get_item("note", TERMINAL) is None
+    assert not store.delete_item("note", TERMINAL)
+
+
+def test_chunks_of_one_item_have_consecutive_rowids_and_a_window_reads_them_in_order(
+    store: SearchStore,
+) -> None:
+    put(store, "a", ["alpha one", "alpha two"])
+    rowids = put(store, "b", ["beta one", "beta two", "beta three"])
+    assert rowids == list(range(rowids[0], rowids[0] + 3))
+    assert store.item_rowid_range("b") == (rowids[0], rowids[-1])
+    assert [h.text for h in store.window("b", 1, 9)] == ["beta two", "beta three"]
+
+
+def test_a_user_never_sees_another_users_private_space(store: SearchStore) -> None:
+    put(store, "alice-note", ["the launch code is walrus"], ALICE)
+    put(store, "bob-note", ["bob keeps his walrus drawings here"], BOB)
+    put(store, "team-doc", ["the walrus handbook for the whole team"], ALICE, space="team")
+    assert sorted(found(store, "walrus", ALICE)) == ["alice-note", "team-doc"]
+    assert sorted(found(store, "walrus", BOB)) == ["bob-note", "team-doc"]
+    assert found(store, "walrus", CAROL) == []
+    assert found(store, "launch code", BOB) == []
+    assert store.get_item("alice-note", BOB) is None
+    assert store.get_item("team-doc", BOB) is not None
+    assert [i.id for i in store.list_items(BOB)] == ["bob-note", "team-doc"]
+    assert not store.delete_item("alice-note", BOB)
+    assert found(store, "launch code", ALICE) == ["alice-note"]
+    assert found(store, "walrus", TERMINAL) == []  # the terminal's own space holds none of these
+
+
+def test_nobody_writes_into_a_space_they_are_not_part_of(store: SearchStore) -> None:
+    put(store, "alice-note", ["private walrus"], ALICE)
+    with pytest.raises(SpaceError):
+        put(store, "carol-team", ["sneaked in"], CAROL, space="team")
+    with pytest.raises(SpaceError):  # Bob cannot overwrite Alice's note by its id
+        put(store, "alice-note", ["overwritten"], BOB)
+    with pytest.raises(SpaceError):  # nor write in Alice's name
+        store.put_item(
+            StoredItem(id="forged", domain="notes", title="f", content="f", owner="alice"),
+            rows_of("forged", ["forged text"]),
+            BOB,
+        )
+    assert found(store, "walrus", ALICE) == ["alice-note"]
+    put(store, "shared", ["team walrus"], BOB, space="team")
+    put(store, "shared", ["team walrus, edited by alice"], ALICE, space="team")
+    assert [h.text for h in store.window("shared", 0, 0)] == ["team walrus, edited by alice"]
+
+
+def unit(values: list[float]) -> bytes:
+    norm = sum(v * v for v in values) ** 0.5
+    return struct.pack(f"<{len(values)}f", *(v / norm for v in values))
+
+
+def test_vectors_rank_by_cosine_within_what_the_viewer_sees(store: SearchStore) -> None:
+    put(store, "north", ["north text"], ALICE, vectors=[unit([1, 0, 0])])
+    put(store, "east", ["east text"], ALICE, space="team", vectors=[unit([0.8, 0.6, 0])])
+    put(store, "bob", ["bob text"], BOB, vectors=[unit([1, 0.01, 0])])
+    query = unit([1, 0, 0])
+    ranked = store.nearest(query, "test-model", 5, ALICE)
+    rowids = [rowid for rowid, _ in ranked]
+    assert rowids == [store.item_rowid_range("north")[0], store.item_rowid_range("east")[0]]  # type: ignore[index]
+    assert ranked[0][1] == pytest.approx(1.0, abs=1e-6)
+    assert store.nearest(query, "other-model", 5, ALICE) == []
+    assert [r for r, _ in store.nearest(query, "test-model", 5, ALICE, item_id="east")] == rowids[1:]
+
+
+def corpus(items: int, chunks_per_item: int, seed: int = 7) -> dict[str, list[str]]:
+    """Deterministic text in both languages with common and rare words: enough chunks for
+    the large-index pruning (over CANDIDATE_BUDGET) to take place."""
+    rng = random.Random(seed)
+    english = [
+        "file",
+        "option",
+        "system",
+        "archive",
+        "network",
+        "user",
+        "process",
+        "memory",
+        "command",
+        "output",
+    ]
+    rare = ["walrus", "fjord", "quasar", "zeppelin", "obsidian"]
+    chinese = ["文件", "系统", "网络", "用户", "进程", "内存", "命令", "输出", "海象", "峡湾"]
+    result = {}
+    for n in range(items):
+        texts = []
+        for _ in range(chunks_per_item):
+            words = rng.choices(english, k=rng.randint(5, 40)) + rng.choices(chinese, k=rng.randint(0, 10))
+            if rng.random() < 0.05:
+                words.append(rng.choice(rare))
+            texts.append(" ".join(words))
+        result[f"item{n:03d}"] = texts
+    return result
+
+
+QUERIES = [
+    "walrus",
+    "file system",
+    "archive network user",
+    "文件系统",
+    "海象 峡湾",
+    "用户进程内存",
+    "option output quasar",
+    ["memory command", "内存 命令"],
+    "zeppelin obsidian fjord",
+]
+
+
+@pytest.mark.parametrize("size", [(12, 20), (30, 40)], ids=["small", "pruned"])
+def test_postgresql_ranks_as_sqlite_does(
+    settings: Settings, request: pytest.FixtureRequest, size: tuple[int, int]
+) -> None:
+    """The same items in both backends give the same places in the same order with the
+    same fused scores: the PostgreSQL BM25 is FTS5's, on FTS5's tokens. 1,200 chunks take
+    the rare-term pruning path (lookup.CANDIDATE_BUDGET)."""
+    lite = open_store("sqlite", settings, request)
+    pg = open_store("postgresql", settings, request)
+    try:
+        for item_id, texts in corpus(*size).items():
+            put(lite, item_id, texts, title=f"Title {item_id}")
+        assert isinstance(lite, SqliteSearchStore)
+        copy_store(lite.conn, pg)
+        compare_rankings(lite, pg)
+        # Deleting and replacing items keeps PostgreSQL's document frequencies and totals
+        # (term_chunks, chunk_totals) what FTS5 counts.
+        for store in (lite, pg):
+            for item_id in ("item001", "item004", "item007"):
+                assert store.delete_item(item_id, TERMINAL)
+            put(store, "item002", ["walrus walrus fjord", "文件 海象"], title="Replaced")
+        compare_rankings(lite, pg)
+    finally:
+        lite.close()
+        pg.close()
+
+
+def compare_rankings(lite: SearchStore, pg: SearchStore) -> None:
+    for query in QUERIES:
+        expected = lite.search(query, 10, TERMINAL)
+        got = pg.search(query, 10, TERMINAL)
+        assert expected, query
+        assert [(h.rowid, h.folded) for h in got] == [(h.rowid, h.folded) for h in expected], query
+        assert [h.score for h in got] == pytest.approx([h.score for h in expected]), query
+        one = expected[0].item_id
+        assert [h.rowid for h in pg.search(query, 5, TERMINAL, item_id=one)] == [
+            h.rowid for h in lite.search(query, 5, TERMINAL, item_id=one)
+        ], query
+
+
+def test_the_postgresql_schema_is_versioned_and_a_newer_one_is_refused(
+    settings: Settings, pg_schema: tuple[str, str]
+) -> None:
+    from generalAgent.search.postgres_schema import MIGRATIONS
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    url, schema = pg_schema
+    with PostgresSearchStore(url, settings.documents, schema=schema) as first:
+        put(first, "kept", ["a note that must survive"])
+        version = first.conn.execute("SELECT version FROM schema_versions WHERE track = 'index'").fetchone()[
+            0
+        ]
+        assert version == len(MIGRATIONS)
+    with PostgresSearchStore(url, settings.documents, schema=schema) as again:  # nothing applied twice
+        assert found(again, "survive") == ["kept"]
+        again.conn.execute("UPDATE schema_versions SET version = version + 1 WHERE track = 'index'")
+    with pytest.raises(NewerSchemaError, match="newer release"):
+        PostgresSearchStore(url, settings.documents, schema=schema)
+
+
+def test_the_terminal_store_opens_an_existing_indexes_db_with_its_items_as_its_own(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """Items written before spaces existed (owner and space '') belong to the terminal."""
+    from generalAgent.knowledge import KnowledgeStore
+
+    with KnowledgeStore(settings.paths.indexes_db, settings.documents) as knowledge:
+        added = knowledge.add_knowledge(title="Walrus facts", content="Walruses live in the Arctic.")
+    with SqliteSearchStore(settings.paths.indexes_db, settings.documents) as lite:
+        assert found(lite, "walruses arctic") == [added.id]
+        assert found(lite, "walruses arctic", ALICE) == []
