@@ -32,6 +32,10 @@ class EmbeddingError(Exception):
     """Embeddings could not be computed; the message says why and what to check."""
 
 
+class EmbeddingTimeout(EmbeddingError):
+    """The endpoint did not answer within EMBEDDING_TIMEOUT: a smaller batch may still fit."""
+
+
 def to_blob(vector: Sequence[float]) -> bytes:
     import numpy as np
 
@@ -106,7 +110,7 @@ class EndpointEmbeddings(Embedder):
                 )
                 break
             except openai.APITimeoutError:
-                raise EmbeddingError(
+                raise EmbeddingTimeout(
                     f"the embedding endpoint did not answer within {self._timeout:g} s (EMBEDDING_TIMEOUT)"
                 ) from None
             except openai.APIStatusError as exc:

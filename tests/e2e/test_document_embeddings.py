@@ -88,6 +88,34 @@ def test_an_interrupted_pass_continues_where_it_stopped(
         assert pending_count(conn, "test-embed") == 0
 
 
+def test_a_batch_too_slow_for_the_timeout_is_embedded_in_smaller_batches(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    """An endpoint on a loaded machine answers batches of more than two texts after 3 s,
+    past the 1 s EMBEDDING_TIMEOUT: the pass halves its batches until they fit and embeds
+    every chunk, instead of failing with nothing embedded."""
+    settings = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test"},
+        paths={"data_dir": data_dir},
+        documents={
+            "embedding_model": "test-embed",
+            "embedding_base_url": openai_server.base_url,
+            "embedding_timeout": 1.0,
+        },
+    )
+    embedder = embeddings_from_settings(settings)
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    search_document(settings.paths.indexes_db, settings.documents, path, "pipeline")
+    openai_server.slow_embeddings_over, openai_server.slow_embedding_seconds = 2, 3.0
+    with connect(settings.paths.indexes_db) as conn:
+        assert embed_pending(conn, embedder, 8) == 7
+        assert pending_count(conn, "test-embed") == 0
+    sizes = [len(r.body["input"]) for r in embedding_calls(openai_server)]
+    assert sizes[0] == 7 and max(sizes[-3:]) <= 2
+
+
 def test_new_changed_and_deleted_chunks_are_followed(
     data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
 ):
