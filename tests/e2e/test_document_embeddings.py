@@ -116,6 +116,23 @@ def test_a_batch_too_slow_for_the_timeout_is_embedded_in_smaller_batches(
     assert sizes[0] == 7 and max(sizes[-3:]) <= 2
 
 
+def test_the_public_document_api_embeds_and_searches_by_meaning(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    """create_index embeds the chunks it wrote and search_in_index fuses their vectors:
+    a query sharing no word with the text finds a passage, as search_file's does."""
+    from generalAgent.documents import create_index, search_in_index
+
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    create_index(path, settings)
+    with connect(settings.paths.indexes_db) as conn:
+        assert pending_count(conn, "test-embed") == 0
+    assert search_in_index(path, "zzyzx qwv", 3, settings)
+    assert search_in_index(path, ["zzyzx", ODD], 3, settings)[0].heading == "Odd one"
+
+
 def test_new_changed_and_deleted_chunks_are_followed(
     data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
 ):
