@@ -1,6 +1,11 @@
 """PDF pages: pypdfium2's text layer, paragraphs rebuilt, sections from the outline, and
 OCR (documents/ocr.py) for the pages that have no text layer but hold text as images.
 
+Running heads, footers and page numbers are left out (pdf_layout.py), and the tables are
+read as grids (pdf_tables.py): a table's text leaves its page's block and comes back as
+blocks of whole rows under the table's caption and header, cited "page 12, table 2, rows
+5–9", so that no chunk holds a row without its column names.
+
 pypdfium2 is imported inside the functions: this module is reachable from start-up.
 """
 
@@ -24,6 +29,8 @@ from generalAgent.documents.ocr import (
     ocr_installed,
     recognise_pages,
 )
+from generalAgent.documents.pdf_layout import is_running, may_hold_table, page_rules, page_runs, running_keys, strip_running
+from generalAgent.documents.pdf_tables import Line, PageTable, Rule, Run, Table, find_tables, group_lines, merge_continued
 from generalAgent.documents.pdfium_lock import PDFIUM
 from generalAgent.documents.reading import DocumentError, ExtractProgress, Reading, ReadLimit
 from generalAgent.search.chunking import Block
@@ -72,6 +79,7 @@ def read_pdf(
         texts: list[str] = []
         scanned: list[int] = []
         figures: set[int] = set()
+        geometry: dict[int, tuple[list[Run], list[Rule]]] = {}  # pages that may hold a table
         read = 0  # characters so far, for the limit
         for number in range(pages):
             if limit.reached(number + 1, read):
@@ -85,6 +93,8 @@ def read_pdf(
                     # OCR nor a figure mark, and walking its objects costs more than its text.
                     thin = needs_ocr(raw)
                     coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
+                    if settings.pdf_tables and not thin and may_hold_table(textpage, raw):
+                        geometry[number] = (page_runs(textpage, raw), page_rules(page))
                 finally:
                     textpage.close()
                     page.close()
@@ -95,22 +105,153 @@ def read_pdf(
             texts.append(raw)
             read += len(raw)
         recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
-        return [
+    except pdfium.PdfiumError:
+        raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
+    finally:
+        with PDFIUM:
+            pdf.close()
+    keys = running_keys(texts)
+    found = _page_tables(geometry, keys)
+    tables = merge_continued(found)
+    blocks: list[Block] = []
+    for number, raw in enumerate(texts):
+        if number in recognised:
+            text = recognised[number]
+        else:
+            text = strip_running(_without(raw, [t for t in found if t.page == number]), keys)
+        blocks.append(
             Block(
-                text=join_pdf_lines(recognised.get(number, raw)),
+                text=join_pdf_lines(text),
                 page=number + 1,
                 heading=headings.get(number, ""),
                 place=f"page {number + 1}",
                 ocr=number in recognised,
                 figure=number in figures and number not in recognised,
             )
-            for number, raw in enumerate(texts)
-        ]
+        )
+        for table_number, table in enumerate(tables, start=1):
+            blocks.extend(table_blocks(table, table_number, number + 1, headings.get(number, ""), settings.chunk_max_size))
+    return blocks
+
+
+def read_pdf_tables(document: BinaryIO, path: Path, settings: DocumentSettings) -> list[Table]:
+    """Every table of the PDF, merged across the pages it spans (for `query_table` and
+    `generalagent tables`); [] for a PDF without any."""
+    import pypdfium2 as pdfium
+
+    try:
+        with PDFIUM:
+            pdf = pdfium.PdfDocument(document.getvalue() if isinstance(document, io.BytesIO) else document)
+    except pdfium.PdfiumError:
+        raise DocumentError(N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name) from None
+    texts: list[str] = []
+    geometry: dict[int, tuple[list[Run], list[Rule]]] = {}
+    try:
+        for number in range(len(pdf)):
+            with PDFIUM:
+                page = pdf[number]
+                textpage = page.get_textpage()
+                try:
+                    raw = textpage.get_text_range()
+                    if may_hold_table(textpage, raw):
+                        geometry[number] = (page_runs(textpage, raw), page_rules(page))
+                finally:
+                    textpage.close()
+                    page.close()
+            texts.append(raw)
     except pdfium.PdfiumError:
         raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:
         with PDFIUM:
             pdf.close()
+    return merge_continued(_page_tables(geometry, running_keys(texts)))
+
+
+def _page_tables(geometry: dict[int, tuple[list[Run], list[Rule]]], keys: set[str]) -> list[PageTable]:
+    """The tables of each page read as geometry, its running heads and footers set apart
+    first (a table under a running head still opens its page)."""
+    found: list[PageTable] = []
+    for number in sorted(geometry):
+        runs, rules = geometry[number]
+        lines = group_lines(runs)
+        # A running line stands apart from the body, in the margin: a table's header
+        # repeated on every page is as repeated, but sits right above its rows.
+        for _ in range(2):
+            if len(lines) > 1 and is_running(lines[0].text, keys) and _apart(lines[0], lines[1]):
+                lines.pop(0)
+            if len(lines) > 1 and is_running(lines[-1].text, keys) and _apart(lines[-2], lines[-1]):
+                lines.pop()
+        found.extend(find_tables(lines, rules, number))
+    return found
+
+
+def _apart(upper: Line, lower: Line) -> bool:
+    return upper.bottom - lower.top > 1.5 * max(upper.height, lower.height)
+
+
+def _without(raw: str, tables: list[PageTable]) -> str:
+    """The page's text with the characters of its tables (and their captions) taken out."""
+    spans = sorted(span for table in tables for span in table.spans)
+    if not spans:
+        return raw
+    parts: list[str] = []
+    position = 0
+    for start, end in spans:
+        if start > position:
+            parts.append(raw[position:start])
+        position = max(position, end)
+    parts.append(raw[position:])
+    return "".join(parts)
+
+
+def markdown_row(cells: list[str]) -> str:
+    return "| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |"
+
+
+def table_markdown(table: Table, rows: list[list[str]] | None = None) -> str:
+    """The table (or some of its rows) as a Markdown table under its column names."""
+    names = table.column_names()
+    lines = [markdown_row(names), "| " + " | ".join("---" for _ in names) + " |"]
+    width = len(names)
+    lines.extend(markdown_row([*r, *[""] * (width - len(r))][:width]) for r in (table.rows if rows is None else rows))
+    return "\n".join(lines)
+
+
+def table_blocks(table: Table, number: int, page: int, heading: str, max_size: int) -> list[Block]:
+    """The rows of `table` that are on `page`, in blocks of whole rows each under the
+    caption and the column names, as many rows as fit in a chunk of `max_size`."""
+    title = table.caption or f"Table {number}"
+    blocks: list[Block] = []
+    group: list[int] = []
+
+    def text_of(indexes: list[int]) -> str:
+        first, last = indexes[0] + 1, indexes[-1] + 1
+        rows = f"row {first}" if first == last else f"rows {first}–{last}"
+        return f"{title} (table {number}, {rows})\n" + table_markdown(table, [table.rows[i] for i in indexes])
+
+    def flush() -> None:
+        if group:
+            first, last = group[0] + 1, group[-1] + 1
+            rows = f"row {first}" if first == last else f"rows {first}–{last}"
+            blocks.append(
+                Block(
+                    text=text_of(group),
+                    page=page,
+                    heading=heading,
+                    whole=True,
+                    place=f"page {page}, table {number}, {rows}",
+                )
+            )
+
+    for index, row_page in enumerate(table.row_pages):
+        if row_page != page:
+            continue
+        if group and len(text_of([*group, index])) > max_size:
+            flush()
+            group = []
+        group.append(index)
+    flush()
+    return blocks
 
 
 def _recognise(
