@@ -17,7 +17,12 @@ turned into a PDF by LibreOffice (`soffice --convert-to pdf`, the CJK font is We
 Micro Hei). Documents come in pairs of the same make: the first of a pair is for
 development, the second is held out (`split` in truth.json).
 
-    python bench/data/pdf_tables/build.py   # rewrites the PDFs and truth.json beside it
+Questions (questions.jsonl) are drawn from truth.json: in each table, twelve rows spread
+evenly, each asked for one of its cells by the row's key (its first cell) and the column's
+name, the columns taken in turn; the answer is that one cell.
+
+    python bench/data/pdf_tables/build.py               # the PDFs, truth.json, questions.jsonl
+    python bench/data/pdf_tables/build.py --questions   # questions.jsonl only
 """
 
 from __future__ import annotations
@@ -332,10 +337,77 @@ def specs() -> list[dict[str, Any]]:
     return out
 
 
+QUESTIONS_PER_TABLE = 12
+
+
+def questions(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for document in truth:
+        for table in document["tables"]:
+            names = [" ".join(dict.fromkeys(h[c] for h in table["header"] if h[c])) for c in range(len(table["header"][-1]))]
+            rows = table["rows"]
+            keys = [r[0] for r in rows]
+            step = max(1, len(rows) // QUESTIONS_PER_TABLE)
+            turn = 0
+            for n in range(0, len(rows), step)[:QUESTIONS_PER_TABLE]:
+                row = rows[n]
+                if keys.count(row[0]) > 1:
+                    continue
+                for _ in range(len(row) - 1):
+                    turn += 1
+                    column = 1 + turn % (len(row) - 1)
+                    if row[column].strip():
+                        break
+                else:
+                    continue
+                chinese = any("\u4e00" <= ch <= "\u9fff" for ch in names[column])
+                question = (
+                    f"{row[0]}的{names[column]}是什么？" if chinese else f"What is the {names[column]} of {row[0]}?"
+                )
+                out.append(
+                    {
+                        "id": f"{document['file']}#{table['number']}.{n + 1}",
+                        "file": document["file"],
+                        "split": document["split"],
+                        "language": table["language"],
+                        "table": table["number"],
+                        "question": question,
+                        "key": row[0],
+                        "answer": row[column],
+                    }
+                )
+    return out
+
+
+def locate(truth: list[dict[str, Any]]) -> None:
+    """Each table's pages: from its caption's page to the last page before the next
+    caption's (or the document's end) holding its last row's key, found in the PDF's text
+    layer (whitespace ignored)."""
+    import pypdfium2 as pdfium
+
+    for document in truth:
+        pdf = pdfium.PdfDocument(str(HERE / document["file"]))
+        pages = ["".join(pdf[n].get_textpage().get_text_range().split()) for n in range(len(pdf))]
+        firsts = []
+        for table in document["tables"]:
+            caption = "".join(table["caption"].split())
+            firsts.append(next(n for n in range(firsts[-1] if firsts else 0, len(pages)) if caption in pages[n]))
+        for number, table in enumerate(document["tables"]):
+            bound = firsts[number + 1] if number + 1 < len(firsts) else len(pages) - 1
+            key = "".join(table["rows"][-1][0].split())[:12]
+            last = max(n for n in range(firsts[number], bound + 1) if key in pages[n])
+            table["pages"] = [firsts[number] + 1, last + 1]
+
+
 def main() -> int:
-    truth = [write(spec, HERE) for spec in specs()]
-    (HERE / "truth.json").write_text(json.dumps(truth, ensure_ascii=False, indent=1) + "\n")
-    print(json.dumps({"documents": len(truth), "tables": sum(len(t["tables"]) for t in truth)}))
+    if "--questions" not in sys.argv:
+        truth = [write(spec, HERE) for spec in specs()]
+        locate(truth)
+        (HERE / "truth.json").write_text(json.dumps(truth, ensure_ascii=False, indent=1) + "\n")
+    truth = json.loads((HERE / "truth.json").read_text())
+    asked = questions(truth)
+    (HERE / "questions.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in asked))
+    print(json.dumps({"documents": len(truth), "tables": sum(len(t["tables"]) for t in truth), "questions": len(asked)}))
     return 0
 
 
