@@ -41,6 +41,9 @@ MIN_TABLE_LINES = 3
 MIN_COLUMNS = 2
 # A line of a table is at most this many line heights below the one above.
 MAX_LINE_GAP = 2.6
+# Rows set apart by at least this much more white (in line heights) than a wrapped
+# cell's lines are told apart by it.
+ROW_GAP_JUMP = 0.3
 # Caption: the line right above (or below) a table that names it.
 _CAPTION = re.compile(r"^\s*(?:table|tab\.|tbl\.|表)\s*[\dA-Za-z一二三四五六七八九十IVX]", re.IGNORECASE)
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
@@ -149,8 +152,8 @@ class Table:
 # -- text ----------------------------------------------------------------------------------
 def join_cell_lines(lines: Sequence[str]) -> str:
     """The lines of a wrapped cell as one text: no space between two CJK characters, none
-    after a hyphen ending a line inside a word ("multi-" + "agent"), a soft hyphen dropped,
-    one space otherwise."""
+    after a hyphen ending a line inside a word ("multi-" + "agent"; pdfium marks such a
+    hyphen, and it is printed, so it stays), one space otherwise."""
     text = ""
     for raw in lines:
         line = " ".join(raw.split())
@@ -158,8 +161,8 @@ def join_cell_lines(lines: Sequence[str]) -> str:
             continue
         if not text:
             text = line
-        elif text.endswith(_SOFT_HYPHENS):
-            text = text.rstrip("".join(_SOFT_HYPHENS)) + line
+        elif text.endswith(_SOFT_HYPHENS):  # pdfium's mark for a hyphen ending a line
+            text = text.rstrip("".join(_SOFT_HYPHENS)) + "-" + line
         elif text.endswith("-") and len(text) > 1 and text[-2].isalpha() and line[0].isalnum():
             text += line
         elif _CJK.match(text[-1]) and _CJK.match(line[0]):
@@ -256,7 +259,8 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
         if table is None:
             index += 1
             continue
-        first, last = lines.index(stack[0]), lines.index(stack[-1])
+        first = next(n for n, line in enumerate(lines) if line.top == table.top)
+        last = next(n for n in range(first, len(lines)) if lines[n].bottom == table.bottom)
         _caption(table, lines, first, last, line_height)
         table.opens_page = first == 0 or (first == 1 and bool(table.caption) and lines[0].text == table.caption)
         table.ends_page = last == len(lines) - 1
@@ -269,6 +273,14 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
     """The lines from `start` that make one table: gapped lines and the wrapped lines
     between them, up to two ungapped lines in a row or a gap taller than a few lines."""
     stack = [lines[start]]
+    left = lines[start].runs[0].x0
+    second_column = lines[start].runs[1].x0 if len(lines[start].runs) > 1 else lines[start].runs[0].x1
+    # Lines above the first gapped one that are indented past the key column: the end of a
+    # row cut by the page break, at the top of the next page.
+    for line in reversed(lines[:start]):
+        if line.gapped() or line.runs[0].x0 < left + COLUMN_GAP or line.bottom - stack[0].top > MAX_LINE_GAP * line_height:
+            break
+        stack.insert(0, line)
     plain = 0  # ungapped lines at the end of the stack
     for line in lines[start + 1 :]:
         gap = stack[-1].bottom - line.top
@@ -279,8 +291,10 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
             break
         if line.gapped():
             plain = 0
-        elif line.runs[0].x0 < stack[0].runs[0].x0 + COLUMN_GAP:
-            plain += 1  # a line from the table's left edge: a wrapped key cell, or prose
+        elif line.runs[0].x0 < left + COLUMN_GAP:
+            if line.runs[-1].x1 > second_column + 2:
+                break  # from the key column into the next: prose after the table
+            plain += 1  # a wrapped key cell, or a caption
             if plain > 2:
                 break
         stack.append(line)
@@ -344,9 +358,14 @@ def _table(
     if len(separators) + 1 < MIN_COLUMNS:
         return None
     # Ungapped lines after the last gapped one continue its wrapped cells when they start
-    # right of the key column; one starting in it is the prose that follows the table.
-    while stack and not stack[-1].gapped() and (
-        not separators or _column_of(stack[-1].runs[0], separators) == 0
+    # right of the key column or close below; one starting in it further down is the prose
+    # that follows the table.
+    row_gap = _row_gap(stack, line_height)
+    while (
+        len(stack) > 1
+        and not stack[-1].gapped()
+        and _column_of(stack[-1].runs[0], separators) == 0
+        and (row_gap < 0 or stack[-2].bottom - stack[-1].top > row_gap)
     ):
         stack = stack[:-1]
     top, bottom = stack[0].top, stack[-1].bottom
@@ -361,6 +380,7 @@ def _table(
     ruled_rows = len(inner) >= max(2, keyed // 2)
     rows_lines: list[list[Line]] = []
     boundaries: list[float] = sorted(inner, reverse=True)
+    row_gap = _row_gap(stack, line_height)
     for n, line in enumerate(stack):
         start_row = not rows_lines
         if not start_row:
@@ -370,7 +390,10 @@ def _table(
                 start_row = crossed
             else:
                 gap = previous.bottom - line.top
-                start_row = crossed or _column_of(line.runs[0], separators) == 0 or gap > 1.2 * line_height
+                if row_gap >= 0:
+                    start_row = crossed or gap > row_gap
+                else:
+                    start_row = crossed or _column_of(line.runs[0], separators) == 0 or gap > 1.2 * line_height
         if start_row:
             rows_lines.append([line])
         else:
@@ -395,6 +418,20 @@ def fill_spanned(header: Sequence[Sequence[str]]) -> list[list[str]]:
                 cells[column] = carry
         filled.append(cells)
     return filled
+
+
+def _row_gap(stack: Sequence[Line], line_height: float) -> float:
+    """The white above a line that starts a row, when rows are spaced further apart than
+    the lines of a wrapped cell (a cell's padding): the middle of the widest jump between
+    the stack's sorted gaps, if it is clear (ROW_GAP_JUMP of a line). -1 when rows and
+    wrapped lines are set alike (the key column then tells them apart)."""
+    gaps = sorted(upper.bottom - lower.top for upper, lower in zip(stack, stack[1:], strict=False))
+    if len(gaps) < 2:
+        return -1.0
+    jump, at = max((b - a, n) for n, (a, b) in enumerate(zip(gaps, gaps[1:], strict=False)))
+    if jump < max(2.5, ROW_GAP_JUMP * line_height):
+        return -1.0
+    return gaps[at] + jump / 2
 
 
 def _cluster(xs: list[float]) -> list[float]:
@@ -472,7 +509,7 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
         ):
             merged = tables[-1]
             body = continued_rows(raw_headers[-1], table.grid, table.header_count)
-            if body and merged.rows and not body[0][0].strip() and any(body[0]):
+            if body and merged.rows and _cut_row(body[0], merged.rows):
                 cut = body.pop(0)
                 merged.rows[-1] = [join_cell_lines([a, b]) for a, b in zip(merged.rows[-1], cut, strict=False)]
             merged.rows.extend(body)
@@ -485,6 +522,20 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
             raw_headers.append([list(r) for r in table.grid[: table.header_count]])
         previous = table
     return tables
+
+
+def _cut_row(row: Sequence[str], above: Sequence[Sequence[str]]) -> bool:
+    """Whether `row`, opening a table's next page, is the end of the row the page break cut:
+    its key cell is empty, or a column nearly every row fills is empty in it."""
+    if not any(row):
+        return False
+    if not row[0].strip():
+        return True
+    for column, value in enumerate(row):
+        filled = sum(1 for r in above if column < len(r) and r[column].strip())
+        if not value.strip() and filled >= 0.9 * len(above) and len(above) >= 3:
+            return True
+    return False
 
 
 def continued_rows(header: Sequence[Sequence[str]], grid: Sequence[Sequence[str]], header_count: int) -> list[list[str]]:
