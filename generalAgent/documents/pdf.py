@@ -115,22 +115,32 @@ def read_pdf(
     tables = merge_continued(found)
     blocks: list[Block] = []
     for number, raw in enumerate(texts):
+        heading = headings.get(number, "")
         if number in recognised:
-            text = recognised[number]
+            pieces = [recognised[number]]
+            here: list[PageTable] = []
         else:
-            text = strip_running(_without(raw, [t for t in found if t.page == number]), keys)
-        blocks.append(
-            Block(
-                text=join_pdf_lines(text),
-                page=number + 1,
-                heading=headings.get(number, ""),
-                place=f"page {number + 1}",
-                ocr=number in recognised,
-                figure=number in figures and number not in recognised,
+            here = [t for t in found if t.page == number]
+            pieces = _TABLE_MARK.split(strip_running(_without(raw, here), keys))
+        shown: set[int] = set()
+        for n, piece in enumerate(pieces):
+            if n % 2:  # a table's place in the page's text
+                table = here[int(piece)].merged_into
+                shown.add(table)
+                blocks.extend(table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size))
+                continue
+            blocks.append(
+                Block(
+                    text=join_pdf_lines(piece),
+                    page=number + 1,
+                    heading=heading,
+                    place=f"page {number + 1}",
+                    ocr=number in recognised,
+                    figure=number in figures and number not in recognised,
+                )
             )
-        )
-        for table_number, table in enumerate(tables, start=1):
-            blocks.extend(table_blocks(table, table_number, number + 1, headings.get(number, ""), settings.chunk_max_size))
+        for table in dict.fromkeys(t.merged_into for t in here if t.merged_into not in shown):
+            blocks.extend(table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size))
     return blocks
 
 
@@ -189,19 +199,50 @@ def _apart(upper: Line, lower: Line) -> bool:
     return upper.bottom - lower.top > 1.5 * max(upper.height, lower.height)
 
 
+# Where a table stood in its page's text: "\x01<n>\x01", n its index among the page's tables.
+_TABLE_MARK = re.compile("\x01(\\d+)\x01")
+
+
 def _without(raw: str, tables: list[PageTable]) -> str:
-    """The page's text with the characters of its tables (and their captions) taken out."""
+    """The page's text with the characters of its tables (and their captions) taken out,
+    a mark standing where each table began (on a line of its own)."""
     spans = sorted(span for table in tables for span in table.spans)
     if not spans:
         return raw
+    marks = {min(table.spans)[0]: n for n, table in enumerate(tables) if table.spans}
     parts: list[str] = []
     position = 0
     for start, end in spans:
         if start > position:
-            parts.append(raw[position:start])
+            parts.append(raw[position:start].replace("\x01", ""))
+        if start in marks and start >= position:
+            parts.append(f"\n\x01{marks.pop(start)}\x01\n")
         position = max(position, end)
-    parts.append(raw[position:])
+    parts.append(raw[position:].replace("\x01", ""))
     return "".join(parts)
+
+
+_TABLE_PLACE = re.compile(r"^page \d+, table (\d+), rows? ")
+
+
+def pdf_preview_texts(blocks: list[Block]) -> list[str]:
+    """The blocks' texts as a reader reads the PDF: a table's blocks of rows (each under
+    its caption and column names, for search) shown as one Markdown table."""
+    texts: list[str] = []
+    previous = ""
+    for block in blocks:
+        match = _TABLE_PLACE.match(block.place)
+        table = match.group(1) if match else ""
+        if table and table == previous and texts:
+            rows = block.text.split("\n")[3:]  # the title, the names and the rule again
+            texts[-1] += "\n" + "\n".join(rows)
+        elif table:
+            title, _, rest = block.text.partition("\n")
+            texts.append(re.sub(r" \(table (\d+), rows? [^)]*\)$", r" (table \1)", title) + "\n" + rest)
+        else:
+            texts.append(block.text)
+        previous = table
+    return texts
 
 
 def markdown_row(cells: list[str]) -> str:

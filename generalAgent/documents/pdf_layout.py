@@ -80,7 +80,7 @@ def strip_running(text: str, keys: set[str]) -> str:
             drop.add(n)
         else:
             break
-    if not drop:
+    if not drop or len(drop) == len(filled):  # a page of one repeated line is that line's page
         return text
     return "\n".join(line for n, line in enumerate(lines) if n not in drop)
 

@@ -111,6 +111,7 @@ class PageTable:
     spans: list[tuple[int, int]] = field(default_factory=list)  # its characters in the page text
     opens_page: bool = False  # nothing but running heads above it
     ends_page: bool = False  # nothing but footers below it
+    merged_into: int = -1  # the index of the document's table it is part of (merge_continued)
 
     @property
     def header(self) -> list[list[str]]:
@@ -163,7 +164,7 @@ def join_cell_lines(lines: Sequence[str]) -> str:
             text = line
         elif text.endswith(_SOFT_HYPHENS):  # pdfium's mark for a hyphen ending a line
             text = text.rstrip("".join(_SOFT_HYPHENS)) + "-" + line
-        elif text.endswith("-") and len(text) > 1 and text[-2].isalpha() and line[0].isalnum():
+        elif text.endswith("-") and len(text) > 1 and text[-2].isalnum() and line[0].isalnum():
             text += line
         elif _CJK.match(text[-1]) and _CJK.match(line[0]):
             text += line
@@ -512,6 +513,7 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
             if body and merged.rows and _cut_row(body[0], merged.rows):
                 cut = body.pop(0)
                 merged.rows[-1] = [join_cell_lines([a, b]) for a, b in zip(merged.rows[-1], cut, strict=False)]
+            table.merged_into = len(tables) - 1
             merged.rows.extend(body)
             merged.row_pages.extend([table.page + 1] * len(body))
             if table.page + 1 not in merged.pages:
@@ -520,6 +522,7 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
             rows = [list(r) for r in table.rows]
             tables.append(Table([table.page + 1], table.caption, table.header, rows, [table.page + 1] * len(rows)))
             raw_headers.append([list(r) for r in table.grid[: table.header_count]])
+            table.merged_into = len(tables) - 1
         previous = table
     return tables
 
