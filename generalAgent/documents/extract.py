@@ -168,7 +168,8 @@ def preview_document(path: Path, settings: DocumentSettings, open_file: OpenFile
         text = BLOCK_SEPARATOR.join(pdf_preview_texts(blocks))
     else:
         text = BLOCK_SEPARATOR.join(b.text for b in blocks)
-    read = len(document.text)
+    # A PDF's table is shown once where its blocks repeat its header: count what is shown.
+    read = len(text) if document.file_type == "pdf" else len(document.text)
     if len(text) > chars:
         text = text[:chars]
     if limit.stopped:

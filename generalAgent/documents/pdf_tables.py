@@ -337,8 +337,9 @@ def _table(
     page: int,
 ) -> PageTable | None:
     top, bottom = stack[0].top, stack[-1].bottom
-    left = min(run.x0 for line in stack for run in line.runs)
-    right = max(run.x1 for line in stack for run in line.runs)
+    # The table's extent from its gapped lines: a prose line below it may start further left.
+    left = min(line.runs[0].x0 for line in stack if line.gapped())
+    right = max(line.runs[-1].x1 for line in stack if line.gapped())
     inside_v = [
         (r.x0 + r.x1) / 2
         for r in vertical
