@@ -60,9 +60,8 @@ Grid = list[list[str]]
 def ours(path: Path) -> list[Grid]:
     from generalAgent.documents.pdf import read_pdf_tables
 
-    settings = load_settings(env_file=None).documents
     with path.open("rb") as handle:
-        return [[*t.header, *t.rows] for t in read_pdf_tables(handle, path, settings)]
+        return [[*t.header, *t.rows] for t in read_pdf_tables(handle, path)]
 
 
 def plumber(path: Path) -> list[Grid]:
@@ -91,7 +90,9 @@ def match_rows(truth: Grid, found: Grid) -> tuple[int, int]:
         candidates = {n for value in want if value for n in keyed.get(value, [])} - used
         best, best_score = -1, 0
         for n in sorted(candidates):
-            score = sum(1 for j, value in enumerate(want) if j < len(norm_found[n]) and norm_found[n][j] == value)
+            score = sum(
+                1 for j, value in enumerate(want) if j < len(norm_found[n]) and norm_found[n][j] == value
+            )
             if score > best_score:
                 best, best_score = n, score
         if best >= 0:
@@ -148,7 +149,9 @@ def hit_at_5(questions: list[dict[str, Any]], tables_on: bool) -> dict[str, Any]
     from generalAgent.search.lookup import chunks_at
 
     with tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)}, documents={"pdf_tables": tables_on})
+        settings = load_settings(
+            env_file=None, paths={"data_dir": Path(tmp)}, documents={"pdf_tables": tables_on}
+        )
         hits: dict[str, list[int]] = {}
         with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
             items: dict[str, tuple[str, int]] = {}
@@ -160,7 +163,9 @@ def hit_at_5(questions: list[dict[str, Any]], tables_on: bool) -> dict[str, Any]
                 item_id, total = items[file]
                 found = index.search_item(item_id, [question["question"]], TOP, chunks=total)
                 shown = [
-                    "\n".join([hit.text, *(c.text for c in chunks_at(index.conn, item_id, list(hit.folded[:3])))])
+                    "\n".join(
+                        [hit.text, *(c.text for c in chunks_at(index.conn, item_id, list(hit.folded[:3])))]
+                    )
                     for hit in found[:TOP]
                 ]
                 ok = any(near(text, question["key"], question["answer"]) for text in shown)

@@ -32,14 +32,17 @@ def tables_command(
         bool, typer.Option("--json", help=_("One JSON object per table: file, pages, caption, header, rows"))
     ] = False,
 ) -> None:
-    settings = settings_from(ctx)
+    settings_from(ctx)  # a bad setting or an untrusted folder's configuration is said as for every command
     from generalAgent.documents.reading import DocumentError
     from generalAgent.documents.table_files import file_tables
 
     if not file.is_file():
-        fail(_("{name} is not a file; give the path of a PDF, DOCX, XLSX or CSV file.").format(name=file), EXIT_FAILED)
+        fail(
+            _("{name} is not a file; give the path of a PDF, DOCX, XLSX or CSV file.").format(name=file),
+            EXIT_FAILED,
+        )
     try:
-        tables = file_tables(file, settings=settings.documents)
+        tables = file_tables(file)
     except DocumentError as exc:
         fail(exc.shown(_, ngettext), EXIT_FAILED)
     out = terminal_console(highlight=False, soft_wrap=True)
@@ -55,7 +58,11 @@ def tables_command(
         title = [f"{file.name} · {table.name}"]
         if table.pages:
             first, last = table.pages[0], table.pages[-1]
-            title.append(_("page {page}").format(page=first) if first == last else _("pages {first}–{last}").format(first=first, last=last))
+            title.append(
+                _("page {page}").format(page=first)
+                if first == last
+                else _("pages {first}–{last}").format(first=first, last=last)
+            )
         if table.caption and table.caption != table.name:
             title.append(table.caption)
         if number > 1:
@@ -70,5 +77,8 @@ def _markdown(names: list[str], rows: list[list[Any]]) -> str:
 
     lines = ["| " + " | ".join(cell(n) for n in names) + " |", "| " + " | ".join("---" for _ in names) + " |"]
     width = len(names)
-    lines.extend("| " + " | ".join(cell(v) for v in [*row, *[None] * (width - len(row))][:width]) + " |" for row in rows)
+    lines.extend(
+        "| " + " | ".join(cell(v) for v in [*row, *[None] * (width - len(row))][:width]) + " |"
+        for row in rows
+    )
     return "\n".join(lines)

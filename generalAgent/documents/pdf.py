@@ -29,8 +29,24 @@ from generalAgent.documents.ocr import (
     ocr_installed,
     recognise_pages,
 )
-from generalAgent.documents.pdf_layout import is_running, may_hold_table, page_rules, page_runs, running_keys, strip_running
-from generalAgent.documents.pdf_tables import Line, PageTable, Rule, Run, Table, find_tables, group_lines, merge_continued
+from generalAgent.documents.pdf_layout import (
+    is_running,
+    may_hold_table,
+    page_rules,
+    page_runs,
+    running_keys,
+    strip_running,
+)
+from generalAgent.documents.pdf_tables import (
+    Line,
+    PageTable,
+    Rule,
+    Run,
+    Table,
+    find_tables,
+    group_lines,
+    merge_continued,
+)
 from generalAgent.documents.pdfium_lock import PDFIUM
 from generalAgent.documents.reading import DocumentError, ExtractProgress, Reading, ReadLimit
 from generalAgent.search.chunking import Block
@@ -127,7 +143,9 @@ def read_pdf(
             if n % 2:  # a table's place in the page's text
                 table = here[int(piece)].merged_into
                 shown.add(table)
-                blocks.extend(table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size))
+                blocks.extend(
+                    table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+                )
                 continue
             blocks.append(
                 Block(
@@ -140,11 +158,13 @@ def read_pdf(
                 )
             )
         for table in dict.fromkeys(t.merged_into for t in here if t.merged_into not in shown):
-            blocks.extend(table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size))
+            blocks.extend(
+                table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+            )
     return blocks
 
 
-def read_pdf_tables(document: BinaryIO, path: Path, settings: DocumentSettings) -> list[Table]:
+def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
     """Every table of the PDF, merged across the pages it spans (for `query_table` and
     `generalagent tables`); [] for a PDF without any."""
     import pypdfium2 as pdfium
@@ -153,7 +173,9 @@ def read_pdf_tables(document: BinaryIO, path: Path, settings: DocumentSettings) 
         with PDFIUM:
             pdf = pdfium.PdfDocument(document.getvalue() if isinstance(document, io.BytesIO) else document)
     except pdfium.PdfiumError:
-        raise DocumentError(N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name) from None
+        raise DocumentError(
+            N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name
+        ) from None
     texts: list[str] = []
     geometry: dict[int, tuple[list[Run], list[Rule]]] = {}
     try:
@@ -254,7 +276,9 @@ def table_markdown(table: Table, rows: list[list[str]] | None = None) -> str:
     names = table.column_names()
     lines = [markdown_row(names), "| " + " | ".join("---" for _ in names) + " |"]
     width = len(names)
-    lines.extend(markdown_row([*r, *[""] * (width - len(r))][:width]) for r in (table.rows if rows is None else rows))
+    lines.extend(
+        markdown_row([*r, *[""] * (width - len(r))][:width]) for r in (table.rows if rows is None else rows)
+    )
     return "\n".join(lines)
 
 

@@ -119,7 +119,9 @@ def page_runs(textpage: Any, text: str) -> list[Run]:
             if before is not None and piece and before.start >= 0 and before.text.endswith(piece):
                 # The run before took this one's characters (its end is the next known start).
                 kept = before.text[: len(before.text) - len(piece)].rstrip()
-                runs[-1] = Run(before.x0, before.y0, before.x1, before.y1, kept, before.start, before.start + len(kept))
+                runs[-1] = Run(
+                    before.x0, before.y0, before.x1, before.y1, kept, before.start, before.start + len(kept)
+                )
                 at = text.find(piece, runs[-1].end, before.end + 1)
                 if at >= 0:
                     runs.append(Run(left, bottom, right, top, piece, at, at + len(piece)))
@@ -144,6 +146,8 @@ def page_rules(page: Any) -> list[Rule]:
             break
         left, bottom, right, top = path.get_bounds()
         width, height = right - left, top - bottom
-        if (height <= RULE_THICKNESS and width >= MIN_RULE) or (width <= RULE_THICKNESS and height >= MIN_RULE):
+        if (height <= RULE_THICKNESS and width >= MIN_RULE) or (
+            width <= RULE_THICKNESS and height >= MIN_RULE
+        ):
             rules.append(Rule(left, bottom, right, top))
     return rules

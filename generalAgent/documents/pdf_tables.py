@@ -164,9 +164,9 @@ def join_cell_lines(lines: Sequence[str]) -> str:
             text = line
         elif text.endswith(_SOFT_HYPHENS):  # pdfium's mark for a hyphen ending a line
             text = text.rstrip("".join(_SOFT_HYPHENS)) + "-" + line
-        elif text.endswith("-") and len(text) > 1 and text[-2].isalnum() and line[0].isalnum():
-            text += line
-        elif _CJK.match(text[-1]) and _CJK.match(line[0]):
+        elif (text.endswith("-") and len(text) > 1 and text[-2].isalnum() and line[0].isalnum()) or (
+            _CJK.match(text[-1]) and _CJK.match(line[0])
+        ):
             text += line
         else:
             text += " " + line
@@ -186,7 +186,11 @@ def _same_line_join(runs: Sequence[Run]) -> str:
             continue
         if not text:
             text = piece
-        elif previous is not None and run.x0 - previous.x1 < 0.8 or (_CJK.match(text[-1]) and _CJK.match(piece[0])):
+        elif (
+            previous is not None
+            and run.x0 - previous.x1 < 0.8
+            or (_CJK.match(text[-1]) and _CJK.match(piece[0]))
+        ):
             text += piece
         else:
             text += " " + piece
@@ -263,7 +267,9 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
         first = next(n for n, line in enumerate(lines) if line.top == table.top)
         last = next(n for n in range(first, len(lines)) if lines[n].bottom == table.bottom)
         _caption(table, lines, first, last, line_height)
-        table.opens_page = first == 0 or (first == 1 and bool(table.caption) and lines[0].text == table.caption)
+        table.opens_page = first == 0 or (
+            first == 1 and bool(table.caption) and lines[0].text == table.caption
+        )
         table.ends_page = last == len(lines) - 1
         tables.append(table)
         index = last + 1
@@ -279,15 +285,17 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
     # Lines above the first gapped one that are indented past the key column: the end of a
     # row cut by the page break, at the top of the next page.
     for line in reversed(lines[:start]):
-        if line.gapped() or line.runs[0].x0 < left + COLUMN_GAP or line.bottom - stack[0].top > MAX_LINE_GAP * line_height:
+        if (
+            line.gapped()
+            or line.runs[0].x0 < left + COLUMN_GAP
+            or line.bottom - stack[0].top > MAX_LINE_GAP * line_height
+        ):
             break
         stack.insert(0, line)
     plain = 0  # ungapped lines at the end of the stack
     for line in lines[start + 1 :]:
         gap = stack[-1].bottom - line.top
-        ruled_between = any(
-            line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal
-        )
+        ruled_between = any(line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal)
         if gap > MAX_LINE_GAP * line_height and not ruled_between:
             break
         if line.gapped():
@@ -349,14 +357,19 @@ def _table(
     # A line whose one run crosses the columns is prose: the table ends above it.
     if separators:
         for n, line in enumerate(stack):
-            if n and not line.gapped() and any(run.x0 < s - 2 and run.x1 > s + 2 for run in line.runs for s in separators):
-                if len(line.runs) == 1 and line.runs[0].x1 - line.runs[0].x0 > 0.6 * (right - left):
-                    stack = stack[:n]
-                    while stack and not stack[-1].gapped():
-                        stack.pop()
-                    if sum(li.gapped() for li in stack) < MIN_TABLE_LINES:
-                        return None
-                    return _table(stack, horizontal, vertical, line_height, page)
+            if (
+                n
+                and not line.gapped()
+                and any(run.x0 < s - 2 and run.x1 > s + 2 for run in line.runs for s in separators)
+                and len(line.runs) == 1
+                and line.runs[0].x1 - line.runs[0].x0 > 0.6 * (right - left)
+            ):
+                stack = stack[:n]
+                while stack and not stack[-1].gapped():
+                    stack.pop()
+                if sum(li.gapped() for li in stack) < MIN_TABLE_LINES:
+                    return None
+                return _table(stack, horizontal, vertical, line_height, page)
     if len(separators) + 1 < MIN_COLUMNS:
         return None
     # Ungapped lines after the last gapped one continue its wrapped cells when they start
@@ -375,7 +388,8 @@ def _table(
     across = [
         (r.y0 + r.y1) / 2
         for r in horizontal
-        if min(r.x1, right) - max(r.x0, left) > 0.5 * (right - left) and bottom - 1 < (r.y0 + r.y1) / 2 < top + 1
+        if min(r.x1, right) - max(r.x0, left) > 0.5 * (right - left)
+        and bottom - 1 < (r.y0 + r.y1) / 2 < top + 1
     ]
     inner = [y for y in across if bottom + 1 < y < top - 1]
     keyed = sum(1 for line in stack if _column_of(line.runs[0], separators) == 0)
@@ -383,7 +397,7 @@ def _table(
     rows_lines: list[list[Line]] = []
     boundaries: list[float] = sorted(inner, reverse=True)
     row_gap = _row_gap(stack, line_height)
-    for n, line in enumerate(stack):
+    for line in stack:
         start_row = not rows_lines
         if not start_row:
             previous = rows_lines[-1][-1]
@@ -395,7 +409,9 @@ def _table(
                 if row_gap >= 0:
                     start_row = crossed or gap > row_gap
                 else:
-                    start_row = crossed or _column_of(line.runs[0], separators) == 0 or gap > 1.2 * line_height
+                    start_row = (
+                        crossed or _column_of(line.runs[0], separators) == 0 or gap > 1.2 * line_height
+                    )
         if start_row:
             rows_lines.append([line])
         else:
@@ -461,7 +477,9 @@ def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> li
     return [join_cell_lines(p) for p in parts]
 
 
-def _header_count(grid: list[list[str]], rows_lines: list[list[Line]], boundaries: list[float], ruled: bool) -> int:
+def _header_count(
+    grid: list[list[str]], rows_lines: list[list[Line]], boundaries: list[float], ruled: bool
+) -> int:
     """Header rows: those above a mid-rule of a table not ruled row by row (booktabs), else
     the first row, and the second too when the first is a group header over it."""
     if len(grid) < 2:
@@ -513,7 +531,9 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
             body = continued_rows(raw_headers[-1], table.grid, table.header_count)
             if body and merged.rows and _cut_row(body[0], merged.rows):
                 cut = body.pop(0)
-                merged.rows[-1] = [join_cell_lines([a, b]) for a, b in zip(merged.rows[-1], cut, strict=False)]
+                merged.rows[-1] = [
+                    join_cell_lines([a, b]) for a, b in zip(merged.rows[-1], cut, strict=False)
+                ]
             table.merged_into = len(tables) - 1
             merged.rows.extend(body)
             merged.row_pages.extend([table.page + 1] * len(body))
@@ -521,7 +541,9 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
                 merged.pages.append(table.page + 1)
         else:
             rows = [list(r) for r in table.rows]
-            tables.append(Table([table.page + 1], table.caption, table.header, rows, [table.page + 1] * len(rows)))
+            tables.append(
+                Table([table.page + 1], table.caption, table.header, rows, [table.page + 1] * len(rows))
+            )
             raw_headers.append([list(r) for r in table.grid[: table.header_count]])
             table.merged_into = len(tables) - 1
         previous = table
@@ -542,7 +564,9 @@ def _cut_row(row: Sequence[str], above: Sequence[Sequence[str]]) -> bool:
     return False
 
 
-def continued_rows(header: Sequence[Sequence[str]], grid: Sequence[Sequence[str]], header_count: int) -> list[list[str]]:
+def continued_rows(
+    header: Sequence[Sequence[str]], grid: Sequence[Sequence[str]], header_count: int
+) -> list[list[str]]:
     """The rows a table's continuation adds: its grid without the header when it repeats
     the first part's (`header`); with it when it does not (the "header" is then data)."""
     if header and len(grid) >= len(header):

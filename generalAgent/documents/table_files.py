@@ -17,7 +17,6 @@ from datetime import time as day_time
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import N_
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 
@@ -82,15 +81,11 @@ def pdf_values(rows: list[list[str]]) -> list[list[Any]]:
     ]
 
 
-def pdf_tables(
-    handle: BinaryIO, path: Path, settings: DocumentSettings | None = None
-) -> list[FileTable]:
-    from generalAgent.config.settings import load_settings
+def pdf_tables(handle: BinaryIO, path: Path) -> list[FileTable]:
     from generalAgent.documents.pdf import read_pdf_tables
 
-    documents = settings if settings is not None else load_settings(env_file=None).documents
     out = []
-    for number, table in enumerate(read_pdf_tables(handle, path, documents), start=1):
+    for number, table in enumerate(read_pdf_tables(handle, path), start=1):
         pages = table.pages
         where = f"page {pages[0]}" if len(pages) == 1 else f"pages {pages[0]}–{pages[-1]}"
         out.append(
@@ -107,10 +102,7 @@ def pdf_tables(
 
 
 def file_tables(
-    path: Path,
-    open_file: OpenFile = open_plainly,
-    settings: DocumentSettings | None = None,
-    max_cells: int | None = None,
+    path: Path, open_file: OpenFile = open_plainly, max_cells: int | None = None
 ) -> list[FileTable]:
     """The tables of the file at `path`; `DocumentError` when it is not a table format."""
     from generalAgent.documents.table_grids import csv_rows, docx_grids, xlsx_grids
@@ -132,7 +124,7 @@ def file_tables(
         opened = lambda _path: io.BytesIO(modern)  # noqa: E731 - the converted bytes stand for the file
     with opened(path) as handle:
         if suffix == ".pdf":
-            return pdf_tables(handle, path, settings)
+            return pdf_tables(handle, path)
         if suffix in (".xlsx", ".xlsm"):
             grids = [(name, source, rows) for name, source, rows, _ in xlsx_grids(handle, path, limit)]
         elif suffix == ".docx":
@@ -146,5 +138,7 @@ def file_tables(
             continue
         start, count = header_rows(filled)
         caption = name if suffix in (".xlsx", ".xlsm") else ""
-        out.append(FileTable(name, caption, filled[start : start + count], filled[start + count :], source=source))
+        out.append(
+            FileTable(name, caption, filled[start : start + count], filled[start + count :], source=source)
+        )
     return out

@@ -34,7 +34,7 @@ from typing import Any, BinaryIO
 
 from generalAgent.display import N_
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
-from generalAgent.documents.table_grids import csv_rows, docx_grids, xlsx_grids
+from generalAgent.documents.table_grids import Grid, csv_rows, docx_grids, xlsx_grids
 
 TABLE_SUFFIXES = frozenset({".xlsx", ".xlsm", ".csv", ".tsv", ".docx", ".pdf"})
 # A sheet beyond this many cells is refused rather than loaded: the whole database lives in
@@ -223,7 +223,9 @@ def load_tables(
     suffix = path.suffix.lower()
     if OLD_OFFICE.get(suffix, suffix) not in TABLE_SUFFIXES:
         raise DocumentError(
-            N_("{name} is not a table file; query_table reads XLSX sheets, CSV/TSV files, DOCX and PDF tables."),
+            N_(
+                "{name} is not a table file; query_table reads XLSX sheets, CSV/TSV files, DOCX and PDF tables."
+            ),
             name=path.name,
         )
     opened: Callable[[Path], BinaryIO] = open_file
@@ -239,7 +241,7 @@ def load_tables(
             if suffix == ".pdf":
                 from generalAgent.documents.table_files import pdf_tables
 
-                grids = []
+                grids: list[Grid] = []
                 for found in pdf_tables(handle, path):
                     grids.append((found.name, found.source, [*found.header, *found.rows], {}))
                     headers[found.name] = len(found.header)

@@ -58,9 +58,13 @@ def make_table_pdf(
             ("LINEBELOW", (0, -1), (-1, -1), 1, "black"),
         ]
     wrapped = ParagraphStyle("cell", parent=body, wordWrap="CJK")  # Chinese wraps between characters
-    cells = [[Paragraph(str(c), wrapped) if len(str(c)) > 12 else str(c) for c in row] for row in [header, *rows]]
+    cells = [
+        [Paragraph(str(c), wrapped) if len(str(c)) > 12 else str(c) for c in row] for row in [header, *rows]
+    ]
     widths = [150] + [90] * (len(header) - 1)
-    story.append(Table(cells, repeatRows=1 if repeat_header else 0, style=TableStyle(commands), colWidths=widths))
+    story.append(
+        Table(cells, repeatRows=1 if repeat_header else 0, style=TableStyle(commands), colWidths=widths)
+    )
     story.append(Paragraph("Closing remarks after the table.", body))
     SimpleDocTemplate(str(path), pagesize=A4).build(story, onFirstPage=page, onLaterPages=page)
     return path

@@ -68,7 +68,11 @@ def countries() -> list[list[str]]:
 def languages() -> list[list[str]]:
     zh = _catalog("iso_639-2")
     data = json.loads((ISO / "iso_639-2.json").read_text())["639-2"]
-    return [[c["alpha_3"], c.get("alpha_2", ""), c["name"], zh.get(c["name"], "")] for c in data if zh.get(c["name"])]
+    return [
+        [c["alpha_3"], c.get("alpha_2", ""), c["name"], zh.get(c["name"], "")]
+        for c in data
+        if zh.get(c["name"])
+    ]
 
 
 def currencies() -> list[list[str]]:
@@ -140,7 +144,12 @@ def _page_field(paragraph: Any) -> None:
 
 
 def add_table(
-    document: Any, header: list[list[str]], rows: list[list[str]], style: str, repeat: bool, widths: list[float]
+    document: Any,
+    header: list[list[str]],
+    rows: list[list[str]],
+    style: str,
+    repeat: bool,
+    widths: list[float],
 ) -> None:
     """A table of `header` rows (a spanned label written once, then "" in the columns it
     covers) over `rows`, ruled, booktabs (horizontal rules only) or unruled."""
@@ -148,7 +157,9 @@ def add_table(
     table = document.add_table(rows=0, cols=width)
     props = table._tbl.tblPr
     if style == "ruled":
-        _borders(props, "w:tblBorders", {s: 4 for s in ("top", "left", "bottom", "right", "insideH", "insideV")})
+        _borders(
+            props, "w:tblBorders", {s: 4 for s in ("top", "left", "bottom", "right", "insideH", "insideV")}
+        )
     elif style == "booktabs":
         _borders(props, "w:tblBorders", {"top": 12, "bottom": 12})
     else:
@@ -207,7 +218,14 @@ def write(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
         if table.get("new_page"):
             document.add_section(WD_SECTION.NEW_PAGE)
         document.add_paragraph(table["caption"])
-        add_table(document, table["header"], table["rows"], table["style"], table.get("repeat", False), table["widths"])
+        add_table(
+            document,
+            table["header"],
+            table["rows"],
+            table["style"],
+            table.get("repeat", False),
+            table["widths"],
+        )
         truth.append(
             {
                 "caption": table["caption"],
@@ -237,7 +255,10 @@ def specs() -> list[dict[str, Any]]:
     apt, core = messages("apt"), messages("coreutils")
     prose = [r[3] + "." for r in pkgs[200:260]]
     zh_prose = [r[1] for r in core[:60]]
-    dist_header = [["Release", "", "Dates", "", ""], ["Version", "Codename", "Created", "Released", "End of life"]]
+    dist_header = [
+        ["Release", "", "Dates", "", ""],
+        ["Version", "Codename", "Created", "Released", "End of life"],
+    ]
     out: list[dict[str, Any]] = []
     for half, split in ((0, "dev"), (1, "heldout")):
         distros = debian if half == 0 else ubuntu
@@ -344,7 +365,10 @@ def questions(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for document in truth:
         for table in document["tables"]:
-            names = [" ".join(dict.fromkeys(h[c] for h in table["header"] if h[c])) for c in range(len(table["header"][-1]))]
+            names = [
+                " ".join(dict.fromkeys(h[c] for h in table["header"] if h[c]))
+                for c in range(len(table["header"][-1]))
+            ]
             rows = table["rows"]
             keys = [r[0] for r in rows]
             step = max(1, len(rows) // QUESTIONS_PER_TABLE)
@@ -362,7 +386,9 @@ def questions(truth: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     continue
                 chinese = any("\u4e00" <= ch <= "\u9fff" for ch in names[column])
                 question = (
-                    f"{row[0]}的{names[column]}是什么？" if chinese else f"What is the {names[column]} of {row[0]}?"
+                    f"{row[0]}的{names[column]}是什么？"
+                    if chinese
+                    else f"What is the {names[column]} of {row[0]}?"
                 )
                 out.append(
                     {
@@ -391,7 +417,9 @@ def locate(truth: list[dict[str, Any]]) -> None:
         firsts = []
         for table in document["tables"]:
             caption = "".join(table["caption"].split())
-            firsts.append(next(n for n in range(firsts[-1] if firsts else 0, len(pages)) if caption in pages[n]))
+            firsts.append(
+                next(n for n in range(firsts[-1] if firsts else 0, len(pages)) if caption in pages[n])
+            )
         for number, table in enumerate(document["tables"]):
             bound = firsts[number + 1] if number + 1 < len(firsts) else len(pages) - 1
             key = "".join(table["rows"][-1][0].split())[:12]
@@ -407,7 +435,11 @@ def main() -> int:
     truth = json.loads((HERE / "truth.json").read_text())
     asked = questions(truth)
     (HERE / "questions.jsonl").write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in asked))
-    print(json.dumps({"documents": len(truth), "tables": sum(len(t["tables"]) for t in truth), "questions": len(asked)}))
+    print(
+        json.dumps(
+            {"documents": len(truth), "tables": sum(len(t["tables"]) for t in truth), "questions": len(asked)}
+        )
+    )
     return 0
 
 

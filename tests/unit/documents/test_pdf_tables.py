@@ -56,7 +56,9 @@ def test_wrapped_cell_lines_join_as_a_reader_reads_them() -> None:
     assert join_cell_lines(["the multi-", "agent system"]) == "the multi-agent system"
     assert join_cell_lines(["12.2.0-", "14+deb12u1"]) == "12.2.0-14+deb12u1"
     assert join_cell_lines(["block\ufffe", "sorting"]) == "block-sorting"  # pdfium's line-end hyphen, printed
-    assert join_cell_lines(["a list -", "item"]) == "a list - item"  # a dash after a space is no word's hyphen
+    assert (
+        join_cell_lines(["a list -", "item"]) == "a list - item"
+    )  # a dash after a space is no word's hyphen
     assert join_cell_lines(["", "  one  ", ""]) == "one"
 
 
@@ -78,7 +80,11 @@ def test_an_unruled_table_is_found_with_its_wrapped_cells_and_not_the_prose_arou
     (table,) = find_tables(group_lines(runs), [])
     assert table.caption == "Table 3: Currencies"
     assert table.header == [["Code", "Number", "Currency"]]
-    assert table.rows == [["AED", "784", "UAE Dirham"], ["BOV", "984", "Mvdol (funds code)"], ["CHE", "947", "WIR Euro"]]
+    assert table.rows == [
+        ["AED", "784", "UAE Dirham"],
+        ["BOV", "984", "Mvdol (funds code)"],
+        ["CHE", "947", "WIR Euro"],
+    ]
 
 
 def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over() -> None:
@@ -104,17 +110,27 @@ def _page_table(page: int, grid: list[list[str]], header: int, *, opens: bool, e
 
 def test_a_table_continued_on_the_next_page_is_one_table_its_repeated_header_once() -> None:
     header = ["Code", "Name", "中文"]
-    first = _page_table(0, [header, ["AW", "Aruba", "阿鲁巴"], ["AF", "Afghani", "阿富"]], 1, opens=False, ends=True)
+    first = _page_table(
+        0, [header, ["AW", "Aruba", "阿鲁巴"], ["AF", "Afghani", "阿富"]], 1, opens=False, ends=True
+    )
     # The next page repeats the header, then ends the row the page break cut ("stan", "汗").
-    second = _page_table(1, [header, ["", "stan", "汗"], ["AO", "Angola", "安哥拉"]], 1, opens=True, ends=False)
+    second = _page_table(
+        1, [header, ["", "stan", "汗"], ["AO", "Angola", "安哥拉"]], 1, opens=True, ends=False
+    )
     (table,) = merge_continued([first, second])
     assert table.pages == [1, 2]
     assert table.header == [header]
-    assert table.rows == [["AW", "Aruba", "阿鲁巴"], ["AF", "Afghani stan", "阿富汗"], ["AO", "Angola", "安哥拉"]]
+    assert table.rows == [
+        ["AW", "Aruba", "阿鲁巴"],
+        ["AF", "Afghani stan", "阿富汗"],
+        ["AO", "Angola", "安哥拉"],
+    ]
     assert table.row_pages == [1, 1, 2]
 
     # Without the header repeated, the next page's first row is data, not a header.
-    bare = _page_table(1, [["AO", "Angola", "安哥拉"], ["AI", "Anguilla", "安圭拉"]], 1, opens=True, ends=False)
+    bare = _page_table(
+        1, [["AO", "Angola", "安哥拉"], ["AI", "Anguilla", "安圭拉"]], 1, opens=True, ends=False
+    )
     (table,) = merge_continued([first, bare])
     assert [r[0] for r in table.rows] == ["AW", "AF", "AO", "AI"]
 
@@ -138,13 +154,17 @@ def test_running_heads_footers_and_page_numbers_are_left_out() -> None:
 
 
 def test_a_line_run_of_one_printed_line_is_one_line() -> None:
-    lines = group_lines([Run(200, 100, 240, 109, "b"), Run(72, 100.5, 100, 109.5, "a"), Run(72, 80, 90, 89, "c")])
+    lines = group_lines(
+        [Run(200, 100, 240, 109, "b"), Run(72, 100.5, 100, 109.5, "a"), Run(72, 80, 90, 89, "c")]
+    )
     assert [[r.text for r in line.runs] for line in lines] == [["a", "b"], ["c"]]
     assert isinstance(lines[0], Line) and lines[0].gapped()
 
 
 # -- a real PDF, end to end ----------------------------------------------------------------
-@pytest.mark.parametrize(("style", "repeat"), [("grid", True), ("booktabs", False), ("none", True), ("none", False)])
+@pytest.mark.parametrize(
+    ("style", "repeat"), [("grid", True), ("booktabs", False), ("none", True), ("none", False)]
+)
 def test_a_pdf_table_is_read_as_one_grid_across_its_pages(tmp_path: Path, style: str, repeat: bool) -> None:
     rows = table_rows(45)
     pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, rows, style=style, repeat_header=repeat)
@@ -162,7 +182,9 @@ def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_pa
     table_blocks = [b for b in blocks if ", table 1, " in b.place]
     assert table_blocks[0].place.startswith("page 1, table 1, rows 1–")
     last = pages_of(pdf)[-1]
-    assert table_blocks[-1].place.startswith(f"page {last}, table 1, rows ") and table_blocks[-1].place.endswith("–45")
+    assert table_blocks[-1].place.startswith(f"page {last}, table 1, rows ") and table_blocks[
+        -1
+    ].place.endswith("–45")
     for block in table_blocks:
         assert block.whole and len(block.text) <= settings.chunk_max_size
         assert block.text.split("\n")[1] == "| Region | Units | Owner | 区域 |"
@@ -222,4 +244,7 @@ def test_generalagent_tables_prints_each_table_once_with_its_pages(tmp_path: Pat
     csv = tmp_path / "units.csv"
     csv.write_text("Region,Units\nNorth,3\nSouth,4\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["tables", str(csv)])
-    assert result.exit_code == 0 and "| Region | Units |\n| --- | --- |\n| North | 3 |\n| South | 4 |" in result.stdout
+    assert (
+        result.exit_code == 0
+        and "| Region | Units |\n| --- | --- |\n| North | 3 |\n| South | 4 |" in result.stdout
+    )
