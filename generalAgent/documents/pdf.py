@@ -32,8 +32,8 @@ from generalAgent.documents.ocr import (
 from generalAgent.documents.pdf_layout import (
     is_running,
     may_hold_table,
+    page_lines,
     page_rules,
-    page_runs,
     running_keys,
     strip_running,
 )
@@ -41,10 +41,8 @@ from generalAgent.documents.pdf_tables import (
     Line,
     PageTable,
     Rule,
-    Run,
     Table,
     find_tables,
-    group_lines,
     merge_continued,
 )
 from generalAgent.documents.pdfium_lock import PDFIUM
@@ -95,7 +93,7 @@ def read_pdf(
         texts: list[str] = []
         scanned: list[int] = []
         figures: set[int] = set()
-        geometry: dict[int, tuple[list[Run], list[Rule]]] = {}  # pages that may hold a table
+        geometry: dict[int, tuple[list[Line], list[Rule]]] = {}  # pages that may hold a table
         read = 0  # characters so far, for the limit
         for number in range(pages):
             if limit.reached(number + 1, read):
@@ -110,7 +108,7 @@ def read_pdf(
                     thin = needs_ocr(raw)
                     coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
                     if settings.pdf_tables and not thin and may_hold_table(textpage, raw):
-                        geometry[number] = (page_runs(textpage, raw), page_rules(page))
+                        read_geometry(geometry, number, page, textpage, raw)
                 finally:
                     textpage.close()
                     page.close()
@@ -177,7 +175,7 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
             N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name
         ) from None
     texts: list[str] = []
-    geometry: dict[int, tuple[list[Run], list[Rule]]] = {}
+    geometry: dict[int, tuple[list[Line], list[Rule]]] = {}
     try:
         for number in range(len(pdf)):
             with PDFIUM:
@@ -186,7 +184,7 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
                 try:
                     raw = textpage.get_text_range()
                     if may_hold_table(textpage, raw):
-                        geometry[number] = (page_runs(textpage, raw), page_rules(page))
+                        read_geometry(geometry, number, page, textpage, raw)
                 finally:
                     textpage.close()
                     page.close()
@@ -199,13 +197,23 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
     return merge_continued(_page_tables(geometry, running_keys(texts)))
 
 
-def _page_tables(geometry: dict[int, tuple[list[Run], list[Rule]]], keys: set[str]) -> list[PageTable]:
+def read_geometry(
+    geometry: dict[int, tuple[list[Line], list[Rule]]], number: int, page: Any, textpage: Any, raw: str
+) -> None:
+    """The lines and rules of page `number` into `geometry` when its layout may hold a
+    table (pdf_layout.page_lines reads only what the table finder needs)."""
+    lines = page_lines(textpage, raw)
+    if lines:
+        geometry[number] = (lines, page_rules(page))
+
+
+def _page_tables(geometry: dict[int, tuple[list[Line], list[Rule]]], keys: set[str]) -> list[PageTable]:
     """The tables of each page read as geometry, its running heads and footers set apart
     first (a table under a running head still opens its page)."""
     found: list[PageTable] = []
     for number in sorted(geometry):
-        runs, rules = geometry[number]
-        lines = group_lines(runs)
+        lines, rules = geometry[number]
+        lines = list(lines)
         # A running line stands apart from the body, in the margin: a table's header
         # repeated on every page is as repeated, but sits right above its rows.
         for _ in range(2):

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from generalAgent.documents.pdf_tables import Rule, Run
+from generalAgent.documents.pdf_tables import UNREAD, Line, Rule, Run, group_lines, table_stacks
 
 # Lines at each end of a page looked at for running heads and footers.
 EDGE_LINES = 2
@@ -91,15 +91,59 @@ def may_hold_table(textpage: Any, text: str) -> bool:
     return lines >= 3 and textpage.count_rects() >= RUNS_PER_LINE * lines
 
 
-def page_runs(textpage: Any, text: str) -> list[Run]:
-    """The page's text runs with their boxes and where their characters sit in `text`
-    (the page's `get_text_range()`)."""
+def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
+    """pdfium's text rectangles of the page (left, bottom, right, top), in character order."""
+    import ctypes
+
     import pypdfium2.raw as pdfium_c
 
-    count = textpage.count_rects()
-    boxes = [textpage.get_rect(i) for i in range(count)]
-    starts: list[int] = []
-    for left, bottom, right, top in boxes:
+    left, top, right, bottom = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
+    pointers = ctypes.byref(left), ctypes.byref(top), ctypes.byref(right), ctypes.byref(bottom)
+    boxes = []
+    for index in range(pdfium_c.FPDFText_CountRects(textpage, 0, -1)):
+        pdfium_c.FPDFText_GetRect(textpage, index, *pointers)
+        boxes.append((left.value, bottom.value, right.value, top.value))
+    return boxes
+
+
+def page_lines(textpage: Any, text: str) -> list[Line]:
+    """The page's printed lines with the text of the runs the table finder needs, [] when
+    its layout holds no stack of lines that may be a table.
+
+    The lines are first made from pdfium's rectangles alone; reading a rectangle's text
+    costs a search of the page's characters, so only the lines that may make a table are
+    read, with two lines above them (a caption) and one below, and the page's first and
+    last two lines (running heads). The others keep a placeholder (`UNREAD`)."""
+    boxes = page_boxes(textpage)
+    lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
+    stacks = table_stacks(lines)
+    if not stacks:
+        return []
+    chosen = {*range(min(EDGE_LINES, len(lines))), *range(max(0, len(lines) - EDGE_LINES), len(lines))}
+    position = {id(line): n for n, line in enumerate(lines)}
+    for stack in stacks:
+        first, last = position[id(stack[0])], position[id(stack[-1])]
+        chosen.update(range(max(0, first - 2), min(len(lines), last + 2)))
+    runs = page_runs(textpage, text, boxes, {run.start for n in chosen for run in lines[n].runs})
+    read = [
+        line.with_runs([runs[r.start] for r in line.runs if runs[r.start].text.strip()]) for line in lines
+    ]
+    return [line for line in read if line.runs]
+
+
+def page_runs(
+    textpage: Any, text: str, boxes: list[tuple[float, float, float, float]], wanted: set[int]
+) -> list[Run]:
+    """The page's text runs with their boxes; the `wanted` ones (indexes into `boxes`) with
+    their text and where their characters sit in `text` (the page's `get_text_range()`),
+    the others with a placeholder."""
+    import pypdfium2.raw as pdfium_c
+
+    count = len(boxes)
+    looked = sorted({i for n in wanted for i in (n, n + 1, n + 2) if i < count})
+    starts: dict[int, int] = {}
+    for n in looked:
+        left, bottom, right, top = boxes[n]
         x = left + min(1.0, (right - left) / 4)
         char = pdfium_c.FPDFText_GetCharIndexAtPos(textpage, x, (bottom + top) / 2, 1.0, 1.0)
         if char < 0:  # a small glyph (a dot) whose box the point missed: ask for its middle
@@ -107,11 +151,14 @@ def page_runs(textpage: Any, text: str) -> list[Run]:
             char = pdfium_c.FPDFText_GetCharIndexAtPos(
                 textpage, left + half_width, bottom + half_height, half_width, half_height
             )
-        starts.append(pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, char) if char >= 0 else -1)
+        starts[n] = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, char) if char >= 0 else -1
     runs: list[Run] = []
     for n, (left, bottom, right, top) in enumerate(boxes):
+        if n not in wanted:
+            runs.append(Run(left, bottom, right, top, UNREAD))
+            continue
         start = starts[n]
-        following = [s for s in starts[n + 1 : n + 3] if s > start]
+        following = [s for s in (starts.get(n + 1, -1), starts.get(n + 2, -1)) if s > start]
         end = following[0] if following else len(text)
         if start < 0 or not following and n + 1 < count:
             piece = " ".join(textpage.get_text_bounded(left, bottom, right, top).split())
@@ -138,16 +185,26 @@ def page_runs(textpage: Any, text: str) -> list[Run]:
 
 def page_rules(page: Any) -> list[Rule]:
     """The page's thin drawn lines (and thin filled rectangles, as some writers draw rules)."""
+    import ctypes
+
     import pypdfium2.raw as pdfium_c
 
+    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    pointers = ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
     rules: list[Rule] = []
-    for number, path in enumerate(page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_PATH], max_depth=2)):
-        if number >= MAX_PATHS:
+    paths = 0
+    for index in range(pdfium_c.FPDFPage_CountObjects(page)):
+        item = pdfium_c.FPDFPage_GetObject(page, index)
+        if pdfium_c.FPDFPageObj_GetType(item) != pdfium_c.FPDF_PAGEOBJ_PATH:
+            continue
+        paths += 1
+        if paths > MAX_PATHS:
             break
-        left, bottom, right, top = path.get_bounds()
-        width, height = right - left, top - bottom
+        if not pdfium_c.FPDFPageObj_GetBounds(item, *pointers):
+            continue
+        width, height = right.value - left.value, top.value - bottom.value
         if (height <= RULE_THICKNESS and width >= MIN_RULE) or (
             width <= RULE_THICKNESS and height >= MIN_RULE
         ):
-            rules.append(Rule(left, bottom, right, top))
+            rules.append(Rule(left.value, bottom.value, right.value, top.value))
     return rules

@@ -31,7 +31,10 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+# The text of a run the page reader did not read (pdf_layout.wanted_runs): outside tables.
+UNREAD = "\u2026"
 # White between two runs of one line that only a table leaves (points; a space is ~3).
 COLUMN_GAP = 8.0
 # A valley between columns is at least this wide (points).
@@ -45,16 +48,16 @@ MAX_LINE_GAP = 2.6
 # cell's lines are told apart by it.
 ROW_GAP_JUMP = 0.3
 # Caption: the line right above (or below) a table that names it.
-_CAPTION = re.compile(r"^\s*(?:table|tab\.|tbl\.|表)\s*[\dA-Za-z一二三四五六七八九十IVX]", re.IGNORECASE)
+_CAPTION = re.compile(r"^\s*(?:table|tab\.|tbl\.|表)\s*(?:\d|[IVX]+\b|[一二三四五六七八九十])", re.IGNORECASE)
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
+_LEADERS = re.compile(r"(?:\.\s?){5,}|…{2,}|·{4,}")
 _NUMBER = re.compile(r"^[-+]?[\d,.%]+$")
 
 
-@dataclass(frozen=True)
-class Run:
+class Run(NamedTuple):
     """A piece of text on one printed line: its box (points, y up) and where its characters
-    are in the page's text (`start`/`end`, -1 when unknown)."""
+    are in the page's text (`start`/`end`, -1 when unknown). A tuple: a page has hundreds."""
 
     x0: float
     y0: float
@@ -65,8 +68,7 @@ class Run:
     end: int = -1
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """A drawn line (a thin path): horizontal when wider than tall."""
 
     x0: float
@@ -84,6 +86,7 @@ class Line:
     runs: list[Run]
     top: float
     bottom: float
+    is_gapped: bool | None = None  # worked out once (see `gapped`)
 
     @property
     def height(self) -> float:
@@ -94,7 +97,14 @@ class Line:
         return " ".join(run.text for run in self.runs)
 
     def gapped(self) -> bool:
-        return any(b.x0 - a.x1 >= COLUMN_GAP for a, b in zip(self.runs, self.runs[1:], strict=False))
+        if self.is_gapped is None:
+            runs = self.runs
+            self.is_gapped = any(runs[n + 1].x0 - runs[n].x1 >= COLUMN_GAP for n in range(len(runs) - 1))
+        return self.is_gapped
+
+    def with_runs(self, runs: list[Run]) -> Line:
+        """The same line with its runs replaced (their text read), its geometry kept."""
+        return Line(runs, self.top, self.bottom, self.is_gapped if len(runs) == len(self.runs) else None)
 
 
 @dataclass
@@ -276,6 +286,25 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
     return tables
 
 
+def table_stacks(lines: Sequence[Line]) -> list[list[Line]]:
+    """The stacks of lines that may be tables, from their geometry alone (no text needed):
+    what `find_tables` then reads."""
+    if sum(line.gapped() for line in lines) < MIN_TABLE_LINES:
+        return []
+    heights = sorted(line.height for line in lines)
+    line_height = max(heights[len(heights) // 2], 4.0)
+    stacks = []
+    index = 0
+    while index < len(lines):
+        stack = _stack(lines, index, line_height, []) if lines[index].gapped() else []
+        if stack:
+            stacks.append(stack)
+            index = lines.index(stack[-1]) + 1
+        else:
+            index += 1
+    return stacks
+
+
 def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: list[Rule]) -> list[Line]:
     """The lines from `start` that make one table: gapped lines and the wrapped lines
     between them, up to two ungapped lines in a row or a gap taller than a few lines."""
@@ -294,10 +323,14 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
         stack.insert(0, line)
     plain = 0  # ungapped lines at the end of the stack
     for line in lines[start + 1 :]:
+        if line.runs[0].text == UNREAD:
+            break  # a line the reader left unread is no line of a table
         gap = stack[-1].bottom - line.top
         ruled_between = any(line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal)
         if gap > MAX_LINE_GAP * line_height and not ruled_between:
             break
+        if _CAPTION.match(line.runs[0].text):
+            break  # a caption under the table
         if line.gapped():
             plain = 0
         elif line.runs[0].x0 < left + COLUMN_GAP:
@@ -417,6 +450,8 @@ def _table(
         else:
             rows_lines[-1].append(line)
     grid = [_cells(lines, separators, width) for lines in rows_lines]
+    if sum(1 for row in grid if any(_LEADERS.search(c) for c in row)) > len(grid) / 3:
+        return None  # a table of contents or an index: titles, dot leaders, page numbers
     if sum(1 for row in grid if sum(1 for c in row if c) >= 2) < max(2, len(grid) // 2):
         return None
     header_count = _header_count(grid, rows_lines, boundaries, ruled_rows)
