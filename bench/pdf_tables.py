@@ -2,9 +2,8 @@
 pages, and a cell question's row in search_file's top 5, ours beside pdfplumber and the
 product without table reading, in one run, printed as JSON.
 
-The set is bench/data/pdf_tables (its README says where each PDF comes from): 14 tables in
-12 PDFs' worth of pages made from Debian's own data, half for development (`dev`), half
-held out (`heldout`, reported unless told otherwise: tune on `--split dev` only), with the
+The set is bench/data/pdf_tables (its README says where each PDF comes from): 16 tables in
+seven PDFs made from Debian's own data, for development (`dev`) or held out (`heldout`, reported unless told otherwise: tune on `--split dev` only), with the
 cell grid of every table (truth.json) and questions whose answer is one cell
 (questions.jsonl).
 

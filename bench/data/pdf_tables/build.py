@@ -23,6 +23,7 @@ name, the columns taken in turn; the answer is that one cell.
 
     python bench/data/pdf_tables/build.py               # the PDFs, truth.json, questions.jsonl
     python bench/data/pdf_tables/build.py --questions   # questions.jsonl only
+    python bench/data/pdf_tables/build.py --extra       # the later dev documents only
 """
 
 from __future__ import annotations
@@ -358,6 +359,42 @@ def specs() -> list[dict[str, Any]]:
     return out
 
 
+def extra_specs() -> list[dict[str, Any]]:
+    """Development documents added after the first measurement, with rows neither half
+    has: a ruled Chinese table whose header is not repeated on the next pages (the dev half
+    had that style only with the header repeated), and a booktabs one likewise."""
+    land, apt, core = countries(), messages("apt"), messages("coreutils")
+    return [
+        {
+            "name": "territories_dev",
+            "split": "dev",
+            "language": "zh",
+            "title": "国家和地区代码（续）",
+            "running_head": "ISO 3166 代码表 · 第二部分",
+            "tables": [
+                {
+                    "caption": "表 1 国家和地区代码（第二部分）",
+                    "style": "ruled",
+                    "repeat": False,
+                    "header": [["二位代码", "三位代码", "数字代码", "英文名称", "中文名称"]],
+                    "rows": land[120:180],
+                    "widths": [0.8, 0.8, 0.8, 2.2, 1.6],
+                    "before": [r[1] for r in core[60:68]],
+                },
+                {
+                    "caption": "表 2 软件包信息的中文翻译（第二部分）",
+                    "style": "booktabs",
+                    "repeat": False,
+                    "header": [["英文原文", "中文译文"]],
+                    "rows": apt[80:120],
+                    "widths": [3.2, 2.6],
+                    "before": [r[1] for r in core[68:72]],
+                },
+            ],
+        }
+    ]
+
+
 QUESTIONS_PER_TABLE = 12
 
 
@@ -428,8 +465,15 @@ def locate(truth: list[dict[str, Any]]) -> None:
 
 
 def main() -> int:
-    if "--questions" not in sys.argv:
-        truth = [write(spec, HERE) for spec in specs()]
+    if "--extra" in sys.argv:  # the later development documents only; the others untouched
+        truth = json.loads((HERE / "truth.json").read_text())
+        made = [write(spec, HERE) for spec in extra_specs()]
+        locate(made)
+        names = {m["file"] for m in made}
+        truth = [t for t in truth if t["file"] not in names] + made
+        (HERE / "truth.json").write_text(json.dumps(truth, ensure_ascii=False, indent=1) + "\n")
+    elif "--questions" not in sys.argv:
+        truth = [write(spec, HERE) for spec in specs() + extra_specs()]
         locate(truth)
         (HERE / "truth.json").write_text(json.dumps(truth, ensure_ascii=False, indent=1) + "\n")
     truth = json.loads((HERE / "truth.json").read_text())
