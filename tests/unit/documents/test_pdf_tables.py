@@ -248,3 +248,20 @@ def test_generalagent_tables_prints_each_table_once_with_its_pages(tmp_path: Pat
         result.exit_code == 0
         and "| Region | Units |\n| --- | --- |\n| North | 3 |\n| South | 4 |" in result.stdout
     )
+
+
+def test_a_table_row_is_cited_by_page_table_and_row(tmp_path: Path) -> None:
+    from generalAgent.documents.citations import check_quote
+    from generalAgent.documents.index import SearchIndex
+
+    settings = load_settings(env_file=None, paths={"data_dir": tmp_path / "data"})
+    pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, table_rows(45))
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        item = index.index_file(pdf).item_id
+        found = check_quote(index.conn, item, "| Region 7 | 70 | Sales | 华东 |", "page 1, table 1, row 7")
+        assert found.place == "page 1" and found.found
+        moved = check_quote(index.conn, item, "| Region 45 | 450 | Engineering", "page 1, table 1, row 45")
+        assert not moved.found and moved.elsewhere == [f"page {pages_of(pdf)[-1]}"]
+        # The running head is in no page's text a citation is checked against.
+        head = check_quote(index.conn, item, "Quarterly report 2024", "page 1")
+        assert not head.found and head.elsewhere == []
