@@ -273,7 +273,7 @@ def acp() -> None:
 # never run them, and the document and knowledge modules behind `index`, `search` and `kb`
 # cost every start a fifth of a second (python -X importtime). tests/unit/cli/test_command_line.py
 # keeps these words and the registered commands in step.
-SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "sessions", "trust"})
+SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "sessions", "trust", "tables"})
 
 
 def register_subcommands() -> None:
@@ -287,6 +287,7 @@ def register_subcommands() -> None:
         mcp_commands,
         models_commands,
         sessions_commands,
+        tables_command,
     )
     from generalAgent.cli.config_commands import config_app
 
@@ -297,6 +298,7 @@ def register_subcommands() -> None:
     models_commands.register(app)
     sessions_commands.register(app)
     folder_trust.register(app)
+    tables_command.register(app)
 
 
 def may_name_a_subcommand(argv: list[str]) -> bool:

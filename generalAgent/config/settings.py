@@ -270,6 +270,8 @@ class DocumentSettings(SettingsGroup):
     text_preview_chars: int = Field(default=50_000, ge=1_000, description="Preview of big texts")
     pdf_preview_pages: int = Field(default=10, ge=1, description="Pages in a PDF preview")
     pdf_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars in a PDF preview")
+    # Off reads a PDF as its text layer only (tables as loose lines), as before tables were read.
+    pdf_tables: bool = Field(default=True, description="Read PDF tables as grids")
     docx_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars, DOCX preview")
     xlsx_preview_sheets: int = Field(default=3, ge=1, description="Sheets in an XLSX preview")
     xlsx_preview_chars: int = Field(default=20_000, ge=1_000, description="Chars, XLSX preview")
