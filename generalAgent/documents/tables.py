@@ -34,8 +34,9 @@ from typing import Any, BinaryIO
 from generalAgent.display import N_
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.table_grids import csv_rows, docx_grids, xlsx_grids
+from generalAgent.documents.workbook import SHEET_SUFFIXES
 
-TABLE_SUFFIXES = frozenset({".xlsx", ".xlsm", ".csv", ".tsv", ".docx"})
+TABLE_SUFFIXES = SHEET_SUFFIXES | {".csv", ".tsv", ".docx"}
 # A sheet beyond this many cells is refused rather than loaded: the whole database lives in
 # memory (50k rows x 20 columns is 1M cells, a few tens of MB).
 MAX_TABLE_CELLS = 5_000_000
@@ -226,7 +227,7 @@ def load_tables(
             name=path.name,
         )
     opened: Callable[[Path], BinaryIO] = open_file
-    if suffix in OLD_OFFICE:  # .xls, .et, .doc, .wps: read as the .xlsx/.docx LibreOffice makes
+    if suffix in OLD_OFFICE:  # .doc, .wps: read as the .docx LibreOffice makes
         from generalAgent.documents.convert import convert_legacy_office
 
         modern = convert_legacy_office(path, open_file)
@@ -234,7 +235,7 @@ def load_tables(
         opened = lambda _path: io.BytesIO(modern)  # noqa: E731 - the converted bytes stand for the file
     with _cells_without_cycle_collection():
         with opened(path) as handle:
-            if suffix in (".xlsx", ".xlsm"):
+            if suffix in SHEET_SUFFIXES:
                 grids = list(xlsx_grids(handle, path, max_cells))
             elif suffix == ".docx":
                 grids = list(docx_grids(handle, path))
