@@ -50,6 +50,12 @@ _CELL = re.compile(rb"<" + _P + rb"c[\s/>]")
 # cell, which calamine leaves out of the grid as openpyxl did).
 _CELL_COLUMN = re.compile(rb"<" + _P + rb"c\s[^>]*?\br\s*=\s*[\"']([A-Za-z]+)\d*[\"'][^>]*(?<!/)>")
 _CELL_ROW = re.compile(rb"<" + _P + rb"c\s[^>]*?\br\s*=\s*[\"'][A-Za-z]+(\d+)[\"'][^>]*(?<!/)>")
+_PLAIN_ROW_NUMBER = re.compile(rb'<row r="(\d+)"')
+_PLAIN_CELL = re.compile(rb'<c r="([A-Z]{1,3})(\d{1,7})"[^>]*+(?<!/)>')
+_PLAIN_UNCACHED = re.compile(
+    rb'<c r="([A-Z]{1,3})(\d{1,7})"[^>]*+(?<!/)>\s*<f(?:\s[^>]*+)?(?:(?<=/)>|>([^<]*+)</f>)'
+    rb"\s*(?:<v\s*/>|<v>\s*</v>)?\s*</c>"
+)
 _ANY_REFERENCE = re.compile(rb"<" + _P + rb"c\s[^>]*?\br\s*=")
 # A whole cell (not self-closed), its attributes and content; an attribute; a value.
 _WHOLE_CELL = re.compile(rb"<(" + _P + rb")c\s([^>]*?)(?<!/)>(.*?)</\1c\s*>", re.S)
@@ -135,13 +141,21 @@ def check_sheet(archive: zipfile.ZipFile, member: str, label: str, title: str, m
         else:
             cells = len(_CELL.findall(piece))
         rows += piece.count(b"<row") if plain else len(_ROW.findall(piece))
-        numbers = _ROW_NUMBER.findall(piece)
-        letters = set(_CELL_COLUMN.findall(piece))
-        digits = _CELL_ROW.findall(piece)
+        if plain and cells == piece.count(b'<c r="') and piece.count(b"<row") == piece.count(b'<row r="'):
+            # As Excel, LibreOffice, WPS and openpyxl write a sheet (the reference first):
+            # patterns without a lazy scan, about five times faster.
+            numbers = _PLAIN_ROW_NUMBER.findall(piece)
+            references = _PLAIN_CELL.findall(piece)
+            letters = {column for column, _ in references}
+            digits = [row for _, row in references]
+        else:
+            numbers = _ROW_NUMBER.findall(piece)
+            letters = set(_CELL_COLUMN.findall(piece))
+            digits = _CELL_ROW.findall(piece)
+            if cells > len(_ANY_REFERENCE.findall(piece)):  # cells without a reference stand in a row
+                width = max([width, *(len(_CELL.findall(row)) for row in _ROW.split(piece))])
         height = max(height, rows, *map(int, numbers), *map(int, digits))
         width = max([width, *map(_column, letters)])
-        if cells > len(_ANY_REFERENCE.findall(piece)):  # cells without a reference stand in a row
-            width = max([width, *(len(_CELL.findall(row)) for row in _ROW.split(piece))])
         if height > MAX_ROWS or width > MAX_COLUMNS:
             raise DocumentError(
                 N_(
@@ -180,7 +194,8 @@ def check_sheet(archive: zipfile.ZipFile, member: str, label: str, title: str, m
             )
         _check_text(piece, label, title)
         if b"f>" in piece or b"f/>" in piece or b"f " in piece:
-            for column, row, formula in _UNCACHED.findall(piece):
+            pattern = _PLAIN_UNCACHED if plain else _UNCACHED
+            for column, row, formula in pattern.findall(piece):
                 text = _xml_text(formula)
                 uncached[(int(row) - 1, _column(column) - 1)] = "=" + text if text else "(a shared formula)"
         if b'"e"' in piece or b"'e'" in piece:
