@@ -9,7 +9,7 @@ variants run in lockstep (one of each, then again) and the median of `--runs` is
 - `first_question`: load the sheet into SQLite and run the GROUP BY (the agent has imported
   the loader at start; anything the load imports, such as openpyxl, is counted);
 - `load`, `group_by`: each alone;
-- `peak_mb`: the process's peak resident memory (the interpreter's own ~20 MB included);
+- `peak_mb`: the process's peak resident memory (VmHWM; the interpreter's own ~20 MB included);
 - `openpyxl_read`: import openpyxl and read the same cells with `iter_rows(values_only=True)`,
   the floor for any loader built on openpyxl;
 - with `--baseline-tree DIR` (a checkout of another commit, e.g. main's), that tree's
@@ -54,7 +54,12 @@ database = load_tables(Path({path!r}))
 load, load_cpu = time.perf_counter() - wall, time.process_time() - cpu
 result = database.query({sql!r})
 assert len(result.rows) == 5, result.rows
-peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM is this process's own peak; ru_maxrss would carry the parent's across fork+exec
+# (the parent held the openpyxl-written sheet).
+status = Path("/proc/self/status")
+lines = status.read_text().splitlines() if status.exists() else []
+hwm = [int(line.split()[1]) for line in lines if line.startswith("VmHWM:")]
+peak = (hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
 print(json.dumps({{"load": load, "load_cpu": load_cpu, "group_by": result.seconds, "peak_mb": peak,
                   "first_question": load + result.seconds, "first_question_cpu": time.process_time() - cpu}}))
 """
