@@ -268,12 +268,12 @@ def _last_end(data: bytes, element: bytes, end: re.Pattern[bytes]) -> int:
 
 
 def _check_text(piece: bytes, label: str, title: str | None = None) -> None:
-    """No text between two tags longer than MAX_CELL_CHARS characters. The lookbehind makes
-    a failed attempt cost one step, so the scan stays linear."""
+    """No text between two tags longer than MAX_CELL_CHARS characters. The pattern starts
+    with a literal ">", so re tries it only there: the scan stays linear."""
     if len(piece) <= MAX_CELL_CHARS:
         return
-    runs = re.compile(rb"(?<=>)[^<]{%d,}" % (MAX_CELL_CHARS + 1)).finditer(piece)
-    if any(len(_xml_text(run.group())) > MAX_CELL_CHARS for run in runs):
+    runs = re.compile(rb">([^<]{%d,})" % (MAX_CELL_CHARS + 1)).finditer(piece)
+    if any(len(_xml_text(run.group(1))) > MAX_CELL_CHARS for run in runs):
         if title is None:
             raise DocumentError(
                 N_(
