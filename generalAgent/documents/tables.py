@@ -35,8 +35,9 @@ from typing import Any, BinaryIO
 from generalAgent.display import N_
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.table_grids import Grid, csv_rows, docx_grids, xlsx_grids
+from generalAgent.documents.workbook import SHEET_SUFFIXES
 
-TABLE_SUFFIXES = frozenset({".xlsx", ".xlsm", ".csv", ".tsv", ".docx", ".pdf"})
+TABLE_SUFFIXES = SHEET_SUFFIXES | {".csv", ".tsv", ".docx", ".pdf"}
 # A sheet beyond this many cells is refused rather than loaded: the whole database lives in
 # memory (50k rows x 20 columns is 1M cells, a few tens of MB).
 MAX_TABLE_CELLS = 5_000_000
@@ -229,7 +230,7 @@ def load_tables(
             name=path.name,
         )
     opened: Callable[[Path], BinaryIO] = open_file
-    if suffix in OLD_OFFICE:  # .xls, .et, .doc, .wps: read as the .xlsx/.docx LibreOffice makes
+    if suffix in OLD_OFFICE:  # .doc, .wps: read as the .docx LibreOffice makes
         from generalAgent.documents.convert import convert_legacy_office
 
         modern = convert_legacy_office(path, open_file)
@@ -245,7 +246,7 @@ def load_tables(
                 for found in pdf_tables(handle, path):
                     grids.append((found.name, found.source, [*found.header, *found.rows], {}))
                     headers[found.name] = len(found.header)
-            elif suffix in (".xlsx", ".xlsm"):
+            elif suffix in SHEET_SUFFIXES:
                 grids = list(xlsx_grids(handle, path, max_cells))
             elif suffix == ".docx":
                 grids = list(docx_grids(handle, path))
