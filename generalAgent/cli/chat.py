@@ -85,7 +85,13 @@ class Chat:
         self.console = console or terminal_console(highlight=False)
         self.loader = BackgroundLoader(settings).start()
         # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
-        hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+        hooks = load_hooks(
+            user_config_dir(),
+            settings.sources.trust,
+            Path.cwd(),
+            settings.tools.sandbox,
+            settings.paths.data_dir,
+        )
         self.session = SessionController(
             settings, SessionCatalog(settings.paths.sessions_db), hooks, self.console
         )

@@ -72,6 +72,9 @@ def langgraph_url(
         LANGGRAPH_CLI_NO_ANALYTICS="1",
         LANGSMITH_TRACING="false",
         SERVER_API_KEYS=",".join(f"{user}:{key}" for user, key in KEYS.items()),
+        # The deployment offers the shell (its users @mention it); it runs in the sandbox.
+        SERVER_TOOLS="run_bash_command",
+        SANDBOX="required",
     )
     log = (workdir / "server.log").open("w")
     process = subprocess.Popen(

@@ -7,7 +7,8 @@ step before this node recorded a yes for them (graph/nodes/approval.py); the oth
 answered with a refusal, so every call is answered once and run at most once. A call of
 a tool outside the run's `only_tools` (an editor's read-only mode) is answered that the
 session is read-only, which the user can change, not that the user refused it. Calls
-whose arguments were not valid JSON get an error answer the model can correct. Every
+whose arguments were not valid JSON get an error answer the model can correct. A served
+run's calls past its limits (graph/served.py) are refused before anything else. Every
 result is capped so that one huge tool output cannot flood the context.
 
 The user's PreToolUse hooks (hooks.py) run here, for every client, after the approval
@@ -39,6 +40,7 @@ from generalAgent.graph.nodes.approval import (
     report_hook_notices,
     run_pre_tool_use,
 )
+from generalAgent.graph.served import run_limit_refusal, served_user
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
 from generalAgent.tools.approval import OUTSIDE_ONLY_TOOLS, ApprovalPolicy
@@ -120,8 +122,12 @@ def build_tools_node(
         runnable = []
         by_name = {t.name: t for t in visible}
         session = str((config.get("configurable") or {}).get("thread_id") or "")
-        for call in calls:
-            refusal = _refusal(call, by_name.get(call["name"]), state, config, env, policy)
+        served = served_user(config) is not None
+        for index, call in enumerate(calls):
+            # A served run's limits come first: past them nothing runs, approved or not.
+            refusal = run_limit_refusal(state["messages"], index, env.settings.server) if served else None
+            if refusal is None:
+                refusal = _refusal(call, by_name.get(call["name"]), state, config, env, policy)
             if refusal is None and call["name"] in by_name:
                 refusal = _pre_tool_use(env, call, session)
             if refusal is None:
