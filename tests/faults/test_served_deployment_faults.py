@@ -9,12 +9,25 @@ a command nobody approved, and to read the keys.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.support.langgraph_server import GRAPH_ID, KEYS, client_of, stored_messages
+from tests.support.environment import without_agent_variables
+from tests.support.langgraph_server import (
+    GRAPH_ID,
+    KEYS,
+    ROOT,
+    STARTUP_SECONDS,
+    client_of,
+    free_port,
+    stored_messages,
+)
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.e2e
@@ -205,3 +218,42 @@ def test_a_users_own_approved_command_sees_nothing_of_others_and_no_key(
     assert not leaked(answer), answer
     listed = answer.split("\n")[1:3]
     assert thread["thread_id"] in answer and len([line for line in listed if "-" in line]) == 1, answer
+
+
+@fault(
+    area="deployment",
+    fault="A deployment offers the shell (SERVER_TOOLS=run_bash_command) on a machine where commands "
+    "would run unconfined (SANDBOX=off)",
+    outcome="langgraph dev refuses to start, with one line naming SERVER_TOOLS and SANDBOX.",
+)
+def test_a_server_does_not_start_a_shell_without_a_sandbox(tmp_path: Path) -> None:
+    env = {
+        k: v
+        for k, v in without_agent_variables(os.environ).items()
+        if not k.startswith(("LANGSMITH", "LANGCHAIN"))
+    }
+    env.update(
+        GENERALAGENT_CONFIG_DIR=str(tmp_path / "user-config"),
+        MODEL_NAME="test-model",
+        OPENAI_API_KEY="sk-test-unused",
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",
+        DATA_DIR=str(tmp_path / "data"),
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        SERVER_API_KEYS="alice:key-alice-0123456789",
+        SERVER_TOOLS="run_bash_command",
+        SANDBOX="off",
+    )
+    argv = [
+        str(Path(sys.executable).parent / "langgraph"),
+        *("dev", "--config", str(ROOT / "langgraph.json"), "--host", "127.0.0.1"),
+        *("--port", str(free_port()), "--no-browser", "--no-reload"),
+    ]
+    try:
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=STARTUP_SECONDS
+        )
+    except subprocess.TimeoutExpired as running:
+        pytest.fail(f"the server started and served without a sandbox: {str(running.stdout)[-2000:]}")
+    assert done.returncode != 0
+    assert "SERVER_TOOLS offers run_bash_command" in done.stdout + done.stderr
+    assert "SANDBOX" in done.stdout + done.stderr
