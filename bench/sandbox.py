@@ -21,7 +21,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from generalAgent.sandbox import Confinement, SandboxUnavailable, _working_sandbox, agent_runtime_folders, find_sandbox
+from generalAgent.sandbox import (
+    Confinement,
+    SandboxUnavailable,
+    _working_sandbox,
+    agent_runtime_folders,
+    find_sandbox,
+)
 from generalAgent.tools.builtin.run_bash_command import run_command
 
 ROUNDS = 21

@@ -56,6 +56,7 @@ class Confinement:
     writable: tuple[Path, ...] = ()  # bound read-write (the workspace, a trusted folder)
     readable: tuple[Path, ...] = ()  # bound read-only over the hidden folders (python, skills)
     hidden: tuple[Path, ...] = ()  # replaced by empty folders (home, the data home)
+    masked: tuple[Path, ...] = ()  # files shown empty (a folder's .env: keys)
     network: bool = False
     cwd: Path | None = None  # where the command starts (inside a writable or readable folder)
 
@@ -122,6 +123,9 @@ def bwrap_arguments(confinement: Confinement) -> list[str]:
     ]
     for _, _, mount in sorted(mounts, key=lambda m: (len(m[0].parts), m[1])):
         args += mount
+    for path in _existing(confinement.masked):
+        if path.is_file():
+            args += ["--ro-bind", "/dev/null", str(path)]
     if confinement.cwd is not None:
         args += ["--chdir", str(confinement.cwd)]
     return args

@@ -26,8 +26,10 @@ from pathlib import Path
 
 import pytest
 
+from generalAgent.config.settings import load_settings
 from generalAgent.sandbox import Confinement, Sandbox, SandboxUnavailable, find_sandbox
-from generalAgent.tools.builtin.run_bash_command import run_command
+from generalAgent.tools.builtin.run_bash_command import command_confinement, run_command
+from generalAgent.tools.workspace import WorkingFolders, Workspace
 from tests.e2e.conftest import run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 
@@ -276,3 +278,41 @@ def test_the_agents_own_environment_block_holds_no_key(tmp_path: Path) -> None:
         assert key not in done.stdout, argv[0]
         outputs.append(done.stdout)
     assert "Permission denied" in outputs[0]  # the same uid without CAP_SYS_PTRACE: not even opened
+
+
+@fault(
+    area="security",
+    fault="A sandboxed command in a trusted folder reads the folder's .env (the model key); the same "
+    "command in a served run reads the server's folder",
+    outcome="The .env reads empty (the folder's other files are there and writable); a served run sees "
+    "only its workspace, never the operator's folder.",
+)
+def test_a_command_reads_no_env_file_and_a_served_one_not_the_servers_folder(
+    bwrap: Sandbox, tmp_path: Path, home: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / ".env").write_text("OPENAI_API_KEY=sk-in-the-folder-0123456789\n")
+    (folder / "notes.md").write_text("the folder's notes\n")
+    settings = load_settings(env_file=None, paths={"data_dir": tmp_path / "data"})
+    workspace = Workspace.for_session(
+        settings.paths.workspaces_dir, "s1", folders=WorkingFolders(start=folder, readable=True)
+    )
+    command = f"cat {folder}/.env; cat {folder}/notes.md; echo new > {folder}/written.md; true"
+    local = run_command(
+        command, workspace.root, 30, None, ("PATH",), bwrap, command_confinement(settings, workspace)
+    )
+    assert "sk-in-the-folder" not in local and "the folder's notes" in local
+    assert (folder / "written.md").read_text() == "new\n"
+    (folder / "written.md").unlink()
+    served = run_command(
+        command,
+        workspace.root,
+        30,
+        None,
+        ("PATH",),
+        bwrap,
+        command_confinement(settings, workspace, served=True),
+    )
+    assert "sk-in-the-folder" not in served and "the folder's notes" not in served
+    assert not (folder / "written.md").exists()

@@ -26,6 +26,7 @@ from tests.support.langgraph_server import (
     STARTUP_SECONDS,
     client_of,
     free_port,
+    needs_the_served_shell,
     stored_messages,
 )
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
@@ -81,6 +82,7 @@ def tool_answers(client, thread_id: str) -> str:
 def test_a_user_cannot_approve_a_command_through_his_request(
     langgraph_url: str, model_server: ScriptedOpenAIServer
 ) -> None:
+    needs_the_served_shell()
     alices_thread(langgraph_url, model_server)
     model_server.add(
         Reply(tool_calls=[ToolCall("run_bash_command", {"command": BOBS_COMMAND})]), Reply(text="x")
@@ -195,6 +197,7 @@ def test_a_user_cannot_open_another_users_workspace_by_id(
 def test_a_users_own_approved_command_sees_nothing_of_others_and_no_key(
     langgraph_url: str, model_server: ScriptedOpenAIServer
 ) -> None:
+    needs_the_served_shell()
     alices_thread(langgraph_url, model_server)
     model_server.add(
         Reply(tool_calls=[ToolCall("run_bash_command", {"command": BOBS_COMMAND})]), Reply(text="Done.")

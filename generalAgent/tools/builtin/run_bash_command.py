@@ -66,18 +66,30 @@ def command_environment(allowed: Sequence[str], cwd: Path) -> dict[str, str]:
     return variables
 
 
-def command_confinement(settings: Settings, workspace: Workspace, network: bool = False) -> Confinement:
+def command_confinement(
+    settings: Settings, workspace: Workspace, network: bool = False, served: bool = False
+) -> Confinement:
     """What a command of this session may reach in the sandbox: its workspace and, when the
-    user trusts it, the working folder (writable); the skills, --add-dir folders and the
-    agent's Python (readable); never the home folder or the data home, where other
-    sessions' workspaces, sessions.db and the user's keys (~/.ssh) are."""
+    user trusts it, the working folder (writable, its `.env` shown empty: keys); the skills,
+    --add-dir folders and the agent's Python (readable); never the home folder or the data
+    home, where other sessions' workspaces, sessions.db and the user's keys (~/.ssh) are.
+    A `served` run (LangGraph Server) gets its workspace alone: the server's folder is the
+    operator's, not its users'."""
     folders = workspace.folders
-    trusted = (folders.start,) if folders.readable and folders.start is not None else ()
+    start = folders.start
+    trusted = (start,) if folders.readable and start is not None and not served else ()
     skills = (workspace.skills_dir,) if workspace.skills_dir is not None else ()
+    added = () if served else folders.added
     return Confinement(
         writable=(workspace.root, *trusted),
-        readable=(*agent_runtime_folders(), *skills, *folders.added),
-        hidden=(Path.home(), settings.paths.data_dir, settings.paths.workspaces_dir),
+        readable=(*agent_runtime_folders(), *skills, *added),
+        hidden=(
+            Path.home(),
+            settings.paths.data_dir,
+            settings.paths.workspaces_dir,
+            *((start,) if served and start is not None else ()),
+        ),
+        masked=tuple(folder / ".env" for folder in (*trusted, *added)),
         network=network,
         cwd=workspace.root,
     )
@@ -192,7 +204,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             call_id = str(runtime.tool_call_id or "")
             return run_in_editor(editor, call_id, command, workspace.root, timeout, env, allowed)
         sandbox = command_sandbox(env.settings)
-        confinement = command_confinement(env.settings, workspace, network=bool(network))
+        # LangGraph Server stamps a served run with its user (graph/served.py).
+        served = bool(((runtime.config or {}).get("configurable") or {}).get("langgraph_auth_user_id"))
+        confinement = command_confinement(env.settings, workspace, network=bool(network), served=served)
         return run_command(command, workspace.root, timeout, env, allowed, sandbox, confinement)
 
     def scripts(args: dict, context: CallContext) -> list:
