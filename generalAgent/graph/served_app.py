@@ -21,7 +21,8 @@ from generalAgent.graph.served import check_served_settings
 
 @asynccontextmanager
 async def checked_start(app: Starlette) -> AsyncIterator[None]:
-    check_served_settings(await asyncio.to_thread(load_settings))
+    # In a worker thread: reading the settings and trying the sandbox would block the loop.
+    await asyncio.to_thread(lambda: check_served_settings(load_settings()))
     yield
 
 
