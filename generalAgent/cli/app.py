@@ -32,6 +32,7 @@ from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.display import mask_urls
 from generalAgent.i18n import _, choose_language, use_language
 from generalAgent.private_storage import private_file
+from generalAgent.process_secrets import withhold_secrets
 from generalAgent.sessions import SessionStoreError
 
 app = typer.Typer(
@@ -416,6 +417,8 @@ def normalise_argv(argv: list[str]) -> list[str]:
 
 def main() -> None:
     limit_malloc_arenas()
+    # Before anything starts a child: no key in what they inherit or in /proc/<agent>/environ.
+    withhold_secrets()
     argv = normalise_argv(sys.argv[1:])
     if may_name_a_subcommand(argv):
         register_subcommands()

@@ -85,7 +85,13 @@ class Chat:
         self.console = console or terminal_console(highlight=False)
         self.loader = BackgroundLoader(settings).start()
         # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
-        hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+        hooks = load_hooks(
+            user_config_dir(),
+            settings.sources.trust,
+            Path.cwd(),
+            settings.tools.sandbox,
+            settings.paths.data_dir,
+        )
         self.session = SessionController(
             settings, SessionCatalog(settings.paths.sessions_db), hooks, self.console
         )
@@ -318,6 +324,9 @@ class Chat:
             f"[bold]generalAgent[/] [dim]· {escape(model.model_name or '?')} @ {escape(where)} · "
             f"{escape(session)} · /help[/]"
         )
+        line = no_sandbox_line(self.settings)
+        if line:
+            self.console.print(f"[yellow]{escape(line)}[/]")
 
     def _prompt_session(self) -> PromptSession:
         history_file = self.settings.paths.input_history_file
@@ -385,3 +394,16 @@ class Chat:
             for server in parts.mcp.statuses()
         ]
         return names
+
+
+def no_sandbox_line(settings: Settings) -> str:
+    """The one line the chat shows when commands run without a sandbox; empty when they have one."""
+    from generalAgent.sandbox import SandboxUnavailable, find_sandbox
+
+    try:
+        sandbox = find_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable as exc:
+        return str(exc)
+    if sandbox.active:
+        return ""
+    return _("Commands run without a sandbox ({reason}); see docs/security.md.").format(reason=sandbox.reason)

@@ -144,7 +144,9 @@ def run_once(
 
     # The user's hooks (hooks.py), as the chat runs them: SessionStart now, UserPromptSubmit
     # before the prompt is sent, Stop after the turn; the graph's tools step runs its own.
-    hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+    hooks = load_hooks(
+        user_config_dir(), settings.sources.trust, Path.cwd(), settings.tools.sandbox, settings.paths.data_dir
+    )
     for problem in hooks.problems:
         err.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
     session = SessionController(

@@ -55,6 +55,7 @@ from generalAgent.graph.nodes.planner import build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
 from generalAgent.graph.repetition import repeated_call
+from generalAgent.graph.served import check_served_settings
 from generalAgent.graph.state import AgentState, StoredState, SubagentState, model_calls_this_turn
 from generalAgent.graph.subagents import SubagentRunner
 from generalAgent.hooks import load_hooks
@@ -98,7 +99,13 @@ def build_parts(
     come up while the rest loads); without one, the configured servers are started here."""
     env = ToolEnvironment(
         settings=settings,
-        hooks=load_hooks(user_config_dir(), settings.sources.trust, Path.cwd()),
+        hooks=load_hooks(
+            user_config_dir(),
+            settings.sources.trust,
+            Path.cwd(),
+            settings.tools.sandbox,
+            settings.paths.data_dir,
+        ),
         # Tools that show images (view_page) need to know whether this model sees them.
         image_limits=image_limits(settings.model) if takes_images(settings.model) else None,
     )
@@ -266,6 +273,7 @@ async def make_graph() -> CompiledStateGraph:
 def _served_graph() -> CompiledStateGraph:
     # A server has no prompt to keep responsive: its MCP servers are waited for once, here.
     settings = load_settings()
+    check_served_settings(settings)  # keys out of children; no shell without a sandbox
     mcp = MCPServerManager.from_settings(settings).start()
     mcp.wait_for_startup()
     return build_graph(build_parts(settings, mcp=mcp))

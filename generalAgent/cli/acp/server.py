@@ -388,7 +388,13 @@ class GeneralAgentACP:
         controller = SessionController(
             self.settings,
             self._sessions_catalog(),
-            load_hooks(user_config_dir(), self.settings.sources.trust, folder),
+            load_hooks(
+                user_config_dir(),
+                self.settings.sources.trust,
+                folder,
+                self.settings.tools.sandbox,
+                self.settings.paths.data_dir,
+            ),
             Console(file=_EditorLines(lambda line: self._say(session, line)), color_system=None, width=1000),
             session_id=session_id,
             interactive=False,

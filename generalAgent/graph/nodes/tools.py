@@ -3,7 +3,8 @@
 A LangGraph `ToolNode` is built per set of visible tools (and cached), so a call to a tool
 the model was not offered (not mentioned, or a sub-agent asking for delegate_task) gets
 an error answer instead of running. Calls whose arguments were not valid JSON get an error
-answer the model can correct. Every result is capped so that one huge tool output cannot
+answer the model can correct. A served run's calls past its limits (graph/served.py) are
+refused before anything else. Every result is capped so that one huge tool output cannot
 flood the context.
 
 Each call is judged by the one judge (tools/judge.py) right before it runs, in the order
@@ -42,6 +43,7 @@ from generalAgent.graph.nodes.approval import (
     report_hook_notices,
     run_pre_tool_use,
 )
+from generalAgent.graph.served import run_limit_refusal, served_user
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
 from generalAgent.tools.approval import ApprovalPolicy
@@ -118,7 +120,17 @@ def build_tools_node(
         judge = judge_of(visible_tools, env, policy, state, config)
         recorded = recorded_decisions(state)
         together: list[Any] = []  # calls no sibling can change the judgement of, run side by side
+        served = served_user(config) is not None
         for call in calls:
+            # A served run's limits come first: past them nothing runs, approved or not.
+            limit = (
+                run_limit_refusal([*state["messages"], *run.messages], len(together), env.settings.server)
+                if served
+                else None
+            )
+            if limit is not None:
+                run.refuse(call, limit)
+                continue
             if judge.independent(call):
                 verdict = judge.verdict(call, recorded.get(str(call["id"])))
                 if verdict.kind == "run":

@@ -21,12 +21,13 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import MCPSettings, Settings
 from generalAgent.display import N_
+from generalAgent.sandbox import Confinement, SandboxUnavailable, agent_runtime_folders, find_sandbox
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.mcp.config import MCPConfig, MCPServerConfig, environment_variables, load_mcp_config
 
@@ -101,6 +102,7 @@ class MCPServerManager:
             folder_trusted=settings.sources.trust.covers(folder),
             explicit_scope="folder" if settings.from_folder("MCP_CONFIG") else "user",
         )
+        config.servers = [confined_server(server, settings, folder) for server in config.servers]
         manager = cls(config, settings.mcp, settings.paths.log_file.parent)
         for problem in config.problems:  # English, as the configuration's checks word them
             manager._notices.append(_as_is(problem))
@@ -332,6 +334,32 @@ class MCPServerManager:
             LOGGER.exception("MCP servers could not be set up")
             self._setup_error = f"could not be set up ({type(exc).__name__}: {exc})"
         self._loop.run_forever()
+
+
+def confined_server(server: MCPServerConfig, settings: Settings, folder: Path) -> MCPServerConfig:
+    """A trusted folder's stdio server as it is started: inside the sandbox (generalAgent/
+    sandbox.py), writing only to the folder, seeing no ancestor process, the home and the
+    data home hidden. It keeps the network: an MCP server usually exists to reach a service.
+    The user's own servers start as configured. With SANDBOX=required and no sandbox, the
+    folder's server is not started (its problem says why)."""
+    if server.scope != "folder" or server.transport != "stdio" or server.problem:
+        return server
+    try:
+        sandbox = find_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable as exc:
+        return replace(server, problem=str(exc))
+    if not sandbox.active:
+        return server
+    start = server.cwd or folder
+    confinement = Confinement(
+        writable=(folder,),
+        readable=agent_runtime_folders(),
+        hidden=(Path.home(), settings.paths.data_dir),
+        network=True,
+        cwd=start,
+    )
+    wrapped = sandbox.wrap([server.command, *server.args], confinement)
+    return replace(server, command=wrapped[0], args=tuple(wrapped[1:]))
 
 
 def _as_is(line: str) -> Callable[[Callable[[str], str]], str]:
