@@ -84,7 +84,8 @@ class Chat:
         self.options = options
         self.console = console or terminal_console(highlight=False)
         self.loader = BackgroundLoader(settings).start()
-        # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
+        # The user's hooks (hooks.py) for this folder, read once: the session's turns and its
+        # graph runs (the tools step) use these (tools/run_context.py).
         hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
         self.session = SessionController(
             settings, SessionCatalog(settings.paths.sessions_db), hooks, self.console
@@ -262,7 +263,7 @@ class Chat:
             elapsed = self._drawn.elapsed() if self._drawn is not None else 0.0
             line = format_usage(result.usage, elapsed, gauge, cost)
             self.console.print(f"[dim]{line}[/]")
-        print_files_written(self.console, agent.parts.env.new_files_written(self.session.id))
+        print_files_written(self.console, self.session.scope.new_files_written())
         for notice in agent.parts.env.drain_notices(_):  # e.g. built-in knowledge imported
             self.console.print(f"[dim]{escape(notice)}[/]")
         for notice in agent.parts.mcp.drain_notices(_):  # e.g. a server restarted by a call
@@ -273,9 +274,7 @@ class Chat:
     def farewell(self) -> None:
         """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
         anything to come back to."""
-        if self.loader.ready():
-            with contextlib.suppress(Exception):  # an agent that failed to start wrote nothing
-                print_files_written(self.console, self.loader.get().parts.env.files_written(self.session.id))
+        print_files_written(self.console, self.session.scope.files_written())
         if self.session.catalog.get(self.session.id) is None:
             self.console.print("[dim]" + _("Bye.") + "[/]")
             return

@@ -143,7 +143,7 @@ def run_once(
     from generalAgent.tools.registry import ToolConfigError
 
     # The user's hooks (hooks.py), as the chat runs them: SessionStart now, UserPromptSubmit
-    # before the prompt is sent, Stop after the turn; the graph's tools step runs its own.
+    # before the prompt is sent, Stop after the turn; the graph's tools step runs them too.
     hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
     for problem in hooks.problems:
         err.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
@@ -208,7 +208,7 @@ def run_once(
         # What the tools recorded (the working folder too), and what changed in outputs/ and
         # temp/ besides (a command the user approved may write there).
         changed = written_files(before, snapshot_files(workspace.root / name for name in ("outputs", "temp")))
-        files = list(dict.fromkeys([*agent.parts.env.files_written(session_id), *changed]))
+        files = list(dict.fromkeys([*session.scope.files_written(), *changed]))
         gauge = (result.context_tokens, session.context_window())
         line = format_usage(
             result.usage, terminal.elapsed(), gauge, format_cost(result.usage, settings.model)

@@ -41,6 +41,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.hooks import HookResult, HookSet
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 if TYPE_CHECKING:
     from generalAgent.cli.runtime import LoadedAgent
@@ -108,30 +109,45 @@ class SessionController:
     ) -> None:
         self.settings = settings
         self.catalog = catalog
-        self.hooks = hooks
         self.console = console  # the hooks' notices and a prepared turn's warnings
         self.listed = listed  # -p sessions stay out of /sessions unless --save
         self.interactive = interactive  # someone at a terminal can act on an error's advice
         self.cwd = cwd or Path.cwd()
         self.state = SessionState(session_id or SessionCatalog.new_id(), title)
+        # What the session's runs carry (tools/run_context.py): its cancel token, its
+        # commands, the files its tools wrote, the hooks of its folder, its editor.
+        self.scope = SessionScope(self.state.id, self.cwd, hooks=hooks)
         self.rules = TurnRules()
 
     @property
     def id(self) -> str:
         return self.state.id
 
+    @property
+    def hooks(self) -> HookSet:
+        return self.scope.hooks
+
     def switch(self, session_id: str | None = None, title: str = "") -> None:
-        """Move to another session (a new one without `session_id`): nothing of this one follows."""
+        """Move to another session (a new one without `session_id`): nothing of this one
+        follows but the folder, its hooks and the editor."""
         self.state = SessionState(session_id or SessionCatalog.new_id(), title)
+        old = self.scope
+        self.scope = SessionScope(self.state.id, self.cwd, hooks=old.hooks, editor=old.editor)
+        old.close()
+
+    def close(self) -> None:
+        """The session ends: its scope's commands are killed and its editor let go."""
+        self.scope.close()
+
+    def run_context(self, approved: frozenset[str] = frozenset()) -> RunContext:
+        """The context of a run of this session: its scope, the tools approved "always",
+        and the mode's limit."""
+        return RunContext(scope=self.scope, approved=approved, only_tools=self.rules.only_tools)
 
     def config(self) -> dict[str, Any]:
         from generalAgent.graph.turn import thread_config  # LangChain loads in the background
-        from generalAgent.tools.approval import ONLY_TOOLS
 
-        config = thread_config(self.id)
-        if self.rules.only_tools is not None:
-            config["configurable"][ONLY_TOOLS] = sorted(self.rules.only_tools)
-        return config
+        return thread_config(self.id)
 
     # -- hooks ----------------------------------------------------------------------
     def start(self, source: str) -> None:
@@ -216,7 +232,7 @@ class SessionController:
         from generalAgent.cli.turns import run_turn
         from generalAgent.providers.errors import describe_model_error
 
-        agent.parts.env.start_turn()
+        self.scope.start_turn()
         by_rules = self.rules.approved - self.state.approved
         approved = self.state.approved | by_rules
         with view() as turn_view:
@@ -229,8 +245,9 @@ class SessionController:
                     describe_model_error(exc, self.settings.model, _, interactive=self.interactive)
                     or describe_storage_error(exc, self.settings.paths)
                 ),
-                on_cancel=agent.cancel,
+                on_cancel=self.scope.cancel,
                 approved=approved,
+                context=self.run_context(),
             )
         self.state.approved |= approved - by_rules  # the user's "always" answers stay, the mode's do not
         self.record(result, graph_input, context_only=context_only)

@@ -15,7 +15,8 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, MutableSet
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.messages import (
@@ -33,7 +34,7 @@ from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
-from generalAgent.tools.approval import PROCESS_APPROVALS
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 LOGGER = logging.getLogger(__name__)
 # The HTTP client logs each response; the OpenAI SDK moved from httpx to its fork httpx2.
@@ -95,6 +96,7 @@ def run_turn(
     describe_error: ErrorDescriber,
     on_cancel: Callable[[], Any] | None = None,
     approved: MutableSet[str] | None = None,
+    context: RunContext | None = None,
 ) -> TurnResult:
     """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error).
 
@@ -102,6 +104,8 @@ def run_turn(
     when it returns True, Ctrl-C only stopped a part of the turn (a summary being written)
     and the turn goes on. `approved` holds the tools the user approved "always" in this
     process; their calls run without asking, and every new "always" is added to it.
+    `context`: the session's run context (tools/run_context.py); without one, a session
+    scope of its own for the thread, in the current folder, without hooks.
     """
     result = TurnResult()
     partial: list[str] = []
@@ -110,11 +114,14 @@ def run_turn(
     # Fixed for the turn: a resumed approval step must see the approvals it saw when it
     # paused, or it would not ask for (and record) the answers. A tool approved "always"
     # during the turn is answered from `remembered` when the step asks again.
-    run_config = with_process_approvals(config, remembered)
+    if context is None:
+        thread = str(config.get("configurable", {}).get("thread_id") or "default")
+        context = RunContext(scope=SessionScope(thread, Path.cwd()))
+    run_context = replace(context, approved=context.approved | frozenset(remembered))
     try:
         with _cancel_on_sigint(on_cancel), reporting_retries(view):
             while True:
-                interrupts = yield_from_stream(graph, run_config, pending, view, result, partial)
+                interrupts = yield_from_stream(graph, config, run_context, pending, view, result, partial)
                 if not interrupts:
                     break
                 answers = {
@@ -132,12 +139,6 @@ def run_turn(
         result.error = described
     view.close()
     return result
-
-
-def with_process_approvals(config: dict[str, Any], approved: MutableSet[str]) -> dict[str, Any]:
-    """`config` carrying the tools approved "always" in this process, for the approval step."""
-    configurable = {**config.get("configurable", {}), PROCESS_APPROVALS: sorted(approved)}
-    return {**config, "configurable": configurable}
 
 
 class RetryWatcher(logging.Filter):
@@ -212,6 +213,7 @@ def _cancel_on_sigint(on_cancel: Callable[[], Any] | None) -> Iterator[None]:
 def yield_from_stream(
     graph: Any,
     config: dict[str, Any],
+    context: RunContext,
     graph_input: Any,
     view: TurnView,
     result: TurnResult,
@@ -219,7 +221,7 @@ def yield_from_stream(
 ) -> list[Any]:
     """Consume one `graph.stream` run; returns the interrupts it stopped at (if any)."""
     interrupts: list[Any] = []
-    stream = graph.stream(graph_input, config, stream_mode=["messages", "updates", "custom"])
+    stream = graph.stream(graph_input, config, context=context, stream_mode=["messages", "updates", "custom"])
     for mode, data in stream:
         if mode == "messages":
             chunk, metadata = data

@@ -1,11 +1,14 @@
 """The ACP `Agent`: the editor's sessions, served over stdio by one loaded agent.
 
-A prompt is one turn in a worker thread, one turn at a time, run by the session controller
-the chat and `-p` use (cli/session.py: hooks, prepare, open, run, record); view.py reports
-it to the editor, and what the session's console prints (hook notices, skipped #paths)
-reaches it as the agent's thoughts. Cancellation is the chat's Ctrl-C without the signal:
-the cancel event stops the model call and the tools' work at once, the stored history is
-repaired, and permission requests still open are ended as a "no".
+A prompt is one turn in a worker thread, run by the session controller the chat and `-p`
+use (cli/session.py: hooks, prepare, open, run, record); view.py reports it to the editor,
+and what the session's console prints (hook notices, skipped #paths) reaches it as the
+agent's thoughts. Sessions run their turns at the same time, one turn at a time each: every
+session has its own run context (tools/run_context.py: cancel token, commands, files
+written, editor, hooks of its folder) and its model's graph (LoadedAgent.for_model).
+Cancellation is the chat's Ctrl-C without the signal, for that session only: its cancel
+token stops its model call and its tools' work at once, the stored history is repaired,
+and its permission requests still open are ended as a "no".
 
 Sessions are the chat's sessions (same ids, same checkpoints, same catalog), so a
 session started in the editor can be resumed in the terminal and the other way round.
@@ -35,7 +38,7 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +109,8 @@ class AcpSession:
     model: str
     mode: str = ASK
     running: threading.Event = field(default_factory=threading.Event)
+    # One turn at a time per session (a second prompt waits); other sessions' go on.
+    turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # Permission requests waiting for the editor: a cancel ends them (as a "no") even if the
     # editor never answers them, so the turn can stop. Only touched on the event loop.
     asking: set[asyncio.Task] = field(default_factory=set)
@@ -130,7 +135,7 @@ def agent_notices(agent: LoadedAgent) -> list[str]:
 
 
 class GeneralAgentACP:
-    """The ACP `Agent`: one loaded agent serving the editor's sessions, one turn at a time."""
+    """The ACP `Agent`: one loaded agent serving the editor's sessions, each its own turns."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -138,7 +143,6 @@ class GeneralAgentACP:
         self.client_capabilities: ClientCapabilities | None = None
         self._agent: LoadedAgent | None = None
         self._load_lock = asyncio.Lock()
-        self._turn_lock = asyncio.Lock()
         self._conn: Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._catalog: SessionCatalog | None = None
@@ -256,7 +260,7 @@ class GeneralAgentACP:
         if not text.strip():
             raise RequestError.invalid_params({"prompt": _("The prompt is empty.")})
         agent = await self._loaded()
-        async with self._turn_lock:
+        async with session.turn_lock:
             session.notices.extend(agent_notices(agent))  # a server that did not start
             for notice in session.notices:
                 await self._send(session.id, update_agent_thought_text(notice + "\n"))
@@ -297,8 +301,8 @@ class GeneralAgentACP:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is not None and session.running.is_set() and self._agent is not None:
-            self._agent.cancel()
+        if session is not None and session.running.is_set():
+            session.controller.scope.cancel()  # this session's turn, no other's
             for waiting in list(session.asking):
                 waiting.cancel()
 
@@ -307,9 +311,7 @@ class GeneralAgentACP:
     def _run_turn(self, agent: LoadedAgent, session: AcpSession, text: str) -> SendOutcome:
         """The session's turn, as the chat's (hooks, prepare, open, run, record), in the
         session's model and approval mode."""
-        if session.model != agent.parts.settings.model.model_name:
-            settings_model = agent.parts.settings.model.model_copy(update={"model_name": session.model})
-            agent.switch_model(replace(agent.parts.settings, model=settings_model))
+        agent = agent.for_model(session.model)
         controller = session.controller
         controller.settings = agent.parts.settings
         controller.rules = turn_rules(session.mode)
@@ -396,12 +398,12 @@ class GeneralAgentACP:
         )
         session = AcpSession(controller, self.settings.model.model_name or "")
         assert self._conn is not None and self._loop is not None and self._agent is not None
-        cancelled = self._agent.parts.env.cancelled
+        cancelled = controller.scope.cancelled
         editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
         if editor.offers_anything:
             # The session's tools read, write and run commands through the editor (editor.py).
             session.editor = editor
-            self._agent.parts.env.editors[session_id] = editor
+            controller.scope.editor = editor
         self.sessions[session_id] = session
         return session
 
@@ -496,6 +498,9 @@ class GeneralAgentACP:
         ]
 
     def close(self) -> None:
+        for session in self.sessions.values():
+            session.controller.close()
+        self.sessions.clear()
         if self._agent is not None:
             self._agent.close()
         if self._catalog is not None:

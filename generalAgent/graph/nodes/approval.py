@@ -12,10 +12,10 @@ way, and resuming re-runs the whole batch (an approved command ran twice, and so
 sibling tool). Here a resume re-runs only this step, which has no side effect.
 
 Answers, per call id: "yes" (this call), "always" (this call, and the CLI stops asking for
-the tool until the process ends: that memory is the run's config, not the state), "keep"
+the tool until the process ends: that memory is the run's context, not the state), "keep"
 (also stored in `approved_tools`, so it holds when the session is resumed), "no". A
 sub-agent cannot ask: its calls that need approval are refused unless the tool is approved
-already. A run may name the only tools whose calls may run (`only_tools` of its config: an
+already. A run may name the only tools whose calls may run (`only_tools` of its context: an
 editor session in read-only mode); a call of any other tool is refused without a question.
 """
 
@@ -29,6 +29,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from generalAgent.graph.state import AgentState
@@ -42,14 +43,13 @@ from generalAgent.tools.approval import (
     KEEP,
     NEEDS_APPROVAL,
     NO,
-    ONLY_TOOLS,
-    PROCESS_APPROVALS,
     YES,
     ApprovalPolicy,
     CallContext,
 )
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.named_hosts import NamedHosts
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 # Recorded, never answered by a person: the call needed no approval, or a sub-agent met one.
 NOT_NEEDED, CANNOT_ASK = "not needed", "cannot ask"
@@ -60,25 +60,23 @@ RUNS = frozenset({YES, ALWAYS, KEEP, NOT_NEEDED, HOOK_APPROVED})
 INTERRUPT_KIND = "approval"
 
 
-def approved_tools(state: Mapping[str, Any], config: RunnableConfig | None) -> frozenset[str]:
-    """Tools that run without asking: kept with the session, or approved by this process."""
-    configurable = (config or {}).get("configurable") or {}
-    return frozenset([*(state.get("approved_tools") or []), *(configurable.get(PROCESS_APPROVALS) or [])])
+def approved_tools(state: Mapping[str, Any], context: RunContext) -> frozenset[str]:
+    """Tools that run without asking: kept with the session, or approved by this process
+    (the run's context)."""
+    return frozenset([*(state.get("approved_tools") or []), *context.approved])
 
 
-def only_tools(config: RunnableConfig | None) -> frozenset[str] | None:
-    """The only tools whose calls may run in this run (`ONLY_TOOLS`), or None: no limit."""
-    only = ((config or {}).get("configurable") or {}).get(ONLY_TOOLS)
-    return None if only is None else frozenset(only)
+def only_tools(context: RunContext) -> frozenset[str] | None:
+    """The only tools whose calls may run in this run (the run's context), or None: no limit."""
+    return context.only_tools
 
 
-def call_context(
-    env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig | None
-) -> CallContext:
+def call_context(env: ToolEnvironment, state: Mapping[str, Any], context: RunContext) -> CallContext:
     """What the approval rules may consult: the session's workspace and who named which host."""
-    configurable = (config or {}).get("configurable") or {}
-    session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
-    return CallContext(workspace=env.workspace_for(session), named_hosts=NamedHosts.from_state(state))
+    assert context.scope is not None  # ToolEnvironment.node_context always gives one
+    session = str(state.get("workspace_id") or context.scope.session_id)
+    workspace = env.workspace_for(session, context.scope.editor)
+    return CallContext(workspace=workspace, named_hosts=NamedHosts.from_state(state))
 
 
 def decision_of(answer: Any, call_id: str) -> str:
@@ -101,24 +99,21 @@ def shown_with(tool: BaseTool | None, args: Any, context: CallContext) -> dict[s
     return shown
 
 
-def _approved_by_hook(
-    env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig, call: Any
-) -> bool:
+def _approved_by_hook(scope: SessionScope, call: Any) -> bool:
     """Whether an approver hook answers this call's question with yes. Runs again when the
     step resumes after a question; the hook sees the same call."""
-    if not env.hooks.matching("PreToolUse", call["name"], approvers_only=True):
+    if not scope.hooks.matching("PreToolUse", call["name"], approvers_only=True):
         return False
-    session = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
-    outcome = run_pre_tool_use(env, call, session, approvers_only=True)
+    outcome = run_pre_tool_use(scope, call, scope.session_id, approvers_only=True)
     return outcome.allowed and not outcome.blocked
 
 
 def run_pre_tool_use(
-    env: ToolEnvironment, call: Any, session: str, approvers_only: bool = False
+    scope: SessionScope, call: Any, session: str, approvers_only: bool = False
 ) -> HookResult:
-    """Run the PreToolUse hooks on one call (only the user's approvers, when asked), with
-    what they said handed to the stream."""
-    outcome = env.hooks.run(
+    """Run the PreToolUse hooks of the session's folder on one call (only the user's
+    approvers, when asked), with what they said handed to the stream."""
+    outcome = scope.hooks.run(
         "PreToolUse",
         {
             "session_id": session,
@@ -127,7 +122,7 @@ def run_pre_tool_use(
             "tool_use_id": call["id"],
         },
         tool_name=call["name"],
-        tracker=env,
+        tracker=scope,
         approvers_only=approvers_only,
     )
     report_hook_notices(outcome)
@@ -150,7 +145,9 @@ def report_hook_notices(outcome: HookResult) -> None:
 def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: ApprovalPolicy):
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
-    def approval(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+    def approval(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        run = env.node_context(runtime, state, config)
+        assert run.scope is not None
         stored = state["messages"][-1]
         # The planner already gave every call its own id; a message stored by another client
         # may not have: it is replaced (same message id) by its renumbered copy.
@@ -160,11 +157,11 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
         if not calls:
             return {"approvals": {}, **renumbered}
         tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
-        approved = approved_tools(state, config)
-        context = call_context(env, state, config)
+        approved = approved_tools(state, run)
+        context = call_context(env, state, run)
         decisions: dict[str, str] = {}
         requests: list[dict[str, Any]] = []
-        only = only_tools(config)
+        only = only_tools(run)
         for call in calls:
             call_id = str(call["id"])
             tool = tools.get(call["name"])
@@ -175,7 +172,7 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
             reason = policy.reason(tool, call["args"], context, approved) if tool else None
             if reason is None:
                 decisions[call_id] = NOT_NEEDED
-            elif _approved_by_hook(env, state, config, call):
+            elif _approved_by_hook(run.scope, call):
                 decisions[call_id] = HOOK_APPROVED
             else:
                 requests.append(
@@ -210,6 +207,7 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
 def needs_asking(
     state: Mapping[str, Any],
     config: RunnableConfig | None,
+    runtime: Any,
     visible_tools: Any,
     env: ToolEnvironment,
     policy: ApprovalPolicy,
@@ -224,15 +222,16 @@ def needs_asking(
     calls = last.tool_calls if isinstance(last, AIMessage) else []
     if not calls:
         return False
-    only = only_tools(config)
+    run = env.node_context(runtime, state, config)
+    only = only_tools(run)
     if only is not None and any(call["name"] not in only for call in calls):
         return True  # refused by the session's mode: the step records the refusal
     tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
     ruled = [call for call in calls if call["name"] in tools and has_approval_rule(tools[call["name"]])]
     if not ruled:  # the context (a scan of the history, the workspace) is not needed then
         return False
-    approved = approved_tools(state, config)
-    context = call_context(env, state, config)
+    approved = approved_tools(state, run)
+    context = call_context(env, state, run)
     return any(
         policy.reason(tools[call["name"]], call["args"], context, approved) is not None for call in ruled
     )

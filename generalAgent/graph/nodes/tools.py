@@ -19,6 +19,7 @@ says to the user (a timeout, a failure) is a custom stream event `{"hook_notice"
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, ToolMessage
@@ -26,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from generalAgent.graph.nodes.approval import (
@@ -42,8 +44,9 @@ from generalAgent.graph.nodes.approval import (
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
 from generalAgent.tools.approval import OUTSIDE_ONLY_TOOLS, ApprovalPolicy
-from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 REFUSED_BY_USER = (
     "Error: refused by the user: {tool} was not run. Do not retry it unchanged; ask the user or "
@@ -90,17 +93,17 @@ def build_tools_node(
 ):
     """The tools node; `visible_tools` gives the tools a state may call (the ones the
     planner bound), so a call to any other is answered with an error, not run.
-    `run_subagent` (graph/subagents.py) reaches delegate_task through the calls' config;
+    `run_subagent` (graph/subagents.py) reaches delegate_task through the run's context;
     None in a sub-agent's graph, which never delegates."""
     tool_nodes: dict[tuple[str, ...], ToolNode] = {}
     max_result_chars = env.settings.tools.tool_result_max_chars
 
-    def tools(state: AgentState, config: RunnableConfig) -> Any:
-        if run_subagent is not None:
-            config = {
-                **config,
-                "configurable": {**config.get("configurable", {}), SUBAGENT_RUNNER: run_subagent},
-            }
+    def tools(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> Any:
+        context = env.node_context(runtime, state, config)
+        if run_subagent is not None and context.run_subagent is None:
+            context = replace(context, run_subagent=run_subagent)
+        scope = context.scope
+        assert scope is not None  # ToolEnvironment.node_context always gives one
         visible = visible_tools(state)
         key = tuple(t.name for t in visible)
         if key not in tool_nodes:
@@ -119,11 +122,11 @@ def build_tools_node(
         calls = last.tool_calls if isinstance(last, AIMessage) else []
         runnable = []
         by_name = {t.name: t for t in visible}
-        session = str((config.get("configurable") or {}).get("thread_id") or "")
+        session = scope.session_id
         for call in calls:
-            refusal = _refusal(call, by_name.get(call["name"]), state, config, env, policy)
+            refusal = _refusal(call, by_name.get(call["name"]), state, context, env, policy)
             if refusal is None and call["name"] in by_name:
-                refusal = _pre_tool_use(env, call, session)
+                refusal = _pre_tool_use(scope, call, session)
             if refusal is None:
                 runnable.append(call)
             else:
@@ -137,8 +140,9 @@ def build_tools_node(
             **state,
             "messages": [*state["messages"][:-1], last.model_copy(update={"tool_calls": runnable})],
         }
-        result = tool_nodes[key].invoke(approved_only, config)
-        result = _post_tool_use(env, result, {str(c["id"]): c for c in runnable}, session)
+        # The tools see this run's context (with the sub-agent runner) as `runtime.context`.
+        result = tool_nodes[key].invoke(approved_only, config, runtime=runtime.override(context=context))
+        result = _post_tool_use(scope, result, {str(c["id"]): c for c in runnable}, session)
         if not answers:
             return result
         if isinstance(result, dict):
@@ -148,17 +152,18 @@ def build_tools_node(
     return tools
 
 
-def _pre_tool_use(env: ToolEnvironment, call: Any, session: str) -> str | None:
+def _pre_tool_use(scope: SessionScope, call: Any, session: str) -> str | None:
     """The answer of a PreToolUse hook that blocks this call, or None when it may run."""
-    outcome = run_pre_tool_use(env, call, session)
+    outcome = run_pre_tool_use(scope, call, session)
     if outcome.blocked:
         return outcome.reason or BLOCKED_BY_HOOK.format(tool=call["name"])
     return None
 
 
-def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], session: str) -> Any:
-    """Run the PostToolUse hooks on each answer; a hook that exits 2 adds its words to it."""
-    hooks = env.hooks
+def _post_tool_use(scope: SessionScope, result: Any, calls: dict[str, Any], session: str) -> Any:
+    """Run the PostToolUse hooks of the session's folder on each answer; a hook that exits 2
+    adds its words to it."""
+    hooks = scope.hooks
     if not any(hooks.matching("PostToolUse", call["name"]) for call in calls.values()):
         return result
     messages = result.get("messages", []) if isinstance(result, dict) else []
@@ -179,7 +184,7 @@ def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], ses
                 "is_error": message.status == "error",
             },
             tool_name=call["name"],
-            tracker=env,
+            tracker=scope,
         )
         report_hook_notices(outcome)
         if outcome.blocked and outcome.reason and isinstance(message.content, str):
@@ -194,7 +199,7 @@ def _refusal(
     call: Any,
     tool: BaseTool | None,
     state: AgentState,
-    config: RunnableConfig,
+    context: RunContext,
     env: ToolEnvironment,
     policy: ApprovalPolicy,
 ) -> str | None:
@@ -202,7 +207,7 @@ def _refusal(
     which the ToolNode answers)."""
     if tool is None:
         return None
-    only = only_tools(config)
+    only = only_tools(context)
     if only is not None and tool.name not in only:  # the session's mode, not the user's answer
         return OUTSIDE_ONLY_TOOLS.format(tool=tool.name)
     decision = (state.get("approvals") or {}).get(call["id"])
@@ -216,7 +221,7 @@ def _refusal(
     if not has_approval_rule(tool):
         return None
     reason = policy.reason(
-        tool, call["args"], call_context(env, state, config), approved_tools(state, config)
+        tool, call["args"], call_context(env, state, context), approved_tools(state, context)
     )
     if reason is None:
         return None

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -25,6 +26,7 @@ from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL,
 from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.run_context import SessionScope
 
 NAME = "run_bash_command"
 DEFAULT_TIMEOUT = 60
@@ -61,9 +63,11 @@ def run_command(
     command: str,
     cwd: Path,
     timeout: int,
-    env_tools: ToolEnvironment | None = None,
+    scope: SessionScope | None = None,
     allowed_env: Sequence[str] = (),
 ) -> str:
+    """The command in its own process group, tracked by the session's `scope` so that
+    cancelling the session's turn kills it (and nothing of another session)."""
     variables = command_environment(allowed_env, cwd)
     process = subprocess.Popen(
         ["bash", "-c", command],
@@ -74,8 +78,8 @@ def run_command(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    if env_tools is not None:
-        env_tools.track(process)
+    if scope is not None:
+        scope.track(process)
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -89,8 +93,8 @@ def run_command(
         process.wait()
         raise
     finally:
-        if env_tools is not None:
-            env_tools.untrack(process)
+        if scope is not None:
+            scope.untrack(process)
     if process.returncode == -signal.SIGKILL:
         raise ToolError(CANCELLED)
     return command_answer(output.decode("utf-8", errors="replace"), process.returncode)
@@ -109,7 +113,7 @@ def run_in_editor(
     command: str,
     cwd: Path,
     timeout: int,
-    env_tools: ToolEnvironment,
+    cancelled: threading.Event,
     allowed_env: Sequence[str] = (),
 ) -> str:
     """The command in the editor's terminal (ACP), where the user watches it run. It starts
@@ -118,7 +122,7 @@ def run_in_editor(
     variables = command_environment(allowed_env, cwd)
     argv = ["env", "-i", *(f"{name}={value}" for name, value in variables.items()), "bash", "-c", command]
     try:
-        outcome = editor.run_command(call_id, argv, cwd, timeout, env_tools.cancelled)
+        outcome = editor.run_command(call_id, argv, cwd, timeout, cancelled)
     except OSError as exc:
         raise ToolError(f"the editor could not run the command: {exc}.") from None
     if outcome.cancelled:
@@ -145,10 +149,12 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         workspace = env.workspace(runtime)
         allowed = env.settings.tools.command_env_names
         editor = workspace.editor
+        scope = env.context(runtime).scope
+        assert scope is not None  # context_of always gives one
         if editor is not None and editor.runs_commands:
             call_id = str(runtime.tool_call_id or "")
-            return run_in_editor(editor, call_id, command, workspace.root, timeout, env, allowed)
-        return run_command(command, workspace.root, timeout, env, allowed)
+            return run_in_editor(editor, call_id, command, workspace.root, timeout, scope.cancelled, allowed)
+        return run_command(command, workspace.root, timeout, scope, allowed)
 
     def scripts(args: dict, context: CallContext) -> list:
         return files_run_by(str(args.get("command") or ""), context.workspace)
