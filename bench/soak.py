@@ -45,10 +45,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from generalAgent.cli.runtime import LoadedAgent, limit_malloc_arenas, load_agent  # noqa: E402
-from generalAgent.cli.storage_errors import describe_storage_error  # noqa: E402
-from generalAgent.cli.turn_input import prepare_turn  # noqa: E402
-from generalAgent.cli.turns import run_turn  # noqa: E402
+from generalAgent.agent.loading import LoadedAgent, limit_malloc_arenas, load_agent  # noqa: E402
+from generalAgent.agent.storage_errors import describe_storage_error  # noqa: E402
+from generalAgent.agent.turn_input import prepare_turn  # noqa: E402
+from generalAgent.agent.turns import run_turn  # noqa: E402
 from generalAgent.config.settings import Settings, load_settings  # noqa: E402
 from generalAgent.graph.turn import thread_config  # noqa: E402
 from generalAgent.providers.errors import describe_model_error  # noqa: E402

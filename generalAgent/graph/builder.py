@@ -64,7 +64,6 @@ from generalAgent.tools.mcp.manager import MCPServerManager
 from generalAgent.tools.registry import ToolRegistry
 from generalAgent.tools.run_context import RunContext
 
-
 # A compiled graph of the agent: any state schema of ours, run with a RunContext.
 AgentGraph = CompiledStateGraph[Any, RunContext, Any, Any]
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from generalAgent.agent.turns import run_turn
 from generalAgent.cli.acp.modes import READ_ONLY, turn_rules
 from generalAgent.cli.acp.view import AcpView
-from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import load_settings
 from generalAgent.knowledge import open_store
 from generalAgent.tools.builtin.run_bash_command import run_in_editor

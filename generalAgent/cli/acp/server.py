@@ -1,7 +1,7 @@
 """The ACP `Agent`: the editor's sessions, served over stdio by one loaded agent.
 
 A prompt is one turn in a worker thread, run by the session controller the chat and `-p`
-use (cli/session.py: hooks, prepare, open, run, record); view.py reports it to the editor,
+use (agent/session.py: hooks, prepare, open, run, record); view.py reports it to the editor,
 and what the session's console prints (hook notices, skipped #paths) reaches it as the
 agent's thoughts. Sessions run their turns at the same time, one turn at a time each: every
 session has its own run context (tools/run_context.py: cancel token, commands, files
@@ -30,13 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import io
 import logging
 import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,8 +74,9 @@ from acp.schema import (
     Usage,
     UsageUpdate,
 )
-from rich.console import Console
 
+from generalAgent.agent.loading import LoadedAgent
+from generalAgent.agent.session import SendOutcome, SessionController
 from generalAgent.cli.acp.editor import EditorBridge
 from generalAgent.cli.acp.modes import (
     ASK,
@@ -89,8 +88,7 @@ from generalAgent.cli.acp.modes import (
     turn_rules,
 )
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
-from generalAgent.cli.runtime import LoadedAgent
-from generalAgent.cli.session import SendOutcome, SessionController
+from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
@@ -103,7 +101,7 @@ SESSIONS_LISTED = 50  # session/list answers one page: the most recent ones
 
 @dataclass
 class AcpSession:
-    # The session's state and turn sequence, as the chat's (cli/session.py): its id and
+    # The session's state and turn sequence, as the chat's (agent/session.py): its id and
     # folder, hooks, the catalog, the tools allowed "always" while the process lives.
     controller: SessionController
     model: str
@@ -372,7 +370,7 @@ class GeneralAgentACP:
     async def _loaded(self) -> LoadedAgent:
         async with self._load_lock:
             if self._agent is None:
-                from generalAgent.cli.runtime import load_agent
+                from generalAgent.agent.loading import load_agent
 
                 self._agent = await asyncio.to_thread(load_agent, self.settings)
             return self._agent
@@ -387,16 +385,22 @@ class GeneralAgentACP:
         from generalAgent.hooks import load_hooks
 
         folder = Path(cwd)
+        opened: list[AcpSession] = []  # the session, once made: its lines go to its editor
+
+        def say(line: str, *, quoted: bool = False) -> None:
+            self._say(opened[0], terminal_safe(line) if quoted else line)
+
         controller = SessionController(
             self.settings,
             self._sessions_catalog(),
             load_hooks(user_config_dir(), self.settings.sources.trust, folder),
-            Console(file=_EditorLines(lambda line: self._say(session, line)), color_system=None, width=1000),
+            say,
             session_id=session_id,
             interactive=False,
             cwd=folder,
         )
         session = AcpSession(controller, self.settings.model.model_name or "")
+        opened.append(session)
         assert self._conn is not None and self._loop is not None and self._agent is not None
         cancelled = controller.scope.cancelled
         editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
@@ -447,7 +451,7 @@ class GeneralAgentACP:
 
     async def _keep_mode(self, session: AcpSession, mode: str) -> None:
         """The session's approval mode from its next turn, kept with the session (once it is
-        in the catalog; else its first turn stores it: cli/session.py)."""
+        in the catalog; else its first turn stores it: agent/session.py)."""
         session.mode = mode
         try:
             await asyncio.to_thread(self._sessions_catalog().set_approval_mode, session.id, mode)
@@ -505,21 +509,6 @@ class GeneralAgentACP:
             self._agent.close()
         if self._catalog is not None:
             self._catalog.close()
-
-
-class _EditorLines(io.StringIO):
-    """A session console's output (hook notices, a prepared turn's warnings), line by line
-    to `say`: the editor shows them as the agent's thoughts, not as its answer."""
-
-    def __init__(self, say: Callable[[str], None]) -> None:
-        super().__init__()
-        self._say = say
-
-    def write(self, text: str) -> int:
-        for line in text.splitlines():
-            if line.strip():
-                self._say(line.rstrip())
-        return len(text)
 
 
 async def _serve(server: GeneralAgentACP, protocol_out: int) -> None:

@@ -1,6 +1,6 @@
 """What one turn reports, as the editor sees it: session updates and permission requests.
 
-`AcpView` is the `TurnView` (cli/turns.py) of an editor's turn: message and reasoning
+`AcpView` is the `TurnView` (agent/turns.py) of an editor's turn: message and reasoning
 chunks, tool calls with their kind, status and locations, and the approval questions of
 the graph's approval step as permission requests (asked once per call, as in the
 terminal). `replay_updates` is a stored conversation as the editor would have seen it
@@ -60,7 +60,7 @@ PATH_ARGUMENTS = ("path", "file_path", "filename")
 
 
 class AcpView:
-    """A `TurnView` (cli/turns.py) that reports to the editor.
+    """A `TurnView` (agent/turns.py) that reports to the editor.
 
     `notify(update)` sends one session update and `ask(tool_call, options)` one permission
     request, returning the chosen option id or None (cancelled); both block the turn's

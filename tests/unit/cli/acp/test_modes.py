@@ -14,6 +14,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 import generalAgent.config
 from generalAgent import i18n
+from generalAgent.agent.session import TurnRules
+from generalAgent.agent.turns import run_turn
 from generalAgent.cli.acp.modes import (
     ACCEPT_EDITS,
     ASK,
@@ -26,8 +28,6 @@ from generalAgent.cli.acp.modes import (
     turn_rules,
 )
 from generalAgent.cli.acp.view import TOOL_KINDS, AcpView, replay_updates
-from generalAgent.cli.session import TurnRules
-from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import load_settings
 from generalAgent.knowledge import open_store
 from generalAgent.sessions import SessionCatalog

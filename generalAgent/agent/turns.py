@@ -29,11 +29,11 @@ from langchain_core.messages import (
 )
 from langgraph.types import Command
 
-from generalAgent.cli.approvals import answer_approval
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
+from generalAgent.tools.approval import ALWAYS, KEEP
 from generalAgent.tools.run_context import RunContext, SessionScope
 
 LOGGER = logging.getLogger(__name__)
@@ -43,6 +43,26 @@ OPENAI_LOGGER = "openai._base_client"
 ANSWER_NODES = frozenset({"planner", "finalize"})
 CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
 INTERRUPTED_NOTE = "[answer interrupted by the user]"
+
+
+# Answers one call's approval question: "yes", "always", "keep" or "no" (tools/approval.py).
+Approver = Callable[[dict[str, Any]], str]
+
+
+def answer_approval(payload: Any, approve: Approver, remembered: MutableSet[str]) -> dict[str, str]:
+    """The answers to one approval pause, by call id (see the module docstring)."""
+    requests = payload.get("requests", []) if isinstance(payload, dict) else []
+    answers: dict[str, str] = {}
+    for number, request in enumerate(requests, start=1):
+        tool = str(request.get("tool", ""))
+        if tool in remembered:
+            answers[request["call_id"]] = ALWAYS
+            continue
+        answer = approve({**request, "number": number, "of": len(requests)})
+        if answer in (ALWAYS, KEEP):
+            remembered.add(tool)
+        answers[request["call_id"]] = answer
+    return answers
 
 
 class TurnView(Protocol):
