@@ -177,3 +177,29 @@ def test_a_sessions_tools_run_the_hooks_of_its_own_folder(
             server.add(Reply(tool_calls=[ToolCall("now", {"timezone": "UTC"})]), Reply(text="正午。"))
         env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
         asyncio.run(sessions(env))
+
+
+def test_a_tool_calls_location_is_the_file_it_really_reads(cli_env: dict[str, str], workdir: Path) -> None:
+    """`notes.txt` of a trusted project folder is read there: the editor is pointed at that
+    file, not at a path under the session's workspace."""
+    (workdir / "notes.txt").write_text("季度目标：营收增长 12%。\n", encoding="utf-8")
+    trust_folder(workdir)
+
+    async def session(env: dict[str, str]) -> EditorClient:
+        client = EditorClient()
+        async with spawn(env, workdir, client) as (conn, _process):
+            await conn.initialize(protocol_version=1)
+            opened = await conn.new_session(cwd=str(workdir), mcp_servers=[])
+            reply = await conn.prompt(session_id=opened.session_id, prompt=[text_block("看看 notes.txt")])
+            assert reply.stop_reason == "end_turn"
+        return client
+
+    with ScriptedOpenAIServer() as server:
+        server.add(
+            Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]), Reply(text="目标是 12%。")
+        )
+        client = asyncio.run(session({**cli_env, "OPENAI_BASE_URL": server.base_url}))
+    (start,) = client.of_kind("tool_call")
+    assert [location.path for location in start.locations] == [str((workdir / "notes.txt").resolve())]
+    done = [u for u in client.of_kind("tool_call_update") if u.status == "completed"]
+    assert "营收增长" in done[0].content[0].content.text

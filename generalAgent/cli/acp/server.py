@@ -35,6 +35,7 @@ import os
 import sqlite3
 import sys
 import threading
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -319,11 +320,18 @@ class GeneralAgentACP:
             lambda call, options: self._ask(session, call, options),
             agent.parts.env.workspace_for(session.id).root,
             terminal_of=(editor.terminals.get if editor is not None else lambda call_id: None),
+            locate=self._locator(agent, session),
         )
         outcome = controller.send(text, lambda: agent, lambda: nullcontext(view))
         if outcome.sent:
             controller.stop()
         return outcome
+
+    @staticmethod
+    def _locator(agent: LoadedAgent, session: AcpSession) -> Callable[[str], Path]:
+        """Where a tool's path argument really is in this session: the project folder's file
+        or the workspace's, as the tools resolve it (tools/workspace.py)."""
+        return agent.parts.env.workspace_for(session.id, session.controller.scope.editor).resolve
 
     def _notify(self, session_id: str, update: Any) -> None:
         assert self._loop is not None
@@ -477,7 +485,8 @@ class GeneralAgentACP:
         assert self._agent is not None
         state = await asyncio.to_thread(self._agent.graph.get_state, thread_config(session.id))
         root = self._agent.parts.env.workspace_for(session.id).root
-        for update in replay_updates(state.values.get("messages", []), root):
+        locate = self._locator(self._agent, session)
+        for update in replay_updates(state.values.get("messages", []), root, locate):
             await self._send(session.id, update)
 
     def _options(self, session: AcpSession) -> list[Any]:

@@ -37,6 +37,9 @@ DIFF_CHARS = 20_000
 ALLOW_ONCE, ALLOW_SESSION, REJECT = "allow-once", "allow-session", "reject"
 OPTION_ANSWERS = {ALLOW_ONCE: YES, ALLOW_SESSION: KEEP, REJECT: NO}
 # How each tool looks in the editor (ACP's ToolKind); tools not listed (MCP tools) are "other".
+# The real path a tool's path argument names (Workspace.resolve of the session).
+Locate = Callable[[str], Path]
+
 TOOL_KINDS = {
     "read_file": "read",
     "list_workspace_files": "read",
@@ -75,10 +78,12 @@ class AcpView:
         ask: Callable[[ToolCallUpdate, list[PermissionOption]], str | None],
         workspace_root: Path,
         terminal_of: Callable[[str], str | None] = lambda call_id: None,
+        locate: Locate | None = None,
     ) -> None:
         self.notify = notify
         self.ask = ask
         self.workspace_root = workspace_root
+        self.locate = locate  # the real path a tool's path argument names (the session's rule)
         self.terminal_of = terminal_of
         self.calls: dict[str, str] = {}  # call id → tool name, of this turn
         self.asked: list[str] = []  # call ids a permission was requested for, in order
@@ -94,7 +99,7 @@ class AcpView:
 
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.calls[call_id] = name
-        self.notify(tool_call_start(call_id, name, args, self.workspace_root))
+        self.notify(tool_call_start(call_id, name, args, self.workspace_root, self.locate))
 
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
         shown = result_shown(name, content, is_error)
@@ -137,7 +142,7 @@ class AcpView:
             title=tool_title(tool, args) + " · " + reason_shown(request),
             kind=TOOL_KINDS.get(tool, "other"),  # type: ignore[arg-type]
             status="pending",
-            locations=tool_locations(args, self.workspace_root) or None,
+            locations=tool_locations(args, self.workspace_root, self.locate) or None,
             raw_input=args,
             # The change a file tool would make, as the terminal shows it under the question.
             content=[tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else None,
@@ -164,28 +169,41 @@ def tool_title(name: str, args: dict[str, Any]) -> str:
     return f"{name}({short_args(args)})" if args else name
 
 
-def tool_locations(args: dict[str, Any], workspace_root: Path) -> list[ToolCallLocation]:
-    """The file a call reads or changes, as an absolute path the editor can open."""
+def tool_locations(
+    args: dict[str, Any], workspace_root: Path, locate: Locate | None = None
+) -> list[ToolCallLocation]:
+    """The file a call reads or changes, as an absolute path the editor can open: the one
+    the tool really touches (`locate`: the session's workspace rule, so `notes.txt` of the
+    project folder is named there), else the path under the workspace."""
     for key in PATH_ARGUMENTS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             path = Path(value).expanduser()
+            if locate is not None:
+                try:
+                    return [ToolCallLocation(path=str(locate(value)))]
+                except Exception:  # a path the tool refuses (WorkspaceError): named as given
+                    pass
             return [ToolCallLocation(path=str(path if path.is_absolute() else workspace_root / path))]
     return []
 
 
-def tool_call_start(call_id: str, name: str, args: dict[str, Any], workspace_root: Path) -> Any:
+def tool_call_start(
+    call_id: str, name: str, args: dict[str, Any], workspace_root: Path, locate: Locate | None = None
+) -> Any:
     return start_tool_call(
         call_id,
         tool_title(name, args),
         kind=TOOL_KINDS.get(name, "other"),  # type: ignore[arg-type]
         status="pending",
-        locations=tool_locations(args, workspace_root),
+        locations=tool_locations(args, workspace_root, locate),
         raw_input=args,
     )
 
 
-def replay_updates(messages: Iterable[Any], workspace_root: Path) -> Iterator[Any]:
+def replay_updates(
+    messages: Iterable[Any], workspace_root: Path, locate: Locate | None = None
+) -> Iterator[Any]:
     """A stored conversation as the session updates the editor would have seen live."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -198,7 +216,7 @@ def replay_updates(messages: Iterable[Any], workspace_root: Path) -> Iterator[An
                 yield update_agent_message_text(text)
             for call in message.tool_calls:
                 yield tool_call_start(
-                    call.get("id") or "", call["name"], call.get("args") or {}, workspace_root
+                    call.get("id") or "", call["name"], call.get("args") or {}, workspace_root, locate
                 )
         elif isinstance(message, ToolMessage):
             failed = message.status == "error"
