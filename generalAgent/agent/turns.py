@@ -29,6 +29,7 @@ from langchain_core.messages import (
 )
 from langgraph.types import Command
 
+from generalAgent.agent.events import StreamEvent, UsageReport, event_from_custom
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
 from generalAgent.providers.reasoning import REASONING_KEY
@@ -71,7 +72,7 @@ class TurnView(Protocol):
     def on_message_end(self) -> None: ...
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
-    def on_custom(self, event: Any) -> None: ...
+    def on_custom(self, event: StreamEvent) -> None: ...
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
     def approve(self, request: dict[str, Any]) -> str: ...
     def close(self) -> None: ...
@@ -255,10 +256,11 @@ def yield_from_stream(
                     partial.append(text)
                     view.on_text(text)
         elif mode == "custom":
-            if isinstance(data, dict) and isinstance(data.get("usage"), dict):
-                result.usage = result.usage + Usage.from_metadata(data["usage"])  # a sub-agent's calls
-            else:
-                view.on_custom(data)
+            event = event_from_custom(data)  # typed once, here (agent/events.py)
+            if isinstance(event, UsageReport):
+                result.usage = result.usage + event.usage  # a sub-agent's calls, a summary's
+            elif event is not None:
+                view.on_custom(event)
         elif mode == "updates":
             for node, update in data.items():
                 if node == "__interrupt__":

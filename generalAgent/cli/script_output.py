@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from generalAgent.agent.events import Compaction, FilesWritten, HookNotice, StreamEvent, SubagentProgress
 from generalAgent.sessions import Usage
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -101,14 +102,17 @@ class ScriptView:
             {"type": "tool_result", "id": call_id, "name": name, "ok": not is_error, "content": content}
         )
 
-    def on_custom(self, event: Any) -> None:
+    def on_custom(self, event: StreamEvent) -> None:
         self.inner.on_custom(event)
-        if isinstance(event, dict) and event.get("subagent"):
-            self.emit(
-                {"type": "subagent", "name": str(event["subagent"]), "text": str(event.get("text", ""))}
-            )
-        elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
-            self.emit({**event["compaction"], "type": "compaction"})
+        if isinstance(event, SubagentProgress):
+            self.emit({"type": "subagent", "name": event.source, "text": event.text})
+        elif isinstance(event, Compaction):
+            source = {"subagent": event.source} if event.source else {}
+            self.emit({**event.as_fields(), **source, "type": "compaction"})
+        elif isinstance(event, HookNotice):
+            self.emit({"type": "hook_notice", "text": event.text(), "template": event.template})
+        elif isinstance(event, FilesWritten):
+            self.emit({"type": "files_written", "paths": [str(path) for path in event.paths]})
 
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
         self.inner.on_retry(status, delay, number, limit)

@@ -140,11 +140,14 @@ class SubagentRunner:
 
     @staticmethod
     def _relay(context_id: str, event: Any, writer: Writer) -> None:
-        """The sub-agent's own events: its compactions as progress lines, its summary calls' usage."""
+        """The sub-agent's own events: its compactions as progress lines, its summary calls'
+        usage, the files its tools wrote."""
         if not isinstance(event, dict):
             return
         if isinstance(event.get("usage"), dict):
             writer({"subagent": context_id, "usage": event["usage"]})
+        if isinstance(event.get("files_written"), list):
+            writer({"files_written": event["files_written"]})  # the session's files all the same
         compaction = event.get("compaction")
         if isinstance(compaction, dict) and compaction.get("state") != "started":
             writer({"subagent": context_id, "compaction": compaction})  # the terminal words it

@@ -119,8 +119,12 @@ class ToolEnvironment:
             return self._semantic[0]
 
     def record_written(self, runtime: ToolRuntime | None, real: Path) -> None:
-        """Note that a tool of the session of `runtime` wrote the file `real`."""
+        """Note that a tool of the session of `runtime` wrote the file `real`, and tell the
+        front end (a custom stream event: agent/events.py's FilesWritten)."""
         self.context(runtime).scope.record_written(real)  # type: ignore[union-attr]
+        writer = getattr(runtime, "stream_writer", None)
+        if callable(writer):
+            writer({"files_written": [str(real)]})
 
     def context(self, runtime: ToolRuntime | None) -> RunContext:
         """The run's context (tools/run_context.py); one made here for a run that brought none."""

@@ -25,6 +25,7 @@ from acp import (
 )
 from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
+from generalAgent.agent.events import FilesWritten, HookNotice, StreamEvent
 from generalAgent.cli.render import short_args
 from generalAgent.i18n import _
 from generalAgent.tools.approval import KEEP, NO, OUTSIDE_ONLY_TOOLS, YES
@@ -119,8 +120,15 @@ class AcpView:
             )
         )
 
-    def on_custom(self, event: Any) -> None:
-        return  # sub-agent progress and summaries: the editor sees their tool call's result
+    def on_custom(self, event: StreamEvent) -> None:
+        """Hook notices and the files the tools wrote, as the agent's thoughts (the chat's
+        lines); a sub-agent's progress and a summary the editor sees in their results."""
+        if isinstance(event, HookNotice):
+            self.notify(update_agent_thought_text(event.text(_) + "\n"))
+        elif isinstance(event, FilesWritten):
+            for path in event.paths:
+                line = _("Wrote {path}").format(path=path)
+                self.notify(update_agent_thought_text(line + "\n"))
 
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
         note = _("The model endpoint failed; retry {number} of {limit} in {delay} s.").format(
