@@ -26,6 +26,7 @@ from acp import (
 from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
 from generalAgent.agent.events import FilesWritten, HookNotice, StreamEvent
+from generalAgent.cli.files_written import files_written_lines
 from generalAgent.cli.render import short_args
 from generalAgent.i18n import _
 from generalAgent.tools.approval import KEEP, NO, OUTSIDE_ONLY_TOOLS, YES
@@ -125,10 +126,8 @@ class AcpView:
         lines); a sub-agent's progress and a summary the editor sees in their results."""
         if isinstance(event, HookNotice):
             self.notify(update_agent_thought_text(event.text(_) + "\n"))
-        elif isinstance(event, FilesWritten):
-            for path in event.paths:
-                line = _("Wrote {path}").format(path=path)
-                self.notify(update_agent_thought_text(line + "\n"))
+        elif isinstance(event, FilesWritten):  # in the chat's words (cli/files_written.py)
+            self.notify(update_agent_thought_text("\n".join(files_written_lines(list(event.paths))) + "\n"))
 
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
         note = _("The model endpoint failed; retry {number} of {limit} in {delay} s.").format(

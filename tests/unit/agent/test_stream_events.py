@@ -65,7 +65,10 @@ def test_the_editor_shows_hook_notices_and_files_written(tmp_path: Path) -> None
     view.on_custom(FilesWritten((tmp_path / "report.md",)))
     view.on_custom(SubagentProgress("subagent-1", "started"))  # seen in the tool call's result
     thoughts = [u.content.text for u in sent if u.session_update == "agent_thought_chunk"]
-    assert thoughts == ["A hook timed out after 5 s: lint\n", f"Wrote {tmp_path / 'report.md'}\n"]
+    assert thoughts == [
+        "A hook timed out after 5 s: lint\n",
+        f"Files written (1):\n  {tmp_path / 'report.md'}\n",
+    ]
 
 
 def test_stream_json_emits_hook_notices_files_written_and_a_subagents_compaction() -> None:
