@@ -52,10 +52,14 @@ class HookNotice:
     """What a hook of the user's said during a turn (a timeout, a failure): one line."""
 
     template: str  # English, the msgid of the UI's catalog
-    fields: Mapping[str, str] = field(default_factory=dict)
+    # As the hook gave them: a template may format a number ("{seconds:g} s").
+    fields: Mapping[str, Any] = field(default_factory=dict)
 
     def text(self, translate: Callable[[str], str] = str) -> str:
-        return translate(self.template).format(**self.fields)
+        try:
+            return translate(self.template).format(**self.fields)
+        except (KeyError, IndexError, ValueError):  # fields that do not fit: the words as they are
+            return translate(self.template)
 
 
 @dataclass(frozen=True)
@@ -98,7 +102,7 @@ def event_from_custom(data: Any) -> StreamEvent | None:
     if isinstance(notice, Mapping):
         given = notice.get("fields")
         fields: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
-        return HookNotice(str(notice.get("template", "")), {str(k): str(v) for k, v in fields.items()})
+        return HookNotice(str(notice.get("template", "")), {str(k): v for k, v in fields.items()})
     written = data.get("files_written")
     if isinstance(written, list):
         return FilesWritten(tuple(Path(str(path)) for path in written))

@@ -45,6 +45,12 @@ def test_each_kind_of_custom_event_becomes_its_record_and_an_unknown_one_nothing
     assert isinstance(usage, UsageReport) and usage.usage.input_tokens == 10
     notice = event_from_custom(NOTICE)
     assert isinstance(notice, HookNotice) and notice.text() == "A hook timed out after 5 s: lint"
+    # A number stays a number: hooks.py words a timeout "{seconds:g} s".
+    timed_out = event_from_custom(
+        {"hook_notice": {"template": "stopped after {seconds:g} s", "fields": {"seconds": 1.0}}}
+    )
+    assert isinstance(timed_out, HookNotice) and timed_out.text() == "stopped after 1 s"
+    assert HookNotice("after {seconds:g} s", {"seconds": "x"}).text() == "after {seconds:g} s"  # never raises
     assert event_from_custom({"files_written": ["/w/a.md"]}) == FilesWritten((Path("/w/a.md"),))
     for unknown in (
         {"something": "new"},
