@@ -21,11 +21,11 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
+from generalAgent.agent.loading import limit_malloc_arenas, pause_collector
+from generalAgent.agent.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
-from generalAgent.cli.runtime import limit_malloc_arenas, pause_collector
-from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir

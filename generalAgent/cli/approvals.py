@@ -1,9 +1,10 @@
 """Answering the graph's approval step: one question per call, shown whole and as it will run.
 
 The approval step pauses a turn once for all the calls of a model message that need the
-user (graph/nodes/approval.py); `answer_approval` asks about each and returns the answers
-by call id. "always" is remembered by the running process only (the `remembered` set, sent
-with every run's config); "keep" is also stored with the session by the graph, so it holds
+user (graph/nodes/approval.py); the engine's `answer_approval` (agent/turns.py) asks
+about each with `ask_in_terminal` and returns the answers by call id. "always" is
+remembered by the running process only (the `remembered` set, sent with every run's
+context); "keep" is also stored with the session by the graph, so it holds
 when the session is resumed. A call of a tool already approved "always" is not asked again.
 
 Everything shown comes from the model, so it goes through `visible_controls`: an escape
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, MutableSet
 from typing import Any
 
 from rich.console import Console
@@ -84,32 +84,6 @@ LONG_COMMAND_START = N_("(the command above is {count} characters long; it begin
 RUNS_FILE = N_("runs {path} ({size} bytes), as it is now; it begins:")
 FILE_GOES_ON = N_("… and goes on (answer n if you are unsure)")
 IN_THE_DIFF = N_("({count} characters, shown in the diff above)")
-
-Approver = Callable[[dict[str, Any]], str]
-
-
-def answer_approval(
-    payload: Any, approve: Approver, remembered: MutableSet[str]
-) -> dict[str, dict[str, str]]:
-    """The answers to one approval pause, by call id (see the module docstring), each with
-    the digest of the question it answers (`shown`): the graph runs the call only while it
-    would still do what was shown. A write to the folder's configuration is asked every
-    time and approved for that call only."""
-    requests = payload.get("requests", []) if isinstance(payload, dict) else []
-    answers: dict[str, dict[str, str]] = {}
-    for number, request in enumerate(requests, start=1):
-        tool = str(request.get("tool", ""))
-        configuration = bool(request.get("configuration"))
-        if tool in remembered and not configuration:
-            answer = ALWAYS
-        else:
-            answer = approve({**request, "number": number, "of": len(requests)})
-        if configuration and answer in (ALWAYS, KEEP):
-            answer = YES
-        elif answer in (ALWAYS, KEEP):
-            remembered.add(tool)
-        answers[request["call_id"]] = {"decision": answer, "shown": str(request.get("shown") or "")}
-    return answers
 
 
 def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:

@@ -241,7 +241,7 @@ def _web_search(settings: Settings) -> Check:
 
 
 def _data_dir(settings: Settings) -> Check:
-    from generalAgent.cli.storage_errors import check_data_dir
+    from generalAgent.agent.storage_errors import check_data_dir
 
     data_dir = settings.paths.data_dir.resolve()
     if not data_dir.exists():

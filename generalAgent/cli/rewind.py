@@ -38,12 +38,13 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.storage_errors import describe_storage_error
+from generalAgent.agent.storage_errors import describe_storage_error
+from generalAgent.cli.chat_handle import ChatHandle
 from generalAgent.cli.terminal_text import terminal_safe, typed_answer
 from generalAgent.i18n import N_, _, ngettext
 from generalAgent.snapshots import FileRestore, SnapshotStore, digest, restore_plan
 
-if TYPE_CHECKING:  # the tools load with LangChain, off the start-up path (cli/runtime.py)
+if TYPE_CHECKING:  # the tools load with LangChain, off the start-up path (agent/loading.py)
     from generalAgent.tools.workspace import Workspace
 
 LOGGER = logging.getLogger(__name__)
@@ -226,7 +227,7 @@ def _writable(workspace: Workspace, real: Path) -> bool:
 
 
 # -- the command ------------------------------------------------------------------------
-def rewind_command(chat: Any, argument: str) -> None:
+def rewind_command(chat: ChatHandle, argument: str) -> None:
     """The /rewind handler (module docstring); `chat` is the running cli/chat.py Chat."""
     console: Console = chat.console
     agent = chat.agent()

@@ -42,11 +42,11 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import get_runtime
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.config.sources import user_config_dir
-from generalAgent.graph.compaction import CompactionControl, build_compact_node
+from generalAgent.graph.compaction import build_compact_node
 from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.history import build_repair_node, needs_repair
 from generalAgent.graph.nodes.approval import build_approval_node, needs_asking, pending_calls
@@ -58,7 +58,6 @@ from generalAgent.graph.repetition import repeated_call
 from generalAgent.graph.served import check_served_settings
 from generalAgent.graph.state import AgentState, StoredState, SubagentState, model_calls_this_turn
 from generalAgent.graph.subagents import SubagentRunner
-from generalAgent.hooks import load_hooks
 from generalAgent.providers.factory import build_chat_model
 from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.skills.loader import SkillCatalog, load_skills
@@ -66,6 +65,10 @@ from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.mcp.manager import MCPServerManager
 from generalAgent.tools.registry import ToolRegistry
+from generalAgent.tools.run_context import RunContext
+
+# A compiled graph of the agent: any state schema of ours, run with a RunContext.
+AgentGraph = CompiledStateGraph[Any, RunContext, Any, Any]
 
 
 @dataclass
@@ -79,7 +82,6 @@ class AgentParts:
     skills: SkillCatalog
     agents: AgentCatalog
     memory: ProjectMemory = field(default_factory=ProjectMemory)  # AGENTS.md, read once per process
-    compaction: CompactionControl = field(default_factory=CompactionControl)
 
     @property
     def mcp(self) -> MCPServerManager:
@@ -99,13 +101,6 @@ def build_parts(
     come up while the rest loads); without one, the configured servers are started here."""
     env = ToolEnvironment(
         settings=settings,
-        hooks=load_hooks(
-            user_config_dir(),
-            settings.sources.trust,
-            Path.cwd(),
-            settings.tools.sandbox,
-            settings.paths.data_dir,
-        ),
         # Tools that show images (view_page) need to know whether this model sees them.
         image_limits=image_limits(settings.model) if takes_images(settings.model) else None,
     )
@@ -162,7 +157,12 @@ def _route_after_planner(
     env: ToolEnvironment,
     policy: ApprovalPolicy,
 ) -> str:
-    asks = functools.partial(needs_asking, config=config, visible_tools=visible_tools, env=env, policy=policy)
+    # Not a `runtime` parameter: LangGraph routes without a runtime in update_state (a
+    # /rewind, a repair), which would then fail; get_runtime() gives None there instead.
+    runtime = get_runtime()
+    asks = functools.partial(
+        needs_asking, config=config, runtime=runtime, visible_tools=visible_tools, env=env, policy=policy
+    )
     return route_after_planner(state, max_loops, asks)
 
 
@@ -177,8 +177,8 @@ def route_to_model(state: AgentState, prompts: PromptBuilder) -> str:
 class AgentGraphs:
     """The compiled graphs of one agent: the main one, and the one its sub-agents run."""
 
-    main: CompiledStateGraph
-    subagent: CompiledStateGraph
+    main: AgentGraph
+    subagent: AgentGraph
 
 
 def build_graphs(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> AgentGraphs:
@@ -193,14 +193,14 @@ def build_graphs(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = N
     subagent = _define_graph(parts, prompts, SubagentState, SubagentState, run_subagent=None).compile(
         checkpointer=checkpointer, name="generalAgent-subagent"
     )
-    runner = SubagentRunner(subagent, parts.settings, parts.agents, parts.env.cancelled)
+    runner = SubagentRunner(subagent, parts.settings, parts.agents)
     main = _define_graph(parts, prompts, AgentState, StoredState, run_subagent=runner).compile(
         checkpointer=checkpointer, name="generalAgent"
     )
     return AgentGraphs(main=main, subagent=subagent)
 
 
-def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> AgentGraph:
     """The agent's graph (what the terminal runs and LangGraph Server serves)."""
     return build_graphs(parts, checkpointer).main
 
@@ -211,14 +211,15 @@ def _define_graph(
     schema: type[AgentState],
     stored: type[AgentState],
     run_subagent: SubagentRunner | None,
-) -> StateGraph:
+) -> StateGraph[AgentState, RunContext, AgentState, AgentState]:
     """`schema`: what clients send and see; `stored`: what a stored thread may hold (the
     schema, and keys an older release used), read by the routes from START and by repair."""
-    graph = StateGraph(stored, input_schema=schema, output_schema=schema)
+    # The run's context (tools/run_context.py): the session's scope and the run's approval
+    # inputs, handed to every node and tool; several sessions' runs go at once.
+    graph = StateGraph(stored, context_schema=RunContext, input_schema=schema, output_schema=schema)
     # Every node reads the whole state of its graph (input_schema): LangGraph would otherwise
     # give a node only the keys of the type its function is annotated with (AgentState).
-    cancelled = parts.env.cancelled
-    graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled), input_schema=schema)
+    graph.add_node("planner", build_planner_node(parts.model, prompts), input_schema=schema)
     policy = ApprovalPolicy(auto_approved=parts.settings.tools.auto_approved)
     graph.add_node(
         "approval", build_approval_node(prompts.visible_tools, parts.env, policy), input_schema=schema
@@ -226,10 +227,10 @@ def _define_graph(
     graph.add_node(
         "tools", build_tools_node(prompts.visible_tools, parts.env, policy, run_subagent), input_schema=schema
     )
-    graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled), input_schema=schema)
+    graph.add_node("finalize", build_finalize_node(parts.model, prompts), input_schema=schema)
     graph.add_node(
         "compact",
-        build_compact_node(parts.model, parts.settings, prompts.pending_cut, parts.compaction),
+        build_compact_node(parts.model, parts.settings, prompts.pending_cut),
         destinations=("planner", END),
         input_schema=schema,
     )
@@ -258,7 +259,7 @@ def _define_graph(
     return graph
 
 
-async def make_graph() -> CompiledStateGraph:
+async def make_graph() -> AgentGraph:
     """Factory for LangGraph Server (`langgraph.json`): the graph without a checkpointer.
 
     The server supplies its own checkpointer and calls this factory for every request
@@ -270,7 +271,7 @@ async def make_graph() -> CompiledStateGraph:
 
 
 @functools.cache
-def _served_graph() -> CompiledStateGraph:
+def _served_graph() -> AgentGraph:
     # A server has no prompt to keep responsive: its MCP servers are waited for once, here.
     settings = load_settings()
     check_served_settings(settings)  # keys out of children; no shell without a sandbox

@@ -1,6 +1,6 @@
 """What one turn reports, as the editor sees it: session updates and permission requests.
 
-`AcpView` is the `TurnView` (cli/turns.py) of an editor's turn: message and reasoning
+`AcpView` is the `TurnView` (agent/turns.py) of an editor's turn: message and reasoning
 chunks, tool calls with their kind, status and locations, and the approval questions of
 the graph's approval step as permission requests (asked once per call, as in the
 terminal). `replay_updates` is a stored conversation as the editor would have seen it
@@ -25,7 +25,9 @@ from acp import (
 )
 from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
+from generalAgent.agent.events import FilesWritten, HookNotice, StreamEvent
 from generalAgent.cli.approvals import CONFIGURATION_WARNING
+from generalAgent.cli.files_written import files_written_lines
 from generalAgent.cli.render import short_args
 from generalAgent.i18n import _
 from generalAgent.tools.approval import KEEP, NO, OUTSIDE_ONLY_TOOLS, YES
@@ -38,6 +40,9 @@ DIFF_CHARS = 20_000
 ALLOW_ONCE, ALLOW_SESSION, REJECT = "allow-once", "allow-session", "reject"
 OPTION_ANSWERS = {ALLOW_ONCE: YES, ALLOW_SESSION: KEEP, REJECT: NO}
 # How each tool looks in the editor (ACP's ToolKind); tools not listed (MCP tools) are "other".
+# The real path a tool's path argument names (Workspace.resolve of the session).
+Locate = Callable[[str], Path]
+
 TOOL_KINDS = {
     "read_file": "read",
     "list_workspace_files": "read",
@@ -61,7 +66,7 @@ PATH_ARGUMENTS = ("path", "file_path", "filename")
 
 
 class AcpView:
-    """A `TurnView` (cli/turns.py) that reports to the editor.
+    """A `TurnView` (agent/turns.py) that reports to the editor.
 
     `notify(update)` sends one session update and `ask(tool_call, options)` one permission
     request, returning the chosen option id or None (cancelled); both block the turn's
@@ -76,10 +81,12 @@ class AcpView:
         ask: Callable[[ToolCallUpdate, list[PermissionOption]], str | None],
         workspace_root: Path,
         terminal_of: Callable[[str], str | None] = lambda call_id: None,
+        locate: Locate | None = None,
     ) -> None:
         self.notify = notify
         self.ask = ask
         self.workspace_root = workspace_root
+        self.locate = locate  # the real path a tool's path argument names (the session's rule)
         self.terminal_of = terminal_of
         self.calls: dict[str, str] = {}  # call id → tool name, of this turn
         self.asked: list[str] = []  # call ids a permission was requested for, in order
@@ -95,7 +102,7 @@ class AcpView:
 
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.calls[call_id] = name
-        self.notify(tool_call_start(call_id, name, args, self.workspace_root))
+        self.notify(tool_call_start(call_id, name, args, self.workspace_root, self.locate))
 
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
         shown = result_shown(name, content, is_error)
@@ -115,8 +122,13 @@ class AcpView:
             )
         )
 
-    def on_custom(self, event: Any) -> None:
-        return  # sub-agent progress and summaries: the editor sees their tool call's result
+    def on_custom(self, event: StreamEvent) -> None:
+        """Hook notices and the files the tools wrote, as the agent's thoughts (the chat's
+        lines); a sub-agent's progress and a summary the editor sees in their results."""
+        if isinstance(event, HookNotice):
+            self.notify(update_agent_thought_text(event.text(_) + "\n"))
+        elif isinstance(event, FilesWritten):  # in the chat's words (cli/files_written.py)
+            self.notify(update_agent_thought_text("\n".join(files_written_lines(list(event.paths))) + "\n"))
 
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
         note = _("The model endpoint failed; retry {number} of {limit} in {delay} s.").format(
@@ -144,7 +156,7 @@ class AcpView:
             title=tool_title(tool, args) + " · " + reason_shown(request),
             kind=TOOL_KINDS.get(tool, "other"),  # type: ignore[arg-type]
             status="pending",
-            locations=tool_locations(args, self.workspace_root) or None,
+            locations=tool_locations(args, self.workspace_root, self.locate) or None,
             raw_input=args,
             # The change a file tool would make, as the terminal shows it under the question.
             content=content or None,
@@ -185,28 +197,41 @@ def tool_title(name: str, args: dict[str, Any]) -> str:
     return f"{name}({short_args(args)})" if args else name
 
 
-def tool_locations(args: dict[str, Any], workspace_root: Path) -> list[ToolCallLocation]:
-    """The file a call reads or changes, as an absolute path the editor can open."""
+def tool_locations(
+    args: dict[str, Any], workspace_root: Path, locate: Locate | None = None
+) -> list[ToolCallLocation]:
+    """The file a call reads or changes, as an absolute path the editor can open: the one
+    the tool really touches (`locate`: the session's workspace rule, so `notes.txt` of the
+    project folder is named there), else the path under the workspace."""
     for key in PATH_ARGUMENTS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             path = Path(value).expanduser()
+            if locate is not None:
+                try:
+                    return [ToolCallLocation(path=str(locate(value)))]
+                except Exception:  # a path the tool refuses (WorkspaceError): named as given
+                    pass
             return [ToolCallLocation(path=str(path if path.is_absolute() else workspace_root / path))]
     return []
 
 
-def tool_call_start(call_id: str, name: str, args: dict[str, Any], workspace_root: Path) -> Any:
+def tool_call_start(
+    call_id: str, name: str, args: dict[str, Any], workspace_root: Path, locate: Locate | None = None
+) -> Any:
     return start_tool_call(
         call_id,
         tool_title(name, args),
         kind=TOOL_KINDS.get(name, "other"),  # type: ignore[arg-type]
         status="pending",
-        locations=tool_locations(args, workspace_root),
+        locations=tool_locations(args, workspace_root, locate),
         raw_input=args,
     )
 
 
-def replay_updates(messages: Iterable[Any], workspace_root: Path) -> Iterator[Any]:
+def replay_updates(
+    messages: Iterable[Any], workspace_root: Path, locate: Locate | None = None
+) -> Iterator[Any]:
     """A stored conversation as the session updates the editor would have seen live."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -219,7 +244,7 @@ def replay_updates(messages: Iterable[Any], workspace_root: Path) -> Iterator[An
                 yield update_agent_message_text(text)
             for call in message.tool_calls:
                 yield tool_call_start(
-                    call.get("id") or "", call["name"], call.get("args") or {}, workspace_root
+                    call.get("id") or "", call["name"], call.get("args") or {}, workspace_root, locate
                 )
         elif isinstance(message, ToolMessage):
             failed = message.status == "error"

@@ -23,11 +23,11 @@ side effect; the calls that ran before a later question are stored with the tool
 step, which ended before this one began.
 
 Answers, per call id: "yes" (this call), "always" (this call, and the CLI stops asking for
-the tool until the process ends: that memory is the run's config, not the state), "keep"
+the tool until the process ends: that memory is the run's context, not the state), "keep"
 (also stored in `approved_tools`, so it holds when the session is resumed), "no". A write
 to the folder's configuration takes "yes" or "no" only. A sub-agent cannot ask: its calls
 that need approval are refused unless the tool is approved already. A run may name the only
-tools whose calls may run (`only_tools` of its config: an editor session in read-only
+tools whose calls may run (`only_tools` of its context: an editor session in read-only
 mode); a call of any other tool is refused without a question.
 """
 
@@ -40,12 +40,13 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import unique_call_ids
 from generalAgent.hooks import HookResult
-from generalAgent.tools.approval import ONLY_TOOLS, PROCESS_APPROVALS, ApprovalPolicy, CallContext
+from generalAgent.tools.approval import ApprovalPolicy, CallContext
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.judge import (
     CANNOT_ASK,
@@ -57,29 +58,28 @@ from generalAgent.tools.judge import (
     tools_kept,
 )
 from generalAgent.tools.named_hosts import NamedHosts
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 INTERRUPT_KIND = "approval"
 
 
-def approved_tools(state: Mapping[str, Any], config: RunnableConfig | None) -> frozenset[str]:
-    """Tools that run without asking: kept with the session, or approved by this process."""
-    configurable = (config or {}).get("configurable") or {}
-    return frozenset([*(state.get("approved_tools") or []), *(configurable.get(PROCESS_APPROVALS) or [])])
+def approved_tools(state: Mapping[str, Any], context: RunContext) -> frozenset[str]:
+    """Tools that run without asking: kept with the session, or approved by this process
+    (the run's context)."""
+    return frozenset([*(state.get("approved_tools") or []), *context.approved])
 
 
-def only_tools(config: RunnableConfig | None) -> frozenset[str] | None:
-    """The only tools whose calls may run in this run (`ONLY_TOOLS`), or None: no limit."""
-    only = ((config or {}).get("configurable") or {}).get(ONLY_TOOLS)
-    return None if only is None else frozenset(only)
+def only_tools(context: RunContext) -> frozenset[str] | None:
+    """The only tools whose calls may run in this run (the run's context), or None: no limit."""
+    return context.only_tools
 
 
-def call_context(
-    env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig | None
-) -> CallContext:
+def call_context(env: ToolEnvironment, state: Mapping[str, Any], context: RunContext) -> CallContext:
     """What the approval rules may consult: the session's workspace and who named which host."""
-    configurable = (config or {}).get("configurable") or {}
-    session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
-    return CallContext(workspace=env.workspace_for(session), named_hosts=NamedHosts.from_state(state))
+    assert context.scope is not None  # ToolEnvironment.node_context always gives one
+    session = str(state.get("workspace_id") or context.scope.session_id)
+    workspace = env.workspace_for(session, context.scope.editor)
+    return CallContext(workspace=workspace, named_hosts=NamedHosts.from_state(state))
 
 
 def judge_of(
@@ -87,15 +87,15 @@ def judge_of(
     env: ToolEnvironment,
     policy: ApprovalPolicy,
     state: AgentState,
-    config: RunnableConfig | None,
+    run: RunContext,
 ) -> Judge:
-    """The judge of one step, its inputs read from the step's state and config."""
+    """The judge of one step, its inputs read from the step's state and the run's context."""
     return Judge(
         tools={t.name: t for t in visible_tools(state)},
         policy=policy,
-        context=call_context(env, state, config),
-        approved=approved_tools(state, config),
-        only=only_tools(config),
+        context=call_context(env, state, run),
+        approved=approved_tools(state, run),
+        only=only_tools(run),
     )
 
 
@@ -119,22 +119,21 @@ def recorded_decisions(state: Mapping[str, Any]) -> dict[str, Recorded]:
     return {k: v for k, v in decisions.items() if v is not None}
 
 
-def _approved_by_hook(env: ToolEnvironment, config: RunnableConfig, call: Any) -> bool:
+def _approved_by_hook(scope: SessionScope, call: Any) -> bool:
     """Whether an approver hook answers this call's question with yes. Runs again when the
     step resumes after a question; the hook sees the same call."""
-    if not env.hooks.matching("PreToolUse", call["name"], approvers_only=True):
+    if not scope.hooks.matching("PreToolUse", call["name"], approvers_only=True):
         return False
-    session = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
-    outcome = run_pre_tool_use(env, call, session, approvers_only=True)
+    outcome = run_pre_tool_use(scope, call, scope.session_id, approvers_only=True)
     return outcome.allowed and not outcome.blocked
 
 
 def run_pre_tool_use(
-    env: ToolEnvironment, call: Any, session: str, approvers_only: bool = False
+    scope: SessionScope, call: Any, session: str, approvers_only: bool = False
 ) -> HookResult:
-    """Run the PreToolUse hooks on one call (only the user's approvers, when asked), with
-    what they said handed to the stream."""
-    outcome = env.hooks.run(
+    """Run the PreToolUse hooks of the session's folder on one call (only the user's
+    approvers, when asked), with what they said handed to the stream."""
+    outcome = scope.hooks.run(
         "PreToolUse",
         {
             "session_id": session,
@@ -143,7 +142,7 @@ def run_pre_tool_use(
             "tool_use_id": call["id"],
         },
         tool_name=call["name"],
-        tracker=env,
+        tracker=scope,
         approvers_only=approvers_only,
     )
     report_hook_notices(outcome)
@@ -168,7 +167,9 @@ def build_approval_node(
 ):
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
-    def approval(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+    def approval(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        run = env.node_context(runtime, state, config)
+        assert run.scope is not None
         renumbered: dict[str, Any] = {}
         stored = state["messages"][-1]
         if isinstance(stored, AIMessage):
@@ -181,13 +182,13 @@ def build_approval_node(
         _index, _message, calls = pending_calls(state["messages"])
         if not calls:
             return {"approvals": {}, **renumbered} if renumbered else {}
-        judge = judge_of(visible_tools, env, policy, state, config)
+        judge = judge_of(visible_tools, env, policy, state, run)
         recorded = recorded_decisions(state)
         decisions: dict[str, Recorded] = {}
         questions: list[dict[str, Any]] = []
         by_id = {str(call["id"]): call for call in calls}
         for question in judge.questions_due(calls, recorded):
-            if _approved_by_hook(env, config, by_id[question["call_id"]]):
+            if _approved_by_hook(run.scope, by_id[question["call_id"]]):
                 decisions[question["call_id"]] = Recorded(HOOK_APPROVED, question["shown"])
             else:
                 questions.append(question)
@@ -211,6 +212,7 @@ def build_approval_node(
 def needs_asking(
     state: AgentState,
     config: RunnableConfig | None,
+    runtime: Any,
     visible_tools: Callable[[AgentState], list[BaseTool]],
     env: ToolEnvironment,
     policy: ApprovalPolicy,
@@ -226,11 +228,12 @@ def needs_asking(
     tools = {t.name: t for t in visible_tools(state)} if calls else {}
     if not any(c["name"] in tools and has_approval_rule(tools[c["name"]]) for c in calls):
         return False  # the context (a scan of the history, the workspace) is not needed then
+    run = env.node_context(runtime, state, config)
     judge = Judge(
         tools=tools,
         policy=policy,
-        context=call_context(env, state, config),
-        approved=approved_tools(state, config),
-        only=only_tools(config),
+        context=call_context(env, state, run),
+        approved=approved_tools(state, run),
+        only=only_tools(run),
     )
     return bool(judge.questions_due(calls, recorded_decisions(state)))

@@ -27,6 +27,7 @@ failure) is a custom stream event `{"hook_notice": ...}`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import ToolMessage
@@ -34,6 +35,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from generalAgent.graph.nodes.approval import (
@@ -47,9 +49,10 @@ from generalAgent.graph.served import run_limit_refusal, served_user
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
 from generalAgent.tools.approval import ApprovalPolicy
-from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.provenance import OWN_WORDS
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 BLOCKED_BY_HOOK = "Error: {tool} was not run: a PreToolUse hook of the user blocked it."
 POST_HOOK_SAYS = "\n\n[A PostToolUse hook of the user says: {reason}]"
@@ -87,17 +90,17 @@ def build_tools_node(
 ):
     """The tools node; `visible_tools` gives the tools a state may call (the ones the
     planner bound), so a call to any other is answered with an error, not run.
-    `run_subagent` (graph/subagents.py) reaches delegate_task through the calls' config;
+    `run_subagent` (graph/subagents.py) reaches delegate_task through the run's context;
     None in a sub-agent's graph, which never delegates."""
     tool_nodes: dict[tuple[str, ...], ToolNode] = {}
     max_result_chars = env.settings.tools.tool_result_max_chars
 
-    def tools(state: AgentState, config: RunnableConfig) -> Any:
-        if run_subagent is not None:
-            config = {
-                **config,
-                "configurable": {**config.get("configurable", {}), SUBAGENT_RUNNER: run_subagent},
-            }
+    def tools(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> Any:
+        context = env.node_context(runtime, state, config)
+        if run_subagent is not None and context.run_subagent is None:
+            context = replace(context, run_subagent=run_subagent)
+        scope = context.scope
+        assert scope is not None  # ToolEnvironment.node_context always gives one
         visible = visible_tools(state)
         key = tuple(t.name for t in visible)
         if key not in tool_nodes:
@@ -106,7 +109,7 @@ def build_tools_node(
         if last is None:
             return {"messages": []}
         answered = {m.tool_call_id for m in state["messages"][index + 1 :] if isinstance(m, ToolMessage)}
-        run = _CallRunner(tool_nodes[key], env, state, config, index)
+        run = _CallRunner(tool_nodes[key], scope, state, config, runtime.override(context=context), index)
         run.answer(
             ToolMessage(
                 content=_invalid_call_answer(call),
@@ -117,7 +120,7 @@ def build_tools_node(
             for call in last.invalid_tool_calls
             if call.get("id") and call["id"] not in answered
         )
-        judge = judge_of(visible_tools, env, policy, state, config)
+        judge = judge_of(visible_tools, env, policy, state, context)
         recorded = recorded_decisions(state)
         together: list[Any] = []  # calls no sibling can change the judgement of, run side by side
         served = served_user(config) is not None
@@ -162,10 +165,18 @@ class _CallRunner:
     text-storing tool checks for untrusted content, tools/provenance.py)."""
 
     def __init__(
-        self, node: ToolNode, env: ToolEnvironment, state: AgentState, config: RunnableConfig, index: int
+        self,
+        node: ToolNode,
+        scope: SessionScope,
+        state: AgentState,
+        config: RunnableConfig,
+        runtime: Any,
+        index: int,
     ) -> None:
-        self.node, self.env, self.state, self.config, self.index = node, env, state, config, index
-        self.session = str((config.get("configurable") or {}).get("thread_id") or "")
+        self.node, self.scope, self.state, self.config, self.index = node, scope, state, config, index
+        # The tools see this run's context (with the sub-agent runner) as `runtime.context`.
+        self.runtime = runtime
+        self.session = scope.session_id
         self.messages: list[Any] = []
         self.commands: list[Command] = []
         self.read_untrusted = False
@@ -182,7 +193,7 @@ class _CallRunner:
 
     def cleared_by_hooks(self, call: Any) -> bool:
         """Run the PreToolUse hooks on a call about to run; a block is its answer."""
-        refusal = _pre_tool_use(self.env, call, self.session)
+        refusal = _pre_tool_use(self.scope, call, self.session)
         if refusal is not None:
             self.refuse(call, refusal)
         return refusal is None
@@ -206,8 +217,8 @@ class _CallRunner:
         }
         if self.read_untrusted:
             state["read_untrusted"] = True
-        result = self.node.invoke(state, self.config)
-        result = _post_tool_use(self.env, result, {str(c["id"]): c for c in calls}, self.session)
+        result = self.node.invoke(state, self.config, runtime=self.runtime)
+        result = _post_tool_use(self.scope, result, {str(c["id"]): c for c in calls}, self.session)
         for item in result if isinstance(result, list) else [result]:
             if isinstance(item, Command):
                 self.commands.append(item)
@@ -232,17 +243,18 @@ class _CallRunner:
         return [*self.commands, Command(update=update)]
 
 
-def _pre_tool_use(env: ToolEnvironment, call: Any, session: str) -> str | None:
+def _pre_tool_use(scope: SessionScope, call: Any, session: str) -> str | None:
     """The answer of a PreToolUse hook that blocks this call, or None when it may run."""
-    outcome = run_pre_tool_use(env, call, session)
+    outcome = run_pre_tool_use(scope, call, session)
     if outcome.blocked:
         return outcome.reason or BLOCKED_BY_HOOK.format(tool=call["name"])
     return None
 
 
-def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], session: str) -> Any:
-    """Run the PostToolUse hooks on each answer; a hook that exits 2 adds its words to it."""
-    hooks = env.hooks
+def _post_tool_use(scope: SessionScope, result: Any, calls: dict[str, Any], session: str) -> Any:
+    """Run the PostToolUse hooks of the session's folder on each answer; a hook that exits 2
+    adds its words to it."""
+    hooks = scope.hooks
     if not any(hooks.matching("PostToolUse", call["name"]) for call in calls.values()):
         return result
     messages = result.get("messages", []) if isinstance(result, dict) else []
@@ -263,7 +275,7 @@ def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], ses
                 "is_error": message.status == "error",
             },
             tool_name=call["name"],
-            tracker=env,
+            tracker=scope,
         )
         report_hook_notices(outcome)
         if outcome.blocked and outcome.reason and isinstance(message.content, str):

@@ -22,6 +22,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL,
 from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.run_context import SessionScope
 from generalAgent.tools.workspace import Workspace
 
 NAME = "run_bash_command"
@@ -108,11 +110,13 @@ def run_command(
     command: str,
     cwd: Path,
     timeout: int,
-    env_tools: ToolEnvironment | None = None,
+    scope: SessionScope | None = None,
     allowed_env: Sequence[str] = (),
     sandbox: Sandbox | None = None,
     confinement: Confinement | None = None,
 ) -> str:
+    """The command in its own process group, tracked by the session's `scope` so that
+    cancelling the session's turn kills it (and nothing of another session)."""
     variables = command_environment(allowed_env, cwd)
     argv = ["bash", "-c", command]
     if sandbox is not None:
@@ -126,8 +130,8 @@ def run_command(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    if env_tools is not None:
-        env_tools.track(process)
+    if scope is not None:
+        scope.track(process)
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -141,8 +145,8 @@ def run_command(
         process.wait()
         raise
     finally:
-        if env_tools is not None:
-            env_tools.untrack(process)
+        if scope is not None:
+            scope.untrack(process)
     if process.returncode == -signal.SIGKILL:
         raise ToolError(CANCELLED)
     return command_answer(output.decode("utf-8", errors="replace"), process.returncode)
@@ -161,7 +165,7 @@ def run_in_editor(
     command: str,
     cwd: Path,
     timeout: int,
-    env_tools: ToolEnvironment,
+    cancelled: threading.Event,
     allowed_env: Sequence[str] = (),
 ) -> str:
     """The command in the editor's terminal (ACP), where the user watches it run. It starts
@@ -170,7 +174,7 @@ def run_in_editor(
     variables = command_environment(allowed_env, cwd)
     argv = ["env", "-i", *(f"{name}={value}" for name, value in variables.items()), "bash", "-c", command]
     try:
-        outcome = editor.run_command(call_id, argv, cwd, timeout, env_tools.cancelled)
+        outcome = editor.run_command(call_id, argv, cwd, timeout, cancelled)
     except OSError as exc:
         raise ToolError(f"the editor could not run the command: {exc}.") from None
     if outcome.cancelled:
@@ -200,14 +204,16 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         workspace = env.workspace(runtime)
         allowed = env.settings.tools.command_env_names
         editor = workspace.editor
+        scope = env.context(runtime).scope
+        assert scope is not None  # context_of always gives one
         if editor is not None and editor.runs_commands:
             call_id = str(runtime.tool_call_id or "")
-            return run_in_editor(editor, call_id, command, workspace.root, timeout, env, allowed)
+            return run_in_editor(editor, call_id, command, workspace.root, timeout, scope.cancelled, allowed)
         sandbox = command_sandbox(env.settings)
         # LangGraph Server stamps a served run with its user (graph/served.py).
         served = bool(((runtime.config or {}).get("configurable") or {}).get("langgraph_auth_user_id"))
         confinement = command_confinement(env.settings, workspace, network=bool(network), served=served)
-        return run_command(command, workspace.root, timeout, env, allowed, sandbox, confinement)
+        return run_command(command, workspace.root, timeout, scope, allowed, sandbox, confinement)
 
     def scripts(args: dict, context: CallContext) -> list:
         return files_run_by(str(args.get("command") or ""), context.workspace)

@@ -10,7 +10,8 @@ restarted by the next call; a server with `"enabled": false` starts when the use
 @mentions it (`load`).
 
 Calls from the graph's worker threads are handed to the loop and waited for, in short
-slices, so that Ctrl-C (the tool environment's cancel event) abandons them at once.
+slices, so that cancelling the caller's turn (its session's cancel token, found in the
+run's context: tools/run_context.py) abandons them at once; another session's calls go on.
 Nothing here imports the MCP SDK until a server is configured.
 """
 
@@ -89,7 +90,6 @@ class MCPServerManager:
         self._startups: dict[str, concurrent.futures.Future[Any]] = {}
         self._setup_error = ""  # why the servers could not even be set up (their loop still runs)
         self._notices: list[Callable[[Callable[[str], str]], str]] = []  # each: translate → line
-        self._cancelled = threading.Event()
 
     @classmethod
     def from_settings(cls, settings: Settings, cwd: Path | None = None) -> MCPServerManager:
@@ -146,10 +146,6 @@ class MCPServerManager:
         futures = [self._submit(self._start(s.handle, quiet=True)) for s in self.config.servers if s.enabled]
         concurrent.futures.wait(futures)
         return self.statuses()
-
-    def use_cancel_event(self, cancelled: threading.Event) -> None:
-        """The tool environment's Ctrl-C event, which abandons calls that are waiting."""
-        self._cancelled = cancelled
 
     def close(self) -> None:
         """Stop every server (each gets a moment to exit cleanly) and the loop."""
@@ -249,11 +245,14 @@ class MCPServerManager:
         return config.redact(result_text(content, artifact))
 
     def _wait(self, future: concurrent.futures.Future[Any], handle: str) -> Any:
+        from generalAgent.tools.run_context import current_cancel_token
+
+        cancelled = current_cancel_token()  # of the session whose tool call this is
         while True:
             try:
                 return future.result(timeout=WAIT_SLICE)
             except concurrent.futures.TimeoutError:
-                if self._cancelled.is_set():
+                if cancelled is not None and cancelled.is_set():
                     future.cancel()
                     raise ToolError(CANCELLED.format(handle=handle)) from None
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from generalAgent.cli.approvals import SHOWN_CHARS, answer_approval, ask_in_terminal, shown_value
+from generalAgent.agent.turns import answer_approval
+from generalAgent.cli.approvals import SHOWN_CHARS, ask_in_terminal, shown_value
 from generalAgent.cli.terminal_text import terminal_console
 
 

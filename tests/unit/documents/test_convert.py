@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.cli.chat_input import upload
+from generalAgent.agent.chat_input import upload
 from generalAgent.cli.documents_commands import expand_paths
 from generalAgent.config.settings import Settings
 from generalAgent.documents.convert import convert_legacy_office, soffice

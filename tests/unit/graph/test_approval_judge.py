@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import ToolMessage
 from rich.console import Console
 
+from generalAgent.agent.turns import run_turn
 from generalAgent.cli.render import TerminalView
-from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.trust import FolderTrust
 from generalAgent.graph.turn import context_request_input
