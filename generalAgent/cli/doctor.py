@@ -52,6 +52,7 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         _sqlite,
         _tools_and_skills,
         _documents,
+        _extras,
         _semantic_search,
         _mcp_servers,
     ]
@@ -363,6 +364,26 @@ def _documents(settings: Settings) -> Check:
     return Check(
         N_("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
     )
+
+
+# The optional extras, each with a module it installs (pyproject.toml: optional-dependencies).
+EXTRAS = {"ocr": "rapidocr_onnxruntime", "postgres": "psycopg", "local-embeddings": "sentence_transformers"}
+
+
+def _extras(settings: Settings) -> Check:
+    """Which optional extras this installation has, and the command that adds a missing one
+    to it (config/install.py: pipx, uv tool, a clone's make or pip, read at run time)."""
+    import importlib.util
+
+    from generalAgent.config.install import install_hint
+
+    parts = []
+    for extra, module in EXTRAS.items():
+        if importlib.util.find_spec(module) is not None:
+            parts.append(_("{extra}: installed").format(extra=extra))
+        else:
+            parts.append(_("{extra}: {command}").format(extra=extra, command=install_hint(extra)))
+    return Check(N_("extras"), True, "; ".join(parts))
 
 
 def _semantic_search(settings: Settings) -> list[Check]:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from generalAgent.config.install import install_hint
+
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic"})
 # A decoded image larger than this is refused before it is decoded (a "pixel bomb":
 # a small PNG that inflates to gigabytes). 100 MP is beyond any camera a user attaches.
@@ -202,7 +204,7 @@ def recognise_image(data: bytes) -> str:
     )
 
     if not ocr_installed():
-        raise OcrUnavailable("OCR is not installed: pip install 'generalAgent[ocr]'")
+        raise OcrUnavailable(f"OCR is not installed: {install_hint('ocr')}")
 
     prepared = prepare_image(data, ImageLimits(max_side=2_500, max_pixels=4_000_000, max_bytes=1 << 40))
     from PIL import Image

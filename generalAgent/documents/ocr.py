@@ -1,7 +1,7 @@
 """Text for PDF pages that have none: offline OCR of the rendered page (Chinese and English).
 
 A scanned PDF is pictures of pages with no text layer, so extraction finds nothing on them.
-Such pages are rendered by pdfium and read by RapidOCR (`pip install 'generalAgent[ocr]'`):
+Such pages are rendered by pdfium and read by RapidOCR (the `ocr` extra; config/install.py says how to add it):
 PaddleOCR's PP-OCRv4 detection and recognition models for Chinese and English, run by
 onnxruntime on the CPU. The models ship inside the `rapidocr_onnxruntime` wheel, so nothing
 is downloaded at run time. Lines are put back in reading order (top to bottom, then left to

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from generalAgent.config.install import install_hint
 from generalAgent.config.settings import Settings
 from generalAgent.display import N_
 
@@ -170,7 +171,7 @@ class LocalEmbeddings(Embedder):
         except ImportError:
             raise EmbeddingError(
                 f"{path} is a sentence-transformers model, which needs torch: "
-                "pip install 'generalAgent[local-embeddings]', or pull a static model "
+                f"{install_hint('local-embeddings')}, or pull a static model "
                 "(generalagent models pull)"
             ) from None
         try:

@@ -60,8 +60,10 @@ def build_wheel(target: Path) -> Path:
     return wheel
 
 
-def fresh_venv(target: Path, wheel: Path) -> Path:
-    venv = target / "venv"
+def fresh_venv(target: Path, wheel: Path, venv: Path | None = None) -> Path:
+    """A venv (at `venv`, target/venv by default) with the wheel and, through a .pth, this
+    environment's dependencies."""
+    venv = venv or target / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
