@@ -151,7 +151,7 @@ class GeneralAgentACP:
     async def initialize(
         self, protocol_version: int, client_capabilities: ClientCapabilities | None = None, **kwargs: Any
     ) -> InitializeResponse:
-        from importlib.metadata import version
+        import generalAgent
 
         self._loop = asyncio.get_running_loop()
         self.client_capabilities = client_capabilities
@@ -167,7 +167,7 @@ class GeneralAgentACP:
                 ),
             ),
             agent_info=Implementation(
-                name="generalagent", title="generalAgent", version=version("generalAgent")
+                name="generalagent", title="generalAgent", version=generalAgent.__version__
             ),
         )
 
