@@ -210,6 +210,18 @@ class Workspace:
             return text if max_bytes is None else text[:max_bytes]
         return read_text(real, self.open_for_reading, max_bytes)
 
+    def read_text_replacing(self, real: Path, max_bytes: int | None = None) -> tuple[str, str]:
+        """As `read_text`, for reading only (read_file): the text with any bytes invalid in its
+        encoding replaced, and a line saying so ("" when none were)."""
+        from generalAgent.tools.text_files import read_text_replacing, refuse_binary_name
+
+        if self.editor is not None and self.editor.reads_files and self.in_place(real):
+            refuse_binary_name(real)
+            text = self.editor.read_text(real)
+            return (text if max_bytes is None else text[:max_bytes]), ""
+        decoded = read_text_replacing(real, self.open_for_reading, max_bytes)
+        return decoded.text, decoded.note(self.display(real))
+
     def write_text(self, real: Path, text: str) -> int:
         """Write `text` (UTF-8) to the workspace file `real`; returns the bytes written. The
         text is encoded first: a character UTF-8 cannot hold fails before anything is touched.
