@@ -290,6 +290,14 @@ class ReasoningStream:
         self.chars = 0
 
 
+def reading_text(event: dict[str, Any]) -> str:
+    """'indexing log.txt: 35%' for a tool's progress event (tools/reading_progress.py)."""
+    done, total = int(event.get("done") or 0), int(event.get("total") or 0)
+    percent = min(99, done * 100 // total) if total else 0
+    name = " ".join(terminal_safe(str(event.get("name", ""))).split())[:60]
+    return _("indexing {name}: {percent}%").format(name=name, percent=percent)
+
+
 def compaction_text(event: dict[str, Any]) -> str:
     """The one line the terminal shows for a compaction event (graph/compaction.py sends them)."""
     state = event.get("state")
@@ -397,6 +405,7 @@ class TerminalView:
         self._started = time.monotonic()
         self._running: dict[str, str] = {}  # call id -> shown call, until its result arrives
         self._compacting = ""  # what the status line says while a summary is written
+        self._reading = ""  # how far a tool's indexing of a large file has got
         self._waiting = True  # for the model: from the start, and after tools or a summary
         self._update_status()
 
@@ -431,6 +440,7 @@ class TerminalView:
         self.reasoning.finish()
         self.markdown.finish()
         self._running.clear()
+        self._reading = ""
         self._compacting = ""
         self._waiting = False
         self.status.stop()
@@ -444,6 +454,7 @@ class TerminalView:
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
         """One line per call: what ran, and its result size or its error."""
         call = self._running.pop(call_id, escape(terminal_safe(name)))
+        self._reading = ""
         self._waiting = not self._running  # the tools' answers go back to the model
         self._update_status()
         if is_error:
@@ -458,7 +469,10 @@ class TerminalView:
         if self._compacting:
             self.status.show(f"[dim]{escape(self._compacting)}[/]")
         elif self._running:
-            self.status.show(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]{_(RUNNING)}…[/]")
+            reading = f" [dim]· {escape(self._reading)}[/]" if self._reading else ""
+            self.status.show(
+                f"[cyan]⚙ {' · '.join(self._running.values())}[/]{reading} [dim]{_(RUNNING)}…[/]"
+            )
         elif self._waiting:
             self.status.show(f"[dim]{_(WAITING_FOR_MODEL)}…[/]")
         else:
@@ -481,6 +495,9 @@ class TerminalView:
             self.console.print(f"  [dim]\\[{escape(source)}] {escape(text)}[/]", highlight=False)
         elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
             self.on_compaction(event["compaction"])
+        elif isinstance(event, dict) and isinstance(event.get("reading"), dict):
+            self._reading = reading_text(event["reading"])
+            self._update_status()
         elif isinstance(event, dict) and isinstance(event.get("hook_notice"), dict):
             self.markdown.finish()  # a hook that timed out or failed: one line, the turn goes on
             notice = event["hook_notice"]

@@ -146,6 +146,17 @@ def current_call() -> OcrCall | None:
     return _CALL.get()
 
 
+def stop_if_cancelled(name: str) -> None:
+    """`ReadingCancelled` when the running call was cancelled (Ctrl-C sets the event the
+    tool passed to `ocr_call`): the long readings (indexing, its segmentation and
+    embedding) call it between pieces, chunk batches and pages."""
+    call = _CALL.get()
+    if call is not None and call.cancelled is not None and call.cancelled.is_set():
+        from generalAgent.documents.reading import ReadingCancelled
+
+        raise ReadingCancelled(name)
+
+
 # -- the engine --------------------------------------------------------------------------
 def ocr_installed() -> bool:
     """Whether the `ocr` extra is installed (found without importing it: that takes seconds)."""

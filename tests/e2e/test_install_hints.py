@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.install import DISTRIBUTION
-from tests.e2e.test_installed_wheel import build_wheel, fresh_venv
+from tests.support.wheel import build_wheel, fresh_venv
 
 pytestmark = pytest.mark.e2e
 
