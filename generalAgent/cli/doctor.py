@@ -138,10 +138,18 @@ def _provider(settings: Settings) -> Check:
     """Which dialect the endpoint is spoken in, how that was decided, and the context budget."""
     from generalAgent.providers.detection import choose_provider
     from generalAgent.providers.tokens import context_budget, context_window
+    from generalAgent.providers.vision import knows_vision, takes_images
 
     model = settings.model
     choice = choose_provider(model)
     window = context_window(model)
+    images = (
+        _("images: sent as images")
+        if takes_images(model)
+        else _("images: sent as OCR text")
+        if knows_vision(model)
+        else _("images: sent as OCR text (an unknown model: MODEL_VISION=on if it takes images)")
+    )
     effort = (
         _(", effort {effort}").format(effort=model.model_reasoning_effort)
         if model.model_reasoning_effort
@@ -152,8 +160,9 @@ def _provider(settings: Settings) -> Check:
         True,
         _(
             "{name} ({reason}); thinking {thinking}{effort}, reasoning shown {shown}; "
-            "context window {window} tokens ({source}), history budget {budget}"
+            "context window {window} tokens ({source}), history budget {budget}; {images}"
         ).format(
+            images=images,
             name=choice.dialect.name,
             reason=choice.describe(_),
             thinking=_(CHOICE_WORDS[model.model_thinking]),
