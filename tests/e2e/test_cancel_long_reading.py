@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.trust import TrustStore
-
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.terminal import expect_prompt
 

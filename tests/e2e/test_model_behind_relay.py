@@ -57,3 +57,22 @@ def test_an_unknown_model_is_told_to_set_model_vision_and_its_window(
     said = " ".join(result.stderr.split())
     assert "acme-chat-7 is a model generalAgent does not know" in said, said
     assert "MODEL_VISION=on" in said and "MODEL_CONTEXT_WINDOW" in said
+
+
+def test_a_cmyk_jpeg_and_a_float_tiff_are_sent_not_the_end_of_the_chat(
+    relay: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # Both ended the chat: "OSError: cannot write mode CMYK as PNG" (and mode F).
+    import numpy
+    from PIL import Image
+
+    Image.new("CMYK", (300, 200), (0, 255, 255, 0)).save(workdir / "print.jpg", "JPEG")
+    ramp = numpy.linspace(0.0, 1.0, 200 * 100, dtype="float32").reshape(100, 200)
+    Image.fromarray(ramp, mode="F").save(workdir / "depth.tif", "TIFF")
+    env = {**cli_env, "OPENAI_BASE_URL": relay.base_url, "MODEL_NAME": "gpt-4.1-mini"}
+    relay.add(Reply(text="A red print and a grey ramp."))
+    result = run_cli(["-p", "Describe #print.jpg #depth.tif"], env, workdir)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "cannot write mode" not in result.stderr
+    sent = relay.chat_requests[-1].image_parts
+    assert [(image.width, image.height) for image in sent] == [(300, 200), (200, 100)]
