@@ -267,6 +267,8 @@ class Workspace:
             beside = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
             try:
                 beside.write_bytes(data)
+                with contextlib.suppress(OSError):
+                    os.chmod(beside, stat.S_IMODE(real.stat().st_mode))
                 os.replace(beside, real)
             finally:
                 beside.unlink(missing_ok=True)
@@ -274,15 +276,18 @@ class Workspace:
         folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             self._check_open_folder(folder, real.parent)
+            kept = _mode_of(real.name, folder)
             temporary = f".{real.name}.{secrets.token_hex(4)}.tmp"
             handle = os.open(
                 temporary,
                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                0o644,
+                0o600 if kept is not None else 0o644,  # never readable by others in between
                 dir_fd=folder,
             )
             try:
                 with os.fdopen(handle, "wb") as stream:
+                    if kept is not None:  # an edit keeps the file's mode (a 0600 file stays 0600)
+                        os.fchmod(stream.fileno(), kept)
                     stream.write(data)
                     stream.flush()
                     os.fsync(stream.fileno())
@@ -505,3 +510,13 @@ def _same_name_on_disk(candidate: Path) -> Path:
     except OSError:
         return candidate
     return matches[0] if len(matches) == 1 else candidate
+
+
+def _mode_of(name: str, folder: int) -> int | None:
+    """The permission bits of the regular file `name` in the open folder `folder`; None when
+    there is none (a new file gets the default mode)."""
+    try:
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return None
+    return stat.S_IMODE(found.st_mode) if stat.S_ISREG(found.st_mode) else None
