@@ -188,7 +188,9 @@ def test_the_words_need_no_quotes_and_the_target_is_what_exists(workdir: Path, e
     in_file = run_cli(["search", "manual.md", "named", "pipe", "--json"], env, workdir)
     assert in_file.returncode == 0, in_file.stderr
     found = json.loads(in_file.stdout)
-    assert found["query"] == "named pipe" and "named pipe connects" in found["results"][0]["matched"][0]["text"]
+    assert (
+        found["query"] == "named pipe" and "named pipe connects" in found["results"][0]["matched"][0]["text"]
+    )
     in_folder = run_cli(["search", "named", "pipe"], env, workdir)  # "named" names nothing: all words
     assert in_folder.returncode == 0, in_folder.stderr
     assert 'under . for "named pipe"' in in_folder.stdout and "manual.md" in in_folder.stdout
