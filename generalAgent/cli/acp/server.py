@@ -76,6 +76,7 @@ from acp.schema import (
 from rich.console import Console
 
 from generalAgent.cli.acp.editor import EditorBridge
+from generalAgent.cli.acp.framing import pump_objects
 from generalAgent.cli.acp.modes import (
     ASK,
     MODE_IDS,
@@ -525,8 +526,14 @@ async def _serve(server: GeneralAgentACP, protocol_out: int) -> None:
     pipe = os.fdopen(protocol_out, "wb", buffering=0)
     transport, protocol = await loop.connect_write_pipe(_WriteProtocol, pipe)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    # Lines that are not one JSON-RPC object get an error here; the SDK crashed on them.
+    objects = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    pump = asyncio.create_task(pump_objects(reader, objects, writer))
     # session/resume is in the SDK's "unstable" set: routed only with the flag.
-    await run_agent(server, writer, reader, use_unstable_protocol=True)  # type: ignore[arg-type]
+    try:
+        await run_agent(server, writer, objects, use_unstable_protocol=True)  # type: ignore[arg-type]
+    finally:
+        pump.cancel()
 
 
 class _WriteProtocol(asyncio.streams.FlowControlMixin, asyncio.Protocol):
