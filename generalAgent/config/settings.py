@@ -399,6 +399,14 @@ class ToolSettings(SettingsGroup):
         le=200,
         description="Deepest nesting of lists and objects in tool-call arguments; deeper calls are refused",
     )
+    # 10,000 calls in one message cost minutes of CPU in approval and the tools node; no
+    # task needs more than a few dozen calls at once (the model calls again for more).
+    tool_calls_max_per_message: int = Field(
+        default=64,
+        ge=1,
+        le=1_000,
+        description="Tool calls run from one model message; the rest are refused with an error naming this setting",
+    )
     # Approval is the tools' own policy (docs/security.md); this only relaxes it, per tool.
     auto_approve_tools: OptionalText = Field(
         default=None,

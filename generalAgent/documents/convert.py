@@ -179,4 +179,3 @@ def _lock_profile(profile: Path) -> None:
     user = profile / "user"
     user.mkdir(parents=True, exist_ok=True)
     (user / "registrymodifications.xcu").write_text(_LOCKED_PROFILE, encoding="utf-8")
-

@@ -20,6 +20,7 @@ from generalAgent.graph.images import image_tokens
 from generalAgent.graph.state import AgentState, merge_names, model_calls_this_turn
 from generalAgent.graph.tool_arguments import (
     RawToolArguments,
+    refuse_excess_calls,
     refuse_unbounded_calls,
     reject_repaired_calls,
     rename_argument_aliases,
@@ -70,6 +71,7 @@ def build_planner_node(
         # Bounded first (nothing below walks a 600-deep argument), then strict JSON, then
         # one id per call before anything is paired with it (approvals, answers).
         limits = prompts.settings.tools
+        response = refuse_excess_calls(response, limits.tool_calls_max_per_message)
         response = refuse_unbounded_calls(
             response, raw, limits.tool_argument_max_chars, limits.tool_argument_max_depth
         )
