@@ -79,6 +79,20 @@ class ModelSettings(SettingsGroup):
     )
     model_timeout: float = Field(default=120.0, gt=0, le=3600, description="Seconds per request")
     model_max_retries: int = Field(default=2, ge=0, le=10, description="Retries on 429/5xx/connection errors")
+    # One model call's answer, bounded while it streams (graph/cancellation.py): a 150 MB
+    # answer took 1.7 GB of memory and was stored; 90 s of streaming was accepted too.
+    model_answer_max_chars: int = Field(
+        default=2_000_000,
+        ge=10_000,
+        le=100_000_000,
+        description="Largest answer (text, reasoning and tool-call arguments, characters) of one model call; stopped there",
+    )
+    model_call_max_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        le=86_400,
+        description="Longest one model call may stream its answer (seconds); stopped there",
+    )
     model_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature; unset = provider default"
     )

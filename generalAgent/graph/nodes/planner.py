@@ -14,7 +14,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 
-from generalAgent.graph.cancellation import invoke_cancellable, with_callback
+from generalAgent.graph.cancellation import AnswerLimits, invoke_cancellable, with_callback
 from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.images import image_tokens
 from generalAgent.graph.state import AgentState, merge_names, model_calls_this_turn
@@ -61,8 +61,13 @@ def build_planner_node(
             parameters[key] = {t.name: frozenset(t.args) for t in tools}
         raw_arguments = RawToolArguments()
         try:
+            model_settings = prompts.settings.model
             response = invoke_cancellable(
-                bound[key], request, with_callback(config, raw_arguments), cancelled
+                bound[key],
+                request,
+                with_callback(config, raw_arguments),
+                cancelled,
+                AnswerLimits(model_settings.model_answer_max_chars, model_settings.model_call_max_seconds),
             )
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
