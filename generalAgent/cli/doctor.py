@@ -196,7 +196,8 @@ def _endpoint(settings: Settings) -> Check:
     try:
         reply = client.invoke("ping")
     except Exception as exc:
-        described = describe_model_error(exc, model, _) or f"{type(exc).__name__}"
+        # Not interactive: /retry is a chat command, doctor is run again instead.
+        described = describe_model_error(exc, model, _, interactive=False) or f"{type(exc).__name__}"
         return Check(N_("endpoint"), False, described)
     seconds = time.monotonic() - started
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
