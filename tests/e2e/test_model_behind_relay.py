@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import run_cli
-from tests.e2e.test_images_cli import make_chart
+from tests.support.images import make_chart
 from tests.support.openai_server import ImageRules, Reply, ScriptedOpenAIServer
 
 pytestmark = pytest.mark.e2e
