@@ -8,7 +8,7 @@ PYTHON ?= $(shell for p in python3.13 python3.12 python3.11 python3 python; do \
 	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
 	&& { echo $$p; break; }; done)
 
-.PHONY: run test lint bench reliability i18n clean
+.PHONY: run test lint bench reliability i18n extras clean
 
 run: $(VENV)/.installed-run
 	@$(BIN)/generalagent $(ARGS)
@@ -49,6 +49,12 @@ $(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
 $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $@ $(VENV)/.installed-run
+
+# Adds optional extras to the clone's environment: `make extras EXTRAS=ocr` (or ocr,postgres);
+# the install hints the program prints name this for a clone set up by make (config/install.py).
+extras: | $(VENV)/bin/python
+	@test -n "$(EXTRAS)" || { echo "Name the extras: make extras EXTRAS=ocr (ocr, multilingual, postgres, local-embeddings)" >&2; exit 2; }
+	$(BIN)/python -m pip install --quiet -e '.[$(EXTRAS)]'
 
 clean:
 	rm -rf $(VENV)

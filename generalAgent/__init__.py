@@ -12,7 +12,7 @@ def __getattr__(name: str) -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        found = version("generalAgent")
+        found = version("generalagent-cli")  # config/install.py: DISTRIBUTION
     except PackageNotFoundError:  # run from a source tree that was never installed
         found = "0+unknown"
     globals()["__version__"] = found

@@ -2,7 +2,8 @@
 
 Nodes and tools write plain dicts to LangGraph's stream writer (they cross a LangGraph
 Server's wire as JSON): `{"subagent": id, "text": ...}`, `{"compaction": {...}}`,
-`{"hook_notice": {...}}`, `{"usage": {...}}`, `{"files_written": [...]}`. The turn runner
+`{"hook_notice": {...}}`, `{"usage": {...}}`, `{"files_written": [...]}`,
+`{"reading": {...}}`. The turn runner
 (agent/turns.py) turns each into one of these frozen records with `event_from_custom`, so
 a view matches on a type instead of reading keys, and one that does not know a kind of
 event is found by the type checker, not by a user.
@@ -76,7 +77,17 @@ class FilesWritten:
     paths: tuple[Path, ...]
 
 
-StreamEvent = SubagentProgress | Compaction | HookNotice | UsageReport | FilesWritten
+@dataclass(frozen=True)
+class ReadingProgress:
+    """How far a tool's reading of a large file has got (tools/reading_progress.py)."""
+
+    name: str
+    stage: str = ""
+    done: int = 0
+    total: int = 0
+
+
+StreamEvent = SubagentProgress | Compaction | HookNotice | UsageReport | FilesWritten | ReadingProgress
 
 
 def event_from_custom(data: Any) -> StreamEvent | None:
@@ -106,6 +117,11 @@ def event_from_custom(data: Any) -> StreamEvent | None:
     written = data.get("files_written")
     if isinstance(written, list):
         return FilesWritten(tuple(Path(str(path)) for path in written))
+    reading = data.get("reading")
+    if isinstance(reading, Mapping):
+        done = _int(reading.get("done"))
+        total = max(_int(reading.get("total")), done)
+        return ReadingProgress(str(reading.get("name", "")), str(reading.get("stage", "")), done, total)
     return None
 
 

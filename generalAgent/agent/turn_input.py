@@ -32,7 +32,7 @@ from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import TurnInput, main_turn_input
 from generalAgent.i18n import _
-from generalAgent.providers.vision import image_limits, takes_images
+from generalAgent.providers.vision import image_limits, knows_vision, takes_images
 from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
 
@@ -113,6 +113,8 @@ def prepare_turn(
         _("{path}: not sent as an image ({reason})").format(path=path, reason=why)
         for path, why in images.unread
     ]
+    if (images.ocr or images.unread) and not knows_vision(parts.settings.model):
+        warnings.append(unknown_model_line(parts.settings.model.model_name or ""))
 
     # A turn that stopped half-way (process killed, disk full) may have left what its tools
     # finished beside the checkpoint: stored now, before the new message would discard it.
@@ -128,6 +130,15 @@ def prepare_turn(
         named_hosts=named_hosts,
     )
     return PreparedTurn(graph_input, uploads=report.files, warnings=warnings)
+
+
+def unknown_model_line(model: str) -> str:
+    """The line for a model no provider table knows: whether it sees images and its window
+    are guesses, and the settings that make them facts."""
+    return _(
+        "{model} is a model generalAgent does not know: images go to it as OCR text and its context "
+        "window is a guess; set MODEL_VISION=on if it takes images and MODEL_CONTEXT_WINDOW to its window."
+    ).format(model=model)
 
 
 def attached_images(agent: LoadedAgent, session_id: str, paths: list[str]) -> TurnImages:

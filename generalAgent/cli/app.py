@@ -47,9 +47,9 @@ EXIT_CONFIG = 2
 
 def show_version(value: bool) -> None:
     if value:
-        from importlib.metadata import version
+        import generalAgent
 
-        print(f"generalagent {version('generalAgent')}")
+        print(f"generalagent {generalAgent.__version__}")
         raise typer.Exit()
 
 

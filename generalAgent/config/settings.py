@@ -79,6 +79,20 @@ class ModelSettings(SettingsGroup):
     )
     model_timeout: float = Field(default=120.0, gt=0, le=3600, description="Seconds per request")
     model_max_retries: int = Field(default=2, ge=0, le=10, description="Retries on 429/5xx/connection errors")
+    # One model call's answer, bounded while it streams (graph/cancellation.py): a 150 MB
+    # answer took 1.7 GB of memory and was stored; 90 s of streaming was accepted too.
+    model_answer_max_chars: int = Field(
+        default=2_000_000,
+        ge=10_000,
+        le=100_000_000,
+        description="Largest answer (text, reasoning and tool-call arguments, characters) of one model call; stopped there",
+    )
+    model_call_max_seconds: float = Field(
+        default=900.0,
+        gt=0,
+        le=86_400,
+        description="Longest one model call may stream its answer (seconds); stopped there",
+    )
     model_temperature: float | None = Field(
         default=None, ge=0, le=2, description="Sampling temperature; unset = provider default"
     )
@@ -410,6 +424,14 @@ class ToolSettings(SettingsGroup):
         ge=8,
         le=200,
         description="Deepest nesting of lists and objects in tool-call arguments; deeper calls are refused",
+    )
+    # 10,000 calls in one message cost minutes of CPU in approval and the tools node; no
+    # task needs more than a few dozen calls at once (the model calls again for more).
+    tool_calls_max_per_message: int = Field(
+        default=64,
+        ge=1,
+        le=1_000,
+        description="Tool calls run from one model message; the rest are refused with an error naming this setting",
     )
     # Approval is the tools' own policy (docs/security.md); this only relaxes it, per tool.
     auto_approve_tools: OptionalText = Field(

@@ -100,6 +100,7 @@ def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> by
             raise DocumentError(
                 N_("{name} cannot be read: {reason}."), name=path.name, reason=str(exc.strerror or exc)
             ) from None
+        _lock_profile(work / "profile")
         command = [
             binary,
             f"-env:UserInstallation={(work / 'profile').as_uri()}",
@@ -150,3 +151,31 @@ def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> by
                 suffix=modern,
             )
         return result.read_bytes()
+
+
+# The private profile's settings: a document's links are never followed. A DOCX or DOC whose
+# image is an external link (TargetMode="External") made the conversion fetch that URL, with
+# no question, from view_page and search_file: a tracking pixel, or a request into the LAN.
+# BlockUntrustedRefererLinks stops linked images and other external content (no location is
+# trusted in a fresh profile); Update/Link=0 never updates linked sections, OLE objects and
+# Calc's external references; DisableActiveContent keeps macros and active content off.
+_LOCKED_PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry" xmlns:xs="http://www.w3.org/2001/XMLSchema" \
+xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="BlockUntrustedRefererLinks" \
+oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting"><prop oor:name="DisableActiveContent" \
+oor:op="fuse"><value>true</value></prop></item>
+<item oor:path="/org.openoffice.Office.Writer/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>0</value>\
+</prop></item>
+<item oor:path="/org.openoffice.Office.Calc/Content/Update"><prop oor:name="Link" oor:op="fuse"><value>0</value>\
+</prop></item>
+</oor:items>
+"""
+
+
+def _lock_profile(profile: Path) -> None:
+    """Write the settings that keep LibreOffice off the network into a fresh profile."""
+    user = profile / "user"
+    user.mkdir(parents=True, exist_ok=True)
+    (user / "registrymodifications.xcu").write_text(_LOCKED_PROFILE, encoding="utf-8")

@@ -3,9 +3,18 @@
 UTF-8 and the byte-order-marked Unicode encodings are recognised directly; the legacy
 encodings our users' files come in (GB18030, Big5, Shift-JIS, EUC, Windows-1252) are told
 apart by charset-normalizer, imported only when a file is not UTF-8.
+
+The encoding is guessed from the first TEXT_SAMPLE_BYTES only, and the text decoded once: a
+40 MB file used to be decoded whole to test for UTF-8, then again to read it. A few bytes
+that are not valid in the encoding (a character cut by a copy, one line pasted from a GBK
+file) no longer make the whole file unreadable: they are replaced by U+FFFD and the reader
+gets one line saying how many and where the first is (`DecodedText.note`).
 """
 
 from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
 
 from generalAgent.display import N_
 from generalAgent.documents.reading import DocumentError
@@ -23,19 +32,92 @@ LEGACY_ENCODINGS = ("gb18030", "big5", "shift_jis", "euc_jp", "euc_kr", "cp1252"
 TEXT_SAMPLE_BYTES = 64 * 1024
 
 
+# UTF-8 is taken for a sample with invalid sequences when its valid non-ASCII characters
+# outnumber them this many times: real UTF-8 text with a damaged character or a pasted GBK
+# line does; GBK, Big5 or Shift-JIS read as UTF-8 gives more errors than characters.
+UTF8_VALID_PER_ERROR = 4
+
+
+@dataclass(frozen=True)
+class DecodedText:
+    """A file's text, with the bytes that were not valid in its encoding replaced by U+FFFD."""
+
+    text: str
+    encoding: str
+    replaced: int = 0  # invalid sequences replaced
+    first_line: int = 0  # the line of the first (1-based); 0 when none was
+
+    def note(self, name: str) -> str:
+        """One line saying what was replaced and where; "" when nothing was."""
+        if not self.replaced:
+            return ""
+        many = (
+            "1 invalid byte sequence was"
+            if self.replaced == 1
+            else f"{self.replaced:,} invalid byte sequences were"
+        )
+        return (
+            f"{name} is {self.encoding} text with damage: {many} replaced by U+FFFD "
+            f"(the first on line {self.first_line:,}); the rest reads normally."
+        )
+
+
+class ReplacingDecoder:
+    """Decodes a file piece by piece (codecs' incremental decoder), strictly until the first
+    invalid sequence, then with replacement; counts what was replaced and the first line."""
+
+    def __init__(self, encoding: str, lines: int = 0) -> None:
+        self.encoding = encoding
+        self._decoder = codecs.getincrementaldecoder(encoding)()
+        self.replaced = 0
+        self.first_line = 0
+        self.lines = lines  # line breaks decoded so far
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        if self._decoder.errors == "strict":
+            state = self._decoder.getstate()
+            try:
+                text = self._decoder.decode(data, final)
+                self.lines += text.count("\n")
+                return text
+            except UnicodeDecodeError:
+                # The CJK decoders lose their pending bytes on an error: back to before it.
+                self._decoder.setstate(state)
+                self._decoder.errors = "replace"
+        text = self._decoder.decode(data, final)
+        found = text.count("\ufffd")
+        if found and not self.first_line:
+            self.first_line = self.lines + text.count("\n", 0, text.index("\ufffd")) + 1
+        self.replaced += found
+        self.lines += text.count("\n")
+        return text
+
+    def result(self, text: str) -> DecodedText:
+        return DecodedText(text, self.encoding, self.replaced, self.first_line)
+
+
 def decode_text(data: bytes, name: str, truncated: bool = False) -> str:
     """The text of a file's bytes, in the encoding they are in (`text_encoding`), or
-    DocumentError for a binary file or one that is no text encoding we know.
+    DocumentError for a binary file or one that is no text encoding we know. Invalid
+    sequences are an error here: for text that is written back (edits, knowledge pages,
+    tables); readers take `decode_text_replacing` and its note.
 
     `truncated`: the bytes are the start of a longer file, so a character cut at the end
     is not a wrong encoding."""
+    decoded = decode_text_replacing(data, name, truncated)
+    if decoded.replaced:
+        raise not_valid_text(name, decoded.encoding)
+    return decoded.text
+
+
+def decode_text_replacing(data: bytes, name: str, truncated: bool = False) -> DecodedText:
+    """The text of a file's bytes, decoded once, invalid sequences replaced by U+FFFD and
+    counted (`DecodedText.note`); DocumentError for a binary file or one that is no text
+    encoding we know. `truncated`: a character cut at the very end is dropped, not counted."""
     encoding = encoding_or_error(data, name, truncated)
-    try:
-        return data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        if truncated and exc.start >= len(data) - 4:
-            return data[: exc.start].decode(encoding)
-        raise not_valid_text(name, encoding) from None
+    decoder = ReplacingDecoder(encoding)
+    text = decoder.decode(data, final=not truncated)  # a cut character stays pending, unread
+    return decoder.result(text)
 
 
 def not_valid_text(name: str, encoding: str) -> DocumentError:
@@ -80,12 +162,9 @@ def text_encoding(data: bytes, truncated: bool = False) -> str | None:
     sample = data[:TEXT_SAMPLE_BYTES]
     if b"\x00" in sample:
         return _utf16_without_bom(sample)
-    try:
-        data.decode("utf-8")
+    cut = truncated or len(data) > len(sample)  # a character cut at the sample's end is no error
+    if _mostly_utf8(sample, cut):
         return "utf-8"
-    except UnicodeDecodeError as exc:
-        if truncated and exc.start >= len(data) - 4:  # a character cut by the read, not another encoding
-            return "utf-8"
     import charset_normalizer
 
     matches = list(charset_normalizer.from_bytes(sample, cp_isolation=list(LEGACY_ENCODINGS)))
@@ -96,6 +175,19 @@ def text_encoding(data: bytes, truncated: bool = False) -> str | None:
         key=lambda m: (round(m.percent_chaos), -m.percent_coherence, LEGACY_ENCODINGS.index(m.encoding)),
     )
     return best.encoding
+
+
+def _mostly_utf8(sample: bytes, cut: bool) -> bool:
+    """Whether `sample` is UTF-8 text, allowing a few invalid sequences among many valid
+    non-ASCII characters (UTF8_VALID_PER_ERROR); ASCII with stray high bytes is not (those
+    are Windows-1252 or the like, for charset-normalizer)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    text = decoder.decode(sample, final=not cut)
+    errors = text.count("\ufffd")
+    if not errors:
+        return True
+    valid = sum(1 for ch in text if ord(ch) > 127) - errors
+    return valid >= UTF8_VALID_PER_ERROR * errors
 
 
 def _utf16_without_bom(sample: bytes) -> str | None:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
+from generalAgent.config.install import install_hint
+
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic"})
 # A decoded image larger than this is refused before it is decoded (a "pixel bomb":
 # a small PNG that inflates to gigabytes). 100 MP is beyond any camera a user attaches.
@@ -90,6 +92,7 @@ def prepare_image(data: bytes, limits: ImageLimits) -> PreparedImage:
             image.load()
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
         raise ImageError(f"not an image Pillow can read ({type(exc).__name__})") from None
+    image = _displayable(image)
     width, height = image.size
     scale = min(1.0, limits.max_side / max(width, height), math.sqrt(limits.max_pixels / (width * height)))
     transparent = image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info)
@@ -102,6 +105,28 @@ def prepare_image(data: bytes, limits: ImageLimits) -> PreparedImage:
         if max(size) <= 64:
             raise ImageError("the image cannot be made small enough for the model")
         scale *= 0.75
+
+
+# Modes PNG and JPEG take as they are (P keeps its palette and transparency for PNG).
+_ENCODABLE_MODES = frozenset({"RGB", "RGBA", "L", "LA", "P"})
+
+
+def _displayable(image: Any) -> Any:
+    """`image` in a mode PNG can hold: a CMYK or YCbCr JPEG and a LAB or HSV image as RGB, a
+    16-bit or float TIFF stretched from its own range to 8-bit grey, a 1-bit one as grey.
+    Encoding any other mode raised ("cannot write mode CMYK as PNG") and ended the chat."""
+    if image.mode in _ENCODABLE_MODES:
+        return image
+    if image.mode == "1":
+        return image.convert("L")
+    if image.mode == "F" or image.mode.startswith("I"):
+        values = image.convert("F")
+        low, high = values.getextrema()
+        if not (high > low):  # flat, or NaN: one grey
+            return values.point(lambda _v: 0).convert("L")
+        scale = 255.0 / (high - low)
+        return values.point(lambda v: (v - low) * scale).convert("L")
+    return image.convert("RGB")
 
 
 def _encodings(image: Any, limits: ImageLimits, transparent: bool) -> Iterator[tuple[str, bytes]]:
@@ -202,7 +227,7 @@ def recognise_image(data: bytes) -> str:
     )
 
     if not ocr_installed():
-        raise OcrUnavailable("OCR is not installed: pip install 'generalAgent[ocr]'")
+        raise OcrUnavailable(f"OCR is not installed: {install_hint('ocr')}")
 
     prepared = prepare_image(data, ImageLimits(max_side=2_500, max_pixels=4_000_000, max_bytes=1 << 40))
     from PIL import Image

@@ -25,7 +25,7 @@ from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import N_
 from generalAgent.documents import ocr_background
 from generalAgent.documents.extract import open_document
-from generalAgent.documents.ocr import current_call, ocr_call
+from generalAgent.documents.ocr import current_call, ocr_call, stop_if_cancelled
 from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.connection import IndexDatabase, transaction
@@ -311,12 +311,16 @@ class SearchIndex(IndexDatabase):
         warning = ""
         sample: list[str] = []
         sampled = 0
+        # Ctrl-C is seen between pieces (1 MB of text, a page) and every SEGMENT_STEP_ROWS
+        # chunks of their segmentation: a 40 MB file stops within a second, not at its end.
+        between = functools.partial(stop_if_cancelled, stream.name)
         for number, (block, chunks) in enumerate(iter_chunks(stream.blocks, self.chunking)):
+            between()
             if sampled < SAMPLE_CHARS:
                 sample.append(block.text[: SAMPLE_CHARS - sampled])
                 sampled += len(sample[-1])
             rows = chunk_rows(chunks)
-            segmented = segment_rows(rows, self.segmenter, stream.name)
+            segmented = segment_rows(rows, self.segmenter, stream.name, lambda _done: between())
             vectors = None
             if self.vector_source is not None and not warning:
                 vectors, warning = self._vectors(rows)

@@ -1,7 +1,7 @@
 """Text for PDF pages that have none: offline OCR of the rendered page (Chinese and English).
 
 A scanned PDF is pictures of pages with no text layer, so extraction finds nothing on them.
-Such pages are rendered by pdfium and read by RapidOCR (`pip install 'generalAgent[ocr]'`):
+Such pages are rendered by pdfium and read by RapidOCR (the `ocr` extra; config/install.py says how to add it):
 PaddleOCR's PP-OCRv4 detection and recognition models for Chinese and English, run by
 onnxruntime on the CPU. The models ship inside the `rapidocr_onnxruntime` wheel, so nothing
 is downloaded at run time. Lines are put back in reading order (top to bottom, then left to
@@ -144,6 +144,17 @@ def ocr_call(
 
 def current_call() -> OcrCall | None:
     return _CALL.get()
+
+
+def stop_if_cancelled(name: str) -> None:
+    """`ReadingCancelled` when the running call was cancelled (Ctrl-C sets the event the
+    tool passed to `ocr_call`): the long readings (indexing, its segmentation and
+    embedding) call it between pieces, chunk batches and pages."""
+    call = _CALL.get()
+    if call is not None and call.cancelled is not None and call.cancelled.is_set():
+        from generalAgent.documents.reading import ReadingCancelled
+
+        raise ReadingCancelled(name)
 
 
 # -- the engine --------------------------------------------------------------------------

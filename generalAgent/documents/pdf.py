@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from generalAgent.config.install import install_hint
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import N_
 from generalAgent.documents.ocr import (
@@ -345,9 +346,10 @@ def _recognise(
             raise DocumentError(
                 N_(
                     "{name} has no text layer (scanned?). OCR is not installed: "
-                    "pip install 'generalAgent[ocr]' (offline Chinese and English models)."
+                    "{install} (offline Chinese and English models)."
                 ),
                 name=path.name,
+                install=install_hint("ocr"),
             )
         return {}  # a few picture pages in a text PDF: index the text, as without OCR
     call = current_call()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from generalAgent.display import Plural, english_plural
+from generalAgent.display import N_, Plural, english_plural
 
 if TYPE_CHECKING:
     # Only named in annotations: the chunker (its patterns compiled on import) loads when a
@@ -127,6 +127,15 @@ class Reading:
     @property
     def share(self) -> float:
         return min(self.done / self.total, 1.0) if self.total else 0.0
+
+
+class ReadingCancelled(DocumentError):
+    """The call that started a long reading (indexing a 40 MB file) was cancelled: raised
+    between pieces, chunk batches or pages (`ocr.stop_if_cancelled`), so Ctrl-C ends the
+    turn within a second instead of after the whole file."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(N_("reading {name} was stopped: the user cancelled (Ctrl-C)."), name=name)
 
 
 @dataclass(frozen=True)

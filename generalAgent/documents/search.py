@@ -20,7 +20,7 @@ from typing import Any
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import N_, Plural, english_plural
 from generalAgent.documents.citations import CitationError, check_quote
-from generalAgent.documents.index import ChunkHit, QueryError, SearchIndex
+from generalAgent.documents.index import ChunkHit, Progress, QueryError, SearchIndex
 from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.connection import DatabaseError
@@ -99,6 +99,7 @@ def search_document(
     open_file: OpenFile = open_plainly,
     conn: sqlite3.Connection | None = None,
     whole_call: bool = False,
+    progress: Progress | None = None,
 ) -> FileSearch:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
@@ -126,7 +127,7 @@ def search_document(
     limit = max(1, min(wanted, MAX_RESULTS_ASKED if whole_call else budget.matched_chunks))
     try:
         with SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
-            document = index.index_file(path)
+            document = index.index_file(path, progress=progress)
             semantic: list[list[tuple[int, float]]] = []
             warning = document.warning  # embedding the new chunks failed: keywords only
             notes = document.notes  # what reading left out (OCR page limits): said, not a failure
@@ -207,6 +208,7 @@ def check_citation(
     *,
     shown_as: str | None = None,
     open_file: OpenFile = open_plainly,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Whether `quote` occurs word for word at `place` ("page 12", "§ Installing", ...) of
     the document at `path` (indexed first if needed through `open_file`), and where else
@@ -216,7 +218,7 @@ def check_citation(
         raise SearchFailure("Empty quote: give the sentence to check.")
     try:
         with SearchIndex(db_path, settings, open_file=open_file) as index:
-            document = index.index_file(path)
+            document = index.index_file(path, progress=progress)
             check = check_quote(index.conn, document.item_id, quote, place)
     except (DocumentError, CitationError) as exc:
         raise SearchFailure(f"Cannot check the quote in {shown}: {exc}.") from None

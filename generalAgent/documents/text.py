@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import codecs
 import io
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from generalAgent.documents.encoding import decode_text, encoding_or_error, not_valid_text
+from generalAgent.documents.encoding import ReplacingDecoder, decode_text_replacing, encoding_or_error
 from generalAgent.documents.reading import Reading, ReadLimit, file_type_of
 from generalAgent.search.chunking import Block
 
 # A text file is read, decoded and handed to the indexer this many bytes at a time: a 200 MB
 # log costs the memory of a few pieces, not of the whole text several times over.
 TEXT_PIECE_BYTES = 1 << 20
+_NOT_ASCII = re.compile(rb"[\x80-\xff]")
 
 
 def read_text(document: BinaryIO, path: Path, limit: ReadLimit, reading: Reading) -> Iterator[Block]:
@@ -32,40 +33,37 @@ def read_text(document: BinaryIO, path: Path, limit: ReadLimit, reading: Reading
     # A preview reads the start only: at most 4 bytes a character in any encoding we read.
     data = document.read(limit.chars * 4 + 4)
     truncated = document.read(1) != b""
-    text = decode_text(data, path.name, truncated=truncated)
-    if truncated or len(text) > limit.chars:
+    decoded = decode_text_replacing(data, path.name, truncated=truncated)
+    if decoded.replaced:
+        reading.notes.append(decoded.note(path.name))
+    if truncated or len(decoded.text) > limit.chars:
         limit.stopped = True
-    yield Block(text=text.replace("\r\n", "\n"), markdown=markdown)
+    yield Block(text=decoded.text.replace("\r\n", "\n"), markdown=markdown)
 
 
 def _text_pieces(handle: BinaryIO, name: str, reading: Reading) -> Iterator[tuple[str, bool]]:
     """The text of an open file, TEXT_PIECE_BYTES at a time, each piece but the last ending
     at a paragraph break (or a line break, or anywhere in a line longer than half a piece),
     with whether it continues the piece before. Joined by BLOCK_SEPARATOR the pieces give
-    the file's text back (line ends as "\n"), but for an extra line break at a cut."""
+    the file's text back (line ends as "\n"), but for an extra line break at a cut.
+
+    The encoding is guessed from the start (encoding.py); bytes not valid in it are replaced
+    and `reading.notes` gets one line saying how many and where the first was."""
     data = handle.read(TEXT_PIECE_BYTES)
     ahead = handle.read(TEXT_PIECE_BYTES)
-    encoding = encoding_or_error(data, name, truncated=bool(ahead))
-    decoder = codecs.getincrementaldecoder(encoding)()
-    plain = True  # all text so far is ASCII, which reads the same in every encoding we know
+    decoder = ReplacingDecoder(encoding_or_error(data, name, truncated=bool(ahead)))
+    plain = True  # all bytes so far are ASCII, which reads the same in every encoding we know
     carry = ""
     continues = False
     while data:
         final = not ahead
-        try:
-            text = decoder.decode(data, final)
-        except UnicodeDecodeError:
-            if not (plain and encoding == "utf-8"):
-                raise not_valid_text(name, encoding) from None
-            # A long ASCII start chose UTF-8; the first other character shows the real encoding.
-            data = decoder.getstate()[0] + data
-            encoding = encoding_or_error(data + ahead, name, truncated=not final)
-            decoder = codecs.getincrementaldecoder(encoding)()
-            try:
-                text = decoder.decode(data, final)
-            except UnicodeDecodeError:
-                raise not_valid_text(name, encoding) from None
-        plain = plain and text.isascii()
+        if plain and decoder.encoding == "utf-8" and (other := _NOT_ASCII.search(data)):
+            # A long ASCII start chose UTF-8; the first other character shows the real
+            # encoding, guessed from there (nothing is pending after ASCII).
+            found = encoding_or_error(data[other.start() :], name, truncated=not final)
+            decoder = ReplacingDecoder(found, lines=decoder.lines)
+        text = decoder.decode(data, final)
+        plain = plain and data.isascii()
         reading.done += len(data)
         buffer = carry + text
         held = "\r" if not final and buffer.endswith("\r") else ""  # half of a "\r\n"
@@ -79,6 +77,8 @@ def _text_pieces(handle: BinaryIO, name: str, reading: Reading) -> Iterator[tupl
             yield piece, continues
             continues = True
         data, ahead = ahead, (handle.read(TEXT_PIECE_BYTES) if ahead else b"")
+    if decoder.replaced:
+        reading.notes.append(decoder.result("").note(name))
 
 
 def _piece_end(text: str) -> tuple[int, int]:

@@ -40,6 +40,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde import jsonplus
 from langgraph.checkpoint.sqlite import SqliteSaver
 
+from generalAgent.config.install import install_hint
 from generalAgent.config.settings import PathSettings
 from generalAgent.display import one_line
 from generalAgent.private_storage import private_file
@@ -302,7 +303,7 @@ def open_postgres_checkpointer(url: str) -> Any:
     except ImportError:
         raise CheckpointStoreError(
             "DATABASE_URL is set but PostgreSQL support is not installed: "
-            "pip install 'generalAgent[postgres]', or unset DATABASE_URL to keep sessions in SQLite."
+            f"{install_hint('postgres')}, or unset DATABASE_URL to keep sessions in SQLite."
         ) from None
     where = describe_database_url(url)
     # The connection settings PostgresSaver is written for (as in its from_conn_string).

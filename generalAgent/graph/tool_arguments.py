@@ -179,6 +179,26 @@ def refuse_unbounded_calls(
     return message.model_copy(update={"tool_calls": valid, "invalid_tool_calls": invalid})
 
 
+def refuse_excess_calls(message: Any, max_calls: int) -> Any:
+    """`message` with its tool calls past the first `max_calls` moved to invalid_tool_calls
+    (answered with an error naming TOOL_CALLS_MAX_PER_MESSAGE, arguments not kept); the
+    same object when it has no more."""
+    if not isinstance(message, AIMessage) or len(message.tool_calls) <= max_calls:
+        return message
+    count = len(message.tool_calls)
+    problem = (
+        f"the message has {count:,} tool calls, more than {max_calls:,} "
+        "(TOOL_CALLS_MAX_PER_MESSAGE); call at most that many at once"
+    )
+    excess = [_refused_call(call, problem) for call in message.tool_calls[max_calls:]]
+    return message.model_copy(
+        update={
+            "tool_calls": message.tool_calls[:max_calls],
+            "invalid_tool_calls": [*message.invalid_tool_calls, *excess],
+        }
+    )
+
+
 def _refused_call(call: Any, problem: str) -> dict[str, Any]:
     return {
         "type": "invalid_tool_call",

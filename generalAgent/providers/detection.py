@@ -74,3 +74,23 @@ def detect_from_url(base_url: str) -> ProviderChoice:
             return _choice(dialect, N_("detected from {host}"), host=f"{host}:{port}")
     where = f"{host}:{port}" if port else host
     return _choice(DIALECTS["generic"], N_("no known provider at {where}: generic"), where=where or base_url)
+
+
+def model_known_by_name(model: str | None) -> tuple[Dialect, str] | None:
+    """The provider whose tables know the model `model` by its name, and the name as they
+    spell it (a `vendor/` prefix dropped): relays and proxies serve OpenAI's, DeepSeek's or
+    Qwen's models at addresses of their own, where only the name says what the model is.
+    The longest matching prefix among every provider's windows and vision tables wins;
+    None when no table knows it."""
+    name = (model or "").lower()
+    best: tuple[int, Dialect, str] | None = None
+    for candidate in dict.fromkeys([name, name.rpartition("/")[2]]):
+        if not candidate:
+            continue
+        for dialect in DIALECTS.values():
+            prefixes = [p for p, _ in dialect.context_windows]
+            prefixes += [*dialect.vision_models, *dialect.text_only_models]
+            for prefix in prefixes:
+                if candidate.startswith(prefix) and (best is None or len(prefix) > best[0]):
+                    best = (len(prefix), dialect, candidate)
+    return (best[1], best[2]) if best is not None else None

@@ -23,6 +23,16 @@ def _english(message: str) -> str:
     return message
 
 
+class AnswerLimitExceeded(Exception):
+    """A model call's answer grew past MODEL_ANSWER_MAX_CHARS or streamed past
+    MODEL_CALL_MAX_SECONDS: stopped there, and not stored."""
+
+    def __init__(self, setting: str, limit: float) -> None:
+        self.setting = setting
+        self.limit = limit
+        super().__init__(f"the model's answer passed {setting}={limit:g}")
+
+
 def describe_model_error(
     exc: BaseException, settings: ModelSettings, _: Translate = _english, *, interactive: bool = True
 ) -> str | None:
@@ -37,6 +47,11 @@ def describe_model_error(
     import httpx
     import openai
 
+    if isinstance(exc, AnswerLimitExceeded):
+        return _(
+            "The model's answer was stopped: it passed {setting}={limit:g} and was not kept. "
+            "Ask for a shorter answer, or raise {setting}."
+        ).format(setting=exc.setting, limit=exc.limit)
     endpoint = public_url(settings.openai_base_url or "https://api.openai.com/v1")
     model = repr(settings.model_name)
     detail = _provider_message(exc, settings, _)

@@ -94,12 +94,20 @@ def context_window(settings: ModelSettings) -> ContextWindow:
     """The model's window: MODEL_CONTEXT_WINDOW, else the dialect's table, else its default."""
     if settings.model_context_window:
         return ContextWindow(settings.model_context_window, "MODEL_CONTEXT_WINDOW")
-    from generalAgent.providers.detection import choose_provider
+    from generalAgent.providers.detection import choose_provider, model_known_by_name
 
     dialect = choose_provider(settings).dialect
     tokens, prefix = dialect.context_window(settings.model_name)
-    if prefix is None:
-        template, fields = N_("{dialect}'s default for unknown models"), {"dialect": dialect.name}
+    known = model_known_by_name(settings.model_name) if prefix is None else None
+    if known is not None and known[0].context_window(known[1])[1] is not None:
+        # A known model behind a relay or proxy: its own provider's table has its window.
+        other, name = known
+        tokens, prefix = other.context_window(name)
+        template = N_("{prefix}* in the {dialect} table, by the model's name")
+        fields = {"prefix": str(prefix), "dialect": other.name}
+    elif prefix is None:
+        template = N_("{dialect}'s default for unknown models; set MODEL_CONTEXT_WINDOW to the model's")
+        fields = {"dialect": dialect.name}
     else:
         template, fields = N_("{prefix}* in the {dialect} table"), {"prefix": prefix, "dialect": dialect.name}
     return ContextWindow(tokens, template.format(**fields), template, tuple(fields.items()))

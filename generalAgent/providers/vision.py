@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from generalAgent.config.settings import ModelSettings
 from generalAgent.documents.images import ImageLimits
-from generalAgent.providers.detection import DIALECTS, choose_provider
+from generalAgent.providers.detection import choose_provider, model_known_by_name
 
 # Parts of a model's name that mark a vision model wherever it is served.
 VISION_NAME_MARKERS = (
@@ -35,19 +35,36 @@ def takes_images(settings: ModelSettings) -> bool:
     """Whether images go to the model as image parts (else as OCR text)."""
     if settings.model_vision != "auto":
         return settings.model_vision == "on"
-    name = (settings.model_name or "").lower()
-    dialect = choose_provider(settings).dialect
-    verdict = dialect.takes_images(name)
-    if verdict is None and "/" in name:  # openrouter's "openai/gpt-4.1", vLLM's "Qwen/Qwen2.5-VL-7B"
-        vendor, _, base = name.rpartition("/")
-        for known in DIALECTS.values():
-            if known.vision_models and known.takes_images(base) is not None:
-                verdict = known.takes_images(base)
-                break
-        name = base
+    verdict = vision_verdict(settings)
     if verdict is not None:
         return verdict
-    return any(marker in name for marker in VISION_NAME_MARKERS)
+    return any(marker in _base(settings) for marker in VISION_NAME_MARKERS)
+
+
+def vision_verdict(settings: ModelSettings) -> bool | None:
+    """What a provider table says of the model taking images: the endpoint's provider's,
+    else any provider's that knows the name (a relay's gpt-4.1-mini, openrouter's
+    "openai/gpt-4.1", vLLM's "Qwen/Qwen2.5-VL-7B"); None when no table knows it."""
+    name = (settings.model_name or "").lower()
+    verdict = choose_provider(settings).dialect.takes_images(name)
+    if verdict is None:
+        known = model_known_by_name(name)
+        if known is not None:
+            verdict = known[0].takes_images(known[1])
+    return verdict
+
+
+def knows_vision(settings: ModelSettings) -> bool:
+    """Whether images are decided by MODEL_VISION, a table or a name marker, not a guess."""
+    return (
+        settings.model_vision != "auto"
+        or vision_verdict(settings) is not None
+        or any(marker in _base(settings) for marker in VISION_NAME_MARKERS)
+    )
+
+
+def _base(settings: ModelSettings) -> str:
+    return (settings.model_name or "").lower().rpartition("/")[2]
 
 
 def image_limits(settings: ModelSettings) -> ImageLimits:

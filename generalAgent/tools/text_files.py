@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generalAgent.documents.encoding import decode_text
+from generalAgent.documents.encoding import DecodedText, decode_text, decode_text_replacing
 from generalAgent.documents.reading import DocumentError, OpenFile
 
 BINARY_SUFFIXES = {
@@ -71,6 +71,21 @@ def read_text(path: Path, open_file: OpenFile, max_bytes: int | None = None) -> 
         data = handle.read(max_bytes) if max_bytes else handle.read()
     try:
         return decode_text(data, path.name, truncated=max_bytes is not None and len(data) == max_bytes)
+    except DocumentError as exc:
+        raise NotText(str(exc).rstrip(".")) from None
+
+
+def read_text_replacing(path: Path, open_file: OpenFile, max_bytes: int | None = None) -> DecodedText:
+    """As `read_text`, for reading only: bytes not valid in the file's encoding are replaced
+    and counted (`DecodedText.note` says where), so one bad byte leaves the rest readable."""
+    if path.suffix.lower() in BINARY_SUFFIXES:
+        raise NotText(f"{path.name} is a binary {path.suffix.lower()} file, not text")
+    with open_file(path) as handle:
+        data = handle.read(max_bytes) if max_bytes else handle.read()
+    try:
+        return decode_text_replacing(
+            data, path.name, truncated=max_bytes is not None and len(data) == max_bytes
+        )
     except DocumentError as exc:
         raise NotText(str(exc).rstrip(".")) from None
 

@@ -210,6 +210,18 @@ class Workspace:
             return text if max_bytes is None else text[:max_bytes]
         return read_text(real, self.open_for_reading, max_bytes)
 
+    def read_text_replacing(self, real: Path, max_bytes: int | None = None) -> tuple[str, str]:
+        """As `read_text`, for reading only (read_file): the text with any bytes invalid in its
+        encoding replaced, and a line saying so ("" when none were)."""
+        from generalAgent.tools.text_files import read_text_replacing, refuse_binary_name
+
+        if self.editor is not None and self.editor.reads_files and self.in_place(real):
+            refuse_binary_name(real)
+            text = self.editor.read_text(real)
+            return (text if max_bytes is None else text[:max_bytes]), ""
+        decoded = read_text_replacing(real, self.open_for_reading, max_bytes)
+        return decoded.text, decoded.note(self.display(real))
+
     def write_text(self, real: Path, text: str) -> int:
         """Write `text` (UTF-8) to the workspace file `real`; returns the bytes written. The
         text is encoded first: a character UTF-8 cannot hold fails before anything is touched.
@@ -255,6 +267,8 @@ class Workspace:
             beside = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
             try:
                 beside.write_bytes(data)
+                with contextlib.suppress(OSError):
+                    os.chmod(beside, stat.S_IMODE(real.stat().st_mode))
                 os.replace(beside, real)
             finally:
                 beside.unlink(missing_ok=True)
@@ -262,15 +276,18 @@ class Workspace:
         folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             self._check_open_folder(folder, real.parent)
+            kept = _mode_of(real.name, folder)
             temporary = f".{real.name}.{secrets.token_hex(4)}.tmp"
             handle = os.open(
                 temporary,
                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                0o644,
+                0o600 if kept is not None else 0o644,  # never readable by others in between
                 dir_fd=folder,
             )
             try:
                 with os.fdopen(handle, "wb") as stream:
+                    if kept is not None:  # an edit keeps the file's mode (a 0600 file stays 0600)
+                        os.fchmod(stream.fileno(), kept)
                     stream.write(data)
                     stream.flush()
                     os.fsync(stream.fileno())
@@ -493,3 +510,13 @@ def _same_name_on_disk(candidate: Path) -> Path:
     except OSError:
         return candidate
     return matches[0] if len(matches) == 1 else candidate
+
+
+def _mode_of(name: str, folder: int) -> int | None:
+    """The permission bits of the regular file `name` in the open folder `folder`; None when
+    there is none (a new file gets the default mode)."""
+    try:
+        found = os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except OSError:
+        return None
+    return stat.S_IMODE(found.st_mode) if stat.S_ISREG(found.st_mode) else None

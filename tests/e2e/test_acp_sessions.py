@@ -145,7 +145,8 @@ def test_a_sessions_tools_run_the_hooks_of_its_own_folder(
 ) -> None:
     """The server starts in one trusted folder with a PreToolUse hook; a session opened on
     another folder does not run that hook, a session on the server's folder does."""
-    log = tmp_path / "pre-tool-use.log"
+    # Inside the folder: a folder's hooks run in the sandbox, which may write only there.
+    log = workdir / "pre-tool-use.log"
     hook_folder = workdir / ".generalagent"
     hook_folder.mkdir()
     hooks = {"PreToolUse": [{"matcher": "now", "hooks": [{"type": "command", "command": f"cat >> {log}"}]}]}

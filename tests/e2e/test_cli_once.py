@@ -246,3 +246,26 @@ def test_the_other_file_argument_spelling_runs_on_the_first_try(
     assert (
         "path" in schemas["read_file"]["required"] and "file_path" not in schemas["read_file"]["properties"]
     )
+
+
+def test_doctor_advises_running_it_again_not_a_chat_command(workdir: Path, cli_env: dict[str, str]) -> None:
+    # doctor told a user to "/retry", a command of the chat, after a failed probe.
+    import socket
+
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    env = {**cli_env, "OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1"}  # nothing listens there
+    result = run_cli(["doctor"], env, workdir)
+    shown = " ".join(result.stdout.split())
+    assert result.returncode == 1 and "Cannot reach the model endpoint" in shown, shown
+    assert "/retry" not in shown
+
+
+def test_the_readmes_say_how_to_continue_the_last_session() -> None:
+    # The README said `--resume` continues the last session; it opens a picker, `-c` continues.
+    root = Path(__file__).resolve().parents[2]
+    for name in ("README.md", "README.zh-CN.md"):
+        text = " ".join((root / name).read_text(encoding="utf-8").split())
+        assert "`generalagent --resume` continues" not in text and "`generalagent --resume` 继续" not in text
+        assert "`generalagent -c`" in text

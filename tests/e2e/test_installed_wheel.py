@@ -14,11 +14,8 @@ its `.pth` files, so the editable install of the checkout is not importable ther
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ import pytest
 from generalAgent.agent_profiles import load_agent_profiles
 from generalAgent.config.paths import builtin_path
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.support.wheel import build_wheel, fresh_venv
 
 pytestmark = pytest.mark.e2e
 
@@ -36,50 +34,6 @@ FOUND_THERE = (
     "folder = load_settings(env_file=None).paths.knowledge_dir; print(generalAgent.__file__); "
     "[print(p.relative_to(folder)) for p in sorted(folder.glob('*/*.md'))]"
 )
-
-
-def build_wheel(target: Path) -> Path:
-    source = target / "src"
-    source.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", source)
-    shutil.copy(ROOT / "README.md", source)
-    shutil.copytree(
-        ROOT / "generalAgent",
-        source / "generalAgent",
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"),
-    )
-    dist = target / "dist"
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
-    subprocess.run(
-        [*pip, "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-w", str(dist), str(source)],
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
-    (wheel,) = dist.glob("*.whl")
-    return wheel
-
-
-def fresh_venv(target: Path, wheel: Path) -> Path:
-    venv = target / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
-    python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-input", "-q"]
-    subprocess.run(
-        [*pip, "--python", str(python), "install", "--no-deps", "--no-index", str(wheel)],
-        check=True,
-        capture_output=True,
-        timeout=180,
-    )
-    site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
-    (Path(site) / "zz_dependencies.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")
-    return venv
 
 
 def test_the_installed_wheel_has_its_skills_agents_and_knowledge(

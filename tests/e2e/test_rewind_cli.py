@@ -52,6 +52,7 @@ def test_rewind_restores_an_edited_file_and_the_history(
     assert run_cli(["trust"], cli_env, workdir).returncode == 0
     notes = workdir / "notes.md"
     notes.write_text("draft one\n", encoding="utf-8")
+    notes.chmod(0o600)  # a private file: the edit and the restore keep it so (they left 0644)
     openai_server.add(Reply(text="PLAN: keep it short."))
     bad_turn(openai_server)
     openai_server.add(Reply(text="A fresh answer."))
@@ -67,6 +68,7 @@ def test_rewind_restores_an_edited_file_and_the_history(
     child.expect("DROPPED-ANSWER")
     child.expect(PROMPT)
     assert notes.read_text(encoding="utf-8") == "BAD EDIT\n"
+    assert notes.stat().st_mode & 0o777 == 0o600
     extra = next((tmp_path / "data" / "workspaces").glob("*/outputs/extra.md"))
 
     child.sendline("/rewind 1")
@@ -80,6 +82,7 @@ def test_rewind_restores_an_edited_file_and_the_history(
     child.expect(PROMPT)
     child.expect("second: edit the notes")  # the message is back on the input line
     assert notes.read_text(encoding="utf-8") == "draft one\n"
+    assert notes.stat().st_mode & 0o777 == 0o600
     assert not extra.exists()
 
     child.send("\x03")  # Ctrl-C clears the line

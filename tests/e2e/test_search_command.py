@@ -176,3 +176,25 @@ def test_a_data_dir_inside_the_folder_is_neither_indexed_nor_searched(
     assert found.returncode == 0, found.stderr
     data = json.loads(found.stdout)
     assert data["files"] == 1 and [d["file"] for d in data["documents"]] == ["report.md"]
+
+
+def test_the_words_need_no_quotes_and_the_target_is_what_exists(workdir: Path, env: dict[str, str]) -> None:
+    # `search manual.md named pipe` said "Give the words to look for", `search named pipe`
+    # "Cannot search named", and `kb search 报销 审批` "extra argument".
+    (workdir / "manual.md").write_text(
+        "# IPC\n\nA named pipe connects two processes.\n\n# Other\n\nNothing else here.\n", encoding="utf-8"
+    )
+    (workdir / "expenses.md").write_text("# 报销\n\n报销需要经理审批。\n", encoding="utf-8")
+    in_file = run_cli(["search", "manual.md", "named", "pipe", "--json"], env, workdir)
+    assert in_file.returncode == 0, in_file.stderr
+    found = json.loads(in_file.stdout)
+    assert (
+        found["query"] == "named pipe" and "named pipe connects" in found["results"][0]["matched"][0]["text"]
+    )
+    in_folder = run_cli(["search", "named", "pipe"], env, workdir)  # "named" names nothing: all words
+    assert in_folder.returncode == 0, in_folder.stderr
+    assert 'under . for "named pipe"' in in_folder.stdout and "manual.md" in in_folder.stdout
+    assert run_cli(["index", "expenses.md"], env, workdir).returncode == 0
+    kb = run_cli(["kb", "search", "报销", "审批", "--json"], env, workdir)
+    assert kb.returncode == 0, kb.stderr
+    assert json.loads(kb.stdout)["query"] == "报销 审批"

@@ -79,6 +79,7 @@ from acp.schema import (
 from generalAgent.agent.loading import LoadedAgent
 from generalAgent.agent.session import SendOutcome, SessionController
 from generalAgent.cli.acp.editor import EditorBridge
+from generalAgent.cli.acp.framing import pump_objects
 from generalAgent.cli.acp.modes import (
     ASK,
     MODE_IDS,
@@ -154,7 +155,7 @@ class GeneralAgentACP:
     async def initialize(
         self, protocol_version: int, client_capabilities: ClientCapabilities | None = None, **kwargs: Any
     ) -> InitializeResponse:
-        from importlib.metadata import version
+        import generalAgent
 
         self._loop = asyncio.get_running_loop()
         self.client_capabilities = client_capabilities
@@ -170,7 +171,7 @@ class GeneralAgentACP:
                 ),
             ),
             agent_info=Implementation(
-                name="generalagent", title="generalAgent", version=version("generalAgent")
+                name="generalagent", title="generalAgent", version=generalAgent.__version__
             ),
         )
 
@@ -534,8 +535,14 @@ async def _serve(server: GeneralAgentACP, protocol_out: int) -> None:
     pipe = os.fdopen(protocol_out, "wb", buffering=0)
     transport, protocol = await loop.connect_write_pipe(_WriteProtocol, pipe)
     writer = asyncio.StreamWriter(transport, protocol, None, loop)
+    # Lines that are not one JSON-RPC object get an error here; the SDK crashed on them.
+    objects = asyncio.StreamReader(limit=50 * 1024 * 1024)
+    pump = asyncio.create_task(pump_objects(reader, objects, writer))
     # session/resume is in the SDK's "unstable" set: routed only with the flag.
-    await run_agent(server, writer, reader, use_unstable_protocol=True)  # type: ignore[arg-type]
+    try:
+        await run_agent(server, writer, objects, use_unstable_protocol=True)  # type: ignore[arg-type]
+    finally:
+        pump.cancel()
 
 
 class _WriteProtocol(asyncio.streams.FlowControlMixin, asyncio.Protocol):

@@ -15,7 +15,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from generalAgent.graph.cancellation import invoke_cancellable
+from generalAgent.graph.cancellation import AnswerLimits, invoke_cancellable
 from generalAgent.graph.context import PromptBuilder, wrap
 from generalAgent.graph.history import call_ids
 from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
@@ -56,7 +56,10 @@ def build_finalize_node(model: BaseChatModel, prompts: PromptBuilder):
         notice = wrap(notice_text)
         request = prompts.request(system, history, [notice])
         try:
-            response = invoke_cancellable(model, request, config, cancelled)
+            limits = AnswerLimits(
+                prompts.settings.model.model_answer_max_chars, prompts.settings.model.model_call_max_seconds
+            )
+            response = invoke_cancellable(model, request, config, cancelled, limits)
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise

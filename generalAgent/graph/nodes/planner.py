@@ -14,12 +14,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
-from generalAgent.graph.cancellation import invoke_cancellable, with_callback
+from generalAgent.graph.cancellation import AnswerLimits, invoke_cancellable, with_callback
 from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.images import image_tokens
 from generalAgent.graph.state import AgentState, merge_names, model_calls_this_turn
 from generalAgent.graph.tool_arguments import (
     RawToolArguments,
+    refuse_excess_calls,
     refuse_unbounded_calls,
     reject_repaired_calls,
     rename_argument_aliases,
@@ -60,8 +61,13 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
             parameters[key] = {t.name: frozenset(t.args) for t in tools}
         raw_arguments = RawToolArguments()
         try:
+            model_settings = prompts.settings.model
             response = invoke_cancellable(
-                bound[key], request, with_callback(config, raw_arguments), cancelled
+                bound[key],
+                request,
+                with_callback(config, raw_arguments),
+                cancelled,
+                AnswerLimits(model_settings.model_answer_max_chars, model_settings.model_call_max_seconds),
             )
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
@@ -70,6 +76,7 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
         # Bounded first (nothing below walks a 600-deep argument), then strict JSON, then
         # one id per call before anything is paired with it (approvals, answers).
         limits = prompts.settings.tools
+        response = refuse_excess_calls(response, limits.tool_calls_max_per_message)
         response = refuse_unbounded_calls(
             response, raw, limits.tool_argument_max_chars, limits.tool_argument_max_depth
         )

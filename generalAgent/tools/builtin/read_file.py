@@ -65,7 +65,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         size = real.stat().st_size
         whole = size <= documents.text_file_max_size or offset > 1 or limit != DEFAULT_LIMIT
         try:
-            text = workspace.read_text(
+            text, damage = workspace.read_text_replacing(
                 real, max_bytes=READ_CAP_BYTES if whole else documents.text_preview_chars * 4
             )
         except NotText as exc:
@@ -90,6 +90,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 f" of the first {documents.text_preview_chars:,} characters ({size:,} bytes in all). "
                 f"Continue with offset={last + 1}, or search_file for specific passages."
             )
-        return f"{note}\n{body}"
+        return f"{damage}\n{note}\n{body}" if damage else f"{note}\n{body}"
 
     return read_file

@@ -8,6 +8,7 @@ from langchain_core.tools import BaseTool, tool
 
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.reading_progress import reading_progress
 
 if TYPE_CHECKING:
     from generalAgent.search.connection import SharedConnection
@@ -93,6 +94,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     check_place,
                     shown_as=workspace.display(path),
                     open_file=workspace.open_for_reading,
+                    progress=reading_progress(runtime.stream_writer, workspace.display(path)),
                 )
             except SearchFailure as exc:
                 raise ToolError(str(exc)) from exc
@@ -113,6 +115,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     vectors=semantic.for_query() if semantic is not None else None,
                     open_file=workspace.open_for_reading,
                     conn=conn,
+                    progress=reading_progress(runtime.stream_writer, workspace.display(path)),
                 )
         except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from generalAgent.cli.app import SUBCOMMANDS, app, may_name_a_subcommand, register_subcommands
 from generalAgent.cli.builtin_commands import help_text
 from generalAgent.cli.invocation import first_message_argv, split_tool_names
+from generalAgent.config.install import DISTRIBUTION
 
 runner = CliRunner()
 register_subcommands()  # as `generalagent` does when the command line may name one
@@ -45,7 +46,7 @@ def test_help_is_there_with_h_and_shows_flags_without_a_type(args: list[str]) ->
 def test_version_prints_the_installed_version() -> None:
     for flag in ("--version", "-V"):
         result = runner.invoke(app, [flag])
-        assert result.exit_code == 0 and result.output.strip() == f"generalagent {version('generalAgent')}"
+        assert result.exit_code == 0 and result.output.strip() == f"generalagent {version(DISTRIBUTION)}"
 
 
 def test_chat_help_shows_one_backslash_for_a_continued_line() -> None:

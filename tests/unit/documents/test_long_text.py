@@ -19,7 +19,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.documents import text as text_reader
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.index import SearchIndex
-from generalAgent.documents.reading import DocumentError, Reading
+from generalAgent.documents.reading import Reading
 from generalAgent.search.storage import content_text
 
 
@@ -88,10 +88,16 @@ def test_pieces_hold_every_character_of_the_file(text: str, piece: int, encoding
     assert "".join("".join(p for p, _ in got).split()) == "".join(text.split())
 
 
-def test_damage_past_the_first_piece_is_a_clear_error(small_pieces: int):
-    data = ("营收增长。\n" * 100).encode("utf-8") + b"\xff\xfe\xfd broken\n"
-    with pytest.raises(DocumentError, match="not valid utf-8 text"):
-        pieces(data)
+def test_damage_past_the_first_piece_is_replaced_and_noted_with_its_line(small_pieces: int):
+    data = ("营收增长。\n" * 100).encode("utf-8") + b"\xff\xfe\xfd broken\n" + "利润。\n".encode()
+    reading = Reading(total=len(data))
+    got = list(text_reader._text_pieces(io.BytesIO(data), "notes.txt", reading))
+    text = "\n".join(p for p, _ in got)
+    assert "\ufffd\ufffd\ufffd broken" in text and text.rstrip().endswith("利润。")
+    assert reading.notes == [
+        "notes.txt is utf-8 text with damage: 3 invalid byte sequences were replaced by U+FFFD "
+        "(the first on line 101); the rest reads normally."
+    ]
 
 
 def test_every_chunk_of_an_indexed_long_file_is_its_stored_text(
