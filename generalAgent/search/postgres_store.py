@@ -307,7 +307,7 @@ class PostgresSearchStore:
     @contextmanager
     def _write(self) -> Iterator[Any]:
         """One write transaction, writers one at a time (rowids are allocated per item)."""
-        with self._lock, self.conn.transaction():
+        with self._lock, reported(), self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield self.conn
 
@@ -344,7 +344,7 @@ class PostgresSearchStore:
     def _query(self, sql: str, params: Sequence[Any] = (), *, named: bool = False) -> list[Any]:
         from psycopg.rows import dict_row, tuple_row
 
-        with self._lock:
+        with self._lock, reported():
             cursor = self.conn.cursor(row_factory=dict_row if named else tuple_row)
             return cursor.execute(sql, list(params)).fetchall()
 
@@ -646,6 +646,21 @@ class PostgresSearchStore:
         self.close()
 
 
+@contextmanager
+def reported() -> Iterator[None]:
+    """A lost or refused connection as QueryError (one of lookup.INDEX_ERRORS, which the
+    tools and `kb` report as a message); the database's other errors pass unchanged."""
+    import psycopg
+
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        raise QueryError(
+            f"The search database failed ({str(exc).strip() or type(exc).__name__}). "
+            "Check that it is running and that SEARCH_DATABASE_URL names it."
+        ) from None
+
+
 def marks(statement: str) -> str:
     """A statement written with SQLite's `?` marks, with psycopg's: the knowledge base's
     statements (knowledge/store.py, fields.py) hold no literal '?' or '%'."""
@@ -680,12 +695,12 @@ class SqlConnection:
         self.store = store
 
     def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
-        with self.store._lock:
+        with self.store._lock, reported():
             cursor = self.store.conn.cursor(row_factory=_rows)
             return cursor.execute(marks(statement), list(params))
 
     def executemany(self, statement: str, params: Any) -> Any:
-        with self.store._lock:
+        with self.store._lock, reported():
             cursor = self.store.conn.cursor(row_factory=_rows)
             cursor.executemany(marks(statement), [list(p) for p in params])
             return cursor

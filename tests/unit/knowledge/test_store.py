@@ -213,3 +213,18 @@ def test_an_item_another_connection_writes_without_chunks_is_still_noticed(store
         " VALUES ('reused', 'general', 'Reused', 'another raw item', 'x', 'x')"
     )
     assert store.chunkless_items() == ["reused"]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_a_lost_database_connection_is_a_store_error_with_a_message(store: KnowledgeStore, pg_schema):
+    import psycopg
+
+    from generalAgent.knowledge import STORE_ERRORS, search_knowledge
+
+    store.add_knowledge("Note", "walrus notes")
+    pid = store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
+    with psycopg.connect(pg_schema[0], autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    for call in (lambda: search_knowledge(store, "walrus"), lambda: store.add_knowledge("Other", "text")):
+        with pytest.raises(STORE_ERRORS, match="The search database failed"):
+            call()
