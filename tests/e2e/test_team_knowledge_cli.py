@@ -17,18 +17,13 @@ import pytest
 
 from tests.e2e.conftest import run_cli
 from tests.support.documents import make_pdf
-from tests.support.postgres import fresh_schema, schema_url
+from tests.support.postgres import fresh_schema_url
 
 
 @pytest.fixture
 def team_url() -> Iterator[str]:
     """SEARCH_DATABASE_URL of a fresh schema, dropped afterwards."""
-    import psycopg
-
-    for url, schema in fresh_schema():
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f'CREATE SCHEMA "{schema}"')
-        yield schema_url(url, schema)
+    yield from fresh_schema_url()
 
 
 def test_a_team_space_is_shared_between_processes_and_a_private_note_is_not(

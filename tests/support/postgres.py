@@ -42,3 +42,14 @@ def schema_url(url: str, schema: str) -> str:
 
     separator = "&" if "?" in url else "?"
     return f"{url}{separator}options={quote(f'-csearch_path={schema}')}"
+
+
+def fresh_schema_url() -> Iterator[str]:
+    """A URL whose connections use a fresh, created schema, dropped afterwards (a fixture's
+    body): SEARCH_DATABASE_URL for a process of its own."""
+    import psycopg
+
+    for url, schema in fresh_schema():
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'CREATE SCHEMA "{schema}"')
+        yield schema_url(url, schema)
