@@ -389,13 +389,20 @@ class KnowledgeStore(IndexDatabase):
         self, path: str, content_hash: str, item: KnowledgeItem, item_id: str | None
     ) -> KnowledgeItem:
         """Insert (item_id None) or replace a built-in item and record its file's hash, in
-        one transaction, so a crash never leaves a file imported but unrecorded."""
+        one transaction, so a crash never leaves a file imported but unrecorded.
+
+        The file's item is the one its record names when the transaction starts: another
+        process sharing the store (replicas on one PostgreSQL) that imported the same file
+        since this one read the records is replaced, not joined by a second item."""
         if item.domain == DOCUMENTS_DOMAIN:
             raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
         if item_id is not None:
             item.id = item_id
         prepared = self._prepare_chunks(item)
         with self.store.transaction() as conn:
+            recorded = conn.execute("SELECT item_id FROM builtin_sources WHERE path = ?", (path,)).fetchone()
+            if recorded is not None:
+                item.id = recorded[0]
             conn.execute(
                 f"INSERT INTO items ({_ITEM_COLUMNS}, space) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(id) DO UPDATE SET domain = excluded.domain,"

@@ -228,3 +228,22 @@ def test_a_lost_database_connection_is_a_store_error_with_a_message(store: Knowl
     for call in (lambda: search_knowledge(store, "walrus"), lambda: store.add_knowledge("Other", "text")):
         with pytest.raises(STORE_ERRORS, match="The search database failed"):
             call()
+
+
+def test_two_processes_importing_the_same_new_builtin_file_make_one_item(
+    backend: str, settings: Settings, request: pytest.FixtureRequest
+):
+    from tests.unit.knowledge.conftest import knowledge_store
+
+    with (
+        knowledge_store(backend, settings, request) as first,
+        knowledge_store(backend, settings, request) as second,
+    ):
+        page = "# Release\n\nTag, build, ship."
+        # Both read the records before either wrote (two replicas starting together).
+        assert first.builtin_sources() == second.builtin_sources() == {}
+        for store in (first, second):
+            store.save_builtin("ops/release.md", "hash", parse_page(page, "ops", "release"), None)
+        assert [i.title for i in first.list_knowledge(domain="ops")] == ["Release"]
+        [(_, item_id)] = second.builtin_sources().values()
+        assert first.get_knowledge_item(item_id) is not None
