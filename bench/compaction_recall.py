@@ -33,7 +33,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.prompt_cache import prompt_tokens  # noqa: E402
-from generalAgent.cli.runtime import load_agent  # noqa: E402
+from generalAgent.agent.loading import load_agent  # noqa: E402
 from generalAgent.config.settings import load_settings  # noqa: E402
 from generalAgent.graph.turn import main_turn_input  # noqa: E402
 from generalAgent.providers.tokens import estimate_tokens  # noqa: E402

@@ -13,12 +13,21 @@ figure here is one: a new interpreter, an empty DATA_DIR, the file named once.
 2. `peak_rss_mb`: the peak resident memory of one fresh process that indexes both
    manuals, one after the other (as a chat that searched two manuals would).
 
+3. `pdf_tables`: what reading PDF tables (PDF_TABLES, on by default) costs, in one warm
+   process (imports done, so that small files are measured, not start-up): `create_index`
+   with tables on and with them off, each divided by pypdfium2's text extraction of the
+   same file, the median of `--runs`, for files whose every page holds a table (the
+   table set of bench/pdf_tables.py), for files without tables (Debian's libtasn1 and
+   shared-mime-info manuals, as installed under /usr/share/doc) and for the two Debian
+   Reference manuals (many tables among prose). The issue's bounds: within 2.5x with
+   tables, within today's ratio (tables off) without.
+
 The manuals are the Debian Reference in English (261 pages) and Chinese (251 pages):
 both open with an image-only cover (a logo), which is what made indexing wait for OCR.
 They are fetched like bench/document_corpus.py's documents (pinned .debs, apt-get
 download once, cached under bench/.cache/documents/).
 
-    python -m bench.indexing [--runs 5]
+    python -m bench.indexing [--runs 5] [--tables-only]
 """
 
 from __future__ import annotations
@@ -138,11 +147,95 @@ def time_ratio(manual: Path, chinese: bool, runs: int) -> dict[str, Any]:
     }
 
 
+TABLE_COST = """
+import json, statistics, sys, tempfile, time
+from pathlib import Path
+import pypdfium2 as pdfium
+from generalAgent.config.settings import load_settings
+from generalAgent.documents import create_index
+from generalAgent.documents.pdf import read_pdf_tables
+runs, groups = int(sys.argv[1]), json.loads(sys.argv[2])
+
+def extract(paths):
+    began = time.perf_counter()
+    for name in paths:
+        pdf = pdfium.PdfDocument(name)
+        for index in range(len(pdf)):
+            page = pdf[index]
+            textpage = page.get_textpage()
+            textpage.get_text_range()
+            textpage.close()
+            page.close()
+        pdf.close()
+    return time.perf_counter() - began
+
+def index(paths, tables):
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)}, documents={"pdf_tables": tables})
+        began = time.perf_counter()
+        for name in paths:
+            create_index(Path(name), settings=settings)
+        return time.perf_counter() - began
+
+index(groups[next(iter(groups))][:1], True)  # imports and first-use costs out of the figures
+report = {}
+for group, paths in groups.items():
+    on, off = [], []
+    for _ in range(runs):
+        floor = extract(paths)
+        on.append(index(paths, True) / floor)
+        off.append(index(paths, False) / floor)
+    pages = sum(len(pdfium.PdfDocument(p)) for p in paths)
+    tables = sum(len(read_pdf_tables(open(p, "rb"), Path(p))) for p in paths)
+    report[group] = {"files": [Path(p).name for p in paths], "pages": pages, "tables_found": tables,
+                     "ratio_tables_on": round(statistics.median(on), 2),
+                     "ratio_tables_off": round(statistics.median(off), 2)}
+print(json.dumps(report))
+"""
+
+
+def table_cost(runs: int) -> dict[str, Any]:
+    """`pdf_tables` of the module's docstring."""
+    table_set = sorted(str(p) for p in (ROOT / "bench" / "data" / "pdf_tables").glob("*.pdf"))
+    plain = [
+        p
+        for p in (
+            "/usr/share/doc/libtasn1-doc/libtasn1.pdf",
+            "/usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf",
+        )
+        if Path(p).exists()
+    ]
+    groups = {
+        "every_page_a_table": table_set,
+        "without_tables": plain,
+        "debian_reference_en": [str(document_path(MANUALS["en"]))],
+        "debian_reference_zh": [str(document_path(MANUALS["zh"]))],
+    }
+    groups = {k: v for k, v in groups.items() if v}
+    result: dict[str, Any] = json.loads(
+        subprocess.run(
+            [sys.executable, "-c", TABLE_COST, str(runs), json.dumps(groups)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    result["target"] = "ratio_tables_on <= 2.5; without tables, ratio_tables_on ~ ratio_tables_off"
+    return result
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--tables-only", action="store_true", help="only the pdf_tables figures")
     args = parser.parse_args(argv)
     compile_package()
+    if args.tables_only:
+        print(json.dumps({"runs": args.runs, "pdf_tables": table_cost(args.runs)}, indent=2))
+        return
     english, chinese = document_path(MANUALS["en"]), document_path(MANUALS["zh"])
     both = [run_child(INDEX, [str(english), str(chinese)]) for _ in range(max(1, args.runs // 2))]
     result = {
@@ -151,6 +244,7 @@ def main(argv: list[str] | None = None) -> None:
             "en": time_ratio(english, False, args.runs),
             "zh": time_ratio(chinese, True, args.runs),
         },
+        "pdf_tables": table_cost(args.runs),
         "peak_rss_mb": {
             "indexing_both_manuals_median": round(statistics.median(b["peak_rss_mb"] for b in both), 1),
             "target": "<= 300",

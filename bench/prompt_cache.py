@@ -201,7 +201,7 @@ def thinking_responder(request: RecordedRequest) -> Reply:
 def run_session(
     turns: int, window: Callable[[], Any] | None, reasoning: bool = False, compact: bool = False
 ) -> list[RecordedRequest]:
-    from generalAgent.cli.runtime import load_agent
+    from generalAgent.agent.loading import load_agent
 
     upload_turns = {3: "季度报告.pdf", 50: "annual-report-2025.docx"}
     mention_turns = {20: "agent", 60: "pdf"}

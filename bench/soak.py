@@ -45,13 +45,14 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from generalAgent.cli.runtime import LoadedAgent, limit_malloc_arenas, load_agent  # noqa: E402
-from generalAgent.cli.storage_errors import describe_storage_error  # noqa: E402
-from generalAgent.cli.turn_input import prepare_turn  # noqa: E402
-from generalAgent.cli.turns import run_turn  # noqa: E402
+from generalAgent.agent.loading import LoadedAgent, limit_malloc_arenas, load_agent  # noqa: E402
+from generalAgent.agent.storage_errors import describe_storage_error  # noqa: E402
+from generalAgent.agent.turn_input import prepare_turn  # noqa: E402
+from generalAgent.agent.turns import run_turn  # noqa: E402
 from generalAgent.config.settings import Settings, load_settings  # noqa: E402
 from generalAgent.graph.turn import thread_config  # noqa: E402
 from generalAgent.providers.errors import describe_model_error  # noqa: E402
+from generalAgent.tools.run_context import RunContext, SessionScope  # noqa: E402
 from tests.support.history import stored_history_problems  # noqa: E402
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall  # noqa: E402
 from tests.support.summaries import extractive_summary  # noqa: E402
@@ -291,7 +292,8 @@ def one_turn(
 
     prepared = prepare_turn(text, agent, config, session_id, Path.cwd())
     outcome = {"answered": 0, "errors_shown": 0, "retries": 0, "cancelled": 0}
-    agent.parts.env.start_turn()
+    scope = SessionScope(session_id, Path.cwd())
+    context = RunContext(scope=scope)
     timer = None
     if fault == "ctrl_c":
         # run_turn handles SIGINT while it runs; one arriving just after the turn is ignored.
@@ -305,7 +307,8 @@ def one_turn(
             prepared.graph_input,
             QuietView(),
             describe,
-            on_cancel=agent.parts.env.cancel_running_work,
+            on_cancel=scope.cancel,
+            context=context,
         )
     finally:
         if timer is not None:
@@ -318,8 +321,8 @@ def one_turn(
         outcome["errors_shown"] = 1
         if agent.graph.get_state(config).next:
             outcome["retries"] = 1
-            agent.parts.env.start_turn()
-            result = run_turn(agent.graph, config, None, QuietView(), describe)
+            scope.start_turn()
+            result = run_turn(agent.graph, config, None, QuietView(), describe, context=context)
     outcome["answered"] = int(result.ok and bool(result.answer.strip()))
     return outcome
 

@@ -19,6 +19,14 @@ answer the question instead of the user (by printing Claude Code's
 `{"hookSpecificOutput": {"permissionDecision": "allow"}}`); the key is ignored in a folder's
 file, which someone else may have written.
 
+What a hook's command sees: a user-level hook the environment without its secrets (names
+process_secrets.py counts as secrets: API keys, tokens, passwords); a folder's hook only
+the basic variables (PATH, HOME, LANG ...) and those the user listed for folder hooks in
+the user-level file (`"folderHookVariables": ["NAME", ...]`), and it runs in the sandbox
+(sandbox.py): the folder writable, no network, no ancestor visible, the home and the data
+home hidden. Someone else wrote a folder's hooks; trusting the folder lets them run, not
+read the user's keys.
+
 Pure parts (parsing, matching) are separate from the one function that runs a command, so
 they are tested without processes. Notices are `N_` templates with fields: the terminal
 words them in the UI language.
@@ -40,6 +48,14 @@ from typing import Any, Protocol
 from generalAgent.config.confined import read_confined_text
 from generalAgent.config.trust import FolderTrust
 from generalAgent.display import N_
+from generalAgent.process_secrets import child_environment
+from generalAgent.sandbox import (
+    Confinement,
+    SandboxMode,
+    SandboxUnavailable,
+    agent_runtime_folders,
+    find_sandbox,
+)
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})  # the events whose matcher is a tool name
@@ -55,6 +71,9 @@ SETTINGS_LIMIT = 1_000_000  # bytes of settings.json read
 # anything else is a regular expression matched against the whole tool name.
 PLAIN_MATCHER = re.compile(r"[A-Za-z0-9_|-]*")
 ALLOW = "allow"
+# The user-level file's list of variables a folder's hooks may see besides BASE_VARIABLES.
+FOLDER_HOOK_VARIABLES = "folderHookVariables"
+BASE_VARIABLES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TERM")
 
 
 class ProcessTracker(Protocol):
@@ -83,6 +102,7 @@ class Hook:
     matcher: str = ""
     timeout: float = DEFAULT_TIMEOUT
     approver: bool = False  # may answer an approval question (user-level file only)
+    from_folder: bool = False  # a trusted folder's file: sandboxed, listed variables only
 
     def matches(self, tool_name: str | None) -> bool:
         if self.event not in TOOL_EVENTS:
@@ -120,6 +140,10 @@ class HookSet:
     hooks: tuple[Hook, ...] = ()
     problems: tuple[Notice, ...] = ()
     cwd: Path | None = None  # the folder hooks run in (the project folder)
+    # What a folder's hooks may see and where they run (module docstring).
+    folder_variables: tuple[str, ...] = ()
+    sandbox: SandboxMode = "auto"
+    data_dir: Path | None = None
 
     def matching(self, event: str, tool_name: str | None = None, approvers_only: bool = False) -> list[Hook]:
         return [
@@ -148,7 +172,7 @@ class HookSet:
         notices: list[Notice] = []
         allowed = False
         for hook in hooks:
-            outcome = run_hook(hook, data, self.cwd, tracker)
+            outcome = run_hook(hook, data, self.cwd, tracker, self)
             notices.extend(outcome.notices)
             if outcome.blocked:
                 return HookResult(True, outcome.reason, False, tuple(notices))
@@ -157,15 +181,44 @@ class HookSet:
 
 
 def run_hook(
-    hook: Hook, data: str, cwd: Path | None = None, tracker: ProcessTracker | None = None
+    hook: Hook,
+    data: str,
+    cwd: Path | None = None,
+    tracker: ProcessTracker | None = None,
+    hooks: HookSet | None = None,
 ) -> HookResult:
     """Run one command with the event on stdin, in a process group of its own (so a timeout
     kills whatever it started too); `tracker` lets Ctrl-C kill it like a tool's command."""
-    env = {**os.environ, "GENERALAGENT_PROJECT_DIR": str(cwd or Path.cwd()), "GENERALAGENT_HOOK": hook.event}
+    folder = cwd or Path.cwd()
+    extra = {"GENERALAGENT_PROJECT_DIR": str(folder), "GENERALAGENT_HOOK": hook.event}
+    argv = ["/bin/sh", "-c", hook.command]
+    if hook.from_folder:
+        listed = hooks.folder_variables if hooks is not None else ()
+        env = child_environment(BASE_VARIABLES, extra, granted=listed)
+        try:
+            sandbox = find_sandbox(hooks.sandbox if hooks is not None else "auto")
+        except SandboxUnavailable as exc:
+            return HookResult(
+                notices=(
+                    Notice(
+                        N_("{event} hook not run ({error}): {command}"),
+                        {"event": hook.event, "error": str(exc), "command": hook.command},
+                    ),
+                )
+            )
+        data_dir = (hooks.data_dir,) if hooks is not None and hooks.data_dir is not None else ()
+        confinement = Confinement(
+            writable=(folder,),
+            readable=agent_runtime_folders(),
+            hidden=(Path.home(), *data_dir),
+            cwd=folder,
+        )
+        argv = sandbox.wrap(argv, confinement)
+    else:
+        env = child_environment(("*",), extra)
     try:
         process = subprocess.Popen(
-            hook.command,
-            shell=True,
+            argv,
             cwd=cwd,
             env=env,
             stdin=subprocess.PIPE,
@@ -293,6 +346,7 @@ def parse_hooks(data: Any, source: Path, user_level: bool) -> tuple[list[Hook], 
                         timeout=min(float(timeout), MAX_TIMEOUT),
                         # Only the user's own file may let a hook answer for the user.
                         approver=user_level and entry.get("approver") is True,
+                        from_folder=not user_level,
                     )
                 )
     return hooks, problems
@@ -308,10 +362,18 @@ def _valid_matcher(matcher: str) -> bool:
     return True
 
 
-def load_hooks(user_config: Path, trust: FolderTrust, cwd: Path) -> HookSet:
-    """The user's hooks, then the folder's (only when the user trusts this folder)."""
+def load_hooks(
+    user_config: Path,
+    trust: FolderTrust,
+    cwd: Path,
+    sandbox: SandboxMode = "auto",
+    data_dir: Path | None = None,
+) -> HookSet:
+    """The user's hooks, then the folder's (only when the user trusts this folder).
+    `sandbox` and `data_dir`: how a folder's hooks are confined (module docstring)."""
     hooks: list[Hook] = []
     problems: list[Notice] = []
+    listed: tuple[str, ...] = ()
     files = [(user_config / SETTINGS_FILE, user_config, True)]
     folder = cwd / FOLDER_CONFIG
     if trust.covers(cwd):
@@ -329,4 +391,6 @@ def load_hooks(user_config: Path, trust: FolderTrust, cwd: Path) -> HookSet:
         found, wrong = parse_hooks(data, path, user_level)
         hooks += found
         problems += wrong
-    return HookSet(tuple(hooks), tuple(problems), cwd)
+        if user_level and isinstance(data, dict) and isinstance(data.get(FOLDER_HOOK_VARIABLES), list):
+            listed = tuple(str(name) for name in data[FOLDER_HOOK_VARIABLES] if isinstance(name, str))
+    return HookSet(tuple(hooks), tuple(problems), cwd, listed, sandbox, data_dir)

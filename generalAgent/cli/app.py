@@ -21,17 +21,18 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
+from generalAgent.agent.loading import limit_malloc_arenas, pause_collector
+from generalAgent.agent.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
-from generalAgent.cli.runtime import limit_malloc_arenas, pause_collector
-from generalAgent.cli.storage_errors import check_data_dir, describe_storage_error
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.display import mask_urls
 from generalAgent.i18n import _, choose_language, use_language
 from generalAgent.private_storage import private_file
+from generalAgent.process_secrets import withhold_secrets
 from generalAgent.sessions import SessionStoreError
 
 app = typer.Typer(
@@ -273,7 +274,7 @@ def acp() -> None:
 # never run them, and the document and knowledge modules behind `index`, `search` and `kb`
 # cost every start a fifth of a second (python -X importtime). tests/unit/cli/test_command_line.py
 # keeps these words and the registered commands in step.
-SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "sessions", "trust"})
+SUBCOMMANDS = frozenset({"index", "search", "kb", "config", "mcp", "models", "sessions", "trust", "tables"})
 
 
 def register_subcommands() -> None:
@@ -287,6 +288,7 @@ def register_subcommands() -> None:
         mcp_commands,
         models_commands,
         sessions_commands,
+        tables_command,
     )
     from generalAgent.cli.config_commands import config_app
 
@@ -297,6 +299,7 @@ def register_subcommands() -> None:
     models_commands.register(app)
     sessions_commands.register(app)
     folder_trust.register(app)
+    tables_command.register(app)
 
 
 def may_name_a_subcommand(argv: list[str]) -> bool:
@@ -414,6 +417,8 @@ def normalise_argv(argv: list[str]) -> list[str]:
 
 def main() -> None:
     limit_malloc_arenas()
+    # Before anything starts a child: no key in what they inherit or in /proc/<agent>/environ.
+    withhold_secrets()
     argv = normalise_argv(sys.argv[1:])
     if may_name_a_subcommand(argv):
         register_subcommands()

@@ -1,9 +1,10 @@
 """Answering the graph's approval step: one question per call, shown whole and as it will run.
 
 The approval step pauses a turn once for all the calls of a model message that need the
-user (graph/nodes/approval.py); `answer_approval` asks about each and returns the answers
-by call id. "always" is remembered by the running process only (the `remembered` set, sent
-with every run's config); "keep" is also stored with the session by the graph, so it holds
+user (graph/nodes/approval.py); the engine's `answer_approval` (agent/turns.py) asks
+about each with `ask_in_terminal` and returns the answers by call id. "always" is
+remembered by the running process only (the `remembered` set, sent with every run's
+context); "keep" is also stored with the session by the graph, so it holds
 when the session is resumed. A call of a tool already approved "always" is not asked again.
 
 Everything shown comes from the model, so it goes through `visible_controls`: an escape
@@ -13,14 +14,15 @@ marks, long runs of blanks and of empty lines as a count (60 newlines cannot pus
 start of a command above the screen), and a command (the tool names its command
 arguments) is shown whole, never cut, every newline as ␊; when it is long, its
 start is repeated next to the question. A script of the session the command runs
-(`bash temp/x.sh`) is shown too: its size and first lines.
+(`bash temp/x.sh`) is shown too: its size and first lines. A write to the folder's own
+configuration (`.generalagent/`, `.git/`, `.env`, `mcp.json`, AGENTS.md) is a question of
+its own, answered yes or no for that call only.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, MutableSet
 from typing import Any
 
 from rich.console import Console
@@ -68,32 +70,20 @@ QUESTION = N_("Approve {tool}?")
 POSITION = N_("({number} of {total})")
 # The default (Enter) is no: a capital N says so, as [y/N] does in shells.
 CHOICES = N_("[y]es / [N]o (Enter) / [a]lways until you quit / [k]eep approving in this session: ")
+# A write to the folder's own configuration: asked every time, for this call only.
+CONFIGURATION_CHOICES = N_("[y]es, this change only / [N]o (Enter): ")
+CONFIGURATION_WARNING = N_(
+    "This changes the folder's own configuration: it can run commands the next time generalAgent "
+    "or git starts here, without asking. It cannot be approved for later calls."
+)
 HIDDEN = N_("… {count} more characters not shown (answer n if you are unsure)")
 CANNOT_ASK = N_("{tool} needs approval ({reason}) but this run cannot ask; refused.")
 BLANKS = N_("⟨{count} blanks⟩")
 EMPTY_LINES = N_("⟨{count} empty lines⟩")
 LONG_COMMAND_START = N_("(the command above is {count} characters long; it begins: {start})")
-RUNS_FILE = N_("runs {path} ({size} bytes), written in this session; it begins:")
+RUNS_FILE = N_("runs {path} ({size} bytes), as it is now; it begins:")
 FILE_GOES_ON = N_("… and goes on (answer n if you are unsure)")
 IN_THE_DIFF = N_("({count} characters, shown in the diff above)")
-
-Approver = Callable[[dict[str, Any]], str]
-
-
-def answer_approval(payload: Any, approve: Approver, remembered: MutableSet[str]) -> dict[str, str]:
-    """The answers to one approval pause, by call id (see the module docstring)."""
-    requests = payload.get("requests", []) if isinstance(payload, dict) else []
-    answers: dict[str, str] = {}
-    for number, request in enumerate(requests, start=1):
-        tool = str(request.get("tool", ""))
-        if tool in remembered:
-            answers[request["call_id"]] = ALWAYS
-            continue
-        answer = approve({**request, "number": number, "of": len(requests)})
-        if answer in (ALWAYS, KEEP):
-            remembered.add(tool)
-        answers[request["call_id"]] = answer
-    return answers
 
 
 def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
@@ -128,6 +118,15 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
             start = shown_value(value[:COMMAND_START], command=True)
             note = _(LONG_COMMAND_START).format(count=f"{len(value):,}", start=start)
             console.print(f"  [bold yellow]{escape(note)}[/]", highlight=False)
+    if request.get("configuration"):
+        console.print(f"  [bold red]{escape(_(CONFIGURATION_WARNING))}[/]", highlight=False)
+        while True:
+            answer = ANSWERS.get(
+                typed_answer(console.input(f"[bold]  {escape(_(CONFIGURATION_CHOICES))}[/]"))
+            )
+            if answer in (YES, NO):
+                return answer
+            console.print("  [yellow]" + escape(_("Answer y or n.")) + "[/]")
     while True:
         typed = console.input(f"[bold]  {escape(_(CHOICES))}[/]")
         answer = typed_answer(typed)

@@ -24,7 +24,12 @@ from prompt_toolkit.styles import Style
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.agent.loading import BackgroundLoader, LoadedAgent
+from generalAgent.agent.session import SessionController
+from generalAgent.agent.storage_errors import describe_storage_error
+from generalAgent.agent.tool_descriptions import shown_description
 from generalAgent.cli.builtin_commands import COMMANDS, custom_command_record
+from generalAgent.cli.chat_handle import AgentUnavailable, ReasoningDisplay
 from generalAgent.cli.clipboard import paste
 from generalAgent.cli.command_registry import CommandRegistry
 from generalAgent.cli.completion import ChatCompleter, Name
@@ -33,12 +38,7 @@ from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.ocr_progress import TOOLBAR_STYLE, OcrProgress, follow_at_prompt
 from generalAgent.cli.render import TerminalView, format_cost, format_usage
-from generalAgent.cli.runtime import BackgroundLoader, LoadedAgent
-from generalAgent.cli.session import SessionController
-from generalAgent.cli.settings_commands import ReasoningDisplay
-from generalAgent.cli.storage_errors import describe_storage_error
-from generalAgent.cli.terminal_text import one_line, terminal_console
-from generalAgent.cli.tool_descriptions import shown_description
+from generalAgent.cli.terminal_text import console_lines, one_line, terminal_console
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
@@ -51,10 +51,6 @@ LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 # A second Ctrl-C on an empty prompt within this many seconds quits.
 CTRL_C_QUIT_SECONDS = 3.0
-
-
-class AgentUnavailable(Exception):
-    """The agent failed to load; the chat has said why and must end."""
 
 
 class InputHistory(FileHistory):
@@ -77,17 +73,24 @@ class ChatOptions:
 
 
 class Chat:
-    """The loop at the prompt: lines to the session (cli/session.py), /commands to their
+    """The loop at the prompt: lines to the session (agent/session.py), /commands to their
     handlers through the registry (cli/builtin_commands.py), and each turn drawn."""
 
     def __init__(self, settings: Settings, options: ChatOptions, console: Console | None = None) -> None:
         self.options = options
         self.console = console or terminal_console(highlight=False)
         self.loader = BackgroundLoader(settings).start()
-        # The user's hooks (hooks.py), read once; the graph's tools step reads its own copy.
-        hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+        # The user's hooks (hooks.py) for this folder, read once: the session's turns and its
+        # graph runs (the tools step) use these (tools/run_context.py).
+        hooks = load_hooks(
+            user_config_dir(),
+            settings.sources.trust,
+            Path.cwd(),
+            settings.tools.sandbox,
+            settings.paths.data_dir,
+        )
         self.session = SessionController(
-            settings, SessionCatalog(settings.paths.sessions_db), hooks, self.console
+            settings, SessionCatalog(settings.paths.sessions_db), hooks, console_lines(self.console)
         )
         self.show_reasoning: ReasoningDisplay = settings.model.show_reasoning
         self.last_reasoning: list[str] = []  # the last turn's reasoning, per model call, for /thinking
@@ -262,7 +265,7 @@ class Chat:
             elapsed = self._drawn.elapsed() if self._drawn is not None else 0.0
             line = format_usage(result.usage, elapsed, gauge, cost)
             self.console.print(f"[dim]{line}[/]")
-        print_files_written(self.console, agent.parts.env.new_files_written(self.session.id))
+        print_files_written(self.console, self.session.scope.new_files_written())
         for notice in agent.parts.env.drain_notices(_):  # e.g. built-in knowledge imported
             self.console.print(f"[dim]{escape(notice)}[/]")
         for notice in agent.parts.mcp.drain_notices(_):  # e.g. a server restarted by a call
@@ -273,9 +276,7 @@ class Chat:
     def farewell(self) -> None:
         """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
         anything to come back to."""
-        if self.loader.ready():
-            with contextlib.suppress(Exception):  # an agent that failed to start wrote nothing
-                print_files_written(self.console, self.loader.get().parts.env.files_written(self.session.id))
+        print_files_written(self.console, self.session.scope.files_written())
         if self.session.catalog.get(self.session.id) is None:
             self.console.print("[dim]" + _("Bye.") + "[/]")
             return
@@ -318,6 +319,9 @@ class Chat:
             f"[bold]generalAgent[/] [dim]· {escape(model.model_name or '?')} @ {escape(where)} · "
             f"{escape(session)} · /help[/]"
         )
+        line = no_sandbox_line(self.settings)
+        if line:
+            self.console.print(f"[yellow]{escape(line)}[/]")
 
     def _prompt_session(self) -> PromptSession:
         history_file = self.settings.paths.input_history_file
@@ -385,3 +389,16 @@ class Chat:
             for server in parts.mcp.statuses()
         ]
         return names
+
+
+def no_sandbox_line(settings: Settings) -> str:
+    """The one line the chat shows when commands run without a sandbox; empty when they have one."""
+    from generalAgent.sandbox import SandboxUnavailable, find_sandbox
+
+    try:
+        sandbox = find_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable as exc:
+        return str(exc)
+    if sandbox.active:
+        return ""
+    return _("Commands run without a sandbox ({reason}); see docs/security.md.").format(reason=sandbox.reason)

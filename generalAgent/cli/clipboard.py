@@ -5,7 +5,7 @@ macOS, the Win32 clipboard on Windows, `wl-paste` (Wayland) or `xclip` (X11) on 
 runs in a worker thread with a deadline, since a clipboard owner that never answers would
 otherwise hang the prompt. The image is re-encoded as PNG into a private temporary folder
 and attached like a `#file`, so the turn sends it as an image part to a model that sees and
-as OCR text to one that does not (cli/turn_input.py), and the session keeps it once by hash.
+as OCR text to one that does not (agent/turn_input.py), and the session keeps it once by hash.
 When the clipboard holds copied files instead (Finder, Explorer), those files are attached.
 """
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generalAgent.cli.chat_handle import ChatHandle
 from generalAgent.i18n import _, ngettext
 
 GRAB_SECONDS = 5.0
@@ -106,7 +107,7 @@ def attach_clipboard(agent: Any, session_id: str) -> tuple[list[Any], list[str]]
     """Attach what the clipboard holds to the session: (uploaded files, problems to show)."""
     import shutil
 
-    from generalAgent.cli.chat_input import copy_into_uploads
+    from generalAgent.agent.chat_input import copy_into_uploads
 
     folder = clipboard_folder()
     try:
@@ -125,7 +126,7 @@ def attach_clipboard(agent: Any, session_id: str) -> tuple[list[Any], list[str]]
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def paste(chat: Any, argument: str = "") -> None:
+def paste(chat: ChatHandle, argument: str = "") -> None:
     """/paste and Ctrl-V: the clipboard's image (or copied files) joins the next message."""
     from rich.markup import escape
 

@@ -54,6 +54,7 @@ def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True
         _documents,
         _semantic_search,
         _mcp_servers,
+        _sandbox,
     ]
     if probe_endpoint:
         checks.insert(1, _endpoint)
@@ -240,7 +241,7 @@ def _web_search(settings: Settings) -> Check:
 
 
 def _data_dir(settings: Settings) -> Check:
-    from generalAgent.cli.storage_errors import check_data_dir
+    from generalAgent.agent.storage_errors import check_data_dir
 
     data_dir = settings.paths.data_dir.resolve()
     if not data_dir.exists():
@@ -434,3 +435,25 @@ def _mcp_servers(settings: Settings) -> list[Check]:
         detail += "".join(f"; {warning}" for warning in status.warnings)
         checks.append(Check(f"mcp @{status.handle}", status.state == "ready", detail))
     return checks
+
+
+def sandbox_state(settings: Settings) -> tuple[bool, str]:
+    """Whether commands are confined as SANDBOX asks, and one line saying how (doctor, the chat)."""
+    from generalAgent.sandbox import SandboxUnavailable, find_sandbox
+
+    try:
+        sandbox = find_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable as exc:
+        return False, str(exc)
+    if sandbox.kind == "bwrap":
+        return True, _(
+            "bubblewrap ({program}): commands write only to the workspace and a trusted folder, no network unless approved"
+        ).format(program=sandbox.program)
+    if sandbox.kind == "sandbox-exec":
+        return True, _("macOS sandbox-exec: commands write only to the workspace and a trusted folder")
+    return True, _("none ({reason}): commands run unconfined, as your user").format(reason=sandbox.reason)
+
+
+def _sandbox(settings: Settings) -> Check:
+    ok, detail = sandbox_state(settings)
+    return Check(N_("sandbox"), ok, detail)

@@ -36,7 +36,7 @@ from generalAgent.i18n import _
 
 YES = {"y", "yes", "是", "是的", "好", "信任"}
 # The settings from a folder's .env that relax what asks the user first.
-RELAXING_SETTINGS = ("AUTO_APPROVE_TOOLS", "COMMAND_ENV")
+RELAXING_SETTINGS = ("AUTO_APPROVE_TOOLS", "COMMAND_ENV", "SANDBOX")
 
 
 def settle_folder_trust(settings: Settings, interactive: bool, console: Console) -> Settings:
@@ -141,11 +141,11 @@ def relaxed_approval_lines(settings: Settings, cwd: Path) -> list[str]:
         )
     for variable in RELAXING_SETTINGS:
         if settings.from_folder(variable):
-            value = (
-                settings.tools.auto_approve_tools
-                if variable == "AUTO_APPROVE_TOOLS"
-                else settings.tools.command_env
-            )
+            value = {
+                "AUTO_APPROVE_TOOLS": settings.tools.auto_approve_tools,
+                "COMMAND_ENV": settings.tools.command_env,
+                "SANDBOX": settings.tools.sandbox,
+            }[variable]
             lines.append(
                 _("This folder's .env sets {variable}={value}").format(variable=variable, value=value)
             )

@@ -7,7 +7,7 @@ stderr. `json` prints one object at the end, `stream-json` one event per line as
 goes (cli/script_output.py). Nobody can answer an approval: a call that needs one runs only
 when its tool is in `--allowed-tools` or with `--approve`, else it is refused.
 
-The user's hooks run as in the chat (cli/session.py): SessionStart, UserPromptSubmit (a
+The user's hooks run as in the chat (agent/session.py): SessionStart, UserPromptSubmit (a
 block ends the run before anything is sent) and Stop, their lines on stderr.
 
 Exit status: 0 answered, 1 the turn failed, 2 bad input or configuration, 3 a tool call
@@ -32,17 +32,16 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 from rich.console import Console
 from rich.markup import escape
 
+from generalAgent.agent.files_changed import workspace_state, written_files
+from generalAgent.agent.session import SessionController
 from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.script_output import (
     EventWriter,
     OutputFormat,
     ScriptView,
     result_object,
-    snapshot_files,
-    written_files,
 )
-from generalAgent.cli.session import SessionController
-from generalAgent.cli.terminal_text import terminal_console, terminal_safe
+from generalAgent.cli.terminal_text import console_lines, terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.hooks import load_hooks
@@ -137,18 +136,26 @@ def run_once(
     if emit:
         emit({"type": "start", "session_id": session_id, "model": model})
 
+    from generalAgent.agent.loading import load_agent
     from generalAgent.cli.render import TerminalView, format_cost, format_usage
-    from generalAgent.cli.runtime import load_agent
     from generalAgent.graph.checkpoints import CheckpointStoreError
     from generalAgent.tools.registry import ToolConfigError
 
     # The user's hooks (hooks.py), as the chat runs them: SessionStart now, UserPromptSubmit
-    # before the prompt is sent, Stop after the turn; the graph's tools step runs its own.
-    hooks = load_hooks(user_config_dir(), settings.sources.trust, Path.cwd())
+    # before the prompt is sent, Stop after the turn; the graph's tools step runs them too.
+    hooks = load_hooks(
+        user_config_dir(), settings.sources.trust, Path.cwd(), settings.tools.sandbox, settings.paths.data_dir
+    )
     for problem in hooks.problems:
         err.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
     session = SessionController(
-        settings, catalog, hooks, err, session_id=session_id, listed=options.save, interactive=False
+        settings,
+        catalog,
+        hooks,
+        console_lines(err),
+        session_id=session_id,
+        listed=options.save,
+        interactive=False,
     )
     session.start("startup" if catalog.get(session_id) is None else "resume")
     try:
@@ -186,7 +193,7 @@ def run_once(
             ),
         )
         workspace = agent.parts.env.workspace_for(session_id)
-        before = snapshot_files(workspace.root / name for name in ("outputs", "temp"))
+        before = workspace_state(workspace.root)
         session.state.approved = set(options.allowed_tools)
         outcome = session.send(
             text,
@@ -207,8 +214,8 @@ def run_once(
         result = outcome.result
         # What the tools recorded (the working folder too), and what changed in outputs/ and
         # temp/ besides (a command the user approved may write there).
-        changed = written_files(before, snapshot_files(workspace.root / name for name in ("outputs", "temp")))
-        files = list(dict.fromkeys([*agent.parts.env.files_written(session_id), *changed]))
+        changed = written_files(before, workspace_state(workspace.root))
+        files = list(dict.fromkeys([*session.scope.files_written(), *changed]))
         gauge = (result.context_tokens, session.context_window())
         line = format_usage(
             result.usage, terminal.elapsed(), gauge, format_cost(result.usage, settings.model)

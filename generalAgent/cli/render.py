@@ -26,6 +26,7 @@ from rich.live import Live
 from rich.markup import escape
 from rich.text import Text
 
+from generalAgent.agent.events import Compaction, HookNotice, StreamEvent, SubagentProgress
 from generalAgent.cli.approvals import refuse_without_asking
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
@@ -468,24 +469,19 @@ class TerminalView:
         if not self.markdown.active:
             self.status.start()
 
-    def on_custom(self, event: Any) -> None:
-        if isinstance(event, dict) and event.get("subagent"):
+    def on_custom(self, event: StreamEvent) -> None:
+        if isinstance(event, SubagentProgress) or (isinstance(event, Compaction) and event.source):
             self.markdown.finish()
-            said = (
-                compaction_text(event["compaction"])
-                if isinstance(event.get("compaction"), dict)
-                else event.get("text", "")
-            )
-            text = " ".join(terminal_safe(str(said)).split())[:160]
-            source = terminal_safe(str(event["subagent"]))
-            self.console.print(f"  [dim]\\[{escape(source)}] {escape(text)}[/]", highlight=False)
-        elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
-            self.on_compaction(event["compaction"])
-        elif isinstance(event, dict) and isinstance(event.get("hook_notice"), dict):
+            said = compaction_text(event.as_fields()) if isinstance(event, Compaction) else event.text
+            text = " ".join(terminal_safe(said).split())[:160]
+            source = escape(terminal_safe(event.source or ""))
+            self.console.print(f"  [dim]\\[{source}] {escape(text)}[/]", highlight=False)
+        elif isinstance(event, Compaction):
+            self.on_compaction(event.as_fields())
+        elif isinstance(event, HookNotice):
             self.markdown.finish()  # a hook that timed out or failed: one line, the turn goes on
-            notice = event["hook_notice"]
-            text = _(str(notice.get("template", ""))).format(**(notice.get("fields") or {}))
-            self.console.print(f"[yellow]{escape(terminal_safe(text))}[/]", highlight=False)
+            self.console.print(f"[yellow]{escape(terminal_safe(event.text(_)))}[/]", highlight=False)
+        # FilesWritten: named all at once after the turn (files_written.py); UsageReport: summed.
 
     def on_compaction(self, event: dict[str, Any]) -> None:
         """One line per compaction; a status line while the summary is being written."""

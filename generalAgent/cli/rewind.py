@@ -38,12 +38,13 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
-from generalAgent.cli.storage_errors import describe_storage_error
+from generalAgent.agent.storage_errors import describe_storage_error
+from generalAgent.cli.chat_handle import ChatHandle
 from generalAgent.cli.terminal_text import terminal_safe, typed_answer
 from generalAgent.i18n import N_, _, ngettext
 from generalAgent.snapshots import FileRestore, SnapshotStore, digest, restore_plan
 
-if TYPE_CHECKING:  # the tools load with LangChain, off the start-up path (cli/runtime.py)
+if TYPE_CHECKING:  # the tools load with LangChain, off the start-up path (agent/loading.py)
     from generalAgent.tools.workspace import Workspace
 
 LOGGER = logging.getLogger(__name__)
@@ -226,7 +227,7 @@ def _writable(workspace: Workspace, real: Path) -> bool:
 
 
 # -- the command ------------------------------------------------------------------------
-def rewind_command(chat: Any, argument: str) -> None:
+def rewind_command(chat: ChatHandle, argument: str) -> None:
     """The /rewind handler (module docstring); `chat` is the running cli/chat.py Chat."""
     console: Console = chat.console
     agent = chat.agent()
@@ -286,6 +287,8 @@ def rewound_update(messages: Sequence[Any], values: Mapping[str, Any], turn: Use
     """The state update that takes the conversation back to just before `turn`."""
     from langchain_core.messages import RemoveMessage
 
+    from generalAgent.tools.provenance import read_untrusted_in
+
     return {
         "messages": [RemoveMessage(id=m.id) for m in messages[turn.index :] if m.id],
         "summary": summary_after(messages, values.get("summary"), turn),
@@ -294,6 +297,10 @@ def rewound_update(messages: Sequence[Any], values: Mapping[str, Any], turn: Use
         "new_uploaded_files": [],
         "approvals": {},
         "context_request": None,
+        # The lasting untrusted mark, as it stood before `turn` (tools/provenance.py); a
+        # summary may hold what compacted messages read, so it keeps the mark.
+        "read_untrusted": read_untrusted_in(messages[: turn.index])
+        or bool(values.get("summary") and values.get("read_untrusted")),
     }
 
 

@@ -16,20 +16,17 @@ refused, and the run ends with exit status 3 so a script sees what was missing.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from generalAgent.agent.events import Compaction, FilesWritten, HookNotice, StreamEvent, SubagentProgress
 from generalAgent.sessions import Usage
 
 OutputFormat = Literal["text", "json", "stream-json"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("text", "json", "stream-json")
 Event = dict[str, Any]
-# A written file is found by comparing the workspace before and after the turn; a folder
-# of many thousands of files stops the walk there rather than stall the answer.
-MAX_FILES_COMPARED = 20_000
 
 
 @dataclass
@@ -105,14 +102,17 @@ class ScriptView:
             {"type": "tool_result", "id": call_id, "name": name, "ok": not is_error, "content": content}
         )
 
-    def on_custom(self, event: Any) -> None:
+    def on_custom(self, event: StreamEvent) -> None:
         self.inner.on_custom(event)
-        if isinstance(event, dict) and event.get("subagent"):
-            self.emit(
-                {"type": "subagent", "name": str(event["subagent"]), "text": str(event.get("text", ""))}
-            )
-        elif isinstance(event, dict) and isinstance(event.get("compaction"), dict):
-            self.emit({**event["compaction"], "type": "compaction"})
+        if isinstance(event, SubagentProgress):
+            self.emit({"type": "subagent", "name": event.source, "text": event.text})
+        elif isinstance(event, Compaction):
+            source = {"subagent": event.source} if event.source else {}
+            self.emit({**event.as_fields(), **source, "type": "compaction"})
+        elif isinstance(event, HookNotice):
+            self.emit({"type": "hook_notice", "text": event.text(), "template": event.template})
+        elif isinstance(event, FilesWritten):
+            self.emit({"type": "files_written", "paths": [str(path) for path in event.paths]})
 
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
         self.inner.on_retry(status, delay, number, limit)
@@ -183,29 +183,3 @@ def result_object(
         "files_written": [str(path) for path in files_written],
         "duration_seconds": round(seconds, 3) if seconds is not None else None,
     }
-
-
-FileState = dict[Path, tuple[int, int]]
-
-
-def snapshot_files(folders: Iterable[Path]) -> FileState:
-    """(mtime, size) of every file under `folders`, links not followed, at most MAX_FILES_COMPARED."""
-    state: FileState = {}
-    for folder in folders:
-        for top, dirs, files in os.walk(folder):
-            dirs.sort()
-            for name in sorted(files):
-                path = Path(top) / name
-                try:
-                    info = path.lstat()
-                except OSError:
-                    continue
-                state[path] = (info.st_mtime_ns, info.st_size)
-                if len(state) >= MAX_FILES_COMPARED:
-                    return state
-    return state
-
-
-def written_files(before: FileState, after: FileState) -> list[Path]:
-    """Files that are new or changed between two snapshots, in path order."""
-    return sorted(path for path, stamp in after.items() if before.get(path) != stamp)

@@ -2,7 +2,7 @@
 again, reshape its context, attach files, leave.
 
 Handlers `(chat, argument)` of their records in cli/builtin_commands.py; what a session
-holds, and the reset when the chat moves to another one, is cli/session.py's.
+holds, and the reset when the chat moves to another one, is agent/session.py's.
 """
 
 from __future__ import annotations
@@ -11,27 +11,24 @@ import contextlib
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.markup import escape
 
+from generalAgent.cli.chat_handle import AgentUnavailable, ChatHandle
 from generalAgent.cli.custom_commands import CustomCommand
 from generalAgent.cli.terminal_text import one_line
 from generalAgent.display import describe_file
 from generalAgent.i18n import _, ngettext
 from generalAgent.sessions import SessionInfo
 
-if TYPE_CHECKING:
-    from generalAgent.cli.chat import Chat
 
-
-def new_session(chat: Chat, argument: str) -> None:
+def new_session(chat: ChatHandle, argument: str) -> None:
     chat.session.switch()
     chat.console.print("[green]" + _("New session {id}.").format(id=chat.session.id) + "[/]")
     chat.session.start("new")
 
 
-def continue_here(chat: Chat) -> None:
+def continue_here(chat: ChatHandle) -> None:
     """-c: resume the latest session started in this folder (a `-p` run's too), if any."""
     latest = chat.session.catalog.latest(folder=Path.cwd().resolve(), unlisted=True)
     if latest is None:
@@ -40,8 +37,7 @@ def continue_here(chat: Chat) -> None:
     resume_session(chat, latest.id)
 
 
-def resume_session(chat: Chat, argument: str) -> None:
-    from generalAgent.cli.chat import AgentUnavailable
+def resume_session(chat: ChatHandle, argument: str) -> None:
 
     try:
         info = pick_session(chat) if argument in {"", "last"} else chat.session.catalog.resolve(argument)
@@ -66,7 +62,7 @@ def resume_session(chat: Chat, argument: str) -> None:
         show_recap(chat.console, last_turns(messages))
 
 
-def pick_session(chat: Chat) -> SessionInfo | None:
+def pick_session(chat: ChatHandle) -> SessionInfo | None:
     """The latest session, or in a terminal the one picked from the recent ones."""
     from generalAgent.cli.session_resume import PICKER_SESSIONS
     from generalAgent.cli.session_resume import pick_session as pick
@@ -80,7 +76,7 @@ def pick_session(chat: Chat) -> SessionInfo | None:
     return pick(sessions, lambda info: getattr(info, "folder", None))
 
 
-def rename_session(chat: Chat, argument: str) -> None:
+def rename_session(chat: ChatHandle, argument: str) -> None:
     title = " ".join(argument.split())
     if not title:
         chat.console.print("[yellow]" + _("/rename TITLE: the name /sessions and --resume show") + "[/]")
@@ -92,7 +88,7 @@ def rename_session(chat: Chat, argument: str) -> None:
     chat.console.print("[green]" + escape(_("Renamed to {title}").format(title=title)) + "[/]")
 
 
-def retry_turn(chat: Chat, argument: str) -> None:
+def retry_turn(chat: ChatHandle, argument: str) -> None:
     """After an error, resume where the turn failed; after Ctrl-C, send the message again."""
     agent = chat.agent()
     session = chat.session
@@ -103,34 +99,34 @@ def retry_turn(chat: Chat, argument: str) -> None:
     if session.state.cancelled_turn is None:
         chat.console.print("[dim]" + _("Nothing to retry: the last turn finished.") + "[/]")
         return
-    from generalAgent.cli.turns import discard_last_turn
+    from generalAgent.agent.turns import discard_last_turn
 
     turn, session.state.cancelled_turn = session.state.cancelled_turn, None
     discard_last_turn(agent.graph, config)
     chat.run_turn(agent, turn)
 
 
-def compact_context(chat: Chat, focus: str) -> None:
+def compact_context(chat: ChatHandle, focus: str) -> None:
     from generalAgent.graph.turn import context_request_input
 
     chat.run_turn(chat.agent(), context_request_input("compact", focus=focus), context_only=True)
 
 
-def clear_context(chat: Chat, argument: str) -> None:
+def clear_context(chat: ChatHandle, argument: str) -> None:
     from generalAgent.graph.turn import context_request_input
 
     chat.run_turn(chat.agent(), context_request_input("clear"), context_only=True)
 
 
-def attach(chat: Chat, argument: str) -> None:
+def attach(chat: ChatHandle, argument: str) -> None:
     """/upload PATH: files for the next message (the agent hears of them in its reminder)."""
     if not argument:
         chat.console.print(
             "[yellow]" + _("/upload PATH: a file, a folder or a glob such as docs/*.pdf") + "[/]"
         )
         return
-    from generalAgent.cli.chat_input import split_paths
-    from generalAgent.cli.turn_input import attach_files
+    from generalAgent.agent.chat_input import split_paths
+    from generalAgent.agent.turn_input import attach_files
 
     agent = chat.agent()
     report = attach_files(agent, chat.session.id, split_paths(argument, Path.cwd()), Path.cwd())
@@ -145,7 +141,7 @@ def attach(chat: Chat, argument: str) -> None:
     chat.session.state.pending_uploads += report.files
 
 
-def run_custom_command(chat: Chat, command: CustomCommand, argument: str) -> None:
+def run_custom_command(chat: ChatHandle, command: CustomCommand, argument: str) -> None:
     """The body, with the arguments in it, sent exactly as a typed line; for this turn
     only, the command's model and the tools it names (as if @mentioned)."""
     text = command.expand(argument)
@@ -168,6 +164,6 @@ def run_custom_command(chat: Chat, command: CustomCommand, argument: str) -> Non
         agent.switch_model(before)
 
 
-def quit_chat(chat: Chat, argument: str) -> bool:
+def quit_chat(chat: ChatHandle, argument: str) -> bool:
     chat.farewell()
     return False

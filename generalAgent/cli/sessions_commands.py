@@ -30,9 +30,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from generalAgent.agent.storage_errors import describe_storage_error
 from generalAgent.cli.folder_trust import YES
 from generalAgent.cli.session_resume import picker_line
-from generalAgent.cli.storage_errors import describe_storage_error
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_or_fail
 from generalAgent.cli.terminal_text import terminal_console, terminal_safe, typed_answer
 from generalAgent.config.settings import Settings

@@ -7,17 +7,14 @@ while the chat runs; the settings files are not written.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Literal, cast
+from typing import cast
 
 from rich.markup import escape
 from rich.text import Text
 
+from generalAgent.cli.chat_handle import ChatHandle, ReasoningDisplay
 from generalAgent.i18n import N_, _
 
-if TYPE_CHECKING:
-    from generalAgent.cli.chat import Chat
-
-ReasoningDisplay = Literal["collapsed", "full", "off"]
 THINKING_MODES = {
     "full": N_("Reasoning is shown in full from now on."),
     "collapsed": N_("Reasoning is shown as one line from now on."),
@@ -25,7 +22,7 @@ THINKING_MODES = {
 }
 
 
-def switch_model(chat: Chat, argument: str) -> None:
+def switch_model(chat: ChatHandle, argument: str) -> None:
     """/model lists the models to switch to; /model NAME switches from the next turn on."""
     console = chat.console
     model = chat.settings.model
@@ -68,7 +65,7 @@ def switch_model(chat: Chat, argument: str) -> None:
         )
 
 
-def set_thinking(chat: Chat, argument: str) -> None:
+def set_thinking(chat: ChatHandle, argument: str) -> None:
     """/thinking MODE: how reasoning is shown; alone, the last turn's reasoning in full."""
     console = chat.console
     mode = argument.lower()

@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.segment import Segment
 from rich.text import Text
 
@@ -107,3 +108,16 @@ class _SafeConsole(Console):
 def terminal_console(**kwargs: Any) -> Console:
     """A rich Console for the CLI's output, with `terminal_safe` applied to every string."""
     return _SafeConsole(**kwargs)
+
+
+def console_lines(console: Console) -> Callable[..., None]:
+    """A session's `say` (agent/session.py) on a terminal: the program's lines in yellow,
+    quoted text (a hook's stderr) made safe to show."""
+
+    def say(line: str, *, quoted: bool = False) -> None:
+        if quoted:
+            console.print(Text(terminal_safe(line)))
+        else:
+            console.print("[yellow]" + escape(line) + "[/]")
+
+    return say

@@ -1,19 +1,19 @@
 """The chat's read-only slash commands: each shows something and changes nothing.
 
 Plain functions `(chat, argument)`, the handlers of their records in
-cli/builtin_commands.py. They read the session (cli/session.py), the loaded agent and the
+cli/builtin_commands.py. They read the session (agent/session.py), the loaded agent and the
 settings; none of them starts a turn or moves the session.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from generalAgent.cli.chat_handle import ChatHandle
 from generalAgent.cli.render import format_context, format_cost
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.sources import user_config_dir
@@ -21,17 +21,14 @@ from generalAgent.hooks import FOLDER_CONFIG, SETTINGS_FILE, TOOL_EVENTS
 from generalAgent.i18n import N_, _
 from generalAgent.sessions import Usage
 
-if TYPE_CHECKING:
-    from generalAgent.cli.chat import Chat
 
-
-def show_help(chat: Chat, argument: str) -> None:
+def show_help(chat: ChatHandle, argument: str) -> None:
     from generalAgent.cli.builtin_commands import help_text
 
     chat.console.print(help_text(chat.custom_commands.commands))
 
 
-def show_sessions(chat: Chat, argument: str) -> None:
+def show_sessions(chat: ChatHandle, argument: str) -> None:
     sessions = chat.session.catalog.recent(limit=20)
     if not sessions:
         chat.console.print("[dim]" + _("No saved sessions yet.") + "[/]")
@@ -45,7 +42,7 @@ def show_sessions(chat: Chat, argument: str) -> None:
     chat.console.print(table)
 
 
-def show_memory(chat: Chat, argument: str) -> None:
+def show_memory(chat: ChatHandle, argument: str) -> None:
     from generalAgent.graph.project_memory import user_memory_path
 
     console = chat.console
@@ -72,13 +69,13 @@ def show_memory(chat: Chat, argument: str) -> None:
     )
 
 
-def show_tools(chat: Chat, argument: str) -> None:
-    from generalAgent.cli.turn_input import describe_tools
+def show_tools(chat: ChatHandle, argument: str) -> None:
+    from generalAgent.agent.turn_input import describe_tools
 
     chat.console.print(describe_tools(chat.agent(), chat.session.config()))
 
 
-def show_mcp(chat: Chat, argument: str) -> None:
+def show_mcp(chat: ChatHandle, argument: str) -> None:
     from generalAgent.cli.mcp_commands import NO_SERVERS, servers_table
 
     agent = chat.agent()
@@ -90,7 +87,7 @@ def show_mcp(chat: Chat, argument: str) -> None:
     chat.console.print(servers_table(statuses, in_session))
 
 
-def show_skills(chat: Chat, argument: str) -> None:
+def show_skills(chat: ChatHandle, argument: str) -> None:
     skills = chat.agent().parts.skills.skills
     if not skills:
         chat.console.print("[dim]" + _("No skills installed.") + "[/]")
@@ -98,13 +95,13 @@ def show_skills(chat: Chat, argument: str) -> None:
         chat.console.print(f"[cyan]@{skill.id}[/] {escape(skill.description)}")
 
 
-def show_agents(chat: Chat, argument: str) -> None:
+def show_agents(chat: ChatHandle, argument: str) -> None:
     for profile in chat.agent().parts.agents.profiles:
         tools = f" [dim](tools: {', '.join(profile.tools)})[/]" if profile.tools is not None else ""
         chat.console.print(f"[cyan]@{profile.name}[/] {escape(profile.description)}{tools}")
 
 
-def show_hooks(chat: Chat, argument: str) -> None:
+def show_hooks(chat: ChatHandle, argument: str) -> None:
     console = chat.console
     hooks = chat.session.hooks.hooks
     folder_file = Path.cwd() / FOLDER_CONFIG / SETTINGS_FILE
@@ -147,7 +144,7 @@ def show_hooks(chat: Chat, argument: str) -> None:
         )
 
 
-def show_todos(chat: Chat, argument: str) -> None:
+def show_todos(chat: ChatHandle, argument: str) -> None:
     todos = chat.agent().graph.get_state(chat.session.config()).values.get("todos") or []
     if not todos:
         chat.console.print("[dim]" + _("No todos in this session.") + "[/]")
@@ -160,7 +157,7 @@ def show_todos(chat: Chat, argument: str) -> None:
         )
 
 
-def show_usage(chat: Chat, argument: str) -> None:
+def show_usage(chat: ChatHandle, argument: str) -> None:
     session = chat.session
     info = session.catalog.get(session.id)
     usage = info.usage if info else Usage()

@@ -276,6 +276,8 @@ class DocumentSettings(SettingsGroup):
     text_preview_chars: int = Field(default=50_000, ge=1_000, description="Preview of big texts")
     pdf_preview_pages: int = Field(default=10, ge=1, description="Pages in a PDF preview")
     pdf_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars in a PDF preview")
+    # Off reads a PDF as its text layer only (tables as loose lines), as before tables were read.
+    pdf_tables: bool = Field(default=True, description="Read PDF tables as grids")
     docx_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars, DOCX preview")
     xlsx_preview_sheets: int = Field(default=3, ge=1, description="Sheets in an XLSX preview")
     xlsx_preview_chars: int = Field(default=20_000, ge=1_000, description="Chars, XLSX preview")
@@ -459,6 +461,14 @@ class ToolSettings(SettingsGroup):
         """The model provider searches by itself (providers/native_search.py)."""
         return self.web_search_provider == "native"
 
+    # Commands, skill scripts and a trusted folder's MCP servers and hooks run in a sandbox
+    # where one works (generalAgent/sandbox.py, docs/security.md).
+    sandbox: Literal["auto", "required", "off"] = Field(
+        default="auto",
+        description="Run commands in a sandbox (bubblewrap, macOS sandbox-exec): auto = when one works here, "
+        "required = refuse commands without one, off = never",
+    )
+
     @property
     def command_env_names(self) -> tuple[str, ...]:
         return tuple(name.strip() for name in self.command_env.split(",") if name.strip())
@@ -519,6 +529,26 @@ class ServerSettings(SettingsGroup):
         default=None,
         description="LangGraph Server: HS256 secret of the users' JWTs (their sub claim names the user)",
     )
+    # What a client may switch on with a mention: the discovered tools (tools.yaml) the
+    # deployment offers. A shell listed here needs a working sandbox (checked at start-up).
+    server_tools: OptionalText = Field(
+        default=None,
+        description="LangGraph Server: discovered tools its users may @mention, comma-separated "
+        "(e.g. run_bash_command); others are refused",
+    )
+    server_max_tool_calls: int = Field(
+        default=50, ge=1, le=10_000, description="LangGraph Server: tool calls one run of a user may make"
+    )
+    server_max_tool_bytes: int = Field(
+        default=5_000_000,
+        ge=10_000,
+        le=1_000_000_000,
+        description="LangGraph Server: bytes of tool results one run of a user may receive",
+    )
+
+    @property
+    def offered_tools(self) -> frozenset[str]:
+        return frozenset(name.strip() for name in (self.server_tools or "").split(",") if name.strip())
 
 
 GROUPS: dict[str, type[SettingsGroup]] = {

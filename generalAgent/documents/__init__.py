@@ -3,7 +3,10 @@
 The functions below are a convenience API for scripts: each opens the index database of
 `settings` (read from the environment when not given), does one thing and closes it;
 long-running callers (the CLI, benchmarks, knowledge search) hold a
-`SearchIndex` instead.
+`SearchIndex` instead. When semantic search is on (an embedding source, e.g. the
+`multilingual` extra's packaged model, search/embeddings.py), `create_index` embeds the
+chunks it wrote and `search_in_index` fuses their vectors with the keywords, as the tools
+and the CLI do; without vectors (none yet, or the source fails) keywords answer alone.
 
     from generalAgent.documents import create_index, search_in_index
     create_index(Path("uploads/report.pdf"))
@@ -13,6 +16,7 @@ long-running callers (the CLI, benchmarks, knowledge search) hold a
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,11 +77,23 @@ def open_index(settings: Settings | None = None) -> SearchIndex:
     return SearchIndex(settings.paths.indexes_db, settings.documents)
 
 
-def create_index(path: Path, settings: Settings | None = None) -> IndexedDocument:
+def create_index(path: Path, settings: Settings | None = None, *, embed: bool = True) -> IndexedDocument:
     """Index the file (once per content: the same bytes at another path reuse the index;
-    a new version of a file at the same path replaces the old one)."""
+    a new version of a file at the same path replaces the old one). With `embed` and an
+    embedding source, the chunks without a vector are embedded before it returns (a
+    failing source leaves them to the next call: keywords still find them)."""
+    from generalAgent.search.background_embedding import embed_pending
+    from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
+
+    settings = settings or load_settings()
     with open_index(settings) as index:
-        return index.index_file(Path(path))
+        document = index.index_file(Path(path))
+        vectors = embeddings_from_settings(settings) if embed else None
+        if vectors is not None:
+            # Resumable: what was embedded stays, the rest waits for the next pass.
+            with suppress(EmbeddingError):
+                embed_pending(index.conn, vectors, settings.documents.embedding_batch_size)
+        return document
 
 
 def index_exists(path: Path, settings: Settings | None = None) -> bool:
@@ -95,8 +111,32 @@ def search_in_index(
     and its English rendering for an English document), fused by rank. [] when the file is
     not indexed (call `create_index` first) or nothing matches.
     """
+    from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
+    from generalAgent.search.query import phrasings
+    from generalAgent.search.semantic import nearest_chunks
+    from generalAgent.search.storage import item_rowid_range
+
+    settings = settings or load_settings()
     with open_index(settings) as index:
-        return [hit.passage() for hit in index.search(Path(path), query, max_results)]
+        try:
+            record = index.document(index.file_hash(Path(path)))
+        except OSError:
+            return []
+        if record is None:
+            return []
+        item_id = record["item_id"]
+        semantic: list[list[tuple[int, float]]] = []
+        vectors = embeddings_from_settings(settings)
+        asked = [query] if isinstance(query, str) else phrasings(query)
+        if vectors is not None and asked:
+            try:
+                semantic = nearest_chunks(
+                    index.conn, vectors, asked, rowid_range=item_rowid_range(index.conn, item_id)
+                )
+            except EmbeddingError:
+                semantic = []  # keywords answer alone
+        hits = index.search_item(item_id, query, max_results, semantic=semantic)
+        return [hit.passage() for hit in hits]
 
 
 def get_index_stats(settings: Settings | None = None) -> dict[str, Any]:

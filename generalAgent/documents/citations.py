@@ -1,7 +1,8 @@
 """Checking a citation: does a quoted sentence really occur at the cited place of a document?
 
 The model (or the user) names a place the way search hits name it — "page 12", "p. 12",
-"第 12 页", "slide 3", "sheet Sales", "§ Installing" or just "12" — and a quote. The text
+"第 12 页", "page 12, table 2, row 5", "slide 3", "sheet Sales", "§ Installing" or just
+"12" — and a quote. The text
 of that place is cut from the indexed document (the item's content, between its first
 and last chunk there), and the quote is looked for in it with the differences that
 extraction introduces ironed out on both sides: Unicode compatibility forms (full-width
@@ -28,6 +29,8 @@ MAX_OTHER_PLACES = 5
 _PAGE = re.compile(
     r"^\s*(?:(?:p|pp|pg|page|slide|sheet)\.?\s*|第\s*)?(\d{1,6})\s*(?:页|頁|张|張)?\s*$", re.IGNORECASE
 )
+# A PDF table's row cited within its page: ", table 2, row 5" (or "rows 5–9", "表 2").
+_TABLE_ROWS = re.compile(r"\s*[,，]\s*(?:table|表)\s*\d+.*$", re.IGNORECASE)
 _TYPOGRAPHY = str.maketrans(
     {
         "‘": "'",
@@ -122,7 +125,7 @@ def _places(
 
 def _resolve(place: str, places: dict[str, list[tuple[int, int]]], numbered: dict[int, str]) -> str:
     """The name in `places` that the cited `place` means; CitationError if none does."""
-    page = _PAGE.match(place)
+    page = _PAGE.match(_TABLE_ROWS.sub("", place))  # "page 12, table 2, row 5" is on page 12
     if page is not None:
         number = int(page.group(1))
         if number in numbered:

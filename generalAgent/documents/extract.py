@@ -21,7 +21,7 @@ from typing import BinaryIO
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import N_, one_line
 from generalAgent.documents.office import read_docx, read_pptx
-from generalAgent.documents.pdf import read_pdf
+from generalAgent.documents.pdf import pdf_preview_texts, read_pdf
 from generalAgent.documents.reading import (
     OLD_OFFICE,
     DocumentError,
@@ -164,9 +164,12 @@ def preview_document(path: Path, settings: DocumentSettings, open_file: OpenFile
     blocks = [b for b in document.blocks if units is None or b.page is None or b.page <= units]
     if document.file_type == "xlsx":
         text = sheets_preview_text(blocks, xlsx_sheet_names(path, open_file))
+    elif document.file_type == "pdf":
+        text = BLOCK_SEPARATOR.join(pdf_preview_texts(blocks))
     else:
         text = BLOCK_SEPARATOR.join(b.text for b in blocks)
-    read = len(document.text)
+    # A PDF's table is shown once where its blocks repeat its header: count what is shown.
+    read = len(text) if document.file_type == "pdf" else len(document.text)
     if len(text) > chars:
         text = text[:chars]
     if limit.stopped:

@@ -1,6 +1,11 @@
 """PDF pages: pypdfium2's text layer, paragraphs rebuilt, sections from the outline, and
 OCR (documents/ocr.py) for the pages that have no text layer but hold text as images.
 
+Running heads, footers and page numbers are left out (pdf_layout.py), and the tables are
+read as grids (pdf_tables.py): a table's text leaves its page's block and comes back as
+blocks of whole rows under the table's caption and header, cited "page 12, table 2, rows
+5–9", so that no chunk holds a row without its column names.
+
 pypdfium2 is imported inside the functions: this module is reachable from start-up.
 """
 
@@ -23,6 +28,22 @@ from generalAgent.documents.ocr import (
     needs_ocr,
     ocr_installed,
     recognise_pages,
+)
+from generalAgent.documents.pdf_layout import (
+    is_running,
+    may_hold_table,
+    page_lines,
+    page_rules,
+    running_keys,
+    strip_running,
+)
+from generalAgent.documents.pdf_tables import (
+    Line,
+    PageTable,
+    Rule,
+    Table,
+    find_tables,
+    merge_continued,
 )
 from generalAgent.documents.pdfium_lock import PDFIUM
 from generalAgent.documents.reading import DocumentError, ExtractProgress, Reading, ReadLimit
@@ -72,6 +93,7 @@ def read_pdf(
         texts: list[str] = []
         scanned: list[int] = []
         figures: set[int] = set()
+        geometry: dict[int, tuple[list[Line], list[Rule]]] = {}  # pages that may hold a table
         read = 0  # characters so far, for the limit
         for number in range(pages):
             if limit.reached(number + 1, read):
@@ -85,6 +107,8 @@ def read_pdf(
                     # OCR nor a figure mark, and walking its objects costs more than its text.
                     thin = needs_ocr(raw)
                     coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
+                    if settings.pdf_tables and not thin and may_hold_table(textpage, raw):
+                        read_geometry(geometry, number, page, textpage, raw)
                 finally:
                     textpage.close()
                     page.close()
@@ -95,22 +119,212 @@ def read_pdf(
             texts.append(raw)
             read += len(raw)
         recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
-        return [
-            Block(
-                text=join_pdf_lines(recognised.get(number, raw)),
-                page=number + 1,
-                heading=headings.get(number, ""),
-                place=f"page {number + 1}",
-                ocr=number in recognised,
-                figure=number in figures and number not in recognised,
-            )
-            for number, raw in enumerate(texts)
-        ]
     except pdfium.PdfiumError:
         raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:
         with PDFIUM:
             pdf.close()
+    keys = running_keys(texts)
+    found = _page_tables(geometry, keys)
+    tables = merge_continued(found)
+    blocks: list[Block] = []
+    for number, raw in enumerate(texts):
+        heading = headings.get(number, "")
+        if number in recognised:
+            pieces = [recognised[number]]
+            here: list[PageTable] = []
+        else:
+            here = [t for t in found if t.page == number]
+            pieces = _TABLE_MARK.split(strip_running(_without(raw, here), keys))
+        shown: set[int] = set()
+        for n, piece in enumerate(pieces):
+            if n % 2:  # a table's place in the page's text
+                table = here[int(piece)].merged_into
+                shown.add(table)
+                blocks.extend(
+                    table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+                )
+                continue
+            blocks.append(
+                Block(
+                    text=join_pdf_lines(piece),
+                    page=number + 1,
+                    heading=heading,
+                    place=f"page {number + 1}",
+                    ocr=number in recognised,
+                    figure=number in figures and number not in recognised,
+                )
+            )
+        for table in dict.fromkeys(t.merged_into for t in here if t.merged_into not in shown):
+            blocks.extend(
+                table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+            )
+    return blocks
+
+
+def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
+    """Every table of the PDF, merged across the pages it spans (for `query_table` and
+    `generalagent tables`); [] for a PDF without any."""
+    import pypdfium2 as pdfium
+
+    try:
+        with PDFIUM:
+            pdf = pdfium.PdfDocument(document.getvalue() if isinstance(document, io.BytesIO) else document)
+    except pdfium.PdfiumError:
+        raise DocumentError(
+            N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name
+        ) from None
+    texts: list[str] = []
+    geometry: dict[int, tuple[list[Line], list[Rule]]] = {}
+    try:
+        for number in range(len(pdf)):
+            with PDFIUM:
+                page = pdf[number]
+                textpage = page.get_textpage()
+                try:
+                    raw = textpage.get_text_range()
+                    if may_hold_table(textpage, raw):
+                        read_geometry(geometry, number, page, textpage, raw)
+                finally:
+                    textpage.close()
+                    page.close()
+            texts.append(raw)
+    except pdfium.PdfiumError:
+        raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
+    finally:
+        with PDFIUM:
+            pdf.close()
+    return merge_continued(_page_tables(geometry, running_keys(texts)))
+
+
+def read_geometry(
+    geometry: dict[int, tuple[list[Line], list[Rule]]], number: int, page: Any, textpage: Any, raw: str
+) -> None:
+    """The lines and rules of page `number` into `geometry` when its layout may hold a
+    table (pdf_layout.page_lines reads only what the table finder needs)."""
+    lines = page_lines(textpage, raw)
+    if lines:
+        geometry[number] = (lines, page_rules(page))
+
+
+def _page_tables(geometry: dict[int, tuple[list[Line], list[Rule]]], keys: set[str]) -> list[PageTable]:
+    """The tables of each page read as geometry, its running heads and footers set apart
+    first (a table under a running head still opens its page)."""
+    found: list[PageTable] = []
+    for number in sorted(geometry):
+        lines, rules = geometry[number]
+        lines = list(lines)
+        # A running line stands apart from the body, in the margin: a table's header
+        # repeated on every page is as repeated, but sits right above its rows.
+        for _ in range(2):
+            if len(lines) > 1 and is_running(lines[0].text, keys) and _apart(lines[0], lines[1]):
+                lines.pop(0)
+            if len(lines) > 1 and is_running(lines[-1].text, keys) and _apart(lines[-2], lines[-1]):
+                lines.pop()
+        found.extend(find_tables(lines, rules, number))
+    return found
+
+
+def _apart(upper: Line, lower: Line) -> bool:
+    return upper.bottom - lower.top > 1.5 * max(upper.height, lower.height)
+
+
+# Where a table stood in its page's text: "\x01<n>\x01", n its index among the page's tables.
+_TABLE_MARK = re.compile("\x01(\\d+)\x01")
+
+
+def _without(raw: str, tables: list[PageTable]) -> str:
+    """The page's text with the characters of its tables (and their captions) taken out,
+    a mark standing where each table began (on a line of its own)."""
+    spans = sorted(span for table in tables for span in table.spans)
+    if not spans:
+        return raw
+    marks = {min(table.spans)[0]: n for n, table in enumerate(tables) if table.spans}
+    parts: list[str] = []
+    position = 0
+    for start, end in spans:
+        if start > position:
+            parts.append(raw[position:start].replace("\x01", ""))
+        if start in marks and start >= position:
+            parts.append(f"\n\x01{marks.pop(start)}\x01\n")
+        position = max(position, end)
+    parts.append(raw[position:].replace("\x01", ""))
+    return "".join(parts)
+
+
+_TABLE_PLACE = re.compile(r"^page \d+, table (\d+), rows? ")
+
+
+def pdf_preview_texts(blocks: list[Block]) -> list[str]:
+    """The blocks' texts as a reader reads the PDF: a table's blocks of rows (each under
+    its caption and column names, for search) shown as one Markdown table."""
+    texts: list[str] = []
+    previous = ""
+    for block in blocks:
+        match = _TABLE_PLACE.match(block.place)
+        table = match.group(1) if match else ""
+        if table and table == previous and texts:
+            rows = block.text.split("\n")[3:]  # the title, the names and the rule again
+            texts[-1] += "\n" + "\n".join(rows)
+        elif table:
+            title, _, rest = block.text.partition("\n")
+            texts.append(re.sub(r" \(table (\d+), rows? [^)]*\)$", r" (table \1)", title) + "\n" + rest)
+        else:
+            texts.append(block.text)
+        previous = table
+    return texts
+
+
+def markdown_row(cells: list[str]) -> str:
+    return "| " + " | ".join(" ".join(c.split()).replace("|", "\\|") for c in cells) + " |"
+
+
+def table_markdown(table: Table, rows: list[list[str]] | None = None) -> str:
+    """The table (or some of its rows) as a Markdown table under its column names."""
+    names = table.column_names()
+    lines = [markdown_row(names), "| " + " | ".join("---" for _ in names) + " |"]
+    width = len(names)
+    lines.extend(
+        markdown_row([*r, *[""] * (width - len(r))][:width]) for r in (table.rows if rows is None else rows)
+    )
+    return "\n".join(lines)
+
+
+def table_blocks(table: Table, number: int, page: int, heading: str, max_size: int) -> list[Block]:
+    """The rows of `table` that are on `page`, in blocks of whole rows each under the
+    caption and the column names, as many rows as fit in a chunk of `max_size`."""
+    title = table.caption or f"Table {number}"
+    blocks: list[Block] = []
+    group: list[int] = []
+
+    def text_of(indexes: list[int]) -> str:
+        first, last = indexes[0] + 1, indexes[-1] + 1
+        rows = f"row {first}" if first == last else f"rows {first}–{last}"
+        return f"{title} (table {number}, {rows})\n" + table_markdown(table, [table.rows[i] for i in indexes])
+
+    def flush() -> None:
+        if group:
+            first, last = group[0] + 1, group[-1] + 1
+            rows = f"row {first}" if first == last else f"rows {first}–{last}"
+            blocks.append(
+                Block(
+                    text=text_of(group),
+                    page=page,
+                    heading=heading,
+                    whole=True,
+                    place=f"page {page}, table {number}, {rows}",
+                )
+            )
+
+    for index, row_page in enumerate(table.row_pages):
+        if row_page != page:
+            continue
+        if group and len(text_of([*group, index])) > max_size:
+            flush()
+            group = []
+        group.append(index)
+    flush()
+    return blocks
 
 
 def _recognise(

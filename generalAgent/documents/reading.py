@@ -33,16 +33,25 @@ def open_plainly(path: Path) -> BinaryIO:
 
 
 PDF_TYPES = {".pdf": "pdf"}
-OFFICE_TYPES = {".docx": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".pptx": "pptx"}
+# Every spreadsheet format python-calamine reads is an "xlsx" (documents/workbook.py); WPS's
+# .et is an .xls inside.
+OFFICE_TYPES = {
+    ".docx": "docx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".xlsb": "xlsx",
+    ".xls": "xlsx",
+    ".et": "xlsx",
+    ".ods": "xlsx",
+    ".pptx": "pptx",
+}
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
 # Old and WPS Office formats, read as their modern form once LibreOffice has converted them
 # (documents/convert.py).
 OLD_OFFICE = {
     ".doc": ".docx",
-    ".xls": ".xlsx",
     ".ppt": ".pptx",
     ".wps": ".docx",
-    ".et": ".xlsx",
     ".dps": ".pptx",
 }
 # What a folder walk picks up (a file named explicitly is tried whatever its suffix).

@@ -1,24 +1,20 @@
 """Spreadsheets (XLSX): each sheet's rows grouped under their header, sheet names, and the
 formulas Excel never calculated (their value is missing; the formula is shown instead).
 
-The cells are read from the sheets' XML by sheet_xml.py (the reader query_table uses), not
-by openpyxl: a 50,000-row sheet's preview took three seconds of openpyxl before a line of
-it was shown.
+The cells are read by python-calamine (workbook.py, the reader query_table uses), not by
+openpyxl: a 50,000-row sheet's preview took three seconds of openpyxl before a line of it
+was shown.
 """
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_
-from generalAgent.documents.office import check_office_archive
-from generalAgent.documents.reading import DocumentError, OpenFile, ReadLimit, open_plainly
-from generalAgent.documents.sheet_parts import read_workbook
-from generalAgent.documents.sheet_xml import read_sheet
+from generalAgent.documents.reading import OpenFile, ReadLimit, open_plainly
+from generalAgent.documents.workbook import read_sheets, sheet_names
 from generalAgent.search.chunking import Block
 
 # A sheet beyond this many cells (rows x columns of its values) is refused rather than read:
@@ -27,41 +23,33 @@ MAX_SHEET_CELLS = 5_000_000
 
 
 def read_xlsx(document: BinaryIO, path: Path, settings: DocumentSettings, limit: ReadLimit) -> list[Block]:
-    check_office_archive(document, path, ".xlsx")
-    try:
-        archive = zipfile.ZipFile(document)
-    except (zipfile.BadZipFile, OSError, ValueError):
-        raise DocumentError(N_("{name} is not a valid .xlsx file (damaged?)."), name=path.name) from None
     blocks: list[Block] = []
-    with archive:
-        book = read_workbook(archive, path.name, MAX_SHEET_CELLS)
-        for number, (title, member) in enumerate(book.sheets, start=1):
-            if limit.reached(number, sum(len(b.text) for b in blocks)):
-                break
-            # A formula never calculated (a file written by a script) has no value: its
-            # formula is shown instead, so the cell does not read as empty.
-            cells = read_sheet(archive, book, title, member, MAX_SHEET_CELLS)
-            rows = (
-                (row_number, _row_text(row, cells.uncached, row_number - 1))
-                for row_number, row in enumerate(cells.rows, start=1)
+    for number, (title, cells) in enumerate(read_sheets(document, path, MAX_SHEET_CELLS), start=1):
+        if limit.reached(number, sum(len(b.text) for b in blocks)):
+            break
+        # A formula never calculated (a file written by a script) has no value: its
+        # formula is shown instead, so the cell does not read as empty.
+        rows = (
+            (row_number, _row_text(row, cells.uncached, row_number - 1))
+            for row_number, row in enumerate(cells.rows, start=1)
+        )
+        blocks.extend(
+            Block(
+                text=text,
+                page=number,
+                heading=title,
+                whole=True,
+                place=f"sheet {title}, {_rows_label(first, last)}",
             )
-            blocks.extend(
-                Block(
-                    text=text,
-                    page=number,
-                    heading=title,
-                    whole=True,
-                    place=f"sheet {title}, {_rows_label(first, last)}",
-                )
-                for text, first, last in group_rows([(n, r) for n, r in rows if r], settings)
-            )
+            for text, first, last in group_rows([(n, r) for n, r in rows if r], settings)
+        )
     return blocks
 
 
 def xlsx_sheet_names(path: Path, open_file: OpenFile = open_plainly) -> list[str]:
     """The names of a workbook's sheets, in order (from its directory, no cell is read)."""
-    with open_file(path) as handle, zipfile.ZipFile(handle) as archive:
-        return read_workbook(archive, path.name, MAX_SHEET_CELLS, cells=False).names
+    with open_file(path) as handle:
+        return sheet_names(handle, path)
 
 
 def sheets_preview_text(blocks: list[Block], names: list[str]) -> str:

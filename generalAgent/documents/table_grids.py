@@ -1,6 +1,6 @@
 """A table file's cells as grids of Python values, before they are typed and stored (tables.py).
 
-A grid is one sheet of an XLSX (read from its XML by sheet_xml.py), a CSV/TSV file, or
+A grid is one sheet of an XLSX (read by python-calamine, workbook.py), a CSV/TSV file, or
 one table of a DOCX, with the formula cells of a sheet that hold no cached value.
 """
 
@@ -9,17 +9,15 @@ from __future__ import annotations
 import csv
 import io
 import re
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from generalAgent.display import N_, N_plural
+from generalAgent.display import N_plural
 from generalAgent.documents.encoding import decode_text
 from generalAgent.documents.office import check_office_archive
 from generalAgent.documents.reading import DocumentError
-from generalAgent.documents.sheet_parts import read_workbook
-from generalAgent.documents.sheet_xml import read_sheet
+from generalAgent.documents.workbook import read_sheets
 
 _THOUSANDS = re.compile(r"^[-+]?\d{1,3}(,\d{3})+(\.\d+)?$")
 
@@ -28,17 +26,9 @@ Grid = tuple[str, str, list[list[Any]], dict[tuple[int, int], str]]
 
 def xlsx_grids(handle: BinaryIO, path: Path, max_cells: int) -> Iterator[Grid]:
     """(sheet name, source, rows of values, {(row, column): formula without a cached value}),
-    each sheet read from its XML by sheet_xml.py, within `max_cells` cells."""
-    check_office_archive(handle, path, ".xlsx")
-    try:
-        archive = zipfile.ZipFile(handle)
-    except (zipfile.BadZipFile, OSError, ValueError):
-        raise DocumentError(N_("{name} is not a valid .xlsx file (damaged?)."), name=path.name) from None
-    with archive:
-        book = read_workbook(archive, path.name, max_cells)
-        for title, member in book.sheets:
-            cells = read_sheet(archive, book, title, member, max_cells)
-            yield title, f"sheet {title}", cells.rows, cells.uncached
+    each sheet read by workbook.py within `max_cells` cells."""
+    for title, cells in read_sheets(handle, path, max_cells):
+        yield title, f"sheet {title}", cells.rows, cells.uncached
 
 
 def docx_grids(handle: BinaryIO, path: Path) -> Iterator[Grid]:

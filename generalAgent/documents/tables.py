@@ -1,8 +1,9 @@
 """Tables of a document in an in-memory SQLite database, for exact answers (`query_table`).
 
 A model that adds up numbers it read from a preview guesses; one `SELECT` over the sheet
-does not. Each sheet of an XLSX, a CSV/TSV file, or each table of a DOCX becomes one
-SQLite table, its columns typed from their values. The model's query runs read-only and
+does not. Each sheet of an XLSX, a CSV/TSV file, or each table of a DOCX or a PDF (read
+as grids by pdf_tables.py, named table_1, table_2, ... with their pages and captions)
+becomes one SQLite table, its columns typed from their values. The model's query runs read-only and
 bounded:
 
 - the connection is `query_only`, and an authorizer allows reading, selecting and calling
@@ -33,9 +34,10 @@ from typing import Any, BinaryIO
 
 from generalAgent.display import N_
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
-from generalAgent.documents.table_grids import csv_rows, docx_grids, xlsx_grids
+from generalAgent.documents.table_grids import Grid, csv_rows, docx_grids, xlsx_grids
+from generalAgent.documents.workbook import SHEET_SUFFIXES
 
-TABLE_SUFFIXES = frozenset({".xlsx", ".xlsm", ".csv", ".tsv", ".docx"})
+TABLE_SUFFIXES = SHEET_SUFFIXES | {".csv", ".tsv", ".docx", ".pdf"}
 # A sheet beyond this many cells is refused rather than loaded: the whole database lives in
 # memory (50k rows x 20 columns is 1M cells, a few tens of MB).
 MAX_TABLE_CELLS = 5_000_000
@@ -222,19 +224,29 @@ def load_tables(
     suffix = path.suffix.lower()
     if OLD_OFFICE.get(suffix, suffix) not in TABLE_SUFFIXES:
         raise DocumentError(
-            N_("{name} is not a table file; query_table reads XLSX sheets, CSV/TSV files and DOCX tables."),
+            N_(
+                "{name} is not a table file; query_table reads XLSX sheets, CSV/TSV files, DOCX and PDF tables."
+            ),
             name=path.name,
         )
     opened: Callable[[Path], BinaryIO] = open_file
-    if suffix in OLD_OFFICE:  # .xls, .et, .doc, .wps: read as the .xlsx/.docx LibreOffice makes
+    if suffix in OLD_OFFICE:  # .doc, .wps: read as the .docx LibreOffice makes
         from generalAgent.documents.convert import convert_legacy_office
 
         modern = convert_legacy_office(path, open_file)
         suffix = OLD_OFFICE[suffix]
         opened = lambda _path: io.BytesIO(modern)  # noqa: E731 - the converted bytes stand for the file
     with _cells_without_cycle_collection():
+        headers: dict[str, int] = {}  # a PDF table's header rows, known from its layout
         with opened(path) as handle:
-            if suffix in (".xlsx", ".xlsm"):
+            if suffix == ".pdf":
+                from generalAgent.documents.table_files import pdf_tables
+
+                grids: list[Grid] = []
+                for found in pdf_tables(handle, path):
+                    grids.append((found.name, found.source, [*found.header, *found.rows], {}))
+                    headers[found.name] = len(found.header)
+            elif suffix in SHEET_SUFFIXES:
                 grids = list(xlsx_grids(handle, path, max_cells))
             elif suffix == ".docx":
                 grids = list(docx_grids(handle, path))
@@ -245,7 +257,7 @@ def load_tables(
         tables: list[Table] = []
         used: set[str] = set()
         for name, source, rows, formulas in grids:
-            table = _store(connection, _unique(name, used), source, rows, formulas)
+            table = _store(connection, _unique(name, used), source, rows, formulas, headers.get(name))
             if table is not None:
                 tables.append(table)
     if not tables:
@@ -363,13 +375,14 @@ def _store(
     source: str,
     grid: list[list[Any]],
     formulas: dict[tuple[int, int], str],
+    header: int | None = None,
 ) -> Table | None:
     rows = [r for r in grid]
     while rows and all(v is None or (isinstance(v, str) and not v.strip()) for v in rows[-1]):
         rows.pop()
     if not rows:
         return None
-    start, count = header_rows(rows)
+    start, count = (0, header) if header else header_rows(rows)
     width = max(len(r) for r in rows[start:])
     while width and all(len(r) < width or r[width - 1] is None for r in rows[start:]):
         width -= 1
@@ -408,7 +421,7 @@ def _store(
     connection.executemany(f'INSERT INTO "{name}" VALUES ({", ".join("?" * width)})', body)
     connection.commit()
     notes = []
-    if count > 1 or start:
+    if (count > 1 or start) and not header:  # a PDF table's header is its own, not rows of a sheet
         notes.append(f"header: rows {start + 1}-{start + count} of the {source.split()[0]}.")
     return Table(name=name, source=source, columns=columns, rows=len(body), header_rows=count, notes=notes)
 

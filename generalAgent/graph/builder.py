@@ -3,7 +3,7 @@
     START ─┬─ a call left open, an old key → repair ─┐
            ├────────────────────────────────────────┴─ a cut is due, /compact, /clear → compact ─┬─ a cut → planner
            └─────────────────────────────────────────────────────────────────────────────────────┴─ /compact, /clear → END
-    planner ─┬─ tool calls, loops left ─┬─ one needs approval → approval → tools → (compact →) planner
+    planner ─┬─ tool calls, loops left ─┬─ one needs approval → approval ⇄ tools → (compact →) planner
              │                          └─ none does ─────────────────────→ tools
              ├─ tool calls, budget spent → finalize → END
              └─ no tool calls ───────────→ END
@@ -16,10 +16,12 @@ main graph's state schema, while its input and output are AgentState). `compact`
 only when the start of the history moves (graph/compaction.py). So an ordinary step adds
 neither node nor checkpoint.
 
-`approval` asks the user about every call that needs it before any call runs, so the
-tools node runs each call at most once (graph/nodes/approval.py says why). Calls of which
-none needs approval skip it: the step would only record "not needed" and cost a
-checkpoint, and the tools node judges every call without a decision again.
+`approval` asks the user about the calls that need it, and `tools` judges each call again
+right before it runs (tools/judge.py, the one judge): a call whose question is due only
+now (a sibling changed what it would do) ends the tools step, and the graph goes back to
+`approval` for it; a resume re-runs only that step, so each call runs at most once
+(graph/nodes/approval.py says why). Calls of which none needs approval skip `approval`:
+the step would only cost a checkpoint.
 
 `build_graph` is the one place the graph is assembled; `make_graph` is the factory that
 `langgraph.json` points to, so LangGraph Server serves the same graph unchanged.
@@ -40,22 +42,22 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import get_runtime
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.config.sources import user_config_dir
-from generalAgent.graph.compaction import CompactionControl, build_compact_node
+from generalAgent.graph.compaction import build_compact_node
 from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.history import build_repair_node, needs_repair
-from generalAgent.graph.nodes.approval import build_approval_node, needs_asking
+from generalAgent.graph.nodes.approval import build_approval_node, needs_asking, pending_calls
 from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
 from generalAgent.graph.repetition import repeated_call
+from generalAgent.graph.served import check_served_settings
 from generalAgent.graph.state import AgentState, StoredState, SubagentState, model_calls_this_turn
 from generalAgent.graph.subagents import SubagentRunner
-from generalAgent.hooks import load_hooks
 from generalAgent.providers.factory import build_chat_model
 from generalAgent.providers.vision import image_limits, takes_images
 from generalAgent.skills.loader import SkillCatalog, load_skills
@@ -63,6 +65,10 @@ from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.mcp.manager import MCPServerManager
 from generalAgent.tools.registry import ToolRegistry
+from generalAgent.tools.run_context import RunContext
+
+# A compiled graph of the agent: any state schema of ours, run with a RunContext.
+AgentGraph = CompiledStateGraph[Any, RunContext, Any, Any]
 
 
 @dataclass
@@ -76,7 +82,6 @@ class AgentParts:
     skills: SkillCatalog
     agents: AgentCatalog
     memory: ProjectMemory = field(default_factory=ProjectMemory)  # AGENTS.md, read once per process
-    compaction: CompactionControl = field(default_factory=CompactionControl)
 
     @property
     def mcp(self) -> MCPServerManager:
@@ -96,7 +101,6 @@ def build_parts(
     come up while the rest loads); without one, the configured servers are started here."""
     env = ToolEnvironment(
         settings=settings,
-        hooks=load_hooks(user_config_dir(), settings.sources.trust, Path.cwd()),
         # Tools that show images (view_page) need to know whether this model sees them.
         image_limits=image_limits(settings.model) if takes_images(settings.model) else None,
     )
@@ -132,6 +136,12 @@ def route_after_planner(
     return END
 
 
+def route_after_tools(state: AgentState, to_model: Callable[[AgentState], str]) -> str:
+    """approval when the tools node stopped before a call that needs a question (it judges
+    each call when it is about to run, graph/nodes/tools.py), else on to the model."""
+    return "approval" if pending_calls(state["messages"])[2] else to_model(state)
+
+
 def route_at_start(state: StoredState, to_model: Callable[[AgentState], str]) -> str:
     """repair first when a stopped run left calls open or an old release a renamed key
     (graph/history.py), else on to the model."""
@@ -147,7 +157,12 @@ def _route_after_planner(
     env: ToolEnvironment,
     policy: ApprovalPolicy,
 ) -> str:
-    asks = functools.partial(needs_asking, config=config, visible_tools=visible_tools, env=env, policy=policy)
+    # Not a `runtime` parameter: LangGraph routes without a runtime in update_state (a
+    # /rewind, a repair), which would then fail; get_runtime() gives None there instead.
+    runtime = get_runtime()
+    asks = functools.partial(
+        needs_asking, config=config, runtime=runtime, visible_tools=visible_tools, env=env, policy=policy
+    )
     return route_after_planner(state, max_loops, asks)
 
 
@@ -162,8 +177,8 @@ def route_to_model(state: AgentState, prompts: PromptBuilder) -> str:
 class AgentGraphs:
     """The compiled graphs of one agent: the main one, and the one its sub-agents run."""
 
-    main: CompiledStateGraph
-    subagent: CompiledStateGraph
+    main: AgentGraph
+    subagent: AgentGraph
 
 
 def build_graphs(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> AgentGraphs:
@@ -178,14 +193,14 @@ def build_graphs(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = N
     subagent = _define_graph(parts, prompts, SubagentState, SubagentState, run_subagent=None).compile(
         checkpointer=checkpointer, name="generalAgent-subagent"
     )
-    runner = SubagentRunner(subagent, parts.settings, parts.agents, parts.env.cancelled)
+    runner = SubagentRunner(subagent, parts.settings, parts.agents)
     main = _define_graph(parts, prompts, AgentState, StoredState, run_subagent=runner).compile(
         checkpointer=checkpointer, name="generalAgent"
     )
     return AgentGraphs(main=main, subagent=subagent)
 
 
-def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph:
+def build_graph(parts: AgentParts, checkpointer: BaseCheckpointSaver | None = None) -> AgentGraph:
     """The agent's graph (what the terminal runs and LangGraph Server serves)."""
     return build_graphs(parts, checkpointer).main
 
@@ -196,14 +211,15 @@ def _define_graph(
     schema: type[AgentState],
     stored: type[AgentState],
     run_subagent: SubagentRunner | None,
-) -> StateGraph:
+) -> StateGraph[AgentState, RunContext, AgentState, AgentState]:
     """`schema`: what clients send and see; `stored`: what a stored thread may hold (the
     schema, and keys an older release used), read by the routes from START and by repair."""
-    graph = StateGraph(stored, input_schema=schema, output_schema=schema)
+    # The run's context (tools/run_context.py): the session's scope and the run's approval
+    # inputs, handed to every node and tool; several sessions' runs go at once.
+    graph = StateGraph(stored, context_schema=RunContext, input_schema=schema, output_schema=schema)
     # Every node reads the whole state of its graph (input_schema): LangGraph would otherwise
     # give a node only the keys of the type its function is annotated with (AgentState).
-    cancelled = parts.env.cancelled
-    graph.add_node("planner", build_planner_node(parts.model, prompts, cancelled), input_schema=schema)
+    graph.add_node("planner", build_planner_node(parts.model, prompts), input_schema=schema)
     policy = ApprovalPolicy(auto_approved=parts.settings.tools.auto_approved)
     graph.add_node(
         "approval", build_approval_node(prompts.visible_tools, parts.env, policy), input_schema=schema
@@ -211,10 +227,10 @@ def _define_graph(
     graph.add_node(
         "tools", build_tools_node(prompts.visible_tools, parts.env, policy, run_subagent), input_schema=schema
     )
-    graph.add_node("finalize", build_finalize_node(parts.model, prompts, cancelled), input_schema=schema)
+    graph.add_node("finalize", build_finalize_node(parts.model, prompts), input_schema=schema)
     graph.add_node(
         "compact",
-        build_compact_node(parts.model, parts.settings, prompts.pending_cut, parts.compaction),
+        build_compact_node(parts.model, parts.settings, prompts.pending_cut),
         destinations=("planner", END),
         input_schema=schema,
     )
@@ -236,12 +252,14 @@ def _define_graph(
     )
     graph.add_conditional_edges("planner", after_planner, ["approval", "tools", "finalize", END])
     graph.add_edge("approval", "tools")
-    graph.add_conditional_edges("tools", to_model, ["compact", "planner"])
+    graph.add_conditional_edges(
+        "tools", functools.partial(route_after_tools, to_model=to_model), ["approval", "compact", "planner"]
+    )
     graph.add_edge("finalize", END)
     return graph
 
 
-async def make_graph() -> CompiledStateGraph:
+async def make_graph() -> AgentGraph:
     """Factory for LangGraph Server (`langgraph.json`): the graph without a checkpointer.
 
     The server supplies its own checkpointer and calls this factory for every request
@@ -253,9 +271,10 @@ async def make_graph() -> CompiledStateGraph:
 
 
 @functools.cache
-def _served_graph() -> CompiledStateGraph:
+def _served_graph() -> AgentGraph:
     # A server has no prompt to keep responsive: its MCP servers are waited for once, here.
     settings = load_settings()
+    check_served_settings(settings)  # keys out of children; no shell without a sandbox
     mcp = MCPServerManager.from_settings(settings).start()
     mcp.wait_for_startup()
     return build_graph(build_parts(settings, mcp=mcp))

@@ -22,7 +22,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -30,6 +29,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.graph import END
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from generalAgent.config.settings import Settings
@@ -39,6 +39,7 @@ from generalAgent.graph.history import messages_after, open_question
 from generalAgent.graph.prompts import TEMPLATES
 from generalAgent.graph.state import AgentState, ConversationSummary, UploadedFile
 from generalAgent.providers.tokens import context_budget, estimate_tokens
+from generalAgent.tools.run_context import RunContext
 
 LOGGER = logging.getLogger(__name__)
 
@@ -54,21 +55,6 @@ TRANSCRIPT_SHARE = 0.5
 WORDS_PER_TOKEN = 0.75
 # The summary may exceed its budget a little before it is cut, as the model cannot count exactly.
 SUMMARY_SLACK = 1.5
-
-
-@dataclass
-class CompactionControl:
-    """Lets Ctrl-C skip a summary being written instead of cancelling the whole turn."""
-
-    running: threading.Event = field(default_factory=threading.Event)
-    skip: threading.Event = field(default_factory=threading.Event)
-
-    def skip_running(self) -> bool:
-        """Skip the summary being written, if one is; True when that is what Ctrl-C did."""
-        if not self.running.is_set():
-            return False
-        self.skip.set()
-        return True
 
 
 class SummaryUnavailable(Exception):
@@ -184,7 +170,6 @@ def build_compact_node(
     model: BaseChatModel,
     settings: Settings,
     pending_cut: Callable[[AgentState], list[BaseMessage]],
-    control: CompactionControl,
 ):
     """The `compact` node: records the cut that is due (or the /compact or /clear asked for).
 
@@ -195,7 +180,12 @@ def build_compact_node(
     summariser = Summariser(model, settings)
     enabled = settings.governance.compact_history
 
-    def compact(state: AgentState, config: RunnableConfig) -> Command:
+    def compact(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> Command:
+        # The session's scope: a cancel while the summary is written skips the summary
+        # (SessionScope.cancel), not the turn. A run without one (a server's) cannot skip.
+        scope = runtime.context.scope if isinstance(runtime.context, RunContext) else None
+        summarising = scope.summarising if scope is not None else threading.Event()
+        skip = scope.skip_summary if scope is not None else threading.Event()
         writer = get_stream_writer()
         request = state.get("context_request") or {}
         previous: ConversationSummary = dict(state.get("summary") or {})  # type: ignore[assignment]
@@ -220,6 +210,9 @@ def build_compact_node(
         update: dict[str, Any] = {"context_request": None}
         if action == "clear":
             summary["text"] = ""
+            # The content read from outside is gone from what the model sees: what it stores
+            # from now on is its own again (tools/provenance.py).
+            update["read_untrusted"] = False
             summary["unsummarised"] = summary["messages"]
             event: dict[str, Any] = {"state": "cleared", "messages": len(dropped)}
         elif not enabled:
@@ -227,8 +220,8 @@ def build_compact_node(
             event = {"state": "plain", "messages": len(dropped), "reason": "COMPACT_HISTORY is off"}
         else:
             writer({"compaction": {"state": "started", "messages": len(dropped)}})
-            control.skip.clear()
-            control.running.set()
+            skip.clear()
+            summarising.set()
             try:
                 text = summariser.summarise(
                     previous.get("text", ""),
@@ -236,7 +229,7 @@ def build_compact_node(
                     focus=request.get("focus", ""),
                     uploads=state.get("uploaded_files", []),
                     config=config,
-                    stop=control.skip,
+                    stop=skip,
                     on_usage=lambda usage: writer({"usage": usage}),
                 )
             except SummaryUnavailable as exc:
@@ -246,7 +239,7 @@ def build_compact_node(
                 summary["text"] = text
                 event = {"state": "done", "messages": len(dropped), "tokens": estimate_tokens(text)}
             finally:
-                control.running.clear()
+                summarising.clear()
         summary["tokens"] = estimate_tokens(summary["text"])
         update["summary"] = summary
         writer({"compaction": event})

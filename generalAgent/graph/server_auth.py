@@ -14,6 +14,11 @@ handler for what the request does (docs/deployment.md):
   thread is "not found" and never listed.
 - Assistants are the deployment's graphs: every user may read and search them; nobody
   may create, change or delete them through the API.
+- A run is checked before it exists (graph/served.py): a client may send a conversation,
+  mentions of the tools the deployment offers and the owner's answer to an interrupt;
+  one that sends approvals, a workspace, a path or any other key the graph keeps for
+  itself is refused (403). Nobody writes a thread's state directly (update_state): only
+  the graph's nodes do, from the owner's answers.
 - The store is scoped to a namespace that starts with the user.
 - Anything else is refused (403): a default-deny handler, so a resource LangGraph adds
   later is closed until someone decides otherwise.
@@ -29,17 +34,22 @@ from typing import Any
 
 from langgraph_sdk import Auth
 
-from generalAgent.config.settings import ServerSettings, load_settings
+from generalAgent.config.settings import ServerSettings, Settings, load_settings
+from generalAgent.graph.served import client_run_problem
 
 OWNER = "owner"
 auth = Auth()
 
 
 @functools.cache
-def server_settings() -> ServerSettings:
+def served_settings() -> Settings:
     """The server's settings, read once, the first time a request comes in (in a worker
     thread: reading files would block the server's event loop)."""
-    return load_settings().server
+    return load_settings()
+
+
+def server_settings() -> ServerSettings:
+    return served_settings().server
 
 
 def api_keys(settings: ServerSettings) -> dict[str, str]:
@@ -126,6 +136,28 @@ def _owned(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
 
 @auth.on.threads
 async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    return _owned(ctx, value)
+
+
+@auth.on.threads.create_run
+async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """A run on one's own thread, with nothing in it that widens what the server allows."""
+    settings = await asyncio.to_thread(served_settings)
+    kwargs = value.get("kwargs") if isinstance(value, dict) else None
+    problem = client_run_problem(kwargs if isinstance(kwargs, dict) else {}, settings)
+    if problem is not None:
+        raise Auth.exceptions.HTTPException(status_code=403, detail=f"Refused: {problem}.")
+    return _owned(ctx, value)
+
+
+@auth.on.threads.update
+async def update_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
+    """One's own thread's metadata (and cancelling its runs); never its state: a state
+    write (update_state) comes without metadata, and would let a client approve itself."""
+    if not isinstance(value, dict) or value.get("metadata") is None:
+        raise Auth.exceptions.HTTPException(
+            status_code=403, detail="Refused: a thread's state is written by the graph; send a run instead."
+        )
     return _owned(ctx, value)
 
 

@@ -86,9 +86,14 @@ class AgentState(TypedDict, total=False):
     # reducer, because several calls of one step may add to it. Approvals for the running
     # process only ("always") are not state: they come with each run's config.
     approved_tools: Annotated[list[str], merge_names]
-    # The approval step's decisions for the calls of the last model message, by call id
-    # (graph/nodes/approval.py); the tools node runs a call only with a yes here.
-    approvals: dict[str, str]
+    # The user's decisions for the calls of the last model message, by call id, each with
+    # the digest of the question it answered (tools/judge.py): the tools node runs a call
+    # that needs approval only with a yes for what the call would do when it runs.
+    approvals: dict[str, Any]
+    # The session read content from outside (a file, a page, a command's output) in some
+    # turn: what the model stores from then on is marked untrusted (tools/provenance.py),
+    # until the user clears the conversation or rewinds to before it.
+    read_untrusted: bool
     # Who named which host in this session (the user, --allow-host, a web search): what
     # fetch_web's approval rule reads (tools/named_hosts.py). Sub-agents get the parent's.
     named_hosts: Annotated[list[NamedHost], merge_named_hosts]

@@ -13,7 +13,8 @@ from __future__ import annotations
 import queue
 import threading
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from langchain_core.messages import AIMessage
@@ -24,7 +25,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.graph.history import call_ids
 from generalAgent.graph.state import model_calls_this_turn
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
-from generalAgent.tools.approval import PROCESS_APPROVALS
+from generalAgent.tools.run_context import RunContext
 
 Writer = Callable[[Any], None]
 
@@ -34,13 +35,10 @@ class SubagentCancelled(Exception):
 
 
 class SubagentRunner:
-    def __init__(
-        self, graph: Any, settings: Settings, agents: AgentCatalog, cancelled: threading.Event
-    ) -> None:
+    def __init__(self, graph: Any, settings: Settings, agents: AgentCatalog) -> None:
         self.graph = graph
         self.settings = settings
         self.agents = agents
-        self.cancelled = cancelled
 
     def __call__(
         self,
@@ -49,10 +47,12 @@ class SubagentRunner:
         max_loops: int | None,
         parent_state: dict[str, Any],
         writer: Writer,
-        process_approvals: Collection[str] = (),
+        parent: RunContext,
     ) -> dict[str, Any]:
-        """Run the sub-agent to its answer. `process_approvals`: the tools the user approved
-        "always" in the running process, which the sub-agent may use without asking."""
+        """Run the sub-agent to its answer, in the parent run's session (`parent`: its
+        scope, so the parent's cancel stops it and its writes are the session's; the tools
+        the user approved "always", which it may use without asking; the editor mode's
+        limit). It never delegates further, so its context has no runner."""
         profile = self.agents.get(agent)
         if profile is None:
             return {
@@ -78,7 +78,7 @@ class SubagentRunner:
         events: queue.Queue[Any] = queue.Queue()
         worker = threading.Thread(
             target=self._run,
-            args=(context_id, state, sorted(process_approvals), events.put, outcome),
+            args=(context_id, state, replace(parent, run_subagent=None), events.put, outcome),
             name=context_id,
             daemon=True,
         )
@@ -103,17 +103,18 @@ class SubagentRunner:
         self,
         context_id: str,
         state: dict[str, Any],
-        approved: list[str],
+        context: RunContext,
         writer: Writer,
         outcome: dict[str, Any],
     ) -> None:
         config = thread_config(context_id)
-        config["configurable"][PROCESS_APPROVALS] = approved
+        cancelled = context.cancelled
         task = " ".join(state["messages"][0].content.split())
         writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
         try:
-            for mode, data in self.graph.stream(state, config, stream_mode=["updates", "custom"]):
-                if self.cancelled.is_set():
+            stream = self.graph.stream(state, config, context=context, stream_mode=["updates", "custom"])
+            for mode, data in stream:
+                if cancelled is not None and cancelled.is_set():
                     raise SubagentCancelled
                 if mode == "custom":
                     self._relay(context_id, data, writer)
@@ -139,11 +140,14 @@ class SubagentRunner:
 
     @staticmethod
     def _relay(context_id: str, event: Any, writer: Writer) -> None:
-        """The sub-agent's own events: its compactions as progress lines, its summary calls' usage."""
+        """The sub-agent's own events: its compactions as progress lines, its summary calls'
+        usage, the files its tools wrote."""
         if not isinstance(event, dict):
             return
         if isinstance(event.get("usage"), dict):
             writer({"subagent": context_id, "usage": event["usage"]})
+        if isinstance(event.get("files_written"), list):
+            writer({"files_written": event["files_written"]})  # the session's files all the same
         compaction = event.get("compaction")
         if isinstance(compaction, dict) and compaction.get("state") != "started":
             writer({"subagent": context_id, "compaction": compaction})  # the terminal words it

@@ -174,9 +174,11 @@ class KnowledgeStore(IndexDatabase):
         category: str | None = None,
         tags: Iterable[str] | None = None,
         priority: int | None = None,
+        source: str | None = None,
     ) -> KnowledgeItem | None:
         """Change an item; a new title or content re-chunks and re-indexes it in the same
-        transaction. None if there is no such item."""
+        transaction. `source` says who wrote it now (e.g. agent-untrusted). None if there is
+        no such item."""
         item = self.get_knowledge_item(item_id)
         if item is None:
             return None
@@ -199,19 +201,22 @@ class KnowledgeStore(IndexDatabase):
             item.tags = clean_tags(tags)
         if priority is not None:
             item.priority = int(priority)
+        if source is not None:
+            item.source = source
         item.updated_at = now_iso()
         rechunk = title is not None or content is not None
         prepared = self._prepare_chunks(item) if rechunk else None
         with self.store.transaction() as conn:
             conn.execute(
                 "UPDATE items SET domain = ?, category = ?, title = ?, content = ?,"
-                " priority = ?, updated_at = ? WHERE id = ?",
+                " priority = ?, source = ?, updated_at = ? WHERE id = ?",
                 (
                     item.domain,
                     item.category,
                     item.title,
                     item.content,
                     item.priority,
+                    item.source,
                     item.updated_at,
                     item.id,
                 ),

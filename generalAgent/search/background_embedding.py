@@ -10,6 +10,11 @@ where it stopped; chunks added since are picked up, deleted ones go with their v
 (ON DELETE CASCADE), and a change of model re-embeds everything, one batch at a time,
 each vector replacing the other model's. When a pass ends the KNN index of the model is
 brought up to date (search/vector_index.py) and indexes of models no longer used dropped.
+
+A batch the endpoint does not answer within EMBEDDING_TIMEOUT is asked again in halves, and
+the pass goes on with the smaller batches: on a loaded machine a local server took up to
+266 s for a batch of 32 (issue 39), and failing the pass there left everything unembedded.
+Only a single chunk that still times out ends the pass.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from pathlib import Path
 
 from generalAgent.search import vector_index
 from generalAgent.search.connection import connect, transaction
-from generalAgent.search.embeddings import EmbeddingError
+from generalAgent.search.embeddings import EmbeddingError, EmbeddingTimeout
 from generalAgent.search.storage import VectorSource
 
 # Called with (chunks embedded in this pass, chunks that were pending when it started).
@@ -61,7 +66,13 @@ def embed_pending(
         ).fetchall()
         if not rows:
             break
-        blobs = embedder.vectors([row[2] for row in rows])
+        try:
+            blobs = embedder.vectors([row[2] for row in rows])
+        except EmbeddingTimeout:
+            if len(rows) == 1:
+                raise
+            batch_size = max(1, len(rows) // 2)  # a slow endpoint: smaller batches from here on
+            continue
         with transaction(conn):
             for (rowid, chunk_id, _), blob in zip(rows, blobs, strict=True):
                 # The chunk may have been replaced while it was embedded (a re-indexed

@@ -35,6 +35,7 @@ from generalAgent.search.ranking import (
     fuse,
     is_listing,
     rerank,
+    seat_plain,
 )
 from generalAgent.search.results import Passage
 from generalAgent.search.segmentation import Segmenter
@@ -327,18 +328,23 @@ def fused_places(
     listings = {rowid for rowid, row in found.items() if is_listing(row[5])}
     rankings: list[list[Ranked]] = []
     weights: list[float] = []
+    seated: list[Ranked] = []  # plain BM25 of the phrasing that covers the index best
+    best_weight = -1.0
     for tuned, plain, weight in runs:
         candidates = [
             Candidate(rowid, found[rowid][1], score, place_of[rowid], rowid in listings)
             for rowid, score in tuned
             if rowid in found
         ]
-        rankings += [rerank(candidates), by_place(plain, place_of, listings)]
+        plain_places = by_place(plain, place_of, listings)
+        rankings += [rerank(candidates), plain_places]
         weights += [weight, weight * PLAIN_WEIGHT]
+        if weight > best_weight:
+            seated, best_weight = plain_places, weight
     for ranking in semantic:
         rankings.append(by_place(ranking, place_of, listings))
         weights.append(1.0)
-    ranked = fuse(rankings, place_of, weights)[:limit]
+    ranked = seat_plain(fuse(rankings, place_of, weights), seated, place_of)[:limit]
     return [(entry, tuple(sorted(found[rowid][4] for rowid in entry.folded))) for entry in ranked]
 
 

@@ -6,8 +6,18 @@ as https://hf-mirror.com for users in mainland China). The file list comes from 
 tree API, which gives each file's size and checksum: the SHA-256 of files kept in Git LFS
 (the weights), the git blob SHA-1 of the others. A file is downloaded into `NAME.part`
 beside its final place and renamed only once its size and checksum match, so a folder
-never holds a half-written or corrupted model; an interrupted download continues from the
+never holds a half-written or corrupted model; a server sending more than the listed size is
+stopped at that size and its `.part` deleted (a file listed as 10 B never grows to 200 MB); an interrupted download continues from the
 `.part` file's length with an HTTP Range request on the next pull.
+
+Why not huggingface_hub (installed anyway, with tokenizers): its downloader (2.4.0,
+`file_download.http_get`) writes whatever the server sends and compares the size only at
+the end. Against a local server sending 200 MB for a file listed as 10 B it wrote all
+209,715,200 bytes to its `.incomplete` file, left it there and raised "Consistency check
+failed" (11-16 s); this module refuses the answer from its Content-Length, or stops at the
+10th byte when it is sent chunked, and deletes the `.part`
+(tests/unit/search/test_local_models.py). Its progress bars are tqdm's, outside the
+terminal's language and rich display, and its cache layout is not the models folder's.
 """
 
 from __future__ import annotations
@@ -114,12 +124,20 @@ def download_file(
                     raise DownloadError(f"{endpoint} answered HTTP {response.status_code} for {file.path}")
                 if response.status_code == 200:
                     done = 0  # the server ignored the Range: start the file again
+                announced = response.headers.get("Content-Length", "")
+                if announced.isdigit() and done + int(announced) > file.size:
+                    raise _oversize(partial, file)
                 with partial.open("ab" if done else "wb") as out:
                     for piece in response.iter_bytes():  # as received: a cut keeps what came
+                        if done + len(piece) > file.size:
+                            # Not one byte past the size the hub listed: a server (or a mirror)
+                            # sending more would otherwise fill the disk before the check.
+                            out.close()
+                            raise _oversize(partial, file)
                         out.write(piece)
                         done += len(piece)
                         if progress is not None:
-                            progress(file.path, min(done, file.size), file.size)
+                            progress(file.path, done, file.size)
         except httpx.HTTPError as exc:
             raise DownloadError(
                 f"the download of {file.path} stopped ({type(exc).__name__}); run the pull again to continue"
@@ -153,6 +171,16 @@ def download_repo(
         if not files:
             raise DownloadError(f"{repo} on {endpoint} has none of the files a model needs")
         return [download_file(client, endpoint, repo, revision, f, folder, progress) for f in files]
+
+
+def _oversize(partial: Path, file: HubFile) -> DownloadError:
+    """The error for a file served longer than listed; its `.part` is deleted (it cannot be
+    continued: which of its bytes are right is unknown)."""
+    partial.unlink(missing_ok=True)
+    return DownloadError(
+        f"{file.path}: the server sent more than the {file.size:,} bytes the hub lists; "
+        "nothing of it was kept, check HF_ENDPOINT"
+    )
 
 
 def _checksum_problem(path: Path, file: HubFile) -> str | None:

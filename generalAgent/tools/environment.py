@@ -1,19 +1,19 @@
 """What a tool may reach besides its arguments: settings, the session's workspace, sub-agents.
 
 Tools are built once per process by `create_tool(env)`; anything that depends on the
-session (its workspace) is looked up per call from LangGraph's `ToolRuntime`, so the same
-tool objects serve every thread, including a LangGraph Server deployment.
+session (its workspace, its cancel token, the files it wrote, its editor) is looked up per
+call from LangGraph's `ToolRuntime`: its `context` is the run's RunContext
+(tools/run_context.py), so the same tool objects serve every session at once, including a
+LangGraph Server deployment. What is kept here is the process's: settings, the knowledge
+base's set-up, semantic search, the snapshot store.
 """
 
 from __future__ import annotations
 
 import logging
-import os
-import signal
 import sqlite3
-import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from generalAgent.documents.images import ImageLimits
 from generalAgent.hooks import HookSet
 from generalAgent.snapshots import SnapshotStore, snapshot_hook
 from generalAgent.tools.editor import EditorAccess
+from generalAgent.tools.run_context import RunContext, SessionScope, context_of
 from generalAgent.tools.workspace import RESULTS_DIR, WorkingFolders, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
@@ -50,37 +51,17 @@ class ToolRuntime(LangGraphToolRuntime):
         return core_schema.is_instance_schema(LangGraphToolRuntime)
 
 
-# The config key under which the graph's tools step hands delegate_task the sub-agent
-# runner (graph/subagents.py): the runner needs a compiled graph, which is built after
-# the tools, so it comes with each call instead of living here.
-SUBAGENT_RUNNER = "generalagent_run_subagent"
-
-
 @dataclass
 class ToolEnvironment:
     settings: Settings
     # What the model accepts of an image, from the provider table (providers/vision.py);
     # None for a model that takes no images.
     image_limits: ImageLimits | None = None
-    # The user's hooks (hooks.py): the tools step runs PreToolUse and PostToolUse ones.
-    hooks: HookSet = field(default_factory=HookSet)
-    # Commands started by tools, so that cancelling a turn (Ctrl-C) can stop them: they run
-    # in their own process group (to be killable as a whole), out of the terminal's reach.
-    _processes: set[subprocess.Popen] = field(default_factory=set, repr=False)
+    # The hooks of the process's start folder, for runs that bring no context of their own
+    # (LangGraph Server): loaded on first use. A session's own are in its SessionScope.
+    _served_hooks: HookSet | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    # Set when the user cancels a turn; long-running tools (sub-agents) stop at their next step.
-    cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
-    # Every file the file tools wrote, by session (real paths, first write first), so the
-    # terminal can name each with its real path at the end of the turn and at /quit.
-    _written: dict[str, list[Path]] = field(default_factory=dict, repr=False)
-    _reported: dict[str, int] = field(default_factory=dict, repr=False)
-    # The turn (position of the user's message) each session's main agent is in, as its
-    # tools last saw it: a sub-agent's writes belong to the turn that delegated the task.
-    _turns: dict[str, int] = field(default_factory=dict, repr=False)
     _snapshots: SnapshotStore | None = field(default=None, repr=False)
-    # What the editor of a session offers (ACP: its files, its terminals), by session id;
-    # a session without one reads, writes and runs commands locally (tools/editor.py).
-    editors: dict[str, EditorAccess] = field(default_factory=dict, repr=False)
     # Semantic search shared by the search tools (one background embedding per process);
     # made on first use, a list so that "off" (None) is remembered too.
     _semantic: list[SemanticSession | None] = field(default_factory=list, repr=False)
@@ -137,58 +118,55 @@ class ToolEnvironment:
                 )
             return self._semantic[0]
 
-    def start_turn(self) -> None:
-        self.cancelled.clear()
-
-    def cancel_running_work(self) -> None:
-        """Ctrl-C: stop sub-agents at their next step and kill commands tools started."""
-        self.cancelled.set()
-        self.kill_running_processes()
-
-    def track(self, process: subprocess.Popen) -> None:
-        with self._lock:
-            self._processes.add(process)
-
-    def untrack(self, process: subprocess.Popen) -> None:
-        with self._lock:
-            self._processes.discard(process)
-
-    def kill_running_processes(self) -> int:
-        """Kill every command a tool is still running; returns how many there were."""
-        with self._lock:
-            processes = list(self._processes)
-        for process in processes:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                continue
-        return len(processes)
-
     def record_written(self, runtime: ToolRuntime | None, real: Path) -> None:
-        """Note that a tool of the session of `runtime` wrote the file `real`."""
-        with self._lock:
-            written = self._written.setdefault(session_of(runtime), [])
-            if real not in written:
-                written.append(real)
+        """Note that a tool of the session of `runtime` wrote the file `real`, and tell the
+        front end (a custom stream event: agent/events.py's FilesWritten)."""
+        self.context(runtime).scope.record_written(real)  # type: ignore[union-attr]
+        writer = getattr(runtime, "stream_writer", None)
+        if callable(writer):
+            writer({"files_written": [str(real)]})
 
-    def files_written(self, session_id: str) -> list[Path]:
-        """Every file written in the session by this process, first write first."""
-        with self._lock:
-            return list(self._written.get(session_id, ()))
+    def context(self, runtime: ToolRuntime | None) -> RunContext:
+        """The run's context (tools/run_context.py); one made here for a run that brought none."""
+        return context_of(runtime, self.served_scope, session_of(runtime))
 
-    def new_files_written(self, session_id: str) -> list[Path]:
-        """The files written since the last call (for the end of a turn)."""
+    def node_context(
+        self, runtime: Any, state: Mapping[str, Any], config: Mapping[str, Any] | None
+    ) -> RunContext:
+        """The context of a node's run (its `runtime`); one made here for a run that brought
+        none, for the state's session (its workspace id, else its thread)."""
+        session = state.get("workspace_id") or ((config or {}).get("configurable") or {}).get("thread_id")
+        return context_of(runtime, self.served_scope, str(session or "default"))
+
+    def cancel_token(self, runtime: ToolRuntime | None) -> threading.Event:
+        scope = self.context(runtime).scope
+        assert scope is not None  # context_of always gives one
+        return scope.cancelled
+
+    def served_scope(self, session_id: str) -> SessionScope:
+        """A scope for a run that brought no context (a LangGraph Server run, a tool called
+        outside a graph): the process's folder and its hooks, nothing remembered."""
         with self._lock:
-            written = self._written.get(session_id, [])
-            start = self._reported.get(session_id, 0)
-            self._reported[session_id] = len(written)
-            return list(written[start:])
+            if self._served_hooks is None:
+                from generalAgent.config.sources import user_config_dir
+                from generalAgent.hooks import load_hooks
+
+                self._served_hooks = load_hooks(
+                    user_config_dir(),
+                    self.settings.sources.trust,
+                    Path.cwd(),
+                    self.settings.tools.sandbox,
+                    self.settings.paths.data_dir,
+                )
+            hooks = self._served_hooks
+        return SessionScope(session_id, Path.cwd(), hooks=hooks)
 
     def workspace(self, runtime: ToolRuntime | None) -> Workspace:
         """The workspace of the session the tool is running in. What its writes replace in
         the working folder and outputs/ is kept first, for /rewind (snapshots.py)."""
         session = session_of(runtime)
-        workspace = self.workspace_for(session)
+        scope = self.context(runtime).scope
+        workspace = self.workspace_for(session, scope.editor if scope is not None else None)
         if runtime is None:
             return workspace
         turn = self.note_turn(runtime)
@@ -232,22 +210,24 @@ class ToolEnvironment:
     def note_turn(self, runtime: ToolRuntime) -> int:
         """The turn a tool call belongs to: in the main agent, the position of the user's
         last message; in a sub-agent, the turn of the session that delegated to it."""
-        session = session_of(runtime)
+        scope = self.context(runtime).scope
+        assert scope is not None
         state = runtime.state if isinstance(runtime.state, dict) else {}
-        with self._lock:
-            if state.get("parent_context"):
-                return self._turns.get(session, 0)
-            humans = sum(1 for m in state.get("messages") or () if getattr(m, "type", "") == "human")
-            self._turns[session] = max(humans - 1, 0)
-            return self._turns[session]
+        if state.get("parent_context"):
+            return scope.turn
+        humans = sum(1 for m in state.get("messages") or () if getattr(m, "type", "") == "human")
+        scope.turn = max(humans - 1, 0)
+        return scope.turn
 
-    def workspace_for(self, session_id: str) -> Workspace:
+    def workspace_for(self, session_id: str, editor: EditorAccess | None = None) -> Workspace:
+        """The session's workspace; with its editor, the user's files are read and written
+        through it (tools/editor.py)."""
         return Workspace.for_session(
             self.settings.paths.workspaces_dir,
             session_id,
             skills_dir=self.settings.paths.skills_dir,
             folders=self.working_folders(),
-            editor=self.editors.get(session_id),
+            editor=editor,
         )
 
     def working_folders(self) -> WorkingFolders:

@@ -109,7 +109,6 @@ class ToolRegistry:
     def attach_mcp(self, manager: MCPServerManager) -> None:
         """The MCP servers whose tools this registry offers (their tools join per session)."""
         self.mcp = manager
-        manager.use_cancel_event(self._env.cancelled)
 
     def mcp_handles(self) -> list[str]:
         """The configured MCP servers, by the name they are @mentioned with."""

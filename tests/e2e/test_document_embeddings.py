@@ -88,6 +88,51 @@ def test_an_interrupted_pass_continues_where_it_stopped(
         assert pending_count(conn, "test-embed") == 0
 
 
+def test_a_batch_too_slow_for_the_timeout_is_embedded_in_smaller_batches(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    """An endpoint on a loaded machine answers batches of more than two texts after 3 s,
+    past the 1 s EMBEDDING_TIMEOUT: the pass halves its batches until they fit and embeds
+    every chunk, instead of failing with nothing embedded."""
+    settings = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test"},
+        paths={"data_dir": data_dir},
+        documents={
+            "embedding_model": "test-embed",
+            "embedding_base_url": openai_server.base_url,
+            "embedding_timeout": 1.0,
+        },
+    )
+    embedder = embeddings_from_settings(settings)
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    search_document(settings.paths.indexes_db, settings.documents, path, "pipeline")
+    openai_server.slow_embeddings_over, openai_server.slow_embedding_seconds = 2, 3.0
+    with connect(settings.paths.indexes_db) as conn:
+        assert embed_pending(conn, embedder, 8) == 7
+        assert pending_count(conn, "test-embed") == 0
+    sizes = [len(r.body["input"]) for r in embedding_calls(openai_server)]
+    assert sizes[0] == 7 and max(sizes[-3:]) <= 2
+
+
+def test_the_public_document_api_embeds_and_searches_by_meaning(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    """create_index embeds the chunks it wrote and search_in_index fuses their vectors:
+    a query sharing no word with the text finds a passage, as search_file's does."""
+    from generalAgent.documents import create_index, search_in_index
+
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    create_index(path, settings)
+    with connect(settings.paths.indexes_db) as conn:
+        assert pending_count(conn, "test-embed") == 0
+    assert search_in_index(path, "zzyzx qwv", 3, settings)
+    assert search_in_index(path, ["zzyzx", ODD], 3, settings)[0].heading == "Odd one"
+
+
 def test_new_changed_and_deleted_chunks_are_followed(
     data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
 ):

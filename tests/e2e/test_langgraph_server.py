@@ -12,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.langgraph_server import GRAPH_ID, MAX_LOOPS, client_of, stored_messages
+from tests.support.langgraph_server import (
+    GRAPH_ID,
+    MAX_LOOPS,
+    client_of,
+    needs_the_served_shell,
+    stored_messages,
+)
 from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 
 pytestmark = pytest.mark.e2e
@@ -112,6 +118,7 @@ def test_each_run_has_its_own_loop_budget(langgraph_url: str, model_server: Scri
 def test_command_approval_is_an_interrupt_the_client_answers(
     langgraph_url: str, model_server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
+    needs_the_served_shell()
     model_server.add(
         Reply(tool_calls=[ToolCall("run_bash_command", {"command": "echo from-the-server"})]),
         Reply(text="The command printed from-the-server."),

@@ -291,7 +291,7 @@ def test_a_folder_swapped_for_a_link_between_check_and_write_cannot_redirect_it(
 )
 def test_a_glob_over_a_folder_that_links_back_to_itself_ends(tmp_path: Path) -> None:
     """`#dir/**` over looping symlinks hung (glob.glob followed the links without end)."""
-    from generalAgent.cli.chat_input import expand_reference
+    from generalAgent.agent.chat_input import expand_reference
 
     folder = tmp_path / "docs"
     (folder / "sub").mkdir(parents=True)

@@ -11,15 +11,14 @@ from typing import Any
 
 import pytest
 
+from generalAgent.agent.turns import run_turn
 from generalAgent.cli.acp.modes import READ_ONLY, turn_rules
 from generalAgent.cli.acp.view import AcpView
-from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import load_settings
 from generalAgent.knowledge import open_store
-from generalAgent.tools.approval import ONLY_TOOLS
 from generalAgent.tools.builtin.run_bash_command import run_in_editor
 from generalAgent.tools.editor import CommandOutcome
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.run_context import RunContext, SessionScope
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -60,9 +59,14 @@ def test_the_editors_environment_does_not_reach_a_command(tmp_path: Path) -> Non
     editor = TerminalOfAnEditor(
         {**os.environ, "OPENAI_API_KEY": API_KEY, "AWS_SECRET_ACCESS_KEY": "aws-SECRET-42"}
     )
-    env = ToolEnvironment(load_settings(env_file=None, paths={"data_dir": tmp_path / "data"}))
     answer = run_in_editor(
-        editor, "c1", "env; echo key=${OPENAI_API_KEY:-none}", tmp_path, 30, env, ("PATH", "HOME")
+        editor,
+        "c1",
+        "env; echo key=${OPENAI_API_KEY:-none}",
+        tmp_path,
+        30,
+        threading.Event(),
+        ("PATH", "HOME"),
     )
     assert answer.startswith("exit status 0") and "key=none" in answer
     assert "SECRET" not in answer
@@ -90,12 +94,12 @@ def test_read_only_mode_refuses_every_changing_call(tmp_path: Path) -> None:
     model.replies = [ai("", *calls), ai("done")]
     asked: list[Any] = []
     view = AcpView(lambda update: None, lambda call, options: asked.append(call) or "allow-once", tmp_path)
-    base = thread("ro")
+    config = thread("ro")
     only = turn_rules(READ_ONLY).only_tools
     assert only is not None
-    config = {**base, "configurable": {**base["configurable"], ONLY_TOOLS: sorted(only)}}
+    context = RunContext(scope=SessionScope("ro", tmp_path), only_tools=only)
     turn = user_turn("go", settings, session_id="ro", mentions=["run_bash_command"])
-    result = run_turn(graph, config, turn, view, lambda exc: None)
+    result = run_turn(graph, config, turn, view, lambda exc: None, context=context)
     assert result.ok and result.answer == "done", result.error
     assert asked == []
     outputs = settings.paths.workspaces_dir / "ro" / "outputs"

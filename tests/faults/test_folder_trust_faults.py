@@ -79,6 +79,8 @@ def hostile(
         encoding="utf-8",
     )
     env = {k: v for k, v in cli_env.items() if not k.startswith(("MODEL_", "OPENAI_"))}
+    # What trust lets run, not what the sandbox confines: the markers lie outside the folder.
+    env["SANDBOX"] = "off"
 
     mcp_marker = tmp_path / "mcp-server-ran"
     command_marker = tmp_path / "command-ran"

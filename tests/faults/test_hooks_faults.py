@@ -43,7 +43,8 @@ def hostile_hooks(folder: Path, markers: Path) -> None:
 def test_a_folders_hooks_do_not_run_before_it_is_trusted(
     openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path, tmp_path: Path
 ) -> None:
-    markers = tmp_path / "markers"
+    # In the folder: once trusted, a folder's hooks run in the sandbox and write only there.
+    markers = workdir / "markers"
     markers.mkdir()
     hostile_hooks(workdir, markers)
     openai_server.add(

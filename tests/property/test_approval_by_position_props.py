@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, ToolMessage
 from rich.console import Console
 
+from generalAgent.agent.turns import run_turn
 from generalAgent.cli.render import TerminalView
-from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.tool_arguments import unique_call_ids
 from tests.support.agent import build_test_agent, thread, user_turn

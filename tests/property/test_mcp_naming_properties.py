@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from generalAgent.cli.chat_input import parse_mentions
+from generalAgent.agent.chat_input import parse_mentions
 from generalAgent.tools.mcp.naming import MAX_TOOL_NAME, VALID_TOOL_NAME, server_handle, tool_names
 
 server_names = st.text(min_size=0, max_size=80)

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generalAgent.cli.chat_input import find_references
+from generalAgent.agent.chat_input import find_references
 
 # Names as people write them: letters, Chinese, digits, dots, dashes, underscores.
 NAME = st.text(alphabet=st.sampled_from("abcXYZ012._-季度报告数据"), min_size=1, max_size=12).filter(

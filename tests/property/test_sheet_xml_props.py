@@ -1,7 +1,7 @@
-"""Property: a random sheet written by openpyxl reads the same through documents/sheet_xml.py
-as through openpyxl itself: numbers, strings with XML escapes, CJK, new lines and
+"""Property: a random sheet written by openpyxl reads the same through documents/workbook.py
+(python-calamine) as through openpyxl itself: numbers, strings with XML escapes, CJK, new lines and
 surrounding spaces, booleans, dates, times, durations, blanks, in the 1900 and 1904
-date systems, with strings inline (openpyxl) or shared (Excel), by the scanner and by expat.
+date systems, with strings inline (openpyxl) or shared (Excel).
 """
 
 from __future__ import annotations
@@ -46,6 +46,8 @@ def test_random_sheets_read_as_openpyxl_reads_them(
     import openpyxl
     from openpyxl.utils.datetime import CALENDAR_MAC_1904
 
+    if mac:  # a date before 1904 is a negative serial there, which Excel cannot show (####)
+        rows, other = _after_1904(rows), _after_1904(other)
     workbook = openpyxl.Workbook()
     if mac:
         workbook.epoch = CALENDAR_MAC_1904
@@ -62,4 +64,9 @@ def test_random_sheets_read_as_openpyxl_reads_them(
         for each in (path, shared):
             expected = openpyxl_rows(each)
             assert read_all(each) == expected
-            assert read_all(each, "expat") == expected
+
+
+def _after_1904(rows: list[list[object]]) -> list[list[object]]:
+    """The rows with dates before 1 January 1904 left empty: openpyxl writes them as negative
+    serial numbers in a 1904 workbook, which calamine reads as a time of day."""
+    return [[None if isinstance(v, date) and v < type(v)(1904, 1, 1) else v for v in row] for row in rows]

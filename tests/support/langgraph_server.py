@@ -36,6 +36,22 @@ def client_of(url: str, user: str = "alice"):
     return get_sync_client(url=url, api_key=KEYS[user], timeout=60)
 
 
+def sandbox_works() -> bool:
+    from generalAgent.sandbox import find_sandbox
+
+    return find_sandbox("auto").active
+
+
+def needs_the_served_shell() -> None:
+    """Skip (fail in CI) a test of the served shell where no sandbox works: a server offers
+    the shell only with one (graph/served.py)."""
+    if sandbox_works():
+        return
+    if os.environ.get("CI"):
+        pytest.fail("bubblewrap must run in CI (.ci/run installs it): the served shell needs it")
+    pytest.skip("bubblewrap cannot run here, and a served deployment offers the shell only in a sandbox")
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -73,6 +89,9 @@ def langgraph_url(
         LANGSMITH_TRACING="false",
         SERVER_API_KEYS=",".join(f"{user}:{key}" for user, key in KEYS.items()),
     )
+    if sandbox_works():
+        # The deployment offers the shell (its users @mention it); it runs in the sandbox.
+        env.update(SERVER_TOOLS="run_bash_command", SANDBOX="required")
     log = (workdir / "server.log").open("w")
     process = subprocess.Popen(
         [

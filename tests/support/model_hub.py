@@ -4,7 +4,8 @@ The server answers the two requests a pull makes, as huggingface.co (and hf-mirr
 do: `GET /api/models/{repo}/tree/{revision}` (files with size, git blob id, and for LFS
 files the SHA-256) and `GET /{repo}/resolve/{revision}/{path}` (the bytes, honouring
 `Range: bytes=N-` with 206). Tests can make it cut a download after some bytes, lie about
-a checksum, or lose a file (404).
+a checksum, lose a file (404), or serve a file far longer than it lists (with or without a
+Content-Length).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ class HubServer:
     requests: list[tuple[str, str]] = field(default_factory=list)  # (path, Range header)
     # Answer file requests with a redirect to /cdn/... first, as huggingface.co does for LFS files.
     redirect: bool = False
+    # path -> bytes of zeros served instead of the file (its listing unchanged), and whether
+    # they are sent chunked, without a Content-Length; `sent` counts what went out.
+    oversized: dict[str, int] = field(default_factory=dict)
+    chunked: bool = False
+    sent: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._server: ThreadingHTTPServer | None = None
@@ -127,6 +133,9 @@ class HubServer:
         self._send(handler, 404, b'{"error": "Repository Not Found"}', "application/json")
 
     def _file(self, handler: BaseHTTPRequestHandler, name: str, data: bytes) -> None:
+        if name in self.oversized:
+            self._flood(handler, name, self.oversized[name])
+            return
         start = 0
         asked = handler.headers.get("Range", "")
         if asked.startswith("bytes=") and asked.endswith("-"):
@@ -144,6 +153,29 @@ class HubServer:
             handler.close_connection = True
             return  # the client sees the connection end before Content-Length bytes
         handler.wfile.write(body)
+
+    def _flood(self, handler: BaseHTTPRequestHandler, name: str, size: int) -> None:
+        handler.send_response(200)
+        if self.chunked:
+            handler.send_header("Transfer-Encoding", "chunked")
+        else:
+            handler.send_header("Content-Length", str(size))
+        handler.end_headers()
+        piece = b"\0" * (1 << 16)
+        self.sent[name] = 0
+        try:
+            while self.sent[name] < size:
+                part = piece[: size - self.sent[name]]
+                if self.chunked:
+                    handler.wfile.write(f"{len(part):x}\r\n".encode() + part + b"\r\n")
+                else:
+                    handler.wfile.write(part)
+                self.sent[name] += len(part)
+            if self.chunked:
+                handler.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            pass  # the client stopped reading and closed the connection
+        handler.close_connection = True
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, body: bytes, kind: str) -> None:

@@ -303,6 +303,10 @@ class ScriptedOpenAIServer:
         # `embeddings_released` is set (an endpoint that hangs on them).
         self.hold_embeddings_of = ""
         self.embeddings_released = threading.Event()
+        # /embeddings requests of more than `slow_embeddings_over` texts are answered after
+        # `slow_embedding_seconds` (an endpoint on a loaded machine: big batches are slow).
+        self.slow_embeddings_over = 0
+        self.slow_embedding_seconds = 0.0
         # HTTP statuses the next /embeddings requests are answered with, one each, first first.
         self.embedding_failures: list[int] = []
         self._lock = threading.Lock()
@@ -810,6 +814,8 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 inputs = [inputs]
             if server.hold_embeddings_of and any(server.hold_embeddings_of in str(t) for t in inputs):
                 server.embeddings_released.wait()
+            if server.slow_embeddings_over and len(inputs) > server.slow_embeddings_over:
+                time.sleep(server.slow_embedding_seconds)
             with server._lock:
                 failure = server.embedding_failures.pop(0) if server.embedding_failures else None
             if failure is not None:

@@ -1,5 +1,5 @@
 """XLSX files written the ways real writers write them, and the rows openpyxl reads from them,
-for the tests of documents/sheet_xml.py.
+for the tests of documents/workbook.py and sheet_xml.py.
 
 openpyxl writes inline strings and a default namespace; Excel and LibreOffice write a
 shared string table, and other writers a namespace prefix, comments or rich text. These
@@ -97,25 +97,12 @@ def with_prefix(path: Path, out: Path, prefix: str = "x") -> Path:
     return rewrite_xlsx(path, out, change)
 
 
-def read_all(
-    path: Path, reader: str = "read_sheet", max_cells: int = 1_000_000
-) -> dict[str, list[list[Any]]]:
-    """{sheet: trimmed rows} by documents/sheet_xml.py: `read_sheet` (the scanner, with
-    expat behind it) or, with reader="expat", the expat reader alone."""
-    from generalAgent.documents import sheet_xml
-    from generalAgent.documents.sheet_parts import read_workbook
+def read_all(path: Path, max_cells: int = 1_000_000) -> dict[str, list[list[Any]]]:
+    """{sheet: trimmed rows} by documents/workbook.py (python-calamine behind the bounds)."""
+    from generalAgent.documents.workbook import read_sheets
 
-    with zipfile.ZipFile(path) as archive:
-        book = read_workbook(archive, path.name, max_cells)
-        found = {}
-        for title, member in book.sheets:
-            if reader == "expat":
-                grid = sheet_xml._SheetGrid(path.name, title, max_cells)
-                cells = sheet_xml._parse_sheet(archive, book, grid, member)
-            else:
-                cells = sheet_xml.read_sheet(archive, book, title, member, max_cells)
-            found[title] = trimmed(cells.rows)
-        return found
+    with path.open("rb") as handle:
+        return {title: trimmed(cells.rows) for title, cells in read_sheets(handle, path, max_cells)}
 
 
 def openpyxl_rows(path: Path) -> dict[str, list[list[Any]]]:

@@ -15,6 +15,7 @@ from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.graph.state import SubagentState
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.registry import ToolRegistry
+from generalAgent.tools.run_context import RunContext
 
 
 def run_tool(
@@ -24,12 +25,14 @@ def run_tool(
     state: dict[str, Any] | None = None,
     session: str = "s1",
     env: ToolEnvironment | None = None,
+    context: RunContext | None = None,
 ) -> Any:
-    """The tool's answer (the ToolMessage content) and the state after it, as a pair."""
+    """The tool's answer (the ToolMessage content) and the state after it, as a pair;
+    `context`: the run's (a session's scope shared by several calls), else one per call."""
     env = env or ToolEnvironment(settings=settings)
     tool = ToolRegistry.from_yaml(env).load_on_demand(name)
     # The sub-agent's state holds the main agent's and its own keys: a test may run either.
-    graph = StateGraph(SubagentState)
+    graph = StateGraph(SubagentState, context_schema=RunContext)
     graph.add_node("tools", build_tool_node([tool], settings.tools.tool_result_max_chars))
     graph.add_edge(START, "tools")
     compiled = graph.compile(checkpointer=InMemorySaver())
@@ -38,7 +41,7 @@ def run_tool(
         "messages": [HumanMessage(content="go"), AIMessage(content="", tool_calls=[call])],
         **(state or {}),
     }
-    final = compiled.invoke(initial, {"configurable": {"thread_id": session}})
+    final = compiled.invoke(initial, {"configurable": {"thread_id": session}}, context=context)
     return final["messages"][-1].content, final
 
 

@@ -223,9 +223,9 @@ def test_a_hook_without_the_approver_key_cannot_approve(
 
 
 def test_ctrl_c_kills_a_running_hook_like_a_tools_command(tmp_path: Path, settings: Settings) -> None:
-    from generalAgent.tools.environment import ToolEnvironment
+    from generalAgent.tools.run_context import SessionScope
 
-    env = ToolEnvironment(settings=settings)
+    env = SessionScope("s", tmp_path)  # the session whose turn the user cancels
     hooks = HookSet((Hook("PreToolUse", "sleep 300", tmp_path / "s.json", timeout=600),), cwd=tmp_path)
     outcome: list[HookResult] = []
     runner = threading.Thread(target=lambda: outcome.append(hooks.run("PreToolUse", {}, "now", tracker=env)))

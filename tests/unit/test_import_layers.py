@@ -51,3 +51,22 @@ def test_every_module_below_cli_is_a_source_of_the_forbidden_contract(graph: gri
     assert forbidden["forbidden_modules"] == ["generalAgent.cli"] and "ignore_imports" not in forbidden
     top_level = {m for m in graph.modules if m.count(".") == 1} - {ENTRY_POINT, "generalAgent.cli"}
     assert set(forbidden["source_modules"]) == top_level, "name the new module in pyproject.toml's contract"
+
+
+def test_the_agent_core_runs_a_turn_without_the_front_end(graph: grimp.ImportGraph) -> None:
+    """The Python API (docs/api.md) and the engine it shares with the front ends import
+    nothing of cli, directly or through another module."""
+    depends_on = graph.find_upstream_modules("generalAgent.agent", as_package=True)
+    assert not any(module.startswith("generalAgent.cli") for module in depends_on)
+
+
+def test_no_module_the_chat_imports_imports_the_chat(graph: grimp.ImportGraph) -> None:
+    """No import circle through cli/chat.py: the slash commands type the chat they get as
+    cli/chat_handle.py's ChatHandle (type-checking imports count too)."""
+    chat = "generalAgent.cli.chat"
+    circles = [
+        module
+        for module in graph.find_upstream_modules(chat)
+        if graph.chain_exists(importer=module, imported=chat)
+    ]
+    assert circles == []

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from generalAgent.config.settings import Settings
 from generalAgent.snapshots import FileWrite, SnapshotStore, digest, restore_plan
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.run_context import RunContext, SessionScope
 from tests.support.tools import run_tool, workspace_root
 
 
@@ -53,10 +54,12 @@ def test_a_failed_write_keeps_nothing(settings: Settings) -> None:
     assert store_of(settings).writes_since("s1", 0) == []
 
 
-def test_a_sub_agent_writes_in_the_turn_that_delegated(settings: Settings) -> None:
+def test_a_sub_agent_writes_in_the_turn_that_delegated(settings: Settings, tmp_path: Path) -> None:
     env = ToolEnvironment(settings=settings)
+    # The sub-agent runs in the context of the session that delegated (graph/subagents.py).
+    context = RunContext(scope=SessionScope("s1", tmp_path))
     main = {"path": "outputs/a.md", "content": "main"}
-    run_tool(settings, "write_file", main, state=in_turn(1, "write_file", main), env=env)
+    run_tool(settings, "write_file", main, state=in_turn(1, "write_file", main), env=env, context=context)
     sub = {"parent_context": "main", "workspace_id": "s1"}
     run_tool(
         settings,
@@ -65,6 +68,7 @@ def test_a_sub_agent_writes_in_the_turn_that_delegated(settings: Settings) -> No
         state=sub,
         env=env,
         session="subagent-1",
+        context=context,
     )
     assert [(w.turn, Path(w.path).name) for w in store_of(settings).writes_since("s1", 0)] == [
         (1, "a.md"),

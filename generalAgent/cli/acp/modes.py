@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from acp.schema import SessionMode, SessionModeState
 
-from generalAgent.cli.session import TurnRules
+from generalAgent.agent.session import TurnRules
 from generalAgent.display import N_
 from generalAgent.i18n import _
 
@@ -87,7 +87,7 @@ def mode_choices() -> list[tuple[str, str]]:
 def turn_rules(mode: str) -> TurnRules:
     """What the mode changes in a turn's approvals: the file tools asked for no more in
     `accept-edits`, only the reading tools in `read-only`. The mode's id goes with the
-    rules, so the session is stored in it (cli/session.py)."""
+    rules, so the session is stored in it (agent/session.py)."""
     if mode == ACCEPT_EDITS:
         return TurnRules(approved=EDIT_TOOLS, mode=mode)
     if mode == READ_ONLY:

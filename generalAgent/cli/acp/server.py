@@ -1,11 +1,14 @@
 """The ACP `Agent`: the editor's sessions, served over stdio by one loaded agent.
 
-A prompt is one turn in a worker thread, one turn at a time, run by the session controller
-the chat and `-p` use (cli/session.py: hooks, prepare, open, run, record); view.py reports
-it to the editor, and what the session's console prints (hook notices, skipped #paths)
-reaches it as the agent's thoughts. Cancellation is the chat's Ctrl-C without the signal:
-the cancel event stops the model call and the tools' work at once, the stored history is
-repaired, and permission requests still open are ended as a "no".
+A prompt is one turn in a worker thread, run by the session controller the chat and `-p`
+use (agent/session.py: hooks, prepare, open, run, record); view.py reports it to the editor,
+and what the session's console prints (hook notices, skipped #paths) reaches it as the
+agent's thoughts. Sessions run their turns at the same time, one turn at a time each: every
+session has its own run context (tools/run_context.py: cancel token, commands, files
+written, editor, hooks of its folder) and its model's graph (LoadedAgent.for_model).
+Cancellation is the chat's Ctrl-C without the signal, for that session only: its cancel
+token stops its model call and its tools' work at once, the stored history is repaired,
+and its permission requests still open are ended as a "no".
 
 Sessions are the chat's sessions (same ids, same checkpoints, same catalog), so a
 session started in the editor can be resumed in the terminal and the other way round.
@@ -27,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import io
 import logging
 import os
 import sqlite3
@@ -35,7 +37,7 @@ import sys
 import threading
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -73,8 +75,9 @@ from acp.schema import (
     Usage,
     UsageUpdate,
 )
-from rich.console import Console
 
+from generalAgent.agent.loading import LoadedAgent
+from generalAgent.agent.session import SendOutcome, SessionController
 from generalAgent.cli.acp.editor import EditorBridge
 from generalAgent.cli.acp.modes import (
     ASK,
@@ -86,8 +89,7 @@ from generalAgent.cli.acp.modes import (
     turn_rules,
 )
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
-from generalAgent.cli.runtime import LoadedAgent
-from generalAgent.cli.session import SendOutcome, SessionController
+from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import Settings
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
@@ -100,12 +102,14 @@ SESSIONS_LISTED = 50  # session/list answers one page: the most recent ones
 
 @dataclass
 class AcpSession:
-    # The session's state and turn sequence, as the chat's (cli/session.py): its id and
+    # The session's state and turn sequence, as the chat's (agent/session.py): its id and
     # folder, hooks, the catalog, the tools allowed "always" while the process lives.
     controller: SessionController
     model: str
     mode: str = ASK
     running: threading.Event = field(default_factory=threading.Event)
+    # One turn at a time per session (a second prompt waits); other sessions' go on.
+    turn_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     # Permission requests waiting for the editor: a cancel ends them (as a "no") even if the
     # editor never answers them, so the turn can stop. Only touched on the event loop.
     asking: set[asyncio.Task] = field(default_factory=set)
@@ -130,7 +134,7 @@ def agent_notices(agent: LoadedAgent) -> list[str]:
 
 
 class GeneralAgentACP:
-    """The ACP `Agent`: one loaded agent serving the editor's sessions, one turn at a time."""
+    """The ACP `Agent`: one loaded agent serving the editor's sessions, each its own turns."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -138,7 +142,6 @@ class GeneralAgentACP:
         self.client_capabilities: ClientCapabilities | None = None
         self._agent: LoadedAgent | None = None
         self._load_lock = asyncio.Lock()
-        self._turn_lock = asyncio.Lock()
         self._conn: Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._catalog: SessionCatalog | None = None
@@ -256,7 +259,7 @@ class GeneralAgentACP:
         if not text.strip():
             raise RequestError.invalid_params({"prompt": _("The prompt is empty.")})
         agent = await self._loaded()
-        async with self._turn_lock:
+        async with session.turn_lock:
             session.notices.extend(agent_notices(agent))  # a server that did not start
             for notice in session.notices:
                 await self._send(session.id, update_agent_thought_text(notice + "\n"))
@@ -297,8 +300,8 @@ class GeneralAgentACP:
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
-        if session is not None and session.running.is_set() and self._agent is not None:
-            self._agent.cancel()
+        if session is not None and session.running.is_set():
+            session.controller.scope.cancel()  # this session's turn, no other's
             for waiting in list(session.asking):
                 waiting.cancel()
 
@@ -307,9 +310,7 @@ class GeneralAgentACP:
     def _run_turn(self, agent: LoadedAgent, session: AcpSession, text: str) -> SendOutcome:
         """The session's turn, as the chat's (hooks, prepare, open, run, record), in the
         session's model and approval mode."""
-        if session.model != agent.parts.settings.model.model_name:
-            settings_model = agent.parts.settings.model.model_copy(update={"model_name": session.model})
-            agent.switch_model(replace(agent.parts.settings, model=settings_model))
+        agent = agent.for_model(session.model)
         controller = session.controller
         controller.settings = agent.parts.settings
         controller.rules = turn_rules(session.mode)
@@ -319,11 +320,18 @@ class GeneralAgentACP:
             lambda call, options: self._ask(session, call, options),
             agent.parts.env.workspace_for(session.id).root,
             terminal_of=(editor.terminals.get if editor is not None else lambda call_id: None),
+            locate=self._locator(agent, session),
         )
         outcome = controller.send(text, lambda: agent, lambda: nullcontext(view))
         if outcome.sent:
             controller.stop()
         return outcome
+
+    @staticmethod
+    def _locator(agent: LoadedAgent, session: AcpSession) -> Callable[[str], Path]:
+        """Where a tool's path argument really is in this session: the project folder's file
+        or the workspace's, as the tools resolve it (tools/workspace.py)."""
+        return agent.parts.env.workspace_for(session.id, session.controller.scope.editor).resolve
 
     def _notify(self, session_id: str, update: Any) -> None:
         assert self._loop is not None
@@ -370,7 +378,7 @@ class GeneralAgentACP:
     async def _loaded(self) -> LoadedAgent:
         async with self._load_lock:
             if self._agent is None:
-                from generalAgent.cli.runtime import load_agent
+                from generalAgent.agent.loading import load_agent
 
                 self._agent = await asyncio.to_thread(load_agent, self.settings)
             return self._agent
@@ -385,23 +393,35 @@ class GeneralAgentACP:
         from generalAgent.hooks import load_hooks
 
         folder = Path(cwd)
+        opened: list[AcpSession] = []  # the session, once made: its lines go to its editor
+
+        def say(line: str, *, quoted: bool = False) -> None:
+            self._say(opened[0], terminal_safe(line) if quoted else line)
+
         controller = SessionController(
             self.settings,
             self._sessions_catalog(),
-            load_hooks(user_config_dir(), self.settings.sources.trust, folder),
-            Console(file=_EditorLines(lambda line: self._say(session, line)), color_system=None, width=1000),
+            load_hooks(
+                user_config_dir(),
+                self.settings.sources.trust,
+                folder,
+                self.settings.tools.sandbox,
+                self.settings.paths.data_dir,
+            ),
+            say,
             session_id=session_id,
             interactive=False,
             cwd=folder,
         )
         session = AcpSession(controller, self.settings.model.model_name or "")
+        opened.append(session)
         assert self._conn is not None and self._loop is not None and self._agent is not None
-        cancelled = self._agent.parts.env.cancelled
+        cancelled = controller.scope.cancelled
         editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
         if editor.offers_anything:
             # The session's tools read, write and run commands through the editor (editor.py).
             session.editor = editor
-            self._agent.parts.env.editors[session_id] = editor
+            controller.scope.editor = editor
         self.sessions[session_id] = session
         return session
 
@@ -445,7 +465,7 @@ class GeneralAgentACP:
 
     async def _keep_mode(self, session: AcpSession, mode: str) -> None:
         """The session's approval mode from its next turn, kept with the session (once it is
-        in the catalog; else its first turn stores it: cli/session.py)."""
+        in the catalog; else its first turn stores it: agent/session.py)."""
         session.mode = mode
         try:
             await asyncio.to_thread(self._sessions_catalog().set_approval_mode, session.id, mode)
@@ -471,7 +491,8 @@ class GeneralAgentACP:
         assert self._agent is not None
         state = await asyncio.to_thread(self._agent.graph.get_state, thread_config(session.id))
         root = self._agent.parts.env.workspace_for(session.id).root
-        for update in replay_updates(state.values.get("messages", []), root):
+        locate = self._locator(self._agent, session)
+        for update in replay_updates(state.values.get("messages", []), root, locate):
             await self._send(session.id, update)
 
     def _options(self, session: AcpSession) -> list[Any]:
@@ -496,25 +517,13 @@ class GeneralAgentACP:
         ]
 
     def close(self) -> None:
+        for session in self.sessions.values():
+            session.controller.close()
+        self.sessions.clear()
         if self._agent is not None:
             self._agent.close()
         if self._catalog is not None:
             self._catalog.close()
-
-
-class _EditorLines(io.StringIO):
-    """A session console's output (hook notices, a prepared turn's warnings), line by line
-    to `say`: the editor shows them as the agent's thoughts, not as its answer."""
-
-    def __init__(self, say: Callable[[str], None]) -> None:
-        super().__init__()
-        self._say = say
-
-    def write(self, text: str) -> int:
-        for line in text.splitlines():
-            if line.strip():
-                self._say(line.rstrip())
-        return len(text)
 
 
 async def _serve(server: GeneralAgentACP, protocol_out: int) -> None:

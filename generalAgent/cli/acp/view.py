@@ -1,6 +1,6 @@
 """What one turn reports, as the editor sees it: session updates and permission requests.
 
-`AcpView` is the `TurnView` (cli/turns.py) of an editor's turn: message and reasoning
+`AcpView` is the `TurnView` (agent/turns.py) of an editor's turn: message and reasoning
 chunks, tool calls with their kind, status and locations, and the approval questions of
 the graph's approval step as permission requests (asked once per call, as in the
 terminal). `replay_updates` is a stored conversation as the editor would have seen it
@@ -25,6 +25,9 @@ from acp import (
 )
 from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
+from generalAgent.agent.events import FilesWritten, HookNotice, StreamEvent
+from generalAgent.cli.approvals import CONFIGURATION_WARNING
+from generalAgent.cli.files_written import files_written_lines
 from generalAgent.cli.render import short_args
 from generalAgent.i18n import _
 from generalAgent.tools.approval import KEEP, NO, OUTSIDE_ONLY_TOOLS, YES
@@ -37,6 +40,9 @@ DIFF_CHARS = 20_000
 ALLOW_ONCE, ALLOW_SESSION, REJECT = "allow-once", "allow-session", "reject"
 OPTION_ANSWERS = {ALLOW_ONCE: YES, ALLOW_SESSION: KEEP, REJECT: NO}
 # How each tool looks in the editor (ACP's ToolKind); tools not listed (MCP tools) are "other".
+# The real path a tool's path argument names (Workspace.resolve of the session).
+Locate = Callable[[str], Path]
+
 TOOL_KINDS = {
     "read_file": "read",
     "list_workspace_files": "read",
@@ -60,7 +66,7 @@ PATH_ARGUMENTS = ("path", "file_path", "filename")
 
 
 class AcpView:
-    """A `TurnView` (cli/turns.py) that reports to the editor.
+    """A `TurnView` (agent/turns.py) that reports to the editor.
 
     `notify(update)` sends one session update and `ask(tool_call, options)` one permission
     request, returning the chosen option id or None (cancelled); both block the turn's
@@ -75,10 +81,12 @@ class AcpView:
         ask: Callable[[ToolCallUpdate, list[PermissionOption]], str | None],
         workspace_root: Path,
         terminal_of: Callable[[str], str | None] = lambda call_id: None,
+        locate: Locate | None = None,
     ) -> None:
         self.notify = notify
         self.ask = ask
         self.workspace_root = workspace_root
+        self.locate = locate  # the real path a tool's path argument names (the session's rule)
         self.terminal_of = terminal_of
         self.calls: dict[str, str] = {}  # call id → tool name, of this turn
         self.asked: list[str] = []  # call ids a permission was requested for, in order
@@ -94,7 +102,7 @@ class AcpView:
 
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.calls[call_id] = name
-        self.notify(tool_call_start(call_id, name, args, self.workspace_root))
+        self.notify(tool_call_start(call_id, name, args, self.workspace_root, self.locate))
 
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
         shown = result_shown(name, content, is_error)
@@ -114,8 +122,13 @@ class AcpView:
             )
         )
 
-    def on_custom(self, event: Any) -> None:
-        return  # sub-agent progress and summaries: the editor sees their tool call's result
+    def on_custom(self, event: StreamEvent) -> None:
+        """Hook notices and the files the tools wrote, as the agent's thoughts (the chat's
+        lines); a sub-agent's progress and a summary the editor sees in their results."""
+        if isinstance(event, HookNotice):
+            self.notify(update_agent_thought_text(event.text(_) + "\n"))
+        elif isinstance(event, FilesWritten):  # in the chat's words (cli/files_written.py)
+            self.notify(update_agent_thought_text("\n".join(files_written_lines(list(event.paths))) + "\n"))
 
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
         note = _("The model endpoint failed; retry {number} of {limit} in {delay} s.").format(
@@ -132,26 +145,35 @@ class AcpView:
         args = request.get("args") or {}
         self.asked.append(call_id)
         diff = str(request.get("diff") or "")
+        content: list[Any] = [tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else []
+        # The scripts the command runs, as they are now (the terminal shows them alike).
+        content += [tool_content(text_block(script_shown(p))) for p in request.get("files") or ()]
+        configuration = bool(request.get("configuration"))
+        if configuration:
+            content.insert(0, tool_content(text_block(_(CONFIGURATION_WARNING))))
         update = ToolCallUpdate(
             tool_call_id=call_id,
             title=tool_title(tool, args) + " · " + reason_shown(request),
             kind=TOOL_KINDS.get(tool, "other"),  # type: ignore[arg-type]
             status="pending",
-            locations=tool_locations(args, self.workspace_root) or None,
+            locations=tool_locations(args, self.workspace_root, self.locate) or None,
             raw_input=args,
             # The change a file tool would make, as the terminal shows it under the question.
-            content=[tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else None,
+            content=content or None,
         )
-        options = [
-            PermissionOption(option_id=ALLOW_ONCE, name=_("Allow once"), kind="allow_once"),
-            PermissionOption(
-                option_id=ALLOW_SESSION,
-                name=_("Always allow {tool} in this session").format(tool=tool),
-                kind="allow_always",
-            ),
-            PermissionOption(option_id=REJECT, name=_("Reject"), kind="reject_once"),
-        ]
+        options = [PermissionOption(option_id=ALLOW_ONCE, name=_("Allow once"), kind="allow_once")]
+        if not configuration:  # a write to the folder's configuration is approved once at a time
+            options.append(
+                PermissionOption(
+                    option_id=ALLOW_SESSION,
+                    name=_("Always allow {tool} in this session").format(tool=tool),
+                    kind="allow_always",
+                )
+            )
+        options.append(PermissionOption(option_id=REJECT, name=_("Reject"), kind="reject_once"))
         answer = OPTION_ANSWERS.get(self.ask(update, options) or "", NO)
+        if configuration and answer == KEEP:
+            answer = YES
         if answer != NO:
             self.notify(update_tool_call(call_id, status="in_progress"))
         return answer
@@ -160,32 +182,56 @@ class AcpView:
         return
 
 
+def script_shown(preview: Any) -> str:
+    """A script a command runs, as a permission request shows it: path, size, first lines."""
+    from generalAgent.cli.approvals import FILE_GOES_ON, RUNS_FILE
+
+    if not isinstance(preview, dict):
+        return ""
+    title = _(RUNS_FILE).format(path=str(preview.get("path", "?")), size=f"{preview.get('size', 0):,}")
+    more = "" if preview.get("complete", True) else "\n" + _(FILE_GOES_ON)
+    return f"{title}\n```\n{preview.get('head', '')}\n```{more}"
+
+
 def tool_title(name: str, args: dict[str, Any]) -> str:
     return f"{name}({short_args(args)})" if args else name
 
 
-def tool_locations(args: dict[str, Any], workspace_root: Path) -> list[ToolCallLocation]:
-    """The file a call reads or changes, as an absolute path the editor can open."""
+def tool_locations(
+    args: dict[str, Any], workspace_root: Path, locate: Locate | None = None
+) -> list[ToolCallLocation]:
+    """The file a call reads or changes, as an absolute path the editor can open: the one
+    the tool really touches (`locate`: the session's workspace rule, so `notes.txt` of the
+    project folder is named there), else the path under the workspace."""
     for key in PATH_ARGUMENTS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             path = Path(value).expanduser()
+            if locate is not None:
+                try:
+                    return [ToolCallLocation(path=str(locate(value)))]
+                except Exception:  # a path the tool refuses (WorkspaceError): named as given
+                    pass
             return [ToolCallLocation(path=str(path if path.is_absolute() else workspace_root / path))]
     return []
 
 
-def tool_call_start(call_id: str, name: str, args: dict[str, Any], workspace_root: Path) -> Any:
+def tool_call_start(
+    call_id: str, name: str, args: dict[str, Any], workspace_root: Path, locate: Locate | None = None
+) -> Any:
     return start_tool_call(
         call_id,
         tool_title(name, args),
         kind=TOOL_KINDS.get(name, "other"),  # type: ignore[arg-type]
         status="pending",
-        locations=tool_locations(args, workspace_root),
+        locations=tool_locations(args, workspace_root, locate),
         raw_input=args,
     )
 
 
-def replay_updates(messages: Iterable[Any], workspace_root: Path) -> Iterator[Any]:
+def replay_updates(
+    messages: Iterable[Any], workspace_root: Path, locate: Locate | None = None
+) -> Iterator[Any]:
     """A stored conversation as the session updates the editor would have seen live."""
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
@@ -198,7 +244,7 @@ def replay_updates(messages: Iterable[Any], workspace_root: Path) -> Iterator[An
                 yield update_agent_message_text(text)
             for call in message.tool_calls:
                 yield tool_call_start(
-                    call.get("id") or "", call["name"], call.get("args") or {}, workspace_root
+                    call.get("id") or "", call["name"], call.get("args") or {}, workspace_root, locate
                 )
         elif isinstance(message, ToolMessage):
             failed = message.status == "error"

@@ -1,124 +1,139 @@
-"""The approval step: every call of a model message that needs the user's approval, asked at once.
+"""The approval step: the calls of a model message that need the user's answer, asked at once.
 
-It runs between the planner and the tools node and executes nothing. It applies the
-tools' approval policy (tools/approval.py) to each call of the last AI message, pauses
-the graph with one `interrupt` that carries every call needing an answer, and records
-each decision by call id (ids made unique first, graph/tool_arguments.py, so each call
-of the message gets its own answer whatever ids the model sent). Only then does the tools node run, and it runs each approved
-call exactly once and answers every refused one with an error status.
+It runs before the tools node and executes nothing. It takes the calls of the last AI
+message that have no answer yet, judges each with the one judge (tools/judge.py) against
+the files as they are now, pauses the graph with one `interrupt` carrying every question
+due (up to the first call that runs without a question and may change what the calls
+after it do: those are asked when they are about to run, not twice), and records each
+answer by call id (ids made unique first, graph/tool_arguments.py, so each call of the
+message gets its own answer whatever ids the model sent), bound to the digest of the
+question it answered.
 
-Why a step of its own: an interrupt inside a tool pauses a batch of parallel calls half
-way, and resuming re-runs the whole batch (an approved command ran twice, and so did every
-sibling tool). Here a resume re-runs only this step, which has no side effect.
+The tools node judges every call again right before it runs, after its siblings ran
+(graph/nodes/tools.py). A call whose judgement changed since it was asked (a sibling
+edited the file it edits, or wrote the script it runs), or that needed no question here
+but needs one now, does not run: the tools node ends its step with the answers of the
+calls that ran, and the graph comes back here to ask about it, as it is now. So what the
+user approved is exactly what runs, and each approved call runs once.
+
+Why a step of its own: an interrupt inside a tool (or inside the tools node) pauses a
+batch half way, and resuming re-runs the node from its start: an approved command ran
+twice, and so did every sibling tool. Here a resume re-runs only this step, which has no
+side effect; the calls that ran before a later question are stored with the tools node's
+step, which ended before this one began.
 
 Answers, per call id: "yes" (this call), "always" (this call, and the CLI stops asking for
-the tool until the process ends: that memory is the run's config, not the state), "keep"
-(also stored in `approved_tools`, so it holds when the session is resumed), "no". A
-sub-agent cannot ask: its calls that need approval are refused unless the tool is approved
-already. A run may name the only tools whose calls may run (`only_tools` of its config: an
-editor session in read-only mode); a call of any other tool is refused without a question.
+the tool until the process ends: that memory is the run's context, not the state), "keep"
+(also stored in `approved_tools`, so it holds when the session is resumed), "no". A write
+to the folder's configuration takes "yes" or "no" only. A sub-agent cannot ask: its calls
+that need approval are refused unless the tool is approved already. A run may name the only
+tools whose calls may run (`only_tools` of its context: an editor session in read-only
+mode); a call of any other tool is refused without a question.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.config import get_stream_writer
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import unique_call_ids
 from generalAgent.hooks import HookResult
-from generalAgent.tools.approval import (
-    ALWAYS,
-    COMMAND_ARGS,
-    DECISIONS,
-    FILES_RUN,
-    KEEP,
-    NEEDS_APPROVAL,
-    NO,
-    ONLY_TOOLS,
-    PROCESS_APPROVALS,
-    YES,
-    ApprovalPolicy,
-    CallContext,
-)
+from generalAgent.tools.approval import ApprovalPolicy, CallContext
 from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.judge import (
+    CANNOT_ASK,
+    HOOK_APPROVED,
+    Judge,
+    Recorded,
+    decision_of,
+    has_approval_rule,
+    tools_kept,
+)
 from generalAgent.tools.named_hosts import NamedHosts
+from generalAgent.tools.run_context import RunContext, SessionScope
 
-# Recorded, never answered by a person: the call needed no approval, or a sub-agent met one.
-NOT_NEEDED, CANNOT_ASK = "not needed", "cannot ask"
-# Answered by a PreToolUse hook the user made an approver in the user-level settings.json
-# (hooks.py); no other hook can answer for the user.
-HOOK_APPROVED = "approved by the user's hook"
-RUNS = frozenset({YES, ALWAYS, KEEP, NOT_NEEDED, HOOK_APPROVED})
 INTERRUPT_KIND = "approval"
 
 
-def approved_tools(state: Mapping[str, Any], config: RunnableConfig | None) -> frozenset[str]:
-    """Tools that run without asking: kept with the session, or approved by this process."""
-    configurable = (config or {}).get("configurable") or {}
-    return frozenset([*(state.get("approved_tools") or []), *(configurable.get(PROCESS_APPROVALS) or [])])
+def approved_tools(state: Mapping[str, Any], context: RunContext) -> frozenset[str]:
+    """Tools that run without asking: kept with the session, or approved by this process
+    (the run's context)."""
+    return frozenset([*(state.get("approved_tools") or []), *context.approved])
 
 
-def only_tools(config: RunnableConfig | None) -> frozenset[str] | None:
-    """The only tools whose calls may run in this run (`ONLY_TOOLS`), or None: no limit."""
-    only = ((config or {}).get("configurable") or {}).get(ONLY_TOOLS)
-    return None if only is None else frozenset(only)
+def only_tools(context: RunContext) -> frozenset[str] | None:
+    """The only tools whose calls may run in this run (the run's context), or None: no limit."""
+    return context.only_tools
 
 
-def call_context(
-    env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig | None
-) -> CallContext:
+def call_context(env: ToolEnvironment, state: Mapping[str, Any], context: RunContext) -> CallContext:
     """What the approval rules may consult: the session's workspace and who named which host."""
-    configurable = (config or {}).get("configurable") or {}
-    session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
-    return CallContext(workspace=env.workspace_for(session), named_hosts=NamedHosts.from_state(state))
+    assert context.scope is not None  # ToolEnvironment.node_context always gives one
+    session = str(state.get("workspace_id") or context.scope.session_id)
+    workspace = env.workspace_for(session, context.scope.editor)
+    return CallContext(workspace=workspace, named_hosts=NamedHosts.from_state(state))
 
 
-def decision_of(answer: Any, call_id: str) -> str:
-    """A person's answer for one call; anything unexpected counts as no."""
-    value = answer.get(call_id) if isinstance(answer, Mapping) else answer
-    return value if value in DECISIONS else NO
+def judge_of(
+    visible_tools: Callable[[AgentState], list[BaseTool]],
+    env: ToolEnvironment,
+    policy: ApprovalPolicy,
+    state: AgentState,
+    run: RunContext,
+) -> Judge:
+    """The judge of one step, its inputs read from the step's state and the run's context."""
+    return Judge(
+        tools={t.name: t for t in visible_tools(state)},
+        policy=policy,
+        context=call_context(env, state, run),
+        approved=approved_tools(state, run),
+        only=only_tools(run),
+    )
 
 
-def shown_with(tool: BaseTool | None, args: Any, context: CallContext) -> dict[str, Any]:
-    """What the question shows besides the arguments: which are commands (shown whole),
-    and the files the call would run (tools/approval.py)."""
-    metadata = (tool.metadata if tool is not None else None) or {}
-    shown: dict[str, Any] = {"command_args": list(metadata.get(COMMAND_ARGS) or ())}
-    preview = metadata.get(FILES_RUN)
-    if callable(preview):
-        try:
-            shown["files"] = [dataclasses.asdict(p) for p in preview(args, context)]
-        except Exception:  # what is shown must never stop the question being asked
-            shown["files"] = []
-    return shown
+def pending_calls(messages: Sequence[BaseMessage]) -> tuple[int, AIMessage | None, list[Any]]:
+    """The last AI message (its index and itself) and those of its calls that have no
+    answer yet: the tools node answers them in order and may stop before a question."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, AIMessage):
+            answered = {m.tool_call_id for m in messages[index + 1 :] if isinstance(m, ToolMessage)}
+            return index, message, [c for c in message.tool_calls if c["id"] not in answered]
+        if not isinstance(message, ToolMessage):
+            break
+    return -1, None, []
 
 
-def _approved_by_hook(
-    env: ToolEnvironment, state: Mapping[str, Any], config: RunnableConfig, call: Any
-) -> bool:
+def recorded_decisions(state: Mapping[str, Any]) -> dict[str, Recorded]:
+    """The decisions recorded for the calls of the last model message, by call id."""
+    stored = state.get("approvals") or {}
+    decisions = {str(k): Recorded.of(v) for k, v in stored.items()} if isinstance(stored, Mapping) else {}
+    return {k: v for k, v in decisions.items() if v is not None}
+
+
+def _approved_by_hook(scope: SessionScope, call: Any) -> bool:
     """Whether an approver hook answers this call's question with yes. Runs again when the
     step resumes after a question; the hook sees the same call."""
-    if not env.hooks.matching("PreToolUse", call["name"], approvers_only=True):
+    if not scope.hooks.matching("PreToolUse", call["name"], approvers_only=True):
         return False
-    session = str(((config or {}).get("configurable") or {}).get("thread_id") or "")
-    outcome = run_pre_tool_use(env, call, session, approvers_only=True)
+    outcome = run_pre_tool_use(scope, call, scope.session_id, approvers_only=True)
     return outcome.allowed and not outcome.blocked
 
 
 def run_pre_tool_use(
-    env: ToolEnvironment, call: Any, session: str, approvers_only: bool = False
+    scope: SessionScope, call: Any, session: str, approvers_only: bool = False
 ) -> HookResult:
-    """Run the PreToolUse hooks on one call (only the user's approvers, when asked), with
-    what they said handed to the stream."""
-    outcome = env.hooks.run(
+    """Run the PreToolUse hooks of the session's folder on one call (only the user's
+    approvers, when asked), with what they said handed to the stream."""
+    outcome = scope.hooks.run(
         "PreToolUse",
         {
             "session_id": session,
@@ -127,7 +142,7 @@ def run_pre_tool_use(
             "tool_use_id": call["id"],
         },
         tool_name=call["name"],
-        tracker=env,
+        tracker=scope,
         approvers_only=approvers_only,
     )
     report_hook_notices(outcome)
@@ -147,59 +162,46 @@ def report_hook_notices(outcome: HookResult) -> None:
         writer({"hook_notice": {"template": notice.template, "fields": dict(notice.fields)}})
 
 
-def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: ApprovalPolicy):
+def build_approval_node(
+    visible_tools: Callable[[AgentState], list[BaseTool]], env: ToolEnvironment, policy: ApprovalPolicy
+):
     """The node function; `visible_tools(state)` is what the planner offered the model."""
 
-    def approval(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+    def approval(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        run = env.node_context(runtime, state, config)
+        assert run.scope is not None
+        renumbered: dict[str, Any] = {}
         stored = state["messages"][-1]
-        # The planner already gave every call its own id; a message stored by another client
-        # may not have: it is replaced (same message id) by its renumbered copy.
-        last = unique_call_ids(stored)
-        renumbered = {"messages": [last]} if last is not stored else {}
-        calls = last.tool_calls if isinstance(last, AIMessage) else []
+        if isinstance(stored, AIMessage):
+            # The planner already gave every call its own id; a message stored by another
+            # client may not have: it is replaced (same message id) by its renumbered copy.
+            last = unique_call_ids(stored)
+            if last is not stored:
+                renumbered = {"messages": [last]}
+                state = {**state, "messages": [*state["messages"][:-1], last]}
+        _index, _message, calls = pending_calls(state["messages"])
         if not calls:
-            return {"approvals": {}, **renumbered}
-        tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
-        approved = approved_tools(state, config)
-        context = call_context(env, state, config)
-        decisions: dict[str, str] = {}
-        requests: list[dict[str, Any]] = []
-        only = only_tools(config)
-        for call in calls:
-            call_id = str(call["id"])
-            tool = tools.get(call["name"])
-            if only is not None and call["name"] not in only:
-                decisions[call_id] = NO  # the session's mode allows no such call: nothing to ask
-                continue
-            # A call to a tool the model was not offered is answered "not a valid tool".
-            reason = policy.reason(tool, call["args"], context, approved) if tool else None
-            if reason is None:
-                decisions[call_id] = NOT_NEEDED
-            elif _approved_by_hook(env, state, config, call):
-                decisions[call_id] = HOOK_APPROVED
+            return {"approvals": {}, **renumbered} if renumbered else {}
+        judge = judge_of(visible_tools, env, policy, state, run)
+        recorded = recorded_decisions(state)
+        decisions: dict[str, Recorded] = {}
+        questions: list[dict[str, Any]] = []
+        by_id = {str(call["id"]): call for call in calls}
+        for question in judge.questions_due(calls, recorded):
+            if _approved_by_hook(run.scope, by_id[question["call_id"]]):
+                decisions[question["call_id"]] = Recorded(HOOK_APPROVED, question["shown"])
             else:
-                requests.append(
-                    {
-                        "call_id": call_id,
-                        "tool": call["name"],
-                        "args": call["args"],
-                        "reason": reason.text,
-                        # For the terminal, which words the reason in the UI language.
-                        "reason_template": reason.template,
-                        "reason_fields": dict(reason.fields),
-                        **({"diff": reason.diff} if reason.diff else {}),
-                        **shown_with(tool, call["args"], context),
-                    }
-                )
-        if requests and state.get("parent_context"):
-            decisions.update({r["call_id"]: CANNOT_ASK for r in requests})
-        elif requests:
-            # One pause for the whole message: a resume re-runs this step only, which
-            # recomputes the same requests and receives the answers; nothing has run yet.
-            answer = interrupt({"type": INTERRUPT_KIND, "requests": requests})
-            decisions.update({r["call_id"]: decision_of(answer, r["call_id"]) for r in requests})
-        update: dict[str, Any] = {"approvals": decisions, **renumbered}
-        kept = [r["tool"] for r in requests if decisions[r["call_id"]] == KEEP]
+                questions.append(question)
+        if questions and state.get("parent_context"):
+            decisions.update({q["call_id"]: Recorded(CANNOT_ASK, q["shown"]) for q in questions})
+        elif questions:
+            # One pause for every question due now: a resume re-runs this step only, which
+            # judges the same calls again and receives the answers; nothing runs here.
+            answer = interrupt({"type": INTERRUPT_KIND, "requests": questions})
+            decisions.update({q["call_id"]: decision_of(answer, q) for q in questions})
+        stored_decisions = {k: v.stored() for k, v in {**recorded, **decisions}.items()}
+        update: dict[str, Any] = {"approvals": stored_decisions, **renumbered}
+        kept = tools_kept(questions, decisions)
         if kept:
             update["approved_tools"] = kept
         return update
@@ -208,38 +210,30 @@ def build_approval_node(visible_tools: Any, env: ToolEnvironment, policy: Approv
 
 
 def needs_asking(
-    state: Mapping[str, Any],
+    state: AgentState,
     config: RunnableConfig | None,
-    visible_tools: Any,
+    runtime: Any,
+    visible_tools: Callable[[AgentState], list[BaseTool]],
     env: ToolEnvironment,
     policy: ApprovalPolicy,
 ) -> bool:
-    """Whether a call of the last AI message needs an approval (asked, or refused for a
-    sub-agent). When none does, the graph goes straight to the tools node: the approval
-    step would only record "not needed", at the cost of a checkpoint of the whole state,
-    and the tools node judges every call without a recorded decision again anyway."""
+    """Whether a call of the last AI message not answered yet needs a question now (asked,
+    or refused for a sub-agent). When none does, the graph goes straight to the tools node,
+    which judges each call again before it runs and comes back to the approval step for a
+    call that needs a question by then."""
     last = state["messages"][-1]
-    if unique_call_ids(last) is not last:
+    if isinstance(last, AIMessage) and unique_call_ids(last) is not last:
         return True  # ids to renumber first (a state the planner did not write): the step does it
-    calls = last.tool_calls if isinstance(last, AIMessage) else []
-    if not calls:
-        return False
-    only = only_tools(config)
-    if only is not None and any(call["name"] not in only for call in calls):
-        return True  # refused by the session's mode: the step records the refusal
-    tools: dict[str, BaseTool] = {t.name: t for t in visible_tools(state)}
-    ruled = [call for call in calls if call["name"] in tools and has_approval_rule(tools[call["name"]])]
-    if not ruled:  # the context (a scan of the history, the workspace) is not needed then
-        return False
-    approved = approved_tools(state, config)
-    context = call_context(env, state, config)
-    return any(
-        policy.reason(tools[call["name"]], call["args"], context, approved) is not None for call in ruled
+    _index, _message, calls = pending_calls(state["messages"])
+    tools = {t.name: t for t in visible_tools(state)} if calls else {}
+    if not any(c["name"] in tools and has_approval_rule(tools[c["name"]]) for c in calls):
+        return False  # the context (a scan of the history, the workspace) is not needed then
+    run = env.node_context(runtime, state, config)
+    judge = Judge(
+        tools=tools,
+        policy=policy,
+        context=call_context(env, state, run),
+        approved=approved_tools(state, run),
+        only=only_tools(run),
     )
-
-
-def has_approval_rule(tool: BaseTool) -> bool:
-    """Whether the tool declares an approval rule at all (tools/approval.py): a tool without
-    one never needs approval, whatever its arguments."""
-    rule = (tool.metadata or {}).get(NEEDS_APPROVAL)
-    return rule is True or callable(rule)
+    return bool(judge.questions_due(calls, recorded_decisions(state)))

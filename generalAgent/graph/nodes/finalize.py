@@ -8,12 +8,12 @@ model is asked once more, with no tools bound, for its best final answer.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from generalAgent.graph.cancellation import invoke_cancellable
 from generalAgent.graph.context import PromptBuilder, wrap
@@ -21,12 +21,12 @@ from generalAgent.graph.history import call_ids
 from generalAgent.graph.repetition import REPEAT_LIMIT, repeated_call
 from generalAgent.graph.state import AgentState
 from generalAgent.providers.errors import hide_api_key
+from generalAgent.tools.run_context import RunContext, cancel_token_of
 
 
-def build_finalize_node(
-    model: BaseChatModel, prompts: PromptBuilder, cancelled: threading.Event | None = None
-):
-    def finalize(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+def build_finalize_node(model: BaseChatModel, prompts: PromptBuilder):
+    def finalize(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        cancelled = cancel_token_of(runtime)  # this session's: another's cancel leaves it
         max_loops = state.get("max_loops") or prompts.settings.governance.max_loops
         last = state["messages"][-1]
         repeated = repeated_call(state["messages"])

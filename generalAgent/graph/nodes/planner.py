@@ -8,11 +8,11 @@ the update, so every later call of the turn, and the tools node, sees the same t
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from generalAgent.graph.cancellation import invoke_cancellable, with_callback
 from generalAgent.graph.context import PromptBuilder
@@ -27,15 +27,14 @@ from generalAgent.graph.tool_arguments import (
 )
 from generalAgent.providers.errors import hide_api_key
 from generalAgent.providers.tokens import ESTIMATE_KEY
+from generalAgent.tools.run_context import RunContext, cancel_token_of
 
 
-def build_planner_node(
-    model: BaseChatModel, prompts: PromptBuilder, cancelled: threading.Event | None = None
-):
+def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
     """The planner node function, closed over the model and the static prompts.
 
-    `cancelled` (the tool environment's cancel event) makes a model call stop at once
-    when the user cancels the turn.
+    The session's cancel token (the run's context, tools/run_context.py) makes a model
+    call stop at once when the user cancels that session's turn.
     """
 
     # Binding converts every tool's schema; the visible set changes rarely, so bind once per set.
@@ -43,7 +42,8 @@ def build_planner_node(
     # The argument names of each tool by name, per visible set (for the alias renaming).
     parameters: dict[tuple[str, ...], dict[str, frozenset[str]]] = {}
 
-    def planner(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
+    def planner(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> dict[str, Any]:
+        cancelled = cancel_token_of(runtime)  # this session's: another's cancel leaves it
         loops = model_calls_this_turn(state.get("messages", []))
         joining = prompts.servers_joining(state) if loops == 0 else []
         if joining:

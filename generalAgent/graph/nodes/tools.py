@@ -2,58 +2,58 @@
 
 A LangGraph `ToolNode` is built per set of visible tools (and cached), so a call to a tool
 the model was not offered (not mentioned, or a sub-agent asking for delegate_task) gets
-an error answer instead of running. Calls that needed approval run only if the approval
-step before this node recorded a yes for them (graph/nodes/approval.py); the others are
-answered with a refusal, so every call is answered once and run at most once. A call of
-a tool outside the run's `only_tools` (an editor's read-only mode) is answered that the
-session is read-only, which the user can change, not that the user refused it. Calls
-whose arguments were not valid JSON get an error answer the model can correct. Every
-result is capped so that one huge tool output cannot flood the context.
+an error answer instead of running. Calls whose arguments were not valid JSON get an error
+answer the model can correct. A served run's calls past its limits (graph/served.py) are
+refused before anything else. Every result is capped so that one huge tool output cannot
+flood the context.
 
-The user's PreToolUse hooks (hooks.py) run here, for every client, after the approval
-step and just before each call: a hook that blocks answers the call with its own words as
-an error, and the call does not run. PostToolUse hooks run on each result. What a hook
-says to the user (a timeout, a failure) is a custom stream event `{"hook_notice": ...}`.
+Each call is judged by the one judge (tools/judge.py) right before it runs, in the order
+the model sent them, against the files as the calls before it left them: a call that needs
+approval runs only with the user's yes to what it does now; a no, a sub-agent's call that
+cannot ask, and a call outside the run's `only_tools` (an editor's read-only mode, answered
+that the session is read-only) are answered with an error. A call that needs a question
+nobody asked yet (a sibling put the text it edits there, wrote the script it runs, or
+changed the file since the question) ends the step: the calls before it are answered and
+stored, and the graph goes back to the approval step to ask (graph/builder.py); the rest
+run after the answer. Calls whose judgement no sibling can change (reads, searches, tools
+approved by name) run side by side; the others one at a time.
+
+The user's PreToolUse hooks (hooks.py) run here, for every client, just before each call:
+a hook that blocks answers the call with its own words as an error, and the call does not
+run. PostToolUse hooks run on each result. What a hook says to the user (a timeout, a
+failure) is a custom stream event `{"hook_notice": ...}`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from generalAgent.graph.nodes.approval import (
-    CANNOT_ASK,
-    NO,
-    RUNS,
-    approved_tools,
-    call_context,
-    has_approval_rule,
-    only_tools,
+    judge_of,
+    pending_calls,
+    recorded_decisions,
     report_hook_notices,
     run_pre_tool_use,
 )
+from generalAgent.graph.served import run_limit_refusal, served_user
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
-from generalAgent.tools.approval import OUTSIDE_ONLY_TOOLS, ApprovalPolicy
-from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment
+from generalAgent.tools.approval import ApprovalPolicy
+from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.provenance import OWN_WORDS
+from generalAgent.tools.run_context import RunContext, SessionScope
 
-REFUSED_BY_USER = (
-    "Error: refused by the user: {tool} was not run. Do not retry it unchanged; ask the user or "
-    "choose another way."
-)
-SUBAGENT_CANNOT_ASK = (
-    "Error: refused: {tool} needs the user's approval ({reason}), and a sub-agent cannot ask. "
-    "Report what you need in your final message instead."
-)
-NOT_APPROVED = "Error: not run: {tool} needs the user's approval ({reason}) and none was given."
 BLOCKED_BY_HOOK = "Error: {tool} was not run: a PreToolUse hook of the user blocked it."
 POST_HOOK_SAYS = "\n\n[A PostToolUse hook of the user says: {reason}]"
 
@@ -90,75 +90,171 @@ def build_tools_node(
 ):
     """The tools node; `visible_tools` gives the tools a state may call (the ones the
     planner bound), so a call to any other is answered with an error, not run.
-    `run_subagent` (graph/subagents.py) reaches delegate_task through the calls' config;
+    `run_subagent` (graph/subagents.py) reaches delegate_task through the run's context;
     None in a sub-agent's graph, which never delegates."""
     tool_nodes: dict[tuple[str, ...], ToolNode] = {}
     max_result_chars = env.settings.tools.tool_result_max_chars
 
-    def tools(state: AgentState, config: RunnableConfig) -> Any:
-        if run_subagent is not None:
-            config = {
-                **config,
-                "configurable": {**config.get("configurable", {}), SUBAGENT_RUNNER: run_subagent},
-            }
+    def tools(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> Any:
+        context = env.node_context(runtime, state, config)
+        if run_subagent is not None and context.run_subagent is None:
+            context = replace(context, run_subagent=run_subagent)
+        scope = context.scope
+        assert scope is not None  # ToolEnvironment.node_context always gives one
         visible = visible_tools(state)
         key = tuple(t.name for t in visible)
         if key not in tool_nodes:
             tool_nodes[key] = build_tool_node(visible, max_result_chars)
-        last = state["messages"][-1]
-        answers = [
+        index, last, calls = pending_calls(state["messages"])
+        if last is None:
+            return {"messages": []}
+        answered = {m.tool_call_id for m in state["messages"][index + 1 :] if isinstance(m, ToolMessage)}
+        run = _CallRunner(tool_nodes[key], scope, state, config, runtime.override(context=context), index)
+        run.answer(
             ToolMessage(
                 content=_invalid_call_answer(call),
                 tool_call_id=call["id"],
                 name=call.get("name") or "unknown",
                 status="error",
             )
-            for call in (last.invalid_tool_calls if isinstance(last, AIMessage) else [])
-            if call.get("id")
-        ]
-        calls = last.tool_calls if isinstance(last, AIMessage) else []
-        runnable = []
-        by_name = {t.name: t for t in visible}
-        session = str((config.get("configurable") or {}).get("thread_id") or "")
+            for call in last.invalid_tool_calls
+            if call.get("id") and call["id"] not in answered
+        )
+        judge = judge_of(visible_tools, env, policy, state, context)
+        recorded = recorded_decisions(state)
+        together: list[Any] = []  # calls no sibling can change the judgement of, run side by side
+        served = served_user(config) is not None
         for call in calls:
-            refusal = _refusal(call, by_name.get(call["name"]), state, config, env, policy)
-            if refusal is None and call["name"] in by_name:
-                refusal = _pre_tool_use(env, call, session)
-            if refusal is None:
-                runnable.append(call)
-            else:
-                answers.append(
-                    ToolMessage(content=refusal, tool_call_id=call["id"], name=call["name"], status="error")
-                )
-        if not runnable:
-            return {"messages": answers}
-        # The ToolNode runs the calls of the last message: give it only those that may run.
-        approved_only = {
-            **state,
-            "messages": [*state["messages"][:-1], last.model_copy(update={"tool_calls": runnable})],
-        }
-        result = tool_nodes[key].invoke(approved_only, config)
-        result = _post_tool_use(env, result, {str(c["id"]): c for c in runnable}, session)
-        if not answers:
-            return result
-        if isinstance(result, dict):
-            return {"messages": [*result.get("messages", []), *answers]}
-        return [*result, Command(update={"messages": answers})]
+            # A served run's limits come first: past them nothing runs, approved or not.
+            limit = (
+                run_limit_refusal([*state["messages"], *run.messages], len(together), env.settings.server)
+                if served
+                else None
+            )
+            if limit is not None:
+                run.refuse(call, limit)
+                continue
+            if judge.independent(call):
+                verdict = judge.verdict(call, recorded.get(str(call["id"])))
+                if verdict.kind == "run":
+                    if run.cleared_by_hooks(call):
+                        together.append(call)
+                    continue
+                if verdict.kind == "refuse":
+                    run.refuse(call, verdict.refusal)
+                    continue
+            run.calls(together)
+            together = []
+            # Judged now, after the calls before it ran: the files as this call will find them.
+            verdict = judge.verdict(call, recorded.get(str(call["id"])))
+            if verdict.kind == "ask":
+                break  # asked in the approval step; the calls after it wait for the answer
+            if verdict.kind == "refuse":
+                run.refuse(call, verdict.refusal)
+            elif run.cleared_by_hooks(call):
+                run.calls([call])
+        run.calls(together)
+        return run.result()
 
     return tools
 
 
-def _pre_tool_use(env: ToolEnvironment, call: Any, session: str) -> str | None:
+class _CallRunner:
+    """Runs the calls of one tools step through the ToolNode, in groups, and gathers the
+    answers: each group sees the answers of the groups before it in its state (what a
+    text-storing tool checks for untrusted content, tools/provenance.py)."""
+
+    def __init__(
+        self,
+        node: ToolNode,
+        scope: SessionScope,
+        state: AgentState,
+        config: RunnableConfig,
+        runtime: Any,
+        index: int,
+    ) -> None:
+        self.node, self.scope, self.state, self.config, self.index = node, scope, state, config, index
+        # The tools see this run's context (with the sub-agent runner) as `runtime.context`.
+        self.runtime = runtime
+        self.session = scope.session_id
+        self.messages: list[Any] = []
+        self.commands: list[Command] = []
+        self.read_untrusted = False
+
+    def answer(self, messages: Any, *, ran: bool = False) -> None:
+        """Keep answers; those of calls that `ran` may carry content from outside."""
+        for message in messages:
+            self.messages.append(message)
+            if ran and isinstance(message, ToolMessage) and (message.name or "") not in OWN_WORDS:
+                self.read_untrusted = True
+
+    def refuse(self, call: Any, text: str) -> None:
+        self.answer([ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status="error")])
+
+    def cleared_by_hooks(self, call: Any) -> bool:
+        """Run the PreToolUse hooks on a call about to run; a block is its answer."""
+        refusal = _pre_tool_use(self.scope, call, self.session)
+        if refusal is not None:
+            self.refuse(call, refusal)
+        return refusal is None
+
+    def calls(self, calls: list[Any]) -> None:
+        """Run `calls` (the ToolNode runs them side by side) and keep their answers."""
+        if not calls:
+            return
+        messages = self.state["messages"]
+        last = messages[self.index]
+        # The ToolNode runs the calls of the last AI message: give it only these, and the
+        # answers so far (this step's too) after it, as the history will hold them.
+        state = {
+            **self.state,
+            "messages": [
+                *messages[: self.index],
+                last.model_copy(update={"tool_calls": calls}),
+                *messages[self.index + 1 :],
+                *self.messages,
+            ],
+        }
+        if self.read_untrusted:
+            state["read_untrusted"] = True
+        result = self.node.invoke(state, self.config, runtime=self.runtime)
+        result = _post_tool_use(self.scope, result, {str(c["id"]): c for c in calls}, self.session)
+        for item in result if isinstance(result, list) else [result]:
+            if isinstance(item, Command):
+                self.commands.append(item)
+                update = item.update if isinstance(item.update, dict) else {}
+                self.answer((m for m in update.get("messages", []) if isinstance(m, ToolMessage)), ran=True)
+            elif isinstance(item, dict):
+                self.answer(item.get("messages", []), ran=True)
+            else:
+                self.answer([item], ran=True)
+
+    def result(self) -> Any:
+        """The step's update: every answer once (answers a tool's Command carries stay in
+        it), and the session's lasting mark when a call read content from outside."""
+        carried = {
+            id(m) for c in self.commands if isinstance(c.update, dict) for m in c.update.get("messages", [])
+        }
+        update: dict[str, Any] = {"messages": [m for m in self.messages if id(m) not in carried]}
+        if self.read_untrusted and not self.state.get("read_untrusted"):
+            update["read_untrusted"] = True
+        if not self.commands:
+            return update
+        return [*self.commands, Command(update=update)]
+
+
+def _pre_tool_use(scope: SessionScope, call: Any, session: str) -> str | None:
     """The answer of a PreToolUse hook that blocks this call, or None when it may run."""
-    outcome = run_pre_tool_use(env, call, session)
+    outcome = run_pre_tool_use(scope, call, session)
     if outcome.blocked:
         return outcome.reason or BLOCKED_BY_HOOK.format(tool=call["name"])
     return None
 
 
-def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], session: str) -> Any:
-    """Run the PostToolUse hooks on each answer; a hook that exits 2 adds its words to it."""
-    hooks = env.hooks
+def _post_tool_use(scope: SessionScope, result: Any, calls: dict[str, Any], session: str) -> Any:
+    """Run the PostToolUse hooks of the session's folder on each answer; a hook that exits 2
+    adds its words to it."""
+    hooks = scope.hooks
     if not any(hooks.matching("PostToolUse", call["name"]) for call in calls.values()):
         return result
     messages = result.get("messages", []) if isinstance(result, dict) else []
@@ -179,7 +275,7 @@ def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], ses
                 "is_error": message.status == "error",
             },
             tool_name=call["name"],
-            tracker=env,
+            tracker=scope,
         )
         report_hook_notices(outcome)
         if outcome.blocked and outcome.reason and isinstance(message.content, str):
@@ -188,40 +284,6 @@ def _post_tool_use(env: ToolEnvironment, result: Any, calls: dict[str, Any], ses
             )
         answered.append(message)
     return {**result, "messages": answered} if isinstance(result, dict) else result
-
-
-def _refusal(
-    call: Any,
-    tool: BaseTool | None,
-    state: AgentState,
-    config: RunnableConfig,
-    env: ToolEnvironment,
-    policy: ApprovalPolicy,
-) -> str | None:
-    """The answer to a call that may not run, or None when it may (or is not a tool at all,
-    which the ToolNode answers)."""
-    if tool is None:
-        return None
-    only = only_tools(config)
-    if only is not None and tool.name not in only:  # the session's mode, not the user's answer
-        return OUTSIDE_ONLY_TOOLS.format(tool=tool.name)
-    decision = (state.get("approvals") or {}).get(call["id"])
-    if decision in RUNS:
-        return None
-    if decision == NO:
-        return REFUSED_BY_USER.format(tool=tool.name)
-    # No recorded yes: this call was refused for a sub-agent, went straight here because
-    # no call of its message needed approval (graph/builder.py), or never went through the
-    # approval step (a state written by hand). Judge it now and refuse what needs approval.
-    if not has_approval_rule(tool):
-        return None
-    reason = policy.reason(
-        tool, call["args"], call_context(env, state, config), approved_tools(state, config)
-    )
-    if reason is None:
-        return None
-    template = SUBAGENT_CANNOT_ASK if decision == CANNOT_ASK else NOT_APPROVED
-    return template.format(tool=tool.name, reason=reason.text)
 
 
 def _invalid_call_answer(call: Any) -> str:

@@ -9,8 +9,7 @@ import json
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.tools.approval import PROCESS_APPROVALS
-from generalAgent.tools.environment import SUBAGENT_RUNNER, ToolEnvironment, ToolRuntime
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
@@ -25,7 +24,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         {"ok", "result", "context_id", "loops"} or {"ok": false, "error"}. Write the task so
         that it stands alone: the goal, the files, what to return.
         """
-        run_subagent = runtime.config.get("configurable", {}).get(SUBAGENT_RUNNER)
+        context = env.context(runtime)
+        run_subagent = context.run_subagent
         if run_subagent is None:
             return json.dumps({"ok": False, "error": "sub-agents are not available in this process"})
         state = runtime.state if isinstance(runtime.state, dict) else {}
@@ -35,9 +35,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             **state,
             "workspace_id": state.get("workspace_id") or runtime.config["configurable"].get("thread_id"),
         }
-        approved = runtime.config["configurable"].get(PROCESS_APPROVALS) or ()
         env.note_turn(runtime)  # the sub-agent's writes belong to this turn (/rewind)
-        result = run_subagent(task, agent, max_loops, parent, runtime.stream_writer, approved)
+        result = run_subagent(task, agent, max_loops, parent, runtime.stream_writer, context)
         return json.dumps(result, ensure_ascii=False)
 
     return delegate_task

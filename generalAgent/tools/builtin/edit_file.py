@@ -8,7 +8,12 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.tools.approval import NEEDS_APPROVAL, changes_file
+from generalAgent.tools.approval import (
+    CONFIGURATION_CHECK,
+    NEEDS_APPROVAL,
+    changes_file,
+    writes_folder_configuration,
+)
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText
@@ -63,5 +68,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         old, new = str(args.get("old_string", "")), str(args.get("new_string", ""))
         return apply_edit(current, old, new, bool(args.get("replace_all", False)))[0]
 
-    edit_file.metadata = {**(edit_file.metadata or {}), NEEDS_APPROVAL: changes_file(proposed)}
+    edit_file.metadata = {
+        **(edit_file.metadata or {}),
+        NEEDS_APPROVAL: changes_file(proposed),
+        CONFIGURATION_CHECK: writes_folder_configuration,
+    }
     return edit_file

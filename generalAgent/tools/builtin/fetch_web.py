@@ -1,4 +1,15 @@
-"""fetch_web: an http(s) page as readable text, within size and time limits.
+"""fetch_web: an http(s) page's main content as Markdown, within size and time limits.
+
+The page's chrome is dropped twice: its semantic chrome elements (nav, header, footer,
+aside, forms, scripts) before anything else, then what readability-lxml (Apache-2.0, the
+port of Mozilla's Readability other agents use) scores as not the main content (menus,
+cookie banners, "related" boxes and footers written as plain divs). markdownify (MIT)
+writes the rest as Markdown, links and tables kept. On a set of pages built from real
+pages' structure (bench/web_extraction.py) that keeps every main-content sentence, drops
+every boilerplate one (the plain HTMLParser kept them all) and keeps link targets and
+tables, which the plain text lost. A page readability finds nothing in (or cannot parse:
+nesting too deep for markdownify's recursion) is read by `ReadableText`, the plain
+converter, as before.
 
 Only http and https; by default only public addresses: never loopback, private,
 link-local, shared (100.64.0.0/10, where cloud metadata services live), reserved or
@@ -19,6 +30,7 @@ leads, so that following it is a new call, asked like any other.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import time
 from collections.abc import Mapping
@@ -124,12 +136,55 @@ class ReadableText(HTMLParser):
         return "\n".join(compact).strip()
 
 
+# Dropped before readability scores the page: chrome by its element, whatever its class.
+_CHROME = (
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "iframe",
+    "svg",
+)
+# readability's shortest block of text worth keeping: its default (25 characters) drops a
+# short list or a table of figures, which is often the answer.
+_MIN_TEXT = 5
+_BLANK_LINES = re.compile(r"\n[ \t]*(?:\n[ \t]*)+")
+
+
 def html_to_text(html: str) -> tuple[str, str]:
-    """(title, readable text) of an HTML page."""
-    parser = ReadableText()
-    parser.feed(html)
-    parser.close()
-    return " ".join(parser.title.split()), parser.text()
+    """(title, the main content as Markdown) of an HTML page (see the module docstring)."""
+    plain = ReadableText()
+    plain.feed(html)
+    plain.close()
+    title = " ".join(plain.title.split())
+    try:
+        main = _main_content(html)
+    except Exception:  # noqa: BLE001 - a hostile page defeating a library: the plain reading stands
+        main = ""
+    return title, main or plain.text()
+
+
+def _main_content(html: str) -> str:
+    import lxml.html
+    from markdownify import markdownify
+    from readability import Document
+
+    if not html.strip():
+        return ""
+    tree = lxml.html.document_fromstring(html)
+    for element in tree.xpath(" | ".join(f"//{tag}" for tag in _CHROME)):
+        element.drop_tree()
+    summary = Document(lxml.html.tostring(tree, encoding="unicode"), min_text_length=_MIN_TEXT).summary(
+        html_partial=True
+    )
+    markdown = markdownify(summary, heading_style="ATX", bullets="-", strip=["img"], escape_underscores=False)
+    lines = (line.rstrip() for line in markdown.strip().splitlines())
+    return _BLANK_LINES.sub("\n\n", "\n".join(lines)).strip()
 
 
 NAT64 = ipaddress.ip_network("64:ff9b::/96")  # an IPv4 address in the last 32 bits

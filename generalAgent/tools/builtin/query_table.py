@@ -1,4 +1,4 @@
-"""query_table: exact answers from a sheet, a CSV or a document's tables, by one read-only SELECT.
+"""query_table: exact answers from a sheet, a CSV or a document's (DOCX, PDF) tables, by one read-only SELECT.
 
 The file's tables are loaded once into an in-memory SQLite database (documents/tables.py)
 and kept, by the hash of the file's bytes, for the next questions of the session: loading a
@@ -70,8 +70,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """Compute exact answers over a table file with one read-only SQLite SELECT.
 
         Works on XLSX sheets (one table per sheet, named after the sheet), CSV/TSV files
-        (one table named after the file) and the tables of a DOCX (table_1, table_2, ...).
-        For tables in a PDF, write them to CSV first (the pdf skill's extract_tables.py).
+        (one table named after the file) and the tables of a DOCX or a PDF (table_1,
+        table_2, ...; a PDF table is listed with its pages and caption, merged across
+        the pages it spans).
         Use it for sums, counts, averages, group-bys, filters and lookups instead of
         adding numbers from a preview. Call it first without sql to see the tables, their
         columns and types; quote names with double quotes: SELECT "Region", SUM("Q3") FROM

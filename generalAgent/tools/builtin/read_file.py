@@ -52,7 +52,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             from generalAgent.documents.reading import DocumentError
 
             try:
-                with ocr_call(documents.ocr_max_pages_per_call, env.cancelled):  # a scan's first pages
+                with ocr_call(
+                    documents.ocr_max_pages_per_call, env.cancel_token(runtime)
+                ):  # a scan's first pages
                     preview = preview_document(real, documents, workspace.open_for_reading)
             except DocumentError as exc:
                 raise ToolError(str(exc)) from exc

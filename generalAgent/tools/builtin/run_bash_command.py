@@ -5,6 +5,13 @@ the graph's approval step asks the user before the call runs (graph/nodes/approv
 so the tool itself only runs the command. The model cannot grant itself approval: only
 the user's answers, recorded by that step, let a call through.
 
+The command runs in a sandbox where one works (generalAgent/sandbox.py): it may write
+only to the session's workspace and, when the user trusts it, the working folder; it sees
+no ancestor process and no network, unless the model asked for `network=true`, which the
+approval question shows with the command, so the user approves the network with it.
+Without a sandbox (SANDBOX=off, or none on this machine with SANDBOX=auto) it runs as
+before; with SANDBOX=required it does not run at all.
+
 In a session an editor drives (ACP) that offers terminals, the command runs in one of
 the editor's terminals instead, with the same environment and limits (tools/editor.py).
 """
@@ -15,16 +22,21 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.config.settings import Settings
+from generalAgent.process_secrets import child_environment
+from generalAgent.sandbox import Confinement, Sandbox, SandboxUnavailable, agent_runtime_folders, find_sandbox
 from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL, CallContext, files_run_by
 from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.run_context import SessionScope
+from generalAgent.tools.workspace import Workspace
 
 NAME = "run_bash_command"
 DEFAULT_TIMEOUT = 60
@@ -46,10 +58,9 @@ def cap_output(text: str, limit: int = MAX_OUTPUT_CHARS) -> str:
 def command_environment(allowed: Sequence[str], cwd: Path) -> dict[str, str]:
     """The variables a command sees: those of this process that COMMAND_ENV allows (by
     name or `*` pattern), then the workspace's own. Everything else (OPENAI_API_KEY,
-    tokens, DATABASE_URL) stays out, so a command cannot print it into the conversation."""
-    variables = {
-        name: value for name, value in os.environ.items() if any(fnmatchcase(name, p) for p in allowed)
-    }
+    tokens, DATABASE_URL) stays out, so a command cannot print it into the conversation;
+    a secret's name stays out even when a pattern covers it (process_secrets.py)."""
+    variables = child_environment(allowed)
     # The agent's own interpreter first on PATH, so `python skills/...` finds its libraries.
     variables["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{variables.get('PATH', os.defpath)}"
     variables["WORKSPACE"] = str(cwd)
@@ -57,16 +68,61 @@ def command_environment(allowed: Sequence[str], cwd: Path) -> dict[str, str]:
     return variables
 
 
+def command_confinement(
+    settings: Settings, workspace: Workspace, network: bool = False, served: bool = False
+) -> Confinement:
+    """What a command of this session may reach in the sandbox: its workspace and, when the
+    user trusts it, the working folder (writable, its `.env` shown empty: keys); the skills,
+    --add-dir folders and the agent's Python (readable); never the home folder or the data
+    home, where other sessions' workspaces, sessions.db and the user's keys (~/.ssh) are.
+    A `served` run (LangGraph Server) gets its workspace alone: the server's folder is the
+    operator's, not its users'."""
+    folders = workspace.folders
+    start = folders.start
+    trusted = (start,) if folders.readable and start is not None and not served else ()
+    skills = (workspace.skills_dir,) if workspace.skills_dir is not None else ()
+    added = () if served else folders.added
+    return Confinement(
+        writable=(workspace.root, *trusted),
+        readable=(*agent_runtime_folders(), *skills, *added),
+        hidden=(
+            Path.home(),
+            settings.paths.data_dir,
+            settings.paths.workspaces_dir,
+            *((start,) if served and start is not None else ()),
+        ),
+        masked=tuple(folder / ".env" for folder in (*trusted, *added)),
+        network=network,
+        cwd=workspace.root,
+    )
+
+
+def command_sandbox(settings: Settings) -> Sandbox:
+    """The sandbox for commands; ToolError (the model reads why) when SANDBOX=required
+    and there is none."""
+    try:
+        return find_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable as exc:
+        raise ToolError(f"not run: {exc}") from None
+
+
 def run_command(
     command: str,
     cwd: Path,
     timeout: int,
-    env_tools: ToolEnvironment | None = None,
+    scope: SessionScope | None = None,
     allowed_env: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
+    confinement: Confinement | None = None,
 ) -> str:
+    """The command in its own process group, tracked by the session's `scope` so that
+    cancelling the session's turn kills it (and nothing of another session)."""
     variables = command_environment(allowed_env, cwd)
+    argv = ["bash", "-c", command]
+    if sandbox is not None:
+        argv = sandbox.wrap(argv, confinement or Confinement(writable=(cwd,), cwd=cwd))
     process = subprocess.Popen(
-        ["bash", "-c", command],
+        argv,
         cwd=cwd,
         env=variables,
         stdin=subprocess.DEVNULL,
@@ -74,8 +130,8 @@ def run_command(
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
-    if env_tools is not None:
-        env_tools.track(process)
+    if scope is not None:
+        scope.track(process)
     try:
         output, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -89,8 +145,8 @@ def run_command(
         process.wait()
         raise
     finally:
-        if env_tools is not None:
-            env_tools.untrack(process)
+        if scope is not None:
+            scope.untrack(process)
     if process.returncode == -signal.SIGKILL:
         raise ToolError(CANCELLED)
     return command_answer(output.decode("utf-8", errors="replace"), process.returncode)
@@ -109,7 +165,7 @@ def run_in_editor(
     command: str,
     cwd: Path,
     timeout: int,
-    env_tools: ToolEnvironment,
+    cancelled: threading.Event,
     allowed_env: Sequence[str] = (),
 ) -> str:
     """The command in the editor's terminal (ACP), where the user watches it run. It starts
@@ -118,7 +174,7 @@ def run_in_editor(
     variables = command_environment(allowed_env, cwd)
     argv = ["env", "-i", *(f"{name}={value}" for name, value in variables.items()), "bash", "-c", command]
     try:
-        outcome = editor.run_command(call_id, argv, cwd, timeout, env_tools.cancelled)
+        outcome = editor.run_command(call_id, argv, cwd, timeout, cancelled)
     except OSError as exc:
         raise ToolError(f"the editor could not run the command: {exc}.") from None
     if outcome.cancelled:
@@ -133,11 +189,14 @@ def run_in_editor(
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     @tool(NAME)
-    def run_bash_command(command: str, runtime: ToolRuntime, timeout: int = DEFAULT_TIMEOUT) -> str:
+    def run_bash_command(
+        command: str, runtime: ToolRuntime, timeout: int = DEFAULT_TIMEOUT, network: bool = False
+    ) -> str:
         """Run a bash command in the session workspace (cwd has uploads/, outputs/, temp/, skills/).
 
         The user approves every call. Output (stdout and stderr) is capped; `timeout` is in
-        seconds (at most 600). Write results under outputs/.
+        seconds (at most 600). Write results under outputs/. The command has no network
+        unless `network` is true (say why: the user approves it with the command).
         """
         if not command.strip():
             raise ToolError("empty command.")
@@ -145,10 +204,16 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         workspace = env.workspace(runtime)
         allowed = env.settings.tools.command_env_names
         editor = workspace.editor
+        scope = env.context(runtime).scope
+        assert scope is not None  # context_of always gives one
         if editor is not None and editor.runs_commands:
             call_id = str(runtime.tool_call_id or "")
-            return run_in_editor(editor, call_id, command, workspace.root, timeout, env, allowed)
-        return run_command(command, workspace.root, timeout, env, allowed)
+            return run_in_editor(editor, call_id, command, workspace.root, timeout, scope.cancelled, allowed)
+        sandbox = command_sandbox(env.settings)
+        # LangGraph Server stamps a served run with its user (graph/served.py).
+        served = bool(((runtime.config or {}).get("configurable") or {}).get("langgraph_auth_user_id"))
+        confinement = command_confinement(env.settings, workspace, network=bool(network), served=served)
+        return run_command(command, workspace.root, timeout, scope, allowed, sandbox, confinement)
 
     def scripts(args: dict, context: CallContext) -> list:
         return files_run_by(str(args.get("command") or ""), context.workspace)

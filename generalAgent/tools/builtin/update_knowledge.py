@@ -9,14 +9,16 @@ from langchain_core.tools import BaseTool, tool
 
 from generalAgent.display import N_
 from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, describe_knowledge_item
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
+from generalAgent.tools.provenance import state_read_untrusted
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     @tool("update_knowledge")
     def update_knowledge(
         item_id: str,
+        runtime: ToolRuntime,
         title: str | None = None,
         content: str | None = None,
         domain: str | None = None,
@@ -35,7 +37,10 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """
         # The store loads on the first call, not when the schema is built.
         from generalAgent.knowledge import STORE_ERRORS
+        from generalAgent.knowledge.items import UNTRUSTED_SOURCE
 
+        # New words written after the session read untrusted content are marked so.
+        untrusted = (title is not None or content is not None) and state_read_untrusted(runtime.state)
         if all(v is None for v in (title, content, domain, category, tags)):
             raise ToolError("nothing to change; give at least one of title, content, domain, category, tags.")
         try:
@@ -47,12 +52,14 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     domain=domain,
                     category=category,
                     tags=tags,
+                    source=UNTRUSTED_SOURCE if untrusted else None,
                 )
         except STORE_ERRORS as exc:
             raise ToolError(str(exc)) from exc
         if item is None:
             raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
-        return f'Updated "{item.title}" (id {item.id}) in {item.domain}.'
+        marked = " It is marked as written after reading untrusted content." if untrusted else ""
+        return f'Updated "{item.title}" (id {item.id}) in {item.domain}.{marked}'
 
     def changes_a_note(args: Mapping[str, Any], context: CallContext) -> Reason:
         note = describe_knowledge_item(env.settings, str(args.get("item_id", "")))

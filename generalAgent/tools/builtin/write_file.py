@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.tools.approval import NEEDS_APPROVAL, changes_file
+from generalAgent.tools.approval import (
+    CONFIGURATION_CHECK,
+    NEEDS_APPROVAL,
+    changes_file,
+    writes_folder_configuration,
+)
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
@@ -37,5 +42,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         return f"{'Replaced' if existed else 'Wrote'} {shown} ({size:,} bytes, {lines} lines)."
 
     rule = changes_file(lambda current, args: str(args.get("content", "")))
-    write_file.metadata = {**(write_file.metadata or {}), NEEDS_APPROVAL: rule}
+    write_file.metadata = {
+        **(write_file.metadata or {}),
+        NEEDS_APPROVAL: rule,
+        CONFIGURATION_CHECK: writes_folder_configuration,
+    }
     return write_file

@@ -10,7 +10,8 @@ restarted by the next call; a server with `"enabled": false` starts when the use
 @mentions it (`load`).
 
 Calls from the graph's worker threads are handed to the loop and waited for, in short
-slices, so that Ctrl-C (the tool environment's cancel event) abandons them at once.
+slices, so that cancelling the caller's turn (its session's cancel token, found in the
+run's context: tools/run_context.py) abandons them at once; another session's calls go on.
 Nothing here imports the MCP SDK until a server is configured.
 """
 
@@ -21,12 +22,13 @@ import concurrent.futures
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import MCPSettings, Settings
 from generalAgent.display import N_
+from generalAgent.sandbox import Confinement, SandboxUnavailable, agent_runtime_folders, find_sandbox
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.mcp.config import MCPConfig, MCPServerConfig, environment_variables, load_mcp_config
 
@@ -88,7 +90,6 @@ class MCPServerManager:
         self._startups: dict[str, concurrent.futures.Future[Any]] = {}
         self._setup_error = ""  # why the servers could not even be set up (their loop still runs)
         self._notices: list[Callable[[Callable[[str], str]], str]] = []  # each: translate → line
-        self._cancelled = threading.Event()
 
     @classmethod
     def from_settings(cls, settings: Settings, cwd: Path | None = None) -> MCPServerManager:
@@ -101,6 +102,7 @@ class MCPServerManager:
             folder_trusted=settings.sources.trust.covers(folder),
             explicit_scope="folder" if settings.from_folder("MCP_CONFIG") else "user",
         )
+        config.servers = [confined_server(server, settings, folder) for server in config.servers]
         manager = cls(config, settings.mcp, settings.paths.log_file.parent)
         for problem in config.problems:  # English, as the configuration's checks word them
             manager._notices.append(_as_is(problem))
@@ -144,10 +146,6 @@ class MCPServerManager:
         futures = [self._submit(self._start(s.handle, quiet=True)) for s in self.config.servers if s.enabled]
         concurrent.futures.wait(futures)
         return self.statuses()
-
-    def use_cancel_event(self, cancelled: threading.Event) -> None:
-        """The tool environment's Ctrl-C event, which abandons calls that are waiting."""
-        self._cancelled = cancelled
 
     def close(self) -> None:
         """Stop every server (each gets a moment to exit cleanly) and the loop."""
@@ -247,11 +245,14 @@ class MCPServerManager:
         return config.redact(result_text(content, artifact))
 
     def _wait(self, future: concurrent.futures.Future[Any], handle: str) -> Any:
+        from generalAgent.tools.run_context import current_cancel_token
+
+        cancelled = current_cancel_token()  # of the session whose tool call this is
         while True:
             try:
                 return future.result(timeout=WAIT_SLICE)
             except concurrent.futures.TimeoutError:
-                if self._cancelled.is_set():
+                if cancelled is not None and cancelled.is_set():
                     future.cancel()
                     raise ToolError(CANCELLED.format(handle=handle)) from None
 
@@ -332,6 +333,32 @@ class MCPServerManager:
             LOGGER.exception("MCP servers could not be set up")
             self._setup_error = f"could not be set up ({type(exc).__name__}: {exc})"
         self._loop.run_forever()
+
+
+def confined_server(server: MCPServerConfig, settings: Settings, folder: Path) -> MCPServerConfig:
+    """A trusted folder's stdio server as it is started: inside the sandbox (generalAgent/
+    sandbox.py), writing only to the folder, seeing no ancestor process, the home and the
+    data home hidden. It keeps the network: an MCP server usually exists to reach a service.
+    The user's own servers start as configured. With SANDBOX=required and no sandbox, the
+    folder's server is not started (its problem says why)."""
+    if server.scope != "folder" or server.transport != "stdio" or server.problem:
+        return server
+    try:
+        sandbox = find_sandbox(settings.tools.sandbox)
+    except SandboxUnavailable as exc:
+        return replace(server, problem=str(exc))
+    if not sandbox.active:
+        return server
+    start = server.cwd or folder
+    confinement = Confinement(
+        writable=(folder,),
+        readable=agent_runtime_folders(),
+        hidden=(Path.home(), settings.paths.data_dir),
+        network=True,
+        cwd=start,
+    )
+    wrapped = sandbox.wrap([server.command, *server.args], confinement)
+    return replace(server, command=wrapped[0], args=tuple(wrapped[1:]))
 
 
 def _as_is(line: str) -> Callable[[Callable[[str], str]], str]:

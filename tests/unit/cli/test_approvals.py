@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 
-from generalAgent.cli.approvals import SHOWN_CHARS, answer_approval, ask_in_terminal, shown_value
+from generalAgent.agent.turns import answer_approval
+from generalAgent.cli.approvals import SHOWN_CHARS, ask_in_terminal, shown_value
 from generalAgent.cli.terminal_text import terminal_console
 
 
@@ -54,13 +55,49 @@ def test_always_answers_the_rest_of_the_pause_without_asking() -> None:
         return "always" if request["tool"] == "shell" else "no"
 
     requests = [
-        {"call_id": "1", "tool": "shell"},
-        {"call_id": "2", "tool": "fetch"},
-        {"call_id": "3", "tool": "shell"},
+        {"call_id": "1", "tool": "shell", "shown": "d1"},
+        {"call_id": "2", "tool": "fetch", "shown": "d2"},
+        {"call_id": "3", "tool": "shell", "shown": "d3"},
     ]
     answers = answer_approval({"type": "approval", "requests": requests}, approve, remembered)
-    assert answers == {"1": "always", "2": "no", "3": "always"}
+    # Each answer is bound to the question it answers (its digest, `shown`).
+    assert answers == {
+        "1": {"decision": "always", "shown": "d1"},
+        "2": {"decision": "no", "shown": "d2"},
+        "3": {"decision": "always", "shown": "d3"},
+    }
     assert asked == ["1", "2"] and remembered == {"shell"}
+
+
+def test_a_configuration_write_is_asked_every_time_and_only_for_itself() -> None:
+    """A write to the folder's configuration is asked even for a tool approved "always",
+    takes only yes or no, and an "always" typed there approves that call alone."""
+    asked: list[str] = []
+    remembered: set[str] = {"write_file"}
+
+    def approve(request: dict) -> str:
+        asked.append(request["call_id"])
+        return "always"
+
+    requests = [
+        {"call_id": "1", "tool": "write_file", "configuration": True},
+        {"call_id": "2", "tool": "write_file"},
+        {"call_id": "3", "tool": "edit_file", "configuration": True},
+    ]
+    answers = answer_approval({"type": "approval", "requests": requests}, approve, remembered)
+    assert {k: v["decision"] for k, v in answers.items()} == {"1": "yes", "2": "always", "3": "yes"}
+    assert asked == ["1", "3"] and remembered == {"write_file"}
+    request = {
+        "call_id": "c",
+        "tool": "write_file",
+        "args": {"path": ".generalagent/settings.json"},
+        "reason": "changes .generalagent/settings.json, configuration of your folder",
+        "configuration": True,
+    }
+    for typed, meant in [("y", "yes"), ("", "no"), ("n", "no")]:
+        answer, shown = question(request, typed)
+        assert answer == meant
+        assert "can run commands the next time" in shown and "[a]lways" not in shown and "[k]eep" not in shown
 
 
 def test_the_reason_is_shown_in_the_ui_language_and_the_model_keeps_english() -> None:

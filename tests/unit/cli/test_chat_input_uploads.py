@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generalAgent.cli.chat_input import (
+from generalAgent.agent.chat_input import (
     MB,
     SIZE_LIMITS,
     find_references,
@@ -112,7 +112,7 @@ def test_an_attachment_is_described_with_a_human_size_and_its_pages() -> None:
 
 
 def test_image_paths_pasted_without_hash_are_found(tmp_path: Path) -> None:
-    from generalAgent.cli.chat_input import find_image_paths
+    from generalAgent.agent.chat_input import find_image_paths
 
     (tmp_path / "shot one.png").write_bytes(b"png")
     (tmp_path / "a.jpg").write_bytes(b"jpg")

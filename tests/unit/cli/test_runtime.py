@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from generalAgent.cli.runtime import BackgroundLoader, LoadAbandoned, load_agent, pause_collector
+from generalAgent.agent.loading import BackgroundLoader, LoadAbandoned, load_agent, pause_collector
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.providers.factory import ModelNotConfigured
 

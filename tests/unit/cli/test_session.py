@@ -1,4 +1,4 @@
-"""The session controller (cli/session.py): one state reset as a whole, and the turn's
+"""The session controller (agent/session.py): one state reset as a whole, and the turn's
 sequence (UserPromptSubmit hooks → prepare → open → run → record) with the real graph, a
 real SessionCatalog and real hook commands."""
 
@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
+from generalAgent.agent.loading import LoadedAgent
+from generalAgent.agent.session import SessionController, SessionState, TurnRules
 from generalAgent.cli.render import TerminalView
-from generalAgent.cli.runtime import LoadedAgent
-from generalAgent.cli.session import SessionController, SessionState, TurnRules
+from generalAgent.cli.terminal_text import console_lines
 from generalAgent.config.settings import Settings
 from generalAgent.hooks import Hook, HookSet
 from generalAgent.sessions import SessionCatalog
@@ -62,7 +63,7 @@ def test_a_message_goes_through_the_hooks_then_the_graph_and_is_recorded(
     model = ScriptedChatModel(replies=[ai("Hello back.", usage=USAGE)])
     parts, graph = build_test_agent(settings, model)
     agent = LoadedAgent(parts=parts, graph=graph, checkpointer=None, notices=[])
-    session = SessionController(settings, catalog, hooks, console, cwd=tmp_path)
+    session = SessionController(settings, catalog, hooks, console_lines(console), cwd=tmp_path)
 
     outcome = session.send("hello there\nsecond line", lambda: agent, terminal_view(console))
 
@@ -82,7 +83,7 @@ def test_a_blocked_message_waits_for_nothing_and_leaves_no_session(
 ) -> None:
     log = tmp_path / "events.log"
     hooks = HookSet((recording_hook("UserPromptSubmit", log, tmp_path, block="No secrets."),), cwd=tmp_path)
-    session = SessionController(settings, catalog, hooks, console, cwd=tmp_path)
+    session = SessionController(settings, catalog, hooks, console_lines(console), cwd=tmp_path)
 
     def no_agent() -> LoadedAgent:
         raise AssertionError("a blocked message must not wait for the agent")
@@ -97,7 +98,7 @@ def test_a_blocked_message_waits_for_nothing_and_leaves_no_session(
 def test_moving_to_another_session_leaves_nothing_of_this_one(
     settings: Settings, catalog: SessionCatalog, console: Console
 ) -> None:
-    session = SessionController(settings, catalog, HookSet(), console)
+    session = SessionController(settings, catalog, HookSet(), console_lines(console))
     first = session.id
     state = session.state
     state.first_line = "old title"
@@ -125,7 +126,9 @@ def test_a_modes_approvals_hold_for_its_turns_and_the_users_always_answers_stay(
     )
     parts, graph = build_test_agent(settings, model)
     agent = LoadedAgent(parts=parts, graph=graph, checkpointer=None, notices=[])
-    session = SessionController(settings, catalog, HookSet((), cwd=tmp_path), console, cwd=tmp_path)
+    session = SessionController(
+        settings, catalog, HookSet((), cwd=tmp_path), console_lines(console), cwd=tmp_path
+    )
     asked: list[str] = []
 
     def view():

@@ -13,7 +13,7 @@ import re
 
 import yaml
 
-from generalAgent.cli.tool_descriptions import TOOL_DESCRIPTIONS, shown_description
+from generalAgent.agent.tool_descriptions import TOOL_DESCRIPTIONS, shown_description
 from generalAgent.config.paths import PACKAGE_DIR
 from generalAgent.i18n import use_language
 
@@ -69,7 +69,7 @@ def test_every_built_in_tool_description_is_in_the_catalog_list() -> None:
                 walk(item)
 
     walk(tiers)
-    assert found == TOOL_DESCRIPTIONS, "list the new or changed description in cli/tool_descriptions.py"
+    assert found == TOOL_DESCRIPTIONS, "list the new or changed description in agent/tool_descriptions.py"
 
 
 def test_tool_descriptions_are_shown_in_chinese_and_others_as_given() -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.cli.chat_input import upload
+from generalAgent.agent.chat_input import upload
 from generalAgent.cli.documents_commands import expand_paths
 from generalAgent.config.settings import Settings
 from generalAgent.documents.convert import convert_legacy_office, soffice
@@ -111,7 +111,7 @@ def test_without_libreoffice_old_files_are_refused_at_attach_time_and_skipped_by
     assert soffice() is None
     folder = tmp_path / "docs"
     folder.mkdir()
-    for name in ("old.doc", "old.et", "photo.png", "notes.md"):
+    for name in ("old.doc", "old.ppt", "photo.png", "notes.md"):
         (folder / name).write_bytes(
             b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1 old" if name.startswith("old") else b"# notes"
         )
@@ -129,7 +129,7 @@ def test_without_libreoffice_old_files_are_refused_at_attach_time_and_skipped_by
     files, _, _ = expand_paths([str(folder)], skipped)
     assert [p.name for p in files] == ["notes.md"]
     reasons = {p.name: why for p, why in skipped}
-    assert "install LibreOffice" in reasons["old.doc"] and "install LibreOffice" in reasons["old.et"]
+    assert "install LibreOffice" in reasons["old.doc"] and "install LibreOffice" in reasons["old.ppt"]
     assert "image" in reasons["photo.png"]
     assert not (workspace_root(settings) / "uploads" / "old.doc").exists()
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from generalAgent.cli.chat_input import count_pages
+from generalAgent.agent.chat_input import count_pages
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.ocr import recognise_pages

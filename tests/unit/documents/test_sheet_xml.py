@@ -1,5 +1,6 @@
-"""XLSX sheets read from their XML (documents/sheet_xml.py): the values openpyxl gives, in
-every way writers write a sheet, and hostile sheets refused within the limits."""
+"""XLSX sheets read through python-calamine (documents/workbook.py) behind the light look at
+their XML (documents/sheet_xml.py): the values openpyxl gives, in every way writers write a
+sheet, formulas without a cached value, and hostile sheets refused within the limits."""
 
 from __future__ import annotations
 
@@ -13,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.documents import sheet_parts, sheet_xml
+from generalAgent.documents import sheet_xml
 from generalAgent.documents.reading import DocumentError
-from generalAgent.documents.sheet_parts import read_workbook
-from generalAgent.documents.sheet_xml import read_sheet
 from generalAgent.documents.tables import load_tables
+from generalAgent.documents.workbook import SheetCells, read_sheets
 from tests.support.documents import make_sales_sheet, make_xlsx
 from tests.support.sheets import (
     MAIN,
@@ -58,7 +58,6 @@ def test_the_values_are_openpyxls_as_openpyxl_excel_and_prefixed_writers_write_t
         expected = openpyxl_rows(path)
         assert expected["V"][1][1] == datetime(2024, 3, 1) and expected["V"][1][6] == timedelta(hours=30)
         assert read_all(path) == expected, path.name
-        assert read_all(path, "expat") == expected, path.name
 
 
 @pytest.mark.filterwarnings("ignore:Workbook contains no default style")
@@ -116,20 +115,20 @@ def test_rich_text_phonetic_runs_booleans_errors_and_iso_dates(tmp_path: Path):
     expected = openpyxl_rows(path)
     assert expected["S"][0] == ["漢字 ", "#N/A", datetime(2024, 2, 29, 10, 20, 30), False]
     assert expected["S"][2][0] == datetime(2023, 3, 15, 12, 0)
-    assert read_all(path) == expected and read_all(path, "expat") == expected
-    with zipfile.ZipFile(path) as archive:
-        book = read_workbook(archive, path.name, 100)
-        cells = read_sheet(archive, book, "S", book.sheets[0][1], 100)
-    assert cells.uncached == {(2, 3): "(a shared formula)"}
+    assert read_all(path) == expected
+    assert first_sheet(path, 100).uncached == {(2, 3): "(a shared formula)"}
 
 
-def test_formulas_without_a_cached_value_are_reported_by_both_readers(tmp_path: Path):
+def first_sheet(path: Path, max_cells: int) -> SheetCells:
+    with path.open("rb") as handle:
+        return next(read_sheets(handle, path, max_cells))[1]
+
+
+def test_formulas_without_a_cached_value_are_reported_in_any_writers_form(tmp_path: Path):
     path = make_sales_sheet(tmp_path / "sales.xlsx", rows=30)
     prefixed = with_prefix(path, tmp_path / "prefixed.xlsx")
     for each in (path, prefixed):
-        with zipfile.ZipFile(each) as archive:
-            book = read_workbook(archive, each.name, 10_000)
-            cells = read_sheet(archive, book, "Sales", book.sheets[0][1], 10_000)
+        cells = first_sheet(each, 10_000)
         assert len(cells.uncached) == 30 and cells.uncached[(3, 4)] == "=C4+D4", each.name
 
 
@@ -173,7 +172,7 @@ def test_more_cells_than_the_limit_stop_the_reading_with_the_sheet_named(tmp_pat
     with pytest.raises(DocumentError, match=r"hostile.xlsx: sheet H has more than 1,000 cells"):
         load_tables(path, max_cells=1_000)
     assert gc.isenabled()  # paused while the cells were read, resumed though the load failed
-    prefixed = with_prefix(path, tmp_path / "prefixed.xlsx")  # the expat reader keeps the same limit
+    prefixed = with_prefix(path, tmp_path / "prefixed.xlsx")  # a prefixed sheet keeps the same limit
     with pytest.raises(DocumentError, match=r"sheet H has more than 1,000 cells"):
         load_tables(prefixed, max_cells=1_000)
 
@@ -191,9 +190,8 @@ def test_a_sheet_of_empty_cell_elements_is_refused_at_twice_the_cell_limit(tmp_p
 
 
 def test_a_giant_token_and_a_giant_cell_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    for module in (sheet_xml, sheet_parts):  # the scanner's and expat's bounds alike
-        monkeypatch.setattr(module, "MAX_TOKEN_BYTES", 1 << 20)
-        monkeypatch.setattr(module, "MAX_CELL_CHARS", 10_000)
+    monkeypatch.setattr(sheet_xml, "MAX_TOKEN_BYTES", 1 << 20)
+    monkeypatch.setattr(sheet_xml, "MAX_CELL_CHARS", 10_000)
     long_attribute = (
         f'<worksheet xmlns="{MAIN}" junk="'.encode() + b"j" * (3 << 20) + b'"><sheetData/></worksheet>'
     )
@@ -211,10 +209,8 @@ def test_a_giant_token_and_a_giant_cell_are_refused(tmp_path: Path, monkeypatch:
         with zipfile.ZipFile(archive_bytes, "w") as archive, zipfile.ZipFile(base) as source:
             for name in source.namelist():
                 archive.writestr(name, text if name.startswith("xl/worksheets/sheet") else source.read(name))
-        with zipfile.ZipFile(archive_bytes) as archive:
-            book = read_workbook(archive, "b.xlsx", 100)
-            with pytest.raises(DocumentError, match=message):
-                read_sheet(archive, book, "H", book.sheets[0][1], 100)
+        with pytest.raises(DocumentError, match=message):
+            list(read_sheets(archive_bytes, Path("b.xlsx"), 100))
 
 
 def test_the_libreoffice_written_sheet_reads_as_openpyxl_reads_it(tmp_path: Path, varied: Path):
@@ -235,7 +231,7 @@ def test_the_libreoffice_written_sheet_reads_as_openpyxl_reads_it(tmp_path: Path
     with zipfile.ZipFile(converted) as archive:
         assert "xl/sharedStrings.xml" in archive.namelist()
     expected = openpyxl_rows(converted)
-    assert read_all(converted) == expected and read_all(converted, "expat") == expected
+    assert read_all(converted) == expected
     shutil.rmtree(out)
 
 

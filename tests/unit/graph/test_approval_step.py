@@ -19,8 +19,8 @@ import pytest
 from langchain_core.messages import AIMessage, ToolMessage
 from rich.console import Console
 
+from generalAgent.agent.turns import run_turn
 from generalAgent.cli.render import TerminalView
-from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from generalAgent.graph.history import settle_unfinished_step

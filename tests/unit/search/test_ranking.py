@@ -10,7 +10,16 @@ import pytest
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.search.lookup import find_chunks
-from generalAgent.search.ranking import Candidate, Ranked, by_place, fuse, is_listing, rerank, words
+from generalAgent.search.ranking import (
+    Candidate,
+    Ranked,
+    by_place,
+    fuse,
+    is_listing,
+    rerank,
+    seat_plain,
+    words,
+)
 
 
 def test_words_split_latin_from_chinese():
@@ -140,3 +149,39 @@ def test_a_passage_the_title_weight_buries_is_still_in_the_top_five(settings: Se
         document = index.index_file(tmp_path / "guide.md")
         hits = index.search_item(document.item_id, "backup options", 5)
         assert any("rsync -aHAX" in hit.text for hit in hits)
+
+
+SEATS = {n: ("doc", n) for n in range(1, 12)}
+
+
+def test_plain_bm25s_first_places_keep_seats_in_the_top_five():
+    """The fusion put plain BM25's 2nd and 3rd places 6th and 8th; seating moves them into
+    the last places of the top five, in plain's order, and pushes the others down."""
+    fused = [Ranked(n, 1.0 - n / 100) for n in (1, 2, 3, 4, 5, 6, 7, 8)]
+    plain = [Ranked(1, 9.0), Ranked(6, 8.0), Ranked(8, 7.0), Ranked(2, 6.0)]
+    seated = seat_plain(fused, plain, SEATS)
+    assert [entry.rowid for entry in seated] == [1, 2, 3, 6, 8, 4, 5, 7]
+    scores = [entry.score for entry in seated]
+    assert scores == sorted(scores, reverse=True)  # moved entries never break the order
+
+
+def test_seating_changes_nothing_when_plain_bm25s_places_are_already_shown():
+    fused = [Ranked(n, 1.0 - n / 100) for n in (3, 1, 2, 4, 5, 6)]
+    plain = [Ranked(1, 9.0), Ranked(2, 8.0), Ranked(3, 7.0)]
+    assert seat_plain(fused, plain, SEATS) == fused
+
+
+def test_plain_bm25s_answer_outvoted_by_the_title_weight_and_other_pages_stays_in_the_top_five(
+    settings: Settings, tmp_path: Path
+):
+    """Eight sections whose headings hold the question's words win the tuned ranking; plain
+    BM25, blind to headings, ranks the two passages that say it in their text first and
+    third. Fused by rank alone the third one fell to 6th; it keeps a seat in the top five."""
+    sections = [f"# Rotate logs section {n}\n\nThe notes of chapter {n} say little.\n" for n in range(8)]
+    sections.insert(2, "# Misc one\n\nrotate logs: rotate logs daily with logrotate, keep logs a week.\n")
+    sections.insert(6, "# Misc two\n\nrotate the logs of the daemon; logs rotate under logrotate.\n")
+    (tmp_path / "guide.md").write_text("\n".join(sections), encoding="utf-8")
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        document = index.index_file(tmp_path / "guide.md")
+        hits = index.search_item(document.item_id, "rotate logs", 5)
+        assert {hit.heading for hit in hits} >= {"Misc one", "Misc two"}

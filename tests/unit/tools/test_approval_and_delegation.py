@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -11,6 +12,7 @@ from langgraph.types import Command
 
 from generalAgent.config.settings import Settings
 from generalAgent.graph.builder import build_graphs, build_parts
+from generalAgent.tools.run_context import RunContext, SessionScope
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -91,15 +93,28 @@ def test_keep_approves_the_rest_of_the_session_and_always_only_the_process(setti
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)][-1] == "exit status 0\ntwo"
 
 
-def test_process_approvals_come_with_the_config(settings: Settings) -> None:
+def test_process_approvals_come_with_the_run_context(settings: Settings, tmp_path: Path) -> None:
     model = ScriptedChatModel(
         replies=[ai("", tool_call("run_bash_command", {"command": "echo ok"})), ai("done")]
     )
     _, graph = build_test_agent(settings, model)
-    config = {**thread(), "configurable": {"thread_id": "t1", "approved_tools": ["run_bash_command"]}}
-    state = graph.invoke(bash_turn(settings), config)
+    context = RunContext(scope=SessionScope("t1", tmp_path), approved=frozenset({"run_bash_command"}))
+    state = graph.invoke(bash_turn(settings), thread(), context=context)
     assert interrupts(graph, thread()) == []
     assert [m.content for m in state["messages"] if isinstance(m, ToolMessage)] == ["exit status 0\nok"]
+
+
+def test_approvals_sent_as_plain_data_are_not_trusted(settings: Settings) -> None:
+    """A LangGraph Server client may send any JSON as the run's context: approvals in it
+    (or a made-up scope) count for nothing; the call is still asked about."""
+    model = ScriptedChatModel(
+        replies=[ai("", tool_call("run_bash_command", {"command": "echo ok"})), ai("done")]
+    )
+    _, graph = build_test_agent(settings, model)
+    sent = {"approved": ["run_bash_command"], "scope": {"session_id": "t1"}, "only_tools": None}
+    graph.invoke(bash_turn(settings), thread(), context=sent)
+    asked = [request["tool"] for i in interrupts(graph, thread()) for request in i.value["requests"]]
+    assert asked == ["run_bash_command"]
 
 
 def test_without_a_mention_the_model_cannot_run_it(settings: Settings) -> None:

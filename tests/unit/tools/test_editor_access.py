@@ -13,10 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.config.settings import load_settings
 from generalAgent.tools.builtin.run_bash_command import run_in_editor
 from generalAgent.tools.editor import CommandOutcome
-from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.text_files import NotText
 from generalAgent.tools.workspace import WorkingFolders, Workspace
@@ -103,8 +101,7 @@ def run(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-0123456789")
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
     editor = RecordingEditor(outcome=outcome)
-    env = ToolEnvironment(load_settings(env_file=None, paths={"data_dir": tmp_path / "data"}))
-    answer = run_in_editor(editor, "call_1", "make test", tmp_path, 30, env, ("PATH", "LANG"))
+    answer = run_in_editor(editor, "call_1", "make test", tmp_path, 30, threading.Event(), ("PATH", "LANG"))
     return answer, editor
 
 

@@ -13,13 +13,33 @@ from generalAgent.config.settings import Settings
 from generalAgent.tools.builtin.fetch_web import html_to_text, is_public
 from generalAgent.tools.named_hosts import hosts_typed
 from tests.support.tools import run_tool
+from tests.support.web_pages import BOILERPLATE, LINK, MAIN, page, scores
 from tests.support.web_site import PAGE, allowing_private
 
 
-def test_html_becomes_readable_text() -> None:
+def test_html_becomes_markdown() -> None:
     title, text = html_to_text(PAGE)
     assert title == "季度报告 Q3"
-    assert text == "# Revenue\n\nRevenue grew 12% year on year.\n\n- 营收增长\n- 客户满意度 4.6"
+    assert text == "# Revenue\n\nRevenue grew **12%** year on year.\n\n- 营收增长\n- 客户满意度 4.6"
+
+
+def test_the_main_content_is_kept_and_boilerplate_in_plain_divs_dropped() -> None:
+    """Cookie banners, menus, sidebars, newsletter boxes and footers written as divs (as
+    most sites write them) are left out; the article's sentences, its link target and its
+    table come through as Markdown."""
+    texts = {kind: html_to_text(page(kind))[1] for kind in MAIN}
+    assert scores(texts) == {
+        "main_kept": sum(len(v) for v in MAIN.values()),
+        "boilerplate_dropped": len(BOILERPLATE) * len(MAIN),
+        "links_kept": len(MAIN),
+        "tables_kept": len(MAIN),
+    }
+    assert f"[source]({LINK})" in texts["blog_zh"] and "| Stage | Seconds |" in texts["blog_zh"]
+
+
+def test_a_page_nested_past_any_recursion_limit_is_still_read() -> None:
+    _, text = html_to_text("<html><body>" + "<div>" * 100_000 + "deep text" + "</div>" * 100_000)
+    assert text == "deep text"
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from generalAgent.graph.nodes.tools import build_tool_node
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.mcp.config import load_mcp_config
 from generalAgent.tools.mcp.manager import MCPServerManager
+from generalAgent.tools.run_context import RunContext, SessionScope
 from tests.support.mcp_config import stdio_entry, write_mcp_json
 from tests.support.mcp_server import serve_http
 from tests.support.processes import gone, processes_with
@@ -43,14 +44,15 @@ def tools_by_name(manager: MCPServerManager) -> dict[str, Any]:
     return {tool.name: tool for tool in manager.tools_of(manager.handles())}
 
 
-def run_through_tools_node(tool: Any, args: dict[str, Any]) -> ToolMessage:
-    """One call answered as the graph's tools node answers it (error status, result cap)."""
-    graph = StateGraph(MessagesState)
+def run_through_tools_node(tool: Any, args: dict[str, Any], context: RunContext | None = None) -> ToolMessage:
+    """One call answered as the graph's tools node answers it (error status, result cap), in
+    a session's run `context` when one is given."""
+    graph = StateGraph(MessagesState, context_schema=RunContext)
     graph.add_node("tools", build_tool_node([tool], RESULT_CAP))
     graph.add_edge(START, "tools")
     graph.add_edge("tools", END)
     call = {"name": tool.name, "args": args, "id": "call_1", "type": "tool_call"}
-    result = graph.compile().invoke({"messages": [AIMessage(content="", tool_calls=[call])]})
+    result = graph.compile().invoke({"messages": [AIMessage(content="", tool_calls=[call])]}, context=context)
     return result["messages"][-1]
 
 
@@ -211,17 +213,36 @@ def test_a_call_that_outlasts_its_timeout_is_abandoned_and_the_server_keeps_serv
         manager.close()
 
 
-def test_ctrl_c_abandons_a_waiting_call_at_once(tmp_path: Path) -> None:
+def test_ctrl_c_abandons_a_waiting_call_at_once_in_its_own_session_only(tmp_path: Path) -> None:
+    """Two sessions of one process wait for the same server; cancelling one abandons its
+    call at once while the other's still waits, until that session is cancelled too."""
     manager = start_manager(tmp_path, {"slow": stdio_entry(trust=True)})
-    cancelled = threading.Event()
-    manager.use_cancel_event(cancelled)
+    first, second = SessionScope("first", tmp_path), SessionScope("second", tmp_path)
+    answers: dict[str, ToolMessage] = {}
     try:
         manager.wait_for_startup()
-        threading.Timer(0.5, cancelled.set).start()
+        sleep = tools_by_name(manager)["slow__sleep"]
+        waiting = [
+            threading.Thread(
+                target=lambda s=scope: answers.__setitem__(
+                    s.session_id, run_through_tools_node(sleep, {"seconds": 3600}, RunContext(scope=s))
+                )
+            )
+            for scope in (first, second)
+        ]
+        for thread in waiting:
+            thread.start()
+        time.sleep(0.5)
         started = time.monotonic()
-        with pytest.raises(ToolError, match="cancelled: the user pressed Ctrl-C"):
-            tools_by_name(manager)["slow__sleep"].invoke({"seconds": 3600})
+        first.cancel()
+        waiting[0].join(60)
         assert time.monotonic() - started < 60  # abandoned, not waited for
+        assert "cancelled: the user pressed Ctrl-C" in str(answers["first"].content)
+        time.sleep(0.5)
+        assert "second" not in answers and waiting[1].is_alive()  # another session's call goes on
+        second.cancel()
+        waiting[1].join(60)
+        assert "cancelled: the user pressed Ctrl-C" in str(answers["second"].content)
     finally:
         manager.close()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from generalAgent.cli.chat_input import parse_mentions
+from generalAgent.agent.chat_input import parse_mentions
 from generalAgent.config.settings import Settings
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.registry import ToolConfigError, ToolRegistry, parse_tools_yaml

@@ -14,6 +14,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 import generalAgent.config
 from generalAgent import i18n
+from generalAgent.agent.session import TurnRules
+from generalAgent.agent.turns import run_turn
 from generalAgent.cli.acp.modes import (
     ACCEPT_EDITS,
     ASK,
@@ -26,13 +28,12 @@ from generalAgent.cli.acp.modes import (
     turn_rules,
 )
 from generalAgent.cli.acp.view import TOOL_KINDS, AcpView, replay_updates
-from generalAgent.cli.session import TurnRules
-from generalAgent.cli.turns import run_turn
 from generalAgent.config.settings import load_settings
 from generalAgent.knowledge import open_store
 from generalAgent.sessions import SessionCatalog
-from generalAgent.tools.approval import ONLY_TOOLS, OUTSIDE_ONLY_TOOLS
+from generalAgent.tools.approval import OUTSIDE_ONLY_TOOLS
 from generalAgent.tools.registry import parse_tools_yaml
+from generalAgent.tools.run_context import RunContext, SessionScope
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.scripted_model import ScriptedChatModel, ai, tool_call
 
@@ -94,9 +95,11 @@ def test_in_read_only_mode_a_changing_call_is_refused_without_a_question(tmp_pat
     asked: list[Any] = []
     sent: list[Any] = []
     view = AcpView(sent.append, lambda call, options: asked.append(call) or "allow-once", tmp_path)
-    base = thread("ro")
-    config = {**base, "configurable": {**base["configurable"], ONLY_TOOLS: sorted(READ_ONLY_TOOLS)}}
-    result = run_turn(graph, config, user_turn("go", settings, session_id="ro"), view, lambda exc: None)
+    config = thread("ro")
+    context = RunContext(scope=SessionScope("ro", tmp_path), only_tools=READ_ONLY_TOOLS)
+    result = run_turn(
+        graph, config, user_turn("go", settings, session_id="ro"), view, lambda exc: None, context=context
+    )
     assert result.ok and result.answer == "done", result.error
     assert asked == []
     with open_store(settings) as store:

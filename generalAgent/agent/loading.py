@@ -18,7 +18,7 @@ import ctypes
 import gc
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
@@ -38,14 +38,10 @@ class LoadedAgent:
     graph: Any  # the compiled graph, checkpointed in DATA_DIR/sessions.db or PostgreSQL
     checkpointer: Any
     notices: list[str]  # start-up news for the user (skills skipped, old checkpoints pruned)
-
-    def cancel(self) -> bool:
-        """Ctrl-C during a turn: skip a summary being written (True: the turn goes on), else
-        stop the turn's work (sub-agents, commands) and let the turn be cancelled."""
-        if self.parts.compaction.skip_running():
-            return True
-        self.parts.env.cancel_running_work()
-        return False
+    # The same agent calling another model (for_model), by model name: built once each, so
+    # sessions on different models run at once without swapping a graph under each other.
+    _by_model: dict[str, LoadedAgent] = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def switch_model(self, settings: Settings) -> None:
         """From the next turn on, the graph calls the model `settings` names; the tools, MCP
@@ -61,6 +57,24 @@ class LoadedAgent:
             model=build_chat_model(settings.model, native_search=settings.tools.native_search),
         )
         self.graph = build_graph(self.parts, self.checkpointer)
+
+    def for_model(self, model_name: str) -> LoadedAgent:
+        """This agent calling `model_name`: itself when it already does, else a copy with
+        its own graph over the same tools, MCP servers and checkpointer (made once). The
+        editor server runs each session in its own model, several at once."""
+        from dataclasses import replace
+
+        if model_name == self.parts.settings.model.model_name:
+            return self
+        with self._lock:
+            known = self._by_model.get(model_name)
+            if known is None:
+                settings = self.parts.settings
+                model = settings.model.model_copy(update={"model_name": model_name})
+                known = LoadedAgent(self.parts, self.graph, self.checkpointer, [])
+                known.switch_model(replace(settings, model=model))
+                self._by_model[model_name] = known
+            return known
 
     def close(self) -> None:
         from generalAgent.graph.checkpoints import close_checkpointer

@@ -15,7 +15,8 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, MutableSet
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from langchain_core.messages import (
@@ -28,12 +29,13 @@ from langchain_core.messages import (
 )
 from langgraph.types import Command
 
-from generalAgent.cli.approvals import answer_approval
+from generalAgent.agent.events import StreamEvent, UsageReport, event_from_custom
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
-from generalAgent.tools.approval import PROCESS_APPROVALS
+from generalAgent.tools.approval import ALWAYS, KEEP, YES
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 LOGGER = logging.getLogger(__name__)
 # The HTTP client logs each response; the OpenAI SDK moved from httpx to its fork httpx2.
@@ -44,13 +46,41 @@ CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; 
 INTERRUPTED_NOTE = "[answer interrupted by the user]"
 
 
+# Answers one call's approval question: "yes", "always", "keep" or "no" (tools/approval.py).
+Approver = Callable[[dict[str, Any]], str]
+
+
+def answer_approval(
+    payload: Any, approve: Approver, remembered: MutableSet[str]
+) -> dict[str, dict[str, str]]:
+    """The answers to one approval pause, by call id (see the module docstring), each with
+    the digest of the question it answers (`shown`): the graph runs the call only while it
+    would still do what was shown. A write to the folder's configuration is asked every
+    time and approved for that call only."""
+    requests = payload.get("requests", []) if isinstance(payload, dict) else []
+    answers: dict[str, dict[str, str]] = {}
+    for number, request in enumerate(requests, start=1):
+        tool = str(request.get("tool", ""))
+        configuration = bool(request.get("configuration"))
+        if tool in remembered and not configuration:
+            answer = ALWAYS
+        else:
+            answer = approve({**request, "number": number, "of": len(requests)})
+        if configuration and answer in (ALWAYS, KEEP):
+            answer = YES
+        elif answer in (ALWAYS, KEEP):
+            remembered.add(tool)
+        answers[request["call_id"]] = {"decision": answer, "shown": str(request.get("shown") or "")}
+    return answers
+
+
 class TurnView(Protocol):
     def on_reasoning(self, text: str) -> None: ...
     def on_text(self, text: str) -> None: ...
     def on_message_end(self) -> None: ...
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
     def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
-    def on_custom(self, event: Any) -> None: ...
+    def on_custom(self, event: StreamEvent) -> None: ...
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
     def approve(self, request: dict[str, Any]) -> str: ...
     def close(self) -> None: ...
@@ -95,6 +125,7 @@ def run_turn(
     describe_error: ErrorDescriber,
     on_cancel: Callable[[], Any] | None = None,
     approved: MutableSet[str] | None = None,
+    context: RunContext | None = None,
 ) -> TurnResult:
     """Run until the graph ends; `graph_input=None` resumes (e.g. /retry after an error).
 
@@ -102,6 +133,8 @@ def run_turn(
     when it returns True, Ctrl-C only stopped a part of the turn (a summary being written)
     and the turn goes on. `approved` holds the tools the user approved "always" in this
     process; their calls run without asking, and every new "always" is added to it.
+    `context`: the session's run context (tools/run_context.py); without one, a session
+    scope of its own for the thread, in the current folder, without hooks.
     """
     result = TurnResult()
     partial: list[str] = []
@@ -110,11 +143,14 @@ def run_turn(
     # Fixed for the turn: a resumed approval step must see the approvals it saw when it
     # paused, or it would not ask for (and record) the answers. A tool approved "always"
     # during the turn is answered from `remembered` when the step asks again.
-    run_config = with_process_approvals(config, remembered)
+    if context is None:
+        thread = str(config.get("configurable", {}).get("thread_id") or "default")
+        context = RunContext(scope=SessionScope(thread, Path.cwd()))
+    run_context = replace(context, approved=context.approved | frozenset(remembered))
     try:
         with _cancel_on_sigint(on_cancel), reporting_retries(view):
             while True:
-                interrupts = yield_from_stream(graph, run_config, pending, view, result, partial)
+                interrupts = yield_from_stream(graph, config, run_context, pending, view, result, partial)
                 if not interrupts:
                     break
                 answers = {
@@ -132,12 +168,6 @@ def run_turn(
         result.error = described
     view.close()
     return result
-
-
-def with_process_approvals(config: dict[str, Any], approved: MutableSet[str]) -> dict[str, Any]:
-    """`config` carrying the tools approved "always" in this process, for the approval step."""
-    configurable = {**config.get("configurable", {}), PROCESS_APPROVALS: sorted(approved)}
-    return {**config, "configurable": configurable}
 
 
 class RetryWatcher(logging.Filter):
@@ -212,6 +242,7 @@ def _cancel_on_sigint(on_cancel: Callable[[], Any] | None) -> Iterator[None]:
 def yield_from_stream(
     graph: Any,
     config: dict[str, Any],
+    context: RunContext,
     graph_input: Any,
     view: TurnView,
     result: TurnResult,
@@ -219,7 +250,7 @@ def yield_from_stream(
 ) -> list[Any]:
     """Consume one `graph.stream` run; returns the interrupts it stopped at (if any)."""
     interrupts: list[Any] = []
-    stream = graph.stream(graph_input, config, stream_mode=["messages", "updates", "custom"])
+    stream = graph.stream(graph_input, config, context=context, stream_mode=["messages", "updates", "custom"])
     for mode, data in stream:
         if mode == "messages":
             chunk, metadata = data
@@ -233,10 +264,11 @@ def yield_from_stream(
                     partial.append(text)
                     view.on_text(text)
         elif mode == "custom":
-            if isinstance(data, dict) and isinstance(data.get("usage"), dict):
-                result.usage = result.usage + Usage.from_metadata(data["usage"])  # a sub-agent's calls
-            else:
-                view.on_custom(data)
+            event = event_from_custom(data)  # typed once, here (agent/events.py)
+            if isinstance(event, UsageReport):
+                result.usage = result.usage + event.usage  # a sub-agent's calls, a summary's
+            elif event is not None:
+                view.on_custom(event)
         elif mode == "updates":
             for node, update in data.items():
                 if node == "__interrupt__":

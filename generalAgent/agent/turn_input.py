@@ -16,7 +16,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.chat_input import (
+from generalAgent.agent.chat_input import (
     UploadReport,
     find_image_paths,
     find_references,
@@ -26,7 +26,7 @@ from generalAgent.cli.chat_input import (
     unescape,
     upload,
 )
-from generalAgent.cli.runtime import LoadedAgent
+from generalAgent.agent.loading import LoadedAgent
 from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
@@ -169,7 +169,7 @@ def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd
 
 def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     """What /tools shows: every tool by tier, and which ones the next call can use."""
-    from generalAgent.cli.tool_descriptions import shown_description
+    from generalAgent.agent.tool_descriptions import shown_description
 
     parts = agent.parts
     state = dict(agent.graph.get_state(config).values)

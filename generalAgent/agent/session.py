@@ -1,7 +1,8 @@
 """One session of the agent, as every front end runs it: its state and the sequence of a turn.
 
-The chat (cli/chat.py) and `-p` (cli/once.py) each hold one `SessionController`, the editor
-server (cli/acp/) one per editor session. It owns what belongs to the session the user is in, and is
+The engine's session, below every front end: the chat (cli/chat.py) and `-p`
+(cli/once.py) each hold one `SessionController`, the editor server (cli/acp/) one per
+editor session, the Python API (agent/api.py) one per `Session`. It owns what belongs to the session the user is in, and is
 reset as a whole when the user moves to another one (/new, /resume): its id, the first line
 (the title until /rename), files attached for the next message, tools approved "always",
 the last turn sent and the one the user cancelled (/retry), and how full the context was.
@@ -9,16 +10,16 @@ the last turn sent and the one the user cancelled (/retry), and how full the con
 A turn goes through the same steps wherever it was typed, in this order:
 
 1. the UserPromptSubmit hooks (hooks.py) may block the message before anything happens;
-2. prepare: @mentions and #paths acted on, attachments copied (cli/turn_input.py);
+2. prepare: @mentions and #paths acted on, attachments copied (agent/turn_input.py);
 3. open: the session enters the catalog (sessions.py) only now, so a message that never
    left leaves no empty session behind;
-4. run: the graph streams the turn to the front end's view (cli/turns.py);
+4. run: the graph streams the turn to the front end's view (agent/turns.py);
 5. record: the turn's usage in the catalog, then the Stop hooks.
 
 The SessionStart hooks run when a session starts or is resumed. What the front end shows
 of a turn (its view, the usage line, the files written) stays with the front end; the hooks'
-notices and the warnings of a prepared turn go to the session's console, which is the
-terminal for the chat and stderr for `-p`.
+notices and the warnings of a prepared turn go to the session's `say`, which is the
+terminal for the chat, stderr for `-p` and the agent's thoughts in the editor.
 """
 
 from __future__ import annotations
@@ -29,24 +30,28 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from rich.console import Console
-from rich.markup import escape
-from rich.text import Text
-
-from generalAgent.cli.storage_errors import describe_storage_error
-from generalAgent.cli.terminal_text import terminal_safe
+from generalAgent.agent.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
 from generalAgent.hooks import HookResult, HookSet
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 if TYPE_CHECKING:
-    from generalAgent.cli.runtime import LoadedAgent
-    from generalAgent.cli.turns import TurnResult, TurnView
+    from generalAgent.agent.loading import LoadedAgent
+    from generalAgent.agent.turns import TurnResult, TurnView
 
 LOGGER = logging.getLogger(__name__)
+
+
+class Say(Protocol):
+    """Where a session's lines for the user go (the chat's terminal, `-p`'s stderr, the
+    editor's thoughts). `quoted`: text from outside the program (a hook's stderr), which
+    the front end shows without letting it control the display."""
+
+    def __call__(self, line: str, *, quoted: bool = False) -> None: ...
 
 
 @dataclass
@@ -98,7 +103,7 @@ class SessionController:
         settings: Settings,
         catalog: SessionCatalog,
         hooks: HookSet,
-        console: Console,
+        say: Say,
         *,
         session_id: str | None = None,
         title: str = "",
@@ -108,30 +113,45 @@ class SessionController:
     ) -> None:
         self.settings = settings
         self.catalog = catalog
-        self.hooks = hooks
-        self.console = console  # the hooks' notices and a prepared turn's warnings
+        self.say = say  # the hooks' notices and a prepared turn's warnings
         self.listed = listed  # -p sessions stay out of /sessions unless --save
         self.interactive = interactive  # someone at a terminal can act on an error's advice
         self.cwd = cwd or Path.cwd()
         self.state = SessionState(session_id or SessionCatalog.new_id(), title)
+        # What the session's runs carry (tools/run_context.py): its cancel token, its
+        # commands, the files its tools wrote, the hooks of its folder, its editor.
+        self.scope = SessionScope(self.state.id, self.cwd, hooks=hooks)
         self.rules = TurnRules()
 
     @property
     def id(self) -> str:
         return self.state.id
 
+    @property
+    def hooks(self) -> HookSet:
+        return self.scope.hooks
+
     def switch(self, session_id: str | None = None, title: str = "") -> None:
-        """Move to another session (a new one without `session_id`): nothing of this one follows."""
+        """Move to another session (a new one without `session_id`): nothing of this one
+        follows but the folder, its hooks and the editor."""
         self.state = SessionState(session_id or SessionCatalog.new_id(), title)
+        old = self.scope
+        self.scope = SessionScope(self.state.id, self.cwd, hooks=old.hooks, editor=old.editor)
+        old.close()
+
+    def close(self) -> None:
+        """The session ends: its scope's commands are killed and its editor let go."""
+        self.scope.close()
+
+    def run_context(self, approved: frozenset[str] = frozenset()) -> RunContext:
+        """The context of a run of this session: its scope, the tools approved "always",
+        and the mode's limit."""
+        return RunContext(scope=self.scope, approved=approved, only_tools=self.rules.only_tools)
 
     def config(self) -> dict[str, Any]:
         from generalAgent.graph.turn import thread_config  # LangChain loads in the background
-        from generalAgent.tools.approval import ONLY_TOOLS
 
-        config = thread_config(self.id)
-        if self.rules.only_tools is not None:
-            config["configurable"][ONLY_TOOLS] = sorted(self.rules.only_tools)
-        return config
+        return thread_config(self.id)
 
     # -- hooks ----------------------------------------------------------------------
     def start(self, source: str) -> None:
@@ -147,11 +167,11 @@ class SessionController:
     def hook_said(self, outcome: HookResult, blocked_line: str) -> bool:
         """Show what hooks said to the user; True when one blocked (exit 2), with its stderr."""
         for notice in outcome.notices:
-            self.console.print("[yellow]" + escape(_(notice.template).format(**notice.fields)) + "[/]")
+            self.say(_(notice.template).format(**notice.fields))
         if outcome.blocked:
-            self.console.print("[yellow]" + escape(blocked_line) + "[/]")
+            self.say(blocked_line)
             if outcome.reason:
-                self.console.print(Text(terminal_safe(outcome.reason)))
+                self.say(outcome.reason, quoted=True)
         return outcome.blocked
 
     # -- a turn ---------------------------------------------------------------------
@@ -169,19 +189,19 @@ class SessionController:
         piped, or sent by the editor). `load_agent()` is asked for the agent once the hooks let
         the message through (the chat's may still be loading). `view()` gives the turn's view for the time it runs;
         `on_prepared(prepared)` sees the prepared turn before it runs (the attachments to
-        show). `prepare_options` go to cli/turn_input.py's prepare_turn."""
+        show). `prepare_options` go to agent/turn_input.py's prepare_turn."""
         submitted = self.hooks.run("UserPromptSubmit", {"session_id": self.id, "prompt": text})
         blocked_line = _("A UserPromptSubmit hook blocked this message; it was not sent.")
         if self.hook_said(submitted, blocked_line):
             return SendOutcome(blocked="\n".join(filter(None, [blocked_line, submitted.reason])))
-        from generalAgent.cli.turn_input import prepare_turn
+        from generalAgent.agent.turn_input import prepare_turn
 
         agent = load_agent()
         prepared = prepare_turn(
             text, agent, self.config(), self.id, self.cwd, self.state.pending_uploads, **prepare_options
         )
         for warning in prepared.warnings:
-            self.console.print(f"[yellow]{escape(warning)}[/]")
+            self.say(warning)
         if prepared.graph_input is None:
             return SendOutcome(errors=prepared.errors)
         self.state.pending_uploads = []
@@ -213,10 +233,10 @@ class SessionController:
         """Run a turn and record it: a message, /retry (`graph_input=None` resumes where a
         turn failed) or, `context_only`, a /compact or /clear (those answer nothing and
         count as no turn)."""
-        from generalAgent.cli.turns import run_turn
+        from generalAgent.agent.turns import run_turn
         from generalAgent.providers.errors import describe_model_error
 
-        agent.parts.env.start_turn()
+        self.scope.start_turn()
         by_rules = self.rules.approved - self.state.approved
         approved = self.state.approved | by_rules
         with view() as turn_view:
@@ -229,8 +249,9 @@ class SessionController:
                     describe_model_error(exc, self.settings.model, _, interactive=self.interactive)
                     or describe_storage_error(exc, self.settings.paths)
                 ),
-                on_cancel=agent.cancel,
+                on_cancel=self.scope.cancel,
                 approved=approved,
+                context=self.run_context(),
             )
         self.state.approved |= approved - by_rules  # the user's "always" answers stay, the mode's do not
         self.record(result, graph_input, context_only=context_only)

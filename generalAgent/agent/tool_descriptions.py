@@ -28,7 +28,9 @@ TOOL_DESCRIPTIONS = {
     "search_knowledge": N_(
         "Search the knowledge base (notes, built-in knowledge, indexed files) by domain, category and tags."
     ),
-    "query_table": N_("Exact answers from an XLSX sheet, a CSV or a DOCX table by one read-only SQL SELECT."),
+    "query_table": N_(
+        "Exact answers from an XLSX sheet, a CSV, or a DOCX or PDF table by one read-only SQL SELECT."
+    ),
     "view_page": N_(
         "Look at a PDF page or an image file as a picture (charts, diagrams, scans); OCR text for text-only models."
     ),

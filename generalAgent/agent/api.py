@@ -1,0 +1,282 @@
+"""The Python API: load an agent once, open sessions for folders, send turns, get typed results.
+
+    from generalAgent.agent import Agent
+
+    with Agent.from_environment() as agent:
+        session = agent.open_session("~/reports")
+        turn = session.send("Summarise report.pdf in three lines")
+        print(turn.answer, turn.usage.input_tokens, turn.files_written)
+
+It is the engine the terminal, `-p` and the editor server run (agent/session.py,
+agent/turns.py), without any of them: nothing here imports `generalAgent.cli`. A session
+is the chat's (same ids, checkpoints and catalog: `generalagent --resume <id>` continues
+it). A call that needs the user's approval is put to the session's `approve` function;
+without one, it is refused (nothing the model asks for runs unseen). `cancel()` may be
+called from another thread and stops that session's turn only. docs/api.md documents it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from generalAgent.agent.files_changed import workspace_state, written_files
+from generalAgent.agent.loading import LoadedAgent, load_agent
+from generalAgent.agent.session import SessionController
+from generalAgent.agent.turns import TurnResult
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.sessions import SessionCatalog, Usage
+from generalAgent.tools.approval import NO
+
+# What a session asks the program about a call that needs approval: the request (tool,
+# args, reason, diff) → "yes", "always", "keep" or "no" (tools/approval.py).
+Approve = Callable[[dict[str, Any]], str]
+
+
+def refuse_all(request: dict[str, Any]) -> str:
+    """The default answer to every approval question: no."""
+    return NO
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call of a turn and how it ended."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    result: str = ""
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class TurnReport:
+    """What one turn did, as every front end shows it."""
+
+    answer: str
+    usage: Usage
+    cost: float | None  # at MODEL_PRICES for the model, in its currency; None: no price
+    tool_calls: tuple[ToolCallRecord, ...]
+    files_written: tuple[Path, ...]  # by the file tools and by approved commands, real paths
+    refused_tools: tuple[str, ...]  # tools whose calls the user (or `approve`) refused
+    reasoning: tuple[str, ...] = ()
+    error: str | None = None
+    cancelled: bool = False
+    context_tokens: int = 0  # of the last request and its answer: how full the context is
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.cancelled
+
+
+class _CollectingView:
+    """The turn's view for a program: records the calls and their results, asks `approve`."""
+
+    def __init__(self, approve: Approve) -> None:
+        self._approve = approve
+        self.calls: dict[str, dict[str, Any]] = {}
+        self.refused: list[str] = []
+
+    def on_reasoning(self, text: str) -> None: ...
+    def on_text(self, text: str) -> None: ...
+    def on_message_end(self) -> None: ...
+    def on_custom(self, event: Any) -> None: ...
+    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
+    def close(self) -> None: ...
+
+    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
+        self.calls[call_id] = {"id": call_id, "name": name, "args": dict(args)}
+
+    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
+        record = self.calls.setdefault(call_id, {"id": call_id, "name": name, "args": {}})
+        record.update(result=content, is_error=is_error)
+
+    def approve(self, request: dict[str, Any]) -> str:
+        answer = self._approve(request)
+        if answer == NO:
+            self.refused.append(str(request.get("tool", "")))
+        return answer
+
+
+class Session:
+    """One conversation in a folder: turns, retry, compaction, cancel. Use one thread per session."""
+
+    def __init__(self, agent: Agent, controller: SessionController, approve: Approve) -> None:
+        self._agent = agent
+        self._controller = controller
+        self.approve = approve
+
+    @property
+    def id(self) -> str:
+        return self._controller.id
+
+    @property
+    def folder(self) -> Path:
+        return self._controller.cwd
+
+    def send(self, text: str) -> TurnReport:
+        """One turn: the message (with its @mentions and #paths acted on) and the answer."""
+        view = _CollectingView(self.approve)
+        with self._watching_files() as written:
+            outcome = self._controller.send(text, lambda: self._agent.loaded, lambda: _as_context(view))
+        if outcome.blocked:
+            return self._report(TurnResult(error=outcome.blocked), view, written)
+        if outcome.result is None:
+            return self._report(TurnResult(error=" ".join(outcome.errors)), view, written)
+        self._controller.stop()
+        return self._report(outcome.result, view, written)
+
+    def retry(self) -> TurnReport:
+        """The last turn again: resumed where it failed, or sent again after a cancel."""
+        from generalAgent.agent.turns import discard_last_turn
+
+        view = _CollectingView(self.approve)
+        state = self._controller.state
+        graph_input = None
+        if state.cancelled_turn is not None:
+            discard_last_turn(self._agent.loaded.graph, self._controller.config())
+            graph_input, state.cancelled_turn = state.cancelled_turn, None
+        with self._watching_files() as written:
+            result = self._controller.run(self._agent.loaded, graph_input, lambda: _as_context(view))
+        return self._report(result, view, written)
+
+    def compact(self, focus: str = "") -> TurnReport:
+        """Summarise the conversation so far into one message (`/compact [focus]`)."""
+        from generalAgent.graph.turn import context_request_input
+
+        view = _CollectingView(self.approve)
+        request = context_request_input("compact", focus=focus)
+        with self._watching_files() as written:
+            result = self._controller.run(
+                self._agent.loaded, dict(request), lambda: _as_context(view), context_only=True
+            )
+        return self._report(result, view, written)
+
+    def cancel(self) -> None:
+        """Stop this session's turn (from any thread): its model call, sub-agents and commands."""
+        self._controller.scope.cancel()
+
+    def close(self) -> None:
+        """The session ends: its commands are killed. It stays in the catalog to resume."""
+        self._controller.close()
+
+    @contextmanager
+    def _watching_files(self) -> Iterator[list[Path]]:
+        """The files a command wrote in the workspace during the block (no tool recorded them)."""
+        root = self._agent.loaded.parts.env.workspace_for(self.id).root
+        before = workspace_state(root)
+        written: list[Path] = []
+        yield written
+        written.extend(written_files(before, workspace_state(root)))
+
+    def _report(self, result: TurnResult, view: _CollectingView, by_commands: list[Path]) -> TurnReport:
+        model = self._controller.settings.model
+        price = model.prices.get(model.model_name or "")
+        usage = result.usage
+        cost = (
+            None
+            if price is None
+            else price.cost(usage.input_tokens, usage.cached_tokens, usage.output_tokens)
+        )
+        files = dict.fromkeys([*self._controller.scope.new_files_written(), *by_commands])
+        return TurnReport(
+            answer=result.answer,
+            usage=usage,
+            cost=cost,
+            tool_calls=tuple(ToolCallRecord(**call) for call in view.calls.values()),
+            files_written=tuple(files),
+            refused_tools=tuple(view.refused),
+            reasoning=tuple(result.reasoning),
+            error=result.error,
+            cancelled=result.cancelled,
+            context_tokens=result.context_tokens,
+        )
+
+
+class Agent:
+    """The agent loaded once (model, tools, MCP servers, checkpoints); many sessions at once."""
+
+    def __init__(self, loaded: LoadedAgent) -> None:
+        self.loaded = loaded
+        self.settings: Settings = loaded.parts.settings
+        self._catalog = SessionCatalog(self.settings.paths.sessions_db)
+        self._sessions: list[Session] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Agent:
+        loaded = load_agent(settings)
+        loaded.parts.mcp.wait_for_startup()  # a program's first turn sees every tool
+        return cls(loaded)
+
+    @classmethod
+    def from_environment(cls) -> Agent:
+        """Settings from the environment and `.env` (MODEL_NAME, OPENAI_API_KEY,
+        OPENAI_BASE_URL, …), as the terminal reads them."""
+        return cls.from_settings(load_settings())
+
+    def open_session(
+        self,
+        folder: str | Path | None = None,
+        *,
+        session_id: str | None = None,
+        approve: Approve = refuse_all,
+    ) -> Session:
+        """A new session for `folder` (the current one by default), or the stored session
+        `session_id` resumed. The hooks of that folder run for it (when it is trusted)."""
+        from generalAgent.config.sources import user_config_dir
+        from generalAgent.hooks import load_hooks
+
+        cwd = Path(folder).expanduser().resolve() if folder is not None else Path.cwd()
+        lines: list[str] = []
+        controller = SessionController(
+            self.settings,
+            self._catalog,
+            load_hooks(
+                user_config_dir(),
+                self.settings.sources.trust,
+                cwd,
+                self.settings.tools.sandbox,
+                self.settings.paths.data_dir,
+            ),
+            lambda line, quoted=False: lines.append(line),
+            session_id=session_id,
+            interactive=False,
+            cwd=cwd,
+        )
+        controller.start("resume" if session_id and self._catalog.get(session_id) else "startup")
+        session = Session(self, controller, approve)
+        with self._lock:
+            self._sessions.append(session)
+        return session
+
+    def close(self) -> None:
+        """Close every session, the MCP servers and the checkpoints."""
+        with self._lock:
+            sessions, self._sessions = self._sessions, []
+        for session in sessions:
+            session.close()
+        self.loaded.close()
+        self._catalog.close()
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _as_context(view: Any) -> AbstractContextManager[Any]:
+    from contextlib import nullcontext
+
+    return nullcontext(view)
+
+
+__all__ = ["Agent", "Approve", "Session", "ToolCallRecord", "TurnReport", "refuse_all"]

@@ -1,0 +1,210 @@
+"""A PDF page as a reader sees it: running heads, footers and page numbers set apart, and
+the page's text runs and rules for the table finder (pdf_tables.py).
+
+Running lines are found from the text alone, so they cost nothing on a page of prose: the
+first and last two lines of each page, with digits folded ("Page 3" and "Page 4" are one
+line), that come back on several pages are the running heads and footers; a lone page
+number ("12", "- 12 -", "Page 12 of 40", "第 12 页") at the top or bottom is dropped on any
+page.
+
+Geometry is read only from pages that may hold a table: pdfium's text rectangles (one per
+run of text drawn at once) outnumbering the page's lines by half is the sign (a table's
+cells are separate runs, a paragraph's line is one). pypdfium2 is imported by the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from generalAgent.documents.pdf_tables import UNREAD, Line, Rule, Run, group_lines, table_stacks
+
+# Lines at each end of a page looked at for running heads and footers.
+EDGE_LINES = 2
+# A page may hold a table when pdfium's text rectangles are this many times its lines.
+RUNS_PER_LINE = 1.5
+# A path thinner than this (points) is a rule; shorter than MIN_RULE is a glyph or a tick.
+RULE_THICKNESS = 2.5
+MIN_RULE = 6.0
+# Path objects read per page at most (a chart of a million points is not a table).
+MAX_PATHS = 5_000
+_PAGE_NUMBER = re.compile(
+    r"^[\s\-–—]*(?:(?:page|p\.|pg\.?)\s*)?(?:\d{1,5}|[ivxlc]{1,6})(?:\s*(?:of|/)\s*\d{1,5})?[\s\-–—]*$"
+    r"|^\s*第\s*\d{1,5}\s*页(?:\s*[，,/]?\s*共\s*\d{1,5}\s*页)?\s*$",
+    re.IGNORECASE,
+)
+_DIGITS = re.compile(r"\d+")
+
+
+def line_key(text: str) -> str:
+    """A line as compared across pages: no whitespace, digits folded, case folded."""
+    return _DIGITS.sub("#", "".join(text.split())).casefold()
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if line.strip()]
+
+
+def running_keys(pages: Sequence[str]) -> set[str]:
+    """Keys (`line_key`) of the lines that repeat at the top or bottom of the pages."""
+    if len(pages) < 2:
+        return set()
+    seen: Counter[str] = Counter()
+    for text in pages:
+        lines = _lines(text)
+        edge = {line_key(line) for line in [*lines[:EDGE_LINES], *lines[-EDGE_LINES:]]}
+        seen.update(key for key in edge if key)
+    # Half the pages of a short document, three of a longer one (a chapter's running head).
+    needed = max(2, min(3, (len(pages) + 1) // 2))
+    return {key for key, count in seen.items() if count >= needed}
+
+
+def is_running(text: str, keys: set[str]) -> bool:
+    return line_key(text) in keys or bool(_PAGE_NUMBER.match(text))
+
+
+def strip_running(text: str, keys: set[str]) -> str:
+    """`text` without the running heads, footers and page numbers at its two ends."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    filled = [n for n, line in enumerate(lines) if line.strip()]
+    drop: set[int] = set()
+    for n in filled[:EDGE_LINES]:
+        if is_running(lines[n], keys):
+            drop.add(n)
+        else:
+            break
+    for n in reversed(filled[-EDGE_LINES:]):
+        if is_running(lines[n], keys):
+            drop.add(n)
+        else:
+            break
+    if not drop or len(drop) == len(filled):  # a page of one repeated line is that line's page
+        return text
+    return "\n".join(line for n, line in enumerate(lines) if n not in drop)
+
+
+def may_hold_table(textpage: Any, text: str) -> bool:
+    """Whether the page is worth reading as geometry (see the module's docstring)."""
+    lines = text.count("\n") + 1
+    return lines >= 3 and textpage.count_rects() >= RUNS_PER_LINE * lines
+
+
+def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
+    """pdfium's text rectangles of the page (left, bottom, right, top), in character order."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    left, top, right, bottom = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
+    pointers = ctypes.byref(left), ctypes.byref(top), ctypes.byref(right), ctypes.byref(bottom)
+    boxes = []
+    for index in range(pdfium_c.FPDFText_CountRects(textpage, 0, -1)):
+        pdfium_c.FPDFText_GetRect(textpage, index, *pointers)
+        boxes.append((left.value, bottom.value, right.value, top.value))
+    return boxes
+
+
+def page_lines(textpage: Any, text: str) -> list[Line]:
+    """The page's printed lines with the text of the runs the table finder needs, [] when
+    its layout holds no stack of lines that may be a table.
+
+    The lines are first made from pdfium's rectangles alone; reading a rectangle's text
+    costs a search of the page's characters, so only the lines that may make a table are
+    read, with two lines above them (a caption) and one below, and the page's first and
+    last two lines (running heads). The others keep a placeholder (`UNREAD`)."""
+    boxes = page_boxes(textpage)
+    lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
+    stacks = table_stacks(lines)
+    if not stacks:
+        return []
+    chosen = {*range(min(EDGE_LINES, len(lines))), *range(max(0, len(lines) - EDGE_LINES), len(lines))}
+    position = {id(line): n for n, line in enumerate(lines)}
+    for stack in stacks:
+        first, last = position[id(stack[0])], position[id(stack[-1])]
+        chosen.update(range(max(0, first - 2), min(len(lines), last + 2)))
+    runs = page_runs(textpage, text, boxes, {run.start for n in chosen for run in lines[n].runs})
+    read = [
+        line.with_runs([runs[r.start] for r in line.runs if runs[r.start].text.strip()]) for line in lines
+    ]
+    return [line for line in read if line.runs]
+
+
+def page_runs(
+    textpage: Any, text: str, boxes: list[tuple[float, float, float, float]], wanted: set[int]
+) -> list[Run]:
+    """The page's text runs with their boxes; the `wanted` ones (indexes into `boxes`) with
+    their text and where their characters sit in `text` (the page's `get_text_range()`),
+    the others with a placeholder."""
+    import pypdfium2.raw as pdfium_c
+
+    count = len(boxes)
+    looked = sorted({i for n in wanted for i in (n, n + 1, n + 2) if i < count})
+    starts: dict[int, int] = {}
+    for n in looked:
+        left, bottom, right, top = boxes[n]
+        x = left + min(1.0, (right - left) / 4)
+        char = pdfium_c.FPDFText_GetCharIndexAtPos(textpage, x, (bottom + top) / 2, 1.0, 1.0)
+        if char < 0:  # a small glyph (a dot) whose box the point missed: ask for its middle
+            half_width, half_height = (right - left) / 2 + 0.5, (top - bottom) / 2 + 0.5
+            char = pdfium_c.FPDFText_GetCharIndexAtPos(
+                textpage, left + half_width, bottom + half_height, half_width, half_height
+            )
+        starts[n] = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, char) if char >= 0 else -1
+    runs: list[Run] = []
+    for n, (left, bottom, right, top) in enumerate(boxes):
+        if n not in wanted:
+            runs.append(Run(left, bottom, right, top, UNREAD))
+            continue
+        start = starts[n]
+        following = [s for s in (starts.get(n + 1, -1), starts.get(n + 2, -1)) if s > start]
+        end = following[0] if following else len(text)
+        if start < 0 or not following and n + 1 < count:
+            piece = " ".join(textpage.get_text_bounded(left, bottom, right, top).split())
+            before = runs[-1] if runs else None
+            if before is not None and piece and before.start >= 0 and before.text.endswith(piece):
+                # The run before took this one's characters (its end is the next known start).
+                kept = before.text[: len(before.text) - len(piece)].rstrip()
+                runs[-1] = Run(
+                    before.x0, before.y0, before.x1, before.y1, kept, before.start, before.start + len(kept)
+                )
+                at = text.find(piece, runs[-1].end, before.end + 1)
+                if at >= 0:
+                    runs.append(Run(left, bottom, right, top, piece, at, at + len(piece)))
+                    continue
+            runs.append(Run(left, bottom, right, top, piece))
+            continue
+        piece = text[start:end]
+        trimmed = piece.rstrip()
+        if "\n" in trimmed:  # the next run starts a line later: this one ends at its line
+            trimmed = trimmed[: trimmed.index("\n")].rstrip()
+        runs.append(Run(left, bottom, right, top, trimmed, start, start + len(trimmed)))
+    return runs
+
+
+def page_rules(page: Any) -> list[Rule]:
+    """The page's thin drawn lines (and thin filled rectangles, as some writers draw rules)."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
+    pointers = ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+    rules: list[Rule] = []
+    paths = 0
+    for index in range(pdfium_c.FPDFPage_CountObjects(page)):
+        item = pdfium_c.FPDFPage_GetObject(page, index)
+        if pdfium_c.FPDFPageObj_GetType(item) != pdfium_c.FPDF_PAGEOBJ_PATH:
+            continue
+        paths += 1
+        if paths > MAX_PATHS:
+            break
+        if not pdfium_c.FPDFPageObj_GetBounds(item, *pointers):
+            continue
+        width, height = right.value - left.value, top.value - bottom.value
+        if (height <= RULE_THICKNESS and width >= MIN_RULE) or (
+            width <= RULE_THICKNESS and height >= MIN_RULE
+        ):
+            rules.append(Rule(left.value, bottom.value, right.value, top.value))
+    return rules

@@ -1,0 +1,118 @@
+"""The Python API (generalAgent.agent, docs/api.md) against the local OpenAI-compatible server.
+
+The example that opens docs/api.md runs exactly as written, in a fresh interpreter with
+the model settings in its environment: it prints the answer, and the terminal front end
+(`generalAgent.cli`) is never imported. A second program answers approvals, sees the
+files a command wrote beside those the file tools wrote, and the calls it refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[2]
+# Run after the example, in the same interpreter: which modules of the terminal it loaded.
+CLI_MODULES = (
+    "\nimport json as _json, sys as _sys\n"
+    "_sys.stderr.write('CLI-MODULES ' + _json.dumps(sorted(m for m in _sys.modules "
+    "if m == 'generalAgent.cli' or m.startswith('generalAgent.cli.'))) + '\\n')\n"
+)
+
+
+def first_example() -> str:
+    text = (ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    found = re.search(r"```python\n(.*?)```", text, re.DOTALL)
+    assert found is not None, "docs/api.md opens with a Python example"
+    return found.group(1)
+
+
+def run_program(code: str, env: dict[str, str], folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=folder, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_example_of_docs_api_md_runs_a_turn_without_the_terminal(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    example = first_example()
+    assert "Agent.from_environment()" in example and "print(turn.answer)" in example
+    with ScriptedOpenAIServer() as server:
+        server.add(Reply(text="A cache of the attention keys and values of the tokens already read."))
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
+        done = run_program(example + CLI_MODULES, env, workdir)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "A cache of the attention keys and values of the tokens already read.\n"
+        (request,) = server.chat_requests
+        assert "what is a KV cache?" in json.dumps(request.messages, ensure_ascii=False)
+    loaded = json.loads(done.stderr.split("CLI-MODULES ", 1)[1].splitlines()[0])
+    assert loaded == []
+
+
+PROGRAM = """
+import json
+from generalAgent.agent import Agent
+
+asked = []
+
+def approve(request):
+    asked.append(request["tool"])
+    return "yes" if "echo" in request["args"].get("command", "") else "no"
+
+with Agent.from_environment() as agent:
+    session = agent.open_session(approve=approve)
+    first = session.send("@run_bash_command make the two files")
+    second = session.send("@run_bash_command now delete them")
+    print(json.dumps({
+        "asked": asked,
+        "answers": [first.answer, second.answer],
+        "files": [str(p) for p in first.files_written],
+        "calls": [(c.name, c.is_error) for c in first.tool_calls],
+        "refused": [list(first.refused_tools), list(second.refused_tools)],
+        "second_calls": [(c.name, c.is_error, c.result[:40]) for c in second.tool_calls],
+        "usage_calls": first.usage.model_calls,
+        "cost": first.cost,
+        "session": session.id,
+    }))
+"""
+
+
+def test_a_program_answers_approvals_and_gets_every_file_written(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    with ScriptedOpenAIServer() as server:
+        server.add(
+            Reply(
+                tool_calls=[
+                    ToolCall("write_file", {"path": "outputs/by-tool.md", "content": "# tool"}),
+                    ToolCall("run_bash_command", {"command": "echo made > outputs/by-command.txt"}),
+                ]
+            ),
+            Reply(text="Both made."),
+            Reply(tool_calls=[ToolCall("run_bash_command", {"command": "rm outputs/*"})]),
+            Reply(text="Not deleted."),
+        )
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
+        done = run_program(PROGRAM, env, workdir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["answers"] == ["Both made.", "Not deleted."]
+    assert report["asked"] == ["run_bash_command", "run_bash_command"]
+    names = sorted(Path(path).name for path in report["files"])
+    assert names == ["by-command.txt", "by-tool.md"]  # the command's file too
+    assert all(Path(path).is_file() for path in report["files"])  # the rm was refused
+    assert sorted(report["calls"]) == [["run_bash_command", False], ["write_file", False]]
+    assert report["refused"] == [[], ["run_bash_command"]]
+    ((name, is_error, result),) = report["second_calls"]
+    assert name == "run_bash_command" and is_error and "refused" in result
+    assert report["usage_calls"] == 2 and report["cost"] is None

@@ -1,0 +1,82 @@
+"""The pure grid logic of PDF tables for any cells (hypothesis): joining a wrapped cell's lines,
+merging a table across pages with its header once, and finding a laid-out grid again."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generalAgent.documents.pdf_tables import (
+    PageTable,
+    Run,
+    find_tables,
+    group_lines,
+    join_cell_lines,
+    merge_continued,
+)
+
+CJK = st.text(alphabet="营收增长客户满意度数据表格季度华东地区", min_size=1, max_size=8)
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=8)
+CELL = st.one_of(WORD, CJK, st.builds(lambda a, b: f"{a} {b}", WORD, WORD))
+
+
+@given(st.lists(CJK, min_size=1, max_size=6))
+def test_chinese_lines_join_without_any_space(lines: list[str]) -> None:
+    assert join_cell_lines(lines) == "".join(lines)
+
+
+@given(st.lists(st.lists(WORD, min_size=1, max_size=4), min_size=1, max_size=6))
+def test_english_lines_join_with_one_space_and_lose_no_word(lines: list[list[str]]) -> None:
+    joined = join_cell_lines([" ".join(words) for words in lines])
+    assert joined.split(" ") == [word for words in lines for word in words]
+
+
+@given(WORD.filter(lambda w: w[-1].isalpha()), WORD)
+def test_a_word_hyphenated_at_a_line_end_is_one_word(head: str, tail: str) -> None:
+    assert join_cell_lines([f"the {head}-", f"{tail} rest"]) == f"the {head}-{tail} rest"
+
+
+def _page(page: int, grid: list[list[str]], *, opens: bool, ends: bool) -> PageTable:
+    return PageTable(page, 700, 100, [150.0, 300.0], grid, 1, opens_page=opens, ends_page=ends)
+
+
+ROWS = st.lists(st.lists(CELL, min_size=3, max_size=3), min_size=2, max_size=12, unique_by=lambda r: r[0])
+
+
+@given(ROWS, st.lists(st.integers(1, 11), max_size=3), st.booleans())
+def test_a_table_split_over_pages_merges_back_to_its_rows_header_once(
+    rows: list[list[str]], cuts: list[int], repeat: bool
+) -> None:
+    header = ["Key", "Value", "备注"]
+    bounds = sorted({c for c in cuts if c < len(rows)})
+    parts = [rows[a:b] for a, b in zip([0, *bounds], [*bounds, len(rows)], strict=True)]
+    pages = [
+        _page(
+            n,
+            [header, *part] if n == 0 or repeat else part,
+            opens=n > 0,
+            ends=n < len(parts) - 1,
+        )
+        for n, part in enumerate(parts)
+    ]
+    # Without the header repeated, each later page's first row is taken for its header (as
+    # find_tables would): the merge must see it is data.
+    (table,) = merge_continued(pages)
+    assert table.header == [header]
+    assert table.rows == rows
+    assert table.pages == list(range(1, len(parts) + 1))
+
+
+@settings(max_examples=60)
+@given(st.lists(st.lists(st.one_of(WORD, CJK), min_size=3, max_size=3), min_size=3, max_size=15))
+def test_a_grid_laid_out_in_columns_is_read_back_cell_for_cell(cells: list[list[str]]) -> None:
+    header = ["Name", "Count", "区域"]
+    grid = [header, *cells]
+    runs = [
+        Run(72 + 150 * column, 700 - 15 * row, 72 + 150 * column + 7 * len(text), 709 - 15 * row, text)
+        for row, values in enumerate(grid)
+        for column, text in enumerate(values)
+    ]
+    (table,) = find_tables(group_lines(runs), [])
+    assert table.header == [header]
+    assert table.rows == cells

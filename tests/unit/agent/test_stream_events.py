@@ -1,0 +1,101 @@
+"""The graph's custom stream events, typed at the boundary (agent/events.py), and every view
+handling every kind: the editor shows hook notices and files written, `-p --output-format
+stream-json` emits them, the terminal words them."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from generalAgent.agent.events import (
+    Compaction,
+    FilesWritten,
+    HookNotice,
+    SubagentProgress,
+    UsageReport,
+    event_from_custom,
+)
+from generalAgent.cli.acp.view import AcpView
+from generalAgent.cli.render import TerminalView
+from generalAgent.cli.script_output import ScriptView
+
+NOTICE = {
+    "hook_notice": {
+        "template": "A hook timed out after {seconds} s: {command}",
+        "fields": {"seconds": "5", "command": "lint"},
+    }
+}
+
+
+def test_each_kind_of_custom_event_becomes_its_record_and_an_unknown_one_nothing() -> None:
+    assert event_from_custom(
+        {"subagent": "subagent-1a2b3c4d", "text": "done in 2 step(s)"}
+    ) == SubagentProgress("subagent-1a2b3c4d", "done in 2 step(s)")
+    compaction = event_from_custom(
+        {"subagent": "subagent-1", "compaction": {"state": "done", "messages": 12, "tokens": 300}}
+    )
+    assert compaction == Compaction("done", 12, 300, None, "subagent-1")
+    assert event_from_custom(
+        {"compaction": {"state": "plain", "messages": "x", "reason": "off"}}
+    ) == Compaction("plain", 0, None, "off")
+    usage = event_from_custom({"usage": {"input_tokens": 10, "output_tokens": 2}})
+    assert isinstance(usage, UsageReport) and usage.usage.input_tokens == 10
+    notice = event_from_custom(NOTICE)
+    assert isinstance(notice, HookNotice) and notice.text() == "A hook timed out after 5 s: lint"
+    # A number stays a number: hooks.py words a timeout "{seconds:g} s".
+    timed_out = event_from_custom(
+        {"hook_notice": {"template": "stopped after {seconds:g} s", "fields": {"seconds": 1.0}}}
+    )
+    assert isinstance(timed_out, HookNotice) and timed_out.text() == "stopped after 1 s"
+    assert HookNotice("after {seconds:g} s", {"seconds": "x"}).text() == "after {seconds:g} s"  # never raises
+    assert event_from_custom({"files_written": ["/w/a.md"]}) == FilesWritten((Path("/w/a.md"),))
+    for unknown in (
+        {"something": "new"},
+        "text",
+        None,
+        {"hook_notice": "not a mapping"},
+        {"files_written": "x"},
+    ):
+        assert event_from_custom(unknown) is None
+
+
+def test_the_editor_shows_hook_notices_and_files_written(tmp_path: Path) -> None:
+    sent: list[Any] = []
+    view = AcpView(sent.append, lambda call, options: None, tmp_path)
+    view.on_custom(
+        HookNotice("A hook timed out after {seconds} s: {command}", {"seconds": "5", "command": "lint"})
+    )
+    view.on_custom(FilesWritten((tmp_path / "report.md",)))
+    view.on_custom(SubagentProgress("subagent-1", "started"))  # seen in the tool call's result
+    thoughts = [u.content.text for u in sent if u.session_update == "agent_thought_chunk"]
+    assert thoughts == [
+        "A hook timed out after 5 s: lint\n",
+        f"Files written (1):\n  {tmp_path / 'report.md'}\n",
+    ]
+
+
+def test_stream_json_emits_hook_notices_files_written_and_a_subagents_compaction() -> None:
+    emitted: list[dict[str, Any]] = []
+    console = Console(file=io.StringIO(), width=120)
+    view = ScriptView(TerminalView(console, stream_answer=False), False, emitted.append)
+    view.on_custom(
+        HookNotice("A hook timed out after {seconds} s: {command}", {"seconds": "5", "command": "lint"})
+    )
+    view.on_custom(FilesWritten((Path("/w/outputs/a.md"),)))
+    view.on_custom(Compaction("done", 12, 300, None, "subagent-1"))
+    view.on_custom(SubagentProgress("subagent-1", "answer: 42"))
+    assert emitted == [
+        {
+            "type": "hook_notice",
+            "text": "A hook timed out after 5 s: lint",
+            "template": "A hook timed out after {seconds} s: {command}",
+        },
+        {"type": "files_written", "paths": ["/w/outputs/a.md"]},
+        {"state": "done", "messages": 12, "tokens": 300, "subagent": "subagent-1", "type": "compaction"},
+        {"type": "subagent", "name": "subagent-1", "text": "answer: 42"},
+    ]
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "A hook timed out after 5 s: lint" in shown and "[subagent-1]" in shown

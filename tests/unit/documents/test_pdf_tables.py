@@ -1,0 +1,267 @@
+"""PDF tables read as grids: found on the page, merged across pages, in search chunks with
+their header, in query_table, read_file and `generalagent tables`; running heads and page
+numbers left out of what is indexed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from generalAgent.config.settings import load_settings
+from generalAgent.documents.extract import extract_document, preview_document
+from generalAgent.documents.pdf_layout import running_keys, strip_running
+from generalAgent.documents.pdf_tables import (
+    Line,
+    PageTable,
+    Rule,
+    Run,
+    find_tables,
+    group_lines,
+    join_cell_lines,
+    merge_continued,
+)
+from generalAgent.documents.table_files import file_tables
+from generalAgent.documents.tables import load_tables
+from tests.support.table_pdfs import make_table_pdf
+
+HEADER = ["Region", "Units", "Owner", "区域"]
+OWNERS = ["Engineering and operations team", "Sales", "华东地区销售与市场部门联合小组"]
+
+
+def table_rows(count: int) -> list[list[object]]:
+    return [[f"Region {n}", n * 10, OWNERS[n % 3], "华东" if n % 2 else "华北"] for n in range(1, count + 1)]
+
+
+def pages_of(pdf: Path) -> list[int]:
+    import pypdfium2
+
+    document = pypdfium2.PdfDocument(pdf)
+    count = len(document)
+    document.close()
+    assert count >= 2  # the table continues on the next page
+    return list(range(1, count + 1))
+
+
+def documents(**overrides: object):
+    return load_settings(env_file=None, documents=overrides).documents
+
+
+# -- pure logic ----------------------------------------------------------------------------
+def test_wrapped_cell_lines_join_as_a_reader_reads_them() -> None:
+    assert join_cell_lines(["华东地区销售", "与市场部门"]) == "华东地区销售与市场部门"
+    assert join_cell_lines(["Engineering and", "operations team"]) == "Engineering and operations team"
+    assert join_cell_lines(["the multi-", "agent system"]) == "the multi-agent system"
+    assert join_cell_lines(["12.2.0-", "14+deb12u1"]) == "12.2.0-14+deb12u1"
+    assert join_cell_lines(["block\ufffe", "sorting"]) == "block-sorting"  # pdfium's line-end hyphen, printed
+    assert (
+        join_cell_lines(["a list -", "item"]) == "a list - item"
+    )  # a dash after a space is no word's hyphen
+    assert join_cell_lines(["", "  one  ", ""]) == "one"
+
+
+def _line(y: float, *cells: tuple[float, str]) -> list[Run]:
+    return [Run(x, y, x + 6 * len(text), y + 9, text) for x, text in cells]
+
+
+def test_an_unruled_table_is_found_with_its_wrapped_cells_and_not_the_prose_around_it() -> None:
+    runs = [
+        *_line(700, (72, "A paragraph of prose that runs across the whole width of the page here.")),
+        *_line(680, (72, "Table 3: Currencies")),
+        *_line(660, (72, "Code"), (200, "Number"), (320, "Currency")),
+        *_line(645, (72, "AED"), (200, "784"), (320, "UAE Dirham")),
+        *_line(630, (72, "BOV"), (200, "984"), (320, "Mvdol (funds")),
+        *_line(615, (320, "code)")),
+        *_line(600, (72, "CHE"), (200, "947"), (320, "WIR Euro")),
+        *_line(570, (72, "Prose again after the table, as wide as the paragraph above it was.")),
+    ]
+    (table,) = find_tables(group_lines(runs), [])
+    assert table.caption == "Table 3: Currencies"
+    assert table.header == [["Code", "Number", "Currency"]]
+    assert table.rows == [
+        ["AED", "784", "UAE Dirham"],
+        ["BOV", "984", "Mvdol (funds code)"],
+        ["CHE", "947", "WIR Euro"],
+    ]
+
+
+def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over() -> None:
+    runs = [
+        *_line(700, (72, "Release"), (260, "Dates")),
+        *_line(685, (72, "Version"), (160, "Name"), (260, "Created"), (360, "Ended")),
+        *_line(670, (72, "1.1"), (160, "Buzz"), (260, "1993-08-16"), (360, "1997-06-05")),
+        *_line(655, (72, "1.2"), (160, "Rex"), (260, "1996-06-17"), (360, "1998-06-05")),
+        *_line(640, (72, "1.3"), (160, "Bo"), (260, "1996-12-12"), (360, "1999-03-09")),
+    ]
+    rules = [Rule(70, 712, 450, 713), Rule(70, 681.5, 450, 682.5), Rule(70, 636, 450, 637)]
+    (table,) = find_tables(group_lines(runs), rules)
+    assert table.header == [
+        ["Release", "Release", "Dates", "Dates"],
+        ["Version", "Name", "Created", "Ended"],
+    ]
+    assert [r[0] for r in table.rows] == ["1.1", "1.2", "1.3"]
+
+
+def _page_table(page: int, grid: list[list[str]], header: int, *, opens: bool, ends: bool) -> PageTable:
+    return PageTable(page, 700, 100, [150.0, 300.0], grid, header, opens_page=opens, ends_page=ends)
+
+
+def test_a_table_continued_on_the_next_page_is_one_table_its_repeated_header_once() -> None:
+    header = ["Code", "Name", "中文"]
+    first = _page_table(
+        0, [header, ["AW", "Aruba", "阿鲁巴"], ["AF", "Afghani", "阿富"]], 1, opens=False, ends=True
+    )
+    # The next page repeats the header, then ends the row the page break cut ("stan", "汗").
+    second = _page_table(
+        1, [header, ["", "stan", "汗"], ["AO", "Angola", "安哥拉"]], 1, opens=True, ends=False
+    )
+    (table,) = merge_continued([first, second])
+    assert table.pages == [1, 2]
+    assert table.header == [header]
+    assert table.rows == [
+        ["AW", "Aruba", "阿鲁巴"],
+        ["AF", "Afghani stan", "阿富汗"],
+        ["AO", "Angola", "安哥拉"],
+    ]
+    assert table.row_pages == [1, 1, 2]
+
+    # Without the header repeated, the next page's first row is data, not a header.
+    bare = _page_table(
+        1, [["AO", "Angola", "安哥拉"], ["AI", "Anguilla", "安圭拉"]], 1, opens=True, ends=False
+    )
+    (table,) = merge_continued([first, bare])
+    assert [r[0] for r in table.rows] == ["AW", "AF", "AO", "AI"]
+
+    # A table that does not open its page is another table.
+    apart = _page_table(1, [header, ["AO", "Angola", "安哥拉"]], 1, opens=False, ends=False)
+    assert len(merge_continued([first, apart])) == 2
+
+
+def test_running_heads_footers_and_page_numbers_are_left_out() -> None:
+    pages = [
+        f"Annual report 2024\r\nBody text of page {n}, different each time: {'x' * n}\r\n{n}\r\nPage {n} of 5"
+        for n in range(1, 6)
+    ]
+    keys = running_keys(pages)
+    stripped = [strip_running(text, keys) for text in pages]
+    assert all("Annual report" not in text and "of 5" not in text for text in stripped)
+    assert all(f"Body text of page {n}" in text for n, text in enumerate(stripped, start=1))
+    assert all(not text.rstrip().endswith(str(n)) for n, text in enumerate(stripped, start=1))
+    # A line repeated on every page but the page's only line is its text, kept.
+    assert strip_running("Annual report 2024", keys) == "Annual report 2024"
+
+
+def test_a_line_run_of_one_printed_line_is_one_line() -> None:
+    lines = group_lines(
+        [Run(200, 100, 240, 109, "b"), Run(72, 100.5, 100, 109.5, "a"), Run(72, 80, 90, 89, "c")]
+    )
+    assert [[r.text for r in line.runs] for line in lines] == [["a", "b"], ["c"]]
+    assert isinstance(lines[0], Line) and lines[0].gapped()
+
+
+# -- a real PDF, end to end ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("style", "repeat"), [("grid", True), ("booktabs", False), ("none", True), ("none", False)]
+)
+def test_a_pdf_table_is_read_as_one_grid_across_its_pages(tmp_path: Path, style: str, repeat: bool) -> None:
+    rows = table_rows(45)
+    pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, rows, style=style, repeat_header=repeat)
+    (table,) = file_tables(pdf)
+    assert table.pages == pages_of(pdf) and table.caption == "Table 1: Units by region"
+    assert table.column_names() == HEADER
+    assert table.rows == rows
+
+
+def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_path: Path) -> None:
+    pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, table_rows(45))
+    settings = documents()
+    blocks = extract_document(pdf, settings).blocks
+    assert not any("Quarterly report 2024" in b.text or "Page 1" in b.text for b in blocks)
+    table_blocks = [b for b in blocks if ", table 1, " in b.place]
+    assert table_blocks[0].place.startswith("page 1, table 1, rows 1–")
+    last = pages_of(pdf)[-1]
+    assert table_blocks[-1].place.startswith(f"page {last}, table 1, rows ") and table_blocks[
+        -1
+    ].place.endswith("–45")
+    for block in table_blocks:
+        assert block.whole and len(block.text) <= settings.chunk_max_size
+        assert block.text.split("\n")[1] == "| Region | Units | Owner | 区域 |"
+    row_lines = [line for b in table_blocks for line in b.text.split("\n")[3:]]
+    assert row_lines[0] == "| Region 1 | 10 | Sales | 华东 |" and len(row_lines) == 45
+    assert not any("Region" in b.text for b in blocks if ", table " not in b.place)  # rows left the page text
+
+
+def test_read_file_shows_a_pdf_table_once_as_a_markdown_table(tmp_path: Path) -> None:
+    pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, table_rows(45))
+    preview = preview_document(pdf, documents())
+    assert len(pages_of(pdf)) == 3 and preview.count("| Region | Units | Owner | 区域 |") == 1
+    shown = [line for line in preview.splitlines() if line.startswith("| Region ")]
+    assert [line.split(" | ")[0] for line in shown] == ["| Region"] + [f"| Region {n}" for n in range(1, 46)]
+    assert "| Region 45 | 450 | Engineering and operations team | 华东 |" in preview
+    assert "[preview:" not in preview  # nothing was left out
+    assert "Table 1: Units by region (table 1)" in preview
+
+
+def test_query_table_sums_a_pdf_table_exactly(tmp_path: Path) -> None:
+    rows = table_rows(45)
+    pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, rows, style="booktabs", repeat_header=False)
+    database = load_tables(pdf)
+    last = pages_of(pdf)[-1]
+    assert f'table "table_1" (pages 1–{last}, "Table 1: Units by region"; 45 rows)' in database.describe()
+    assert '"Units" INTEGER' in database.describe()
+    result = database.query('SELECT SUM("Units") FROM table_1 WHERE "区域" = \'华东\'')
+    assert result.rows == [(sum(int(r[1]) for r in rows if r[3] == "华东"),)]
+
+
+def test_a_pdf_without_tables_reads_as_before(tmp_path: Path) -> None:
+    from tests.support.documents import make_pdf
+
+    pdf = make_pdf(tmp_path / "plain.pdf", [["第一页的内容", "second line"], ["Page two text"]])
+    on = extract_document(pdf, documents()).blocks
+    off = extract_document(pdf, documents(pdf_tables=False)).blocks
+    assert [b.text for b in on] == [b.text for b in off] == ["第一页的内容 second line", "Page two text"]
+
+
+def test_generalagent_tables_prints_each_table_once_with_its_pages(tmp_path: Path) -> None:
+    from generalAgent.cli.app import app, register_subcommands
+
+    register_subcommands()
+    rows = table_rows(45)
+    pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, rows)
+    result = CliRunner().invoke(app, ["tables", str(pdf), "--json"])
+    assert result.exit_code == 0, result.output
+    (line,) = result.stdout.strip().splitlines()
+    table = json.loads(line)
+    assert table == {
+        "file": str(pdf),
+        "pages": pages_of(pdf),
+        "caption": "Table 1: Units by region",
+        "header": HEADER,
+        "rows": rows,
+    }
+    csv = tmp_path / "units.csv"
+    csv.write_text("Region,Units\nNorth,3\nSouth,4\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["tables", str(csv)])
+    assert (
+        result.exit_code == 0
+        and "| Region | Units |\n| --- | --- |\n| North | 3 |\n| South | 4 |" in result.stdout
+    )
+
+
+def test_a_table_row_is_cited_by_page_table_and_row(tmp_path: Path) -> None:
+    from generalAgent.documents.citations import check_quote
+    from generalAgent.documents.index import SearchIndex
+
+    settings = load_settings(env_file=None, paths={"data_dir": tmp_path / "data"})
+    pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, table_rows(45))
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        item = index.index_file(pdf).item_id
+        found = check_quote(index.conn, item, "| Region 7 | 70 | Sales | 华东 |", "page 1, table 1, row 7")
+        assert found.place == "page 1" and found.found
+        moved = check_quote(index.conn, item, "| Region 45 | 450 | Engineering", "page 1, table 1, row 45")
+        assert not moved.found and moved.elsewhere == [f"page {pages_of(pdf)[-1]}"]
+        # The running head is in no page's text a citation is checked against.
+        head = check_quote(index.conn, item, "Quarterly report 2024", "page 1")
+        assert not head.found and head.elsewhere == []
