@@ -239,6 +239,12 @@ class PathSettings(SettingsGroup):
         description="PostgreSQL for conversation checkpoints, e.g. postgresql://user:pass@host:5432/db "
         "(needs the postgres extra); unset = SQLite in DATA_DIR/sessions.db",
     )
+    # A secret, as DATABASE_URL: it usually holds the database password.
+    search_database_url: OptionalSecret = Field(
+        default=None,
+        description="PostgreSQL for the knowledge base a team shares (kb, the knowledge tools), e.g. "
+        "postgresql://user:pass@host:5432/db (needs the postgres extra); unset = DATA_DIR/indexes.db",
+    )
     search_user: str = Field(
         default="",
         description="Whose private space notes and documents go to in a shared search store; "

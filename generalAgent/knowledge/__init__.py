@@ -1,4 +1,5 @@
-"""The knowledge base: items and chunks in indexes.db, two-phase search within budgets.
+"""The knowledge base: items and chunks in indexes.db (or a team's PostgreSQL database,
+SEARCH_DATABASE_URL), two-phase search within budgets.
 
 from generalAgent.knowledge import open_store, search_knowledge
 with open_store(settings) as store:
@@ -55,9 +56,11 @@ def open_store(settings: Settings) -> KnowledgeStore:
     from generalAgent.search.embeddings import embeddings_from_settings
     from generalAgent.search.store import viewer_from_settings
 
+    url = settings.paths.search_database_url
     return KnowledgeStore(
         settings.paths.indexes_db,
         settings.documents,
         embeddings_from_settings(settings),
         viewer_from_settings(settings.paths),
+        database_url=url.get_secret_value() if url is not None else None,
     )

@@ -27,11 +27,10 @@ from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeStore
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.embeddings import EmbeddingError
-from generalAgent.search.lookup import ChunkHit, chunks_at, find_chunks, load_hits
+from generalAgent.search.lookup import ChunkHit
 from generalAgent.search.query import build_match_query, normalise_query, phrasings
 from generalAgent.search.results import SearchResult
 from generalAgent.search.segmentation import CJK_RUN
-from generalAgent.search.semantic import nearest_chunks
 from generalAgent.search.store import TERMINAL, Viewer
 
 RRF_K = 60
@@ -162,7 +161,7 @@ def _languages(store: KnowledgeStore, item_ids: list[str]) -> dict[str, str]:
     if not item_ids:
         return {}
     marks = ",".join("?" * len(item_ids))
-    rows = store.conn.execute(
+    rows = store.db.execute(
         f"SELECT item_id, language FROM documents WHERE item_id IN ({marks}) AND language != ''", item_ids
     ).fetchall()
     return {row[0]: row[1] for row in rows}
@@ -172,7 +171,7 @@ def _languages(store: KnowledgeStore, item_ids: list[str]) -> dict[str, str]:
 def _lexical(store: KnowledgeStore, asked: list[str], filters: Filters, limit: int) -> list[ChunkHit]:
     where, params = filters.sql()
     query = asked[0] if len(asked) == 1 else asked
-    return find_chunks(store.conn, query, store.segmenter, limit, item_filter=where, filter_params=params)
+    return store.store.find_chunks(query, limit, item_filter=where, filter_params=params)
 
 
 def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[ChunkHit]:
@@ -182,9 +181,10 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
     assert store.embedder is not None
     where, params = filters.sql()
     if not where:  # the whole store: sqlite-vec's KNN index when there is one (search/semantic.py)
-        rankings = nearest_chunks(store.conn, store.embedder, [query], limit=VECTOR_CANDIDATES)
-        return load_hits(store.conn, rankings[0]) if rankings else []
-    rows = store.conn.execute(
+        nearest = store.store.whole_store_nearest(store.embedder, query, VECTOR_CANDIDATES)
+        if nearest is not None:
+            return store.store.load_hits(nearest)
+    rows = store.db.execute(
         "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v"
         " JOIN chunks c ON c.rowid = v.chunk_rowid JOIN items i ON i.id = c.item_id"
         f" WHERE v.model = ?{' AND ' + where if where else ''}",
@@ -198,7 +198,7 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
         raise EmbeddingError("stored vectors come from a model of another size; re-index")
     similarity = matrix @ query_vector
     best = np.argsort(-similarity)[:VECTOR_CANDIDATES]
-    return load_hits(store.conn, [(rows[i][0], float(similarity[i])) for i in best])
+    return store.store.load_hits([(rows[i][0], float(similarity[i])) for i in best])
 
 
 def _fuse(lexical: list[ChunkHit], *semantic: list[ChunkHit]) -> list[ChunkHit]:
@@ -226,7 +226,7 @@ def _recovered(store: KnowledgeStore, query: str, filters: Filters, found: set[s
     where, params = filters.sql()
     present = " OR ".join("instr(lower(i.title || ' ' || i.content), ?) > 0" for _ in words)
     marks = ",".join("?" * len(chunkless))
-    rows = store.conn.execute(
+    rows = store.db.execute(
         f"SELECT i.id, i.content FROM items i WHERE i.id IN ({marks})"
         f" AND ({present}){' AND ' + where if where else ''} LIMIT 20",
         [*chunkless, *words, *params],
@@ -237,10 +237,8 @@ def _recovered(store: KnowledgeStore, query: str, filters: Filters, found: set[s
             continue
         try:
             store.ensure_chunks(item_id)
-            item_hits = find_chunks(
-                store.conn,
+            item_hits = store.store.find_chunks(
                 build_match_query(query, store.segmenter),
-                store.segmenter,
                 5,
                 item_filter="i.id = ?",
                 filter_params=[item_id],
@@ -317,7 +315,7 @@ def _result(
             for index in (hit.chunk_index - 1, hit.chunk_index + 1):
                 if index >= 0 and index not in matched_indexes and index not in wanted:
                     wanted.append(index)
-    found = {h.chunk_index: h for h in chunks_at(store.conn, item.id, wanted)}
+    found = {h.chunk_index: h for h in store.store.chunks_at(item.id, wanted)}
     result = SearchResult.of(
         item.id,
         score,

@@ -1,4 +1,7 @@
-"""The knowledge store: items, their tags and chunks in indexes.db, beside the documents.
+"""The knowledge store: items, their tags and chunks in indexes.db, beside the documents,
+or in a team's PostgreSQL database (SEARCH_DATABASE_URL): one SearchStore either way
+(search/store.py), whose `sql` runs the statements here and which writes and searches the
+chunks its own way.
 
 An item's text, its chunks, their FTS rows and (when semantic search is on) their vectors
 are written in one transaction, so a search never sees an item half-updated. Indexed files
@@ -10,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,12 +29,12 @@ from generalAgent.knowledge.fields import (
 from generalAgent.knowledge.items import KnowledgeChunk, KnowledgeItem, new_id
 from generalAgent.knowledge.schema import TRACK
 from generalAgent.search.chunking import Block, chunk_blocks
-from generalAgent.search.connection import IndexDatabase, transaction
+from generalAgent.search.connection import IndexDatabase
 from generalAgent.search.embeddings import Embedder, EmbeddingError
 from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.search.schema import DOCUMENTS_DOMAIN, ITEM_CONTENT, now_iso
-from generalAgent.search.storage import ChunkRow, replace_chunks, segment_rows
-from generalAgent.search.store import PRIVATE, PUBLIC, TERMINAL, Viewer
+from generalAgent.search.storage import ChunkRow, segment_rows
+from generalAgent.search.store import PRIVATE, PUBLIC, TERMINAL, SearchStore, SqliteSearchStore, Viewer
 
 _ITEM_COLUMNS = "id, domain, category, title, content, source, source_path, priority, created_at, updated_at"
 # What is read: an indexed file's text is kept apart, in document_texts (see ITEM_CONTENT).
@@ -58,21 +60,49 @@ class KnowledgeStore(IndexDatabase):
         settings: DocumentSettings,
         embedder: Embedder | None = None,
         viewer: Viewer = TERMINAL,
+        *,
+        database_url: str | None = None,
+        schema: str | None = None,
     ) -> None:
         """`viewer`: whose store it is (search/store.py): it reads, changes and deletes
-        only its own private items and its teams', and adds into those spaces only."""
+        only its own private items and its teams', and adds into those spaces only.
+
+        `database_url`: keep the knowledge base in that PostgreSQL database (its `schema`,
+        default the connection's search_path) instead of indexes.db at `db_path`: a
+        team's shared store (SEARCH_DATABASE_URL). Either way every statement below goes
+        through the one SearchStore (`store`)."""
         super().__init__(db_path, settings)
         self.embedder = embedder
         self.viewer = viewer
+        self.database_url = database_url
+        self.schema = schema
+        self._store: SearchStore | None = None
         # Set when embeddings failed; search reports it once, then lexical search carries on.
         self.embedding_problem: str | None = None
         self.embedding_problem_told = False
-        # (database version, (rowid, id) of the newest item scanned, chunkless item ids)
-        self._chunkless: tuple[tuple[int, int], tuple[int, str], list[str]] | None = None
+
+    @property
+    def store(self) -> SearchStore:
+        """The search store the knowledge base lives in, opened on first use."""
+        if self._store is None:
+            if self.database_url:
+                from generalAgent.search.postgres_store import PostgresSearchStore
+
+                self._store = PostgresSearchStore(self.database_url, self.settings, schema=self.schema)
+            else:
+                self._store = SqliteSearchStore(self.db_path, self.settings, conn=self.conn)
+        return self._store
+
+    @property
+    def db(self) -> Any:
+        """The store's statements (sqlite3.Connection's execute and executemany)."""
+        return self.store.sql
 
     def close(self) -> None:
+        if self._store is not None:
+            self._store.close()  # a SQLite store leaves the connection it borrowed to super()
+            self._store = None
         super().close()
-        self._chunkless = None
 
     @property
     def session_files(self) -> str:
@@ -125,7 +155,7 @@ class KnowledgeStore(IndexDatabase):
                 "(generalagent index FILE), or choose another domain."
             )
         prepared = self._prepare_chunks(item, blocks)
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
             conn.execute(
                 f"INSERT INTO items ({_ITEM_COLUMNS}, owner, space) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*_item_row(item), self.viewer.user, space),
@@ -176,7 +206,7 @@ class KnowledgeStore(IndexDatabase):
         item.updated_at = now_iso()
         rechunk = title is not None or content is not None
         prepared = self._prepare_chunks(item) if rechunk else None
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
             conn.execute(
                 "UPDATE items SET domain = ?, category = ?, title = ?, content = ?,"
                 " priority = ?, source = ?, updated_at = ? WHERE id = ?",
@@ -199,12 +229,12 @@ class KnowledgeStore(IndexDatabase):
     def delete_knowledge(self, item_id: str) -> bool:
         """Delete the item with its tags, chunks, FTS rows and vectors; False if unknown."""
         mine, params = self._mine()
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
             return conn.execute(f"DELETE FROM items WHERE id = ? AND {mine}", (item_id, *params)).rowcount > 0
 
     def get_knowledge_item(self, item_id: str) -> KnowledgeItem | None:
         mine, params = self._mine()
-        row = self.conn.execute(
+        row = self.db.execute(
             f"SELECT {_ITEM_FIELDS} FROM items WHERE id = ? AND {mine}", (item_id, *params)
         ).fetchone()
         return self._items([row])[0] if row else None
@@ -219,7 +249,7 @@ class KnowledgeStore(IndexDatabase):
         prefix = reference.strip().lower()
         escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         mine, params = self._mine()
-        rows = self.conn.execute(
+        rows = self.db.execute(
             f"SELECT id FROM items WHERE id LIKE ? ESCAPE '\\' AND {mine} ORDER BY id LIMIT 6",
             (escaped + "%", *params),
         ).fetchall()
@@ -238,7 +268,7 @@ class KnowledgeStore(IndexDatabase):
             return {}
         marks = ",".join("?" * len(item_ids))
         mine, params = self._mine()
-        rows = self.conn.execute(
+        rows = self.db.execute(
             f"SELECT {_ITEM_FIELDS} FROM items WHERE id IN ({marks}) AND {mine}", [*item_ids, *params]
         ).fetchall()
         return {item.id: item for item in self._items(rows)}
@@ -255,8 +285,8 @@ class KnowledgeStore(IndexDatabase):
         where, params = item_filter(
             domain, category, tags, alias="items", session_files=self.session_files, viewer=self.viewer
         )
-        rows = self.conn.execute(
-            f"SELECT {_ITEM_FIELDS} FROM items WHERE {where or '1'}"
+        rows = self.db.execute(
+            f"SELECT {_ITEM_FIELDS} FROM items WHERE {where or 'TRUE'}"
             " ORDER BY updated_at DESC, id LIMIT ? OFFSET ?",
             [*params, max(0, int(limit)), max(0, int(offset))],
         ).fetchall()
@@ -266,13 +296,13 @@ class KnowledgeStore(IndexDatabase):
         where, params = item_filter(
             domain, None, None, alias="items", session_files=self.session_files, viewer=self.viewer
         )
-        return self.conn.execute(f"SELECT COUNT(*) FROM items WHERE {where or '1'}", params).fetchone()[0]
+        return self.db.execute(f"SELECT COUNT(*) FROM items WHERE {where or 'TRUE'}", params).fetchone()[0]
 
     def get_domains(self) -> list[str]:
         mine, params = self._mine()
         return [
             r[0]
-            for r in self.conn.execute(f"SELECT DISTINCT domain FROM items WHERE {mine} ORDER BY 1", params)
+            for r in self.db.execute(f"SELECT DISTINCT domain FROM items WHERE {mine} ORDER BY 1", params)
         ]
 
     def get_categories(self, domain: str | None = None) -> list[str]:
@@ -281,7 +311,7 @@ class KnowledgeStore(IndexDatabase):
         if domain is not None:
             sql += " AND domain = ?"
             params.append(domain)
-        return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
+        return [r[0] for r in self.db.execute(sql + " ORDER BY 1", params)]
 
     def get_tags(self, domain: str | None = None) -> list[str]:
         mine, params = self.viewer.where("i", "?")
@@ -289,7 +319,7 @@ class KnowledgeStore(IndexDatabase):
         if domain is not None:
             sql += " AND i.domain = ?"
             params.append(domain)
-        return [r[0] for r in self.conn.execute(sql + " ORDER BY 1", params)]
+        return [r[0] for r in self.db.execute(sql + " ORDER BY 1", params)]
 
     # -- chunks -------------------------------------------------------------------------
     def save_chunks(self, item_id: str, chunks: Sequence[KnowledgeChunk]) -> None:
@@ -300,7 +330,7 @@ class KnowledgeStore(IndexDatabase):
         ordered = sorted(chunks, key=lambda c: c.chunk_index)
         rows = [_chunk_row(c) for c in ordered]
         prepared = (rows, *self._index_columns(item.title, rows))
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
             self._write_chunks(conn, item_id, *prepared)
 
     def get_chunks_for_item(
@@ -308,7 +338,7 @@ class KnowledgeStore(IndexDatabase):
     ) -> list[KnowledgeChunk]:
         """The item's chunks in order (optionally only chunk_index first..last)."""
         mine, params = self._mine()
-        rows = self.conn.execute(
+        rows = self.db.execute(
             f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
             " WHERE c.item_id = ? AND c.chunk_index BETWEEN ? AND ?"
             f" AND EXISTS (SELECT 1 FROM items WHERE items.id = c.item_id AND {mine}) ORDER BY c.chunk_index",
@@ -317,11 +347,11 @@ class KnowledgeStore(IndexDatabase):
         return [_chunk(row) for row in rows]
 
     def count_chunks(self, item_id: str) -> int:
-        return self.conn.execute("SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()[0]
+        return self.db.execute("SELECT COUNT(*) FROM chunks WHERE item_id = ?", (item_id,)).fetchone()[0]
 
     def get_chunk_by_id(self, chunk_id: str) -> KnowledgeChunk | None:
         mine, params = self._mine()
-        row = self.conn.execute(
+        row = self.db.execute(
             f"SELECT {_CHUNK_COLUMNS} FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid WHERE c.id = ?"
             f" AND EXISTS (SELECT 1 FROM items WHERE items.id = c.item_id AND {mine})",
             (chunk_id, *params),
@@ -337,43 +367,8 @@ class KnowledgeStore(IndexDatabase):
         return by_index.get(chunk_index - 1), by_index.get(chunk_index + 1)
 
     def chunkless_items(self) -> list[str]:
-        """Ids of items that have no chunks (normally none).
-
-        Every writer here stores an item and its chunks in one transaction, so an item can
-        only lack chunks from the moment it is written: after the first full scan, only the
-        items added since (rowids above the highest seen) and the ones found chunkless before
-        are looked at again, when `data_version` says another connection committed or
-        `total_changes` that this one wrote. A search right after another process indexed a
-        file then costs a probe of its new items, not a pass over every item (~70 ms at 1M
-        chunks).
-        """
-        version = (
-            self.conn.execute("PRAGMA data_version").fetchone()[0],
-            self.conn.total_changes,
-        )
-        if self._chunkless is not None and self._chunkless[0] == version:
-            return list(self._chunkless[2])
-        seen, last_id = self._chunkless[1] if self._chunkless is not None else (0, "")
-        suspects = self._chunkless[2] if self._chunkless is not None else []
-        still = self.conn.execute("SELECT id FROM items WHERE rowid = ?", (seen,)).fetchone()
-        if seen and (still is None or still[0] != last_id):
-            # The newest item seen is gone: its rowid may be reused by a new item, so the
-            # rowids above it no longer tell the new items. Look at all of them once.
-            seen, suspects = 0, []
-        newest = self.conn.execute("SELECT rowid, id FROM items ORDER BY rowid DESC LIMIT 1").fetchone() or (
-            0,
-            "",
-        )
-        marks = ",".join("?" * len(suspects))
-        rows = self.conn.execute(
-            "SELECT i.id FROM items i WHERE (i.rowid > ?"
-            + (f" OR i.id IN ({marks}))" if suspects else ")")
-            + " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)",
-            [seen, *suspects],
-        ).fetchall()
-        ids = [row[0] for row in rows]
-        self._chunkless = (version, (newest[0], newest[1]), ids)
-        return list(ids)
+        """Ids of items that have no chunks (normally none; the backend keeps it cheap)."""
+        return self.store.chunkless_items()
 
     def ensure_chunks(self, item_id: str) -> list[KnowledgeChunk]:
         """The item's chunks, cutting and saving them now if it has none (the lazy
@@ -385,27 +380,34 @@ class KnowledgeStore(IndexDatabase):
         if item is None:
             return []
         prepared = self._prepare_chunks(item)
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
             self._write_chunks(conn, item_id, *prepared)
         return self.get_chunks_for_item(item_id)
 
     # -- built-in knowledge ---------------------------------------------------------------
     def builtin_sources(self) -> dict[str, tuple[str, str]]:
         """{relative path: (content hash, item id)} of the imported built-in files."""
-        rows = self.conn.execute("SELECT path, content_hash, item_id FROM builtin_sources")
+        rows = self.db.execute("SELECT path, content_hash, item_id FROM builtin_sources")
         return {path: (digest, item_id) for path, digest, item_id in rows}
 
     def save_builtin(
         self, path: str, content_hash: str, item: KnowledgeItem, item_id: str | None
     ) -> KnowledgeItem:
         """Insert (item_id None) or replace a built-in item and record its file's hash, in
-        one transaction, so a crash never leaves a file imported but unrecorded."""
+        one transaction, so a crash never leaves a file imported but unrecorded.
+
+        The file's item is the one its record names when the transaction starts: another
+        process sharing the store (replicas on one PostgreSQL) that imported the same file
+        since this one read the records is replaced, not joined by a second item."""
         if item.domain == DOCUMENTS_DOMAIN:
             raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
         if item_id is not None:
             item.id = item_id
         prepared = self._prepare_chunks(item)
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
+            recorded = conn.execute("SELECT item_id FROM builtin_sources WHERE path = ?", (path,)).fetchone()
+            if recorded is not None:
+                item.id = recorded[0]
             conn.execute(
                 f"INSERT INTO items ({_ITEM_COLUMNS}, space) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT(id) DO UPDATE SET domain = excluded.domain,"
@@ -449,21 +451,22 @@ class KnowledgeStore(IndexDatabase):
 
     def _write_chunks(
         self,
-        conn: sqlite3.Connection,
+        conn: Any,
         item_id: str,
         rows: list[ChunkRow],
         segmented: list[tuple[str, str]],
         vectors: list[bytes] | None,
     ) -> None:
+        """The chunks in place, inside the `transaction()` of `conn`."""
         model = self.embedder.model if self.embedder is not None else ""
-        replace_chunks(conn, item_id, rows, segmented, vectors, model)
+        self.store.replace_chunks(item_id, rows, segmented, vectors, model)
 
-    def _items(self, rows: Sequence[sqlite3.Row]) -> list[KnowledgeItem]:
+    def _items(self, rows: Sequence[Any]) -> list[KnowledgeItem]:
         ids = [row["id"] for row in rows]
         tags: dict[str, list[str]] = {item_id: [] for item_id in ids}
         if ids:
             marks = ",".join("?" * len(ids))
-            rows_of_tags = self.conn.execute(
+            rows_of_tags = self.db.execute(
                 f"SELECT item_id, tag FROM item_tags WHERE item_id IN ({marks})", ids
             )
             for item_id, tag in rows_of_tags:
@@ -486,7 +489,7 @@ def _item_row(item: KnowledgeItem) -> tuple[Any, ...]:
     )
 
 
-def _write_tags(conn: sqlite3.Connection, item_id: str, tags: list[str]) -> None:
+def _write_tags(conn: Any, item_id: str, tags: list[str]) -> None:
     conn.execute("DELETE FROM item_tags WHERE item_id = ?", (item_id,))
     conn.executemany("INSERT INTO item_tags (item_id, tag) VALUES (?, ?)", [(item_id, t) for t in tags])
 
@@ -505,7 +508,7 @@ def _chunk_row(chunk: KnowledgeChunk) -> ChunkRow:
     )
 
 
-def _chunk(row: sqlite3.Row) -> KnowledgeChunk:
+def _chunk(row: Any) -> KnowledgeChunk:
     fields = dict(row)
     metadata = json.loads(fields.pop("metadata") or "{}")
     page = fields.pop("page")

@@ -128,8 +128,42 @@ CREATE TRIGGER chunks_removed AFTER DELETE ON chunks
     REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_removed();
 """
 
+# The knowledge base's tables beside the search store's (knowledge/schema.py has them for
+# indexes.db), so KnowledgeStore's statements read the same in both: an item's tags, the
+# built-in files imported, and, read-only here for now, indexed files' texts and languages
+# (documents are indexed into indexes.db only). `chunks_fts` is the chunks' text under
+# FTS5's table name and `instr` SQLite's function, for the statements that name them.
+KNOWLEDGE_TABLES = """
+CREATE TABLE item_tags (
+    item_id TEXT NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    tag     TEXT NOT NULL,
+    PRIMARY KEY (item_id, tag)
+);
+CREATE INDEX item_tags_by_tag ON item_tags (tag);
+CREATE TABLE builtin_sources (
+    path         TEXT PRIMARY KEY,
+    content_hash TEXT NOT NULL,
+    item_id      TEXT NOT NULL REFERENCES items (id) ON DELETE CASCADE,
+    imported_at  TEXT NOT NULL
+);
+CREATE TABLE document_texts (
+    item_id TEXT PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    content TEXT NOT NULL
+);
+CREATE TABLE documents (
+    item_id  TEXT PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+    language TEXT NOT NULL DEFAULT ''
+);
+CREATE VIEW chunks_fts AS SELECT rowid, text, text_jieba, title FROM chunks;
+CREATE FUNCTION instr(haystack TEXT, needle TEXT) RETURNS INTEGER
+    LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)';
+"""
+
 # The track's history, oldest first: append, never edit a released one.
-MIGRATIONS: tuple[tuple[str, str], ...] = (("0001_initial_schema", INITIAL_SCHEMA),)
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    ("0001_initial_schema", INITIAL_SCHEMA),
+    ("0002_knowledge_tables", KNOWLEDGE_TABLES),
+)
 
 VERSIONS_TABLE = """
 CREATE TABLE IF NOT EXISTS schema_versions (

@@ -196,38 +196,53 @@ class PostgresSearchStore:
                 f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join(['%s'] * len(ITEM_FIELDS))})",
                 [getattr(item, name) for name in ITEM_FIELDS],
             )
-            if rowids is None:
-                first = conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM chunks").fetchone()[0]
-                rowids = list(range(first, first + len(rows)))
-            with conn.cursor().copy(
-                "COPY chunks (rowid, id, item_id, chunk_index, page, heading, start_position, end_position,"
-                " metadata, text, text_jieba, title, tokens, terms) FROM STDIN"
-            ) as copy:
-                for rowid, row, (words, title), (vector_text, count) in zip(
-                    rowids, rows, segmented, terms, strict=True
-                ):
-                    copy.write_row(
-                        (
-                            rowid,
-                            row.id,
-                            item.id,
-                            row.chunk_index,
-                            row.page,
-                            row.heading,
-                            row.start_position,
-                            row.end_position,
-                            row.metadata,
-                            row.text,
-                            words,
-                            title,
-                            count,
-                            vector_text,
-                        )
+            rowids = self._insert_chunks(conn, item.id, rows, segmented, terms, rowids, vectors, vector_model)
+        return list(rowids)
+
+    def _insert_chunks(
+        self,
+        conn: Any,
+        item_id: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        terms: Sequence[tuple[str, int]],
+        rowids: Sequence[int] | None,
+        vectors: Sequence[bytes] | None,
+        vector_model: str,
+    ) -> list[int]:
+        """COPY the chunks (and vectors) of an item in the caller's write transaction."""
+        if rowids is None:
+            first = conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM chunks").fetchone()[0]
+            rowids = list(range(first, first + len(rows)))
+        with conn.cursor().copy(
+            "COPY chunks (rowid, id, item_id, chunk_index, page, heading, start_position, end_position,"
+            " metadata, text, text_jieba, title, tokens, terms) FROM STDIN"
+        ) as copy:
+            for rowid, row, (words, title), (vector_text, count) in zip(
+                rowids, rows, segmented, terms, strict=True
+            ):
+                copy.write_row(
+                    (
+                        rowid,
+                        row.id,
+                        item_id,
+                        row.chunk_index,
+                        row.page,
+                        row.heading,
+                        row.start_position,
+                        row.end_position,
+                        row.metadata,
+                        row.text,
+                        words,
+                        title,
+                        count,
+                        vector_text,
                     )
-            if vectors is not None:
-                with conn.cursor().copy("COPY chunk_vectors (chunk_rowid, model, vector) FROM STDIN") as copy:
-                    for rowid, blob in zip(rowids, vectors, strict=True):
-                        copy.write_row((rowid, vector_model, bytes(blob)))
+                )
+        if vectors is not None:
+            with conn.cursor().copy("COPY chunk_vectors (chunk_rowid, model, vector) FROM STDIN") as copy:
+                for rowid, blob in zip(rowids, vectors, strict=True):
+                    copy.write_row((rowid, vector_model, bytes(blob)))
         return list(rowids)
 
     def _columns(self, text: str, words: str, title: str) -> list[list[str]]:
@@ -240,10 +255,59 @@ class PostgresSearchStore:
             cursor = conn.execute(f"DELETE FROM items WHERE id = %s AND {where}", [item_id, *params])
             return cursor.rowcount > 0
 
+    # -- the knowledge base's statements (store.py: `sql`, `transaction`) ---------------
+    @property
+    def sql(self) -> SqlConnection:
+        """The knowledge base's statements, written once with SQLite's `?` marks, run here."""
+        return SqlConnection(self)
+
+    @contextmanager
+    def transaction(self) -> Iterator[SqlConnection]:
+        with self._write():
+            yield SqlConnection(self)
+
+    def replace_chunks(
+        self,
+        item_id: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        """storage.replace_chunks here: inside `transaction()`, the item's chunks replaced."""
+        terms = [
+            tsvector_literal(self._columns(row.text, words, title))
+            for row, (words, title) in zip(rows, segmented, strict=True)
+        ]
+        self.conn.execute("DELETE FROM chunks WHERE item_id = %s", (item_id,))
+        return self._insert_chunks(self.conn, item_id, rows, segmented, terms, None, vectors, vector_model)
+
+    def chunks_at(self, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]:
+        if not indexes:
+            return []
+        rows = self._query(
+            f"SELECT {_HIT_COLUMNS} FROM chunks c WHERE c.item_id = %s AND c.chunk_index = ANY(%s)"
+            " ORDER BY c.chunk_index",
+            [item_id, list(indexes)],
+            named=True,
+        )
+        return [hit_of_row(row, 0.0) for row in rows]
+
+    def chunkless_items(self) -> list[str]:
+        """Ids of items without chunks (normally none: every writer stores both at once)."""
+        rows = self._query(
+            "SELECT i.id FROM items i WHERE NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)"
+        )
+        return [row[0] for row in rows]
+
+    def whole_store_nearest(self, embedder: Any, query: str, limit: int) -> list[tuple[int, float]] | None:
+        """None: no vector index here; the caller scans the vectors of its scope."""
+        return None
+
     @contextmanager
     def _write(self) -> Iterator[Any]:
         """One write transaction, writers one at a time (rowids are allocated per item)."""
-        with self._lock, self.conn.transaction():
+        with self._lock, reported(), self.conn.transaction():
             self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (WRITE_LOCK,))
             yield self.conn
 
@@ -280,7 +344,7 @@ class PostgresSearchStore:
     def _query(self, sql: str, params: Sequence[Any] = (), *, named: bool = False) -> list[Any]:
         from psycopg.rows import dict_row, tuple_row
 
-        with self._lock:
+        with self._lock, reported():
             cursor = self.conn.cursor(row_factory=dict_row if named else tuple_row)
             return cursor.execute(sql, list(params)).fetchall()
 
@@ -319,7 +383,7 @@ class PostgresSearchStore:
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
     ) -> list[ChunkHit]:
         """lookup.find_chunks on this database: the same arguments (`item_filter` with %s
-        marks), the same places, in the same order."""
+        marks, or SQLite's ? ones), the same places, in the same order."""
         if limit <= 0:
             return []
         matches = [
@@ -328,7 +392,7 @@ class PostgresSearchStore:
         ]
         matches = [m for m in matches if not m.empty]
         pool = max(limit, RERANK_POOL)
-        scope = _Scope(rowid_range, item_filter, list(filter_params))
+        scope = _Scope(rowid_range, item_filter.replace("?", "%s"), list(filter_params))
         runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
         for match in matches:
             trees = self._expressions(match, rowid_range)
@@ -580,6 +644,66 @@ class PostgresSearchStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextmanager
+def reported() -> Iterator[None]:
+    """A lost or refused connection as QueryError (one of lookup.INDEX_ERRORS, which the
+    tools and `kb` report as a message); the database's other errors pass unchanged."""
+    import psycopg
+
+    try:
+        yield
+    except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+        raise QueryError(
+            f"The search database failed ({str(exc).strip() or type(exc).__name__}). "
+            "Check that it is running and that SEARCH_DATABASE_URL names it."
+        ) from None
+
+
+def marks(statement: str) -> str:
+    """A statement written with SQLite's `?` marks, with psycopg's: the knowledge base's
+    statements (knowledge/store.py, fields.py) hold no literal '?' or '%'."""
+    return statement.replace("%", "%%").replace("?", "%s")
+
+
+class _Row(tuple[Any, ...]):
+    """A row read by name or by number, as sqlite3.Row (`dict(row)` works too)."""
+
+    names: tuple[str, ...] = ()
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self.names.index(key))
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> tuple[str, ...]:
+        return self.names
+
+
+def _rows(cursor: Any) -> Any:
+    names = tuple(column.name for column in cursor.description or ())
+    row_class = type("Row", (_Row,), {"names": names})
+    return lambda values: row_class(values)
+
+
+class SqlConnection:
+    """The part of sqlite3.Connection the knowledge base uses (execute, executemany), on
+    the PostgreSQL store's connection: `?` statements, rows read by name or number."""
+
+    def __init__(self, store: PostgresSearchStore) -> None:
+        self.store = store
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        with self.store._lock, reported():
+            cursor = self.store.conn.cursor(row_factory=_rows)
+            return cursor.execute(marks(statement), list(params))
+
+    def executemany(self, statement: str, params: Any) -> Any:
+        with self.store._lock, reported():
+            cursor = self.store.conn.cursor(row_factory=_rows)
+            cursor.executemany(marks(statement), [list(p) for p in params])
+            return cursor
 
 
 class _Scope:

@@ -19,13 +19,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Self
 
 from generalAgent.config.settings import DocumentSettings, PathSettings
 from generalAgent.search.connection import connect, transaction
-from generalAgent.search.lookup import ChunkHit, chunk_window, find_chunks
+from generalAgent.search.lookup import ChunkHit, chunk_window, chunks_at, find_chunks, load_hits
+from generalAgent.search.query import MatchQuery
 from generalAgent.search.schema import ITEM_CONTENT, now_iso
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, item_rowid_range, replace_chunks, segment_rows
@@ -146,15 +148,71 @@ class SearchStore(Protocol):
 
     def close(self) -> None: ...
 
+    # What the knowledge base (knowledge/store.py, search.py) runs on either backend: its
+    # statements, written once in SQLite's words with `?` marks (the PostgreSQL schema has
+    # the same tables), the chunk writing and the lexical search each backend does its way.
+    @property
+    def sql(self) -> Any:
+        """Something with sqlite3.Connection's execute and executemany, rows by name or number."""
+        ...
+
+    def transaction(self) -> AbstractContextManager[Any]:
+        """One write transaction (committed at the end, rolled back on error), yielding `sql`."""
+        ...
+
+    def replace_chunks(
+        self,
+        item_id: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        """Put `rows` in place of the item's chunks inside `transaction()`; their rowids."""
+        ...
+
+    def find_chunks(
+        self,
+        query: str | MatchQuery | Sequence[str],
+        limit: int,
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_filter: str = "",
+        filter_params: Sequence[Any] = (),
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        """lookup.find_chunks: `item_filter` a condition on `items i` with `?` marks."""
+        ...
+
+    def load_hits(self, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]: ...
+
+    def chunks_at(self, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]: ...
+
+    def chunkless_items(self) -> list[str]:
+        """Ids of items that have no chunks (normally none)."""
+        ...
+
+    def whole_store_nearest(self, embedder: Any, query: str, limit: int) -> list[tuple[int, float]] | None:
+        """The chunks nearest `query` in the whole store by a vector index, or None when
+        there is none (the caller scans)."""
+        ...
+
 
 class SqliteSearchStore:
     """The search store in indexes.db (the terminal's): FTS5 and lookup.py as they are."""
 
     backend = "sqlite"
 
-    def __init__(self, db_path: Path, settings: DocumentSettings) -> None:
+    def __init__(
+        self, db_path: Path, settings: DocumentSettings, *, conn: sqlite3.Connection | None = None
+    ) -> None:
+        """`conn`: an open connection to `db_path` to use (the knowledge store's, opened
+        with its schema tracks)."""
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
-        self.conn = connect(Path(db_path))
+        self._borrowed = conn is not None
+        self.conn = conn if conn is not None else connect(Path(db_path))
+        # (database version, (rowid, id) of the newest item scanned, chunkless item ids)
+        self._chunkless: tuple[tuple[int, int], tuple[int, str], list[str]] | None = None
 
     def put_item(
         self,
@@ -255,13 +313,104 @@ class SqliteSearchStore:
         return nearest_by_scan(rows, vector, limit)
 
     def close(self) -> None:
-        self.conn.close()
+        if not self._borrowed:
+            self.conn.close()
 
     def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- the knowledge base's ------------------------------------------------------------
+    @property
+    def sql(self) -> sqlite3.Connection:
+        return self.conn
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return transaction(self.conn)
+
+    def replace_chunks(
+        self,
+        item_id: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        return replace_chunks(self.conn, item_id, rows, segmented, vectors, vector_model)
+
+    def find_chunks(
+        self,
+        query: str | MatchQuery | Sequence[str],
+        limit: int,
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_filter: str = "",
+        filter_params: Sequence[Any] = (),
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        return find_chunks(
+            self.conn,
+            query,
+            self.segmenter,
+            limit,
+            rowid_range=rowid_range,
+            item_filter=item_filter,
+            filter_params=filter_params,
+            semantic=semantic,
+        )
+
+    def load_hits(self, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:
+        return load_hits(self.conn, scored)
+
+    def chunks_at(self, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]:
+        return chunks_at(self.conn, item_id, indexes)
+
+    def whole_store_nearest(self, embedder: Any, query: str, limit: int) -> list[tuple[int, float]] | None:
+        from generalAgent.search.semantic import nearest_chunks
+
+        rankings = nearest_chunks(self.conn, embedder, [query], limit=limit)
+        return rankings[0] if rankings else []
+
+    def chunkless_items(self) -> list[str]:
+        """Ids of items that have no chunks (normally none).
+
+        Every writer here stores an item and its chunks in one transaction, so an item can
+        only lack chunks from the moment it is written: after the first full scan, only the
+        items added since (rowids above the highest seen) and the ones found chunkless before
+        are looked at again, when `data_version` says another connection committed or
+        `total_changes` that this one wrote. A search right after another process indexed a
+        file then costs a probe of its new items, not a pass over every item (~70 ms at 1M
+        chunks).
+        """
+        version = (
+            self.conn.execute("PRAGMA data_version").fetchone()[0],
+            self.conn.total_changes,
+        )
+        if self._chunkless is not None and self._chunkless[0] == version:
+            return list(self._chunkless[2])
+        seen, last_id = self._chunkless[1] if self._chunkless is not None else (0, "")
+        suspects = self._chunkless[2] if self._chunkless is not None else []
+        still = self.conn.execute("SELECT id FROM items WHERE rowid = ?", (seen,)).fetchone()
+        if seen and (still is None or still[0] != last_id):
+            # The newest item seen is gone: its rowid may be reused by a new item, so the
+            # rowids above it no longer tell the new items. Look at all of them once.
+            seen, suspects = 0, []
+        newest = self.conn.execute("SELECT rowid, id FROM items ORDER BY rowid DESC LIMIT 1").fetchone() or (
+            0,
+            "",
+        )
+        marks = ",".join("?" * len(suspects))
+        rows = self.conn.execute(
+            "SELECT i.id FROM items i WHERE (i.rowid > ?"
+            + (f" OR i.id IN ({marks}))" if suspects else ")")
+            + " AND NOT EXISTS (SELECT 1 FROM chunks c WHERE c.item_id = i.id)",
+            [seen, *suspects],
+        ).fetchall()
+        ids = [row[0] for row in rows]
+        self._chunkless = (version, (newest[0], newest[1]), ids)
+        return list(ids)
 
 
 def _check_write(viewer: Viewer, item: StoredItem) -> None:

@@ -5,6 +5,7 @@ with BM25, and keyword search carrying on when the endpoint fails."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.knowledge import open_store, search_knowledge
 from tests.support.openai_server import ScriptedOpenAIServer, hash_embedding
+from tests.support.postgres import fresh_schema_url
 from tests.support.silent_server import SilentServer
 
 pytestmark = pytest.mark.e2e
@@ -20,11 +22,11 @@ pytestmark = pytest.mark.e2e
 LONG = "\n\n".join(f"Section {i}. " + "Notes on the deployment pipeline. " * 10 for i in range(30))
 
 
-def semantic_settings(data_dir: Path, base_url: str) -> Settings:
+def semantic_settings(data_dir: Path, base_url: str, store_url: str | None = None) -> Settings:
     return load_settings(
         env_file=None,
         model={"openai_api_key": "sk-test"},
-        paths={"data_dir": data_dir},
+        paths={"data_dir": data_dir, "search_database_url": store_url},
         documents={
             "embedding_model": "test-embed",
             "embedding_base_url": base_url,
@@ -52,8 +54,19 @@ def test_vectors_are_written_with_the_chunks_in_batches(data_dir: Path, openai_s
     assert all(len(r.body["input"]) <= 8 and r.body["model"] == "test-embed" for r in requests)
 
 
-def test_search_fuses_vector_and_keyword_rankings(data_dir: Path, openai_server: ScriptedOpenAIServer):
-    settings = semantic_settings(data_dir, openai_server.base_url)
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """SEARCH_DATABASE_URL: unset (indexes.db), or a fresh schema of the test server."""
+    if request.param == "sqlite":
+        yield None
+        return
+    yield from fresh_schema_url()
+
+
+def test_search_fuses_vector_and_keyword_rankings(
+    data_dir: Path, openai_server: ScriptedOpenAIServer, store_url: str | None
+):
+    settings = semantic_settings(data_dir, openai_server.base_url, store_url)
     with open_store(settings) as store:
         store.add_knowledge("Pipeline", LONG)
         target = store.add_knowledge("Other", "A sentence nobody would type twice.")

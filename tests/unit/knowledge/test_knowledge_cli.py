@@ -113,7 +113,7 @@ def test_a_shared_start_of_two_ids_is_refused_with_both_named(settings: Settings
 
     with open_store(settings) as store:
         for item_id in ("abcd0001", "abcd0002"):
-            store.conn.execute(
+            store.db.execute(
                 "INSERT INTO items (id, domain, title, content, created_at, updated_at)"
                 " VALUES (?, 'general', 't', 'c', '2026', '2026')",
                 (item_id,),

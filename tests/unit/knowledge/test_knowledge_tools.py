@@ -113,6 +113,7 @@ def test_search_results_stay_within_the_call_budget(data_dir):
     assert body <= 6_000 + 6 * 6 * 40  # content budget plus the indentation of each line
 
 
+@pytest.mark.parametrize("backend", ["sqlite"])  # indexes.db's own damage
 def test_a_damaged_database_is_reported_not_raised(settings: Settings):
     settings.paths.indexes_db.write_bytes(b"this is not a SQLite database" * 100)
     run = make_runner(settings)
@@ -199,3 +200,22 @@ def test_a_builtin_folder_that_cannot_be_imported_is_told_and_the_notes_still_an
     assert "my own note" in run("get_knowledge_item", item_id=item_id)
     (news,) = env.drain_notices()
     assert news.startswith("Built-in knowledge: 1 failed.") and "ops/empty.md: the page is empty" in news
+
+
+def test_an_unreachable_search_database_is_reported_not_raised(data_dir) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = load_settings(
+        env_file=None,
+        paths={"data_dir": data_dir, "search_database_url": f"postgresql://nobody@127.0.0.1:{port}/none"},
+    )
+    run = make_runner(settings)
+    for name, args in (
+        ("search_knowledge", {"query": "x"}),
+        ("add_knowledge", {"title": "t", "content": "c"}),
+    ):
+        text = run(name, **args)
+        assert text.startswith("Error: Cannot reach the search database"), (name, text)

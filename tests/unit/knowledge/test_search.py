@@ -14,6 +14,9 @@ from generalAgent.knowledge.search import passages_around
 from generalAgent.search.budgets import ContentBudget, content_size
 
 BUDGET = ContentBudget.from_settings(DocumentSettings())
+# Files are indexed into indexes.db only (the PostgreSQL store holds the knowledge base's
+# notes; docs/deployment.md): the cases that index a file run on SQLite.
+INDEXES_DB_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
 
 
 def book(topic: str, chapters: int = 40) -> str:
@@ -93,7 +96,8 @@ def test_min_score_filters_results(store: KnowledgeStore):
 
 def test_items_without_chunks_are_recovered_on_search(store: KnowledgeStore):
     item = store.add_knowledge("Lost chunks", book("narwhal"))
-    store.conn.execute("DELETE FROM chunks WHERE item_id = ?", (item.id,))
+    store.db.execute("DELETE FROM chunks WHERE item_id = ?", (item.id,))
+    assert store.count_chunks(item.id) == 0
     [entry] = search_knowledge(store, "narwhal", budget=BUDGET).results
     assert entry.item.id == item.id
     assert entry.found.matched and "narwhal" in entry.found.matched[0].text
@@ -107,6 +111,7 @@ def test_passages_cut_around_the_words_when_chunks_cannot_be_made():
     assert passages_around("id", content, ["absent"], 400) == []
 
 
+@INDEXES_DB_ONLY
 def test_documents_are_searched_with_their_pages(store: KnowledgeStore, settings: Settings, tmp_path: Path):
     from tests.support.documents import make_pdf
 
@@ -143,6 +148,7 @@ def test_budgets_do_not_change_the_results_or_their_order(store: KnowledgeStore,
         ]
 
 
+@INDEXES_DB_ONLY
 def test_knowledge_hits_of_documents_name_their_place(
     store: KnowledgeStore, settings: Settings, tmp_path: Path
 ):
@@ -160,6 +166,7 @@ def test_knowledge_hits_of_documents_name_their_place(
     assert "matched: chunk 1 | slide 2 | § Budget" in render_search(result)
 
 
+@INDEXES_DB_ONLY
 def test_a_list_of_phrasings_finds_each_ones_items_and_names_a_files_language(
     store: KnowledgeStore, settings: Settings, tmp_path: Path
 ):

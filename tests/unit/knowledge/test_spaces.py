@@ -4,6 +4,7 @@ knowledge everyone reads; and the terminal, whose notes stay its own as before."
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,21 +16,29 @@ from generalAgent.config.settings import Settings, load_settings
 from generalAgent.knowledge import KnowledgeError, KnowledgeStore, open_store, search_knowledge
 from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.search.store import Viewer
+from tests.unit.knowledge.conftest import knowledge_store
 
+StoreOf = Callable[[Settings, Viewer], KnowledgeStore]
 ALICE = Viewer("alice", ("team",))
 BOB = Viewer("bob", ("team",))
 CAROL = Viewer("carol")
 
 
-def store_of(settings: Settings, viewer: Viewer) -> KnowledgeStore:
-    return KnowledgeStore(settings.paths.indexes_db, settings.documents, viewer=viewer)
+@pytest.fixture
+def store_of(
+    backend: str, settings: Settings, request: pytest.FixtureRequest
+) -> Callable[[Settings, Viewer], KnowledgeStore]:
+    """Stores of the test's backend (all of one test share its database), one per viewer."""
+    return lambda settings, viewer: knowledge_store(backend, settings, request, viewer)
 
 
 def titles(store: KnowledgeStore, query: str, space: str | None = None) -> list[str]:
     return sorted(r.item.title for r in search_knowledge(store, query, space=space).results)
 
 
-def test_a_user_sees_their_own_notes_and_their_teams_never_anothers_private_ones(settings: Settings) -> None:
+def test_a_user_sees_their_own_notes_and_their_teams_never_anothers_private_ones(
+    settings: Settings, store_of: StoreOf
+) -> None:
     with store_of(settings, ALICE) as alice:
         private = alice.add_knowledge(
             "Alice's salary", "My walrus salary is 9000.", domain="hr", tags=["payroll"]
@@ -62,7 +71,9 @@ def test_a_user_sees_their_own_notes_and_their_teams_never_anothers_private_ones
         assert titles(alice, "salary 9000") == ["Alice's salary"]
 
 
-def test_built_in_knowledge_is_everyones_and_the_terminal_keeps_its_notes(settings: Settings) -> None:
+def test_built_in_knowledge_is_everyones_and_the_terminal_keeps_its_notes(
+    settings: Settings, store_of: StoreOf
+) -> None:
     with open_store(settings) as terminal:  # no SEARCH_USER: the terminal, as before spaces
         note = terminal.add_knowledge("Terminal walrus", "A walrus note written at the terminal.")
         import_builtin_knowledge(terminal, settings.paths.knowledge_dir)
@@ -75,7 +86,7 @@ def test_built_in_knowledge_is_everyones_and_the_terminal_keeps_its_notes(settin
         assert titles(alice, "walrus") == []
 
 
-def test_kb_add_and_search_take_a_space_of_the_users_teams(settings: Settings, data_dir: Path) -> None:
+def test_kb_add_and_search_take_a_space_of_the_users_teams(data_dir: Path, store_url: str | None) -> None:
     app = typer.Typer()
 
     @app.callback()
@@ -86,7 +97,13 @@ def test_kb_add_and_search_take_a_space_of_the_users_teams(settings: Settings, d
 
     def as_user(user: str, teams: str) -> Settings:
         return load_settings(
-            env_file=None, paths={"data_dir": data_dir, "search_user": user, "search_teams": teams}
+            env_file=None,
+            paths={
+                "data_dir": data_dir,
+                "search_user": user,
+                "search_teams": teams,
+                "search_database_url": store_url,
+            },
         )
 
     def kb(settings: Settings, *args: str):  # type: ignore[no-untyped-def]

@@ -12,6 +12,19 @@ from generalAgent.documents.index import SearchIndex
 from generalAgent.knowledge import KnowledgeChunk, KnowledgeError, KnowledgeItem, KnowledgeStore
 from generalAgent.knowledge.builtin import import_builtin_knowledge, parse_page
 
+# Files are indexed into indexes.db only, and the chunkless-item probe that follows other
+# connections' writes by rowid is SQLite's: these cases run there.
+SQLITE_ONLY = pytest.mark.parametrize("backend", ["sqlite"])
+
+
+def integrity_error(store: KnowledgeStore) -> type[Exception]:
+    if store.database_url:
+        import psycopg
+
+        return psycopg.IntegrityError
+    return sqlite3.IntegrityError
+
+
 LONG = "\n\n".join(f"Paragraph {i}: " + "words about the release process. " * 8 for i in range(12))
 
 
@@ -51,7 +64,7 @@ def test_save_chunks_replaces_all_chunks(store: KnowledgeStore):
     ]
     store.save_chunks(item.id, new)
     assert store.get_chunks_for_item(item.id) == sorted(new, key=lambda c: c.chunk_index)
-    assert store.conn.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0] == 2
+    assert store.db.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0] == 2
 
 
 def test_deleting_an_item_deletes_its_tags_chunks_and_fts_rows(store: KnowledgeStore):
@@ -59,12 +72,12 @@ def test_deleting_an_item_deletes_its_tags_chunks_and_fts_rows(store: KnowledgeS
     item = store.add_knowledge("Gone", LONG, tags=["a", "b"])
     assert store.delete_knowledge(item.id)
     assert not store.delete_knowledge(item.id)
-    conn = store.conn
+    conn = store.db
     for table in ("items", "item_tags", "chunks", "chunks_fts"):
         assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == (
-            1 if table != "chunks_fts" else store.count_chunks(keep.id)
+            1 if table not in ("chunks", "chunks_fts") else store.count_chunks(keep.id)
         ), table
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(integrity_error(store)):
         conn.execute(
             "INSERT INTO chunks (id, item_id, chunk_index, start_position, end_position)"
             " VALUES ('x', 'no-such-item', 0, 0, 1)"
@@ -115,6 +128,7 @@ def test_bad_items_are_refused_with_a_reason(store: KnowledgeStore, kwargs, mess
         store.add_knowledge(**kwargs)
 
 
+@SQLITE_ONLY
 def test_indexed_documents_are_items_of_domain_documents(
     store: KnowledgeStore, settings: Settings, tmp_path: Path
 ):
@@ -133,8 +147,9 @@ def test_indexed_documents_are_items_of_domain_documents(
 
 def test_items_without_chunks_are_chunked_on_demand(store: KnowledgeStore):
     item = store.add_knowledge("Note", LONG)
-    store.conn.execute("DELETE FROM chunks WHERE item_id = ?", (item.id,))
+    store.db.execute("DELETE FROM chunks WHERE item_id = ?", (item.id,))
     assert store.count_chunks(item.id) == 0
+    assert store.chunkless_items() == [item.id]
     assert len(store.ensure_chunks(item.id)) > 3
 
 
@@ -177,6 +192,7 @@ def test_parse_page_titles():
     assert parse_page("body only", "d", "file-name").title == "file name"
 
 
+@SQLITE_ONLY
 def test_an_item_another_connection_writes_without_chunks_is_still_noticed(store: KnowledgeStore):
     store.add_knowledge("Note", LONG)
     assert store.chunkless_items() == []  # the first look scans every item
@@ -197,3 +213,37 @@ def test_an_item_another_connection_writes_without_chunks_is_still_noticed(store
         " VALUES ('reused', 'general', 'Reused', 'another raw item', 'x', 'x')"
     )
     assert store.chunkless_items() == ["reused"]
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_a_lost_database_connection_is_a_store_error_with_a_message(store: KnowledgeStore, pg_schema):
+    import psycopg
+
+    from generalAgent.knowledge import STORE_ERRORS, search_knowledge
+
+    store.add_knowledge("Note", "walrus notes")
+    pid = store.db.execute("SELECT pg_backend_pid()").fetchone()[0]
+    with psycopg.connect(pg_schema[0], autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    for call in (lambda: search_knowledge(store, "walrus"), lambda: store.add_knowledge("Other", "text")):
+        with pytest.raises(STORE_ERRORS, match="The search database failed"):
+            call()
+
+
+def test_two_processes_importing_the_same_new_builtin_file_make_one_item(
+    backend: str, settings: Settings, request: pytest.FixtureRequest
+):
+    from tests.unit.knowledge.conftest import knowledge_store
+
+    with (
+        knowledge_store(backend, settings, request) as first,
+        knowledge_store(backend, settings, request) as second,
+    ):
+        page = "# Release\n\nTag, build, ship."
+        # Both read the records before either wrote (two replicas starting together).
+        assert first.builtin_sources() == second.builtin_sources() == {}
+        for store in (first, second):
+            store.save_builtin("ops/release.md", "hash", parse_page(page, "ops", "release"), None)
+        assert [i.title for i in first.list_knowledge(domain="ops")] == ["Release"]
+        [(_, item_id)] = second.builtin_sources().values()
+        assert first.get_knowledge_item(item_id) is not None

@@ -8,10 +8,8 @@ without it). Each PostgreSQL case gets a schema of its own, dropped afterwards.
 
 from __future__ import annotations
 
-import os
 import random
 import struct
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,32 +27,17 @@ from generalAgent.search.store import (
     Viewer,
     copy_store,
 )
+from tests.support.postgres import fresh_schema
 
-URL_ENV = "GENERALAGENT_TEST_DATABASE_URL"
 ALICE = Viewer("alice", ("team",))
 BOB = Viewer("bob", ("team",))
 CAROL = Viewer("carol")  # in no team
 
 
-def server_url() -> str:
-    url = os.environ.get(URL_ENV)
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail(f"{URL_ENV} is not set: .ci/run starts PostgreSQL for these tests")
-        pytest.skip(f"set {URL_ENV} to a PostgreSQL server (as .ci/run does) to run these tests")
-    return url
-
-
 @pytest.fixture
 def pg_schema() -> Iterator[tuple[str, str]]:
     """(server url, a fresh schema name), the schema dropped afterwards."""
-    url = server_url()
-    import psycopg
-
-    name = f"test_{uuid.uuid4().hex[:12]}"
-    yield url, name
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+    yield from fresh_schema()
 
 
 def open_store(backend: str, settings: Settings, request: pytest.FixtureRequest) -> SearchStore:
