@@ -174,6 +174,20 @@ def test_a_pdf_table_is_read_as_one_grid_across_its_pages(tmp_path: Path, style:
     assert table.rows == rows
 
 
+@pytest.mark.parametrize("style", ["grid", "none"])
+def test_a_cell_opening_with_punctuation_keeps_its_characters(tmp_path: Path, style: str) -> None:
+    # pdfium's box of a period or a comma sits on the baseline: asking for the character
+    # at a run's left edge found the letter after it, and ".deb" was read as "Format 1 .d"
+    # and "eb". A run's characters are now those of its text object, found in order.
+    suffixes = [".deb", ".pdf", ",txt", ".tar.gz", "'quoted'", "-v", "_under", "·dot"]
+    rows: list[list[object]] = [
+        [f"Format {n}", suffix, n + 0.5, "(optional)"] for n, suffix in enumerate(suffixes, 1)
+    ]
+    pdf = make_table_pdf(tmp_path / "suffixes.pdf", ["Format", "Suffix", "Size", "Note"], rows, style=style)
+    (table,) = file_tables(pdf)
+    assert table.rows == rows
+
+
 def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_path: Path) -> None:
     pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, table_rows(45))
     settings = documents()
