@@ -25,6 +25,7 @@ from generalAgent.documents.pdf_tables import (
 )
 from generalAgent.documents.table_files import file_tables
 from generalAgent.documents.tables import load_tables
+from generalAgent.search.chunking import ChunkingConfig, chunk_blocks
 from tests.support.table_pdfs import make_table_pdf
 
 HEADER = ["Region", "Units", "Owner", "区域"]
@@ -205,6 +206,26 @@ def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_pa
     row_lines = [line for b in table_blocks for line in b.text.split("\n")[3:]]
     assert row_lines[0] == "| Region 1 | 10 | Sales | 华东 |" and len(row_lines) == 45
     assert not any("Region" in b.text for b in blocks if ", table " not in b.place)  # rows left the page text
+
+
+def test_a_row_longer_than_a_chunk_is_cut_into_pieces_each_under_the_header(tmp_path: Path) -> None:
+    # One row's text longer than CHUNK_MAX_SIZE: the chunker cut the block anywhere, and
+    # every piece after the first was cells without their column names or key.
+    long_note = " ".join(f"clause{n} applies" for n in range(12))
+    rows = [[f"Region {n}", n * 10, long_note if n == 2 else "Sales", "华北"] for n in range(1, 6)]
+    pdf = make_table_pdf(tmp_path / "long.pdf", HEADER, rows, paragraphs=1)
+    settings = documents(chunk_max_size=150, chunk_overlap=20)
+    config = ChunkingConfig(settings.chunk_max_size, settings.chunk_overlap, settings.chunk_min_size)
+    _content, chunks = chunk_blocks(extract_document(pdf, settings).blocks, config)
+    pieces = [c for c in chunks if c.place.endswith("table 1, row 2")]
+    assert len(pieces) >= 2
+    for chunk in pieces:
+        assert chunk.text.split("\n")[1] == "| Region | Units | Owner | 区域 |"
+        assert chunk.text.split("\n")[3].startswith("| Region 2 | ")
+    said = " ".join(c.text.split("\n")[3].split(" | ")[2] for c in pieces)
+    assert " ".join(said.split()) == long_note
+    preview = preview_document(pdf, settings)
+    assert f"| Region 2 | 20 | {long_note} | 华北 |" in preview
 
 
 def test_read_file_shows_a_pdf_table_once_as_a_markdown_table(tmp_path: Path) -> None:
