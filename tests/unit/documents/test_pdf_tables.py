@@ -88,6 +88,27 @@ def test_an_unruled_table_is_found_with_its_wrapped_cells_and_not_the_prose_arou
     ]
 
 
+def test_an_indented_prose_line_in_several_runs_ends_the_table_above_it() -> None:
+    # A paragraph's first line, indented past the key column and set in several runs (a
+    # word in another font), was read as a wrapped cell: the prose became a table row
+    # and left the page's text (lshort-zh's examples beside their output).
+    codes = [("AED", "784", "UAE Dirham"), ("BOV", "984", "Mvdol"), ("CHE", "947", "WIR Euro")]
+    codes += [("CHF", "756", "Swiss Franc"), ("CHW", "948", "WIR Franc"), ("CLF", "990", "Unidad")]
+    codes += [("COU", "970", "Unidad Valor"), ("CUC", "931", "Peso")]
+    runs = _line(700, (72, "Code"), (200, "Number"), (320, "Currency"))
+    for n, (code, number, name) in enumerate(codes):
+        runs += _line(685 - 15 * n, (72, code), (200, number), (320, name))
+    y = 685 - 15 * len(codes)
+    words = ["An indented paragraph, set in ", "\\fbox", " reaching across the page"]
+    x = 96.0
+    for word in words:  # touching runs: no gap, one line of prose
+        runs.append(Run(x, y, x + 6 * len(word), y + 9, word))
+        x += 6 * len(word)
+    runs += [*_line(y - 15, (72, "XAU"), (200, "959"), (320, "Gold"))]
+    (table,) = find_tables(group_lines(runs), [])
+    assert table.rows == [list(row) for row in codes]
+
+
 def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over() -> None:
     runs = [
         *_line(700, (72, "Release"), (260, "Dates")),
