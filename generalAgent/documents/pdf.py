@@ -318,21 +318,25 @@ def table_blocks(table: Table, number: int, page: int, heading: str, max_size: i
     caption and the column names with the row's key cell: the chunker would otherwise cut
     it anywhere, and the pieces after the first would have lost the names of their cells."""
     title = table.caption or f"Table {number}"
+    names = table.column_names()
+    width = len(names)
+    head = markdown_row(names) + "\n| " + " | ".join("---" for _ in names) + " |"
     blocks: list[Block] = []
-    group: list[int] = []
 
     def label(indexes: list[int]) -> str:
         first, last = indexes[0] + 1, indexes[-1] + 1
         return f"row {first}" if first == last else f"rows {first}–{last}"
 
-    def text_of(indexes: list[int], rows: list[list[str]] | None = None) -> str:
-        chosen = [table.rows[i] for i in indexes] if rows is None else rows
-        return f"{title} (table {number}, {label(indexes)})\n" + table_markdown(table, chosen)
+    def line_of(cells: list[str]) -> str:
+        return markdown_row([*cells, *[""] * (width - len(cells))][:width])
 
-    def add(indexes: list[int], rows: list[list[str]] | None = None) -> None:
+    def opening(indexes: list[int]) -> str:
+        return f"{title} (table {number}, {label(indexes)})\n{head}"
+
+    def add(indexes: list[int], lines: list[str]) -> None:
         blocks.append(
             Block(
-                text=text_of(indexes, rows),
+                text="\n".join([opening(indexes), *lines]),
                 page=page,
                 heading=heading,
                 whole=True,
@@ -340,20 +344,28 @@ def table_blocks(table: Table, number: int, page: int, heading: str, max_size: i
             )
         )
 
+    # Each row's line is written once and the group's length summed as rows join it (a
+    # table of a thousand rows was written out again for every row it gained).
+    group: list[int] = []
+    lines: list[str] = []
+    size = 0  # the group's rows' characters, a newline before each
     for index, row_page in enumerate(table.row_pages):
         if row_page != page:
             continue
-        if group and len(text_of([*group, index])) > max_size:
-            add(group)
-            group = []
-        if len(text_of([index])) > max_size:
-            room = max_size - len(text_of([index], [[]]))
+        line = line_of(table.rows[index])
+        if group and len(opening([group[0], index])) + size + 1 + len(line) > max_size:
+            add(group, lines)
+            group, lines, size = [], [], 0
+        if len(opening([index])) + 1 + len(line) > max_size:
+            room = max_size - len(opening([index])) - 1 - len(line_of([]))
             for piece in row_pieces(table.rows[index], room):
-                add([index], [piece])
+                add([index], [line_of(piece)])
             continue
         group.append(index)
+        lines.append(line)
+        size += 1 + len(line)
     if group:
-        add(group)
+        add(group, lines)
     return blocks
 
 
