@@ -44,6 +44,7 @@ from generalAgent.documents.pdf_tables import (
     Rule,
     Table,
     find_tables,
+    join_cell_lines,
     merge_continued,
 )
 from generalAgent.documents.pdfium_lock import PDFIUM
@@ -261,10 +262,15 @@ def pdf_preview_texts(blocks: list[Block]) -> list[str]:
     its caption and column names, for search) shown as one Markdown table."""
     texts: list[str] = []
     previous = ""
+    place = ""
     for block in blocks:
         match = _TABLE_PLACE.match(block.place)
         table = match.group(1) if match else ""
-        if table and table == previous and texts:
+        if table and block.place == place and texts:  # a piece of a row cut for search
+            head, _, last = texts[-1].rpartition("\n")
+            piece = block.text.split("\n")[3]
+            texts[-1] = head + "\n" + markdown_row(_joined_pieces(_cells_of(last), _cells_of(piece)))
+        elif table and table == previous and texts:
             rows = block.text.split("\n")[3:]  # the title, the names and the rule again
             texts[-1] += "\n" + "\n".join(rows)
         elif table:
@@ -272,8 +278,23 @@ def pdf_preview_texts(blocks: list[Block]) -> list[str]:
             texts.append(re.sub(r" \(table (\d+), rows? [^)]*\)$", r" (table \1)", title) + "\n" + rest)
         else:
             texts.append(block.text)
-        previous = table
+        previous, place = table, block.place
     return texts
+
+
+def _cells_of(row: str) -> list[str]:
+    """The cells of a Markdown row written by `markdown_row`."""
+    inner = row.strip()[2:-2]
+    return [cell.replace("\\|", "|") for cell in re.split(r"(?<!\\) \| ", inner)]
+
+
+def _joined_pieces(first: list[str], second: list[str]) -> list[str]:
+    """A row and its next piece (`row_pieces`) as one row: the key cell once, the others
+    joined as a wrapped cell's lines are."""
+    joined = [first[0] if first else ""]
+    for a, b in zip(first[1:], second[1:], strict=False):
+        joined.append(join_cell_lines([a, b]))
+    return joined
 
 
 def markdown_row(cells: list[str]) -> str:
@@ -293,39 +314,93 @@ def table_markdown(table: Table, rows: list[list[str]] | None = None) -> str:
 
 def table_blocks(table: Table, number: int, page: int, heading: str, max_size: int) -> list[Block]:
     """The rows of `table` that are on `page`, in blocks of whole rows each under the
-    caption and the column names, as many rows as fit in a chunk of `max_size`."""
+    caption and the column names, as many rows as fit in a chunk of `max_size`. A row too
+    long for a chunk on its own is cut into pieces (`row_pieces`), each a block under the
+    caption and the column names with the row's key cell: the chunker would otherwise cut
+    it anywhere, and the pieces after the first would have lost the names of their cells."""
     title = table.caption or f"Table {number}"
+    names = table.column_names()
+    width = len(names)
+    head = markdown_row(names) + "\n| " + " | ".join("---" for _ in names) + " |"
     blocks: list[Block] = []
-    group: list[int] = []
 
-    def text_of(indexes: list[int]) -> str:
+    def label(indexes: list[int]) -> str:
         first, last = indexes[0] + 1, indexes[-1] + 1
-        rows = f"row {first}" if first == last else f"rows {first}–{last}"
-        return f"{title} (table {number}, {rows})\n" + table_markdown(table, [table.rows[i] for i in indexes])
+        return f"row {first}" if first == last else f"rows {first}–{last}"
 
-    def flush() -> None:
-        if group:
-            first, last = group[0] + 1, group[-1] + 1
-            rows = f"row {first}" if first == last else f"rows {first}–{last}"
-            blocks.append(
-                Block(
-                    text=text_of(group),
-                    page=page,
-                    heading=heading,
-                    whole=True,
-                    place=f"page {page}, table {number}, {rows}",
-                )
+    def line_of(cells: list[str]) -> str:
+        return markdown_row([*cells, *[""] * (width - len(cells))][:width])
+
+    def opening(indexes: list[int]) -> str:
+        return f"{title} (table {number}, {label(indexes)})\n{head}"
+
+    def add(indexes: list[int], lines: list[str]) -> None:
+        blocks.append(
+            Block(
+                text="\n".join([opening(indexes), *lines]),
+                page=page,
+                heading=heading,
+                whole=True,
+                place=f"page {page}, table {number}, {label(indexes)}",
             )
+        )
 
+    # Each row's line is written once and the group's length summed as rows join it (a
+    # table of a thousand rows was written out again for every row it gained).
+    group: list[int] = []
+    lines: list[str] = []
+    size = 0  # the group's rows' characters, a newline before each
     for index, row_page in enumerate(table.row_pages):
         if row_page != page:
             continue
-        if group and len(text_of([*group, index])) > max_size:
-            flush()
-            group = []
+        line = line_of(table.rows[index])
+        if group and len(opening([group[0], index])) + size + 1 + len(line) > max_size:
+            add(group, lines)
+            group, lines, size = [], [], 0
+        if len(opening([index])) + 1 + len(line) > max_size:
+            room = max_size - len(opening([index])) - 1 - len(line_of([]))
+            for piece in row_pieces(table.rows[index], room):
+                add([index], [line_of(piece)])
+            continue
         group.append(index)
-    flush()
+        lines.append(line)
+        size += 1 + len(line)
+    if group:
+        add(group, lines)
     return blocks
+
+
+def row_pieces(cells: list[str], room: int) -> list[list[str]]:
+    """A row whose Markdown is longer than `room` as several rows that each fit: the key
+    (first) cell in every one, the other cells' text in order, a cell too long for what is
+    left cut at a space (anywhere between two Chinese characters)."""
+    key, rest = (cells[0] if cells else ""), cells[1:]
+    # What a piece's Markdown row costs besides its cells' text: "| ", " | " per cell, " |".
+    budget = max(20, room - len(markdown_row([key, *[""] * len(rest)])))
+    pieces: list[list[str]] = []
+    current = [""] * len(rest)
+    left = budget
+    for column, value in enumerate(rest):
+        text = " ".join(value.split())
+        while text:
+            if len(text) <= left:
+                current[column] = text
+                left -= len(text)
+                break
+            cut = text.rfind(" ", 0, left + 1)
+            if cut <= 0 and left < budget:  # start the cell in the next piece instead
+                pieces.append(current)
+                current, left = [""] * len(rest), budget
+                continue
+            if cut <= 0:
+                cut = left
+            current[column] = text[:cut].rstrip()
+            pieces.append(current)
+            current, left = [""] * len(rest), budget
+            text = text[cut:].lstrip()
+    if any(current) or not pieces:
+        pieces.append(current)
+    return [[key, *piece] for piece in pieces]
 
 
 def _recognise(

@@ -136,51 +136,64 @@ def page_runs(
 ) -> list[Run]:
     """The page's text runs with their boxes; the `wanted` ones (indexes into `boxes`) with
     their text and where their characters sit in `text` (the page's `get_text_range()`),
-    the others with a placeholder."""
+    the others with a placeholder.
+
+    pdfium makes its rectangles from the page's characters in order, one for each stretch
+    of characters of one text object (the characters it generated, spaces and line ends,
+    belong to none): walking the characters' objects once finds every rectangle's
+    characters exactly, where asking for the character at a rectangle's position searched
+    the whole page once a rectangle."""
     import pypdfium2.raw as pdfium_c
 
-    count = len(boxes)
-    looked = sorted({i for n in wanted for i in (n, n + 1, n + 2) if i < count})
-    starts: dict[int, int] = {}
-    for n in looked:
-        left, bottom, right, top = boxes[n]
-        x = left + min(1.0, (right - left) / 4)
-        char = pdfium_c.FPDFText_GetCharIndexAtPos(textpage, x, (bottom + top) / 2, 1.0, 1.0)
-        if char < 0:  # a small glyph (a dot) whose box the point missed: ask for its middle
-            half_width, half_height = (right - left) / 2 + 0.5, (top - bottom) / 2 + 0.5
-            char = pdfium_c.FPDFText_GetCharIndexAtPos(
-                textpage, left + half_width, bottom + half_height, half_width, half_height
-            )
-        starts[n] = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, char) if char >= 0 else -1
+    last_wanted = max(wanted, default=-1)
+    spans = char_spans(textpage, last_wanted + 1)
     runs: list[Run] = []
     for n, (left, bottom, right, top) in enumerate(boxes):
-        if n not in wanted:
+        if n not in wanted or n >= len(spans):
             runs.append(Run(left, bottom, right, top, UNREAD))
             continue
-        start = starts[n]
-        following = [s for s in (starts.get(n + 1, -1), starts.get(n + 2, -1)) if s > start]
-        end = following[0] if following else len(text)
-        if start < 0 or not following and n + 1 < count:
-            piece = " ".join(textpage.get_text_bounded(left, bottom, right, top).split())
-            before = runs[-1] if runs else None
-            if before is not None and piece and before.start >= 0 and before.text.endswith(piece):
-                # The run before took this one's characters (its end is the next known start).
-                kept = before.text[: len(before.text) - len(piece)].rstrip()
-                runs[-1] = Run(
-                    before.x0, before.y0, before.x1, before.y1, kept, before.start, before.start + len(kept)
-                )
-                at = text.find(piece, runs[-1].end, before.end + 1)
-                if at >= 0:
-                    runs.append(Run(left, bottom, right, top, piece, at, at + len(piece)))
-                    continue
-            runs.append(Run(left, bottom, right, top, piece))
+        first, last = spans[n]
+        start = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, first)
+        end = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, last) + 1
+        if start < 0 or end <= start:
+            runs.append(Run(left, bottom, right, top, UNREAD))
             continue
         piece = text[start:end]
         trimmed = piece.rstrip()
-        if "\n" in trimmed:  # the next run starts a line later: this one ends at its line
-            trimmed = trimmed[: trimmed.index("\n")].rstrip()
-        runs.append(Run(left, bottom, right, top, trimmed, start, start + len(trimmed)))
+        lead = len(trimmed) - len(trimmed.lstrip())
+        runs.append(Run(left, bottom, right, top, trimmed[lead:], start + lead, start + len(trimmed)))
     return runs
+
+
+def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
+    """The first and last character index of each of pdfium's first `count` text
+    rectangles (FPDFText_CountRects over the whole page): the stretches of characters of
+    one text object, characters without one (generated) skipped."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    # The object's address as an int (pypdfium2's pointer type costs a cast per character).
+    address = ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value or 0
+    text_object = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(address)
+    handle = ctypes.cast(textpage.raw, ctypes.c_void_p).value
+    spans: list[tuple[int, int]] = []
+    current = None
+    first = last = -1
+    for index in range(pdfium_c.FPDFText_CountChars(textpage)):
+        owner = text_object(handle, index)
+        if owner is None:
+            continue
+        if owner != current:
+            if current is not None:
+                spans.append((first, last))
+                if len(spans) >= count:
+                    return spans
+            current, first = owner, index
+        last = index
+    if current is not None:
+        spans.append((first, last))
+    return spans
 
 
 def page_rules(page: Any) -> list[Rule]:

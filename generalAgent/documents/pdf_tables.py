@@ -387,15 +387,16 @@ def _table(
         if left + 2 < (r.x0 + r.x1) / 2 < right - 2 and r.y0 < top and r.y1 > bottom
     ]
     separators = _cluster(inside_v) if len(inside_v) >= 2 else _valleys(stack)
-    # A line whose one run crosses the columns is prose: the table ends above it.
+    # A line without a gap that crosses the columns over most of the table's width is
+    # prose (in one run, or in several where a word is set in another font): the table
+    # ends above it.
     if separators:
         for n, line in enumerate(stack):
             if (
                 n
                 and not line.gapped()
                 and any(run.x0 < s - 2 and run.x1 > s + 2 for run in line.runs for s in separators)
-                and len(line.runs) == 1
-                and line.runs[0].x1 - line.runs[0].x0 > 0.6 * (right - left)
+                and line.runs[-1].x1 - line.runs[0].x0 > 0.6 * (right - left)
             ):
                 stack = stack[:n]
                 while stack and not stack[-1].gapped():

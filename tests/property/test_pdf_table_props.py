@@ -80,3 +80,19 @@ def test_a_grid_laid_out_in_columns_is_read_back_cell_for_cell(cells: list[list[
     (table,) = find_tables(group_lines(runs), [])
     assert table.header == [header]
     assert table.rows == cells
+
+
+LONG_CELL = st.lists(st.one_of(WORD, CJK), min_size=1, max_size=40).map(" ".join)
+
+
+@given(st.lists(LONG_CELL, min_size=2, max_size=5), st.integers(min_value=20, max_value=300))
+def test_a_long_row_cut_into_pieces_fits_and_loses_no_character(cells: list[str], room: int) -> None:
+    from generalAgent.documents.pdf import markdown_row, row_pieces
+
+    pieces = row_pieces(cells, room + len(markdown_row([cells[0], *[""] * (len(cells) - 1)])))
+    for piece in pieces:
+        assert piece[0] == cells[0] and len(piece) == len(cells)  # the key cell in every piece
+        assert len(markdown_row(piece)) <= room + len(markdown_row([cells[0], *[""] * (len(cells) - 1)]))
+    for column in range(1, len(cells)):
+        said = "".join(piece[column] for piece in pieces)
+        assert said.replace(" ", "") == cells[column].replace(" ", "")

@@ -25,6 +25,7 @@ from generalAgent.documents.pdf_tables import (
 )
 from generalAgent.documents.table_files import file_tables
 from generalAgent.documents.tables import load_tables
+from generalAgent.search.chunking import ChunkingConfig, chunk_blocks
 from tests.support.table_pdfs import make_table_pdf
 
 HEADER = ["Region", "Units", "Owner", "区域"]
@@ -85,6 +86,27 @@ def test_an_unruled_table_is_found_with_its_wrapped_cells_and_not_the_prose_arou
         ["BOV", "984", "Mvdol (funds code)"],
         ["CHE", "947", "WIR Euro"],
     ]
+
+
+def test_an_indented_prose_line_in_several_runs_ends_the_table_above_it() -> None:
+    # A paragraph's first line, indented past the key column and set in several runs (a
+    # word in another font), was read as a wrapped cell: the prose became a table row
+    # and left the page's text (lshort-zh's examples beside their output).
+    codes = [("AED", "784", "UAE Dirham"), ("BOV", "984", "Mvdol"), ("CHE", "947", "WIR Euro")]
+    codes += [("CHF", "756", "Swiss Franc"), ("CHW", "948", "WIR Franc"), ("CLF", "990", "Unidad")]
+    codes += [("COU", "970", "Unidad Valor"), ("CUC", "931", "Peso")]
+    runs = _line(700, (72, "Code"), (200, "Number"), (320, "Currency"))
+    for n, (code, number, name) in enumerate(codes):
+        runs += _line(685 - 15 * n, (72, code), (200, number), (320, name))
+    y = 685 - 15 * len(codes)
+    words = ["An indented paragraph, set in ", "\\fbox", " reaching across the page"]
+    x = 96.0
+    for word in words:  # touching runs: no gap, one line of prose
+        runs.append(Run(x, y, x + 6 * len(word), y + 9, word))
+        x += 6 * len(word)
+    runs += [*_line(y - 15, (72, "XAU"), (200, "959"), (320, "Gold"))]
+    (table,) = find_tables(group_lines(runs), [])
+    assert table.rows == [list(row) for row in codes]
 
 
 def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over() -> None:
@@ -174,6 +196,20 @@ def test_a_pdf_table_is_read_as_one_grid_across_its_pages(tmp_path: Path, style:
     assert table.rows == rows
 
 
+@pytest.mark.parametrize("style", ["grid", "none"])
+def test_a_cell_opening_with_punctuation_keeps_its_characters(tmp_path: Path, style: str) -> None:
+    # pdfium's box of a period or a comma sits on the baseline: asking for the character
+    # at a run's left edge found the letter after it, and ".deb" was read as "Format 1 .d"
+    # and "eb". A run's characters are now those of its text object, found in order.
+    suffixes = [".deb", ".pdf", ",txt", ".tar.gz", "'quoted'", "-v", "_under", "·dot"]
+    rows: list[list[object]] = [
+        [f"Format {n}", suffix, n + 0.5, "(optional)"] for n, suffix in enumerate(suffixes, 1)
+    ]
+    pdf = make_table_pdf(tmp_path / "suffixes.pdf", ["Format", "Suffix", "Size", "Note"], rows, style=style)
+    (table,) = file_tables(pdf)
+    assert table.rows == rows
+
+
 def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_path: Path) -> None:
     pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, table_rows(45))
     settings = documents()
@@ -191,6 +227,26 @@ def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_pa
     row_lines = [line for b in table_blocks for line in b.text.split("\n")[3:]]
     assert row_lines[0] == "| Region 1 | 10 | Sales | 华东 |" and len(row_lines) == 45
     assert not any("Region" in b.text for b in blocks if ", table " not in b.place)  # rows left the page text
+
+
+def test_a_row_longer_than_a_chunk_is_cut_into_pieces_each_under_the_header(tmp_path: Path) -> None:
+    # One row's text longer than CHUNK_MAX_SIZE: the chunker cut the block anywhere, and
+    # every piece after the first was cells without their column names or key.
+    long_note = " ".join(f"clause{n} applies" for n in range(12))
+    rows = [[f"Region {n}", n * 10, long_note if n == 2 else "Sales", "华北"] for n in range(1, 6)]
+    pdf = make_table_pdf(tmp_path / "long.pdf", HEADER, rows, paragraphs=1)
+    settings = documents(chunk_max_size=150, chunk_overlap=20)
+    config = ChunkingConfig(settings.chunk_max_size, settings.chunk_overlap, settings.chunk_min_size)
+    _content, chunks = chunk_blocks(extract_document(pdf, settings).blocks, config)
+    pieces = [c for c in chunks if c.place.endswith("table 1, row 2")]
+    assert len(pieces) >= 2
+    for chunk in pieces:
+        assert chunk.text.split("\n")[1] == "| Region | Units | Owner | 区域 |"
+        assert chunk.text.split("\n")[3].startswith("| Region 2 | ")
+    said = " ".join(c.text.split("\n")[3].split(" | ")[2] for c in pieces)
+    assert " ".join(said.split()) == long_note
+    preview = preview_document(pdf, settings)
+    assert f"| Region 2 | 20 | {long_note} | 华北 |" in preview
 
 
 def test_read_file_shows_a_pdf_table_once_as_a_markdown_table(tmp_path: Path) -> None:
