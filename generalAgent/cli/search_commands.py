@@ -155,14 +155,20 @@ def _typed(argument: str) -> str:
 def target_and_words(arguments: Sequence[str], everything: bool) -> tuple[str | None, str]:
     """The target (a file, folder or glob; None: the working folder or, with --all, every
     indexed document) and the words of `search [TARGET] WORDS...`. The first argument is
-    the target when there are more and it names something that exists or is a glob; the
-    words are the rest joined by spaces, so `search manual.pdf named pipe` needs no quotes."""
+    the target when there are more and it names something that exists, is a glob, or is
+    written as a path (a folder separator, `~`, or a document's suffix: a mistyped
+    `manual.pdf` is then named as missing instead of searched for as a word); the words
+    are the rest joined by spaces, so `search manual.pdf named pipe` needs no quotes."""
     if everything or len(arguments) < 2:
         return None, " ".join(arguments)
     first = arguments[0]
-    if _is_glob(first) or Path(first).expanduser().exists():
+    if _is_glob(first) or _written_as_path(first) or Path(first).expanduser().exists():
         return first, " ".join(arguments[1:])
     return None, " ".join(arguments)
+
+
+def _written_as_path(argument: str) -> bool:
+    return "/" in argument or argument.startswith("~") or Path(argument).suffix.lower() in SEARCHABLE_SUFFIXES
 
 
 def _is_glob(argument: str) -> bool:

@@ -139,8 +139,10 @@ class PostgresSearchStore:
         try:
             import psycopg
         except ImportError:
+            from generalAgent.config.install import install_hint
+
             raise QueryError(
-                "The PostgreSQL search store needs the postgres extra: pip install 'generalagent[postgres]'"
+                f"The PostgreSQL search store needs the postgres extra: {install_hint('postgres')}"
             ) from None
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
         self.tokenizer = FTS5Tokenizer()
