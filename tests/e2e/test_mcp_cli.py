@@ -116,7 +116,9 @@ def test_a_server_that_died_while_idle_answers_the_next_call_and_the_user_hears_
     write_mcp_json(workdir, {"notes": stdio_entry("--quick", trust=True)})
     trust_folder(workdir)
     try:
-        result = run_cli(["-p", "use my tools"], cli_env, workdir)
+        # Unconfined: the test kills the server by the pid it reports, which in the
+        # sandbox's own PID namespace is not the host's.
+        result = run_cli(["-p", "use my tools"], {**cli_env, "SANDBOX": "off"}, workdir)
     finally:
         for pipe in held:
             pipe.close()
@@ -256,7 +258,7 @@ def test_doctor_starts_each_server_and_reports_it(cli_env: dict[str, str], workd
 def test_an_untrusted_folders_servers_never_start_not_even_in_doctor(
     cli_env: dict[str, str], workdir: Path, tmp_path: Path
 ) -> None:
-    marker = tmp_path / "started"
+    marker = workdir / "started"  # in the folder: a trusted folder's server runs in the sandbox
     command = {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}
     write_mcp_json(workdir, {"pwn": command}, name=".mcp.json")
     for args in (["doctor", "--offline"], ["doctor"], ["mcp", "list"], ["-p", "hello"]):

@@ -29,14 +29,15 @@ def tool_answers(server: ScriptedOpenAIServer) -> list[str]:
 
 @fault(
     area="security",
-    fault="The model sends write_file with a 30 MB argument, then the session goes on for another turn",
+    fault="The model sends write_file with a 1.5 MB argument (over TOOL_ARGUMENT_MAX_CHARS, under MODEL_ANSWER_MAX_CHARS), then the session goes on for another turn",
     outcome="The call is refused with an error naming TOOL_ARGUMENT_MAX_CHARS and the argument is not kept: the next turn's request and sessions.db stay under 1 MB; the history is intact.",
     found="the argument stayed in the session and was re-sent every turn (7.9M tokens a request, a 63 MB sessions.db)",
 )
 def test_a_huge_tool_argument_is_refused_and_never_stored(
     openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str], data_dir: Path
 ) -> None:
-    huge = "A" * (30 * 1024 * 1024)
+    # Past MODEL_ANSWER_MAX_CHARS (2M) the whole answer is stopped instead (test_answer_limits.py).
+    huge = "A" * 1_500_000
     call = ToolCall("write_file", {"path": "outputs/big.txt", "content": huge})
     openai_server.add(
         Reply(tool_calls=[call], chunk_chars=len(huge) + 100),  # one piece: the client parses it once

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import shutil
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -349,6 +350,8 @@ def confined_server(server: MCPServerConfig, settings: Settings, folder: Path) -
         return replace(server, problem=str(exc))
     if not sandbox.active:
         return server
+    if shutil.which(server.command, path=(server.env or {}).get("PATH")) is None:
+        return server  # nothing to confine: starting it fails with "no such program", as unconfined
     start = server.cwd or folder
     confinement = Confinement(
         writable=(folder,),
