@@ -355,13 +355,26 @@ def confined_server(server: MCPServerConfig, settings: Settings, folder: Path) -
     start = server.cwd or folder
     confinement = Confinement(
         writable=(folder,),
-        readable=agent_runtime_folders(),
+        readable=(*agent_runtime_folders(), *_files_named(server, start)),
         hidden=(Path.home(), settings.paths.data_dir),
         network=True,
         cwd=start,
     )
     wrapped = sandbox.wrap([server.command, *server.args], confinement)
     return replace(server, command=wrapped[0], args=tuple(wrapped[1:]))
+
+
+def _files_named(server: MCPServerConfig, start: Path) -> tuple[Path, ...]:
+    """The program and the existing files among its arguments: what the configuration names
+    to run stays readable inside the sandbox even where it hides the folder they are in (the
+    private /tmp, the home)."""
+    program = shutil.which(server.command, path=(server.env or {}).get("PATH"))
+    named = [Path(program)] if program else []
+    for argument in server.args:
+        path = Path(argument) if Path(argument).is_absolute() else start / argument
+        if not argument.startswith("-") and path.is_file():
+            named.append(path.resolve())
+    return tuple(named)
 
 
 def _as_is(line: str) -> Callable[[Callable[[str], str]], str]:
