@@ -221,3 +221,40 @@ def test_a_served_runs_calls_past_its_limit_are_refused_by_the_tools_step(tmp_pa
     limit = LIMIT_CALLS.format(limit=2)
     assert len(answers[True]) == 3 and answers[True].count(limit) == 1
     assert len(answers[False]) == 3 and limit not in answers[False]
+
+
+def test_a_folder_servers_program_and_script_stay_readable_under_the_private_tmp(tmp_path: Path) -> None:
+    """A trusted folder's stdio MCP server runs in the sandbox, whose /tmp is private: the
+    script its mcp.json names (here under the real /tmp) is bound back read-only, or the
+    server could not start. A program that does not exist is left unwrapped, so it fails
+    with "no such program" as it would unconfined."""
+    import sys
+
+    from generalAgent.tools.mcp.config import MCPServerConfig
+    from generalAgent.tools.mcp.manager import confined_server
+
+    if not find_sandbox("auto").active:
+        pytest.skip("no working sandbox on this machine")
+    script = tmp_path / "servers" / "notes.py"
+    script.parent.mkdir()
+    script.write_text("print('hi')\n", encoding="utf-8")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    settings = load_settings(env_file=None, paths={"data_dir": tmp_path / "data"})
+    server = MCPServerConfig(
+        name="notes",
+        handle="notes",
+        transport="stdio",
+        source=folder / "mcp.json",
+        command=sys.executable,
+        args=("-u", str(script)),
+        scope="folder",
+    )
+    confined = confined_server(server, settings, folder)
+    mounts = mounts_of([confined.command, *confined.args])
+    assert ("--tmpfs", "/tmp") in mounts and ("--ro-bind", str(script.resolve())) in mounts
+    assert mounts.index(("--ro-bind", str(script.resolve()))) > mounts.index(("--tmpfs", "/tmp"))
+    missing = confined_server(
+        server.__class__(**{**server.__dict__, "command": "no-such-program-x"}), settings, folder
+    )
+    assert missing.command == "no-such-program-x"
