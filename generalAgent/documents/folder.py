@@ -32,6 +32,7 @@ from generalAgent.documents.search import (
     SearchFailure,
     language_advice,
     passage_lines,
+    rendering_line,
     with_context,
 )
 from generalAgent.search.budgets import ContentBudget, apply_budget
@@ -40,6 +41,7 @@ from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import language_name
 from generalAgent.search.lookup import find_chunks
 from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import SearchResult
 from generalAgent.search.semantic import nearest_chunks
 from generalAgent.search.storage import VectorSource
@@ -106,6 +108,8 @@ class FolderSearch:
     max_results: int
     documents: tuple[DocumentHits, ...]
     warning: str = ""
+    rendered: str = ""  # the query's rendering in the documents' language the search added
+    rendered_language: str = ""  # that language
 
     @property
     def searched(self) -> int:
@@ -181,9 +185,12 @@ def search_folder(
     progress: FolderProgress | None = None,
     index_seconds: float = FOLDER_INDEX_SECONDS,
     conn: sqlite3.Connection | None = None,
+    render: RenderQuery | None = None,
 ) -> FolderSearch:
     """Index the folder's documents as needed and return the best places for `query` (one
-    string or several phrasings) across all of them, grouped per document, within budget."""
+    string or several phrasings) across all of them, grouped per document, within budget.
+    `render`: as `search_document`'s, into the commonest language of the documents whose
+    script is not the query's."""
     if not phrasings(query):
         raise SearchFailure("Empty query: give the words to look for.")
     if not folder.is_dir():
@@ -203,6 +210,7 @@ def search_folder(
         progress=progress,
         index_seconds=index_seconds,
         conn=conn,
+        render=render,
     )
 
 
@@ -221,6 +229,7 @@ def search_files(
     progress: FolderProgress | None = None,
     index_seconds: float = FOLDER_INDEX_SECONDS,
     conn: sqlite3.Connection | None = None,
+    render: RenderQuery | None = None,
 ) -> FolderSearch:
     """Like `search_folder` for the given `files` (a folder's, or those a glob names),
     shown under `label`."""
@@ -236,6 +245,7 @@ def search_files(
     with searching(label), SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
         indexing = index_folder(index, files, time.monotonic() + index_seconds, progress)
         items = list(indexing.items)
+        asked, rendered, rendered_language = with_rendering(asked, indexing.languages.values(), render)
         semantic: list[list[tuple[int, float]]] = []
         warning = indexing.warning
         if vectors is not None and items and not warning:
@@ -282,6 +292,8 @@ def search_files(
             for item_id, found in grouped.items()
         ),
         warning=" ".join([*indexing.notes, warning]).strip(),
+        rendered=rendered,
+        rendered_language=rendered_language,
     )
 
 
@@ -383,6 +395,8 @@ def render_folder_search(result: FolderSearch) -> str:
     advice = _folder_language_advice(result, found=True)
     if advice:
         lines.append(advice)
+    if result.rendered:
+        lines.append(rendering_line(result.rendered, result.rendered_language))
     number = 0
     for document in documents:
         language = f", {language_name(document.language)} text" if document.language else ""

@@ -28,6 +28,7 @@ from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import is_cjk, language_name, query_language
 from generalAgent.search.lookup import passages_at
 from generalAgent.search.query import normalise_query, phrasings
+from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import Passage, SearchResult
 from generalAgent.search.semantic import nearest_chunks
 from generalAgent.search.storage import VectorSource, content_pieces, item_rowid_range
@@ -84,6 +85,7 @@ class FileSearch:
     capped: bool  # more were asked for than the budget allows
     results: tuple[SearchResult, ...]
     warning: str = ""  # e.g. semantic search failed and keyword search answered
+    rendered: str = ""  # the query's rendering in the document's language the search added
 
 
 def search_document(
@@ -100,6 +102,7 @@ def search_document(
     conn: sqlite3.Connection | None = None,
     whole_call: bool = False,
     progress: Progress | None = None,
+    render: RenderQuery | None = None,
 ) -> FileSearch:
     """Index `path` if needed and return its best passages for `query`, within budget.
 
@@ -114,10 +117,14 @@ def search_document(
     (MAX_RESULT_CONTENT_SIZE); `whole_call` (the CLI) returns up to MAX_RESULTS_ASKED
     within the whole call's budget (MAX_TOTAL_CONTENT_SIZE), which may leave the text of
     the last ones out: each such result says so in `cut`.
+
+    `render` (the chat's model, through the run context) renders a lone query whose script
+    is not the document's into the document's language; both are searched
+    (search/query_rendering.py).
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
-    warning = notes = ""
+    warning = notes = rendered = ""
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
     if regex and len(asked) > 1:
@@ -131,6 +138,8 @@ def search_document(
             semantic: list[list[tuple[int, float]]] = []
             warning = document.warning  # embedding the new chunks failed: keywords only
             notes = document.notes  # what reading left out (OCR page limits): said, not a failure
+            if not regex:
+                asked, rendered, _ = with_rendering(asked, [document.language], render)
             if vectors is not None and not regex and not warning:
                 try:
                     rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
@@ -167,6 +176,7 @@ def search_document(
         capped=wanted > limit,
         results=tuple(budgeted),
         warning=" ".join(p for p in (notes, warning) if p),
+        rendered=rendered,
     )
 
 
@@ -196,6 +206,14 @@ def language_advice(language: str, query: str | Sequence[str], found: bool) -> s
         f"The document is in {name} and the query is not: words of one script never match a text "
         f"in another. Search again with query as a list: the user's words and a {name} rendering "
         f'of them, e.g. ["<user\'s words>", "<{name} words>"].'
+    )
+
+
+def rendering_line(rendered: str, language: str) -> str:
+    """What the model reads of a rendering the search added (search/query_rendering.py)."""
+    return (
+        f'The query was also searched in {language_name(language)} as "{normalise_query(rendered)}" '
+        "(rendered by the model, since the query was not in the documents' language)."
     )
 
 
@@ -315,6 +333,8 @@ def render_search(result: FileSearch) -> str:
         lines[0] += f" (at most {result.max_results} per search)"
     if advice_on_language:
         lines.append(advice_on_language)
+    if result.rendered:
+        lines.append(rendering_line(result.rendered, language))
     for number, hit in enumerate(hits, start=1):
         lines.append("")
         lines.append(f"[{number}] {_place(hit)} | score {round(hit.score, SCORE_DIGITS):g}")

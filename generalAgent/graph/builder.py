@@ -54,6 +54,7 @@ from generalAgent.graph.nodes.finalize import build_finalize_node
 from generalAgent.graph.nodes.planner import build_planner_node
 from generalAgent.graph.nodes.tools import build_tools_node
 from generalAgent.graph.project_memory import ProjectMemory, load_project_memory
+from generalAgent.graph.query_rendering import QueryRendering
 from generalAgent.graph.repetition import repeated_call
 from generalAgent.graph.served import check_served_settings
 from generalAgent.graph.state import AgentState, StoredState, SubagentState, model_calls_this_turn
@@ -224,8 +225,13 @@ def _define_graph(
     graph.add_node(
         "approval", build_approval_node(prompts.visible_tools, parts.env, policy), input_schema=schema
     )
+    # A lone search query in another language than the documents gets the chat model's
+    # rendering (graph/query_rendering.py), in a sub-agent's searches too.
+    rendering = QueryRendering(parts.model, parts.settings.model)
     graph.add_node(
-        "tools", build_tools_node(prompts.visible_tools, parts.env, policy, run_subagent), input_schema=schema
+        "tools",
+        build_tools_node(prompts.visible_tools, parts.env, policy, run_subagent, rendering),
+        input_schema=schema,
     )
     graph.add_node("finalize", build_finalize_node(parts.model, prompts), input_schema=schema)
     graph.add_node(

@@ -118,6 +118,21 @@ class ToolEnvironment:
                 )
             return self._semantic[0]
 
+    def query_renderer(self, runtime: ToolRuntime | None) -> Callable[[str, str], str | None] | None:
+        """The run's renderer of a search query into the documents' language (the chat
+        model's, `RunContext.render_query`), its tokens reported on the tool's stream as the
+        turn's usage; None for a run that has none (a tool called outside a graph)."""
+        render = self.context(runtime).render_query
+        if render is None:
+            return None
+        writer = getattr(runtime, "stream_writer", None)
+
+        def report(usage: dict[str, Any]) -> None:
+            if callable(writer):
+                writer({"usage": usage})
+
+        return lambda query, language: render(query, language, report)
+
     def record_written(self, runtime: ToolRuntime | None, real: Path) -> None:
         """Note that a tool of the session of `runtime` wrote the file `real`, and tell the
         front end (a custom stream event: agent/events.py's FilesWritten)."""

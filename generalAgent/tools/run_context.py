@@ -33,6 +33,14 @@ from pydantic_core import core_schema
 from generalAgent.hooks import HookSet
 from generalAgent.tools.editor import EditorAccess
 
+# Renderings of search queries a session keeps (a few hundred bytes each).
+MAX_RENDERINGS = 256
+
+# Renders a search query into a document's language with the chat model
+# (graph/query_rendering.py): (query, language code, where the call's token usage goes)
+# -> the rendering, or None when none could be had.
+QueryRenderer = Callable[[str, str, Callable[[dict[str, Any]], None]], "str | None"]
+
 
 @dataclass(eq=False)
 class SessionScope:
@@ -60,6 +68,9 @@ class SessionScope:
     # end has reported, so each is named with its real path once.
     _written: list[Path] = field(default_factory=list, repr=False)
     _reported: int = field(default=0, repr=False)
+    # Search queries rendered into a document's language this session, by (language,
+    # query): each asked of the model once (graph/query_rendering.py).
+    _renderings: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -121,6 +132,17 @@ class SessionScope:
             start, self._reported = self._reported, len(self._written)
             return list(self._written[start:])
 
+    def rendering(self, language: str, query: str) -> str | None:
+        """The rendering of `query` into `language` this session already has, if any."""
+        with self._lock:
+            return self._renderings.get((language, query))
+
+    def remember_rendering(self, language: str, query: str, rendered: str) -> None:
+        with self._lock:
+            if len(self._renderings) >= MAX_RENDERINGS:  # a long session: the oldest go first
+                del self._renderings[next(iter(self._renderings))]
+            self._renderings[(language, query)] = rendered
+
     def close(self) -> None:
         """The session ends: its commands are killed, its editor is let go."""
         self.cancelled.set()
@@ -139,6 +161,8 @@ class RunContext:
     only_tools: frozenset[str] | None = None
     # Runs delegate_task's sub-agent (graph/subagents.py); set by the main graph's tools node.
     run_subagent: Callable[..., dict[str, Any]] | None = field(default=None, repr=False)
+    # Renders a search query into the documents' language; set by the graphs' tools node.
+    render_query: QueryRenderer | None = field(default=None, repr=False)
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: Any) -> core_schema.CoreSchema:

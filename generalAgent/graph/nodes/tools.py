@@ -45,6 +45,7 @@ from generalAgent.graph.nodes.approval import (
     report_hook_notices,
     run_pre_tool_use,
 )
+from generalAgent.graph.query_rendering import QueryRendering
 from generalAgent.graph.served import run_limit_refusal, served_user
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
@@ -87,11 +88,13 @@ def build_tools_node(
     env: ToolEnvironment,
     policy: ApprovalPolicy,
     run_subagent: Callable[..., dict[str, Any]] | None = None,
+    rendering: QueryRendering | None = None,
 ):
     """The tools node; `visible_tools` gives the tools a state may call (the ones the
     planner bound), so a call to any other is answered with an error, not run.
     `run_subagent` (graph/subagents.py) reaches delegate_task through the run's context;
-    None in a sub-agent's graph, which never delegates."""
+    None in a sub-agent's graph, which never delegates. `rendering` (graph/query_rendering.py)
+    reaches the search tools likewise, bound to the run's session."""
     tool_nodes: dict[tuple[str, ...], ToolNode] = {}
     max_result_chars = env.settings.tools.tool_result_max_chars
 
@@ -101,6 +104,8 @@ def build_tools_node(
             context = replace(context, run_subagent=run_subagent)
         scope = context.scope
         assert scope is not None  # ToolEnvironment.node_context always gives one
+        if rendering is not None and context.render_query is None:
+            context = replace(context, render_query=rendering.for_session(scope))
         visible = visible_tools(state)
         key = tuple(t.name for t in visible)
         if key not in tool_nodes:

@@ -115,6 +115,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     vectors=semantic.for_query() if semantic is not None else None,
                     open_file=workspace.open_for_reading,
                     conn=conn,
+                    render=env.query_renderer(runtime),
                     progress=reading_progress(runtime.stream_writer, workspace.display(path)),
                 )
         except (SearchFailure, DatabaseError) as exc:

@@ -69,6 +69,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     vectors=semantic.for_query() if semantic is not None else None,
                     open_file=workspace.open_for_reading,
                     conn=conn,
+                    render=env.query_renderer(runtime),
                 )
         except (SearchFailure, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
