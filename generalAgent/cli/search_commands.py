@@ -41,7 +41,6 @@ from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.reading import SEARCHABLE_SUFFIXES
 from generalAgent.documents.search import MAX_RESULTS_ASKED, SearchFailure, line_numbers, search_document
 from generalAgent.i18n import _, ngettext
-from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.search.results import SearchResult
 
@@ -132,8 +131,7 @@ def search_command(
         )
     except SearchFailure as exc:
         fail(exc.shown(_, ngettext), EXIT_FAILED)
-    if vectors is not None and result.results:
-        _tell_unembedded(settings, vectors.model, result.results[0].item_id, str(path), err)
+    _tell_unembedded(result.unembedded, _typed(str(path)), err)
     if as_json:
         print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
     else:
@@ -223,6 +221,7 @@ def _search_many(
                 query,
                 max_results,
                 label=_("the index"),
+                vectors=embeddings_from_settings(settings),
             )
         else:
             found = glob_files(Path(pattern).expanduser(), hidden=False)
@@ -240,6 +239,9 @@ def _search_many(
             )
     except SearchFailure as exc:
         fail(exc.shown(_, ngettext), EXIT_FAILED)
+    _tell_unembedded(
+        result.unembedded, None if pattern is None else _typed(pattern), terminal_console(stderr=True)
+    )
     _print_many(settings, result, as_json)
 
 
@@ -255,26 +257,25 @@ def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None
         raise typer.Exit(EXIT_FAILED)
 
 
-def _tell_unembedded(settings: Settings, model: str, item_id: str, shown: str, err: Console) -> None:
-    """One dim line when the document's chunks are not all embedded yet (found by words only)."""
-    from generalAgent.search.connection import connect
-    from generalAgent.search.semantic import unembedded_chunks
-
-    try:
-        conn = connect(settings.paths.indexes_db)
-    except DatabaseError:
+def _tell_unembedded(missing: int, shown: str | None, err: Console) -> None:
+    """One dim line when chunks the search looked in have no vector yet (they were found by
+    their words only); `shown`: the file, folder or glob `generalagent index` embeds them
+    with (None: every indexed document, `--all`)."""
+    if not missing:
         return
-    try:
-        missing = unembedded_chunks(conn, model, item_ids=[item_id])
-    finally:
-        conn.close()
-    if missing:
+    if shown is None:
+        line = ngettext(
+            "{count} passage has no vector yet and was found by its words only; generalagent index on its file embeds it.",
+            "{count} passages have no vector yet and were found by their words only; generalagent index on their files embeds them.",
+            missing,
+        ).format(count=missing)
+    else:
         line = ngettext(
             "{count} passage has no vector yet and was found by its words only; generalagent index {path} embeds it.",
             "{count} passages have no vector yet and were found by their words only; generalagent index {path} embeds them.",
             missing,
         ).format(count=missing, path=shown)
-        err.print(f"[dim]{escape(line)}[/dim]")
+    err.print(f"[dim]{escape(line)}[/dim]")
 
 
 def _search_folder(
@@ -306,6 +307,7 @@ def _search_folder(
             )
         except SearchFailure as exc:
             fail(exc.shown(_, ngettext), EXIT_FAILED)
+    _tell_unembedded(result.unembedded, _typed(str(folder)), err)
     _print_many(settings, result, as_json)
 
 

@@ -43,7 +43,7 @@ from generalAgent.search.lookup import find_chunks
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import SearchResult
-from generalAgent.search.semantic import nearest_chunks
+from generalAgent.search.semantic import nearest_chunks, unembedded_chunks
 from generalAgent.search.storage import VectorSource
 
 # Files one folder search considers, at most (the first ones by path): past that, search a
@@ -110,6 +110,9 @@ class FolderSearch:
     warning: str = ""
     rendered: str = ""  # the query's rendering in the documents' language the search added
     rendered_language: str = ""  # that language
+    # Chunks of the searched documents without a vector of the query's model: found by
+    # words only (counted only when the search has vectors; the CLI says so in one line).
+    unembedded: int = 0
 
     @property
     def searched(self) -> int:
@@ -248,9 +251,11 @@ def search_files(
         asked, rendered, rendered_language = with_rendering(asked, indexing.languages.values(), render)
         semantic: list[list[tuple[int, float]]] = []
         warning = indexing.warning
+        unembedded = 0
         if vectors is not None and items and not warning:
             try:
                 semantic = nearest_chunks(index.conn, vectors, asked, item_ids=items)
+                unembedded = unembedded_chunks(index.conn, vectors.model, item_ids=items)
             except EmbeddingError as exc:
                 warning = f"Semantic search is off ({exc}); keyword search still works."
         hits = (
@@ -294,6 +299,7 @@ def search_files(
         warning=" ".join([*indexing.notes, warning]).strip(),
         rendered=rendered,
         rendered_language=rendered_language,
+        unembedded=unembedded,
     )
 
 
@@ -305,10 +311,11 @@ def search_indexed(
     *,
     label: str,
     conn: sqlite3.Connection | None = None,
+    vectors: VectorSource | None = None,
 ) -> FolderSearch:
     """The best places for `query` across every indexed document, grouped per document,
     within budget; nothing is read or indexed (each document is shown by the path it was
-    last indexed from)."""
+    last indexed from). `vectors`: as `search_files`'."""
     asked = phrasings(query)
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
@@ -323,6 +330,15 @@ def search_indexed(
                 " WHERE p.file_hash = d.file_hash), d.file_name), d.file_type, d.language FROM documents d"
             )
         }
+        semantic: list[list[tuple[int, float]]] = []
+        unembedded = 0
+        warning = ""
+        if vectors is not None and documents:
+            try:
+                semantic = nearest_chunks(index.conn, vectors, asked, item_ids=list(documents))
+                unembedded = unembedded_chunks(index.conn, vectors.model, item_ids=list(documents))
+            except EmbeddingError as exc:
+                warning = f"Semantic search is off ({exc}); keyword search still works."
         hits = find_chunks(
             index.conn,
             asked,
@@ -330,6 +346,7 @@ def search_indexed(
             limit,
             item_filter="i.domain = ?",
             filter_params=["documents"],
+            semantic=semantic,
         )
         results = with_context(index, hits)
     grouped: dict[str, list[SearchResult]] = {}
@@ -357,6 +374,8 @@ def search_indexed(
             )
             for item_id, found in grouped.items()
         ),
+        warning=warning,
+        unembedded=unembedded,
     )
 
 

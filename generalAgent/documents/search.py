@@ -30,7 +30,7 @@ from generalAgent.search.lookup import passages_at
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import Passage, SearchResult
-from generalAgent.search.semantic import nearest_chunks
+from generalAgent.search.semantic import nearest_chunks, unembedded_chunks
 from generalAgent.search.storage import VectorSource, content_pieces, item_rowid_range
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
@@ -86,6 +86,9 @@ class FileSearch:
     results: tuple[SearchResult, ...]
     warning: str = ""  # e.g. semantic search failed and keyword search answered
     rendered: str = ""  # the query's rendering in the document's language the search added
+    # Chunks of the document without a vector of the query's model: found by words only
+    # (counted only when the search has vectors; the CLI says so in one line).
+    unembedded: int = 0
 
 
 def search_document(
@@ -125,6 +128,7 @@ def search_document(
     shown = shown_as or str(path)
     asked = phrasings(query)
     warning = notes = rendered = ""
+    unembedded = 0
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
     if regex and len(asked) > 1:
@@ -144,6 +148,7 @@ def search_document(
                 try:
                     rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
                     semantic = nearest_chunks(index.conn, vectors, asked, rowid_range=rowid_range)
+                    unembedded = unembedded_chunks(index.conn, vectors.model, rowid_range=rowid_range)
                 except EmbeddingError as exc:
                     warning = f"Semantic search is off ({exc}); keyword search still works."
             hits = index.search_item(
@@ -177,6 +182,7 @@ def search_document(
         results=tuple(budgeted),
         warning=" ".join(p for p in (notes, warning) if p),
         rendered=rendered,
+        unembedded=unembedded,
     )
 
 

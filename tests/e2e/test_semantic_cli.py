@@ -67,6 +67,42 @@ def test_the_fake_embeddings_endpoint_end_to_end(
     assert "Embedded" not in again.stderr
 
 
+def test_a_folder_search_says_in_one_line_when_its_chunks_have_no_vectors(
+    cli_env: dict[str, str], tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    env = {**cli_env, "EMBEDDING_MODEL": "test-embed", "EMBEDDING_BATCH_SIZE": "2"}
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    (folder / "guide.md").write_text(GUIDE, encoding="utf-8")
+    (folder / "notes.md").write_text("# epsilon\n\nprinter toner", encoding="utf-8")
+    for args, path in ((["search", "manuals", "printer"], "manuals"), (["search", "--all", "printer"], None)):
+        by_words = run_cli(args, env, tmp_path)
+        assert by_words.returncode == 0, by_words.stderr
+        told = " ".join(by_words.stderr.split())
+        if path is None:
+            assert (
+                "5 passages have no vector yet and were found by their words only; generalagent index on their files embeds them."
+                in told
+            )
+        else:
+            assert (
+                f"5 passages have no vector yet and were found by their words only; generalagent index {path} embeds them."
+                in told
+            )
+    indexed = run_cli(["index", "manuals"], env, tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    for args in (
+        ["search", "manuals", "printer"],
+        ["search", "--all", "printer"],
+        ["search", "manuals/*.md", "printer"],
+    ):
+        found = run_cli(args, env, tmp_path)
+        assert found.returncode == 0, found.stderr
+        assert "no vector yet" not in found.stderr
+    # --all now looks in the vectors too: a query sharing no word with the text is answered.
+    assert run_cli(["search", "--all", "zzyzx qwv"], env, tmp_path).returncode == 0
+
+
 def test_a_pulled_model_is_used_from_then_on(cli_env: dict[str, str], tmp_path: Path):
     model = build_static_model(
         tmp_path / "built", [*WORDS, "safeguard"], 32, synonyms={"safeguard": "backup"}
