@@ -158,7 +158,8 @@ def find_chunks(
         return _ranked_hits(conn, runs, limit, semantic)
     substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
     if substrings:
-        return load_hits(conn, _scan(conn, substrings, limit, rowid_range, item_filter, filter_params))
+        floor = min(m.scan_floor for m in matches if m.substrings)
+        return load_hits(conn, _scan(conn, substrings, floor, limit, rowid_range, item_filter, filter_params))
     return []
 
 
@@ -396,18 +397,22 @@ def _match(
 def _scan(
     conn: sqlite3.Connection,
     substrings: Sequence[str],
+    floor: int,
     limit: int,
     rowid_range: tuple[int, int] | None,
     item_filter: str,
     params: Sequence[Any],
 ) -> list[tuple[int, float]]:
+    """The chunks holding the most of `substrings` (each counting its length), at least
+    `floor`, best first (query.py's `scan_substrings` says why)."""
     joins, where, values = _scope(rowid_range, item_filter, params)
-    present = " + ".join("(instr(chunks_fts.text, ?) > 0)" for _ in substrings)
+    present = " + ".join("(instr(chunks_fts.text, ?) > 0) * ?" for _ in substrings)
     sql = (
         f"SELECT chunks_fts.rowid, {present} AS found FROM chunks_fts{joins}"
-        f" WHERE found > 0{where} ORDER BY found DESC, chunks_fts.rowid LIMIT ?"
+        f" WHERE found >= ?{where} ORDER BY found DESC, chunks_fts.rowid LIMIT ?"
     )
-    return conn.execute(sql, [*substrings, *values, limit]).fetchall()
+    weighted = [value for s in substrings for value in (s, len(s))]
+    return conn.execute(sql, [*weighted, max(1, floor), *values, limit]).fetchall()
 
 
 def load_hits(conn: sqlite3.Connection, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:

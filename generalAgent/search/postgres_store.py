@@ -429,7 +429,8 @@ class PostgresSearchStore:
             ]
         substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
         if substrings:
-            return self.load_hits(self._scan(substrings, limit, scope))
+            floor = min(m.scan_floor for m in matches if m.substrings)
+            return self.load_hits(self._scan(substrings, floor, limit, scope))
         return []
 
     def load_hits(self, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:
@@ -605,13 +606,17 @@ class PostgresSearchStore:
             )
         return int(total_chunks), int(total_tokens), [int(by_phrase[p]) for p in found]
 
-    def _scan(self, substrings: Sequence[str], limit: int, scope: _Scope) -> list[tuple[int, float]]:
+    def _scan(
+        self, substrings: Sequence[str], floor: int, limit: int, scope: _Scope
+    ) -> list[tuple[int, float]]:
+        """lookup._scan on this database: the same substrings, weights and floor."""
         joins, where, values = scope.sql()
-        present = " + ".join("(strpos(c.text, %s) > 0)::int" for _ in substrings)
+        present = " + ".join("(strpos(c.text, %s) > 0)::int * %s" for _ in substrings)
+        weighted = [value for s in substrings for value in (s, len(s))]
         rows = self._query(
             f"SELECT rowid, found FROM (SELECT c.rowid, {present} AS found FROM chunks c{joins}"
-            f" WHERE TRUE{where}) s WHERE found > 0 ORDER BY found DESC, rowid LIMIT %s",
-            [*substrings, *values, limit],
+            f" WHERE TRUE{where}) s WHERE found >= %s ORDER BY found DESC, rowid LIMIT %s",
+            [*weighted, *values, max(1, floor), limit],
         )
         return [(int(r[0]), float(r[1])) for r in rows]
 

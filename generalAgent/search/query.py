@@ -14,11 +14,15 @@ large index, and re-ranks the best, ranking.py); and all terms (AND), which is t
 expression when there is a single term. The terms are also kept one by one, for the
 pruning. The Chinese runs are
 kept as plain substrings for the last resort, a scan, so a 1-character word that jieba
-never cuts out on its own ("表" inside "表格") is still found.
+never cuts out on its own ("表" inside "表格") is still found; with them the run's words and
+their characters, so a question whose words the document writes otherwise ("行距 设成 两倍"
+of a page on "双倍 … 行间距", where no jieba word of the one is a word of the other) still
+finds the chunks holding most of its characters (see `scan_floor`).
 """
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,6 +35,12 @@ MAX_QUERY_CHARS = 1_000
 # in the document's language, a synonym or two. Each costs one lookup.
 MAX_PHRASINGS = 5
 MAX_TERMS = 32
+# The scan of the last resort looks for at most this many substrings (runs, words, characters).
+MAX_SCAN_SUBSTRINGS = 24
+# A chunk the scan finds must hold at least this share of the query's characters (each
+# substring found counts its length): fewer is a chunk sharing a common character or two,
+# not the passage (unseen zh dev half: the one question no FTS5 term matched).
+SCAN_SHARE = 0.6
 # Latin words are looked up in the passage and in its title; Chinese words likewise.
 RAW_COLUMNS = "text title"
 SEGMENTED_COLUMNS = "text_jieba title"
@@ -49,8 +59,11 @@ STOPWORDS = frozenset(_ENGLISH_STOPWORDS.split() + _CHINESE_STOPWORDS.split())
 class MatchQuery:
     all_terms: str  # every term must match ('' when the query has no searchable word)
     any_terms: str  # at least one term ('' when there is only one term)
-    substrings: tuple[str, ...]  # Chinese runs, for the scan of the last resort
+    # For the scan of the last resort: the Chinese runs, then their words and characters
+    # (stopwords left out), each counting its length where a chunk holds it.
+    substrings: tuple[str, ...]
     terms: tuple[str, ...] = ()  # the expression of each term, as joined in the two above
+    scan_floor: int = 1  # what a chunk the scan finds must hold at least (in characters)
 
     @property
     def empty(self) -> bool:
@@ -77,6 +90,7 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
     text = normalise_query(query)
     terms: list[tuple[str, bool]] = []  # (FTS5 expression, is a stopword)
     runs: list[str] = []
+    words: list[str] = []  # the runs' words that are not stopwords, for the scan
     position = 0
     for match in CJK_RUN.finditer(text):
         terms.extend(_latin(text[position : match.start()]))
@@ -86,17 +100,33 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
             word = term[0][0].replace(" ", "")
             stop = len(term) == 1 and len(term[0]) == 1 and word in STOPWORDS
             terms.append((_term_expression(SEGMENTED_COLUMNS, term), stop))
+            if not stop and word not in STOPWORDS:
+                words.append(word)
         position = match.end()
     terms.extend(_latin(text[position:]))
 
     kept = [expression for expression, stop in terms if not stop]
     unique = list(dict.fromkeys(kept or [expression for expression, _ in terms]))[:MAX_TERMS]
+    substrings, floor = scan_substrings(runs, words)
     return MatchQuery(
         all_terms=" AND ".join(unique),
         any_terms=" OR ".join(unique) if len(unique) > 1 else "",
-        substrings=tuple(dict.fromkeys(runs)),
+        substrings=substrings,
         terms=tuple(unique),
+        scan_floor=floor,
     )
+
+
+def scan_substrings(runs: Sequence[str], words: Sequence[str]) -> tuple[tuple[str, ...], int]:
+    """What the scan of the last resort looks for (the runs, then the words of two or more
+    characters, then the words' characters; at most MAX_SCAN_SUBSTRINGS) and the least a
+    chunk must hold (SCAN_SHARE of the characters, at least 1). A run found whole holds
+    every character, so it always passes; words that are all stopwords leave the runs alone."""
+    characters = list(dict.fromkeys(ch for word in words for ch in word if CJK_RUN.fullmatch(ch)))
+    longer = [word for word in words if len(word) > 1]
+    found = list(dict.fromkeys([*runs, *longer, *characters]))[:MAX_SCAN_SUBSTRINGS]
+    floor = max(1, math.ceil(SCAN_SHARE * len(characters)))
+    return tuple(found), floor
 
 
 def _latin(segment: str) -> list[tuple[str, bool]]:

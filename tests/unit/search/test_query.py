@@ -24,7 +24,28 @@ def test_chinese_is_segmented_onto_the_jieba_column():
     match = build_match_query("营收增长", JIEBA)
     # jieba's dictionary has no 营收: its characters must be adjacent, as in the document
     assert match.all_terms == '{text_jieba title} : "营 收" AND {text_jieba title} : "增长"'
-    assert match.substrings == ("营收增长",)
+    # The scan of the last resort: the run, its words, their characters; 3 of 4 at least.
+    assert match.substrings == ("营收增长", "营收", "增长", "营", "收", "增", "长")
+    assert match.scan_floor == 3
+
+
+def test_the_scan_of_the_last_resort_finds_a_passage_that_words_the_question_otherwise(tmp_path):
+    """A question whose jieba words are none of the page's ("行距 设成 两倍" of a page on
+    "双倍 … 行间距"): the section holding most of its characters is found, and those sharing
+    a character or two are not (unseen zh dev half: no FTS5 term matched, nothing was found)."""
+    from generalAgent.config.settings import load_settings
+    from generalAgent.documents.search import search_document
+
+    faq = tmp_path / "faq.md"
+    faq.write_text(
+        "# 缩进\n\n如何使首段段首也缩进？使用 indentfirst 宏包。\n\n"
+        "# 行间距\n\n如何设置双倍或者更大的行间距？使用命令 baselinestretch 设为倍数。\n\n"
+        "# 字库\n\n两种类型的矢量字库会不会发生冲突？\n",
+        encoding="utf-8",
+    )
+    settings = load_settings(env_file=None, paths={"data_dir": tmp_path / "data"})
+    found = search_document(settings.paths.indexes_db, settings.documents, faq, "怎么把行距设成两倍")
+    assert [result.place for result in found.results] == ["§ 行间距"]
 
 
 def test_long_chinese_words_also_match_their_parts():
