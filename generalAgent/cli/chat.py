@@ -35,6 +35,7 @@ from generalAgent.cli.command_registry import CommandRegistry
 from generalAgent.cli.completion import ChatCompleter, Name
 from generalAgent.cli.custom_commands import load_custom_commands
 from generalAgent.cli.files_written import print_files_written
+from generalAgent.cli.folder_indexing import BackgroundWork, FolderIndexingView
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.ocr_progress import TOOLBAR_STYLE, OcrProgress, follow_at_prompt
 from generalAgent.cli.render import TerminalView, format_cost, format_usage
@@ -42,6 +43,7 @@ from generalAgent.cli.terminal_text import console_lines, one_line, terminal_con
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
+from generalAgent.documents.background_indexing import FolderIndexer, IndexingProgress
 from generalAgent.hooks import load_hooks
 from generalAgent.i18n import _, ngettext
 from generalAgent.private_storage import private_file
@@ -106,6 +108,11 @@ class Chat:
         self.prompt_default = ""  # text the next prompt starts with (/rewind's message)
         self.first_message = options.first_message
         self.ocr = OcrProgress()  # scans read on in the background: lines and the toolbar
+        # A trusted folder's documents indexed while the user types the first question.
+        self.indexer = self._start_indexing(settings)
+        self.background = BackgroundWork(
+            [self.ocr, *([FolderIndexingView(self.indexer)] if self.indexer is not None else [])]
+        )
         self._prompt: PromptSession | None = None
         from generalAgent.cli import session_commands
 
@@ -133,7 +140,35 @@ class Chat:
         except AgentUnavailable:
             return 2
         finally:
+            if self.indexer is not None:
+                self.indexer.cancel()  # after the file it reads: its transaction stays whole
             self._stop_mcp_servers()
+
+    def _start_indexing(self, settings: Settings) -> FolderIndexer | None:
+        """The working folder's background indexing (documents/background_indexing.py): only
+        in a folder the user trusted (whose files the tools read in place), not in the home
+        folder or the root (a walk of everything), and not with BACKGROUND_INDEXING=false."""
+        folder = Path.cwd()
+        trust = settings.sources.trust
+        if not settings.documents.background_indexing or trust is None or not trust.covers(folder):
+            return None
+        if folder.resolve() in {Path.home().resolve(), Path(folder.anchor)}:
+            return None
+        return FolderIndexer(
+            settings.paths.indexes_db, settings.documents, folder.resolve(), on_done=self._indexed
+        ).start()
+
+    def _indexed(self, progress: IndexingProgress) -> None:
+        """The pass ended (its thread): the vectors of what it indexed are made next, by the
+        tools' own background embedding, when the agent is loaded (else the first search)."""
+        if not progress.indexed or not self.loader.ready():
+            return
+        try:
+            semantic = self.loader.get(0).parts.env.semantic_search()
+            if semantic is not None:
+                semantic.after_search()
+        except Exception as exc:  # the agent failed to load: the chat says so at the first turn
+            LOGGER.debug("embedding after background indexing not started: %s", exc)
 
     def _stop_mcp_servers(self) -> None:
         """MCP servers are child processes (or sessions) of this chat: end them with it, also
@@ -164,12 +199,12 @@ class Chat:
                 # among them still ends the chat), are read first.
                 give_to_prompt(prompt.input, self.typed_ahead + take_line_buffer())
                 self.typed_ahead = ""
-                self._say_ocr_news()
-                prompt.bottom_toolbar = self.ocr.toolbar if self.ocr.running() else None
+                self._say_background_news()
+                prompt.bottom_toolbar = self.background.toolbar if self.background.running() else None
                 line = prompt.prompt(
                     PROMPT,
                     default=self.prompt_default,
-                    pre_run=lambda: follow_at_prompt(self.ocr, self._say_ocr_news, prompt),
+                    pre_run=lambda: follow_at_prompt(self.background, self._say_background_news, prompt),
                 )
                 self.prompt_default = ""
             except (EOFError, KeyboardInterrupt):
@@ -285,10 +320,11 @@ class Chat:
             "[dim]" + escape(_("Saved. Continue with: {command}").format(command=resume)) + "[/]"
         )
 
-    # -- scans read on by OCR ----------------------------------------------------------
-    def _say_ocr_news(self) -> None:
-        """The background readings that began or ended since the last look, one line each."""
-        for style, text in self.ocr.news():
+    # -- scans read on by OCR, the folder indexed ----------------------------------------
+    def _say_background_news(self) -> None:
+        """The background work that began or ended since the last look (OCR readings, the
+        folder's indexing), one line each."""
+        for style, text in self.background.news():
             self.console.print(f"[{style}]{escape(text)}[/]")
 
     # -- plumbing -------------------------------------------------------------------

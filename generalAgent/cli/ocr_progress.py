@@ -15,8 +15,8 @@ ever writing into the model's streamed answer or the line being typed:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application, get_app, run_in_terminal
@@ -101,7 +101,17 @@ class OcrProgress:
         return " · ".join(pages_read(job) for job in self.running())
 
 
-def follow_at_prompt(progress: OcrProgress, say_news: Callable[[], None], prompt: PromptSession) -> None:
+class BackgroundView(Protocol):
+    """What the prompt follows of a kind of background work: this module's OcrProgress,
+    cli/folder_indexing.py's views."""
+
+    def running(self) -> Sequence[Any]: ...
+    def news(self) -> list[tuple[str, str]]: ...
+    def has_news(self) -> bool: ...
+    def toolbar(self) -> str: ...
+
+
+def follow_at_prompt(progress: BackgroundView, say_news: Callable[[], None], prompt: PromptSession) -> None:
     """The prompt's pre_run: while a reading runs, keep its toolbar current and say when it
     ends, above the line being typed (prompt_toolkit redraws it after)."""
     if progress.running():
@@ -110,7 +120,7 @@ def follow_at_prompt(progress: OcrProgress, say_news: Callable[[], None], prompt
 
 
 async def _follow(
-    progress: OcrProgress, say_news: Callable[[], None], prompt: PromptSession, app: Application[Any]
+    progress: BackgroundView, say_news: Callable[[], None], prompt: PromptSession, app: Application[Any]
 ) -> None:
     shown = progress.toolbar()
     while shown:

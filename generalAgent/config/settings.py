@@ -292,6 +292,9 @@ class DocumentSettings(SettingsGroup):
     pdf_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars in a PDF preview")
     # Off reads a PDF as its text layer only (tables as loose lines), as before tables were read.
     pdf_tables: bool = Field(default=True, description="Read PDF tables as grids")
+    # A chat started in a trusted folder indexes its documents at once, in the background
+    # (documents/background_indexing.py), so the first question does not wait for it.
+    background_indexing: bool = Field(default=True, description="Index a trusted folder when the chat starts")
     docx_preview_chars: int = Field(default=30_000, ge=1_000, description="Chars, DOCX preview")
     xlsx_preview_sheets: int = Field(default=3, ge=1, description="Sheets in an XLSX preview")
     xlsx_preview_chars: int = Field(default=20_000, ge=1_000, description="Chars, XLSX preview")
