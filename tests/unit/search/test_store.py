@@ -125,6 +125,16 @@ def test_a_chinese_character_jieba_never_cuts_out_is_found_by_the_scan(store: Se
     assert found(store, "表") == ["table"]
 
 
+def test_a_question_worded_otherwise_finds_the_chunk_holding_most_of_its_characters(
+    store: SearchStore,
+) -> None:
+    """No FTS5 term of "行距 设成 两倍" is a word of "双倍 … 行间距": the scan's words and
+    characters find it, and a chunk sharing two characters is not shown (both backends)."""
+    put(store, "spacing", ["如何设置双倍或者更大的行间距？使用命令设为倍数。"])
+    put(store, "fonts", ["两个字库"])
+    assert found(store, "怎么把行距设成两倍") == ["spacing"]
+
+
 def test_replacing_an_item_replaces_its_chunks_and_deleting_it_deletes_them(store: SearchStore) -> None:
     first = put(store, "note", ["apples and pears", "more apples"])
     assert len(first) == 2
