@@ -14,10 +14,12 @@ cells are separate runs, a paragraph's line is one). pypdfium2 is imported by th
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, NamedTuple
 
 from generalAgent.documents.pdf_tables import UNREAD, Line, Rule, Run, group_lines, table_stacks
 
@@ -91,18 +93,59 @@ def may_hold_table(textpage: Any, text: str) -> bool:
     return lines >= 3 and textpage.count_rects() >= RUNS_PER_LINE * lines
 
 
-def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
-    """pdfium's text rectangles of the page (left, bottom, right, top), in character order."""
-    import ctypes
+class _Calls(NamedTuple):
+    """pdfium's functions called once per character, rectangle or page object, taken by
+    address with plain `c_void_p` arguments: pypdfium2's bindings check and convert each
+    argument's pointer type, which cost more than the call itself on a page of tables."""
 
+    get_rect: Callable[..., int]
+    text_object: Callable[..., int | None]
+    text_index: Callable[..., int]
+    get_object: Callable[..., int | None]
+    object_type: Callable[..., int]
+    object_bounds: Callable[..., int]
+
+
+@cache
+def _calls() -> _Calls:
+    """The functions of `_Calls` (read-only once made: the same for every document)."""
     import pypdfium2.raw as pdfium_c
 
-    left, top, right, bottom = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
-    pointers = ctypes.byref(left), ctypes.byref(top), ctypes.byref(right), ctypes.byref(bottom)
+    def bind(function: Any, result: Any, *arguments: Any) -> Callable[..., Any]:
+        address = ctypes.cast(function, ctypes.c_void_p).value or 0
+        return ctypes.CFUNCTYPE(result, *arguments)(address)  # type: ignore[no-any-return]
+
+    pointer, integer = ctypes.c_void_p, ctypes.c_int
+    return _Calls(
+        bind(pdfium_c.FPDFText_GetRect, integer, pointer, integer, pointer, pointer, pointer, pointer),
+        bind(pdfium_c.FPDFText_GetTextObject, pointer, pointer, integer),
+        bind(pdfium_c.FPDFText_GetTextIndexFromCharIndex, integer, pointer, integer),
+        bind(pdfium_c.FPDFPage_GetObject, pointer, pointer, integer),
+        bind(pdfium_c.FPDFPageObj_GetType, integer, pointer),
+        bind(pdfium_c.FPDFPageObj_GetBounds, integer, pointer, pointer, pointer, pointer, pointer),
+    )
+
+
+def _handle(wrapped: Any) -> int:
+    """The address of a pypdfium2 page's or text page's pdfium handle."""
+    return ctypes.cast(wrapped.raw, ctypes.c_void_p).value or 0
+
+
+def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
+    """pdfium's text rectangles of the page (left, bottom, right, top), in character order."""
+    import pypdfium2.raw as pdfium_c
+
+    get_rect = _calls().get_rect
+    values = (ctypes.c_double * 4)()  # left, top, right, bottom
+    at = ctypes.addressof(values)
+    size = ctypes.sizeof(ctypes.c_double)
+    left, top, right, bottom = at, at + size, at + 2 * size, at + 3 * size
+    handle = _handle(textpage)
     boxes = []
     for index in range(pdfium_c.FPDFText_CountRects(textpage, 0, -1)):
-        pdfium_c.FPDFText_GetRect(textpage, index, *pointers)
-        boxes.append((left.value, bottom.value, right.value, top.value))
+        get_rect(handle, index, left, top, right, bottom)
+        x0, y1, x1, y0 = values
+        boxes.append((x0, y0, x1, y1))
     return boxes
 
 
@@ -143,18 +186,17 @@ def page_runs(
     belong to none): walking the characters' objects once finds every rectangle's
     characters exactly, where asking for the character at a rectangle's position searched
     the whole page once a rectangle."""
-    import pypdfium2.raw as pdfium_c
-
     last_wanted = max(wanted, default=-1)
     spans = char_spans(textpage, last_wanted + 1)
+    text_index, handle = _calls().text_index, _handle(textpage)
     runs: list[Run] = []
     for n, (left, bottom, right, top) in enumerate(boxes):
         if n not in wanted or n >= len(spans):
             runs.append(Run(left, bottom, right, top, UNREAD))
             continue
         first, last = spans[n]
-        start = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, first)
-        end = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, last) + 1
+        start = text_index(handle, first)
+        end = text_index(handle, last) + 1
         if start < 0 or end <= start:
             runs.append(Run(left, bottom, right, top, UNREAD))
             continue
@@ -169,14 +211,9 @@ def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
     """The first and last character index of each of pdfium's first `count` text
     rectangles (FPDFText_CountRects over the whole page): the stretches of characters of
     one text object, characters without one (generated) skipped."""
-    import ctypes
-
     import pypdfium2.raw as pdfium_c
 
-    # The object's address as an int (pypdfium2's pointer type costs a cast per character).
-    address = ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value or 0
-    text_object = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(address)
-    handle = ctypes.cast(textpage.raw, ctypes.c_void_p).value
+    text_object, handle = _calls().text_object, _handle(textpage)
     spans: list[tuple[int, int]] = []
     current = None
     first = last = -1
@@ -198,26 +235,31 @@ def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
 
 def page_rules(page: Any) -> list[Rule]:
     """The page's thin drawn lines (and thin filled rectangles, as some writers draw rules)."""
-    import ctypes
-
     import pypdfium2.raw as pdfium_c
 
-    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
-    pointers = ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+    calls = _calls()
+    get_object, object_type, object_bounds = calls.get_object, calls.object_type, calls.object_bounds
+    values = (ctypes.c_float * 4)()  # left, bottom, right, top
+    at = ctypes.addressof(values)
+    size = ctypes.sizeof(ctypes.c_float)
+    pointers = at, at + size, at + 2 * size, at + 3 * size
+    path = pdfium_c.FPDF_PAGEOBJ_PATH
+    handle = _handle(page)
     rules: list[Rule] = []
     paths = 0
     for index in range(pdfium_c.FPDFPage_CountObjects(page)):
-        item = pdfium_c.FPDFPage_GetObject(page, index)
-        if pdfium_c.FPDFPageObj_GetType(item) != pdfium_c.FPDF_PAGEOBJ_PATH:
+        item = get_object(handle, index)
+        if object_type(item) != path:
             continue
         paths += 1
         if paths > MAX_PATHS:
             break
-        if not pdfium_c.FPDFPageObj_GetBounds(item, *pointers):
+        if not object_bounds(item, *pointers):
             continue
-        width, height = right.value - left.value, top.value - bottom.value
+        left, bottom, right, top = values
+        width, height = right - left, top - bottom
         if (height <= RULE_THICKNESS and width >= MIN_RULE) or (
             width <= RULE_THICKNESS and height >= MIN_RULE
         ):
-            rules.append(Rule(left.value, bottom.value, right.value, top.value))
+            rules.append(Rule(left, bottom, right, top))
     return rules
