@@ -326,9 +326,10 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
         if line.runs[0].text == UNREAD:
             break  # a line the reader left unread is no line of a table
         gap = stack[-1].bottom - line.top
-        ruled_between = any(line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal)
-        if gap > MAX_LINE_GAP * line_height and not ruled_between:
-            break
+        if gap > MAX_LINE_GAP * line_height and not any(
+            line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal
+        ):
+            break  # a tall gap with no rule across it
         if _CAPTION.match(line.runs[0].text):
             break  # a caption under the table
         if line.gapped():
@@ -450,6 +451,20 @@ def _table(
             rows_lines.append([line])
         else:
             rows_lines[-1].append(line)
+    # Most rows fill two cells or more; told from where the runs stand before any cell is
+    # read (a run always has text), as most stacks tried are no table.
+    if sum(
+        1
+        for lines in rows_lines
+        if len({bisect.bisect_right(separators, run.x0 + 1) for line in lines for run in line.runs}) >= 2
+    ) < max(2, len(rows_lines) // 2):
+        return None
+    # Dot leaders in a run are in its cell too: a table of contents is told before its cells
+    # are read (the test on the cells below catches leaders set as several runs).
+    if sum(1 for lines in rows_lines if any(_LEADERS.search(r.text) for li in lines for r in li.runs)) > len(
+        rows_lines
+    ) / 3:
+        return None
     grid = [_cells(lines, separators, width) for lines in rows_lines]
     if sum(1 for row in grid if any(_LEADERS.search(c) for c in row)) > len(grid) / 3:
         return None  # a table of contents or an index: titles, dot leaders, page numbers
@@ -507,10 +522,20 @@ def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> li
     for line in lines:
         by_column: dict[int, list[Run]] = {}
         for run in line.runs:
-            by_column.setdefault(_column_of(run, separators), []).append(run)
+            column = bisect.bisect_right(separators, run.x0 + 1)  # _column_of, inlined: per run
+            if column in by_column:
+                by_column[column].append(run)
+            else:
+                by_column[column] = [run]
         for column, runs in by_column.items():
-            parts[column].append(_same_line_join(runs))
-    return [join_cell_lines(p) for p in parts]
+            # One run in a cell's line (most cells): its text with its spaces made single.
+            parts[column].append(" ".join(runs[0].text.split()) if len(runs) == 1 else _same_line_join(runs))
+    return [join_cell_lines(p) if len(p) != 1 or _has_soft_hyphen(p[0]) else p[0] for p in parts]
+
+
+def _has_soft_hyphen(text: str) -> bool:
+    """Whether a one-line cell holds a soft-hyphen mark `join_cell_lines` takes out."""
+    return "\x02" in text or "\u00ad" in text or "\ufffe" in text
 
 
 def _header_count(
