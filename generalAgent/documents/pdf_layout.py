@@ -155,18 +155,24 @@ def page_lines(textpage: Any, text: str) -> list[Line]:
 
     The lines are first made from pdfium's rectangles alone; reading a rectangle's text
     costs a search of the page's characters, so only the lines that may make a table are
-    read, with two lines above them (a caption) and one below, and the page's first and
-    last two lines (running heads). The others keep a placeholder (`UNREAD`)."""
+    read, with two lines above them (a caption) and one below, and the lines between them
+    and the page's edge when they come close to it (running heads). The others keep a
+    placeholder (`UNREAD`)."""
     boxes = page_boxes(textpage)
     lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
     stacks = table_stacks(lines)
     if not stacks:
         return []
-    chosen = {*range(min(EDGE_LINES, len(lines))), *range(max(0, len(lines) - EDGE_LINES), len(lines))}
+    chosen: set[int] = set()
     position = {id(line): n for n, line in enumerate(lines)}
     for stack in stacks:
         first, last = position[id(stack[0])], position[id(stack[-1])]
-        chosen.update(range(max(0, first - 2), min(len(lines), last + 2)))
+        # The page's running heads (footers) are read when a stack comes close to them: set
+        # apart, a table under them still opens (ends) its page. Others are never needed,
+        # and the last ones cost a walk over every character of the page.
+        top = 0 if first <= EDGE_LINES + 2 else first - 2
+        bottom = len(lines) if last >= len(lines) - EDGE_LINES - 3 else last + 2
+        chosen.update(range(top, bottom))
     runs = page_runs(textpage, text, boxes, {run.start for n in chosen for run in lines[n].runs})
     read = [
         line.with_runs([runs[r.start] for r in line.runs if runs[r.start].text.strip()]) for line in lines
