@@ -53,6 +53,8 @@ _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
 _LEADERS = re.compile(r"(?:\.\s?){5,}|…{2,}|·{4,}")
 _NUMBER = re.compile(r"^[-+]?[\d,.%]+$")
+# A list item's mark, alone in the first column of every row: a bulleted list, no table.
+_BULLET = re.compile(r"^[•◦▪▫‣⁃∙·○●■□►▶▸✓✔❖➢➤*+–—-]{1,2}$")
 
 
 class Run(NamedTuple):
@@ -470,6 +472,8 @@ def _table(
         return None  # a table of contents or an index: titles, dot leaders, page numbers
     if sum(1 for row in grid if sum(1 for c in row if c) >= 2) < max(2, len(grid) // 2):
         return None
+    if all(_BULLET.match(row[0]) for row in grid if row[0]):
+        return None  # a bulleted list: its marks stand apart from the items as a column would
     header_count = _header_count(grid, rows_lines, boundaries, ruled_rows)
     spans = [(run.start, run.end) for line in stack for run in line.runs if run.start >= 0]
     return PageTable(page, top, bottom, separators, grid, header_count, spans=spans)

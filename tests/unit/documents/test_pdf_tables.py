@@ -109,6 +109,17 @@ def test_an_indented_prose_line_in_several_runs_ends_the_table_above_it() -> Non
     assert table.rows == [list(row) for row in codes]
 
 
+def test_a_bulleted_list_is_no_table() -> None:
+    # A list's bullets stand in a column of their own, 8 points or more left of the items
+    # (the Debian Reference, libtasn1's manual): read as a table, the items left the prose
+    # of their page and came back under a "header" that was the first item.
+    items = ["INTEGER;", "ENUMERATED;", "BOOLEAN;", "OBJECT IDENTIFIER;", "NULL;"]
+    runs = [*_line(700, (72, "The types the parser knows:"))]
+    for n, item in enumerate(items):
+        runs += _line(685 - 15 * n, (80, "•" if n % 2 else "–"), (96, item))
+    assert find_tables(group_lines(runs), []) == []
+
+
 def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over() -> None:
     runs = [
         *_line(700, (72, "Release"), (260, "Dates")),
