@@ -53,8 +53,11 @@ _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
 _LEADERS = re.compile(r"(?:\.\s?){5,}|…{2,}|·{4,}")
 _NUMBER = re.compile(r"^[-+]?[\d,.%]+$")
-# A list item's mark, alone in the first column of every row: a bulleted list, no table.
-_BULLET = re.compile(r"^[•◦▪▫‣⁃∙·○●■□►▶▸✓✔❖➢➤*+–—-]{1,2}$")
+# A list item's mark, alone in the first column of every row: a bulleted or numbered list
+# ("•", "–", "1)", "(2)", "3.", "a)"), no table. A table's numbering column holds bare numbers.
+_BULLET = re.compile(
+    r"^(?:[•◦▪▫‣⁃∙·○●■□►▶▸✓✔❖➢➤*+–—-]{1,2}|\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)）]|[（(](?:\d{1,3}|[a-z])[)）])$"
+)
 
 
 class Run(NamedTuple):
@@ -472,8 +475,17 @@ def _table(
         return None  # a table of contents or an index: titles, dot leaders, page numbers
     if sum(1 for row in grid if sum(1 for c in row if c) >= 2) < max(2, len(grid) // 2):
         return None
-    if all(_BULLET.match(row[0]) for row in grid if row[0]):
+    keys = [row[0] for row in grid if row[0]]
+    if len(keys) >= 2 and all(_BULLET.match(key) for key in keys):
         return None  # a bulleted list: its marks stand apart from the items as a column would
+    opening = [cell for cell in grid[0] if cell]
+    if opening and opening[-1].endswith((":", "：")):
+        # A sentence that announces what follows ("adjust the frame with \fboxrule:"), its
+        # words spaced out, is no row of names: what is under it may still be a table.
+        rest = stack[len(rows_lines[0]) :]
+        if sum(line.gapped() for line in rest) < MIN_TABLE_LINES:
+            return None
+        return _table(rest, horizontal, vertical, line_height, page)
     header_count = _header_count(grid, rows_lines, boundaries, ruled_rows)
     spans = [(run.start, run.end) for line in stack for run in line.runs if run.start >= 0]
     return PageTable(page, top, bottom, separators, grid, header_count, spans=spans)

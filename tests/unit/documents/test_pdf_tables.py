@@ -109,15 +109,29 @@ def test_an_indented_prose_line_in_several_runs_ends_the_table_above_it() -> Non
     assert table.rows == [list(row) for row in codes]
 
 
-def test_a_bulleted_list_is_no_table() -> None:
-    # A list's bullets stand in a column of their own, 8 points or more left of the items
-    # (the Debian Reference, libtasn1's manual): read as a table, the items left the prose
-    # of their page and came back under a "header" that was the first item.
+@pytest.mark.parametrize("marks", [["•", "–"], ["1)", "2)", "3)", "4)", "5)"], ["(a)", "(b)", "(c)", "(d)", "(e)"]])
+def test_a_bulleted_or_numbered_list_is_no_table(marks: list[str]) -> None:
+    # A list's marks stand in a column of their own, 8 points or more left of the items
+    # (the Debian Reference, libtasn1's manual, TeX for the Impatient): read as a table, the
+    # items left the prose of their page and came back under a "header", the first item.
     items = ["INTEGER;", "ENUMERATED;", "BOOLEAN;", "OBJECT IDENTIFIER;", "NULL;"]
     runs = [*_line(700, (72, "The types the parser knows:"))]
     for n, item in enumerate(items):
-        runs += _line(685 - 15 * n, (80, "•" if n % 2 else "–"), (96, item))
+        runs += _line(685 - 15 * n, (80, marks[n % len(marks)]), (104, item))
     assert find_tables(group_lines(runs), []) == []
+
+
+def test_a_sentence_announcing_a_table_is_not_its_header() -> None:
+    # A justified line of prose whose words are spaced out (a code word in a wider font)
+    # has a column's gap; ending in a colon it announces what follows, names no columns.
+    runs = [*_line(715, (72, "You can adjust the width of the frame"), (330, "with fboxrule:"))]
+    runs += _line(700, (72, "Code"), (200, "Number"), (320, "Currency"))
+    codes = [("AED", "784", "UAE Dirham"), ("BOV", "984", "Mvdol"), ("CHE", "947", "WIR Euro")]
+    for n, (code, number, name) in enumerate(codes):
+        runs += _line(685 - 15 * n, (72, code), (200, number), (320, name))
+    (table,) = find_tables(group_lines(runs), [])
+    assert table.header == [["Code", "Number", "Currency"]]
+    assert table.rows == [list(row) for row in codes]
 
 
 def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over() -> None:
