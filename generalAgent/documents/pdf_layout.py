@@ -192,17 +192,25 @@ def page_runs(
     belong to none): walking the characters' objects once finds every rectangle's
     characters exactly, where asking for the character at a rectangle's position searched
     the whole page once a rectangle."""
+    import pypdfium2.raw as pdfium_c
+
     last_wanted = max(wanted, default=-1)
     spans = char_spans(textpage, last_wanted + 1)
     text_index, handle = _calls().text_index, _handle(textpage)
+    # A character's place in the text is its index unless pdfium left some character out
+    # of the text (a NUL): then the text is shorter than the characters, and each is asked.
+    same_places = pdfium_c.FPDFText_CountChars(textpage) == len(text)
     runs: list[Run] = []
     for n, (left, bottom, right, top) in enumerate(boxes):
         if n not in wanted or n >= len(spans):
             runs.append(Run(left, bottom, right, top, UNREAD))
             continue
         first, last = spans[n]
-        start = text_index(handle, first)
-        end = text_index(handle, last) + 1
+        if same_places:
+            start, end = first, last + 1
+        else:
+            start = text_index(handle, first)
+            end = text_index(handle, last) + 1
         if start < 0 or end <= start:
             runs.append(Run(left, bottom, right, top, UNREAD))
             continue
