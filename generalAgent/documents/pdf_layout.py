@@ -113,7 +113,7 @@ def _calls() -> _Calls:
 
     def bind(function: Any, result: Any, *arguments: Any) -> Callable[..., Any]:
         address = ctypes.cast(function, ctypes.c_void_p).value or 0
-        return ctypes.CFUNCTYPE(result, *arguments)(address)  # type: ignore[no-any-return]
+        return ctypes.CFUNCTYPE(result, *arguments)(address)
 
     pointer, integer = ctypes.c_void_p, ctypes.c_int
     return _Calls(

@@ -466,9 +466,10 @@ def _table(
         return None
     # Dot leaders in a run are in its cell too: a table of contents is told before its cells
     # are read (the test on the cells below catches leaders set as several runs).
-    if sum(1 for lines in rows_lines if any(_LEADERS.search(r.text) for li in lines for r in li.runs)) > len(
-        rows_lines
-    ) / 3:
+    if (
+        sum(1 for lines in rows_lines if any(_LEADERS.search(r.text) for li in lines for r in li.runs))
+        > len(rows_lines) / 3
+    ):
         return None
     grid = [_cells(lines, separators, width) for lines in rows_lines]
     if sum(1 for row in grid if any(_LEADERS.search(c) for c in row)) > len(grid) / 3:

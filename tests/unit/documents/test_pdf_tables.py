@@ -109,7 +109,9 @@ def test_an_indented_prose_line_in_several_runs_ends_the_table_above_it() -> Non
     assert table.rows == [list(row) for row in codes]
 
 
-@pytest.mark.parametrize("marks", [["•", "–"], ["1)", "2)", "3)", "4)", "5)"], ["(a)", "(b)", "(c)", "(d)", "(e)"]])
+@pytest.mark.parametrize(
+    "marks", [["•", "–"], ["1)", "2)", "3)", "4)", "5)"], ["(a)", "(b)", "(c)", "(d)", "(e)"]]
+)
 def test_a_bulleted_or_numbered_list_is_no_table(marks: list[str]) -> None:
     # A list's marks stand in a column of their own, 8 points or more left of the items
     # (the Debian Reference, libtasn1's manual, TeX for the Impatient): read as a table, the
