@@ -224,16 +224,23 @@ def page_runs(
 def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
     """The first and last character index of each of pdfium's first `count` text
     rectangles (FPDFText_CountRects over the whole page): the stretches of characters of
-    one text object, characters without one (generated) skipped."""
+    one text object, characters without one (generated) skipped.
+
+    One object's characters come one after the other (pdfium reads an object whole), so
+    its end is found by galloping over them and halving back, not by asking for every
+    character's object: a line of English in one object is a few calls, not one a letter."""
     import pypdfium2.raw as pdfium_c
 
     text_object, handle = _calls().text_object, _handle(textpage)
+    total = pdfium_c.FPDFText_CountChars(textpage)
     spans: list[tuple[int, int]] = []
     current = None
     first = last = -1
-    for index in range(pdfium_c.FPDFText_CountChars(textpage)):
+    index = 0
+    while index < total:
         owner = text_object(handle, index)
         if owner is None:
+            index += 1
             continue
         if owner != current:
             if current is not None:
@@ -241,7 +248,20 @@ def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
                 if len(spans) >= count:
                     return spans
             current, first = owner, index
-        last = index
+        low, high, step = index, total, 4
+        while low + step < total:
+            if text_object(handle, low + step) != owner:
+                high = low + step
+                break
+            low, step = low + step, step * 2
+        while high - low > 1:  # a generated space inside stops it early: the loop goes on after it
+            middle = (low + high) // 2
+            if text_object(handle, middle) == owner:
+                low = middle
+            else:
+                high = middle
+        last = low
+        index = low + 1
     if current is not None:
         spans.append((first, last))
     return spans
