@@ -4,6 +4,7 @@ numbers left out of what is indexed."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 from pathlib import Path
 
@@ -348,3 +349,33 @@ def test_a_table_row_is_cited_by_page_table_and_row(tmp_path: Path) -> None:
         # The running head is in no page's text a citation is checked against.
         head = check_quote(index.conn, item, "Quarterly report 2024", "page 1")
         assert not head.found and head.elsewhere == []
+
+
+def test_runs_are_matched_to_their_characters_as_a_walk_over_every_character_would(tmp_path: Path) -> None:
+    # char_spans gallops over a text object's characters instead of asking for each one's
+    # object; the stretches must be the ones a plain walk finds, on every page.
+    import pypdfium2
+    import pypdfium2.raw as pdfium_c
+
+    from generalAgent.documents.pdf_layout import char_spans
+
+    pdf = make_table_pdf(tmp_path / "t.pdf", HEADER, table_rows(70), style="none", paragraphs=6)
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        for number in range(len(document)):
+            textpage = document[number].get_textpage()
+            walked: list[list[int]] = []
+            current = None
+            for index in range(pdfium_c.FPDFText_CountChars(textpage)):
+                owner = pdfium_c.FPDFText_GetTextObject(textpage, index)
+                address = ctypes.cast(owner, ctypes.c_void_p).value if owner else None
+                if address is None:
+                    continue
+                if address != current:
+                    walked.append([index, index])
+                    current = address
+                walked[-1][1] = index
+            assert [list(span) for span in char_spans(textpage, 10**9)] == walked
+            assert len(walked) == pdfium_c.FPDFText_CountRects(textpage, 0, -1)
+    finally:
+        document.close()
