@@ -9,7 +9,10 @@ figure here is one: a new interpreter, an empty DATA_DIR, the file named once.
    included), since the index must segment Chinese anyway. The two run alternately,
    `--runs` times each, and the median of the per-run ratios is reported.
    The same ratio in CPU time is printed beside it (`cpu_ratio_median`), steadier on a
-   loaded machine; the package's bytecode is compiled first, as an install has it.
+   loaded machine; the package's bytecode is compiled first, as an install has it. Each
+   run indexes once more with PDF_TABLES=false (`ratio_tables_off_median`: the PDF read
+   as before tables were). Chunk vectors are left out (EMBEDDING_MODEL empty): they are
+   their own pass, measured by bench/semantic_search.py.
 2. `peak_rss_mb`: the peak resident memory of one fresh process that indexes both
    manuals, one after the other (as a chat that searched two manuals would).
 
