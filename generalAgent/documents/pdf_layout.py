@@ -14,10 +14,12 @@ cells are separate runs, a paragraph's line is one). pypdfium2 is imported by th
 
 from __future__ import annotations
 
+import ctypes
 import re
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any, NamedTuple
 
 from generalAgent.documents.pdf_tables import UNREAD, Line, Rule, Run, group_lines, table_stacks
 
@@ -91,18 +93,59 @@ def may_hold_table(textpage: Any, text: str) -> bool:
     return lines >= 3 and textpage.count_rects() >= RUNS_PER_LINE * lines
 
 
-def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
-    """pdfium's text rectangles of the page (left, bottom, right, top), in character order."""
-    import ctypes
+class _Calls(NamedTuple):
+    """pdfium's functions called once per character, rectangle or page object, taken by
+    address with plain `c_void_p` arguments: pypdfium2's bindings check and convert each
+    argument's pointer type, which cost more than the call itself on a page of tables."""
 
+    get_rect: Callable[..., int]
+    text_object: Callable[..., int | None]
+    text_index: Callable[..., int]
+    get_object: Callable[..., int | None]
+    object_type: Callable[..., int]
+    object_bounds: Callable[..., int]
+
+
+@cache
+def _calls() -> _Calls:
+    """The functions of `_Calls` (read-only once made: the same for every document)."""
     import pypdfium2.raw as pdfium_c
 
-    left, top, right, bottom = ctypes.c_double(), ctypes.c_double(), ctypes.c_double(), ctypes.c_double()
-    pointers = ctypes.byref(left), ctypes.byref(top), ctypes.byref(right), ctypes.byref(bottom)
+    def bind(function: Any, result: Any, *arguments: Any) -> Callable[..., Any]:
+        address = ctypes.cast(function, ctypes.c_void_p).value or 0
+        return ctypes.CFUNCTYPE(result, *arguments)(address)
+
+    pointer, integer = ctypes.c_void_p, ctypes.c_int
+    return _Calls(
+        bind(pdfium_c.FPDFText_GetRect, integer, pointer, integer, pointer, pointer, pointer, pointer),
+        bind(pdfium_c.FPDFText_GetTextObject, pointer, pointer, integer),
+        bind(pdfium_c.FPDFText_GetTextIndexFromCharIndex, integer, pointer, integer),
+        bind(pdfium_c.FPDFPage_GetObject, pointer, pointer, integer),
+        bind(pdfium_c.FPDFPageObj_GetType, integer, pointer),
+        bind(pdfium_c.FPDFPageObj_GetBounds, integer, pointer, pointer, pointer, pointer, pointer),
+    )
+
+
+def _handle(wrapped: Any) -> int:
+    """The address of a pypdfium2 page's or text page's pdfium handle."""
+    return ctypes.cast(wrapped.raw, ctypes.c_void_p).value or 0
+
+
+def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
+    """pdfium's text rectangles of the page (left, bottom, right, top), in character order."""
+    import pypdfium2.raw as pdfium_c
+
+    get_rect = _calls().get_rect
+    values = (ctypes.c_double * 4)()  # left, top, right, bottom
+    at = ctypes.addressof(values)
+    size = ctypes.sizeof(ctypes.c_double)
+    left, top, right, bottom = at, at + size, at + 2 * size, at + 3 * size
+    handle = _handle(textpage)
     boxes = []
     for index in range(pdfium_c.FPDFText_CountRects(textpage, 0, -1)):
-        pdfium_c.FPDFText_GetRect(textpage, index, *pointers)
-        boxes.append((left.value, bottom.value, right.value, top.value))
+        get_rect(handle, index, left, top, right, bottom)
+        x0, y1, x1, y0 = values
+        boxes.append((x0, y0, x1, y1))
     return boxes
 
 
@@ -112,18 +155,24 @@ def page_lines(textpage: Any, text: str) -> list[Line]:
 
     The lines are first made from pdfium's rectangles alone; reading a rectangle's text
     costs a search of the page's characters, so only the lines that may make a table are
-    read, with two lines above them (a caption) and one below, and the page's first and
-    last two lines (running heads). The others keep a placeholder (`UNREAD`)."""
+    read, with two lines above them (a caption) and one below, and the lines between them
+    and the page's edge when they come close to it (running heads). The others keep a
+    placeholder (`UNREAD`)."""
     boxes = page_boxes(textpage)
     lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
     stacks = table_stacks(lines)
     if not stacks:
         return []
-    chosen = {*range(min(EDGE_LINES, len(lines))), *range(max(0, len(lines) - EDGE_LINES), len(lines))}
+    chosen: set[int] = set()
     position = {id(line): n for n, line in enumerate(lines)}
     for stack in stacks:
         first, last = position[id(stack[0])], position[id(stack[-1])]
-        chosen.update(range(max(0, first - 2), min(len(lines), last + 2)))
+        # The page's running heads (footers) are read when a stack comes close to them: set
+        # apart, a table under them still opens (ends) its page. Others are never needed,
+        # and the last ones cost a walk over every character of the page.
+        top = 0 if first <= EDGE_LINES + 2 else first - 2
+        bottom = len(lines) if last >= len(lines) - EDGE_LINES - 3 else last + 2
+        chosen.update(range(top, bottom))
     runs = page_runs(textpage, text, boxes, {run.start for n in chosen for run in lines[n].runs})
     read = [
         line.with_runs([runs[r.start] for r in line.runs if runs[r.start].text.strip()]) for line in lines
@@ -147,14 +196,21 @@ def page_runs(
 
     last_wanted = max(wanted, default=-1)
     spans = char_spans(textpage, last_wanted + 1)
+    text_index, handle = _calls().text_index, _handle(textpage)
+    # A character's place in the text is its index unless pdfium left some character out
+    # of the text (a NUL): then the text is shorter than the characters, and each is asked.
+    same_places = pdfium_c.FPDFText_CountChars(textpage) == len(text)
     runs: list[Run] = []
     for n, (left, bottom, right, top) in enumerate(boxes):
         if n not in wanted or n >= len(spans):
             runs.append(Run(left, bottom, right, top, UNREAD))
             continue
         first, last = spans[n]
-        start = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, first)
-        end = pdfium_c.FPDFText_GetTextIndexFromCharIndex(textpage, last) + 1
+        if same_places:
+            start, end = first, last + 1
+        else:
+            start = text_index(handle, first)
+            end = text_index(handle, last) + 1
         if start < 0 or end <= start:
             runs.append(Run(left, bottom, right, top, UNREAD))
             continue
@@ -168,21 +224,23 @@ def page_runs(
 def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
     """The first and last character index of each of pdfium's first `count` text
     rectangles (FPDFText_CountRects over the whole page): the stretches of characters of
-    one text object, characters without one (generated) skipped."""
-    import ctypes
+    one text object, characters without one (generated) skipped.
 
+    One object's characters come one after the other (pdfium reads an object whole), so
+    its end is found by galloping over them and halving back, not by asking for every
+    character's object: a line of English in one object is a few calls, not one a letter."""
     import pypdfium2.raw as pdfium_c
 
-    # The object's address as an int (pypdfium2's pointer type costs a cast per character).
-    address = ctypes.cast(pdfium_c.FPDFText_GetTextObject, ctypes.c_void_p).value or 0
-    text_object = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(address)
-    handle = ctypes.cast(textpage.raw, ctypes.c_void_p).value
+    text_object, handle = _calls().text_object, _handle(textpage)
+    total = pdfium_c.FPDFText_CountChars(textpage)
     spans: list[tuple[int, int]] = []
     current = None
     first = last = -1
-    for index in range(pdfium_c.FPDFText_CountChars(textpage)):
+    index = 0
+    while index < total:
         owner = text_object(handle, index)
         if owner is None:
+            index += 1
             continue
         if owner != current:
             if current is not None:
@@ -190,7 +248,20 @@ def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
                 if len(spans) >= count:
                     return spans
             current, first = owner, index
-        last = index
+        low, high, step = index, total, 4
+        while low + step < total:
+            if text_object(handle, low + step) != owner:
+                high = low + step
+                break
+            low, step = low + step, step * 2
+        while high - low > 1:  # a generated space inside stops it early: the loop goes on after it
+            middle = (low + high) // 2
+            if text_object(handle, middle) == owner:
+                low = middle
+            else:
+                high = middle
+        last = low
+        index = low + 1
     if current is not None:
         spans.append((first, last))
     return spans
@@ -198,26 +269,31 @@ def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
 
 def page_rules(page: Any) -> list[Rule]:
     """The page's thin drawn lines (and thin filled rectangles, as some writers draw rules)."""
-    import ctypes
-
     import pypdfium2.raw as pdfium_c
 
-    left, bottom, right, top = ctypes.c_float(), ctypes.c_float(), ctypes.c_float(), ctypes.c_float()
-    pointers = ctypes.byref(left), ctypes.byref(bottom), ctypes.byref(right), ctypes.byref(top)
+    calls = _calls()
+    get_object, object_type, object_bounds = calls.get_object, calls.object_type, calls.object_bounds
+    values = (ctypes.c_float * 4)()  # left, bottom, right, top
+    at = ctypes.addressof(values)
+    size = ctypes.sizeof(ctypes.c_float)
+    pointers = at, at + size, at + 2 * size, at + 3 * size
+    path = pdfium_c.FPDF_PAGEOBJ_PATH
+    handle = _handle(page)
     rules: list[Rule] = []
     paths = 0
     for index in range(pdfium_c.FPDFPage_CountObjects(page)):
-        item = pdfium_c.FPDFPage_GetObject(page, index)
-        if pdfium_c.FPDFPageObj_GetType(item) != pdfium_c.FPDF_PAGEOBJ_PATH:
+        item = get_object(handle, index)
+        if object_type(item) != path:
             continue
         paths += 1
         if paths > MAX_PATHS:
             break
-        if not pdfium_c.FPDFPageObj_GetBounds(item, *pointers):
+        if not object_bounds(item, *pointers):
             continue
-        width, height = right.value - left.value, top.value - bottom.value
+        left, bottom, right, top = values
+        width, height = right - left, top - bottom
         if (height <= RULE_THICKNESS and width >= MIN_RULE) or (
             width <= RULE_THICKNESS and height >= MIN_RULE
         ):
-            rules.append(Rule(left.value, bottom.value, right.value, top.value))
+            rules.append(Rule(left, bottom, right, top))
     return rules

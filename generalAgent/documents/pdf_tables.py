@@ -53,6 +53,11 @@ _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 _SOFT_HYPHENS = ("\x02", "\u00ad", "\ufffe")
 _LEADERS = re.compile(r"(?:\.\s?){5,}|…{2,}|·{4,}")
 _NUMBER = re.compile(r"^[-+]?[\d,.%]+$")
+# A list item's mark, alone in the first column of every row: a bulleted or numbered list
+# ("•", "–", "1)", "(2)", "3.", "a)"), no table. A table's numbering column holds bare numbers.
+_BULLET = re.compile(
+    r"^(?:[•◦▪▫‣⁃∙·○●■□►▶▸✓✔❖➢➤*+–—-]{1,2}|\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)）]|[（(](?:\d{1,3}|[a-z])[)）])$"
+)
 
 
 class Run(NamedTuple):
@@ -326,9 +331,10 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
         if line.runs[0].text == UNREAD:
             break  # a line the reader left unread is no line of a table
         gap = stack[-1].bottom - line.top
-        ruled_between = any(line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal)
-        if gap > MAX_LINE_GAP * line_height and not ruled_between:
-            break
+        if gap > MAX_LINE_GAP * line_height and not any(
+            line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal
+        ):
+            break  # a tall gap with no rule across it
         if _CAPTION.match(line.runs[0].text):
             break  # a caption under the table
         if line.gapped():
@@ -450,11 +456,37 @@ def _table(
             rows_lines.append([line])
         else:
             rows_lines[-1].append(line)
+    # Most rows fill two cells or more; told from where the runs stand before any cell is
+    # read (a run always has text), as most stacks tried are no table.
+    if sum(
+        1
+        for lines in rows_lines
+        if len({bisect.bisect_right(separators, run.x0 + 1) for line in lines for run in line.runs}) >= 2
+    ) < max(2, len(rows_lines) // 2):
+        return None
+    # Dot leaders in a run are in its cell too: a table of contents is told before its cells
+    # are read (the test on the cells below catches leaders set as several runs).
+    if (
+        sum(1 for lines in rows_lines if any(_LEADERS.search(r.text) for li in lines for r in li.runs))
+        > len(rows_lines) / 3
+    ):
+        return None
     grid = [_cells(lines, separators, width) for lines in rows_lines]
     if sum(1 for row in grid if any(_LEADERS.search(c) for c in row)) > len(grid) / 3:
         return None  # a table of contents or an index: titles, dot leaders, page numbers
     if sum(1 for row in grid if sum(1 for c in row if c) >= 2) < max(2, len(grid) // 2):
         return None
+    keys = [row[0] for row in grid if row[0]]
+    if len(keys) >= 2 and all(_BULLET.match(key) for key in keys):
+        return None  # a bulleted list: its marks stand apart from the items as a column would
+    opening = [cell for cell in grid[0] if cell]
+    if opening and opening[-1].endswith((":", "：")):
+        # A sentence that announces what follows ("adjust the frame with \fboxrule:"), its
+        # words spaced out, is no row of names: what is under it may still be a table.
+        rest = stack[len(rows_lines[0]) :]
+        if sum(line.gapped() for line in rest) < MIN_TABLE_LINES:
+            return None
+        return _table(rest, horizontal, vertical, line_height, page)
     header_count = _header_count(grid, rows_lines, boundaries, ruled_rows)
     spans = [(run.start, run.end) for line in stack for run in line.runs if run.start >= 0]
     return PageTable(page, top, bottom, separators, grid, header_count, spans=spans)
@@ -507,10 +539,20 @@ def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> li
     for line in lines:
         by_column: dict[int, list[Run]] = {}
         for run in line.runs:
-            by_column.setdefault(_column_of(run, separators), []).append(run)
+            column = bisect.bisect_right(separators, run.x0 + 1)  # _column_of, inlined: per run
+            if column in by_column:
+                by_column[column].append(run)
+            else:
+                by_column[column] = [run]
         for column, runs in by_column.items():
-            parts[column].append(_same_line_join(runs))
-    return [join_cell_lines(p) for p in parts]
+            # One run in a cell's line (most cells): its text with its spaces made single.
+            parts[column].append(" ".join(runs[0].text.split()) if len(runs) == 1 else _same_line_join(runs))
+    return [join_cell_lines(p) if len(p) != 1 or _has_soft_hyphen(p[0]) else p[0] for p in parts]
+
+
+def _has_soft_hyphen(text: str) -> bool:
+    """Whether a one-line cell holds a soft-hyphen mark `join_cell_lines` takes out."""
+    return "\x02" in text or "\u00ad" in text or "\ufffe" in text
 
 
 def _header_count(

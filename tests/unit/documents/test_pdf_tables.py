@@ -4,6 +4,7 @@ numbers left out of what is indexed."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 from pathlib import Path
 
@@ -106,6 +107,33 @@ def test_an_indented_prose_line_in_several_runs_ends_the_table_above_it() -> Non
         x += 6 * len(word)
     runs += [*_line(y - 15, (72, "XAU"), (200, "959"), (320, "Gold"))]
     (table,) = find_tables(group_lines(runs), [])
+    assert table.rows == [list(row) for row in codes]
+
+
+@pytest.mark.parametrize(
+    "marks", [["•", "–"], ["1)", "2)", "3)", "4)", "5)"], ["(a)", "(b)", "(c)", "(d)", "(e)"]]
+)
+def test_a_bulleted_or_numbered_list_is_no_table(marks: list[str]) -> None:
+    # A list's marks stand in a column of their own, 8 points or more left of the items
+    # (the Debian Reference, libtasn1's manual, TeX for the Impatient): read as a table, the
+    # items left the prose of their page and came back under a "header", the first item.
+    items = ["INTEGER;", "ENUMERATED;", "BOOLEAN;", "OBJECT IDENTIFIER;", "NULL;"]
+    runs = [*_line(700, (72, "The types the parser knows:"))]
+    for n, item in enumerate(items):
+        runs += _line(685 - 15 * n, (80, marks[n % len(marks)]), (104, item))
+    assert find_tables(group_lines(runs), []) == []
+
+
+def test_a_sentence_announcing_a_table_is_not_its_header() -> None:
+    # A justified line of prose whose words are spaced out (a code word in a wider font)
+    # has a column's gap; ending in a colon it announces what follows, names no columns.
+    runs = [*_line(715, (72, "You can adjust the width of the frame"), (330, "with fboxrule:"))]
+    runs += _line(700, (72, "Code"), (200, "Number"), (320, "Currency"))
+    codes = [("AED", "784", "UAE Dirham"), ("BOV", "984", "Mvdol"), ("CHE", "947", "WIR Euro")]
+    for n, (code, number, name) in enumerate(codes):
+        runs += _line(685 - 15 * n, (72, code), (200, number), (320, name))
+    (table,) = find_tables(group_lines(runs), [])
+    assert table.header == [["Code", "Number", "Currency"]]
     assert table.rows == [list(row) for row in codes]
 
 
@@ -321,3 +349,33 @@ def test_a_table_row_is_cited_by_page_table_and_row(tmp_path: Path) -> None:
         # The running head is in no page's text a citation is checked against.
         head = check_quote(index.conn, item, "Quarterly report 2024", "page 1")
         assert not head.found and head.elsewhere == []
+
+
+def test_runs_are_matched_to_their_characters_as_a_walk_over_every_character_would(tmp_path: Path) -> None:
+    # char_spans gallops over a text object's characters instead of asking for each one's
+    # object; the stretches must be the ones a plain walk finds, on every page.
+    import pypdfium2
+    import pypdfium2.raw as pdfium_c
+
+    from generalAgent.documents.pdf_layout import char_spans
+
+    pdf = make_table_pdf(tmp_path / "t.pdf", HEADER, table_rows(70), style="none", paragraphs=6)
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        for number in range(len(document)):
+            textpage = document[number].get_textpage()
+            walked: list[list[int]] = []
+            current = None
+            for index in range(pdfium_c.FPDFText_CountChars(textpage)):
+                owner = pdfium_c.FPDFText_GetTextObject(textpage, index)
+                address = ctypes.cast(owner, ctypes.c_void_p).value if owner else None
+                if address is None:
+                    continue
+                if address != current:
+                    walked.append([index, index])
+                    current = address
+                walked[-1][1] = index
+            assert [list(span) for span in char_spans(textpage, 10**9)] == walked
+            assert len(walked) == pdfium_c.FPDFText_CountRects(textpage, 0, -1)
+    finally:
+        document.close()
