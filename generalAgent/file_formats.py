@@ -77,10 +77,18 @@ def describe_error(
     if line is None and line_of is not None:
         line = line_of(full[:-1]) if full else None
     where = _(AT_LINE).format(file=file, line=line) if line else file
-    entry = [str(part) for part in full[:-1] if not isinstance(part, int)]
+    field, key, owner_path = None, "", full
+    # The innermost key that is a field of a model: `env`, not the name of one variable in it.
+    for cut in range(len(location), 0, -1) if kind != "extra_forbidden" else ():
+        field = _field_at(model, location[:cut])
+        if field is not None:
+            key, owner_path = str(location[cut - 1]), (*prefix, *location[: cut - 1])
+            break
+    else:
+        if location and kind in ("missing", "extra_forbidden"):
+            key, owner_path = str(location[-1]), full[:-1]
+    entry = [str(part) for part in owner_path if not isinstance(part, int)]
     at = " / ".join(entry) + ": " if entry else ""
-    key = str(location[-1]) if location else ""
-    field = _field_at(model, location)
     if kind == "file_format":
         fields = dict(details.get("ctx") or {})
         template = str(fields.pop(TEMPLATE, details["msg"]))
