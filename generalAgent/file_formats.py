@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from json.decoder import scanstring
 from typing import Any
 
 import yaml
@@ -177,18 +178,53 @@ def yaml_line(text: str, location: Location) -> int | None:
 
 
 def json_line(text: str, location: Location) -> int | None:
-    """The 1-based line of the key `location` names in a JSON text: each key is looked for
-    after the one before it (list indexes are skipped), which finds it in any file a person
-    writes; None when a key is not found."""
-    at, found = 0, None
-    for part in location:
-        if isinstance(part, int):
-            continue
-        match = re.compile(re.escape(json.dumps(str(part))) + r"\s*:").search(text, at)
-        if match is None:
-            return found
-        at, found = match.end(), text.count("\n", 0, match.start()) + 1
-    return found
+    """The 1-based line of the key (or list item) `location` names in a JSON text; the
+    deepest one found when the text stops matching it. Only the values on the way are
+    walked, each decoded once by the standard library."""
+    decoder = json.JSONDecoder()
+    line: int | None = None
+    at = _after_space(text, 0)
+    try:
+        for part in location:
+            if text[at] == "{" and isinstance(part, str):
+                at = _after_space(text, at + 1)
+                while text[at] == '"':
+                    key, end = scanstring(text, at + 1)
+                    value = _after_space(text, _after_space(text, end) + 1)  # past the colon
+                    if key == part:
+                        line, at = text.count("\n", 0, at) + 1, value
+                        break
+                    at = _next_item(text, decoder.raw_decode(text, value)[1])
+                else:
+                    return line
+            elif text[at] == "[" and isinstance(part, int):
+                at = _after_space(text, at + 1)
+                for _index in range(part):
+                    if text[at] == "]":
+                        return line
+                    at = _next_item(text, decoder.raw_decode(text, at)[1])
+                if text[at] == "]":
+                    return line
+                line = text.count("\n", 0, at) + 1
+            else:
+                return line
+    except (ValueError, IndexError):  # the text is not JSON there: the line found so far
+        return line
+    return line
+
+
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _after_space(text: str, at: int) -> int:
+    match = _SPACE.match(text, at)
+    return match.end() if match else at
+
+
+def _next_item(text: str, at: int) -> int:
+    """After one member or item: past its comma, at the next one (or at the closing bracket)."""
+    at = _after_space(text, at)
+    return _after_space(text, at + 1) if text[at] == "," else at
 
 
 def keys_table(model: type[BaseModel]) -> str:
