@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public in the module, not in its stub
 from typing import Any
 
 import yaml
@@ -232,7 +232,11 @@ def keys_table(model: type[BaseModel]) -> str:
     rows = ["| Key | Accepts | Default | Meaning |", "|---|---|---|---|"]
     for name, field in model.model_fields.items():
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-        default = "required" if field.is_required() else _shown_default(field.get_default())
+        default = (
+            "required"
+            if field.is_required()
+            else _shown_default(field.get_default(call_default_factory=True))
+        )
         meaning = (field.description or "").replace("|", "\\|")
         rows.append(f"| `{field.alias or name}` | {extra.get(ACCEPTS, '')} | {default} | {meaning} |")
     return "\n".join(rows) + "\n"

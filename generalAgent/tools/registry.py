@@ -57,6 +57,12 @@ class ToolSpec:
     def module(self) -> str:
         return f"{BUILTIN_PACKAGE}.{self.name}"
 
+    @property
+    def shown_description(self) -> str:
+        """The description in the UI language: the built-in file's are in the catalog
+        (`make i18n` reads them from tools.yaml); a user's own file's are shown as written."""
+        return _(self.description)
+
 
 class ToolRegistry:
     def __init__(self, specs: list[ToolSpec], env: ToolEnvironment) -> None:
