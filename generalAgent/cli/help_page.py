@@ -148,10 +148,11 @@ def _option_row(param: Any, ctx: Any) -> list[Any]:
 
 def _value_name(param: Any) -> str:
     """What the value of an option is called: its choices, else its type, as Click names them."""
-    choices = getattr(param.type, "choices", None)
+    kind = getattr(param, "type", None)  # Click's; Typer 0.29's options have none
+    choices = getattr(kind, "choices", None)
     if choices:
         return "[" + "|".join(str(getattr(choice, "value", choice)) for choice in choices) + "]"
-    name = str(getattr(param.type, "name", "text")).upper()
+    name = str(getattr(kind, "name", "text")).upper()
     return {"STR": "TEXT", "INT": "INTEGER", "INTEGER RANGE": "INTEGER RANGE"}.get(name, name)
 
 
