@@ -54,18 +54,25 @@ def said(
     return code, captured.out + captured.err
 
 
+# What Typer says, in Chinese: its 0.28 words (its copy of Click) or its 0.29 ones (pydantic's).
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        (["kitchen", "--coat", "2"], "没有这个选项：--coat（可能是这些选项：--coats）"),
-        (["kitchen", "--bogus"], "没有这个选项：--bogus"),
-        (["kitchen", "--coats", "many"], "'--coats' 的值无效：'many' 不是有效的 整数。"),
-        (["kitchen", "--coats", "9"], "'--coats' 的值无效：9 不在 1<=x<=3 范围内。"),
-        (["kitchen", "--colour", "green"], "'--colour' 的值无效：'green' 不是 'red', 'blue' 之一。"),
-        (["kitchen", "--coats"], "选项 '--coats' 需要一个值。"),
-        (["kitchen", "--dry=yes"], "选项 '--dry' 不接受值。"),
-        (["kitchen", "hall"], "多出了参数（hall）"),
-        ([], "缺少参数 'wall'."),
+        (["kitchen", "--coat", "2"], ["没有这个选项：--coat（可能是这些选项：--coats）"]),
+        (["kitchen", "--bogus"], ["没有这个选项：--bogus"]),
+        (
+            ["kitchen", "--coats", "many"],
+            ["'--coats' 的值无效：'many' 不是有效的 整数。", "'--coats' 的值无效：不是有效的整数。"],
+        ),
+        (
+            ["kitchen", "--coats", "9"],
+            ["'--coats' 的值无效：9 不在 1<=x<=3 范围内。", "'--coats' 的值无效：应小于或等于 3。"],
+        ),
+        (["kitchen", "--colour", "green"], ["'--colour' 的值无效：'green' 不是 'red', 'blue' 之一。"]),
+        (["kitchen", "--coats"], ["选项 '--coats' 需要一个值。"]),
+        (["kitchen", "--dry=yes"], ["选项 '--dry' 不接受值。"]),
+        (["kitchen", "hall"], ["多出了参数（hall）"]),
+        ([], ["缺少参数 'wall'."]),
     ],
 )
 def test_usage_errors_are_said_in_chinese(
@@ -77,7 +84,8 @@ def test_usage_errors_are_said_in_chinese(
 ) -> None:
     code, output = said(args, capsys, monkeypatch)
     assert code == 2
-    assert expected in output, output
+    assert any(words in output for words in expected), output
+    assert "Input should" not in output and "Invalid value" not in output
     if args[1:2] in (["--coat"], ["--bogus"], ["hall"]):  # Click knows the command: the usage comes first
         assert "用法： paint [OPTIONS] " in output and "运行 'paint -h' 查看帮助。" in output
 
