@@ -88,7 +88,7 @@ def draw_help(command: Any, ctx: Any, formatter: Any = None) -> None:
 
 def help_page(command: Any, ctx: Any) -> Group:
     usage = " ".join([ctx.command_path, *command.collect_usage_pieces(ctx)])
-    parts: list[Any] = [Padding(Text(f"{_('Usage:')} {usage}", style="bold"), (1, 1, 0, 1))]
+    parts: list[Any] = [Padding(Text(_("Usage:") + " " + usage, style="bold"), (1, 1, 0, 1))]
     if command.help:
         # Through the catalog again: a help text made at import in another language (the
         # .env's UI_LANGUAGE is read later) is said in this one.
@@ -185,12 +185,12 @@ def say_usage_error(error: Any, err: Console) -> None:
     ctx = getattr(error, "ctx", None)
     if ctx is not None:
         usage = " ".join([ctx.command_path, *ctx.command.collect_usage_pieces(ctx)])
-        err.print(f"{_('Usage:')} {escape(usage)}")
+        err.print(_("Usage:") + " " + escape(usage))
         names = ctx.help_option_names or ["--help"]
         err.print(escape(_(TRY_HELP).format(command=ctx.command_path, option=names[0])))
         err.print()
     message = error.format_message() if hasattr(error, "format_message") else str(error)
-    err.print(f"[bold red]{_('Error')}:[/] {escape(said_in_ui_language(message))}")
+    err.print("[bold red]" + escape(_("Error")) + ":[/] " + escape(said_in_ui_language(message)))
 
 
 def said_in_ui_language(text: str) -> str:
