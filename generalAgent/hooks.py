@@ -42,12 +42,17 @@ import signal
 import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from generalAgent.config.confined import read_confined_text
 from generalAgent.config.trust import FolderTrust
 from generalAgent.display import N_
+from generalAgent.file_formats import accepts, describe_errors, json_line, problem
+from generalAgent.i18n import _
 from generalAgent.process_secrets import child_environment
 from generalAgent.sandbox import (
     Confinement,
@@ -57,7 +62,8 @@ from generalAgent.sandbox import (
     find_sandbox,
 )
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+Event = Literal["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"]
+EVENTS: tuple[Event, ...] = get_args(Event)
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})  # the events whose matcher is a tool name
 SETTINGS_FILE = "settings.json"
 FOLDER_CONFIG = ".generalagent"  # a folder's own configuration folder (config/trust.py)
@@ -74,6 +80,94 @@ ALLOW = "allow"
 # The user-level file's list of variables a folder's hooks may see besides BASE_VARIABLES.
 FOLDER_HOOK_VARIABLES = "folderHookVariables"
 BASE_VARIABLES = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TZ", "TERM")
+
+
+class HookCommand(BaseModel):
+    """One hook: a shell command run with the event on stdin."""
+
+    # strict: "10" is not a number of seconds nor "true" a yes; other agents' keys are kept aside.
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    type: Literal["command"] = Field(
+        default="command",
+        description='Only `"command"` hooks run',
+        json_schema_extra=accepts(N_('"command"')),
+    )
+    command: str = Field(
+        description="The shell command (`/bin/sh -c`); exit 2 blocks, its stderr says why",
+        json_schema_extra=accepts(N_("a shell command"), minLength=1),
+    )
+    timeout: float = Field(
+        default=DEFAULT_TIMEOUT,
+        gt=0,
+        description=f"Seconds before its process group is killed (at most {MAX_TIMEOUT:g})",
+        json_schema_extra=accepts(N_("a number of seconds above 0")),
+    )
+    approver: bool = Field(
+        default=False,
+        description="User-level file only: it may answer an approval question instead of you "
+        "(ignored in a folder's file)",
+        json_schema_extra=accepts(N_("true or false")),
+    )
+
+    @field_validator("command")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise problem(N_("a hook without a command"))
+        return value
+
+
+class HookGroup(BaseModel):
+    """The hooks of one event that share a matcher."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    matcher: str = Field(
+        default="",
+        max_length=MAX_MATCHER,
+        description="PreToolUse/PostToolUse: which tools (empty or `*` all; `a|b` exact names; "
+        "else a regular expression for the whole name)",
+        json_schema_extra=accepts(N_("a tool name, names joined by |, or a regular expression")),
+    )
+    hooks: list[HookCommand] = Field(
+        default_factory=list,
+        description="The commands, run one after another",
+        json_schema_extra=accepts(N_("a list of hooks")),
+    )
+
+    @field_validator("matcher", mode="before")
+    @classmethod
+    def _as_text(cls, value: Any) -> Any:
+        return "" if value is None else value
+
+    @field_validator("matcher")
+    @classmethod
+    def _a_pattern(cls, value: str) -> str:
+        if PLAIN_MATCHER.fullmatch(value) or value == "*":
+            return value
+        try:
+            re.compile(value)
+        except re.error:
+            raise problem(N_("matcher {matcher!r} is not a valid pattern"), matcher=value[:40]) from None
+        return value
+
+
+class HookSettings(BaseModel):
+    """The keys of settings.json about hooks (the file may hold others)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, frozen=True)
+
+    hooks: dict[Event, list[HookGroup]] = Field(
+        default_factory=dict,
+        description="The hooks of each event: SessionStart, UserPromptSubmit, PreToolUse, PostToolUse, Stop",
+        json_schema_extra=accepts(N_("an object of event names and lists of hook groups")),
+    )
+    folderHookVariables: list[str] = Field(  # noqa: N815  (a key of the file)
+        default_factory=list,
+        description="User-level file only: variables a trusted folder's hooks may see besides the basic ones",
+        json_schema_extra=accepts(N_("a list of variable names")),
+    )
 
 
 class ProcessTracker(Protocol):
@@ -297,69 +391,64 @@ def _kill_group(process: subprocess.Popen) -> None:
         process.communicate(timeout=5)
 
 
-def parse_hooks(data: Any, source: Path, user_level: bool) -> tuple[list[Hook], list[Notice]]:
-    """The hooks of one settings.json's parsed JSON; what is wrong, as notices."""
+def parse_hooks(
+    data: Any, source: Path, user_level: bool, text: str | None = None
+) -> tuple[list[Hook], list[Notice]]:
+    """The hooks of one settings.json's parsed JSON (its `text` gives lines to errors); what
+    is wrong, as notices. Each group and each hook is validated alone (`HookGroup`,
+    `HookCommand`), so one mistake costs that hook, not the file."""
     hooks: list[Hook] = []
     problems: list[Notice] = []
+    line_of = partial(json_line, text) if text is not None else None
 
-    def problem(what: str) -> None:
-        problems.append(
-            Notice(N_("{path}: {problem}; that hook is ignored"), {"path": str(source), "problem": what})
-        )
+    def check(model: type[BaseModel], value: Any, location: tuple[str | int, ...]) -> Any:
+        try:
+            return model.model_validate(value)
+        except ValidationError as exc:
+            said = describe_errors(exc, model, str(source), line_of, location)[0]
+            problems.append(Notice(N_("{problem}; that hook is ignored"), {"problem": said}))
+            return None
 
     table = data.get("hooks") if isinstance(data, dict) else None
     if table is None:
         return hooks, problems
-    if not isinstance(table, dict):
-        problem('"hooks" is not an object')
+    if check(HookSettings, {"hooks": table if not isinstance(table, dict) else {}}, ()) is None:
         return hooks, problems
     for event, groups in table.items():
         if event not in EVENTS:
-            problem(f"unknown event {event!r} (known: {', '.join(EVENTS)})")
+            said = _("{where}: unknown event {event!r} (known: {events})").format(
+                where=str(source), event=event, events=", ".join(EVENTS)
+            )
+            problems.append(Notice(N_("{problem}; that hook is ignored"), {"problem": said}))
             continue
-        for group in groups if isinstance(groups, list) else [groups]:
-            if not isinstance(group, dict):
-                problem(f"{event}: an entry is not an object")
+        for g, group in enumerate(groups if isinstance(groups, list) else [groups]):
+            at: tuple[str | int, ...] = ("hooks", event, g)
+            # The group's own keys here; its hooks one by one below (a list of them is checked as a whole only
+            # when it is not a list).
+            outer = group
+            if isinstance(group, dict):
+                outer = {k: v for k, v in group.items() if k != "hooks" or not isinstance(v, list)}
+            shared = check(HookGroup, outer, at)
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if shared is None:
                 continue
-            matcher = str(group.get("matcher") or "")
-            if len(matcher) > MAX_MATCHER or not _valid_matcher(matcher):
-                problem(f"{event}: matcher {matcher[:40]!r} is not a valid pattern")
-                continue
-            for entry in group.get("hooks") or []:
-                command = entry.get("command") if isinstance(entry, dict) else None
-                if not isinstance(command, str) or not command.strip():
-                    problem(f"{event}: a hook without a command")
-                    continue
-                if entry.get("type", "command") != "command":
-                    problem(f'{event}: only hooks of type "command" run')
-                    continue
-                timeout = entry.get("timeout", DEFAULT_TIMEOUT)
-                if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-                    problem(f"{event}: timeout must be a number of seconds")
+            for e, entry in enumerate(entries if isinstance(entries, list) else []):
+                hook = check(HookCommand, entry, (*at, "hooks", e))
+                if hook is None:
                     continue
                 hooks.append(
                     Hook(
                         event=event,
-                        command=command,
+                        command=hook.command,
                         source=source,
-                        matcher=matcher,
-                        timeout=min(float(timeout), MAX_TIMEOUT),
+                        matcher=shared.matcher,
+                        timeout=min(hook.timeout, MAX_TIMEOUT),
                         # Only the user's own file may let a hook answer for the user.
-                        approver=user_level and entry.get("approver") is True,
+                        approver=user_level and hook.approver,
                         from_folder=not user_level,
                     )
                 )
     return hooks, problems
-
-
-def _valid_matcher(matcher: str) -> bool:
-    if PLAIN_MATCHER.fullmatch(matcher) or matcher == "*":
-        return True
-    try:
-        re.compile(matcher)
-    except re.error:
-        return False
-    return True
 
 
 def load_hooks(
@@ -384,11 +473,12 @@ def load_hooks(
         try:
             if path.stat().st_size > SETTINGS_LIMIT:
                 raise ValueError(f"larger than {SETTINGS_LIMIT:,} bytes")
-            data = json.loads(read_confined_text(path, home))
+            text = read_confined_text(path, home)
+            data = json.loads(text)
         except (OSError, ValueError) as exc:
             problems.append(Notice(N_("{path} not read: {error}"), {"path": str(path), "error": str(exc)}))
             continue
-        found, wrong = parse_hooks(data, path, user_level)
+        found, wrong = parse_hooks(data, path, user_level, text)
         hooks += found
         problems += wrong
         if user_level and isinstance(data, dict) and isinstance(data.get(FOLDER_HOOK_VARIABLES), list):

@@ -180,8 +180,6 @@ def attach_files(agent: LoadedAgent, session_id: str, references: list[str], cwd
 
 def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     """What /tools shows: every tool by tier, and which ones the next call can use."""
-    from generalAgent.agent.tool_descriptions import shown_description
-
     parts = agent.parts
     state = dict(agent.graph.get_state(config).values)
     # The next message would also bring the servers that are loaded by now.
@@ -202,7 +200,7 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
             labels[spec.tier],
             spec.risk,
             "✓" if spec.name in visible else "",
-            shown_description(spec.description),
+            spec.shown_description,
         )
     for server in parts.mcp.statuses():
         tier = (

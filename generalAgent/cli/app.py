@@ -424,4 +424,19 @@ def main() -> None:
         register_subcommands()
     else:  # the chat or -p: the collector waits until the agent is loaded (load_agent resumes it)
         pause_collector()
-    app(args=first_message_argv(argv, typer.main.get_command(app)), prog_name="generalagent")
+    sys.exit(run_command_line(argv))
+
+
+def command_line() -> Any:
+    """The Click command tree of `app`, drawing its help in the UI language (cli/help_page.py)."""
+    from generalAgent.cli.help_page import speak_in_ui_language
+
+    return speak_in_ui_language(typer.main.get_command(app))
+
+
+def run_command_line(argv: list[str]) -> int:
+    """Run the (normalised) arguments; the exit status. Usage errors in the UI language."""
+    from generalAgent.cli.help_page import run
+
+    command = command_line()
+    return run(command, first_message_argv(argv, command), "generalagent")

@@ -67,6 +67,9 @@ _BLANK_RUN = re.compile(r"[ \t]{16,}")
 _EMPTY_LINES = re.compile(r"\n(?:[ \t]*\n){3,}")
 
 QUESTION = N_("Approve {tool}?")
+# The question's colour by the tool's risk in tools.yaml; a high-risk tool also says why to look twice.
+RISK_STYLES = {"low": "bold", "medium": "bold yellow", "high": "bold red"}
+HIGH_RISK = N_("{tool} is marked high risk (tools.yaml): read every argument before you answer.")
 POSITION = N_("({number} of {total})")
 # The default (Enter) is no: a capital N says so, as [y/N] does in shells.
 CHOICES = N_("[y]es / [N]o (Enter) / [a]lways until you quit / [k]eep approving in this session: ")
@@ -92,7 +95,11 @@ def ask_in_terminal(console: Console, request: dict[str, Any]) -> str:
     position = _(POSITION).format(number=request.get("number", 1), total=of) + " " if of > 1 else ""
     question = _(QUESTION).format(tool=visible_controls(str(request.get("tool", "tool"))))
     reason = visible_controls(reason_shown(request))
-    console.print(f"[bold yellow]{escape(question)}[/] [dim]{escape(position + reason)}[/]")
+    style = RISK_STYLES.get(str(request.get("risk")), RISK_STYLES["medium"])
+    console.print(f"[{style}]{escape(question)}[/] [dim]{escape(position + reason)}[/]")
+    if request.get("risk") == "high":
+        tool = visible_controls(str(request.get("tool", "tool")))
+        console.print(f"  [bold red]{escape(_(HIGH_RISK).format(tool=tool))}[/]", highlight=False)
     commands = set(request.get("command_args") or ())
     diff = request.get("diff")
     in_diff: frozenset[str] = frozenset()

@@ -27,7 +27,6 @@ from rich.markup import escape
 from generalAgent.agent.loading import BackgroundLoader, LoadedAgent
 from generalAgent.agent.session import SessionController
 from generalAgent.agent.storage_errors import describe_storage_error
-from generalAgent.agent.tool_descriptions import shown_description
 from generalAgent.cli.builtin_commands import COMMANDS, custom_command_record
 from generalAgent.cli.chat_handle import AgentUnavailable, ReasoningDisplay
 from generalAgent.cli.clipboard import paste
@@ -409,9 +408,7 @@ class Chat:
             parts = self.loader.get().parts
         except Exception:  # the load failed; the next message says why
             return []
-        names = [
-            Name(spec.name, "tool", shown_description(spec.description)) for spec in parts.registry.specs()
-        ]
+        names = [Name(spec.name, "tool", spec.shown_description) for spec in parts.registry.specs()]
         names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
         names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
         names += [

@@ -40,6 +40,7 @@ from generalAgent.tools.approval import (
     CallContext,
     Reason,
 )
+from generalAgent.tools.tools_file import RISK
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
@@ -206,6 +207,8 @@ def approval_question(
         "files": [{k: v for k, v in f.items() if k != "digest"} for f in files],
         # A write to the folder's configuration: answered for this call only.
         "configuration": reason.configuration,
+        # tools.yaml's risk: how the question is shown (red with a warning when high).
+        "risk": str(metadata.get(RISK, "medium")),
     }
     seen = {
         "tool": tool.name,

@@ -14,13 +14,18 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
+from pydantic import ValidationError
 
 from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.display import one_line
+from generalAgent.file_formats import AT_LINE, describe_errors, yaml_line
+from generalAgent.i18n import _
+from generalAgent.tools.tools_file import RISK, Risk, ToolsFile
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,7 +37,6 @@ if TYPE_CHECKING:
 
 Tier = Literal["core", "enabled", "discovered"]
 TIERS: tuple[Tier, ...] = ("core", "enabled", "discovered")
-RISKS = ("low", "medium", "high")
 BUILTIN_PACKAGE = "generalAgent.tools.builtin"
 DEFAULT_TOOLS_YAML = Path(__file__).resolve().parents[1] / "config" / "tools.yaml"
 
@@ -46,12 +50,18 @@ class ToolSpec:
     name: str
     tier: Tier
     description: str
-    risk: str = "low"
+    risk: Risk = "low"
     available_to_subagent: bool = True
 
     @property
     def module(self) -> str:
         return f"{BUILTIN_PACKAGE}.{self.name}"
+
+    @property
+    def shown_description(self) -> str:
+        """The description in the UI language: the built-in file's are in the catalog
+        (`make i18n` reads them from tools.yaml); a user's own file's are shown as written."""
+        return _(self.description)
 
 
 class ToolRegistry:
@@ -103,6 +113,7 @@ class ToolRegistry:
         tool = module.create_tool(self._env)
         if tool.name != name:
             raise ToolConfigError(f"{spec.module}.create_tool built {tool.name!r}, expected {name!r}")
+        tool.metadata = {**(tool.metadata or {}), RISK: spec.risk}  # how its approval question looks
         self._loaded[name] = tool
         return tool
 
@@ -120,7 +131,10 @@ class ToolRegistry:
 
 
 def parse_tools_yaml(path: Path) -> list[ToolSpec]:
-    """The specs of tools.yaml in file order; `ToolConfigError` on the first problem."""
+    """The specs of tools.yaml in file order; `ToolConfigError` on the first problem.
+
+    The file's shape is the `ToolsFile` model (tools/tools_file.py); what is left here is
+    reading it and that each tool has its module."""
     where = path.name
     try:
         # Never through a link that leaves the file's folder (config/confined.py).
@@ -132,63 +146,31 @@ def parse_tools_yaml(path: Path) -> list[ToolSpec]:
         raise ToolConfigError(f"{where}: cannot read it ({exc.strerror})") from None
     except yaml.YAMLError as exc:
         raise ToolConfigError(f"{where}: not valid YAML ({one_line(exc)})") from None
-    if not isinstance(data, dict):
-        raise ToolConfigError(f"{where}: expected the sections 'core' and 'optional'")
-    unknown = set(data) - {"core", "optional"}
-    if unknown:
-        raise ToolConfigError(
-            f"{where}: unknown tier {sorted(unknown)[0]!r} (use 'core', or 'optional' with enabled: true/false)"
+    try:
+        tools_file = ToolsFile.model_validate(data)
+    except ValidationError as exc:
+        said = describe_errors(exc, ToolsFile, where, partial(yaml_line, text))
+        raise ToolConfigError(said[0]) from None
+    specs = [
+        ToolSpec(
+            name=name,
+            tier="core" if tier == "core" else "enabled" if getattr(tool, "enabled", False) else "discovered",
+            description=tool.description,
+            risk=tool.risk,
+            available_to_subagent=tool.available_to_subagent,
         )
-    specs: list[ToolSpec] = []
-    for section in ("core", "optional"):
-        entries = data.get(section) or {}
-        if not isinstance(entries, dict):
-            raise ToolConfigError(f"{where}: '{section}' must map tool names to their settings")
-        for name, entry in entries.items():
-            specs.append(_spec(where, section, str(name), entry or {}))
-    seen: set[str] = set()
+        for name, tier, tool in tools_file.tools()
+    ]
     for spec in specs:
-        if spec.name in seen:
-            raise ToolConfigError(f"{where}: tool {spec.name!r} is listed twice")
-        seen.add(spec.name)
         if importlib.util.find_spec(spec.module) is None:
-            raise ToolConfigError(f"{where}: unknown tool {spec.name!r} (no module {spec.module})")
+            line = yaml_line(text, ("core" if spec.tier == "core" else "optional", spec.name))
+            at = _(AT_LINE).format(file=where, line=line) if line else where
+            raise ToolConfigError(
+                _("{where}: unknown tool {name!r} (no module {module})").format(
+                    where=at, name=spec.name, module=spec.module
+                )
+            )
     return specs
-
-
-def _spec(where: str, section: str, name: str, entry: Any) -> ToolSpec:
-    if not isinstance(entry, dict):
-        raise ToolConfigError(f"{where}: settings of {name!r} must be a mapping")
-    # "category" was read by 0.1.0 and never used; tools.yaml files copied from it still load.
-    allowed = {"category", "description", "risk", "available_to_subagent", "enabled"}
-    extra = set(entry) - allowed
-    if extra:
-        raise ToolConfigError(f"{where}: {name!r} has unknown key {sorted(extra)[0]!r}")
-    if section == "core":
-        if "enabled" in entry:
-            raise ToolConfigError(f"{where}: core tool {name!r} is always enabled; remove 'enabled'")
-        tier: Tier = "core"
-    else:
-        enabled = entry.get("enabled")
-        if not isinstance(enabled, bool):
-            raise ToolConfigError(f"{where}: optional tool {name!r} needs enabled: true or false")
-        tier = "enabled" if enabled else "discovered"
-    risk = entry.get("risk", "low")
-    if risk not in RISKS:
-        raise ToolConfigError(f"{where}: {name!r} has risk {risk!r}; use one of {', '.join(RISKS)}")
-    description = entry.get("description")
-    if not isinstance(description, str) or not description.strip():
-        raise ToolConfigError(f"{where}: {name!r} needs a one-line description")
-    subagent = entry.get("available_to_subagent", True)
-    if not isinstance(subagent, bool):
-        raise ToolConfigError(f"{where}: {name!r}: available_to_subagent must be true or false")
-    return ToolSpec(
-        name=name,
-        tier=tier,
-        description=description.strip(),
-        risk=risk,
-        available_to_subagent=subagent,
-    )
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):

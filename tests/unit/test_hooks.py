@@ -64,7 +64,7 @@ def test_parse_takes_the_usual_shape_and_reports_what_is_wrong(tmp_path: Path) -
     said = " ".join(p.english() for p in problems)
     assert "unknown event 'OnLunch'" in said
     assert "not a valid pattern" in said
-    assert "timeout must be a number" in said
+    assert "'timeout' must be a number of seconds above 0, not 'soon'" in said
     # The same file in a project folder: no hook answers for the user.
     folder_hooks, _ = parse_hooks(data, tmp_path / "settings.json", user_level=False)
     assert not any(h.approver for h in folder_hooks)

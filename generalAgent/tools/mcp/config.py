@@ -35,15 +35,20 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from pydantic import ValidationError
+
 from generalAgent.config.settings import MCPSettings
 from generalAgent.config.sources import user_config_dir
+from generalAgent.file_formats import describe_errors, json_line
+from generalAgent.i18n import _
+from generalAgent.tools.mcp.config_file import ServerEntry, Transport
 from generalAgent.tools.mcp.naming import server_handle
 
-Transport = Literal["stdio", "http"]
 Scope = Literal["user", "folder"]
 FILE_NAME = "mcp.json"
 # The user-level file's list of variables a folder's server may expand, by server name.
@@ -54,28 +59,6 @@ FOLDER_FILES = (".mcp.json", FILE_NAME)
 # Shorter values are not redacted: cutting every "1" or "true" out of a message hides nothing.
 MIN_SECRET_LENGTH = 6
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
-_TYPES: dict[str, Transport] = {
-    "stdio": "stdio",
-    "http": "http",
-    "streamable-http": "http",
-    "streamable_http": "http",
-    "streamableHttp": "http",
-}
-_KEYS = {
-    "type",
-    "transport",
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "enabled",
-    "disabled",
-    "trust",
-    "tools",
-    "timeout",
-}
 
 
 class MCPConfigError(Exception):
@@ -238,45 +221,38 @@ def read_servers(path: Path) -> dict[str, Any]:
 def parse_server(
     name: str, entry: Any, source: Path, variables: Mapping[str, str], scope: Scope = "user"
 ) -> MCPServerConfig:
-    """One entry of `mcpServers`, validated and expanded; problems end up in `problem`.
-
-    A folder's server (`scope="folder"`) gets only the variables listed for it."""
+    """One entry of `mcpServers`, validated (tools/mcp/config_file.py) and expanded; problems
+    end up in `problem`. A folder's server (`scope="folder"`) gets only the variables listed for it."""
     handle = server_handle(name)
     if not isinstance(entry, dict):
-        return _broken(name, handle, source, "its settings must be a JSON object", scope=scope)
-    warnings = tuple(f"unknown key {key!r} ignored" for key in sorted(set(entry) - _KEYS))
-    expander = _Expander(variables, folder_server=name if scope == "folder" else None)
+        return _broken(name, handle, source, _("its settings must be a JSON object"), scope=scope)
     try:
-        kind = _transport(entry)
-        enabled = _flag(entry, "enabled", True) and not _flag(entry, "disabled", False)
-        trust = _flag(entry, "trust", False)
-        tools = _string_list(entry, "tools") if "tools" in entry else None
-        timeout = _timeout(entry)
-        env = {str(k): expander.expand(_string(v, f"env.{k}")) for k, v in _mapping(entry, "env").items()}
-        headers = {
-            str(k): expander.expand(_string(v, f"headers.{k}")) for k, v in _mapping(entry, "headers").items()
-        }
-        if kind == "stdio":
-            command = expander.expand(_string(entry.get("command"), "command"))
-            if not command.strip():
-                raise ValueError("'command' is empty")
-            args = tuple(expander.expand(a) for a in _string_list(entry, "args"))
-            cwd_text = entry.get("cwd")
-            cwd = (
-                _resolve(expander.expand(_string(cwd_text, "cwd")), source.parent)
-                if cwd_text
-                else source.parent
+        server = ServerEntry.model_validate(entry)
+    except ValidationError as exc:
+        said = describe_errors(exc, ServerEntry, source.name, partial(_line_in, source), ("mcpServers", name))
+        return _broken(name, handle, source, said[0], enabled=_enabled_or_true(entry), scope=scope)
+    warnings = tuple(f"unknown key {key!r} ignored" for key in server.unknown_keys())
+    expander = _Expander(variables, folder_server=name if scope == "folder" else None)
+    kind = server.kind()
+    env = {key: expander.expand(value) for key, value in server.env.items()}
+    headers = {key: expander.expand(value) for key, value in server.headers.items()}
+    if kind == "stdio":
+        command = expander.expand(server.command or "")
+        if not command.strip():
+            return _broken(
+                name, handle, source, _("'command' is empty"), enabled=server.is_enabled, scope=scope
             )
-            shown = " ".join([str(entry["command"]), *(str(a) for a in entry.get("args") or [])])
-            url = ""
-        else:
-            url = expander.expand(_string(entry.get("url"), "url"))
-            if urlsplit(url).scheme not in {"http", "https"}:
-                raise ValueError("'url' must start with http:// or https://")
-            command, args, cwd = "", (), None
-            shown = hide_password(str(entry["url"]))
-    except ValueError as exc:
-        return _broken(name, handle, source, str(exc), enabled=_enabled_or_true(entry), scope=scope)
+        args = tuple(expander.expand(a) for a in server.args)
+        cwd = _resolve(expander.expand(server.cwd), source.parent) if server.cwd else source.parent
+        shown = " ".join([server.command or "", *server.args])
+        url = ""
+    else:
+        url = expander.expand(server.url or "")
+        if urlsplit(url).scheme not in {"http", "https"}:
+            problem = _("'url' must start with http:// or https://")
+            return _broken(name, handle, source, problem, enabled=server.is_enabled, scope=scope)
+        command, args, cwd = "", (), None
+        shown = hide_password(server.url or "")
     secrets = frozenset(
         value
         for value in (*env.values(), *headers.values(), *expander.substituted, _password(url))
@@ -293,16 +269,24 @@ def parse_server(
         cwd=cwd,
         url=url,
         headers=headers,
-        enabled=enabled,
-        trust=trust,
-        tools=tuple(tools) if tools is not None else None,
-        timeout=timeout,
+        enabled=server.is_enabled,
+        trust=server.trust,
+        tools=tuple(server.tools) if server.tools is not None else None,
+        timeout=server.timeout,
         shown_target=redact(shown, secrets),
         secrets=secrets,
         problem=expander.problem(),
         warnings=warnings,
         scope=scope,
     )
+
+
+def _line_in(source: Path, location: tuple[str | int, ...]) -> int | None:
+    """The line of a key in the file, for an error message (the file is read again only then)."""
+    try:
+        return json_line(source.read_text(encoding="utf-8"), location)
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def redact(text: str, secrets: frozenset[str] | set[str]) -> str:
@@ -427,67 +411,6 @@ def _broken(
 def _enabled_or_true(entry: dict[str, Any]) -> bool:
     enabled = entry.get("enabled", True)
     return (enabled if isinstance(enabled, bool) else True) and entry.get("disabled") is not True
-
-
-def _transport(entry: dict[str, Any]) -> Transport:
-    declared = entry.get("type", entry.get("transport"))
-    if declared == "sse":
-        raise ValueError(
-            "uses the SSE transport, which generalAgent does not support; use the server's streamable HTTP URL"
-        )
-    if declared is not None:
-        if declared not in _TYPES:
-            raise ValueError(f"unknown type {declared!r}; use 'stdio' or 'http'")
-        kind = _TYPES[declared]
-    elif "command" in entry and "url" in entry:
-        raise ValueError("has both 'command' and 'url'; keep one")
-    elif "command" in entry:
-        kind = "stdio"
-    elif "url" in entry:
-        kind = "http"
-    else:
-        raise ValueError("needs 'command' (a local server) or 'url' (a streamable HTTP server)")
-    if kind == "stdio" and "command" not in entry:
-        raise ValueError("a stdio server needs 'command'")
-    if kind == "http" and "url" not in entry:
-        raise ValueError("an http server needs 'url'")
-    return kind
-
-
-def _flag(entry: dict[str, Any], key: str, default: bool) -> bool:
-    value = entry.get(key, default)
-    if not isinstance(value, bool):
-        raise ValueError(f"'{key}' must be true or false")
-    return value
-
-
-def _string(value: Any, key: str) -> str:
-    if not isinstance(value, str):
-        raise ValueError(f"'{key}' must be a string")
-    return value
-
-
-def _string_list(entry: dict[str, Any], key: str) -> list[str]:
-    value = entry.get(key) or []
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise ValueError(f"'{key}' must be a list of strings")
-    return value
-
-
-def _mapping(entry: dict[str, Any], key: str) -> dict[str, Any]:
-    value = entry.get(key) or {}
-    if not isinstance(value, dict):
-        raise ValueError(f"'{key}' must be an object of names and strings")
-    return value
-
-
-def _timeout(entry: dict[str, Any]) -> float | None:
-    value = entry.get("timeout")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 3_600:
-        raise ValueError("'timeout' must be a number of seconds between 0 and 3600")
-    return float(value)
 
 
 def _resolve(text: str, base: Path) -> Path:

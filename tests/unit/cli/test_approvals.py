@@ -216,3 +216,26 @@ def test_answers_typed_with_a_chinese_input_method_are_taken() -> None:
     answer, shown = answers_to(["maybe", "n"])
     assert answer == "no"
     assert "Answer y, n, a or k." in shown
+
+
+def test_tools_yaml_risk_decides_how_the_question_looks(settings) -> None:
+    from generalAgent.tools.approval import CallContext, approval_reason
+    from generalAgent.tools.environment import ToolEnvironment
+    from generalAgent.tools.judge import approval_question
+    from generalAgent.tools.registry import ToolRegistry
+
+    registry = ToolRegistry.from_yaml(ToolEnvironment(settings=settings))
+    shell = registry.load_on_demand("run_bash_command")
+    call = {"id": "c1", "name": "run_bash_command", "args": {"command": "ls"}}
+    reason = approval_reason(shell, call["args"], CallContext())
+    assert reason is not None
+    request = approval_question(call, shell, reason, CallContext())
+    assert request["risk"] == "high"  # tools.yaml's word for the shell
+    out = io.StringIO()
+    console = terminal_console(file=out, width=200, color_system="standard", force_terminal=True)
+    console.input = lambda prompt="": "n"  # type: ignore[method-assign]
+    ask_in_terminal(console, request)
+    assert "\x1b[1;31mApprove run_bash_command?" in out.getvalue()
+    assert "run_bash_command is marked high risk (tools.yaml)" in out.getvalue()
+    _, shown = question({**request, "risk": "low"}, "n")
+    assert "high risk" not in shown

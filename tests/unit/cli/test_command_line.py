@@ -11,8 +11,9 @@ import typer
 from rich.console import Console
 from typer.testing import CliRunner
 
-from generalAgent.cli.app import SUBCOMMANDS, app, may_name_a_subcommand, register_subcommands
+from generalAgent.cli.app import SUBCOMMANDS, app, command_line, may_name_a_subcommand, register_subcommands
 from generalAgent.cli.builtin_commands import help_text
+from generalAgent.cli.help_page import run
 from generalAgent.cli.invocation import first_message_argv, split_tool_names
 from generalAgent.config.install import DISTRIBUTION
 
@@ -34,12 +35,16 @@ def test_the_words_that_load_the_subcommands_are_their_names() -> None:
 @pytest.mark.parametrize(
     "args", [["-h"], ["--help"], ["search", "-h"], ["kb", "search", "-h"], ["config", "-h"]]
 )
-def test_help_is_there_with_h_and_shows_flags_without_a_type(args: list[str]) -> None:
-    result = runner.invoke(app, args, env={"COLUMNS": "120"})
-    assert result.exit_code == 0, result.output
-    assert "Usage:" in result.output
-    assert "<bool>" not in result.output
-    help_line = next(line for line in result.output.splitlines() if "--help" in line)
+def test_help_is_there_with_h_and_shows_flags_without_a_type(
+    args: list[str], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    register_subcommands()
+    assert run(command_line(), args, "generalagent") == 0
+    output = capsys.readouterr().out
+    assert "Usage:" in output
+    assert "<bool>" not in output
+    help_line = next(line for line in output.splitlines() if "--help" in line)
     assert re.search(r"--help\s+-h\s+Show this message", help_line)
 
 
@@ -82,8 +87,12 @@ def test_allowed_tools_may_be_repeated_or_comma_separated() -> None:
     )
 
 
-def test_the_help_names_the_scripting_options() -> None:
-    result = runner.invoke(app, ["-h"], env={"COLUMNS": "200"})
+def test_the_help_names_the_scripting_options(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+    assert run(command_line(), ["-h"], "generalagent") == 0
+    output = capsys.readouterr().out
     for option in (
         "--continue",
         "--model",
@@ -93,5 +102,5 @@ def test_the_help_names_the_scripting_options() -> None:
         "--output-format",
         "--save",
     ):
-        assert option in result.output
-    assert "--message" not in result.output  # hidden: the first word is how it is given
+        assert option in output
+    assert "--message" not in output  # hidden: the first word is how it is given

@@ -3,19 +3,20 @@
 test_i18n.py fails on a marked message without a Chinese translation; this test fails on
 the message nobody marked: a literal English phrase printed, asked, raised as a check or a
 table cell by the front end without `_()`. And the built-in tools' descriptions, which the
-terminal shows in /tools and the Tab menu, must all be in the catalog's list.
+terminal shows in /tools and the Tab menu, must all reach the catalog from tools.yaml itself.
 """
 
 from __future__ import annotations
 
 import ast
+import gettext
+import io
 import re
 
-import yaml
-
-from generalAgent.agent.tool_descriptions import TOOL_DESCRIPTIONS, shown_description
 from generalAgent.config.paths import PACKAGE_DIR
-from generalAgent.i18n import use_language
+from generalAgent.i18n import LOCALE_DIR, use_language
+from generalAgent.tools.registry import ToolSpec, parse_tools_yaml
+from generalAgent.tools.tools_file import extract_descriptions
 
 # Calls whose text a person reads.
 SHOWN = {"print", "input", "echo", "Text", "Check", "_fail", "Panel", "add_row", "Exit"}
@@ -53,30 +54,26 @@ def test_the_front_end_shows_no_unmarked_english_phrase() -> None:
     assert unmarked == [], "wrap these in _() and run make i18n"
 
 
-def test_every_built_in_tool_description_is_in_the_catalog_list() -> None:
-    tiers = yaml.safe_load((PACKAGE_DIR / "config" / "tools.yaml").read_text(encoding="utf-8"))
-    found: dict[str, str] = {}
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if isinstance(value, dict) and "description" in value:
-                    found[key] = value["description"].strip()
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(tiers)
-    assert found == TOOL_DESCRIPTIONS, "list the new or changed description in agent/tool_descriptions.py"
+def test_every_built_in_tool_description_is_extracted_from_tools_yaml_and_translated() -> None:
+    tools_yaml = PACKAGE_DIR / "config" / "tools.yaml"
+    specs = parse_tools_yaml(tools_yaml)
+    extracted = [
+        message for _, _, message, _ in extract_descriptions(io.BytesIO(tools_yaml.read_bytes()), (), (), {})
+    ]
+    assert extracted == [spec.description for spec in specs]
+    chinese = gettext.translation("generalagent", LOCALE_DIR, languages=["zh_CN"])
+    untranslated = [text for text in extracted if chinese.gettext(text) == text]
+    assert not untranslated, "run make i18n and translate these tools.yaml descriptions"
 
 
 def test_tool_descriptions_are_shown_in_chinese_and_others_as_given() -> None:
+    read_file = next(
+        spec for spec in parse_tools_yaml(PACKAGE_DIR / "config" / "tools.yaml") if spec.name == "read_file"
+    )
+    own = ToolSpec(name="mine", tier="core", description="A tool of my own tools.yaml.")
     use_language("zh")
     try:
-        shown = shown_description(TOOL_DESCRIPTIONS["read_file"])
-        assert shown != TOOL_DESCRIPTIONS["read_file"] and "文件" in shown
-        assert shown_description("A tool of an MCP server.") == "A tool of an MCP server."
+        assert read_file.shown_description != read_file.description and "文件" in read_file.shown_description
+        assert own.shown_description == "A tool of my own tools.yaml."
     finally:
         use_language("en")

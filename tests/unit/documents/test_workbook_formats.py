@@ -3,7 +3,8 @@
 files refused without harming the agent's process (read in a child under a memory limit).
 
 The .xls and .ods files are made by LibreOffice from an .xlsx written here (CI installs it);
-they are then read with LibreOffice out of reach (PATH emptied).
+they are then read with LibreOffice out of reach (PATH emptied). LibreOffice cannot write
+.xlsb: that workbook is committed with its .xlsx twin (tests/fixtures/sheets/README.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 import shutil
 import subprocess
 import zipfile
-from datetime import datetime
+from datetime import datetime, time, timedelta
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,32 @@ def test_xls_et_and_ods_read_without_libreoffice_as_their_xlsx_reads(
         database = load_tables(converted / name)
         answer = database.query('SELECT "地区", SUM("金额") FROM "销售" GROUP BY 1 ORDER BY 1')
         assert answer.rows == [("华东", 1700), ("华南", 300.5)], name
+
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "sheets"
+
+
+def test_an_xlsb_reads_as_its_xlsx_twin_without_libreoffice(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.setenv("PATH", str(tmp_path / "no-programs-here"))
+    assert soffice() is None
+    workbook_xlsb = FIXTURES / "base.xlsb"
+    values = read_all(workbook_xlsb)
+    assert values == read_all(FIXTURES / "base.xlsx")
+    assert values["Sheet1"][1] == [
+        "String", 1, 1.1, True, False, datetime(2010, 10, 10), datetime(2010, 10, 10, 10, 10, 10),
+        time(10, 10, 10), timedelta(hours=10, minutes=10, seconds=10, microseconds=100000),
+        timedelta(hours=255, minutes=10, seconds=10),
+    ]  # fmt: skip
+    assert values["Sheet3"][3] == [None, "line3", "line3", "line3"]
+    document = extract_document(workbook_xlsb, settings.documents)
+    assert document.file_type == "xlsx" and "line2" in document.text
+    assert preview_document(workbook_xlsb, settings.documents).startswith(
+        "Sheets (4): Sheet1, Sheet2, Sheet3"
+    )
+    answer = load_tables(workbook_xlsb).query('SELECT "line1_2" FROM "Sheet3"')  # its first row names columns
+    assert answer.rows == [("line2",), ("line3",)]
 
 
 def _ods_with_rows(source: Path, out: Path, rows: str) -> Path:

@@ -27,10 +27,22 @@ from generalAgent.tools.visibility import (
             "core:\n  now:\n    description: x\noptional:\n  now:\n    enabled: true\n    description: y\n",
             "listed twice",
         ),
-        ("always:\n  now:\n    description: x\n", "unknown tier 'always'"),
-        ("optional:\n  fetch_web:\n    description: x\n", "needs enabled: true or false"),
-        ("core:\n  now:\n    description: x\n    risk: extreme\n", "risk 'extreme'"),
-        ("core:\n  now: {}\n", "needs a one-line description"),
+        ("always:\n  now:\n    description: x\n", "line 1: unknown key 'always' (known: core, optional)"),
+        (
+            "optional:\n  fetch_web:\n    description: x\n",
+            "line 2: optional / fetch_web: needs enabled: true or false",
+        ),
+        (
+            "core:\n  now:\n    description: x\n    risk: extreme\n",
+            "line 4: core / now: 'risk' must be one of low, medium, high, not 'extreme'",
+        ),
+        ("core:\n  now: {}\n", "needs description: a one-line description"),
+        (
+            "core:\n  now:\n    description: x\n    available_to_subagent: maybe\n",
+            "true or false, not 'maybe'",
+        ),
+        ("core:\n  now:\n    description: x\n    enabled: true\n", "unknown key 'enabled'"),
+        ("- now\n", "expected a mapping with the keys core, optional"),
         ("core: [now\n", "not valid YAML"),
     ],
 )
