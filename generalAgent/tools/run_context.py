@@ -32,6 +32,7 @@ from pydantic_core import core_schema
 
 from generalAgent.hooks import HookSet
 from generalAgent.tools.editor import EditorAccess
+from generalAgent.tools.workspace import WorkingFolders
 
 
 @dataclass(eq=False)
@@ -43,6 +44,9 @@ class SessionScope:
     folder: Path
     # The user's hooks for that folder (hooks.py): loaded once per session, not per process.
     hooks: HookSet = field(default_factory=HookSet)
+    # The user's folders its file tools read in place, as the user decided about the
+    # session's own folder (an editor session's, asked in the editor); None: the process's.
+    folders: WorkingFolders | None = None
     # What the session's editor offers (ACP: its files, its terminals); None: local.
     editor: EditorAccess | None = None
     # Set when the user cancels this session's turn: its model call, sub-agents, MCP waits
