@@ -27,6 +27,7 @@ from typing import Any
 
 from generalAgent.agent.files_changed import workspace_state, written_files
 from generalAgent.agent.loading import LoadedAgent, load_agent
+from generalAgent.agent.rewind import RewindError, RewindResult, UserTurn
 from generalAgent.agent.session import SessionController
 from generalAgent.agent.turns import TurnResult
 from generalAgent.config.settings import Settings, load_settings
@@ -104,7 +105,7 @@ class _CollectingView:
 
 
 class Session:
-    """One conversation in a folder: turns, retry, compaction, cancel. Use one thread per session."""
+    """One conversation in a folder: turns, retry, compaction, rewind, cancel. Use one thread per session."""
 
     def __init__(self, agent: Agent, controller: SessionController, approve: Approve) -> None:
         self._agent = agent
@@ -156,6 +157,28 @@ class Session:
                 self._agent.loaded, dict(request), lambda: _as_context(view), context_only=True
             )
         return self._report(result, view, written)
+
+    def turns(self) -> list[UserTurn]:
+        """The user's messages of the conversation, oldest first (`position` from 0): what
+        `rewind` can go back to."""
+        from generalAgent.agent.rewind import session_turns
+
+        return session_turns(self._agent.loaded, self._controller)
+
+    def rewind(self, to_turn: int, *, files: bool = True, delete_created: bool = False) -> RewindResult:
+        """Back to just before the user's message at position `to_turn` (`turns()`; -1 the
+        last): that message and everything after it leave the conversation. With `files`,
+        the files the agent wrote since then (working folder, outputs/) are restored as
+        they were, except those someone else changed since (kept, listed in `kept`); with
+        `delete_created` too, the files it created since are deleted. Raises IndexError
+        for a position that is no message, RewindError when the store failed (nothing
+        changed)."""
+        from generalAgent.agent.rewind import rewind_session
+
+        turn = self.turns()[to_turn]
+        return rewind_session(
+            self._agent.loaded, self._controller, turn, restore=files, delete_created=files and delete_created
+        )
 
     def cancel(self) -> None:
         """Stop this session's turn (from any thread): its model call, sub-agents and commands."""
@@ -279,4 +302,14 @@ def _as_context(view: Any) -> AbstractContextManager[Any]:
     return nullcontext(view)
 
 
-__all__ = ["Agent", "Approve", "Session", "ToolCallRecord", "TurnReport", "refuse_all"]
+__all__ = [
+    "Agent",
+    "Approve",
+    "RewindError",
+    "RewindResult",
+    "Session",
+    "ToolCallRecord",
+    "TurnReport",
+    "UserTurn",
+    "refuse_all",
+]
