@@ -51,7 +51,9 @@ def project(workdir: Path) -> Path:
     (workdir / "AGENTS.md").write_text(MARKER + "\n", encoding="utf-8")
     (workdir / "notes.txt").write_text(NOTES, encoding="utf-8")
     log = workdir / "hook.log"  # inside the folder: a folder's hooks run in the sandbox
-    hooks = {"PreToolUse": [{"matcher": "read_file", "hooks": [{"type": "command", "command": f"cat >> {log}"}]}]}
+    hooks = {
+        "PreToolUse": [{"matcher": "read_file", "hooks": [{"type": "command", "command": f"cat >> {log}"}]}]
+    }
     (workdir / ".generalagent").mkdir()
     (workdir / ".generalagent" / "settings.json").write_text(json.dumps({"hooks": hooks}), encoding="utf-8")
     return log
@@ -83,7 +85,9 @@ def read_results(client: EditorClient) -> list[str]:
     return [
         u.raw_output or ""
         for u in client.of_kind("tool_call_update")
-        if u.tool_call_id and not u.tool_call_id.startswith("folder-trust-") and u.status in ("completed", "failed")
+        if u.tool_call_id
+        and not u.tool_call_id.startswith("folder-trust-")
+        and u.status in ("completed", "failed")
     ]
 
 

@@ -145,7 +145,9 @@ with Agent.from_environment() as agent:
 """
 
 
-def test_a_program_rewinds_a_session_with_and_without_its_files(cli_env: dict[str, str], workdir: Path) -> None:
+def test_a_program_rewinds_a_session_with_and_without_its_files(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
     """Session.rewind through the API: the conversation goes back (the next request no
     longer carries the dropped messages), the files only when asked, and the program never
     loads the terminal front end."""
