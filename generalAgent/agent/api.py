@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from generalAgent.agent.events import ApprovalRequest, ToolEnd, ToolStart, TurnEvent
 from generalAgent.agent.files_changed import workspace_state, written_files
 from generalAgent.agent.loading import LoadedAgent, load_agent
 from generalAgent.agent.rewind import RewindError, RewindResult, UserTurn
@@ -83,24 +84,21 @@ class _CollectingView:
         self.calls: dict[str, dict[str, Any]] = {}
         self.refused: list[str] = []
 
-    def on_reasoning(self, text: str) -> None: ...
-    def on_text(self, text: str) -> None: ...
-    def on_message_end(self) -> None: ...
-    def on_custom(self, event: Any) -> None: ...
-    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
     def close(self) -> None: ...
 
-    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
-        self.calls[call_id] = {"id": call_id, "name": name, "args": dict(args)}
+    def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, ToolStart):
+            self.calls[event.call_id] = {"id": event.call_id, "name": event.name, "args": dict(event.args)}
+        elif isinstance(event, ToolEnd):
+            record = self.calls.setdefault(
+                event.call_id, {"id": event.call_id, "name": event.name, "args": {}}
+            )
+            record.update(result=event.content, is_error=event.is_error)
 
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        record = self.calls.setdefault(call_id, {"id": call_id, "name": name, "args": {}})
-        record.update(result=content, is_error=is_error)
-
-    def approve(self, request: dict[str, Any]) -> str:
-        answer = self._approve(request)
+    def approve(self, request: ApprovalRequest) -> str:
+        answer = self._approve(request.as_dict())  # the documented request: a dict (docs/api.md)
         if answer == NO:
-            self.refused.append(str(request.get("tool", "")))
+            self.refused.append(request.tool)
         return answer
 
 

@@ -29,7 +29,18 @@ from langchain_core.messages import (
 )
 from langgraph.types import Command
 
-from generalAgent.agent.events import StreamEvent, UsageReport, event_from_custom
+from generalAgent.agent.events import (
+    ApprovalRequest,
+    MessageEnd,
+    ReasoningChunk,
+    RetryNotice,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnEvent,
+    UsageReport,
+    event_from_custom,
+)
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
 from generalAgent.providers.reasoning import REASONING_KEY
@@ -47,7 +58,7 @@ INTERRUPTED_NOTE = "[answer interrupted by the user]"
 
 
 # Answers one call's approval question: "yes", "always", "keep" or "no" (tools/approval.py).
-Approver = Callable[[dict[str, Any]], str]
+Approver = Callable[[ApprovalRequest], str]
 
 
 def answer_approval(
@@ -65,7 +76,7 @@ def answer_approval(
         if tool in remembered and not configuration:
             answer = ALWAYS
         else:
-            answer = approve({**request, "number": number, "of": len(requests)})
+            answer = approve(ApprovalRequest.from_question(request, number, len(requests)))
         if configuration and answer in (ALWAYS, KEEP):
             answer = YES
         elif answer in (ALWAYS, KEEP):
@@ -75,14 +86,11 @@ def answer_approval(
 
 
 class TurnView(Protocol):
-    def on_reasoning(self, text: str) -> None: ...
-    def on_text(self, text: str) -> None: ...
-    def on_message_end(self) -> None: ...
-    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
-    def on_custom(self, event: StreamEvent) -> None: ...
-    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
-    def approve(self, request: dict[str, Any]) -> str: ...
+    """What a front end gives a turn: it is handed every event (agent/events.py) in the
+    order the turn made them, asked each approval question, and closed at the end."""
+
+    def on_event(self, event: TurnEvent) -> None: ...
+    def approve(self, request: ApprovalRequest) -> str: ...
     def close(self) -> None: ...
 
 
@@ -195,7 +203,7 @@ class RetryWatcher(logging.Filter):
         elif record.name == OPENAI_LOGGER and message.startswith("Retrying request") and len(args) >= 3:
             delay, number, limit = (float(str(value)) for value in args[:3])
             status, self.last_status = self.last_status, None
-            self.view.on_retry(status, delay, int(number), int(limit))
+            self.view.on_event(RetryNotice(status, delay, int(number), int(limit)))
         return record.levelno >= self.keep_levels.get(record.name, logging.WARNING)
 
 
@@ -258,17 +266,17 @@ def yield_from_stream(
                 thought = chunk.additional_kwargs.get(REASONING_KEY)
                 if isinstance(thought, str) and thought:
                     result.add_reasoning(thought)
-                    view.on_reasoning(thought)
+                    view.on_event(ReasoningChunk(thought))
                 text = chunk.text if isinstance(chunk.text, str) else ""
                 if text:
                     partial.append(text)
-                    view.on_text(text)
+                    view.on_event(TextChunk(text))
         elif mode == "custom":
             event = event_from_custom(data)  # typed once, here (agent/events.py)
             if isinstance(event, UsageReport):
                 result.usage = result.usage + event.usage  # a sub-agent's calls, a summary's
             elif event is not None:
-                view.on_custom(event)
+                view.on_event(event)
         elif mode == "updates":
             for node, update in data.items():
                 if node == "__interrupt__":
@@ -291,20 +299,24 @@ def _report_message(
             )
         result.end_model_call()
         partial.clear()
-        view.on_message_end()
+        view.on_event(MessageEnd())
         for call in message.tool_calls:
-            view.on_tool_call(call.get("id") or "", call["name"], call.get("args") or {})
+            view.on_event(ToolStart(call.get("id") or "", call["name"], call.get("args") or {}))
         for invalid in message.invalid_tool_calls:
-            view.on_tool_call(
-                invalid.get("id") or "",
-                invalid.get("name") or "?",
-                {"<invalid JSON>": invalid.get("args") or ""},
+            view.on_event(
+                ToolStart(
+                    invalid.get("id") or "",
+                    invalid.get("name") or "?",
+                    {"<invalid JSON>": invalid.get("args") or ""},
+                )
             )
         if not message.tool_calls and not message.invalid_tool_calls and node in ANSWER_NODES:
             result.answer = message.text if isinstance(message.text, str) else str(message.content)
     elif isinstance(message, ToolMessage):
         content = message.text if isinstance(message.text, str) else str(message.content)
-        view.on_tool_result(message.tool_call_id, message.name or "tool", content, message.status == "error")
+        view.on_event(
+            ToolEnd(message.tool_call_id, message.name or "tool", content, message.status == "error")
+        )
 
 
 def _messages_of(update: Any) -> Iterator[BaseMessage]:
