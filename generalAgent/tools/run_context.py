@@ -19,11 +19,13 @@ fresh one server-side (no approvals, the served process's folder and hooks).
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,6 +159,16 @@ class RunContext:
     def cancelled(self) -> threading.Event | None:
         # A client's JSON may have put anything in `scope`: only a real one has a token.
         return self.scope.cancelled if isinstance(self.scope, SessionScope) else None
+
+
+# The turn the current context runs, as the model client's retries see it: a function
+# given each log record of the client (agent/turns.py's RetryWatcher). A context variable,
+# not a field of RunContext, because the records are made deep inside the client, in the
+# thread of the call: a model call's thread and a sub-agent's carry it over
+# (graph/cancellation.py, graph/subagents.py).
+RETRY_LISTENER: ContextVar[Callable[[logging.LogRecord], None] | None] = ContextVar(
+    "generalagent_retry_listener", default=None
+)
 
 
 def context_of(
