@@ -183,3 +183,48 @@ def test_a_program_rewinds_a_session_with_and_without_its_files(
     assert "重新开始" in sent and "v2" not in sent and "谢谢" not in sent
     loaded = json.loads(done.stderr.split("CLI-MODULES ", 1)[1].splitlines()[0])
     assert loaded == []
+
+
+FOLDERS_PROGRAM = """
+import json, sys
+from generalAgent.agent import Agent
+
+with Agent.from_environment() as agent:
+    results = {}
+    for name in ("trusted", "stranger"):
+        turn = agent.open_session(sys.argv[1] + "/" + name).send("读 notes.md")
+        results[name] = [c.result for c in turn.tool_calls]
+    print(json.dumps(results, ensure_ascii=False))
+"""
+
+
+def test_a_program_session_reads_the_folder_it_was_opened_for_once_trusted(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    """`open_session(folder)` works in that folder, not the program's: `notes.md` is the
+    trusted folder's own; a folder nobody decided about is not read."""
+    from tests.support.mcp_config import trust_folder
+
+    for name, text in (("trusted", "信任的笔记"), ("stranger", "陌生的笔记")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.md").write_text(text + "\n", encoding="utf-8")
+    (workdir / "notes.md").write_text("程序所在文件夹\n", encoding="utf-8")
+    trust_folder(workdir)
+    trust_folder(tmp_path / "trusted")
+    with ScriptedOpenAIServer() as server:
+        for _ in range(2):
+            server.add(Reply(tool_calls=[ToolCall("read_file", {"path": "notes.md"})]), Reply(text="读了。"))
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
+        done = subprocess.run(
+            [sys.executable, "-c", FOLDERS_PROGRAM, str(tmp_path)],
+            env=env,
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "信任的笔记" in results["trusted"][0]
+    assert "not trusted" in results["stranger"][0]
+    assert all("程序所在文件夹" not in result for result in results["trusted"] + results["stranger"])
