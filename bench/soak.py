@@ -84,28 +84,15 @@ class QuietView:
         self.text_chunks = 0
         self.tool_calls = 0
 
-    def on_reasoning(self, text: str) -> None:
-        return
+    def on_event(self, event: Any) -> None:
+        from generalAgent.agent.events import TextChunk, ToolStart
 
-    def on_text(self, text: str) -> None:
-        self.text_chunks += 1
+        if isinstance(event, TextChunk):
+            self.text_chunks += 1
+        elif isinstance(event, ToolStart):
+            self.tool_calls += 1
 
-    def on_message_end(self) -> None:
-        return
-
-    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
-        self.tool_calls += 1
-
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        return
-
-    def on_custom(self, event: Any) -> None:
-        return
-
-    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
-        return
-
-    def approve(self, request: dict[str, Any]) -> str:
+    def approve(self, request: Any) -> str:
         return "no"
 
     def close(self) -> None:

@@ -18,16 +18,45 @@ from typing import TYPE_CHECKING
 from generalAgent.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from generalAgent.agent.api import Agent, Approve, Session, ToolCallRecord, TurnReport, refuse_all
+    from generalAgent.agent.api import (
+        Agent,
+        Approve,
+        RewindError,
+        RewindResult,
+        Session,
+        ToolCallRecord,
+        TurnReport,
+        UserTurn,
+        refuse_all,
+    )
+
+_PUBLIC = (
+    "Agent",
+    "Approve",
+    "RewindError",
+    "RewindResult",
+    "Session",
+    "ToolCallRecord",
+    "TurnReport",
+    "UserTurn",
+    "refuse_all",
+)
 
 # Loaded on first use (lazy_exports.py): the chat imports agent.session at start-up, which
 # must not load LangChain and LangGraph through the API module.
 __getattr__, __dir__ = lazy_exports(
     globals(),
-    {
-        name: "generalAgent.agent.api"
-        for name in ("Agent", "Approve", "Session", "ToolCallRecord", "TurnReport", "refuse_all")
-    },
+    {name: "generalAgent.agent.api" for name in _PUBLIC},
 )
 
-__all__ = ["Agent", "Approve", "Session", "ToolCallRecord", "TurnReport", "refuse_all"]
+__all__ = [
+    "Agent",
+    "Approve",
+    "RewindError",
+    "RewindResult",
+    "Session",
+    "ToolCallRecord",
+    "TurnReport",
+    "UserTurn",
+    "refuse_all",
+]

@@ -25,8 +25,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from generalAgent.agent.events import ApprovalRequest, ToolEnd, ToolStart, TurnEvent
 from generalAgent.agent.files_changed import workspace_state, written_files
 from generalAgent.agent.loading import LoadedAgent, load_agent
+from generalAgent.agent.rewind import RewindError, RewindResult, UserTurn
 from generalAgent.agent.session import SessionController
 from generalAgent.agent.turns import TurnResult
 from generalAgent.config.settings import Settings, load_settings
@@ -82,29 +84,26 @@ class _CollectingView:
         self.calls: dict[str, dict[str, Any]] = {}
         self.refused: list[str] = []
 
-    def on_reasoning(self, text: str) -> None: ...
-    def on_text(self, text: str) -> None: ...
-    def on_message_end(self) -> None: ...
-    def on_custom(self, event: Any) -> None: ...
-    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
     def close(self) -> None: ...
 
-    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
-        self.calls[call_id] = {"id": call_id, "name": name, "args": dict(args)}
+    def on_event(self, event: TurnEvent) -> None:
+        if isinstance(event, ToolStart):
+            self.calls[event.call_id] = {"id": event.call_id, "name": event.name, "args": dict(event.args)}
+        elif isinstance(event, ToolEnd):
+            record = self.calls.setdefault(
+                event.call_id, {"id": event.call_id, "name": event.name, "args": {}}
+            )
+            record.update(result=event.content, is_error=event.is_error)
 
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        record = self.calls.setdefault(call_id, {"id": call_id, "name": name, "args": {}})
-        record.update(result=content, is_error=is_error)
-
-    def approve(self, request: dict[str, Any]) -> str:
-        answer = self._approve(request)
+    def approve(self, request: ApprovalRequest) -> str:
+        answer = self._approve(request.as_dict())  # the documented request: a dict (docs/api.md)
         if answer == NO:
-            self.refused.append(str(request.get("tool", "")))
+            self.refused.append(request.tool)
         return answer
 
 
 class Session:
-    """One conversation in a folder: turns, retry, compaction, cancel. Use one thread per session."""
+    """One conversation in a folder: turns, retry, compaction, rewind, cancel. Use one thread per session."""
 
     def __init__(self, agent: Agent, controller: SessionController, approve: Approve) -> None:
         self._agent = agent
@@ -156,6 +155,28 @@ class Session:
                 self._agent.loaded, dict(request), lambda: _as_context(view), context_only=True
             )
         return self._report(result, view, written)
+
+    def turns(self) -> list[UserTurn]:
+        """The user's messages of the conversation, oldest first (`position` from 0): what
+        `rewind` can go back to."""
+        from generalAgent.agent.rewind import session_turns
+
+        return session_turns(self._agent.loaded, self._controller)
+
+    def rewind(self, to_turn: int, *, files: bool = True, delete_created: bool = False) -> RewindResult:
+        """Back to just before the user's message at position `to_turn` (`turns()`; -1 the
+        last): that message and everything after it leave the conversation. With `files`,
+        the files the agent wrote since then (working folder, outputs/) are restored as
+        they were, except those someone else changed since (kept, listed in `kept`); with
+        `delete_created` too, the files it created since are deleted. Raises IndexError
+        for a position that is no message, RewindError when the store failed (nothing
+        changed)."""
+        from generalAgent.agent.rewind import rewind_session
+
+        turn = self.turns()[to_turn]
+        return rewind_session(
+            self._agent.loaded, self._controller, turn, restore=files, delete_created=files and delete_created
+        )
 
     def cancel(self) -> None:
         """Stop this session's turn (from any thread): its model call, sub-agents and commands."""
@@ -228,18 +249,25 @@ class Agent:
         approve: Approve = refuse_all,
     ) -> Session:
         """A new session for `folder` (the current one by default), or the stored session
-        `session_id` resumed. The hooks of that folder run for it (when it is trusted)."""
+        `session_id` resumed. As the user decided about that folder (`generalagent trust`,
+        the chat's or the editor's question), its files are read in place and its hooks run;
+        a folder nobody decided about is not trusted."""
         from generalAgent.config.sources import user_config_dir
+        from generalAgent.config.trust import folder_trust
         from generalAgent.hooks import load_hooks
+        from generalAgent.tools.workspace import WorkingFolders
 
         cwd = Path(folder).expanduser().resolve() if folder is not None else Path.cwd()
+        # The folder the agent was loaded in keeps the decision it was loaded with.
+        loaded_with = self.settings.sources.trust
+        trust = loaded_with if loaded_with.folder == folder_trust(cwd).folder else folder_trust(cwd)
         lines: list[str] = []
         controller = SessionController(
             self.settings,
             self._catalog,
             load_hooks(
                 user_config_dir(),
-                self.settings.sources.trust,
+                trust,
                 cwd,
                 self.settings.tools.sandbox,
                 self.settings.paths.data_dir,
@@ -248,6 +276,9 @@ class Agent:
             session_id=session_id,
             interactive=False,
             cwd=cwd,
+        )
+        controller.scope.folders = WorkingFolders(
+            start=trust.folder, readable=trust.applies, added=self.settings.added_folders
         )
         controller.start("resume" if session_id and self._catalog.get(session_id) else "startup")
         session = Session(self, controller, approve)
@@ -279,4 +310,14 @@ def _as_context(view: Any) -> AbstractContextManager[Any]:
     return nullcontext(view)
 
 
-__all__ = ["Agent", "Approve", "Session", "ToolCallRecord", "TurnReport", "refuse_all"]
+__all__ = [
+    "Agent",
+    "Approve",
+    "RewindError",
+    "RewindResult",
+    "Session",
+    "ToolCallRecord",
+    "TurnReport",
+    "UserTurn",
+    "refuse_all",
+]

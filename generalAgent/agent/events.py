@@ -1,4 +1,10 @@
-"""The graph's custom stream events as typed records, read once at the boundary to the front ends.
+"""Everything a turn reports to a front end, as typed records read once at the boundary.
+
+The turn runner (agent/turns.py) hands a view (its `TurnView`) one `TurnEvent` at a time
+and each approval question as an `ApprovalRequest`: the model's text and reasoning as they
+stream, the end of a model message, each tool call's start and end, the client's retries,
+and the graph's custom events below. Every view (the chat, `-p`, the editor, the Python
+API) matches on these types, never on dict keys or a method per kind.
 
 Nodes and tools write plain dicts to LangGraph's stream writer (they cross a LangGraph
 Server's wire as JSON): `{"subagent": id, "text": ...}`, `{"compaction": {...}}`,
@@ -88,6 +94,124 @@ class ReadingProgress:
 
 
 StreamEvent = SubagentProgress | Compaction | HookNotice | UsageReport | FilesWritten | ReadingProgress
+
+
+@dataclass(frozen=True)
+class TextChunk:
+    """A piece of the model's answer, as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningChunk:
+    """A piece of what the model thinks (reasoning models), as it streams."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class MessageEnd:
+    """A model message is complete (its tool calls, if any, come next)."""
+
+
+@dataclass(frozen=True)
+class ToolStart:
+    """The model called a tool (a call whose arguments were not JSON has them as
+    `{"<invalid JSON>": text}`)."""
+
+    call_id: str
+    name: str
+    args: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolEnd:
+    """A tool call's answer, as the model gets it."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """The model client waits `delay` seconds before retry `number` of `limit`; `status` is
+    the failed response's HTTP status (None: no response, a dropped connection)."""
+
+    status: int | None
+    delay: float
+    number: int
+    limit: int
+
+
+TurnEvent = TextChunk | ReasoningChunk | MessageEnd | ToolStart | ToolEnd | RetryNotice | StreamEvent
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One call the user is asked about (tools/judge.py builds the question): what it is,
+    why it asks, the change or the scripts it would run, and `shown`, the digest of all
+    that, which the answer is bound to. `number` of `of`: its place among the calls asked
+    about at once."""
+
+    call_id: str
+    tool: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    reason_template: str | None = None  # English, the msgid the terminal words it from
+    reason_fields: Mapping[str, Any] = field(default_factory=dict)
+    diff: str = ""
+    command_args: tuple[str, ...] = ()  # the arguments that are commands (shown whole)
+    files: tuple[Mapping[str, Any], ...] = ()  # scripts the command runs: path, size, head, complete
+    configuration: bool = False  # a write to the folder's own configuration: asked each time
+    shown: str = ""
+    number: int = 1
+    of: int = 1
+
+    @classmethod
+    def from_question(cls, question: Mapping[str, Any], number: int = 1, of: int = 1) -> ApprovalRequest:
+        """The record of one question of the graph's approval pause (a dict on the wire)."""
+        args = question.get("args")
+        fields = question.get("reason_fields")
+        template = question.get("reason_template")
+        return cls(
+            call_id=str(question.get("call_id") or ""),
+            tool=str(question.get("tool") or "tool"),
+            args=dict(args) if isinstance(args, Mapping) else {},
+            reason=str(question.get("reason") or ""),
+            reason_template=str(template) if template else None,
+            reason_fields=dict(fields) if isinstance(fields, Mapping) else {},
+            diff=str(question.get("diff") or ""),
+            command_args=tuple(str(a) for a in question.get("command_args") or ()),
+            files=tuple(f for f in question.get("files") or () if isinstance(f, Mapping)),
+            configuration=bool(question.get("configuration")),
+            shown=str(question.get("shown") or ""),
+            number=number,
+            of=of,
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The request as the Python API's `approve` and the terminal's question take it."""
+        request: dict[str, Any] = {
+            "call_id": self.call_id,
+            "tool": self.tool,
+            "args": dict(self.args),
+            "reason": self.reason,
+            "reason_fields": dict(self.reason_fields),
+            "command_args": list(self.command_args),
+            "files": [dict(f) for f in self.files],
+            "configuration": self.configuration,
+            "shown": self.shown,
+            "number": self.number,
+            "of": self.of,
+        }
+        if self.reason_template:
+            request["reason_template"] = self.reason_template
+        if self.diff:
+            request["diff"] = self.diff
+        return request
 
 
 def event_from_custom(data: Any) -> StreamEvent | None:

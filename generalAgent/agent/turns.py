@@ -29,13 +29,24 @@ from langchain_core.messages import (
 )
 from langgraph.types import Command
 
-from generalAgent.agent.events import StreamEvent, UsageReport, event_from_custom
+from generalAgent.agent.events import (
+    ApprovalRequest,
+    MessageEnd,
+    ReasoningChunk,
+    RetryNotice,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnEvent,
+    UsageReport,
+    event_from_custom,
+)
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
 from generalAgent.tools.approval import ALWAYS, KEEP, YES
-from generalAgent.tools.run_context import RunContext, SessionScope
+from generalAgent.tools.run_context import RETRY_LISTENER, RunContext, SessionScope
 
 LOGGER = logging.getLogger(__name__)
 # The HTTP client logs each response; the OpenAI SDK moved from httpx to its fork httpx2.
@@ -47,7 +58,7 @@ INTERRUPTED_NOTE = "[answer interrupted by the user]"
 
 
 # Answers one call's approval question: "yes", "always", "keep" or "no" (tools/approval.py).
-Approver = Callable[[dict[str, Any]], str]
+Approver = Callable[[ApprovalRequest], str]
 
 
 def answer_approval(
@@ -65,7 +76,7 @@ def answer_approval(
         if tool in remembered and not configuration:
             answer = ALWAYS
         else:
-            answer = approve({**request, "number": number, "of": len(requests)})
+            answer = approve(ApprovalRequest.from_question(request, number, len(requests)))
         if configuration and answer in (ALWAYS, KEEP):
             answer = YES
         elif answer in (ALWAYS, KEEP):
@@ -75,14 +86,11 @@ def answer_approval(
 
 
 class TurnView(Protocol):
-    def on_reasoning(self, text: str) -> None: ...
-    def on_text(self, text: str) -> None: ...
-    def on_message_end(self) -> None: ...
-    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
-    def on_custom(self, event: StreamEvent) -> None: ...
-    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
-    def approve(self, request: dict[str, Any]) -> str: ...
+    """What a front end gives a turn: it is handed every event (agent/events.py) in the
+    order the turn made them, asked each approval question, and closed at the end."""
+
+    def on_event(self, event: TurnEvent) -> None: ...
+    def approve(self, request: ApprovalRequest) -> str: ...
     def close(self) -> None: ...
 
 
@@ -171,22 +179,39 @@ def run_turn(
 
 
 class RetryWatcher(logging.Filter):
-    """Tells the view when the OpenAI client waits to retry a request (a 429, a 5xx, a
-    dropped connection), which it otherwise does in silence.
+    """Tells the view of the turn whose request the OpenAI client waits to retry (a 429, a
+    5xx, a dropped connection), which it otherwise does in silence.
 
     The client says so only in its log: httpx(2) logs each response's status at INFO, the
-    client logs "Retrying request in 2.0 seconds (retry 1 of 2)". As a filter on those two
-    loggers this sees their records first; records below the level the user's log keeps
-    are dropped here, so enabling INFO for it adds nothing to the log file.
+    client logs "Retrying request in 2.0 seconds (retry 1 of 2)". The log records are the
+    process's, but they are made in the thread of the call that retries, inside the
+    context of the turn that made it (LangGraph runs a node's work in a copy of the
+    caller's context; the editor server runs each turn in its own thread): `reporting_retries`
+    puts the turn's `_TurnRetries` in a context variable (tools/run_context.py's RETRY_LISTENER), and this one filter, installed on
+    the two loggers once, hands each record to the turn of the context it was made in.
+    Records below the level the user's log keeps are dropped here, so enabling INFO for
+    those loggers adds nothing to the log file.
     """
 
-    def __init__(self, view: TurnView, keep_levels: dict[str, int]) -> None:
+    def __init__(self, keep_levels: dict[str, int]) -> None:
         super().__init__()
-        self.view = view
         self.keep_levels = keep_levels
-        self.last_status: int | None = None  # of the last failed response; None: no response
 
     def filter(self, record: logging.LogRecord) -> bool:
+        listener = RETRY_LISTENER.get()
+        if listener is not None:
+            listener(record)
+        return record.levelno >= self.keep_levels.get(record.name, logging.WARNING)
+
+
+class _TurnRetries:
+    """One turn's view of the client's retries: the status of its last failed response."""
+
+    def __init__(self, view: TurnView) -> None:
+        self.view = view
+        self.last_status: int | None = None  # of the last failed response; None: no response
+
+    def saw(self, record: logging.LogRecord) -> None:
         args = record.args if isinstance(record.args, tuple) else ()
         message = str(record.msg)
         if record.name in HTTP_LOGGERS and message.startswith("HTTP Request") and len(args) >= 4:
@@ -195,25 +220,35 @@ class RetryWatcher(logging.Filter):
         elif record.name == OPENAI_LOGGER and message.startswith("Retrying request") and len(args) >= 3:
             delay, number, limit = (float(str(value)) for value in args[:3])
             status, self.last_status = self.last_status, None
-            self.view.on_retry(status, delay, int(number), int(limit))
-        return record.levelno >= self.keep_levels.get(record.name, logging.WARNING)
+            self.view.on_event(RetryNotice(status, delay, int(number), int(limit)))
+
+
+_WATCHER_LOCK = threading.Lock()
+
+
+def _install_retry_watcher() -> None:
+    """The one filter on the client's loggers (RetryWatcher), installed on the first turn.
+    It holds no session's state: only the levels the user's log keeps, as they were then."""
+    with _WATCHER_LOCK:
+        loggers = [logging.getLogger(name) for name in (*HTTP_LOGGERS, OPENAI_LOGGER)]
+        if any(isinstance(f, RetryWatcher) for logger in loggers for f in logger.filters):
+            return
+        watcher = RetryWatcher({logger.name: logger.getEffectiveLevel() for logger in loggers})
+        for logger in loggers:
+            logger.addFilter(watcher)
+            logger.setLevel(min(logging.INFO, logger.getEffectiveLevel()))
 
 
 @contextmanager
 def reporting_retries(view: TurnView) -> Iterator[None]:
-    """While a turn runs, the client's retries reach the view (see RetryWatcher)."""
-    loggers = [logging.getLogger(name) for name in (*HTTP_LOGGERS, OPENAI_LOGGER)]
-    levels = [logger.level for logger in loggers]
-    watcher = RetryWatcher(view, {logger.name: logger.getEffectiveLevel() for logger in loggers})
-    for logger in loggers:
-        logger.addFilter(watcher)
-        logger.setLevel(min(logging.INFO, logger.getEffectiveLevel()))
+    """While a turn runs, the client's retries of its own requests reach its view (see
+    RetryWatcher); another turn's, running at the same time, reach that one's."""
+    _install_retry_watcher()
+    token = RETRY_LISTENER.set(_TurnRetries(view).saw)
     try:
         yield
     finally:
-        for logger, level in zip(loggers, levels, strict=True):
-            logger.removeFilter(watcher)
-            logger.setLevel(level)
+        RETRY_LISTENER.reset(token)
 
 
 @contextmanager
@@ -258,17 +293,17 @@ def yield_from_stream(
                 thought = chunk.additional_kwargs.get(REASONING_KEY)
                 if isinstance(thought, str) and thought:
                     result.add_reasoning(thought)
-                    view.on_reasoning(thought)
+                    view.on_event(ReasoningChunk(thought))
                 text = chunk.text if isinstance(chunk.text, str) else ""
                 if text:
                     partial.append(text)
-                    view.on_text(text)
+                    view.on_event(TextChunk(text))
         elif mode == "custom":
             event = event_from_custom(data)  # typed once, here (agent/events.py)
             if isinstance(event, UsageReport):
                 result.usage = result.usage + event.usage  # a sub-agent's calls, a summary's
             elif event is not None:
-                view.on_custom(event)
+                view.on_event(event)
         elif mode == "updates":
             for node, update in data.items():
                 if node == "__interrupt__":
@@ -291,20 +326,24 @@ def _report_message(
             )
         result.end_model_call()
         partial.clear()
-        view.on_message_end()
+        view.on_event(MessageEnd())
         for call in message.tool_calls:
-            view.on_tool_call(call.get("id") or "", call["name"], call.get("args") or {})
+            view.on_event(ToolStart(call.get("id") or "", call["name"], call.get("args") or {}))
         for invalid in message.invalid_tool_calls:
-            view.on_tool_call(
-                invalid.get("id") or "",
-                invalid.get("name") or "?",
-                {"<invalid JSON>": invalid.get("args") or ""},
+            view.on_event(
+                ToolStart(
+                    invalid.get("id") or "",
+                    invalid.get("name") or "?",
+                    {"<invalid JSON>": invalid.get("args") or ""},
+                )
             )
         if not message.tool_calls and not message.invalid_tool_calls and node in ANSWER_NODES:
             result.answer = message.text if isinstance(message.text, str) else str(message.content)
     elif isinstance(message, ToolMessage):
         content = message.text if isinstance(message.text, str) else str(message.content)
-        view.on_tool_result(message.tool_call_id, message.name or "tool", content, message.status == "error")
+        view.on_event(
+            ToolEnd(message.tool_call_id, message.name or "tool", content, message.status == "error")
+        )
 
 
 def _messages_of(update: Any) -> Iterator[BaseMessage]:

@@ -26,7 +26,21 @@ from rich.live import Live
 from rich.markup import escape
 from rich.text import Text
 
-from generalAgent.agent.events import Compaction, HookNotice, ReadingProgress, StreamEvent, SubagentProgress
+from generalAgent.agent.events import (
+    ApprovalRequest,
+    Compaction,
+    HookNotice,
+    MessageEnd,
+    ReadingProgress,
+    ReasoningChunk,
+    RetryNotice,
+    StreamEvent,
+    SubagentProgress,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnEvent,
+)
 from generalAgent.cli.approvals import refuse_without_asking
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import ModelSettings
@@ -410,6 +424,24 @@ class TerminalView:
         self._update_status()
 
     # TurnView -----------------------------------------------------------------------
+    def on_event(self, event: TurnEvent) -> None:
+        """One event of the turn (agent/events.py), shown as the terminal shows its kind."""
+        match event:
+            case TextChunk(text):
+                self.on_text(text)
+            case ReasoningChunk(text):
+                self.on_reasoning(text)
+            case MessageEnd():
+                self.on_message_end()
+            case ToolStart(call_id, name, args):
+                self.on_tool_call(call_id, name, dict(args))
+            case ToolEnd(call_id, name, content, is_error):
+                self.on_tool_result(call_id, name, content, is_error)
+            case RetryNotice(status, delay, number, limit):
+                self.on_retry(status, delay, number, limit)
+            case _:
+                self.on_custom(event)
+
     def on_reasoning(self, text: str) -> None:
         self.reasoning.add(text)
 
@@ -512,17 +544,18 @@ class TerminalView:
         style = "yellow" if event.get("state") == "plain" else "dim"
         self.console.print(f"[{style}]{escape(compaction_text(event))}[/]", highlight=False)
 
-    def approve(self, request: dict[str, Any]) -> str:
+    def approve(self, request: ApprovalRequest) -> str:
         self.reasoning.finish()
         self.markdown.finish()
         self.status.stop()
+        question = request.as_dict()  # the terminal's question words it (cli/approvals.py)
         try:
             if self._approver is None:
-                return refuse_without_asking(self.console, request)
+                return refuse_without_asking(self.console, question)
             if self.keyboard is None:
-                return self._approver(request)
+                return self._approver(question)
             with self.keyboard.paused():
-                return self._approver(request)
+                return self._approver(question)
         except BaseException as exc:  # Ctrl-C (or Ctrl-D) at the question: nothing runs, the turn ends
             self._running.clear()
             self._waiting = False

@@ -2,11 +2,12 @@
 
 `--output-format json` prints `result_object` once, at the end; `stream-json` prints one
 event per line as the turn goes (`start`, `reasoning`, `text`, `tool_call`, `approval`,
-`tool_result`, `retry`, `subagent`, `compaction`) and the same result object last, with
+`tool_result`, `retry`, `subagent`, `compaction`, `hook_notice`, `files_written`,
+`reading`: `script_event`, one per kind of agent/events.py's records) and the same result object last, with
 `"type": "result"`. The field names are a public interface (docs/usage.md): add, never
 rename. Everything here is data for a program, so it stays English and untranslated.
 
-`ScriptView` sits between the turn and the terminal view: it forwards every call to the
+`ScriptView` sits between the turn and the terminal view: it forwards every event to the
 view on stderr, remembers the tool calls and the approvals it answered, and emits the events.
 Nobody is there to answer an approval: a call runs only with `--approve` (every call) or
 when its tool was named in `--allowed-tools` (those never reach the view); any other is
@@ -21,7 +22,22 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from generalAgent.agent.events import Compaction, FilesWritten, HookNotice, StreamEvent, SubagentProgress
+from generalAgent.agent.events import (
+    ApprovalRequest,
+    Compaction,
+    FilesWritten,
+    HookNotice,
+    MessageEnd,
+    ReadingProgress,
+    ReasoningChunk,
+    RetryNotice,
+    SubagentProgress,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnEvent,
+    UsageReport,
+)
 from generalAgent.sessions import Usage
 
 OutputFormat = Literal["text", "json", "stream-json"]
@@ -77,57 +93,26 @@ class ScriptView:
         self.announce_approved = announce_approved or (lambda request: None)
         self.record = ScriptRecord()
 
-    def on_reasoning(self, text: str) -> None:
-        self.inner.on_reasoning(text)
-        self.emit({"type": "reasoning", "text": text})
+    def on_event(self, event: TurnEvent) -> None:
+        self.inner.on_event(event)
+        if isinstance(event, ToolStart):
+            self.record.tool_calls.append(ToolCallRecord(event.call_id, event.name, dict(event.args)))
+        elif isinstance(event, ToolEnd):
+            call = self.record.call(event.call_id)
+            if call is not None and call.status == "running":
+                call.status = "error" if event.is_error else "ok"
+        emitted = script_event(event)
+        if emitted is not None:
+            self.emit(emitted)
 
-    def on_text(self, text: str) -> None:
-        self.inner.on_text(text)
-        self.emit({"type": "text", "text": text})
-
-    def on_message_end(self) -> None:
-        self.inner.on_message_end()
-
-    def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
-        self.inner.on_tool_call(call_id, name, args)
-        self.record.tool_calls.append(ToolCallRecord(call_id, name, dict(args)))
-        self.emit({"type": "tool_call", "id": call_id, "name": name, "args": args})
-
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        self.inner.on_tool_result(call_id, name, content, is_error)
-        call = self.record.call(call_id)
-        if call is not None and call.status == "running":
-            call.status = "error" if is_error else "ok"
-        self.emit(
-            {"type": "tool_result", "id": call_id, "name": name, "ok": not is_error, "content": content}
-        )
-
-    def on_custom(self, event: StreamEvent) -> None:
-        self.inner.on_custom(event)
-        if isinstance(event, SubagentProgress):
-            self.emit({"type": "subagent", "name": event.source, "text": event.text})
-        elif isinstance(event, Compaction):
-            source = {"subagent": event.source} if event.source else {}
-            self.emit({**event.as_fields(), **source, "type": "compaction"})
-        elif isinstance(event, HookNotice):
-            self.emit({"type": "hook_notice", "text": event.text(), "template": event.template})
-        elif isinstance(event, FilesWritten):
-            self.emit({"type": "files_written", "paths": [str(path) for path in event.paths]})
-
-    def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None:
-        self.inner.on_retry(status, delay, number, limit)
-        self.emit({"type": "retry", "status": status, "delay": delay, "attempt": number, "of": limit})
-
-    def approve(self, request: dict[str, Any]) -> str:
+    def approve(self, request: ApprovalRequest) -> str:
         from generalAgent.tools.approval import NO, YES
 
-        tool = str(request.get("tool", ""))
-        call = self.record.call(str(request.get("call_id", "")))
+        tool = request.tool
+        call = self.record.call(request.call_id)
         if self.approve_all:
-            self.announce_approved(request)
-            self.emit(
-                {"type": "approval", "id": request.get("call_id"), "tool": tool, "decision": "approved"}
-            )
+            self.announce_approved(request.as_dict())
+            self.emit({"type": "approval", "id": request.call_id, "tool": tool, "decision": "approved"})
             return YES
         answer = self.inner.approve(request)  # nobody to ask: it refuses, and says so on stderr
         if answer == NO:
@@ -135,11 +120,47 @@ class ScriptView:
             if call is not None:
                 call.status = "refused"
         decision = "refused" if answer == NO else "approved"
-        self.emit({"type": "approval", "id": request.get("call_id"), "tool": tool, "decision": decision})
+        self.emit({"type": "approval", "id": request.call_id, "tool": tool, "decision": decision})
         return answer
 
     def close(self) -> None:
         self.inner.close()
+
+
+def script_event(event: TurnEvent) -> Event | None:
+    """One event of the turn as its `stream-json` line; None for the end of a model message
+    (the next line says what follows) and the usage of calls the result's usage sums."""
+    match event:
+        case ReasoningChunk(text):
+            return {"type": "reasoning", "text": text}
+        case TextChunk(text):
+            return {"type": "text", "text": text}
+        case ToolStart(call_id, name, args):
+            return {"type": "tool_call", "id": call_id, "name": name, "args": dict(args)}
+        case ToolEnd(call_id, name, content, is_error):
+            return {
+                "type": "tool_result",
+                "id": call_id,
+                "name": name,
+                "ok": not is_error,
+                "content": content,
+            }
+        case RetryNotice(status, delay, number, limit):
+            return {"type": "retry", "status": status, "delay": delay, "attempt": number, "of": limit}
+        case SubagentProgress(source, text):
+            return {"type": "subagent", "name": source, "text": text}
+        case Compaction():
+            of_subagent = {"subagent": event.source} if event.source else {}
+            return {**event.as_fields(), **of_subagent, "type": "compaction"}
+        case HookNotice():
+            return {"type": "hook_notice", "text": event.text(), "template": event.template}
+        case FilesWritten(paths):
+            return {"type": "files_written", "paths": [str(path) for path in paths]}
+        case ReadingProgress(name, stage, done, total):
+            return {"type": "reading", "name": name, "stage": stage, "done": done, "total": total}
+        case MessageEnd() | UsageReport():
+            return None
+    return None
 
 
 def usage_object(usage: Usage) -> dict[str, int]:

@@ -9,6 +9,7 @@ token, so no further tokens are paid for.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from typing import Any
@@ -99,7 +100,11 @@ def invoke_cancellable(
         except BaseException as exc:  # re-raised in the node's thread below
             outcome["error"] = exc
 
-    worker = threading.Thread(target=call, name="model-call", daemon=True)
+    # In the node's context (a copy): what the turn keeps there (the run's config, the turn
+    # a retry of this call is reported to: tools/run_context.py) holds in the call too.
+    worker = threading.Thread(
+        target=contextvars.copy_context().run, args=(call,), name="model-call", daemon=True
+    )
     worker.start()
     while worker.is_alive():
         worker.join(POLL_SECONDS)

@@ -10,6 +10,7 @@ custom events, so the chat can show them and count them.
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import uuid
@@ -25,7 +26,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.graph.history import call_ids
 from generalAgent.graph.state import model_calls_this_turn
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
-from generalAgent.tools.run_context import RunContext
+from generalAgent.tools.run_context import RETRY_LISTENER, RunContext
 
 Writer = Callable[[Any], None]
 
@@ -76,9 +77,13 @@ class SubagentRunner:
         )
         outcome: dict[str, Any] = {}
         events: queue.Queue[Any] = queue.Queue()
+        # A context of its own (the parent's run config must not make it a subgraph), with
+        # one thing of the parent's: where a retry of its model calls is reported.
+        own = contextvars.Context()
+        own.run(RETRY_LISTENER.set, RETRY_LISTENER.get())
         worker = threading.Thread(
-            target=self._run,
-            args=(context_id, state, replace(parent, run_subagent=None), events.put, outcome),
+            target=own.run,
+            args=(self._run, context_id, state, replace(parent, run_subagent=None), events.put, outcome),
             name=context_id,
             daemon=True,
         )

@@ -181,7 +181,9 @@ class ToolEnvironment:
         the working folder and outputs/ is kept first, for /rewind (snapshots.py)."""
         session = session_of(runtime)
         scope = self.context(runtime).scope
-        workspace = self.workspace_for(session, scope.editor if scope is not None else None)
+        workspace = self.workspace_for(
+            session, scope.editor if scope is not None else None, scope.folders if scope is not None else None
+        )
         if runtime is None:
             return workspace
         turn = self.note_turn(runtime)
@@ -234,14 +236,17 @@ class ToolEnvironment:
         scope.turn = max(humans - 1, 0)
         return scope.turn
 
-    def workspace_for(self, session_id: str, editor: EditorAccess | None = None) -> Workspace:
+    def workspace_for(
+        self, session_id: str, editor: EditorAccess | None = None, folders: WorkingFolders | None = None
+    ) -> Workspace:
         """The session's workspace; with its editor, the user's files are read and written
-        through it (tools/editor.py)."""
+        through it (tools/editor.py); `folders`: the session's own (SessionScope.folders),
+        else the process's."""
         return Workspace.for_session(
             self.settings.paths.workspaces_dir,
             session_id,
             skills_dir=self.settings.paths.skills_dir,
-            folders=self.working_folders(),
+            folders=folders or self.working_folders(),
             editor=editor,
         )
 

@@ -19,11 +19,13 @@ fresh one server-side (no approvals, the served process's folder and hooks).
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,7 @@ from pydantic_core import core_schema
 
 from generalAgent.hooks import HookSet
 from generalAgent.tools.editor import EditorAccess
+from generalAgent.tools.workspace import WorkingFolders
 
 # Renderings of search queries a session keeps (a few hundred bytes each).
 MAX_RENDERINGS = 256
@@ -51,6 +54,9 @@ class SessionScope:
     folder: Path
     # The user's hooks for that folder (hooks.py): loaded once per session, not per process.
     hooks: HookSet = field(default_factory=HookSet)
+    # The user's folders its file tools read in place, as the user decided about the
+    # session's own folder (an editor session's, asked in the editor); None: the process's.
+    folders: WorkingFolders | None = None
     # What the session's editor offers (ACP: its files, its terminals); None: local.
     editor: EditorAccess | None = None
     # Set when the user cancels this session's turn: its model call, sub-agents, MCP waits
@@ -177,6 +183,16 @@ class RunContext:
     def cancelled(self) -> threading.Event | None:
         # A client's JSON may have put anything in `scope`: only a real one has a token.
         return self.scope.cancelled if isinstance(self.scope, SessionScope) else None
+
+
+# The turn the current context runs, as the model client's retries see it: a function
+# given each log record of the client (agent/turns.py's RetryWatcher). A context variable,
+# not a field of RunContext, because the records are made deep inside the client, in the
+# thread of the call: a model call's thread and a sub-agent's carry it over
+# (graph/cancellation.py, graph/subagents.py).
+RETRY_LISTENER: ContextVar[Callable[[logging.LogRecord], None] | None] = ContextVar(
+    "generalagent_retry_listener", default=None
+)
 
 
 def context_of(

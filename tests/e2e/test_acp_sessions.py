@@ -204,3 +204,48 @@ def test_a_tool_calls_location_is_the_file_it_really_reads(cli_env: dict[str, st
     assert [location.path for location in start.locations] == [str((workdir / "notes.txt").resolve())]
     done = [u for u in client.of_kind("tool_call_update") if u.status == "completed"]
     assert "营收增长" in done[0].content[0].content.text
+
+
+def test_a_retry_notice_reaches_only_the_session_whose_call_retries(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    """B streams a long answer; meanwhile A's request gets a 503 and the client retries it:
+    A's editor session is told, B's is not (the notice follows the call, not the process)."""
+    seen: dict[str, int] = {}
+
+    def respond(request: RecordedRequest) -> Reply:
+        mark = marker_of(request)
+        seen[mark] = seen.get(mark, 0) + 1
+        if mark == "[A]":
+            return Reply(status=503, retry_after=1) if seen[mark] == 1 else Reply(text="A 好了。")
+        return Reply(text=STORY, chunk_chars=2, chunk_delay=0.06)  # about 4 s of streaming
+
+    async def sessions(env: dict[str, str]) -> SessionsEditor:
+        client = SessionsEditor()
+        async with spawn(env, workdir, client) as (conn, _process):
+            await conn.initialize(protocol_version=1)
+            a = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+            b = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
+            run_b = asyncio.ensure_future(conn.prompt(session_id=b, prompt=[text_block("[B] 讲个故事")]))
+            started = time.monotonic()
+            while not client.updates_of(b, "agent_message_chunk"):
+                assert time.monotonic() - started < 60, "B never streamed"
+                await asyncio.sleep(0.05)
+            reply_a = await conn.prompt(session_id=a, prompt=[text_block("[A] 你好")])
+            assert not run_b.done(), "B was still streaming while A retried"
+            reply_b = await asyncio.wait_for(run_b, 60)
+            assert reply_a.stop_reason == reply_b.stop_reason == "end_turn"
+            client.ids = {"[A]": a, "[B]": b}  # type: ignore[attr-defined]
+        return client
+
+    with ScriptedOpenAIServer(responder=respond) as server:
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url, "MODEL_MAX_RETRIES": "2"}
+        client = asyncio.run(sessions(env))
+    ids = client.ids  # type: ignore[attr-defined]
+
+    def thoughts(session_id: str) -> str:
+        return "".join(u.content.text for _, u in client.updates_of(session_id, "agent_thought_chunk"))
+
+    assert "retry 1 of 2" in thoughts(ids["[A]"])
+    assert "retry" not in thoughts(ids["[B]"])
+    assert client.answer_of(ids["[A]"]) == "A 好了。" and client.answer_of(ids["[B]"]) == STORY

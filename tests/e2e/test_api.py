@@ -116,3 +116,115 @@ def test_a_program_answers_approvals_and_gets_every_file_written(
     ((name, is_error, result),) = report["second_calls"]
     assert name == "run_bash_command" and is_error and "refused" in result
     assert report["usage_calls"] == 2 and report["cost"] is None
+
+
+REWIND_PROGRAM = """
+import json
+from generalAgent.agent import Agent
+
+with Agent.from_environment() as agent:
+    session = agent.open_session(approve=lambda request: "yes")
+    session.send("把 notes.md 里的 v1 改成 v2，再写 outputs/new.md")
+    session.send("谢谢")
+    back_one = session.rewind(-1, files=False)
+    after_one = [turn.text for turn in session.turns()]
+    notes_after_one = open("notes.md", encoding="utf-8").read()
+    back_all = session.rewind(0, files=True, delete_created=True)
+    left = session.turns()
+    again = session.send("重新开始")
+    print(json.dumps({
+        "back_one": [back_one.dropped, back_one.turn.text, list(back_one.restored)],
+        "after_one": after_one,
+        "notes_after_one": notes_after_one,
+        "back_all": [back_all.dropped, back_all.turn.text],
+        "restored": [p.rsplit("/", 1)[-1] for p in back_all.restored],
+        "deleted": [p.rsplit("/", 1)[-1] for p in back_all.deleted],
+        "left": len(left),
+        "again": again.answer,
+    }, ensure_ascii=False))
+"""
+
+
+def test_a_program_rewinds_a_session_with_and_without_its_files(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    """Session.rewind through the API: the conversation goes back (the next request no
+    longer carries the dropped messages), the files only when asked, and the program never
+    loads the terminal front end."""
+    from tests.support.mcp_config import trust_folder
+
+    (workdir / "notes.md").write_text("版本 v1\n", encoding="utf-8")
+    trust_folder(workdir)
+    with ScriptedOpenAIServer() as server:
+        server.add(
+            Reply(
+                tool_calls=[
+                    ToolCall("edit_file", {"path": "notes.md", "old_string": "v1", "new_string": "v2"}),
+                    ToolCall("write_file", {"path": "outputs/new.md", "content": "# new"}),
+                ]
+            ),
+            Reply(text="改好了。"),
+            Reply(text="不客气。"),
+            Reply(text="好的，从头开始。"),
+        )
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
+        done = run_program(REWIND_PROGRAM + CLI_MODULES, env, workdir)
+        last = server.chat_requests[-1]
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["back_one"] == [1, "谢谢", []]
+    assert report["after_one"] == ["把 notes.md 里的 v1 改成 v2，再写 outputs/new.md"]
+    assert report["notes_after_one"] == "版本 v2\n"  # files=False: the file stays as the agent left it
+    assert report["back_all"] == [1, "把 notes.md 里的 v1 改成 v2，再写 outputs/new.md"]
+    assert report["restored"] == ["notes.md"] and report["deleted"] == ["new.md"]
+    assert report["left"] == 0 and report["again"] == "好的，从头开始。"
+    assert (workdir / "notes.md").read_text(encoding="utf-8") == "版本 v1\n"
+    sent = json.dumps(last.messages, ensure_ascii=False)
+    assert "重新开始" in sent and "v2" not in sent and "谢谢" not in sent
+    loaded = json.loads(done.stderr.split("CLI-MODULES ", 1)[1].splitlines()[0])
+    assert loaded == []
+
+
+FOLDERS_PROGRAM = """
+import json, sys
+from generalAgent.agent import Agent
+
+with Agent.from_environment() as agent:
+    results = {}
+    for name in ("trusted", "stranger"):
+        turn = agent.open_session(sys.argv[1] + "/" + name).send("读 notes.md")
+        results[name] = [c.result for c in turn.tool_calls]
+    print(json.dumps(results, ensure_ascii=False))
+"""
+
+
+def test_a_program_session_reads_the_folder_it_was_opened_for_once_trusted(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    """`open_session(folder)` works in that folder, not the program's: `notes.md` is the
+    trusted folder's own; a folder nobody decided about is not read."""
+    from tests.support.mcp_config import trust_folder
+
+    for name, text in (("trusted", "信任的笔记"), ("stranger", "陌生的笔记")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "notes.md").write_text(text + "\n", encoding="utf-8")
+    (workdir / "notes.md").write_text("程序所在文件夹\n", encoding="utf-8")
+    trust_folder(workdir)
+    trust_folder(tmp_path / "trusted")
+    with ScriptedOpenAIServer() as server:
+        for _ in range(2):
+            server.add(Reply(tool_calls=[ToolCall("read_file", {"path": "notes.md"})]), Reply(text="读了。"))
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
+        done = subprocess.run(
+            [sys.executable, "-c", FOLDERS_PROGRAM, str(tmp_path)],
+            env=env,
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "信任的笔记" in results["trusted"][0]
+    assert "not trusted" in results["stranger"][0]
+    assert all("程序所在文件夹" not in result for result in results["trusted"] + results["stranger"])

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generalAgent.cli.rewind import files_plan, restore_files
+from generalAgent.agent.rewind import files_plan, restore_files
 from generalAgent.snapshots import SnapshotStore, snapshot_hook
 from generalAgent.tools.workspace import Workspace
 

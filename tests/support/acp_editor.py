@@ -27,6 +27,8 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from tests.support.environment import decline_if_plain
+
 
 class EditorClient:
     """What the editor does: records every update, answers permissions from a script."""
@@ -166,7 +168,11 @@ def spawn(env: dict[str, str], workdir: Path, client: EditorClient):
     """`generalagent acp` started as an editor starts it, connected to `client`.
 
     stderr is inherited (an editor reads it into its log; an unread pipe would fill and
-    stall the agent), and the agent gets time to close its databases when stdin ends."""
+    stall the agent), and the agent gets time to close its databases when stdin ends. A
+    plain `workdir` is one the user already declined (as for the chat), so its sessions
+    are not asked about it; a test that trusts it, or writes configuration into it first,
+    meets the question (tests/e2e/test_acp_trust.py)."""
+    decline_if_plain(workdir)
     return spawn_agent_process(
         lambda agent: client,
         sys.executable,

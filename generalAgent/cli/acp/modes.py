@@ -9,7 +9,7 @@ Each mode is a view onto the approval settings the user already has, never a new
   the working folder once it is trusted, the workspace's outputs/ and temp/ (the
   workspace's path rule is unchanged). Commands, MCP tools and sending data out still ask;
 - `read-only`: only the tools that read or search run (READ_ONLY_TOOLS); a call of any
-  other tool is refused without a question (tools/approval.py: ONLY_TOOLS), and what
+  other tool is refused without a question (the run context's `only_tools`, tools/run_context.py), and what
   those tools ask (fetch_web for a host nobody named) is still asked.
 
 No mode lets a call run that the configured rules would refuse, or skips a question

@@ -91,9 +91,12 @@ from generalAgent.cli.acp.modes import (
 )
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
 from generalAgent.cli.terminal_text import terminal_safe
-from generalAgent.config.settings import Settings
+from generalAgent.config.settings import Settings, SettingsError
+from generalAgent.config.trust import FolderTrust, TrustStore, TrustStoreError, folder_trust
+from generalAgent.hooks import HookSet
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
+from generalAgent.tools.workspace import WorkingFolders
 
 LOGGER = logging.getLogger(__name__)
 
@@ -116,6 +119,12 @@ class AcpSession:
     asking: set[asyncio.Task] = field(default_factory=set)
     notices: list[str] = field(default_factory=list)  # shown at the start of the next turn
     editor: EditorBridge | None = None
+    # The decision about the session's folder as it applies to the session (trust.py): its
+    # files, its hooks and (the server's own folder) its configuration follow it.
+    trust: FolderTrust = field(default_factory=FolderTrust)
+    trust_asked: bool = False  # the editor was asked (once per session)
+    trusted_here: bool | None = None  # its answer, when the store could not keep it
+    servers: list[Any] = field(default_factory=list)  # the editor's MCP servers for it
 
     @property
     def id(self) -> str:
@@ -146,6 +155,8 @@ class GeneralAgentACP:
         self._conn: Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._catalog: SessionCatalog | None = None
+        # Agents replaced when the server's folder was decided (_reload_for), closed at the end.
+        self._retired: list[LoadedAgent] = []
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -259,8 +270,9 @@ class GeneralAgentACP:
         text = prompt_text(prompt)
         if not text.strip():
             raise RequestError.invalid_params({"prompt": _("The prompt is empty.")})
-        agent = await self._loaded()
         async with session.turn_lock:
+            await self._settle_trust(session)
+            agent = await self._loaded()
             session.notices.extend(agent_notices(agent))  # a server that did not start
             for notice in session.notices:
                 await self._send(session.id, update_agent_thought_text(notice + "\n"))
@@ -332,7 +344,8 @@ class GeneralAgentACP:
     def _locator(agent: LoadedAgent, session: AcpSession) -> Callable[[str], Path]:
         """Where a tool's path argument really is in this session: the project folder's file
         or the workspace's, as the tools resolve it (tools/workspace.py)."""
-        return agent.parts.env.workspace_for(session.id, session.controller.scope.editor).resolve
+        scope = session.controller.scope
+        return agent.parts.env.workspace_for(session.id, scope.editor, scope.folders).resolve
 
     def _notify(self, session_id: str, update: Any) -> None:
         assert self._loop is not None
@@ -390,31 +403,24 @@ class GeneralAgentACP:
         return self._catalog
 
     def _open(self, session_id: str, cwd: str) -> AcpSession:
-        from generalAgent.config.sources import user_config_dir
-        from generalAgent.hooks import load_hooks
-
         folder = Path(cwd)
         opened: list[AcpSession] = []  # the session, once made: its lines go to its editor
 
         def say(line: str, *, quoted: bool = False) -> None:
             self._say(opened[0], terminal_safe(line) if quoted else line)
 
+        trust = folder_trust(folder)
         controller = SessionController(
             self.settings,
             self._sessions_catalog(),
-            load_hooks(
-                user_config_dir(),
-                self.settings.sources.trust,
-                folder,
-                self.settings.tools.sandbox,
-                self.settings.paths.data_dir,
-            ),
+            self._hooks_of(folder, trust),
             say,
             session_id=session_id,
             interactive=False,
             cwd=folder,
         )
-        session = AcpSession(controller, self.settings.model.model_name or "")
+        session = AcpSession(controller, self.settings.model.model_name or "", trust=trust)
+        controller.scope.folders = self._folders_of(trust)
         opened.append(session)
         assert self._conn is not None and self._loop is not None and self._agent is not None
         cancelled = controller.scope.cancelled
@@ -425,6 +431,101 @@ class GeneralAgentACP:
             controller.scope.editor = editor
         self.sessions[session_id] = session
         return session
+
+    def _hooks_of(self, folder: Path, trust: FolderTrust) -> HookSet:
+        """The user's hooks, and the folder's once the user trusts it (hooks.py)."""
+        from generalAgent.config.sources import user_config_dir
+        from generalAgent.hooks import load_hooks
+
+        settings = self.settings
+        return load_hooks(user_config_dir(), trust, folder, settings.tools.sandbox, settings.paths.data_dir)
+
+    def _folders_of(self, trust: FolderTrust) -> WorkingFolders:
+        """The folders a session's file tools read in place: its own once trusted, and --add-dir's."""
+        return WorkingFolders(start=trust.folder, readable=trust.applies, added=self.settings.added_folders)
+
+    # --- the session's folder: asked about, then followed (trust.py) ----------------------
+
+    async def _settle_trust(self, session: AcpSession) -> None:
+        """Before a prompt: asks the editor about the session's folder when nobody decided
+        (once per session), then makes the session follow the decision as it stands now
+        (also one taken meanwhile in the terminal or in another session)."""
+        trust = await asyncio.to_thread(folder_trust, session.cwd)
+        if trust.undecided and session.trusted_here is not None:
+            trust = trust.decided(session.trusted_here)  # answered here, the store could not keep it
+        elif trust.undecided and not session.trust_asked:
+            session.trust_asked = True
+            trusted = await self._ask_trust(session, trust)
+            if trusted is not None:
+                trust = trust.decided(trusted)
+        if trust.decision != session.trust.decision or trust.folder != session.trust.folder:
+            await self._follow_trust(session, trust)
+
+    async def _ask_trust(self, session: AcpSession, trust: FolderTrust) -> bool | None:
+        """The question, through the editor; True/False remembered, None a "no" for now."""
+        from generalAgent.cli.acp.trust import TRUST, trust_answered, trust_question
+
+        assert self._conn is not None
+        start, request, options = trust_question(session.id, trust)
+        await self._send(session.id, start)
+        try:
+            answer = await self._conn.request_permission(
+                session_id=session.id, tool_call=request, options=options
+            )
+            chosen = getattr(answer.outcome, "option_id", None)
+        except Exception as exc:  # an editor that cannot show it: not trusted, nothing remembered
+            LOGGER.warning("session %s: the folder-trust question failed: %s", session.id, exc)
+            chosen = None
+        trusted = None if chosen is None else chosen == TRUST
+        remembered = True
+        if trusted is not None and trust.folder is not None:
+            try:
+                await asyncio.to_thread(TrustStore().remember, trust.folder, trusted)
+            except TrustStoreError as exc:
+                LOGGER.warning("%s", exc)
+                remembered = False
+                session.trusted_here = trusted
+        await self._send(session.id, trust_answered(session.id, trusted, remembered))
+        return trusted
+
+    async def _follow_trust(self, session: AcpSession, trust: FolderTrust) -> None:
+        """The session follows `trust`: its files are read in place (or not), its folder's
+        hooks run (or not), and when it is the folder the server started in, the agent is
+        loaded again with (or without) that folder's .env, mcp.json, AGENTS.md, skills and
+        tools file, as the terminal does once its question is answered."""
+        session.trust = trust
+        scope = session.controller.scope
+        scope.folders = self._folders_of(trust)
+        scope.hooks = await asyncio.to_thread(self._hooks_of, session.cwd, trust)
+        if trust.folder is not None and trust.folder == self.settings.sources.trust.folder:
+            await self._reload_for(trust)
+
+    async def _reload_for(self, trust: FolderTrust) -> None:
+        """The server's own folder was decided: its settings and agent, loaded again under
+        the decision. A turn running on the old agent finishes on it; it is closed with
+        the server. The editor's MCP servers of every session start on the new one."""
+        from generalAgent.agent.loading import load_agent
+        from generalAgent.config.settings import load_settings
+
+        async with self._load_lock:
+            if self.settings.sources.trust.applies == trust.applies:
+                return  # another session of the same folder got here first
+            try:
+                settings = await asyncio.to_thread(load_settings, trust=trust)
+            except SettingsError as exc:  # the folder's .env has a value that cannot be used
+                for session in self.sessions.values():
+                    if session.trust.folder == trust.folder:
+                        session.notices.append(str(exc))
+                return
+            agent = await asyncio.to_thread(load_agent, settings)
+            if self._agent is not None:
+                self._retired.append(self._agent)
+            self.settings, self._agent = settings, agent
+        for session in list(self.sessions.values()):
+            if session.model not in settings.model.choices:
+                session.model = settings.model.model_name or session.model
+            if session.servers:
+                await self._start_servers(session, session.servers)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -480,6 +581,7 @@ class GeneralAgentACP:
 
         if not servers or self._agent is None:
             return
+        session.servers = list(servers)  # started again if the agent is loaded again (_reload_for)
         problems = await asyncio.to_thread(start_editor_servers, self._agent.parts.mcp, servers, session.cwd)
         for problem in problems:
             LOGGER.warning("%s", problem)
@@ -521,8 +623,8 @@ class GeneralAgentACP:
         for session in self.sessions.values():
             session.controller.close()
         self.sessions.clear()
-        if self._agent is not None:
-            self._agent.close()
+        for agent in [*self._retired, *([self._agent] if self._agent is not None else [])]:
+            agent.close()
         if self._catalog is not None:
             self._catalog.close()
 

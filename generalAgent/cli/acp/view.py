@@ -25,7 +25,19 @@ from acp import (
 )
 from acp.schema import PermissionOption, TerminalToolCallContent, ToolCallLocation, ToolCallUpdate
 
-from generalAgent.agent.events import FilesWritten, HookNotice, StreamEvent
+from generalAgent.agent.events import (
+    ApprovalRequest,
+    FilesWritten,
+    HookNotice,
+    MessageEnd,
+    ReasoningChunk,
+    RetryNotice,
+    StreamEvent,
+    TextChunk,
+    ToolEnd,
+    ToolStart,
+    TurnEvent,
+)
 from generalAgent.cli.approvals import CONFIGURATION_WARNING
 from generalAgent.cli.files_written import files_written_lines
 from generalAgent.cli.render import short_args
@@ -91,14 +103,29 @@ class AcpView:
         self.calls: dict[str, str] = {}  # call id → tool name, of this turn
         self.asked: list[str] = []  # call ids a permission was requested for, in order
 
+    def on_event(self, event: TurnEvent) -> None:
+        """One event of the turn (agent/events.py), as the session update its kind is."""
+        match event:
+            case TextChunk(text):
+                self.on_text(text)
+            case ReasoningChunk(text):
+                self.on_reasoning(text)
+            case MessageEnd():
+                return
+            case ToolStart(call_id, name, args):
+                self.on_tool_call(call_id, name, dict(args))
+            case ToolEnd(call_id, name, content, is_error):
+                self.on_tool_result(call_id, name, content, is_error)
+            case RetryNotice(status, delay, number, limit):
+                self.on_retry(status, delay, number, limit)
+            case _:
+                self.on_custom(event)
+
     def on_reasoning(self, text: str) -> None:
         self.notify(update_agent_thought_text(text))
 
     def on_text(self, text: str) -> None:
         self.notify(update_agent_message_text(text))
-
-    def on_message_end(self) -> None:
-        return
 
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.calls[call_id] = name
@@ -136,24 +163,22 @@ class AcpView:
         )
         self.notify(update_agent_thought_text(note + "\n"))
 
-    def approve(self, request: dict[str, Any]) -> str:
+    def approve(self, request: ApprovalRequest) -> str:
         """One call that needs approval, as a permission request; a cancelled request is no."""
         from generalAgent.cli.approvals import reason_shown
 
-        call_id = str(request.get("call_id", ""))
-        tool = str(request.get("tool", "tool"))
-        args = request.get("args") or {}
+        call_id, tool, args = request.call_id, request.tool, dict(request.args)
         self.asked.append(call_id)
-        diff = str(request.get("diff") or "")
+        diff = request.diff
         content: list[Any] = [tool_content(text_block(f"```diff\n{diff[:DIFF_CHARS]}\n```"))] if diff else []
         # The scripts the command runs, as they are now (the terminal shows them alike).
-        content += [tool_content(text_block(script_shown(p))) for p in request.get("files") or ()]
-        configuration = bool(request.get("configuration"))
+        content += [tool_content(text_block(script_shown(p))) for p in request.files]
+        configuration = request.configuration
         if configuration:
             content.insert(0, tool_content(text_block(_(CONFIGURATION_WARNING))))
         update = ToolCallUpdate(
             tool_call_id=call_id,
-            title=tool_title(tool, args) + " · " + reason_shown(request),
+            title=tool_title(tool, args) + " · " + reason_shown(request.as_dict()),
             kind=TOOL_KINDS.get(tool, "other"),  # type: ignore[arg-type]
             status="pending",
             locations=tool_locations(args, self.workspace_root, self.locate) or None,

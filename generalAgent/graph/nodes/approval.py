@@ -78,7 +78,7 @@ def call_context(env: ToolEnvironment, state: Mapping[str, Any], context: RunCon
     """What the approval rules may consult: the session's workspace and who named which host."""
     assert context.scope is not None  # ToolEnvironment.node_context always gives one
     session = str(state.get("workspace_id") or context.scope.session_id)
-    workspace = env.workspace_for(session, context.scope.editor)
+    workspace = env.workspace_for(session, context.scope.editor, context.scope.folders)
     return CallContext(workspace=workspace, named_hosts=NamedHosts.from_state(state))
 
 

@@ -65,11 +65,11 @@ def test_each_kind_of_custom_event_becomes_its_record_and_an_unknown_one_nothing
 def test_the_editor_shows_hook_notices_and_files_written(tmp_path: Path) -> None:
     sent: list[Any] = []
     view = AcpView(sent.append, lambda call, options: None, tmp_path)
-    view.on_custom(
+    view.on_event(
         HookNotice("A hook timed out after {seconds} s: {command}", {"seconds": "5", "command": "lint"})
     )
-    view.on_custom(FilesWritten((tmp_path / "report.md",)))
-    view.on_custom(SubagentProgress("subagent-1", "started"))  # seen in the tool call's result
+    view.on_event(FilesWritten((tmp_path / "report.md",)))
+    view.on_event(SubagentProgress("subagent-1", "started"))  # seen in the tool call's result
     thoughts = [u.content.text for u in sent if u.session_update == "agent_thought_chunk"]
     assert thoughts == [
         "A hook timed out after 5 s: lint\n",
@@ -81,12 +81,12 @@ def test_stream_json_emits_hook_notices_files_written_and_a_subagents_compaction
     emitted: list[dict[str, Any]] = []
     console = Console(file=io.StringIO(), width=120)
     view = ScriptView(TerminalView(console, stream_answer=False), False, emitted.append)
-    view.on_custom(
+    view.on_event(
         HookNotice("A hook timed out after {seconds} s: {command}", {"seconds": "5", "command": "lint"})
     )
-    view.on_custom(FilesWritten((Path("/w/outputs/a.md"),)))
-    view.on_custom(Compaction("done", 12, 300, None, "subagent-1"))
-    view.on_custom(SubagentProgress("subagent-1", "answer: 42"))
+    view.on_event(FilesWritten((Path("/w/outputs/a.md"),)))
+    view.on_event(Compaction("done", 12, 300, None, "subagent-1"))
+    view.on_event(SubagentProgress("subagent-1", "answer: 42"))
     assert emitted == [
         {
             "type": "hook_notice",
@@ -99,3 +99,54 @@ def test_stream_json_emits_hook_notices_files_written_and_a_subagents_compaction
     ]
     shown = console.file.getvalue()  # type: ignore[attr-defined]
     assert "A hook timed out after 5 s: lint" in shown and "[subagent-1]" in shown
+
+
+def test_stream_json_has_a_line_for_every_kind_of_event_a_view_is_given() -> None:
+    """Every record a turn hands its view (agent/events.py) has its stream-json line, except
+    the end of a model message and the usage the result sums."""
+    from generalAgent.agent.events import (
+        MessageEnd,
+        ReadingProgress,
+        ReasoningChunk,
+        RetryNotice,
+        TextChunk,
+        ToolEnd,
+        ToolStart,
+        UsageReport,
+    )
+    from generalAgent.cli.script_output import script_event
+    from generalAgent.sessions import Usage
+
+    events = [
+        TextChunk("答"),
+        ReasoningChunk("想"),
+        ToolStart("c1", "read_file", {"path": "a.md"}),
+        ToolEnd("c1", "read_file", "text", False),
+        RetryNotice(429, 2.0, 1, 2),
+        SubagentProgress("subagent-1", "started"),
+        Compaction("started", 3),
+        HookNotice("A hook failed: {command}", {"command": "lint"}),
+        FilesWritten((Path("/w/a.md"),)),
+        ReadingProgress("big.pdf", "chunks", 10, 40),
+    ]
+    kinds = [script_event(event)["type"] for event in events]  # type: ignore[index]
+    assert kinds == [
+        "text",
+        "reasoning",
+        "tool_call",
+        "tool_result",
+        "retry",
+        "subagent",
+        "compaction",
+        "hook_notice",
+        "files_written",
+        "reading",
+    ]
+    assert script_event(ReadingProgress("big.pdf", "chunks", 10, 40)) == {
+        "type": "reading",
+        "name": "big.pdf",
+        "stage": "chunks",
+        "done": 10,
+        "total": 40,
+    }
+    assert script_event(MessageEnd()) is None and script_event(UsageReport(Usage())) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 
+from generalAgent.agent.events import ApprovalRequest
 from generalAgent.agent.turns import answer_approval
 from generalAgent.cli.approvals import SHOWN_CHARS, ask_in_terminal, shown_value
 from generalAgent.cli.terminal_text import terminal_console
@@ -50,9 +51,9 @@ def test_always_answers_the_rest_of_the_pause_without_asking() -> None:
     asked: list[str] = []
     remembered: set[str] = set()
 
-    def approve(request: dict) -> str:
-        asked.append(request["call_id"])
-        return "always" if request["tool"] == "shell" else "no"
+    def approve(request: ApprovalRequest) -> str:
+        asked.append(request.call_id)
+        return "always" if request.tool == "shell" else "no"
 
     requests = [
         {"call_id": "1", "tool": "shell", "shown": "d1"},
@@ -75,8 +76,8 @@ def test_a_configuration_write_is_asked_every_time_and_only_for_itself() -> None
     asked: list[str] = []
     remembered: set[str] = {"write_file"}
 
-    def approve(request: dict) -> str:
-        asked.append(request["call_id"])
+    def approve(request: ApprovalRequest) -> str:
+        asked.append(request.call_id)
         return "always"
 
     requests = [

@@ -12,6 +12,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from generalAgent.agent.events import ApprovalRequest
 from generalAgent.cli.acp.view import (
     ALLOW_ONCE,
     ALLOW_SESSION,
@@ -49,7 +50,7 @@ REQUEST = {
 def test_each_option_is_the_terminal_answer_it_stands_for(tmp_path: Path) -> None:
     for choice, answer in [(ALLOW_ONCE, YES), (ALLOW_SESSION, KEEP), (REJECT, NO), (None, NO), ("bogus", NO)]:
         view, sent, asked = view_answering(choice, tmp_path)
-        assert view.approve(REQUEST) == answer
+        assert view.approve(ApprovalRequest.from_question(REQUEST)) == answer
         call, options = asked[0]
         assert call.tool_call_id == "call_7" and "existing file outside outputs/" in call.title
         assert call.locations[0].path == str(tmp_path / "notes.md")
@@ -130,10 +131,12 @@ def test_a_command_run_in_the_editors_terminal_keeps_showing_it(tmp_path: Path) 
 
 def test_a_file_changes_question_shows_its_diff(tmp_path: Path) -> None:
     view, _, asked = view_answering(ALLOW_ONCE, tmp_path)
-    view.approve({**REQUEST, "diff": "--- a/notes.md\n+++ b/notes.md\n-old\n+new"})
+    view.approve(
+        ApprovalRequest.from_question({**REQUEST, "diff": "--- a/notes.md\n+++ b/notes.md\n-old\n+new"})
+    )
     call, _ = asked[0]
     assert call.content[0].content.text == "```diff\n--- a/notes.md\n+++ b/notes.md\n-old\n+new\n```"
-    view.approve(REQUEST)
+    view.approve(ApprovalRequest.from_question(REQUEST))
     assert asked[1][0].content is None  # nothing to show for a call without a diff
 
 

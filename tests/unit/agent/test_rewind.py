@@ -6,7 +6,7 @@ import json
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from generalAgent.cli.rewind import rewound_update, summary_after, todos_before, user_turns
+from generalAgent.agent.rewind import rewound_update, summary_after, todos_before, user_turns
 from generalAgent.config.settings import Settings
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
 from tests.support.agent import build_test_agent, thread, user_turn
