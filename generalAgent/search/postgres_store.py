@@ -145,6 +145,7 @@ class PostgresSearchStore:
                 f"The PostgreSQL search store needs the postgres extra: {install_hint('postgres')}"
             ) from None
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self._url, self._settings, self._schema = url, settings, schema
         self.tokenizer = FTS5Tokenizer()
         self._lock = threading.RLock()
         self._warned_scan = False
@@ -330,7 +331,7 @@ class PostgresSearchStore:
         )
         return [StoredItem(*row) for row in rows]
 
-    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None:
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
         row = self._query("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = %s", [item_id])[0]
         return None if row[0] is None else (int(row[0]), int(row[1]))
 
@@ -641,6 +642,30 @@ class PostgresSearchStore:
         self.conn.close()
         self.tokenizer.close()
 
+    @contextmanager
+    def reopen(self) -> Iterator[PostgresSearchStore]:
+        store = PostgresSearchStore(self._url, self._settings, schema=self._schema)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def staging(self) -> RowStaging:
+        return RowStaging(self)
+
+    def nearest_chunks(
+        self,
+        embedder: Any,
+        queries: Sequence[str],
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_ids: Sequence[str] = (),
+    ) -> list[list[tuple[int, float]]]:
+        """An exact scan of the scope's vectors (no KNN index here), as SQLite's without one."""
+        from generalAgent.search.semantic import scan_nearest
+
+        return scan_nearest(self.sql, embedder, queries, rowid_range, item_ids)
+
     def __enter__(self) -> Self:
         return self
 
@@ -689,6 +714,61 @@ def _rows(cursor: Any) -> Any:
     return lambda values: row_class(values)
 
 
+class RowStaging:
+    """One document's text and chunks held until the write transaction (store.py's
+    DocumentStaging): PostgreSQL has no per-connection temporary file SQLite's Staging can
+    fill without a lock, so they wait in memory, and go in with one COPY. A document's
+    text and rows are a few times its text in memory while it is written."""
+
+    def __init__(self, store: PostgresSearchStore) -> None:
+        self.store = store
+        self.chunks = 0
+        self.chars = 0
+        self._pieces: list[str] = []
+        self._rows: list[ChunkRow] = []
+        self._segmented: list[tuple[str, str]] = []
+        self._vectors: list[bytes] | None = []
+
+    def add(
+        self,
+        text: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+    ) -> None:
+        self._pieces.append(text)
+        self._rows.extend(rows)
+        self._segmented.extend(segmented)
+        if self._vectors is not None and vectors is not None:
+            self._vectors.extend(vectors)
+        elif rows:
+            self._vectors = None  # a piece without vectors: the document has none
+        self.chunks += len(rows)
+        self.chars += len(text)
+
+    def flush(self) -> None:
+        """Nothing to move: the rows wait in memory until `write_chunks`."""
+
+    def drop_vectors(self) -> None:
+        self._vectors = None
+
+    def write_content(self, conn: Any, item_id: str) -> None:
+        conn.execute("DELETE FROM document_texts WHERE item_id = ?", (item_id,))
+        conn.execute(
+            "INSERT INTO document_texts (item_id, content) VALUES (?, ?)", (item_id, "".join(self._pieces))
+        )
+
+    def write_chunks(self, conn: Any, item_id: str, vector_model: str = "") -> None:
+        vectors = self._vectors if self._vectors and len(self._vectors) == len(self._rows) else None
+        self.store.replace_chunks(item_id, self._rows, self._segmented, vectors, vector_model)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pieces, self._rows, self._segmented = [], [], []
+
+
 class SqlConnection:
     """The part of sqlite3.Connection the knowledge base uses (execute, executemany), on
     the PostgreSQL store's connection: `?` statements, rows read by name or number."""
@@ -706,6 +786,26 @@ class SqlConnection:
             cursor = self.store.conn.cursor(row_factory=_rows)
             cursor.executemany(marks(statement), [list(p) for p in params])
             return cursor
+
+    def cursor(self) -> SqlCursor:
+        return SqlCursor(self)
+
+
+class SqlCursor:
+    """sqlite3.Cursor's `row_factory = None` (plain tuples) and `execute`, for lookup.py's
+    readers that ask for plain rows."""
+
+    def __init__(self, connection: SqlConnection) -> None:
+        self.connection = connection
+        self.row_factory: Any = _rows
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        from psycopg.rows import tuple_row
+
+        store = self.connection.store
+        with store._lock, reported():
+            cursor = store.conn.cursor(row_factory=_rows if self.row_factory is not None else tuple_row)
+            return cursor.execute(marks(statement), list(params))
 
 
 class _Scope:

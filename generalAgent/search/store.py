@@ -18,8 +18,9 @@ with no team, and every item it ever wrote is its own ('' / '').
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Self
@@ -30,7 +31,7 @@ from generalAgent.search.lookup import ChunkHit, chunk_window, chunks_at, find_c
 from generalAgent.search.query import MatchQuery
 from generalAgent.search.schema import ITEM_CONTENT, now_iso
 from generalAgent.search.segmentation import Segmenter
-from generalAgent.search.storage import ChunkRow, item_rowid_range, replace_chunks, segment_rows
+from generalAgent.search.storage import ChunkRow, Staging, item_rowid_range, replace_chunks, segment_rows
 
 PRIVATE = ""  # the space of an item only its owner sees
 # The space every viewer reads and none writes: the built-in knowledge, imported by the
@@ -98,6 +99,34 @@ ITEM_FIELDS = (
 )
 
 
+class DocumentStaging(Protocol):
+    """One document's text and chunks gathered while it is read and segmented, before the
+    write transaction, then put in place inside it (storage.Staging for indexes.db)."""
+
+    chunks: int
+    chars: int
+
+    def add(
+        self,
+        text: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+    ) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def drop_vectors(self) -> None: ...
+
+    def write_content(self, conn: Any, item_id: str) -> None: ...
+
+    def write_chunks(self, conn: Any, item_id: str, vector_model: str = "") -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
 class SearchStore(Protocol):
     """Items, chunks and vectors, and the ranked search over them, for one viewer at a call."""
 
@@ -122,7 +151,10 @@ class SearchStore(Protocol):
 
     def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]: ...
 
-    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None: ...
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
+        """The first and last rowid of the item's chunks (consecutive); `chunks`, their
+        number when the caller knows it, may spare a scan."""
+        ...
 
     def search(
         self,
@@ -147,6 +179,25 @@ class SearchStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    def reopen(self) -> AbstractContextManager[SearchStore]:
+        """Another store on the same database, for another thread (a store serves one call
+        at a time), closed at the end of the block."""
+        ...
+
+    # What the indexer (documents/index.py) stages a document in before writing it.
+    def staging(self) -> DocumentStaging: ...
+
+    def nearest_chunks(
+        self,
+        embedder: Any,
+        queries: Sequence[str],
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_ids: Sequence[str] = (),
+    ) -> list[list[tuple[int, float]]]:
+        """semantic.nearest_chunks on this store: per query, the scope's nearest chunks."""
+        ...
 
     # What the knowledge base (knowledge/store.py, search.py) runs on either backend: its
     # statements, written once in SQLite's words with `?` marks (the PostgreSQL schema has
@@ -209,6 +260,7 @@ class SqliteSearchStore:
         """`conn`: an open connection to `db_path` to use (the knowledge store's, opened
         with its schema tracks)."""
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self.db_path, self.settings = Path(db_path), settings
         self._borrowed = conn is not None
         self.conn = conn if conn is not None else connect(Path(db_path))
         # (database version, (rowid, id) of the newest item scanned, chunkless item ids)
@@ -262,8 +314,8 @@ class SqliteSearchStore:
         ).fetchall()
         return [StoredItem(**dict(row)) for row in rows]
 
-    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None:
-        return item_rowid_range(self.conn, item_id)
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
+        return item_rowid_range(self.conn, item_id, chunks)
 
     def search(
         self,
@@ -315,6 +367,29 @@ class SqliteSearchStore:
     def close(self) -> None:
         if not self._borrowed:
             self.conn.close()
+
+    @contextmanager
+    def reopen(self) -> Iterator[SqliteSearchStore]:
+        store = SqliteSearchStore(self.db_path, self.settings)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def staging(self) -> Staging:
+        return Staging(self.conn)
+
+    def nearest_chunks(
+        self,
+        embedder: Any,
+        queries: Sequence[str],
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_ids: Sequence[str] = (),
+    ) -> list[list[tuple[int, float]]]:
+        from generalAgent.search.semantic import nearest_chunks
+
+        return nearest_chunks(self.conn, embedder, queries, rowid_range=rowid_range, item_ids=item_ids)
 
     def __enter__(self) -> Self:
         return self
@@ -434,11 +509,80 @@ def nearest_by_scan(rows: Sequence[Sequence[Any]], vector: bytes, limit: int) ->
     return [(int(rows[i][0]), float(similarity[i])) for i in best]
 
 
+# LangGraph Server's keys in a run's `configurable`, set from the request's authentication
+# (clients cannot set them): the user's identity and the permissions its auth handler gave.
+AUTH_USER = "langgraph_auth_user_id"
+AUTH_PERMISSIONS = "langgraph_auth_permissions"
+TEAM_PERMISSION = "team:"  # a permission naming a team space the user is a member of
+
+
+def served_viewer(configurable: Any) -> Viewer | None:
+    """The viewer of a served run: the authenticated user and the teams their permissions
+    name (`team:NAME`, graph/server_auth.py); None outside a server."""
+    user = configurable.get(AUTH_USER) if configurable else None
+    if not user:
+        return None
+    permissions = configurable.get(AUTH_PERMISSIONS) or ()
+    names = (
+        str(p)[len(TEAM_PERMISSION) :].strip() for p in permissions if str(p).startswith(TEAM_PERMISSION)
+    )
+    return Viewer(str(user), tuple(dict.fromkeys(t for t in names if t and t != PUBLIC)))
+
+
+class SharedStore:
+    """The document index kept by the tools for their process: one connection to
+    indexes.db, or one PostgreSQL store when SEARCH_DATABASE_URL is set, opened on first
+    use and used by one search at a time (tools may run in threads)."""
+
+    def __init__(self, paths: PathSettings, settings: DocumentSettings) -> None:
+        self.paths, self.settings = paths, settings
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._store: SearchStore | None = None
+
+    @contextmanager
+    def use(self) -> Iterator[dict[str, Any]]:
+        """`conn` (indexes.db) or `store` (the team's), held for the block."""
+        with self._lock:
+            if self.paths.search_database_url is not None:
+                if self._store is None:
+                    self._store = open_search_store(self.paths, self.settings)
+                yield {"store": self._store}
+            else:
+                if self._conn is None:
+                    self._conn = connect(self.paths.indexes_db)
+                yield {"conn": self._conn}
+
+
 def viewer_from_settings(paths: PathSettings) -> Viewer:
     """The viewer SEARCH_USER and SEARCH_TEAMS name (the terminal's: '' and none)."""
     names = (t.strip() for t in paths.search_teams.split(","))
     teams = tuple(dict.fromkeys(t for t in names if t and t != PUBLIC))
     return Viewer(paths.search_user.strip(), teams)
+
+
+def open_search_store(paths: PathSettings, settings: DocumentSettings) -> SearchStore | None:
+    """The team's PostgreSQL store SEARCH_DATABASE_URL names, opened (its schema brought up
+    to date); None when it is unset (indexes.db, opened by its users as before)."""
+    url = paths.search_database_url
+    if url is None:
+        return None
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    return PostgresSearchStore(url.get_secret_value(), settings)
+
+
+@contextmanager
+def team_store(paths: PathSettings, settings: DocumentSettings) -> Iterator[dict[str, Any]]:
+    """The keyword arguments `store` and `viewer` a document search of the command line
+    takes (documents/search.py, folder.py): the team's store (closed at the end of the
+    block) or none, and the viewer SEARCH_USER names."""
+    store = open_search_store(paths, settings)
+    try:
+        yield {"store": store, "viewer": viewer_from_settings(paths)}
+    finally:
+        if store is not None:
+            store.close()
 
 
 def copy_store(source: sqlite3.Connection, target: Any, viewer: Viewer = TERMINAL) -> int:

@@ -40,7 +40,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
         untrusted = state_read_untrusted(runtime.state)
         try:
-            with open_store(env.settings) as store:
+            with open_store(env.settings, env.viewer(runtime)) as store:
                 item = store.add_knowledge(
                     title,
                     content,
