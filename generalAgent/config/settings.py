@@ -551,6 +551,14 @@ class ServerSettings(SettingsGroup):
         default=None,
         description="LangGraph Server: HS256 secret of the users' JWTs (their sub claim names the user)",
     )
+    # Team spaces of the search store (search/store.py): whose documents and notes a user
+    # searches besides their own. The user comes from the request's key or token, the teams
+    # from here (or the token's `teams` claim), never from the client's request.
+    server_teams: OptionalText = Field(
+        default=None,
+        description="LangGraph Server: team:user pairs, comma-separated (team:alice,team:bob); "
+        "a user searches and adds to the spaces of their teams",
+    )
     # What a client may switch on with a mention: the discovered tools (tools.yaml) the
     # deployment offers. A shell listed here needs a working sandbox (checked at start-up).
     server_tools: OptionalText = Field(
@@ -567,6 +575,13 @@ class ServerSettings(SettingsGroup):
         le=1_000_000_000,
         description="LangGraph Server: bytes of tool results one run of a user may receive",
     )
+
+    def teams_of(self, user: str) -> tuple[str, ...]:
+        """The team spaces SERVER_TEAMS makes `user` a member of."""
+        pairs = (entry.strip().partition(":") for entry in (self.server_teams or "").split(","))
+        return tuple(
+            dict.fromkeys(team.strip() for team, _, who in pairs if who.strip() == user and team.strip())
+        )
 
     @property
     def offered_tools(self) -> frozenset[str]:

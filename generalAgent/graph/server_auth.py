@@ -36,6 +36,7 @@ from langgraph_sdk import Auth
 
 from generalAgent.config.settings import ServerSettings, Settings, load_settings
 from generalAgent.graph.served import client_run_problem
+from generalAgent.search.store import TEAM_PERMISSION
 
 OWNER = "owner"
 auth = Auth()
@@ -79,6 +80,13 @@ def credential(headers: Mapping[Any, Any]) -> str:
 
 def user_of(token: str, settings: ServerSettings) -> str | None:
     """The user a key or a JWT names, or None when it names nobody."""
+    found = identity_of(token, settings)
+    return found[0] if found is not None else None
+
+
+def identity_of(token: str, settings: ServerSettings) -> tuple[str, tuple[str, ...]] | None:
+    """(user, teams) a key or a JWT names, or None when it names nobody: a key's user is
+    in the teams SERVER_TEAMS gives them, a token's also in its `teams` claim."""
     if not token:
         return None
     user = None
@@ -87,7 +95,7 @@ def user_of(token: str, settings: ServerSettings) -> str | None:
         if hmac.compare_digest(key.encode(), token.encode()):
             user = name
     if user is not None or settings.server_jwt_secret is None:
-        return user
+        return (user, settings.teams_of(user)) if user is not None else None
     import jwt  # PyJWT, a dependency of LangGraph Server itself
 
     try:
@@ -100,7 +108,11 @@ def user_of(token: str, settings: ServerSettings) -> str | None:
     except jwt.PyJWTError:
         return None
     subject = claims.get("sub")
-    return str(subject) if subject else None
+    if not subject:
+        return None
+    claimed = claims.get("teams")
+    teams = [str(t) for t in claimed if isinstance(t, str)] if isinstance(claimed, list) else []
+    return str(subject), tuple(dict.fromkeys([*settings.teams_of(str(subject)), *teams]))
 
 
 @auth.authenticate
@@ -111,12 +123,16 @@ async def authenticate(headers: dict) -> Auth.types.MinimalUserDict:
             status_code=401,
             detail="This server has no users: set SERVER_API_KEYS or SERVER_JWT_SECRET (docs/deployment.md).",
         )
-    user = user_of(credential(headers), settings)
-    if user is None:
+    found = identity_of(credential(headers), settings)
+    if found is None:
         raise Auth.exceptions.HTTPException(
             status_code=401, detail="Send a valid key: Authorization: Bearer KEY (or x-api-key: KEY)."
         )
-    return {"identity": user}
+    user, teams = found
+    # The teams ride as permissions: the server puts them in every run's config
+    # (langgraph_auth_permissions), where the tools read whose spaces a call sees
+    # (search/store.py `served_viewer`); a client cannot set them.
+    return {"identity": user, "permissions": [f"{TEAM_PERMISSION}{team}" for team in teams]}
 
 
 @auth.on

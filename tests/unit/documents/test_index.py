@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,13 +19,13 @@ from hypothesis import strategies as st
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents import (
     Passage,
-    open_index,
     cleanup_old_indexes,
     cleanup_old_indexes_for_file,
     compute_file_hash,
     create_index,
     get_index_stats,
     index_exists,
+    open_index,
     search_in_index,
 )
 from generalAgent.documents.index import QueryError, SearchIndex
@@ -60,6 +59,7 @@ def settings(data_dir: Path, backend: str) -> Iterator[Settings]:
             model={"model_name": "test-model", "openai_api_key": "sk-test", "model_max_retries": 0},
             paths={"data_dir": data_dir, "search_database_url": url},
         )
+
 
 REPORT = """# 2024 年度报告
 
