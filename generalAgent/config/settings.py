@@ -216,6 +216,13 @@ class PathSettings(SettingsGroup):
         description="Sessions, indexes, the knowledge base and workspaces; unset = the user data folder "
         "(~/.local/share/generalagent on Linux); DATA_DIR=data in a folder's .env keeps a project-local store",
     )
+    # Several replicas of a served deployment serve one thread in turn: its uploads and
+    # outputs must be where each of them reads (a shared mount), not in one DATA_DIR.
+    shared_workspaces_dir: OptionalPath = Field(
+        default=None,
+        description="The sessions' workspaces (uploads, outputs) in a folder every replica mounts, "
+        "e.g. /mnt/agent/workspaces; unset = DATA_DIR/workspaces",
+    )
     skills_dir: Path = Field(default=builtin_path("skills"), description="Skill folders (<id>/SKILL.md)")
     agents_dir: Path = Field(default=builtin_path("agents"), description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
@@ -275,7 +282,7 @@ class PathSettings(SettingsGroup):
 
     @property
     def workspaces_dir(self) -> Path:
-        return self.data_dir / "workspaces"
+        return self.shared_workspaces_dir or self.data_dir / "workspaces"
 
     @property
     def input_history_file(self) -> Path:

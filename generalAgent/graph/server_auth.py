@@ -36,9 +36,11 @@ from langgraph_sdk import Auth
 
 from generalAgent.config.settings import ServerSettings, Settings, load_settings
 from generalAgent.graph.served import client_run_problem
-from generalAgent.search.store import TEAM_PERMISSION
+from generalAgent.search.store import AUTH_PERMISSIONS, AUTH_RECORD, AUTH_USER, TEAM_PERMISSION
 
 OWNER = "owner"
+# Keys of a run's configurable that name its user (search/store.py `served_identity`).
+IDENTITY_KEYS = (AUTH_USER, "user_id")
 auth = Auth()
 
 
@@ -157,13 +159,40 @@ async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Fil
 
 @auth.on.threads.create_run
 async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
-    """A run on one's own thread, with nothing in it that widens what the server allows."""
+    """A run on one's own thread, with nothing in it that widens what the server allows
+    and no identity but the one the request proved."""
     settings = await asyncio.to_thread(served_settings)
-    kwargs = value.get("kwargs") if isinstance(value, dict) else None
-    problem = client_run_problem(kwargs if isinstance(kwargs, dict) else {}, settings)
+    # LangGraph Server hands the run's arguments under `kwargs`; Aegra the request itself.
+    kwargs = value.get("kwargs", value) if isinstance(value, dict) else None
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    problem = client_run_problem(kwargs, settings) or identity_problem(kwargs, ctx)
     if problem is not None:
         raise Auth.exceptions.HTTPException(status_code=403, detail=f"Refused: {problem}.")
     return _owned(ctx, value)
+
+
+def identity_problem(kwargs: Mapping[str, Any], ctx: Auth.types.AuthContext) -> str | None:
+    """Why a run's config names another user than the request proved, or None. LangGraph
+    Server writes the authenticated user over these keys before this check; Aegra keeps a
+    client's `user_id` and `langgraph_auth_user`, which the tools would take for the user."""
+    config = kwargs.get("config")
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(configurable, Mapping):
+        return None
+    claimed = {key: configurable[key] for key in IDENTITY_KEYS if key in configurable}
+    record = configurable.get(AUTH_RECORD)
+    if record is not None:
+        try:
+            claimed[AUTH_RECORD] = record.get("identity")
+        except (AttributeError, TypeError):
+            claimed[AUTH_RECORD] = None
+    for key, user in claimed.items():
+        if str(user) != ctx.user.identity:
+            return f"config key {key!r} names the user; the server decides who you are"
+    permissions = configurable.get(AUTH_PERMISSIONS)
+    if permissions is not None and list(permissions) != list(ctx.permissions):
+        return f"config key {AUTH_PERMISSIONS!r} is the server's"
+    return None
 
 
 @auth.on.threads.update

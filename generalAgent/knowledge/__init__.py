@@ -66,4 +66,5 @@ def open_store(settings: Settings, viewer: Viewer | None = None) -> KnowledgeSto
         embeddings_from_settings(settings),
         viewer if viewer is not None else viewer_from_settings(settings.paths),
         database_url=url.get_secret_value() if url is not None else None,
+        workspaces_dir=settings.paths.workspaces_dir,
     )

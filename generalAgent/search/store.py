@@ -509,24 +509,43 @@ def nearest_by_scan(rows: Sequence[Sequence[Any]], vector: bytes, limit: int) ->
     return [(int(rows[i][0]), float(similarity[i])) for i in best]
 
 
-# LangGraph Server's keys in a run's `configurable`, set from the request's authentication
-# (clients cannot set them): the user's identity and the permissions its auth handler gave.
+# A served run's `configurable` keys naming the user the server authenticated for the request
+# (a client's own values are refused: graph/server_auth.py). LangGraph Server sets the id and
+# the permissions its auth handler gave; Aegra (docs/deployment.md) the user's whole record.
 AUTH_USER = "langgraph_auth_user_id"
 AUTH_PERMISSIONS = "langgraph_auth_permissions"
+AUTH_RECORD = "langgraph_auth_user"
 TEAM_PERMISSION = "team:"  # a permission naming a team space the user is a member of
+
+
+def served_identity(configurable: Any) -> tuple[str, tuple[str, ...]] | None:
+    """(user, permissions) of a served run, as either server puts them in the run's
+    configurable; None outside a server."""
+    if not configurable:
+        return None
+    user, permissions = configurable.get(AUTH_USER), configurable.get(AUTH_PERMISSIONS)
+    record = configurable.get(AUTH_RECORD)
+    if not user and record is not None:
+        try:
+            user = record.get("identity")
+            permissions = permissions if permissions is not None else record.get("permissions")
+        except (AttributeError, KeyError, TypeError):
+            return None
+    if not user:
+        return None
+    listed = permissions if isinstance(permissions, list | tuple) else ()
+    return str(user), tuple(str(p) for p in listed)
 
 
 def served_viewer(configurable: Any) -> Viewer | None:
     """The viewer of a served run: the authenticated user and the teams their permissions
     name (`team:NAME`, graph/server_auth.py); None outside a server."""
-    user = configurable.get(AUTH_USER) if configurable else None
-    if not user:
+    identity = served_identity(configurable)
+    if identity is None:
         return None
-    permissions = configurable.get(AUTH_PERMISSIONS) or ()
-    names = (
-        str(p)[len(TEAM_PERMISSION) :].strip() for p in permissions if str(p).startswith(TEAM_PERMISSION)
-    )
-    return Viewer(str(user), tuple(dict.fromkeys(t for t in names if t and t != PUBLIC)))
+    user, permissions = identity
+    names = (p[len(TEAM_PERMISSION) :].strip() for p in permissions if p.startswith(TEAM_PERMISSION))
+    return Viewer(user, tuple(dict.fromkeys(t for t in names if t and t != PUBLIC)))
 
 
 class SharedStore:
