@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph_sdk import Auth
@@ -165,13 +165,15 @@ async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Filter
     # LangGraph Server hands the run's arguments under `kwargs`; Aegra the request itself.
     kwargs = value.get("kwargs", value) if isinstance(value, dict) else None
     kwargs = kwargs if isinstance(kwargs, dict) else {}
-    problem = client_run_problem(kwargs, settings) or identity_problem(kwargs, ctx)
+    problem = client_run_problem(kwargs, settings) or identity_problem(
+        kwargs, ctx.user.identity, list(ctx.permissions)
+    )
     if problem is not None:
         raise Auth.exceptions.HTTPException(status_code=403, detail=f"Refused: {problem}.")
     return _owned(ctx, value)
 
 
-def identity_problem(kwargs: Mapping[str, Any], ctx: Auth.types.AuthContext) -> str | None:
+def identity_problem(kwargs: Mapping[str, Any], user: str, permissions: Sequence[str]) -> str | None:
     """Why a run's config names another user than the request proved, or None. LangGraph
     Server writes the authenticated user over these keys before this check; Aegra keeps a
     client's `user_id` and `langgraph_auth_user`, which the tools would take for the user."""
@@ -186,11 +188,11 @@ def identity_problem(kwargs: Mapping[str, Any], ctx: Auth.types.AuthContext) -> 
             claimed[AUTH_RECORD] = record.get("identity")
         except (AttributeError, TypeError):
             claimed[AUTH_RECORD] = None
-    for key, user in claimed.items():
-        if str(user) != ctx.user.identity:
+    for key, named in claimed.items():
+        if str(named) != user:
             return f"config key {key!r} names the user; the server decides who you are"
-    permissions = configurable.get(AUTH_PERMISSIONS)
-    if permissions is not None and list(permissions) != list(ctx.permissions):
+    given = configurable.get(AUTH_PERMISSIONS)
+    if given is not None and list(given) != list(permissions):
         return f"config key {AUTH_PERMISSIONS!r} is the server's"
     return None
 
