@@ -249,13 +249,14 @@ class PathSettings(SettingsGroup):
     # A secret, as DATABASE_URL: it usually holds the database password.
     search_database_url: OptionalSecret = Field(
         default=None,
-        description="PostgreSQL for the knowledge base a team shares (kb, the knowledge tools), e.g. "
+        description="PostgreSQL for the documents and knowledge base a team shares (index, search, search_file, "
+        "search_folder, kb, the knowledge tools), e.g. "
         "postgresql://user:pass@host:5432/db (needs the postgres extra); unset = DATA_DIR/indexes.db",
     )
     search_user: str = Field(
         default="",
         description="Whose private space notes and documents go to in a shared search store; "
-        "unset = the terminal's one user",
+        "unset = the terminal's one user (a served deployment takes the user from its authentication)",
     )
     search_teams: str = Field(
         default="",
