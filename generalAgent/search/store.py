@@ -17,8 +17,10 @@ with no team, and every item it ever wrote is its own ('' / '').
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -32,6 +34,11 @@ from generalAgent.search.query import MatchQuery
 from generalAgent.search.schema import ITEM_CONTENT, now_iso
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, Staging, item_rowid_range, replace_chunks, segment_rows
+
+logger = logging.getLogger(__name__)
+
+# Vectors in one scope past which the exact scan warns (about 100 ms of numpy at 256 dimensions).
+EXACT_SCAN_WARN = 50_000
 
 PRIVATE = ""  # the space of an item only its owner sees
 # The space every viewer reads and none writes: the built-in knowledge, imported by the
@@ -249,7 +256,121 @@ class SearchStore(Protocol):
         ...
 
 
-class SqliteSearchStore:
+class StoreCommon(ABC):
+    """What both backends do alike, written once in SQLite's words: items, the viewer's
+    scope and vectors read and written through `sql` and `transaction()` (the PostgreSQL
+    store runs `?` statements too), the ranked lookup through each backend's `find_chunks`."""
+
+    _warned_scan = False
+
+    @property
+    @abstractmethod
+    def sql(self) -> Any: ...
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    @abstractmethod
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None: ...
+
+    @abstractmethod
+    def find_chunks(
+        self,
+        query: str | MatchQuery | Sequence[str],
+        limit: int,
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_filter: str = "",
+        filter_params: Sequence[Any] = (),
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]: ...
+
+    def _replace_item(self, conn: Any, item: StoredItem, viewer: Viewer) -> None:
+        """Put `item` in place of one of the same id the viewer may write (inside the
+        caller's transaction on `conn`, before its chunks are written)."""
+        _check_write(viewer, item)
+        existing = conn.execute("SELECT owner, space FROM items WHERE id = ?", (item.id,)).fetchone()
+        if existing is not None and not viewer.may_write(existing[0], existing[1]):
+            raise SpaceError(f"item {item.id} is not yours to replace")
+        conn.execute("DELETE FROM items WHERE id = ?", (item.id,))
+        conn.execute(
+            f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join('?' * len(ITEM_FIELDS))})",
+            [getattr(item, name) for name in ITEM_FIELDS],
+        )
+
+    def delete_item(self, item_id: str, viewer: Viewer) -> bool:
+        where, params = viewer.where("items", "?")
+        with self.transaction() as conn:
+            return (
+                int(conn.execute(f"DELETE FROM items WHERE id = ? AND {where}", [item_id, *params]).rowcount)
+                > 0
+            )
+
+    def get_item(self, item_id: str, viewer: Viewer) -> StoredItem | None:
+        items = self._items(viewer, "items.id = ?", [item_id])
+        return items[0] if items else None
+
+    def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]:
+        return self._items(viewer, "items.domain = ?" if domain else "", [domain] if domain else [])
+
+    def _items(self, viewer: Viewer, condition: str, params: list[Any]) -> list[StoredItem]:
+        where, values = viewer.where("items", "?")
+        columns = ", ".join(
+            ITEM_CONTENT + " AS content" if name == "content" else name for name in ITEM_FIELDS
+        )
+        rows = self.sql.execute(
+            f"SELECT {columns} FROM items WHERE {where}{' AND ' + condition if condition else ''}"
+            " ORDER BY created_at, id",
+            [*values, *params],
+        ).fetchall()
+        return [StoredItem(*row) for row in rows]
+
+    def search(
+        self,
+        query: str | Sequence[str],
+        limit: int,
+        viewer: Viewer,
+        *,
+        item_id: str | None = None,
+        domain: str | None = None,
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]:
+        where, params = viewer.where("i", "?")
+        rowid_range = None
+        if item_id is not None:
+            rowid_range = self.item_rowid_range(item_id)
+            if rowid_range is None:
+                return []
+        if domain:
+            where += " AND i.domain = ?"
+            params.append(domain)
+        return self.find_chunks(
+            query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic
+        )
+
+    def nearest(
+        self, vector: bytes, model: str, limit: int, viewer: Viewer, *, item_id: str | None = None
+    ) -> list[tuple[int, float]]:
+        where, params = viewer.where("i", "?")
+        if item_id is not None:
+            where += " AND i.id = ?"
+            params.append(item_id)
+        rows = self.sql.execute(
+            "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
+            f" JOIN items i ON i.id = c.item_id WHERE v.model = ? AND {where}",
+            [model, *params],
+        ).fetchall()
+        if len(rows) > EXACT_SCAN_WARN and not self._warned_scan:
+            self._warned_scan = True
+            logger.warning(
+                "semantic search scans %d vectors exactly; keep scopes smaller or search by keywords"
+                " for large stores",
+                len(rows),
+            )
+        return nearest_by_scan(rows, vector, limit)
+
+
+class SqliteSearchStore(StoreCommon):
     """The search store in indexes.db (the terminal's): FTS5 and lookup.py as they are."""
 
     backend = "sqlite"
@@ -277,92 +398,14 @@ class SqliteSearchStore:
         _check_write(viewer, item)
         segmented = segment_rows(rows, self.segmenter, item.title)
         with transaction(self.conn):
-            existing = self.conn.execute("SELECT owner, space FROM items WHERE id = ?", (item.id,)).fetchone()
-            if existing is not None and not viewer.may_write(*existing):
-                raise SpaceError(f"item {item.id} is not yours to replace")
-            self.conn.execute("DELETE FROM items WHERE id = ?", (item.id,))
-            self.conn.execute(
-                f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join('?' * len(ITEM_FIELDS))})",
-                [getattr(item, name) for name in ITEM_FIELDS],
-            )
+            self._replace_item(self.conn, item, viewer)
             return replace_chunks(self.conn, item.id, rows, segmented, vectors, vector_model)
-
-    def delete_item(self, item_id: str, viewer: Viewer) -> bool:
-        where, params = viewer.where("items", "?")
-        with transaction(self.conn):
-            return (
-                self.conn.execute(f"DELETE FROM items WHERE id = ? AND {where}", [item_id, *params]).rowcount
-                > 0
-            )
-
-    def get_item(self, item_id: str, viewer: Viewer) -> StoredItem | None:
-        items = self._items(viewer, "items.id = ?", [item_id])
-        return items[0] if items else None
-
-    def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]:
-        return self._items(viewer, "items.domain = ?" if domain else "", [domain] if domain else [])
-
-    def _items(self, viewer: Viewer, condition: str, params: list[Any]) -> list[StoredItem]:
-        where, values = viewer.where("items", "?")
-        columns = ", ".join(
-            ITEM_CONTENT + " AS content" if name == "content" else name for name in ITEM_FIELDS
-        )
-        rows = self.conn.execute(
-            f"SELECT {columns} FROM items WHERE {where}{' AND ' + condition if condition else ''}"
-            " ORDER BY created_at, id",
-            [*values, *params],
-        ).fetchall()
-        return [StoredItem(**dict(row)) for row in rows]
 
     def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
         return item_rowid_range(self.conn, item_id, chunks)
 
-    def search(
-        self,
-        query: str | Sequence[str],
-        limit: int,
-        viewer: Viewer,
-        *,
-        item_id: str | None = None,
-        domain: str | None = None,
-        semantic: Sequence[Sequence[tuple[int, float]]] = (),
-    ) -> list[ChunkHit]:
-        where, params = viewer.where("i", "?")
-        rowid_range = None
-        if item_id is not None:
-            rowid_range = self.item_rowid_range(item_id)
-            if rowid_range is None:
-                return []
-        if domain:
-            where += " AND i.domain = ?"
-            params.append(domain)
-        return find_chunks(
-            self.conn,
-            query,
-            self.segmenter,
-            limit,
-            rowid_range=rowid_range,
-            item_filter=where,
-            filter_params=params,
-            semantic=semantic,
-        )
-
     def window(self, item_id: str, first: int, last: int) -> list[ChunkHit]:
         return chunk_window(self.conn, item_id, first, last)
-
-    def nearest(
-        self, vector: bytes, model: str, limit: int, viewer: Viewer, *, item_id: str | None = None
-    ) -> list[tuple[int, float]]:
-        where, params = viewer.where("i", "?")
-        if item_id is not None:
-            where += " AND i.id = ?"
-            params.append(item_id)
-        rows = self.conn.execute(
-            "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
-            f" JOIN items i ON i.id = c.item_id WHERE v.model = ? AND {where}",
-            [model, *params],
-        ).fetchall()
-        return nearest_by_scan(rows, vector, limit)
 
     def close(self) -> None:
         if not self._borrowed:
