@@ -28,7 +28,7 @@ from generalAgent.graph.builder import make_graph
 from generalAgent.graph.served import client_run_problem
 from generalAgent.graph.served_app import checked_start
 from generalAgent.graph.server_auth import credential, identity_of, identity_problem, served_settings
-from generalAgent.search.store import TEAM_PERMISSION
+from generalAgent.search.viewer import TEAM_PERMISSION
 
 __all__ = ["RunRequestCheck", "app", "make_graph"]
 

@@ -37,7 +37,7 @@ from langchain_core.runnables import RunnableConfig
 from generalAgent.config.settings import ServerSettings, Settings
 from generalAgent.process_secrets import withhold_secrets
 from generalAgent.sandbox import SandboxUnavailable, find_sandbox
-from generalAgent.search.store import served_identity
+from generalAgent.search.viewer import served_identity
 from generalAgent.tools.registry import parse_tools_yaml
 
 SHELL_TOOLS = frozenset({"run_bash_command"})

@@ -36,7 +36,7 @@ from langgraph_sdk import Auth
 
 from generalAgent.config.settings import ServerSettings, Settings, load_settings
 from generalAgent.graph.served import client_run_problem
-from generalAgent.search.store import AUTH_PERMISSIONS, AUTH_RECORD, AUTH_USER, TEAM_PERMISSION
+from generalAgent.search.viewer import AUTH_PERMISSIONS, AUTH_RECORD, AUTH_USER, TEAM_PERMISSION
 
 OWNER = "owner"
 # Keys of a run's configurable that name its user (search/store.py `served_identity`).

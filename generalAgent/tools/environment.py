@@ -81,7 +81,7 @@ class ToolEnvironment:
         LangGraph Server authenticated for this request and the teams its auth gave them
         (graph/server_auth.py), never a setting or anything the client sent; elsewhere
         SEARCH_USER and SEARCH_TEAMS (the terminal: '' and none)."""
-        from generalAgent.search.store import served_viewer, viewer_from_settings
+        from generalAgent.search.viewer import served_viewer, viewer_from_settings
 
         configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
         served = served_viewer(configurable)

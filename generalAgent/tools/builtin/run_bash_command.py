@@ -31,7 +31,7 @@ from langchain_core.tools import BaseTool, tool
 from generalAgent.config.settings import Settings
 from generalAgent.process_secrets import child_environment
 from generalAgent.sandbox import Confinement, Sandbox, SandboxUnavailable, agent_runtime_folders, find_sandbox
-from generalAgent.search.store import served_identity
+from generalAgent.search.viewer import served_identity
 from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL, CallContext, files_run_by
 from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
