@@ -31,7 +31,7 @@ import numpy as np
 
 from generalAgent.search import vector_index
 from generalAgent.search.connection import connect, transaction
-from generalAgent.search.semantic import _nearest_by_scan
+from generalAgent.search.semantic import scan_nearest
 
 MODEL = "bench-model"
 
@@ -105,7 +105,7 @@ def measure(size: int, dimensions: int, queries: int, rng: np.random.Generator) 
         scan_times, knn_times, same = [], [], 0
         for text, blob in asked.items():
             # In lockstep, one query each way in turn: the machine's noise falls on both.
-            spent, scanned = timed(lambda text=text: _nearest_by_scan(conn, source, [text], None, (), 10)[0])
+            spent, scanned = timed(lambda text=text: scan_nearest(conn, source, [text], None, (), 10)[0])
             scan_times.append(spent)
             if problem is None:
                 spent, found = timed(lambda blob=blob: vector_index.nearest(conn, MODEL, blob, 10))

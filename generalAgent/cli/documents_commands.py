@@ -12,7 +12,6 @@ go to stderr, results to stdout, so `--json` output can be piped.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -28,14 +27,15 @@ from generalAgent.cli.search_commands import search_command
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
 from generalAgent.cli.terminal_text import one_line, terminal_console
 from generalAgent.config.settings import Settings
+from generalAgent.documents import open_index
 from generalAgent.documents.convert import soffice
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.images import IMAGE_SUFFIXES
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.reading import OLD_OFFICE, SEARCHABLE_SUFFIXES, DocumentError
 from generalAgent.i18n import _, ngettext
-from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
+from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.search.storage import VectorSource
 
 # Documents with more chunks than this get their own progress bar with a chunks/s rate.
@@ -134,7 +134,7 @@ def index_command(
     failed = False
     try:
         vectors = embeddings_from_settings(settings)
-        with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        with open_index(settings) as index:
             if cleanup:
                 report["removed"] = index.cleanup_old(days)
                 if not as_json:
@@ -157,11 +157,11 @@ def index_command(
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
                 report["files"] = _index_files(index, files, err, force)
                 failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])
-                if vectors is not None:
+                if vectors is not None and index.store.backend == "sqlite":
                     report["embedded"] = _embed_pending(index, vectors, settings, err)
             if stats:
                 report["stats"] = index.stats()
-    except (DatabaseError, sqlite3.Error) as exc:
+    except INDEX_ERRORS as exc:
         fail(str(exc), EXIT_FAILED)
     if as_json:
         print(json.dumps(report, ensure_ascii=False, indent=2))

@@ -39,10 +39,18 @@ from generalAgent.documents.folder import FolderSearch, search_files, search_fol
 from generalAgent.documents.folder_walk import glob_files
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.reading import SEARCHABLE_SUFFIXES
-from generalAgent.documents.search import MAX_RESULTS_ASKED, SearchFailure, line_numbers, search_document
+from generalAgent.documents.search import (
+    MAX_RESULTS_ASKED,
+    FileSearch,
+    SearchFailure,
+    line_numbers,
+    search_document,
+)
 from generalAgent.i18n import _, ngettext
 from generalAgent.search.embeddings import embeddings_from_settings
+from generalAgent.search.lookup import INDEX_ERRORS
 from generalAgent.search.results import SearchResult
+from generalAgent.search.store import team_store
 
 # What `search -n` says it defaults to: the setting's own default (SEARCH_MAX_RESULTS_DEFAULT).
 DEFAULT_RESULTS = DocumentSettings.model_fields["search_max_results_default"].default
@@ -119,19 +127,23 @@ def search_command(
         return
     vectors = embeddings_from_settings(settings)
     try:
-        result = search_document(
-            settings.paths.indexes_db,
-            settings.documents,
-            path,
-            query,
-            max_results,
-            regex=regex,
-            vectors=vectors,
-            whole_call=True,
-        )
+        with team_store(settings.paths, settings.documents) as team:
+            result = search_document(
+                settings.paths.indexes_db,
+                settings.documents,
+                path,
+                query,
+                max_results,
+                regex=regex,
+                vectors=vectors,
+                whole_call=True,
+                **team,
+            )
     except SearchFailure as exc:
         fail(exc.shown(_, ngettext), EXIT_FAILED)
-    _tell_unembedded(result.unembedded, _typed(str(path)), err)
+    except INDEX_ERRORS as exc:
+        fail(str(exc), EXIT_FAILED)
+    _tell_unembedded(_unembedded(settings, result), _typed(str(path)), err)
     if as_json:
         print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
     else:
@@ -197,9 +209,12 @@ def _text_lines(
     if not wanted:
         return {}
     lines: dict[tuple[str, int], int] = {}
-    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+    with (
+        team_store(settings.paths, settings.documents) as team,
+        SearchIndex(settings.paths.indexes_db, settings.documents, store=team["store"]) as index,
+    ):
         for item_id, starts in wanted.items():
-            at_line = line_numbers(index.conn, item_id, list(starts.values()))
+            at_line = line_numbers(index.db, item_id, list(starts.values()))
             lines.update({(item_id, chunk): at_line[start] for chunk, start in starts.items()})
     return lines
 
@@ -214,35 +229,51 @@ def _search_many(
     """`generalagent search "docs/*.pdf" QUERY` (the files a glob names, indexed as needed)
     and `generalagent search --all QUERY` (every indexed document, nothing read)."""
     try:
-        if pattern is None:
-            result = search_indexed(
-                settings.paths.indexes_db,
-                settings.documents,
-                query,
-                max_results,
-                label=_("the index"),
-                vectors=embeddings_from_settings(settings),
-            )
-        else:
-            found = glob_files(Path(pattern).expanduser(), hidden=False)
-            files = [f for f in found.files if f.suffix.lower() in SEARCHABLE_SUFFIXES]
-            if not files:
-                fail(_("{pattern}: no file matches").format(pattern=pattern), EXIT_FAILED)
-            result = search_files(
-                settings.paths.indexes_db,
-                settings.documents,
-                files,
-                query,
-                max_results,
-                label=pattern,
-                vectors=embeddings_from_settings(settings),
-            )
+        with team_store(settings.paths, settings.documents) as team:
+            result = _search_many_in(settings, pattern, query, max_results, team)
     except SearchFailure as exc:
         fail(exc.shown(_, ngettext), EXIT_FAILED)
+    except INDEX_ERRORS as exc:
+        fail(str(exc), EXIT_FAILED)
     _tell_unembedded(
-        result.unembedded, None if pattern is None else _typed(pattern), terminal_console(stderr=True)
+        _unembedded(settings, result),
+        None if pattern is None else _typed(pattern),
+        terminal_console(stderr=True),
     )
     _print_many(settings, result, as_json)
+
+
+def _search_many_in(
+    settings: Settings,
+    pattern: str | None,
+    query: str | list[str],
+    max_results: int | None,
+    team: dict[str, Any],
+) -> FolderSearch:
+    if pattern is None:
+        return search_indexed(
+            settings.paths.indexes_db,
+            settings.documents,
+            query,
+            max_results,
+            label=_("the index"),
+            vectors=embeddings_from_settings(settings),
+            **team,
+        )
+    found = glob_files(Path(pattern).expanduser(), hidden=False)
+    files = [f for f in found.files if f.suffix.lower() in SEARCHABLE_SUFFIXES]
+    if not files:
+        fail(_("{pattern}: no file matches").format(pattern=pattern), EXIT_FAILED)
+    return search_files(
+        settings.paths.indexes_db,
+        settings.documents,
+        files,
+        query,
+        max_results,
+        label=pattern,
+        vectors=embeddings_from_settings(settings),
+        **team,
+    )
 
 
 def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None:
@@ -255,6 +286,12 @@ def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None
         terminal_console().print(render_folder_hits(result, lines), highlight=False)
     if not result.documents:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _unembedded(settings: Settings, result: FileSearch | FolderSearch) -> int:
+    """Chunks the search looked in that have no vector yet; none said of a team's store
+    (SEARCH_DATABASE_URL), whose chunks are embedded as they are indexed or not at all."""
+    return 0 if settings.paths.search_database_url is not None else result.unembedded
 
 
 def _tell_unembedded(missing: int, shown: str | None, err: Console) -> None:
@@ -295,19 +332,23 @@ def _search_folder(
             progress.update(task, completed=done, total=total, description=escape(name or str(folder)))
 
         try:
-            result = search_folder(
-                settings.paths.indexes_db,
-                settings.documents,
-                folder.resolve(),
-                query,
-                max_results,
-                shown_as=lambda path: _shown(path, folder),
-                vectors=embeddings_from_settings(settings),
-                progress=advance,
-            )
+            with team_store(settings.paths, settings.documents) as team:
+                result = search_folder(
+                    settings.paths.indexes_db,
+                    settings.documents,
+                    folder.resolve(),
+                    query,
+                    max_results,
+                    shown_as=lambda path: _shown(path, folder),
+                    vectors=embeddings_from_settings(settings),
+                    progress=advance,
+                    **team,
+                )
         except SearchFailure as exc:
             fail(exc.shown(_, ngettext), EXIT_FAILED)
-    _tell_unembedded(result.unembedded, _typed(str(folder)), err)
+        except INDEX_ERRORS as exc:
+            fail(str(exc), EXIT_FAILED)
+    _tell_unembedded(_unembedded(settings, result), _typed(str(folder)), err)
     _print_many(settings, result, as_json)
 
 

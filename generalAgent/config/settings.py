@@ -216,6 +216,13 @@ class PathSettings(SettingsGroup):
         description="Sessions, indexes, the knowledge base and workspaces; unset = the user data folder "
         "(~/.local/share/generalagent on Linux); DATA_DIR=data in a folder's .env keeps a project-local store",
     )
+    # Several replicas of a served deployment serve one thread in turn: its uploads and
+    # outputs must be where each of them reads (a shared mount), not in one DATA_DIR.
+    shared_workspaces_dir: OptionalPath = Field(
+        default=None,
+        description="The sessions' workspaces (uploads, outputs) in a folder every replica mounts, "
+        "e.g. /mnt/agent/workspaces; unset = DATA_DIR/workspaces",
+    )
     skills_dir: Path = Field(default=builtin_path("skills"), description="Skill folders (<id>/SKILL.md)")
     agents_dir: Path = Field(default=builtin_path("agents"), description="Sub-agent profiles (<name>.md)")
     knowledge_dir: Path = Field(
@@ -242,13 +249,14 @@ class PathSettings(SettingsGroup):
     # A secret, as DATABASE_URL: it usually holds the database password.
     search_database_url: OptionalSecret = Field(
         default=None,
-        description="PostgreSQL for the knowledge base a team shares (kb, the knowledge tools), e.g. "
+        description="PostgreSQL for the documents and knowledge base a team shares (index, search, search_file, "
+        "search_folder, kb, the knowledge tools), e.g. "
         "postgresql://user:pass@host:5432/db (needs the postgres extra); unset = DATA_DIR/indexes.db",
     )
     search_user: str = Field(
         default="",
         description="Whose private space notes and documents go to in a shared search store; "
-        "unset = the terminal's one user",
+        "unset = the terminal's one user (a served deployment takes the user from its authentication)",
     )
     search_teams: str = Field(
         default="",
@@ -275,7 +283,7 @@ class PathSettings(SettingsGroup):
 
     @property
     def workspaces_dir(self) -> Path:
-        return self.data_dir / "workspaces"
+        return self.shared_workspaces_dir or self.data_dir / "workspaces"
 
     @property
     def input_history_file(self) -> Path:
@@ -554,6 +562,14 @@ class ServerSettings(SettingsGroup):
         default=None,
         description="LangGraph Server: HS256 secret of the users' JWTs (their sub claim names the user)",
     )
+    # Team spaces of the search store (search/store.py): whose documents and notes a user
+    # searches besides their own. The user comes from the request's key or token, the teams
+    # from here (or the token's `teams` claim), never from the client's request.
+    server_teams: OptionalText = Field(
+        default=None,
+        description="LangGraph Server: team:user pairs, comma-separated (team:alice,team:bob); "
+        "a user searches and adds to the spaces of their teams",
+    )
     # What a client may switch on with a mention: the discovered tools (tools.yaml) the
     # deployment offers. A shell listed here needs a working sandbox (checked at start-up).
     server_tools: OptionalText = Field(
@@ -570,6 +586,13 @@ class ServerSettings(SettingsGroup):
         le=1_000_000_000,
         description="LangGraph Server: bytes of tool results one run of a user may receive",
     )
+
+    def teams_of(self, user: str) -> tuple[str, ...]:
+        """The team spaces SERVER_TEAMS makes `user` a member of."""
+        pairs = (entry.strip().partition(":") for entry in (self.server_teams or "").split(","))
+        return tuple(
+            dict.fromkeys(team.strip() for team, _, who in pairs if who.strip() == user and team.strip())
+        )
 
     @property
     def offered_tools(self) -> frozenset[str]:

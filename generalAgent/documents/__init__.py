@@ -70,11 +70,20 @@ __all__ = [
 
 
 def open_index(settings: Settings | None = None) -> SearchIndex:
-    """The index of `settings` (default: from the environment and .env)."""
+    """The index of `settings` (default: from the environment and .env): indexes.db, or
+    the team's PostgreSQL store when SEARCH_DATABASE_URL is set (as SEARCH_USER)."""
     from generalAgent.documents.index import SearchIndex
+    from generalAgent.search.store import open_search_store, viewer_from_settings
 
     settings = settings or load_settings()
-    return SearchIndex(settings.paths.indexes_db, settings.documents)
+    store = open_search_store(settings.paths, settings.documents)
+    return SearchIndex(
+        settings.paths.indexes_db,
+        settings.documents,
+        store=store,
+        viewer=viewer_from_settings(settings.paths),
+        owns_store=store is not None,
+    )
 
 
 def create_index(path: Path, settings: Settings | None = None, *, embed: bool = True) -> IndexedDocument:
@@ -89,7 +98,7 @@ def create_index(path: Path, settings: Settings | None = None, *, embed: bool = 
     with open_index(settings) as index:
         document = index.index_file(Path(path))
         vectors = embeddings_from_settings(settings) if embed else None
-        if vectors is not None:
+        if vectors is not None and index.store.backend == "sqlite":
             # Resumable: what was embedded stays, the rest waits for the next pass.
             with suppress(EmbeddingError):
                 embed_pending(index.conn, vectors, settings.documents.embedding_batch_size)
@@ -113,8 +122,6 @@ def search_in_index(
     """
     from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
     from generalAgent.search.query import phrasings
-    from generalAgent.search.semantic import nearest_chunks
-    from generalAgent.search.storage import item_rowid_range
 
     settings = settings or load_settings()
     with open_index(settings) as index:
@@ -130,8 +137,8 @@ def search_in_index(
         asked = [query] if isinstance(query, str) else phrasings(query)
         if vectors is not None and asked:
             try:
-                semantic = nearest_chunks(
-                    index.conn, vectors, asked, rowid_range=item_rowid_range(index.conn, item_id)
+                semantic = index.store.nearest_chunks(
+                    vectors, asked, rowid_range=index.store.item_rowid_range(item_id)
                 )
             except EmbeddingError:
                 semantic = []  # keywords answer alone

@@ -15,9 +15,9 @@ are named, so a wrong page number can be corrected instead of the whole citation
 from __future__ import annotations
 
 import re
-import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
+from typing import Any
 
 from generalAgent.search.storage import content_text
 
@@ -72,7 +72,7 @@ def normalise(text: str) -> str:
     return "".join(text.split())
 
 
-def check_quote(conn: sqlite3.Connection, item_id: str, quote: str, place: str) -> QuoteCheck:
+def check_quote(conn: Any, item_id: str, quote: str, place: str) -> QuoteCheck:
     """Whether `quote` occurs at `place` in the indexed item `item_id` (and where else)."""
     wanted = normalise(quote)
     if len(wanted) < MIN_QUOTE_CHARS:

@@ -39,12 +39,11 @@ from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import language_name
-from generalAgent.search.lookup import find_chunks
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import SearchResult
-from generalAgent.search.semantic import nearest_chunks, unembedded_chunks
 from generalAgent.search.storage import VectorSource
+from generalAgent.search.store import TERMINAL, SearchStore, Viewer
 
 # Files one folder search considers, at most (the first ones by path): past that, search a
 # sub-folder. Checking an unchanged file costs ~0.1 ms, so the check itself stays small.
@@ -189,6 +188,8 @@ def search_folder(
     index_seconds: float = FOLDER_INDEX_SECONDS,
     conn: sqlite3.Connection | None = None,
     render: RenderQuery | None = None,
+    store: SearchStore | None = None,
+    viewer: Viewer = TERMINAL,
 ) -> FolderSearch:
     """Index the folder's documents as needed and return the best places for `query` (one
     string or several phrasings) across all of them, grouped per document, within budget.
@@ -214,6 +215,8 @@ def search_folder(
         index_seconds=index_seconds,
         conn=conn,
         render=render,
+        store=store,
+        viewer=viewer,
     )
 
 
@@ -233,6 +236,8 @@ def search_files(
     index_seconds: float = FOLDER_INDEX_SECONDS,
     conn: sqlite3.Connection | None = None,
     render: RenderQuery | None = None,
+    store: SearchStore | None = None,
+    viewer: Viewer = TERMINAL,
 ) -> FolderSearch:
     """Like `search_folder` for the given `files` (a folder's, or those a glob names),
     shown under `label`."""
@@ -245,7 +250,10 @@ def search_files(
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
     warning = ""
     # Chunks are embedded after indexing, in the background (search/background_embedding.py).
-    with searching(label), SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
+    with (
+        searching(label),
+        SearchIndex(db_path, settings, None, open_file, conn=conn, store=store, viewer=viewer) as index,
+    ):
         indexing = index_folder(index, files, time.monotonic() + index_seconds, progress)
         items = list(indexing.items)
         asked, rendered, rendered_language = with_rendering(asked, indexing.languages.values(), render)
@@ -254,15 +262,13 @@ def search_files(
         unembedded = 0
         if vectors is not None and items and not warning:
             try:
-                semantic = nearest_chunks(index.conn, vectors, asked, item_ids=items)
-                unembedded = unembedded_chunks(index.conn, vectors.model, item_ids=items)
+                semantic = index.store.nearest_chunks(vectors, asked, item_ids=items)
+                unembedded = index.store.unembedded_chunks(vectors.model, item_ids=items)
             except EmbeddingError as exc:
                 warning = f"Semantic search is off ({exc}); keyword search still works."
         hits = (
-            find_chunks(
-                index.conn,
+            index.store.find_chunks(
                 asked,
-                index.segmenter,
                 limit,
                 item_filter=f"i.id IN ({','.join('?' * len(items))})",
                 filter_params=items,
@@ -312,20 +318,23 @@ def search_indexed(
     label: str,
     conn: sqlite3.Connection | None = None,
     vectors: VectorSource | None = None,
+    store: SearchStore | None = None,
+    viewer: Viewer = TERMINAL,
 ) -> FolderSearch:
     """The best places for `query` across every indexed document, grouped per document,
     within budget; nothing is read or indexed (each document is shown by the path it was
-    last indexed from). `vectors`: as `search_files`'."""
+    last indexed from). `vectors`: as `search_files`'. In a team's store, the documents
+    `viewer` sees."""
     asked = phrasings(query)
     if not asked:
         raise SearchFailure("Empty query: give the words to look for.")
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
-    with searching(label), SearchIndex(db_path, settings, conn=conn) as index:
+    with searching(label), SearchIndex(db_path, settings, conn=conn, store=store, viewer=viewer) as index:
         documents = {
-            row[0]: row[1:]
-            for row in index.conn.execute(
+            row[0]: tuple(row[1:])
+            for row in index.db.execute(
                 "SELECT d.item_id, COALESCE((SELECT MAX(p.path) FROM document_paths p"
                 " WHERE p.file_hash = d.file_hash), d.file_name), d.file_type, d.language FROM documents d"
             )
@@ -335,17 +344,16 @@ def search_indexed(
         warning = ""
         if vectors is not None and documents:
             try:
-                semantic = nearest_chunks(index.conn, vectors, asked, item_ids=list(documents))
-                unembedded = unembedded_chunks(index.conn, vectors.model, item_ids=list(documents))
+                semantic = index.store.nearest_chunks(vectors, asked, item_ids=list(documents))
+                unembedded = index.store.unembedded_chunks(vectors.model, item_ids=list(documents))
             except EmbeddingError as exc:
                 warning = f"Semantic search is off ({exc}); keyword search still works."
-        hits = find_chunks(
-            index.conn,
+        seen, params = viewer.where("i", "?")
+        hits = index.store.find_chunks(
             asked,
-            index.segmenter,
             limit,
-            item_filter="i.domain = ?",
-            filter_params=["documents"],
+            item_filter=f"i.domain = ? AND {seen}",
+            filter_params=["documents", *params],
             semantic=semantic,
         )
         results = with_context(index, hits)

@@ -1,8 +1,11 @@
-"""Indexing files into indexes.db, and searching one indexed file (SQLite FTS5 + jieba).
+"""Indexing files into the search store, and searching one indexed file.
 
-`SearchIndex` is the shell around one database connection: `index_file` extracts, chunks,
-segments and writes one document in one transaction; `search` finds a document's chunks
-for a query with the ranked lookup of search/lookup.py, which knowledge search shares.
+`SearchIndex` is the shell around one search store (search/store.py): indexes.db (SQLite
+FTS5 + jieba) in the terminal, or a team's PostgreSQL database (SEARCH_DATABASE_URL), so a
+file indexed through one process or replica is found through every other. `index_file`
+extracts, chunks, segments and writes one document in one transaction; `search` finds a
+document's chunks for a query with the store's ranked lookup, which knowledge search
+shares. Its statements are written once, in SQLite's words (`db`: the store's `sql`).
 """
 
 from __future__ import annotations
@@ -28,13 +31,21 @@ from generalAgent.documents.extract import open_document
 from generalAgent.documents.ocr import current_call, ocr_call, stop_if_cancelled
 from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
-from generalAgent.search.connection import IndexDatabase, transaction
+from generalAgent.search.connection import IndexDatabase
 from generalAgent.search.language import SAMPLE_CHARS, main_language
-from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window, find_chunks
+from generalAgent.search.lookup import ChunkHit, QueryError
 from generalAgent.search.query import phrasings
 from generalAgent.search.regex_scan import regex_chunks
 from generalAgent.search.schema import DOCUMENTS_DOMAIN, now_iso
-from generalAgent.search.storage import ChunkRow, Staging, VectorSource, item_rowid_range, segment_rows
+from generalAgent.search.storage import ChunkRow, VectorSource, segment_rows
+from generalAgent.search.store import (
+    PRIVATE,
+    TERMINAL,
+    DocumentStaging,
+    SearchStore,
+    SqliteSearchStore,
+    Viewer,
+)
 
 __all__ = ["ChunkHit", "IndexedDocument", "QueryError", "SearchIndex", "compute_file_hash"]
 
@@ -109,7 +120,7 @@ def compute_file_hash(path: Path, open_file: OpenFile = open_plainly) -> str:
 
 
 class SearchIndex(IndexDatabase):
-    """The documents part of indexes.db. Use as a context manager, or call `close()`."""
+    """The documents part of the search store. Use as a context manager, or call `close()`."""
 
     def __init__(
         self,
@@ -119,23 +130,58 @@ class SearchIndex(IndexDatabase):
         open_file: OpenFile = open_plainly,
         *,
         conn: sqlite3.Connection | None = None,
+        store: SearchStore | None = None,
+        viewer: Viewer = TERMINAL,
+        owns_store: bool = False,
     ) -> None:
         """`open_file` opens every file this index reads (to hash or extract it); the read
-        tools pass the workspace's verified opener. `conn` is a connection to borrow (see
-        `IndexDatabase`)."""
+        tools pass the workspace's verified opener. `conn` is a connection to indexes.db to
+        borrow (see `IndexDatabase`); `store`, a search store to use instead (a team's
+        PostgreSQL one: search/store.py `open_search_store`), closed by `close()` only
+        when `owns_store`.
+        `viewer`: who indexes, the owner of the documents this index adds (their private
+        space; the same bytes are indexed once, whoever adds them again)."""
         super().__init__(db_path, settings, conn=conn)
         self.vector_source = vectors
         self.open_file = open_file
+        self.viewer = viewer
+        self._store = store
+        self._owns_store = owns_store
+
+    @property
+    def store(self) -> SearchStore:
+        """The store the documents live in: the borrowed one, or indexes.db's."""
+        if self._store is None:
+            self._store = SqliteSearchStore(self.db_path, self.settings, conn=self.conn)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None and self._owns_store:
+            self._store.close()
+            self._store = None
+        elif self._store is not None and self._store.backend == "sqlite" and self._conn is not None:
+            self._store = None  # indexes.db's store borrows the connection closed below
+        super().close()
+
+    @property
+    def db(self) -> Any:
+        """The store's statements (sqlite3.Connection's execute, with `?` marks)."""
+        return self.store.sql
+
+    @property
+    def location(self) -> str:
+        """Where the index is, for the user: indexes.db's path, or 'PostgreSQL'."""
+        return str(self.db_path) if self.store.backend == "sqlite" else "PostgreSQL (SEARCH_DATABASE_URL)"
 
     # -- state of one file ------------------------------------------------------------
-    def document(self, file_hash: str) -> sqlite3.Row | None:
-        return self.conn.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
+    def document(self, file_hash: str) -> Any:
+        return self.db.execute("SELECT * FROM documents WHERE file_hash = ?", (file_hash,)).fetchone()
 
     def is_fresh(self, path: Path, file_hash: str | None = None) -> bool:
         """Indexed with the current segmenter within INDEX_STALE_THRESHOLD_HOURS."""
         return self._fresh(self.document(file_hash or self.file_hash(path)))
 
-    def _fresh(self, record: sqlite3.Row | None) -> bool:
+    def _fresh(self, record: Any) -> bool:
         if record is None or record["segmenter"] != self.segmenter.name:
             return False
         age = datetime.now(UTC) - datetime.fromisoformat(record["indexed_at"])
@@ -152,8 +198,8 @@ class SearchIndex(IndexDatabase):
             return str(known["file_hash"])
         return compute_file_hash(path, self.open_file)
 
-    def _known_path(self, path: Path) -> sqlite3.Row | None:
-        return self.conn.execute(
+    def _known_path(self, path: Path) -> Any:
+        return self.db.execute(
             "SELECT file_hash, file_size, mtime_ns FROM document_paths WHERE path = ?", (str(path),)
         ).fetchone()
 
@@ -200,7 +246,7 @@ class SearchIndex(IndexDatabase):
         background = ocr_background.job_for(path)
         if record is not None and not force and self._fresh(record):
             if not unchanged:  # a search writes nothing unless the path points elsewhere now
-                with transaction(self.conn):
+                with self.store.transaction():
                     self._remember_path(path, file_hash, stat)
             return IndexedDocument(
                 file_hash,
@@ -220,10 +266,10 @@ class SearchIndex(IndexDatabase):
         stream = open_document(path, self.settings, progress, open_file=opener)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         model = self.vector_source.model if self.vector_source else ""
-        with Staging(self.conn) as staged:
+        with self.store.staging() as staged:
             warning, language = self._stage(stream, staged, progress)
             stamp = now_iso()
-            with transaction(self.conn) as conn:
+            with self.store.transaction() as conn:
                 # Another process may have indexed the same bytes since the lookup above; write
                 # into its item, or its chunks and a second, unreferenced item would both stay.
                 current = conn.execute(
@@ -231,12 +277,24 @@ class SearchIndex(IndexDatabase):
                 ).fetchone()
                 if current is not None:
                     item_id = current[0]
+                # A new document is its indexer's, in their private space; one indexed
+                # before keeps its owner (the bytes are one document, whoever reads them).
                 conn.execute(
                     "INSERT INTO items (id, domain, category, title, content, source, source_path,"
-                    " created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?)"
+                    " owner, space, created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?, ?, ?)"
                     " ON CONFLICT(id) DO UPDATE SET content = '', source_path = excluded.source_path,"
                     " updated_at = excluded.updated_at",
-                    (item_id, DOCUMENTS_DOMAIN, stream.file_type, stream.name, str(path), stamp, stamp),
+                    (
+                        item_id,
+                        DOCUMENTS_DOMAIN,
+                        stream.file_type,
+                        stream.name,
+                        str(path),
+                        self.viewer.user,
+                        PRIVATE,
+                        stamp,
+                        stamp,
+                    ),
                 )
                 staged.write_content(conn, item_id)
                 staged.write_chunks(conn, item_id, model)
@@ -286,23 +344,29 @@ class SearchIndex(IndexDatabase):
             return ""
         if running is not None and not running.finished:
             return running.note()
-        db_path, settings, vectors, open_file = (
+        db_path, settings, vectors, open_file, viewer = (
             self.db_path,
             self.settings,
             self.vector_source,
             self.open_file,
+            self.viewer,
         )
+        # The background thread opens a store of its own: this one is used by one call at a time.
+        reopen = self.store.reopen
 
         def step(job: ocr_background.ScanJob) -> int:
             with (
                 ocr_call(ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts),
-                SearchIndex(db_path, settings, vectors, open_file) as index,
+                reopen() as store,
+                SearchIndex(db_path, settings, vectors, open_file, store=store, viewer=viewer) as index,
             ):
                 return index.index_file(path, force=True).ocr_left
 
         return ocr_background.start(path, reading.ocr_read, reading.ocr_left, step).note()
 
-    def _stage(self, stream: DocumentStream, staged: Staging, progress: Progress | None) -> tuple[str, str]:
+    def _stage(
+        self, stream: DocumentStream, staged: DocumentStaging, progress: Progress | None
+    ) -> tuple[str, str]:
         """Read, chunk, segment (and embed) the document block by block into `staged`;
         returns a warning when embeddings failed and the document is indexed for keyword
         search only, and the text's main language (told from its first SAMPLE_CHARS).
@@ -348,10 +412,10 @@ class SearchIndex(IndexDatabase):
     def _remember_path(self, path: Path, file_hash: str, stat: os.stat_result) -> None:
         """Point `path` at `file_hash` (with the size and modification time it was hashed at);
         drop the version it pointed at if nothing else does."""
-        previous = self.conn.execute(
+        previous = self.db.execute(
             "SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)
         ).fetchone()
-        self.conn.execute(
+        self.db.execute(
             "INSERT INTO document_paths (path, file_hash, file_size, mtime_ns) VALUES (?, ?, ?, ?)"
             " ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash,"
             " file_size = excluded.file_size, mtime_ns = excluded.mtime_ns",
@@ -361,7 +425,7 @@ class SearchIndex(IndexDatabase):
             self._drop_unreferenced(previous[0])
 
     def _drop_unreferenced(self, file_hash: str) -> bool:
-        still_used = self.conn.execute(
+        still_used = self.db.execute(
             "SELECT 1 FROM document_paths WHERE file_hash = ? LIMIT 1", (file_hash,)
         ).fetchone()
         if still_used:
@@ -369,7 +433,7 @@ class SearchIndex(IndexDatabase):
         return self._delete_document(file_hash)
 
     def _delete_document(self, file_hash: str) -> bool:
-        cursor = self.conn.execute(
+        cursor = self.db.execute(
             "DELETE FROM items WHERE id = (SELECT item_id FROM documents WHERE file_hash = ?)",
             (file_hash,),
         )
@@ -382,7 +446,7 @@ class SearchIndex(IndexDatabase):
         A version that another path still shows is kept for that path.
         """
         path = Path(path).resolve()
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
             row = conn.execute("SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)).fetchone()
             if row is None or row[0] == keep_hash:
                 return 0
@@ -392,28 +456,32 @@ class SearchIndex(IndexDatabase):
     def cleanup_old(self, days: int = 30) -> int:
         """Delete documents indexed more than `days` days ago; returns how many."""
         cutoff = (datetime.now(UTC) - timedelta(days=days)).isoformat(timespec="seconds")
-        with transaction(self.conn) as conn:
+        with self.store.transaction() as conn:
             hashes = [
                 r[0] for r in conn.execute("SELECT file_hash FROM documents WHERE indexed_at <= ?", (cutoff,))
             ]
             for file_hash in hashes:
                 self._delete_document(file_hash)
-        if hashes:
-            self.conn.execute("VACUUM")  # give the space back to the disk
+        if hashes and self.store.backend == "sqlite":
+            self.conn.execute("VACUUM")  # give the space back to the disk (PostgreSQL's autovacuum does)
         return len(hashes)
 
     def stats(self) -> dict[str, Any]:
-        files, chunks, size = self.conn.execute(
+        files, chunks, size = self.db.execute(
             "SELECT COUNT(*), COALESCE(SUM(total_chunks), 0), COALESCE(SUM(file_size), 0) FROM documents"
         ).fetchone()
-        items = self.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0]
-        db_size = sum(p.stat().st_size for p in (self.db_path, Path(f"{self.db_path}-wal")) if p.exists())
+        items = self.db.execute("SELECT COUNT(*) FROM items").fetchone()[0]
+        if self.store.backend == "sqlite":
+            paths = (self.db_path, Path(f"{self.db_path}-wal"))
+            db_size = sum(p.stat().st_size for p in paths if p.exists())
+        else:
+            db_size = int(self.db.execute("SELECT pg_database_size(current_database())").fetchone()[0])
         return {
-            "total_files": files,
-            "total_chunks": chunks,
-            "total_size_bytes": size,
-            "knowledge_items": items - files,
-            "db_path": str(self.db_path),
+            "total_files": int(files),
+            "total_chunks": int(chunks),
+            "total_size_bytes": int(size),
+            "knowledge_items": int(items) - int(files),
+            "db_path": self.location,
             "db_size_bytes": db_size,
         }
 
@@ -451,20 +519,21 @@ class SearchIndex(IndexDatabase):
         if regex:
             if not isinstance(query, str):
                 raise QueryError("a regular expression search takes one pattern, not a list")
-            return regex_chunks(self.conn, item_id, query, max_results)
-        return find_chunks(
-            self.conn,
+            return regex_chunks(self.db, item_id, query, max_results)
+        rowid_range = self.store.item_rowid_range(item_id, chunks)
+        if rowid_range is None:
+            return []
+        return self.store.find_chunks(
             query if isinstance(query, str) else phrasings(query),
-            self.segmenter,
             max_results,
-            rowid_range=item_rowid_range(self.conn, item_id, chunks),
+            rowid_range=rowid_range,
             semantic=semantic,
         )
 
     def language(self, item_id: str) -> str:
         """The stored main language of an indexed document ("" when unknown)."""
-        row = self.conn.execute("SELECT language FROM documents WHERE item_id = ?", (item_id,)).fetchone()
+        row = self.db.execute("SELECT language FROM documents WHERE item_id = ?", (item_id,)).fetchone()
         return str(row[0]) if row is not None else ""
 
     def neighbours(self, item_id: str, chunk_index: int, before: int = 1, after: int = 1) -> list[ChunkHit]:
-        return chunk_window(self.conn, item_id, chunk_index - before, chunk_index + after)
+        return self.store.window(item_id, chunk_index - before, chunk_index + after)

@@ -30,8 +30,8 @@ from generalAgent.search.lookup import passages_at
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import Passage, SearchResult
-from generalAgent.search.semantic import nearest_chunks, unembedded_chunks
-from generalAgent.search.storage import VectorSource, content_pieces, item_rowid_range
+from generalAgent.search.storage import VectorSource, content_pieces
+from generalAgent.search.store import TERMINAL, SearchStore, Viewer
 
 # One chunk before and one after: enough to read a hit in its place, and the neighbours of
 # neighbouring hits overlap instead of piling up.
@@ -103,6 +103,8 @@ def search_document(
     vectors: VectorSource | None = None,
     open_file: OpenFile = open_plainly,
     conn: sqlite3.Connection | None = None,
+    store: SearchStore | None = None,
+    viewer: Viewer = TERMINAL,
     whole_call: bool = False,
     progress: Progress | None = None,
     render: RenderQuery | None = None,
@@ -114,7 +116,9 @@ def search_document(
     the rest; the chunks themselves are embedded after indexing, in the background
     (search/background_embedding.py), and until then are found by keywords. `open_file` opens the
     file to hash and read it (see `reading.OpenFile`). `conn`, an open connection to
-    `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`).
+    `db_path`, is used instead of opening one (a tool keeps one: see `IndexDatabase`);
+    `store`, a team's search store (search/store.py), instead of indexes.db, where
+    `viewer` is who indexes the file.
 
     The model gets at most MAX_MATCHED_CHUNKS passages within one result's budget
     (MAX_RESULT_CONTENT_SIZE); `whole_call` (the CLI) returns up to MAX_RESULTS_ASKED
@@ -137,7 +141,7 @@ def search_document(
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_RESULTS_ASKED if whole_call else budget.matched_chunks))
     try:
-        with SearchIndex(db_path, settings, None, open_file, conn=conn) as index:
+        with SearchIndex(db_path, settings, None, open_file, conn=conn, store=store, viewer=viewer) as index:
             document = index.index_file(path, progress=progress)
             semantic: list[list[tuple[int, float]]] = []
             warning = document.warning  # embedding the new chunks failed: keywords only
@@ -146,9 +150,9 @@ def search_document(
                 asked, rendered, _ = with_rendering(asked, [document.language], render)
             if vectors is not None and not regex and not warning:
                 try:
-                    rowid_range = item_rowid_range(index.conn, document.item_id, document.total_chunks)
-                    semantic = nearest_chunks(index.conn, vectors, asked, rowid_range=rowid_range)
-                    unembedded = unembedded_chunks(index.conn, vectors.model, rowid_range=rowid_range)
+                    rowid_range = index.store.item_rowid_range(document.item_id, document.total_chunks)
+                    semantic = index.store.nearest_chunks(vectors, asked, rowid_range=rowid_range)
+                    unembedded = index.store.unembedded_chunks(vectors.model, rowid_range=rowid_range)
                 except EmbeddingError as exc:
                     warning = f"Semantic search is off ({exc}); keyword search still works."
             hits = index.search_item(
@@ -233,6 +237,8 @@ def check_citation(
     shown_as: str | None = None,
     open_file: OpenFile = open_plainly,
     progress: Progress | None = None,
+    store: SearchStore | None = None,
+    viewer: Viewer = TERMINAL,
 ) -> dict[str, Any]:
     """Whether `quote` occurs word for word at `place` ("page 12", "§ Installing", ...) of
     the document at `path` (indexed first if needed through `open_file`), and where else
@@ -241,9 +247,9 @@ def check_citation(
     if not quote or not quote.strip():
         raise SearchFailure("Empty quote: give the sentence to check.")
     try:
-        with SearchIndex(db_path, settings, open_file=open_file) as index:
+        with SearchIndex(db_path, settings, open_file=open_file, store=store, viewer=viewer) as index:
             document = index.index_file(path, progress=progress)
-            check = check_quote(index.conn, document.item_id, quote, place)
+            check = check_quote(index.db, document.item_id, quote, place)
     except (DocumentError, CitationError) as exc:
         raise SearchFailure(f"Cannot check the quote in {shown}: {exc}.") from None
     except DatabaseError as exc:
@@ -297,7 +303,7 @@ def with_context(index: SearchIndex, hits: list[ChunkHit]) -> list[SearchResult]
     found = {
         (item_id, chunk.chunk_index): chunk
         for item_id, indexes in per_item.items()
-        for chunk in passages_at(index.conn, item_id, sorted(indexes))
+        for chunk in passages_at(index.db, item_id, sorted(indexes))
     }
     shown: set[tuple[str, int]] = set()
     results = []
@@ -348,7 +354,7 @@ def render_search(result: FileSearch) -> str:
     return "\n".join(lines)
 
 
-def line_numbers(conn: sqlite3.Connection, item_id: str, offsets: Sequence[int]) -> dict[int, int]:
+def line_numbers(conn: Any, item_id: str, offsets: Sequence[int]) -> dict[int, int]:
     """The line (from 1) of the item's content at each character offset: the place a person
     looks for in a plain text file, which has no pages. Reads the content in pieces, up to
     the last offset only."""

@@ -37,9 +37,9 @@ from langchain_core.runnables import RunnableConfig
 from generalAgent.config.settings import ServerSettings, Settings
 from generalAgent.process_secrets import withhold_secrets
 from generalAgent.sandbox import SandboxUnavailable, find_sandbox
+from generalAgent.search.viewer import served_identity
 from generalAgent.tools.registry import parse_tools_yaml
 
-AUTH_USER = "langgraph_auth_user_id"  # set by LangGraph Server on every authenticated run
 SHELL_TOOLS = frozenset({"run_bash_command"})
 # What a client's run input may carry; everything else in the state is the graph's own.
 CLIENT_INPUT_KEYS = frozenset({"messages", "mentions", "new_mentions", "context_request"})
@@ -75,10 +75,9 @@ LIMIT_BYTES = (
 
 
 def served_user(config: RunnableConfig | Mapping[str, Any] | None) -> str | None:
-    """The authenticated user of a served run, or None outside a server."""
-    configurable = (config or {}).get("configurable") or {}
-    user = configurable.get(AUTH_USER)
-    return str(user) if user else None
+    """The authenticated user of a served run (LangGraph Server or Aegra), or None outside a server."""
+    identity = served_identity((config or {}).get("configurable") or {})
+    return identity[0] if identity is not None else None
 
 
 def check_served_settings(settings: Settings) -> None:

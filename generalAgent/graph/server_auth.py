@@ -29,15 +29,18 @@ from __future__ import annotations
 import asyncio
 import functools
 import hmac
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langgraph_sdk import Auth
 
 from generalAgent.config.settings import ServerSettings, Settings, load_settings
 from generalAgent.graph.served import client_run_problem
+from generalAgent.search.viewer import AUTH_PERMISSIONS, AUTH_RECORD, AUTH_USER, TEAM_PERMISSION
 
 OWNER = "owner"
+# Keys of a run's configurable that name its user (search/store.py `served_identity`).
+IDENTITY_KEYS = (AUTH_USER, "user_id")
 auth = Auth()
 
 
@@ -79,6 +82,13 @@ def credential(headers: Mapping[Any, Any]) -> str:
 
 def user_of(token: str, settings: ServerSettings) -> str | None:
     """The user a key or a JWT names, or None when it names nobody."""
+    found = identity_of(token, settings)
+    return found[0] if found is not None else None
+
+
+def identity_of(token: str, settings: ServerSettings) -> tuple[str, tuple[str, ...]] | None:
+    """(user, teams) a key or a JWT names, or None when it names nobody: a key's user is
+    in the teams SERVER_TEAMS gives them, a token's also in its `teams` claim."""
     if not token:
         return None
     user = None
@@ -87,7 +97,7 @@ def user_of(token: str, settings: ServerSettings) -> str | None:
         if hmac.compare_digest(key.encode(), token.encode()):
             user = name
     if user is not None or settings.server_jwt_secret is None:
-        return user
+        return (user, settings.teams_of(user)) if user is not None else None
     import jwt  # PyJWT, a dependency of LangGraph Server itself
 
     try:
@@ -100,7 +110,11 @@ def user_of(token: str, settings: ServerSettings) -> str | None:
     except jwt.PyJWTError:
         return None
     subject = claims.get("sub")
-    return str(subject) if subject else None
+    if not subject:
+        return None
+    claimed = claims.get("teams")
+    teams = [str(t) for t in claimed if isinstance(t, str)] if isinstance(claimed, list) else []
+    return str(subject), tuple(dict.fromkeys([*settings.teams_of(str(subject)), *teams]))
 
 
 @auth.authenticate
@@ -111,12 +125,16 @@ async def authenticate(headers: dict) -> Auth.types.MinimalUserDict:
             status_code=401,
             detail="This server has no users: set SERVER_API_KEYS or SERVER_JWT_SECRET (docs/deployment.md).",
         )
-    user = user_of(credential(headers), settings)
-    if user is None:
+    found = identity_of(credential(headers), settings)
+    if found is None:
         raise Auth.exceptions.HTTPException(
             status_code=401, detail="Send a valid key: Authorization: Bearer KEY (or x-api-key: KEY)."
         )
-    return {"identity": user}
+    user, teams = found
+    # The teams ride as permissions: the server puts them in every run's config
+    # (langgraph_auth_permissions), where the tools read whose spaces a call sees
+    # (search/store.py `served_viewer`); a client cannot set them.
+    return {"identity": user, "permissions": [f"{TEAM_PERMISSION}{team}" for team in teams]}
 
 
 @auth.on
@@ -141,13 +159,42 @@ async def own_threads(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.Fil
 
 @auth.on.threads.create_run
 async def own_runs(ctx: Auth.types.AuthContext, value: Any) -> Auth.types.FilterType:
-    """A run on one's own thread, with nothing in it that widens what the server allows."""
+    """A run on one's own thread, with nothing in it that widens what the server allows
+    and no identity but the one the request proved."""
     settings = await asyncio.to_thread(served_settings)
-    kwargs = value.get("kwargs") if isinstance(value, dict) else None
-    problem = client_run_problem(kwargs if isinstance(kwargs, dict) else {}, settings)
+    # LangGraph Server hands the run's arguments under `kwargs`; Aegra the request itself.
+    kwargs = value.get("kwargs", value) if isinstance(value, dict) else None
+    kwargs = kwargs if isinstance(kwargs, dict) else {}
+    problem = client_run_problem(kwargs, settings) or identity_problem(
+        kwargs, ctx.user.identity, list(ctx.permissions)
+    )
     if problem is not None:
         raise Auth.exceptions.HTTPException(status_code=403, detail=f"Refused: {problem}.")
     return _owned(ctx, value)
+
+
+def identity_problem(kwargs: Mapping[str, Any], user: str, permissions: Sequence[str]) -> str | None:
+    """Why a run's config names another user than the request proved, or None. LangGraph
+    Server writes the authenticated user over these keys before this check; Aegra keeps a
+    client's `user_id` and `langgraph_auth_user`, which the tools would take for the user."""
+    config = kwargs.get("config")
+    configurable = config.get("configurable") if isinstance(config, Mapping) else None
+    if not isinstance(configurable, Mapping):
+        return None
+    claimed = {key: configurable[key] for key in IDENTITY_KEYS if key in configurable}
+    record = configurable.get(AUTH_RECORD)
+    if record is not None:
+        try:
+            claimed[AUTH_RECORD] = record.get("identity")
+        except (AttributeError, TypeError):
+            claimed[AUTH_RECORD] = None
+    for key, named in claimed.items():
+        if str(named) != user:
+            return f"config key {key!r} names the user; the server decides who you are"
+    given = configurable.get(AUTH_PERMISSIONS)
+    if given is not None and list(given) != list(permissions):
+        return f"config key {AUTH_PERMISSIONS!r} is the server's"
+    return None
 
 
 @auth.on.threads.update

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from generalAgent.knowledge.search import search_knowledge
     from generalAgent.knowledge.store import STORE_ERRORS, KnowledgeStore
     from generalAgent.search.embeddings import EmbeddingError
+    from generalAgent.search.store import Viewer
 
 # Loaded on first use (lazy_exports.py): the records of knowledge.items (read by the tools'
 # provenance rules on every start) must not load the store, the search and the embeddings,
@@ -50,8 +51,10 @@ __all__ = [
 ]
 
 
-def open_store(settings: Settings) -> KnowledgeStore:
-    """The store of `settings`, with embeddings when semantic search is configured."""
+def open_store(settings: Settings, viewer: Viewer | None = None) -> KnowledgeStore:
+    """The store of `settings`, with embeddings when semantic search is configured, as
+    `viewer` sees it (default: SEARCH_USER and SEARCH_TEAMS; a served run's tools pass
+    the user the server authenticated)."""
     from generalAgent.knowledge.store import KnowledgeStore
     from generalAgent.search.embeddings import embeddings_from_settings
     from generalAgent.search.store import viewer_from_settings
@@ -61,6 +64,7 @@ def open_store(settings: Settings) -> KnowledgeStore:
         settings.paths.indexes_db,
         settings.documents,
         embeddings_from_settings(settings),
-        viewer_from_settings(settings.paths),
+        viewer if viewer is not None else viewer_from_settings(settings.paths),
         database_url=url.get_secret_value() if url is not None else None,
+        workspaces_dir=settings.paths.workspaces_dir,
     )

@@ -63,6 +63,7 @@ class KnowledgeStore(IndexDatabase):
         *,
         database_url: str | None = None,
         schema: str | None = None,
+        workspaces_dir: Path | None = None,
     ) -> None:
         """`viewer`: whose store it is (search/store.py): it reads, changes and deletes
         only its own private items and its teams', and adds into those spaces only.
@@ -76,6 +77,7 @@ class KnowledgeStore(IndexDatabase):
         self.viewer = viewer
         self.database_url = database_url
         self.schema = schema
+        self.workspaces_dir = workspaces_dir
         self._store: SearchStore | None = None
         # Set when embeddings failed; search reports it once, then lexical search carries on.
         self.embedding_problem: str | None = None
@@ -106,9 +108,11 @@ class KnowledgeStore(IndexDatabase):
 
     @property
     def session_files(self) -> str:
-        """The folder of the sessions' workspaces (DATA_DIR/workspaces/, beside indexes.db):
-        the files attached there are each session's own, not the knowledge base."""
-        return str(self.db_path.parent.resolve() / "workspaces") + os.sep
+        """The folder of the sessions' workspaces (SHARED_WORKSPACES_DIR, or DATA_DIR/workspaces/
+        beside indexes.db): the files attached there are each session's own, not the
+        knowledge base."""
+        folder = self.workspaces_dir or self.db_path.parent / "workspaces"
+        return str(folder.resolve()) + os.sep
 
     # -- items --------------------------------------------------------------------------
     def add_knowledge(

@@ -130,8 +130,8 @@ CREATE TRIGGER chunks_removed AFTER DELETE ON chunks
 
 # The knowledge base's tables beside the search store's (knowledge/schema.py has them for
 # indexes.db), so KnowledgeStore's statements read the same in both: an item's tags, the
-# built-in files imported, and, read-only here for now, indexed files' texts and languages
-# (documents are indexed into indexes.db only). `chunks_fts` is the chunks' text under
+# built-in files imported, indexed files' texts (and, replaced in 0003, their languages).
+# `chunks_fts` is the chunks' text under
 # FTS5's table name and `instr` SQLite's function, for the statements that name them.
 KNOWLEDGE_TABLES = """
 CREATE TABLE item_tags (
@@ -159,10 +159,38 @@ CREATE FUNCTION instr(haystack TEXT, needle TEXT) RETURNS INTEGER
     LANGUAGE sql IMMUTABLE AS 'SELECT strpos(haystack, needle)';
 """
 
+# Indexed files (`generalagent index`, search_file, search_folder) in the shared store too,
+# with indexes.db's facts (search/schema.py): the MD5 of the bytes is a document's identity
+# (the same file under two names, or on two replicas, is indexed once), and the path it was
+# last seen at, with its size and modification time, spares hashing it again. Migration
+# 0002's `documents` held only languages and was never written: it is replaced whole.
+DOCUMENT_TABLES = """
+DROP TABLE documents;
+CREATE TABLE documents (
+    file_hash    TEXT PRIMARY KEY,
+    item_id      TEXT NOT NULL UNIQUE REFERENCES items (id) ON DELETE CASCADE,
+    file_name    TEXT NOT NULL,
+    file_type    TEXT NOT NULL,
+    file_size    BIGINT NOT NULL,
+    indexed_at   TEXT NOT NULL,
+    total_chunks INTEGER NOT NULL,
+    segmenter    TEXT NOT NULL,
+    language     TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE document_paths (
+    path      TEXT PRIMARY KEY,
+    file_hash TEXT NOT NULL REFERENCES documents (file_hash) ON DELETE CASCADE,
+    file_size BIGINT,
+    mtime_ns  BIGINT
+);
+CREATE INDEX document_paths_by_hash ON document_paths (file_hash);
+"""
+
 # The track's history, oldest first: append, never edit a released one.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_initial_schema", INITIAL_SCHEMA),
     ("0002_knowledge_tables", KNOWLEDGE_TABLES),
+    ("0003_document_tables", DOCUMENT_TABLES),
 )
 
 VERSIONS_TABLE = """

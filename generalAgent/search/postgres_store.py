@@ -61,12 +61,10 @@ from generalAgent.search.ranking import BM25, PLAIN_BM25
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, segment_rows
 from generalAgent.search.store import (
-    ITEM_FIELDS,
-    SpaceError,
+    StoreCommon,
     StoredItem,
     Viewer,
     _check_write,
-    nearest_by_scan,
 )
 
 logger = logging.getLogger(__name__)
@@ -80,8 +78,6 @@ BM25_MIN_IDF = 1e-6  # FTS5 gives a term in more than half the rows this idf, no
 MAX_POSITION = 16_383
 MAX_POSITIONS = 256
 MAX_LEXEME_BYTES = 2_046
-# Vectors in one scope past which the exact scan warns (about 100 ms of numpy at 256 dimensions).
-EXACT_SCAN_WARN = 50_000
 
 _HIT_COLUMNS = (
     "c.rowid AS rowid, c.item_id AS item_id, c.id AS chunk_id, c.chunk_index AS chunk_index,"
@@ -129,7 +125,7 @@ def _quoted_lexeme(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-class PostgresSearchStore:
+class PostgresSearchStore(StoreCommon):
     """The search store in one PostgreSQL database (schema `schema`, default the
     connection's search_path). One connection, used by one call at a time."""
 
@@ -145,6 +141,7 @@ class PostgresSearchStore:
                 f"The PostgreSQL search store needs the postgres extra: {install_hint('postgres')}"
             ) from None
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self._url, self._settings, self._schema = url, settings, schema
         self.tokenizer = FTS5Tokenizer()
         self._lock = threading.RLock()
         self._warned_scan = False
@@ -189,16 +186,11 @@ class PostgresSearchStore:
             tsvector_literal(self._columns(row.text, words, title))
             for row, (words, title) in zip(rows, segmented, strict=True)
         ]
-        with self._write() as conn:
-            existing = conn.execute("SELECT owner, space FROM items WHERE id = %s", (item.id,)).fetchone()
-            if existing is not None and not viewer.may_write(*existing):
-                raise SpaceError(f"item {item.id} is not yours to replace")
-            conn.execute("DELETE FROM items WHERE id = %s", (item.id,))
-            conn.execute(
-                f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join(['%s'] * len(ITEM_FIELDS))})",
-                [getattr(item, name) for name in ITEM_FIELDS],
+        with self.transaction() as statements:
+            self._replace_item(statements, item, viewer)
+            rowids = self._insert_chunks(
+                self.conn, item.id, rows, segmented, terms, rowids, vectors, vector_model
             )
-            rowids = self._insert_chunks(conn, item.id, rows, segmented, terms, rowids, vectors, vector_model)
         return list(rowids)
 
     def _insert_chunks(
@@ -250,12 +242,6 @@ class PostgresSearchStore:
     def _columns(self, text: str, words: str, title: str) -> list[list[str]]:
         tokens = self.tokenizer.tokens
         return [tokens(text), tokens(words), tokens(title)]
-
-    def delete_item(self, item_id: str, viewer: Viewer) -> bool:
-        where, params = viewer.where("items", "%s")
-        with self._write() as conn:
-            cursor = conn.execute(f"DELETE FROM items WHERE id = %s AND {where}", [item_id, *params])
-            return cursor.rowcount > 0
 
     # -- the knowledge base's statements (store.py: `sql`, `transaction`) ---------------
     @property
@@ -314,23 +300,7 @@ class PostgresSearchStore:
             yield self.conn
 
     # -- reading -------------------------------------------------------------------------
-    def get_item(self, item_id: str, viewer: Viewer) -> StoredItem | None:
-        items = self._items(viewer, "items.id = %s", [item_id])
-        return items[0] if items else None
-
-    def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]:
-        return self._items(viewer, "items.domain = %s" if domain else "", [domain] if domain else [])
-
-    def _items(self, viewer: Viewer, condition: str, params: list[Any]) -> list[StoredItem]:
-        where, values = viewer.where("items", "%s")
-        rows = self._query(
-            f"SELECT {', '.join(ITEM_FIELDS)} FROM items WHERE {where}{' AND ' + condition if condition else ''}"
-            " ORDER BY created_at, id",
-            [*values, *params],
-        )
-        return [StoredItem(*row) for row in rows]
-
-    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None:
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
         row = self._query("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = %s", [item_id])[0]
         return None if row[0] is None else (int(row[0]), int(row[1]))
 
@@ -349,30 +319,6 @@ class PostgresSearchStore:
         with self._lock, reported():
             cursor = self.conn.cursor(row_factory=dict_row if named else tuple_row)
             return cursor.execute(sql, list(params)).fetchall()
-
-    # -- searching -----------------------------------------------------------------------
-    def search(
-        self,
-        query: str | Sequence[str],
-        limit: int,
-        viewer: Viewer,
-        *,
-        item_id: str | None = None,
-        domain: str | None = None,
-        semantic: Sequence[Sequence[tuple[int, float]]] = (),
-    ) -> list[ChunkHit]:
-        where, params = viewer.where("i", "%s")
-        rowid_range = None
-        if item_id is not None:
-            rowid_range = self.item_rowid_range(item_id)
-            if rowid_range is None:
-                return []
-        if domain:
-            where += " AND i.domain = %s"
-            params.append(domain)
-        return self.find_chunks(
-            query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic
-        )
 
     def find_chunks(
         self,
@@ -621,30 +567,33 @@ class PostgresSearchStore:
         return [(int(r[0]), float(r[1])) for r in rows]
 
     # -- vectors -------------------------------------------------------------------------
-    def nearest(
-        self, vector: bytes, model: str, limit: int, viewer: Viewer, *, item_id: str | None = None
-    ) -> list[tuple[int, float]]:
-        where, params = viewer.where("i", "%s")
-        if item_id is not None:
-            where += " AND i.id = %s"
-            params.append(item_id)
-        rows = self._query(
-            "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
-            f" JOIN items i ON i.id = c.item_id WHERE v.model = %s AND {where}",
-            [model, *params],
-        )
-        if len(rows) > EXACT_SCAN_WARN and not self._warned_scan:
-            self._warned_scan = True
-            logger.warning(
-                "semantic search scans %d vectors exactly in PostgreSQL; keep scopes smaller"
-                " or search by keywords for large stores",
-                len(rows),
-            )
-        return nearest_by_scan(rows, vector, limit)
-
     def close(self) -> None:
         self.conn.close()
         self.tokenizer.close()
+
+    @contextmanager
+    def reopen(self) -> Iterator[PostgresSearchStore]:
+        store = PostgresSearchStore(self._url, self._settings, schema=self._schema)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def staging(self) -> RowStaging:
+        return RowStaging(self)
+
+    def nearest_chunks(
+        self,
+        embedder: Any,
+        queries: Sequence[str],
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_ids: Sequence[str] = (),
+    ) -> list[list[tuple[int, float]]]:
+        """An exact scan of the scope's vectors (no KNN index here), as SQLite's without one."""
+        from generalAgent.search.semantic import scan_nearest
+
+        return scan_nearest(self.sql, embedder, queries, rowid_range, item_ids)
 
     def __enter__(self) -> Self:
         return self
@@ -694,6 +643,61 @@ def _rows(cursor: Any) -> Any:
     return lambda values: row_class(values)
 
 
+class RowStaging:
+    """One document's text and chunks held until the write transaction (store.py's
+    DocumentStaging): PostgreSQL has no per-connection temporary file SQLite's Staging can
+    fill without a lock, so they wait in memory, and go in with one COPY. A document's
+    text and rows are a few times its text in memory while it is written."""
+
+    def __init__(self, store: PostgresSearchStore) -> None:
+        self.store = store
+        self.chunks = 0
+        self.chars = 0
+        self._pieces: list[str] = []
+        self._rows: list[ChunkRow] = []
+        self._segmented: list[tuple[str, str]] = []
+        self._vectors: list[bytes] | None = []
+
+    def add(
+        self,
+        text: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+    ) -> None:
+        self._pieces.append(text)
+        self._rows.extend(rows)
+        self._segmented.extend(segmented)
+        if self._vectors is not None and vectors is not None:
+            self._vectors.extend(vectors)
+        elif rows:
+            self._vectors = None  # a piece without vectors: the document has none
+        self.chunks += len(rows)
+        self.chars += len(text)
+
+    def flush(self) -> None:
+        """Nothing to move: the rows wait in memory until `write_chunks`."""
+
+    def drop_vectors(self) -> None:
+        self._vectors = None
+
+    def write_content(self, conn: Any, item_id: str) -> None:
+        conn.execute("DELETE FROM document_texts WHERE item_id = ?", (item_id,))
+        conn.execute(
+            "INSERT INTO document_texts (item_id, content) VALUES (?, ?)", (item_id, "".join(self._pieces))
+        )
+
+    def write_chunks(self, conn: Any, item_id: str, vector_model: str = "") -> None:
+        vectors = self._vectors if self._vectors and len(self._vectors) == len(self._rows) else None
+        self.store.replace_chunks(item_id, self._rows, self._segmented, vectors, vector_model)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._pieces, self._rows, self._segmented = [], [], []
+
+
 class SqlConnection:
     """The part of sqlite3.Connection the knowledge base uses (execute, executemany), on
     the PostgreSQL store's connection: `?` statements, rows read by name or number."""
@@ -711,6 +715,26 @@ class SqlConnection:
             cursor = self.store.conn.cursor(row_factory=_rows)
             cursor.executemany(marks(statement), [list(p) for p in params])
             return cursor
+
+    def cursor(self) -> SqlCursor:
+        return SqlCursor(self)
+
+
+class SqlCursor:
+    """sqlite3.Cursor's `row_factory = None` (plain tuples) and `execute`, for lookup.py's
+    readers that ask for plain rows."""
+
+    def __init__(self, connection: SqlConnection) -> None:
+        self.connection = connection
+        self.row_factory: Any = _rows
+
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
+        from psycopg.rows import tuple_row
+
+        store = self.connection.store
+        with store._lock, reported():
+            cursor = store.conn.cursor(row_factory=_rows if self.row_factory is not None else tuple_row)
+            return cursor.execute(marks(statement), list(params))
 
 
 class _Scope:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from typing import Any
 
 from generalAgent.search import vector_index
 from generalAgent.search.embeddings import EmbeddingError
@@ -59,7 +60,7 @@ def nearest_chunks(
         and _scope_is_large(conn, item_ids)
     ):
         return _nearest_by_index(conn, embedder, queries, item_ids, limit)
-    return _nearest_by_scan(conn, embedder, queries, rowid_range, item_ids, limit)
+    return scan_nearest(conn, embedder, queries, rowid_range, item_ids, limit)
 
 
 def _nearest_by_index(
@@ -72,7 +73,7 @@ def _nearest_by_index(
     """The KNN index's answer, kept to the items of the scope; the scan's when the index
     cannot be used (the extension does not load in this process)."""
     if vector_index.load_extension(conn) is not None:
-        return _nearest_by_scan(conn, embedder, queries, None, item_ids, limit)
+        return scan_nearest(conn, embedder, queries, None, item_ids, limit)
     rankings = []
     for blob in embedder.vectors(list(queries)):
         found = vector_index.nearest(
@@ -94,14 +95,16 @@ def _nearest_by_index(
     return rankings
 
 
-def _nearest_by_scan(
-    conn: sqlite3.Connection,
+def scan_nearest(
+    conn: Any,
     embedder: VectorSource,
     queries: Sequence[str],
     rowid_range: tuple[int, int] | None,
     item_ids: Sequence[str],
-    limit: int,
+    limit: int = VECTOR_CANDIDATES,
 ) -> list[list[tuple[int, float]]]:
+    """The exact scan of nearest_chunks, on any connection with sqlite3's `execute` (the
+    PostgreSQL store's statements too)."""
     import numpy as np
 
     where: list[str] = ["v.model = ?"]

@@ -13,7 +13,7 @@ import sqlite3
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
-from typing import NamedTuple, Protocol, Self
+from typing import Any, NamedTuple, Protocol, Self
 
 from generalAgent.search.connection import ended
 from generalAgent.search.segmentation import Segmenter
@@ -258,12 +258,19 @@ class Staging:
             yield
 
 
-def content_pieces(conn: sqlite3.Connection, item_id: str) -> Iterator[str] | None:
+def content_pieces(conn: Any, item_id: str) -> Iterator[str] | None:
     """An item's full text in pieces of about CONTENT_READ_BYTES, read as they are asked
-    for (an indexed file's through incremental blob I/O); None if there is no such item."""
-    row = conn.execute("SELECT rowid FROM document_texts WHERE item_id = ?", (item_id,)).fetchone()
-    if row is not None:
-        return _blob_text(conn, row[0])
+    for (an indexed file's through incremental blob I/O); None if there is no such item.
+    `conn`: indexes.db's, or a PostgreSQL store's statements (store.py `sql`), where the
+    text is one value and comes whole."""
+    if not isinstance(conn, sqlite3.Connection):
+        text = conn.execute("SELECT content FROM document_texts WHERE item_id = ?", (item_id,)).fetchone()
+        if text is not None:
+            return iter([str(text[0])])
+    else:
+        row = conn.execute("SELECT rowid FROM document_texts WHERE item_id = ?", (item_id,)).fetchone()
+        if row is not None:
+            return _blob_text(conn, row[0])
     item = conn.execute("SELECT content FROM items WHERE id = ?", (item_id,)).fetchone()
     return None if item is None else iter([str(item[0])])
 
@@ -276,7 +283,7 @@ def _blob_text(conn: sqlite3.Connection, rowid: int) -> Iterator[str]:
     yield decoder.decode(b"", final=True)
 
 
-def content_text(conn: sqlite3.Connection, item_id: str) -> str | None:
+def content_text(conn: Any, item_id: str) -> str | None:
     """An item's full text; None if there is no such item."""
     pieces = content_pieces(conn, item_id)
     return None if pieces is None else "".join(pieces)

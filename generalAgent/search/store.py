@@ -17,9 +17,12 @@ with no team, and every item it ever wrote is its own ('' / '').
 
 from __future__ import annotations
 
+import logging
 import sqlite3
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Self
@@ -30,40 +33,25 @@ from generalAgent.search.lookup import ChunkHit, chunk_window, chunks_at, find_c
 from generalAgent.search.query import MatchQuery
 from generalAgent.search.schema import ITEM_CONTENT, now_iso
 from generalAgent.search.segmentation import Segmenter
-from generalAgent.search.storage import ChunkRow, item_rowid_range, replace_chunks, segment_rows
+from generalAgent.search.storage import ChunkRow, Staging, item_rowid_range, replace_chunks, segment_rows
+from generalAgent.search.viewer import PRIVATE, PUBLIC, TERMINAL, Viewer, viewer_from_settings
 
-PRIVATE = ""  # the space of an item only its owner sees
-# The space every viewer reads and none writes: the built-in knowledge, imported by the
-# application itself (knowledge/builtin.py), not by a user.
-PUBLIC = "*"
+__all__ = [
+    "PRIVATE",
+    "PUBLIC",
+    "TERMINAL",
+    "Viewer",
+    "viewer_from_settings",
+]  # re-exported: the store's callers
+
+logger = logging.getLogger(__name__)
+
+# Vectors in one scope past which the exact scan warns (about 100 ms of numpy at 256 dimensions).
+EXACT_SCAN_WARN = 50_000
 
 
 class SpaceError(Exception):
     """A write into a space the viewer is not a member of; the message says which."""
-
-
-@dataclass(frozen=True)
-class Viewer:
-    """Whose request it is: the user (from the server's authentication; '' in the terminal)
-    and the team spaces they are a member of."""
-
-    user: str = ""
-    teams: tuple[str, ...] = ()
-
-    def may_write(self, owner: str, space: str) -> bool:
-        return (space == PRIVATE and owner == self.user) or (space != PRIVATE and space in self.teams)
-
-    def where(self, alias: str, mark: str) -> tuple[str, list[Any]]:
-        """SQL condition on items `alias` for what this viewer sees, with `mark` placeholders."""
-        condition = f"(({alias}.space = '' AND {alias}.owner = {mark}) OR {alias}.space = '{PUBLIC}'"
-        params: list[Any] = [self.user]
-        if self.teams:
-            condition += f" OR {alias}.space IN ({', '.join([mark] * len(self.teams))})"
-            params += list(self.teams)
-        return condition + ")", params
-
-
-TERMINAL = Viewer()
 
 
 @dataclass(frozen=True)
@@ -98,6 +86,34 @@ ITEM_FIELDS = (
 )
 
 
+class DocumentStaging(Protocol):
+    """One document's text and chunks gathered while it is read and segmented, before the
+    write transaction, then put in place inside it (storage.Staging for indexes.db)."""
+
+    chunks: int
+    chars: int
+
+    def add(
+        self,
+        text: str,
+        rows: Sequence[ChunkRow],
+        segmented: Sequence[tuple[str, str]],
+        vectors: Sequence[bytes] | None = None,
+    ) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def drop_vectors(self) -> None: ...
+
+    def write_content(self, conn: Any, item_id: str) -> None: ...
+
+    def write_chunks(self, conn: Any, item_id: str, vector_model: str = "") -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
 class SearchStore(Protocol):
     """Items, chunks and vectors, and the ranked search over them, for one viewer at a call."""
 
@@ -122,7 +138,10 @@ class SearchStore(Protocol):
 
     def list_items(self, viewer: Viewer, domain: str | None = None) -> list[StoredItem]: ...
 
-    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None: ...
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
+        """The first and last rowid of the item's chunks (consecutive); `chunks`, their
+        number when the caller knows it, may spare a scan."""
+        ...
 
     def search(
         self,
@@ -147,6 +166,31 @@ class SearchStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+    def reopen(self) -> AbstractContextManager[SearchStore]:
+        """Another store on the same database, for another thread (a store serves one call
+        at a time), closed at the end of the block."""
+        ...
+
+    # What the indexer (documents/index.py) stages a document in before writing it.
+    def staging(self) -> DocumentStaging: ...
+
+    def nearest_chunks(
+        self,
+        embedder: Any,
+        queries: Sequence[str],
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_ids: Sequence[str] = (),
+    ) -> list[list[tuple[int, float]]]:
+        """semantic.nearest_chunks on this store: per query, the scope's nearest chunks."""
+        ...
+
+    def unembedded_chunks(
+        self, model: str, *, rowid_range: tuple[int, int] | None = None, item_ids: Sequence[str] = ()
+    ) -> int:
+        """semantic.unembedded_chunks on this store: the scope's chunks without a vector of `model`."""
+        ...
 
     # What the knowledge base (knowledge/store.py, search.py) runs on either backend: its
     # statements, written once in SQLite's words with `?` marks (the PostgreSQL schema has
@@ -198,48 +242,53 @@ class SearchStore(Protocol):
         ...
 
 
-class SqliteSearchStore:
-    """The search store in indexes.db (the terminal's): FTS5 and lookup.py as they are."""
+class StoreCommon(ABC):
+    """What both backends do alike, written once in SQLite's words: items, the viewer's
+    scope and vectors read and written through `sql` and `transaction()` (the PostgreSQL
+    store runs `?` statements too), the ranked lookup through each backend's `find_chunks`."""
 
-    backend = "sqlite"
+    _warned_scan = False
 
-    def __init__(
-        self, db_path: Path, settings: DocumentSettings, *, conn: sqlite3.Connection | None = None
-    ) -> None:
-        """`conn`: an open connection to `db_path` to use (the knowledge store's, opened
-        with its schema tracks)."""
-        self.segmenter = Segmenter.from_setting(settings.use_jieba)
-        self._borrowed = conn is not None
-        self.conn = conn if conn is not None else connect(Path(db_path))
-        # (database version, (rowid, id) of the newest item scanned, chunkless item ids)
-        self._chunkless: tuple[tuple[int, int], tuple[int, str], list[str]] | None = None
+    @property
+    @abstractmethod
+    def sql(self) -> Any: ...
 
-    def put_item(
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[Any]: ...
+
+    @abstractmethod
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None: ...
+
+    @abstractmethod
+    def find_chunks(
         self,
-        item: StoredItem,
-        rows: Sequence[ChunkRow],
-        viewer: Viewer,
-        vectors: Sequence[bytes] | None = None,
-        vector_model: str = "",
-    ) -> list[int]:
+        query: str | MatchQuery | Sequence[str],
+        limit: int,
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_filter: str = "",
+        filter_params: Sequence[Any] = (),
+        semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    ) -> list[ChunkHit]: ...
+
+    def _replace_item(self, conn: Any, item: StoredItem, viewer: Viewer) -> None:
+        """Put `item` in place of one of the same id the viewer may write (inside the
+        caller's transaction on `conn`, before its chunks are written)."""
         _check_write(viewer, item)
-        segmented = segment_rows(rows, self.segmenter, item.title)
-        with transaction(self.conn):
-            existing = self.conn.execute("SELECT owner, space FROM items WHERE id = ?", (item.id,)).fetchone()
-            if existing is not None and not viewer.may_write(*existing):
-                raise SpaceError(f"item {item.id} is not yours to replace")
-            self.conn.execute("DELETE FROM items WHERE id = ?", (item.id,))
-            self.conn.execute(
-                f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join('?' * len(ITEM_FIELDS))})",
-                [getattr(item, name) for name in ITEM_FIELDS],
-            )
-            return replace_chunks(self.conn, item.id, rows, segmented, vectors, vector_model)
+        existing = conn.execute("SELECT owner, space FROM items WHERE id = ?", (item.id,)).fetchone()
+        if existing is not None and not viewer.may_write(existing[0], existing[1]):
+            raise SpaceError(f"item {item.id} is not yours to replace")
+        conn.execute("DELETE FROM items WHERE id = ?", (item.id,))
+        conn.execute(
+            f"INSERT INTO items ({', '.join(ITEM_FIELDS)}) VALUES ({', '.join('?' * len(ITEM_FIELDS))})",
+            [getattr(item, name) for name in ITEM_FIELDS],
+        )
 
     def delete_item(self, item_id: str, viewer: Viewer) -> bool:
         where, params = viewer.where("items", "?")
-        with transaction(self.conn):
+        with self.transaction() as conn:
             return (
-                self.conn.execute(f"DELETE FROM items WHERE id = ? AND {where}", [item_id, *params]).rowcount
+                int(conn.execute(f"DELETE FROM items WHERE id = ? AND {where}", [item_id, *params]).rowcount)
                 > 0
             )
 
@@ -255,15 +304,12 @@ class SqliteSearchStore:
         columns = ", ".join(
             ITEM_CONTENT + " AS content" if name == "content" else name for name in ITEM_FIELDS
         )
-        rows = self.conn.execute(
+        rows = self.sql.execute(
             f"SELECT {columns} FROM items WHERE {where}{' AND ' + condition if condition else ''}"
             " ORDER BY created_at, id",
             [*values, *params],
         ).fetchall()
-        return [StoredItem(**dict(row)) for row in rows]
-
-    def item_rowid_range(self, item_id: str) -> tuple[int, int] | None:
-        return item_rowid_range(self.conn, item_id)
+        return [StoredItem(*row) for row in rows]
 
     def search(
         self,
@@ -284,19 +330,16 @@ class SqliteSearchStore:
         if domain:
             where += " AND i.domain = ?"
             params.append(domain)
-        return find_chunks(
-            self.conn,
-            query,
-            self.segmenter,
-            limit,
-            rowid_range=rowid_range,
-            item_filter=where,
-            filter_params=params,
-            semantic=semantic,
+        return self.find_chunks(
+            query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic
         )
 
-    def window(self, item_id: str, first: int, last: int) -> list[ChunkHit]:
-        return chunk_window(self.conn, item_id, first, last)
+    def unembedded_chunks(
+        self, model: str, *, rowid_range: tuple[int, int] | None = None, item_ids: Sequence[str] = ()
+    ) -> int:
+        from generalAgent.search.semantic import unembedded_chunks
+
+        return unembedded_chunks(self.sql, model, rowid_range=rowid_range, item_ids=item_ids)
 
     def nearest(
         self, vector: bytes, model: str, limit: int, viewer: Viewer, *, item_id: str | None = None
@@ -305,16 +348,84 @@ class SqliteSearchStore:
         if item_id is not None:
             where += " AND i.id = ?"
             params.append(item_id)
-        rows = self.conn.execute(
+        rows = self.sql.execute(
             "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v JOIN chunks c ON c.rowid = v.chunk_rowid"
             f" JOIN items i ON i.id = c.item_id WHERE v.model = ? AND {where}",
             [model, *params],
         ).fetchall()
+        if len(rows) > EXACT_SCAN_WARN and not self._warned_scan:
+            self._warned_scan = True
+            logger.warning(
+                "semantic search scans %d vectors exactly; keep scopes smaller or search by keywords"
+                " for large stores",
+                len(rows),
+            )
         return nearest_by_scan(rows, vector, limit)
+
+
+class SqliteSearchStore(StoreCommon):
+    """The search store in indexes.db (the terminal's): FTS5 and lookup.py as they are."""
+
+    backend = "sqlite"
+
+    def __init__(
+        self, db_path: Path, settings: DocumentSettings, *, conn: sqlite3.Connection | None = None
+    ) -> None:
+        """`conn`: an open connection to `db_path` to use (the knowledge store's, opened
+        with its schema tracks)."""
+        self.segmenter = Segmenter.from_setting(settings.use_jieba)
+        self.db_path, self.settings = Path(db_path), settings
+        self._borrowed = conn is not None
+        self.conn = conn if conn is not None else connect(Path(db_path))
+        # (database version, (rowid, id) of the newest item scanned, chunkless item ids)
+        self._chunkless: tuple[tuple[int, int], tuple[int, str], list[str]] | None = None
+
+    def put_item(
+        self,
+        item: StoredItem,
+        rows: Sequence[ChunkRow],
+        viewer: Viewer,
+        vectors: Sequence[bytes] | None = None,
+        vector_model: str = "",
+    ) -> list[int]:
+        _check_write(viewer, item)
+        segmented = segment_rows(rows, self.segmenter, item.title)
+        with transaction(self.conn):
+            self._replace_item(self.conn, item, viewer)
+            return replace_chunks(self.conn, item.id, rows, segmented, vectors, vector_model)
+
+    def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
+        return item_rowid_range(self.conn, item_id, chunks)
+
+    def window(self, item_id: str, first: int, last: int) -> list[ChunkHit]:
+        return chunk_window(self.conn, item_id, first, last)
 
     def close(self) -> None:
         if not self._borrowed:
             self.conn.close()
+
+    @contextmanager
+    def reopen(self) -> Iterator[SqliteSearchStore]:
+        store = SqliteSearchStore(self.db_path, self.settings)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def staging(self) -> Staging:
+        return Staging(self.conn)
+
+    def nearest_chunks(
+        self,
+        embedder: Any,
+        queries: Sequence[str],
+        *,
+        rowid_range: tuple[int, int] | None = None,
+        item_ids: Sequence[str] = (),
+    ) -> list[list[tuple[int, float]]]:
+        from generalAgent.search.semantic import nearest_chunks
+
+        return nearest_chunks(self.conn, embedder, queries, rowid_range=rowid_range, item_ids=item_ids)
 
     def __enter__(self) -> Self:
         return self
@@ -434,11 +545,53 @@ def nearest_by_scan(rows: Sequence[Sequence[Any]], vector: bytes, limit: int) ->
     return [(int(rows[i][0]), float(similarity[i])) for i in best]
 
 
-def viewer_from_settings(paths: PathSettings) -> Viewer:
-    """The viewer SEARCH_USER and SEARCH_TEAMS name (the terminal's: '' and none)."""
-    names = (t.strip() for t in paths.search_teams.split(","))
-    teams = tuple(dict.fromkeys(t for t in names if t and t != PUBLIC))
-    return Viewer(paths.search_user.strip(), teams)
+class SharedStore:
+    """The document index kept by the tools for their process: one connection to
+    indexes.db, or one PostgreSQL store when SEARCH_DATABASE_URL is set, opened on first
+    use and used by one search at a time (tools may run in threads)."""
+
+    def __init__(self, paths: PathSettings, settings: DocumentSettings) -> None:
+        self.paths, self.settings = paths, settings
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._store: SearchStore | None = None
+
+    @contextmanager
+    def use(self) -> Iterator[dict[str, Any]]:
+        """`conn` (indexes.db) or `store` (the team's), held for the block."""
+        with self._lock:
+            if self.paths.search_database_url is not None:
+                if self._store is None:
+                    self._store = open_search_store(self.paths, self.settings)
+                yield {"store": self._store}
+            else:
+                if self._conn is None:
+                    self._conn = connect(self.paths.indexes_db)
+                yield {"conn": self._conn}
+
+
+def open_search_store(paths: PathSettings, settings: DocumentSettings) -> SearchStore | None:
+    """The team's PostgreSQL store SEARCH_DATABASE_URL names, opened (its schema brought up
+    to date); None when it is unset (indexes.db, opened by its users as before)."""
+    url = paths.search_database_url
+    if url is None:
+        return None
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    return PostgresSearchStore(url.get_secret_value(), settings)
+
+
+@contextmanager
+def team_store(paths: PathSettings, settings: DocumentSettings) -> Iterator[dict[str, Any]]:
+    """The keyword arguments `store` and `viewer` a document search of the command line
+    takes (documents/search.py, folder.py): the team's store (closed at the end of the
+    block) or none, and the viewer SEARCH_USER names."""
+    store = open_search_store(paths, settings)
+    try:
+        yield {"store": store, "viewer": viewer_from_settings(paths)}
+    finally:
+        if store is not None:
+            store.close()
 
 
 def copy_store(source: sqlite3.Connection, target: Any, viewer: Viewer = TERMINAL) -> int:

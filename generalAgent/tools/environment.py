@@ -13,7 +13,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from generalAgent.knowledge.builtin import BuiltinKnowledge
     from generalAgent.knowledge.store import KnowledgeStore
     from generalAgent.search.background_embedding import SemanticSession
+    from generalAgent.search.store import SharedStore, Viewer
 
 LOGGER = logging.getLogger(__name__)
 
@@ -70,11 +72,41 @@ class ToolEnvironment:
     # Why embeddings failed when the knowledge base was first read, if they did: stores opened
     # later search by keyword at once instead of waiting for a hung endpoint again.
     _embedding_problem: str | None = field(default=None, repr=False)
+    # The document index the search tools share in this process (indexes.db's connection
+    # or the team's PostgreSQL store), opened on first use.
+    _documents: SharedStore | None = field(default=None, repr=False)
 
-    def open_knowledge(self) -> KnowledgeStore:
-        """The knowledge store, the built-in knowledge folder imported into it first (once per
-        process): a session that never reads the knowledge base never opens the folder, nor
-        loads the store's code (`-p hi` starts without either)."""
+    def viewer(self, runtime: ToolRuntime | None) -> Viewer:
+        """Whose documents and notes a call sees and writes: on a served run, the user
+        LangGraph Server authenticated for this request and the teams its auth gave them
+        (graph/server_auth.py), never a setting or anything the client sent; elsewhere
+        SEARCH_USER and SEARCH_TEAMS (the terminal: '' and none)."""
+        from generalAgent.search.viewer import served_viewer, viewer_from_settings
+
+        configurable = ((runtime.config if runtime is not None else None) or {}).get("configurable") or {}
+        served = served_viewer(configurable)
+        return served if served is not None else viewer_from_settings(self.settings.paths)
+
+    @contextmanager
+    def document_index(self, runtime: ToolRuntime | None) -> Iterator[dict[str, Any]]:
+        """The keyword arguments a document search takes (documents/search.py, folder.py):
+        the process's shared connection to indexes.db or the team's store, held for the
+        block (one search at a time on it), and the call's viewer."""
+        from generalAgent.search.store import SharedStore
+
+        with self._lock:
+            if self._documents is None:
+                self._documents = SharedStore(self.settings.paths, self.settings.documents)
+            documents = self._documents
+        viewer = self.viewer(runtime)
+        with documents.use() as where:
+            yield {**where, "viewer": viewer}
+
+    def open_knowledge(self, viewer: Viewer | None = None) -> KnowledgeStore:
+        """The knowledge store as `viewer` sees it (default: the settings' user), the
+        built-in knowledge folder imported into it first (once per process): a session that
+        never reads the knowledge base never opens the folder, nor loads the store's code
+        (`-p hi` starts without either)."""
         from generalAgent.knowledge import open_store
         from generalAgent.knowledge.builtin import BuiltinKnowledge
 
@@ -83,7 +115,7 @@ class ToolEnvironment:
                 self._builtin_knowledge = BuiltinKnowledge(self.settings.paths.knowledge_dir)
             builtin = self._builtin_knowledge
             known_problem = self._embedding_problem
-        store = open_store(self.settings)
+        store = open_store(self.settings, viewer)
         store.embedding_problem = known_problem
         try:
             builtin.check(store)

@@ -68,3 +68,40 @@ def test_a_team_space_is_shared_between_processes_and_a_private_note_is_not(
     assert [r["item"]["title"] for r in json.loads(mine.stdout)["results"]] == ["Alice's salary"]
     for user in ("alice", "bob"):  # the knowledge base lives in the database alone
         assert not (tmp_path / f"data-{user}" / "indexes.db").exists()
+
+
+def test_a_file_indexed_by_one_process_is_found_by_another_with_its_page(
+    cli_env: dict[str, str], team_url: str, tmp_path: Path, workdir: Path
+) -> None:
+    """`generalagent index` on one machine, `generalagent search --all` on another after the
+    file is gone: the document index is the team's store, not either machine's indexes.db.
+    Indexed files are their indexer's own: another user's search does not show them."""
+
+    def machine(name: str, user: str) -> dict[str, str]:
+        return {
+            **cli_env,
+            "DATA_DIR": str(tmp_path / f"data-{name}"),
+            "SEARCH_DATABASE_URL": team_url,
+            "SEARCH_USER": user,
+        }
+
+    pdf = make_pdf(
+        workdir / "q3.pdf", [["Intro page."], ["第三季度营收增长百分之二十，walrus sales doubled."]]
+    )
+    indexed = run_cli(["index", str(pdf), "--json"], machine("one", "alice"), workdir)
+    assert indexed.returncode == 0, indexed.stderr
+    assert json.loads(indexed.stdout)["files"][0]["status"] == "indexed"
+    pdf.unlink()  # the other machine never had the file
+
+    found = run_cli(["search", "--all", "营收增长", "--json"], machine("two", "alice"), workdir)
+    assert found.returncode == 0, found.stderr
+    [document] = json.loads(found.stdout)["documents"]
+    assert document["file"].endswith("q3.pdf")
+    assert document["results"][0]["matched"][0]["page"] == 2
+    listed = run_cli(["kb", "search", "walrus", "--json"], machine("two", "alice"), workdir)
+    assert [r["item"]["title"] for r in json.loads(listed.stdout)["results"]] == ["q3.pdf"]
+
+    other = run_cli(["search", "--all", "营收增长", "--json"], machine("three", "bob"), workdir)
+    assert other.returncode != 0 and "walrus" not in other.stdout
+    for name in ("one", "two", "three"):
+        assert not (tmp_path / f"data-{name}" / "indexes.db").exists()

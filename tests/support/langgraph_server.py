@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -68,7 +69,16 @@ def model_server() -> Iterator[ScriptedOpenAIServer]:
 def langgraph_url(
     model_server: ScriptedOpenAIServer, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    workdir = tmp_path_factory.mktemp("langgraph-server")
+    with langgraph_dev(model_server, tmp_path_factory.mktemp("langgraph-server")) as url:
+        yield url
+
+
+@contextmanager
+def langgraph_dev(
+    model_server: ScriptedOpenAIServer, workdir: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """`langgraph dev` serving the repository's graph from `workdir`, with `extra_env` in
+    its environment; its URL, the server stopped at the end of the block."""
     port = free_port()
     # Module-scoped: the per-test environment cleanup has not run yet, so clean here.
     env = {
@@ -92,6 +102,7 @@ def langgraph_url(
     if sandbox_works():
         # The deployment offers the shell (its users @mention it); it runs in the sandbox.
         env.update(SERVER_TOOLS="run_bash_command", SANDBOX="required")
+    env.update(extra_env or {})
     log = (workdir / "server.log").open("w")
     process = subprocess.Popen(
         [

@@ -9,13 +9,13 @@ from langchain_core.tools import BaseTool, tool
 
 from generalAgent.display import N_
 from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason, describe_knowledge_item
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     @tool("delete_knowledge")
-    def delete_knowledge(item_id: str) -> str:
+    def delete_knowledge(item_id: str, runtime: ToolRuntime) -> str:
         """Delete a knowledge item for good (an indexed file can be indexed again later).
 
         Args:
@@ -25,7 +25,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         from generalAgent.search.lookup import INDEX_ERRORS
 
         try:
-            with env.open_knowledge() as store:
+            with env.open_knowledge(env.viewer(runtime)) as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
                     raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")

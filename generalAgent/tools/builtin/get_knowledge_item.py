@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 
@@ -12,7 +12,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     limit = env.settings.documents.max_result_content_size
 
     @tool("get_knowledge_item")
-    def get_knowledge_item(item_id: str, chunk_start: int | None = None, chunk_end: int | None = None) -> str:
+    def get_knowledge_item(
+        item_id: str, runtime: ToolRuntime, chunk_start: int | None = None, chunk_end: int | None = None
+    ) -> str:
         """Read a knowledge item. Without a range: its fields and text (long text is cut,
         and the answer says how to read on). With chunk_start/chunk_end: those chunks
         (numbers as in search results; end not included), as many as fit in one answer.
@@ -27,7 +29,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         from generalAgent.search.lookup import INDEX_ERRORS
 
         try:
-            with env.open_knowledge() as store:
+            with env.open_knowledge(env.viewer(runtime)) as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
                     raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")

@@ -31,6 +31,7 @@ from langchain_core.tools import BaseTool, tool
 from generalAgent.config.settings import Settings
 from generalAgent.process_secrets import child_environment
 from generalAgent.sandbox import Confinement, Sandbox, SandboxUnavailable, agent_runtime_folders, find_sandbox
+from generalAgent.search.viewer import served_identity
 from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL, CallContext, files_run_by
 from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
@@ -211,7 +212,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             return run_in_editor(editor, call_id, command, workspace.root, timeout, scope.cancelled, allowed)
         sandbox = command_sandbox(env.settings)
         # LangGraph Server stamps a served run with its user (graph/served.py).
-        served = bool(((runtime.config or {}).get("configurable") or {}).get("langgraph_auth_user_id"))
+        served = served_identity((runtime.config or {}).get("configurable") or {}) is not None
         confinement = command_confinement(env.settings, workspace, network=bool(network), served=served)
         return run_command(command, workspace.root, timeout, scope, allowed, sandbox, confinement)
 

@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.reading_progress import reading_progress
 
-if TYPE_CHECKING:
-    from generalAgent.search.connection import SharedConnection
-
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
-    # The search engine (documents/search.py, the index, jieba's neighbours) loads on the
-    # first call, not when the tool is built: `-p` and most chats never search a document.
-    shared: list[SharedConnection] = []
 
     @tool("search_file")
     def search_file(
@@ -73,7 +65,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             render_search,
             search_document,
         )
-        from generalAgent.search.connection import DatabaseError, SharedConnection
+        from generalAgent.search.lookup import INDEX_ERRORS
+
+        failures: tuple[type[Exception], ...] = (SearchFailure, *INDEX_ERRORS)
 
         workspace = env.workspace(runtime)
         path = workspace.resolve(file_path)
@@ -86,24 +80,25 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             if not isinstance(query, str):
                 raise ToolError("check_place checks one quote: give query as one string.")
             try:
-                checked = check_citation(
-                    settings.paths.indexes_db,
-                    settings.documents,
-                    path,
-                    query,
-                    check_place,
-                    shown_as=workspace.display(path),
-                    open_file=workspace.open_for_reading,
-                    progress=reading_progress(runtime.stream_writer, workspace.display(path)),
-                )
+                with env.document_index(runtime) as where:
+                    checked = check_citation(
+                        settings.paths.indexes_db,
+                        settings.documents,
+                        path,
+                        query,
+                        check_place,
+                        shown_as=workspace.display(path),
+                        open_file=workspace.open_for_reading,
+                        progress=reading_progress(runtime.stream_writer, workspace.display(path)),
+                        store=where.get("store"),
+                        viewer=where["viewer"],
+                    )
             except SearchFailure as exc:
                 raise ToolError(str(exc)) from exc
             return render_citation(checked)
         try:
             semantic = env.semantic_search()
-            if not shared:  # tools may run in threads: at worst two are made, one kept
-                shared.append(SharedConnection(settings.paths.indexes_db))
-            with shared[0].use() as conn:
+            with env.document_index(runtime) as where:
                 result = search_document(
                     settings.paths.indexes_db,
                     settings.documents,
@@ -114,11 +109,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     shown_as=workspace.display(path),
                     vectors=semantic.for_query() if semantic is not None else None,
                     open_file=workspace.open_for_reading,
-                    conn=conn,
+                    **where,
                     render=env.query_renderer(runtime),
                     progress=reading_progress(runtime.stream_writer, workspace.display(path)),
                 )
-        except (SearchFailure, DatabaseError) as exc:
+        except failures as exc:
             raise ToolError(str(exc)) from exc
         note = ""
         if semantic is not None:

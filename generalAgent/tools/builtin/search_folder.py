@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
-if TYPE_CHECKING:
-    from generalAgent.search.connection import SharedConnection
-
 
 def create_tool(env: ToolEnvironment) -> BaseTool:
     settings = env.settings
     # The engine (documents/folder.py and the index) loads on the first call, as search_file's.
-    shared: list[SharedConnection] = []
 
     @tool("search_folder")
     def search_folder_tool(
@@ -45,7 +39,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """
         from generalAgent.documents.folder import render_folder_search, search_folder
         from generalAgent.documents.search import SearchFailure
-        from generalAgent.search.connection import DatabaseError, SharedConnection
+        from generalAgent.search.lookup import INDEX_ERRORS
+
+        failures: tuple[type[Exception], ...] = (SearchFailure, *INDEX_ERRORS)
 
         workspace = env.workspace(runtime)
         path = workspace.resolve(folder)
@@ -56,9 +52,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             )
         try:
             semantic = env.semantic_search()
-            if not shared:  # tools may run in threads: at worst two are made, one kept
-                shared.append(SharedConnection(settings.paths.indexes_db))
-            with shared[0].use() as conn:
+            with env.document_index(runtime) as where:
                 result = search_folder(
                     settings.paths.indexes_db,
                     settings.documents,
@@ -68,10 +62,10 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     shown_as=workspace.display,
                     vectors=semantic.for_query() if semantic is not None else None,
                     open_file=workspace.open_for_reading,
-                    conn=conn,
+                    **where,
                     render=env.query_renderer(runtime),
                 )
-        except (SearchFailure, DatabaseError) as exc:
+        except failures as exc:
             raise ToolError(str(exc)) from exc
         note = ""
         if semantic is not None:

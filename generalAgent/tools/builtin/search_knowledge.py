@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.tools.environment import ToolEnvironment
+from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -23,6 +23,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
     @tool("search_knowledge")
     def search_knowledge_tool(
         query: str | list[str],
+        runtime: ToolRuntime,
         domain: str | None = None,
         category: str | None = None,
         tags: list[str] | None = None,
@@ -60,9 +61,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if not phrasings(query):
             raise ToolError("empty query; give the words to look for.")
         try:
+            viewer = env.viewer(runtime)
             with lock:
                 if not holder:
-                    holder.append(env.open_knowledge())
+                    holder.append(env.open_knowledge(viewer))
+                holder[0].viewer = viewer  # this call's user: the store is shared by every run
                 result = search_knowledge(
                     holder[0],
                     query,

@@ -44,7 +44,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if all(v is None for v in (title, content, domain, category, tags)):
             raise ToolError("nothing to change; give at least one of title, content, domain, category, tags.")
         try:
-            with env.open_knowledge() as store:
+            with env.open_knowledge(env.viewer(runtime)) as store:
                 item = store.update_knowledge(
                     item_id,
                     title=title,

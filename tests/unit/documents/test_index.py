@@ -1,10 +1,12 @@
-"""The FTS5 index in indexes.db: matching, dedup, replacement, staleness, cascade deletes."""
+"""The document index: matching, dedup, replacement, staleness, cascade deletes, on both
+backends of the search store (indexes.db's FTS5, and a team's PostgreSQL store as
+SEARCH_DATABASE_URL names it: tests/support/postgres.py); the cases about SQLite's own file
+and lookup run on indexes.db only."""
 
 from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,11 +25,41 @@ from generalAgent.documents import (
     create_index,
     get_index_stats,
     index_exists,
+    open_index,
     search_in_index,
 )
 from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.search.query import build_match_query
 from tests.support.documents import make_pdf
+from tests.support.postgres import fresh_schema_url
+
+# Cases about indexes.db itself (its file, its connections, lookup.py on its connection).
+SQLITE_ONLY = {
+    "test_two_processes_can_index_at_once",
+    "test_a_new_database_opened_by_several_connections_at_once",
+    "test_past_the_budget_only_rarer_terms_find_candidates_with_the_same_scores",
+    "test_searching_an_indexed_file_writes_nothing",
+    "test_changing_the_segmenter_reindexes",
+}
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        only_sqlite = metafunc.function.__name__ in SQLITE_ONLY
+        metafunc.parametrize("backend", ["sqlite"] if only_sqlite else ["sqlite", "postgresql"])
+
+
+@pytest.fixture
+def settings(data_dir: Path, backend: str) -> Iterator[Settings]:
+    """The suite's settings, the index on the test's backend (SEARCH_DATABASE_URL: a fresh schema)."""
+    urls = fresh_schema_url() if backend == "postgresql" else iter([None])
+    for url in urls:
+        yield load_settings(
+            env_file=None,
+            model={"model_name": "test-model", "openai_api_key": "sk-test", "model_max_retries": 0},
+            paths={"data_dir": data_dir, "search_database_url": url},
+        )
+
 
 REPORT = """# 2024 年度报告
 
@@ -53,7 +85,7 @@ def report(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def index(settings: Settings) -> Iterator[SearchIndex]:
-    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+    with open_index(settings) as index:
         yield index
 
 
@@ -182,11 +214,11 @@ def test_old_version_kept_while_another_path_still_shows_it(index: SearchIndex, 
 
 
 def test_stale_index_is_rebuilt(settings: Settings, report: Path):
-    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+    with open_index(settings) as index:
         first = index.index_file(report)
         old = (datetime.now(UTC) - timedelta(hours=25)).isoformat(timespec="seconds")
-        with index.conn:
-            index.conn.execute("UPDATE documents SET indexed_at = ?", (old,))
+        with index.store.transaction() as db:
+            db.execute("UPDATE documents SET indexed_at = ?", (old,))
         assert not index.is_fresh(report)
         again = index.index_file(report)
         assert not again.reused and again.item_id == first.item_id
@@ -204,7 +236,7 @@ def test_changing_the_segmenter_reindexes(data_dir: Path, report: Path):
 
 def test_deleting_a_document_leaves_no_chunk_or_fts_row(index: SearchIndex, report: Path):
     document = index.index_file(report)
-    conn = index.conn
+    conn = index.db
     assert conn.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0] == document.total_chunks
     cleanup_count = index.cleanup_for_file(report, keep_hash="something-else")
     assert cleanup_count == 1
@@ -217,7 +249,7 @@ def test_chunks_of_a_document_have_consecutive_rowids(index: SearchIndex, tmp_pa
         path = tmp_path / f"doc{n}.md"
         path.write_text("\n\n".join(f"Paragraph {n}.{i} " + "word " * 60 for i in range(10)))
         index.index_file(path)
-    rows = index.conn.execute("SELECT item_id, rowid, chunk_index FROM chunks ORDER BY rowid")
+    rows = index.db.execute("SELECT item_id, rowid, chunk_index FROM chunks ORDER BY rowid").fetchall()
     by_item: dict[str, list[tuple[int, int]]] = {}
     for item_id, rowid, chunk_index in rows:
         by_item.setdefault(item_id, []).append((rowid, chunk_index))
@@ -242,7 +274,10 @@ def test_the_convenience_api(settings: Settings, report: Path, tmp_path: Path):
     assert [h.chunk_id for h in listed] == [h.chunk_id for h in hits]
     stats = get_index_stats(settings)
     assert stats["total_files"] == 1 and stats["total_chunks"] == document.total_chunks
-    assert stats["db_path"] == str(settings.paths.indexes_db)
+    if settings.paths.search_database_url is None:
+        assert stats["db_path"] == str(settings.paths.indexes_db)
+    else:
+        assert stats["db_path"].startswith("PostgreSQL") and not settings.paths.indexes_db.exists()
     assert compute_file_hash(report) == document.file_hash
     kept = cleanup_old_indexes_for_file(report, keep_hash=document.file_hash, settings=settings)
     assert kept == 0
@@ -251,10 +286,8 @@ def test_the_convenience_api(settings: Settings, report: Path, tmp_path: Path):
 
 def test_cleanup_old_indexes_removes_documents_older_than_n_days(settings: Settings, report: Path):
     create_index(report, settings)
-    conn = sqlite3.connect(settings.paths.indexes_db)
-    with conn:
-        conn.execute("UPDATE documents SET indexed_at = '2000-01-01T00:00:00+00:00'")
-    conn.close()
+    with open_index(settings) as index, index.store.transaction() as db:
+        db.execute("UPDATE documents SET indexed_at = '2000-01-01T00:00:00+00:00'")
     assert cleanup_old_indexes(days=30, settings=settings) == 1
     assert get_index_stats(settings)["total_chunks"] == 0
 
@@ -348,7 +381,7 @@ def test_every_hit_names_its_place(settings: Settings, tmp_path: Path):
     notes.write_text(
         "# Setup\n\nInstall the tool.\n\n# Pricing\n\nThe plan costs 9 euros.\n", encoding="utf-8"
     )
-    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+    with open_index(settings) as index:
         places = {}
         for path, query in ((sheet, "region25"), (deck, "costs fall"), (notes, "euros")):
             document = index.index_file(path)
@@ -359,7 +392,7 @@ def test_every_hit_names_its_place(settings: Settings, tmp_path: Path):
 def test_an_unchanged_file_is_not_read_again_and_a_touched_one_is(settings: Settings, tmp_path: Path):
     path = tmp_path / "notes.md"
     path.write_text("The launch moves to March.\n", encoding="utf-8")
-    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+    with open_index(settings) as index:
         first = index.index_file(path)
         stat = path.stat()
         # Same size, same modification time: the recorded hash stands, the bytes are not read.

@@ -175,16 +175,16 @@ def test_the_builtin_folder_is_imported_when_the_knowledge_base_is_first_read(da
     )
     settings = load_settings(env_file=None, paths={"data_dir": data_dir, "knowledge_dir": folder})
     env = ToolEnvironment(settings=settings)
-    tools = {m.__name__.rsplit(".", 1)[1]: m.create_tool(env) for m in MODULES}
+    run = make_runner(settings, env)
     assert not settings.paths.indexes_db.exists() and env.drain_notices() == []
 
-    found = tools["search_knowledge"].invoke({"query": "release checklist"})
+    found = run("search_knowledge", query="release checklist")
     assert "Release checklist" in found and "Tag, build, then ship." in found
     assert env.drain_notices() == ["Built-in knowledge: 1 added."]
     assert env.drain_notices() == []  # told once
 
     (folder / "ops" / "release.md").write_text("# Release checklist\n\nTag and ship.\n", encoding="utf-8")
-    tools["search_knowledge"].invoke({"query": "release"})
+    run("search_knowledge", query="release")
     assert env.drain_notices() == []  # checked once per process: the next start imports the change
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents import create_index
-from generalAgent.knowledge import KnowledgeStore, search_knowledge
+from generalAgent.knowledge import open_store, search_knowledge
 
 
 def test_attachments_stay_out_of_the_knowledge_base(settings: Settings, tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_attachments_stay_out_of_the_knowledge_base(settings: Settings, tmp_path
     mine.write_text("The lighthouse crane was repainted in May.\n", encoding="utf-8")
     create_index(upload, settings)
     create_index(mine, settings)
-    with KnowledgeStore(settings.paths.indexes_db, settings.documents) as store:
+    with open_store(settings) as store:  # where create_index put them: indexes.db or the team's store
         assert [item.title for item in store.list_knowledge()] == ["mine.txt"]
         assert store.count_knowledge() == 1
         found = search_knowledge(store, "crane")

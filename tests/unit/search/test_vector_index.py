@@ -116,6 +116,6 @@ def test_a_large_scope_is_ranked_by_the_index(tmp_path: Path, monkeypatch):
     conn = store(tmp_path / "i.db", vectors)
     vector_index.build(conn, "m")
     monkeypatch.setattr(semantic, "SCAN_MAX_CHUNKS", 10)
-    scanned = semantic._nearest_by_scan(conn, FixedVectors("m", {"q": vectors[3]}), ["q"], None, ["i"], 5)
+    scanned = semantic.scan_nearest(conn, FixedVectors("m", {"q": vectors[3]}), ["q"], None, ["i"], 5)
     [ranking] = nearest_chunks(conn, FixedVectors("m", {"q": vectors[3]}), ["q"], item_ids=["i"], limit=5)
     assert [r for r, _ in ranking] == [r for r, _ in scanned[0]]
