@@ -92,7 +92,9 @@ class _CollectingView:
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None:
         self.calls[call_id] = {"id": call_id, "name": name, "args": dict(args)}
 
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
+    def on_tool_result(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> None:
         record = self.calls.setdefault(call_id, {"id": call_id, "name": name, "args": {}})
         record.update(result=content, is_error=is_error)
 

@@ -32,9 +32,11 @@ from langgraph.types import Command
 from generalAgent.agent.events import StreamEvent, UsageReport, event_from_custom
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
+from generalAgent.i18n import _
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
 from generalAgent.tools.approval import ALWAYS, KEEP, YES
+from generalAgent.tools.errors import shown_error
 from generalAgent.tools.run_context import RunContext, SessionScope
 
 LOGGER = logging.getLogger(__name__)
@@ -79,7 +81,11 @@ class TurnView(Protocol):
     def on_text(self, text: str) -> None: ...
     def on_message_end(self) -> None: ...
     def on_tool_call(self, call_id: str, name: str, args: dict[str, Any]) -> None: ...
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None: ...
+    def on_tool_result(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> None:
+        """`content` as the model read it; `shown`, a failed call's error in the UI language."""
+
     def on_custom(self, event: StreamEvent) -> None: ...
     def on_retry(self, status: int | None, delay: float, number: int, limit: int) -> None: ...
     def approve(self, request: dict[str, Any]) -> str: ...
@@ -304,7 +310,9 @@ def _report_message(
             result.answer = message.text if isinstance(message.text, str) else str(message.content)
     elif isinstance(message, ToolMessage):
         content = message.text if isinstance(message.text, str) else str(message.content)
-        view.on_tool_result(message.tool_call_id, message.name or "tool", content, message.status == "error")
+        failed = message.status == "error"
+        shown = shown_error(content, message.artifact, _) if failed else None
+        view.on_tool_result(message.tool_call_id, message.name or "tool", content, failed, shown)
 
 
 def _messages_of(update: Any) -> Iterator[BaseMessage]:

@@ -451,14 +451,17 @@ class TerminalView:
         self._running[call_id] = f"{escape(terminal_safe(name))}([dim]{escape(short_args(args))}[/])"
         self._update_status()
 
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        """One line per call: what ran, and its result size or its error."""
+    def on_tool_result(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> None:
+        """One line per call: what ran, and its result size or its error (`shown`: in the UI
+        language)."""
         call = self._running.pop(call_id, escape(terminal_safe(name)))
         self._reading = ""
         self._waiting = not self._running  # the tools' answers go back to the model
         self._update_status()
         if is_error:
-            first = error_line(terminal_safe(mask_urls(content)))
+            first = error_line(terminal_safe(mask_urls(shown or content)))
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:
             size = human_size(len(content.encode("utf-8")))

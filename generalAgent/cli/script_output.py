@@ -93,8 +93,10 @@ class ScriptView:
         self.record.tool_calls.append(ToolCallRecord(call_id, name, dict(args)))
         self.emit({"type": "tool_call", "id": call_id, "name": name, "args": args})
 
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        self.inner.on_tool_result(call_id, name, content, is_error)
+    def on_tool_result(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> None:
+        self.inner.on_tool_result(call_id, name, content, is_error, shown)
         call = self.record.call(call_id)
         if call is not None and call.status == "running":
             call.status = "error" if is_error else "ok"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
@@ -51,8 +52,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         path = workspace.resolve(folder)
         if not path.is_dir():
             raise ToolError(
-                f"{folder} is not a folder in the workspace. Use search_file for one file, "
-                "or list the workspace to see the folders (uploads/ holds the user's files)."
+                N_(
+                    "{folder} is not a folder in the workspace. Use search_file for one file, "
+                    "or list the workspace to see the folders (uploads/ holds the user's files)."
+                ),
+                folder=folder,
             )
         try:
             semantic = env.semantic_search()
@@ -71,7 +75,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     conn=conn,
                 )
         except (SearchFailure, DatabaseError) as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         note = ""
         if semantic is not None:
             if result.warning:  # the query could not be embedded; the answer says so
