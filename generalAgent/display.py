@@ -144,46 +144,65 @@ def _same(message: str) -> str:
 class Message:
     """One sentence said twice: in English for the model, in the UI language for a person.
 
-    `template` is an N_-marked format string; `fields` fill it (a field may be a Message
-    itself, e.g. the reason an OS error gives). A tool's error carries one from where it is
-    raised to the terminal and the editor (tools/errors.py), as plain data, so a saved
-    session shows it again in the language of whoever reads it."""
+    `template` is an N_-marked format string (or an N_plural pair, chosen by the `count`
+    field); `fields` fill it (a field may be a Message itself, e.g. the reason an OS error
+    gives). A tool's error carries one from where it is raised to the terminal and the
+    editor (tools/errors.py), as plain data, so a saved session shows it again in the
+    language of whoever reads it."""
 
-    template: str
-    fields: Mapping[str, str | Message] = field(default_factory=dict)
+    template: str | tuple[str, str]
+    fields: Mapping[str, str | int | Message] = field(default_factory=dict)
 
     def english(self) -> str:
         return self.shown(_same)
 
-    def shown(self, translate: Translate) -> str:
+    def shown(self, translate: Translate, ngettext: Plural = english_plural) -> str:
         """The sentence with `translate` (the UI's `_`) applied to it and its inner messages."""
         values = {
-            name: v.shown(translate) if isinstance(v, Message) else v for name, v in self.fields.items()
+            name: v.shown(translate, ngettext) if isinstance(v, Message) else v
+            for name, v in self.fields.items()
         }
-        text = translate(self.template)
+        if isinstance(self.template, tuple):
+            count = values.get("count")
+            text = ngettext(*self.template, count if isinstance(count, int) else 0)
+            english = english_plural(*self.template, count if isinstance(count, int) else 0)
+        else:
+            text, english = translate(self.template), self.template
         if not values:
             return text
         try:
             return text.format(**values)
         except (KeyError, IndexError, ValueError):  # a damaged translation: the English is still right
-            return self.template.format(**values)
+            return english.format(**values)
 
     def to_data(self) -> dict[str, Any]:
         """Plain data for a message's artifact (checkpointed with the session)."""
         fields = {name: v.to_data() if isinstance(v, Message) else v for name, v in self.fields.items()}
-        return {"template": self.template, "fields": fields}
+        template = list(self.template) if isinstance(self.template, tuple) else self.template
+        return {"template": template, "fields": fields}
 
     @classmethod
     def from_data(cls, data: object) -> Message | None:
         """The Message `to_data` wrote; None for anything else (an older session, a stranger's)."""
-        if not isinstance(data, Mapping) or not isinstance(data.get("template"), str):
+        if not isinstance(data, Mapping):
             return None
-        fields: dict[str, str | Message] = {}
+        template = data.get("template")
+        if (
+            isinstance(template, list | tuple)
+            and len(template) == 2
+            and all(isinstance(t, str) for t in template)
+        ):
+            template = (template[0], template[1])
+        elif not isinstance(template, str):
+            return None
+        fields: dict[str, str | int | Message] = {}
         raw = data.get("fields")
         for name, value in raw.items() if isinstance(raw, Mapping) else []:
             inner = cls.from_data(value) if isinstance(value, Mapping) else None
-            fields[str(name)] = inner if inner is not None else str(value)
-        return cls(data["template"], fields)
+            fields[str(name)] = (
+                inner if inner is not None else value if isinstance(value, int) else str(value)
+            )
+        return cls(template, fields)
 
 
 # What an OS error means, by errno, in words a person can act on (strerror is English and

@@ -32,7 +32,7 @@ from langgraph.types import Command
 from generalAgent.agent.events import StreamEvent, UsageReport, event_from_custom
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
-from generalAgent.i18n import _
+from generalAgent.i18n import _, ngettext
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
 from generalAgent.tools.approval import ALWAYS, KEEP, YES
@@ -311,7 +311,7 @@ def _report_message(
     elif isinstance(message, ToolMessage):
         content = message.text if isinstance(message.text, str) else str(message.content)
         failed = message.status == "error"
-        shown = shown_error(content, message.artifact, _) if failed else None
+        shown = shown_error(content, message.artifact, _, ngettext) if failed else None
         view.on_tool_result(message.tool_call_id, message.name or "tool", content, failed, shown)
 
 

@@ -14,7 +14,15 @@ from typing import Any
 
 from langchain_core.tools import ToolException
 
-from generalAgent.display import N_, Message, Translate, os_error_message, os_error_reason
+from generalAgent.display import (
+    N_,
+    Message,
+    Plural,
+    Translate,
+    english_plural,
+    os_error_message,
+    os_error_reason,
+)
 
 SHOWN_ERROR = "shown_error"  # the artifact key of a failed call's Message
 
@@ -58,10 +66,10 @@ def said_of(exc: BaseException) -> str | Message:
     return str(exc)
 
 
-def shown_error(content: str, artifact: Any, translate: Translate) -> str:
+def shown_error(content: str, artifact: Any, translate: Translate, ngettext: Plural = english_plural) -> str:
     """What a person reads of a failed call: its Message in the UI language when the tools
     node kept one, else the answer as the model read it."""
     said = Message.from_data(artifact.get(SHOWN_ERROR)) if isinstance(artifact, dict) else None
     if said is None:
         return content
-    return translate(N_("Error: {message}")).format(message=said.shown(translate))
+    return translate(N_("Error: {message}")).format(message=said.shown(translate, ngettext))
