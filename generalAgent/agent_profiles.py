@@ -25,12 +25,18 @@ class AgentProfile:
     description: str
     tools: tuple[str, ...] | None = None  # None: every tool a sub-agent may use
     instructions: str = ""
+    description_zh: str = ""  # the front matter's, for /agents and @-completion in a Chinese UI
+
+    def described(self, language: str) -> str:
+        """The description for a person reading the UI in `language` (`en` or `zh`)."""
+        return self.description_zh if language == "zh" and self.description_zh else self.description
 
 
 BUILTIN_AGENT = AgentProfile(
     name=GENERAL_AGENT,
     description="General-purpose sub-agent: takes a self-contained task, works in an isolated "
     "context with the same tools, and returns a concise report.",
+    description_zh="通用子智能体：接手一项自成一体的任务，在隔离的上下文中用同样的工具完成，并返回简明的报告。",
 )
 
 
@@ -86,4 +92,5 @@ def _parse_profile(path: Path, agents_dir: Path) -> AgentProfile:
         description=" ".join(description.split()),
         tools=tuple(tools) if tools is not None else None,
         instructions=body.strip(),
+        description_zh=" ".join(str(meta.get("description_zh") or "").split()),
     )

@@ -43,7 +43,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
 from generalAgent.hooks import load_hooks
-from generalAgent.i18n import _, ngettext
+from generalAgent.i18n import _, current_language, ngettext
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog
 
@@ -376,8 +376,9 @@ class Chat:
         names = [
             Name(spec.name, "tool", shown_description(spec.description)) for spec in parts.registry.specs()
         ]
-        names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
-        names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
+        language = current_language()
+        names += [Name(skill.id, "skill", skill.described(language)) for skill in parts.skills.skills]
+        names += [Name(p.name, "agent", p.described(language)) for p in parts.agents.profiles]
         names += [
             Name(
                 server.handle,

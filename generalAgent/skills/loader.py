@@ -33,6 +33,13 @@ class Skill:
     description: str
     path: Path  # the SKILL.md file
     allowed_tools: tuple[str, ...] = ()  # made visible when the skill is mentioned
+    # `description_zh` of the front matter: what /skills and @-completion show a Chinese UI
+    # (the model's catalog keeps the English `description`).
+    description_zh: str = ""
+
+    def described(self, language: str) -> str:
+        """The description for a person reading the UI in `language` (`en` or `zh`)."""
+        return self.description_zh if language == "zh" and self.description_zh else self.description
 
     @property
     def workspace_path(self) -> str:
@@ -93,7 +100,26 @@ def _parse_skill(folder_id: str, skill_md: Path, skills_dir: Path) -> Skill:
     if not body.strip():
         raise FrontMatterError("the instructions after the front matter are empty")
     tools = _allowed_tools(meta.get("allowed-tools"))
-    return Skill(id=name, description=description, path=skill_md, allowed_tools=tools)
+    return Skill(
+        id=name,
+        description=description,
+        path=skill_md,
+        allowed_tools=tools,
+        description_zh=_translated_description(meta, MAX_DESCRIPTION),
+    )
+
+
+def _translated_description(meta: dict, limit: int) -> str:
+    """`description_zh` in one line, or "" when absent (the English is shown then)."""
+    value = meta.get("description_zh")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise FrontMatterError("'description_zh' must be text")
+    value = " ".join(value.split())
+    if len(value) > limit:
+        raise FrontMatterError(f"'description_zh' is longer than {limit} characters")
+    return value
 
 
 def _allowed_tools(value: object) -> tuple[str, ...]:
