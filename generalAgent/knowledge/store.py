@@ -340,7 +340,7 @@ class KnowledgeStore(IndexDatabase):
         """Replace all chunks of the item with `chunks` (ordered by chunk_index)."""
         item = self.get_knowledge_item(item_id)
         if item is None:
-            raise KnowledgeError(f"No knowledge item {item_id!r}.")
+            raise KnowledgeError(N_("No knowledge item {id}."), id=repr(item_id))
         ordered = sorted(chunks, key=lambda c: c.chunk_index)
         rows = [_chunk_row(c) for c in ordered]
         prepared = (rows, *self._index_columns(item.title, rows))

@@ -416,13 +416,15 @@ class Workspace:
             for base in self.folders.roots:
                 if candidate == base or base in candidate.parents:
                     return self._shown_in_folder(candidate, base)
-        raise WorkspaceError(f"{real.name}: it points outside the workspace (through a symlink).")
+        raise WorkspaceError(
+            N_("{name}: it points outside the workspace (through a symlink)."), name=real.name
+        )
 
     # -- internals ------------------------------------------------------------------
     def _place(self, path: str, for_writing: bool) -> tuple[Path | None, PurePosixPath]:
         """Which folder `path` lies in (None: the workspace) and the path relative to it."""
         if not isinstance(path, str) or not path.strip():
-            raise WorkspaceError("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf.")
+            raise WorkspaceError(N_("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf."))
         given = path.strip().replace("\\", "/")
         folders = self.folders
         if folders.start is None and not folders.added:
@@ -444,9 +446,12 @@ class Workspace:
             ):
                 raise folders.not_readable(path)
             raise WorkspaceError(
-                f"{path}: absolute paths are outside the workspace unless they lie in the working folder "
-                "(once trusted) or a folder added with --add-dir; it is not read. Use uploads/<file>, "
-                "outputs/<file> or a path relative to the working folder."
+                N_(
+                    "{path}: absolute paths are outside the workspace unless they lie in the working folder "
+                    "(once trusted) or a folder added with --add-dir; it is not read. Use uploads/<file>, "
+                    "outputs/<file> or a path relative to the working folder."
+                ),
+                path=path,
             )
         relative = self._normalise(path)
         first = unicodedata.normalize("NFKC", relative.parts[0]) if relative.parts else ""
@@ -479,42 +484,58 @@ class Workspace:
         uses that form: the path opened is the one given, so `报告（2024）.txt` (full-width
         brackets) and a decomposed `café` are the files of those names."""
         if not isinstance(path, str) or not path.strip():
-            raise WorkspaceError("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf.")
+            raise WorkspaceError(N_("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf."))
         given = path.strip().replace("\\", "/")
         folded = unicodedata.normalize("NFKC", given).replace("\\", "/")
         if "\x00" in folded:
-            raise WorkspaceError(f"{path!r}: NUL characters are not allowed in paths.")
+            raise WorkspaceError(N_("{path}: NUL characters are not allowed in paths."), path=repr(path))
         try:  # a lone surrogate from a tool call's JSON: no file name on disk can hold it
             os.fsencode(given)
         except UnicodeEncodeError as exc:
             raise WorkspaceError(
-                f"{ascii(path)}: the path has a character no file name can hold "
-                f"({exc.object[exc.start]!r}, {exc.reason}); give the name as list_workspace_files shows it."
+                N_(
+                    "{path}: the path has a character no file name can hold ({character}, {reason}); "
+                    "give the name as list_workspace_files shows it."
+                ),
+                path=ascii(path),
+                character=repr(exc.object[exc.start]),
+                reason=exc.reason,
             ) from None
         for text in (given, folded):
             pure = PurePosixPath(text)
             if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or text.startswith("~"):
                 raise WorkspaceError(
-                    f"{path}: absolute paths are outside the workspace. "
-                    "Use a workspace path such as uploads/<file> or outputs/<file>."
+                    N_(
+                        "{path}: absolute paths are outside the workspace. "
+                        "Use a workspace path such as uploads/<file> or outputs/<file>."
+                    ),
+                    path=path,
                 )
             if ".." in pure.parts:
-                raise WorkspaceError(f"{path}: '..' would leave the workspace; it is not allowed.")
+                raise WorkspaceError(
+                    N_("{path}: '..' would leave the workspace; it is not allowed."), path=path
+                )
         return PurePosixPath(*(p for p in PurePosixPath(given).parts if p not in {"", "."}))
 
     @staticmethod
     def _contained(candidate: Path, base: Path, shown: str) -> Path:
         real = _same_name_on_disk(candidate).resolve()
         if real != base and base not in real.parents:
-            raise WorkspaceError(f"{shown}: it points outside the workspace (through a symlink).")
+            raise WorkspaceError(
+                N_("{name}: it points outside the workspace (through a symlink)."), name=shown
+            )
         return real
 
 
 def _require_regular_file(info: os.stat_result, real: Path) -> None:
     if stat.S_ISDIR(info.st_mode):
-        raise WorkspaceError(f"{real.name} is a folder, not a file; list it with list_workspace_files.")
+        raise WorkspaceError(
+            N_("{name} is a folder, not a file; list it with list_workspace_files."), name=real.name
+        )
     if not stat.S_ISREG(info.st_mode):
-        raise WorkspaceError(f"{real.name} is not a regular file (a device, pipe or socket); it is not read.")
+        raise WorkspaceError(
+            N_("{name} is not a regular file (a device, pipe or socket); it is not read."), name=real.name
+        )
 
 
 def _identity(path: Path) -> tuple[int, int]:
