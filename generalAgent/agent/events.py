@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generalAgent.display import Message
 from generalAgent.sessions import Usage
 
 
@@ -25,6 +26,7 @@ class SubagentProgress:
 
     source: str  # the sub-agent's context id (subagent-xxxxxxxx)
     text: str
+    said: Message | None = None  # the same line as data, to show in the UI language
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def event_from_custom(data: Any) -> StreamEvent | None:
             source=str(source) if source else None,
         )
     if source:
-        return SubagentProgress(str(source), str(data.get("text", "")))
+        return SubagentProgress(str(source), str(data.get("text", "")), Message.from_data(data.get("said")))
     notice = data.get("hook_notice")
     if isinstance(notice, Mapping):
         given = notice.get("fields")

@@ -488,7 +488,10 @@ class TerminalView:
     def on_custom(self, event: StreamEvent) -> None:
         if isinstance(event, SubagentProgress) or (isinstance(event, Compaction) and event.source):
             self.markdown.finish()
-            said = compaction_text(event.as_fields()) if isinstance(event, Compaction) else event.text
+            if isinstance(event, Compaction):
+                said = compaction_text(event.as_fields())
+            else:
+                said = event.said.shown(_, ngettext) if event.said is not None else event.text
             text = " ".join(terminal_safe(said).split())[:160]
             source = escape(terminal_safe(event.source or ""))
             self.console.print(f"  [dim]\\[{source}] {escape(text)}[/]", highlight=False)
