@@ -6,9 +6,10 @@ import errno
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 Plural = Callable[[str, str, int], str]
+E = TypeVar("E", bound=BaseException)
 
 
 def english_plural(singular: str, plural: str, count: int) -> str:
@@ -203,6 +204,20 @@ class Message:
                 inner if inner is not None else value if isinstance(value, int) else str(value)
             )
         return cls(template, fields)
+
+
+def carrying(kind: Callable[[str], E], said: Message) -> E:
+    """An exception of `kind` whose text is `said` in English and whose `said` attribute
+    keeps the sentence as data, for a layer whose exception takes only a string."""
+    error = kind(said.english())
+    error.said = said  # type: ignore[attr-defined]
+    return error
+
+
+def said_of_error(exc: BaseException) -> str | Message:
+    """What `exc` says: its `said` Message when it carries one, else its text."""
+    said = getattr(exc, "said", None)
+    return said if isinstance(said, Message) else str(exc)
 
 
 # What an OS error means, by errno, in words a person can act on (strerror is English and

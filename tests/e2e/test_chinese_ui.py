@@ -237,7 +237,9 @@ def test_a_tool_error_is_shown_in_chinese_while_the_model_reads_english(
     assert "错误：未知时区'Mars/Base'。" in shown, result.stderr
     assert "does not exist" not in result.stderr and "unknown time zone" not in result.stderr
     answers = [m["content"] for m in openai_server.chat_requests[1].messages if m["role"] == "tool"]
-    assert answers[0] == "Error: outputs/nothere.txt does not exist. list_workspace_files shows what is there."
+    assert (
+        answers[0] == "Error: outputs/nothere.txt does not exist. list_workspace_files shows what is there."
+    )
     assert answers[1].startswith("Error: unknown time zone 'Mars/Base'. Use an IANA name")
 
 
@@ -315,3 +317,18 @@ def test_tools_skills_and_agents_speak_chinese_in_the_chat(spawn_chat, cli_env: 
     assert "General-purpose" not in agents
     child.sendline("/quit")
     child.expect(pexpect.EOF)
+
+
+def test_doctor_names_a_broken_skill_in_chinese(
+    workdir: Path, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # "…/SKILL.md: 'name' must be lowercase letters, digits and hyphens; skill skipped" was English.
+    skills = tmp_path / "skills"
+    (skills / "bad").mkdir(parents=True)
+    (skills / "bad" / "SKILL.md").write_text("---\nname: Bad\ndescription: x\n---\nbody\n", encoding="utf-8")
+    (skills / "empty").mkdir()
+    result = run_cli(["doctor", "--offline"], {**chinese(cli_env), "SKILLS_DIR": str(skills)}, workdir)
+    shown = joined(result.stdout)
+    assert "bad/SKILL.md：'name'只能由小写字母、数字和连字符组成；跳过此技能" in shown, result.stdout
+    assert "empty/SKILL.md：缺失；该文件夹不是技能" in shown, result.stdout
+    assert "skill skipped" not in result.stdout and "must be lowercase" not in result.stdout
