@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 Plural = Callable[[str, str, int], str]
+E = TypeVar("E", bound=BaseException)
 
 
 def english_plural(singular: str, plural: str, count: int) -> str:
@@ -129,3 +132,125 @@ def N_plural(singular: str, plural: str) -> tuple[str, str]:
     one without (`make i18n` extracts both forms); the terminal picks the form with its
     `ngettext`, the model reads the English one."""
     return singular, plural
+
+
+Translate = Callable[[str], str]
+
+
+def _same(message: str) -> str:
+    return message
+
+
+@dataclass(frozen=True)
+class Message:
+    """One sentence said twice: in English for the model, in the UI language for a person.
+
+    `template` is an N_-marked format string (or an N_plural pair, chosen by the `count`
+    field); `fields` fill it (a field may be a Message itself, e.g. the reason an OS error
+    gives). A tool's error carries one from where it is raised to the terminal and the
+    editor (tools/errors.py), as plain data, so a saved session shows it again in the
+    language of whoever reads it."""
+
+    template: str | tuple[str, str]
+    fields: Mapping[str, str | int | Message] = field(default_factory=dict)
+
+    def english(self) -> str:
+        return self.shown(_same)
+
+    def shown(self, translate: Translate, ngettext: Plural = english_plural) -> str:
+        """The sentence with `translate` (the UI's `_`) applied to it and its inner messages."""
+        values = {
+            name: v.shown(translate, ngettext) if isinstance(v, Message) else v
+            for name, v in self.fields.items()
+        }
+        if isinstance(self.template, tuple):
+            count = values.get("count")
+            text = ngettext(*self.template, count if isinstance(count, int) else 0)
+            english = english_plural(*self.template, count if isinstance(count, int) else 0)
+        else:
+            text, english = translate(self.template), self.template
+        if not values:
+            return text
+        try:
+            return text.format(**values)
+        except (KeyError, IndexError, ValueError):  # a damaged translation: the English is still right
+            return english.format(**values)
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain data for a message's artifact (checkpointed with the session)."""
+        fields = {name: v.to_data() if isinstance(v, Message) else v for name, v in self.fields.items()}
+        template = list(self.template) if isinstance(self.template, tuple) else self.template
+        return {"template": template, "fields": fields}
+
+    @classmethod
+    def from_data(cls, data: object) -> Message | None:
+        """The Message `to_data` wrote; None for anything else (an older session, a stranger's)."""
+        if not isinstance(data, Mapping):
+            return None
+        template = data.get("template")
+        if (
+            isinstance(template, list | tuple)
+            and len(template) == 2
+            and all(isinstance(t, str) for t in template)
+        ):
+            template = (template[0], template[1])
+        elif not isinstance(template, str):
+            return None
+        fields: dict[str, str | int | Message] = {}
+        raw = data.get("fields")
+        for name, value in raw.items() if isinstance(raw, Mapping) else []:
+            inner = cls.from_data(value) if isinstance(value, Mapping) else None
+            fields[str(name)] = (
+                inner if inner is not None else value if isinstance(value, int) else str(value)
+            )
+        return cls(template, fields)
+
+
+def carrying(kind: Callable[[str], E], said: Message) -> E:
+    """An exception of `kind` whose text is `said` in English and whose `said` attribute
+    keeps the sentence as data, for a layer whose exception takes only a string."""
+    error = kind(said.english())
+    error.said = said  # type: ignore[attr-defined]
+    return error
+
+
+def said_of_error(exc: BaseException) -> str | Message:
+    """What `exc` says: its `said` Message when it carries one, else its text."""
+    said = getattr(exc, "said", None)
+    return said if isinstance(said, Message) else str(exc)
+
+
+# What an OS error means, by errno, in words a person can act on (strerror is English and
+# `[Errno 13] Permission denied: '/x'` names the path twice in a programmer's form).
+_OS_ERROR_REASONS = {
+    errno.EACCES: N_("permission denied: your user may not open it (check its permissions)"),
+    errno.EPERM: N_("the operation is not permitted"),
+    errno.ENOENT: N_("it does not exist"),
+    errno.EISDIR: N_("it is a folder, not a file"),
+    errno.ENOTDIR: N_("a part of the path is not a folder"),
+    errno.ENOSPC: N_("no space left on the disk"),
+    errno.EROFS: N_("the disk is read-only"),
+    errno.EEXIST: N_("it already exists"),
+    errno.ENAMETOOLONG: N_("the name is too long"),
+    errno.ELOOP: N_("too many symbolic links (a link loop)"),
+    errno.EBUSY: N_("it is busy (in use by another program)"),
+    errno.EMFILE: N_("too many files are open"),
+    errno.EIO: N_("the disk reported an input/output error"),
+}
+
+
+def os_error_reason(exc: OSError) -> str | Message:
+    """Why `exc` happened, as a Message to translate when its errno is known; else the
+    system's own words (strerror), which are all there is."""
+    reason = _OS_ERROR_REASONS.get(exc.errno or 0)
+    if reason is not None:
+        return Message(reason)
+    return str(exc.strerror or exc)
+
+
+def os_error_message(exc: OSError, path: object) -> Message:
+    """`report.pdf cannot be opened: permission denied …`: an OS error naming the path as
+    the user gave it, instead of `[Errno 13] Permission denied: '/abs/report.pdf'`."""
+    return Message(
+        N_("{path} cannot be opened: {reason}"), {"path": str(path), "reason": os_error_reason(exc)}
+    )

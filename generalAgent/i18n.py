@@ -25,7 +25,7 @@ from pathlib import Path
 # one marker for every layer, so lower layers mark theirs the same way.
 from generalAgent.display import N_
 
-__all__ = ["N_", "_", "choose_language", "ngettext", "use_language"]
+__all__ = ["N_", "_", "choose_language", "current_language", "ngettext", "use_language"]
 
 DOMAIN = "generalagent"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
@@ -33,6 +33,7 @@ LANGUAGES = ("en", "zh")  # what UI_LANGUAGE accepts besides "auto"
 _CATALOGS = {"zh": "zh_CN"}
 
 _translation: gettext.NullTranslations = gettext.NullTranslations()
+_language = "en"
 
 
 def choose_language(setting: str | None, environ: Mapping[str, str] | None = None) -> str:
@@ -49,12 +50,19 @@ def choose_language(setting: str | None, environ: Mapping[str, str] | None = Non
 
 def use_language(language: str) -> None:
     """Show the UI in `language` from now on (English when no catalog is found)."""
-    global _translation
+    global _translation, _language
+    _language = language if language in _CATALOGS else "en"
     catalog = _CATALOGS.get(language)
     if catalog is None:
         _translation = gettext.NullTranslations()
         return
     _translation = gettext.translation(DOMAIN, LOCALE_DIR, languages=[catalog], fallback=True)
+
+
+def current_language() -> str:
+    """`en` or `zh`: the language the UI speaks now (for text that is not in the catalog,
+    such as a skill's own `description_zh`)."""
+    return _language
 
 
 def _(message: str) -> str:

@@ -26,6 +26,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from generalAgent.display import os_error_message
 from generalAgent.documents.convert import legacy_office_problem, modern_suffix
 from generalAgent.documents.folder_walk import FolderFiles, glob_anchor, glob_files, leads_out_of, walk_folder
 from generalAgent.documents.reading import OFFICE_TYPES, OLD_OFFICE, PDF_TYPES
@@ -436,7 +437,9 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
         for path in paths:
             try:
                 report.files.append(copy_into_uploads(path, workspace))
-            except (OSError, ValueError) as exc:
+            except OSError as exc:  # in words naming the file, not `[Errno 13] Permission denied: '/…'`
+                report.problems.append(os_error_message(exc, path.name).shown(_))
+            except ValueError as exc:
                 report.problems.append(f"{path.name}: {exc}")
     return report
 

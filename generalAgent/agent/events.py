@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generalAgent.display import Message
 from generalAgent.sessions import Usage
 
 
@@ -31,6 +32,7 @@ class SubagentProgress:
 
     source: str  # the sub-agent's context id (subagent-xxxxxxxx)
     text: str
+    said: Message | None = None  # the same line as data, to show in the UI language
 
 
 @dataclass(frozen=True)
@@ -127,12 +129,14 @@ class ToolStart:
 
 @dataclass(frozen=True)
 class ToolEnd:
-    """A tool call's answer, as the model gets it."""
+    """A tool call's answer, as the model gets it; `shown`, a failed call's error in the UI
+    language for a person (None: show `content`)."""
 
     call_id: str
     name: str
     content: str
     is_error: bool
+    shown: str | None = None
 
 
 @dataclass(frozen=True)
@@ -232,7 +236,7 @@ def event_from_custom(data: Any) -> StreamEvent | None:
             source=str(source) if source else None,
         )
     if source:
-        return SubagentProgress(str(source), str(data.get("text", "")))
+        return SubagentProgress(str(source), str(data.get("text", "")), Message.from_data(data.get("said")))
     notice = data.get("hook_notice")
     if isinstance(notice, Mapping):
         given = notice.get("fields")

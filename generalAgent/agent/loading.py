@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import Settings
+from generalAgent.display import Message
 from generalAgent.i18n import _
 
 if TYPE_CHECKING:
@@ -144,7 +145,10 @@ def _load_agent(
         close_checkpointer(checkpointer)
         raise LoadAbandoned
     graph = build_graph(parts, checkpointer)
-    notices = [_("Skipped: {warning}").format(warning=warning) for warning in parts.warnings]
+    notices = [
+        _("Skipped: {warning}").format(warning=w.shown(_) if isinstance(w, Message) else w)
+        for w in parts.warnings
+    ]
     report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
     if report is not None and report.summary():
         notices.append(report.summary())

@@ -194,11 +194,13 @@ def describe_tools(agent: LoadedAgent, config: dict[str, Any]) -> Group:
     for column in (_("tool"), _("tier"), _("risk"), _("now"), _("description")):
         table.add_column(column)
     labels = {"core": _("core"), "enabled": _("enabled"), "discovered": _("@mention")}
+    # tools.yaml's risk levels (tools/registry.py RISKS), in the UI language.
+    risks = {"low": _("low"), "medium": _("medium"), "high": _("high")}
     for spec in parts.registry.specs():
         table.add_row(
             spec.name,
             labels[spec.tier],
-            spec.risk,
+            risks.get(spec.risk, spec.risk),
             "✓" if spec.name in visible else "",
             spec.shown_description,
         )

@@ -43,9 +43,11 @@ from generalAgent.agent.events import (
 )
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
+from generalAgent.i18n import _, ngettext
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
 from generalAgent.tools.approval import ALWAYS, KEEP, YES
+from generalAgent.tools.errors import shown_error
 from generalAgent.tools.run_context import RETRY_LISTENER, RunContext, SessionScope
 
 LOGGER = logging.getLogger(__name__)
@@ -341,9 +343,9 @@ def _report_message(
             result.answer = message.text if isinstance(message.text, str) else str(message.content)
     elif isinstance(message, ToolMessage):
         content = message.text if isinstance(message.text, str) else str(message.content)
-        view.on_event(
-            ToolEnd(message.tool_call_id, message.name or "tool", content, message.status == "error")
-        )
+        failed = message.status == "error"
+        shown = shown_error(content, message.artifact, _, ngettext) if failed else None
+        view.on_event(ToolEnd(message.tool_call_id, message.name or "tool", content, failed, shown))
 
 
 def _messages_of(update: Any) -> Iterator[BaseMessage]:

@@ -44,7 +44,7 @@ from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
 from generalAgent.documents.background_indexing import FolderIndexer, IndexingProgress
 from generalAgent.hooks import load_hooks
-from generalAgent.i18n import _, ngettext
+from generalAgent.i18n import _, current_language, ngettext
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog
 
@@ -409,8 +409,9 @@ class Chat:
         except Exception:  # the load failed; the next message says why
             return []
         names = [Name(spec.name, "tool", spec.shown_description) for spec in parts.registry.specs()]
-        names += [Name(skill.id, "skill", skill.description) for skill in parts.skills.skills]
-        names += [Name(profile.name, "agent", profile.description) for profile in parts.agents.profiles]
+        language = current_language()
+        names += [Name(skill.id, "skill", skill.described(language)) for skill in parts.skills.skills]
+        names += [Name(p.name, "agent", p.described(language)) for p in parts.agents.profiles]
         names += [
             Name(
                 server.handle,

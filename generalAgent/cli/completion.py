@@ -82,7 +82,8 @@ class ChatCompleter(Completer):
         for entry in sorted(self.names(), key=lambda n: n.name):
             if entry.name.lower().startswith(prefix.lower()):
                 kind = _(NAME_KINDS.get(entry.kind, entry.kind))
-                meta = f"{kind}: {entry.description}" if entry.description else kind
+                meta = _("{kind}: {description}").format(kind=kind, description=entry.description)
+                meta = meta if entry.description else kind
                 yield Completion(entry.name, start_position=-len(prefix), display_meta=meta)
 
     def _paths(self, prefix: str) -> Iterator[Completion]:

@@ -41,6 +41,10 @@ CHOICE_WORDS = {
 }
 
 
+# Between the parts of one check's detail (Chinese puts a full-width semicolon there).
+SEPARATOR = N_("; ")
+
+
 def run_doctor(settings: Settings, console: Console, probe_endpoint: bool = True) -> int:
     checks: list[Callable[[Settings], Check | list[Check]]] = [
         _configuration,
@@ -338,7 +342,7 @@ def _tools_and_skills(settings: Settings) -> Check:
     specs = parse_tools_yaml(settings.paths.tools_config)
     skills = load_skills(settings.paths.skills_dir)
     agents = load_agent_profiles(settings.paths.agents_dir)
-    warnings = [*skills.warnings, *agents.warnings]
+    warnings = [w.shown(_) for w in (*skills.warnings, *agents.warnings)]
     tiers = {tier: sum(1 for s in specs if s.tier == tier) for tier in ("core", "enabled", "discovered")}
     detail = _(
         "{tools} tools ({core} core, {enabled} enabled, {discovered} on @mention); {skills} skills; {agents} agents"
@@ -351,9 +355,9 @@ def _tools_and_skills(settings: Settings) -> Check:
         agents=len(agents.profiles),
     )
     if warnings:
-        detail += "; " + "; ".join(warnings)
+        detail += _(SEPARATOR) + _(SEPARATOR).join(warnings)
     if not skills.skills:  # an install without its package data: @pdf would reach the model as text
-        detail += "; " + _("no skills in {path}: reinstall generalAgent, or fix SKILLS_DIR").format(
+        detail += _(SEPARATOR) + _("no skills in {path}: reinstall generalAgent, or fix SKILLS_DIR").format(
             path=settings.paths.skills_dir
         )
     return Check(N_("tools and skills"), not warnings and bool(skills.skills), detail)
@@ -399,7 +403,7 @@ def _extras(settings: Settings) -> Check:
             parts.append(_("{extra}: installed").format(extra=extra))
         else:
             parts.append(_("{extra}: {command}").format(extra=extra, command=install_hint(extra)))
-    return Check(N_("extras"), True, "; ".join(parts))
+    return Check(N_("extras"), True, _(SEPARATOR).join(parts))
 
 
 def _semantic_search(settings: Settings) -> list[Check]:

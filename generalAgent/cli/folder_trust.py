@@ -22,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.settings_errors import settings_error_line
 from generalAgent.cli.terminal_text import one_line, terminal_console, typed_answer
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.trust import (
@@ -49,7 +50,7 @@ def settle_folder_trust(settings: Settings, interactive: bool, console: Console)
             try:
                 settings = load_settings(trust=trust.decided(True))
             except SettingsError as exc:  # the folder's .env has a value that cannot be used
-                console.print(f"[red]{escape(str(exc))}[/]")
+                console.print(f"[red]{escape(settings_error_line(exc))}[/]")
                 raise typer.Exit(2) from None
         trust = trust.decided(trusted)
     elif trust.ignored:

@@ -36,6 +36,7 @@ from generalAgent.knowledge.builtin import import_builtin_knowledge
 from generalAgent.knowledge.render import render_item
 from generalAgent.search.budgets import ContentBudget
 from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.tools.errors import said_of
 
 kb = typer.Typer(help=_("The knowledge base: add, search, list, show, delete."), no_args_is_help=True)
 
@@ -64,6 +65,12 @@ SHORT_ID_CHARS = 12
 
 def _print_json(data: Any) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+def shown(exc: BaseException) -> str:
+    """A store's refusal in the UI language when it carries its sentence as data."""
+    said = said_of(exc)
+    return said if isinstance(said, str) else said.shown(_, ngettext)
 
 
 @kb.command("add", help=_("Add a note (--title/--content) or the text of a file."))
@@ -106,7 +113,7 @@ def add_command(
             )
             chunks = store.count_chunks(item.id)
     except STORE_ERRORS as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(shown(exc), EXIT_FAILED)
     if as_json:
         _print_json({**item.to_dict(), "chunks": chunks})
     else:
@@ -152,7 +159,7 @@ def search_command(
                 space=space,
             )
     except INDEX_ERRORS as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(shown(exc), EXIT_FAILED)
     if as_json:
         _print_json(asdict(result))
     else:
@@ -177,7 +184,7 @@ def list_command(
             items = store.list_knowledge(domain, category, tags, limit=limit, offset=offset)
             total = store.count_knowledge(domain)
     except INDEX_ERRORS as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(shown(exc), EXIT_FAILED)
     if as_json:
         _print_json(
             {
@@ -236,7 +243,7 @@ def show_command(
                     fail(_("--chunks takes a range such as 0:10."), EXIT_USAGE)
                 selected = store.get_chunks_for_item(item_id, start, end - 1)
     except STORE_ERRORS as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(shown(exc), EXIT_FAILED)
     if as_json:
         data: dict[str, Any] = {**item.to_dict(), "total_chunks": total}
         if selected is not None:
@@ -244,7 +251,9 @@ def show_command(
         _print_json(data)
     else:
         limit = settings.documents.max_result_content_size
-        terminal_console().print(escape(render_item(item, selected, total, limit)), highlight=False)
+        terminal_console().print(
+            escape(render_item(item, selected, total, limit, _, ngettext)), highlight=False
+        )
 
 
 @kb.command("delete", help=_("Delete an item with its chunks."))
@@ -264,7 +273,7 @@ def delete_command(
                 fail(_("Nothing deleted."), EXIT_FAILED)
             deleted = store.delete_knowledge(item_id)
     except STORE_ERRORS as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(shown(exc), EXIT_FAILED)
     if not deleted:
         fail(_("No knowledge item {id}.").format(id=repr(item_id)), EXIT_FAILED)
     terminal_console().print(escape(_("Deleted {id}.").format(id=item_id)))
@@ -297,7 +306,7 @@ def domains_command(ctx: typer.Context, as_json: AsJson = False) -> None:
                 for d in store.get_domains()
             ]
     except INDEX_ERRORS as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(shown(exc), EXIT_FAILED)
     if as_json:
         _print_json(rows)
         return
@@ -319,7 +328,7 @@ def sync_command(ctx: typer.Context) -> None:
         with open_store(settings) as store:
             report = import_builtin_knowledge(store, settings.paths.knowledge_dir)
     except INDEX_ERRORS as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(shown(exc), EXIT_FAILED)
     terminal_console().print(report.summary(_) if report.changed else _("Built-in knowledge is up to date."))
     if report.failed:
         raise typer.Exit(1)

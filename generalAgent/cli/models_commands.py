@@ -96,7 +96,7 @@ def pull_command(
             folder = pull(chosen, root, endpoint, progress)
         except DownloadError as exc:
             bar.stop()
-            fail(_("The download failed: {reason}").format(reason=exc), EXIT_FAILED)
+            fail(_("The download failed: {reason}").format(reason=exc.said.shown(_)), EXIT_FAILED)
     out.print(
         escape(
             _("{repo} is ready in {folder}; semantic search uses it from now on.").format(
@@ -134,7 +134,7 @@ def list_command() -> None:
         shown.add(known.repo)
         state = _state(found.active if found else None)
         label = known.name + (" " + _("(default)") if known.name == DEFAULT_MODEL else "")
-        table.add_row(escape(label), known.licence, escape(known.languages), known.size, state)
+        table.add_row(escape(label), known.licence, escape(_(known.languages)), known.size, state)
     for repo, found in present.items():
         if repo not in shown:
             table.add_row(escape(repo), "", "", f"{found.bytes / 1e6:.0f} MB", _state(found.active))

@@ -435,8 +435,8 @@ class TerminalView:
                 self.on_message_end()
             case ToolStart(call_id, name, args):
                 self.on_tool_call(call_id, name, dict(args))
-            case ToolEnd(call_id, name, content, is_error):
-                self.on_tool_result(call_id, name, content, is_error)
+            case ToolEnd(call_id, name, content, is_error, shown):
+                self.on_tool_result(call_id, name, content, is_error, shown)
             case RetryNotice(status, delay, number, limit):
                 self.on_retry(status, delay, number, limit)
             case _:
@@ -483,14 +483,17 @@ class TerminalView:
         self._running[call_id] = f"{escape(terminal_safe(name))}([dim]{escape(short_args(args))}[/])"
         self._update_status()
 
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        """One line per call: what ran, and its result size or its error."""
+    def on_tool_result(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> None:
+        """One line per call: what ran, and its result size or its error (`shown`: in the UI
+        language)."""
         call = self._running.pop(call_id, escape(terminal_safe(name)))
         self._reading = ""
         self._waiting = not self._running  # the tools' answers go back to the model
         self._update_status()
         if is_error:
-            first = error_line(terminal_safe(mask_urls(content)))
+            first = error_line(terminal_safe(mask_urls(shown or content)))
             self.console.print(f"[red]✗[/] [cyan]{call}[/] [red]{escape(first)}[/]", highlight=False)
         else:
             size = human_size(len(content.encode("utf-8")))
@@ -517,7 +520,10 @@ class TerminalView:
     def on_custom(self, event: StreamEvent) -> None:
         if isinstance(event, SubagentProgress) or (isinstance(event, Compaction) and event.source):
             self.markdown.finish()
-            said = compaction_text(event.as_fields()) if isinstance(event, Compaction) else event.text
+            if isinstance(event, Compaction):
+                said = compaction_text(event.as_fields())
+            else:
+                said = event.said.shown(_, ngettext) if event.said is not None else event.text
             text = " ".join(terminal_safe(said).split())[:160]
             source = escape(terminal_safe(event.source or ""))
             self.console.print(f"  [dim]\\[{source}] {escape(text)}[/]", highlight=False)

@@ -15,6 +15,7 @@ from typing import NoReturn
 import typer
 from rich.markup import escape
 
+from generalAgent.cli.settings_errors import settings_error_line
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import Settings, SettingsError, load_settings
 
@@ -33,7 +34,7 @@ def settings_or_fail() -> Settings:
     try:
         return load_settings()
     except SettingsError as exc:
-        fail(str(exc), EXIT_USAGE)
+        fail(settings_error_line(exc), EXIT_USAGE)
 
 
 def settings_from(ctx: typer.Context) -> Settings:

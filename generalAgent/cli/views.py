@@ -18,7 +18,7 @@ from generalAgent.cli.render import format_context, format_cost
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.sources import user_config_dir
 from generalAgent.hooks import FOLDER_CONFIG, SETTINGS_FILE, TOOL_EVENTS
-from generalAgent.i18n import N_, _
+from generalAgent.i18n import N_, _, current_language
 from generalAgent.sessions import Usage
 
 
@@ -62,7 +62,8 @@ def show_memory(chat: ChatHandle, argument: str) -> None:
             if file.cut
             else ""
         )
-        console.print(f"[bold]{file.scope}[/] {escape(str(file.path))} [dim]({size})[/]")
+        scope = {"user": _("yours"), "project": _("this project")}.get(file.scope, file.scope)
+        console.print(f"[bold]{escape(scope)}[/] {escape(str(file.path))} [dim]({size})[/]")
         console.print(Text(terminal_safe(file.text), style="dim"))
     console.print(
         "[dim]" + _("Read once when generalagent starts: edits take effect in the next session.") + "[/]"
@@ -92,13 +93,17 @@ def show_skills(chat: ChatHandle, argument: str) -> None:
     if not skills:
         chat.console.print("[dim]" + _("No skills installed.") + "[/]")
     for skill in skills:
-        chat.console.print(f"[cyan]@{skill.id}[/] {escape(skill.description)}")
+        chat.console.print(f"[cyan]@{skill.id}[/] {escape(skill.described(current_language()))}")
 
 
 def show_agents(chat: ChatHandle, argument: str) -> None:
     for profile in chat.agent().parts.agents.profiles:
-        tools = f" [dim](tools: {', '.join(profile.tools)})[/]" if profile.tools is not None else ""
-        chat.console.print(f"[cyan]@{profile.name}[/] {escape(profile.description)}{tools}")
+        tools = (
+            " [dim]" + escape(_("(tools: {tools})").format(tools=", ".join(profile.tools))) + "[/]"
+            if profile.tools is not None
+            else ""
+        )
+        chat.console.print(f"[cyan]@{profile.name}[/] {escape(profile.described(current_language()))}{tools}")
 
 
 def show_hooks(chat: ChatHandle, argument: str) -> None:

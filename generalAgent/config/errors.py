@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
 
-def describe_validation_error(cls: type[BaseModel], exc: ValidationError) -> str:
-    """One line: which variable, what it was, and what is allowed."""
+@dataclass(frozen=True)
+class SettingProblem:
+    """A setting's value that cannot be used, as parts: the terminal says them in the UI
+    language (cli/settings_errors.py); `line()` is the English sentence."""
+
+    variable: str
+    value: str  # `='5'` as the user wrote it, or "" when there is nothing to show
+    reason: str  # pydantic's message (or our validator's), English
+    kind: str = ""  # pydantic's error type (`greater_than_equal`, `int_parsing`, ...)
+    context: dict[str, str] = field(default_factory=dict)  # the type's values (`ge`: "10")
+    allowed: str = ""
+
+    def line(self) -> str:
+        suffix = f" (allowed: {self.allowed})" if self.allowed else ""
+        return f"Invalid setting {self.variable}{self.value}: {self.reason}{suffix}. Fix it in .env or the environment."
+
+
+def validation_problem(cls: type[BaseModel], exc: ValidationError) -> SettingProblem:
+    """Which variable, what it was, and what is allowed."""
     error = exc.errors()[0]
-    field = str(error["loc"][0]) if error["loc"] else ""
-    variable = field.upper() or cls.__name__
+    name = str(error["loc"][0]) if error["loc"] else ""
     value = error.get("input")
-    allowed = allowed_values(cls, field) if field else ""
-    reason = error["msg"].removeprefix("Value error, ")
-    shown = f"={value!r}" if isinstance(value, str | int | float) else ""
-    suffix = f" (allowed: {allowed})" if allowed else ""
-    return f"Invalid setting {variable}{shown}: {reason}{suffix}. Fix it in .env or the environment."
+    return SettingProblem(
+        variable=name.upper() or cls.__name__,
+        value=f"={value!r}" if isinstance(value, str | int | float) else "",
+        reason=error["msg"].removeprefix("Value error, "),
+        kind=str(error.get("type", "")),
+        context={key: str(v) for key, v in (error.get("ctx") or {}).items()},
+        allowed=allowed_values(cls, name) if name else "",
+    )
 
 
 def allowed_values(cls: type[BaseModel], field: str) -> str:

@@ -24,7 +24,7 @@ from pydantic import (
     field_validator,
 )
 
-from generalAgent.config.errors import describe_validation_error
+from generalAgent.config.errors import SettingProblem, validation_problem
 from generalAgent.config.paths import PROJECT_ROOT, anchored_paths, builtin_path
 from generalAgent.config.prices import Price, parse_prices
 from generalAgent.config.sources import (
@@ -57,7 +57,12 @@ DataFolder = Annotated[Path, BeforeValidator(_blank_is_data_home)]
 
 
 class SettingsError(Exception):
-    """A setting has a value the program cannot use; the message is one line for the user."""
+    """A setting has a value the program cannot use; the message is one line for the user
+    (`problem`: its parts, for the terminal to say in the UI language)."""
+
+    def __init__(self, message: str, problem: SettingProblem | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
 
 
 class SettingsGroup(BaseModel):
@@ -671,7 +676,8 @@ def load_settings(
         try:
             groups[name] = cls.model_validate({**read, **overrides.get(name, {})})
         except ValidationError as exc:
-            raise SettingsError(describe_validation_error(cls, exc)) from None
+            problem = validation_problem(cls, exc)
+            raise SettingsError(problem.line(), problem) from None
     groups["paths"] = anchored_paths(groups["paths"], files, overrides.get("paths", {}))
     given = [name for group in overrides.values() for name in group]
     names = [name for cls in GROUPS.values() for name in cls.model_fields]

@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from generalAgent.display import N_
+from generalAgent.display import N_, os_error_reason
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 
 # The Microsoft suffix a WPS file's copy is given: WPS files are Microsoft-compatible
@@ -98,7 +98,7 @@ def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> by
                 shutil.copyfileobj(original, copy)
         except OSError as exc:
             raise DocumentError(
-                N_("{name} cannot be read: {reason}."), name=path.name, reason=str(exc.strerror or exc)
+                N_("{name} cannot be read: {reason}."), name=path.name, reason=os_error_reason(exc)
             ) from None
         _lock_profile(work / "profile")
         command = [

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_, one_line
+from generalAgent.display import N_, one_line, os_error_reason
 from generalAgent.documents.office import read_docx, read_pptx
 from generalAgent.documents.pdf import pdf_preview_texts, read_pdf
 from generalAgent.documents.reading import (
@@ -82,7 +82,7 @@ def open_document(
             document = open_file(path)
         except OSError as exc:
             raise DocumentError(
-                N_("{name} cannot be read: {reason}."), name=path.name, reason=str(exc.strerror or exc)
+                N_("{name} cannot be read: {reason}."), name=path.name, reason=os_error_reason(exc)
             ) from None
     blocks = _blocks(document, path, kind, settings, limit, progress, reading)
     return DocumentStream(path.name, kind, blocks, reading)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_
+from generalAgent.display import N_, os_error_reason
 from generalAgent.documents import ocr_background
 from generalAgent.documents.extract import open_document
 from generalAgent.documents.ocr import current_call, ocr_call, stop_if_cancelled
@@ -240,7 +240,7 @@ class SearchIndex(IndexDatabase):
             raise DocumentError(N_("{name} is a folder; give a file inside it."), name=path.name) from None
         except OSError as exc:
             raise DocumentError(
-                N_("{name} cannot be read: {reason}."), name=path.name, reason=str(exc.strerror)
+                N_("{name} cannot be read: {reason}."), name=path.name, reason=os_error_reason(exc)
             ) from None
         record = self.document(file_hash)
         background = ocr_background.job_for(path)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from generalAgent.display import N_, Plural, english_plural
+from generalAgent.display import N_, Message, Plural, english_plural
 
 if TYPE_CHECKING:
     # Only named in annotations: the chunker (its patterns compiled on import) loads when a
@@ -82,6 +82,12 @@ class DocumentError(Exception):
         # English sentence, which is no template (a file name may hold a brace).
         return _rebuilt, (self.template, self.fields)
 
+    @property
+    def said(self) -> Message:
+        """The sentence as data, for a tool's answer (tools/errors.py)."""
+        fields = {n: v if isinstance(v, int | Message) else str(v) for n, v in self.fields.items()}
+        return Message(self.template, fields)
+
     def shown(self, translate: Callable[[str], str] = str, ngettext: Plural = english_plural) -> str:
         """The sentence in the language of `translate` and `ngettext` (the terminal passes
         its `_` and `ngettext`; without them, English)."""
@@ -91,7 +97,10 @@ class DocumentError(Exception):
             message = ngettext(singular, plural, count if isinstance(count, int) else 0)
         else:
             message = translate(self.template)
-        return message.format(**self.fields)
+        values = {
+            n: v.shown(translate, ngettext) if isinstance(v, Message) else v for n, v in self.fields.items()
+        }
+        return message.format(**values)
 
 
 def _rebuilt(template: str | tuple[str, str], fields: dict[str, object]) -> DocumentError:

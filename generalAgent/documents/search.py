@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_, Plural, english_plural
+from generalAgent.display import N_, Message, Plural, english_plural
 from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.index import ChunkHit, Progress, QueryError, SearchIndex
 from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
@@ -60,6 +60,13 @@ class SearchFailure(Exception):
         super().__init__(message)
         self.unreadable = unreadable
         self.name = name
+
+    @property
+    def said(self) -> Message | None:
+        """The line as data for a tool's answer, when the document could not be read."""
+        if self.unreadable is None:
+            return None
+        return Message(CANNOT_SEARCH, {"name": self.name, "problem": self.unreadable.said})
 
     def shown(self, translate: Callable[[str], str] = str, ngettext: Plural = english_plural) -> str:
         """The message in the language of `translate` and `ngettext` (the terminal's)."""

@@ -23,12 +23,20 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from generalAgent.agent_profiles import AgentCatalog
 from generalAgent.config.settings import Settings
+from generalAgent.display import N_, Message, N_plural
 from generalAgent.graph.history import call_ids
 from generalAgent.graph.state import model_calls_this_turn
 from generalAgent.graph.turn import SUBAGENT_PREFIX, subagent_turn_input, thread_config
 from generalAgent.tools.run_context import RETRY_LISTENER, RunContext
 
 Writer = Callable[[Any], None]
+
+
+def _progress(writer: Writer, context_id: str, template: str | tuple[str, str], **fields: str | int) -> None:
+    """A line of the sub-agent's work: English `text` for logs and scripts, `said` for the
+    terminal to show in the UI language."""
+    said = Message(template, fields)
+    writer({"subagent": context_id, "text": said.english(), "said": said.to_data()})
 
 
 class SubagentCancelled(Exception):
@@ -115,7 +123,9 @@ class SubagentRunner:
         config = thread_config(context_id)
         cancelled = context.cancelled
         task = " ".join(state["messages"][0].content.split())
-        writer({"subagent": context_id, "text": f"started ({state['agent_profile']}): {task}"})
+        _progress(
+            writer, context_id, N_("started ({profile}): {task}"), profile=state["agent_profile"], task=task
+        )
         try:
             stream = self.graph.stream(state, config, context=context, stream_mode=["updates", "custom"])
             for mode, data in stream:
@@ -135,13 +145,13 @@ class SubagentRunner:
             outcome["error"] = (
                 describe_model_error(exc, self.settings.model) or f"{type(exc).__name__}: {exc}"
             )
-            writer({"subagent": context_id, "text": f"failed: {outcome['error']}"})
+            _progress(writer, context_id, N_("failed: {problem}"), problem=outcome["error"])
             return
         final = self.graph.get_state(config).values
         last = final["messages"][-1]
         loops = model_calls_this_turn(final["messages"])
         outcome.update(result=last.text if isinstance(last, AIMessage) else "", loops=loops)
-        writer({"subagent": context_id, "text": f"done in {loops} step(s)"})
+        _progress(writer, context_id, N_plural("done in {count} step", "done in {count} steps"), count=loops)
 
     @staticmethod
     def _relay(context_id: str, event: Any, writer: Writer) -> None:
@@ -171,4 +181,4 @@ class SubagentRunner:
                         args = ", ".join(f"{k}={str(v)[:40]!r}" for k, v in (call.get("args") or {}).items())
                         writer({"subagent": context_id, "text": f"⚙ {call['name']}({args})"})
                     if not call_ids(message) and message.text:
-                        writer({"subagent": context_id, "text": f"answer: {message.text[:120]}"})
+                        _progress(writer, context_id, N_("answer: {text}"), text=message.text[:120])

@@ -145,11 +145,11 @@ def parse_page(text: str, domain: str, stem: str) -> KnowledgeItem:
         if end > 0:
             loaded = yaml.safe_load(text[4:end]) or {}
             if not isinstance(loaded, dict):
-                raise KnowledgeError("the front matter must be a mapping (title:, tags:, ...)")
+                raise KnowledgeError(N_("the front matter must be a mapping (title:, tags:, ...)"))
             meta = loaded
             body = text[end + 4 :].lstrip("\n")
     if not body.strip():
-        raise KnowledgeError("the page is empty")
+        raise KnowledgeError(N_("the page is empty"))
     fallback = stem.replace("-", " ").replace("_", " ")
     title = str(meta.get("title") or _first_heading(body) or fallback)
     tags = meta.get("tags") or []

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from generalAgent.display import N_, Message
 from generalAgent.search.schema import DOCUMENTS_DOMAIN
 from generalAgent.search.store import TERMINAL, Viewer
 
@@ -16,7 +17,14 @@ MAX_TAGS = 50
 
 
 class KnowledgeError(Exception):
-    """A request the store refuses; the message says why and what would work."""
+    """A request the store refuses; the message says why and what would work.
+
+    Raised with an N_-marked template and its fields: `str(exc)` is the English (what the
+    model reads), `said` the same sentence as data the terminal shows in its language."""
+
+    def __init__(self, template: str, /, **fields: object) -> None:
+        self.said = Message(template, {name: str(value) for name, value in fields.items()})
+        super().__init__(self.said.english())
 
 
 def item_filter(
@@ -71,28 +79,30 @@ def clean_tags(tags: Iterable[str]) -> list[str]:
         tags = tags.split(",")
     cleaned = sorted({t.strip() for t in tags if isinstance(t, str) and t.strip()})
     if len(cleaned) > MAX_TAGS:
-        raise KnowledgeError(f"Too many tags ({len(cleaned)}); use at most {MAX_TAGS}.")
+        raise KnowledgeError(
+            N_("Too many tags ({count}); use at most {limit}."), count=len(cleaned), limit=MAX_TAGS
+        )
     return cleaned
 
 
 def clean_title(title: str) -> str:
     title = " ".join(str(title or "").split())
     if not title:
-        raise KnowledgeError("A knowledge item needs a title (a few words saying what it is).")
+        raise KnowledgeError(N_("A knowledge item needs a title (a few words saying what it is)."))
     if len(title) > MAX_TITLE_CHARS:
-        raise KnowledgeError(f"The title is too long; keep it under {MAX_TITLE_CHARS} chars.")
+        raise KnowledgeError(N_("The title is too long; keep it under {limit} chars."), limit=MAX_TITLE_CHARS)
     return title
 
 
 def clean_content(content: str) -> str:
     content = str(content or "")
     if not content.strip():
-        raise KnowledgeError("The content is empty; give the text to remember.")
+        raise KnowledgeError(N_("The content is empty; give the text to remember."))
     return content
 
 
 def clean_name(name: str, what: str) -> str:
     name = " ".join(str(name or "").split())
     if not name:
-        raise KnowledgeError(f"The {what} is empty; use e.g. 'general'.")
+        raise KnowledgeError(N_("The {what} is empty; use e.g. 'general'."), what=what)
     return name

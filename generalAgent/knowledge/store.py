@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import N_
 from generalAgent.knowledge.fields import (
     KnowledgeError,
     clean_content,
@@ -138,8 +139,12 @@ class KnowledgeStore(IndexDatabase):
         if not self.viewer.may_write(self.viewer.user, space):
             teams = ", ".join(self.viewer.teams) or "none"
             raise KnowledgeError(
-                f"You are not a member of the space {space!r} (your team spaces: {teams}); "
-                "set SEARCH_TEAMS, or leave the space out for your own."
+                N_(
+                    "You are not a member of the space {space} (your team spaces: {teams}); "
+                    "set SEARCH_TEAMS, or leave the space out for your own."
+                ),
+                space=repr(space),
+                teams=teams,
             )
         if blocks is not None:
             content = chunk_blocks(blocks, self.chunking)[0]
@@ -155,8 +160,10 @@ class KnowledgeStore(IndexDatabase):
         )
         if item.domain == DOCUMENTS_DOMAIN:
             raise KnowledgeError(
-                "The domain 'documents' holds indexed files; index the file instead "
-                "(generalagent index FILE), or choose another domain."
+                N_(
+                    "The domain 'documents' holds indexed files; index the file instead "
+                    "(generalagent index FILE), or choose another domain."
+                )
             )
         prepared = self._prepare_chunks(item, blocks)
         with self.store.transaction() as conn:
@@ -188,8 +195,11 @@ class KnowledgeStore(IndexDatabase):
             return None
         if item.domain == DOCUMENTS_DOMAIN and (content is not None or domain is not None):
             raise KnowledgeError(
-                f"{item.title} is an indexed file: its content comes from the file. Edit the "
-                "file and index it again; tags and category can be changed here."
+                N_(
+                    "{title} is an indexed file: its content comes from the file. Edit the "
+                    "file and index it again; tags and category can be changed here."
+                ),
+                title=item.title,
             )
         if title is not None:
             item.title = clean_title(title)
@@ -198,7 +208,7 @@ class KnowledgeStore(IndexDatabase):
         if domain is not None:
             item.domain = clean_name(domain, "domain")
             if item.domain == DOCUMENTS_DOMAIN:
-                raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
+                raise KnowledgeError(N_("The domain 'documents' is reserved for indexed files."))
         if category is not None:
             item.category = category.strip()
         if tags is not None:
@@ -261,10 +271,14 @@ class KnowledgeStore(IndexDatabase):
         if prefix in ids:
             return prefix
         if not prefix or not ids:
-            raise KnowledgeError(f"No knowledge item id starts with {reference!r}; kb list shows them.")
+            raise KnowledgeError(
+                N_("No knowledge item id starts with {id}; kb list shows them."), id=repr(reference)
+            )
         if len(ids) > 1:
             shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
-            raise KnowledgeError(f"{reference!r} matches several items ({shown}); give more of the id.")
+            raise KnowledgeError(
+                N_("{id} matches several items ({ids}); give more of the id."), id=repr(reference), ids=shown
+            )
         return ids[0]
 
     def get_items(self, item_ids: Sequence[str]) -> dict[str, KnowledgeItem]:
@@ -330,7 +344,7 @@ class KnowledgeStore(IndexDatabase):
         """Replace all chunks of the item with `chunks` (ordered by chunk_index)."""
         item = self.get_knowledge_item(item_id)
         if item is None:
-            raise KnowledgeError(f"No knowledge item {item_id!r}.")
+            raise KnowledgeError(N_("No knowledge item {id}."), id=repr(item_id))
         ordered = sorted(chunks, key=lambda c: c.chunk_index)
         rows = [_chunk_row(c) for c in ordered]
         prepared = (rows, *self._index_columns(item.title, rows))
@@ -404,7 +418,7 @@ class KnowledgeStore(IndexDatabase):
         process sharing the store (replicas on one PostgreSQL) that imported the same file
         since this one read the records is replaced, not joined by a second item."""
         if item.domain == DOCUMENTS_DOMAIN:
-            raise KnowledgeError("The domain 'documents' is reserved for indexed files.")
+            raise KnowledgeError(N_("The domain 'documents' is reserved for indexed files."))
         if item_id is not None:
             item.id = item_id
         prepared = self._prepare_chunks(item)

@@ -22,6 +22,7 @@ from typing import Literal
 import httpx
 
 from generalAgent.config.sources import CONFIG_DIR_VARIABLE
+from generalAgent.display import N_
 from generalAgent.search.model_download import HubFile, Progress, download_repo
 
 Runtime = Literal["static", "sentence-transformers"]
@@ -38,7 +39,7 @@ class KnownModel:
     repo: str
     runtime: Runtime
     licence: str
-    languages: str
+    languages: str  # N_-marked: `models list` shows it in the UI language
     size: str
 
 
@@ -48,16 +49,16 @@ CATALOGUE = (
         "minishlab/potion-multilingual-128M",
         "static",
         "MIT",
-        "101 languages (distilled from bge-m3)",
+        N_("101 languages (distilled from bge-m3)"),
         "~500 MB",
     ),
-    KnownModel("potion-base-8M", "minishlab/potion-base-8M", "static", "MIT", "English", "~30 MB"),
+    KnownModel("potion-base-8M", "minishlab/potion-base-8M", "static", "MIT", N_("English"), "~30 MB"),
     KnownModel(
         "paraphrase-multilingual-MiniLM-L12-v2",
         "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2",
         "sentence-transformers",
         "Apache-2.0",
-        "50+ languages (needs the local-embeddings extra)",
+        N_("50+ languages (needs the local-embeddings extra)"),
         "~470 MB",
     ),
 )

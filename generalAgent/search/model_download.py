@@ -31,6 +31,8 @@ from urllib.parse import quote
 
 import httpx
 
+from generalAgent.display import N_, Message
+
 CHUNK_BYTES = 1 << 20  # read and hashed this much at a time: memory stays flat for a 500 MB file
 CONNECT_SECONDS = 20.0
 # Between two pieces of a download: a stalled mirror fails the pull instead of hanging it.
@@ -38,7 +40,14 @@ READ_SECONDS = 60.0
 
 
 class DownloadError(Exception):
-    """The model could not be downloaded; the message says why and what to try."""
+    """The model could not be downloaded; the message says why and what to try.
+
+    Raised with an N_-marked template and its fields: `str(exc)` is English, `said` the
+    sentence as data that `models pull` shows in the UI language."""
+
+    def __init__(self, template: str, /, **fields: object) -> None:
+        self.said = Message(template, {name: str(value) for name, value in fields.items()})
+        super().__init__(self.said.english())
 
 
 @dataclass(frozen=True)
@@ -61,16 +70,30 @@ def list_files(client: httpx.Client, endpoint: str, repo: str, revision: str = "
     try:
         response = client.get(url)
     except httpx.HTTPError as exc:
-        raise DownloadError(f"cannot reach {endpoint} ({type(exc).__name__}); check HF_ENDPOINT") from None
+        raise DownloadError(
+            N_("cannot reach {endpoint} ({problem}); check HF_ENDPOINT"),
+            endpoint=endpoint,
+            problem=type(exc).__name__,
+        ) from None
     if response.status_code in (401, 403, 404):
-        raise DownloadError(f"{repo} was not found on {endpoint} (HTTP {response.status_code})")
+        raise DownloadError(
+            N_("{repo} was not found on {endpoint} (HTTP {status})"),
+            repo=repo,
+            endpoint=endpoint,
+            status=response.status_code,
+        )
     if response.status_code != 200:
-        raise DownloadError(f"{endpoint} answered HTTP {response.status_code} for the list of {repo}'s files")
+        raise DownloadError(
+            N_("{endpoint} answered HTTP {status} for the list of {repo}'s files"),
+            endpoint=endpoint,
+            status=response.status_code,
+            repo=repo,
+        )
     try:
         entries = response.json()
     except json.JSONDecodeError:
         raise DownloadError(
-            f"{endpoint} did not answer with a list of files; is HF_ENDPOINT a hub?"
+            N_("{endpoint} did not answer with a list of files; is HF_ENDPOINT a hub?"), endpoint=endpoint
         ) from None
     files = []
     for entry in entries if isinstance(entries, list) else []:
@@ -102,7 +125,7 @@ def download_file(
     A file already in place with the right size and checksum is not downloaded again."""
     target = folder / file.path
     if not target.resolve().is_relative_to(folder.resolve()):
-        raise DownloadError(f"the hub listed a file outside the model folder: {file.path}")
+        raise DownloadError(N_("the hub listed a file outside the model folder: {path}"), path=file.path)
     if target.is_file() and target.stat().st_size == file.size and _checksum_problem(target, file) is None:
         if progress is not None:
             progress(file.path, file.size, file.size)
@@ -119,9 +142,19 @@ def download_file(
         try:
             with client.stream("GET", url, headers=headers) as response:
                 if response.status_code == 404:
-                    raise DownloadError(f"{file.path} of {repo} is missing on {endpoint} (HTTP 404)")
+                    raise DownloadError(
+                        N_("{path} of {repo} is missing on {endpoint} (HTTP 404)"),
+                        path=file.path,
+                        repo=repo,
+                        endpoint=endpoint,
+                    )
                 if response.status_code not in (200, 206):
-                    raise DownloadError(f"{endpoint} answered HTTP {response.status_code} for {file.path}")
+                    raise DownloadError(
+                        N_("{endpoint} answered HTTP {status} for {path}"),
+                        endpoint=endpoint,
+                        status=response.status_code,
+                        path=file.path,
+                    )
                 if response.status_code == 200:
                     done = 0  # the server ignored the Range: start the file again
                 announced = response.headers.get("Content-Length", "")
@@ -140,17 +173,24 @@ def download_file(
                             progress(file.path, done, file.size)
         except httpx.HTTPError as exc:
             raise DownloadError(
-                f"the download of {file.path} stopped ({type(exc).__name__}); run the pull again to continue"
+                N_("the download of {path} stopped ({problem}); run the pull again to continue"),
+                path=file.path,
+                problem=type(exc).__name__,
             ) from None
     size = partial.stat().st_size
     if size != file.size:
         raise DownloadError(
-            f"{file.path} is {size} bytes, the hub says {file.size}; run the pull again to continue"
+            N_("{path} is {size} bytes, the hub says {listed}; run the pull again to continue"),
+            path=file.path,
+            size=size,
+            listed=file.size,
         )
     problem = _checksum_problem(partial, file)
     if problem is not None:
         partial.unlink()  # a wrong file must not be continued: the next pull starts it again
-        raise DownloadError(f"{file.path}: {problem}; the file was deleted, run the pull again")
+        raise DownloadError(
+            N_("{path}: {problem}; the file was deleted, run the pull again"), path=file.path, problem=problem
+        )
     partial.replace(target)
     return target
 
@@ -169,7 +209,9 @@ def download_repo(
     with httpx.Client(follow_redirects=True, timeout=timeout, transport=transport) as client:
         files = choose(list_files(client, endpoint, repo, revision))
         if not files:
-            raise DownloadError(f"{repo} on {endpoint} has none of the files a model needs")
+            raise DownloadError(
+                N_("{repo} on {endpoint} has none of the files a model needs"), repo=repo, endpoint=endpoint
+            )
         return [download_file(client, endpoint, repo, revision, f, folder, progress) for f in files]
 
 
@@ -178,8 +220,12 @@ def _oversize(partial: Path, file: HubFile) -> DownloadError:
     continued: which of its bytes are right is unknown)."""
     partial.unlink(missing_ok=True)
     return DownloadError(
-        f"{file.path}: the server sent more than the {file.size:,} bytes the hub lists; "
-        "nothing of it was kept, check HF_ENDPOINT"
+        N_(
+            "{path}: the server sent more than the {size} bytes the hub lists; "
+            "nothing of it was kept, check HF_ENDPOINT"
+        ),
+        path=file.path,
+        size=f"{file.size:,}",
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from generalAgent.config.confined import LeavesFolder, read_confined_text
+from generalAgent.display import N_, Message, carrying, said_of_error
 from generalAgent.front_matter import FrontMatterError, split_front_matter
 
 SKILL_ID = re.compile(r"^(?=.{1,64}$)[a-z0-9]+(-[a-z0-9]+)*$")
@@ -33,6 +34,13 @@ class Skill:
     description: str
     path: Path  # the SKILL.md file
     allowed_tools: tuple[str, ...] = ()  # made visible when the skill is mentioned
+    # `description_zh` of the front matter: what /skills and @-completion show a Chinese UI
+    # (the model's catalog keeps the English `description`).
+    description_zh: str = ""
+
+    def described(self, language: str) -> str:
+        """The description for a person reading the UI in `language` (`en` or `zh`)."""
+        return self.description_zh if language == "zh" and self.description_zh else self.description
 
     @property
     def workspace_path(self) -> str:
@@ -43,7 +51,7 @@ class Skill:
 @dataclass(frozen=True)
 class SkillCatalog:
     skills: tuple[Skill, ...]
-    warnings: tuple[str, ...]
+    warnings: tuple[Message, ...]  # each said in the UI language where it is shown
 
     def get(self, skill_id: str) -> Skill | None:
         return next((s for s in self.skills if s.id == skill_id), None)
@@ -56,9 +64,14 @@ class SkillCatalog:
         return {s.id: s.allowed_tools for s in self.skills if s.allowed_tools}
 
 
+def refusal(template: str, **fields: object) -> FrontMatterError:
+    """A front matter the loader refuses, its sentence kept as data (`said`) for the UI."""
+    return carrying(FrontMatterError, Message(template, {name: str(value) for name, value in fields.items()}))
+
+
 def load_skills(skills_dir: Path) -> SkillCatalog:
     skills: list[Skill] = []
-    warnings: list[str] = []
+    warnings: list[Message] = []
     if not skills_dir.is_dir():
         return SkillCatalog((), ())
     for folder in sorted(p for p in skills_dir.iterdir() if p.is_dir()):
@@ -66,14 +79,21 @@ def load_skills(skills_dir: Path) -> SkillCatalog:
             continue
         skill_md = folder / "SKILL.md"
         if not skill_md.is_file():
-            warnings.append(f"{skill_md}: missing; the folder is not a skill")
+            warnings.append(
+                Message(N_("{file}: missing; the folder is not a skill"), {"file": str(skill_md)})
+            )
             continue
         try:
             skills.append(_parse_skill(folder.name, skill_md, skills_dir))
         except LeavesFolder as exc:
-            warnings.append(str(exc))
+            warnings.append(Message(N_("{problem}"), {"problem": str(exc)}))
         except (FrontMatterError, OSError, UnicodeDecodeError) as exc:
-            warnings.append(f"{skill_md}: {exc}; skill skipped")
+            warnings.append(
+                Message(
+                    N_("{file}: {problem}; skill skipped"),
+                    {"file": str(skill_md), "problem": said_of_error(exc)},
+                )
+            )
     return SkillCatalog(tuple(skills), tuple(warnings))
 
 
@@ -82,18 +102,41 @@ def _parse_skill(folder_id: str, skill_md: Path, skills_dir: Path) -> Skill:
     name = meta.get("name")
     description = meta.get("description")
     if not isinstance(name, str) or not SKILL_ID.match(name):
-        raise FrontMatterError("'name' must be lowercase letters, digits and hyphens")
+        raise refusal(N_("'name' must be lowercase letters, digits and hyphens"))
     if name != folder_id:
-        raise FrontMatterError(f"'name' is {name!r} but the folder is {folder_id!r}; they must match")
+        raise refusal(
+            N_("'name' is {name} but the folder is {folder}; they must match"),
+            name=repr(name),
+            folder=repr(folder_id),
+        )
     if not isinstance(description, str) or not description.strip():
-        raise FrontMatterError("'description' must say in one line when to use the skill")
+        raise refusal(N_("'description' must say in one line when to use the skill"))
     description = " ".join(description.split())
     if len(description) > MAX_DESCRIPTION:
-        raise FrontMatterError(f"'description' is longer than {MAX_DESCRIPTION} characters")
+        raise refusal(N_("'description' is longer than {limit} characters"), limit=MAX_DESCRIPTION)
     if not body.strip():
-        raise FrontMatterError("the instructions after the front matter are empty")
+        raise refusal(N_("the instructions after the front matter are empty"))
     tools = _allowed_tools(meta.get("allowed-tools"))
-    return Skill(id=name, description=description, path=skill_md, allowed_tools=tools)
+    return Skill(
+        id=name,
+        description=description,
+        path=skill_md,
+        allowed_tools=tools,
+        description_zh=_translated_description(meta, MAX_DESCRIPTION),
+    )
+
+
+def _translated_description(meta: dict, limit: int) -> str:
+    """`description_zh` in one line, or "" when absent (the English is shown then)."""
+    value = meta.get("description_zh")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise refusal(N_("'description_zh' must be text"))
+    value = " ".join(value.split())
+    if len(value) > limit:
+        raise refusal(N_("'description_zh' is longer than {limit} characters"), limit=limit)
+    return value
 
 
 def _allowed_tools(value: object) -> tuple[str, ...]:
@@ -105,10 +148,10 @@ def _allowed_tools(value: object) -> tuple[str, ...]:
     elif isinstance(value, list) and all(isinstance(item, str) for item in value):
         names = [item.strip() for item in value]
     else:
-        raise FrontMatterError("'allowed-tools' must be a list of tool names, or names in one line")
+        raise refusal(N_("'allowed-tools' must be a list of tool names, or names in one line"))
     bad = [name for name in names if not TOOL_NAME.match(name)]
     if bad:
-        raise FrontMatterError(f"'allowed-tools' has a name that is not a tool name: {bad[0]!r}")
+        raise refusal(N_("'allowed-tools' has a name that is not a tool name: {name}"), name=repr(bad[0]))
     return tuple(dict.fromkeys(names))
 
 

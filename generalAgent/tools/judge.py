@@ -25,6 +25,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from generalAgent.display import N_, Message
 from generalAgent.tools.approval import (
     ALWAYS,
     COMMAND_ARGS,
@@ -53,12 +54,12 @@ HOOK_APPROVED = "approved by the user's hook"
 RUNS = frozenset({YES, ALWAYS, KEEP, HOOK_APPROVED})
 
 # What the model is told of a call that did not run (English: the model reads it).
-REFUSED_BY_USER = (
-    "Error: refused by the user: {tool} was not run. Do not retry it unchanged; ask the user or "
-    "choose another way."
+# Marked for the catalog: the terminal shows the person the same sentence in the UI language.
+REFUSED_BY_USER = N_(
+    "refused by the user: {tool} was not run. Do not retry it unchanged; ask the user or choose another way."
 )
-SUBAGENT_CANNOT_ASK = (
-    "Error: refused: {tool} needs the user's approval ({reason}), and a sub-agent cannot ask. "
+SUBAGENT_CANNOT_ASK = N_(
+    "refused: {tool} needs the user's approval ({reason}), and a sub-agent cannot ask. "
     "Report what you need in your final message instead."
 )
 
@@ -97,11 +98,16 @@ class Verdict:
 
     kind: Literal["run", "refuse", "ask"]
     refusal: str = ""
+    said: Message | None = None  # the refusal, to show a person in the UI language
     question: dict[str, Any] | None = None
     reason: Reason | None = None
 
 
 RUN = Verdict("run")
+
+
+def _refused(said: Message, reason: Reason | None = None) -> Verdict:
+    return Verdict("refuse", "Error: " + said.english(), said=said, reason=reason)
 
 
 @dataclass(frozen=True)
@@ -129,12 +135,12 @@ class Judge:
             return RUN
         if recorded is not None and recorded.decision == NO:
             # A no stays a no, also when the tool was approved by name since ("keep").
-            return Verdict("refuse", REFUSED_BY_USER.format(tool=name))
+            return _refused(Message(REFUSED_BY_USER, {"tool": name}))
         reason = self.policy.reason(tool, call.get("args") or {}, self.context, self.approved)
         if reason is None:
             return RUN
         if recorded is not None and recorded.decision == CANNOT_ASK:
-            return Verdict("refuse", SUBAGENT_CANNOT_ASK.format(tool=name, reason=reason.text), reason=reason)
+            return _refused(Message(SUBAGENT_CANNOT_ASK, {"tool": name, "reason": reason.text}), reason)
         question = approval_question(call, tool, reason, self.context)
         if recorded is not None and recorded.decision in RUNS and recorded.shown == question["shown"]:
             return Verdict("run", reason=reason)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
 
+from generalAgent.display import N_, Message
 from generalAgent.private_storage import private_folder
 from generalAgent.tools.errors import ToolError
 
@@ -56,7 +57,7 @@ _SAFE_SESSION = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 # and paragraph separators and bidi overrides. Shown in the approval question, such a name
 # passes for another (`ok.md` and, on lines of their own, what looks like the question).
 _UNWRITABLE_NAME = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-_SWAPPED = (
+_SWAPPED = N_(
     "{name}: the path changed while it was being opened (a link to elsewhere was swapped in); "
     "nothing was read. Check the file with list_workspace_files and try again."
 )
@@ -90,9 +91,13 @@ class WorkingFolders:
 
     def not_readable(self, path: str) -> WorkspaceError:
         return WorkspaceError(
-            f"{path}: the working folder {self.start} is not trusted, so its files are not read. "
-            "The user can trust it with `generalagent trust` (then start again), or attach the file "
-            f"with #{path}. Session files are under uploads/, outputs/ and temp/."
+            N_(
+                "{path}: the working folder {folder} is not trusted, so its files are not read. "
+                "The user can trust it with `generalagent trust` (then start again), or attach the file "
+                "with #{path}. Session files are under uploads/, outputs/ and temp/."
+            ),
+            path=path,
+            folder=str(self.start),
         )
 
 
@@ -130,7 +135,7 @@ class Workspace:
         """The session's workspace, created on first use."""
         root = cls.root_of(workspaces_dir, session_id)
         if root is None:
-            raise WorkspaceError(f"Invalid session id {session_id!r} for a workspace.")
+            raise WorkspaceError(N_("Invalid session id {id} for a workspace."), id=repr(session_id))
         for name in WORKSPACE_DIRS:
             private_folder(root / name)  # uploads and results: 0700, like the data home
         mounts = {}
@@ -154,28 +159,38 @@ class Workspace:
         saying why not."""
         if for_writing and isinstance(path, str) and (bad := _UNWRITABLE_NAME.search(path.strip())):
             raise WorkspaceError(
-                f"{ascii(path)}: a file name with a control character (U+{ord(bad.group()):04X}) is not "
-                "written; choose a plain name."
+                N_(
+                    "{path}: a file name with a control character (U+{code}) is not written; choose a plain name."
+                ),
+                path=ascii(path),
+                code=f"{ord(bad.group()):04X}",
             )
         base, relative = self._place(path, for_writing)
         if base is not None:
             real = self._contained(base.joinpath(*relative.parts), base, path)
             if _SECRET_NAME.match(real.name) or _SECRET_NAME.match(relative.name or ""):
-                raise WorkspaceError(f"{path}: .env files hold keys; they are not read or written.")
+                raise WorkspaceError(
+                    N_("{path}: .env files hold keys; they are not read or written."), path=path
+                )
             if for_writing and (real == self.root or self.root in real.parents):
-                raise WorkspaceError(f"{path}: that is the session workspace; write under outputs/ or temp/.")
+                raise WorkspaceError(
+                    N_("{path}: that is the session workspace; write under outputs/ or temp/."), path=path
+                )
             return real
         parts = relative.parts
         if parts and parts[0] in self._mounts:
             if for_writing:
-                raise WorkspaceError(f"{path}: skills/ is read-only. Write under outputs/ or temp/.")
+                raise WorkspaceError(
+                    N_("{path}: skills/ is read-only. Write under outputs/ or temp/."), path=path
+                )
             base = self._mounts[parts[0]]
             candidate = base.joinpath(*parts[1:])
             return self._contained(candidate, base, path)
         if for_writing and (not parts or parts[0] not in WRITABLE_DIRS):
             raise WorkspaceError(
-                f"{path}: files can only be written under outputs/ or temp/ "
-                f"(e.g. outputs/{relative.name or 'result.md'})."
+                N_("{path}: files can only be written under outputs/ or temp/ (e.g. outputs/{name})."),
+                path=path,
+                name=relative.name or "result.md",
             )
         candidate = self.root.joinpath(*parts)
         return self._contained(candidate, self.root, path)
@@ -233,8 +248,13 @@ class Workspace:
             data = text.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise WorkspaceError(
-                f"the text has a character that cannot be written as UTF-8 ({exc.object[exc.start]!r} "
-                f"at position {exc.start:,}, {exc.reason}); nothing was written"
+                N_(
+                    "the text has a character that cannot be written as UTF-8 ({character} at position "
+                    "{position}, {reason}); nothing was written"
+                ),
+                character=repr(exc.object[exc.start]),
+                position=f"{exc.start:,}",
+                reason=exc.reason,
             ) from None
         return self._write(real, data, text)
 
@@ -307,7 +327,9 @@ class Workspace:
         agent created)."""
         if not _FOLDER_RELATIVE:
             if not self.contains(real.parent.resolve()):
-                raise WorkspaceError(f"{real.name}: it points outside the workspace; nothing was deleted")
+                raise WorkspaceError(
+                    N_("{name}: it points outside the workspace; nothing was deleted"), name=real.name
+                )
             real.unlink()
             return
         folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
@@ -335,7 +357,7 @@ class Workspace:
                 opened = os.fstat(handle.fileno())
                 now = real.resolve()
                 if not self.contains(now) or (opened.st_dev, opened.st_ino) != _identity(now):
-                    raise WorkspaceError(_SWAPPED.format(name=real.name))
+                    raise WorkspaceError(_SWAPPED, name=real.name)
                 _require_regular_file(opened, real)
             except BaseException:
                 handle.close()
@@ -345,16 +367,16 @@ class Workspace:
             folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR):  # the folder is a link (or a file) now
-                raise WorkspaceError(_SWAPPED.format(name=real.name)) from None
+                raise WorkspaceError(_SWAPPED, name=real.name) from None
             raise
         try:
-            self._check_open_folder(folder, real.parent, _SWAPPED.format(name=real.name))
+            self._check_open_folder(folder, real.parent, Message(_SWAPPED, {"name": real.name}))
             try:
                 # O_NONBLOCK: a FIFO put in the workspace must not hang the open; it is refused below.
                 descriptor = os.open(real.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=folder)
             except OSError as exc:
                 if exc.errno == errno.ELOOP:  # the file itself is a link now
-                    raise WorkspaceError(_SWAPPED.format(name=real.name)) from None
+                    raise WorkspaceError(_SWAPPED, name=real.name) from None
                 raise
         finally:
             os.close(folder)
@@ -366,13 +388,15 @@ class Workspace:
             raise
         return os.fdopen(descriptor, "rb")
 
-    def _check_open_folder(self, folder: int, expected: Path, refusal: str | None = None) -> None:
+    def _check_open_folder(self, folder: int, expected: Path, refusal: Message | None = None) -> None:
         """The folder open as `folder` is the one the path check allowed, still inside."""
         opened = os.fstat(folder)
         now = expected.resolve()
         if not self.contains(now) or (opened.st_dev, opened.st_ino) != _identity(now):
+            if refusal is not None:
+                raise WorkspaceError(refusal)
             raise WorkspaceError(
-                refusal or f"{expected.name}: the folder changed while writing; nothing was written"
+                N_("{name}: the folder changed while writing; nothing was written"), name=expected.name
             )
 
     def display(self, real: Path) -> str:
@@ -392,13 +416,15 @@ class Workspace:
             for base in self.folders.roots:
                 if candidate == base or base in candidate.parents:
                     return self._shown_in_folder(candidate, base)
-        raise WorkspaceError(f"{real.name}: it points outside the workspace (through a symlink).")
+        raise WorkspaceError(
+            N_("{name}: it points outside the workspace (through a symlink)."), name=real.name
+        )
 
     # -- internals ------------------------------------------------------------------
     def _place(self, path: str, for_writing: bool) -> tuple[Path | None, PurePosixPath]:
         """Which folder `path` lies in (None: the workspace) and the path relative to it."""
         if not isinstance(path, str) or not path.strip():
-            raise WorkspaceError("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf.")
+            raise WorkspaceError(N_("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf."))
         given = path.strip().replace("\\", "/")
         folders = self.folders
         if folders.start is None and not folders.added:
@@ -420,9 +446,12 @@ class Workspace:
             ):
                 raise folders.not_readable(path)
             raise WorkspaceError(
-                f"{path}: absolute paths are outside the workspace unless they lie in the working folder "
-                "(once trusted) or a folder added with --add-dir; it is not read. Use uploads/<file>, "
-                "outputs/<file> or a path relative to the working folder."
+                N_(
+                    "{path}: absolute paths are outside the workspace unless they lie in the working folder "
+                    "(once trusted) or a folder added with --add-dir; it is not read. Use uploads/<file>, "
+                    "outputs/<file> or a path relative to the working folder."
+                ),
+                path=path,
             )
         relative = self._normalise(path)
         first = unicodedata.normalize("NFKC", relative.parts[0]) if relative.parts else ""
@@ -455,42 +484,58 @@ class Workspace:
         uses that form: the path opened is the one given, so `报告（2024）.txt` (full-width
         brackets) and a decomposed `café` are the files of those names."""
         if not isinstance(path, str) or not path.strip():
-            raise WorkspaceError("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf.")
+            raise WorkspaceError(N_("Empty path. Give a path inside the workspace, e.g. uploads/report.pdf."))
         given = path.strip().replace("\\", "/")
         folded = unicodedata.normalize("NFKC", given).replace("\\", "/")
         if "\x00" in folded:
-            raise WorkspaceError(f"{path!r}: NUL characters are not allowed in paths.")
+            raise WorkspaceError(N_("{path}: NUL characters are not allowed in paths."), path=repr(path))
         try:  # a lone surrogate from a tool call's JSON: no file name on disk can hold it
             os.fsencode(given)
         except UnicodeEncodeError as exc:
             raise WorkspaceError(
-                f"{ascii(path)}: the path has a character no file name can hold "
-                f"({exc.object[exc.start]!r}, {exc.reason}); give the name as list_workspace_files shows it."
+                N_(
+                    "{path}: the path has a character no file name can hold ({character}, {reason}); "
+                    "give the name as list_workspace_files shows it."
+                ),
+                path=ascii(path),
+                character=repr(exc.object[exc.start]),
+                reason=exc.reason,
             ) from None
         for text in (given, folded):
             pure = PurePosixPath(text)
             if pure.is_absolute() or re.match(r"^[A-Za-z]:", text) or text.startswith("~"):
                 raise WorkspaceError(
-                    f"{path}: absolute paths are outside the workspace. "
-                    "Use a workspace path such as uploads/<file> or outputs/<file>."
+                    N_(
+                        "{path}: absolute paths are outside the workspace. "
+                        "Use a workspace path such as uploads/<file> or outputs/<file>."
+                    ),
+                    path=path,
                 )
             if ".." in pure.parts:
-                raise WorkspaceError(f"{path}: '..' would leave the workspace; it is not allowed.")
+                raise WorkspaceError(
+                    N_("{path}: '..' would leave the workspace; it is not allowed."), path=path
+                )
         return PurePosixPath(*(p for p in PurePosixPath(given).parts if p not in {"", "."}))
 
     @staticmethod
     def _contained(candidate: Path, base: Path, shown: str) -> Path:
         real = _same_name_on_disk(candidate).resolve()
         if real != base and base not in real.parents:
-            raise WorkspaceError(f"{shown}: it points outside the workspace (through a symlink).")
+            raise WorkspaceError(
+                N_("{name}: it points outside the workspace (through a symlink)."), name=shown
+            )
         return real
 
 
 def _require_regular_file(info: os.stat_result, real: Path) -> None:
     if stat.S_ISDIR(info.st_mode):
-        raise WorkspaceError(f"{real.name} is a folder, not a file; list it with list_workspace_files.")
+        raise WorkspaceError(
+            N_("{name} is a folder, not a file; list it with list_workspace_files."), name=real.name
+        )
     if not stat.S_ISREG(info.st_mode):
-        raise WorkspaceError(f"{real.name} is not a regular file (a device, pipe or socket); it is not read.")
+        raise WorkspaceError(
+            N_("{name} is not a regular file (a device, pipe or socket); it is not read."), name=real.name
+        )
 
 
 def _identity(path: Path) -> tuple[int, int]:

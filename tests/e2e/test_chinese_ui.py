@@ -3,15 +3,19 @@ speak Chinese with UI_LANGUAGE=zh (or a Chinese locale) and English otherwise.""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from generalAgent.config.trust import TrustStore
 from tests.e2e.conftest import run_cli
-from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import ask, expect_prompt
 
 pytestmark = pytest.mark.e2e
 
@@ -208,3 +212,125 @@ def test_binary_data_piped_to_a_prompt_is_one_line_in_chinese(
     assert result.returncode == 2, result.stderr
     assert "stdin 是二进制文件，不是文本" in result.stderr and "Traceback" not in result.stderr, result.stderr
     assert openai_server.chat_requests == []
+
+
+def joined(text: str) -> str:
+    """The text with its line breaks and spaces gone: rich wraps long lines at any space."""
+    return "".join(text.split())
+
+
+def test_a_tool_error_is_shown_in_chinese_while_the_model_reads_english(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # The failed call's line was the model's English ("Error: nothere.txt does not exist.").
+    openai_server.add(
+        Reply(
+            tool_calls=[
+                ToolCall("read_file", {"path": "outputs/nothere.txt"}),
+                ToolCall("now", {"timezone": "Mars/Base"}),
+            ]
+        ),
+        Reply(text="好的"),
+    )
+    result = run_cli(["-p", "读一下 nothere.txt"], {**cli_env, "LANG": "zh_CN.UTF-8"}, workdir)
+    assert result.returncode == 0, result.stderr
+    shown = joined(result.stderr)
+    assert "错误：outputs/nothere.txt不存在。list_workspace_files会显示有哪些文件。" in shown, result.stderr
+    assert "错误：未知时区'Mars/Base'。" in shown, result.stderr
+    assert "does not exist" not in result.stderr and "unknown time zone" not in result.stderr
+    answers = [m["content"] for m in openai_server.chat_requests[1].messages if m["role"] == "tool"]
+    assert (
+        answers[0] == "Error: outputs/nothere.txt does not exist. list_workspace_files shows what is there."
+    )
+    assert answers[1].startswith("Error: unknown time zone 'Mars/Base'. Use an IANA name")
+
+
+def test_kb_show_says_its_fields_and_counts_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    # "id: … | 1 chunks | source: … | updated …" and "chunk 0 (§ …)" were English.
+    (workdir / "报销.md").write_text("# 报销制度\n\n差旅报销需要部门经理审批。\n", encoding="utf-8")
+    zh = chinese(cli_env)
+    added = run_cli(["kb", "add", "报销.md", "--json"], zh, workdir)
+    assert added.returncode == 0, added.stderr
+    item = json.loads(added.stdout)["id"]
+    whole = run_cli(["kb", "show", item[:8]], zh, workdir)
+    chunks = run_cli(["kb", "show", item[:8], "--chunks", "0:1"], zh, workdir)
+    assert whole.returncode == chunks.returncode == 0, whole.stderr + chunks.stderr
+    assert "1 个分块" in whole.stdout and "来源：" in whole.stdout and "更新于" in whole.stdout
+    assert "第 0 块 (§ 报销制度)" in chunks.stdout
+    for english in ("chunks", "source:", "updated", "chunk 0"):
+        assert english not in whole.stdout + chunks.stdout, english
+    unknown = run_cli(["kb", "show", "ffffffff"], zh, workdir)
+    assert unknown.returncode != 0
+    assert "没有以'ffffffff'开头的知识条目id；kblist会列出它们。" in joined(unknown.stderr), unknown.stderr
+    english = run_cli(["kb", "show", item[:8]], cli_env, workdir)
+    assert "1 chunk |" in english.stdout and "source: " in english.stdout
+
+
+def test_an_invalid_setting_is_said_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    # "Invalid setting MAX_MESSAGE_HISTORY='5': Input should be …" was English in a Chinese locale.
+    locale = {**cli_env, "LANG": "zh_CN.UTF-8", "MAX_MESSAGE_HISTORY": "5"}
+    for args in (["config", "show"], ["doctor", "--offline"], ["-p", "hi"]):
+        result = run_cli(args, locale, workdir)
+        assert result.returncode == 2, (args, result.stderr)
+        assert "设置无效MAX_MESSAGE_HISTORY='5'：应大于或等于10（允许：10..100）" in joined(result.stderr), (
+            args,
+            result.stderr,
+        )
+        assert "Invalid setting" not in result.stderr and "Input should" not in result.stderr
+    choice = run_cli(["config", "show"], {**locale, "MAX_MESSAGE_HISTORY": "40", "SANDBOX": "maybe"}, workdir)
+    assert "设置无效SANDBOX='maybe'：应为允许的值之一（允许：auto,required,off）" in joined(choice.stderr), (
+        choice.stderr
+    )
+    english = run_cli(["config", "show"], {**locale, "LANG": "C.UTF-8"}, workdir)
+    assert (
+        "Invalid setting MAX_MESSAGE_HISTORY='5': Input should be greater than or equal to 10"
+        in english.stderr
+    )
+
+
+def test_models_list_names_languages_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    result = run_cli(["models", "list"], chinese(cli_env), workdir)
+    assert result.returncode == 0, result.stderr
+    shown = joined(result.stdout)
+    assert "101种语言（由bge-m3蒸馏）" in shown and "英文" in shown
+    assert "languages" not in result.stdout and "English" not in result.stdout
+
+
+def test_a_failed_pull_says_why_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    unreachable = {**chinese(cli_env), "HF_ENDPOINT": "http://127.0.0.1:9"}
+    result = run_cli(["models", "pull", "potion-base-8M"], unreachable, workdir)
+    assert result.returncode != 0
+    assert "下载失败：无法连接http://127.0.0.1:9（ConnectError）；请检查HF_ENDPOINT" in joined(result.stderr)
+    assert "cannot reach" not in result.stderr
+
+
+def test_tools_skills_and_agents_speak_chinese_in_the_chat(spawn_chat, cli_env: dict[str, str]) -> None:
+    # The risk column (low/medium/high), the built-in skills' and agents' descriptions and
+    # the /agents tool list were English in a Chinese chat.
+    child = spawn_chat(env={**cli_env, "LANG": "zh_CN.UTF-8"})
+    expect_prompt(child)
+    tools = ask(child, "/tools", "MCP")
+    assert re.search(r"read_file\s+核心\s+低", tools) and re.search(r"run_bash_command\s+@提及\s+高", tools)
+    assert re.search(r"\b(low|medium|high)\b", tools) is None, tools
+    skills = joined(ask(child, "/skills", "@skill-creator[^\r\n]*"))
+    assert "@pdf处理PDF文件时使用" in skills and "Use for PDF files" not in skills, skills
+    agents = joined(ask(child, "/agents", "@researcher[^\r\n]*\r?\n[^\r\n]*"))
+    assert "@agent通用子智能体" in agents and "@researcher阅读并搜索" in agents, agents
+    assert "General-purpose" not in agents
+    child.sendline("/quit")
+    child.expect(pexpect.EOF)
+
+
+def test_doctor_names_a_broken_skill_in_chinese(
+    workdir: Path, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # "…/SKILL.md: 'name' must be lowercase letters, digits and hyphens; skill skipped" was English.
+    skills = tmp_path / "skills"
+    (skills / "bad").mkdir(parents=True)
+    (skills / "bad" / "SKILL.md").write_text("---\nname: Bad\ndescription: x\n---\nbody\n", encoding="utf-8")
+    (skills / "empty").mkdir()
+    result = run_cli(["doctor", "--offline"], {**chinese(cli_env), "SKILLS_DIR": str(skills)}, workdir)
+    shown = joined(result.stdout)
+    assert "bad/SKILL.md：'name'只能由小写字母、数字和连字符组成；跳过此技能" in shown, result.stdout
+    assert "empty/SKILL.md：缺失；该文件夹不是技能" in shown, result.stdout
+    assert "skill skipped" not in result.stdout and "must be lowercase" not in result.stdout

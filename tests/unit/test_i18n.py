@@ -149,3 +149,92 @@ def test_ui_language_names_what_it_accepts(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("UI_LANGUAGE", "fr_FR")
     with pytest.raises(SettingsError, match=r"UI_LANGUAGE='fr_FR'.*auto, en, zh"):
         load_settings(env_file=None)
+
+
+# Exceptions whose message a person reads (in the terminal, the editor, a command's line):
+# each is raised with an N_-marked template and its fields, never an f-string, so the
+# catalog holds the sentence and the terminal can say it in the UI language.
+SAID_ERRORS = {"ToolError", "WorkspaceError", "KnowledgeError", "DownloadError", "DocumentError"}
+
+
+def _raised_sentences() -> list[str]:
+    """`file:line` of each raise of those errors whose first argument is a written-out
+    sentence (an f-string, a concatenation, or a literal without N_)."""
+    import ast
+
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        if "builtin" in path.relative_to(PACKAGE).parts[:1]:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in SAID_ERRORS
+            ):
+                continue
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.JoinedStr | ast.BinOp) or (
+                isinstance(first, ast.Constant) and isinstance(first.value, str)
+            ):
+                found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    return found
+
+
+def test_errors_a_person_reads_are_marked_templates() -> None:
+    assert _raised_sentences() == [], 'raise them as Error(N_("... {field} ..."), field=value)'
+
+
+def test_a_tool_error_is_english_for_the_model_and_chinese_for_a_person() -> None:
+    from generalAgent.display import N_
+    from generalAgent.tools.errors import SHOWN_ERROR, ToolError, shown_error
+
+    error = ToolError(N_("{path} does not exist. list_workspace_files shows what is there."), path="a.txt")
+    assert str(error) == "a.txt does not exist. list_workspace_files shows what is there."
+    artifact = {SHOWN_ERROR: error.said.to_data()}
+    try:
+        i18n.use_language("zh")
+        assert (
+            shown_error("Error: " + str(error), artifact, i18n._)
+            == "错误：a.txt 不存在。list_workspace_files 会显示有哪些文件。"
+        )
+        assert shown_error("Error: raw", None, i18n._) == "Error: raw"  # an answer saved before: as it was
+    finally:
+        i18n.use_language("en")
+    assert (
+        shown_error("Error: x", artifact, i18n._)
+        == "Error: a.txt does not exist. list_workspace_files shows what is there."
+    )
+
+
+def test_an_os_error_is_said_in_words_naming_the_path() -> None:
+    """`[Errno 13] Permission denied: '/abs/report.pdf'` becomes a sentence in the UI language."""
+    import errno
+
+    from generalAgent.tools.errors import ToolError
+
+    denied = PermissionError(errno.EACCES, "Permission denied", "/home/me/report.pdf")
+    error = ToolError.from_os_error(denied, "report.pdf")
+    assert "Errno" not in str(error) and str(error).startswith(
+        "report.pdf cannot be opened: permission denied"
+    )
+    try:
+        i18n.use_language("zh")
+        shown = error.said.shown(i18n._)
+    finally:
+        i18n.use_language("en")
+    assert shown.startswith("无法打开 report.pdf：权限不足") and "Permission" not in shown
+
+
+def test_kb_show_fields_follow_the_language_and_count() -> None:
+    from generalAgent.knowledge.items import KnowledgeItem
+    from generalAgent.knowledge.render import render_item
+
+    item = KnowledgeItem(id="abc", domain="general", title="报销", content="差旅", source_path="/d/报销.md")
+    english = render_item(item, None, 1, 1000)
+    assert "| 1 chunk |" in english and "source: /d/报销.md" in english
+    assert "| 3 chunks |" in render_item(item, None, 3, 1000)
+    try:
+        i18n.use_language("zh")
+        chinese = render_item(item, None, 1, 1000, i18n._, i18n.ngettext)
+    finally:
+        i18n.use_language("en")
+    assert "1 个分块" in chinese and "来源：/d/报销.md" in chinese and "chunk" not in chinese

@@ -114,8 +114,8 @@ class AcpView:
                 return
             case ToolStart(call_id, name, args):
                 self.on_tool_call(call_id, name, dict(args))
-            case ToolEnd(call_id, name, content, is_error):
-                self.on_tool_result(call_id, name, content, is_error)
+            case ToolEnd(call_id, name, content, is_error, shown):
+                self.on_tool_result(call_id, name, content, is_error, shown)
             case RetryNotice(status, delay, number, limit):
                 self.on_retry(status, delay, number, limit)
             case _:
@@ -131,8 +131,10 @@ class AcpView:
         self.calls[call_id] = name
         self.notify(tool_call_start(call_id, name, args, self.workspace_root, self.locate))
 
-    def on_tool_result(self, call_id: str, name: str, content: str, is_error: bool) -> None:
-        shown = result_shown(name, content, is_error)
+    def on_tool_result(
+        self, call_id: str, name: str, content: str, is_error: bool, shown: str | None = None
+    ) -> None:
+        shown = result_shown(name, shown or content, is_error)
         terminal = self.terminal_of(call_id)
         # A command that ran in the editor's terminal keeps showing it: the output is there.
         shown_content: list[Any] = (

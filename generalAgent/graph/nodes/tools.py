@@ -38,6 +38,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
+from generalAgent.display import Message
 from generalAgent.graph.nodes.approval import (
     judge_of,
     pending_calls,
@@ -51,7 +52,7 @@ from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
 from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import SHOWN_ERROR, ToolError
 from generalAgent.tools.provenance import OWN_WORDS
 from generalAgent.tools.run_context import RunContext, SessionScope
 
@@ -73,7 +74,17 @@ def build_tool_node(tools: Sequence[BaseTool], max_result_chars: int) -> ToolNod
     (TOOL_RESULT_MAX_CHARS)."""
 
     def capped(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
-        result = execute(request)
+        try:
+            result = execute(request)
+        except ToolError as exc:  # _describe_tool_error leaves a tool's own error to this answer
+            call = request.tool_call
+            return ToolMessage(
+                content=cap_tool_result(f"Error: {exc}", max_result_chars),
+                name=call["name"],
+                tool_call_id=call["id"],
+                status="error",
+                artifact={SHOWN_ERROR: exc.said.to_data()},  # for the person, never sent to the model
+            )
         if isinstance(result, ToolMessage) and isinstance(result.content, str):
             text = cap_tool_result(result.content, max_result_chars)
             if text is not result.content:
@@ -146,7 +157,7 @@ def build_tools_node(
                         together.append(call)
                     continue
                 if verdict.kind == "refuse":
-                    run.refuse(call, verdict.refusal)
+                    run.refuse(call, verdict.refusal, verdict.said)
                     continue
             run.calls(together)
             together = []
@@ -155,7 +166,7 @@ def build_tools_node(
             if verdict.kind == "ask":
                 break  # asked in the approval step; the calls after it wait for the answer
             if verdict.kind == "refuse":
-                run.refuse(call, verdict.refusal)
+                run.refuse(call, verdict.refusal, verdict.said)
             elif run.cleared_by_hooks(call):
                 run.calls([call])
         run.calls(together)
@@ -193,8 +204,19 @@ class _CallRunner:
             if ran and isinstance(message, ToolMessage) and (message.name or "") not in OWN_WORDS:
                 self.read_untrusted = True
 
-    def refuse(self, call: Any, text: str) -> None:
-        self.answer([ToolMessage(content=text, tool_call_id=call["id"], name=call["name"], status="error")])
+    def refuse(self, call: Any, text: str, said: Message | None = None) -> None:
+        artifact = {SHOWN_ERROR: said.to_data()} if said is not None else None
+        self.answer(
+            [
+                ToolMessage(
+                    content=text,
+                    tool_call_id=call["id"],
+                    name=call["name"],
+                    status="error",
+                    artifact=artifact,
+                )
+            ]
+        )
 
     def cleared_by_hooks(self, call: Any) -> bool:
         """Run the PreToolUse hooks on a call about to run; a block is its answer."""
@@ -305,7 +327,11 @@ def _describe_tool_error(exc: Exception) -> str:
     """The answer to a call that failed: a tool's own ToolError says what to do; anything
     else (arguments the schema rejects, a bug) is named so the model can try differently."""
     if isinstance(exc, ToolError):
-        return f"Error: {exc}"
+        # Raised on to `capped`, which answers with the error's Message kept beside the
+        # English, so the terminal can show it in the UI language (tools/errors.py).
+        raise exc
+    if isinstance(exc, OSError) and exc.errno:  # a file that vanished or may not be read: in words
+        raise ToolError.of(exc) from exc
     said = str(exc).strip().rstrip(".")
     if said.lower().endswith("try again"):  # LangChain's own message for arguments the schema rejects
         return f"Error: {type(exc).__name__}: {said}."

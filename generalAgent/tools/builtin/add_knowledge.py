@@ -77,7 +77,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 )
                 chunks = store.count_chunks(item.id)
         except STORE_ERRORS as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         marked = " It is marked as written after reading untrusted content." if untrusted else ""
         return f'Saved "{item.title}" in {item.domain} (id {item.id}, {chunks} chunks).{marked}'
 

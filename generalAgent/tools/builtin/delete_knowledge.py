@@ -28,10 +28,12 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             with env.open_knowledge(env.viewer(runtime)) as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
-                    raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
+                    raise ToolError(
+                        N_("no knowledge item {id}; search_knowledge shows the ids."), id=repr(item_id)
+                    )
                 store.delete_knowledge(item_id)
         except INDEX_ERRORS as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         return f'Deleted "{item.title}" (id {item_id}) from {item.domain}.'
 
     def deletes_a_note(args: Mapping[str, Any], context: CallContext) -> Reason:

@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_, os_error_reason
 from generalAgent.tools.approval import (
     CONFIGURATION_CHECK,
     NEEDS_APPROVAL,
@@ -15,7 +16,7 @@ from generalAgent.tools.approval import (
     writes_folder_configuration,
 )
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.text_files import NotText
 
 
@@ -52,16 +53,20 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         real = workspace.resolve(path, for_writing=True)
         shown = workspace.display(real)
         if not real.is_file():
-            raise ToolError(f"{shown} does not exist; create it with write_file.")
+            raise ToolError(N_("{path} does not exist; create it with write_file."), path=shown)
         try:
             text = workspace.read_text(real)
             edited, count = apply_edit(text, old_string, new_string, replace_all)
             workspace.write_text(real, edited)
             env.record_written(runtime, real)
         except (NotText, ValueError) as exc:
-            raise ToolError(f"{exc}.") from exc
+            raise ToolError(N_("{problem}."), problem=said_of(exc)) from exc
         except OSError as exc:
-            raise ToolError(f"cannot edit {shown}: {exc.strerror}; the file is unchanged.") from exc
+            raise ToolError(
+                N_("cannot edit {path}: {reason}; the file is unchanged."),
+                path=shown,
+                reason=os_error_reason(exc),
+            ) from exc
         return f"Edited {shown}: {count} replacement{'s' if count != 1 else ''}."
 
     def proposed(current: str, args: Mapping[str, Any]) -> str:

@@ -45,7 +45,7 @@ from generalAgent.config.settings import ToolSettings
 from generalAgent.display import N_
 from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.named_hosts import DATA_TO_NAMED, NamedHosts, host_of
 
 MAX_REDIRECTS = 5
@@ -321,24 +321,34 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         try:
             final_url, content_type, body = fetch(url.strip(), settings, NamedHosts.from_state(state))
         except FetchRefused as exc:
-            raise ToolError(f"{exc}.") from exc
+            raise ToolError(N_("{problem}."), problem=said_of(exc)) from exc
         except RedirectNotFollowed as exc:
             raise ToolError(
-                f"not followed: {exc.source} redirects to {exc.target}, on a host the user did not "
-                "name. To read it, call fetch_web with that URL (the user is asked first)."
+                N_(
+                    "not followed: {source} redirects to {target}, on a host the user did not "
+                    "name. To read it, call fetch_web with that URL (the user is asked first)."
+                ),
+                source=exc.source,
+                target=exc.target,
             ) from None
         except (httpx.TimeoutException, FetchTimedOut):
             raise ToolError(
-                f"{url} did not answer in full within {settings.fetch_timeout:g} s (FETCH_TIMEOUT)."
+                N_("{url} did not answer in full within {seconds} s (FETCH_TIMEOUT)."),
+                url=url,
+                seconds=f"{settings.fetch_timeout:g}",
             ) from None
         except httpx.HTTPError as exc:
-            raise ToolError(f"cannot fetch {url}: {type(exc).__name__}: {exc}.") from exc
+            raise ToolError(
+                N_("cannot fetch {url}: {problem}."), url=url, problem=f"{type(exc).__name__}: {exc}"
+            ) from exc
         if "html" in content_type or body.lstrip()[:15].lower().startswith(("<!doctype html", "<html")):
             title, text = html_to_text(body)
         elif content_type.startswith(("text/", "application/json", "application/xml")) or not content_type:
             title, text = "", body
         else:
-            raise ToolError(f"{final_url} is {content_type.split(';')[0]}, not a text page.")
+            raise ToolError(
+                N_("{url} is {type}, not a text page."), url=final_url, type=content_type.split(";")[0]
+            )
         max_chars = max(500, min(max_chars, 100_000))
         window = text[offset : offset + max_chars]
         header = f"URL: {final_url}" + (f"\nTitle: {title}" if title else "")

@@ -6,6 +6,7 @@ import itertools
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.workspace import WorkspaceError
@@ -21,12 +22,14 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         workspace folder (e.g. pattern="**/*.pdf", path="uploads")."""
         workspace = env.workspace(runtime)
         if not pattern.strip():
-            raise ToolError("empty pattern; try **/*.pdf or *.md.")
+            raise ToolError(N_("empty pattern; try **/*.pdf or *.md."))
         if pattern.startswith(("/", "~")) or ".." in pattern.replace("\\", "/").split("/"):
-            raise ToolError("the pattern must stay inside the folder searched (no absolute paths or '..').")
+            raise ToolError(
+                N_("the pattern must stay inside the folder searched (no absolute paths or '..').")
+            )
         base = workspace.resolve(path)
         if not base.is_dir():
-            raise ToolError(f"{path} is not a folder.")
+            raise ToolError(N_("{path} is not a folder."), path=path)
         matches = []
         # A working folder can be large (a home folder): look at a bounded number of names.
         for candidate in sorted(itertools.islice(base.glob(pattern), MAX_EXAMINED)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
@@ -32,17 +33,21 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             with env.open_knowledge(env.viewer(runtime)) as store:
                 item = store.get_knowledge_item(item_id)
                 if item is None:
-                    raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
+                    raise ToolError(
+                        N_("no knowledge item {id}; search_knowledge shows the ids."), id=repr(item_id)
+                    )
                 total = store.count_chunks(item_id)
                 chunks = None
                 if chunk_start is not None or chunk_end is not None:
                     first = max(0, chunk_start or 0)
                     last = (chunk_end if chunk_end is not None else total) - 1
                     if last < first:
-                        raise ToolError(f"chunk_end must be greater than chunk_start ({first}).")
+                        raise ToolError(
+                            N_("chunk_end must be greater than chunk_start ({first})."), first=first
+                        )
                     chunks = store.get_chunks_for_item(item_id, first, last)
         except INDEX_ERRORS as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         return render_item(item, chunks, total, limit)
 
     return get_knowledge_item

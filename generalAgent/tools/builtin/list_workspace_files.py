@@ -6,6 +6,7 @@ from pathlib import Path
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.workspace import SKILLS_MOUNT, Workspace
@@ -57,7 +58,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         workspace = env.workspace(runtime)
         folder = workspace.resolve(path)
         if not folder.is_dir():
-            raise ToolError(f"{path} is not a folder.")
+            raise ToolError(N_("{path} is not a folder."), path=path)
         lines = list_tree(workspace, folder, max(1, min(depth, 10)))
         if not lines:
             return f"{workspace.display(folder)} is empty."

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import ToolError
 
@@ -16,7 +17,8 @@ def current_time(timezone: str = "UTC") -> str:
         zone = ZoneInfo(timezone) if timezone and timezone.upper() != "UTC" else UTC
     except (ZoneInfoNotFoundError, ValueError):
         raise ToolError(
-            f"unknown time zone {timezone!r}. Use an IANA name such as Asia/Shanghai or UTC."
+            N_("unknown time zone {zone}. Use an IANA name such as Asia/Shanghai or UTC."),
+            zone=repr(timezone),
         ) from None
     moment = datetime.now(UTC).astimezone(zone)
     return f"{moment.strftime('%Y-%m-%d %H:%M:%S %Z')} ({moment.strftime('%A')}, ISO {moment.isoformat(timespec='seconds')})"

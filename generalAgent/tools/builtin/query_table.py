@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 
 if TYPE_CHECKING:
     from generalAgent.documents.tables import TableDatabase
@@ -39,7 +40,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         shown = workspace.display(real)
         if not real.is_file():
             raise ToolError(
-                f"{shown} is not a file in the workspace; list_workspace_files shows what is there."
+                N_("{path} is not a file in the workspace; list_workspace_files shows what is there."),
+                path=shown,
             )
         stat = real.stat()
         from generalAgent.documents.index import compute_file_hash
@@ -58,7 +60,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 try:
                     database = load_tables(real, workspace.open_for_reading)
                 except DocumentError as exc:
-                    raise ToolError(str(exc)) from exc
+                    raise ToolError.of(exc) from exc
                 loaded[key] = database
                 while len(loaded) > KEPT_TABLE_FILES:
                     loaded.popitem(last=False)[1].close()
@@ -91,7 +93,12 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         try:
             result = database.query(sql, max_rows=max(1, min(max_rows, MAX_ROWS)))
         except QueryRefused as exc:
-            raise ToolError(f"{exc}\nTables of {shown}:\n{database.describe()}") from exc
+            raise ToolError(
+                N_("{problem}\nTables of {path}:\n{tables}"),
+                problem=said_of(exc),
+                path=shown,
+                tables=database.describe(),
+            ) from exc
         return render_result(result, shown)
 
     return query_table

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.text_files import NotText
 
 MAX_LINE_CHARS = 2_000
@@ -43,9 +44,15 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         real = workspace.resolve(path)
         shown = workspace.display(real)
         if not real.exists():
-            raise ToolError(f"{shown} does not exist. list_workspace_files shows what is there.")
+            raise ToolError(
+                N_("{path} does not exist. list_workspace_files shows what is there."), path=shown
+            )
         if real.is_dir():
-            raise ToolError(f"{shown} is a folder. Use list_workspace_files with path={shown!r}.")
+            raise ToolError(
+                N_("{path} is a folder. Use list_workspace_files with path={quoted}."),
+                path=shown,
+                quoted=repr(shown),
+            )
         if real.suffix.lower() in PDF_TYPES.keys() | OFFICE_TYPES.keys() | OLD_OFFICE.keys():
             from generalAgent.documents.extract import preview_document
             from generalAgent.documents.ocr import ocr_call
@@ -57,7 +64,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 ):  # a scan's first pages
                     preview = preview_document(real, documents, workspace.open_for_reading)
             except DocumentError as exc:
-                raise ToolError(str(exc)) from exc
+                raise ToolError.of(exc) from exc
             return (
                 f"{shown} (preview; search_file with precise keywords finds passages anywhere in it)\n\n"
                 f"{preview}"
@@ -69,9 +76,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 real, max_bytes=READ_CAP_BYTES if whole else documents.text_preview_chars * 4
             )
         except NotText as exc:
-            raise ToolError(f"{exc}. read_file reads text and documents only.") from exc
+            raise ToolError(
+                N_("{problem}. read_file reads text and documents only."), problem=said_of(exc)
+            ) from exc
         except OSError as exc:
-            raise ToolError(f"cannot read {shown}: {exc.strerror}.") from exc
+            raise ToolError.from_os_error(exc, shown) from exc
         if not text:
             return f"{shown} is empty."
         if not whole:

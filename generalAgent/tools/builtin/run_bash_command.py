@@ -29,13 +29,14 @@ from pathlib import Path
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.config.settings import Settings
+from generalAgent.display import N_
 from generalAgent.process_secrets import child_environment
 from generalAgent.sandbox import Confinement, Sandbox, SandboxUnavailable, agent_runtime_folders, find_sandbox
 from generalAgent.search.viewer import served_identity
 from generalAgent.tools.approval import COMMAND_ARGS, FILES_RUN, NEEDS_APPROVAL, CallContext, files_run_by
 from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.run_context import SessionScope
 from generalAgent.tools.workspace import Workspace
 
@@ -43,7 +44,7 @@ NAME = "run_bash_command"
 DEFAULT_TIMEOUT = 60
 MAX_TIMEOUT = 600
 MAX_OUTPUT_CHARS = 30_000
-CANCELLED = (
+CANCELLED = N_(
     "cancelled: the command was stopped before it finished (the user pressed Ctrl-C, or it was killed)."
 )
 
@@ -104,7 +105,7 @@ def command_sandbox(settings: Settings) -> Sandbox:
     try:
         return find_sandbox(settings.tools.sandbox)
     except SandboxUnavailable as exc:
-        raise ToolError(f"not run: {exc}") from None
+        raise ToolError(N_("not run: {problem}"), problem=said_of(exc)) from None
 
 
 def run_command(
@@ -139,7 +140,11 @@ def run_command(
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate()
         text = output.decode("utf-8", errors="replace")
-        raise ToolError(f"timed out after {timeout} s; the command was killed.\n{cap_output(text)}") from None
+        raise ToolError(
+            N_("timed out after {seconds} s; the command was killed.\n{output}"),
+            seconds=timeout,
+            output=cap_output(text),
+        ) from None
     except BaseException:
         # Ctrl-C or a crash while waiting: never leave the command running behind us.
         os.killpg(process.pid, signal.SIGKILL)
@@ -177,11 +182,17 @@ def run_in_editor(
     try:
         outcome = editor.run_command(call_id, argv, cwd, timeout, cancelled)
     except OSError as exc:
-        raise ToolError(f"the editor could not run the command: {exc}.") from None
+        raise ToolError(
+            N_("the editor could not run the command: {problem}."), problem=said_of(exc)
+        ) from None
     if outcome.cancelled:
         raise ToolError(CANCELLED)
     if outcome.timed_out:
-        raise ToolError(f"timed out after {timeout} s; the command was killed.\n{cap_output(outcome.output)}")
+        raise ToolError(
+            N_("timed out after {seconds} s; the command was killed.\n{output}"),
+            seconds=timeout,
+            output=cap_output(outcome.output),
+        )
     output = ("[… the start of the output was dropped …]\n" if outcome.truncated else "") + outcome.output
     if outcome.exit_code is None:
         return f"stopped by signal {outcome.signal or '?'}\n{cap_output(output.rstrip())}"
@@ -200,7 +211,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         unless `network` is true (say why: the user approves it with the command).
         """
         if not command.strip():
-            raise ToolError("empty command.")
+            raise ToolError(N_("empty command."))
         timeout = max(1, min(int(timeout), MAX_TIMEOUT))
         workspace = env.workspace(runtime)
         allowed = env.settings.tools.command_env_names

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.reading_progress import reading_progress
@@ -73,12 +74,15 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         path = workspace.resolve(file_path)
         if not path.is_file():
             raise ToolError(
-                f"{file_path} is not a file in the workspace or the working folder. "
-                "list_workspace_files shows the file names (uploads/ holds the files the user attached)."
+                N_(
+                    "{path} is not a file in the workspace or the working folder. "
+                    "list_workspace_files shows the file names (uploads/ holds the files the user attached)."
+                ),
+                path=file_path,
             )
         if check_place:
             if not isinstance(query, str):
-                raise ToolError("check_place checks one quote: give query as one string.")
+                raise ToolError(N_("check_place checks one quote: give query as one string."))
             try:
                 with env.document_index(runtime) as where:
                     checked = check_citation(
@@ -94,7 +98,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                         viewer=where["viewer"],
                     )
             except SearchFailure as exc:
-                raise ToolError(str(exc)) from exc
+                raise ToolError.of(exc) from exc
             return render_citation(checked)
         try:
             semantic = env.semantic_search()
@@ -114,7 +118,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     progress=reading_progress(runtime.stream_writer, workspace.display(path)),
                 )
         except failures as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         note = ""
         if semantic is not None:
             if result.warning:  # the query could not be embedded; the answer says so

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
@@ -47,8 +48,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         path = workspace.resolve(folder)
         if not path.is_dir():
             raise ToolError(
-                f"{folder} is not a folder in the workspace. Use search_file for one file, "
-                "or list the workspace to see the folders (uploads/ holds the user's files)."
+                N_(
+                    "{folder} is not a folder in the workspace. Use search_file for one file, "
+                    "or list the workspace to see the folders (uploads/ holds the user's files)."
+                ),
+                folder=folder,
             )
         try:
             semantic = env.semantic_search()
@@ -66,7 +70,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     render=env.query_renderer(runtime),
                 )
         except failures as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         note = ""
         if semantic is not None:
             if result.warning:  # the query could not be embedded; the answer says so

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 
@@ -59,7 +60,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         from generalAgent.search.query import phrasings
 
         if not phrasings(query):
-            raise ToolError("empty query; give the words to look for.")
+            raise ToolError(N_("empty query; give the words to look for."))
         try:
             viewer = env.viewer(runtime)
             with lock:
@@ -77,7 +78,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     space=space,
                 )
         except INDEX_ERRORS as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         filters = ", ".join(
             f"{name}: {value}"
             for name, value in (

@@ -14,6 +14,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.types import Command
 from pydantic import BaseModel, Field
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.provenance import state_read_untrusted
@@ -51,7 +52,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """
         problem = validate_todos(todos)
         if problem:
-            raise ToolError(f"todo list not saved: {problem}.")
+            raise ToolError(N_("todo list not saved: {problem}."), problem=problem)
         items: list[dict] = [
             {"content": t.content.strip(), "status": t.status, "priority": t.priority} for t in todos
         ]

@@ -42,7 +42,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         # New words written after the session read untrusted content are marked so.
         untrusted = (title is not None or content is not None) and state_read_untrusted(runtime.state)
         if all(v is None for v in (title, content, domain, category, tags)):
-            raise ToolError("nothing to change; give at least one of title, content, domain, category, tags.")
+            raise ToolError(
+                N_("nothing to change; give at least one of title, content, domain, category, tags.")
+            )
         try:
             with env.open_knowledge(env.viewer(runtime)) as store:
                 item = store.update_knowledge(
@@ -55,9 +57,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     source=UNTRUSTED_SOURCE if untrusted else None,
                 )
         except STORE_ERRORS as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError.of(exc) from exc
         if item is None:
-            raise ToolError(f"no knowledge item {item_id!r}; search_knowledge shows the ids.")
+            raise ToolError(N_("no knowledge item {id}; search_knowledge shows the ids."), id=repr(item_id))
         marked = " It is marked as written after reading untrusted content." if untrusted else ""
         return f'Updated "{item.title}" (id {item.id}) in {item.domain}.{marked}'
 

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.documents.images import (
     IMAGE_SUFFIXES,
     IMAGES_KEY,
@@ -27,7 +28,7 @@ from generalAgent.documents.images import (
     store_image,
 )
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 
 # 200 dpi keeps small print legible; the provider's side limit usually binds first.
 MAX_DPI = 200
@@ -57,7 +58,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         shown = workspace.display(real)
         if not real.is_file():
             raise ToolError(
-                f"{shown} is not a file in the workspace; list_workspace_files shows what is there."
+                N_("{path} is not a file in the workspace; list_workspace_files shows what is there."),
+                path=shown,
             )
         suffix = real.suffix.lower()
         limits = env.image_limits
@@ -70,7 +72,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 try:
                     printed = convert_to_pdf(real, workspace.open_for_reading)
                 except DocumentError as exc:
-                    raise ToolError(str(exc)) from exc
+                    raise ToolError.of(exc) from exc
                 opener = lambda _path: io.BytesIO(printed)  # noqa: E731 - the PDF stands for the file
             picture, text, total = _render_pdf_page(opener, real, page, limits)
             unit = "slide" if suffix in (".pptx", ".ppt", ".dps") else "page"
@@ -81,15 +83,20 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             text, where = "", shown
         else:
             raise ToolError(
-                f"{shown}: view_page shows PDF pages, slides, Word pages and images; "
-                "read other files with read_file or search_file."
+                N_(
+                    "{path}: view_page shows PDF pages, slides, Word pages and images; "
+                    "read other files with read_file or search_file."
+                ),
+                path=shown,
             )
         if limits is None:
             return _as_text(where, picture, text), {}
         try:
             ref = store_image(workspace.root, picture, limits, where)
         except ImageError as exc:
-            raise ToolError(f"{where} cannot be shown: {exc}.") from exc
+            raise ToolError(
+                N_("{where} cannot be shown: {problem}."), where=where, problem=said_of(exc)
+            ) from exc
         answer = f"{where} ({ref['width']}×{ref['height']}): the image follows in the next message."
         if text.strip():
             answer += f"\nText layer of the page:\n{text[:PAGE_TEXT_CHARS]}"
@@ -113,11 +120,18 @@ def _render_pdf_page(
         try:
             pdf = pdfium.PdfDocument(data)
         except pdfium.PdfiumError:
-            raise ToolError(f"{path.name} is not a readable PDF (damaged, or password-protected).") from None
+            raise ToolError(
+                N_("{name} is not a readable PDF (damaged, or password-protected)."), name=path.name
+            ) from None
         try:
             total = len(pdf)
             if not 1 <= page <= total:
-                raise ToolError(f"{path.name} has {total} pages; page {page} does not exist.")
+                raise ToolError(
+                    N_("{name} has {total} pages; page {page} does not exist."),
+                    name=path.name,
+                    total=total,
+                    page=page,
+                )
             document_page = pdf[page - 1]
             try:
                 width, height = document_page.get_size()  # points, 72 a inch
@@ -154,7 +168,7 @@ def _as_text(where: str, picture: bytes, text: str) -> str:
     except OcrUnavailable as exc:
         return f"{where}: this model does not take images and {exc}; the page has no text layer to give."
     except ImageError as exc:
-        raise ToolError(f"{where} cannot be read: {exc}.") from exc
+        raise ToolError(N_("{where} cannot be read: {problem}."), where=where, problem=said_of(exc)) from exc
     if not recognised and text.strip():  # OCR found nothing (a font drawn as boxes): the layer's few words
         return f"{where}: this model does not take images; the page's text layer follows:\n{text.strip()}"
     return (

@@ -18,9 +18,10 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.types import Command
 
+from generalAgent.display import N_
 from generalAgent.search.budgets import ContentBudget, clip
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.named_hosts import searched_urls
 
 TITLE_CHARS = 200
@@ -67,11 +68,11 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         from generalAgent.tools.search_backends import WebSearchError, run_search
 
         if not query.strip():
-            raise ToolError("the query is empty; say what to search for.")
+            raise ToolError(N_("the query is empty; say what to search for."))
         try:
             service, results = run_search(settings, query.strip(), max_results or None)
         except WebSearchError as exc:
-            raise ToolError(f"web search failed: {exc}.") from None
+            raise ToolError(N_("web search failed: {problem}."), problem=said_of(exc)) from None
         text = render_results(service, query.strip(), results, budget)
         named = searched_urls(item.url for item in results if f"URL: {item.url}\n" in text + "\n")
         if not named:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_, os_error_reason
 from generalAgent.tools.approval import (
     CONFIGURATION_CHECK,
     NEEDS_APPROVAL,
@@ -28,15 +29,21 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         shown = workspace.display(real)
         if len(content) > MAX_WRITE_CHARS:
             raise ToolError(
-                f"{len(content):,} characters is over the {MAX_WRITE_CHARS:,} limit; write it in parts."
+                N_("{count} characters is over the {limit} limit; write it in parts."),
+                count=f"{len(content):,}",
+                limit=f"{MAX_WRITE_CHARS:,}",
             )
         if real.is_dir():
-            raise ToolError(f"{shown} is a folder; give a file name inside it.")
+            raise ToolError(N_("{path} is a folder; give a file name inside it."), path=shown)
         existed = real.exists()
         try:
             size = workspace.write_text(real, content)
         except OSError as exc:
-            raise ToolError(f"cannot write {shown}: {exc.strerror}; nothing was changed.") from exc
+            raise ToolError(
+                N_("cannot write {path}: {reason}; nothing was changed."),
+                path=shown,
+                reason=os_error_reason(exc),
+            ) from exc
         env.record_written(runtime, real)
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
         return f"{'Replaced' if existed else 'Wrote'} {shown} ({size:,} bytes, {lines} lines)."

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from generalAgent.config.settings import MCPSettings, Settings
 from generalAgent.display import N_
 from generalAgent.sandbox import Confinement, SandboxUnavailable, agent_runtime_folders, find_sandbox
-from generalAgent.tools.errors import ToolError
+from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.mcp.config import MCPConfig, MCPServerConfig, environment_variables, load_mcp_config
 
 if TYPE_CHECKING:
@@ -47,17 +47,19 @@ SHUTDOWN_WAIT = 6.0
 # Notices are the terminal's (translated where shown); tool answers below are the model's (English).
 FAILED_NOTICE = N_("MCP server {handle}: {detail}; its tools are skipped (/mcp lists servers).")
 RESTARTED_NOTICE = N_("MCP server {handle} had stopped while idle ({detail}); the next call restarted it.")
-STOPPED_DURING_CALL = (
+STOPPED_DURING_CALL = N_(
     "the MCP server {handle} stopped during this call ({detail}); it may not have finished. "
     "Calling one of its tools again restarts the server."
 )
-NOT_RUNNING = "the MCP server {handle} is not running and could not be restarted: {detail}. Tell the user."
-TIMED_OUT = (
-    "no answer from the MCP server {handle} within {timeout:g} s; the call was abandoned and may "
+NOT_RUNNING = N_(
+    "the MCP server {handle} is not running and could not be restarted: {detail}. Tell the user."
+)
+TIMED_OUT = N_(
+    "no answer from the MCP server {handle} within {timeout} s; the call was abandoned and may "
     'still finish on the server. Try a smaller request, or tell the user (mcp.json\'s "timeout" '
     "or MCP_CALL_TIMEOUT allow more time)."
 )
-CANCELLED = "cancelled: the user pressed Ctrl-C before the MCP server {handle} answered."
+CANCELLED = N_("cancelled: the user pressed Ctrl-C before the MCP server {handle} answered.")
 
 
 @dataclass(frozen=True)
@@ -232,17 +234,19 @@ class MCPServerManager:
         try:
             content, artifact = self._wait(future, handle)
         except CallTimedOut:
-            raise ToolError(TIMED_OUT.format(handle=handle, timeout=timeout)) from None
+            raise ToolError(TIMED_OUT, handle=handle, timeout=f"{timeout:g}") from None
         except ServerStopped:
-            raise ToolError(STOPPED_DURING_CALL.format(handle=handle, detail=server.detail)) from None
+            raise ToolError(STOPPED_DURING_CALL, handle=handle, detail=server.detail) from None
         except ServerUnavailable as exc:
-            raise ToolError(NOT_RUNNING.format(handle=handle, detail=exc)) from None
+            raise ToolError(NOT_RUNNING, handle=handle, detail=said_of(exc)) from None
         except (CallFailed, ToolException) as exc:
             raise ToolError(
                 config.redact(str(exc)) or "the tool reported an error without a message"
             ) from None
         except (NotImplementedError, ValueError) as exc:  # content the adapter cannot convert (audio)
-            raise ToolError(f"the answer could not be read: {config.redact(str(exc))}") from None
+            raise ToolError(
+                N_("the answer could not be read: {problem}"), problem=config.redact(str(exc))
+            ) from None
         return config.redact(result_text(content, artifact))
 
     def _wait(self, future: concurrent.futures.Future[Any], handle: str) -> Any:
@@ -255,7 +259,7 @@ class MCPServerManager:
             except concurrent.futures.TimeoutError:
                 if cancelled is not None and cancelled.is_set():
                     future.cancel()
-                    raise ToolError(CANCELLED.format(handle=handle)) from None
+                    raise ToolError(CANCELLED, handle=handle) from None
 
     # -- the loop -----------------------------------------------------------------------------
     async def _start(self, handle: str, quiet: bool) -> None:

@@ -150,3 +150,20 @@ def test_stream_json_has_a_line_for_every_kind_of_event_a_view_is_given() -> Non
         "total": 40,
     }
     assert script_event(MessageEnd()) is None and script_event(UsageReport(Usage())) is None
+def test_a_subagents_progress_line_is_shown_in_the_ui_language() -> None:
+    """The line was English ("done in 2 step(s)") in a Chinese terminal; the event now carries
+    it as data beside the English that scripts read."""
+    from generalAgent import i18n
+    from generalAgent.display import Message
+
+    said = Message(("done in {count} step", "done in {count} steps"), {"count": 2})
+    event = event_from_custom({"subagent": "subagent-1", "text": said.english(), "said": said.to_data()})
+    assert isinstance(event, SubagentProgress) and event.text == "done in 2 steps" and event.said == said
+    console = Console(file=io.StringIO(), width=120)
+    try:
+        i18n.use_language("zh")
+        TerminalView(console, stream_answer=False).on_event(event)
+    finally:
+        i18n.use_language("en")
+    shown = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "[subagent-1] 用 2 步完成" in shown and "steps" not in shown

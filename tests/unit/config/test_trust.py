@@ -204,7 +204,7 @@ def test_skills_agents_and_the_tools_file_never_follow_a_link_out_of_their_folde
     (skills / "away").symlink_to(outside, target_is_directory=True)
     catalog = load_skills(skills)
     assert catalog.ids() == ["good"]
-    assert sorted(w.split(" leads outside")[0] for w in catalog.warnings) == [
+    assert sorted(w.english().split(" leads outside")[0] for w in catalog.warnings) == [
         str(skills / "away" / "SKILL.md"),
         str(skills / "stolen" / "SKILL.md"),
     ]
@@ -213,7 +213,7 @@ def test_skills_agents_and_the_tools_file_never_follow_a_link_out_of_their_folde
     agents.mkdir()
     (agents / "spy.md").symlink_to(secret)
     profiles = load_agent_profiles(agents)
-    assert profiles.names() == ["agent"] and "leads outside" in profiles.warnings[0]
+    assert profiles.names() == ["agent"] and "leads outside" in profiles.warnings[0].english()
 
     tools = tmp_path / "conf" / "tools.yaml"
     tools.parent.mkdir()

@@ -35,7 +35,7 @@ def test_bad_skills_are_skipped_with_a_warning_naming_the_file(tmp_path: Path) -
     (tmp_path / "empty-folder").mkdir()
     catalog = load_skills(tmp_path)
     assert catalog.ids() == ["good"]
-    warnings = "\n".join(catalog.warnings)
+    warnings = "\n".join(w.english() for w in catalog.warnings)
     for name in ("nofront", "mismatch", "bad-yaml", "no-desc", "Bad--Id", "empty-folder"):
         assert f"/{name}/SKILL.md" in warnings
     assert "must match" in warnings and "not valid YAML" in warnings
@@ -54,7 +54,7 @@ def test_agent_profiles(tmp_path: Path) -> None:
     researcher = catalog.get("researcher")
     assert researcher is not None and researcher.tools == ("read_file", "search_file")
     assert researcher.instructions == "Always cite page numbers."
-    warnings = "\n".join(catalog.warnings)
+    warnings = "\n".join(w.english() for w in catalog.warnings)
     assert "broken.md" in warnings and "already exists" in warnings
 
 
@@ -78,8 +78,8 @@ def test_allowed_tools_in_front_matter(tmp_path: Path) -> None:
         "inline": ("run_bash_command", "now"),
         "listed": ("run_bash_command", "fetch_web"),
     }
-    assert len(catalog.warnings) == 1 and "broken" in catalog.warnings[0]
-    assert "'allowed-tools' must be a list" in catalog.warnings[0]
+    assert len(catalog.warnings) == 1 and "broken" in catalog.warnings[0].english()
+    assert "'allowed-tools' must be a list" in catalog.warnings[0].english()
 
 
 def test_shipped_skills_bring_the_shell() -> None:
