@@ -150,6 +150,8 @@ def test_stream_json_has_a_line_for_every_kind_of_event_a_view_is_given() -> Non
         "total": 40,
     }
     assert script_event(MessageEnd()) is None and script_event(UsageReport(Usage())) is None
+
+
 def test_a_subagents_progress_line_is_shown_in_the_ui_language() -> None:
     """The line was English ("done in 2 step(s)") in a Chinese terminal; the event now carries
     it as data beside the English that scripts read."""
