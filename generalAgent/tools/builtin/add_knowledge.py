@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from langchain_core.tools import BaseTool, tool
 
+from generalAgent.display import N_
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError
 from generalAgent.tools.provenance import state_read_untrusted
@@ -46,7 +47,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
         if bool(content.strip()) == bool(file_path.strip()):
             raise ToolError(
-                "give either content (a note) or file_path (a document of the workspace), not both."
+                N_("give either content (a note) or file_path (a document of the workspace), not both.")
             )
         untrusted = state_read_untrusted(runtime.state)
         blocks, source_path = None, None
@@ -55,12 +56,13 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             path = workspace.resolve(file_path)
             if not path.is_file():
                 raise ToolError(
-                    f"{file_path} is not a file in the workspace; list_workspace_files shows them."
+                    N_("{path} is not a file in the workspace; list_workspace_files shows them."),
+                    path=file_path,
                 )
             try:
                 read = extract_document(path, env.settings.documents, open_file=workspace.open_for_reading)
             except DocumentError as exc:
-                raise ToolError(str(exc)) from exc
+                raise ToolError.of(exc) from exc
             blocks, source_path = read.blocks, str(path)
         try:
             with open_store(env.settings, env.viewer(runtime)) as store:
