@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.tools.approval import (
+    CHANGES_FILE,
     CONFIGURATION_CHECK,
     NEEDS_APPROVAL,
     changes_file,
@@ -72,5 +73,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         **(edit_file.metadata or {}),
         NEEDS_APPROVAL: changes_file(proposed),
         CONFIGURATION_CHECK: writes_folder_configuration,
+        CHANGES_FILE: "path",
     }
     return edit_file

@@ -6,6 +6,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.tools.approval import (
+    CHANGES_FILE,
     CONFIGURATION_CHECK,
     NEEDS_APPROVAL,
     changes_file,
@@ -46,5 +47,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         **(write_file.metadata or {}),
         NEEDS_APPROVAL: rule,
         CONFIGURATION_CHECK: writes_folder_configuration,
+        CHANGES_FILE: "path",
     }
     return write_file
