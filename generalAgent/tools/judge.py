@@ -75,7 +75,7 @@ SUBAGENT_CANNOT_ASK = (
 # before them answered, so that what those calls read marks what they store.
 STORES_TEXT = frozenset({"todo_write", "add_knowledge", "update_knowledge"})
 # Tools whose approval rule reads only the call's arguments and the session's state, never
-# files a sibling call could change: their calls run side by side with their neighbours.
+# files a sibling call could change: no sibling changes their judgement.
 RULE_FROM_ARGUMENTS = frozenset({"fetch_web"})
 
 
@@ -231,10 +231,11 @@ class Judge:
         return questions
 
     def independent(self, call: Mapping[str, Any]) -> bool:
-        """Whether nothing a sibling call does can change this call's judgement, so it may
-        run side by side with its neighbours: a tool without an approval rule, or approved
-        by name (unless the call could write the folder's configuration), or one whose rule
-        reads only its arguments. Text-storing tools wait for the calls before them."""
+        """Whether nothing a sibling call does can change this call's judgement, so the
+        calls after it can be asked about now (`questions_due`): a tool without an approval
+        rule, or approved by name (unless the call could write the folder's configuration),
+        or one whose rule reads only its arguments. Text-storing tools wait for the calls
+        before them. (Which calls run side by side is `footprint`'s.)"""
         name = str(call.get("name") or "")
         tool = self.tools.get(name)
         if tool is None or (self.only is not None and name not in self.only):
