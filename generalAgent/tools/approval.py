@@ -59,14 +59,10 @@ PREVIEW_CHARS = 2_000
 # call and the rest of the session (stored with it), or no.
 YES, ALWAYS, KEEP, NO = "yes", "always", "keep", "no"
 DECISIONS = frozenset({YES, ALWAYS, KEEP, NO})
-# The run's config key (`configurable`) listing the tools the user approved "always" in the
-# running process: not state, so a later process (a resume, `-p`) asks again.
-PROCESS_APPROVALS = "approved_tools"
-# The run's config key naming the only tools whose calls may run (an editor session in its
-# read-only mode, cli/acp/modes.py): a call of any other tool is refused without a question.
-ONLY_TOOLS = "only_tools"
-# What the model is told of such a call: not that the user refused it (they were never
-# asked) but that the session is read-only, which the user can change; for the model, so English.
+# What the model is told of a call outside the only tools a run allows (`RunContext.only_tools`:
+# an editor session in its read-only mode, cli/acp/modes.py), refused without a question: not
+# that the user refused it (they were never asked) but that the session is read-only, which
+# the user can change; for the model, so English.
 OUTSIDE_ONLY_TOOLS = (
     "Error: refused: this session is read-only (the user chose the editor's Read only mode), so "
     "only tools that read or search run and {tool} is not one of them; the user was not asked. "
