@@ -106,7 +106,17 @@ def build_judged_tool_node(tools: Sequence[BaseTool]) -> ToolNode:
             raise ToolError(NOT_JUDGED)
         return batch.run(request, execute)
 
-    return ToolNode(list(tools), handle_tool_errors=_describe_tool_error, wrap_tool_call=judged)
+    async def not_on_a_loop(request: ToolCallRequest, execute: Callable[[ToolCallRequest], Any]) -> Any:
+        # A call waits for the ones before it on a threading.Event: on one event loop the
+        # first wait would stop every call. The tools node runs the ToolNode with `invoke`.
+        raise ToolError(NOT_JUDGED)
+
+    return ToolNode(
+        list(tools),
+        handle_tool_errors=_describe_tool_error,
+        wrap_tool_call=judged,
+        awrap_tool_call=not_on_a_loop,
+    )
 
 
 def build_tools_node(
@@ -297,7 +307,7 @@ class CallBatch:
             yield
 
 
-class _StepInput(dict):  # type: ignore[type-arg]
+class _StepInput(dict[str, Any]):
     """The ToolNode's input for one step: the state its calls are parsed from, and the
     step's batch as an attribute (not a key a tool could read). ToolNode hands a dict
     input on unchanged as each request's `state`; the batch gives each call its own state."""
