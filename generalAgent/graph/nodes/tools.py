@@ -182,6 +182,7 @@ class _Slot:
     """One call of a step: the earlier calls it waits for, and how it ended."""
 
     call: Any
+    footprint: Footprint  # as the files were when the step began
     waits: tuple[int, ...]
     done: threading.Event = field(default_factory=threading.Event)
     outcome: str = ""
@@ -212,7 +213,10 @@ class CallBatch:
         self.judge, self.recorded, self.scope, self.limits = judge, recorded, scope, limits
         self.max_result_chars = max_result_chars
         footprints = [judge.footprint(call) for call in calls]
-        self.slots = [_Slot(call, waits) for call, waits in zip(calls, waits_for(footprints), strict=True)]
+        self.slots = [
+            _Slot(call, footprint, waits)
+            for call, footprint, waits in zip(calls, footprints, waits_for(footprints), strict=True)
+        ]
         self._by_id = {str(slot.call["id"]): slot for slot in self.slots}
         self._mutex = threading.Lock()
         self._file_locks: dict[str, threading.Lock] = {}
@@ -249,7 +253,9 @@ class CallBatch:
             before.done.wait()
             if before.outcome not in (RAN, ANSWERED):
                 return DEFERRED, _answer(call, "")  # left for the next step: never stored
-        with self._files_locked(self.judge.footprint(call)):
+        # The files it changes as they resolve now (a call that changes none takes no lock).
+        changes = self.judge.footprint(call) if slot.footprint.changes - {ANY} else slot.footprint
+        with self._files_locked(changes):
             refusal = self._past_limits(slot)
             if refusal is not None:
                 return ANSWERED, _answer(call, refusal)
