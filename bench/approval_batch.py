@@ -12,7 +12,9 @@ and a scripted model that answers at once, for four kinds of message, N = 1, 4, 
 - `mixed`: reads, writes and `edit_file` calls of the file the write before it made
   (each edit after its write, the rest side by side).
 
-It reports the median milliseconds per turn, the growth exponent (the slope of log time
+It reports the median milliseconds per turn (wall, and the CPU time of the process's
+threads: under load the wall time of one turn spreads two-fold, the CPU time much less),
+the growth exponent (the slope of log time
 over log N from 16 to 64 calls: 1 means each call adds its own time, 0 that more calls
 cost nothing more) and the time each call beyond 16 adds.
 
@@ -90,14 +92,16 @@ def measure(turns: int) -> dict[str, Any]:
                 workspace = settings.paths.workspaces_dir / session / "outputs"
                 workspace.mkdir(parents=True, exist_ok=True)
                 (workspace / "seed.md").write_text("seed\n")
-                times = []
+                times, cpu = [], []
                 for turn in range(turns + 1):
                     script[:] = [ai("", *message(kind, size, turn)), ai("done")]
-                    started = time.perf_counter()
+                    started, used = time.perf_counter(), time.process_time()
                     graph.invoke(user_turn(f"go {turn}", settings, session_id=session), thread(session))
                     if turn:  # the first turn of a session warms its caches
                         times.append((time.perf_counter() - started) * 1000)
+                        cpu.append((time.process_time() - used) * 1000)
                 results[f"{kind}/{size}"] = times
+                results[f"cpu:{kind}/{size}"] = cpu
     return results
 
 
@@ -129,8 +133,9 @@ def main() -> None:
     ours: dict[str, list[float]] = {}
     theirs: dict[str, list[float]] = {}
     code: dict[str, str] = {}
-    for _round in range(args.rounds):
-        for side, checkout, into in (("this", here, ours), ("baseline", args.baseline, theirs)):
+    for round_ in range(args.rounds):
+        sides = [("this", here, ours), ("baseline", args.baseline, theirs)]
+        for side, checkout, into in sides if round_ % 2 == 0 else sides[::-1]:  # neither always first
             if checkout is None:
                 continue
             env = {**os.environ, "PYTHONPATH": f"{checkout}{os.pathsep}{here}"}
@@ -152,10 +157,14 @@ def main() -> None:
     base = {key: statistics.median(values) for key, values in theirs.items()}
     report: dict[str, Any] = {"code": code, "turns_per_point": args.turns * args.rounds}
     for key, value in mine.items():
-        point: dict[str, Any] = {"ms_median": round(value, 1)}
+        if key.startswith("cpu:"):
+            continue
+        point: dict[str, Any] = {"ms_median": round(value, 1), "cpu_ms_median": round(mine[f"cpu:{key}"], 1)}
         if key in base:
             point["baseline_ms_median"] = round(base[key], 1)
             point["ratio"] = round(value / base[key], 3)
+            point["baseline_cpu_ms_median"] = round(base[f"cpu:{key}"], 1)
+            point["cpu_ratio"] = round(mine[f"cpu:{key}"] / base[f"cpu:{key}"], 3)
         report[key] = point
     report["growth"] = summary(mine)
     if base:
