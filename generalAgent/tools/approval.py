@@ -20,6 +20,8 @@ whole, every newline visible), and `metadata["approval_files"]` is a function
 `bash temp/x.sh` shows the start of temp/x.sh, which the agent wrote without a question).
 `metadata["approval_configuration"]` is a function `(args, context) -> bool` saying whether
 a call writes the folder's configuration, checked even when the tool is approved.
+`metadata["changes_file_argument"]` / `["reads_file_argument"]` name the argument holding the
+one file a call changes or reads, so calls on different files may run at the same time.
 """
 
 from __future__ import annotations
@@ -45,6 +47,11 @@ NEEDS_APPROVAL = "needs_approval"
 COMMAND_ARGS = "approval_command_args"
 FILES_RUN = "approval_files"
 CONFIGURATION_CHECK = "approval_configuration"
+# The argument naming the one file a call changes (write_file, edit_file) or only reads
+# (read_file): the calls of one message on different files run side by side, those on the
+# same file one after the other (tools/judge.py `Footprint`).
+CHANGES_FILE = "changes_file_argument"
+READS_FILE = "reads_file_argument"
 # What the question shows of a file a command runs: enough to see what it does.
 PREVIEW_LINES = 12
 PREVIEW_CHARS = 2_000
@@ -52,10 +59,10 @@ PREVIEW_CHARS = 2_000
 # call and the rest of the session (stored with it), or no.
 YES, ALWAYS, KEEP, NO = "yes", "always", "keep", "no"
 DECISIONS = frozenset({YES, ALWAYS, KEEP, NO})
-# What the model is told of a call outside the only tools a run allows (an editor session
-# in its read-only mode: RunContext.only_tools, cli/acp/modes.py): not that the user
-# refused it (they were never asked) but that the session is read-only, which the user
-# can change; for the model, so English.
+# What the model is told of a call outside the only tools a run allows (`RunContext.only_tools`:
+# an editor session in its read-only mode, cli/acp/modes.py), refused without a question: not
+# that the user refused it (they were never asked) but that the session is read-only, which
+# the user can change; for the model, so English.
 OUTSIDE_ONLY_TOOLS = (
     "Error: refused: this session is read-only (the user chose the editor's Read only mode), so "
     "only tools that read or search run and {tool} is not one of them; the user was not asked. "

@@ -14,6 +14,13 @@ everything the judgement saw (the reason, the diff, the whole current text of th
 scripts a command runs). A recorded yes lets the call run only while the judgement made now
 has the same digest; when a sibling or anyone else changed the file in between, the call
 is asked again. A no stays a no whatever changed.
+
+The calls of one message run side by side where no order can be seen (graph/nodes/tools.py):
+each call has a `Footprint`, what it may read and change (a file, by its real path and
+inode; or anything), and a call waits for every earlier call whose footprint meets its own
+(`waits_for`). So calls on the same file, and every command (it can touch anything), run
+in the order the model sent them, each judged after the ones before it finished; writes
+to different files run at the same time.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import unicodedata
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from generalAgent.display import N_, Message
 from generalAgent.tools.approval import (
     ALWAYS,
+    CHANGES_FILE,
     COMMAND_ARGS,
     CONFIGURATION_CHECK,
     DECISIONS,
@@ -36,6 +45,7 @@ from generalAgent.tools.approval import (
     NEEDS_APPROVAL,
     NO,
     OUTSIDE_ONLY_TOOLS,
+    READS_FILE,
     YES,
     ApprovalPolicy,
     CallContext,
@@ -67,7 +77,7 @@ SUBAGENT_CANNOT_ASK = N_(
 # before them answered, so that what those calls read marks what they store.
 STORES_TEXT = frozenset({"todo_write", "add_knowledge", "update_knowledge"})
 # Tools whose approval rule reads only the call's arguments and the session's state, never
-# files a sibling call could change: their calls run side by side with their neighbours.
+# files a sibling call could change: no sibling changes their judgement.
 RULE_FROM_ARGUMENTS = frozenset({"fetch_web"})
 
 
@@ -104,6 +114,70 @@ class Verdict:
 
 
 RUN = Verdict("run")
+
+# A footprint key that meets every other: a call that may touch anything.
+ANY = "*"
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a call may read and what it may change, as keys (`file_keys`, or ANY). Two
+    calls whose footprints meet run in the order the model sent them; others may overlap."""
+
+    reads: frozenset[str] = frozenset()
+    changes: frozenset[str] = frozenset()
+
+    def meets(self, other: Footprint) -> bool:
+        """Whether one of the two changes what the other reads or changes."""
+        return _overlap(self.changes, other.reads | other.changes) or _overlap(
+            other.changes, self.reads | self.changes
+        )
+
+
+def _overlap(one: frozenset[str], other: frozenset[str]) -> bool:
+    return bool(one and other) and (ANY in one or ANY in other or not one.isdisjoint(other))
+
+
+# A call that touches nothing of the user's (refused, or a tool the model was not offered).
+TOUCHES_NOTHING = Footprint()
+# A tool that may read anything and changes nothing a sibling's judgement reads (searches,
+# listings, the clock, fetch_web, a trusted MCP server's tools, delegate_task): beside each
+# other and beside reads of one file, after the changes before it, before those after it.
+READS_ANYTHING = Footprint(reads=frozenset({ANY}))
+# A call that may change anything (a command, an untrusted MCP tool, a note whose question
+# names what it changes) or stores text that every answer before it may have steered
+# (STORES_TEXT): after every call before it, before every call after it.
+TOUCHES_ANYTHING = Footprint(reads=frozenset({ANY}), changes=frozenset({ANY}))
+
+
+def waits_for(footprints: Sequence[Footprint]) -> list[tuple[int, ...]]:
+    """For each call (in the model's order), the earlier calls it must wait for: those
+    whose footprint meets its own."""
+    return [tuple(j for j in range(i) if footprints[j].meets(mine)) for i, mine in enumerate(footprints)]
+
+
+def file_keys(path: Any, context: CallContext, *, for_writing: bool) -> frozenset[str] | None:
+    """The keys of the file `path` names, as the tool will resolve it: its real path (in
+    NFKC, case-folded: a case-insensitive disk or a name in another Unicode form is the
+    same file) and, when it exists, its device and inode (a hard link is the same file).
+    None when it cannot be resolved now (the tool may find it once a sibling made it)."""
+    from generalAgent.tools.workspace import WorkspaceError
+
+    workspace = context.workspace
+    if workspace is None or not isinstance(path, str):
+        return None
+    try:
+        real = workspace.resolve(path, for_writing=for_writing)
+    except (WorkspaceError, OSError, ValueError, RuntimeError):
+        return None
+    keys = {"path:" + unicodedata.normalize("NFKC", str(real)).casefold()}
+    try:
+        info = real.stat()
+    except OSError:
+        pass
+    else:
+        keys.add(f"inode:{info.st_dev}:{info.st_ino}")
+    return frozenset(keys)
 
 
 def _refused(said: Message, reason: Reason | None = None) -> Verdict:
@@ -164,10 +238,11 @@ class Judge:
         return questions
 
     def independent(self, call: Mapping[str, Any]) -> bool:
-        """Whether nothing a sibling call does can change this call's judgement, so it may
-        run side by side with its neighbours: a tool without an approval rule, or approved
-        by name (unless the call could write the folder's configuration), or one whose rule
-        reads only its arguments. Text-storing tools wait for the calls before them."""
+        """Whether nothing a sibling call does can change this call's judgement, so the
+        calls after it can be asked about now (`questions_due`): a tool without an approval
+        rule, or approved by name (unless the call could write the folder's configuration),
+        or one whose rule reads only its arguments. Text-storing tools wait for the calls
+        before them. (Which calls run side by side is `footprint`'s.)"""
         name = str(call.get("name") or "")
         tool = self.tools.get(name)
         if tool is None or (self.only is not None and name not in self.only):
@@ -178,6 +253,32 @@ class Judge:
             return True
         by_name = name in self.policy.auto_approved or name in self.approved
         return by_name and not callable((tool.metadata or {}).get(CONFIGURATION_CHECK))
+
+    def footprint(self, call: Mapping[str, Any]) -> Footprint:
+        """What `call` may read and change, as the files are now (module docstring). A tool
+        declares the one file it changes or reads (`CHANGES_FILE`, `READS_FILE`); without
+        that, a tool without an approval rule (or one that reads only its arguments) may
+        read anything, and any other may touch anything. A path that cannot be resolved
+        now touches anything: it may be a file a sibling is about to make."""
+        name = str(call.get("name") or "")
+        tool = self.tools.get(name)
+        if tool is None or (self.only is not None and name not in self.only):
+            return TOUCHES_NOTHING
+        if name in STORES_TEXT:
+            return TOUCHES_ANYTHING
+        metadata = tool.metadata or {}
+        args = call.get("args") or {}
+        for declared, changes in ((CHANGES_FILE, True), (READS_FILE, False)):
+            argument = metadata.get(declared)
+            if not argument:
+                continue
+            keys = file_keys(args.get(argument), self.context, for_writing=changes)
+            if keys is None:
+                return TOUCHES_ANYTHING
+            return Footprint(changes=keys) if changes else Footprint(reads=keys)
+        if not has_approval_rule(tool) or name in RULE_FROM_ARGUMENTS:
+            return READS_ANYTHING
+        return TOUCHES_ANYTHING
 
 
 def has_approval_rule(tool: BaseTool) -> bool:

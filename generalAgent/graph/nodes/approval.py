@@ -9,8 +9,8 @@ answer by call id (ids made unique first, graph/tool_arguments.py, so each call 
 message gets its own answer whatever ids the model sent), bound to the digest of the
 question it answered.
 
-The tools node judges every call again right before it runs, after its siblings ran
-(graph/nodes/tools.py). A call whose judgement changed since it was asked (a sibling
+The tools node judges every call again right before it runs, after the siblings before it
+that touch what it touches ran (graph/nodes/tools.py). A call whose judgement changed since it was asked (a sibling
 edited the file it edits, or wrote the script it runs), or that needed no question here
 but needs one now, does not run: the tools node ends its step with the answers of the
 calls that ran, and the graph comes back here to ask about it, as it is now. So what the

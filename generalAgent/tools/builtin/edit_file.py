@@ -10,6 +10,7 @@ from langchain_core.tools import BaseTool, tool
 
 from generalAgent.display import N_, os_error_reason
 from generalAgent.tools.approval import (
+    CHANGES_FILE,
     CONFIGURATION_CHECK,
     NEEDS_APPROVAL,
     changes_file,
@@ -77,5 +78,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         **(edit_file.metadata or {}),
         NEEDS_APPROVAL: changes_file(proposed),
         CONFIGURATION_CHECK: writes_folder_configuration,
+        CHANGES_FILE: "path",
     }
     return edit_file

@@ -5,6 +5,7 @@ from __future__ import annotations
 from langchain_core.tools import BaseTool, tool
 
 from generalAgent.display import N_
+from generalAgent.tools.approval import READS_FILE
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.text_files import NotText
@@ -101,4 +102,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             )
         return f"{damage}\n{note}\n{body}" if damage else f"{note}\n{body}"
 
+    # The one file it reads: it runs beside calls on other files (tools/judge.py).
+    read_file.metadata = {**(read_file.metadata or {}), READS_FILE: "path"}
     return read_file

@@ -7,6 +7,7 @@ from langchain_core.tools import BaseTool, tool
 
 from generalAgent.display import N_, os_error_reason
 from generalAgent.tools.approval import (
+    CHANGES_FILE,
     CONFIGURATION_CHECK,
     NEEDS_APPROVAL,
     changes_file,
@@ -53,5 +54,6 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         **(write_file.metadata or {}),
         NEEDS_APPROVAL: rule,
         CONFIGURATION_CHECK: writes_folder_configuration,
+        CHANGES_FILE: "path",
     }
     return write_file
