@@ -176,3 +176,25 @@ def test_native_search_on_kimi_answers_without_a_tool_line(workdir: Path, cli_en
         assert result.stdout == "今天上海多云转小雨。\n"
         assert "$web_search" not in result.stderr  # nothing for the user to approve or see run
         assert len(server.chat_requests) == 2 and not server.refusals
+
+
+def test_a_search_result_with_a_password_added_asks(
+    openai_server: ScriptedOpenAIServer, services: FakeSearchServices, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """The exact URL a search returned is fetched without a question; the same URL with
+    `user:pass@` put in by the model asks (so -p refuses it): records compare URLs without
+    that part, and it was sent unasked before."""
+    found = "https://weather.example.cn/shanghai"
+    with_password = "https://admin:hunter2@weather.example.cn/shanghai"
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("web_search", {"query": "weather"})]),
+        Reply(tool_calls=[ToolCall("fetch_web", {"url": found}), ToolCall("fetch_web", {"url": with_password})]),
+        Reply(text="Done."),
+    )
+    result = run_cli(["-p", "@web_search weather in Shanghai?"], {**cli_env, **backend_env("searxng", services)}, workdir)
+    assert result.returncode == 3, result.stderr  # the fetch it had to ask about was refused
+    assert "user name or password written in the URL to weather.example.cn" in result.stderr
+    answers = sorted(m["content"] for m in openai_server.chat_requests[2].messages if m.get("role") == "tool")[-2:]
+    # the search result itself went out (and found no network here); the other was refused
+    assert answers[0].startswith("Error: cannot resolve weather.example.cn"), answers
+    assert answers[1].startswith("Error: refused by the user: fetch_web was not run"), answers
