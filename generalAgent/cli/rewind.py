@@ -6,7 +6,8 @@ session picker); `/rewind N` goes back over the last N of them without one. Then
 1. The files the agent wrote since then, in the working folder and `outputs/`, are listed
    from their snapshots (snapshots.py): restored, deleted (created since), already as
    they were, or in conflict (changed by someone else since the agent's last write: never
-   overwritten). The user chooses whether to restore them, and separately whether to
+   overwritten); a file removed since (by a command the agent ran) is written back with
+   the permission bits it had. The user chooses whether to restore them, and separately whether to
    delete the files created since.
 2. The conversation is rewritten as it stood: one new checkpoint (LangGraph's
    `update_state`, a fork of the latest) that removes the message and everything after it.
@@ -209,7 +210,7 @@ def restore_files(
                 content = store.content(step.content_sha256)
                 if digest(content) != step.content_sha256:  # the store itself was damaged
                     raise LookupError(step.path)
-                workspace.write_bytes(real, content)
+                workspace.write_bytes(real, content, step.mode)  # a file removed since gets its mode back
                 report.restored.append(step.path)
         except (OSError, LookupError, WorkspaceError):
             report.kept.append(step.path)
