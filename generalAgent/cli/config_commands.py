@@ -107,7 +107,7 @@ def init() -> None:
         return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_env_example(), encoding="utf-8")
+        target.write_text(render_env_example(user_level=True), encoding="utf-8")
         target.chmod(0o600)  # it will hold an API key
     except OSError as exc:
         reason = exc.strerror or str(exc)

@@ -68,3 +68,19 @@ def test_the_error_line_of_a_bad_tool_call_keeps_its_cause(
     assert ".." not in error_part, error_part
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_tools_says_the_file_tools_write_in_the_folder_too(spawn_chat) -> None:
+    """/tools said write_file and edit_file write only under outputs/ or temp/, though they
+    edit the user's own files in place (asking, with a diff)."""
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("/tools")
+    child.expect("Discovered tools")
+    shown = " ".join(plain(child.before).split())
+    expect_prompt(child)
+    for tool in ("write_file", "edit_file"):
+        row = shown[shown.index(tool) : shown.index(tool) + 160]
+        assert "your folder (asks, shows the diff)" in row, row
+    child.sendeof()
+    child.expect(pexpect.EOF)

@@ -198,3 +198,17 @@ def test_a_search_result_with_a_password_added_asks(
     # the search result itself went out (and found no network here); the other was refused
     assert answers[0].startswith("Error: cannot resolve weather.example.cn"), answers
     assert answers[1].startswith("Error: refused by the user: fetch_web was not run"), answers
+
+
+def test_web_search_is_offered_only_with_a_service_set(
+    openai_server: ScriptedOpenAIServer, services: FakeSearchServices, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """Without WEB_SEARCH_PROVIDER the model was offered web_search on every turn, a call that
+    could only fail; now it is offered once a service is set, or on @web_search."""
+    openai_server.add(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+    assert run_cli(["-p", "hello"], cli_env, workdir).returncode == 0
+    assert run_cli(["-p", "hello"], {**cli_env, **backend_env("searxng", services)}, workdir).returncode == 0
+    assert run_cli(["-p", "@web_search hello"], cli_env, workdir).returncode == 0
+    offered = ["web_search" in request.tool_names for request in openai_server.chat_requests]
+    assert offered == [False, True, True]
+    assert "read_file" in openai_server.chat_requests[0].tool_names
