@@ -623,6 +623,7 @@ CONFIG_FILES = _ConfigFilesInEffect()
 def load_settings(
     env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES,
     trust: FolderTrust | None = None,
+    problems: dict[str, str] | None = None,
     **overrides: Any,
 ) -> Settings:
     """Read every group from the environment and the .env files in effect.
@@ -631,7 +632,8 @@ def load_settings(
     tests do). `trust` is the decision about the working folder (config/trust.py); unset,
     the stored one. `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
     (used by tests and benchmarks). Raises `SettingsError` with one line naming the first
-    bad variable.
+    bad variable; given a `problems` dict, a bad variable is left at its default and its
+    line kept there by its name (MAX_LOOPS) instead (`config show`, the command that diagnoses it, still runs).
     """
     if isinstance(env_file, _ConfigFilesInEffect):
         files = ConfigFiles.find(trust=trust)
@@ -642,10 +644,16 @@ def load_settings(
     groups: dict[str, Any] = {}
     for name, cls in GROUPS.items():
         read = {field: values[field] for field in cls.model_fields if values.get(field) is not None}
-        try:
-            groups[name] = cls.model_validate({**read, **overrides.get(name, {})})
-        except ValidationError as exc:
-            raise SettingsError(describe_validation_error(cls, exc)) from None
+        while name not in groups:
+            try:
+                groups[name] = cls.model_validate({**read, **overrides.get(name, {})})
+            except ValidationError as exc:
+                location = exc.errors()[0]["loc"]
+                field = str(location[0]) if location else ""
+                if problems is None or field not in read:
+                    raise SettingsError(describe_validation_error(cls, exc)) from None
+                problems[field.upper()] = describe_validation_error(cls, exc)
+                del read[field]  # each pass drops one: it ends
     groups["paths"] = anchored_paths(groups["paths"], files, overrides.get("paths", {}))
     given = [name for group in overrides.values() for name in group]
     names = [name for cls in GROUPS.values() for name in cls.model_fields]

@@ -84,3 +84,21 @@ def test_tools_says_the_file_tools_write_in_the_folder_too(spawn_chat) -> None:
         assert "your folder (asks, shows the diff)" in row, row
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_no_model_is_said_before_the_folder_question(spawn_chat, workdir, cli_env) -> None:
+    """With no model anywhere (not even in the folder's own .env), the chat asked whether to
+    trust the folder first and only then said there is no model: a question for nothing."""
+    (workdir / "AGENTS.md").write_text("Answer briefly.\n", encoding="utf-8")
+    (workdir / ".env").write_text("MAX_LOOPS=12\n", encoding="utf-8")
+    env = {k: v for k, v in cli_env.items() if k != "MODEL_NAME"}
+    child = spawn_chat(env=env)
+    child.expect(pexpect.EOF)
+    shown = plain(child.before)
+    assert "No model configured: set MODEL_NAME" in shown, shown
+    assert "project configuration" not in shown
+    # A folder whose .env names the model still asks first (trusting it is what gives a model).
+    (workdir / ".env").write_text("MODEL_NAME=test-model\n", encoding="utf-8")
+    child = spawn_chat(env=env)
+    child.expect("project configuration")
+    child.terminate(force=True)
