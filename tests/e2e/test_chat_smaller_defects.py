@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pexpect
 import pytest
 
@@ -102,3 +104,23 @@ def test_no_model_is_said_before_the_folder_question(spawn_chat, workdir, cli_en
     child = spawn_chat(env=env)
     child.expect("project configuration")
     child.terminate(force=True)
+
+
+def test_the_turn_time_leaves_out_the_time_at_the_approval_question(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir
+) -> None:
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "true"})]),
+        Reply(text="Ran it."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command run it")
+    child.expect(r"\[a\]lways")
+    time.sleep(4)  # the user reads the question
+    child.sendline("y")
+    child.expect(r"calls? · ([0-9.]+) s · context")
+    assert float(child.match.group(1)) < 3.5, child.match.group(0)  # it counted the 4 s before
+    expect_prompt(child)
+    child.sendeof()
+    child.expect(pexpect.EOF)
