@@ -260,6 +260,8 @@ def rewind_command(chat: ChatHandle, argument: str) -> None:
     if restore:
         report = restore_files(plan, store, workspace, delete_created=delete_created)
         _show_report(console, report, lambda path: shown_path(workspace, path))
+        # The goodbye's "Files written" list names what the session leaves behind.
+        chat.session.scope.forget_written(Path(path) for path in [*report.deleted, *report.restored])
     try:
         store.drop_since(chat.session.id, turn.position)
     except sqlite3.Error as exc:  # kept rows of dropped turns only ever show up as conflicts

@@ -95,8 +95,11 @@ def test_rewind_restores_an_edited_file_and_the_history(
     for trace in ("second: edit the notes", "BAD EDIT", "DROPPED", "edit_file", 'write_file"', "extra.md"):
         assert trace not in sent
     assert "PLAN: keep it short" in sent
-    child.sendeof()
+    child.sendline("/quit")
     child.expect(pexpect.EOF)
+    goodbye = plain(child.before)
+    # the files /rewind deleted or gave back are not "written" by the session any more
+    assert "Files written" not in goodbye and "extra.md" not in goodbye, goodbye
 
 
 def test_rewind_after_resume_picks_the_message_and_keeps_a_changed_file(
