@@ -147,7 +147,13 @@ class SnapshotStore:
         return self.db_path.exists()
 
     def record(
-        self, session: str, turn: int, path: Path, before: bytes | None, after: bytes, before_mode: int | None = None
+        self,
+        session: str,
+        turn: int,
+        path: Path,
+        before: bytes | None,
+        after: bytes,
+        before_mode: int | None = None,
     ) -> None:
         """Keep `before` (what `path` held; None: it did not exist) and its permission bits
         for a write of `after`."""

@@ -485,7 +485,9 @@ def unreadable_reason(path: Path, kind: str) -> str | None:
         except (zipfile.BadZipFile, OSError, ValueError):
             return _("it is not a {suffix} file (not the zip package that format is)").format(suffix=suffix)
         if not ZIP_PACKAGES[suffix] <= names:
-            return _("it is a damaged {suffix} file (its package has no document in it)").format(suffix=suffix)
+            return _("it is a damaged {suffix} file (its package has no document in it)").format(
+                suffix=suffix
+            )
     elif suffix in OLE_OFFICE:
         # Old Office files are OLE2 compound files; an .xls saved by a web page is often HTML
         # or CSV text, which is read as such. Binary data that is neither is not a document.

@@ -16,7 +16,9 @@ TOOL_DESCRIPTIONS = {
     "todo_read": N_("Show the current todo list."),
     "read_file": N_("Read a workspace file (text with line numbers; documents as a preview)."),
     "write_file": N_("Write a text file in your folder (asks, shows the diff) or under outputs/ or temp/."),
-    "edit_file": N_("Replace exact text in a file of your folder (asks, shows the diff) or under outputs/ or temp/."),
+    "edit_file": N_(
+        "Replace exact text in a file of your folder (asks, shows the diff) or under outputs/ or temp/."
+    ),
     "list_workspace_files": N_("List the files of the session workspace."),
     "find_files": N_("Find workspace files by glob pattern."),
     "search_file": N_(

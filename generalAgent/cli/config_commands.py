@@ -92,7 +92,9 @@ def show_settings(
     table.add_column(_("from"), overflow="fold")
     for variable, value, source in setting_rows(settings):
         if variable in problems:
-            table.add_row(Text(variable), Text(_("invalid (see below)"), style="red"), Text(describe_source(source)))
+            table.add_row(
+                Text(variable), Text(_("invalid (see below)"), style="red"), Text(describe_source(source))
+            )
         elif every or source.kind != "default":
             table.add_row(Text(variable), Text(value), Text(describe_source(source)))
     console.print(table)

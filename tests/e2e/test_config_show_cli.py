@@ -23,6 +23,8 @@ def test_config_show_runs_and_names_the_invalid_setting(workdir: Path, cli_env: 
     assert "Invalid setting MAX_MESSAGE_HISTORY='5'" in out and "10..100" in out
     summary = run_cli(["config"], env, workdir)
     assert summary.returncode == 2
-    assert "data folder:" in summary.stdout and "Invalid setting MAX_MESSAGE_HISTORY='5'" in " ".join(summary.stdout.split())
+    assert "data folder:" in summary.stdout and "Invalid setting MAX_MESSAGE_HISTORY='5'" in " ".join(
+        summary.stdout.split()
+    )
     other = run_cli(["sessions"], env, workdir)  # any other command still stops at it
     assert other.returncode == 2 and "Invalid setting MAX_MESSAGE_HISTORY" in other.stderr

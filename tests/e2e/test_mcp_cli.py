@@ -357,7 +357,12 @@ def test_a_huge_mcp_answer_is_cut_as_it_streams_in(
     env = {**cli_env, "MCP_MESSAGE_MAX_BYTES": "4000000"}
     result = subprocess.run(
         [sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "generalAgent", "-p", "get it"],
-        env=env, cwd=workdir, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+        env=env,
+        cwd=workdir,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     answer = tool_answers(openai_server.chat_requests[1])[call.id]

@@ -169,7 +169,11 @@ def test_rewind_brings_back_a_private_file_a_command_of_the_agent_removed(
     secret.write_text("draft one\n", encoding="utf-8")
     secret.chmod(0o600)
     openai_server.add(
-        Reply(tool_calls=[ToolCall("edit_file", {"path": "secret.md", "old_string": "draft one", "new_string": "EDIT"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("edit_file", {"path": "secret.md", "old_string": "draft one", "new_string": "EDIT"})
+            ]
+        ),
         Reply(tool_calls=[ToolCall("run_bash_command", {"command": f"rm {secret}"})]),
         Reply(text="REMOVED: done."),
     )

@@ -188,13 +188,19 @@ def test_a_search_result_with_a_password_added_asks(
     with_password = "https://admin:hunter2@weather.example.cn/shanghai"
     openai_server.add(
         Reply(tool_calls=[ToolCall("web_search", {"query": "weather"})]),
-        Reply(tool_calls=[ToolCall("fetch_web", {"url": found}), ToolCall("fetch_web", {"url": with_password})]),
+        Reply(
+            tool_calls=[ToolCall("fetch_web", {"url": found}), ToolCall("fetch_web", {"url": with_password})]
+        ),
         Reply(text="Done."),
     )
-    result = run_cli(["-p", "@web_search weather in Shanghai?"], {**cli_env, **backend_env("searxng", services)}, workdir)
+    result = run_cli(
+        ["-p", "@web_search weather in Shanghai?"], {**cli_env, **backend_env("searxng", services)}, workdir
+    )
     assert result.returncode == 3, result.stderr  # the fetch it had to ask about was refused
     assert "user name or password written in the URL to weather.example.cn" in result.stderr
-    answers = sorted(m["content"] for m in openai_server.chat_requests[2].messages if m.get("role") == "tool")[-2:]
+    answers = sorted(
+        m["content"] for m in openai_server.chat_requests[2].messages if m.get("role") == "tool"
+    )[-2:]
     # the search result itself went out (and found no network here); the other was refused
     assert answers[0].startswith("Error: cannot resolve weather.example.cn"), answers
     assert answers[1].startswith("Error: refused by the user: fetch_web was not run"), answers

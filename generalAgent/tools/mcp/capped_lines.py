@@ -86,7 +86,10 @@ def replacement(head: bytes, limit: int, dropped: int) -> bytes:
     answer = {
         "jsonrpc": "2.0",
         "id": request_id,
-        "result": {"content": [{"type": "text", "text": f"{note}\n{text}" if text else note}], "isError": False},
+        "result": {
+            "content": [{"type": "text", "text": f"{note}\n{text}" if text else note}],
+            "isError": False,
+        },
     }
     return json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n"
 

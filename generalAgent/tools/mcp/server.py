@@ -36,6 +36,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
+from signal import Signals
 from typing import Any, Literal
 
 import anyio
@@ -528,7 +529,7 @@ class _CappedProcess(anyio.abc.Process):
     def kill(self) -> None:
         self._process.kill()
 
-    def send_signal(self, signal: int) -> None:
+    def send_signal(self, signal: Signals) -> None:
         self._process.send_signal(signal)
 
     @property

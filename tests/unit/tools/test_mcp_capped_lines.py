@@ -42,7 +42,9 @@ def split(data: bytes, size: int) -> list[bytes]:
 
 
 @given(st.lists(st.binary(max_size=300).map(lambda b: b.replace(b"\n", b"")), max_size=8), st.integers(1, 97))
-def test_lines_within_the_limit_pass_unchanged_however_they_are_chunked(lines: list[bytes], size: int) -> None:
+def test_lines_within_the_limit_pass_unchanged_however_they_are_chunked(
+    lines: list[bytes], size: int
+) -> None:
     data = b"".join(line + b"\n" for line in lines)
     assert read_all(split(data, size), 300) == data
 
@@ -74,5 +76,3 @@ def test_the_text_of_a_head_cut_inside_an_escape_is_decoded_as_far_as_it_goes() 
     assert first_text(b'{"id": 1, "result": {"content": [{"type": "text", "text": "ab\\u4e2') == "ab"
     assert first_text(b'{"text": "done", "more": "x"}') == "done"
     assert first_text(b'{"id": 1}') == ""
-
-

@@ -101,7 +101,13 @@ def test_who_named_it_decides_what_runs_without_a_question() -> None:
 
 def test_a_user_name_or_password_in_the_url_always_asks() -> None:
     typed = "https://shop.example/item?id=7"
-    names = NamedHosts.of([*hosts_typed(f"see {typed}"), *allowed_hosts(["api.example"]), *searched_urls(["https://news.example/a"])])
+    names = NamedHosts.of(
+        [
+            *hosts_typed(f"see {typed}"),
+            *allowed_hosts(["api.example"]),
+            *searched_urls(["https://news.example/a"]),
+        ]
+    )
     for url in [
         "https://u:p@news.example/a",  # the search result with a password put in
         "https://u@shop.example/item?id=7",  # the typed URL with a user name put in
