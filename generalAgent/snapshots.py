@@ -14,7 +14,9 @@ the request starts), so the positions stay put.
 
 Restoring to before turn `k` (`restore_plan`) puts each file back as the first write of
 turn `k` or later found it; a file whose content is no longer what the agent last wrote
-(the user changed or removed it since) is a conflict and is left alone. Once done, the
+(the user changed it since) is a conflict and is left alone. A file that is gone now (a
+command the agent ran removed it, say) is written back: nothing anyone wrote is lost by
+that. A restored file gets the permission bits it had then (a 0600 file comes back 0600). Once done, the
 rows of turn `k` and later are dropped with the content nothing else refers to, so the
 store holds one copy of each version the session can still go back to: it grows with the
 writes, never with their square, and `forget_session` empties a session's share.
@@ -26,7 +28,9 @@ migration of sessions.db, and writes to it are one short transaction each.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import stat
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
@@ -55,7 +59,12 @@ CREATE TABLE IF NOT EXISTS file_writes (
 );
 CREATE INDEX IF NOT EXISTS file_writes_by_turn ON file_writes(session, turn);
 """
-MIGRATIONS = (Migration("0001_file_snapshots", script(SCHEMA)),)
+MIGRATIONS = (
+    Migration("0001_file_snapshots", script(SCHEMA)),
+    # The permission bits the file had before the write (NULL: created, or kept before
+    # this column), so a file restored after it was removed is not recreated readable by all.
+    Migration("0002_file_modes", script("ALTER TABLE file_writes ADD COLUMN before_mode INTEGER;")),
+)
 TRACK = Track("snapshots", MIGRATIONS, adopts=("0001_file_snapshots",))
 BUSY_SECONDS = 30
 
@@ -72,6 +81,7 @@ class FileWrite:
     path: str
     before: str | None  # SHA-256 of the content before; None: the write created the file
     after: str
+    before_mode: int | None = None  # the permission bits before (None: created, or not kept)
 
 
 @dataclass(frozen=True)
@@ -79,17 +89,19 @@ class FileRestore:
     """What going back does to one file.
 
     `action`: "restore" (write `content_sha256` back), "delete" (the agent created it),
-    "unchanged" (it already holds what it held then), "conflict" (changed or removed by
-    someone else since the agent's last write: left as it is)."""
+    "unchanged" (it already holds what it held then), "conflict" (changed by someone else
+    since the agent's last write: left as it is). `mode`: the permission bits to restore."""
 
     path: str
     action: str
     content_sha256: str | None = None
+    mode: int | None = None
 
 
 def restore_plan(writes: Sequence[FileWrite], current: Mapping[str, str | None]) -> list[FileRestore]:
     """For the writes being undone (in the order they happened) and each file's current
-    SHA-256 (None: missing), what to do to each file, in the order first written."""
+    SHA-256 (None: missing), what to do to each file, in the order first written. A file
+    missing now is written back (no one's content is overwritten by that)."""
     first: dict[str, FileWrite] = {}
     last: dict[str, FileWrite] = {}
     for write in writes:
@@ -100,12 +112,12 @@ def restore_plan(writes: Sequence[FileWrite], current: Mapping[str, str | None])
         now = current.get(path)
         if now == earliest.before:
             plan.append(FileRestore(path, "unchanged", earliest.before))
-        elif now != last[path].after:
-            plan.append(FileRestore(path, "conflict", earliest.before))
+        elif now is not None and now != last[path].after:
+            plan.append(FileRestore(path, "conflict", earliest.before, earliest.before_mode))
         elif earliest.before is None:
             plan.append(FileRestore(path, "delete"))
         else:
-            plan.append(FileRestore(path, "restore", earliest.before))
+            plan.append(FileRestore(path, "restore", earliest.before, earliest.before_mode))
     return plan
 
 
@@ -134,8 +146,17 @@ class SnapshotStore:
     def exists(self) -> bool:
         return self.db_path.exists()
 
-    def record(self, session: str, turn: int, path: Path, before: bytes | None, after: bytes) -> None:
-        """Keep `before` (what `path` held; None: it did not exist) for a write of `after`."""
+    def record(
+        self,
+        session: str,
+        turn: int,
+        path: Path,
+        before: bytes | None,
+        after: bytes,
+        before_mode: int | None = None,
+    ) -> None:
+        """Keep `before` (what `path` held; None: it did not exist) and its permission bits
+        for a write of `after`."""
         before_sha = digest(before) if before is not None else None
         with closing(self._connect()) as conn:
             conn.execute("BEGIN IMMEDIATE")
@@ -146,9 +167,10 @@ class SnapshotStore:
                         (before_sha, before),
                     )
                 conn.execute(
-                    "INSERT INTO file_writes (session, turn, path, before_sha256, after_sha256, written_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (session, turn, str(path), before_sha, digest(after), time.time()),
+                    "INSERT INTO file_writes"
+                    " (session, turn, path, before_sha256, after_sha256, written_at, before_mode)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (session, turn, str(path), before_sha, digest(after), time.time(), before_mode),
                 )
                 conn.execute("COMMIT")
             except BaseException:
@@ -161,7 +183,7 @@ class SnapshotStore:
             return []
         with closing(self._connect()) as conn:
             rows = conn.execute(
-                "SELECT turn, path, before_sha256, after_sha256 FROM file_writes"
+                "SELECT turn, path, before_sha256, after_sha256, before_mode FROM file_writes"
                 " WHERE session = ? AND turn >= ? ORDER BY id",
                 (session, turn),
             ).fetchall()
@@ -208,6 +230,15 @@ class SnapshotStore:
             )
 
 
+def permission_bits(path: Path) -> int | None:
+    """The permission bits of the regular file `path` (the link itself is never followed)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else None
+
+
 def snapshot_hook(
     store: SnapshotStore, session: str, turn: int, read_current: Callable[[Path], bytes | None]
 ) -> Callable[[Path, bytes], Callable[[], None]]:
@@ -217,6 +248,7 @@ def snapshot_hook(
 
     def before_write(path: Path, data: bytes) -> Callable[[], None]:
         before = read_current(path)
-        return lambda: store.record(session, turn, path, before, data)
+        mode = permission_bits(path) if before is not None else None
+        return lambda: store.record(session, turn, path, before, data, mode)
 
     return before_write

@@ -129,6 +129,18 @@ MB = 1024 * 1024
 # Documents can be big books; text far beyond 20 MB is a data dump nobody reads in chat.
 SIZE_LIMITS = {"document": 200 * MB, "text": 20 * MB, "code": 20 * MB, "image": 20 * MB, "other": 50 * MB}
 MAX_FILES_PER_REFERENCE = 200
+# What an attachment's first bytes are checked for (`unreadable_reason`).
+SNIFF_BYTES = 64 * 1024
+# The members a zip-packaged Office file cannot be read without.
+ZIP_PACKAGES = {
+    ".docx": frozenset({"[Content_Types].xml", "word/document.xml"}),
+    ".xlsx": frozenset({"[Content_Types].xml", "xl/workbook.xml"}),
+    ".xlsm": frozenset({"[Content_Types].xml", "xl/workbook.xml"}),
+    ".pptx": frozenset({"[Content_Types].xml", "ppt/presentation.xml"}),
+}
+OLE_OFFICE = frozenset({".xls", ".doc", ".ppt", ".et", ".wps", ".dps"})
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 # A glob stops counting here: enough to say it matches too many, without walking a whole disk.
 MAX_GLOB_MATCHES = MAX_FILES_PER_REFERENCE + 1
 
@@ -441,7 +453,52 @@ def upload(references: list[str], workspace: Workspace, cwd: Path) -> UploadRepo
                 report.problems.append(os_error_message(exc, path.name).shown(_))
             except ValueError as exc:
                 report.problems.append(f"{path.name}: {exc}")
+                continue
+            reason = unreadable_reason(path, file_type(path))
+            if reason:  # said now, not when the model first fails to read it
+                report.notices.append(
+                    _("{name} was attached, but {reason}: the model will not be able to read it").format(
+                        name=path.name, reason=reason
+                    )
+                )
     return report
+
+
+def unreadable_reason(path: Path, kind: str) -> str | None:
+    """Why the file at `path` cannot be read as the `kind` its name says (empty, not that
+    format at all, a damaged package), from its first bytes and, for a PDF, pdfium opening
+    it; None when it looks readable. Cheap and bounded: the real reading comes later."""
+    try:
+        with path.open("rb") as stream:
+            head = stream.read(SNIFF_BYTES)
+    except OSError:
+        return None  # the copy said what was wrong
+    suffix = path.suffix.lower()
+    if not head:
+        return _("the file is empty")
+    if kind == "pdf":
+        if b"%PDF-" not in head[:1024]:
+            return _("it is not a PDF (it has no PDF header)")
+        if count_pages(path, kind) is None:
+            return _("it is a damaged PDF that cannot be opened")
+    elif suffix in ZIP_PACKAGES:
+        try:
+            with zipfile.ZipFile(path) as archive:
+                names = set(archive.namelist())
+        except (zipfile.BadZipFile, OSError, ValueError):
+            return _("it is not a {suffix} file (not the zip package that format is)").format(suffix=suffix)
+        if not ZIP_PACKAGES[suffix] <= names:
+            return _("it is a damaged {suffix} file (its package has no document in it)").format(
+                suffix=suffix
+            )
+    elif suffix in OLE_OFFICE:
+        # Old Office files are OLE2 compound files; an .xls saved by a web page is often HTML
+        # or CSV text, which is read as such. Binary data that is neither is not a document.
+        if not head.startswith((OLE_MAGIC, b"PK")) and b"\x00" in head[:4096]:
+            return _("it is not a {suffix} file (unknown binary data)").format(suffix=suffix)
+    elif kind in {"text", "markdown", "code"} and b"\x00" in head and not head.startswith(UTF16_BOMS):
+        return _("it holds binary data, not text")
+    return None
 
 
 def copy_into_uploads(source: Path, workspace: Workspace) -> UploadedFile:

@@ -195,7 +195,7 @@ def restore_files(
                 content = store.content(step.content_sha256)
                 if digest(content) != step.content_sha256:  # the store itself was damaged
                     raise LookupError(step.path)
-                workspace.write_bytes(real, content)
+                workspace.write_bytes(real, content, step.mode)  # a file removed since gets its mode back
                 report.restored.append(step.path)
         except (OSError, LookupError, WorkspaceError):
             report.kept.append(step.path)
@@ -290,6 +290,8 @@ def rewind_session(
         report = restore_files(
             plan, store, session_workspace(agent, controller), delete_created=delete_created
         )
+        # What the session lists as written (the goodbye, -p) leaves out what this undid.
+        controller.scope.forget_written(Path(path) for path in [*report.deleted, *report.restored])
     try:
         store.drop_since(controller.id, turn.position)
     except sqlite3.Error as exc:  # kept rows of dropped turns only ever show up as conflicts

@@ -95,8 +95,9 @@ def prepare_turn(
     named = [r.path for r in found if r.path]
     report = attach_files(agent, session_id, [*named, *(p for p in pasted if p not in named)], cwd)
     warnings += report.notices
-    if report.problems:
-        return PreparedTurn(None, warnings=warnings, errors=report.problems)
+    if report.problems:  # as for a name that is not there: the user sees the turn did not go
+        hint = _("Nothing was sent. Fix or leave out the file above and send the message again.")
+        return PreparedTurn(None, warnings=warnings, errors=[*report.problems, hint])
     files = [*(pending_uploads or []), *report.files]
     images = attached_images(agent, session_id, [f["path"] for f in files if f.get("type") == "image"])
     # Hosts count as named by the user only in what the user typed, never in what OCR read.

@@ -27,7 +27,7 @@ from generalAgent.cli.data_home import move_older_store
 from generalAgent.cli.folder_trust import settle_folder_trust
 from generalAgent.cli.invocation import command_hint, first_message_argv, split_tool_names
 from generalAgent.cli.terminal_text import terminal_console
-from generalAgent.config.settings import Settings
+from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, user_config_dir
 from generalAgent.display import mask_urls
 from generalAgent.i18n import _, choose_language, use_language
@@ -150,6 +150,9 @@ def main_command(
         raise typer.Exit(EXIT_CONFIG)
     # Before anything of the folder is used: ask once (the chat) or say what is ignored (-p).
     interactive = prompt is None and sys.stdin.isatty()
+    if interactive and settings.sources.trust.undecided:
+        # No model even with the folder's own .env: say so first; trusting it changes nothing.
+        stop_without_model(with_run_options(settings_if_trusted(settings), model, max_turns))
     settings = settle_folder_trust(
         settings, interactive, terminal_console(stderr=not interactive, highlight=False, soft_wrap=True)
     )
@@ -157,25 +160,7 @@ def main_command(
     if add_dir:
         settings = with_added_folders(settings, add_dir)
     settings = with_run_options(settings, model, max_turns)  # after trust: it may re-read the settings
-    missing = settings.model.missing()
-    if missing:
-        from generalAgent.cli.config_commands import describe_files
-        from generalAgent.providers.factory import setup_guidance
-
-        err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
-        err.print(setup_guidance(missing, _), markup=False)
-        err.print(
-            _(
-                "To configure it once for every folder: {command} config init (writes {path}). "
-                "Read now: {sources}."
-            ).format(
-                command=command_hint(),
-                path=user_config_dir() / ENV_FILE_NAME,
-                sources=describe_files(settings.sources),
-            ),
-            markup=False,
-        )
-        raise typer.Exit(EXIT_CONFIG)
+    stop_without_model(settings)
     problem = check_data_dir(settings.paths)
     if problem:
         terminal_console(stderr=True, highlight=False).print(f"[red]{escape(problem)}[/]")
@@ -333,6 +318,40 @@ def _usage_problem(
         if used:
             return _("{options} only work with -p (one answer for a script).").format(options=", ".join(used))
     return None
+
+
+def stop_without_model(settings: Settings) -> None:
+    """Exit with what to set when `settings` name no model (MODEL_NAME, OPENAI_API_KEY)."""
+    missing = settings.model.missing()
+    if not missing:
+        return
+    from generalAgent.cli.config_commands import describe_files
+    from generalAgent.providers.factory import setup_guidance
+
+    err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
+    err.print(setup_guidance(missing, _), markup=False)
+    err.print(
+        _(
+            "To configure it once for every folder: {command} config init (writes {path}). "
+            "Read now: {sources}."
+        ).format(
+            command=command_hint(),
+            path=user_config_dir() / ENV_FILE_NAME,
+            sources=describe_files(settings.sources),
+        ),
+        markup=False,
+    )
+    raise typer.Exit(EXIT_CONFIG)
+
+
+def settings_if_trusted(settings: Settings) -> Settings:
+    """The settings as they would be once the working folder is trusted (its .env read);
+    `settings` themselves when that .env has a value that cannot be used (the question
+    comes first, then that line)."""
+    try:
+        return load_settings(trust=settings.sources.trust.decided(True))
+    except SettingsError:
+        return settings
 
 
 def with_run_options(settings: Settings, model: str | None, max_turns: int | None) -> Settings:

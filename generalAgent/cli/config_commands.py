@@ -13,14 +13,17 @@ from typing import Any
 
 import typer
 from pydantic import BaseModel, SecretStr
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from generalAgent.cli.subcommands import settings_or_fail
+from generalAgent.cli.settings_errors import settings_error_line
+from generalAgent.cli.subcommands import EXIT_USAGE, fail
 from generalAgent.cli.terminal_text import terminal_console
+from generalAgent.config.errors import SettingProblem
 from generalAgent.config.reference import render_env_example
-from generalAgent.config.settings import Settings
+from generalAgent.config.settings import Settings, SettingsError, load_settings
 from generalAgent.config.sources import ENV_FILE_NAME, ConfigFiles, SettingSource, user_config_dir
 from generalAgent.display import public_url
 from generalAgent.i18n import N_, _
@@ -71,9 +74,10 @@ def show(ctx: typer.Context) -> None:
     files = ConfigFiles.find()
     console.print(escape(_("settings from: environment + {files}").format(files=describe_files(files))))
     console.print(escape(_("user-level file: {path}").format(path=user_config_dir() / ENV_FILE_NAME)))
-    settings = settings_or_fail()
+    settings, problems = settings_and_problems()
     console.print(escape(_("data folder: {path}").format(path=settings.paths.data_dir.resolve())))
     console.print(escape(describe_folder_trust(settings)))
+    report_problems(console, problems)
 
 
 @config_app.command("show", help=_("Every setting that is not at its default, and where it came from."))
@@ -82,17 +86,42 @@ def show_settings(
 ) -> None:
     """Every setting that is not at its default (all with --all), its value and its source."""
     console = terminal_console(highlight=False)
-    settings = settings_or_fail()
+    settings, problems = settings_and_problems()
     table = Table(box=None, header_style="bold")
     # The name is what the user looks for: never cut or wrapped; a long value or path wraps.
     table.add_column(_("setting"), no_wrap=True)
     table.add_column(_("value"), overflow="fold")
     table.add_column(_("from"), overflow="fold")
     for variable, value, source in setting_rows(settings):
-        if every or source.kind != "default":
+        if variable in problems:
+            table.add_row(
+                Text(variable), Text(_("invalid (see below)"), style="red"), Text(describe_source(source))
+            )
+        elif every or source.kind != "default":
             table.add_row(Text(variable), Text(value), Text(describe_source(source)))
     console.print(table)
     console.print(escape(describe_folder_trust(settings)))
+    report_problems(console, problems)
+
+
+def settings_and_problems() -> tuple[Settings, dict[str, SettingProblem]]:
+    """The settings with every invalid one at its default, and a line for each: the
+    commands that show the configuration are the ones a user runs to find what is wrong."""
+    problems: dict[str, SettingProblem] = {}
+    try:
+        return load_settings(problems=problems), problems
+    except SettingsError as exc:  # not one variable's (a rule across several)
+        fail(settings_error_line(exc), EXIT_USAGE)
+
+
+def report_problems(console: Console, problems: dict[str, SettingProblem]) -> None:
+    """Each invalid setting in red, in the UI language, then exit 2 as any other command does on them."""
+    for problem in problems.values():
+        line = settings_error_line(SettingsError(problem.line(), problem))
+        console.print("[red]" + escape(line) + "[/]")
+    if problems:
+        console.print(escape(_("Everything else above holds; an invalid setting stops every other command.")))
+        raise typer.Exit(EXIT_USAGE)
 
 
 @config_app.command(
@@ -107,7 +136,7 @@ def init() -> None:
         return
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(render_env_example(), encoding="utf-8")
+        target.write_text(render_env_example(user_level=True), encoding="utf-8")
         target.chmod(0o600)  # it will hold an API key
     except OSError as exc:
         reason = exc.strerror or str(exc)

@@ -417,6 +417,7 @@ class TerminalView:
         self.markdown = MarkdownStream(answer_console or console)
         self._approver = approver
         self._started = time.monotonic()
+        self._asking = 0.0  # seconds spent at approval questions: the user's time, not the turn's
         self._running: dict[str, str] = {}  # call id -> shown call, until its result arrives
         self._compacting = ""  # what the status line says while a summary is written
         self._reading = ""  # how far a tool's indexing of a large file has got
@@ -555,6 +556,7 @@ class TerminalView:
         self.markdown.finish()
         self.status.stop()
         question = request.as_dict()  # the terminal's question words it (cli/approvals.py)
+        asked = time.monotonic()
         try:
             if self._approver is None:
                 return refuse_without_asking(self.console, question)
@@ -569,8 +571,10 @@ class TerminalView:
                 raise KeyboardInterrupt from None
             raise
         finally:
+            self._asking += time.monotonic() - asked
             self._update_status()  # the approved calls run now: the line comes back
 
     # after the turn -----------------------------------------------------------------
     def elapsed(self) -> float:
-        return time.monotonic() - self._started
+        """The turn's time, without the time its approval questions waited for the user."""
+        return time.monotonic() - self._started - self._asking

@@ -2,10 +2,11 @@
 
 `/rewind` opens a picker of the session's messages (newest first, arrow keys, as the
 session picker); `/rewind N` goes back over the last N of them without one. The files the
-agent wrote since then are listed with what going back would do to each, and the user
-chooses whether to restore them and, separately, whether to delete the files created
-since; then the conversation goes back and the message returns to the input line (the
-prompt's default text) for editing.
+agent wrote since then are listed with what going back would do to each (a file removed
+since is written back with the permission bits it had), and the user chooses whether to
+restore them and, separately, whether to delete the files created since; then the
+conversation goes back and the message returns to the input line (the prompt's default
+text) for editing.
 """
 
 from __future__ import annotations

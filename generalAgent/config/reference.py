@@ -30,14 +30,24 @@ _GROUP_TITLES = {
 _REQUIRED = {"model_name", "openai_api_key"}
 
 
-def render_env_example() -> str:
-    """The text of .env.example: every setting, its description and default, by group.
+def render_env_example(user_level: bool = False) -> str:
+    """The text of .env.example: every setting, its description and default, by group;
+    with `user_level`, the same as `config init` writes it (the file is the user-level
+    .env itself, nothing to copy).
 
     `python -m generalAgent.config.reference > .env.example` regenerates it; a test keeps
     the file and the code from drifting apart.
     """
+    head = (
+        [
+            "# generalAgent settings: your user-level .env, read in every folder (the .env of a",
+            "# folder you trust overrides it). Fill in MODEL_NAME and OPENAI_API_KEY",
+        ]
+        if user_level
+        else ["# generalAgent settings. Copy this file to .env and fill in MODEL_NAME and OPENAI_API_KEY"]
+    )
     lines = [
-        "# generalAgent settings. Copy this file to .env and fill in MODEL_NAME and OPENAI_API_KEY",
+        *head,
         "# (and OPENAI_BASE_URL for any provider but OpenAI); everything else is optional.",
         "# Commented lines show the defaults. Environment variables override .env.",
         "# A folder's .env is read only once you trust the folder (the chat asks; generalagent trust).",

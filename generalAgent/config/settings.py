@@ -532,6 +532,13 @@ class MCPSettings(SettingsGroup):
         le=3_600,
         description="Seconds one MCP tool call may take (a server's timeout overrides it)",
     )
+    # Read as it streams in: a longer answer is cut there, never held whole (tools/mcp/capped_lines.py).
+    mcp_message_max_bytes: int = Field(
+        default=16_000_000,
+        ge=100_000,
+        le=1_000_000_000,
+        description="Largest message a stdio MCP server may send; a longer answer is cut as it arrives",
+    )
 
 
 class InterfaceSettings(SettingsGroup):
@@ -654,6 +661,7 @@ CONFIG_FILES = _ConfigFilesInEffect()
 def load_settings(
     env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES,
     trust: FolderTrust | None = None,
+    problems: dict[str, SettingProblem] | None = None,
     **overrides: Any,
 ) -> Settings:
     """Read every group from the environment and the .env files in effect.
@@ -662,7 +670,8 @@ def load_settings(
     tests do). `trust` is the decision about the working folder (config/trust.py); unset,
     the stored one. `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
     (used by tests and benchmarks). Raises `SettingsError` with one line naming the first
-    bad variable.
+    bad variable; given a `problems` dict, a bad variable is left at its default and its
+    line kept there by its name (MAX_LOOPS) instead (`config show`, the command that diagnoses it, still runs).
     """
     if isinstance(env_file, _ConfigFilesInEffect):
         files = ConfigFiles.find(trust=trust)
@@ -673,11 +682,17 @@ def load_settings(
     groups: dict[str, Any] = {}
     for name, cls in GROUPS.items():
         read = {field: values[field] for field in cls.model_fields if values.get(field) is not None}
-        try:
-            groups[name] = cls.model_validate({**read, **overrides.get(name, {})})
-        except ValidationError as exc:
-            problem = validation_problem(cls, exc)
-            raise SettingsError(problem.line(), problem) from None
+        while name not in groups:
+            try:
+                groups[name] = cls.model_validate({**read, **overrides.get(name, {})})
+            except ValidationError as exc:
+                problem = validation_problem(cls, exc)
+                location = exc.errors()[0]["loc"]
+                field = str(location[0]) if location else ""
+                if problems is None or field not in read:
+                    raise SettingsError(problem.line(), problem) from None
+                problems[field.upper()] = problem
+                del read[field]  # each pass drops one: it ends
     groups["paths"] = anchored_paths(groups["paths"], files, overrides.get("paths", {}))
     given = [name for group in overrides.values() for name in group]
     names = [name for cls in GROUPS.values() for name in cls.model_fields]

@@ -22,6 +22,9 @@ sub-agent's task. What each kind of record lets through without a question:
 - a host typed by the user: any URL on it without a query string (a query string is data
   the model chose, sent to that host: it asks, unless the user typed that very URL);
 - a host given with `--allow-host`: any URL on it;
+- a URL carrying a user name or password (`https://user:pass@host/`) always asks: the
+  records compare URLs without that part, and credentials are data sent to the host
+  whoever named it;
 - anything else asks. fetch_web sends GET requests only; a tool that sends a body
   counts it as data like a query string (`carries_data`).
 
@@ -185,7 +188,16 @@ def merge_named_hosts(current: list[NamedHost] | None, added: list[NamedHost] | 
 
 
 # Why a request to a URL needs a question (fetch_web words each for the user).
-UNNAMED, DATA_TO_NAMED = "unnamed", "data to a named host"
+UNNAMED, DATA_TO_NAMED, CREDENTIALS = "unnamed", "data to a named host", "credentials"
+
+
+def carries_credentials(url: str) -> bool:
+    """Whether `url` has a user-info part (`user:pass@`), which goes out as credentials."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return True
+    return "@" in parts.netloc
 
 
 def carries_data(url: str, body: bool = False) -> bool:
@@ -222,12 +234,14 @@ class NamedHosts:
         return {r["url"] for r in self.records if r.get("url")}
 
     def question(self, url: str, *, body: bool = False) -> str | None:
-        """Why a request to `url` must ask first (UNNAMED, DATA_TO_NAMED), or None when the
-        records say someone the user trusts named it. A URL without a host is None: the
-        tool refuses it without sending anything."""
+        """Why a request to `url` must ask first (UNNAMED, DATA_TO_NAMED, CREDENTIALS), or
+        None when the records say someone the user trusts named it. A URL without a host is
+        None: the tool refuses it without sending anything."""
         host = host_of(url)
         if not host:
             return None
+        if carries_credentials(url):
+            return CREDENTIALS  # before every record: none of them was compared with this part
         if host in self._hosts(BY_ALLOW_HOST):
             return None
         if not body and canonical_url(url) in self._urls():
@@ -241,6 +255,6 @@ class NamedHosts:
         the server chose the URL, so only the host's own standing counts (named by the
         user, allowed, or that exact URL named)."""
         host = host_of(url)
-        if not host:
+        if not host or carries_credentials(url):
             return False
         return host in self._hosts(BY_USER, BY_ALLOW_HOST) or canonical_url(url) in self._urls()

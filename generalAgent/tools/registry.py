@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -76,9 +76,23 @@ class ToolRegistry:
         """Validate tools.yaml and build the persistent tools; raises `ToolConfigError`."""
         registry = cls(parse_tools_yaml(path), env)
         for spec in registry.specs():
-            if spec.tier != "discovered":
+            if spec.tier == "enabled" and not registry._set_up(spec):
+                # Offered on every turn, it could only fail (web_search with no backend): it
+                # waits for an @mention, whose answer says what to set.
+                registry._specs[spec.name] = replace(spec, tier="discovered")
+            elif spec.tier != "discovered":
                 registry.load_on_demand(spec.name)
         return registry
+
+    def _set_up(self, spec: ToolSpec) -> bool:
+        """Whether the settings give `spec`'s tool what it needs: a tool module may say so
+        with `is_set_up(settings) -> bool` (none says no: a tool of a tools file)."""
+        try:
+            module = importlib.import_module(spec.module)
+        except ImportError:
+            return True  # load_on_demand names the problem
+        check = getattr(module, "is_set_up", None)
+        return check is None or bool(check(self._env.settings))
 
     # -- lookup ---------------------------------------------------------------------
     def specs(self, tier: Tier | None = None) -> list[ToolSpec]:

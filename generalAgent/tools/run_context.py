@@ -24,7 +24,7 @@ import os
 import signal
 import subprocess
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +126,14 @@ class SessionScope:
         with self._lock:
             if real not in self._written:
                 self._written.append(real)
+
+    def forget_written(self, paths: Iterable[Path]) -> None:
+        """/rewind undid these writes (deleted or restored the files): not the session's now."""
+        gone = set(paths)
+        with self._lock:
+            kept = [path for path in self._written if path not in gone]
+            self._reported -= sum(1 for path in self._written[: self._reported] if path in gone)
+            self._written[:] = kept
 
     def files_written(self) -> list[Path]:
         """Every file this session's tools wrote while it was open, first write first."""

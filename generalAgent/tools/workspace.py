@@ -258,7 +258,7 @@ class Workspace:
             ) from None
         return self._write(real, data, text)
 
-    def write_bytes(self, real: Path, data: bytes) -> int:
+    def write_bytes(self, real: Path, data: bytes, mode: int | None = None) -> int:
         """Write `data` to the workspace file `real` so that no failure loses the old content
         and no symlink swapped in meanwhile redirects it; returns the bytes written.
 
@@ -266,29 +266,30 @@ class Workspace:
         happen relative to the parent folder opened once and checked to be inside the
         workspace after opening: replacing a folder of the path with a symlink between the
         check and the write cannot send the write elsewhere, and a symlink at the target
-        itself is replaced, never followed."""
-        return self._write(real, data, None)
+        itself is replaced, never followed. The file keeps its permission bits, or gets
+        `mode` when given (/rewind writing back a file removed since)."""
+        return self._write(real, data, None, mode)
 
-    def _write(self, real: Path, data: bytes, text: str | None) -> int:
+    def _write(self, real: Path, data: bytes, text: str | None, mode: int | None = None) -> int:
         """The one write path of the file tools, so `before_write` sees every write."""
         written = self.before_write(real, data) if self.before_write is not None else None
         if text is not None and self.editor is not None and self.editor.writes_files and self.in_place(real):
             self.editor.write_text(real, text)
             size = len(data)
         else:
-            size = self._replace_file(real, data)
+            size = self._replace_file(real, data, mode)
         if written is not None:
             written()
         return size
 
-    def _replace_file(self, real: Path, data: bytes) -> int:
+    def _replace_file(self, real: Path, data: bytes, mode: int | None = None) -> int:
         real.parent.mkdir(parents=True, exist_ok=True)
         if not _FOLDER_RELATIVE:  # Windows: no dir_fd; still a new file renamed into place
             beside = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
             try:
                 beside.write_bytes(data)
                 with contextlib.suppress(OSError):
-                    os.chmod(beside, stat.S_IMODE(real.stat().st_mode))
+                    os.chmod(beside, mode if mode is not None else stat.S_IMODE(real.stat().st_mode))
                 os.replace(beside, real)
             finally:
                 beside.unlink(missing_ok=True)
@@ -296,7 +297,7 @@ class Workspace:
         folder = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         try:
             self._check_open_folder(folder, real.parent)
-            kept = _mode_of(real.name, folder)
+            kept = mode if mode is not None else _mode_of(real.name, folder)
             temporary = f".{real.name}.{secrets.token_hex(4)}.tmp"
             handle = os.open(
                 temporary,

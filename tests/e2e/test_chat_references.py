@@ -7,6 +7,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from tests.e2e.conftest import run_cli
 from tests.support.openai_server import Reply, ScriptedOpenAIServer
 from tests.support.terminal import PROMPT, expect_prompt, plain
 
@@ -79,5 +80,45 @@ def test_an_attached_name_with_a_line_break_stays_on_its_line(
     assert "uploads/notes␤✓ Trusted nothing.md" in attached[0], attached
     assert "uploads/tab name.md" in attached[1], attached
     assert not any(line.startswith("✓ Trusted") for line in shown.splitlines()), shown
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_files_that_cannot_be_read_are_named_when_attached(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """A corrupt PDF, a binary .txt, an empty DOCX and a garbage .xls were attached in
+    silence; the user learnt of it only when the model failed to read them."""
+    (workdir / "bad.pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 40)
+    (workdir / "bin.txt").write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
+    (workdir / "empty.docx").write_bytes(b"")
+    (workdir / "junk.xls").write_bytes(bytes(range(256)) * 16)
+    (workdir / "fine.txt").write_text("季度报告\n", encoding="utf-8")
+    openai_server.add(Reply(text="Read what I could."))
+    result = run_cli(["-p", "look at #bad.pdf #bin.txt #empty.docx #junk.xls #fine.txt"], cli_env, workdir)
+    assert result.returncode == 0, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "bad.pdf was attached, but it is a damaged PDF that cannot be opened" in said, said
+    assert "bin.txt was attached, but it holds binary data, not text" in said
+    assert "empty.docx was attached, but the file is empty" in said
+    assert "junk.xls was attached, but it is not a .xls file (unknown binary data)" in said
+    assert "fine.txt was attached" not in said
+
+
+def test_a_file_too_large_to_attach_says_nothing_was_sent(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path
+) -> None:
+    """A typo said "Nothing was sent"; a file over the size limit only named the problem,
+    and the user could not tell whether the message had gone."""
+    with (workdir / "huge.log").open("wb") as stream:
+        stream.truncate(21 * 1024 * 1024)  # over the 20 MB limit for text files (sparse)
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("summarise #huge.log")
+    child.expect("Nothing was sent")
+    shown = plain(child.before)
+    assert "over the 20 MB limit" in shown, shown
+    expect_prompt(child)
+    assert openai_server.chat_requests == []
     child.sendeof()
     child.expect(pexpect.EOF)

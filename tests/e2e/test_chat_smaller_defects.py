@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pexpect
 import pytest
 
@@ -66,5 +68,59 @@ def test_the_error_line_of_a_bad_tool_call_keeps_its_cause(
     # Fix the arguments and try again."
     assert sent.lower().count("try again") == 1 and ".." not in sent, sent
     assert ".." not in error_part, error_part
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_tools_says_the_file_tools_write_in_the_folder_too(spawn_chat) -> None:
+    """/tools said write_file and edit_file write only under outputs/ or temp/, though they
+    edit the user's own files in place (asking, with a diff)."""
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("/tools")
+    child.expect("Discovered tools")
+    shown = " ".join(plain(child.before).split())
+    expect_prompt(child)
+    for tool in ("write_file", "edit_file"):
+        row = shown[shown.index(tool) : shown.index(tool) + 160]
+        assert "your folder (asks, shows the diff)" in row, row
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_no_model_is_said_before_the_folder_question(spawn_chat, workdir, cli_env) -> None:
+    """With no model anywhere (not even in the folder's own .env), the chat asked whether to
+    trust the folder first and only then said there is no model: a question for nothing."""
+    (workdir / "AGENTS.md").write_text("Answer briefly.\n", encoding="utf-8")
+    (workdir / ".env").write_text("MAX_LOOPS=12\n", encoding="utf-8")
+    env = {k: v for k, v in cli_env.items() if k != "MODEL_NAME"}
+    child = spawn_chat(env=env)
+    child.expect(pexpect.EOF)
+    shown = plain(child.before)
+    assert "No model configured: set MODEL_NAME" in shown, shown
+    assert "project configuration" not in shown
+    # A folder whose .env names the model still asks first (trusting it is what gives a model).
+    (workdir / ".env").write_text("MODEL_NAME=test-model\n", encoding="utf-8")
+    child = spawn_chat(env=env)
+    child.expect("project configuration")
+    child.terminate(force=True)
+
+
+def test_the_turn_time_leaves_out_the_time_at_the_approval_question(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir
+) -> None:
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": "true"})]),
+        Reply(text="Ran it."),
+    )
+    child = spawn_chat()
+    expect_prompt(child)
+    child.sendline("@run_bash_command run it")
+    child.expect(r"\[a\]lways")
+    time.sleep(4)  # the user reads the question
+    child.sendline("y")
+    child.expect(r"calls? · ([0-9.]+) s · context")
+    assert float(child.match.group(1)) < 3.5, child.match.group(0)  # it counted the 4 s before
+    expect_prompt(child)
     child.sendeof()
     child.expect(pexpect.EOF)

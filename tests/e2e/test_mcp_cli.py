@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -333,3 +334,40 @@ def test_mcp_add_list_remove_edit_the_folders_mcp_json(cli_env: dict[str, str], 
     assert list(json.loads(user_file.read_text(encoding="utf-8"))["mcpServers"]) == ["everywhere"]
     listed = run_cli(["mcp", "list"], cli_env, workdir)
     assert "@everywhere" in listed.stdout and "@search" in listed.stdout
+
+
+PEAK_RSS = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:]).returncode\n"
+    "print(f'PEAK-KB {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', file=sys.stderr)\n"
+    "sys.exit(code)\n"
+)
+
+
+def test_a_huge_mcp_answer_is_cut_as_it_streams_in(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """A 60 MB answer of a stdio server: the SDK held the whole line, then copies of it
+    (main: ~1 GB peak for this, 3.4 GB for 200 MB); now it is cut at MCP_MESSAGE_MAX_BYTES
+    as it arrives, and the model gets its head with a note naming the setting."""
+    write_mcp_json(workdir, {"notes": stdio_entry("--quick", trust=True)})
+    trust_folder(workdir)
+    call = ToolCall("notes__big", {"mb": 60})
+    openai_server.add(Reply(tool_calls=[call]), Reply(text="Too much."))
+    env = {**cli_env, "MCP_MESSAGE_MAX_BYTES": "4000000"}
+    result = subprocess.run(
+        [sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "generalAgent", "-p", "get it"],
+        env=env,
+        cwd=workdir,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    answer = tool_answers(openai_server.chat_requests[1])[call.id]
+    note, text = answer.split("\n", 1)
+    assert "over MCP_MESSAGE_MAX_BYTES (4,000,000 bytes); the rest was not read" in note, note
+    assert text.startswith("BIG-START 数据数据"), text[:100]
+    peak_mb = int(result.stderr.rsplit("PEAK-KB ", 1)[1].split()[0]) / 1024
+    assert peak_mb < 400, peak_mb

@@ -95,8 +95,11 @@ def test_rewind_restores_an_edited_file_and_the_history(
     for trace in ("second: edit the notes", "BAD EDIT", "DROPPED", "edit_file", 'write_file"', "extra.md"):
         assert trace not in sent
     assert "PLAN: keep it short" in sent
-    child.sendeof()
+    child.sendline("/quit")
     child.expect(pexpect.EOF)
+    goodbye = plain(child.before)
+    # the files /rewind deleted or gave back are not "written" by the session any more
+    assert "Files written" not in goodbye and "extra.md" not in goodbye, goodbye
 
 
 def test_rewind_after_resume_picks_the_message_and_keeps_a_changed_file(
@@ -152,6 +155,46 @@ def test_rewind_after_resume_picks_the_message_and_keeps_a_changed_file(
     request = openai_server.chat_requests[-1]
     assert user_lines(request) == ["first: make a plan"]
     assert "PLAN: keep it short" not in wire(request) and "DROPPED" not in wire(request)
+    child.sendeof()
+    child.expect(pexpect.EOF)
+
+
+def test_rewind_brings_back_a_private_file_a_command_of_the_agent_removed(
+    openai_server: ScriptedOpenAIServer, spawn_chat, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """The agent edits a 0600 file, then an approved `rm` removes it: /rewind writes it back
+    as it was, 0600 (before: "changed since; left as it is", the file stayed gone)."""
+    assert run_cli(["trust"], cli_env, workdir).returncode == 0
+    secret = workdir / "secret.md"
+    secret.write_text("draft one\n", encoding="utf-8")
+    secret.chmod(0o600)
+    openai_server.add(
+        Reply(
+            tool_calls=[
+                ToolCall("edit_file", {"path": "secret.md", "old_string": "draft one", "new_string": "EDIT"})
+            ]
+        ),
+        Reply(tool_calls=[ToolCall("run_bash_command", {"command": f"rm {secret}"})]),
+        Reply(text="REMOVED: done."),
+    )
+    child = spawn_chat()
+    child.expect(PROMPT)
+    child.sendline("@run_bash_command tidy up")
+    for _ in range(2):
+        child.expect(APPROVAL)
+        child.sendline("y")
+    child.expect("REMOVED: done")
+    child.expect(PROMPT)
+    assert not secret.exists()
+    child.sendline("/rewind 1")
+    child.expect(r"Restore these files as they were then\? \[y/N\]")
+    assert "restore: secret.md" in plain(child.before)
+    child.sendline("y")
+    child.expect("Went back over 1 message of yours")
+    child.expect(PROMPT)
+    assert secret.read_text(encoding="utf-8") == "draft one\n"
+    assert secret.stat().st_mode & 0o777 == 0o600
+    child.send("\x03")  # Ctrl-C clears the message put back on the input line
     child.sendeof()
     child.expect(pexpect.EOF)
 

@@ -176,3 +176,45 @@ def test_native_search_on_kimi_answers_without_a_tool_line(workdir: Path, cli_en
         assert result.stdout == "今天上海多云转小雨。\n"
         assert "$web_search" not in result.stderr  # nothing for the user to approve or see run
         assert len(server.chat_requests) == 2 and not server.refusals
+
+
+def test_a_search_result_with_a_password_added_asks(
+    openai_server: ScriptedOpenAIServer, services: FakeSearchServices, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """The exact URL a search returned is fetched without a question; the same URL with
+    `user:pass@` put in by the model asks (so -p refuses it): records compare URLs without
+    that part, and it was sent unasked before."""
+    found = "https://weather.example.cn/shanghai"
+    with_password = "https://admin:hunter2@weather.example.cn/shanghai"
+    openai_server.add(
+        Reply(tool_calls=[ToolCall("web_search", {"query": "weather"})]),
+        Reply(
+            tool_calls=[ToolCall("fetch_web", {"url": found}), ToolCall("fetch_web", {"url": with_password})]
+        ),
+        Reply(text="Done."),
+    )
+    result = run_cli(
+        ["-p", "@web_search weather in Shanghai?"], {**cli_env, **backend_env("searxng", services)}, workdir
+    )
+    assert result.returncode == 3, result.stderr  # the fetch it had to ask about was refused
+    assert "user name or password written in the URL to weather.example.cn" in result.stderr
+    answers = sorted(
+        m["content"] for m in openai_server.chat_requests[2].messages if m.get("role") == "tool"
+    )[-2:]
+    # the search result itself went out (and found no network here); the other was refused
+    assert answers[0].startswith("Error: cannot resolve weather.example.cn"), answers
+    assert answers[1].startswith("Error: refused by the user: fetch_web was not run"), answers
+
+
+def test_web_search_is_offered_only_with_a_service_set(
+    openai_server: ScriptedOpenAIServer, services: FakeSearchServices, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """Without WEB_SEARCH_PROVIDER the model was offered web_search on every turn, a call that
+    could only fail; now it is offered once a service is set, or on @web_search."""
+    openai_server.add(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+    assert run_cli(["-p", "hello"], cli_env, workdir).returncode == 0
+    assert run_cli(["-p", "hello"], {**cli_env, **backend_env("searxng", services)}, workdir).returncode == 0
+    assert run_cli(["-p", "@web_search hello"], cli_env, workdir).returncode == 0
+    offered = ["web_search" in request.tool_names for request in openai_server.chat_requests]
+    assert offered == [False, True, True]
+    assert "read_file" in openai_server.chat_requests[0].tool_names

@@ -139,6 +139,11 @@ QUICK_TOOLS = [
         "description": "The server's process id.",
         "inputSchema": {"type": "object", "properties": {}},
     },
+    {
+        "name": "big",
+        "description": "A text answer of `mb` megabytes (written as it goes, never held).",
+        "inputSchema": {"type": "object", "properties": {"mb": {"type": "integer"}}, "required": ["mb"]},
+    },
 ]
 
 
@@ -160,6 +165,17 @@ def serve_quick(name: str) -> None:
             }
         elif method == "tools/list":
             answer["result"] = {"tools": QUICK_TOOLS}
+        elif method == "tools/call" and params.get("name") == "big":
+            # One JSON-RPC line of `mb` MB, streamed: the server stays small, the client gets it all.
+            out = sys.stdout.buffer
+            head = json.dumps({"jsonrpc": "2.0", "id": message["id"]})[:-1]
+            out.write((head + ', "result": {"content": [{"type": "text", "text": "BIG-START ').encode())
+            block = ("数据" * 1000 + "x" * (1_000_000 - 6000)).encode()  # 1 MB, Chinese included
+            for _ in range(int((params.get("arguments") or {})["mb"])):
+                out.write(block)
+            out.write(b'"}], "isError": false}}\n')
+            out.flush()
+            continue
         elif method == "tools/call" and params.get("name") in {"echo", "add", "pid"}:
             arguments = params.get("arguments") or {}
             if params["name"] == "echo":

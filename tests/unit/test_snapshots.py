@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from langchain_core.messages import AIMessage, HumanMessage
 
 from generalAgent.config.settings import Settings
-from generalAgent.snapshots import FileWrite, SnapshotStore, digest, restore_plan
+from generalAgent.migrations import Track, migrate
+from generalAgent.snapshots import MIGRATIONS, TRACK, FileWrite, SnapshotStore, digest, restore_plan
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.run_context import RunContext, SessionScope
 from tests.support.tools import run_tool, workspace_root
@@ -40,6 +43,8 @@ def test_write_and_edit_keep_the_content_before_them_by_turn(settings: Settings)
         (0, real, None, digest(b"v1\n")),
         (1, real, digest(b"v1\n"), digest(b"v2\n")),
     ]
+    assert writes[0].before_mode is None  # created
+    assert writes[1].before_mode == (root / "outputs" / "plan.md").stat().st_mode & 0o777
     assert store_of(settings).content(digest(b"v1\n")) == b"v1\n"
     assert [w.turn for w in store_of(settings).writes_since("s1", 1)] == [1]
 
@@ -95,6 +100,14 @@ def test_the_plan_restores_deletes_and_leaves_conflicts_alone() -> None:
     assert restore_plan(writes, {})[1].action == "unchanged"  # created, then removed: as it was then
 
 
+def test_a_file_removed_since_is_written_back_with_its_mode() -> None:
+    writes = [FileWrite(2, "/w/private", "p0", "p1", 0o600), FileWrite(3, "/w/private", "p1", "p2", 0o600)]
+    (step,) = restore_plan(writes, {})  # a command removed it: nothing of anyone's to overwrite
+    assert (step.action, step.content_sha256, step.mode) == ("restore", "p0", 0o600)
+    (changed,) = restore_plan(writes, {"/w/private": "user"})
+    assert changed.action == "conflict"
+
+
 def test_pruning_keeps_only_what_can_still_be_gone_back_to(tmp_path: Path) -> None:
     store = SnapshotStore(tmp_path / "snapshots.db")
     store.record("s", 0, tmp_path / "a", b"old a", b"new a")
@@ -115,3 +128,18 @@ def test_a_store_that_cannot_be_written_costs_the_snapshot_not_the_write(setting
     root = workspace_root(settings)
     text, _ = run_tool(settings, "write_file", {"path": "outputs/kept.md", "content": "written"})
     assert text.startswith("Wrote") and (root / "outputs" / "kept.md").read_text() == "written"
+
+
+def test_a_store_of_the_last_release_gains_modes_and_keeps_its_rows(tmp_path: Path) -> None:
+    path = tmp_path / "snapshots.db"
+    with closing(sqlite3.connect(path)) as conn:  # as the last release left it: migration 0001 only
+        migrate(conn, (Track("snapshots", MIGRATIONS[:1], adopts=TRACK.adopts),))
+        conn.execute(
+            "INSERT INTO file_writes (session, turn, path, before_sha256, after_sha256, written_at)"
+            " VALUES ('s1', 0, '/w/a', 'h0', 'h1', 0)"
+        )
+        conn.commit()
+    store = SnapshotStore(path)
+    assert store.writes_since("s1", 0) == [FileWrite(0, "/w/a", "h0", "h1", None)]
+    store.record("s1", 1, Path("/w/a"), b"x", b"y", 0o600)
+    assert store.writes_since("s1", 1)[0].before_mode == 0o600

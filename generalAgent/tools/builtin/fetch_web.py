@@ -46,7 +46,7 @@ from generalAgent.display import N_
 from generalAgent.tools.approval import NEEDS_APPROVAL, CallContext, Reason
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError, said_of
-from generalAgent.tools.named_hosts import DATA_TO_NAMED, NamedHosts, host_of
+from generalAgent.tools.named_hosts import CREDENTIALS, DATA_TO_NAMED, NamedHosts, host_of
 
 MAX_REDIRECTS = 5
 DEFAULT_MAX_CHARS = 20_000
@@ -303,6 +303,8 @@ def reaches_unnamed_host(args: Mapping[str, Any], context: CallContext) -> Reaso
     if question is None:
         return None
     host = host_of(url) or url
+    if question == CREDENTIALS:
+        return Reason(N_("sends a user name or password written in the URL to {host}"), {"host": host})
     if question == DATA_TO_NAMED:
         return Reason(N_("sends a query string you did not type to {host}"), {"host": host})
     return Reason(N_("sends a request to {host}, a host you did not name"), {"host": host})

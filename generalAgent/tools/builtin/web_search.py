@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.types import Command
 
 from generalAgent.display import N_
+from generalAgent.config.settings import Settings
 from generalAgent.search.budgets import ContentBudget, clip
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError, said_of
@@ -51,6 +52,12 @@ def render_results(service: str, query: str, results: list, budget: ContentBudge
         left -= len(entry)
         lines.append(entry)
     return "\n".join(lines)
+
+
+def is_set_up(settings: Settings) -> bool:
+    """A search service is configured (WEB_SEARCH_PROVIDER other than none and native): only
+    then is the tool offered on every turn (tools/registry.py); an @mention still offers it."""
+    return settings.tools.web_search_provider not in {"none", "native"}
 
 
 def create_tool(env: ToolEnvironment) -> BaseTool:

@@ -312,7 +312,13 @@ class MCPServerManager:
         def restarted(detail: str) -> None:
             self._notice(RESTARTED_NOTICE, handle=config.handle, detail=detail)
 
-        return MCPServer(config, self.settings.mcp_startup_timeout, self._log_dir, restarted)
+        return MCPServer(
+            config,
+            self.settings.mcp_startup_timeout,
+            self._log_dir,
+            restarted,
+            message_limit=self.settings.mcp_message_max_bytes,
+        )
 
     def _submit(self, coroutine: Any) -> concurrent.futures.Future[Any]:
         return asyncio.run_coroutine_threadsafe(coroutine, self._running_loop())

@@ -36,9 +36,11 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
+from signal import Signals
 from typing import Any, Literal
 
 import anyio
+import anyio.abc
 import httpx
 import mcp.client.stdio as sdk_stdio
 from langchain_core.tools import StructuredTool
@@ -52,6 +54,7 @@ from mcp.types import CONNECTION_CLOSED, Implementation
 from generalAgent import __version__
 from generalAgent.display import one_line
 from generalAgent.private_storage import private_file
+from generalAgent.tools.mcp.capped_lines import CappedLines
 from generalAgent.tools.mcp.config import MCPServerConfig
 
 LOGGER = logging.getLogger(__name__)
@@ -66,6 +69,8 @@ _CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStre
 # Where the SDK's spawn hook (below) leaves the process it started for the connection
 # being opened; a ContextVar, because the spawn runs in that connection's own task.
 _SPAWNED: ContextVar[list[Any] | None] = ContextVar("mcp_spawned", default=None)
+# The bytes one line of the server's output may hold, for the connection's task (capped_lines.py).
+_MESSAGE_LIMIT: ContextVar[int | None] = ContextVar("mcp_message_limit", default=None)
 
 
 class ServerUnavailable(Exception):
@@ -113,8 +118,10 @@ class MCPServer:
         startup_timeout: float,
         log_dir: Path | None,
         restarted: Callable[[str], None] | None = None,
+        message_limit: int | None = None,
     ) -> None:
         self.config = config
+        self.message_limit = message_limit  # bytes of one stdio message (capped_lines.py)
         self.startup_timeout = startup_timeout
         self.log_dir = log_dir
         # Told (with why it had stopped) when a server found dead while idle is running again.
@@ -244,6 +251,7 @@ class MCPServer:
             _hook_sdk_spawn()
             spawned: list[Any] = []
             _SPAWNED.set(spawned)  # this connection's task only: a task has its own context
+            _MESSAGE_LIMIT.set(self.message_limit)
             try:
                 async with stdio_client(parameters, errlog=self._stderr.writer) as (read, write):
                     self._process = spawned[-1] if spawned else None
@@ -493,10 +501,56 @@ def _hook_sdk_spawn() -> None:
         spawned = _SPAWNED.get()
         if spawned is not None:
             spawned.append(process)
-        return process
+        limit = _MESSAGE_LIMIT.get()
+        return _CappedProcess(process, limit) if limit and process.stdout is not None else process
 
     spawn_and_hand_over.hands_over_process = True  # type: ignore[attr-defined]
     sdk_stdio._create_platform_compatible_process = spawn_and_hand_over
+
+
+class _CappedProcess(anyio.abc.Process):
+    """The SDK's child process with its stdout read through `CappedLines`; everything else
+    is the process itself (the SDK closes, waits for and terminates it as before; it must
+    be an anyio Process for the SDK's termination)."""
+
+    def __init__(self, process: anyio.abc.Process, limit: int) -> None:
+        self._process = process
+        self._stdout = CappedLines(process.stdout, limit) if process.stdout is not None else None
+
+    async def aclose(self) -> None:
+        await self._process.aclose()
+
+    async def wait(self) -> int:
+        return await self._process.wait()
+
+    def terminate(self) -> None:
+        self._process.terminate()
+
+    def kill(self) -> None:
+        self._process.kill()
+
+    def send_signal(self, signal: Signals) -> None:
+        self._process.send_signal(signal)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._process.returncode
+
+    @property
+    def stdin(self) -> anyio.abc.ByteSendStream | None:
+        return self._process.stdin
+
+    @property
+    def stdout(self) -> anyio.abc.ByteReceiveStream | None:
+        return self._stdout
+
+    @property
+    def stderr(self) -> anyio.abc.ByteReceiveStream | None:
+        return self._process.stderr
 
 
 def _fail(future: asyncio.Future[Any], exc: BaseException) -> None:

@@ -121,6 +121,12 @@ def test_config_init_writes_a_private_user_level_file_once(elsewhere: Path) -> N
     target = user_config_dir() / ".env"
     assert first.returncode == 0 and target.is_file()
     assert oct(target.stat().st_mode & 0o777) == "0o600"
+    written = target.read_text(encoding="utf-8")
+    # it is the user-level .env: told to copy it to .env, a user made a second file nobody read
+    assert "Copy this file" not in written and written.startswith(
+        "# generalAgent settings: your user-level .env"
+    )
+    assert "MODEL_NAME=" in written
     target.write_text("MODEL_NAME=mine\n", encoding="utf-8")
     second = subprocess.run(run, capture_output=True, text=True, timeout=60)
     assert "already exists" in second.stdout and target.read_text(encoding="utf-8") == "MODEL_NAME=mine\n"

@@ -8,6 +8,7 @@ from generalAgent.tools.named_hosts import (
     BY_ALLOW_HOST,
     BY_SEARCH,
     BY_USER,
+    CREDENTIALS,
     DATA_TO_NAMED,
     MAX_RECORDS,
     UNNAMED,
@@ -96,6 +97,26 @@ def test_who_named_it_decides_what_runs_without_a_question() -> None:
     assert names.question("https://news.example/b") == UNNAMED  # the search named one URL only
     assert names.question("https://collect.example/") == UNNAMED
     assert names.question("https://docs.example.org/guide", body=True) == DATA_TO_NAMED
+
+
+def test_a_user_name_or_password_in_the_url_always_asks() -> None:
+    typed = "https://shop.example/item?id=7"
+    names = NamedHosts.of(
+        [
+            *hosts_typed(f"see {typed}"),
+            *allowed_hosts(["api.example"]),
+            *searched_urls(["https://news.example/a"]),
+        ]
+    )
+    for url in [
+        "https://u:p@news.example/a",  # the search result with a password put in
+        "https://u@shop.example/item?id=7",  # the typed URL with a user name put in
+        "https://key@api.example/v1",  # even an allowed host: credentials are data
+        "https://:@news.example/a",
+    ]:
+        assert names.question(url) == CREDENTIALS, url
+        assert not names.may_follow(url), url
+    assert names.question("https://news.example/a") is None
 
 
 def test_a_redirect_may_go_only_to_a_host_the_user_named_or_the_exact_url_named() -> None:
