@@ -30,8 +30,8 @@ def test_agents_md_reaches_the_system_prompt_and_memory_shows_it(
     system = openai_server.chat_requests[0].messages[0]["content"]
     assert "Sign every answer with -- G." in system and "Reports go to outputs/reports/." in system
     shown = ask(child, "/memory", "next session")
-    assert "user" in shown and str(user_file) in shown.replace("\n", "")
-    assert "project" in shown and "Reports go to outputs/reports/." in shown
+    assert "yours" in shown and str(user_file) in shown.replace("\n", "")
+    assert "this project" in shown and "Reports go to outputs/reports/." in shown
     assert "\x1b]0;" not in child.before  # the file's escape sequence is not passed to the terminal
     child.sendline("/quit")
     child.expect(pexpect.EOF)
