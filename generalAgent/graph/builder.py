@@ -67,7 +67,7 @@ from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.mcp.manager import MCPServerManager
 from generalAgent.tools.registry import ToolRegistry
-from generalAgent.tools.run_context import RunContext
+from generalAgent.tools.run_context import ClientContext, RunContext
 
 # A compiled graph of the agent: any state schema of ours, run with a RunContext.
 AgentGraph = CompiledStateGraph[Any, RunContext, Any, Any]
@@ -218,7 +218,10 @@ def _define_graph(
     schema, and keys an older release used), read by the routes from START and by repair."""
     # The run's context (tools/run_context.py): the session's scope and the run's approval
     # inputs, handed to every node and tool; several sessions' runs go at once.
-    graph = StateGraph(stored, context_schema=RunContext, input_schema=schema, output_schema=schema)
+    # A client's context (LangGraph Server) is built as ClientContext: none of it is taken.
+    graph: StateGraph[AgentState, RunContext, AgentState, AgentState] = StateGraph(
+        stored, context_schema=ClientContext, input_schema=schema, output_schema=schema
+    )
     # Every node reads the whole state of its graph (input_schema): LangGraph would otherwise
     # give a node only the keys of the type its function is annotated with (AgentState).
     graph.add_node("planner", build_planner_node(parts.model, prompts), input_schema=schema)

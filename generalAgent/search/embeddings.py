@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import socket
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -79,6 +80,16 @@ class Embedder(ABC):
 # whoever waits (the first knowledge search of a turn) for another timeout, twice over.
 RETRY_PAUSES = (0.5, 2.0)
 RETRIED_STATUSES = frozenset({408, 409, 429})
+# An endpoint nothing answers at (connection refused: no server listens on the port; its
+# host name is not known) fails at once: a pause would not start a server. The embedder then
+# fails every call for UNREACHABLE_HOLD seconds without connecting, so the next batches of an
+# indexing and the next searches of a session (one embedder each: `create_index` makes one
+# per call, a session's tools keep theirs) do not try again and again; after that it asks
+# again, so a server the user starts meanwhile (`ollama serve`) is used within the hold.
+UNREACHABLE_HOLD = 30.0
+NAME_NOT_KNOWN = frozenset(
+    code for code in (getattr(socket, "EAI_NONAME", None), getattr(socket, "EAI_NODATA", None)) if code
+)
 
 
 class EndpointEmbeddings(Embedder):
@@ -93,10 +104,16 @@ class EndpointEmbeddings(Embedder):
         self._api_key = api_key
         self._timeout = timeout
         self._client: Any = None
+        # Why nothing answered at the endpoint, and until when (time.monotonic()) that is
+        # believed without asking again.
+        self._unreachable: tuple[str, float] | None = None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         import openai
 
+        unreachable = self._unreachable
+        if unreachable is not None and time.monotonic() < unreachable[1]:
+            raise EmbeddingError(unreachable[0])
         if self._client is None:
             self._client = openai.OpenAI(
                 base_url=self._base_url,
@@ -121,11 +138,32 @@ class EndpointEmbeddings(Embedder):
                         f"the endpoint refused EMBEDDING_MODEL={self.model} (HTTP {exc.status_code})"
                     ) from None
             except openai.APIError as exc:
+                reason = unreachable_reason(exc)
+                if reason is not None:
+                    message = f"nothing answers at the embedding endpoint ({reason}; EMBEDDING_BASE_URL)"
+                    self._unreachable = (message, time.monotonic() + UNREACHABLE_HOLD)
+                    raise EmbeddingError(message) from None
                 if not isinstance(exc, openai.APIConnectionError) or pause is None:
                     raise EmbeddingError(f"the embedding endpoint failed ({type(exc).__name__})") from None
             time.sleep(pause)
         ordered = sorted(response.data, key=lambda d: d.index)
         return [list(d.embedding) for d in ordered]
+
+
+def unreachable_reason(exc: BaseException) -> str | None:
+    """Why no server could be reached at all (a refused connection, an unknown host name),
+    from the causes of the client's error; None for any other failure (a dropped
+    connection, a reset, a timeout), which may pass."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(cause, socket.gaierror) and cause.errno in NAME_NOT_KNOWN:
+            return "its host name is not known"
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 class LocalEmbeddings(Embedder):

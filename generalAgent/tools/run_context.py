@@ -184,13 +184,32 @@ class RunContext:
 
     @classmethod
     def __get_pydantic_json_schema__(cls, schema: Any, handler: Any) -> dict[str, Any]:
-        # LangGraph Server filters a client's context by this schema: nothing passes.
+        # No properties: LangGraph Server then passes a client's context through unfiltered,
+        # and the graph builds it with ClientContext, which takes none of it.
         return {"type": "object", "properties": {}, "description": "built by the server"}
 
     @property
     def cancelled(self) -> threading.Event | None:
         # A client's JSON may have put anything in `scope`: only a real one has a token.
         return self.scope.cancelled if isinstance(self.scope, SessionScope) else None
+
+
+class ClientContext(RunContext):
+    """A run's context as a LangGraph Server client sent it (the graphs' `context_schema`).
+
+    The server hands the run's `context` (or, when a client sent none, a copy of its
+    `config.configurable`) to LangGraph, which builds the schema from it with
+    `context_schema(**sent)`: any key a client chose (`search_user`, `thread_id`, ...) would
+    reach RunContext's constructor and fail the run with a TypeError. Every field of a run's
+    context is an object built in this process, which JSON cannot be, so nothing a client
+    sends is taken: this is an empty RunContext, and `context_of` makes the served run's
+    own (the server's folder, no approvals). Keys that would widen a run are refused before
+    it exists (graph/served.py's `client_run_problem`); the others are ignored here.
+    In this process contexts are built as RunContext and passed as they are.
+    """
+
+    def __init__(self, **sent: Any) -> None:
+        super().__init__()
 
 
 # The turn the current context runs, as the model client's retries see it: a function

@@ -147,3 +147,27 @@ def test_command_approval_is_an_interrupt_the_client_answers(
     assert messages[-2]["type"] == "tool" and messages[-2]["content"] == "exit status 0\nfrom-the-server"
     assert_every_call_answered(messages)
     assert not model_server.invalid_history_requests
+
+
+@pytest.mark.parametrize("where", ["config", "context"])
+def test_a_client_key_the_graph_does_not_know_is_ignored(
+    where: str, langgraph_url: str, model_server: ScriptedOpenAIServer
+) -> None:
+    """A client may put keys of its own in the run's config or context (`search_user`, a
+    `scope` of JSON): the run goes ahead with the server's own context; none of it is taken."""
+    marker = f"(unknown-key-{where})"
+    model_server.add(Reply(tool_calls=[ToolCall("now", {"timezone": "UTC"})]), Reply(text="Noon."))
+    sent = {"search_user": "alice", "scope": {"folder": "/"}, "render_query": "x"}
+    client = client_of(langgraph_url, "bob")
+    thread = client.threads.create()
+    result = client.runs.wait(
+        thread["thread_id"],
+        GRAPH_ID,
+        input={"messages": [{"role": "user", "content": f"What time is it? {marker}"}]},
+        **({"config": {"configurable": sent}} if where == "config" else {"context": sent}),
+    )
+    assert "__error__" not in result, result
+    messages = stored_messages(client, thread["thread_id"])
+    assert [m["type"] for m in messages] == ["human", "ai", "tool", "ai"], messages
+    assert "UTC" in messages[2]["content"] and messages[3]["content"] == "Noon."
+    assert len(requests_of(model_server, marker)) == 2

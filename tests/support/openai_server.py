@@ -260,6 +260,10 @@ class _QuietHTTPServer(ThreadingHTTPServer):
         return
 
 
+# In `embedding_failures`: the request's connection is cut without an answer.
+DROP_CONNECTION = 0
+
+
 class ScriptedOpenAIServer:
     """Start with `start()` (or as a context manager); `base_url` is what the client needs."""
 
@@ -307,7 +311,8 @@ class ScriptedOpenAIServer:
         # `slow_embedding_seconds` (an endpoint on a loaded machine: big batches are slow).
         self.slow_embeddings_over = 0
         self.slow_embedding_seconds = 0.0
-        # HTTP statuses the next /embeddings requests are answered with, one each, first first.
+        # HTTP statuses the next /embeddings requests are answered with, one each, first first;
+        # DROP_CONNECTION: the request's connection is cut (RST) without an answer.
         self.embedding_failures: list[int] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -818,6 +823,9 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 time.sleep(server.slow_embedding_seconds)
             with server._lock:
                 failure = server.embedding_failures.pop(0) if server.embedding_failures else None
+            if failure == DROP_CONNECTION:
+                self._drop_connection()
+                return
             if failure is not None:
                 self._send_json(
                     failure, {"error": {"message": f"failed with {failure}", "type": "server_error"}}

@@ -1,8 +1,11 @@
 """Where a local embedding model is found (a folder, or an installed package that ships one),
-and how the endpoint's failures are met: passing ones asked again, a hung endpoint once."""
+and how the endpoint's failures are met: passing ones asked again, a hung endpoint once, one
+nothing listens at not at all for a while."""
 
 from __future__ import annotations
 
+import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,7 @@ from generalAgent.search.embeddings import (
     SOURCE_LOCAL,
     SOURCE_OFF,
     EmbeddingError,
+    EmbeddingTimeout,
     EndpointEmbeddings,
     PackagedE5,
     describe_source,
@@ -21,7 +25,7 @@ from generalAgent.search.embeddings import (
     model_folder,
     provider_embedding_model,
 )
-from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.openai_server import DROP_CONNECTION, ScriptedOpenAIServer
 from tests.support.silent_server import SilentServer
 
 
@@ -116,6 +120,59 @@ def test_an_endpoint_failing_every_time_is_given_up_after_three_tries(
     with pytest.raises(EmbeddingError, match="HTTP 500"):
         endpoint.vectors(["a"])
     assert embedding_requests(openai_server) == 3
+
+
+def test_a_dropped_connection_is_asked_again(
+    endpoint: EndpointEmbeddings, openai_server: ScriptedOpenAIServer
+) -> None:
+    openai_server.embedding_failures = [DROP_CONNECTION]
+    assert len(endpoint.vectors(["a", "b"])) == 2
+    assert embedding_requests(openai_server) == 2
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_an_endpoint_nothing_listens_at_fails_at_once() -> None:
+    """A refused connection is not asked again after RETRY_PAUSES: no server starts meanwhile."""
+    import openai  # noqa: F401  (its import is not what is measured)
+
+    endpoint = EndpointEmbeddings("test-embed", f"http://127.0.0.1:{closed_port()}/v1", "sk-test", 4, 30)
+    start = time.monotonic()
+    with pytest.raises(EmbeddingError, match="connection refused"):
+        endpoint.vectors(["a"])
+    assert time.monotonic() - start < embeddings.RETRY_PAUSES[0]
+
+
+def test_after_a_refusal_the_embedder_does_not_connect_again_for_a_while(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    port = closed_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    endpoint = EndpointEmbeddings("test-embed", url, "sk-test", 4, timeout=1)
+    with pytest.raises(EmbeddingError, match="connection refused"):
+        endpoint.vectors(["a"])
+    # A server listens there now; within UNREACHABLE_HOLD the embedder does not come.
+    with socket.create_server(("127.0.0.1", port)) as listener:
+        with pytest.raises(EmbeddingError, match="connection refused"):
+            endpoint.vectors(["b", "c"])
+        listener.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    # Past the hold it asks again (here the listener never answers: a timeout, not a refusal).
+    monkeypatch.setattr(embeddings, "UNREACHABLE_HOLD", 0.0)
+    fresh = EndpointEmbeddings("test-embed", url, "sk-test", 4, timeout=1)
+    with pytest.raises(EmbeddingError, match="connection refused"):
+        fresh.vectors(["a"])
+    with socket.create_server(("127.0.0.1", port)) as listener:
+        with pytest.raises(EmbeddingTimeout):
+            fresh.vectors(["a"])
+        listener.settimeout(0.3)
+        listener.accept()[0].close()
 
 
 def test_a_hung_endpoint_is_waited_for_once() -> None:
