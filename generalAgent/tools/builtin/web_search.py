@@ -18,8 +18,8 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.types import Command
 
-from generalAgent.display import N_
 from generalAgent.config.settings import Settings
+from generalAgent.display import N_
 from generalAgent.search.budgets import ContentBudget, clip
 from generalAgent.tools.environment import ToolEnvironment, ToolRuntime
 from generalAgent.tools.errors import ToolError, said_of
