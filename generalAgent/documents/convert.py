@@ -14,11 +14,13 @@ tools), so LibreOffice only ever sees the copy that check allowed.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
 import tempfile
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from generalAgent.display import N_, os_error_reason
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
@@ -35,9 +37,54 @@ INSTALL_HINT = (
 )
 
 
+# Presentations open only in Impress. A LibreOffice installed without it (Debian's
+# libreoffice-writer-nogui and -calc-nogui alone) says no more than "source file could not
+# be loaded" for them, which reads like a damaged file.
+PRESENTATION_SUFFIXES = frozenset({".pptx", ".ppt", ".dps", ".pps", ".ppsx", ".odp"})
+IMPRESS_HINT = "Debian/Ubuntu: apt install libreoffice-impress-nogui"
+
+
+class ImpressMissing(DocumentError):
+    """LibreOffice is installed, its Impress component (slides) is not."""
+
+
 def soffice() -> str | None:
     """The LibreOffice program, or None when it is not installed."""
     return shutil.which("soffice") or shutil.which("libreoffice")
+
+
+def impress_missing(binary: str) -> bool:
+    """Whether the LibreOffice of `binary` lacks Impress: its configuration folder (the
+    .xcd files every component adds, read by LibreOffice at start) has main.xcd but no
+    impress.xcd. False when that folder cannot be found (the conversion then speaks)."""
+    registry = _registry_folder(Path(os.path.realpath(binary)).parent)
+    return registry is not None and not (registry / "impress.xcd").is_file()
+
+
+def _registry_folder(program: Path) -> Path | None:
+    """LibreOffice's configuration folder: the `xcsxcu:` layer its fundamentalrc names
+    (Debian's points into /etc/libreoffice), else `share/registry` (LibreOffice's own
+    builds) or `Resources/registry` (macOS)."""
+    base = program.parent
+    candidates: list[Path] = []
+    try:
+        rc = (program / "fundamentalrc").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        rc = ""
+    for line in rc.splitlines():
+        found = re.match(r"\s*CONFIGURATION_LAYERS\s*=.*?\bxcsxcu:(\S+)", line)
+        if found:
+            url = found.group(1).replace("${BRAND_BASE_DIR}", base.as_uri())
+            if url.startswith("file://") and "$" not in url:
+                candidates.append(Path(unquote(urlparse(url).path)))
+    candidates += [base / "share" / "registry", base / "Resources" / "registry"]
+    return next((folder for folder in candidates if (folder / "main.xcd").is_file()), None)
+
+
+def _impress_problem(path: Path, binary: str, template: str) -> ImpressMissing | None:
+    if path.suffix.lower() not in PRESENTATION_SUFFIXES or not impress_missing(binary):
+        return None
+    return ImpressMissing(template, name=path.name, install=IMPRESS_HINT)
 
 
 def is_legacy_office(path: Path) -> bool:
@@ -71,17 +118,40 @@ def convert_legacy_office(
     problem = legacy_office_problem(path)
     if problem:
         raise problem
+    binary = soffice()
+    assert binary is not None
+    missing = _impress_problem(
+        path,
+        binary,
+        N_(
+            "LibreOffice is installed without Impress (libreoffice-impress); slides cannot be "
+            "converted: {name} needs it ({install}), or save it as .pptx."
+        ),
+    )
+    if missing:
+        raise missing
     return _convert(path, OLD_OFFICE[path.suffix.lower()], open_file, seconds)
 
 
 def convert_to_pdf(path: Path, open_file: OpenFile = open_plainly, seconds: float = CONVERT_SECONDS) -> bytes:
     """The PDF LibreOffice prints of an Office document (slides as pages), to show a page."""
-    if soffice() is None:
+    binary = soffice()
+    if binary is None:
         raise DocumentError(
             N_("showing a page of {name} needs LibreOffice, which is not installed; {install}."),
             name=path.name,
             install=INSTALL_HINT,
         )
+    missing = _impress_problem(
+        path,
+        binary,
+        N_(
+            "LibreOffice is installed without Impress (libreoffice-impress); slides cannot be "
+            "rendered: {name} needs it ({install})."
+        ),
+    )
+    if missing:
+        raise missing
     return _convert(path, ".pdf", open_file, seconds)
 
 

@@ -134,10 +134,13 @@ def ocr_call(
     """Within this block, OCR reads at most `max_pages` pages in all and stops when
     `cancelled` is set. The agent's tools wrap each call in one (the user is waiting and
     did not ask for a long OCR); a command the user runs (`generalagent index`) does not."""
+    from generalAgent.search.embeddings import stopped_by
+
     call = OcrCall(max_pages, cancelled, setting, known)
     token = _CALL.set(call)
     try:
-        yield call
+        with stopped_by(cancelled):  # and an embedding request in flight: Ctrl-C ends it too
+            yield call
     finally:
         _CALL.reset(token)
 

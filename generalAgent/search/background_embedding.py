@@ -26,7 +26,7 @@ from pathlib import Path
 
 from generalAgent.search import vector_index
 from generalAgent.search.connection import connect, transaction
-from generalAgent.search.embeddings import EmbeddingError, EmbeddingTimeout
+from generalAgent.search.embeddings import EmbeddingCancelled, EmbeddingError, EmbeddingTimeout, stopped_by
 from generalAgent.search.storage import VectorSource
 
 # Called with (chunks embedded in this pass, chunks that were pending when it started).
@@ -67,7 +67,10 @@ def embed_pending(
         if not rows:
             break
         try:
-            blobs = embedder.vectors([row[2] for row in rows])
+            with stopped_by(stop):  # a stop gives up the batch in flight, not after its answer
+                blobs = embedder.vectors([row[2] for row in rows])
+        except EmbeddingCancelled:
+            break  # the batch waits for the next pass
         except EmbeddingTimeout:
             if len(rows) == 1:
                 raise
@@ -146,7 +149,7 @@ class BackgroundEmbedding:
         return not self.running
 
     def stop(self) -> None:
-        """Stop after the batch in progress (the rest waits for the next session)."""
+        """Stop now, the batch in flight given up (the rest waits for the next session)."""
         self._stop.set()
 
     def _run(self) -> None:

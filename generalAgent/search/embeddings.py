@@ -11,17 +11,26 @@ Hugging Face hub offline; a static (model2vec) model needs no torch
 float32 little-endian BLOBs, normalised to length 1 so that cosine similarity is a dot
 product. Every failure becomes `EmbeddingError` with a message for the user; callers fall
 back to keyword search.
+
+A request to the endpoint can wait EMBEDDING_TIMEOUT (60 s and more) for its answer. Within
+`stopped_by(event)` (a tool call's cancel event, the background pass's stop) it is waited for
+from beside, and `EmbeddingCancelled` is raised within STOP_POLL_SECONDS of the event: Ctrl-C
+ends the turn at once instead of when the batch is answered. The request itself is left to
+end in its thread (its answer dropped): no thread-safe way aborts httpx's blocking read.
 """
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import socket
 import threading
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +45,67 @@ class EmbeddingError(Exception):
 
 class EmbeddingTimeout(EmbeddingError):
     """The endpoint did not answer within EMBEDDING_TIMEOUT: a smaller batch may still fit."""
+
+
+class EmbeddingCancelled(Exception):
+    """The call the embedding served was cancelled (Ctrl-C) while its request was in flight.
+    Not an EmbeddingError: the endpoint did not fail, and semantic search stays on."""
+
+    def __init__(self) -> None:
+        super().__init__("embedding was stopped: the user cancelled (Ctrl-C)")
+
+
+# How often a request in flight looks at its call's cancel event.
+STOP_POLL_SECONDS = 0.1
+_STOP: ContextVar[threading.Event | None] = ContextVar("generalagent_embedding_stop", default=None)
+
+
+@contextmanager
+def stopped_by(event: threading.Event | None) -> Iterator[None]:
+    """Within this block, an endpoint request stops waiting once `event` is set (None: the
+    enclosing block's event still holds)."""
+    token = _STOP.set(event if event is not None else _STOP.get())
+    try:
+        yield
+    finally:
+        _STOP.reset(token)
+
+
+def _wait_unless_stopped(request: Callable[[], Any]) -> Any:
+    """`request()`, given up (`EmbeddingCancelled`) when the block's stop event is set; run
+    in the calling thread when nothing can stop it (a command's main thread, where Ctrl-C
+    interrupts the read itself)."""
+    stop = _STOP.get()
+    if stop is None:
+        return request()
+    if stop.is_set():
+        raise EmbeddingCancelled
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["value"] = request()
+        except BaseException as exc:  # handed to the waiting thread, raised there
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=run, name="embedding-request", daemon=True).start()
+    while not finished.wait(STOP_POLL_SECONDS):
+        if stop.is_set():
+            raise EmbeddingCancelled
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _pause_unless_stopped(seconds: float) -> None:
+    stop = _STOP.get()
+    if stop is None:
+        time.sleep(seconds)
+    elif stop.wait(seconds):
+        raise EmbeddingCancelled
 
 
 def to_blob(vector: Sequence[float]) -> bytes:
@@ -123,9 +193,7 @@ class EndpointEmbeddings(Embedder):
             )
         for pause in (*RETRY_PAUSES, None):
             try:
-                response = self._client.embeddings.create(
-                    model=self.model, input=list(texts), encoding_format="float"
-                )
+                response = _wait_unless_stopped(functools.partial(self._create, self._client, list(texts)))
                 break
             except openai.APITimeoutError:
                 raise EmbeddingTimeout(
@@ -145,9 +213,12 @@ class EndpointEmbeddings(Embedder):
                     raise EmbeddingError(message) from None
                 if not isinstance(exc, openai.APIConnectionError) or pause is None:
                     raise EmbeddingError(f"the embedding endpoint failed ({type(exc).__name__})") from None
-            time.sleep(pause)
+            _pause_unless_stopped(pause)
         ordered = sorted(response.data, key=lambda d: d.index)
         return [list(d.embedding) for d in ordered]
+
+    def _create(self, client: Any, texts: list[str]) -> Any:
+        return client.embeddings.create(model=self.model, input=texts, encoding_format="float")
 
 
 def unreachable_reason(exc: BaseException) -> str | None:

@@ -18,7 +18,7 @@ from generalAgent.documents.folder import search_folder
 from generalAgent.documents.search import FileSearch, search_document
 from generalAgent.search.background_embedding import BackgroundEmbedding, embed_pending, pending_count
 from generalAgent.search.connection import connect
-from generalAgent.search.embeddings import EmbeddingError, embeddings_from_settings
+from generalAgent.search.embeddings import EmbeddingError, EndpointEmbeddings, embeddings_from_settings
 from generalAgent.search.semantic import unembedded_chunks
 from tests.support.documents import make_long_scan
 from tests.support.openai_server import ScriptedOpenAIServer
@@ -194,6 +194,34 @@ def test_search_folder_uses_the_vectors_of_every_document(
     assert background.wait(60) and background.problem is None
     result = search_folder(db, settings.documents, folder, "zzyzx qwv", vectors=embedder)
     assert {d.file for d in result.documents} == {str(folder / "a.md"), str(folder / "b.md")}
+
+
+def test_stopping_the_background_pass_gives_up_the_batch_in_flight_at_once(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    # The chat's background embedding used to stop only after the batch in flight was
+    # answered: up to EMBEDDING_TIMEOUT (60 s and more) with a loaded local endpoint.
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    embedder = EndpointEmbeddings("test-embed", openai_server.base_url, "sk-test", 2, timeout=120.0)
+    path = tmp_path / "guide.md"
+    path.write_text(GUIDE, encoding="utf-8")
+    db = settings.paths.indexes_db
+    search_document(db, settings.documents, path, "pipeline")  # indexed, nothing embedded
+    openai_server.hold_embeddings_of = "Notes"  # answered only when the test ends
+    background = BackgroundEmbedding(db, embedder, 2)
+    background.kick()
+    deadline = time.monotonic() + 30
+    while not embedding_calls(openai_server):
+        assert time.monotonic() < deadline, "no batch was sent"
+        time.sleep(0.05)
+    asked = time.monotonic()
+    background.stop()
+    assert background.wait(10), "the pass still waits for the held batch"
+    stopped = time.monotonic() - asked
+    assert stopped < 1.0, f"the pass ended {stopped:.2f} s after stop()"
+    assert background.problem is None  # a stop is no failure: semantic search stays on
+    with connect(db) as conn:
+        assert pending_count(conn, embedder.model) == 7  # the batch waits for the next pass
 
 
 def test_a_partly_ocred_document_keeps_semantic_search_and_says_what_was_left_unread(

@@ -40,6 +40,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         """
         from generalAgent.documents.folder import render_folder_search, search_folder
         from generalAgent.documents.search import SearchFailure
+        from generalAgent.search.embeddings import stopped_by
         from generalAgent.search.lookup import INDEX_ERRORS
 
         failures: tuple[type[Exception], ...] = (SearchFailure, *INDEX_ERRORS)
@@ -56,7 +57,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             )
         try:
             semantic = env.semantic_search()
-            with env.document_index(runtime) as where:
+            # Ctrl-C gives up the query's embedding request, not only what follows it.
+            with env.document_index(runtime) as where, stopped_by(env.cancel_token(runtime)):
                 result = search_folder(
                     settings.paths.indexes_db,
                     settings.documents,

@@ -56,6 +56,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         from generalAgent.knowledge import search_knowledge
         from generalAgent.knowledge.render import render_search
         from generalAgent.search.budgets import ContentBudget
+        from generalAgent.search.embeddings import stopped_by
         from generalAgent.search.lookup import INDEX_ERRORS
         from generalAgent.search.query import phrasings
 
@@ -63,7 +64,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             raise ToolError(N_("empty query; give the words to look for."))
         try:
             viewer = env.viewer(runtime)
-            with lock:
+            with lock, stopped_by(env.cancel_token(runtime)):  # Ctrl-C gives up a query's embedding
                 if not holder:
                     holder.append(env.open_knowledge(viewer))
                 holder[0].viewer = viewer  # this call's user: the store is shared by every run

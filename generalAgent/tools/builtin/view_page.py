@@ -66,11 +66,15 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         if suffix == ".pdf" or suffix in PRINTED_SUFFIXES:
             opener: Callable[[Path], BinaryIO] = workspace.open_for_reading
             if suffix in PRINTED_SUFFIXES:  # a slide or a Word page: as LibreOffice prints it
-                from generalAgent.documents.convert import convert_to_pdf
+                from generalAgent.documents.convert import ImpressMissing, convert_to_pdf
                 from generalAgent.documents.reading import DocumentError
 
                 try:
                     printed = convert_to_pdf(real, workspace.open_for_reading)
+                except ImpressMissing as exc:
+                    if suffix != ".pptx":  # an old slide file is read through Impress as well
+                        raise ToolError.of(exc) from exc
+                    return _slide_text(env, workspace.open_for_reading, real, shown, page, exc), {}
                 except DocumentError as exc:
                     raise ToolError.of(exc) from exc
                 opener = lambda _path: io.BytesIO(printed)  # noqa: E731 - the PDF stands for the file
@@ -103,6 +107,38 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         return answer, {IMAGES_KEY: [ref]}
 
     return view_page
+
+
+def _slide_text(
+    env: ToolEnvironment,
+    open_file: Callable[[Path], BinaryIO],
+    path: Path,
+    shown: str,
+    page: int,
+    why: Exception,
+) -> str:
+    """A slide that cannot be rendered (LibreOffice without Impress): its text, read from the
+    .pptx itself, after the sentence saying why there is no picture."""
+    from generalAgent.documents.office import read_pptx
+    from generalAgent.documents.reading import DocumentError, ReadLimit
+
+    try:
+        with open_file(path) as handle:
+            slides = read_pptx(handle, path, env.settings.documents, ReadLimit())
+    except DocumentError as exc:
+        raise ToolError.of(exc) from exc
+    if not 1 <= page <= len(slides):
+        raise ToolError(
+            N_("{name} has {total} pages; page {page} does not exist."),
+            name=path.name,
+            total=len(slides),
+            page=page,
+        )
+    text = slides[page - 1].text.strip() or "(no text on this slide)"
+    return (
+        f"{why}\n{shown} slide {page} of {len(slides)}: its text follows instead of the picture "
+        f"(figures are not described):\n{text[: PAGE_TEXT_CHARS * 3]}"
+    )
 
 
 def _render_pdf_page(

@@ -17,13 +17,14 @@ import pytest
 from generalAgent.agent.chat_input import upload
 from generalAgent.cli.documents_commands import expand_paths
 from generalAgent.config.settings import Settings
-from generalAgent.documents.convert import convert_legacy_office, soffice
+from generalAgent.documents.convert import convert_legacy_office, impress_missing, soffice
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.images import IMAGES_KEY, ImageLimits
 from generalAgent.documents.reading import DocumentError
 from generalAgent.documents.tables import load_tables
 from generalAgent.tools.environment import ToolEnvironment
 from tests.support.documents import make_docx, make_pptx, make_xlsx
+from tests.support.libreoffice import without_impress
 from tests.support.tools import run_tool, workspace_root
 
 
@@ -143,8 +144,50 @@ def test_view_page_shows_a_slide_as_an_image_or_its_text(settings: Settings):
     args = {"file_path": "uploads/deck.pptx", "page": 2}
     seeing = ToolEnvironment(settings=settings, image_limits=ImageLimits(max_side=1024))
     answer, state = run_tool(settings, "view_page", args, env=seeing)
+    binary = soffice()
+    assert binary is not None
+    if impress_missing(binary):  # Writer and Calc only: the slide's text, and why
+        assert "installed without Impress (libreoffice-impress)" in answer and "五月发布" in answer
+        return
     assert "uploads/deck.pptx slide 2 of 2" in answer and "the image follows" in answer
     (ref,) = state["messages"][-1].artifact[IMAGES_KEY]
     assert max(ref["width"], ref["height"]) == 1024 and (root / ref["file"]).is_file()
     text_only, _ = run_tool(settings, "view_page", args)
     assert "this model does not take images" in text_only and "五月发布" in text_only
+
+
+def test_without_impress_a_slide_is_given_as_its_text_and_the_missing_part_named(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # LibreOffice with Writer and Calc only said "source file could not be loaded" and
+    # called the deck damaged or password-protected.
+    need_libreoffice()
+    binary = soffice()
+    assert binary is not None
+    monkeypatch.setenv("PATH", f"{without_impress(binary, tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    assert impress_missing(str(soffice()))
+    root = workspace_root(settings)
+    make_pptx(
+        root / "uploads" / "deck.pptx", [("Roadmap", "Ship search in May", ""), ("路线图", "五月发布", "")]
+    )
+    seeing = ToolEnvironment(settings=settings, image_limits=ImageLimits(max_side=1024))
+    answer, state = run_tool(settings, "view_page", {"file_path": "uploads/deck.pptx", "page": 2}, env=seeing)
+    assert (
+        "LibreOffice is installed without Impress (libreoffice-impress); slides cannot be rendered" in answer
+    )
+    assert "apt install libreoffice-impress-nogui" in answer
+    assert "uploads/deck.pptx slide 2 of 2" in answer and "五月发布" in answer and "Ship search" not in answer
+    assert not state["messages"][-1].artifact  # no picture promised
+    # The copy is a working LibreOffice: a Word page (Writer) is still shown as a picture.
+    make_docx(
+        root / "uploads" / "report.docx",
+        "年度报告",
+        ["营收增长百分之十二。"],
+        [["地区", "金额"], ["华东", "1200"]],
+    )
+    word, state = run_tool(settings, "view_page", {"file_path": "uploads/report.docx"}, env=seeing)
+    assert "uploads/report.docx page 1 of 1" in word and "the image follows" in word, word
+    # An old slide file cannot even be read without Impress, and says so by name.
+    (root / "uploads" / "old.ppt").write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 600)
+    with pytest.raises(DocumentError, match="installed without Impress"):
+        convert_legacy_office(root / "uploads" / "old.ppt")
