@@ -274,7 +274,10 @@ def test_an_invalid_setting_is_said_in_chinese(workdir: Path, cli_env: dict[str,
         result = run_cli(args, locale, workdir)
         said = result.stdout + result.stderr
         assert result.returncode == 2, (args, said)
-        assert "设置无效MAX_MESSAGE_HISTORY='5'：应大于或等于10（允许：10..100）" in joined(said), (args, said)
+        assert "设置无效MAX_MESSAGE_HISTORY='5'：应大于或等于10（允许：10..100）" in joined(said), (
+            args,
+            said,
+        )
         assert "Invalid setting" not in said and "Input should" not in said
     choice = run_cli(["config", "show"], {**locale, "MAX_MESSAGE_HISTORY": "40", "SANDBOX": "maybe"}, workdir)
     said = choice.stdout + choice.stderr
