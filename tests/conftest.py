@@ -74,8 +74,15 @@ def _checkpoints_packed_as_langgraph_writes_them(monkeypatch: pytest.MonkeyPatch
     serde = JsonPlusSerializer()
 
     def dumps(self: MessagePacker, thread: tuple[str, str], checkpoint: Any) -> tuple[str, bytes]:
+        # LangGraph saves in the background while the next step runs, and a value of the
+        # checkpoint can change meanwhile (seen in about one run in ten of test_checkpoints.py:
+        # a plain packing made a moment after the save differed, decoding to other channel
+        # values). The packer is right if it matches a plain packing made just before or just
+        # after it; a stale message matches neither (both see the changed message).
+        before = serde.dumps_typed(checkpoint)
         packed = packed_once(self, thread, checkpoint)
-        assert packed == serde.dumps_typed(checkpoint), f"a stale message was saved in thread {thread}"
+        if packed != before:
+            assert packed == serde.dumps_typed(checkpoint), f"a stale message was saved in thread {thread}"
         return packed
 
     monkeypatch.setattr(MessagePacker, "dumps", dumps)
