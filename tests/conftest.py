@@ -74,11 +74,11 @@ def _checkpoints_packed_as_langgraph_writes_them(monkeypatch: pytest.MonkeyPatch
     serde = JsonPlusSerializer()
 
     def dumps(self: MessagePacker, thread: tuple[str, str], checkpoint: Any) -> tuple[str, bytes]:
-        # LangGraph saves in the background while the next step runs, and a value of the
-        # checkpoint can change meanwhile (seen in about one run in ten of test_checkpoints.py:
-        # a plain packing made a moment after the save differed, decoding to other channel
-        # values). The packer is right if it matches a plain packing made just before or just
-        # after it; a stale message matches neither (both see the changed message).
+        # LangGraph saves in the background while the next step runs, and the step's input
+        # (the `__start__` channel) can change meanwhile: the reducer gives its message an id
+        # in place (seen in about one run in ten of test_checkpoints.py). The packer is right
+        # if it matches a plain packing made just before or just after it; a stale message
+        # matches neither (both see the changed message).
         before = serde.dumps_typed(checkpoint)
         packed = packed_once(self, thread, checkpoint)
         if packed != before:
