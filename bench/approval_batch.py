@@ -31,10 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -129,30 +126,18 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.turns)))
         return
-    here = Path(__file__).resolve().parent.parent
     ours: dict[str, list[float]] = {}
     theirs: dict[str, list[float]] = {}
     code: dict[str, str] = {}
-    for round_ in range(args.rounds):
-        sides = [("this", here, ours), ("baseline", args.baseline, theirs)]
-        for side, checkout, into in sides if round_ % 2 == 0 else sides[::-1]:  # neither always first
-            if checkout is None:
-                continue
-            env = {**os.environ, "PYTHONPATH": f"{checkout}{os.pathsep}{here}"}
-            if checkout != here:
-                env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave the other checkout as it was
-            done = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--child", "--turns", str(args.turns)],
-                cwd=checkout,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            measured = json.loads(done.stdout.strip().splitlines()[-1])
-            code[side] = measured.pop("code")
-            for key, values in measured.items():
-                into.setdefault(key, []).extend(values)
+    # Imported here, in the parent: a child runs with the baseline's `bench` first on its path.
+    from bench.side_by_side import child_runs
+
+    runs = child_runs(Path(__file__).resolve(), ["--turns", str(args.turns)], args.rounds, args.baseline)
+    for side, measured in runs:
+        code[side] = measured.pop("code")
+        into = ours if side == "this" else theirs
+        for key, values in measured.items():
+            into.setdefault(key, []).extend(values)
     mine = {key: statistics.median(values) for key, values in ours.items()}
     base = {key: statistics.median(values) for key, values in theirs.items()}
     report: dict[str, Any] = {"code": code, "turns_per_point": args.turns * args.rounds}

@@ -22,8 +22,6 @@ import json
 import os
 import socket
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -93,29 +91,16 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(args.files)))
         return
-    here = Path(__file__).resolve().parent.parent
     sides: dict[str, dict[str, list[float]]] = {"this": {}, "baseline": {}}
     code: dict[str, str] = {}
-    for round_ in range(args.runs):
-        order = [("this", here), ("baseline", args.baseline)]
-        for side, checkout in order if round_ % 2 == 0 else order[::-1]:
-            if checkout is None:
-                continue
-            env = {**os.environ, "PYTHONPATH": f"{checkout}{os.pathsep}{here}"}
-            if checkout != here:
-                env["PYTHONDONTWRITEBYTECODE"] = "1"  # leave the other checkout as it was
-            done = subprocess.run(
-                [sys.executable, str(Path(__file__).resolve()), "--child", "--files", str(args.files)],
-                cwd=checkout,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            measured = json.loads(done.stdout.strip().splitlines()[-1])
-            code[side] = measured.pop("code")
-            for key, value in measured.items():
-                sides[side].setdefault(key, []).append(value)
+    # Imported here, in the parent: a child runs with the baseline's `bench` first on its path.
+    from bench.side_by_side import child_runs
+
+    runs = child_runs(Path(__file__).resolve(), ["--files", str(args.files)], args.runs, args.baseline)
+    for side, measured in runs:
+        code[side] = measured.pop("code")
+        for key, value in measured.items():
+            sides[side].setdefault(key, []).append(value)
     report: dict[str, Any] = {"code": code, "files": args.files, "runs": args.runs}
     for side, figures in sides.items():
         if not figures:
