@@ -108,6 +108,31 @@ def schema_versions(conn: sqlite3.Connection) -> dict[str, int]:
         raise
 
 
+def use_wal(conn: sqlite3.Connection, seconds: float) -> None:
+    """Switch `conn`'s file to WAL, waiting up to `seconds` for other connections.
+
+    SQLite does not wait on the busy timeout for this pragma: when several connections open
+    a new file at once (two processes, or two calls of one message on their threads), all
+    but one may meet "database is locked" while the first switches the file. Once the file
+    is in WAL mode the pragma succeeds at once.
+    """
+    execute_when_unlocked(conn, "PRAGMA journal_mode = WAL", seconds)
+
+
+def execute_when_unlocked(conn: sqlite3.Connection, sql: str, seconds: float) -> None:
+    """Run `sql`, trying again while another connection's lock fails it ("database is
+    locked"), for up to `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            conn.execute(sql)
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def migrate(conn: sqlite3.Connection, tracks: Sequence[Track]) -> list[str]:
     """Bring `conn`'s file up to date on `tracks`, in order; returns the migrations applied.
 

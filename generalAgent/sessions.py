@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.i18n import _
-from generalAgent.migrations import Migration, NewerSchemaError, Track, migrate, script
+from generalAgent.migrations import Migration, NewerSchemaError, Track, migrate, script, use_wal
 from generalAgent.private_storage import private_file
 
 # The catalog of release 0.1.0 (which created it without a migration table).
@@ -157,7 +157,7 @@ class SessionCatalog:
         # The checkpoints share this file; both open it so that a new file reuses freed pages
         # and hands them back (the checkpointer prunes old checkpoints as a session goes).
         self._conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        use_wal(self._conn, SQLITE_BUSY_SECONDS)
         self._conn.execute("PRAGMA synchronous=NORMAL")  # as the checkpoints (graph/checkpoints.py)
         try:
             migrate(self._conn, (TRACK,))

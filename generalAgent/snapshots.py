@@ -37,7 +37,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
-from generalAgent.migrations import Migration, Track, migrate, script
+from generalAgent.migrations import Migration, Track, migrate, script, use_wal
 from generalAgent.private_storage import private_file
 
 STORE_FILE = "snapshots.db"
@@ -138,7 +138,7 @@ class SnapshotStore:
             private_file(self.db_path)  # what the user's files held: theirs alone
         conn = sqlite3.connect(self.db_path, timeout=BUSY_SECONDS, isolation_level=None)
         if not self._ready:
-            conn.execute("PRAGMA journal_mode=WAL")
+            use_wal(conn, BUSY_SECONDS)
             migrate(conn, (TRACK,))
             self._ready = True
         return conn

@@ -43,6 +43,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from generalAgent.config.install import install_hint
 from generalAgent.config.settings import PathSettings
 from generalAgent.display import one_line
+from generalAgent.migrations import use_wal
 from generalAgent.private_storage import private_file
 
 LOGGER = logging.getLogger(__name__)
@@ -255,7 +256,7 @@ def open_sqlite_checkpointer(path: Path) -> PrunedSqliteSaver:
     conn = sqlite3.connect(path, check_same_thread=False, timeout=SQLITE_BUSY_SECONDS)
     # Before any table exists this takes effect at once; an older file needs the VACUUM below.
     conn.execute(f"PRAGMA auto_vacuum={AUTO_VACUUM_INCREMENTAL}")
-    conn.execute("PRAGMA journal_mode=WAL")
+    use_wal(conn, SQLITE_BUSY_SECONDS)
     # WAL + NORMAL: a commit is not synced to disk, the WAL is, at each WAL checkpoint. A
     # crash of the process loses nothing committed; a power loss (or an OS crash) can lose
     # the steps committed since the last WAL checkpoint (at most WAL_CHECKPOINT_PAGES pages,

@@ -13,14 +13,13 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Self
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.migrations import NewerSchemaError, Track, migrate
+from generalAgent.migrations import NewerSchemaError, Track, execute_when_unlocked, migrate, use_wal
 from generalAgent.private_storage import private_file
 from generalAgent.search.chunking import ChunkingConfig
 from generalAgent.search.schema import TRACK as INDEX_TRACK
@@ -54,7 +53,7 @@ def connect(path: Path, tracks: Sequence[Track] = ()) -> sqlite3.Connection:
         # WAL + NORMAL: durable at checkpoints, fast. Set before the switch to WAL, which
         # then syncs less: a new database is made ~10 ms sooner (a user's first index).
         conn.execute("PRAGMA synchronous = NORMAL")
-        _use_wal(conn)
+        use_wal(conn, BUSY_TIMEOUT_MS / 1000)
         conn.execute("PRAGMA foreign_keys = ON")
         # Read the file through a memory map instead of copying each page into SQLite's
         # 2 MB cache: a search touches pages all over a 100 MB index. ~5% off each query
@@ -97,37 +96,13 @@ def _unusable(path: Path, exc: sqlite3.DatabaseError) -> str:
     )
 
 
-def _use_wal(conn: sqlite3.Connection) -> None:
-    """Switch to WAL, waiting for other connections as the busy timeout would.
-
-    SQLite does not wait on the busy timeout for this pragma: when several processes open a
-    new database at once, all but one may meet "database is locked" while the first one
-    switches the file. Once it is in WAL mode the pragma succeeds at once.
-    """
-    _execute_when_unlocked(conn, "PRAGMA journal_mode = WAL", BUSY_TIMEOUT_MS / 1000)
-
-
-def _execute_when_unlocked(conn: sqlite3.Connection, sql: str, seconds: float) -> None:
-    """Run `sql`, trying again while another connection's lock fails it ("database is
-    locked"), for up to `seconds`."""
-    deadline = time.monotonic() + seconds
-    while True:
-        try:
-            conn.execute(sql)
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One write transaction: committed when the block ends, rolled back if it raises.
 
     It starts once no other process writes, waiting up to WRITE_WAIT_SECONDS (each attempt
     waits the busy timeout in SQLite's own busy handler, which sleeps between tries)."""
-    _execute_when_unlocked(conn, "BEGIN IMMEDIATE", WRITE_WAIT_SECONDS)
+    execute_when_unlocked(conn, "BEGIN IMMEDIATE", WRITE_WAIT_SECONDS)
     with ended(conn):
         yield conn
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
 
@@ -120,6 +122,24 @@ def test_pruning_keeps_only_what_can_still_be_gone_back_to(tmp_path: Path) -> No
     assert store.stored_bytes() == len(b"old a")  # still the before of session t's write
     store.forget_session("t")
     assert store.stored_bytes() == 0 and store.writes_since("t", 0) == []
+
+
+def test_parallel_writes_to_a_new_store_are_all_kept(tmp_path: Path) -> None:
+    """The calls of one message write on their own threads; the first to reach a new
+    snapshots.db switches it to WAL while another's switch can meet "database is locked",
+    which SQLite does not wait out on its own. That write's snapshot was lost (about one
+    attempt in thirty here), so /rewind left behind a file the message had created."""
+    for attempt in range(100):
+        store = SnapshotStore(tmp_path / f"{attempt}" / "snapshots.db")
+        start = threading.Barrier(4)
+
+        def write(k: int, store: SnapshotStore = store, start: threading.Barrier = start) -> None:
+            start.wait()
+            store.record("s", 0, tmp_path / f"f{k}", None, b"x")
+
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(write, range(4)))
+        assert len(store.writes_since("s", 0)) == 4
 
 
 def test_a_store_that_cannot_be_written_costs_the_snapshot_not_the_write(settings: Settings) -> None:
