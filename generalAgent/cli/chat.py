@@ -52,6 +52,9 @@ LOGGER = logging.getLogger(__name__)
 PROMPT = "› "
 # A second Ctrl-C on an empty prompt within this many seconds quits.
 CTRL_C_QUIT_SECONDS = 3.0
+# How long the chat's end waits for the background indexer to stop (it does within a
+# second, also inside a large file); past this the process ends and SQLite rolls back.
+INDEXER_STOP_SECONDS = 2.0
 
 
 class InputHistory(FileHistory):
@@ -140,7 +143,10 @@ class Chat:
             return 2
         finally:
             if self.indexer is not None:
-                self.indexer.cancel()  # after the file it reads: its transaction stays whole
+                # It stops inside the file it reads (its write rolled back), within a second;
+                # waited for so the chat ends after that, not in the middle of it.
+                self.indexer.cancel()
+                self.indexer.wait(INDEXER_STOP_SECONDS)
             self._stop_mcp_servers()
 
     def _start_indexing(self, settings: Settings) -> FolderIndexer | None:

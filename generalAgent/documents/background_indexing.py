@@ -8,21 +8,31 @@ modification time (~0.1 ms a file) and reads nothing twice: the index is the one
 search uses (indexes.db, one transaction per file, so the two never see half a file).
 
 Bounded: at most MAX_FOLDER_FILES files (the folder search's own walk, hidden files and
-links out of the folder left out) and BACKGROUND_INDEX_SECONDS; cancellable between files
-(`cancel`, called when the chat ends); off with BACKGROUND_INDEXING=false. It only reads
-counters for its view (`progress`); nothing here prints.
+links out of the folder left out) and BACKGROUND_INDEX_SECONDS; off with
+BACKGROUND_INDEXING=false. Cancellable inside a file (`cancel`, called when the chat ends
+or is interrupted): the pass reads each file as a cancellable call (documents/ocr.py
+`ocr_call`), so the reading stops between pieces (a page, 1 MB of text), segmentation
+batches and OCR pages, and the file's one transaction is never begun, or is rolled back
+(`sqlite3.Connection.interrupt`) when the cancel comes while it is written: a file is
+indexed whole or not at all, and the next pass reads it again. It only reads counters for
+its view (`progress`); nothing here prints.
 """
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generalAgent.config.settings import DocumentSettings
+
+if TYPE_CHECKING:
+    from generalAgent.documents.index import SearchIndex
 
 LOGGER = logging.getLogger(__name__)
 
@@ -71,6 +81,7 @@ class FolderIndexer:
         self._stopped = ""
         self._began = 0.0
         self._ended = 0.0
+        self._connection: sqlite3.Connection | None = None  # the pass's, while it runs
 
     def start(self) -> FolderIndexer:
         self._began = time.monotonic()
@@ -79,8 +90,14 @@ class FolderIndexer:
         return self
 
     def cancel(self) -> None:
-        """Stop after the file being read (its transaction is whole or not at all)."""
+        """Stop within the file being read: its reading at the next piece, its write (one
+        transaction) rolled back if it is under way; the next pass reads that file again."""
         self._cancelled.set()
+        with self._lock:
+            if self._connection is not None:
+                # Thread-safe; ends the statement running now (none: no effect), and SQLite
+                # rolls back the transaction it was part of.
+                self._connection.interrupt()
 
     def wait(self, seconds: float | None = None) -> bool:
         """Wait for the pass to end; False if it still runs after `seconds`."""
@@ -106,30 +123,23 @@ class FolderIndexer:
         # The engine loads here, in the pass's thread: the chat's prompt never waits for it.
         from generalAgent.documents.folder import searchable_files
         from generalAgent.documents.index import SearchIndex
-        from generalAgent.documents.reading import DocumentError
+        from generalAgent.documents.ocr import ocr_call
 
         deadline = self._began + self.max_seconds
         try:
             files, _more = searchable_files(self.folder, self.max_files)
             with self._lock:
                 self._total = len(files)
-            with SearchIndex(self.db_path, self.settings) as index:
-                for path in files:
-                    if self._cancelled.is_set() or time.monotonic() > deadline:
-                        self._stop("cancelled" if self._cancelled.is_set() else "time")
-                        break
-                    with self._lock:
-                        self._current = path.name
-                    try:
-                        document = index.index_file(path)
-                    except DocumentError:
-                        with self._lock:
-                            self._failed += 1
-                    else:
-                        with self._lock:
-                            self._indexed += 0 if document.reused else 1
-                    with self._lock:
-                        self._done += 1
+            # One cancellable call for the whole pass (no OCR page limit: nobody waits on it,
+            # as for `generalagent index`), whose event is the pass's own.
+            with SearchIndex(self.db_path, self.settings) as index, ocr_call(None, self._cancelled):
+                with self._lock:
+                    self._connection = index.conn
+                try:
+                    self._index_each(index, files, deadline)
+                finally:
+                    with self._lock:  # closed next: nothing may interrupt it any more
+                        self._connection = None
         except Exception as exc:  # a locked or damaged index: the search indexes as before
             LOGGER.warning("background indexing of %s stopped: %s", self.folder, exc)
             self._stop(f"{type(exc).__name__}: {exc}")
@@ -138,6 +148,31 @@ class FolderIndexer:
                 self._finished, self._current, self._ended = True, "", time.monotonic()
             if self.on_done is not None:
                 self.on_done(self.progress())
+
+    def _index_each(self, index: SearchIndex, files: list[Path], deadline: float) -> None:
+        from generalAgent.documents.reading import DocumentError
+
+        for path in files:
+            if self._cancelled.is_set() or time.monotonic() > deadline:
+                self._stop("cancelled" if self._cancelled.is_set() else "time")
+                return
+            with self._lock:
+                self._current = path.name
+            try:
+                document = index.index_file(path)
+            except (DocumentError, sqlite3.OperationalError) as exc:
+                if self._cancelled.is_set():  # stopped inside the file (not its fault): read again next time
+                    self._stop("cancelled")
+                    return
+                if not isinstance(exc, DocumentError):
+                    raise
+                with self._lock:
+                    self._failed += 1
+            else:
+                with self._lock:
+                    self._indexed += 0 if document.reused else 1
+            with self._lock:
+                self._done += 1
 
     def _stop(self, why: str) -> None:
         with self._lock:

@@ -112,10 +112,13 @@ def ended(conn: sqlite3.Connection) -> Iterator[None]:
     """The transaction just begun on `conn`: committed when the block ends, rolled back if it raises."""
     try:
         yield
+        conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        # An interrupted statement (`Connection.interrupt`: a cancelled background pass) may
+        # have rolled the transaction back already; ROLLBACK then would hide why it ended.
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
         raise
-    conn.execute("COMMIT")
 
 
 class SharedConnection:
