@@ -40,6 +40,10 @@ def render_search(result: KnowledgeSearch, filters: str = "", max_chars: int | N
     if max_chars is not None:
         kept = _fitting(blocks, max_chars - len(notice) - len(result.query) - OMITTED_NOTE_ALLOWANCE)
     head = f'{notice}{kept} result(s) for "{result.query}"{where}, best first:'
+    if result.rendered:
+        from generalAgent.documents.search import rendering_line
+
+        head += "\n" + rendering_line(result.rendered, result.rendered_language)
     text = "\n".join([head, *blocks[:kept]])
     if kept < len(blocks):
         left_out = ", ".join(f"{e.item.id} ({e.item.title[:60]})" for e in results[kept:])

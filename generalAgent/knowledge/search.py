@@ -29,6 +29,7 @@ from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.lookup import ChunkHit
 from generalAgent.search.query import build_match_query, normalise_query, phrasings
+from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import SearchResult
 from generalAgent.search.segmentation import CJK_RUN
 from generalAgent.search.store import TERMINAL, Viewer
@@ -40,6 +41,9 @@ SORTS = ("relevance", "date", "title")
 CANDIDATES_PER_RESULT = 20
 VECTOR_CANDIDATES = 50
 MAX_RESULTS = 20
+# Files counted per language when choosing the one to render a query into: the commonest
+# wins either way, and the list stays short for a store of many thousand files.
+MAX_LANGUAGE_WEIGHT = 10_000
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class KnowledgeSearch:
     query: str  # the phrasings as searched, joined by " | "
     results: tuple[KnowledgeResult, ...] = ()
     warning: str | None = None  # said once a session: semantic search is off, and why
+    rendered: str = ""  # the query's rendering in the indexed files' language the search added
+    rendered_language: str = ""  # that language
 
 
 def search_knowledge(
@@ -92,6 +98,7 @@ def search_knowledge(
     sort: str = "relevance",
     budget: ContentBudget | None = None,
     space: str | None = None,
+    render: RenderQuery | None = None,
 ) -> KnowledgeSearch:
     """The items that answer `query`, best first (or by `sort`), within `budget`.
 
@@ -99,6 +106,10 @@ def search_knowledge(
     their English rendering), each ranked and all fused by rank. `budget=None` returns the
     results unshortened (tests compare the two). `space`: only that space of the store's
     viewer ('' = the viewer's private one); unset = every space the viewer sees.
+    `render` (the chat's model, through the run context) renders a lone query whose script
+    differs from the searched files' into their commonest language, searched beside it
+    (search/query_rendering.py), as the document and folder searches do; notes have no
+    stored language and do not count.
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
@@ -113,6 +124,9 @@ def search_knowledge(
     shown_query = " | ".join(normalise_query(q) for q in asked)
     if not asked:
         return KnowledgeSearch(shown_query)
+    rendered = rendered_language = ""
+    if render is not None and len(asked) == 1:
+        asked, rendered, rendered_language = with_rendering(asked, _scope_languages(store, filters), render)
 
     hits = _lexical(store, asked, filters, limit * CANDIDATES_PER_RESULT)
     if store.embedder is not None and store.embedding_problem is None:
@@ -153,7 +167,18 @@ def search_knowledge(
         )
         for (item, _, _), result in zip(chosen, found, strict=True)
     )
-    return KnowledgeSearch(shown_query, results, warning)
+    return KnowledgeSearch(shown_query, results, warning, rendered, rendered_language)
+
+
+def _scope_languages(store: KnowledgeStore, filters: Filters) -> list[str]:
+    """The main language of every indexed file the search covers (one entry per file)."""
+    where, params = filters.sql()
+    rows = store.db.execute(
+        "SELECT d.language, COUNT(*) FROM documents d JOIN items i ON i.id = d.item_id"
+        f" WHERE d.language != ''{' AND ' + where if where else ''} GROUP BY d.language",
+        params,
+    ).fetchall()
+    return [language for language, count in rows for _ in range(min(int(count), MAX_LANGUAGE_WEIGHT))]
 
 
 def _languages(store: KnowledgeStore, item_ids: list[str]) -> dict[str, str]:

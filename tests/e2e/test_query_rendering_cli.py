@@ -103,3 +103,38 @@ def test_no_rendering_is_asked_when_the_model_sent_an_english_phrasing(
     assert len(openai_server.chat_requests) == 2
     answer = openai_server.chat_requests[-1].messages[-1]["content"]
     assert "## library/report07.md" in answer and "also searched in English" not in answer
+
+
+def test_search_knowledge_renders_a_lone_chinese_query_into_the_indexed_files_language(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    _english_folder(workdir, cli_env)
+    indexed = run_cli(["index", "library"], cli_env, workdir, timeout=180)
+    assert indexed.returncode == 0, indexed.stderr
+
+    def respond(request: RecordedRequest) -> Reply:
+        if is_rendering_request(request.messages):
+            return Reply(text=f"{RENDERED}\n", prompt_tokens=60, completion_tokens=5)
+        if not any(m["role"] == "tool" for m in request.messages):
+            return Reply(
+                tool_calls=[ToolCall("search_knowledge", {"query": QUERY, "domain": "documents"})],
+                prompt_tokens=1000,
+                completion_tokens=10,
+            )
+        return Reply(text="report07.md", prompt_tokens=1200, completion_tokens=10)
+
+    openai_server.responder = respond
+    result = run_cli(
+        ["-p", "哪份报告讲了海象迁徙？", "--output-format", "json"], cli_env, workdir, timeout=180
+    )
+    assert result.returncode == 0, result.stderr
+    (rendering,) = [r for r in openai_server.chat_requests if is_rendering_request(r.messages)]
+    assert "The documents are in English" in rendering.messages[0]["content"]
+    assert rendering.messages[-1] == {"role": "user", "content": QUERY}
+    answer = next(m for m in openai_server.chat_requests[-1].messages if m["role"] == "tool")["content"]
+    assert f'The query was also searched in English as "{RENDERED}"' in answer
+    first = answer.index("[1] ")
+    assert answer[first : answer.index("\n", first)].startswith("[1] report07.md"), answer[:600]
+    report = json.loads(result.stdout)
+    assert report["usage"]["model_calls"] == 3
+    assert report["usage"]["input_tokens"] == 1000 + 1200 + 60

@@ -77,6 +77,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     max_results=max_results,
                     budget=ContentBudget.from_settings(env.settings.documents),
                     space=space,
+                    render=env.query_renderer(runtime),
                 )
         except INDEX_ERRORS as exc:
             raise ToolError.of(exc) from exc

@@ -10,6 +10,7 @@ import pytest
 from generalAgent.config.settings import DocumentSettings, Settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.knowledge import KnowledgeStore, search_knowledge
+from generalAgent.knowledge.render import render_search
 from generalAgent.knowledge.search import passages_around
 from generalAgent.search.budgets import ContentBudget, content_size
 
@@ -181,3 +182,30 @@ def test_a_list_of_phrasings_finds_each_ones_items_and_names_a_files_language(
     by_title = {entry.item.title: entry for entry in found.results}
     assert by_title["ops.md"].language == "en" and not by_title["值班"].language
     assert search_knowledge(store, ["", "  "]).results == ()
+
+
+@INDEXES_DB_ONLY
+def test_a_lone_query_is_rendered_into_the_searched_files_language_and_searched_beside_it(
+    store: KnowledgeStore, settings: Settings, tmp_path: Path
+):
+    (tmp_path / "ops.md").write_text("# Rollback\n\nRun the rollback procedure from the release runbook.\n")
+    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
+        index.index_file(tmp_path / "ops.md")
+    store.add_knowledge("值班", "值班电话 555-0199，回滚之前先通知值班。", domain="oncall")
+    asked: list[tuple[str, str]] = []
+
+    def render(query: str, language: str) -> str:
+        asked.append((query, language))
+        return "rollback procedure"
+
+    found = search_knowledge(store, "回滚流程", budget=BUDGET, render=render)
+    assert asked == [("回滚流程", "en")]
+    assert (found.rendered, found.rendered_language) == ("rollback procedure", "en")
+    assert found.results[0].item.title == "ops.md"
+    assert 'also searched in English as "rollback procedure"' in render_search(found)
+    assert found.query == "回滚流程"  # the user's words, as asked; the rendering has its own line
+    # No rendering when the model sent its own phrasings, or no file in scope has another script.
+    search_knowledge(store, ["回滚流程", "rollback"], render=render)
+    search_knowledge(store, "回滚", domain="oncall", render=render)
+    search_knowledge(store, "rollback", render=render)
+    assert len(asked) == 1
