@@ -28,6 +28,7 @@ from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import (
     BM25,
     PLAIN_BM25,
+    PLAIN_SEATS,
     Candidate,
     Ranked,
     by_place,
@@ -348,7 +349,10 @@ def fused_places(
     listings = {rowid for rowid, row in found.items() if is_listing(row[5])}
     rankings: list[list[Ranked]] = []
     weights: list[float] = []
-    seated: list[Ranked] = []  # plain BM25 of the phrasing that covers the index best
+    # Plain BM25's first places of the phrasing that covers the index best, and for a
+    # fragment (where plain BM25 leads) the tuned ranking's first place too, so the swap
+    # can reorder but never lose the tuned ranking's answer.
+    seated: list[Ranked] = []
     best_weight = -1.0
     for tuned, plain, weight, fragment in runs:
         candidates = [
@@ -356,15 +360,19 @@ def fused_places(
             for rowid, score in tuned
             if rowid in found
         ]
-        plain_places = by_place(plain, place_of, listings)
-        rankings += [rerank(candidates), plain_places]
+        reranked, plain_places = rerank(candidates), by_place(plain, place_of, listings)
+        rankings += [reranked, plain_places]
         weights += run_weights(weight, fragment)
         if weight > best_weight:
-            seated, best_weight = plain_places, weight
+            seated, best_weight = plain_places[:PLAIN_SEATS] + (reranked[:1] if fragment else []), weight
     for ranking in semantic:
         rankings.append(by_place(ranking, place_of, listings))
         weights.append(1.0)
-    ranked = seat_plain(fuse(rankings, place_of, weights), seated, place_of)[:limit]
+    distinct: dict[tuple[str, object], Ranked] = {}
+    for entry in seated:
+        distinct.setdefault(place_of[entry.rowid], entry)
+    wanted = list(distinct.values())
+    ranked = seat_plain(fuse(rankings, place_of, weights), wanted, place_of, seats=len(wanted))[:limit]
     return [(entry, tuple(sorted(found[rowid][4] for rowid in entry.folded))) for entry in ranked]
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
-from generalAgent.search.lookup import find_chunks
+from generalAgent.search.lookup import find_chunks, fused_places
 from generalAgent.search.ranking import (
     PLAIN_WEIGHT,
     Candidate,
@@ -243,3 +243,16 @@ def test_a_fragment_is_a_phrasing_that_matches_only_words_outside_its_own_script
     assert not is_fragment(english, [True, False, False])  # its own script is found
     assert run_weights(1.0, False) == (1.0, PLAIN_WEIGHT)
     assert run_weights(0.4, True) == (0.4 * PLAIN_WEIGHT, 0.4)
+
+
+def test_for_a_fragment_the_tuned_rankings_first_place_keeps_a_seat_beside_plain_bm25s():
+    """Plain BM25 leads a fragment's fusion; the tuned ranking's answer, which plain BM25
+    does not hold at all (a heading that names the command), still stays in the top five,
+    and so do plain BM25's own first three."""
+    rows = [(rowid, "doc", rowid, "", rowid, f"passage {rowid}") for rowid in range(1, 10)]
+    tuned = [(1, 9.0)]
+    plain = [(rowid, 9.0 - rowid / 10) for rowid in range(2, 10)]
+    top = [entry.rowid for entry, _ in fused_places([(tuned, plain, 1.0, True)], rows, 5)]
+    assert 1 in top and {2, 3, 4} <= set(top)
+    unswapped = [entry.rowid for entry, _ in fused_places([(tuned, plain, 1.0, False)], rows, 5)]
+    assert unswapped[0] == 1  # not a fragment: the tuned ranking leads, as before
