@@ -28,15 +28,13 @@ from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import (
     BM25,
     PLAIN_BM25,
-    PLAIN_SEATS,
+    PLAIN_WEIGHT,
     Candidate,
     Ranked,
     by_place,
     fuse,
-    is_fragment,
     is_listing,
     rerank,
-    run_weights,
     seat_plain,
 )
 from generalAgent.search.results import Passage
@@ -46,10 +44,6 @@ from generalAgent.search.segmentation import Segmenter
 # page. On the tuning half of the documents set 20 and 30 leave a place short in the top
 # 5 now and then; 40 to 200 give the same figures, and each ten more cost ~0.1 ms.
 RERANK_POOL = 40
-# One phrasing's rankings: (rowid, score) by the tuned and by the plain BM25, best first; its
-# weight among several phrasings (1 for a lone one); whether it is a fragment there
-# (ranking.is_fragment).
-Run = tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]], float, bool]
 # Chunks an OR query may have FTS5 rank, at most, when some terms are rarer than that (see
 # `_scored`): ranking costs ~1 µs per chunk, so this bounds the query's cost whatever the
 # size of the index. On bench/retrieval_quality.py recall@5 is the unpruned one's from
@@ -152,16 +146,14 @@ def find_chunks(
     ]
     matches = [m for m in matches if not m.empty]
     pool = max(limit, RERANK_POOL)
-    runs: list[Run] = []
+    runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
     for match in matches:
         expressions = _expressions(conn, match, rowid_range)
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
-            present = _present(conn, match, rowid_range, item_filter, filter_params)
-            coverage = sum(present) / len(present) if present else 1.0
-            fragment = is_fragment(match.terms, present)
-            runs.append((tuned, plain, coverage if len(matches) > 1 else 1.0, fragment))
+            weight = _coverage(conn, match, rowid_range) if len(matches) > 1 else 1.0
+            runs.append((tuned, plain, weight))
     if runs or any(semantic):
         return _ranked_hits(conn, runs, limit, semantic)
     substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
@@ -171,28 +163,16 @@ def find_chunks(
     return []
 
 
-def _present(
-    conn: sqlite3.Connection,
-    match: MatchQuery,
-    rowid_range: tuple[int, int] | None,
-    item_filter: str = "",
-    params: Sequence[Any] = (),
-) -> list[bool]:
-    """Which of a phrasing's terms occur in the searched chunks (`rowid_range`, and the items
-    `item_filter` keeps: a folder's, not the whole index, which may hold documents in the
-    query's own language). The share found weighs a phrasing's rankings among several: a
-    Chinese phrasing asked of an English manual matches only the odd command name in it,
-    and at full weight that stray ranking pulled the English phrasing's passages down
-    (tuning half of the bilingual set: MRR@10 0.688 for the list against 0.732 for the
-    English phrasing alone); which are found tells a fragment (ranking.is_fragment)."""
+def _coverage(conn: sqlite3.Connection, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
+    """The share of a phrasing's terms that occur in the index (or `rowid_range`): the weight
+    of its rankings among several phrasings. A Chinese phrasing asked of an English manual
+    matches only the odd command name in it, and at full weight that stray ranking pulled
+    the English phrasing's passages down (tuning half of the bilingual set: MRR@10 0.688
+    for the list against 0.732 for the English phrasing alone)."""
     if not match.terms:
-        return []
-    joins, where, values = _scope(rowid_range, item_filter, params)
-    present = ", ".join(
-        f"EXISTS (SELECT 1 FROM chunks_fts{joins} WHERE chunks_fts MATCH ?{where})" for _ in match.terms
-    )
-    found = conn.execute(f"SELECT {present}", [v for term in match.terms for v in (term, *values)]).fetchone()
-    return [bool(value) for value in found]
+        return 1.0
+    present = sum(1 for count in _counts(conn, match.terms, 1, rowid_range) if count)
+    return present / len(match.terms)
 
 
 def _expressions(
@@ -303,7 +283,7 @@ def _counts(
 
 def _ranked_hits(
     conn: sqlite3.Connection,
-    runs: Sequence[Run],
+    runs: Sequence[tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]], float]],
     limit: int,
     semantic: Sequence[Sequence[tuple[int, float]]] = (),
 ) -> list[ChunkHit]:
@@ -336,7 +316,7 @@ def _ranked_hits(
 
 
 def fused_places(
-    runs: Sequence[Run],
+    runs: Sequence[tuple[Sequence[tuple[int, float]], Sequence[tuple[int, float]], float]],
     rows: Sequence[Sequence[Any]],
     limit: int,
     semantic: Sequence[Sequence[tuple[int, float]]] = (),
@@ -349,30 +329,23 @@ def fused_places(
     listings = {rowid for rowid, row in found.items() if is_listing(row[5])}
     rankings: list[list[Ranked]] = []
     weights: list[float] = []
-    # Plain BM25's first places of the phrasing that covers the index best, and for a
-    # fragment (where plain BM25 leads) the tuned ranking's first place too, so the swap
-    # can reorder but never lose the tuned ranking's answer.
-    seated: list[Ranked] = []
+    seated: list[Ranked] = []  # plain BM25 of the phrasing that covers the index best
     best_weight = -1.0
-    for tuned, plain, weight, fragment in runs:
+    for tuned, plain, weight in runs:
         candidates = [
             Candidate(rowid, found[rowid][1], score, place_of[rowid], rowid in listings)
             for rowid, score in tuned
             if rowid in found
         ]
-        reranked, plain_places = rerank(candidates), by_place(plain, place_of, listings)
-        rankings += [reranked, plain_places]
-        weights += run_weights(weight, fragment)
+        plain_places = by_place(plain, place_of, listings)
+        rankings += [rerank(candidates), plain_places]
+        weights += [weight, weight * PLAIN_WEIGHT]
         if weight > best_weight:
-            seated, best_weight = plain_places[:PLAIN_SEATS] + (reranked[:1] if fragment else []), weight
+            seated, best_weight = plain_places, weight
     for ranking in semantic:
         rankings.append(by_place(ranking, place_of, listings))
         weights.append(1.0)
-    distinct: dict[tuple[str, object], Ranked] = {}
-    for entry in seated:
-        distinct.setdefault(place_of[entry.rowid], entry)
-    wanted = list(distinct.values())
-    ranked = seat_plain(fuse(rankings, place_of, weights), wanted, place_of, seats=len(wanted))[:limit]
+    ranked = seat_plain(fuse(rankings, place_of, weights), seated, place_of)[:limit]
     return [(entry, tuple(sorted(found[rowid][4] for rowid in entry.folded))) for entry in ranked]
 
 

@@ -51,14 +51,13 @@ from generalAgent.search.lookup import (
     RERANK_POOL,
     ChunkHit,
     QueryError,
-    Run,
     fused_places,
     hit_of_row,
     split_rare,
 )
 from generalAgent.search.postgres_schema import WRITE_LOCK, migrate
 from generalAgent.search.query import MatchQuery, build_match_query
-from generalAgent.search.ranking import BM25, PLAIN_BM25, is_fragment
+from generalAgent.search.ranking import BM25, PLAIN_BM25
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, segment_rows
 from generalAgent.search.store import (
@@ -342,15 +341,13 @@ class PostgresSearchStore(StoreCommon):
         matches = [m for m in matches if not m.empty]
         pool = max(limit, RERANK_POOL)
         scope = _Scope(rowid_range, item_filter.replace("?", "%s"), list(filter_params))
-        runs: list[Run] = []
+        runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
         for match in matches:
             trees = self._expressions(match, rowid_range)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                present = self._present(match, scope)
-                coverage = sum(present) / len(present) if present else 1.0
-                fragment = is_fragment(match.terms, present)
-                runs.append((tuned, plain, coverage if len(matches) > 1 else 1.0, fragment))
+                weight = self._coverage(match, rowid_range) if len(matches) > 1 else 1.0
+                runs.append((tuned, plain, weight))
         if runs or any(semantic):
             wanted = list(
                 dict.fromkeys(
@@ -448,16 +445,11 @@ class PostgresSearchStore(StoreCommon):
         rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
         return {text: int(count) for text, count in rows}
 
-    def _present(self, match: MatchQuery, scope: _Scope) -> list[bool]:
-        """lookup.py's `_present`: which terms occur in the searched chunks."""
+    def _coverage(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
         if not match.terms:
-            return []
-        joins, where, values = scope.sql()
-        present = ", ".join(
-            f"EXISTS (SELECT 1 FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where})" for _ in match.terms
-        )
-        params = [v for term in match.terms for v in (tsquery(self._parse(term)), *values)]
-        return [bool(value) for value in self._query(f"SELECT {present}", params)[0]]
+            return 1.0
+        present = sum(1 for count in self._counts(match.terms, 1, rowid_range) if count)
+        return present / len(match.terms)
 
     def _scored(
         self, trees: Sequence[Expression], limit: int, scope: _Scope

@@ -59,32 +59,6 @@ RRF_K = 60
 # man-page set half as much. Every set stays above plain BM25.
 PLAIN_WEIGHT = 0.5
 
-# A phrasing none of whose words in its own script occur in the searched chunks, only the
-# few in the other script (a lone Chinese question over English documents matches only
-# the command and file names it shares), is a fragment of the question there. Its tuned
-# ranking then rests on those names alone, and the title weight and the document evidence,
-# tuned on questions that match whole, put the documents with headings or with more pages
-# first (unseen set, dev half: "标准要求必须有 home 目录吗" matched only "home", and Debian
-# Policy's page headed "Non-existent home directories" came before the FHS page plain BM25
-# ranks first). For such a phrasing plain BM25 leads its fusion: the two weights swap
-# (`run_weights`), and the tuned ranking's first place keeps a seat in the top five beside
-# plain BM25's (lookup.fused_places: on the bilingual tuning half the swap alone pushed
-# "让用户执行 sudo 时不用输入密码"'s answer, under the heading naming sudo, out of the ten). Told by script, not by the share of words found: a Chinese question
-# over Chinese documents that uses two words they lack is not a fragment, and swapping
-# there cost the dev half's "如何把文档排成多栏" its second place.
-
-
-def is_fragment(terms: Sequence[str], present: Sequence[bool]) -> bool:
-    """Whether a phrasing of `terms` (FTS5 expressions), of which `present` tells which occur
-    in the searched chunks, matches only words outside its own script: the script class
-    (Chinese characters or not) of most of its terms has none present, another term is."""
-    chinese = [bool(_CHINESE.search(term)) for term in terms]
-    own = sum(chinese) * 2 > len(terms)  # the class of most terms (a tie: not Chinese)
-    return any(present) and not any(
-        found for found, kind in zip(present, chinese, strict=True) if kind == own
-    )
-
-
 # Seats in the first SEATED_TOP places that plain BM25's own first places always get: the
 # fusion may reorder them but never push them out (`seat_plain`). Fusing by rank alone left
 # plain BM25's answer outside the top 5 whenever the tuned ranking and the other phrasings
@@ -102,7 +76,6 @@ _PAGE_REFERENCE = re.compile(r"[,，]\s*\d{1,4}(?:[–-]\d{1,4})?(?![\d.)\w])|[(
 LEADERS_OF_A_LISTING = 2
 REFERENCES_OF_A_LISTING = 6
 
-_CHINESE = re.compile(CJK_CHARACTER)
 # A word of a query: a run of Chinese characters, or of other letters and digits.
 _WORD = re.compile(rf"{CJK_CHARACTER}+|(?:(?!{CJK_CHARACTER})[^\W_])+")
 
@@ -187,15 +160,6 @@ def by_place(
         for members in places.values()
     ]
     return sorted(ranked, key=lambda entry: entry.rowid in listings)
-
-
-def run_weights(weight: float, fragment: bool) -> tuple[float, float]:
-    """The fusion weights of one phrasing's tuned and plain BM25 rankings: `weight` (the
-    phrasing's among several) and PLAIN_WEIGHT times it, swapped for a `fragment`
-    (`is_fragment`)."""
-    if fragment:
-        return weight * PLAIN_WEIGHT, weight
-    return weight, weight * PLAIN_WEIGHT
 
 
 def fuse(

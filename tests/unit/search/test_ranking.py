@@ -9,17 +9,14 @@ import pytest
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
-from generalAgent.search.lookup import find_chunks, fused_places
+from generalAgent.search.lookup import find_chunks
 from generalAgent.search.ranking import (
-    PLAIN_WEIGHT,
     Candidate,
     Ranked,
     by_place,
     fuse,
-    is_fragment,
     is_listing,
     rerank,
-    run_weights,
     seat_plain,
     words,
 )
@@ -188,71 +185,3 @@ def test_plain_bm25s_answer_outvoted_by_the_title_weight_and_other_pages_stays_i
         document = index.index_file(tmp_path / "guide.md")
         hits = index.search_item(document.item_id, "rotate logs", 5)
         assert {hit.heading for hit in hits} >= {"Misc one", "Misc two"}
-
-
-def test_a_phrasing_that_matches_only_a_fragment_in_the_searched_folder_lets_plain_bm25_lead(
-    settings: Settings, tmp_path: Path
-):
-    """A lone Chinese question over an English folder matches only the name it shares
-    ("sbin"): the tuned ranking puts the section whose heading holds that name first, plain
-    BM25, reading the passages, the page that explains it; plain BM25 leads. The Chinese
-    words are in the index, in a Chinese note outside the folder: the question's coverage
-    is counted in the folder searched, where only "sbin" is found: a fragment."""
-    (tmp_path / "manual.md").write_text(
-        "# The sbin tree\n\nThis chapter lists the files of the tree, sbin included, with their "
-        "owners, modes and sizes, and the packages that ship them in the distribution.\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "standard.md").write_text(
-        "# Commands\n\nThe sbin directory holds the commands for system administration; a command "
-        "only root runs goes to sbin, not bin. Utilities in sbin boot, restore and repair.\n",
-        encoding="utf-8",
-    )
-    (tmp_path / "other.md").write_text(
-        "\n".join(
-            f"# Topic {n}\n\nPrinters, fonts, locales and mail delivery, note {n}.\n" for n in range(40)
-        ),
-        encoding="utf-8",
-    )
-    (tmp_path / "笔记.md").write_text("# 命令\n\n哪些命令应该放在哪里，要看标准的规定。\n", encoding="utf-8")
-    with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
-        folder = [
-            index.index_file(tmp_path / name).item_id for name in ("manual.md", "standard.md", "other.md")
-        ]
-        index.index_file(tmp_path / "笔记.md")
-        hits = find_chunks(
-            index.conn,
-            "哪些命令应该放在 sbin",
-            index.segmenter,
-            5,
-            item_filter="i.id IN (?, ?, ?)",
-            filter_params=folder,
-        )
-        assert [hit.heading for hit in hits[:2]] == ["Commands", "The sbin tree"]
-        # The same question asked whole in English is untouched: the heading's word weighs more.
-        whole = find_chunks(index.conn, "sbin tree", index.segmenter, 5)
-        assert whole[0].heading == "The sbin tree"
-
-
-def test_a_fragment_is_a_phrasing_that_matches_only_words_outside_its_own_script():
-    boot = ['{text title} : "boot"', '{text_jieba title} : "目录"', '{text_jieba title} : "放"']
-    assert is_fragment(boot, [True, False, False])  # only the English name, in an English folder
-    assert not is_fragment(boot, [True, True, False])  # a Chinese word found: Chinese text
-    assert not is_fragment(boot, [False, False, False])  # nothing found: nothing to lead
-    english = ['{text title} : "sbin"', '{text title} : "tree"', '{text_jieba title} : "目录"']
-    assert not is_fragment(english, [True, False, False])  # its own script is found
-    assert run_weights(1.0, False) == (1.0, PLAIN_WEIGHT)
-    assert run_weights(0.4, True) == (0.4 * PLAIN_WEIGHT, 0.4)
-
-
-def test_for_a_fragment_the_tuned_rankings_first_place_keeps_a_seat_beside_plain_bm25s():
-    """Plain BM25 leads a fragment's fusion; the tuned ranking's answer, which plain BM25
-    does not hold at all (a heading that names the command), still stays in the top five,
-    and so do plain BM25's own first three."""
-    rows = [(rowid, "doc", rowid, "", rowid, f"passage {rowid}") for rowid in range(1, 10)]
-    tuned = [(1, 9.0)]
-    plain = [(rowid, 9.0 - rowid / 10) for rowid in range(2, 10)]
-    top = [entry.rowid for entry, _ in fused_places([(tuned, plain, 1.0, True)], rows, 5)]
-    assert 1 in top and {2, 3, 4} <= set(top)
-    unswapped = [entry.rowid for entry, _ in fused_places([(tuned, plain, 1.0, False)], rows, 5)]
-    assert unswapped[0] == 1  # not a fragment: the tuned ranking leads, as before
