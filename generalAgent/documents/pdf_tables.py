@@ -47,6 +47,9 @@ MAX_LINE_GAP = 2.6
 # Rows set apart by at least this much more white (in line heights) than a wrapped
 # cell's lines are told apart by it.
 ROW_GAP_JUMP = 0.3
+# A "row" with this many lines in two of its columns at once is two columns of a page's
+# text, not a row (`_columns_of_text`).
+COLUMN_TEXT_LINES = 8
 # Caption: the line right above (or below) a table that names it.
 _CAPTION = re.compile(r"^\s*(?:table|tab\.|tbl\.|表)\s*(?:\d|[IVX]+\b|[一二三四五六七八九十])", re.IGNORECASE)
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
@@ -275,7 +278,12 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
             index += 1
             continue
         stack = _stack(lines, index, line_height, horizontal)
-        table = _table(stack, horizontal, vertical, line_height, page) if stack else None
+        try:
+            table = _table(stack, horizontal, vertical, line_height, page) if stack else None
+        except _ColumnsOfText:
+            # No table starts inside it either: the search goes on below its last line.
+            index = next(n for n in range(index, len(lines)) if lines[n] is stack[-1]) + 1
+            continue
         if table is None:
             index += 1
             continue
@@ -456,6 +464,8 @@ def _table(
             rows_lines.append([line])
         else:
             rows_lines[-1].append(line)
+    if _columns_of_text(rows_lines, separators):
+        raise _ColumnsOfText
     # Most rows fill two cells or more; told from where the runs stand before any cell is
     # read (a run always has text), as most stacks tried are no table.
     if sum(
@@ -490,6 +500,34 @@ def _table(
     header_count = _header_count(grid, rows_lines, boundaries, ruled_rows)
     spans = [(run.start, run.end) for line in stack for run in line.runs if run.start >= 0]
     return PageTable(page, top, bottom, separators, grid, header_count, spans=spans)
+
+
+class _ColumnsOfText(Exception):
+    """A stack of lines is a page set in columns (`_columns_of_text`): neither it nor any
+    stack starting inside it is a table (tried from its next line, the last few lines of
+    such a page looked like a small table of their own)."""
+
+
+def _columns_of_text(rows_lines: Sequence[Sequence[Line]], separators: Sequence[float]) -> bool:
+    """Whether the "rows" are a page set in columns (a two-column index, a glossary): most
+    of them hold COLUMN_TEXT_LINES lines or more in two columns at once, or there is one
+    row under the "header" and it is that tall (a page of entries whose columns the valleys
+    did not split, under the running head). A table's tall row has one long cell beside
+    short ones, among other rows; read as a table, each such "row" came back as one huge
+    cell, cut into pieces under the running head as the header (TeX for the Impatient's
+    index and command summary: 3,460 of its 4,794 chunks, which pushed its prose out of
+    the search's candidates)."""
+    if len(rows_lines) <= 2 and max(len(lines) for lines in rows_lines) >= COLUMN_TEXT_LINES:
+        return True
+    tall = 0
+    for lines in rows_lines:
+        per_column: dict[int, int] = {}
+        for line in lines:
+            for column in {bisect.bisect_right(separators, run.x0 + 1) for run in line.runs}:
+                per_column[column] = per_column.get(column, 0) + 1
+        if sum(1 for count in per_column.values() if count >= COLUMN_TEXT_LINES) >= 2:
+            tall += 1
+    return 2 * tall >= len(rows_lines)
 
 
 def fill_spanned(header: Sequence[Sequence[str]]) -> list[list[str]]:

@@ -154,6 +154,33 @@ def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over
     assert [r[0] for r in table.rows] == ["1.1", "1.2", "1.3"]
 
 
+def test_a_page_set_in_two_columns_under_its_running_head_is_no_table() -> None:
+    # TeX for the Impatient's index: a running head with a gap, a little apart from two
+    # columns of entries set line for line. Rows told apart by the white above them made
+    # the head the header and the whole page one row of two huge cells: 3,460 chunks of
+    # the book's 4,794, and its prose pushed out of the search's candidates.
+    runs = _line(760, (72, "TeX for the Impatient"), (400, "No 367"))
+    y = 760.0
+    for n in range(24):
+        y -= 20 if n % 8 == 0 else 12  # a little more white before each letter's entries
+        runs += _line(y, (72, f"\\entry{n} , {3 * n + 1}"), (320, f"\\other{n} , {5 * n + 2}"))
+    assert find_tables(group_lines(runs), []) == []
+
+
+def test_a_table_with_one_row_taller_than_the_others_is_found() -> None:
+    # A description wrapped over a dozen lines beside short cells is one tall row of a
+    # table, not a page set in columns.
+    runs = _line(700, (72, "Code"), (200, "Number"), (320, "Currency"))
+    runs += _line(685, (72, "AED"), (200, "784"), (320, "UAE Dirham"))
+    runs += _line(670, (72, "BOV"), (200, "984"), (320, "Mvdol, a fund code"))
+    for n in range(1, 12):
+        runs += _line(670 - 12 * n, (320, f"explained, line {n}"))
+    runs += _line(523, (72, "CHE"), (200, "947"), (320, "WIR Euro"))
+    (table,) = find_tables(group_lines(runs), [])
+    assert [row[0] for row in table.rows] == ["AED", "BOV", "CHE"]
+    assert table.rows[1][2].endswith("explained, line 11")
+
+
 def _page_table(page: int, grid: list[list[str]], header: int, *, opens: bool, ends: bool) -> PageTable:
     return PageTable(page, 700, 100, [150.0, 300.0], grid, header, opens_page=opens, ends_page=ends)
 
