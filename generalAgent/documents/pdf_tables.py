@@ -127,7 +127,11 @@ class PageTable:
     header_count: int
     caption: str = ""
     spans: list[tuple[int, int]] = field(default_factory=list)  # its characters in the page text
-    opens_page: bool = False  # nothing but running heads above it
+    opens_page: bool = False  # nothing but running heads above it (or its `lead`)
+    # The lines above it at the top of its page, in its key column only: the end of a row
+    # the page break cut, when the table continues one from the page before (`_lead`).
+    lead: str = ""
+    lead_spans: list[tuple[int, int]] = field(default_factory=list)
     ends_page: bool = False  # nothing but footers below it
     merged_into: int = -1  # the index of the document's table it is part of (merge_continued)
 
@@ -293,10 +297,34 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
         table.opens_page = first == 0 or (
             first == 1 and bool(table.caption) and lines[0].text == table.caption
         )
+        if not table.opens_page and _lead(table, lines[:first], line_height):
+            table.opens_page = True
+            table.lead = join_cell_lines([_same_line_join(line.runs) for line in lines[:first]])
+            table.lead_spans = [(r.start, r.end) for line in lines[:first] for r in line.runs if r.start >= 0]
         table.ends_page = last == len(lines) - 1
         tables.append(table)
         index = last + 1
     return tables
+
+
+def _lead(table: PageTable, above: Sequence[Line], line_height: float) -> bool:
+    """Whether the lines `above` a table, the first of its page, are the end of a row the
+    page break cut: one or two lines, close above it and to each other, no caption, their
+    text in the key column alone. A word processor breaks a row whose key cell wraps inside
+    it (LibreOffice's Chinese held-out table: "characters" alone above the rules); left out,
+    the table did not open its page and was not merged with the part before it."""
+    if not above or len(above) > 2 or not table.separators:
+        return False
+    lowest = above[-1]
+    if lowest.bottom - table.top > MAX_LINE_GAP * line_height:
+        return False
+    for upper, lower in zip(above, above[1:], strict=False):
+        if upper.bottom - lower.top > MAX_LINE_GAP * line_height:
+            return False
+    return all(
+        not line.gapped() and not _CAPTION.match(line.text) and line.runs[-1].x1 < table.separators[0]
+        for line in above
+    )
 
 
 def table_stacks(lines: Sequence[Line]) -> list[list[Line]]:
@@ -644,6 +672,9 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
             and _same_columns(previous, table)
         ):
             merged = tables[-1]
+            if table.lead and merged.rows:  # the cut row's key cell ends above the table
+                merged.rows[-1][0] = join_cell_lines([merged.rows[-1][0], table.lead])
+                table.spans.extend(table.lead_spans)
             body = continued_rows(raw_headers[-1], table.grid, table.header_count)
             if body and merged.rows and _cut_row(body[0], merged.rows):
                 cut = body.pop(0)
