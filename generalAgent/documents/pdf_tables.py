@@ -47,6 +47,9 @@ MAX_LINE_GAP = 2.6
 # Rows set apart by at least this much more white (in line heights) than a wrapped
 # cell's lines are told apart by it.
 ROW_GAP_JUMP = 0.3
+# A "row" with this many lines in two of its columns at once is two columns of a page's
+# text, not a row (`_columns_of_text`).
+COLUMN_TEXT_LINES = 8
 # Caption: the line right above (or below) a table that names it.
 _CAPTION = re.compile(r"^\s*(?:table|tab\.|tbl\.|表)\s*(?:\d|[IVX]+\b|[一二三四五六七八九十])", re.IGNORECASE)
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
@@ -124,7 +127,11 @@ class PageTable:
     header_count: int
     caption: str = ""
     spans: list[tuple[int, int]] = field(default_factory=list)  # its characters in the page text
-    opens_page: bool = False  # nothing but running heads above it
+    opens_page: bool = False  # nothing but running heads above it (or its `lead`)
+    # The lines above it at the top of its page, in its key column only: the end of a row
+    # the page break cut, when the table continues one from the page before (`_lead`).
+    lead: str = ""
+    lead_spans: list[tuple[int, int]] = field(default_factory=list)
     ends_page: bool = False  # nothing but footers below it
     merged_into: int = -1  # the index of the document's table it is part of (merge_continued)
 
@@ -275,7 +282,12 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
             index += 1
             continue
         stack = _stack(lines, index, line_height, horizontal)
-        table = _table(stack, horizontal, vertical, line_height, page) if stack else None
+        try:
+            table = _table(stack, horizontal, vertical, line_height, page) if stack else None
+        except _ColumnsOfText:
+            # No table starts inside it either: the search goes on below its last line.
+            index = next(n for n in range(index, len(lines)) if lines[n] is stack[-1]) + 1
+            continue
         if table is None:
             index += 1
             continue
@@ -285,10 +297,34 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
         table.opens_page = first == 0 or (
             first == 1 and bool(table.caption) and lines[0].text == table.caption
         )
+        if not table.opens_page and _lead(table, lines[:first], line_height):
+            table.opens_page = True
+            table.lead = join_cell_lines([_same_line_join(line.runs) for line in lines[:first]])
+            table.lead_spans = [(r.start, r.end) for line in lines[:first] for r in line.runs if r.start >= 0]
         table.ends_page = last == len(lines) - 1
         tables.append(table)
         index = last + 1
     return tables
+
+
+def _lead(table: PageTable, above: Sequence[Line], line_height: float) -> bool:
+    """Whether the lines `above` a table, the first of its page, are the end of a row the
+    page break cut: one or two lines, close above it and to each other, no caption, their
+    text in the key column alone. A word processor breaks a row whose key cell wraps inside
+    it (LibreOffice's Chinese held-out table: "characters" alone above the rules); left out,
+    the table did not open its page and was not merged with the part before it."""
+    if not above or len(above) > 2 or not table.separators:
+        return False
+    lowest = above[-1]
+    if lowest.bottom - table.top > MAX_LINE_GAP * line_height:
+        return False
+    for upper, lower in zip(above, above[1:], strict=False):
+        if upper.bottom - lower.top > MAX_LINE_GAP * line_height:
+            return False
+    return all(
+        not line.gapped() and not _CAPTION.match(line.text) and line.runs[-1].x1 < table.separators[0]
+        for line in above
+    )
 
 
 def table_stacks(lines: Sequence[Line]) -> list[list[Line]]:
@@ -456,6 +492,8 @@ def _table(
             rows_lines.append([line])
         else:
             rows_lines[-1].append(line)
+    if _columns_of_text(rows_lines, separators):
+        raise _ColumnsOfText
     # Most rows fill two cells or more; told from where the runs stand before any cell is
     # read (a run always has text), as most stacks tried are no table.
     if sum(
@@ -490,6 +528,34 @@ def _table(
     header_count = _header_count(grid, rows_lines, boundaries, ruled_rows)
     spans = [(run.start, run.end) for line in stack for run in line.runs if run.start >= 0]
     return PageTable(page, top, bottom, separators, grid, header_count, spans=spans)
+
+
+class _ColumnsOfText(Exception):
+    """A stack of lines is a page set in columns (`_columns_of_text`): neither it nor any
+    stack starting inside it is a table (tried from its next line, the last few lines of
+    such a page looked like a small table of their own)."""
+
+
+def _columns_of_text(rows_lines: Sequence[Sequence[Line]], separators: Sequence[float]) -> bool:
+    """Whether the "rows" are a page set in columns (a two-column index, a glossary): most
+    of them hold COLUMN_TEXT_LINES lines or more in two columns at once, or there is one
+    row under the "header" and it is that tall (a page of entries whose columns the valleys
+    did not split, under the running head). A table's tall row has one long cell beside
+    short ones, among other rows; read as a table, each such "row" came back as one huge
+    cell, cut into pieces under the running head as the header (TeX for the Impatient's
+    index and command summary: 3,460 of its 4,794 chunks, which pushed its prose out of
+    the search's candidates)."""
+    if len(rows_lines) <= 2 and max(len(lines) for lines in rows_lines) >= COLUMN_TEXT_LINES:
+        return True
+    tall = 0
+    for lines in rows_lines:
+        per_column: dict[int, int] = {}
+        for line in lines:
+            for column in {bisect.bisect_right(separators, run.x0 + 1) for run in line.runs}:
+                per_column[column] = per_column.get(column, 0) + 1
+        if sum(1 for count in per_column.values() if count >= COLUMN_TEXT_LINES) >= 2:
+            tall += 1
+    return 2 * tall >= len(rows_lines)
 
 
 def fill_spanned(header: Sequence[Sequence[str]]) -> list[list[str]]:
@@ -606,6 +672,9 @@ def merge_continued(found: Sequence[PageTable]) -> list[Table]:
             and _same_columns(previous, table)
         ):
             merged = tables[-1]
+            if table.lead and merged.rows:  # the cut row's key cell ends above the table
+                merged.rows[-1][0] = join_cell_lines([merged.rows[-1][0], table.lead])
+                table.spans.extend(table.lead_spans)
             body = continued_rows(raw_headers[-1], table.grid, table.header_count)
             if body and merged.rows and _cut_row(body[0], merged.rows):
                 cut = body.pop(0)

@@ -154,6 +154,71 @@ def test_a_booktabs_header_is_every_line_above_the_mid_rule_and_spans_carry_over
     assert [r[0] for r in table.rows] == ["1.1", "1.2", "1.3"]
 
 
+def test_a_page_set_in_two_columns_under_its_running_head_is_no_table() -> None:
+    # TeX for the Impatient's index: a running head with a gap, a little apart from two
+    # columns of entries set line for line. Rows told apart by the white above them made
+    # the head the header and the whole page one row of two huge cells: 3,460 chunks of
+    # the book's 4,794, and its prose pushed out of the search's candidates.
+    runs = _line(760, (72, "TeX for the Impatient"), (400, "No 367"))
+    y = 760.0
+    for n in range(24):
+        y -= 20 if n % 8 == 0 else 12  # a little more white before each letter's entries
+        runs += _line(y, (72, f"\\entry{n} , {3 * n + 1}"), (320, f"\\other{n} , {5 * n + 2}"))
+    assert find_tables(group_lines(runs), []) == []
+
+
+def test_a_table_with_one_row_taller_than_the_others_is_found() -> None:
+    # A description wrapped over a dozen lines beside short cells is one tall row of a
+    # table, not a page set in columns.
+    runs = _line(700, (72, "Code"), (200, "Number"), (320, "Currency"))
+    runs += _line(685, (72, "AED"), (200, "784"), (320, "UAE Dirham"))
+    runs += _line(670, (72, "BOV"), (200, "984"), (320, "Mvdol, a fund code"))
+    for n in range(1, 12):
+        runs += _line(670 - 12 * n, (320, f"explained, line {n}"))
+    runs += _line(523, (72, "CHE"), (200, "947"), (320, "WIR Euro"))
+    (table,) = find_tables(group_lines(runs), [])
+    assert [row[0] for row in table.rows] == ["AED", "BOV", "CHE"]
+    assert table.rows[1][2].endswith("explained, line 11")
+
+
+def test_a_row_cut_in_its_key_cell_by_the_page_break_is_joined_across_the_pages() -> None:
+    # LibreOffice breaks a row inside its wrapped key cell: the next page opens with the
+    # cell's last line alone ("characters") above the table's rows. The table then did not
+    # open its page and stayed apart from the part before it (the Chinese held-out table).
+    messages = [("'-b' invalid width", "无效的宽度"), ("'-c' invalid count", "无效的计数")]
+    runs = _line(700, (72, "Message"), (300, "中文"))
+    for n, (english, chinese) in enumerate(messages):
+        runs += _line(685 - 15 * n, (72, english), (300, chinese))
+    runs += _line(655, (72, "'-W' invalid number of"), (300, "无效的字符数"))
+    first = find_tables(group_lines(runs), [], 0)
+    runs = _line(740, (72, "characters"))
+    for n, (english, chinese) in enumerate(
+        [("'-l' invalid lines", "无效的行数"), ("'-o' bad", "无效的偏移")]
+    ):
+        runs += _line(725 - 15 * n, (72, english), (300, chinese))
+    runs += _line(695, (72, "'-w' invalid"), (300, "无效的页宽"))
+    second = find_tables(group_lines(runs), [], 1)
+    (table,) = merge_continued([*first, *second])
+    assert table.pages == [1, 2]
+    assert [row[0] for row in table.rows] == [
+        "'-b' invalid width",
+        "'-c' invalid count",
+        "'-W' invalid number of characters",
+        "'-l' invalid lines",
+        "'-o' bad",
+        "'-w' invalid",
+    ]
+
+
+def test_a_line_above_a_table_opening_a_page_stays_prose_when_nothing_continues() -> None:
+    runs = _line(740, (72, "characters"))
+    for n, (code, name) in enumerate([("AED", "Dirham"), ("BOV", "Mvdol"), ("CHE", "WIR Euro")]):
+        runs += _line(725 - 15 * n, (72, code), (300, name))
+    (table,) = merge_continued(find_tables(group_lines(runs), [], 3))
+    assert table.column_names() == ["AED", "Dirham"]
+    assert [row[0] for row in table.rows] == ["BOV", "CHE"]
+
+
 def _page_table(page: int, grid: list[list[str]], header: int, *, opens: bool, ends: bool) -> PageTable:
     return PageTable(page, 700, 100, [150.0, 300.0], grid, header, opens_page=opens, ends_page=ends)
 
