@@ -183,8 +183,13 @@ class Session:
         self._controller.scope.cancel()
 
     def close(self) -> None:
-        """The session ends: its commands are killed. It stays in the catalog to resume."""
+        """The session ends: its commands are killed, and the agent keeps nothing of it. It
+        stays in the catalog to resume."""
+        from generalAgent.graph.checkpoints import forget_thread
+
         self._controller.close()
+        self._agent._forget(self)
+        forget_thread(self._agent.loaded.checkpointer, self.id)
 
     @contextmanager
     def _watching_files(self) -> Iterator[list[Path]]:
@@ -285,6 +290,11 @@ class Agent:
         with self._lock:
             self._sessions.append(session)
         return session
+
+    def _forget(self, session: Session) -> None:
+        with self._lock:
+            if session in self._sessions:
+                self._sessions.remove(session)
 
     def close(self) -> None:
         """Close every session, the MCP servers and the checkpoints."""

@@ -81,6 +81,7 @@ class LoadedAgent:
         from generalAgent.graph.checkpoints import close_checkpointer
 
         self.parts.mcp.close()
+        self.parts.env.close()
         close_checkpointer(self.checkpointer)
 
 
