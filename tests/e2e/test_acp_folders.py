@@ -11,6 +11,7 @@ ends) while another session's turn is still running, which then finishes.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from pathlib import Path
@@ -54,13 +55,20 @@ def system_text(request: RecordedRequest) -> str:
 
 
 def pid_tools(request: RecordedRequest) -> list[str]:
-    return sorted(name for name in request.tool_names() if name.endswith("__pid"))
+    return sorted(name for name in request.tool_names if name.endswith("__pid"))
 
 
 def answered(request: RecordedRequest) -> dict[str, str]:
     return {
         str(m.get("tool_call_id")): str(m.get("content")) for m in request.messages if m.get("role") == "tool"
     }
+
+
+def pid_in(answer: str) -> int:
+    """The process id a `pid` tool answered (inside the tool-output frame the model reads)."""
+    found = re.search(r"(?m)^(\d+)$", answer)
+    assert found is not None, answer
+    return int(found.group(1))
 
 
 def call_the_pid_tools(request: RecordedRequest) -> Reply:
@@ -81,7 +89,10 @@ class AllowingEditor(EditorClient):
 
 
 async def prompt(conn: Any, session_id: str, text: str) -> str:
-    reply = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
+    try:
+        reply = await conn.prompt(session_id=session_id, prompt=[text_block(text)])
+    except Exception as exc:
+        raise AssertionError(repr(getattr(exc, "data", exc))) from exc
     return str(reply.stop_reason)
 
 
@@ -146,7 +157,7 @@ def test_each_editor_session_gets_its_own_folders_instructions_and_mcp_servers(
         )
         for name in ("one", "two")
     }
-    assert all(str(pid).isdigit() for pid in pids.values()) and pids["one"] != pids["two"]
+    assert pid_in(str(pids["one"])) != pid_in(str(pids["two"]))
     # The untrusted folder's session: none of its folder, nor of any other.
     assert not any(marker in system_text(seen["three"]) for marker in MARKERS.values())
     assert pid_tools(seen["three"]) == []
@@ -182,13 +193,8 @@ def test_a_trust_change_closes_the_agent_its_session_left_while_another_turn_run
             a = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
             b = (await conn.new_session(cwd=str(other), mcp_servers=[])).session_id
             await until_tools(conn, server, a, "[A]")
-            pid = int(
-                next(
-                    r.messages[-1]["content"]
-                    for r in server.chat_requests
-                    if r.messages[-1].get("role") == "tool"
-                )
-            )
+            answers = [r.messages[-1] for r in server.chat_requests if r.messages[-1].get("role") == "tool"]
+            pid = pid_in(str(answers[0]["content"]))
             assert not gone(pid)
             b_turn = asyncio.create_task(prompt(conn, b, "[B] 慢慢来"))
             await asyncio.to_thread(b_waiting.wait, 60)
