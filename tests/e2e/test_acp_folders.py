@@ -187,7 +187,8 @@ def test_a_trust_change_closes_the_agent_its_session_left_while_another_turn_run
         return call_the_pid_tools(request)
 
     async def run(server: ScriptedOpenAIServer) -> tuple[int, bool, bool, str]:
-        env = {**cli_env, "SANDBOX": "off", "OPENAI_BASE_URL": server.base_url}
+        # B's model call is held open while A's folder changes: longer than the usual 10 s.
+        env = {**cli_env, "SANDBOX": "off", "OPENAI_BASE_URL": server.base_url, "MODEL_TIMEOUT": "120"}
         async with spawn(env, workdir, AllowingEditor()) as (conn, _p):
             await conn.initialize(protocol_version=1)
             a = (await conn.new_session(cwd=str(workdir), mcp_servers=[])).session_id
