@@ -100,10 +100,8 @@ from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
 from generalAgent.cli.terminal_text import terminal_safe
 from generalAgent.config.settings import Settings, SettingsError
 from generalAgent.config.trust import FolderTrust, TrustStore, TrustStoreError, folder_trust
-from generalAgent.hooks import HookSet
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
-from generalAgent.tools.workspace import WorkingFolders
 
 LOGGER = logging.getLogger(__name__)
 
@@ -460,15 +458,16 @@ class GeneralAgentACP:
         lease, notices = await self._lease(trust)
         settings = lease.agent.parts.settings
         try:
-            hooks = await asyncio.to_thread(self._hooks_of, folder, trust, settings)
-            controller = SessionController(
+            catalog = self._sessions_catalog(settings)
+            controller = await asyncio.to_thread(
+                SessionController.in_folder,
                 settings,
-                self._sessions_catalog(settings),
-                hooks,
+                catalog,
+                trust,
                 say,
+                folder,
                 session_id=session_id,
                 interactive=False,
-                cwd=folder,
             )
         except BaseException:
             await asyncio.to_thread(lease.release)
@@ -476,7 +475,6 @@ class GeneralAgentACP:
         session = AcpSession(
             controller, settings.model.model_name or "", trust=trust, lease=lease, notices=notices
         )
-        controller.scope.folders = self._folders_of(trust)
         opened.append(session)
         assert self._conn is not None and self._loop is not None
         cancelled = controller.scope.cancelled
@@ -487,18 +485,6 @@ class GeneralAgentACP:
             controller.scope.editor = editor
         self.sessions[session_id] = session
         return session
-
-    @staticmethod
-    def _hooks_of(folder: Path, trust: FolderTrust, settings: Settings) -> HookSet:
-        """The user's hooks, and the folder's once the user trusts it (hooks.py)."""
-        from generalAgent.config.sources import user_config_dir
-        from generalAgent.hooks import load_hooks
-
-        return load_hooks(user_config_dir(), trust, folder, settings.tools.sandbox, settings.paths.data_dir)
-
-    def _folders_of(self, trust: FolderTrust) -> WorkingFolders:
-        """The folders a session's file tools read in place: its own once trusted, and --add-dir's."""
-        return WorkingFolders(start=trust.folder, readable=trust.applies, added=self.settings.added_folders)
 
     # --- the session's folder: asked about, then followed (trust.py) ----------------------
 
@@ -550,17 +536,14 @@ class GeneralAgentACP:
         mcp.json, AGENTS.md, skills and tools file, as the terminal does once its question
         is answered. The agent it leaves is closed once nothing uses it (folder_agents.py)."""
         session.trust = trust
-        scope = session.controller.scope
-        scope.folders = self._folders_of(trust)
         old = session.lease
         if old is None or agent_key(trust) != old.key:
             session.lease, notices = await self._lease(trust)
             session.notices.extend(notices)
-        settings = session.agent.parts.settings
-        scope.hooks = await asyncio.to_thread(self._hooks_of, session.cwd, trust, settings)
+        settings = session.controller.settings = session.agent.parts.settings
+        await asyncio.to_thread(session.controller.follow_folder, trust)
         if session.lease is old:
             return
-        session.controller.settings = settings
         if session.model not in settings.model.choices:
             session.model = settings.model.model_name or session.model
         if session.servers:
