@@ -18,6 +18,7 @@ never closes the agent under a running turn.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from pathlib import Path
 from generalAgent.agent.loading import LoadedAgent
 from generalAgent.config.settings import Settings
 from generalAgent.config.trust import FolderTrust
+
+LOGGER = logging.getLogger(__name__)
 
 AgentKey = Path | None  # the trusted folder whose configuration an agent carries; None: the user's only
 
@@ -104,6 +107,17 @@ class FolderAgents:
             self._release(key, entry)
             raise
         return AgentLease(self, key, entry, agent)
+
+    def acquire_usable(self, trust: FolderTrust) -> tuple[AgentLease, list[str]]:
+        """`acquire`, and lines for the user: a trusted folder whose .env has a value that
+        cannot be used gets the user's configuration alone, and the line that says why."""
+        from generalAgent.config.settings import SettingsError
+
+        try:
+            return self.acquire(trust), []
+        except SettingsError as exc:
+            LOGGER.warning("%s", exc)
+            return self.acquire(FolderTrust()), [str(exc)]
 
     def share(self, lease: AgentLease) -> AgentLease:
         """Another lease on `lease`'s agent (a turn's, beside its session's); at once."""

@@ -98,7 +98,7 @@ from generalAgent.cli.acp.modes import (
 )
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
 from generalAgent.cli.terminal_text import terminal_safe
-from generalAgent.config.settings import Settings, SettingsError
+from generalAgent.config.settings import Settings
 from generalAgent.config.trust import FolderTrust, TrustStore, TrustStoreError, folder_trust
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
@@ -145,14 +145,6 @@ class AcpSession:
     @property
     def cwd(self) -> Path:
         return self.controller.cwd
-
-
-def agent_notices(agent: LoadedAgent) -> list[str]:
-    """The agent's lines for the user not shown yet, as the chat prints them after a turn:
-    the tools' (built-in knowledge imported) and the MCP servers' (one that did not start,
-    one a call restarted). They are the process's, so they go to the session whose turn
-    comes first."""
-    return agent.parts.env.drain_notices(_) + agent.parts.mcp.drain_notices(_)
 
 
 class GeneralAgentACP:
@@ -296,7 +288,7 @@ class GeneralAgentACP:
             agent = turn.agent
             ran_in = session.mode
             try:
-                session.notices.extend(agent_notices(agent))  # a server that did not start
+                session.notices.extend(agent.drain_notices())  # a server that did not start
                 for notice in session.notices:
                     await self._send(session.id, update_agent_thought_text(notice + "\n"))
                 session.notices.clear()
@@ -304,7 +296,7 @@ class GeneralAgentACP:
                 outcome = await asyncio.to_thread(self._run_turn, agent, session, text)
             finally:
                 session.running.clear()
-                for notice in agent_notices(agent):  # a server restarted by a call
+                for notice in agent.drain_notices():  # a server restarted by a call
                     await self._send(session.id, update_agent_thought_text(notice + "\n"))
                 await asyncio.to_thread(turn.release)
             if session.mode != ran_in:
@@ -438,15 +430,6 @@ class GeneralAgentACP:
             self._catalogs[path] = SessionCatalog(path)
         return self._catalogs[path]
 
-    async def _lease(self, trust: FolderTrust) -> tuple[AgentLease, list[str]]:
-        """A hold on the agent for `trust` (loaded if none is in use), and lines for the
-        user: a trusted folder whose .env cannot be used gets the user's configuration."""
-        try:
-            return await asyncio.to_thread(self.agents.acquire, trust), []
-        except SettingsError as exc:
-            LOGGER.warning("%s", exc)
-            return await asyncio.to_thread(self.agents.acquire, FolderTrust()), [str(exc)]
-
     async def _open(self, session_id: str, cwd: str) -> AcpSession:
         folder = Path(cwd)
         opened: list[AcpSession] = []  # the session, once made: its lines go to its editor
@@ -455,7 +438,7 @@ class GeneralAgentACP:
             self._say(opened[0], terminal_safe(line) if quoted else line)
 
         trust = await asyncio.to_thread(folder_trust, folder)
-        lease, notices = await self._lease(trust)
+        lease, notices = await asyncio.to_thread(self.agents.acquire_usable, trust)
         settings = lease.agent.parts.settings
         try:
             catalog = self._sessions_catalog(settings)
@@ -538,7 +521,7 @@ class GeneralAgentACP:
         session.trust = trust
         old = session.lease
         if old is None or agent_key(trust) != old.key:
-            session.lease, notices = await self._lease(trust)
+            session.lease, notices = await asyncio.to_thread(self.agents.acquire_usable, trust)
             session.notices.extend(notices)
         settings = session.controller.settings = session.agent.parts.settings
         await asyncio.to_thread(session.controller.follow_folder, trust)
