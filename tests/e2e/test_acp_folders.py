@@ -1,8 +1,8 @@
 """Editor sessions in different folders over one `generalagent acp` process.
 
 Each session gets what its own folder carries, once trusted: its AGENTS.md (the model
-reads it in the request) and the MCP servers of its mcp.json (real stdio servers, whose
-tools the model calls); a folder not trusted gives its sessions none of it, and the
+reads it in the request), the skills its .env names (in the skills catalog) and the MCP
+servers of its mcp.json (real stdio servers, whose tools the model calls); a folder not trusted gives its sessions none of it, and the
 folder the server was started in is one folder like the others. A second case: when a
 folder's trust changes, the agent its session leaves is closed (its MCP server process
 ends) while another session's turn is still running, which then finishes.
@@ -33,13 +33,27 @@ MARKERS = {
     "two": "RULE-two-6632",
     "three": "RULE-three-7743",
 }
+SKILL_MARKERS = {
+    "start": "SKILL-start-1",
+    "one": "SKILL-one-2",
+    "two": "SKILL-two-3",
+    "three": "SKILL-three-4",
+}
 SERVERS = {"start": "zero", "one": "alpha", "two": "beta", "three": "gamma"}
 
 
 def project(folder: Path, name: str, *, trusted: bool) -> Path:
-    """A folder with its AGENTS.md and an mcp.json naming its own stdio MCP server."""
+    """A folder with its AGENTS.md, an mcp.json naming its own stdio MCP server, and a .env
+    naming its own skills folder with one skill."""
     folder.mkdir(exist_ok=True)
     (folder / "AGENTS.md").write_text(MARKERS[name] + "\n", encoding="utf-8")
+    skill = folder / "skills" / f"{name}-skill"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        f"---\nname: {name}-skill\ndescription: Use for {SKILL_MARKERS[name]} work.\n---\nSteps.\n",
+        encoding="utf-8",
+    )
+    (folder / ".env").write_text("SKILLS_DIR=skills\n", encoding="utf-8")
     write_mcp_json(folder, {SERVERS[name]: stdio_entry("--quick", trust=True)})
     if trusted:
         trust_folder(folder)
@@ -142,11 +156,13 @@ def test_each_editor_session_gets_its_own_folders_instructions_and_mcp_servers(
         seen = asyncio.run(run(server))
         requests = server.chat_requests
 
-    # Each trusted folder's session reads its own AGENTS.md and calls its own server's tools.
+    # Each trusted folder's session reads its own AGENTS.md, offers the skills its .env
+    # names, and calls its own server's tools.
     for name in ("one", "two"):
-        others = [marker for other, marker in MARKERS.items() if other != name]
-        assert MARKERS[name] in system_text(seen[name])
-        assert not any(marker in system_text(seen[name]) for marker in others)
+        others = [other for other in MARKERS if other != name]
+        assert MARKERS[name] in system_text(seen[name]) and SKILL_MARKERS[name] in system_text(seen[name])
+        assert not any(MARKERS[other] in system_text(seen[name]) for other in others)
+        assert not any(SKILL_MARKERS[other] in system_text(seen[name]) for other in others)
         assert pid_tools(seen[name]) == [f"{SERVERS[name]}__pid"]
     # Their tools ran in two different real processes.
     pids = {
@@ -160,6 +176,7 @@ def test_each_editor_session_gets_its_own_folders_instructions_and_mcp_servers(
     assert pid_in(str(pids["one"])) != pid_in(str(pids["two"]))
     # The untrusted folder's session: none of its folder, nor of any other.
     assert not any(marker in system_text(seen["three"]) for marker in MARKERS.values())
+    assert not any(marker in system_text(seen["three"]) for marker in SKILL_MARKERS.values())
     assert pid_tools(seen["three"]) == []
 
 
