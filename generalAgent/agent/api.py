@@ -183,8 +183,13 @@ class Session:
         self._controller.scope.cancel()
 
     def close(self) -> None:
-        """The session ends: its commands are killed. It stays in the catalog to resume."""
+        """The session ends: its commands are killed, and the agent keeps nothing of it. It
+        stays in the catalog to resume."""
+        from generalAgent.graph.checkpoints import forget_thread
+
         self._controller.close()
+        self._agent._forget(self)
+        forget_thread(self._agent.loaded.checkpointer, self.id)
 
     @contextmanager
     def _watching_files(self) -> Iterator[list[Path]]:
@@ -252,39 +257,32 @@ class Agent:
         `session_id` resumed. As the user decided about that folder (`generalagent trust`,
         the chat's or the editor's question), its files are read in place and its hooks run;
         a folder nobody decided about is not trusted."""
-        from generalAgent.config.sources import user_config_dir
         from generalAgent.config.trust import folder_trust
-        from generalAgent.hooks import load_hooks
-        from generalAgent.tools.workspace import WorkingFolders
 
         cwd = Path(folder).expanduser().resolve() if folder is not None else Path.cwd()
         # The folder the agent was loaded in keeps the decision it was loaded with.
         loaded_with = self.settings.sources.trust
         trust = loaded_with if loaded_with.folder == folder_trust(cwd).folder else folder_trust(cwd)
         lines: list[str] = []
-        controller = SessionController(
+        controller = SessionController.in_folder(
             self.settings,
             self._catalog,
-            load_hooks(
-                user_config_dir(),
-                trust,
-                cwd,
-                self.settings.tools.sandbox,
-                self.settings.paths.data_dir,
-            ),
+            trust,
             lambda line, quoted=False: lines.append(line),
+            cwd,
             session_id=session_id,
             interactive=False,
-            cwd=cwd,
-        )
-        controller.scope.folders = WorkingFolders(
-            start=trust.folder, readable=trust.applies, added=self.settings.added_folders
         )
         controller.start("resume" if session_id and self._catalog.get(session_id) else "startup")
         session = Session(self, controller, approve)
         with self._lock:
             self._sessions.append(session)
         return session
+
+    def _forget(self, session: Session) -> None:
+        with self._lock:
+            if session in self._sessions:
+                self._sessions.remove(session)
 
     def close(self) -> None:
         """Close every session, the MCP servers and the checkpoints."""

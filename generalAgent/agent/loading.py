@@ -77,10 +77,17 @@ class LoadedAgent:
                 self._by_model[model_name] = known
             return known
 
+    def drain_notices(self) -> list[str]:
+        """The agent's lines for the user not shown yet, each once, in the UI language: the
+        tools' (built-in knowledge imported) and the MCP servers' (one that did not start,
+        one a call restarted)."""
+        return self.parts.env.drain_notices(_) + self.parts.mcp.drain_notices(_)
+
     def close(self) -> None:
         from generalAgent.graph.checkpoints import close_checkpointer
 
         self.parts.mcp.close()
+        self.parts.env.close()
         close_checkpointer(self.checkpointer)
 
 

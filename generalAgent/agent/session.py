@@ -34,10 +34,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from generalAgent.agent.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
+from generalAgent.config.trust import FolderTrust
 from generalAgent.hooks import HookResult, HookSet
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
 from generalAgent.tools.run_context import RunContext, SessionScope
+from generalAgent.tools.workspace import WorkingFolders
 
 if TYPE_CHECKING:
     from generalAgent.agent.loading import LoadedAgent
@@ -95,6 +97,19 @@ class SendOutcome:
         return self.result is not None
 
 
+def folder_hooks(settings: Settings, trust: FolderTrust, folder: Path) -> HookSet:
+    """The user's hooks, and the folder's once the user trusts it (hooks.py)."""
+    from generalAgent.config.sources import user_config_dir
+    from generalAgent.hooks import load_hooks
+
+    return load_hooks(user_config_dir(), trust, folder, settings.tools.sandbox, settings.paths.data_dir)
+
+
+def working_folders(settings: Settings, trust: FolderTrust) -> WorkingFolders:
+    """The folders a session's file tools read in place: its own once trusted, and --add-dir's."""
+    return WorkingFolders(start=trust.folder, readable=trust.applies, added=settings.added_folders)
+
+
 class SessionController:
     """A session's state and the prepare → open → run → record sequence of its turns."""
 
@@ -123,6 +138,28 @@ class SessionController:
         self.scope = SessionScope(self.state.id, self.cwd, hooks=hooks)
         self.rules = TurnRules()
 
+    @classmethod
+    def in_folder(
+        cls,
+        settings: Settings,
+        catalog: SessionCatalog,
+        trust: FolderTrust,
+        say: Say,
+        folder: Path,
+        **options: Any,
+    ) -> SessionController:
+        """A session working in `folder`, under the user's decision about it (`trust`): its
+        hooks and the files its tools read in place follow that decision (follow_folder)."""
+        controller = cls(settings, catalog, folder_hooks(settings, trust, folder), say, cwd=folder, **options)
+        controller.scope.folders = working_folders(settings, trust)
+        return controller
+
+    def follow_folder(self, trust: FolderTrust) -> None:
+        """From the next turn on, the session works under `trust` (a decision taken since it
+        opened): its folder's hooks run and its files are read in place, or not."""
+        self.scope.hooks = folder_hooks(self.settings, trust, self.cwd)
+        self.scope.folders = working_folders(self.settings, trust)
+
     @property
     def id(self) -> str:
         return self.state.id
@@ -136,7 +173,9 @@ class SessionController:
         follows but the folder, its hooks and the editor."""
         self.state = SessionState(session_id or SessionCatalog.new_id(), title)
         old = self.scope
-        self.scope = SessionScope(self.state.id, self.cwd, hooks=old.hooks, editor=old.editor)
+        self.scope = SessionScope(
+            self.state.id, self.cwd, hooks=old.hooks, folders=old.folders, editor=old.editor
+        )
         old.close()
 
     def close(self) -> None:

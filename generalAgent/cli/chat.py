@@ -43,7 +43,6 @@ from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
 from generalAgent.documents.background_indexing import FolderIndexer, IndexingProgress
-from generalAgent.hooks import load_hooks
 from generalAgent.i18n import _, current_language, ngettext
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog
@@ -84,17 +83,12 @@ class Chat:
         self.options = options
         self.console = console or terminal_console(highlight=False)
         self.loader = BackgroundLoader(settings).start()
-        # The user's hooks (hooks.py) for this folder, read once: the session's turns and its
-        # graph runs (the tools step) use these (tools/run_context.py).
-        hooks = load_hooks(
-            user_config_dir(),
-            settings.sources.trust,
-            Path.cwd(),
-            settings.tools.sandbox,
-            settings.paths.data_dir,
-        )
-        self.session = SessionController(
-            settings, SessionCatalog(settings.paths.sessions_db), hooks, console_lines(self.console)
+        # The session in this folder, as the user decided about it: its hooks (hooks.py), read
+        # once, run in its turns and its graph runs (the tools step; tools/run_context.py).
+        catalog = SessionCatalog(settings.paths.sessions_db)
+        trust = settings.sources.trust
+        self.session = SessionController.in_folder(
+            settings, catalog, trust, console_lines(self.console), Path.cwd()
         )
         self.show_reasoning: ReasoningDisplay = settings.model.show_reasoning
         self.last_reasoning: list[str] = []  # the last turn's reasoning, per model call, for /thinking

@@ -43,8 +43,6 @@ from generalAgent.cli.script_output import (
 )
 from generalAgent.cli.terminal_text import console_lines, terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
-from generalAgent.config.sources import user_config_dir
-from generalAgent.hooks import load_hooks
 from generalAgent.i18n import _, ngettext
 from generalAgent.sessions import SessionCatalog, Usage
 
@@ -143,20 +141,18 @@ def run_once(
 
     # The user's hooks (hooks.py), as the chat runs them: SessionStart now, UserPromptSubmit
     # before the prompt is sent, Stop after the turn; the graph's tools step runs them too.
-    hooks = load_hooks(
-        user_config_dir(), settings.sources.trust, Path.cwd(), settings.tools.sandbox, settings.paths.data_dir
-    )
-    for problem in hooks.problems:
-        err.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
-    session = SessionController(
+    session = SessionController.in_folder(
         settings,
         catalog,
-        hooks,
+        settings.sources.trust,
         console_lines(err),
+        Path.cwd(),
         session_id=session_id,
         listed=options.save,
         interactive=False,
     )
+    for problem in session.hooks.problems:
+        err.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
     session.start("startup" if catalog.get(session_id) is None else "resume")
     try:
         agent = load_agent(settings)

@@ -650,6 +650,12 @@ class Settings:
         """Whether VARIABLE was set by the working folder's .env (a folder the user trusted)."""
         return self.source_of(variable).from_folder
 
+    @property
+    def working_folder(self) -> Path:
+        """The folder these settings were read for (its mcp.json and AGENTS.md are read
+        when it is trusted): the one `load_settings` was given, else the current one."""
+        return self.sources.trust.folder or Path.cwd()
+
 
 class _ConfigFilesInEffect:
     """`load_settings`' default: the user-level and the folder's .env (config/sources.py)."""
@@ -662,19 +668,21 @@ def load_settings(
     env_file: Path | _ConfigFilesInEffect | None = CONFIG_FILES,
     trust: FolderTrust | None = None,
     problems: dict[str, SettingProblem] | None = None,
+    folder: Path | None = None,
     **overrides: Any,
 ) -> Settings:
     """Read every group from the environment and the .env files in effect.
 
     `env_file` narrows the files to one (a path) or none (None: the environment only, as
     tests do). `trust` is the decision about the working folder (config/trust.py); unset,
-    the stored one. `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
+    the stored one. `folder`: the working folder whose .env is read (default: the
+    current one; the editor server reads each session's). `overrides` are field values by group, e.g. `governance={"max_loops": 3}`
     (used by tests and benchmarks). Raises `SettingsError` with one line naming the first
     bad variable; given a `problems` dict, a bad variable is left at its default and its
     line kept there by its name (MAX_LOOPS) instead (`config show`, the command that diagnoses it, still runs).
     """
     if isinstance(env_file, _ConfigFilesInEffect):
-        files = ConfigFiles.find(trust=trust)
+        files = ConfigFiles.find(folder, trust=trust)
     else:
         named = Path(env_file) if env_file is not None else None
         files = ConfigFiles(None, named, trust or folder_trust())

@@ -33,7 +33,6 @@ import asyncio
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -75,7 +74,8 @@ AgentGraph = CompiledStateGraph[Any, RunContext, Any, Any]
 
 @dataclass
 class AgentParts:
-    """What a graph is built from; built once per process."""
+    """What a graph is built from; built once per configuration: the process's, or one per
+    folder of the editor server's sessions (agent/folder_agents.py)."""
 
     settings: Settings
     model: BaseChatModel
@@ -83,7 +83,7 @@ class AgentParts:
     registry: ToolRegistry
     skills: SkillCatalog
     agents: AgentCatalog
-    memory: ProjectMemory = field(default_factory=ProjectMemory)  # AGENTS.md, read once per process
+    memory: ProjectMemory = field(default_factory=ProjectMemory)  # AGENTS.md, read once per configuration
 
     @property
     def mcp(self) -> MCPServerManager:
@@ -115,7 +115,7 @@ def build_parts(
         registry=registry,
         skills=load_skills(settings.paths.skills_dir),
         agents=load_agent_profiles(settings.paths.agents_dir),
-        memory=load_project_memory(settings, Path.cwd()),
+        memory=load_project_memory(settings, settings.working_folder),
     )
 
 

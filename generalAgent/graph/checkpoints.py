@@ -71,6 +71,14 @@ def open_checkpointer(paths: PathSettings) -> BaseCheckpointSaver:
     return open_sqlite_checkpointer(paths.sessions_db)
 
 
+def forget_thread(saver: BaseCheckpointSaver, thread_id: str) -> None:
+    """Drop what `saver` keeps in memory about a thread whose session closed (its stored
+    checkpoints stay: the session can be resumed)."""
+    packer = getattr(saver, "_packer", None)
+    if isinstance(packer, MessagePacker):
+        packer.forget(thread_id)
+
+
 def close_checkpointer(saver: BaseCheckpointSaver) -> None:
     """Close the SQLite connection or the PostgreSQL pool behind `saver`."""
     cast(Any, saver).conn.close()  # both savers keep their connection (or pool) in `conn`
@@ -113,6 +121,13 @@ class MessagePacker:
         self._lock = threading.Lock()
         # (thread, namespace) -> id(message) -> (the message, its packed form)
         self._threads: OrderedDict[tuple[str, str], dict[int, tuple[BaseMessage, Any]]] = OrderedDict()
+
+    def forget(self, thread_id: str) -> None:
+        """The thread's session closed: its packed messages are let go now, not when
+        PACKED_THREADS newer threads push them out."""
+        with self._lock:
+            for key in [key for key in self._threads if key[0] == thread_id]:
+                del self._threads[key]
 
     @staticmethod
     def applies_to(serde: Any) -> bool:

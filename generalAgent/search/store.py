@@ -569,6 +569,15 @@ class SharedStore:
                     self._conn = connect(self.paths.indexes_db)
                 yield {"conn": self._conn}
 
+    def close(self) -> None:
+        """Close what was opened; a later `use` opens it again."""
+        with self._lock:
+            conn, store, self._conn, self._store = self._conn, self._store, None, None
+        if conn is not None:
+            conn.close()
+        if store is not None:
+            store.close()
+
 
 def open_search_store(paths: PathSettings, settings: DocumentSettings) -> SearchStore | None:
     """The team's PostgreSQL store SEARCH_DATABASE_URL names, opened (its schema brought up

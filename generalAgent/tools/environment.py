@@ -127,6 +127,18 @@ class ToolEnvironment:
                 self._embedding_problem = store.embedding_problem
         return store
 
+    def close(self) -> None:
+        """Let go of what the tools opened for this agent (the document index's connection,
+        the background embedding pass); the agent is closed with it (agent/loading.py)."""
+        with self._lock:
+            documents, self._documents = self._documents, None
+            semantic, self._semantic = self._semantic, []
+        if documents is not None:
+            documents.close()
+        for session in semantic:
+            if session is not None:
+                session.background.stop()
+
     def drain_notices(self, translate: Callable[[str], str] = str) -> list[str]:
         """News for the user from the tools' own set-up (the built-in knowledge imported or
         not), each once; `translate` is the terminal's `_`."""

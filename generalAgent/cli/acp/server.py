@@ -1,11 +1,15 @@
-"""The ACP `Agent`: the editor's sessions, served over stdio by one loaded agent.
+"""The ACP `Agent`: the editor's sessions, served over stdio, each by its folder's agent.
 
 A prompt is one turn in a worker thread, run by the session controller the chat and `-p`
 use (agent/session.py: hooks, prepare, open, run, record); view.py reports it to the editor,
 and what the session's console prints (hook notices, skipped #paths) reaches it as the
 agent's thoughts. Sessions run their turns at the same time, one turn at a time each: every
 session has its own run context (tools/run_context.py: cancel token, commands, files
-written, editor, hooks of its folder) and its model's graph (LoadedAgent.for_model).
+written, editor, hooks of its folder) and its model's graph (LoadedAgent.for_model). A session's agent is its folder's
+(agent/folder_agents.py): a trusted folder's .env, mcp.json, AGENTS.md, skills and tools
+file reach that folder's sessions only, an untrusted folder's none; sessions of one
+folder share its agent, closed when the last of them closes (`session/close`) or leaves
+it, and never under a running turn.
 Cancellation is the chat's Ctrl-C without the signal, for that session only: its cancel
 token stops its model call and its tools' work at once, the stored history is repaired,
 and its permission requests still open are ended as a "no".
@@ -57,6 +61,7 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
+    CloseSessionResponse,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     Implementation,
@@ -66,6 +71,7 @@ from acp.schema import (
     PromptCapabilities,
     ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionInfo,
@@ -76,6 +82,7 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from generalAgent.agent.folder_agents import AgentLease, FolderAgents, agent_key, load_for
 from generalAgent.agent.loading import LoadedAgent
 from generalAgent.agent.session import SendOutcome, SessionController
 from generalAgent.cli.acp.editor import EditorBridge
@@ -91,12 +98,10 @@ from generalAgent.cli.acp.modes import (
 )
 from generalAgent.cli.acp.view import AcpView, prompt_text, replay_updates
 from generalAgent.cli.terminal_text import terminal_safe
-from generalAgent.config.settings import Settings, SettingsError
+from generalAgent.config.settings import Settings
 from generalAgent.config.trust import FolderTrust, TrustStore, TrustStoreError, folder_trust
-from generalAgent.hooks import HookSet
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
-from generalAgent.tools.workspace import WorkingFolders
 
 LOGGER = logging.getLogger(__name__)
 
@@ -125,6 +130,13 @@ class AcpSession:
     trust_asked: bool = False  # the editor was asked (once per session)
     trusted_here: bool | None = None  # its answer, when the store could not keep it
     servers: list[Any] = field(default_factory=list)  # the editor's MCP servers for it
+    # Its hold on its folder's agent (agent/folder_agents.py), taken when it opens.
+    lease: AgentLease | None = None
+
+    @property
+    def agent(self) -> LoadedAgent:
+        assert self.lease is not None
+        return self.lease.agent
 
     @property
     def id(self) -> str:
@@ -135,28 +147,21 @@ class AcpSession:
         return self.controller.cwd
 
 
-def agent_notices(agent: LoadedAgent) -> list[str]:
-    """The agent's lines for the user not shown yet, as the chat prints them after a turn:
-    the tools' (built-in knowledge imported) and the MCP servers' (one that did not start,
-    one a call restarted). They are the process's, so they go to the session whose turn
-    comes first."""
-    return agent.parts.env.drain_notices(_) + agent.parts.mcp.drain_notices(_)
-
-
 class GeneralAgentACP:
-    """The ACP `Agent`: one loaded agent serving the editor's sessions, each its own turns."""
+    """The ACP `Agent`: the editor's sessions, each its own turns on its folder's agent."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, agents: FolderAgents | None = None) -> None:
+        # The process's settings: its data home (the catalog) and --add-dir; a session's
+        # own are its agent's.
         self.settings = settings
         self.sessions: dict[str, AcpSession] = {}
         self.client_capabilities: ClientCapabilities | None = None
-        self._agent: LoadedAgent | None = None
-        self._load_lock = asyncio.Lock()
+        self.agents = agents or FolderAgents(load_for(settings))
         self._conn: Client | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._catalog: SessionCatalog | None = None
-        # Agents replaced when the server's folder was decided (_reload_for), closed at the end.
-        self._retired: list[LoadedAgent] = []
+        # The session catalogs by database: the process's, and a folder's own store
+        # (DATA_DIR in its .env) where its sessions' checkpoints are.
+        self._catalogs: dict[Path, SessionCatalog] = {}
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -178,7 +183,9 @@ class GeneralAgentACP:
                 prompt_capabilities=PromptCapabilities(embedded_context=False),
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(
-                    resume=SessionResumeCapabilities(), list=SessionListCapabilities()
+                    resume=SessionResumeCapabilities(),
+                    list=SessionListCapabilities(),
+                    close=SessionCloseCapabilities(),
                 ),
             ),
             agent_info=Implementation(
@@ -189,8 +196,7 @@ class GeneralAgentACP:
     async def new_session(
         self, cwd: str, mcp_servers: list[Any] | None = None, **kwargs: Any
     ) -> NewSessionResponse:
-        await self._loaded()
-        session = self._open(SessionCatalog.new_id(), cwd)
+        session = await self._open(SessionCatalog.new_id(), cwd)
         await asyncio.to_thread(session.controller.start, "startup")
         await self._start_servers(session, mcp_servers)
         return NewSessionResponse(
@@ -243,10 +249,11 @@ class GeneralAgentACP:
                 session.id,
                 CurrentModeUpdate(session_update="current_mode_update", current_mode_id=session.mode),
             )
-        elif config_id == MODEL_OPTION and value in self.settings.model.choices:
+        elif config_id == MODEL_OPTION and value in session.agent.parts.settings.model.choices:
             session.model = str(value)
         else:
-            names = sorted(MODE_IDS) if config_id == MODE_OPTION else self.settings.model.choices
+            choices = session.agent.parts.settings.model.choices
+            names = sorted(MODE_IDS) if config_id == MODE_OPTION else choices
             raise RequestError.invalid_params(
                 {"value": _("choose one of: {names}").format(names=", ".join(names))}
             )
@@ -271,20 +278,27 @@ class GeneralAgentACP:
         if not text.strip():
             raise RequestError.invalid_params({"prompt": _("The prompt is empty.")})
         async with session.turn_lock:
+            if self.sessions.get(session_id) is not session:  # closed while this prompt waited
+                raise RequestError.resource_not_found(session_id)
             await self._settle_trust(session)
-            agent = await self._loaded()
-            session.notices.extend(agent_notices(agent))  # a server that did not start
-            for notice in session.notices:
-                await self._send(session.id, update_agent_thought_text(notice + "\n"))
-            session.notices.clear()
-            session.running.set()
+            assert session.lease is not None
+            # The turn's own hold: its agent stays open until it ends, whatever the session
+            # moves to meanwhile (folder_agents.py).
+            turn = self.agents.share(session.lease)
+            agent = turn.agent
             ran_in = session.mode
             try:
+                session.notices.extend(agent.drain_notices())  # a server that did not start
+                for notice in session.notices:
+                    await self._send(session.id, update_agent_thought_text(notice + "\n"))
+                session.notices.clear()
+                session.running.set()
                 outcome = await asyncio.to_thread(self._run_turn, agent, session, text)
             finally:
                 session.running.clear()
-                for notice in agent_notices(agent):  # a server restarted by a call
+                for notice in agent.drain_notices():  # a server restarted by a call
                     await self._send(session.id, update_agent_thought_text(notice + "\n"))
+                await asyncio.to_thread(turn.release)
             if session.mode != ran_in:
                 # Switched while the turn ran: the turn may have stored its own mode after
                 # the switch did (the session enters the catalog as the turn starts).
@@ -317,6 +331,26 @@ class GeneralAgentACP:
             session.controller.scope.cancel()  # this session's turn, no other's
             for waiting in list(session.asking):
                 waiting.cancel()
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """The editor is done with the session: its turn (if one runs) is cancelled and
+        waited for, its commands killed, and its hold on its folder's agent let go (the
+        last one closes the agent). It stays in the catalog: it can be loaded again."""
+        session = self._session(session_id)
+        await self.cancel(session_id)
+        async with session.turn_lock:
+            self.sessions.pop(session_id, None)
+        await asyncio.to_thread(self._let_go, session)
+        return CloseSessionResponse()
+
+    @staticmethod
+    def _let_go(session: AcpSession) -> None:
+        from generalAgent.graph.checkpoints import forget_thread
+
+        session.controller.close()
+        if session.lease is not None:
+            forget_thread(session.agent.checkpointer, session.id)
+            session.lease.release()
 
     # --- one turn, in a worker thread ---------------------------------------------------
 
@@ -380,8 +414,8 @@ class GeneralAgentACP:
         """How full the context is after the turn (the editor's gauge), as the chat shows it."""
         from generalAgent.providers.tokens import context_window
 
-        if result.context_tokens and self._agent is not None:
-            window = context_window(self._agent.parts.settings.model).tokens
+        if result.context_tokens and session.lease is not None:
+            window = context_window(session.agent.parts.settings.model).tokens
             await self._send(
                 session.id,
                 UsageUpdate(session_update="usage_update", used=result.context_tokens, size=window),
@@ -389,40 +423,43 @@ class GeneralAgentACP:
 
     # --- sessions -----------------------------------------------------------------------
 
-    async def _loaded(self) -> LoadedAgent:
-        async with self._load_lock:
-            if self._agent is None:
-                from generalAgent.agent.loading import load_agent
+    def _sessions_catalog(self, settings: Settings | None = None) -> SessionCatalog:
+        """The catalog of `settings`' data home (default: the process's)."""
+        path = (settings or self.settings).paths.sessions_db
+        if path not in self._catalogs:
+            self._catalogs[path] = SessionCatalog(path)
+        return self._catalogs[path]
 
-                self._agent = await asyncio.to_thread(load_agent, self.settings)
-            return self._agent
-
-    def _sessions_catalog(self) -> SessionCatalog:
-        if self._catalog is None:
-            self._catalog = SessionCatalog(self.settings.paths.sessions_db)
-        return self._catalog
-
-    def _open(self, session_id: str, cwd: str) -> AcpSession:
+    async def _open(self, session_id: str, cwd: str) -> AcpSession:
         folder = Path(cwd)
         opened: list[AcpSession] = []  # the session, once made: its lines go to its editor
 
         def say(line: str, *, quoted: bool = False) -> None:
             self._say(opened[0], terminal_safe(line) if quoted else line)
 
-        trust = folder_trust(folder)
-        controller = SessionController(
-            self.settings,
-            self._sessions_catalog(),
-            self._hooks_of(folder, trust),
-            say,
-            session_id=session_id,
-            interactive=False,
-            cwd=folder,
+        trust = await asyncio.to_thread(folder_trust, folder)
+        lease, notices = await asyncio.to_thread(self.agents.acquire_usable, trust)
+        settings = lease.agent.parts.settings
+        try:
+            catalog = self._sessions_catalog(settings)
+            controller = await asyncio.to_thread(
+                SessionController.in_folder,
+                settings,
+                catalog,
+                trust,
+                say,
+                folder,
+                session_id=session_id,
+                interactive=False,
+            )
+        except BaseException:
+            await asyncio.to_thread(lease.release)
+            raise
+        session = AcpSession(
+            controller, settings.model.model_name or "", trust=trust, lease=lease, notices=notices
         )
-        session = AcpSession(controller, self.settings.model.model_name or "", trust=trust)
-        controller.scope.folders = self._folders_of(trust)
         opened.append(session)
-        assert self._conn is not None and self._loop is not None and self._agent is not None
+        assert self._conn is not None and self._loop is not None
         cancelled = controller.scope.cancelled
         editor = EditorBridge(self._conn, self._loop, session_id, self.client_capabilities, cancelled)
         if editor.offers_anything:
@@ -431,18 +468,6 @@ class GeneralAgentACP:
             controller.scope.editor = editor
         self.sessions[session_id] = session
         return session
-
-    def _hooks_of(self, folder: Path, trust: FolderTrust) -> HookSet:
-        """The user's hooks, and the folder's once the user trusts it (hooks.py)."""
-        from generalAgent.config.sources import user_config_dir
-        from generalAgent.hooks import load_hooks
-
-        settings = self.settings
-        return load_hooks(user_config_dir(), trust, folder, settings.tools.sandbox, settings.paths.data_dir)
-
-    def _folders_of(self, trust: FolderTrust) -> WorkingFolders:
-        """The folders a session's file tools read in place: its own once trusted, and --add-dir's."""
-        return WorkingFolders(start=trust.folder, readable=trust.applies, added=self.settings.added_folders)
 
     # --- the session's folder: asked about, then followed (trust.py) ----------------------
 
@@ -490,42 +515,24 @@ class GeneralAgentACP:
 
     async def _follow_trust(self, session: AcpSession, trust: FolderTrust) -> None:
         """The session follows `trust`: its files are read in place (or not), its folder's
-        hooks run (or not), and when it is the folder the server started in, the agent is
-        loaded again with (or without) that folder's .env, mcp.json, AGENTS.md, skills and
-        tools file, as the terminal does once its question is answered."""
+        hooks run (or not), and it moves to the agent with (or without) that folder's .env,
+        mcp.json, AGENTS.md, skills and tools file, as the terminal does once its question
+        is answered. The agent it leaves is closed once nothing uses it (folder_agents.py)."""
         session.trust = trust
-        scope = session.controller.scope
-        scope.folders = self._folders_of(trust)
-        scope.hooks = await asyncio.to_thread(self._hooks_of, session.cwd, trust)
-        if trust.folder is not None and trust.folder == self.settings.sources.trust.folder:
-            await self._reload_for(trust)
-
-    async def _reload_for(self, trust: FolderTrust) -> None:
-        """The server's own folder was decided: its settings and agent, loaded again under
-        the decision. A turn running on the old agent finishes on it; it is closed with
-        the server. The editor's MCP servers of every session start on the new one."""
-        from generalAgent.agent.loading import load_agent
-        from generalAgent.config.settings import load_settings
-
-        async with self._load_lock:
-            if self.settings.sources.trust.applies == trust.applies:
-                return  # another session of the same folder got here first
-            try:
-                settings = await asyncio.to_thread(load_settings, trust=trust)
-            except SettingsError as exc:  # the folder's .env has a value that cannot be used
-                for session in self.sessions.values():
-                    if session.trust.folder == trust.folder:
-                        session.notices.append(str(exc))
-                return
-            agent = await asyncio.to_thread(load_agent, settings)
-            if self._agent is not None:
-                self._retired.append(self._agent)
-            self.settings, self._agent = settings, agent
-        for session in list(self.sessions.values()):
-            if session.model not in settings.model.choices:
-                session.model = settings.model.model_name or session.model
-            if session.servers:
-                await self._start_servers(session, session.servers)
+        old = session.lease
+        if old is None or agent_key(trust) != old.key:
+            session.lease, notices = await asyncio.to_thread(self.agents.acquire_usable, trust)
+            session.notices.extend(notices)
+        settings = session.controller.settings = session.agent.parts.settings
+        await asyncio.to_thread(session.controller.follow_folder, trust)
+        if session.lease is old:
+            return
+        if session.model not in settings.model.choices:
+            session.model = settings.model.model_name or session.model
+        if session.servers:
+            await self._start_servers(session, session.servers)
+        if old is not None:
+            await asyncio.to_thread(old.release)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -544,13 +551,12 @@ class GeneralAgentACP:
     async def _stored(self, session_id: str, cwd: str) -> AcpSession:
         """A session of the catalog (the chat's and the editor's), opened for the editor in
         the approval mode it was left in."""
-        await self._loaded()
         info = self._sessions_catalog().get(session_id)
         if info is None:
             raise RequestError.resource_not_found(session_id)
         if session_id in self.sessions:
             return self.sessions[session_id]
-        session = self._open(session_id, cwd)
+        session = await self._open(session_id, cwd)
         session.mode = restored_mode(info.approval_mode)
         if info.approval_mode is not None and session.mode != info.approval_mode:
             LOGGER.warning(
@@ -570,7 +576,7 @@ class GeneralAgentACP:
         in the catalog; else its first turn stores it: agent/session.py)."""
         session.mode = mode
         try:
-            await asyncio.to_thread(self._sessions_catalog().set_approval_mode, session.id, mode)
+            await asyncio.to_thread(session.controller.catalog.set_approval_mode, session.id, mode)
         except sqlite3.Error as exc:  # the mode still holds in this process, and is stored with the next turn
             LOGGER.warning("could not keep the approval mode of %s: %s", session.id, exc)
 
@@ -579,10 +585,12 @@ class GeneralAgentACP:
         the start of the next turn."""
         from generalAgent.cli.acp.mcp_servers import start_editor_servers
 
-        if not servers or self._agent is None:
+        if not servers:
             return
-        session.servers = list(servers)  # started again if the agent is loaded again (_reload_for)
-        problems = await asyncio.to_thread(start_editor_servers, self._agent.parts.mcp, servers, session.cwd)
+        session.servers = list(servers)  # started again on the agent it moves to (_follow_trust)
+        problems = await asyncio.to_thread(
+            start_editor_servers, session.agent.parts.mcp, servers, session.cwd
+        )
         for problem in problems:
             LOGGER.warning("%s", problem)
         session.notices.extend(problems)
@@ -591,15 +599,15 @@ class GeneralAgentACP:
         """The stored conversation, as the editor would have seen it live."""
         from generalAgent.graph.turn import thread_config
 
-        assert self._agent is not None
-        state = await asyncio.to_thread(self._agent.graph.get_state, thread_config(session.id))
-        root = self._agent.parts.env.workspace_for(session.id).root
-        locate = self._locator(self._agent, session)
+        agent = session.agent
+        state = await asyncio.to_thread(agent.graph.get_state, thread_config(session.id))
+        root = agent.parts.env.workspace_for(session.id).root
+        locate = self._locator(agent, session)
         for update in replay_updates(state.values.get("messages", []), root, locate):
             await self._send(session.id, update)
 
     def _options(self, session: AcpSession) -> list[Any]:
-        choices = self.settings.model.choices or (session.model,)
+        choices = session.agent.parts.settings.model.choices or (session.model,)
         return [
             SessionConfigOptionSelect(
                 id=MODE_OPTION,
@@ -623,10 +631,10 @@ class GeneralAgentACP:
         for session in self.sessions.values():
             session.controller.close()
         self.sessions.clear()
-        for agent in [*self._retired, *([self._agent] if self._agent is not None else [])]:
-            agent.close()
-        if self._catalog is not None:
-            self._catalog.close()
+        self.agents.close()
+        for catalog in self._catalogs.values():
+            catalog.close()
+        self._catalogs.clear()
 
 
 async def _serve(server: GeneralAgentACP, protocol_out: int) -> None:

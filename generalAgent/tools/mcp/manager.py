@@ -96,8 +96,9 @@ class MCPServerManager:
 
     @classmethod
     def from_settings(cls, settings: Settings, cwd: Path | None = None) -> MCPServerManager:
-        """The servers `settings` configure: a folder's files only when the folder is trusted."""
-        folder = cwd or Path.cwd()
+        """The servers `settings` configure: a folder's files (of `cwd`, default the folder
+        the settings were read for) only when the folder is trusted."""
+        folder = cwd or settings.working_folder
         config = load_mcp_config(
             settings.mcp,
             folder,
