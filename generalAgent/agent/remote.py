@@ -38,7 +38,7 @@ from langgraph.types import Interrupt
 
 from generalAgent.agent.chat_input import parse_mentions
 from generalAgent.agent.turns import TurnResult, TurnView, answer_approval, report_stream
-from generalAgent.i18n import _
+from generalAgent.i18n import N_, _
 
 LOGGER = logging.getLogger(__name__)
 DEFAULT_GRAPH = "generalAgent"  # the graph's name in langgraph.json
@@ -49,14 +49,21 @@ TITLE_CHARS = 60
 CONNECT_SECONDS = 10.0
 READ_SECONDS = 600.0
 
-NO_SERVER = "Cannot reach the server at {url} ({reason}). Check the address given to --server and that the server is running."
-NOT_A_URL = "{url} is not a server address: give one like http://localhost:2024 to --server."
-REFUSED_TOKEN = "The server at {url} refused the token ({status}): set REMOTE_SERVER_TOKEN to a key or token it accepts (docs/deployment.md)."
-REFUSED = "The server refused: {detail}"
-NO_THREAD = "No thread {id} of yours on this server (/threads lists them)."
-SERVER_GONE = "The connection to the server was lost during the turn ({reason}). What the server stored is kept: resume the thread with --resume {thread}."
-SERVER_FAILED = "The server answered {status}: {detail}"
-RUN_FAILED = "The run failed on the server: {detail}"
+NO_SERVER = N_(
+    "Cannot reach the server at {url} ({reason}). Check the address given to --server and that the server is running."
+)
+NOT_A_URL = N_("{url} is not a server address: give one like http://localhost:2024 to --server.")
+REFUSED_TOKEN = N_(
+    "The server at {url} refused the token ({status}): set REMOTE_SERVER_TOKEN to a key or token it accepts (docs/deployment.md)."
+)
+REFUSED = N_("The server refused: {detail}")
+NO_THREAD = N_("No thread {id} of yours on this server (/threads lists them).")
+SERVER_GONE = N_(
+    "The connection to the server was lost during the turn ({reason}). What the server stored is kept in "
+    "thread {thread}: send the message again once the server is back."
+)
+SERVER_FAILED = N_("The server answered {status}: {detail}")
+RUN_FAILED = N_("The run failed on the server: {detail}")
 
 
 class RemoteError(Exception):

@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pexpect
 import pytest
 
 from generalAgent.agent.events import (
@@ -30,6 +31,7 @@ from generalAgent.agent.remote import RemoteAgent, RemoteError
 from tests.support.environment import without_agent_variables
 from tests.support.langgraph_server import KEYS, client_of, free_port, langgraph_dev
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.terminal import expect_prompt
 
 pytestmark = pytest.mark.e2e
 
@@ -243,3 +245,69 @@ def test_print_mode_with_a_refused_token_says_so_in_one_line(
         f"The server at {url} refused the token (401): set REMOTE_SERVER_TOKEN to a key or token it accepts "
         "(docs/deployment.md)."
     ]
+
+
+def test_the_chat_on_a_server_asks_here_lists_threads_and_cancels_with_ctrl_c(
+    served: tuple[str, Path], model_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    url, workdir = served
+    env = without_agent_variables(os.environ)
+    env.update(
+        GENERALAGENT_CONFIG_DIR=str(tmp_path / "config"),
+        DATA_DIR=str(tmp_path / "data"),
+        REMOTE_SERVER_TOKEN=KEYS["alice"],
+        PROMPT_TOOLKIT_NO_CPR="1",
+        TERM="xterm-256color",
+        COLUMNS="120",
+        NO_COLOR="1",
+    )
+    model_server.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "temp/plan.txt", "content": "plan one"})]),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "temp/plan.txt", "content": "plan two"})]),
+        Reply(text="The plan is written twice."),
+    )
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "generalAgent", "--server", url],
+        env=env,
+        cwd=str(tmp_path),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 120),
+    )
+    try:
+        child.expect("Connected to")
+        expect_prompt(child)
+        child.sendline("Write the plan twice (remote-chat)")
+        child.expect("Approve write_file")
+        [plan] = list((workdir / "data" / "workspaces").glob("*/temp/plan.txt"))
+        assert plan.read_text() == "plan one"  # the question comes before the change
+        child.expect("\\[y\\]es")
+        child.sendline("y")
+        child.expect("The plan is written twice.")
+        child.expect("Files written on the server")
+        expect_prompt(child)
+        assert plan.read_text() == "plan two"
+
+        child.sendline("/threads")
+        child.expect("Write the plan twice")
+        expect_prompt(child)
+
+        model_server.add(Reply(text="word " * 400, chunk_delay=0.05))
+        child.sendline("Say many words (remote-chat)")
+        child.expect("word word")
+        child.sendintr()
+        child.expect("Interrupted: the run was cancelled on the server.")
+        expect_prompt(child)
+        child.sendline("/quit")
+        child.expect(pexpect.EOF)
+    finally:
+        if child.isalive():
+            child.terminate(force=True)
+    thread = plan.parent.parent.name
+    client = client_of(url)
+    deadline = time.monotonic() + 15
+    while (runs := client.runs.list(thread)) and runs[0]["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    assert runs[0]["status"] == "interrupted"
