@@ -9,6 +9,7 @@ test can read what a tool on the server wrote, and when.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -311,3 +312,43 @@ def test_the_chat_on_a_server_asks_here_lists_threads_and_cancels_with_ctrl_c(
         assert time.monotonic() < deadline
         time.sleep(0.2)
     assert runs[0]["status"] == "interrupted"
+
+
+def server_process(port: str) -> int:
+    """The pid of this test's `langgraph dev` serving on `port` (a child of this process,
+    leading its own process group)."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == os.getpid() and b"dev" in command and port.encode() in command:
+            return int(proc.name)
+    raise AssertionError(f"no langgraph dev on port {port}")
+
+
+def test_a_server_gone_during_a_turn_is_one_line_at_once(
+    model_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    (tmp_path / "doomed").mkdir()
+    model_server.add(Reply(text="word " * 400, chunk_delay=0.05))
+    killed: list[float] = []
+    with langgraph_dev(model_server, tmp_path / "doomed") as url:
+
+        class KillTheServer(RecordingView):
+            def on_event(self, event: TurnEvent) -> None:
+                super().on_event(event)
+                if isinstance(event, TextChunk) and not killed:
+                    os.killpg(server_process(url.rsplit(":", 1)[1]), signal.SIGKILL)
+                    killed.append(time.monotonic())
+
+        with RemoteAgent(url, KEYS["alice"]) as agent:
+            thread = agent.new_thread()
+            result = agent.run_turn(thread, "Say many words (remote-gone)", KillTheServer())
+    assert killed and time.monotonic() - killed[0] < 5  # no reconnecting for half a minute
+    assert result.error is not None and not result.cancelled
+    assert result.error.startswith("The connection to the server was lost during the turn")
+    assert f"thread {thread}" in result.error and "\n" not in result.error
