@@ -159,7 +159,7 @@ def run_remote_once(
         script = ScriptView(terminal, approve_all)
         view = RemoteTurnView(script)
         started = time.monotonic()
-        result = agent.run_turn(thread, text, view, approved=set(allowed_tools))
+        result = agent.run_turn(thread, text, view, approved=set(allowed_tools), mentions=allowed_tools)
         err.print(
             "[dim]"
             + escape(_(THREAD_LINE).format(id=thread))

@@ -352,3 +352,62 @@ def test_a_server_gone_during_a_turn_is_one_line_at_once(
     assert result.error is not None and not result.cancelled
     assert result.error.startswith("The connection to the server was lost during the turn")
     assert f"thread {thread}" in result.error and "\n" not in result.error
+
+
+def test_ctrl_c_at_a_question_leaves_the_thread_usable(
+    served: tuple[str, Path], model_server: ScriptedOpenAIServer
+) -> None:
+    url, workdir = served
+    model_server.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "temp/draft.txt", "content": "one"})]),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "temp/draft.txt", "content": "two"})]),
+    )
+
+    def walk_away(request: ApprovalRequest) -> str:
+        raise KeyboardInterrupt
+
+    with RemoteAgent(url, KEYS["alice"]) as agent:
+        thread = agent.new_thread()
+        stopped = agent.run_turn(thread, "Draft twice (remote-8)", RecordingView(walk_away))
+        assert stopped.cancelled
+        draft = workspace_file(workdir, thread, "temp/draft.txt")
+        assert draft.read_text() == "one"
+        model_server.add(Reply(text="Fine, no second draft."))
+        result = agent.run_turn(thread, "Never mind (remote-8b)", RecordingView())
+    assert result.ok, result.error
+    assert result.answer == "Fine, no second draft."
+    assert draft.read_text() == "one"
+    assert not model_server.invalid_history_requests
+
+
+def test_print_mode_refuses_what_nobody_approved_and_runs_what_the_command_line_did(
+    served: tuple[str, Path], model_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    url, workdir = served
+    first = ToolCall("write_file", {"path": "temp/log.txt", "content": "old"})
+    second = ToolCall("write_file", {"path": "temp/log.txt", "content": "new"})
+    model_server.add(
+        Reply(tool_calls=[first]), Reply(tool_calls=[second]), Reply(text="Could not replace it.")
+    )
+    refused = generalagent(url, "-p", "Log twice (remote-9)", token=KEYS["alice"], tmp_path=tmp_path)
+    assert refused.returncode == 3, refused.stderr
+    assert "Refused without asking: write_file" in refused.stderr
+    thread = refused.stderr.split("thread ")[1].split()[0]
+    log = workspace_file(workdir, thread, "temp/log.txt")
+    assert log.read_text() == "old"
+
+    model_server.add(Reply(tool_calls=[second]), Reply(text="Replaced."))
+    allowed = generalagent(
+        url,
+        "-p",
+        "Now replace it (remote-9b)",
+        "--resume",
+        thread,
+        "--allowed-tools",
+        "write_file",
+        token=KEYS["alice"],
+        tmp_path=tmp_path,
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert allowed.stdout == "Replaced.\n" and f"thread {thread}" in allowed.stderr
+    assert log.read_text() == "new"
