@@ -268,7 +268,12 @@ def _detail(exc: httpx.HTTPStatusError) -> str:
 def _parts(stream: Iterator[Any], result: TurnResult) -> Iterator[tuple[str, Any]]:
     """The server's stream as the (mode, data) parts a local graph yields: JSON messages
     made LangChain messages again, interrupts made `Interrupt`s; a part that does not
-    parse is skipped (it comes from the network), an `error` part ends the turn with it."""
+    parse is skipped (it comes from the network), an `error` part ends the turn with it.
+
+    LangGraph Server sends a pause as an `updates` part; Aegra (0.6) as a `values` part
+    (`{"__interrupt__": [...]}`, though the values mode was not asked for): both are the
+    pause, each interrupt taken once."""
+    paused: set[str] = set()
     for part in stream:
         event, data = part.event, part.data
         if event == "error":
@@ -281,8 +286,17 @@ def _parts(stream: Iterator[Any], result: TurnResult) -> Iterator[tuple[str, Any
                 yield "messages", (message, data[1])
         elif event == "custom":
             yield "custom", data
-        elif event == "updates" and isinstance(data, Mapping):
-            yield "updates", {node: _update(node, update) for node, update in data.items()}
+        elif event in ("updates", "values") and isinstance(data, Mapping):
+            nodes = data if event == "updates" else {k: v for k, v in data.items() if k == "__interrupt__"}
+            update = {node: _update(node, value) for node, value in nodes.items()}
+            if "__interrupt__" in update:
+                fresh = [item for item in update["__interrupt__"] if item.id not in paused]
+                paused.update(item.id for item in fresh)
+                update["__interrupt__"] = fresh
+                if not fresh:
+                    del update["__interrupt__"]
+            if update:
+                yield "updates", update
 
 
 def _update(node: str, update: Any) -> Any:
