@@ -183,7 +183,7 @@ class RemoteAgent:
                         command=command,
                     )
                     try:
-                        interrupts = report_stream(_parts(stream, result), view, result, partial)
+                        interrupts = report_stream(stream_parts(stream, result), view, result, partial)
                     finally:
                         stream.close()  # the response too, at once (Ctrl-C)
                 if not interrupts or result.error:
@@ -265,7 +265,7 @@ def _detail(exc: httpx.HTTPStatusError) -> str:
     return exc.response.reason_phrase or str(exc.response.status_code)
 
 
-def _parts(stream: Iterator[Any], result: TurnResult) -> Iterator[tuple[str, Any]]:
+def stream_parts(stream: Iterator[Any], result: TurnResult) -> Iterator[tuple[str, Any]]:
     """The server's stream as the (mode, data) parts a local graph yields: JSON messages
     made LangChain messages again, interrupts made `Interrupt`s; a part that does not
     parse is skipped (it comes from the network), an `error` part ends the turn with it.
