@@ -338,7 +338,10 @@ def run_remote_chat(
         pending = [first_message] if first_message else []
 
         def read_line() -> str:
-            return pending.pop() if pending else session.prompt("› ")
+            if not pending:
+                return session.prompt("› ")
+            console.print(f"› {escape(pending[0])}", highlight=False)  # as if typed
+            return pending.pop()
 
         return RemoteChat(settings, agent, console, read_line, thread).run()
 

@@ -69,7 +69,10 @@ def test_a_turn_with_a_question_runs_on_aegra_as_on_langgraph_server(
 
         assert thread in [t.id for t in agent.threads()]
         model_server.add(Reply(text="Still here."))
-        assert agent.run_turn(agent.thread(thread).id, "Again (aegra-1b)", RecordingView()).answer == "Still here."
+        assert (
+            agent.run_turn(agent.thread(thread).id, "Again (aegra-1b)", RecordingView()).answer
+            == "Still here."
+        )
     with RemoteAgent(url, KEYS["bob"]) as agent:
         assert thread not in [t.id for t in agent.threads()]
         with pytest.raises(RemoteError):
