@@ -358,7 +358,7 @@ class RemoteOptions:
     output_format: str = "text"
 
 
-UNSUPPORTED = N_("{options}: not available with --server (the server decides them).")
+UNSUPPORTED = N_("{options}: not available with --server (docs/deployment.md says what is).")
 TEXT_ONLY = N_("With --server, -p prints text only (--output-format text).")
 
 
