@@ -77,25 +77,18 @@ class RemoteTurnView:
         self.inner.close()
 
 
-def connect(settings: Settings, url: str, err: Console) -> RemoteAgent | None:
-    """The deployment at `url`, checked (it answers, it accepts the token); None after one
-    line on `err` saying why not."""
-    from generalAgent.agent.remote import RemoteAgent, RemoteError
+def connected(settings: Settings, url: str) -> RemoteAgent:
+    """The deployment at `url`, checked (it answers, it accepts the token); RemoteError
+    (one line) when it is not."""
+    from generalAgent.agent.remote import RemoteAgent
 
     token = settings.remote.remote_server_token
-    try:
-        agent = RemoteAgent(
-            url, token.get_secret_value() if token else None, settings.remote.remote_server_graph
-        )
-    except RemoteError as exc:
-        err.print(f"[red]{escape(str(exc))}[/]")
-        return None
+    agent = RemoteAgent(url, token.get_secret_value() if token else None, settings.remote.remote_server_graph)
     try:
         agent.check()
-    except RemoteError as exc:
+    except BaseException:
         agent.close()
-        err.print(f"[red]{escape(str(exc))}[/]")
-        return None
+        raise
     return agent
 
 
@@ -117,65 +110,81 @@ def run_remote_once(
     settings: Settings,
     url: str,
     prompt: str,
-    resume: str | None = None,
-    approve_all: bool = False,
-    allowed_tools: tuple[str, ...] = (),
+    options: RemoteOptions | None = None,
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
     stdin: IO[str] | None = None,
 ) -> int:
-    """`-p` on the server: the answer on stdout; tool lines, the thread and usage on stderr.
-    Nobody can answer an approval: a call runs when its tool is in `allowed_tools` or with
-    `approve_all`, else it is refused (exit 3), as with a local graph."""
+    """`-p` on the server: the answer on stdout; tool lines, the thread and usage on stderr
+    (`json`: one object at the end; `stream-json`: a line per event, as locally, the
+    thread's id as `session_id`). Nobody can answer an approval: a call runs when its tool
+    is in `allowed_tools` or with `approve_all`, else it is refused (exit 3), as locally."""
     from generalAgent.cli.render import TerminalView
-    from generalAgent.cli.script_output import ScriptView
+    from generalAgent.cli.script_output import EventWriter, ScriptView, result_object
 
+    options = options or RemoteOptions(prompt=prompt)
     out = stdout or sys.stdout
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
+    started = time.monotonic()
+    emit = EventWriter(out) if options.output_format == "stream-json" else None
+
+    def fail(message: str, code: int = EXIT_USAGE, thread: str | None = None) -> int:
+        err.print(f"[red]{escape(message)}[/]")
+        if options.output_format != "text":
+            EventWriter(out)(
+                result_object(
+                    status="error",
+                    exit_code=code,
+                    error=message,
+                    session_id=thread,
+                    seconds=time.monotonic() - started,
+                )
+            )
+        return code
+
     try:
         text = _prompt_text(prompt, stdin or sys.stdin, err)
     except PipedInputError as exc:
-        err.print(f"[red]{escape(str(exc))}[/]")
-        return EXIT_USAGE
+        return fail(str(exc))
     if not text.strip():
-        err.print(
-            "[red]"
-            + escape(_("The prompt is empty.") + " " + _("Give text after -p, or pipe it in with -p -."))
-            + "[/]"
-        )
-        return EXIT_USAGE
-    agent = connect(settings, url, err)
-    if agent is None:
-        return EXIT_USAGE
+        return fail(_("The prompt is empty.") + " " + _("Give text after -p, or pipe it in with -p -."))
     from generalAgent.agent.remote import RemoteError
 
+    try:
+        agent: RemoteAgent = connected(settings, url)
+    except RemoteError as exc:
+        return fail(str(exc))
     with agent:
         try:
+            resume = options.resume
             thread = agent.thread(resume).id if resume else agent.new_thread(text.strip().splitlines()[0])
         except RemoteError as exc:
-            err.print(f"[red]{escape(str(exc))}[/]")
-            return EXIT_USAGE
+            return fail(str(exc))
+        if emit:
+            emit({"type": "start", "session_id": thread, "model": None, "server": agent.url})
         terminal = TerminalView(err, stream_answer=False, reasoning=settings.model.show_reasoning)
-        script = ScriptView(terminal, approve_all)
+        script = ScriptView(terminal, options.approve_all, emit)
         view = RemoteTurnView(script)
-        started = time.monotonic()
-        result = agent.run_turn(thread, text, view, approved=set(allowed_tools), mentions=allowed_tools)
+        allowed = options.allowed_tools
+        result = agent.run_turn(thread, text, view, approved=set(allowed), mentions=allowed)
+        seconds = time.monotonic() - started
         err.print(
             "[dim]"
             + escape(_(THREAD_LINE).format(id=thread))
             + " · "
-            + escape(usage_line(result, time.monotonic() - started))
+            + escape(usage_line(result, terminal.elapsed()))
             + "[/]"
         )
         print_files_on_server(err, view.files)
         refused = list(dict.fromkeys(script.record.refused))
         if result.cancelled:
+            code, status = EXIT_INTERRUPTED, "interrupted"
             err.print("[yellow]" + escape(_(INTERRUPTED)) + "[/]")
-            return EXIT_INTERRUPTED
-        if result.error:
+        elif result.error:
+            code, status = EXIT_FAILED, "failed"
             err.print(f"[red]✗ {escape(result.error)}[/]")
-            return EXIT_FAILED
-        if refused:
+        elif refused:
+            code, status = EXIT_REFUSED, "refused"
             err.print(
                 "[yellow]"
                 + escape(
@@ -186,9 +195,28 @@ def run_remote_once(
                 )
                 + "[/]"
             )
-        out.write(terminal_safe(result.answer).rstrip("\n") + "\n")
-        out.flush()
-        return EXIT_REFUSED if refused else EXIT_OK
+        else:
+            code, status = EXIT_OK, "answered"
+        answered = status in ("answered", "refused")
+        if options.output_format == "text":
+            if answered:
+                out.write(terminal_safe(result.answer).rstrip("\n") + "\n")
+                out.flush()
+        else:
+            EventWriter(out)(
+                result_object(
+                    status=status,  # type: ignore[arg-type]  # one of the four above
+                    exit_code=code,
+                    answer=result.answer if answered else "",
+                    error=result.error,
+                    session_id=thread,
+                    usage=result.usage,
+                    record=script.record,
+                    files_written=view.files,
+                    seconds=seconds,
+                )
+            )
+        return code
 
 
 def _prompt_text(prompt: str, stdin: IO[str], err: Console) -> str:
@@ -323,8 +351,10 @@ def run_remote_chat(
 
     console = terminal_console(highlight=False, soft_wrap=True)
     err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
-    agent = connect(settings, url, err)
-    if agent is None:
+    try:
+        agent = connected(settings, url)
+    except RemoteError as exc:
+        err.print(f"[red]{escape(str(exc))}[/]")
         return EXIT_USAGE
     with agent:
         thread = None
@@ -359,7 +389,6 @@ class RemoteOptions:
 
 
 UNSUPPORTED = N_("{options}: not available with --server (docs/deployment.md says what is).")
-TEXT_ONLY = N_("With --server, -p prints text only (--output-format text).")
 
 
 def run_remote(settings: Settings, url: str, options: RemoteOptions, unsupported: list[str]) -> int:
@@ -369,11 +398,6 @@ def run_remote(settings: Settings, url: str, options: RemoteOptions, unsupported
     if unsupported:
         err.print("[red]" + escape(_(UNSUPPORTED).format(options=", ".join(unsupported))) + "[/]")
         return EXIT_USAGE
-    if options.output_format != "text":
-        err.print("[red]" + escape(_(TEXT_ONLY)) + "[/]")
-        return EXIT_USAGE
     if options.prompt is not None:
-        return run_remote_once(
-            settings, url, options.prompt, options.resume, options.approve_all, options.allowed_tools
-        )
+        return run_remote_once(settings, url, options.prompt, options)
     return run_remote_chat(settings, url, options.resume, options.first_message)

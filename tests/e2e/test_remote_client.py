@@ -8,6 +8,7 @@ test can read what a tool on the server wrote, and when.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -233,6 +234,27 @@ def test_print_mode_answers_from_the_server_without_a_local_model(
     assert "Files written on the server (1):" in done.stderr and "outputs/summary.md" in done.stderr
     # No MODEL_NAME here: the model is the server's.
     assert not (tmp_path / "data" / "sessions.db").exists()
+
+    thread = done.stderr.split("thread ")[1].split()[0]
+    model_server.add(Reply(tool_calls=[ToolCall("now", {"timezone": "UTC"})]), Reply(text="Noon."))
+    streamed = generalagent(
+        url,
+        "-p",
+        "And the time? (remote-6b)",
+        "--resume",
+        thread,
+        "--output-format",
+        "stream-json",
+        token=KEYS["bob"],
+        tmp_path=tmp_path,
+    )
+    assert streamed.returncode == 0, streamed.stderr
+    lines = [json.loads(line) for line in streamed.stdout.splitlines()]
+    assert lines[0] == {"type": "start", "session_id": thread, "model": None, "server": url}
+    kinds = [line["type"] for line in lines]
+    assert "tool_call" in kinds and "tool_result" in kinds and "text" in kinds and kinds[-1] == "result"
+    assert lines[-1]["status"] == "answered" and lines[-1]["answer"] == "Noon."
+    assert lines[-1]["session_id"] == thread and lines[-1]["usage"]["input_tokens"] > 0
 
 
 def test_print_mode_with_a_refused_token_says_so_in_one_line(

@@ -21,10 +21,22 @@ def test_options_a_server_run_cannot_take_are_named_in_one_line(capsys: pytest.C
     ]
 
 
-def test_json_output_is_refused_with_a_server(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_output_says_a_refusal_as_its_result_object(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+    import json
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # nothing piped
     options = RemoteOptions(prompt="hi", output_format="json")
-    assert run_remote(load_settings(env_file=None), "http://127.0.0.1:9", options, []) == 2
-    assert "prints text only" in capsys.readouterr().err
+    assert run_remote(load_settings(env_file=None), "ftp://example.org", options, []) == 2
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert result["type"] == "result" and result["status"] == "error" and result["exit_code"] == 2
+    assert (
+        result["error"]
+        == "ftp://example.org is not a server address: give one like http://localhost:2024 to --server."
+    )
 
 
 def test_an_address_nothing_listens_at_is_one_line_before_anything_is_sent(
