@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-from collections.abc import Callable, Iterator, Mapping, MutableSet
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableSet
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -286,8 +286,18 @@ def yield_from_stream(
     partial: list[str],
 ) -> list[Any]:
     """Consume one `graph.stream` run; returns the interrupts it stopped at (if any)."""
-    interrupts: list[Any] = []
     stream = graph.stream(graph_input, config, context=context, stream_mode=["messages", "updates", "custom"])
+    return report_stream(stream, view, result, partial)
+
+
+def report_stream(
+    stream: Iterable[tuple[str, Any]], view: TurnView, result: TurnResult, partial: list[str]
+) -> list[Any]:
+    """Hand a view the events of one run's (mode, data) parts, as LangGraph streams them
+    with the messages, updates and custom modes: here from the local graph, in
+    agent/remote.py from a LangGraph Server's stream turned back into messages. Returns the
+    interrupts the run stopped at (if any)."""
+    interrupts: list[Any] = []
     for mode, data in stream:
         if mode == "messages":
             chunk, metadata = data

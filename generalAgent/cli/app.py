@@ -131,6 +131,15 @@ def main_command(
             help=_("Let the file tools read DIR in place, as the working folder (repeatable)."),
         ),
     ] = None,
+    server: Optional[str] = typer.Option(  # noqa: UP045
+        None,
+        "--server",
+        metavar="URL",
+        help=_(
+            "Chat (or -p) with a served deployment at URL instead of a local graph; "
+            "REMOTE_SERVER_TOKEN proves who you are (docs/deployment.md)."
+        ),
+    ),
 ) -> None:
     """Chat with the agent (the default), or answer one prompt with -p."""
     if ctx.invoked_subcommand is not None:
@@ -148,6 +157,21 @@ def main_command(
             f"[red]{escape(usage_problem)}[/]"
         )
         raise typer.Exit(EXIT_CONFIG)
+    if server is not None:  # the graph runs on the server: no local model, folder or data home
+        from generalAgent.cli.remote_views import RemoteOptions, run_remote
+
+        remote = RemoteOptions(
+            prompt, message, resume, approve, split_tool_names(allowed_tools or []), output_format
+        )
+        unsupported = {
+            "-c": continue_here,
+            "--model": model is not None,
+            "--max-turns": max_turns is not None,
+            "--save": save,
+            "--allow-host": bool(allow_host),
+            "--add-dir": bool(add_dir),
+        }
+        raise typer.Exit(run_remote(settings, server, remote, [k for k, v in unsupported.items() if v]))
     # Before anything of the folder is used: ask once (the chat) or say what is ignored (-p).
     interactive = prompt is None and sys.stdin.isatty()
     if interactive and settings.sources.trust.undecided:

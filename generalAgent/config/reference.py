@@ -26,6 +26,7 @@ _GROUP_TITLES = {
     "mcp": "MCP servers: tools from other programs (docs/mcp.md)",
     "interface": "Interface: the terminal's language",
     "server": "LangGraph Server: who may use a served deployment (docs/deployment.md)",
+    "remote": "The terminal on a served deployment: generalagent --server URL (docs/deployment.md)",
 }
 _REQUIRED = {"model_name", "openai_api_key"}
 

@@ -611,6 +611,21 @@ class ServerSettings(SettingsGroup):
         return frozenset(name.strip() for name in (self.server_tools or "").split(",") if name.strip())
 
 
+class RemoteSettings(SettingsGroup):
+    """The terminal as a client of a served deployment (`generalagent --server URL`,
+    docs/deployment.md): what it proves itself with, and which graph it runs."""
+
+    remote_server_token: OptionalSecret = Field(
+        default=None,
+        description="With --server: your key or JWT for the served deployment (sent as Authorization: Bearer)",
+    )
+    remote_server_graph: str = Field(
+        default="generalAgent",
+        min_length=1,
+        description="With --server: the graph (assistant) to run, as the deployment's langgraph.json names it",
+    )
+
+
 GROUPS: dict[str, type[SettingsGroup]] = {
     "model": ModelSettings,
     "governance": GovernanceSettings,
@@ -620,6 +635,7 @@ GROUPS: dict[str, type[SettingsGroup]] = {
     "mcp": MCPSettings,
     "interface": InterfaceSettings,
     "server": ServerSettings,
+    "remote": RemoteSettings,
 }
 
 
@@ -635,6 +651,7 @@ class Settings:
     mcp: MCPSettings
     interface: InterfaceSettings
     server: ServerSettings
+    remote: RemoteSettings
     sources: ConfigFiles = ConfigFiles(None, None)  # the .env files read (see config/sources.py)
     # Where each setting came from, by VARIABLE name (config/sources.py: SettingSource).
     provenance: Mapping[str, SettingSource] = dataclasses.field(default_factory=dict)
