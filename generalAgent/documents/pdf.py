@@ -1,8 +1,9 @@
 """PDF pages: pypdfium2's text layer, paragraphs rebuilt, sections from the outline, and
 OCR (documents/ocr.py) for the pages that have no text layer but hold text as images.
 
-Running heads, footers and page numbers are left out (pdf_layout.py), and the tables are
-read as grids (pdf_tables.py): a table's text leaves its page's block and comes back as
+Running heads, footers and page numbers are left out, a page set in two or three columns
+is read column by column (pdf_layout.py, pdf_columns.py), and the tables are read as grids
+(pdf_tables.py): a table's text leaves its page's block and comes back as
 blocks of whole rows under the table's caption and header, cited "page 12, table 2, rows
 5–9", so that no chunk holds a row without its column names.
 
@@ -33,7 +34,8 @@ from generalAgent.documents.ocr import (
 from generalAgent.documents.pdf_layout import (
     is_running,
     may_hold_table,
-    page_lines,
+    ordered_text,
+    page_layout,
     page_rules,
     running_keys,
     strip_running,
@@ -95,7 +97,8 @@ def read_pdf(
         texts: list[str] = []
         scanned: list[int] = []
         figures: set[int] = set()
-        geometry: dict[int, tuple[list[Line], list[Rule]]] = {}  # pages that may hold a table
+        geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}  # pages that may hold a table
+        orders: dict[int, list[tuple[int, int, str]]] = {}  # pages read in another order (columns)
         read = 0  # characters so far, for the limit
         for number in range(pages):
             if limit.reached(number + 1, read):
@@ -109,8 +112,8 @@ def read_pdf(
                     # OCR nor a figure mark, and walking its objects costs more than its text.
                     thin = needs_ocr(raw)
                     coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
-                    if settings.pdf_tables and not thin and may_hold_table(textpage, raw):
-                        read_geometry(geometry, number, page, textpage, raw)
+                    if not thin and may_hold_table(textpage, raw):
+                        read_geometry(geometry, orders, number, page, textpage, raw, settings.pdf_tables)
                 finally:
                     textpage.close()
                     page.close()
@@ -137,7 +140,7 @@ def read_pdf(
             here: list[PageTable] = []
         else:
             here = [t for t in found if t.page == number]
-            pieces = _TABLE_MARK.split(strip_running(_without(raw, here), keys))
+            pieces = _TABLE_MARK.split(strip_running(_without(raw, here, orders.get(number)), keys))
         shown: set[int] = set()
         for n, piece in enumerate(pieces):
             if n % 2:  # a table's place in the page's text
@@ -177,7 +180,7 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
             N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name
         ) from None
     texts: list[str] = []
-    geometry: dict[int, tuple[list[Line], list[Rule]]] = {}
+    geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}
     try:
         for number in range(len(pdf)):
             with PDFIUM:
@@ -186,7 +189,7 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
                 try:
                     raw = textpage.get_text_range()
                     if may_hold_table(textpage, raw):
-                        read_geometry(geometry, number, page, textpage, raw)
+                        read_geometry(geometry, {}, number, page, textpage, raw)
                 finally:
                     textpage.close()
                     page.close()
@@ -200,31 +203,70 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
 
 
 def read_geometry(
-    geometry: dict[int, tuple[list[Line], list[Rule]]], number: int, page: Any, textpage: Any, raw: str
+    geometry: dict[int, tuple[list[list[Line]], list[Rule]]],
+    orders: dict[int, list[tuple[int, int, str]]],
+    number: int,
+    page: Any,
+    textpage: Any,
+    raw: str,
+    tables: bool = True,
 ) -> None:
-    """The lines and rules of page `number` into `geometry` when its layout may hold a
-    table (pdf_layout.page_lines reads only what the table finder needs)."""
-    lines = page_lines(textpage, raw)
-    if lines:
-        geometry[number] = (lines, page_rules(page))
+    """Page `number`'s lines (region by region) and rules into `geometry` when its layout
+    may hold a table, and its reading order into `orders` when it is set in columns
+    (pdf_layout.page_layout reads only what is needed)."""
+    layout = page_layout(textpage, raw, tables)
+    if layout is None:
+        return
+    if layout.regions:
+        geometry[number] = (layout.regions, page_rules(page))
+    if layout.order is not None:
+        orders[number] = layout.order
 
 
-def _page_tables(geometry: dict[int, tuple[list[Line], list[Rule]]], keys: set[str]) -> list[PageTable]:
+def _page_tables(geometry: dict[int, tuple[list[list[Line]], list[Rule]]], keys: set[str]) -> list[PageTable]:
     """The tables of each page read as geometry, its running heads and footers set apart
-    first (a table under a running head still opens its page)."""
+    first (a table under a running head still opens its page). A page in columns is read
+    a column at a time: a table is in one column, or laid across them in a region of its
+    own; only a table of the first region opens the page, only one of the last ends it."""
     found: list[PageTable] = []
     for number in sorted(geometry):
-        lines, rules = geometry[number]
-        lines = list(lines)
-        # A running line stands apart from the body, in the margin: a table's header
-        # repeated on every page is as repeated, but sits right above its rows.
-        for _ in range(2):
-            if len(lines) > 1 and is_running(lines[0].text, keys) and _apart(lines[0], lines[1]):
-                lines.pop(0)
-            if len(lines) > 1 and is_running(lines[-1].text, keys) and _apart(lines[-2], lines[-1]):
-                lines.pop()
-        found.extend(find_tables(lines, rules, number))
+        regions, rules = geometry[number]
+        regions = [list(lines) for lines in regions]
+        _drop_running(regions, keys)
+        for n, lines in enumerate(regions):
+            for table in find_tables(lines, rules, number):
+                table.opens_page = table.opens_page and n == 0
+                table.ends_page = table.ends_page and n == len(regions) - 1
+                found.append(table)
     return found
+
+
+def _drop_running(regions: list[list[Line]], keys: set[str]) -> None:
+    """The page's running heads and footers (two at most at each end) taken out of its
+    first and last regions. A running line stands apart from the body, in the margin: a
+    table's header repeated on every page is as repeated, but sits right above its rows.
+    A page's only line stays."""
+    for _ in range(2):
+        first = regions[0]
+        alone = len(first) == 1 and len(regions) > 1
+        if (
+            first
+            and is_running(first[0].text, keys)
+            and (alone or len(first) > 1 and _apart(first[0], first[1]))
+        ):
+            first.pop(0)
+            if not first:
+                regions.pop(0)
+        last = regions[-1]
+        alone = len(last) == 1 and len(regions) > 1
+        if (
+            last
+            and is_running(last[-1].text, keys)
+            and (alone or len(last) > 1 and _apart(last[-2], last[-1]))
+        ):
+            last.pop()
+            if not last:
+                regions.pop()
 
 
 def _apart(upper: Line, lower: Line) -> bool:
@@ -235,22 +277,29 @@ def _apart(upper: Line, lower: Line) -> bool:
 _TABLE_MARK = re.compile("\x01(\\d+)\x01")
 
 
-def _without(raw: str, tables: list[PageTable]) -> str:
-    """The page's text with the characters of its tables (and their captions) taken out,
-    a mark standing where each table began (on a line of its own)."""
+def _without(raw: str, tables: list[PageTable], order: list[tuple[int, int, str]] | None = None) -> str:
+    """The page's text in reading order (`order`, pdf_layout.reading_order; as it came when
+    None) with the characters of its tables (and their captions) taken out, a mark
+    standing where each table began (on a line of its own)."""
     spans = sorted(span for table in tables for span in table.spans)
     if not spans:
-        return raw
+        return ordered_text(raw, order)
     marks = {min(table.spans)[0]: n for n, table in enumerate(tables) if table.spans}
     parts: list[str] = []
-    position = 0
-    for start, end in spans:
-        if start > position:
-            parts.append(raw[position:start].replace("\x01", ""))
-        if start in marks and start >= position:
-            parts.append(f"\n\x01{marks.pop(start)}\x01\n")
-        position = max(position, end)
-    parts.append(raw[position:].replace("\x01", ""))
+    for first, last, after in order or [(0, len(raw), "")]:
+        position = first
+        for start, end in spans:
+            if end <= first or start >= last:
+                continue
+            start, end = max(start, first), min(end, last)
+            if start > position:
+                parts.append(raw[position:start].replace("\x01", ""))
+            if start in marks and start >= position:
+                parts.append(f"\n\x01{marks.pop(start)}\x01\n")
+            position = max(position, end)
+        if last > position:
+            parts.append(raw[position:last].replace("\x01", ""))
+        parts.append(after)
     return "".join(parts)
 
 

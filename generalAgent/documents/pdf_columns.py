@@ -1,0 +1,255 @@
+"""The columns of a PDF page: where a two- or three-column page's gutters are, and its
+printed lines in the order a reader reads them, down the first column, then the next.
+
+A PDF's text comes in the order its producer drew it. Most draw a column at a time, and
+that order is already right; some draw across the page a line at a time (left column's
+line, then the right column's line at the same height), which read as the PDF's text
+interleaves two unrelated sentences on every line, and which the table finder took for a
+two-column table. This module decides from geometry alone (pdf_tables.Run boxes; no
+pdfium here, no text needed), so it costs nothing until a page is known to be columns.
+The steps, each with why:
+
+1. The body: the page's lines without a running head or footer standing apart at the top
+   or bottom (a footer in the left margin would otherwise end up between two columns).
+2. Gutters: vertical strips at least MIN_GUTTER wide where (almost) no run of the body
+   has ink, with a good share of the runs on each side. A title, a figure's caption or a
+   paragraph across the page crosses a gutter; up to MAX_CROSSING of the runs may.
+3. Columns of prose, not a table's: one or two gutters (two or three columns) of about
+   equal width, each with several runs that mostly fill it (MIN_FILL), as a justified or
+   ragged paragraph does and a table's cells of numbers do not.
+4. Bands: a line crossing a gutter spans the columns and stays where it is, between the
+   band of columns above it and the one below; so does a stack of table rows laid across
+   the columns (cells on both sides of a gutter, none of them a line of prose), so that
+   a table is never cut into columns.
+5. Reading order: band by band, each band's columns left to right, each column top down.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import median
+
+from generalAgent.documents.pdf_tables import COLUMN_GAP, Line, Run, group_lines
+
+# White between two columns (points): LaTeX sets 10, most journals 12 to 18; a word space
+# is about 3, and white this wide never lines up down a page of prose by chance.
+MIN_GUTTER = 6.0
+# At most this share of the body's runs may cross a gutter (a title, an abstract or a
+# figure's caption across the page, above or between the columns).
+MAX_CROSSING = 0.25
+# Each side of a gutter holds at least this share of the body's runs, and every column
+# at least MIN_COLUMN_RUNS of them.
+MIN_SIDE = 0.15
+MIN_COLUMN_RUNS = 4
+# Two or three columns: more strips of white down a page are a table's.
+MAX_COLUMNS = 3
+# Columns of one page are about as wide as each other (the widest at most this many
+# times the narrowest).
+MAX_WIDTH_RATIO = 1.6
+# A column of prose: its runs fill this share of its width (median); a table's column of
+# short cells does not.
+MIN_FILL = 0.6
+# Lines at each end of the page that may be a running head or footer set apart.
+EDGE_LINES = 2
+# A table laid across the columns: at least this many table rows one after the other.
+MIN_TABLE_ROWS = 3
+
+
+@dataclass
+class Region:
+    """Lines read one after the other: a column of one band, or lines across the page."""
+
+    lines: list[Line]
+    spanning: bool
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The page's columns: their left and right edges (points), gutters between them."""
+
+    edges: list[tuple[float, float]]
+
+    @property
+    def gutters(self) -> list[tuple[float, float]]:
+        return [(left[1], right[0]) for left, right in zip(self.edges, self.edges[1:], strict=False)]
+
+    def column_of(self, run: Run) -> int:
+        return bisect.bisect_right([g[0] + (g[1] - g[0]) / 2 for g in self.gutters], (run.x0 + run.x1) / 2)
+
+    def crosses(self, run: Run) -> bool:
+        return any(run.x0 < left - 1 and run.x1 > right + 1 for left, right in self.gutters)
+
+
+def reading_regions(lines: Sequence[Line]) -> list[Region] | None:
+    """The page's lines (top to bottom, as `group_lines` makes them) in reading order,
+    region by region; None when the page is not set in columns (read it as it comes)."""
+    if len(lines) < 2 * MIN_COLUMN_RUNS:
+        return None
+    first, last = _body_bounds(lines)
+    body = lines[first:last]
+    columns = find_columns(body)
+    if columns is None:
+        return None
+    spanning = [any(columns.crosses(run) for run in line.runs) for line in body]
+    for start, end in _table_rows(body, columns, spanning):
+        spanning[start:end] = [True] * (end - start)
+    regions: list[Region] = []
+    if first:
+        regions.append(Region(list(lines[:first]), True))
+    band: list[list[Run]] = [[] for _ in columns.edges]
+    for line, across in zip(body, spanning, strict=True):
+        if not across:
+            for run in line.runs:
+                band[columns.column_of(run)].append(run)
+            continue
+        _close_band(regions, band)
+        band = [[] for _ in columns.edges]
+        if regions and regions[-1].spanning:
+            regions[-1].lines.append(line)
+        else:
+            regions.append(Region([line], True))
+    _close_band(regions, band)
+    if last < len(lines):
+        if regions and regions[-1].spanning:
+            regions[-1].lines.extend(lines[last:])
+        else:
+            regions.append(Region(list(lines[last:]), True))
+    return regions
+
+
+def _close_band(regions: list[Region], band: list[list[Run]]) -> None:
+    for runs in band:
+        if runs:
+            regions.append(Region(group_lines(runs), False))
+
+
+def _body_bounds(lines: Sequence[Line]) -> tuple[int, int]:
+    """Indexes of the first line of the page's body and of the line after its last: the
+    lines at either end standing apart (a running head, a footer, a page number) left out."""
+    first, last = 0, len(lines)
+    for _ in range(EDGE_LINES):
+        if last - first > 2 and _apart(lines[first], lines[first + 1]):
+            first += 1
+        if last - first > 2 and _apart(lines[last - 2], lines[last - 1]):
+            last -= 1
+    return first, last
+
+
+def _apart(upper: Line, lower: Line) -> bool:
+    return upper.bottom - lower.top > 1.5 * max(upper.height, lower.height)
+
+
+def find_columns(lines: Sequence[Line]) -> Columns | None:
+    """The columns of a body of `lines`, or None when it is not set in two or three
+    columns of prose (see the module's docstring)."""
+    runs = [run for line in lines for run in line.runs]
+    if len(runs) < 2 * MIN_COLUMN_RUNS:
+        return None
+    gutters = _gutters(runs)
+    if not gutters or len(gutters) + 1 > MAX_COLUMNS:
+        return None
+    left, right = min(r.x0 for r in runs), max(r.x1 for r in runs)
+    bounds = [left, *[x for gutter in gutters for x in gutter], right]
+    edges = [(bounds[n], bounds[n + 1]) for n in range(0, len(bounds), 2)]
+    widths = [b - a for a, b in edges]
+    if min(widths) <= 0 or max(widths) > MAX_WIDTH_RATIO * min(widths):
+        return None
+    columns = Columns(edges)
+    fills: list[list[float]] = [[] for _ in edges]
+    for run in runs:
+        if not columns.crosses(run):
+            column = columns.column_of(run)
+            fills[column].append((run.x1 - run.x0) / widths[column])
+    if any(len(f) < MIN_COLUMN_RUNS or median(f) < MIN_FILL for f in fills):
+        return None
+    return columns
+
+
+def _gutters(runs: Sequence[Run]) -> list[tuple[float, float]]:
+    """Strips of white down the body: where at most MAX_CROSSING of the runs have ink, at
+    least MIN_GUTTER wide, with MIN_SIDE of the runs wholly on each side. Each is the
+    stretch of its valley crossed by the fewest runs (a title across it is tolerated)."""
+    events = sorted([(run.x0, 1) for run in runs] + [(run.x1, -1) for run in runs])
+    allowed = int(MAX_CROSSING * len(runs))
+    ends = sorted(run.x1 for run in runs)
+    starts = sorted(run.x0 for run in runs)
+    need = max(MIN_COLUMN_RUNS, MIN_SIDE * len(runs))
+    gutters: list[tuple[float, float]] = []
+    depth = 0
+    valley: list[tuple[float, float, int]] = []  # (from, to, depth) pieces of the valley
+    for (x, step), (following, _) in zip(events, [*events[1:], (events[-1][0], 0)], strict=True):
+        depth += step
+        if depth <= allowed and following > x:
+            valley.append((x, following, depth))
+            continue
+        if valley:
+            gutter = _deepest(valley)
+            valley = []
+            if (
+                gutter is not None
+                and bisect.bisect_right(ends, gutter[0] + 0.5) >= need
+                and len(starts) - bisect.bisect_left(starts, gutter[1] - 0.5) >= need
+            ):
+                gutters.append(gutter)
+    return gutters
+
+
+def _deepest(valley: list[tuple[float, float, int]]) -> tuple[float, float] | None:
+    """The widest stretch of the valley at its least depth, if at least MIN_GUTTER wide."""
+    least = min(depth for _, _, depth in valley)
+    stretches: list[tuple[float, float]] = []
+    start: float | None = None
+    end = 0.0
+    for a, b, depth in valley:
+        if depth == least:
+            start = a if start is None else start
+            end = b
+        elif start is not None:
+            stretches.append((start, end))
+            start = None
+    if start is not None:
+        stretches.append((start, end))
+    best = max(stretches, key=lambda s: s[1] - s[0])
+    return best if best[1] - best[0] >= MIN_GUTTER else None
+
+
+def _table_rows(lines: Sequence[Line], columns: Columns, spanning: list[bool]) -> list[tuple[int, int]]:
+    """Stretches (start, end) of `lines` that are a table laid across the columns: at least
+    MIN_TABLE_ROWS lines in a row with cells on both sides of a gutter, one side's cells
+    apart by a table's white (COLUMN_GAP), and no side a line of prose."""
+    stretches: list[tuple[int, int]] = []
+    start = -1
+    for n, line in enumerate([*lines, None]):
+        row = line is not None and not spanning[n] and _table_row(line, columns)
+        if row and start < 0:
+            start = n
+        elif not row and start >= 0:
+            if n - start >= MIN_TABLE_ROWS:
+                stretches.append((start, n))
+            start = -1
+    return stretches
+
+
+def _table_row(line: Line, columns: Columns) -> bool:
+    pieces: dict[int, list[Run]] = {}
+    for run in line.runs:
+        pieces.setdefault(columns.column_of(run), []).append(run)
+    if len(pieces) < 2:
+        return False
+    gapped = any(
+        piece[n + 1].x0 - piece[n].x1 >= COLUMN_GAP
+        for piece in pieces.values()
+        for n in range(len(piece) - 1)
+    )
+    return gapped and not any(_prose(piece, columns.edges[column]) for column, piece in pieces.items())
+
+
+def _prose(piece: list[Run], edge: tuple[float, float]) -> bool:
+    """A column's piece of a line that is a line of prose: one stretch of text from the
+    column's left edge across most of it."""
+    if any(piece[n + 1].x0 - piece[n].x1 >= COLUMN_GAP for n in range(len(piece) - 1)):
+        return False
+    left, right = edge
+    return piece[0].x0 - left < COLUMN_GAP and piece[-1].x1 - piece[0].x0 >= MIN_FILL * (right - left)
