@@ -15,7 +15,7 @@ The steps, each with why:
    has ink, with a good share of the runs on each side. A title, a figure's caption or a
    paragraph across the page crosses a gutter; up to MAX_CROSSING of the runs may.
 3. Columns of prose, not a table's: one or two gutters (two or three columns) of about
-   equal width, each with several runs that mostly fill it (MIN_FILL), as a justified or
+   equal width, each with several lines that mostly fill it (MIN_FILL), as a justified or
    ragged paragraph does and a table's cells of numbers do not.
 4. Bands: a line crossing a gutter spans the columns and stays where it is, between the
    band of columns above it and the one below; so does a stack of table rows laid across
@@ -40,16 +40,16 @@ MIN_GUTTER = 6.0
 # figure's caption across the page, above or between the columns).
 MAX_CROSSING = 0.25
 # Each side of a gutter holds at least this share of the body's runs, and every column
-# at least MIN_COLUMN_RUNS of them.
+# text on at least MIN_COLUMN_LINES lines.
 MIN_SIDE = 0.15
-MIN_COLUMN_RUNS = 4
+MIN_COLUMN_LINES = 4
 # Two or three columns: more strips of white down a page are a table's.
 MAX_COLUMNS = 3
 # Columns of one page are about as wide as each other (the widest at most this many
 # times the narrowest).
 MAX_WIDTH_RATIO = 1.6
-# A column of prose: its runs fill this share of its width (median); a table's column of
-# short cells does not.
+# A column of prose: its lines fill this share of its width (median); a table's column
+# of short cells does not.
 MIN_FILL = 0.6
 # Lines at each end of the page that may be a running head or footer set apart.
 EDGE_LINES = 2
@@ -85,7 +85,7 @@ class Columns:
 def reading_regions(lines: Sequence[Line]) -> list[Region] | None:
     """The page's lines (top to bottom, as `group_lines` makes them) in reading order,
     region by region; None when the page is not set in columns (read it as it comes)."""
-    if len(lines) < 2 * MIN_COLUMN_RUNS:
+    if len(lines) < 2 * MIN_COLUMN_LINES:
         return None
     first, last = _body_bounds(lines)
     body = lines[first:last]
@@ -145,7 +145,7 @@ def find_columns(lines: Sequence[Line]) -> Columns | None:
     """The columns of a body of `lines`, or None when it is not set in two or three
     columns of prose (see the module's docstring)."""
     runs = [run for line in lines for run in line.runs]
-    if len(runs) < 2 * MIN_COLUMN_RUNS:
+    if len(runs) < 2 * MIN_COLUMN_LINES:
         return None
     gutters = _gutters(runs)
     if not gutters or len(gutters) + 1 > MAX_COLUMNS:
@@ -157,12 +157,19 @@ def find_columns(lines: Sequence[Line]) -> Columns | None:
     if min(widths) <= 0 or max(widths) > MAX_WIDTH_RATIO * min(widths):
         return None
     columns = Columns(edges)
+    # Filled by a line's stretch of text in the column, not by its runs: a word set in
+    # another font is a run of its own.
     fills: list[list[float]] = [[] for _ in edges]
-    for run in runs:
-        if not columns.crosses(run):
-            column = columns.column_of(run)
-            fills[column].append((run.x1 - run.x0) / widths[column])
-    if any(len(f) < MIN_COLUMN_RUNS or median(f) < MIN_FILL for f in fills):
+    for line in lines:
+        pieces: dict[int, tuple[float, float]] = {}
+        for run in line.runs:
+            if not columns.crosses(run):
+                column = columns.column_of(run)
+                a, b = pieces.get(column, (run.x0, run.x1))
+                pieces[column] = (min(a, run.x0), max(b, run.x1))
+        for column, (a, b) in pieces.items():
+            fills[column].append((b - a) / widths[column])
+    if any(len(f) < MIN_COLUMN_LINES or median(f) < MIN_FILL for f in fills):
         return None
     return columns
 
@@ -175,7 +182,7 @@ def _gutters(runs: Sequence[Run]) -> list[tuple[float, float]]:
     allowed = int(MAX_CROSSING * len(runs))
     ends = sorted(run.x1 for run in runs)
     starts = sorted(run.x0 for run in runs)
-    need = max(MIN_COLUMN_RUNS, MIN_SIDE * len(runs))
+    need = max(MIN_COLUMN_LINES, MIN_SIDE * len(runs))
     gutters: list[tuple[float, float]] = []
     depth = 0
     valley: list[tuple[float, float, int]] = []  # (from, to, depth) pieces of the valley
