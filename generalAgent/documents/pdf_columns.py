@@ -13,7 +13,7 @@ The steps, each with why:
    or bottom (a footer in the left margin would otherwise end up between two columns).
 2. Gutters: vertical strips at least MIN_GUTTER wide where (almost) no run of the body
    has ink, with a good share of the runs on each side. A title, a figure's caption or a
-   paragraph across the page crosses a gutter; up to MAX_CROSSING of the runs may.
+   paragraph across the page crosses a gutter; up to MAX_CROSSING of the lines may.
 3. Columns of prose, not a table's: one or two gutters (two or three columns) of about
    equal width, each with several lines that mostly fill it (MIN_FILL), as a justified or
    ragged paragraph does and a table's cells of numbers do not.
@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from statistics import median
 
 from generalAgent.documents.pdf_tables import COLUMN_GAP, Line, Run, group_lines
@@ -36,7 +37,7 @@ from generalAgent.documents.pdf_tables import COLUMN_GAP, Line, Run, group_lines
 # White between two columns (points): LaTeX sets 10, most journals 12 to 18; a word space
 # is about 3, and white this wide never lines up down a page of prose by chance.
 MIN_GUTTER = 6.0
-# At most this share of the body's runs may cross a gutter (a title, an abstract or a
+# At most this share of the body's lines may cross a gutter (a title, an abstract or a
 # figure's caption across the page, above or between the columns).
 MAX_CROSSING = 0.25
 # Each side of a gutter holds at least this share of the body's runs, and every column
@@ -45,6 +46,8 @@ MIN_SIDE = 0.15
 MIN_COLUMN_LINES = 4
 # Two or three columns: more strips of white down a page are a table's.
 MAX_COLUMNS = 3
+# More strips of white than this down a page are a table's, and are not tried as gutters.
+MAX_CANDIDATES = 5
 # Columns of one page are about as wide as each other (the widest at most this many
 # times the narrowest).
 MAX_WIDTH_RATIO = 1.6
@@ -74,6 +77,11 @@ class Columns:
     @property
     def gutters(self) -> list[tuple[float, float]]:
         return [(left[1], right[0]) for left, right in zip(self.edges, self.edges[1:], strict=False)]
+
+    def unevenness(self) -> float:
+        """The widest column's width over the narrowest's (a page's columns are alike)."""
+        widths = [right - left for left, right in self.edges]
+        return max(widths) / min(widths)
 
     def column_of(self, run: Run) -> int:
         return bisect.bisect_right([g[0] + (g[1] - g[0]) / 2 for g in self.gutters], (run.x0 + run.x1) / 2)
@@ -143,20 +151,38 @@ def _apart(upper: Line, lower: Line) -> bool:
 
 def find_columns(lines: Sequence[Line]) -> Columns | None:
     """The columns of a body of `lines`, or None when it is not set in two or three
-    columns of prose (see the module's docstring)."""
+    columns of prose (see the module's docstring). Of the strips of white found, the
+    gutters are the one or two that leave columns of prose of the most even widths: a
+    table of contents' page numbers stand apart from its titles by a strip of white too."""
     runs = [run for line in lines for run in line.runs]
     if len(runs) < 2 * MIN_COLUMN_LINES:
         return None
-    gutters = _gutters(runs)
-    if not gutters or len(gutters) + 1 > MAX_COLUMNS:
-        return None
+    candidates = _gutters(runs, len(lines))
+    if not candidates or len(candidates) > MAX_CANDIDATES:
+        return None  # white all over: a table's columns
     left, right = min(r.x0 for r in runs), max(r.x1 for r in runs)
+    found = [
+        columns
+        for count in range(1, MAX_COLUMNS)
+        for gutters in combinations(candidates, count)
+        if (columns := _prose_columns(lines, left, right, gutters)) is not None
+    ]
+    return min(found, key=Columns.unevenness, default=None)
+
+
+def _prose_columns(
+    lines: Sequence[Line], left: float, right: float, gutters: Sequence[tuple[float, float]]
+) -> Columns | None:
+    """The columns these `gutters` make, when they are about as wide as each other and
+    their lines mostly fill them."""
     bounds = [left, *[x for gutter in gutters for x in gutter], right]
     edges = [(bounds[n], bounds[n + 1]) for n in range(0, len(bounds), 2)]
     widths = [b - a for a, b in edges]
-    if min(widths) <= 0 or max(widths) > MAX_WIDTH_RATIO * min(widths):
+    if min(widths) <= 0:
         return None
     columns = Columns(edges)
+    if columns.unevenness() > MAX_WIDTH_RATIO:
+        return None
     # Filled by a line's stretch of text in the column, not by its runs: a word set in
     # another font is a run of its own.
     fills: list[list[float]] = [[] for _ in edges]
@@ -174,12 +200,12 @@ def find_columns(lines: Sequence[Line]) -> Columns | None:
     return columns
 
 
-def _gutters(runs: Sequence[Run]) -> list[tuple[float, float]]:
-    """Strips of white down the body: where at most MAX_CROSSING of the runs have ink, at
+def _gutters(runs: Sequence[Run], lines: int) -> list[tuple[float, float]]:
+    """Strips of white down the body: where at most MAX_CROSSING of its `lines` have ink, at
     least MIN_GUTTER wide, with MIN_SIDE of the runs wholly on each side. Each is the
     stretch of its valley crossed by the fewest runs (a title across it is tolerated)."""
     events = sorted([(run.x0, 1) for run in runs] + [(run.x1, -1) for run in runs])
-    allowed = int(MAX_CROSSING * len(runs))
+    allowed = int(MAX_CROSSING * lines)  # a column of prose has ink on about every line
     ends = sorted(run.x1 for run in runs)
     starts = sorted(run.x0 for run in runs)
     need = max(MIN_COLUMN_LINES, MIN_SIDE * len(runs))
