@@ -16,7 +16,8 @@ The steps, each with why:
    paragraph across the page crosses a gutter; up to MAX_CROSSING of the lines may.
 3. Columns of prose, not a table's: one or two gutters (two or three columns) of about
    equal width, each with several lines that mostly fill it (MIN_FILL), as a justified or
-   ragged paragraph does and a table's cells of numbers do not.
+   ragged paragraph does and a table's cells of numbers do not, and without a table's
+   white inside them (MAX_GAPPED).
 4. Bands: a line crossing a gutter spans the columns and stays where it is, between the
    band of columns above it and the one below; so does a stack of table rows laid across
    the columns (cells on both sides of a gutter, none of them a line of prose), so that
@@ -54,6 +55,9 @@ MAX_WIDTH_RATIO = 1.6
 # A column of prose: its lines fill this share of its width (median); a table's column
 # of short cells does not.
 MIN_FILL = 0.6
+# Columns of prose: in one column at least, at most this share of the lines have a
+# table's white inside them (inline code or a formula set apart).
+MAX_GAPPED = 0.25
 # Lines at each end of the page that may be a running head or footer set apart.
 EDGE_LINES = 2
 # A table laid across the columns: at least this many table rows one after the other.
@@ -185,19 +189,27 @@ def _prose_columns(
         return None
     # Filled by a line's stretch of text in the column, not by its runs: a word set in
     # another font is a run of its own.
+    # A line of prose has no table's white inside it (COLUMN_GAP): a table's row does. One
+    # column may be a list with its page numbers apart (a table of contents), not all.
     fills: list[list[float]] = [[] for _ in edges]
+    gapped = [0 for _ in edges]
     for line in lines:
-        pieces: dict[int, tuple[float, float]] = {}
+        pieces: dict[int, list[Run]] = {}
         for run in line.runs:
             if not columns.crosses(run):
-                column = columns.column_of(run)
-                a, b = pieces.get(column, (run.x0, run.x1))
-                pieces[column] = (min(a, run.x0), max(b, run.x1))
-        for column, (a, b) in pieces.items():
-            fills[column].append((b - a) / widths[column])
+                pieces.setdefault(columns.column_of(run), []).append(run)
+        for column, piece in pieces.items():
+            fills[column].append((piece[-1].x1 - piece[0].x0) / widths[column])
+            gapped[column] += _gapped(piece)
     if any(len(f) < MIN_COLUMN_LINES or median(f) < MIN_FILL for f in fills):
         return None
+    if all(count > MAX_GAPPED * len(f) for count, f in zip(gapped, fills, strict=True)):
+        return None
     return columns
+
+
+def _gapped(piece: list[Run]) -> bool:
+    return any(piece[n + 1].x0 - piece[n].x1 >= COLUMN_GAP for n in range(len(piece) - 1))
 
 
 def _gutters(runs: Sequence[Run], lines: int) -> list[tuple[float, float]]:
@@ -282,7 +294,7 @@ def _table_row(line: Line, columns: Columns) -> bool:
 def _prose(piece: list[Run], edge: tuple[float, float]) -> bool:
     """A column's piece of a line that is a line of prose: one stretch of text from the
     column's left edge across most of it."""
-    if any(piece[n + 1].x0 - piece[n].x1 >= COLUMN_GAP for n in range(len(piece) - 1)):
+    if _gapped(piece):
         return False
     left, right = edge
     return piece[0].x0 - left < COLUMN_GAP and piece[-1].x1 - piece[0].x0 >= MIN_FILL * (right - left)
