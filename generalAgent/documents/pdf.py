@@ -534,6 +534,17 @@ def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSe
     )
 
 
+def page_text(textpage: Any) -> str:
+    """One page's text layer as a reader reads it, columns one after the other and
+    paragraphs rebuilt (what view_page gives a model that does not see)."""
+    raw = textpage.get_text_range()
+    if may_hold_table(textpage, raw):
+        layout = page_layout(textpage, raw, tables=False)
+        if layout is not None:
+            raw = ordered_text(raw, layout.order)
+    return join_pdf_lines(raw)
+
+
 def outline_headings(pdf: Any) -> dict[int, str]:
     """Page index -> the section titles the PDF's outline (bookmarks) gives that page.
 

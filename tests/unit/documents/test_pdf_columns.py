@@ -14,6 +14,7 @@ from generalAgent.documents.pdf import read_pdf_tables
 from generalAgent.documents.pdf_columns import find_columns
 from generalAgent.documents.pdf_tables import Line, Run
 from tests.support.column_pdfs import make_column_pdf
+from tests.support.tools import run_tool, workspace_root
 
 RIVERS = ["flows", "bends", "floods", "dries"]
 
@@ -111,3 +112,11 @@ def test_a_table_of_numbers_is_no_columns():
     prose = [_line(700 - 12 * n, (72, 290), (310, 528)) for n in range(30)]
     columns = find_columns(prose)
     assert columns is not None and len(columns.edges) == 2
+
+
+def test_view_page_gives_a_model_that_does_not_see_the_columns_in_order(settings: Settings):
+    text, sentences = english(50)
+    make_column_pdf(workspace_root(settings) / "uploads" / "two.pdf", text, columns=2)
+    answer, _ = run_tool(settings, "view_page", {"file_path": "uploads/two.pdf", "page": 1})
+    assert "this model does not take images" in answer
+    assert in_order(answer, sentences[:20])  # the page's text is cut for the model
