@@ -16,8 +16,9 @@ The steps, each with why:
    paragraph across the page crosses a gutter; up to MAX_CROSSING of the lines may.
 3. Columns of prose, not a table's: one or two gutters (two or three columns) of about
    equal width, each with several lines that mostly fill it (MIN_FILL), as a justified or
-   ragged paragraph does and a table's cells of numbers do not, and without a table's
-   white inside them (MAX_GAPPED).
+   ragged paragraph does and a table's cells of numbers do not, without a table's white
+   inside them (MAX_GAPPED), and running on line after line (MAX_BLANK), where a table's
+   column of short cells waits, blank, for the row's longest cell.
 4. Bands: a line crossing a gutter spans the columns and stays where it is, between the
    band of columns above it and the one below; so does a stack of table rows laid across
    the columns (cells on both sides of a gutter, none of them a line of prose), so that
@@ -55,9 +56,14 @@ MAX_WIDTH_RATIO = 1.6
 # A column of prose: its lines fill this share of its width (median); a table's column
 # of short cells does not.
 MIN_FILL = 0.6
-# Columns of prose: in one column at least, at most this share of the lines have a
-# table's white inside them (inline code or a formula set apart).
+# A column of prose: at most this share of its lines have a table's white inside them
+# (inline code or a formula set apart).
 MAX_GAPPED = 0.25
+# A column of prose: at most this share of its lines have more white than BLANK of a
+# line's height under them (a heading, a paragraph set apart). Measured: LaTeX News'
+# columns 0 to 0.32, a table's column of short cells beside wrapped ones 0.42 to 1.
+MAX_BLANK = 0.35
+BLANK = 0.8
 # Lines at each end of the page that may be a running head or footer set apart.
 EDGE_LINES = 2
 # A table laid across the columns: at least this many table rows one after the other.
@@ -189,10 +195,11 @@ def _prose_columns(
         return None
     # Filled by a line's stretch of text in the column, not by its runs: a word set in
     # another font is a run of its own.
-    # A line of prose has no table's white inside it (COLUMN_GAP): a table's row does. One
-    # column may be a list with its page numbers apart (a table of contents), not all.
+    # A line of prose has no table's white inside it (COLUMN_GAP): a table's row does (so
+    # does a table of contents' line, its page number apart: such a page is left as it is).
     fills: list[list[float]] = [[] for _ in edges]
     gapped = [0 for _ in edges]
+    heights: list[list[tuple[float, float]]] = [[] for _ in edges]  # (top, bottom) of each line
     for line in lines:
         pieces: dict[int, list[Run]] = {}
         for run in line.runs:
@@ -201,11 +208,23 @@ def _prose_columns(
         for column, piece in pieces.items():
             fills[column].append((piece[-1].x1 - piece[0].x0) / widths[column])
             gapped[column] += _gapped(piece)
+            heights[column].append((max(r.y1 for r in piece), min(r.y0 for r in piece)))
     if any(len(f) < MIN_COLUMN_LINES or median(f) < MIN_FILL for f in fills):
         return None
-    if all(count > MAX_GAPPED * len(f) for count, f in zip(gapped, fills, strict=True)):
+    if any(count > MAX_GAPPED * len(f) for count, f in zip(gapped, fills, strict=True)):
+        return None
+    if any(_blank_share(column) > MAX_BLANK for column in heights):
         return None
     return columns
+
+
+def _blank_share(column: list[tuple[float, float]]) -> float:
+    """The share of a column's lines with a blank line's white (or more) above the next:
+    prose runs on line after line, a table's column of short cells waits for the row's
+    longest cell (or for its padding) before the next row."""
+    height = median(top - bottom for top, bottom in column)
+    gaps = [upper[1] - lower[0] for upper, lower in zip(column, column[1:], strict=False)]
+    return sum(1 for gap in gaps if gap > BLANK * height) / max(1, len(gaps))
 
 
 def _gapped(piece: list[Run]) -> bool:
