@@ -120,3 +120,15 @@ def test_view_page_gives_a_model_that_does_not_see_the_columns_in_order(settings
     answer, _ = run_tool(settings, "view_page", {"file_path": "uploads/two.pdf", "page": 1})
     assert "this model does not take images" in answer
     assert in_order(answer, sentences[:20])  # the page's text is cut for the model
+
+
+def test_a_two_column_table_of_wrapped_text_is_no_columns():
+    # A phrase beside its translation, the translation wrapping onto two lines: the left
+    # column stands blank beside the second line of each row, as prose never does.
+    lines = []
+    y = 700.0
+    for _ in range(12):
+        lines.append(_line(y, (72, 280), (310, 520)))
+        lines.append(_line(y - 12, (310, 500)))
+        y -= 30
+    assert find_columns(lines) is None
