@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -44,8 +45,10 @@ from generalAgent.documents.pdf_tables import (
     Line,
     PageTable,
     Rule,
+    Run,
     Table,
     find_tables,
+    group_lines,
     join_cell_lines,
     merge_continued,
 )
@@ -123,7 +126,8 @@ def read_pdf(
                 figures.add(number)
             texts.append(raw)
             read += len(raw)
-        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
+        ocr_runs: dict[int, list[Run]] = {}  # a scanned page's pieces of text, for its tables
+        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading(), ocr_runs)
     except pdfium.PdfiumError:
         raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:
@@ -131,24 +135,24 @@ def read_pdf(
             pdf.close()
     keys = running_keys(texts)
     found = _page_tables(geometry, keys)
+    if settings.pdf_tables and ocr_runs:
+        found = sorted(found + _scanned_tables(ocr_runs, recognised), key=lambda table: table.page)
     tables = merge_continued(found)
     blocks: list[Block] = []
     for number, raw in enumerate(texts):
         heading = headings.get(number, "")
+        here = [t for t in found if t.page == number]
         if number in recognised:
-            pieces = [recognised[number]]
-            here: list[PageTable] = []
+            pieces = _TABLE_MARK.split(_without(recognised[number], here))
         else:
-            here = [t for t in found if t.page == number]
             pieces = _TABLE_MARK.split(strip_running(_without(raw, here, orders.get(number)), keys))
         shown: set[int] = set()
         for n, piece in enumerate(pieces):
             if n % 2:  # a table's place in the page's text
                 table = here[int(piece)].merged_into
                 shown.add(table)
-                blocks.extend(
-                    table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
-                )
+                rows = table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+                blocks.extend(_by_ocr(rows) if number in recognised else rows)
                 continue
             blocks.append(
                 Block(
@@ -161,10 +165,14 @@ def read_pdf(
                 )
             )
         for table in dict.fromkeys(t.merged_into for t in here if t.merged_into not in shown):
-            blocks.extend(
-                table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
-            )
+            rows = table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+            blocks.extend(_by_ocr(rows) if number in recognised else rows)
     return blocks
+
+
+def _by_ocr(blocks: list[Block]) -> list[Block]:
+    """Blocks of a table OCR read, marked so (search results say the text may be misread)."""
+    return [replace(block, ocr=True) for block in blocks]
 
 
 def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
@@ -452,6 +460,16 @@ def row_pieces(cells: list[str], room: int) -> list[list[str]]:
     return [[key, *piece] for piece in pieces]
 
 
+def _scanned_tables(ocr_runs: dict[int, list[Run]], recognised: dict[int, str]) -> list[PageTable]:
+    """The tables of the scanned pages, found in OCR's pieces of text as in a text layer's
+    runs (no rules: a scan's lines are pixels), their places in the page's OCR text."""
+    found: list[PageTable] = []
+    for number in sorted(ocr_runs):
+        if number in recognised:
+            found.extend(find_tables(group_lines(ocr_runs[number]), [], number))
+    return found
+
+
 def _recognise(
     pdf: Any,
     path: Path,
@@ -459,10 +477,12 @@ def _recognise(
     settings: DocumentSettings,
     progress: ExtractProgress | None,
     reading: Reading,
+    runs: dict[int, list[Run]] | None = None,
 ) -> dict[int, str]:
     """OCR text of the scanned `pages`, within the limits of the document and of the
     running call (documents/ocr.py); {} when there are none or OCR is off. What the
-    limits leave unread is said in `reading.notes`, naming the setting to raise."""
+    limits leave unread is said in `reading.notes`, naming the setting to raise. The
+    pages read now (not those an earlier call read) leave their pieces of text in `runs`."""
     if not pages or not settings.ocr_enabled:
         return {}
     if not ocr_installed():
@@ -495,6 +515,7 @@ def _recognise(
             chosen,
             (lambda done, total: progress("ocr", done, total)) if progress else None,
             call.cancelled if call is not None else None,
+            runs=runs,
         )
     except OcrCancelled:
         raise DocumentError(N_("Reading {name} by OCR was cancelled."), name=path.name) from None
