@@ -119,6 +119,9 @@ class OcrCall:
     # as they are, not read again nor counted. The background reading of a long scan
     # (ocr_background.py) passes its own, and every page it reads is added to it.
     known: dict[int, str] | None = None
+    # Their pieces of text likewise (page index -> runs), so that a table on a page read
+    # in an earlier step is still found as a table.
+    known_runs: dict[int, list[Run]] | None = None
 
 
 _CALL: ContextVar[OcrCall | None] = ContextVar("generalagent_ocr_call", default=None)
@@ -130,6 +133,7 @@ def ocr_call(
     cancelled: threading.Event | None = None,
     *,
     known: dict[int, str] | None = None,
+    known_runs: dict[int, list[Run]] | None = None,
     setting: str = "OCR_MAX_PAGES_PER_CALL",
 ) -> Iterator[OcrCall]:
     """Within this block, OCR reads at most `max_pages` pages in all and stops when
@@ -137,7 +141,7 @@ def ocr_call(
     did not ask for a long OCR); a command the user runs (`generalagent index`) does not."""
     from generalAgent.search.embeddings import stopped_by
 
-    call = OcrCall(max_pages, cancelled, setting, known)
+    call = OcrCall(max_pages, cancelled, setting, known, known_runs)
     token = _CALL.set(call)
     try:
         with stopped_by(cancelled):  # and an embedding request in flight: Ctrl-C ends it too

@@ -535,6 +535,11 @@ def _recognise(
         call.pages_left -= len(texts)
     if call is not None and call.known is not None:
         call.known.update(texts)
+    if call is not None and call.known_runs is not None and runs is not None:
+        call.known_runs.update(runs)
+        runs.update(
+            {page: call.known_runs[page] for page in within if page in known and page in call.known_runs}
+        )
     return {**{page: known[page] for page in within if page in known}, **texts}
 
 

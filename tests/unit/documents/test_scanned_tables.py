@@ -9,6 +9,8 @@ import pytest
 
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.documents.extract import extract_document
+from generalAgent.documents.ocr import ocr_call
+from generalAgent.documents.pdf_tables import Run
 from tests.support.documents import make_scanned_table_pdf
 
 pytest.importorskip("rapidocr_onnxruntime")
@@ -52,3 +54,20 @@ def test_a_scanned_chinese_table(tmp_path: Path, settings: Settings):
     text = "\n".join(b.text for b in blocks if ", table 1, " in b.place)
     assert "| 地区 | 销量 | 收入 |" in text
     assert "| 华北 | 120 | 4800 |" in text and "| 西部 | 88 | 3168 |" in text
+
+
+def test_a_table_on_a_page_an_earlier_step_read_stays_a_table(tmp_path: Path, settings: Settings):
+    # The background reading of a long scan indexes the document again at each step, the
+    # pages read before coming from memory: their tables with them.
+    path = make_scanned_table_pdf(tmp_path / "scan.pdf", ["Table 1: Units and revenue by region"], ROWS)
+    texts: dict[int, str] = {}
+    runs: dict[int, list[Run]] = {}
+    with ocr_call(None, known=texts, known_runs=runs):
+        first = extract_document(path, settings.documents).blocks
+    assert list(texts) == list(runs) == [0]
+    heard: list[tuple[str, int, int]] = []
+    with ocr_call(None, known=texts, known_runs=runs):
+        again = extract_document(path, settings.documents, lambda *step: heard.append(step)).blocks
+    assert heard == []  # not read again
+    assert [(b.place, b.text) for b in again] == [(b.place, b.text) for b in first]
+    assert any(", table 1, " in b.place for b in again)
