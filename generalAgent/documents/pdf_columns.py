@@ -17,8 +17,9 @@ The steps, each with why:
 3. Columns of prose, not a table's: one or two gutters (two or three columns) of about
    equal width, each with several lines that mostly fill it (MIN_FILL), as a justified or
    ragged paragraph does and a table's cells of numbers do not, without a table's white
-   inside them (MAX_GAPPED), and running on line after line (MAX_BLANK), where a table's
-   column of short cells waits, blank, for the row's longest cell.
+   inside their lines (MAX_GAPPED; a table of contents' page numbers aside), and running
+   on line after line (MAX_BLANK), where a table's column of short cells waits, blank,
+   for the row's longest cell.
 4. Bands: a line crossing a gutter spans the columns and stays where it is, between the
    band of columns above it and the one below; so does a stack of table rows laid across
    the columns (cells on both sides of a gutter, none of them a line of prose), so that
@@ -61,8 +62,9 @@ MIN_FILL = 0.6
 MAX_GAPPED = 0.25
 # A column of prose: at most this share of its lines have more white than BLANK of a
 # line's height under them (a heading, a paragraph set apart). Measured: LaTeX News'
-# columns 0 to 0.32, a table's column of short cells beside wrapped ones 0.42 to 1.
-MAX_BLANK = 0.35
+# columns 0 to 0.38; in the tables of bench/pdf_tables and the Debian Reference that
+# split into two even halves, the emptier half 0.48 to 1.
+MAX_BLANK = 0.43
 BLANK = 0.8
 # Lines at each end of the page that may be a running head or footer set apart.
 EDGE_LINES = 2
@@ -195,8 +197,8 @@ def _prose_columns(
         return None
     # Filled by a line's stretch of text in the column, not by its runs: a word set in
     # another font is a run of its own.
-    # A line of prose has no table's white inside it (COLUMN_GAP): a table's row does (so
-    # does a table of contents' line, its page number apart: such a page is left as it is).
+    # A line of prose has no table's white inside it (COLUMN_GAP): a table's row does. A
+    # table of contents' line has one, before its page number at the column's right edge.
     fills: list[list[float]] = [[] for _ in edges]
     gapped = [0 for _ in edges]
     heights: list[list[tuple[float, float]]] = [[] for _ in edges]  # (top, bottom) of each line
@@ -207,7 +209,7 @@ def _prose_columns(
                 pieces.setdefault(columns.column_of(run), []).append(run)
         for column, piece in pieces.items():
             fills[column].append((piece[-1].x1 - piece[0].x0) / widths[column])
-            gapped[column] += _gapped(piece)
+            gapped[column] += _gapped(piece) and not _page_number_apart(piece, edges[column][1])
             heights[column].append((max(r.y1 for r in piece), min(r.y0 for r in piece)))
     if any(len(f) < MIN_COLUMN_LINES or median(f) < MIN_FILL for f in fills):
         return None
@@ -225,6 +227,17 @@ def _blank_share(column: list[tuple[float, float]]) -> float:
     height = median(top - bottom for top, bottom in column)
     gaps = [upper[1] - lower[0] for upper, lower in zip(column, column[1:], strict=False)]
     return sum(1 for gap in gaps if gap > BLANK * height) / max(1, len(gaps))
+
+
+def _page_number_apart(piece: list[Run], right: float) -> bool:
+    """A table of contents' line: its only wide white before a short last run (a page
+    number) that ends at the column's right edge."""
+    last = piece[-1]
+    return (
+        not _gapped(piece[:-1])
+        and last.x1 - last.x0 <= 3 * (last.y1 - last.y0)
+        and right - last.x1 <= COLUMN_GAP
+    )
 
 
 def _gapped(piece: list[Run]) -> bool:
