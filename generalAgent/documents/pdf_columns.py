@@ -39,7 +39,7 @@ from generalAgent.documents.pdf_tables import COLUMN_GAP, Line, Run, group_lines
 
 # White between two columns (points): LaTeX sets 10, most journals 12 to 18; a word space
 # is about 3, and white this wide never lines up down a page of prose by chance.
-MIN_GUTTER = 6.0
+MIN_GUTTER = 8.0
 # At most this share of the body's lines may cross a gutter (a title, an abstract or a
 # figure's caption across the page, above or between the columns).
 MAX_CROSSING = 0.25
@@ -66,6 +66,8 @@ MAX_GAPPED = 0.25
 # split into two even halves, the emptier half 0.48 to 1.
 MAX_BLANK = 0.43
 BLANK = 0.8
+# Width (points) of the slices `may_have_gutter` looks at the page in.
+SLICE = 2.0
 # Lines at each end of the page that may be a running head or footer set apart.
 EDGE_LINES = 2
 # A table laid across the columns: at least this many table rows one after the other.
@@ -159,6 +161,35 @@ def _body_bounds(lines: Sequence[Line]) -> tuple[int, int]:
 
 def _apart(upper: Line, lower: Line) -> bool:
     return upper.bottom - lower.top > 1.5 * max(upper.height, lower.height)
+
+
+def may_have_gutter(boxes: Sequence[tuple[float, float, float, float]], lines: int) -> bool:
+    """Whether the page's text rectangles (left, bottom, right, top) leave a strip of white
+    that may be a gutter (`_gutters`, with MAX_CROSSING of about `lines` lines), told in one
+    pass over 2-point slices of the page: most pages have none, and are then not grouped
+    into lines only to find that out (with tables not read, nothing else needs them)."""
+    if len(boxes) < 2 * MIN_COLUMN_LINES:
+        return False
+    left = min(box[0] for box in boxes)
+    slices = int((max(box[2] for box in boxes) - left) / SLICE) + 2
+    depth, ends, starts = [0] * slices, [0] * slices, [0] * slices
+    for x0, _, x1, _ in boxes:
+        first, last = int((x0 - left) / SLICE), int((x1 - left) / SLICE)
+        depth[first] += 1
+        depth[last + 1] -= 1
+        ends[last] += 1
+        starts[first] += 1
+    allowed = MAX_CROSSING * lines
+    need = max(MIN_COLUMN_LINES, MIN_SIDE * len(boxes))
+    ended, started, inked, run = 0, len(boxes), 0, 0
+    for n in range(slices):
+        inked += depth[n]
+        started -= starts[n]
+        run = run + 1 if inked <= allowed and ended >= need and started >= need else 0
+        if run >= 3:  # three whole slices: white of MIN_GUTTER (8 points) holds them
+            return True
+        ended += ends[n]
+    return False
 
 
 def find_columns(lines: Sequence[Line]) -> Columns | None:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
-from generalAgent.documents.pdf_columns import Region, reading_regions
+from generalAgent.documents.pdf_columns import Region, may_have_gutter, reading_regions
 from generalAgent.documents.pdf_tables import UNREAD, Line, Rule, Run, group_lines, table_stacks
 
 # Lines at each end of a page looked at for running heads and footers.
@@ -170,8 +170,11 @@ def page_layout(textpage: Any, text: str, tables: bool = True) -> PageLayout | N
     """The page's layout (see `PageLayout`), None when there is nothing to do: one column
     and no table to look for."""
     boxes = page_boxes(textpage)
+    gutter = may_have_gutter(boxes, text.count("\n") + 1)
+    if not tables and not gutter:
+        return None
     lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
-    regions = reading_regions(lines)
+    regions = reading_regions(lines) if gutter else None
     if regions is None:
         read = table_lines(textpage, text, boxes, lines) if tables else []
         return PageLayout([read], None) if read else None
