@@ -100,7 +100,6 @@ def pdfium_order(path: Path) -> dict[int, str]:
     import pypdfium2 as pdfium
 
     from generalAgent.documents.pdf import join_pdf_lines
-
     from generalAgent.documents.pdf_layout import running_keys, strip_running
 
     pdf = pdfium.PdfDocument(str(path))
