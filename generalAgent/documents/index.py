@@ -356,7 +356,7 @@ class SearchIndex(IndexDatabase):
 
         def step(job: ocr_background.ScanJob) -> int:
             with (
-                ocr_call(ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts),
+                ocr_call(ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts, known_runs=job.runs),
                 reopen() as store,
                 SearchIndex(db_path, settings, vectors, open_file, store=store, viewer=viewer) as index,
             ):

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from generalAgent.documents.pdf_tables import Run
 from generalAgent.documents.pdfium_lock import PDFIUM
 
 # 2.5 x 72 = 180 dpi, near the 200 dpi of an office scanner: body text keeps its strokes,
@@ -118,6 +119,9 @@ class OcrCall:
     # as they are, not read again nor counted. The background reading of a long scan
     # (ocr_background.py) passes its own, and every page it reads is added to it.
     known: dict[int, str] | None = None
+    # Their pieces of text likewise (page index -> runs), so that a table on a page read
+    # in an earlier step is still found as a table.
+    known_runs: dict[int, list[Run]] | None = None
 
 
 _CALL: ContextVar[OcrCall | None] = ContextVar("generalagent_ocr_call", default=None)
@@ -129,6 +133,7 @@ def ocr_call(
     cancelled: threading.Event | None = None,
     *,
     known: dict[int, str] | None = None,
+    known_runs: dict[int, list[Run]] | None = None,
     setting: str = "OCR_MAX_PAGES_PER_CALL",
 ) -> Iterator[OcrCall]:
     """Within this block, OCR reads at most `max_pages` pages in all and stops when
@@ -136,7 +141,7 @@ def ocr_call(
     did not ask for a long OCR); a command the user runs (`generalagent index`) does not."""
     from generalAgent.search.embeddings import stopped_by
 
-    call = OcrCall(max_pages, cancelled, setting, known)
+    call = OcrCall(max_pages, cancelled, setting, known, known_runs)
     token = _CALL.set(call)
     try:
         with stopped_by(cancelled):  # and an embedding request in flight: Ctrl-C ends it too
@@ -307,8 +312,12 @@ def recognise_pages(
     progress: PageProgress | None = None,
     cancelled: threading.Event | None = None,
     engine: SharedEngine = ENGINE,
+    runs: dict[int, list[Run]] | None = None,
 ) -> dict[int, str]:
     """Page index -> the text OCR read on it, for the pages of `pdf` (a pypdfium2 document).
+    With `runs`, each page's recognised pieces of text go there too, as runs in points
+    (pdf_tables.Run, y up, their place in the page's text): the table finder reads a
+    scanned page's table from them as it reads a text layer's.
 
     Raises `OcrCancelled` as soon as `cancelled` is set, between pages or in the middle
     of one, and `OcrFailed` when the engine's process ends without an answer."""
@@ -324,7 +333,9 @@ def recognise_pages(
                 bitmap.close()
             finally:
                 page.close()
-        texts[index] = lines_in_reading_order(engine.read(image, cancelled))
+        texts[index], found = ocr_page(engine.read(image, cancelled), RENDER_SCALE, image.shape[0])
+        if runs is not None:
+            runs[index] = found
         if progress is not None:
             progress(done, len(pages))
     return texts
@@ -336,18 +347,45 @@ def lines_in_reading_order(found: Sequence[Sequence[Any]]) -> str:
     Boxes whose vertical centres lie within half a line height of each other are one line
     of the page, joined with a space; lines are separated by a line break.
     """
+    return ocr_page(found)[0]
+
+
+def ocr_page(found: Sequence[Sequence[Any]], scale: float = 1.0, height: int = 0) -> tuple[str, list[Run]]:
+    """RapidOCR's lines as the page's text (`lines_in_reading_order`) and as runs: each
+    box in points (pixels over `scale`; y up from the bottom of an image `height` pixels
+    tall) with where its text stands in that text."""
     boxes = []
     for box, text, confidence in found:
         if float(confidence) < MIN_CONFIDENCE or not str(text).strip():
             continue
-        ys = [point[1] for point in box]
-        xs = [point[0] for point in box]
-        boxes.append(((min(ys) + max(ys)) / 2, max(ys) - min(ys), min(xs), str(text).strip()))
-    boxes.sort()
-    rows: list[list[tuple[float, float, float, str]]] = []
+        ys = [float(point[1]) for point in box]
+        xs = [float(point[0]) for point in box]
+        boxes.append(((min(ys) + max(ys)) / 2, max(ys) - min(ys), min(xs), str(text).strip(), max(xs), ys))
+    boxes.sort(key=lambda b: (b[0], b[2]))
+    rows: list[list[tuple[Any, ...]]] = []
     for box in boxes:
         if rows and abs(box[0] - rows[-1][0][0]) <= max(box[1], rows[-1][0][1]) / 2:
             rows[-1].append(box)
         else:
             rows.append([box])
-    return "\n".join(" ".join(text for *_, text in sorted(row, key=lambda b: b[2])) for row in rows)
+    text = ""
+    runs: list[Run] = []
+    for row in rows:
+        if text:
+            text += "\n"
+        for n, (_, _, left, piece, right, ys) in enumerate(sorted(row, key=lambda b: b[2])):
+            if n:
+                text += " "
+            runs.append(
+                Run(
+                    left / scale,
+                    (height - max(ys)) / scale,
+                    right / scale,
+                    (height - min(ys)) / scale,
+                    piece,
+                    len(text),
+                    len(text) + len(piece),
+                )
+            )
+            text += piece
+    return text, runs

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generalAgent.documents.pdf_tables import Run
+
 # Pages read between two updates of the index: each update re-indexes the document (its
 # text pages cost milliseconds; the pages already read come from memory).
 OCR_STEP_PAGES = 5
@@ -38,6 +40,7 @@ class ScanJob:
     finished: bool = False
     error: str = ""
     texts: dict[int, str] = field(default_factory=dict)  # page index -> OCR text
+    runs: dict[int, list[Run]] = field(default_factory=dict)  # page index -> its pieces of text
     cancelled: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
@@ -89,7 +92,7 @@ def start(
 ) -> ScanJob:
     """Read the `left` scanned pages of `path` in the background, OCR_STEP_PAGES at a time,
     calling `index_step(job)` for each step (it indexes the document again within an
-    `ocr_call(OCR_STEP_PAGES, known=job.texts)` and returns the pages still left). A job
+    `ocr_call(OCR_STEP_PAGES, known=job.texts, known_runs=job.runs)` and returns the pages still left). A job
     already running for these bytes is returned as it is."""
     resolved = Path(path).resolve()
     stat = resolved.stat()
@@ -117,7 +120,7 @@ def start(
             job.error = str(exc) or type(exc).__name__
         finally:
             job.finished = True
-            job.texts = {}  # the index has them now
+            job.texts, job.runs = {}, {}  # the index has them now
 
     # Registered again at each start, so it runs before pypdfium2's own exit handler
     # (registered later, on first use; handlers run last-registered first): a thread still

@@ -1,8 +1,9 @@
 """PDF pages: pypdfium2's text layer, paragraphs rebuilt, sections from the outline, and
 OCR (documents/ocr.py) for the pages that have no text layer but hold text as images.
 
-Running heads, footers and page numbers are left out (pdf_layout.py), and the tables are
-read as grids (pdf_tables.py): a table's text leaves its page's block and comes back as
+Running heads, footers and page numbers are left out, a page set in two or three columns
+is read column by column (pdf_layout.py, pdf_columns.py), and the tables are read as grids
+(pdf_tables.py): a table's text leaves its page's block and comes back as
 blocks of whole rows under the table's caption and header, cited "page 12, table 2, rows
 5–9", so that no chunk holds a row without its column names.
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import io
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -33,7 +35,8 @@ from generalAgent.documents.ocr import (
 from generalAgent.documents.pdf_layout import (
     is_running,
     may_hold_table,
-    page_lines,
+    ordered_text,
+    page_layout,
     page_rules,
     running_keys,
     strip_running,
@@ -42,8 +45,10 @@ from generalAgent.documents.pdf_tables import (
     Line,
     PageTable,
     Rule,
+    Run,
     Table,
     find_tables,
+    group_lines,
     join_cell_lines,
     merge_continued,
 )
@@ -95,7 +100,8 @@ def read_pdf(
         texts: list[str] = []
         scanned: list[int] = []
         figures: set[int] = set()
-        geometry: dict[int, tuple[list[Line], list[Rule]]] = {}  # pages that may hold a table
+        geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}  # pages that may hold a table
+        orders: dict[int, list[tuple[int, int, str]]] = {}  # pages read in another order (columns)
         read = 0  # characters so far, for the limit
         for number in range(pages):
             if limit.reached(number + 1, read):
@@ -109,8 +115,8 @@ def read_pdf(
                     # OCR nor a figure mark, and walking its objects costs more than its text.
                     thin = needs_ocr(raw)
                     coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
-                    if settings.pdf_tables and not thin and may_hold_table(textpage, raw):
-                        read_geometry(geometry, number, page, textpage, raw)
+                    if not thin and may_hold_table(textpage, raw):
+                        read_geometry(geometry, orders, number, page, textpage, raw, settings.pdf_tables)
                 finally:
                     textpage.close()
                     page.close()
@@ -120,7 +126,8 @@ def read_pdf(
                 figures.add(number)
             texts.append(raw)
             read += len(raw)
-        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading())
+        ocr_runs: dict[int, list[Run]] = {}  # a scanned page's pieces of text, for its tables
+        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading(), ocr_runs)
     except pdfium.PdfiumError:
         raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:
@@ -128,24 +135,24 @@ def read_pdf(
             pdf.close()
     keys = running_keys(texts)
     found = _page_tables(geometry, keys)
+    if settings.pdf_tables and ocr_runs:
+        found = sorted(found + _scanned_tables(ocr_runs, recognised), key=lambda table: table.page)
     tables = merge_continued(found)
     blocks: list[Block] = []
     for number, raw in enumerate(texts):
         heading = headings.get(number, "")
+        here = [t for t in found if t.page == number]
         if number in recognised:
-            pieces = [recognised[number]]
-            here: list[PageTable] = []
+            pieces = _TABLE_MARK.split(_without(recognised[number], here))
         else:
-            here = [t for t in found if t.page == number]
-            pieces = _TABLE_MARK.split(strip_running(_without(raw, here), keys))
+            pieces = _TABLE_MARK.split(strip_running(_without(raw, here, orders.get(number)), keys))
         shown: set[int] = set()
         for n, piece in enumerate(pieces):
             if n % 2:  # a table's place in the page's text
                 table = here[int(piece)].merged_into
                 shown.add(table)
-                blocks.extend(
-                    table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
-                )
+                rows = table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+                blocks.extend(_by_ocr(rows) if number in recognised else rows)
                 continue
             blocks.append(
                 Block(
@@ -158,10 +165,14 @@ def read_pdf(
                 )
             )
         for table in dict.fromkeys(t.merged_into for t in here if t.merged_into not in shown):
-            blocks.extend(
-                table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
-            )
+            rows = table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+            blocks.extend(_by_ocr(rows) if number in recognised else rows)
     return blocks
+
+
+def _by_ocr(blocks: list[Block]) -> list[Block]:
+    """Blocks of a table OCR read, marked so (search results say the text may be misread)."""
+    return [replace(block, ocr=True) for block in blocks]
 
 
 def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
@@ -177,7 +188,7 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
             N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name
         ) from None
     texts: list[str] = []
-    geometry: dict[int, tuple[list[Line], list[Rule]]] = {}
+    geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}
     try:
         for number in range(len(pdf)):
             with PDFIUM:
@@ -186,7 +197,7 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
                 try:
                     raw = textpage.get_text_range()
                     if may_hold_table(textpage, raw):
-                        read_geometry(geometry, number, page, textpage, raw)
+                        read_geometry(geometry, {}, number, page, textpage, raw)
                 finally:
                     textpage.close()
                     page.close()
@@ -200,31 +211,70 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
 
 
 def read_geometry(
-    geometry: dict[int, tuple[list[Line], list[Rule]]], number: int, page: Any, textpage: Any, raw: str
+    geometry: dict[int, tuple[list[list[Line]], list[Rule]]],
+    orders: dict[int, list[tuple[int, int, str]]],
+    number: int,
+    page: Any,
+    textpage: Any,
+    raw: str,
+    tables: bool = True,
 ) -> None:
-    """The lines and rules of page `number` into `geometry` when its layout may hold a
-    table (pdf_layout.page_lines reads only what the table finder needs)."""
-    lines = page_lines(textpage, raw)
-    if lines:
-        geometry[number] = (lines, page_rules(page))
+    """Page `number`'s lines (region by region) and rules into `geometry` when its layout
+    may hold a table, and its reading order into `orders` when it is set in columns
+    (pdf_layout.page_layout reads only what is needed)."""
+    layout = page_layout(textpage, raw, tables)
+    if layout is None:
+        return
+    if layout.regions:
+        geometry[number] = (layout.regions, page_rules(page))
+    if layout.order is not None:
+        orders[number] = layout.order
 
 
-def _page_tables(geometry: dict[int, tuple[list[Line], list[Rule]]], keys: set[str]) -> list[PageTable]:
+def _page_tables(geometry: dict[int, tuple[list[list[Line]], list[Rule]]], keys: set[str]) -> list[PageTable]:
     """The tables of each page read as geometry, its running heads and footers set apart
-    first (a table under a running head still opens its page)."""
+    first (a table under a running head still opens its page). A page in columns is read
+    a column at a time: a table is in one column, or laid across them in a region of its
+    own; only a table of the first region opens the page, only one of the last ends it."""
     found: list[PageTable] = []
     for number in sorted(geometry):
-        lines, rules = geometry[number]
-        lines = list(lines)
-        # A running line stands apart from the body, in the margin: a table's header
-        # repeated on every page is as repeated, but sits right above its rows.
-        for _ in range(2):
-            if len(lines) > 1 and is_running(lines[0].text, keys) and _apart(lines[0], lines[1]):
-                lines.pop(0)
-            if len(lines) > 1 and is_running(lines[-1].text, keys) and _apart(lines[-2], lines[-1]):
-                lines.pop()
-        found.extend(find_tables(lines, rules, number))
+        regions, rules = geometry[number]
+        regions = [list(lines) for lines in regions]
+        _drop_running(regions, keys)
+        for n, lines in enumerate(regions):
+            for table in find_tables(lines, rules, number):
+                table.opens_page = table.opens_page and n == 0
+                table.ends_page = table.ends_page and n == len(regions) - 1
+                found.append(table)
     return found
+
+
+def _drop_running(regions: list[list[Line]], keys: set[str]) -> None:
+    """The page's running heads and footers (two at most at each end) taken out of its
+    first and last regions. A running line stands apart from the body, in the margin: a
+    table's header repeated on every page is as repeated, but sits right above its rows.
+    A page's only line stays."""
+    for _ in range(2):
+        first = regions[0]
+        alone = len(first) == 1 and len(regions) > 1
+        if (
+            first
+            and is_running(first[0].text, keys)
+            and (alone or len(first) > 1 and _apart(first[0], first[1]))
+        ):
+            first.pop(0)
+            if not first:
+                regions.pop(0)
+        last = regions[-1]
+        alone = len(last) == 1 and len(regions) > 1
+        if (
+            last
+            and is_running(last[-1].text, keys)
+            and (alone or len(last) > 1 and _apart(last[-2], last[-1]))
+        ):
+            last.pop()
+            if not last:
+                regions.pop()
 
 
 def _apart(upper: Line, lower: Line) -> bool:
@@ -235,22 +285,29 @@ def _apart(upper: Line, lower: Line) -> bool:
 _TABLE_MARK = re.compile("\x01(\\d+)\x01")
 
 
-def _without(raw: str, tables: list[PageTable]) -> str:
-    """The page's text with the characters of its tables (and their captions) taken out,
-    a mark standing where each table began (on a line of its own)."""
+def _without(raw: str, tables: list[PageTable], order: list[tuple[int, int, str]] | None = None) -> str:
+    """The page's text in reading order (`order`, pdf_layout.reading_order; as it came when
+    None) with the characters of its tables (and their captions) taken out, a mark
+    standing where each table began (on a line of its own)."""
     spans = sorted(span for table in tables for span in table.spans)
     if not spans:
-        return raw
+        return ordered_text(raw, order)
     marks = {min(table.spans)[0]: n for n, table in enumerate(tables) if table.spans}
     parts: list[str] = []
-    position = 0
-    for start, end in spans:
-        if start > position:
-            parts.append(raw[position:start].replace("\x01", ""))
-        if start in marks and start >= position:
-            parts.append(f"\n\x01{marks.pop(start)}\x01\n")
-        position = max(position, end)
-    parts.append(raw[position:].replace("\x01", ""))
+    for first, last, after in order or [(0, len(raw), "")]:
+        position = first
+        for start, end in spans:
+            if end <= first or start >= last:
+                continue
+            start, end = max(start, first), min(end, last)
+            if start > position:
+                parts.append(raw[position:start].replace("\x01", ""))
+            if start in marks and start >= position:
+                parts.append(f"\n\x01{marks.pop(start)}\x01\n")
+            position = max(position, end)
+        if last > position:
+            parts.append(raw[position:last].replace("\x01", ""))
+        parts.append(after)
     return "".join(parts)
 
 
@@ -403,6 +460,16 @@ def row_pieces(cells: list[str], room: int) -> list[list[str]]:
     return [[key, *piece] for piece in pieces]
 
 
+def _scanned_tables(ocr_runs: dict[int, list[Run]], recognised: dict[int, str]) -> list[PageTable]:
+    """The tables of the scanned pages, found in OCR's pieces of text as in a text layer's
+    runs (no rules: a scan's lines are pixels), their places in the page's OCR text."""
+    found: list[PageTable] = []
+    for number in sorted(ocr_runs):
+        if number in recognised:
+            found.extend(find_tables(group_lines(ocr_runs[number]), [], number))
+    return found
+
+
 def _recognise(
     pdf: Any,
     path: Path,
@@ -410,10 +477,12 @@ def _recognise(
     settings: DocumentSettings,
     progress: ExtractProgress | None,
     reading: Reading,
+    runs: dict[int, list[Run]] | None = None,
 ) -> dict[int, str]:
     """OCR text of the scanned `pages`, within the limits of the document and of the
     running call (documents/ocr.py); {} when there are none or OCR is off. What the
-    limits leave unread is said in `reading.notes`, naming the setting to raise."""
+    limits leave unread is said in `reading.notes`, naming the setting to raise. The
+    pages read now (not those an earlier call read) leave their pieces of text in `runs`."""
     if not pages or not settings.ocr_enabled:
         return {}
     if not ocr_installed():
@@ -446,6 +515,7 @@ def _recognise(
             chosen,
             (lambda done, total: progress("ocr", done, total)) if progress else None,
             call.cancelled if call is not None else None,
+            runs=runs,
         )
     except OcrCancelled:
         raise DocumentError(N_("Reading {name} by OCR was cancelled."), name=path.name) from None
@@ -465,6 +535,11 @@ def _recognise(
         call.pages_left -= len(texts)
     if call is not None and call.known is not None:
         call.known.update(texts)
+    if call is not None and call.known_runs is not None and runs is not None:
+        call.known_runs.update(runs)
+        runs.update(
+            {page: call.known_runs[page] for page in within if page in known and page in call.known_runs}
+        )
     return {**{page: known[page] for page in within if page in known}, **texts}
 
 
@@ -483,6 +558,17 @@ def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSe
         f"OCR read {read:,} of its {len(pages):,} pages without a text layer; {unread} not read "
         f"(limit {setting}={value}; {more})."
     )
+
+
+def page_text(textpage: Any) -> str:
+    """One page's text layer as a reader reads it, columns one after the other and
+    paragraphs rebuilt (what view_page gives a model that does not see)."""
+    raw = textpage.get_text_range()
+    if may_hold_table(textpage, raw):
+        layout = page_layout(textpage, raw, tables=False)
+        if layout is not None:
+            raw = ordered_text(raw, layout.order)
+    return join_pdf_lines(raw)
 
 
 def outline_headings(pdf: Any) -> dict[int, str]:

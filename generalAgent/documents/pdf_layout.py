@@ -1,5 +1,6 @@
-"""A PDF page as a reader sees it: running heads, footers and page numbers set apart, and
-the page's text runs and rules for the table finder (pdf_tables.py).
+"""A PDF page as a reader sees it: running heads, footers and page numbers set apart, a
+page set in columns read column by column (pdf_columns.py), and the page's text runs and
+rules for the table finder (pdf_tables.py).
 
 Running lines are found from the text alone, so they cost nothing on a page of prose: the
 first and last two lines of each page, with digits folded ("Page 3" and "Page 4" are one
@@ -7,9 +8,12 @@ line), that come back on several pages are the running heads and footers; a lone
 number ("12", "- 12 -", "Page 12 of 40", "第 12 页") at the top or bottom is dropped on any
 page.
 
-Geometry is read only from pages that may hold a table: pdfium's text rectangles (one per
-run of text drawn at once) outnumbering the page's lines by half is the sign (a table's
-cells are separate runs, a paragraph's line is one). pypdfium2 is imported by the caller.
+Geometry is read only from pages that may hold a table or columns: pdfium's text
+rectangles (one per run of text drawn at once) outnumbering the page's lines by half is the
+sign (a table's cells are separate runs, a paragraph's line is one; pdfium puts the lines
+of two columns drawn across the page a line at a time on one line of its text, two runs).
+A page drawn a column at a time has one run a line and reads in order as it is.
+pypdfium2 is imported by the caller.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any, NamedTuple
 
+from generalAgent.documents.pdf_columns import Region, may_have_gutter, reading_regions
 from generalAgent.documents.pdf_tables import UNREAD, Line, Rule, Run, group_lines, table_stacks
 
 # Lines at each end of a page looked at for running heads and footers.
@@ -38,6 +43,7 @@ _PAGE_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"\d+")
+_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 def line_key(text: str) -> str:
@@ -88,7 +94,8 @@ def strip_running(text: str, keys: set[str]) -> str:
 
 
 def may_hold_table(textpage: Any, text: str) -> bool:
-    """Whether the page is worth reading as geometry (see the module's docstring)."""
+    """Whether the page is worth reading as geometry, for a table or columns (see the
+    module's docstring)."""
     lines = text.count("\n") + 1
     return lines >= 3 and textpage.count_rects() >= RUNS_PER_LINE * lines
 
@@ -149,7 +156,91 @@ def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
     return boxes
 
 
-def page_lines(textpage: Any, text: str) -> list[Line]:
+class PageLayout(NamedTuple):
+    """What a page's geometry says: the lines the table finder reads, region by region (a
+    column apart from the next; one region on a page not set in columns; none when tables
+    are not read or the page has no stack of lines that may be one), and the page's text
+    in reading order when that is not the order it comes in."""
+
+    regions: list[list[Line]]
+    order: list[tuple[int, int, str]] | None  # pieces of the page text: start, end, what follows
+
+
+def page_layout(textpage: Any, text: str, tables: bool = True) -> PageLayout | None:
+    """The page's layout (see `PageLayout`), None when there is nothing to do: one column
+    and no table to look for."""
+    boxes = page_boxes(textpage)
+    gutter = may_have_gutter(boxes, text.count("\n") + 1)
+    if not tables and not gutter:
+        return None
+    lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
+    regions = reading_regions(lines) if gutter else None
+    if regions is None:
+        read = table_lines(textpage, text, boxes, lines) if tables else []
+        return PageLayout([read], None) if read else None
+    runs = page_runs(textpage, text, boxes, set(range(len(boxes))))
+    read_regions = [_read(region, runs) for region in regions]
+    order = reading_order(read_regions, text)
+    if order is None:  # a character no run holds: the page is read as it comes, losing nothing
+        read = table_lines(textpage, text, boxes, lines) if tables else []
+        return PageLayout([read], None) if read else None
+    kept = [region.lines for region in read_regions if region.lines] if tables else []
+    return PageLayout(kept, order)
+
+
+def _read(region: Region, runs: list[Run]) -> Region:
+    """The region with its runs' text read (`runs`, by the placeholder's index)."""
+    lines = [
+        line.with_runs([runs[r.start] for r in line.runs if runs[r.start].text.strip()])
+        for line in region.lines
+    ]
+    return Region([line for line in lines if line.runs], region.spanning)
+
+
+def reading_order(regions: list[Region], text: str) -> list[tuple[int, int, str]] | None:
+    """The page's text as pieces (start, end, what follows) in the regions' order: each line
+    on a line of its own, a column going on into the next on the next line (a sentence the
+    column break cut reads on), a region across the columns a paragraph of its own. None
+    when a run was left unread, or a printed character of `text` belongs to no run."""
+    pieces: list[tuple[int, int, str]] = []
+    for n, region in enumerate(regions):
+        for line in region.lines:
+            for run in line.runs:
+                if run.start < 0:
+                    return None
+                if pieces and pieces[-1][2] == " ":
+                    end = pieces[-1][1]
+                    if end <= run.start and not text[end : run.start].strip():
+                        pieces[-1] = (pieces[-1][0], run.end, " ")  # the line's runs as pdfium spaced them
+                        continue
+                    if _CJK.match(text[end - 1 : end]) and _CJK.match(text[run.start : run.start + 1]):
+                        pieces[-1] = (*pieces[-1][:2], "")  # no space inside Chinese
+                pieces.append((run.start, run.end, " "))
+            if pieces:
+                pieces[-1] = (*pieces[-1][:2], "\n")
+        following = regions[n + 1] if n + 1 < len(regions) else None
+        if pieces and (region.spanning or (following is not None and following.spanning)):
+            pieces[-1] = (*pieces[-1][:2], "\n\n")
+    position = 0
+    for start, end, _ in sorted(pieces):
+        if start < position or text[position:start].strip():
+            return None  # a piece twice, or text no run holds
+        position = end
+    if text[position:].strip():
+        return None
+    return pieces
+
+
+def ordered_text(text: str, order: list[tuple[int, int, str]] | None) -> str:
+    """The page's text in reading order (`reading_order`), or as it came."""
+    if order is None:
+        return text
+    return "".join(text[start:end] + after for start, end, after in order)
+
+
+def table_lines(
+    textpage: Any, text: str, boxes: list[tuple[float, float, float, float]], lines: list[Line]
+) -> list[Line]:
     """The page's printed lines with the text of the runs the table finder needs, [] when
     its layout holds no stack of lines that may be a table.
 
@@ -157,9 +248,7 @@ def page_lines(textpage: Any, text: str) -> list[Line]:
     costs a search of the page's characters, so only the lines that may make a table are
     read, with two lines above them (a caption) and one below, and the lines between them
     and the page's edge when they come close to it (running heads). The others keep a
-    placeholder (`UNREAD`)."""
-    boxes = page_boxes(textpage)
-    lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
+    placeholder (`UNREAD`). `boxes` are the page's, `lines` made of them with a placeholder."""
     stacks = table_stacks(lines)
     if not stacks:
         return []

@@ -57,6 +57,37 @@ def make_image_pdf(path: Path, lines: list[str]) -> Path:
     return path
 
 
+def make_scanned_table_pdf(path: Path, lines: list[str], rows: list[list[str]]) -> Path:
+    """A scanned page of a table: `lines` of prose, then `rows` in aligned columns 130
+    points apart (unruled), typeset by reportlab, rendered to pixels by pdfium and saved by
+    Pillow as a PDF that holds only that picture (no text layer)."""
+    import pypdfium2 as pdfium
+    from reportlab.pdfbase import pdfmetrics
+    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
+    from reportlab.pdfgen import canvas
+
+    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
+    source = path.with_suffix(".source.pdf")
+    pdf = canvas.Canvas(str(source))
+    y = 780
+    for line in [*lines, "", *["\t".join(row) for row in rows]]:
+        for column, cell in enumerate(line.split("\t")):
+            cjk = any("\u4e00" <= ch <= "\u9fff" for ch in cell)
+            pdf.setFont("STSong-Light" if cjk else "Helvetica", 12)
+            pdf.drawString(60 + 130 * column, y, cell)
+        y -= 20
+    pdf.showPage()
+    pdf.save()
+    document = pdfium.PdfDocument(str(source))
+    try:
+        image = document[0].render(scale=200 / 72).to_pil().convert("L")
+    finally:
+        document.close()
+    image.save(path, "PDF", resolution=200.0)
+    source.unlink()
+    return path
+
+
 def make_figure_pdf(path: Path, caption: str) -> Path:
     """A report: a page of text, then a page that is a chart (a picture over half the page)
     with its caption, as a PDF exported from a slide or a paper has them."""

@@ -147,7 +147,7 @@ def _render_pdf_page(
     """(PNG of the page, its text layer, pages in the document)."""
     import pypdfium2 as pdfium
 
-    from generalAgent.documents.pdf import join_pdf_lines
+    from generalAgent.documents.pdf import page_text
     from generalAgent.documents.pdfium_lock import PDFIUM
 
     with open_file(path) as handle:
@@ -178,7 +178,7 @@ def _render_pdf_page(
                 bitmap.close()
                 textpage = document_page.get_textpage()
                 try:
-                    text = join_pdf_lines(textpage.get_text_range())
+                    text = page_text(textpage)  # columns in reading order
                 finally:
                     textpage.close()
             finally:

@@ -1,0 +1,73 @@
+"""A scanned page's table read as a table: OCR's pieces of text go to the same table
+finder as a text layer's runs (rapidocr, the `ocr` extra; skipped without it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generalAgent.config.settings import Settings, load_settings
+from generalAgent.documents.extract import extract_document
+from generalAgent.documents.ocr import ocr_call
+from generalAgent.documents.pdf_tables import Run
+from tests.support.documents import make_scanned_table_pdf
+
+pytest.importorskip("rapidocr_onnxruntime")
+
+ROWS = [
+    ["Region", "Units", "Revenue"],
+    ["North", "120", "4800"],
+    ["South", "95", "3610"],
+    ["East", "143", "5720"],
+    ["West", "88", "3168"],
+]
+
+
+def test_a_scanned_table_is_cited_by_row_with_its_header(tmp_path: Path, settings: Settings):
+    path = make_scanned_table_pdf(tmp_path / "scan.pdf", ["Table 1: Units and revenue by region"], ROWS)
+    blocks = extract_document(path, settings.documents).blocks
+    rows = [b for b in blocks if ", table 1, " in b.place]
+    assert rows and all(b.ocr for b in rows)
+    text = "\n".join(b.text for b in rows)
+    assert "| Region | Units | Revenue |" in text.replace("Reqion", "Region")  # OCR may misread a g
+    for region, units, revenue in ROWS[1:]:
+        assert f"| {units} | {revenue} |" in text and region in text
+    assert rows[0].text.startswith("Table 1: Units and revenue by region (table 1, ")
+    # The table's cells are not in the page's text a second time.
+    prose = "\n".join(b.text for b in blocks if ", table " not in b.place)
+    assert "4800" not in prose
+
+
+def test_with_pdf_tables_off_a_scanned_table_is_its_lines(tmp_path: Path, data_dir: Path):
+    settings = load_settings(env_file=None, documents={"pdf_tables": False})
+    path = make_scanned_table_pdf(tmp_path / "scan.pdf", ["Units and revenue by region"], ROWS)
+    blocks = extract_document(path, settings.documents).blocks
+    assert not any(", table " in b.place for b in blocks)
+    assert "4800" in "\n".join(b.text for b in blocks)
+
+
+def test_a_scanned_chinese_table(tmp_path: Path, settings: Settings):
+    rows = [["地区", "销量", "收入"], ["华北", "120", "4800"], ["华南", "95", "3610"], ["西部", "88", "3168"]]
+    path = make_scanned_table_pdf(tmp_path / "scan.pdf", ["表 1 各地区销量与收入"], rows)
+    blocks = extract_document(path, settings.documents).blocks
+    text = "\n".join(b.text for b in blocks if ", table 1, " in b.place)
+    assert "| 地区 | 销量 | 收入 |" in text
+    assert "| 华北 | 120 | 4800 |" in text and "| 西部 | 88 | 3168 |" in text
+
+
+def test_a_table_on_a_page_an_earlier_step_read_stays_a_table(tmp_path: Path, settings: Settings):
+    # The background reading of a long scan indexes the document again at each step, the
+    # pages read before coming from memory: their tables with them.
+    path = make_scanned_table_pdf(tmp_path / "scan.pdf", ["Table 1: Units and revenue by region"], ROWS)
+    texts: dict[int, str] = {}
+    runs: dict[int, list[Run]] = {}
+    with ocr_call(None, known=texts, known_runs=runs):
+        first = extract_document(path, settings.documents).blocks
+    assert list(texts) == list(runs) == [0]
+    heard: list[tuple[str, int, int]] = []
+    with ocr_call(None, known=texts, known_runs=runs):
+        again = extract_document(path, settings.documents, lambda *step: heard.append(step)).blocks
+    assert heard == []  # not read again
+    assert [(b.place, b.text) for b in again] == [(b.place, b.text) for b in first]
+    assert any(", table 1, " in b.place for b in again)
