@@ -257,7 +257,13 @@ def _offline(command: list[str], work: Path) -> list[str]:
     sandbox = find_sandbox("auto")
     if sandbox.kind != "bwrap":
         return command
-    confinement = Confinement(writable=(work,), hidden=(Path.home(),), network=False, cwd=work)
+    # LibreOffice itself may live in the home folder or /tmp (an unpacked download): its
+    # program folder and the one its name on the PATH is in stay readable.
+    program = Path(command[0])
+    installed = (program.parent, Path(os.path.realpath(program)).parent.parent)
+    confinement = Confinement(
+        writable=(work,), readable=installed, hidden=(Path.home(),), network=False, cwd=work
+    )
     return sandbox.wrap(command, confinement)
 
 
