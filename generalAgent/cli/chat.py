@@ -313,7 +313,7 @@ class Chat:
         """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
         anything to come back to."""
         print_files_written(self.console, self.session.scope.files_written())
-        if self.session.catalog.get(self.session.id) is None:
+        if self.session.state.nothing_done or self.session.catalog.get(self.session.id) is None:
             self.console.print("[dim]" + _("Bye.") + "[/]")
             return
         resume = f"{command_hint()} --resume {self.session.id}"
