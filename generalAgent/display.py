@@ -31,12 +31,16 @@ def one_line(text: object, limit: int = 200) -> str:
     return " ".join(str(text).split())[:limit]
 
 
-def describe_file(file: Mapping[str, Any], ngettext: Plural = english_plural) -> str:
+def describe_file(
+    file: Mapping[str, Any], ngettext: Plural = english_plural, translate: Translate = str
+) -> str:
     """`uploads/2025-Q3.pdf (pdf, 2.3 MB, 48 pages)`, from an attached file's description.
 
     What a document's pages are called depends on its type (a deck's slides, a workbook's
-    sheets); `ngettext` translates them (the terminal passes the UI's; the model reads English)."""
-    details = [str(file.get("type", "file")), human_size(file.get("size", 0))]
+    sheets); `ngettext` and `translate` say them and the type (the terminal passes the UI's;
+    the model reads English)."""
+    kind = str(file.get("type", "file"))
+    details = [translate(_TYPE_WORDS[kind]) if kind in _TYPE_WORDS else kind, human_size(file.get("size", 0))]
     pages = file.get("pages")
     if pages:
         kind = str(file.get("type", ""))
@@ -136,6 +140,16 @@ def N_plural(singular: str, plural: str) -> tuple[str, str]:
 
 Translate = Callable[[str], str]
 
+# The attach line's names of the file types that are words (pdf, docx ... are said as they are).
+_TYPE_WORDS = {
+    "markdown": N_("markdown"),
+    "text": N_("text"),
+    "code": N_("code"),
+    "image": N_("image"),
+    "other": N_("other"),
+    "file": N_("file"),
+}
+
 
 def _same(message: str) -> str:
     return message
@@ -215,9 +229,16 @@ def carrying(kind: Callable[[str], E], said: Message) -> E:
 
 
 def said_of_error(exc: BaseException) -> str | Message:
-    """What `exc` says: its `said` Message when it carries one, else its text."""
+    """What `exc` says: its `said` Message when it carries one, a Message of its `template`
+    and `fields` when it keeps them (a layer that may not import this one, front_matter.py),
+    else its text."""
     said = getattr(exc, "said", None)
-    return said if isinstance(said, Message) else str(exc)
+    if isinstance(said, Message):
+        return said
+    template, fields = getattr(exc, "template", None), getattr(exc, "fields", None)
+    if isinstance(template, str) and isinstance(fields, dict):
+        return Message(template, {name: str(value) for name, value in fields.items()})
+    return str(exc)
 
 
 # What an OS error means, by errno, in words a person can act on (strerror is English and

@@ -202,6 +202,10 @@ class SessionCatalog:
             (session_id, title, now, now, str(folder) if folder else None, int(listed), approval_mode),
         )
 
+    def set_listed(self, session_id: str, listed: bool) -> None:
+        """Put the session on /sessions and the picker, or take it off (its id still resumes it)."""
+        self._conn.execute("UPDATE chat_sessions SET listed = ? WHERE id = ?", (int(listed), session_id))
+
     def set_approval_mode(self, session_id: str, mode: str) -> None:
         """Keep the mode the editor switched the session to. A session not in the catalog yet
         (no message sent) gets it when it is opened (`open_session`), not before: a session

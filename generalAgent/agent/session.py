@@ -70,6 +70,8 @@ class SessionState:
     last_turn: dict[str, Any] | None = None
     cancelled_turn: dict[str, Any] | None = None
     context_tokens: int = 0  # of the session's last request and answer: the context gauge
+    # Every turn so far failed before an answer or a tool call (Session.list_if_worth_it).
+    nothing_done: bool = False
 
 
 @dataclass(frozen=True)
@@ -260,6 +262,7 @@ class SessionController:
             listed=self.listed,
             approval_mode=self.rules.mode,
         )
+        self.state.nothing_done = False  # listed again: the turn about to run may do work
 
     def run(
         self,
@@ -294,7 +297,38 @@ class SessionController:
             )
         self.state.approved |= approved - by_rules  # the user's "always" answers stay, the mode's do not
         self.record(result, graph_input, context_only=context_only)
+        if not context_only:
+            self.list_if_worth_it(agent, result)
         return result
+
+    def list_if_worth_it(self, agent: LoadedAgent, result: TurnResult) -> None:
+        """Keep a session whose turns all failed before anything happened off /sessions and
+        the picker (docs/sessions.md, "Failed first messages").
+
+        A session is listed before its first turn runs, so that a crash in that turn can be
+        resumed: the turn may have run tools and written files. When the turn instead ends
+        with an error (a wrong key, a model that is down, Ctrl-C before the answer) and the
+        session's history holds no answer and no tool call, there is nothing to come back
+        to: it is taken off the list (its id still resumes it). The next message lists it
+        again before it runs, and a turn that gets anywhere keeps it listed."""
+        if not self.listed:
+            return
+        nothing_done = False
+        if not result.ok and not result.answer.strip():
+            try:
+                messages = agent.graph.get_state(self.config()).values.get("messages", [])
+            except Exception:  # an unreadable checkpoint: keep the session where the user sees it
+                LOGGER.warning("could not read the session's history", exc_info=True)
+                messages = None
+            nothing_done = messages is not None and all(getattr(m, "type", "") == "human" for m in messages)
+        if nothing_done == self.state.nothing_done:
+            return
+        try:
+            self.catalog.set_listed(self.id, not nothing_done)
+        except sqlite3.Error as exc:
+            LOGGER.warning("could not update the session list: %s", exc)
+            return
+        self.state.nothing_done = nothing_done
 
     def record(self, result: TurnResult, graph_input: Any, *, context_only: bool = False) -> None:
         """The turn's usage in the catalog, and what /retry and the context gauge need."""

@@ -183,7 +183,9 @@ class Chat:
             self.console.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
         for unread in self.custom_commands.problems:
             self.console.print(
-                "[yellow]" + escape(_("Command not read: {problem}").format(problem=unread)) + "[/]"
+                "[yellow]"
+                + escape(_("Command not read: {problem}").format(problem=unread.shown(_, ngettext)))
+                + "[/]"
             )
         self.session.start("resume" if self.options.resume else "startup")
         prompt = self._prompt = self._prompt_session()
@@ -248,7 +250,7 @@ class Chat:
 
     def _show_uploads(self, prepared: Any) -> None:
         for upload in prepared.uploads:
-            self.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext)))}[/]")
+            self.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext, _)))}[/]")
 
     # -- running a turn -------------------------------------------------------------
     def run_turn(self, agent: LoadedAgent, graph_input: Any, *, context_only: bool = False) -> None:
@@ -311,7 +313,7 @@ class Chat:
         """The one goodbye, for /quit, Ctrl-D and Ctrl-C alike: how to come back, if there is
         anything to come back to."""
         print_files_written(self.console, self.session.scope.files_written())
-        if self.session.catalog.get(self.session.id) is None:
+        if self.session.state.nothing_done or self.session.catalog.get(self.session.id) is None:
             self.console.print("[dim]" + _("Bye.") + "[/]")
             return
         resume = f"{command_hint()} --resume {self.session.id}"

@@ -137,6 +137,6 @@ def paste(chat: ChatHandle, argument: str = "") -> None:
     for problem in problems:
         chat.console.print(f"[yellow]{escape(problem)}[/]")
     for upload in files:
-        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext)))}[/]")
+        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext, _)))}[/]")
     # The agent hears about them with the next message, as with /upload.
     chat.session.state.pending_uploads += files

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.config.trust import FolderTrust
+from generalAgent.display import N_, Message, os_error_reason, said_of_error
 from generalAgent.front_matter import FrontMatterError, split_front_matter
 
 COMMANDS_FOLDER = "commands"
@@ -71,7 +72,7 @@ class CustomCommand:
 @dataclass(frozen=True)
 class CustomCommands:
     commands: tuple[CustomCommand, ...] = ()
-    problems: tuple[str, ...] = ()  # one line per file not read (English, with the path)
+    problems: tuple[Message, ...] = ()  # one line per file not read (with the path)
 
 
 def load_custom_commands(
@@ -79,28 +80,43 @@ def load_custom_commands(
 ) -> CustomCommands:
     """The user's commands, then the folder's (only when trusted); `reserved` are built-in names."""
     found: dict[str, CustomCommand] = {}
-    problems: list[str] = []
+    problems: list[Message] = []
     roots = [(user_config / COMMANDS_FOLDER, "user")]
     if trust.covers(cwd):
         roots.append((cwd / FOLDER_CONFIG / COMMANDS_FOLDER, "folder"))
     for root, scope in roots:
         for path in _markdown_files(root):
             if len(found) >= MAX_COMMANDS:
-                problems.append(f"{root}: more than {MAX_COMMANDS} commands; the rest are not read")
+                problems.append(
+                    Message(
+                        N_("{path}: more than {count} commands; the rest are not read"),
+                        {"path": str(root), "count": str(MAX_COMMANDS)},
+                    )
+                )
                 break
             parts = path.relative_to(root).with_suffix("").parts
             name = "/" + ":".join(parts)
             if not all(NAME.fullmatch(part) for part in parts):
-                problems.append(f"{path}: not a command name (no spaces, quotes or / : # @)")
+                problems.append(
+                    Message(
+                        N_("{path}: not a command name (no spaces, quotes or / : # @)"), {"path": str(path)}
+                    )
+                )
                 continue
             if name.lower() in reserved or name in found:
                 if name.lower() in reserved:
-                    problems.append(f"{path}: {name} is a built-in command; this file is not used")
+                    problems.append(
+                        Message(
+                            N_("{path}: {name} is a built-in command; this file is not used"),
+                            {"path": str(path), "name": name},
+                        )
+                    )
                 continue
             try:
                 command = _read(path, root, name, scope)
             except (OSError, UnicodeDecodeError, FrontMatterError, LeavesFolder) as exc:
-                problems.append(f"{path}: {exc}")
+                problem = os_error_reason(exc) if isinstance(exc, OSError) else said_of_error(exc)
+                problems.append(Message(N_("{path}: {problem}"), {"path": str(path), "problem": problem}))
                 continue
             found[name] = command
     return CustomCommands(tuple(found.values()), tuple(problems))

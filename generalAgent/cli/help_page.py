@@ -60,12 +60,19 @@ USAGE_ERRORS = (
     N_("{value!r} is not one of {choices}."),
     N_("{value!r} is not a valid {number_type}."),
     N_("{value} is not in the range {range}."),
-    N_("{name} {filename!r} does not exist."),
+    # A path argument Click checked (Typer asks it to check that an existing one is readable).
+    N_("{path_kind} {filename!r} does not exist."),
+    N_("{path_kind} {filename!r} is not readable."),
+    N_("{path_kind} {filename!r} is not writable."),
+    N_("{path_kind} {filename!r} is not executable."),
+    N_("{path_kind} {filename!r} is a directory."),
+    N_("{path_kind} {filename!r} is a file."),
     N_("Missing command."),
 )
 NESTED_FIELDS = frozenset({"message"})  # a field that is itself a message of the list
-WORD_FIELDS = frozenset({"number_type"})  # a field that is a word of the catalog
+WORD_FIELDS = frozenset({"number_type", "path_kind"})  # a field that is a word of the catalog
 TYPE_NAMES = (N_("int"), N_("int range"), N_("float"), N_("float range"), N_("integer"))
+PATH_KINDS = (N_("File"), N_("Directory"), N_("Path"))  # Click's, title-cased
 MISSING = (N_("Missing argument"), N_("Missing option"), N_("Missing parameter"))
 _FIELD = re.compile(r"\{(\w+)(?:![rsa])?\}")
 USAGE_ERROR_EXIT = 2

@@ -137,7 +137,7 @@ def attach(chat: ChatHandle, argument: str) -> None:
             "[yellow]" + escape(_("Nothing matches {pattern}.").format(pattern=argument)) + "[/]"
         )
     for upload in report.files:
-        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext)))}[/]")
+        chat.console.print(f"[dim]📎 {escape(one_line(describe_file(upload, ngettext, _)))}[/]")
     chat.session.state.pending_uploads += report.files
 
 

@@ -532,12 +532,13 @@ class MCPSettings(SettingsGroup):
         le=3_600,
         description="Seconds one MCP tool call may take (a server's timeout overrides it)",
     )
-    # Read as it streams in: a longer answer is cut there, never held whole (tools/mcp/capped_lines.py).
+    # Read as it streams in: a longer answer is cut there, never held whole (tools/mcp/capped_lines.py,
+    # capped_http.py).
     mcp_message_max_bytes: int = Field(
         default=16_000_000,
         ge=100_000,
         le=1_000_000_000,
-        description="Largest message a stdio MCP server may send; a longer answer is cut as it arrives",
+        description="Largest message an MCP server (stdio or HTTP) may send; a longer answer is cut as it arrives",
     )
 
 

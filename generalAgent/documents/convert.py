@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlparse
 
 from generalAgent.display import N_, os_error_reason
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
+from generalAgent.sandbox import Confinement, find_sandbox
 
 # The Microsoft suffix a WPS file's copy is given: WPS files are Microsoft-compatible
 # binaries, and LibreOffice picks its import filter from the name as well as the bytes.
@@ -171,18 +172,21 @@ def _convert(path: Path, modern: str, open_file: OpenFile, seconds: float) -> by
                 N_("{name} cannot be read: {reason}."), name=path.name, reason=os_error_reason(exc)
             ) from None
         _lock_profile(work / "profile")
-        command = [
-            binary,
-            f"-env:UserInstallation={(work / 'profile').as_uri()}",
-            "--headless",
-            "--norestore",
-            "--nolockcheck",
-            "--convert-to",
-            modern.lstrip("."),
-            "--outdir",
-            str(work / "out"),
-            str(source),
-        ]
+        command = _offline(
+            [
+                binary,
+                f"-env:UserInstallation={(work / 'profile').as_uri()}",
+                "--headless",
+                "--norestore",
+                "--nolockcheck",
+                "--convert-to",
+                modern.lstrip("."),
+                "--outdir",
+                str(work / "out"),
+                str(source),
+            ],
+            work,
+        )
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,
@@ -242,6 +246,25 @@ oor:op="fuse"><value>true</value></prop></item>
 </prop></item>
 </oor:items>
 """
+
+
+def _offline(command: list[str], work: Path) -> list[str]:
+    """`command` run without network where bubblewrap works: the private profile stops the
+    links LibreOffice knows to be links, but not everything a file can make it fetch (an HTML
+    page saved as .doc loads its stylesheet whatever the profile says). Inside, LibreOffice
+    sees the system read-only, its own temporary folder writable, and no home. Used whatever
+    SANDBOX says: this is the agent's own helper, not a command the user approved."""
+    sandbox = find_sandbox("auto")
+    if sandbox.kind != "bwrap":
+        return command
+    # LibreOffice itself may live in the home folder or /tmp (an unpacked download): its
+    # program folder and the one its name on the PATH is in stay readable.
+    program = Path(command[0])
+    installed = (program.parent, Path(os.path.realpath(program)).parent.parent)
+    confinement = Confinement(
+        writable=(work,), readable=installed, hidden=(Path.home(),), network=False, cwd=work
+    )
+    return sandbox.wrap(command, confinement)
 
 
 def _lock_profile(profile: Path) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from generalAgent.config.install import install_hint
+from generalAgent.display import N_, Message, carrying
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic"})
 # A decoded image larger than this is refused before it is decoded (a "pixel bomb":
@@ -37,6 +38,11 @@ IMAGES_KEY = "images"
 
 class ImageError(Exception):
     """An image that cannot be prepared; the message says why, for the user."""
+
+
+def image_error(template: str, **fields: object) -> ImageError:
+    """An ImageError in English whose sentence is kept as data (`said`) for the UI language."""
+    return carrying(ImageError, Message(template, {name: str(value) for name, value in fields.items()}))
 
 
 @dataclass(frozen=True)
@@ -84,14 +90,17 @@ def prepare_image(data: bytes, limits: ImageLimits) -> PreparedImage:
         with opened:
             width, height = opened.size
             if width * height > MAX_SOURCE_PIXELS:
-                raise ImageError(
-                    f"the image is {width}×{height} pixels, more than {MAX_SOURCE_PIXELS // 1_000_000} MP"
+                raise image_error(
+                    N_("the image is {width}×{height} pixels, more than {limit} MP"),
+                    width=width,
+                    height=height,
+                    limit=MAX_SOURCE_PIXELS // 1_000_000,
                 )
             opened.seek(0)  # the first frame of a GIF or a multi-page TIFF
             image = ImageOps.exif_transpose(opened)
             image.load()
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
-        raise ImageError(f"not an image Pillow can read ({type(exc).__name__})") from None
+        raise image_error(N_("not an image Pillow can read ({kind})"), kind=type(exc).__name__) from None
     image = _displayable(image)
     width, height = image.size
     scale = min(1.0, limits.max_side / max(width, height), math.sqrt(limits.max_pixels / (width * height)))
@@ -103,7 +112,7 @@ def prepare_image(data: bytes, limits: ImageLimits) -> PreparedImage:
             if data_url_bytes(encoded) <= limits.max_bytes:
                 return PreparedImage(encoded, mime, size[0], size[1], width, height)
         if max(size) <= 64:
-            raise ImageError("the image cannot be made small enough for the model")
+            raise image_error(N_("the image cannot be made small enough for the model"))
         scale *= 0.75
 
 
@@ -237,4 +246,4 @@ def recognise_image(data: bytes) -> str:
     try:
         return lines_in_reading_order(ENGINE.read(pixels))
     except OcrFailed as exc:  # the engine's process died: the image stays unread, the turn goes on
-        raise ImageError(f"OCR failed: {exc}") from None
+        raise image_error(N_("OCR failed: {problem}"), problem=str(exc)) from None

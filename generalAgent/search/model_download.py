@@ -46,7 +46,10 @@ class DownloadError(Exception):
     sentence as data that `models pull` shows in the UI language."""
 
     def __init__(self, template: str, /, **fields: object) -> None:
-        self.said = Message(template, {name: str(value) for name, value in fields.items()})
+        self.said = Message(
+            template,
+            {name: value if isinstance(value, Message) else str(value) for name, value in fields.items()},
+        )
         super().__init__(self.said.english())
 
 
@@ -229,7 +232,7 @@ def _oversize(partial: Path, file: HubFile) -> DownloadError:
     )
 
 
-def _checksum_problem(path: Path, file: HubFile) -> str | None:
+def _checksum_problem(path: Path, file: HubFile) -> Message | None:
     """Why the bytes at `path` are not `file` (None when they are, or the hub gave no checksum)."""
     if file.sha256:
         digest = hashlib.sha256()
@@ -243,5 +246,8 @@ def _checksum_problem(path: Path, file: HubFile) -> str | None:
             digest.update(piece)
     expected = file.sha256 or file.git_sha1
     if digest.hexdigest() != expected.lower():
-        return f"checksum mismatch (expected {expected[:12]}…, got {digest.hexdigest()[:12]}…)"
+        return Message(
+            N_("checksum mismatch (expected {expected}…, got {got}…)"),
+            {"expected": expected[:12], "got": digest.hexdigest()[:12]},
+        )
     return None

@@ -227,3 +227,18 @@ def test_p_stops_when_a_userpromptsubmit_hook_blocks_and_says_why(
     outcome = json.loads(result.stdout)
     assert outcome["status"] == "refused" and outcome["exit_code"] == 3
     assert "No passwords, please." in outcome["error"]
+
+
+def test_a_silent_block_is_said_in_the_ui_language_and_in_english_to_the_model(
+    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """A PreToolUse hook that exits 2 without a word: the model reads our English sentence,
+    a Chinese session's person read it in English too."""
+    write_hooks(cli_env, {"PreToolUse": [{"matcher": "now", "hooks": [command("exit 2")]}]})
+    openai_server.add(Reply(tool_calls=[ToolCall("now", {})]), Reply(text="被拦下了。"))
+    result = run_cli(["-p", "现在几点？"], {**cli_env, "UI_LANGUAGE": "zh"}, workdir)
+    assert result.returncode == 0, result.stderr
+    answer = openai_server.chat_requests[1].messages[-1]
+    assert tool_text(answer["content"]) == "Error: now was not run: a PreToolUse hook of the user blocked it."
+    shown = " ".join(result.stderr.split())
+    assert "now 没有运行：用户的 PreToolUse 钩子阻止了它。" in shown, shown

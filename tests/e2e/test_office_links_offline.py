@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from generalAgent.sandbox import find_sandbox
 from tests.e2e.conftest import run_cli
 from tests.support.openai_server import ImageRules, Reply, ScriptedOpenAIServer, ToolCall
 
@@ -96,3 +97,28 @@ def test_view_page_of_a_docx_with_a_linked_image_requests_nothing(
         answer = next(m for m in relay.chat_requests[1].messages if m["role"] == "tool")
         assert "Error" not in str(answer["content"]), answer
     assert seen == []  # the linked image was never fetched
+
+
+@pytest.mark.skipif(find_sandbox("auto").kind != "bwrap", reason="bubblewrap does not work here")
+def test_a_web_page_saved_as_doc_loads_nothing_from_the_network(
+    listener: tuple[str, list[str]], workdir: Path, cli_env: dict[str, str]
+) -> None:
+    """Word saves a web page as .doc, and LibreOffice opens such a file as HTML, fetching its
+    stylesheet whatever the private profile says: only a conversion without network stops it."""
+    url, seen = listener
+    (workdir / "page.doc").write_text(
+        f'<html><head><link rel="stylesheet" href="{url}/style.css"></head>'
+        f'<body><h1>Quarterly note</h1><img src="{url}/pixel.png"></body></html>',
+        encoding="utf-8",
+    )
+    with ScriptedOpenAIServer(model="gpt-4.1-mini", images=ImageRules()) as relay:
+        relay.add(
+            Reply(tool_calls=[ToolCall("view_page", {"file_path": "uploads/page.doc", "page": 1})]),
+            Reply(text="A short note."),
+        )
+        env = {**cli_env, "OPENAI_BASE_URL": relay.base_url, "MODEL_NAME": "gpt-4.1-mini"}
+        result = run_cli(["-p", "Show me page 1 #page.doc"], env, workdir, timeout=240)
+        assert result.returncode == 0, result.stderr
+        answer = next(m for m in relay.chat_requests[1].messages if m["role"] == "tool")
+        assert "Error" not in str(answer["content"]), answer
+    assert seen == []  # neither the stylesheet nor the image was requested

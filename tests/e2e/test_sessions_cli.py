@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pexpect
 import pytest
 
-from tests.support.openai_server import Reply, ScriptedOpenAIServer
+from tests.e2e.conftest import run_cli
+from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.terminal import ask, expect_prompt, plain
 
 pytestmark = pytest.mark.e2e
@@ -92,3 +94,38 @@ def test_esc_in_the_picker_starts_a_new_session(openai_server: ScriptedOpenAISer
     assert [m["role"] for m in openai_server.chat_requests[-1].messages] == ["system", "user"]
     child.sendeof()
     child.expect(pexpect.EOF)
+
+
+def test_a_session_whose_only_message_failed_is_not_listed_and_one_that_did_work_is(
+    openai_server: ScriptedOpenAIServer, spawn_chat, cli_env: dict[str, str], workdir: Path
+) -> None:
+    """A wrong key or a model that is down made every first try a one-turn session in
+    /sessions and the picker. Such a session is now taken off the list once its turn fails
+    with nothing done; a turn that ran a tool before failing keeps its session listed."""
+    openai_server.add(
+        Reply(status=401, error_message="Incorrect API key provided"),
+        Reply(tool_calls=[ToolCall("now", {})]),
+        Reply(status=401, error_message="Incorrect API key provided"),
+    )
+    failed = spawn_chat()
+    expect_prompt(failed)
+    failed.sendline("summarise the quarterly report")
+    failed.expect("API key")
+    expect_prompt(failed)
+    ask(failed, "/sessions", "No saved sessions yet.")
+    failed.sendline("/quit")
+    failed.expect(pexpect.EOF)
+    farewell = plain(failed.before)
+    assert "Bye." in farewell and "Continue with" not in farewell, farewell
+
+    worked = spawn_chat()
+    expect_prompt(worked)
+    worked.sendline("what time is it in the report's timezone")
+    worked.expect("API key")
+    expect_prompt(worked)
+    worked.sendline("/quit")
+    worked.expect(pexpect.EOF)
+    assert "Continue with" in plain(worked.before)
+
+    listing = " ".join(run_cli(["sessions"], cli_env, workdir).stdout.split())
+    assert "what time is it" in listing and "summarise the quarterly" not in listing, listing

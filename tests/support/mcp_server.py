@@ -26,12 +26,12 @@ if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
 
 
-def build_server(name: str = "notes") -> FastMCP:
+def build_server(name: str = "notes", json_response: bool = False) -> FastMCP:
     # Imported here, so that --hang and --fail-start cost only an interpreter's start.
     import anyio
     from mcp.server.fastmcp import FastMCP
 
-    server = FastMCP(name, log_level="WARNING")
+    server = FastMCP(name, log_level="WARNING", json_response=json_response)
 
     @server.tool()
     def echo(text: str) -> str:
@@ -77,6 +77,11 @@ def build_server(name: str = "notes") -> FastMCP:
         return "x" * chars
 
     @server.tool()
+    def big_mb(mb: int) -> str:
+        """A text of `mb` megabytes (in UTF-8), Chinese first."""
+        return "BIG-START " + "数据" * 1000 + "x" * (mb * 1_000_000 - 6000)
+
+    @server.tool()
     def show_env(variable: str) -> str:
         """The value of an environment variable of the server process."""
         return os.environ.get(variable, "(unset)")
@@ -90,12 +95,13 @@ def build_server(name: str = "notes") -> FastMCP:
 
 
 @contextmanager
-def serve_http(name: str = "remote", port: int = 0) -> Iterator[str]:
+def serve_http(name: str = "remote", port: int = 0, json_response: bool = False) -> Iterator[str]:
     """A streamable HTTP server on loopback (a free port, or `port` to stand in for a server
-    that restarted), for the duration; yields its URL."""
+    that restarted), for the duration; yields its URL. It answers calls as event streams, or
+    as JSON bodies with `json_response`."""
     import uvicorn
 
-    app = build_server(name).streamable_http_app()
+    app = build_server(name, json_response).streamable_http_app()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))

@@ -154,7 +154,15 @@ def test_ui_language_names_what_it_accepts(monkeypatch: pytest.MonkeyPatch) -> N
 # Exceptions whose message a person reads (in the terminal, the editor, a command's line):
 # each is raised with an N_-marked template and its fields, never an f-string, so the
 # catalog holds the sentence and the terminal can say it in the UI language.
-SAID_ERRORS = {"ToolError", "WorkspaceError", "KnowledgeError", "DownloadError", "DocumentError"}
+SAID_ERRORS = {
+    "ToolError",
+    "WorkspaceError",
+    "KnowledgeError",
+    "DownloadError",
+    "DocumentError",
+    "FrontMatterError",
+    "ImageError",
+}
 
 
 def _raised_sentences() -> list[str]:
@@ -238,3 +246,54 @@ def test_kb_show_fields_follow_the_language_and_count() -> None:
     finally:
         i18n.use_language("en")
     assert "1 个分块" in chinese and "来源：/d/报销.md" in chinese and "chunk" not in chinese
+
+
+# The places a Chinese session still read English (issue 37, item 6): each said in Chinese.
+@pytest.fixture
+def chinese() -> Sequence[None]:
+    i18n.use_language("zh")
+    yield None  # type: ignore[misc]
+    i18n.use_language("en")
+
+
+def test_a_front_matter_refusal_is_said_in_the_ui_language(chinese: None) -> None:
+    from generalAgent.display import Message, said_of_error
+    from generalAgent.front_matter import FrontMatterError, split_front_matter
+
+    for text, words in [
+        ("# no front matter\n", "没有开头的元数据"),
+        ("---\nname: x\n", "没有以一行 '---' 结束"),
+        ("---\n- a\n---\n", "必须是键到值的映射"),
+        ("---\nname: [x\n---\n", "不是有效的 YAML"),
+    ]:
+        with pytest.raises(FrontMatterError) as refused:
+            split_front_matter(text)
+        said = said_of_error(refused.value)
+        assert isinstance(said, Message) and words in said.shown(i18n._), text
+        assert "front matter" in str(refused.value)  # the English, for logs and the model
+
+
+def test_the_attach_line_names_the_file_type_in_the_ui_language(chinese: None) -> None:
+    from generalAgent.display import describe_file
+
+    note = {"path": "uploads/notes.txt", "type": "text", "size": 2048}
+    assert describe_file(note, i18n.ngettext, i18n._) == "uploads/notes.txt (文本, 2.0 KB)"
+    assert describe_file(note) == "uploads/notes.txt (text, 2.0 KB)"  # the model's line
+    pdf = {"path": "uploads/a.pdf", "type": "pdf", "size": 2048, "pages": 3}
+    assert describe_file(pdf, i18n.ngettext, i18n._).startswith("uploads/a.pdf (pdf, 2.0 KB, 3")
+
+
+def test_a_page_that_cannot_be_shown_is_named_in_the_ui_language(chinese: None, settings, tmp_path) -> None:
+    """view_page's "page 1 of 2" was English inside the Chinese sentence, and so was the reason."""
+    from generalAgent.documents.images import ImageLimits
+    from generalAgent.tools.environment import ToolEnvironment
+    from generalAgent.tools.errors import shown_error
+    from tests.support.documents import make_pdf
+    from tests.support.tools import run_tool, workspace_root
+
+    make_pdf(workspace_root(settings) / "uploads" / "r.pdf", [["第一页"], ["第二页"]])
+    tiny = ToolEnvironment(settings=settings, image_limits=ImageLimits(max_bytes=200))
+    answer, state = run_tool(settings, "view_page", {"file_path": "uploads/r.pdf", "page": 1}, env=tiny)
+    assert answer.startswith("Error: uploads/r.pdf page 1 of 2 cannot be shown: the image cannot be made")
+    shown = shown_error(answer, state["messages"][-1].artifact, i18n._, i18n.ngettext)
+    assert "uploads/r.pdf 第 1 页（共 2 页）" in shown and "图像无法缩小到模型能接受的大小" in shown, shown

@@ -45,7 +45,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from generalAgent.display import Message
+from generalAgent.display import N_, Message
 from generalAgent.graph.nodes.approval import (
     judge_of,
     pending_calls,
@@ -64,7 +64,7 @@ from generalAgent.tools.judge import ANY, Footprint, Judge, Recorded, waits_for
 from generalAgent.tools.provenance import OWN_WORDS, read_untrusted_in
 from generalAgent.tools.run_context import RunContext, SessionScope
 
-BLOCKED_BY_HOOK = "Error: {tool} was not run: a PreToolUse hook of the user blocked it."
+BLOCKED_BY_HOOK = N_("{tool} was not run: a PreToolUse hook of the user blocked it.")
 POST_HOOK_SAYS = "\n\n[A PostToolUse hook of the user says: {reason}]"
 # A call that reached the judged ToolNode outside a step's batch: never run unjudged.
 NOT_JUDGED = "this call was not judged (it reached the tools outside a tools step), so it was not run"
@@ -277,7 +277,7 @@ class CallBatch:
                 return ANSWERED, _answer(call, verdict.refusal, verdict.said)
             blocked = _pre_tool_use(self.scope, call, self.scope.session_id)
             if blocked is not None:
-                return ANSWERED, _answer(call, blocked)
+                return ANSWERED, _answer(call, *blocked)
             try:
                 result = execute(request.override(state=self._state_now()))
             except ToolError as exc:  # _describe_tool_error leaves a tool's own error to this answer
@@ -429,12 +429,16 @@ def _tool_messages(answer: Any) -> list[ToolMessage]:
     return []
 
 
-def _pre_tool_use(scope: SessionScope, call: Any, session: str) -> str | None:
-    """The answer of a PreToolUse hook that blocks this call, or None when it may run."""
+def _pre_tool_use(scope: SessionScope, call: Any, session: str) -> tuple[str, Message | None] | None:
+    """The answer of a PreToolUse hook that blocks this call (with our sentence as data for
+    the person when the hook gave no reason of its own), or None when it may run."""
     outcome = run_pre_tool_use(scope, call, session)
-    if outcome.blocked:
-        return outcome.reason or BLOCKED_BY_HOOK.format(tool=call["name"])
-    return None
+    if not outcome.blocked:
+        return None
+    if outcome.reason:
+        return outcome.reason, None
+    said = Message(BLOCKED_BY_HOOK, {"tool": str(call["name"])})
+    return f"Error: {said.english()}", said
 
 
 def _post_tool_use(scope: SessionScope, result: Any, call: Any, session: str) -> Any:

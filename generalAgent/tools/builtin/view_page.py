@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 
 from langchain_core.tools import BaseTool, tool
 
-from generalAgent.display import N_
+from generalAgent.display import N_, Message
 from generalAgent.documents.images import (
     IMAGE_SUFFIXES,
     IMAGES_KEY,
@@ -79,12 +79,16 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     raise ToolError.of(exc) from exc
                 opener = lambda _path: io.BytesIO(printed)  # noqa: E731 - the PDF stands for the file
             picture, text, total = _render_pdf_page(opener, real, page, limits)
-            unit = "slide" if suffix in (".pptx", ".ppt", ".dps") else "page"
-            where = f"{shown} {unit} {page} of {total}"
+            place = (
+                N_("{path} slide {page} of {total}")
+                if suffix in (".pptx", ".ppt", ".dps")
+                else N_("{path} page {page} of {total}")
+            )
+            said_where = Message(place, {"path": shown, "page": str(page), "total": str(total)})
         elif suffix in IMAGE_SUFFIXES:
             with workspace.open_for_reading(real) as handle:
                 picture = handle.read()
-            text, where = "", shown
+            text, said_where = "", Message(N_("{path}"), {"path": shown})
         else:
             raise ToolError(
                 N_(
@@ -93,13 +97,14 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                 ),
                 path=shown,
             )
+        where = said_where.english()  # the model's words; the person's come from `said_where`
         if limits is None:
             return _as_text(where, picture, text), {}
         try:
             ref = store_image(workspace.root, picture, limits, where)
         except ImageError as exc:
             raise ToolError(
-                N_("{where} cannot be shown: {problem}."), where=where, problem=said_of(exc)
+                N_("{where} cannot be shown: {problem}."), where=said_where, problem=said_of(exc)
             ) from exc
         answer = f"{where} ({ref['width']}×{ref['height']}): the image follows in the next message."
         if text.strip():

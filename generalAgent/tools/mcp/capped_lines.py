@@ -88,7 +88,9 @@ def replacement(head: bytes, limit: int, dropped: int) -> bytes:
         "id": request_id,
         "result": {
             "content": [{"type": "text", "text": f"{note}\n{text}" if text else note}],
-            "isError": False,
+            # An error, because it is not the whole result: a tool that declares an output
+            # schema would otherwise have the SDK refuse the answer for lacking structured content.
+            "isError": True,
         },
     }
     return json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n"

@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, suppress
 from contextvars import ContextVar
 from pathlib import Path
@@ -54,6 +54,7 @@ from mcp.types import CONNECTION_CLOSED, Implementation
 from generalAgent import __version__
 from generalAgent.display import one_line
 from generalAgent.private_storage import private_file
+from generalAgent.tools.mcp.capped_http import IDENTITY, capping_hook
 from generalAgent.tools.mcp.capped_lines import CappedLines
 from generalAgent.tools.mcp.config import MCPServerConfig
 
@@ -121,7 +122,7 @@ class MCPServer:
         message_limit: int | None = None,
     ) -> None:
         self.config = config
-        self.message_limit = message_limit  # bytes of one stdio message (capped_lines.py)
+        self.message_limit = message_limit  # bytes of one message (capped_lines.py, capped_http.py)
         self.startup_timeout = startup_timeout
         self.log_dir = log_dir
         # Told (with why it had stopped) when a server found dead while idle is running again.
@@ -260,10 +261,13 @@ class MCPServer:
             finally:
                 self._stderr.close_writer()
         else:
+            hooks: list[Callable[[httpx.Response], Awaitable[None]]] = [self._watch_session]
+            if self.message_limit:
+                hooks.append(capping_hook(self.message_limit))
             client = httpx.AsyncClient(
-                headers=dict(config.headers),
+                headers={**IDENTITY, **dict(config.headers)},
                 timeout=httpx.Timeout(HTTP_CONNECT_TIMEOUT, read=HTTP_READ_TIMEOUT),
-                event_hooks={"response": [self._watch_session]},
+                event_hooks={"response": hooks},
             )
             async with (
                 client,

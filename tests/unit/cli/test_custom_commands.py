@@ -60,7 +60,7 @@ def test_namespaces_front_matter_and_which_folders_are_read(tmp_path: Path) -> N
         "m2",
         ("now", "read_file"),
     )
-    assert any("/help is a built-in command" in p for p in untrusted.problems)
+    assert any("/help is a built-in command" in p.english() for p in untrusted.problems)
     trusted = load_custom_commands(
         user, FolderTrust(folder.resolve(), (".generalagent",), True), folder, BUILTIN
     )
@@ -75,7 +75,7 @@ def test_a_command_linked_out_of_its_folder_is_not_read(tmp_path: Path) -> None:
     (tmp_path / "user" / "commands").mkdir(parents=True)
     os.symlink(secret, tmp_path / "user" / "commands" / "leak.md")
     loaded = load_custom_commands(tmp_path / "user", FolderTrust(), tmp_path, BUILTIN)
-    assert loaded.commands == () and "leads outside" in loaded.problems[0]
+    assert loaded.commands == () and "leads outside" in loaded.problems[0].english()
 
 
 def test_the_registry_finds_builtins_aliases_and_the_users_commands() -> None:

@@ -4,9 +4,11 @@ made by a real Typer command, so a Typer release that words one differently fail
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import pytest
@@ -125,6 +127,32 @@ def test_the_agents_own_help_under_a_chinese_locale(
     assert (
         code == 0 and "用法： generalagent kb" in shown and "知识库：添加、搜索、列出、查看、删除。" in shown
     )
+
+
+def test_a_path_argument_click_refuses_is_said_in_chinese(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """`generalagent tables FILE` on a file the user may not read: Click's own check, which
+    Typer asks for on every path argument, said "Path '…' is not readable." in English."""
+    import click.types
+
+    locked = tmp_path / "salaries.xlsx"
+    locked.write_bytes(b"")
+    real_access = click.types.os.access
+    # The tests run as root, whom every file is readable to: the check is told otherwise.
+    monkeypatch.setattr(
+        click.types.os, "access", lambda path, mode: mode != os.R_OK and real_access(path, mode)
+    )
+    monkeypatch.setenv("COLUMNS", "200")
+    i18n.use_language("zh")
+    try:
+        register_subcommands()
+        code = run(command_line(), ["tables", str(locked)], "generalagent")
+    finally:
+        i18n.use_language("en")
+    shown = "".join(capsys.readouterr().err.split())  # a long temporary path wraps the line
+    assert code == 2
+    assert f"路径'{locked}'不可读。".replace(" ", "") in shown and "readable" not in shown, shown
 
 
 def test_a_message_of_no_known_shape_is_left_as_it_is(chinese: None) -> None:

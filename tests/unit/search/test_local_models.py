@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from generalAgent import i18n
 from generalAgent.config.settings import load_settings
 from generalAgent.search.embeddings import LocalEmbeddings, describe_source, embeddings_from_settings
 from generalAgent.search.local_models import active_repo, installed, models_dir, pull
@@ -69,9 +70,15 @@ def test_a_missing_file_fails_the_pull_with_the_reason(tmp_path: Path, model_fil
 def test_a_checksum_mismatch_deletes_the_file(tmp_path: Path, model_files):
     with (
         HubServer({REPO: model_files}, wrong_sha256={"model.safetensors"}) as hub,
-        pytest.raises(DownloadError, match="checksum mismatch"),
+        pytest.raises(DownloadError, match="checksum mismatch") as refused,
     ):
         pull(REPO, tmp_path / "models", hub.url)
+    i18n.use_language("zh")  # the detail was English inside the Chinese sentence
+    try:
+        shown = refused.value.said.shown(i18n._)
+    finally:
+        i18n.use_language("en")
+    assert "校验和不符（应为 " in shown and "checksum" not in shown, shown
     folder = tmp_path / "models" / "minishlab--potion-multilingual-128M"
     assert not (folder / "model.safetensors").exists()
     assert not (folder / "model.safetensors.part").exists()
