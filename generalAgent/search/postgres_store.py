@@ -38,6 +38,7 @@ from generalAgent.config.settings import DocumentSettings
 from generalAgent.search.fts_expression import (
     COLUMNS,
     Expression,
+    Node,
     Phrase,
     lexeme,
     parse,
@@ -342,11 +343,12 @@ class PostgresSearchStore(StoreCommon):
         pool = max(limit, RERANK_POOL)
         scope = _Scope(rowid_range, item_filter.replace("?", "%s"), list(filter_params))
         runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
+        counted: dict[str, int] = {}  # chunks in `rowid_range` holding a term, counted once a call
         for match in matches:
-            trees = self._expressions(match, rowid_range)
+            trees = self._expressions(match, rowid_range, counted)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                weight = self._coverage(match, rowid_range) if len(matches) > 1 else 1.0
+                weight = self._coverage(match, rowid_range, counted) if len(matches) > 1 else 1.0
                 runs.append((tuned, plain, weight))
         if runs or any(semantic):
             wanted = list(
@@ -390,7 +392,9 @@ class PostgresSearchStore(StoreCommon):
         by_rowid = {row["rowid"]: row for row in rows}
         return [hit_of_row(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
 
-    def _expressions(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> list[Expression]:
+    def _expressions(
+        self, match: MatchQuery, rowid_range: tuple[int, int] | None, counted: dict[str, int]
+    ) -> list[Expression]:
         """lookup._expressions, as trees: the expressions whose best chunks, merged, are the
         query's best (the rarer terms' chunks on a large index)."""
         if not match.any_terms:
@@ -400,7 +404,7 @@ class PostgresSearchStore(StoreCommon):
         else:
             chunks = self._query("SELECT COALESCE(MAX(rowid), 0) FROM chunks")[0][0]
         rare, common = split_rare(
-            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range)
+            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range, counted)
         )
         if not rare:
             return []
@@ -417,9 +421,21 @@ class PostgresSearchStore(StoreCommon):
         except ValueError as exc:
             raise QueryError(f"the search could not run ({exc})") from None
 
-    def _counts(self, terms: Sequence[str], cap: int, rowid_range: tuple[int, int] | None) -> list[int]:
+    def _counts(
+        self,
+        terms: Sequence[str],
+        cap: int,
+        rowid_range: tuple[int, int] | None,
+        counted: dict[str, int] | None = None,
+    ) -> list[int]:
         """Chunks holding each term (within `rowid_range`), counted up to `cap`: a one-word
-        term of the whole store from term_chunks, others by their GIN matches."""
+        term of the whole store from term_chunks, others by their GIN matches; within a
+        document, every term in one pass over its chunks (`_range_counts`)."""
+        if rowid_range is not None and counted is not None:
+            missing = [term for term in dict.fromkeys(terms) if term not in counted]
+            if missing:
+                counted.update(zip(missing, self._range_counts(missing, rowid_range), strict=True))
+            return [min(counted[term], cap) for term in terms]
         trees = [self._parse(term) for term in terms]
         known: dict[int, int] = {}
         if rowid_range is None:
@@ -439,16 +455,33 @@ class PostgresSearchStore(StoreCommon):
             )
         return [known[n] for n in range(len(trees))]
 
+    def _range_counts(self, terms: Sequence[str], rowid_range: tuple[int, int]) -> list[int]:
+        """The chunks of a rowid range holding each term, exactly, in one pass over them.
+
+        A document's common word is in most of its chunks: counted through the GIN index
+        (one scan per term, as `_counts` does for the whole store) it cost a scan of the
+        document per term, most of a search inside a 3,000-chunk manual. Here each chunk is
+        read once and every term tested on it; the count is exact, so the growing caps of
+        `split_rare` and the coverage ask again for nothing."""
+        filters = ", ".join("count(*) FILTER (WHERE terms @@ %s::tsquery)" for _ in terms)
+        values = [tsquery(self._parse(term)) for term in terms]
+        row = self._query(
+            f"SELECT {filters} FROM chunks WHERE rowid BETWEEN %s AND %s", [*values, *rowid_range]
+        )[0]
+        return [int(count) for count in row]
+
     def _term_chunks(self, lexemes: Sequence[str]) -> dict[str, int]:
         if not lexemes:
             return {}
         rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
         return {text: int(count) for text, count in rows}
 
-    def _coverage(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
+    def _coverage(
+        self, match: MatchQuery, rowid_range: tuple[int, int] | None, counted: dict[str, int]
+    ) -> float:
         if not match.terms:
             return 1.0
-        present = sum(1 for count in self._counts(match.terms, 1, rowid_range) if count)
+        present = sum(1 for count in self._counts(match.terms, 1, rowid_range, counted) if count)
         return present / len(match.terms)
 
     def _scored(
@@ -456,10 +489,20 @@ class PostgresSearchStore(StoreCommon):
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """(rowid, score) of the `limit` best chunks by the tuned and by the plain BM25,
         best first; a chunk several expressions match keeps its best score in each."""
+        if len(trees) == 2 and _rare_then_all(trees[0], trees[1]):
+            # "(rare) AND (common)", then "rare": with one-word phrases, whose scores are
+            # never negative, a chunk's better score of the two is its score on all the
+            # words, and the chunks are those holding a rare one: one pass, not two.
+            scored = [self._bm25_in_database(trees[1], phrases(trees[0]), scope, limit)]
+        else:
+            # A chunk out of one tree's best `limit` cannot enter the merged best `limit`
+            # through that tree's score (`limit` chunks beat it there), so each tree's best
+            # suffice.
+            scored = [self._bm25(tree, scope, limit) for tree in trees]
         tuned: dict[int, float] = {}
         plain: dict[int, float] = {}
-        for tree in trees:
-            for rowid, (t, p) in self._bm25(tree, scope).items():
+        for scores in scored:
+            for rowid, (t, p) in scores.items():
                 tuned[rowid] = max(t, tuned.get(rowid, t))
                 plain[rowid] = max(p, plain.get(rowid, p))
 
@@ -469,13 +512,17 @@ class PostgresSearchStore(StoreCommon):
 
         return best(tuned), best(plain)
 
-    def _bm25(self, tree: Expression, scope: _Scope) -> dict[int, tuple[float, float]]:
-        """FTS5's bm25 of every chunk in scope the expression matches, with the tuned and
-        the plain column weights (ranking.py): rowid -> (tuned, plain)."""
+    def _bm25(self, tree: Expression, scope: _Scope, limit: int) -> dict[int, tuple[float, float]]:
+        """FTS5's bm25 with the tuned and the plain column weights (ranking.py) of the chunks
+        in scope the expression matches, at least the `limit` best by each: rowid -> (tuned,
+        plain). Scored in the database when every phrase is one word (nearly every query:
+        `_bm25_in_database`), else here from the positions of the matched lexemes."""
         found = phrases(tree)
         wanted = sorted({lexeme(c, t) for p in found for c in p.columns for t in p.tokens})
         if not wanted:
             return {}
+        if _one_word(found):
+            return self._bm25_in_database(tree, found, scope, limit)
         joins, where, values = scope.sql()
         rows = self._query(
             # Only the query's lexemes are unnested: setweight marks them (A), ts_filter keeps
@@ -530,6 +577,73 @@ class PostgresSearchStore(StoreCommon):
                     plain += weight * by_plain * boost / (by_plain + norm)
             scores[rowid] = (tuned, plain)
         return scores
+
+    def _bm25_in_database(
+        self, tree: Expression, found: Sequence[Phrase], scope: _Scope, limit: int
+    ) -> dict[int, tuple[float, float]]:
+        """`_bm25` of the chunks `tree` matches, scored on the one-word phrases `found`,
+        summed by the database: only the `limit` best chunks by each weighting come back,
+        not every matched chunk's lexemes.
+
+        A word in nearly every chunk of a document matches all of them; sending each
+        chunk's lexemes and positions here and scoring them in Python cost ten times
+        SQLite's search inside a 2,400-chunk document. The sum is `_bm25`'s: per phrase,
+        the weighted occurrences in each of its columns (a lexeme per column), then FTS5's
+        term score; the phrase number keeps a phrase written twice counted twice, as FTS5
+        and `_bm25` count it."""
+        wanted = sorted({lexeme(c, t) for p in found for c in p.columns for t in p.tokens})
+        if not wanted:
+            return {}
+        total_chunks, total_tokens, counts = self._phrase_counts(found)
+        average = total_tokens / total_chunks if total_chunks else 1.0
+        keys = [
+            (lexeme(c, p.tokens[0]), number, TUNED_WEIGHTS[c], PLAIN_WEIGHTS[c], _idf(total_chunks, n))
+            for number, (p, n) in enumerate(zip(found, counts, strict=True))
+            if p.tokens
+            for c in p.columns
+        ]
+        joins, where, values = scope.sql()
+        rows = self._query(
+            "WITH keys AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::float8[], %s::float8[],"
+            " %s::float8[]) AS k (lexeme, phrase, tuned, plain, idf)),"
+            # Each matched chunk's occurrences of the query's lexemes (setweight marks them,
+            # ts_filter keeps the marked: both in C) with its length's BM25 norm.
+            " hits AS (SELECT c.rowid, %s * (1 - %s + %s * c.tokens / %s) AS norm, u.lexeme,"
+            " cardinality(u.positions) AS n FROM chunks c"
+            + joins
+            + " CROSS JOIN LATERAL unnest(ts_filter(setweight(c.terms, 'A', %s), '{a}')) u"
+            + f" WHERE c.terms @@ %s::tsquery{where}),"
+            " phrases AS (SELECT h.rowid, h.norm, k.phrase, k.idf, sum(k.tuned * h.n) AS tuned,"
+            " sum(k.plain * h.n) AS plain FROM hits h JOIN keys k ON k.lexeme = h.lexeme"
+            " GROUP BY h.rowid, h.norm, k.phrase, k.idf),"
+            " scored AS (SELECT rowid,"
+            " COALESCE(sum(idf * tuned * %s / (tuned + norm)) FILTER (WHERE tuned > 0), 0) AS tuned,"
+            " COALESCE(sum(idf * plain * %s / (plain + norm)) FILTER (WHERE plain > 0), 0) AS plain"
+            " FROM phrases GROUP BY rowid)"
+            " SELECT rowid, tuned, plain FROM (SELECT rowid, tuned, plain,"
+            " row_number() OVER (ORDER BY tuned DESC, rowid) AS by_tuned,"
+            " row_number() OVER (ORDER BY plain DESC, rowid) AS by_plain FROM scored) s"
+            " WHERE by_tuned <= %s OR by_plain <= %s",
+            [
+                [k[0] for k in keys],
+                [k[1] for k in keys],
+                [k[2] for k in keys],
+                [k[3] for k in keys],
+                [k[4] for k in keys],
+                BM25_K1,
+                BM25_B,
+                BM25_B,
+                float(average),
+                list(wanted),
+                tsquery(tree),
+                *values,
+                BM25_K1 + 1,
+                BM25_K1 + 1,
+                limit,
+                limit,
+            ],
+        )
+        return {int(rowid): (float(tuned), float(plain)) for rowid, tuned, plain in rows}
 
     def _phrase_counts(self, found: Sequence[Phrase]) -> tuple[int, int, list[int]]:
         """The store's chunks and tokens, and the chunks holding each phrase (in its
@@ -753,6 +867,22 @@ class _Scope:
             where += f" AND ({self.item_filter})"
             values += self.params
         return joins, where, values
+
+
+def _one_word(found: Sequence[Phrase]) -> bool:
+    return all(len(phrase.tokens) <= 1 for phrase in found)
+
+
+def _rare_then_all(first: Expression, second: Expression) -> bool:
+    """Whether `first` is "(`second`) AND (...)" (the rare and the common words, then the
+    rare alone: `_expressions`), every phrase of it one word."""
+    return (
+        isinstance(first, Node)
+        and first.operator == "AND"
+        and len(first.children) == 2
+        and first.children[0] == second
+        and _one_word(phrases(first))
+    )
 
 
 def _idf(total: int, holding: int) -> float:
