@@ -21,7 +21,7 @@ import logging
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -579,6 +579,17 @@ def open_search_store(paths: PathSettings, settings: DocumentSettings) -> Search
     from generalAgent.search.postgres_store import PostgresSearchStore
 
     return PostgresSearchStore(url.get_secret_value(), settings)
+
+
+def team_store_opener(paths: PathSettings, settings: DocumentSettings) -> Callable[[], SearchStore] | None:
+    """How to open the team's store anew (a thread's own connection, as the background
+    embedding's), or None when SEARCH_DATABASE_URL is unset."""
+    url = paths.search_database_url
+    if url is None:
+        return None
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    return lambda: PostgresSearchStore(url.get_secret_value(), settings)
 
 
 @contextmanager
