@@ -322,14 +322,19 @@ class StoreCommon(ABC):
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
     ) -> list[ChunkHit]:
         where, params = viewer.where("i", "?")
-        rowid_range = None
-        if item_id is not None:
-            rowid_range = self.item_rowid_range(item_id)
-            if rowid_range is None:
-                return []
         if domain:
             where += " AND i.domain = ?"
             params.append(domain)
+        rowid_range = None
+        if item_id is not None:
+            # One item: whether the viewer sees it is asked once, and its chunks are a rowid
+            # range with nothing to join (PostgreSQL joined the range to every item the
+            # viewer sees, a scan of the range per item).
+            seen = self.sql.execute(f"SELECT 1 FROM items i WHERE i.id = ? AND {where}", [item_id, *params])
+            rowid_range = self.item_rowid_range(item_id) if seen.fetchone() is not None else None
+            if rowid_range is None:
+                return []
+            where, params = "", []
         return self.find_chunks(
             query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic
         )
