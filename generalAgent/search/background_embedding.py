@@ -64,14 +64,21 @@ def embed_pending(
     (its connection) or a search store; returns how many were embedded. Raises
     EmbeddingError when the embedder fails (what was written before stays)."""
     conn: Any
+    model = embedder.model
     if isinstance(target, sqlite3.Connection):
-        conn, settles = target, True
+        conn = target
 
         def write() -> AbstractContextManager[Any]:
             return transaction(target)
+
+        def settle() -> None:
+            settle_knn_indexes(target, model)
     else:
-        conn, settles, write = target.sql, target.backend == "sqlite", target.transaction
-    model = embedder.model
+        conn, write = target.sql, target.transaction
+
+        def settle() -> None:
+            target.settle_vectors(model)
+
     total = pending_count(conn, model)
     done, last = 0, 0
     while stop is None or not stop.is_set():
@@ -109,12 +116,12 @@ def embed_pending(
         last = rows[-1][0]
         if progress is not None:
             progress(done, max(total, done))
-    if settles and (stop is None or not stop.is_set()):
-        _settle_knn_indexes(conn, model)  # sqlite-vec's; PostgreSQL scans its vectors exactly
+    if stop is None or not stop.is_set():
+        settle()  # the vector index (sqlite-vec's, pgvector's) brought up to date
     return done
 
 
-def _settle_knn_indexes(conn: sqlite3.Connection, model: str) -> None:
+def settle_knn_indexes(conn: sqlite3.Connection, model: str) -> None:
     """Bring the model's KNN index up to date (made on first use) and drop the indexes of
     models whose vectors are all gone; nothing when sqlite-vec cannot load."""
     if vector_index.load_extension(conn) is not None:

@@ -18,9 +18,12 @@ ranking.py weighs the columns. The large-index pruning to the rarer terms is loo
 own (`split_rare`), and the places are chosen by the shared `fused_places`, so the two
 backends differ only in where the figures are read.
 
-Vectors: float32 blobs ranked exactly with numpy, as SQLite does without sqlite-vec; past
-EXACT_SCAN_WARN vectors in a scope a warning says so once per store (pgvector is not
-required and not used yet: docs/deployment.md).
+Vectors: float32 blobs (chunk_vectors), ranked exactly with numpy, as SQLite does without
+sqlite-vec; past EXACT_SCAN_WARN vectors in a scope a warning says so once per store.
+Where the database has pgvector (installed, or available and ours to create), a search of
+the whole store asks an HNSW index instead (`KnnIndex`): a copy of each model's vectors as
+pgvector values in `knn_chunks`, brought up to date when an embedding pass ends, with a
+partial expression index per model and dimension. pgvector is not required.
 """
 
 from __future__ import annotations
@@ -156,6 +159,7 @@ class PostgresSearchStore(StoreCommon):
             self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
             self.conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
         migrate(self.conn)
+        self.knn = KnnIndex.detect(self.conn)
 
     # -- writing -------------------------------------------------------------------------
     def put_item(
@@ -290,8 +294,23 @@ class PostgresSearchStore(StoreCommon):
         return [row[0] for row in rows]
 
     def whole_store_nearest(self, embedder: Any, query: str, limit: int) -> list[tuple[int, float]] | None:
-        """None: no vector index here; the caller scans the vectors of its scope."""
-        return None
+        """pgvector's HNSW answer when the model's vectors are indexed; None (the caller
+        scans the vectors of its scope) without pgvector or an index."""
+        if self.knn is None:
+            return None
+        with self._lock, reported():
+            if not self.knn.indexed(self.conn, embedder.model):
+                return None
+        blob = embedder.vectors([query])[0]
+        with self._lock, reported():
+            return self.knn.nearest(self.conn, embedder.model, blob, limit)
+
+    def settle_vectors(self, model: str) -> None:
+        """After an embedding pass: pgvector's copy of `model`'s vectors brought up to date
+        (nothing without pgvector)."""
+        if self.knn is not None:
+            with self._write():
+                self.knn.settle(self.conn, model)
 
     @contextmanager
     def _write(self) -> Iterator[Any]:
@@ -715,8 +734,14 @@ class PostgresSearchStore(StoreCommon):
         rowid_range: tuple[int, int] | None = None,
         item_ids: Sequence[str] = (),
     ) -> list[list[tuple[int, float]]]:
-        """An exact scan of the scope's vectors (no KNN index here), as SQLite's without one."""
-        from generalAgent.search.semantic import scan_nearest
+        """The whole store's nearest chunks by pgvector's index when there is one; else (and
+        for a document or a folder) an exact scan of the scope's vectors, as SQLite's."""
+        from generalAgent.search.semantic import VECTOR_CANDIDATES, scan_nearest
+
+        if rowid_range is None and not item_ids and self.knn is not None:
+            found = [self.whole_store_nearest(embedder, query, VECTOR_CANDIDATES) for query in queries]
+            if all(ranking is not None for ranking in found):
+                return [ranking or [] for ranking in found]
 
         return scan_nearest(self.sql, embedder, queries, rowid_range, item_ids)
 
@@ -725,6 +750,134 @@ class PostgresSearchStore(StoreCommon):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class KnnIndex:
+    """pgvector in the search store: whether it is there, and the HNSW index of each
+    model's vectors (`knn_chunks`, a copy of chunk_vectors as pgvector values).
+
+    The extension's objects are named with its schema (it is installed once per database,
+    in whatever schema its creator chose, while each store may have a schema of its own).
+    An index is partial (one model) over a cast to the model's dimension, as pgvector
+    indexes vectors of several sizes in one column; the model is written into the SQL as a
+    literal, so the planner can match a search to its index."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+
+    @classmethod
+    def detect(cls, conn: Any) -> KnnIndex | None:
+        """The extension when the database has it, created when it is available and the
+        user may (CREATE EXTENSION); None otherwise: vectors are then scanned exactly."""
+        import psycopg
+
+        def installed() -> str | None:
+            row = conn.execute(
+                "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+                " WHERE e.extname = 'vector'"
+            ).fetchone()
+            return str(row[0]) if row else None
+
+        schema = installed()
+        if schema is None:
+            available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+            if available is None:
+                return None
+            try:
+                with conn.transaction():
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.Error as exc:  # not ours to create (a privilege): scan exactly
+                logger.info("pgvector is available but could not be created (%s); vectors are scanned", exc)
+                return None
+            schema = installed()
+        return None if schema is None else cls(schema)
+
+    def _type(self, dimension: int | None = None) -> str:
+        name = f"{self._schema_name}.vector"
+        return f"{name}({dimension})" if dimension else name
+
+    @property
+    def _schema_name(self) -> str:
+        return '"' + self.schema.replace('"', '""') + '"'
+
+    def _index_name(self, model: str) -> str:
+        import hashlib
+
+        return "knn_" + hashlib.sha256(model.encode()).hexdigest()[:16]
+
+    def settle(self, conn: Any, model: str) -> None:
+        """Copy `model`'s vectors not yet copied, drop copies of replaced ones, and make the
+        model's index (inside the caller's transaction)."""
+        import numpy as np
+        from psycopg import sql
+
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS knn_chunks ("
+            " chunk_rowid BIGINT PRIMARY KEY REFERENCES chunks (rowid) ON DELETE CASCADE,"
+            f" model TEXT NOT NULL, embedding {self._type()} NOT NULL)"
+        )
+        conn.execute(
+            "DELETE FROM knn_chunks k WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v"
+            " WHERE v.chunk_rowid = k.chunk_rowid AND v.model = k.model)"
+        )
+        dimension = 0
+        while True:
+            rows = conn.execute(
+                "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v LEFT JOIN knn_chunks k"
+                " ON k.chunk_rowid = v.chunk_rowid WHERE v.model = %s AND k.chunk_rowid IS NULL"
+                " ORDER BY v.chunk_rowid LIMIT 1000",
+                (model,),
+            ).fetchall()
+            if not rows:
+                break
+            with conn.cursor().copy("COPY knn_chunks (chunk_rowid, model, embedding) FROM STDIN") as copy:
+                for rowid, blob in rows:
+                    values = np.frombuffer(bytes(blob), dtype="<f4")
+                    dimension = len(values)
+                    copy.write_row((rowid, model, "[" + ",".join(map(repr, values.tolist())) + "]"))
+        if not dimension:
+            row = conn.execute(
+                "SELECT octet_length(vector) / 4 FROM chunk_vectors WHERE model = %s LIMIT 1", (model,)
+            ).fetchone()
+            dimension = int(row[0]) if row else 0
+        if dimension:
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {} ON knn_chunks USING hnsw ((embedding::{}) {}) WHERE model = {}"
+                ).format(
+                    sql.Identifier(self._index_name(model)),
+                    sql.SQL(self._type(dimension)),
+                    sql.SQL(f"{self._schema_name}.vector_cosine_ops"),
+                    sql.Literal(model),
+                )
+            )
+
+    def indexed(self, conn: Any, model: str) -> bool:
+        """Whether `model`'s vectors have their index (a pass has settled them)."""
+        row = conn.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+            (self._index_name(model),),
+        ).fetchone()
+        return row is not None
+
+    def nearest_sql(self, model: str, dimension: int) -> Any:
+        """The statement of a search (a query vector's text, then the limit)."""
+        from psycopg import sql
+
+        cast = sql.SQL(self._type(dimension))
+        distance = sql.SQL("OPERATOR({}.<=>)").format(sql.Identifier(self.schema))
+        return sql.SQL(
+            "SELECT chunk_rowid, 1 - ((embedding::{cast}) {distance} %s::{cast}) FROM knn_chunks"
+            " WHERE model = {model} ORDER BY (embedding::{cast}) {distance} %s::{cast} LIMIT %s"
+        ).format(cast=cast, distance=distance, model=sql.Literal(model))
+
+    def nearest(self, conn: Any, model: str, blob: bytes, limit: int) -> list[tuple[int, float]]:
+        import numpy as np
+
+        values = np.frombuffer(bytes(blob), dtype="<f4")
+        text = "[" + ",".join(map(repr, values.tolist())) + "]"
+        rows = conn.execute(self.nearest_sql(model, len(values)), (text, text, limit)).fetchall()
+        return [(int(rowid), float(similarity)) for rowid, similarity in rows]
 
 
 @contextmanager

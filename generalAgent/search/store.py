@@ -241,6 +241,10 @@ class SearchStore(Protocol):
         there is none (the caller scans)."""
         ...
 
+    def settle_vectors(self, model: str) -> None:
+        """After an embedding pass: the vector index of `model` brought up to date."""
+        ...
+
 
 class StoreCommon(ABC):
     """What both backends do alike, written once in SQLite's words: items, the viewer's
@@ -482,6 +486,11 @@ class SqliteSearchStore(StoreCommon):
 
     def chunks_at(self, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]:
         return chunks_at(self.conn, item_id, indexes)
+
+    def settle_vectors(self, model: str) -> None:
+        from generalAgent.search.background_embedding import settle_knn_indexes
+
+        settle_knn_indexes(self.conn, model)
 
     def whole_store_nearest(self, embedder: Any, query: str, limit: int) -> list[tuple[int, float]] | None:
         from generalAgent.search.semantic import nearest_chunks

