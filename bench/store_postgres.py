@@ -15,7 +15,11 @@ shared, are left out).
 At 10k and 100k chunks the 150 questions of the retrieval-quality set (both languages) are
 run against the whole store through `search`, SQLite and PostgreSQL in lockstep (each
 question by each in turn, so load on a shared machine falls on both alike): p50/p95 in
-ms, and `ratio_p50`/`ratio_p95` = PostgreSQL / SQLite. The PostgreSQL server is whatever
+ms, and `ratio_p50`/`ratio_p95` = PostgreSQL / SQLite. `in_document` times the search
+inside one large document the same way: the gnuplot manual (bench/document_corpus.py,
+311 pages, ~3,300 chunks), written first into both stores, searched with its 70
+questions of the documents set (`search(..., item_id=)`, as `search_file` does); its
+common words ("plot", "set") are in a third of its chunks. The PostgreSQL server is whatever
 the URL names (a local one in the figures of docs/benchmarks.md: no network in between).
 Prints one JSON object.
 """
@@ -32,7 +36,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.retrieval_quality import load_questions
+from bench.document_corpus import BY_KEY, document_path
+from bench.retrieval_quality import load_document_questions, load_questions
 from bench.search_index import copies, interleaved, lockstep
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
@@ -43,6 +48,7 @@ from generalAgent.search.storage import ChunkRow
 from generalAgent.search.store import ITEM_FIELDS, TERMINAL, SearchStore, SqliteSearchStore, StoredItem
 
 CHECKPOINTS = (10_000, 100_000)
+LARGE_DOCUMENT = "gnuplot"
 
 
 def source_items(index: SearchIndex) -> Iterator[tuple[StoredItem, list[ChunkRow]]]:
@@ -71,6 +77,25 @@ def build_source(folder: Path, max_chunks: int) -> SearchIndex:
     return index
 
 
+def large_document(folder: Path) -> tuple[StoredItem, list[ChunkRow]]:
+    """The large document searched inside, read and chunked once."""
+    settings = load_settings(env_file=None, paths={"data_dir": folder / "large"})
+    index = SearchIndex(settings.paths.indexes_db, settings.documents)
+    try:
+        document = index.index_file(document_path(BY_KEY[LARGE_DOCUMENT]))
+        return next((item, rows) for item, rows in source_items(index) if item.id == document.item_id)
+    finally:
+        index.close()
+
+
+def ratios(figures: dict[str, Any]) -> dict[str, Any]:
+    return {
+        **figures,
+        "ratio_p50": round(figures["postgresql"]["p50_ms"] / figures["sqlite"]["p50_ms"], 2),
+        "ratio_p95": round(figures["postgresql"]["p95_ms"] / figures["sqlite"]["p95_ms"], 2),
+    }
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--database-url", default=os.environ.get("GENERALAGENT_TEST_DATABASE_URL", ""))
@@ -81,6 +106,7 @@ def main(argv: list[str]) -> int:
         sys.exit("set --database-url or GENERALAGENT_TEST_DATABASE_URL to a PostgreSQL server")
     load_jieba()
     queries = [q["question"] for q in load_questions()]
+    in_document = [q["question"] for q in load_document_questions() if q["doc"] == LARGE_DOCUMENT]
     checkpoints = [c for c in CHECKPOINTS if c <= args.max_chunks] or [args.max_chunks]
     report: dict[str, Any] = {"checkpoints": {}}
     schema = f"bench_store_{os.getpid()}"
@@ -92,7 +118,11 @@ def main(argv: list[str]) -> int:
         stores: dict[str, SearchStore] = {"sqlite": lite, "postgresql": pg}
         written = {name: {"chunks": 0, "chars": 0, "seconds": 0.0} for name in stores}
         try:
-            chunks = 0
+            large, large_rows = large_document(Path(tmp))
+            for store in stores.values():
+                store.put_item(large, large_rows, TERMINAL)
+            chunks = len(large_rows)
+            report["in_document_chunks"] = chunks
             for item, rows in source_items(source):
                 if not checkpoints:
                     break
@@ -113,12 +143,16 @@ def main(argv: list[str]) -> int:
                         queries,
                         args.rounds,
                     )
-                    figures: dict[str, Any] = {"chunks": chunks, **timings}
-                    figures["ratio_p50"] = round(
-                        timings["postgresql"]["p50_ms"] / timings["sqlite"]["p50_ms"], 2
-                    )
-                    figures["ratio_p95"] = round(
-                        timings["postgresql"]["p95_ms"] / timings["sqlite"]["p95_ms"], 2
+                    figures: dict[str, Any] = ratios({"chunks": chunks, **timings})
+                    figures["in_document"] = ratios(
+                        lockstep(
+                            {
+                                name: (lambda q, s=store: s.search(q, 10, TERMINAL, item_id=large.id))
+                                for name, store in stores.items()
+                            },
+                            in_document,
+                            args.rounds,
+                        )
                     )
                     report["checkpoints"][str(checkpoints.pop(0))] = figures
                     print(json.dumps({"progress": chunks}), file=sys.stderr)

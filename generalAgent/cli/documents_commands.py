@@ -157,7 +157,7 @@ def index_command(
                     err.print(f"[yellow]{escape(problem)}[/yellow]")
                 report["files"] = _index_files(index, files, err, force)
                 failed = bool(problems) or any(r["status"] == "failed" for r in report["files"])
-                if vectors is not None and index.store.backend == "sqlite":
+                if vectors is not None:
                     report["embedded"] = _embed_pending(index, vectors, settings, err)
             if stats:
                 report["stats"] = index.stats()
@@ -180,7 +180,7 @@ def _embed_pending(index: SearchIndex, vectors: VectorSource, settings: Settings
         task = progress.add_task(escape(_("embedding ({model})").format(model=vectors.model)), total=None)
         try:
             done = embed_pending(
-                index.conn,
+                index.store,
                 vectors,
                 settings.documents.embedding_batch_size,
                 lambda done, total: progress.update(task, completed=done, total=total),

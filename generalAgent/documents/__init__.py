@@ -98,10 +98,10 @@ def create_index(path: Path, settings: Settings | None = None, *, embed: bool = 
     with open_index(settings) as index:
         document = index.index_file(Path(path))
         vectors = embeddings_from_settings(settings) if embed else None
-        if vectors is not None and index.store.backend == "sqlite":
+        if vectors is not None:
             # Resumable: what was embedded stays, the rest waits for the next pass.
             with suppress(EmbeddingError):
-                embed_pending(index.conn, vectors, settings.documents.embedding_batch_size)
+                embed_pending(index.store, vectors, settings.documents.embedding_batch_size)
         return document
 
 

@@ -15,6 +15,7 @@ import hashlib
 import io
 import json
 import os
+import socket
 import sqlite3
 import time
 import uuid
@@ -110,13 +111,26 @@ def chunk_rows(chunks: Sequence[Chunk]) -> list[ChunkRow]:
     ]
 
 
-def compute_file_hash(path: Path, open_file: OpenFile = open_plainly) -> str:
-    """MD5 of the file's bytes (identity for dedup, not security), read through `open_file`."""
-    md5 = hashlib.md5(usedforsecurity=False)
+def compute_file_hash(path: Path, open_file: OpenFile = open_plainly, algorithm: str = "md5") -> str:
+    """A hash of the file's bytes (MD5 by default: identity for dedup in one user's index),
+    read through `open_file`."""
+    digest = hashlib.new(algorithm, usedforsecurity=False)
     with open_file(Path(path)) as handle:
         while block := handle.read(HASH_BLOCK):
-            md5.update(block)
-    return md5.hexdigest()
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def machine_name() -> str:
+    """This machine, as a team's store tells apart the machines whose paths it records:
+    the host name and, where one was written, /etc/machine-id (host names repeat across a
+    team's laptops; containers of one image often share the image's machine-id but each
+    has a host name of its own)."""
+    try:
+        machine_id = Path("/etc/machine-id").read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        machine_id = ""
+    return f"{socket.gethostname()}/{machine_id[:64]}"
 
 
 class SearchIndex(IndexDatabase):
@@ -188,19 +202,37 @@ class SearchIndex(IndexDatabase):
         return age < timedelta(hours=self.settings.index_stale_threshold_hours)
 
     def file_hash(self, path: Path) -> str:
-        """The MD5 of the file at `path`, read from the index while the file's size and
-        modification time are those recorded when it was last hashed there (no re-reading:
-        hashing a 250-page PDF costs several times the search itself)."""
+        """The hash of the file at `path` (`hash_algorithm`), read from the index while the
+        file's size and modification time are those recorded when it was last hashed there
+        (no re-reading: hashing a 250-page PDF costs several times the search itself)."""
         path = Path(path).resolve()
         stat = path.stat()
         known = self._known_path(path)
         if known is not None and (known["file_size"], known["mtime_ns"]) == (stat.st_size, stat.st_mtime_ns):
             return str(known["file_hash"])
-        return compute_file_hash(path, self.open_file)
+        return compute_file_hash(path, self.open_file, self.hash_algorithm)
+
+    @property
+    def hash_algorithm(self) -> str:
+        """SHA-256 in a team's store, where one user's file must never pass for another's;
+        MD5 in indexes.db (one user's, and its existing documents keep their identity)."""
+        return "md5" if self.store.backend == "sqlite" else "sha256"
+
+    @functools.cached_property
+    def _machine(self) -> str:
+        return machine_name()
+
+    def _path_is(self, path: Path) -> tuple[str, list[str]]:
+        """The condition naming `path` in document_paths: in a team's store, as seen on
+        this machine (postgres_schema.py, 0004)."""
+        if self.store.backend == "sqlite":
+            return "path = ?", [str(path)]
+        return "machine = ? AND path = ?", [self._machine, str(path)]
 
     def _known_path(self, path: Path) -> Any:
+        where, values = self._path_is(path)
         return self.db.execute(
-            "SELECT file_hash, file_size, mtime_ns FROM document_paths WHERE path = ?", (str(path),)
+            f"SELECT file_hash, file_size, mtime_ns FROM document_paths WHERE {where}", values
         ).fetchone()
 
     # -- writing ----------------------------------------------------------------------
@@ -229,11 +261,11 @@ class SearchIndex(IndexDatabase):
                     data = handle.read(IN_MEMORY_BYTES + 1)
                 if len(data) > IN_MEMORY_BYTES:  # it grew since the stat: read it as a large file
                     data = None
-                    file_hash = compute_file_hash(path, self.open_file)
+                    file_hash = compute_file_hash(path, self.open_file, self.hash_algorithm)
                 else:
-                    file_hash = hashlib.md5(data, usedforsecurity=False).hexdigest()
+                    file_hash = hashlib.new(self.hash_algorithm, data, usedforsecurity=False).hexdigest()
             else:
-                file_hash = compute_file_hash(path, self.open_file)
+                file_hash = compute_file_hash(path, self.open_file, self.hash_algorithm)
         except FileNotFoundError:
             raise DocumentError(N_("{name} does not exist; check the path."), name=path.name) from None
         except IsADirectoryError:
@@ -412,15 +444,29 @@ class SearchIndex(IndexDatabase):
     def _remember_path(self, path: Path, file_hash: str, stat: os.stat_result) -> None:
         """Point `path` at `file_hash` (with the size and modification time it was hashed at);
         drop the version it pointed at if nothing else does."""
-        previous = self.db.execute(
-            "SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)
-        ).fetchone()
-        self.db.execute(
-            "INSERT INTO document_paths (path, file_hash, file_size, mtime_ns) VALUES (?, ?, ?, ?)"
-            " ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash,"
-            " file_size = excluded.file_size, mtime_ns = excluded.mtime_ns",
-            (str(path), file_hash, stat.st_size, stat.st_mtime_ns),
-        )
+        where, values = self._path_is(path)
+        previous = self.db.execute(f"SELECT file_hash FROM document_paths WHERE {where}", values).fetchone()
+        if self.store.backend == "sqlite":
+            self.db.execute(
+                "INSERT INTO document_paths (path, file_hash, file_size, mtime_ns) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT(path) DO UPDATE SET file_hash = excluded.file_hash,"
+                " file_size = excluded.file_size, mtime_ns = excluded.mtime_ns",
+                (str(path), file_hash, stat.st_size, stat.st_mtime_ns),
+            )
+        else:
+            self.db.execute(
+                "INSERT INTO document_paths (machine, path, file_hash, file_size, mtime_ns)"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT(machine, path) DO UPDATE SET"
+                " file_hash = excluded.file_hash, file_size = excluded.file_size, mtime_ns = excluded.mtime_ns",
+                (self._machine, str(path), file_hash, stat.st_size, stat.st_mtime_ns),
+            )
+            # A path recorded before machines were told apart: this machine's now (its old
+            # version, an MD5 identity, goes if no other path shows it).
+            legacy = self.db.execute(
+                "DELETE FROM document_paths WHERE machine = '' AND path = ? RETURNING file_hash", (str(path),)
+            ).fetchone()
+            if legacy and legacy[0] != file_hash:
+                self._drop_unreferenced(legacy[0])
         if previous and previous[0] != file_hash:
             self._drop_unreferenced(previous[0])
 
@@ -446,11 +492,12 @@ class SearchIndex(IndexDatabase):
         A version that another path still shows is kept for that path.
         """
         path = Path(path).resolve()
+        where, values = self._path_is(path)
         with self.store.transaction() as conn:
-            row = conn.execute("SELECT file_hash FROM document_paths WHERE path = ?", (str(path),)).fetchone()
+            row = conn.execute(f"SELECT file_hash FROM document_paths WHERE {where}", values).fetchone()
             if row is None or row[0] == keep_hash:
                 return 0
-            conn.execute("DELETE FROM document_paths WHERE path = ?", (str(path),))
+            conn.execute(f"DELETE FROM document_paths WHERE {where}", values)
             return int(self._drop_unreferenced(row[0]))
 
     def cleanup_old(self, days: int = 30) -> int:

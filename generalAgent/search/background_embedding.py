@@ -15,6 +15,10 @@ A batch the endpoint does not answer within EMBEDDING_TIMEOUT is asked again in 
 the pass goes on with the smaller batches: on a loaded machine a local server took up to
 266 s for a batch of 32 (issue 39), and failing the pass there left everything unembedded.
 Only a single chunk that still times out ends the pass.
+
+The same pass serves a team's PostgreSQL store (SEARCH_DATABASE_URL): its statements are
+the store's `sql` with SQLite's `?` marks, each batch written in the store's transaction,
+so a document one replica indexed is embedded by whichever process runs a pass next.
 """
 
 from __future__ import annotations
@@ -22,18 +26,23 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from generalAgent.search import vector_index
 from generalAgent.search.connection import connect, transaction
 from generalAgent.search.embeddings import EmbeddingCancelled, EmbeddingError, EmbeddingTimeout, stopped_by
 from generalAgent.search.storage import VectorSource
 
+if TYPE_CHECKING:
+    from generalAgent.search.store import SearchStore
+
 # Called with (chunks embedded in this pass, chunks that were pending when it started).
 EmbedProgress = Callable[[int, int], None]
 
 
-def pending_count(conn: sqlite3.Connection, model: str) -> int:
+def pending_count(conn: Any, model: str) -> int:
     """Chunks without a vector of `model`."""
     return int(
         conn.execute(
@@ -45,16 +54,31 @@ def pending_count(conn: sqlite3.Connection, model: str) -> int:
 
 
 def embed_pending(
-    conn: sqlite3.Connection,
+    target: sqlite3.Connection | SearchStore,
     embedder: VectorSource,
     batch_size: int,
     progress: EmbedProgress | None = None,
     stop: threading.Event | None = None,
 ) -> int:
-    """Embed every chunk without a vector of `embedder.model` (see the module); returns how
-    many were embedded. Raises EmbeddingError when the embedder fails (what was written
-    before stays)."""
+    """Embed every chunk without a vector of `embedder.model` (see the module) in indexes.db
+    (its connection) or a search store; returns how many were embedded. Raises
+    EmbeddingError when the embedder fails (what was written before stays)."""
+    conn: Any
     model = embedder.model
+    if isinstance(target, sqlite3.Connection):
+        conn = target
+
+        def write() -> AbstractContextManager[Any]:
+            return transaction(target)
+
+        def settle() -> None:
+            settle_knn_indexes(target, model)
+    else:
+        conn, write = target.sql, target.transaction
+
+        def settle() -> None:
+            target.settle_vectors(model)
+
     total = pending_count(conn, model)
     done, last = 0, 0
     while stop is None or not stop.is_set():
@@ -76,7 +100,7 @@ def embed_pending(
                 raise
             batch_size = max(1, len(rows) // 2)  # a slow endpoint: smaller batches from here on
             continue
-        with transaction(conn):
+        with write():
             for (rowid, chunk_id, _), blob in zip(rows, blobs, strict=True):
                 # The chunk may have been replaced while it was embedded (a re-indexed
                 # document can reuse rowids): the vector is written only for the same chunk.
@@ -93,11 +117,11 @@ def embed_pending(
         if progress is not None:
             progress(done, max(total, done))
     if stop is None or not stop.is_set():
-        _settle_knn_indexes(conn, model)
+        settle()  # the vector index (sqlite-vec's, pgvector's) brought up to date
     return done
 
 
-def _settle_knn_indexes(conn: sqlite3.Connection, model: str) -> None:
+def settle_knn_indexes(conn: sqlite3.Connection, model: str) -> None:
     """Bring the model's KNN index up to date (made on first use) and drop the indexes of
     models whose vectors are all gone; nothing when sqlite-vec cannot load."""
     if vector_index.load_extension(conn) is not None:
@@ -109,12 +133,20 @@ def _settle_knn_indexes(conn: sqlite3.Connection, model: str) -> None:
 
 
 class BackgroundEmbedding:
-    """One thread per process embedding what is pending in indexes.db, started again after
-    each indexing (`kick`). A failing embedder stops it for the session: `problem` says why
-    (search then goes on with keywords and says so once)."""
+    """One thread per process embedding what is pending in indexes.db, or in the store
+    `open_store` opens (the team's, on a connection of the thread's own), started again
+    after each indexing (`kick`). A failing embedder stops it for the session: `problem`
+    says why (search then goes on with keywords and says so once)."""
 
-    def __init__(self, db_path: Path, embedder: VectorSource, batch_size: int) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        embedder: VectorSource,
+        batch_size: int,
+        open_store: Callable[[], SearchStore] | None = None,
+    ) -> None:
         self.db_path = db_path
+        self.open_store = open_store
         self.embedder = embedder
         self.batch_size = batch_size
         self.problem: str | None = None
@@ -153,14 +185,17 @@ class BackgroundEmbedding:
         self._stop.set()
 
     def _run(self) -> None:
+        from generalAgent.search.lookup import QueryError
+
+        target: sqlite3.Connection | SearchStore
         try:
-            conn = connect(self.db_path)
+            target = connect(self.db_path) if self.open_store is None else self.open_store()
         except Exception as exc:  # DatabaseError: the search that kicked it reports the database
             self.problem = str(exc)
             return
         try:
             while True:
-                self.embedded += embed_pending(conn, self.embedder, self.batch_size, stop=self._stop)
+                self.embedded += embed_pending(target, self.embedder, self.batch_size, stop=self._stop)
                 with self._lock:
                     if not self._again or self._stop.is_set():
                         self._thread_done()
@@ -170,8 +205,10 @@ class BackgroundEmbedding:
             self.problem = str(exc)
         except sqlite3.Error as exc:  # e.g. locked for longer than the write wait: next kick retries
             self.problem = None if "locked" in str(exc) else f"the index database failed ({exc})"
+        except QueryError as exc:  # the team's database lost or refused: off for the session, said once
+            self.problem = str(exc)
         finally:
-            conn.close()
+            target.close()
 
     def _thread_done(self) -> None:
         """Called under the lock as the pass ends, so a `kick` from now on starts a new thread."""
@@ -190,8 +227,14 @@ class SemanticSession:
     """What a process's search tools share about semantic search: the embedder, its
     background pass, and whether the model was told that it failed (once is enough)."""
 
-    def __init__(self, db_path: Path, embedder: VectorSource, batch_size: int) -> None:
-        self.background = BackgroundEmbedding(db_path, embedder, batch_size)
+    def __init__(
+        self,
+        db_path: Path,
+        embedder: VectorSource,
+        batch_size: int,
+        open_store: Callable[[], SearchStore] | None = None,
+    ) -> None:
+        self.background = BackgroundEmbedding(db_path, embedder, batch_size, open_store)
         self._told = False
 
     def for_query(self) -> VectorSource | None:

@@ -160,8 +160,10 @@ CREATE FUNCTION instr(haystack TEXT, needle TEXT) RETURNS INTEGER
 """
 
 # Indexed files (`generalagent index`, search_file, search_folder) in the shared store too,
-# with indexes.db's facts (search/schema.py): the MD5 of the bytes is a document's identity
-# (the same file under two names, or on two replicas, is indexed once), and the path it was
+# with indexes.db's facts (search/schema.py): a hash of the bytes is a document's identity
+# (the same file under two names, or on two replicas, is indexed once: SHA-256 here, where
+# users who do not trust each other share documents, MD5 in a terminal's own indexes.db),
+# and the path it was
 # last seen at, with its size and modification time, spares hashing it again. Migration
 # 0002's `documents` held only languages and was never written: it is replaced whole.
 DOCUMENT_TABLES = """
@@ -186,11 +188,23 @@ CREATE TABLE document_paths (
 CREATE INDEX document_paths_by_hash ON document_paths (file_hash);
 """
 
+# A path is where a file was seen on one machine: the team's machines share the store, not
+# their disks, so the same path on two of them can hold two different files (two documents,
+# each kept while its machine shows it), and a machine trusts only its own record of a
+# path's size and modification time. Paths recorded before are a machine's '' (the first
+# machine to index such a path again takes it over: documents/index.py).
+DOCUMENT_MACHINES = """
+ALTER TABLE document_paths ADD COLUMN machine TEXT NOT NULL DEFAULT '';
+ALTER TABLE document_paths DROP CONSTRAINT document_paths_pkey;
+ALTER TABLE document_paths ADD PRIMARY KEY (machine, path);
+"""
+
 # The track's history, oldest first: append, never edit a released one.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_initial_schema", INITIAL_SCHEMA),
     ("0002_knowledge_tables", KNOWLEDGE_TABLES),
     ("0003_document_tables", DOCUMENT_TABLES),
+    ("0004_document_machines", DOCUMENT_MACHINES),
 )
 
 VERSIONS_TABLE = """

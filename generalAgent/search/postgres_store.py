@@ -18,9 +18,12 @@ ranking.py weighs the columns. The large-index pruning to the rarer terms is loo
 own (`split_rare`), and the places are chosen by the shared `fused_places`, so the two
 backends differ only in where the figures are read.
 
-Vectors: float32 blobs ranked exactly with numpy, as SQLite does without sqlite-vec; past
-EXACT_SCAN_WARN vectors in a scope a warning says so once per store (pgvector is not
-required and not used yet: docs/deployment.md).
+Vectors: float32 blobs (chunk_vectors), ranked exactly with numpy, as SQLite does without
+sqlite-vec; past EXACT_SCAN_WARN vectors in a scope a warning says so once per store.
+Where the database has pgvector (installed, or available and ours to create), a search of
+the whole store asks an HNSW index instead (`KnnIndex`): a copy of each model's vectors as
+pgvector values in `knn_chunks`, brought up to date when an embedding pass ends, with a
+partial expression index per model and dimension. pgvector is not required.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from generalAgent.config.settings import DocumentSettings
 from generalAgent.search.fts_expression import (
     COLUMNS,
     Expression,
+    Node,
     Phrase,
     lexeme,
     parse,
@@ -155,6 +159,7 @@ class PostgresSearchStore(StoreCommon):
             self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
             self.conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
         migrate(self.conn)
+        self.knn = KnnIndex.detect(self.conn)
 
     # -- writing -------------------------------------------------------------------------
     def put_item(
@@ -289,8 +294,23 @@ class PostgresSearchStore(StoreCommon):
         return [row[0] for row in rows]
 
     def whole_store_nearest(self, embedder: Any, query: str, limit: int) -> list[tuple[int, float]] | None:
-        """None: no vector index here; the caller scans the vectors of its scope."""
-        return None
+        """pgvector's HNSW answer when the model's vectors are indexed; None (the caller
+        scans the vectors of its scope) without pgvector or an index."""
+        if self.knn is None:
+            return None
+        with self._lock, reported():
+            if not self.knn.indexed(self.conn, embedder.model):
+                return None
+        blob = embedder.vectors([query])[0]
+        with self._lock, reported():
+            return self.knn.nearest(self.conn, embedder.model, blob, limit)
+
+    def settle_vectors(self, model: str) -> None:
+        """After an embedding pass: pgvector's copy of `model`'s vectors brought up to date
+        (nothing without pgvector)."""
+        if self.knn is not None:
+            with self._write():
+                self.knn.settle(self.conn, model)
 
     @contextmanager
     def _write(self) -> Iterator[Any]:
@@ -301,7 +321,14 @@ class PostgresSearchStore(StoreCommon):
 
     # -- reading -------------------------------------------------------------------------
     def item_rowid_range(self, item_id: str, chunks: int | None = None) -> tuple[int, int] | None:
-        row = self._query("SELECT MIN(rowid), MAX(rowid) FROM chunks WHERE item_id = %s", [item_id])[0]
+        # The first and last chunk by the (item_id, chunk_index) index: rowids follow the
+        # chunks' order. MIN/MAX(rowid) WHERE item_id = ... walked the rowid index from an
+        # end to the item (a quarter of a second for an early item of 100k chunks).
+        row = self._query(
+            "SELECT (SELECT rowid FROM chunks WHERE item_id = %s ORDER BY chunk_index LIMIT 1),"
+            " (SELECT rowid FROM chunks WHERE item_id = %s ORDER BY chunk_index DESC LIMIT 1)",
+            [item_id, item_id],
+        )[0]
         return None if row[0] is None else (int(row[0]), int(row[1]))
 
     def window(self, item_id: str, first: int, last: int) -> list[ChunkHit]:
@@ -342,11 +369,12 @@ class PostgresSearchStore(StoreCommon):
         pool = max(limit, RERANK_POOL)
         scope = _Scope(rowid_range, item_filter.replace("?", "%s"), list(filter_params))
         runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
+        counted: dict[str, int] = {}  # chunks in `rowid_range` holding a term, counted once a call
         for match in matches:
-            trees = self._expressions(match, rowid_range)
+            trees = self._expressions(match, rowid_range, counted)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                weight = self._coverage(match, rowid_range) if len(matches) > 1 else 1.0
+                weight = self._coverage(match, rowid_range, counted) if len(matches) > 1 else 1.0
                 runs.append((tuned, plain, weight))
         if runs or any(semantic):
             wanted = list(
@@ -390,7 +418,9 @@ class PostgresSearchStore(StoreCommon):
         by_rowid = {row["rowid"]: row for row in rows}
         return [hit_of_row(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
 
-    def _expressions(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> list[Expression]:
+    def _expressions(
+        self, match: MatchQuery, rowid_range: tuple[int, int] | None, counted: dict[str, int]
+    ) -> list[Expression]:
         """lookup._expressions, as trees: the expressions whose best chunks, merged, are the
         query's best (the rarer terms' chunks on a large index)."""
         if not match.any_terms:
@@ -400,7 +430,7 @@ class PostgresSearchStore(StoreCommon):
         else:
             chunks = self._query("SELECT COALESCE(MAX(rowid), 0) FROM chunks")[0][0]
         rare, common = split_rare(
-            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range)
+            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range, counted)
         )
         if not rare:
             return []
@@ -417,9 +447,21 @@ class PostgresSearchStore(StoreCommon):
         except ValueError as exc:
             raise QueryError(f"the search could not run ({exc})") from None
 
-    def _counts(self, terms: Sequence[str], cap: int, rowid_range: tuple[int, int] | None) -> list[int]:
+    def _counts(
+        self,
+        terms: Sequence[str],
+        cap: int,
+        rowid_range: tuple[int, int] | None,
+        counted: dict[str, int] | None = None,
+    ) -> list[int]:
         """Chunks holding each term (within `rowid_range`), counted up to `cap`: a one-word
-        term of the whole store from term_chunks, others by their GIN matches."""
+        term of the whole store from term_chunks, others by their GIN matches; within a
+        document, every term in one pass over its chunks (`_range_counts`)."""
+        if rowid_range is not None and counted is not None:
+            missing = [term for term in dict.fromkeys(terms) if term not in counted]
+            if missing:
+                counted.update(zip(missing, self._range_counts(missing, rowid_range), strict=True))
+            return [min(counted[term], cap) for term in terms]
         trees = [self._parse(term) for term in terms]
         known: dict[int, int] = {}
         if rowid_range is None:
@@ -439,16 +481,33 @@ class PostgresSearchStore(StoreCommon):
             )
         return [known[n] for n in range(len(trees))]
 
+    def _range_counts(self, terms: Sequence[str], rowid_range: tuple[int, int]) -> list[int]:
+        """The chunks of a rowid range holding each term, exactly, in one pass over them.
+
+        A document's common word is in most of its chunks: counted through the GIN index
+        (one scan per term, as `_counts` does for the whole store) it cost a scan of the
+        document per term, most of a search inside a 3,000-chunk manual. Here each chunk is
+        read once and every term tested on it; the count is exact, so the growing caps of
+        `split_rare` and the coverage ask again for nothing."""
+        filters = ", ".join("count(*) FILTER (WHERE terms @@ %s::tsquery)" for _ in terms)
+        values = [tsquery(self._parse(term)) for term in terms]
+        row = self._query(
+            f"SELECT {filters} FROM chunks WHERE rowid BETWEEN %s AND %s", [*values, *rowid_range]
+        )[0]
+        return [int(count) for count in row]
+
     def _term_chunks(self, lexemes: Sequence[str]) -> dict[str, int]:
         if not lexemes:
             return {}
         rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
         return {text: int(count) for text, count in rows}
 
-    def _coverage(self, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
+    def _coverage(
+        self, match: MatchQuery, rowid_range: tuple[int, int] | None, counted: dict[str, int]
+    ) -> float:
         if not match.terms:
             return 1.0
-        present = sum(1 for count in self._counts(match.terms, 1, rowid_range) if count)
+        present = sum(1 for count in self._counts(match.terms, 1, rowid_range, counted) if count)
         return present / len(match.terms)
 
     def _scored(
@@ -456,10 +515,20 @@ class PostgresSearchStore(StoreCommon):
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """(rowid, score) of the `limit` best chunks by the tuned and by the plain BM25,
         best first; a chunk several expressions match keeps its best score in each."""
+        if len(trees) == 2 and _rare_then_all(trees[0], trees[1]):
+            # "(rare) AND (common)", then "rare": with one-word phrases, whose scores are
+            # never negative, a chunk's better score of the two is its score on all the
+            # words, and the chunks are those holding a rare one: one pass, not two.
+            scored = [self._bm25_in_database(trees[1], phrases(trees[0]), scope, limit)]
+        else:
+            # A chunk out of one tree's best `limit` cannot enter the merged best `limit`
+            # through that tree's score (`limit` chunks beat it there), so each tree's best
+            # suffice.
+            scored = [self._bm25(tree, scope, limit) for tree in trees]
         tuned: dict[int, float] = {}
         plain: dict[int, float] = {}
-        for tree in trees:
-            for rowid, (t, p) in self._bm25(tree, scope).items():
+        for scores in scored:
+            for rowid, (t, p) in scores.items():
                 tuned[rowid] = max(t, tuned.get(rowid, t))
                 plain[rowid] = max(p, plain.get(rowid, p))
 
@@ -469,13 +538,17 @@ class PostgresSearchStore(StoreCommon):
 
         return best(tuned), best(plain)
 
-    def _bm25(self, tree: Expression, scope: _Scope) -> dict[int, tuple[float, float]]:
-        """FTS5's bm25 of every chunk in scope the expression matches, with the tuned and
-        the plain column weights (ranking.py): rowid -> (tuned, plain)."""
+    def _bm25(self, tree: Expression, scope: _Scope, limit: int) -> dict[int, tuple[float, float]]:
+        """FTS5's bm25 with the tuned and the plain column weights (ranking.py) of the chunks
+        in scope the expression matches, at least the `limit` best by each: rowid -> (tuned,
+        plain). Scored in the database when every phrase is one word (nearly every query:
+        `_bm25_in_database`), else here from the positions of the matched lexemes."""
         found = phrases(tree)
         wanted = sorted({lexeme(c, t) for p in found for c in p.columns for t in p.tokens})
         if not wanted:
             return {}
+        if _one_word(found):
+            return self._bm25_in_database(tree, found, scope, limit)
         joins, where, values = scope.sql()
         rows = self._query(
             # Only the query's lexemes are unnested: setweight marks them (A), ts_filter keeps
@@ -530,6 +603,77 @@ class PostgresSearchStore(StoreCommon):
                     plain += weight * by_plain * boost / (by_plain + norm)
             scores[rowid] = (tuned, plain)
         return scores
+
+    def _bm25_in_database(
+        self, tree: Expression, found: Sequence[Phrase], scope: _Scope, limit: int
+    ) -> dict[int, tuple[float, float]]:
+        """`_bm25` of the chunks `tree` matches, scored on the one-word phrases `found`,
+        summed by the database: only the `limit` best chunks by each weighting come back,
+        not every matched chunk's lexemes.
+
+        A word in nearly every chunk of a document matches all of them; sending each
+        chunk's lexemes and positions here and scoring them in Python cost ten times
+        SQLite's search inside a 2,400-chunk document. The sum is `_bm25`'s: per phrase,
+        the weighted occurrences in each of its columns (a lexeme per column), then FTS5's
+        term score; the phrase number keeps a phrase written twice counted twice, as FTS5
+        and `_bm25` count it."""
+        wanted = sorted({lexeme(c, t) for p in found for c in p.columns for t in p.tokens})
+        if not wanted:
+            return {}
+        total_chunks, total_tokens, counts = self._phrase_counts(found)
+        average = total_tokens / total_chunks if total_chunks else 1.0
+        keys = [
+            (lexeme(c, p.tokens[0]), number, TUNED_WEIGHTS[c], PLAIN_WEIGHTS[c], _idf(total_chunks, n))
+            for number, (p, n) in enumerate(zip(found, counts, strict=True))
+            if p.tokens
+            for c in p.columns
+        ]
+        joins, where, values = scope.sql()
+        rows = self._query(
+            "WITH keys AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::float8[], %s::float8[],"
+            " %s::float8[]) AS k (lexeme, phrase, tuned, plain, idf)),"
+            # Each matched chunk's occurrences of the query's lexemes (setweight marks them,
+            # ts_filter keeps the marked: both in C) with its length's BM25 norm.
+            " hits AS (SELECT c.rowid, %s * (1 - %s + %s * c.tokens / %s) AS norm, u.lexeme,"
+            " cardinality(u.positions) AS n FROM chunks c"
+            + joins
+            + " CROSS JOIN LATERAL unnest(ts_filter(setweight(c.terms, 'A', %s), '{a}')) u"
+            + f" WHERE c.terms @@ %s::tsquery{where}),"
+            " phrases AS (SELECT h.rowid, h.norm, k.phrase, k.idf, sum(k.tuned * h.n) AS tuned,"
+            " sum(k.plain * h.n) AS plain FROM hits h JOIN keys k ON k.lexeme = h.lexeme"
+            " GROUP BY h.rowid, h.norm, k.phrase, k.idf),"
+            " scored AS (SELECT rowid,"
+            # Summed in the phrases' order, as FTS5 and `_bm25` add them: another order
+            # rounds otherwise, and chunks of equal scores change places.
+            " COALESCE(sum(idf * tuned * %s / (tuned + norm) ORDER BY phrase) FILTER (WHERE tuned > 0), 0)"
+            " AS tuned,"
+            " COALESCE(sum(idf * plain * %s / (plain + norm) ORDER BY phrase) FILTER (WHERE plain > 0), 0)"
+            " AS plain"
+            " FROM phrases GROUP BY rowid)"
+            " SELECT rowid, tuned, plain FROM (SELECT rowid, tuned, plain,"
+            " row_number() OVER (ORDER BY tuned DESC, rowid) AS by_tuned,"
+            " row_number() OVER (ORDER BY plain DESC, rowid) AS by_plain FROM scored) s"
+            " WHERE by_tuned <= %s OR by_plain <= %s",
+            [
+                [k[0] for k in keys],
+                [k[1] for k in keys],
+                [k[2] for k in keys],
+                [k[3] for k in keys],
+                [k[4] for k in keys],
+                BM25_K1,
+                BM25_B,
+                BM25_B,
+                float(average),
+                list(wanted),
+                tsquery(tree),
+                *values,
+                BM25_K1 + 1,
+                BM25_K1 + 1,
+                limit,
+                limit,
+            ],
+        )
+        return {int(rowid): (float(tuned), float(plain)) for rowid, tuned, plain in rows}
 
     def _phrase_counts(self, found: Sequence[Phrase]) -> tuple[int, int, list[int]]:
         """The store's chunks and tokens, and the chunks holding each phrase (in its
@@ -590,8 +734,14 @@ class PostgresSearchStore(StoreCommon):
         rowid_range: tuple[int, int] | None = None,
         item_ids: Sequence[str] = (),
     ) -> list[list[tuple[int, float]]]:
-        """An exact scan of the scope's vectors (no KNN index here), as SQLite's without one."""
-        from generalAgent.search.semantic import scan_nearest
+        """The whole store's nearest chunks by pgvector's index when there is one; else (and
+        for a document or a folder) an exact scan of the scope's vectors, as SQLite's."""
+        from generalAgent.search.semantic import VECTOR_CANDIDATES, scan_nearest
+
+        if rowid_range is None and not item_ids and self.knn is not None:
+            found = [self.whole_store_nearest(embedder, query, VECTOR_CANDIDATES) for query in queries]
+            if all(ranking is not None for ranking in found):
+                return [ranking or [] for ranking in found]
 
         return scan_nearest(self.sql, embedder, queries, rowid_range, item_ids)
 
@@ -600,6 +750,134 @@ class PostgresSearchStore(StoreCommon):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class KnnIndex:
+    """pgvector in the search store: whether it is there, and the HNSW index of each
+    model's vectors (`knn_chunks`, a copy of chunk_vectors as pgvector values).
+
+    The extension's objects are named with its schema (it is installed once per database,
+    in whatever schema its creator chose, while each store may have a schema of its own).
+    An index is partial (one model) over a cast to the model's dimension, as pgvector
+    indexes vectors of several sizes in one column; the model is written into the SQL as a
+    literal, so the planner can match a search to its index."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+
+    @classmethod
+    def detect(cls, conn: Any) -> KnnIndex | None:
+        """The extension when the database has it, created when it is available and the
+        user may (CREATE EXTENSION); None otherwise: vectors are then scanned exactly."""
+        import psycopg
+
+        def installed() -> str | None:
+            row = conn.execute(
+                "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace"
+                " WHERE e.extname = 'vector'"
+            ).fetchone()
+            return str(row[0]) if row else None
+
+        schema = installed()
+        if schema is None:
+            available = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+            if available is None:
+                return None
+            try:
+                with conn.transaction():
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            except psycopg.Error as exc:  # not ours to create (a privilege): scan exactly
+                logger.info("pgvector is available but could not be created (%s); vectors are scanned", exc)
+                return None
+            schema = installed()
+        return None if schema is None else cls(schema)
+
+    def _type(self, dimension: int | None = None) -> str:
+        name = f"{self._schema_name}.vector"
+        return f"{name}({dimension})" if dimension else name
+
+    @property
+    def _schema_name(self) -> str:
+        return '"' + self.schema.replace('"', '""') + '"'
+
+    def _index_name(self, model: str) -> str:
+        import hashlib
+
+        return "knn_" + hashlib.sha256(model.encode()).hexdigest()[:16]
+
+    def settle(self, conn: Any, model: str) -> None:
+        """Copy `model`'s vectors not yet copied, drop copies of replaced ones, and make the
+        model's index (inside the caller's transaction)."""
+        import numpy as np
+        from psycopg import sql
+
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS knn_chunks ("
+            " chunk_rowid BIGINT PRIMARY KEY REFERENCES chunks (rowid) ON DELETE CASCADE,"
+            f" model TEXT NOT NULL, embedding {self._type()} NOT NULL)"
+        )
+        conn.execute(
+            "DELETE FROM knn_chunks k WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v"
+            " WHERE v.chunk_rowid = k.chunk_rowid AND v.model = k.model)"
+        )
+        dimension = 0
+        while True:
+            rows = conn.execute(
+                "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v LEFT JOIN knn_chunks k"
+                " ON k.chunk_rowid = v.chunk_rowid WHERE v.model = %s AND k.chunk_rowid IS NULL"
+                " ORDER BY v.chunk_rowid LIMIT 1000",
+                (model,),
+            ).fetchall()
+            if not rows:
+                break
+            with conn.cursor().copy("COPY knn_chunks (chunk_rowid, model, embedding) FROM STDIN") as copy:
+                for rowid, blob in rows:
+                    values = np.frombuffer(bytes(blob), dtype="<f4")
+                    dimension = len(values)
+                    copy.write_row((rowid, model, "[" + ",".join(map(repr, values.tolist())) + "]"))
+        if not dimension:
+            row = conn.execute(
+                "SELECT octet_length(vector) / 4 FROM chunk_vectors WHERE model = %s LIMIT 1", (model,)
+            ).fetchone()
+            dimension = int(row[0]) if row else 0
+        if dimension:
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {} ON knn_chunks USING hnsw ((embedding::{}) {}) WHERE model = {}"
+                ).format(
+                    sql.Identifier(self._index_name(model)),
+                    sql.SQL(self._type(dimension)),
+                    sql.SQL(f"{self._schema_name}.vector_cosine_ops"),
+                    sql.Literal(model),
+                )
+            )
+
+    def indexed(self, conn: Any, model: str) -> bool:
+        """Whether `model`'s vectors have their index (a pass has settled them)."""
+        row = conn.execute(
+            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
+            (self._index_name(model),),
+        ).fetchone()
+        return row is not None
+
+    def nearest_sql(self, model: str, dimension: int) -> Any:
+        """The statement of a search (a query vector's text, then the limit)."""
+        from psycopg import sql
+
+        cast = sql.SQL(self._type(dimension))
+        distance = sql.SQL("OPERATOR({}.<=>)").format(sql.Identifier(self.schema))
+        return sql.SQL(
+            "SELECT chunk_rowid, 1 - ((embedding::{cast}) {distance} %s::{cast}) FROM knn_chunks"
+            " WHERE model = {model} ORDER BY (embedding::{cast}) {distance} %s::{cast} LIMIT %s"
+        ).format(cast=cast, distance=distance, model=sql.Literal(model))
+
+    def nearest(self, conn: Any, model: str, blob: bytes, limit: int) -> list[tuple[int, float]]:
+        import numpy as np
+
+        values = np.frombuffer(bytes(blob), dtype="<f4")
+        text = "[" + ",".join(map(repr, values.tolist())) + "]"
+        rows = conn.execute(self.nearest_sql(model, len(values)), (text, text, limit)).fetchall()
+        return [(int(rowid), float(similarity)) for rowid, similarity in rows]
 
 
 @contextmanager
@@ -753,6 +1031,22 @@ class _Scope:
             where += f" AND ({self.item_filter})"
             values += self.params
         return joins, where, values
+
+
+def _one_word(found: Sequence[Phrase]) -> bool:
+    return all(len(phrase.tokens) <= 1 for phrase in found)
+
+
+def _rare_then_all(first: Expression, second: Expression) -> bool:
+    """Whether `first` is "(`second`) AND (...)" (the rare and the common words, then the
+    rare alone: `_expressions`), every phrase of it one word."""
+    return (
+        isinstance(first, Node)
+        and first.operator == "AND"
+        and len(first.children) == 2
+        and first.children[0] == second
+        and _one_word(phrases(first))
+    )
 
 
 def _idf(total: int, holding: int) -> float:

@@ -21,7 +21,7 @@ import logging
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,6 +241,10 @@ class SearchStore(Protocol):
         there is none (the caller scans)."""
         ...
 
+    def settle_vectors(self, model: str) -> None:
+        """After an embedding pass: the vector index of `model` brought up to date."""
+        ...
+
 
 class StoreCommon(ABC):
     """What both backends do alike, written once in SQLite's words: items, the viewer's
@@ -322,14 +326,19 @@ class StoreCommon(ABC):
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
     ) -> list[ChunkHit]:
         where, params = viewer.where("i", "?")
-        rowid_range = None
-        if item_id is not None:
-            rowid_range = self.item_rowid_range(item_id)
-            if rowid_range is None:
-                return []
         if domain:
             where += " AND i.domain = ?"
             params.append(domain)
+        rowid_range = None
+        if item_id is not None:
+            # One item: whether the viewer sees it is asked once, and its chunks are a rowid
+            # range with nothing to join (PostgreSQL joined the range to every item the
+            # viewer sees, a scan of the range per item).
+            seen = self.sql.execute(f"SELECT 1 FROM items i WHERE i.id = ? AND {where}", [item_id, *params])
+            rowid_range = self.item_rowid_range(item_id) if seen.fetchone() is not None else None
+            if rowid_range is None:
+                return []
+            where, params = "", []
         return self.find_chunks(
             query, limit, rowid_range=rowid_range, item_filter=where, filter_params=params, semantic=semantic
         )
@@ -478,6 +487,11 @@ class SqliteSearchStore(StoreCommon):
     def chunks_at(self, item_id: str, indexes: Sequence[int]) -> list[ChunkHit]:
         return chunks_at(self.conn, item_id, indexes)
 
+    def settle_vectors(self, model: str) -> None:
+        from generalAgent.search.background_embedding import settle_knn_indexes
+
+        settle_knn_indexes(self.conn, model)
+
     def whole_store_nearest(self, embedder: Any, query: str, limit: int) -> list[tuple[int, float]] | None:
         from generalAgent.search.semantic import nearest_chunks
 
@@ -588,6 +602,17 @@ def open_search_store(paths: PathSettings, settings: DocumentSettings) -> Search
     from generalAgent.search.postgres_store import PostgresSearchStore
 
     return PostgresSearchStore(url.get_secret_value(), settings)
+
+
+def team_store_opener(paths: PathSettings, settings: DocumentSettings) -> Callable[[], SearchStore] | None:
+    """How to open the team's store anew (a thread's own connection, as the background
+    embedding's), or None when SEARCH_DATABASE_URL is unset."""
+    url = paths.search_database_url
+    if url is None:
+        return None
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    return lambda: PostgresSearchStore(url.get_secret_value(), settings)
 
 
 @contextmanager

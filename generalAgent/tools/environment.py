@@ -152,13 +152,19 @@ class ToolEnvironment:
             if not self._semantic:
                 from generalAgent.search.background_embedding import SemanticSession
                 from generalAgent.search.embeddings import embeddings_from_settings
+                from generalAgent.search.store import team_store_opener
 
                 embedder = embeddings_from_settings(self.settings)
                 batch = self.settings.documents.embedding_batch_size
+                paths = self.settings.paths
+                # The team's store when SEARCH_DATABASE_URL names one: what the tools index
+                # there is embedded there (on a connection of the pass's own).
                 self._semantic.append(
                     None
                     if embedder is None
-                    else SemanticSession(self.settings.paths.indexes_db, embedder, batch)
+                    else SemanticSession(
+                        paths.indexes_db, embedder, batch, team_store_opener(paths, self.settings.documents)
+                    )
                 )
             return self._semantic[0]
 

@@ -4,13 +4,20 @@ with a model pulled by `generalagent models pull` from a hub on 127.0.0.1."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from generalAgent.config.settings import load_settings
+from generalAgent.documents import open_index
+from generalAgent.search.background_embedding import BackgroundEmbedding
+from generalAgent.search.embeddings import embeddings_from_settings
+from generalAgent.search.store import team_store_opener
 from tests.e2e.conftest import run_cli
 from tests.support.model_hub import HubServer, build_static_model, repo_files
 from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.postgres import fresh_schema_url
 
 pytestmark = pytest.mark.e2e
 
@@ -145,3 +152,50 @@ def test_doctor_names_the_embedding_source_and_says_when_the_provider_has_none(
     served = {**cli_env, "EMBEDDING_MODEL": "bge-m3"}
     report = " ".join(run_cli(["doctor", "--offline"], {**served, "COLUMNS": "400"}, tmp_path).stdout.split())
     assert "semantic search bge-m3 through the endpoint's /embeddings" in report
+
+
+@pytest.fixture
+def team_url() -> Iterator[str]:
+    """SEARCH_DATABASE_URL of a fresh schema of the test PostgreSQL (skips without one)."""
+    yield from fresh_schema_url()
+
+
+def test_documents_indexed_into_the_team_store_are_embedded_too(
+    cli_env: dict[str, str], tmp_path: Path, openai_server: ScriptedOpenAIServer, team_url: str
+):
+    """`generalagent index` into the team's PostgreSQL store embeds what it indexed, as into
+    indexes.db, and the search then finds by meaning there; a document a tool indexed
+    later (no vectors) is embedded by the tools' background pass on its own connection."""
+    env = {
+        **cli_env,
+        "EMBEDDING_MODEL": "test-embed",
+        "EMBEDDING_BATCH_SIZE": "2",
+        "SEARCH_DATABASE_URL": team_url,
+    }
+    (tmp_path / "guide.md").write_text(GUIDE, encoding="utf-8")
+    indexed = run_cli(["index", "guide.md"], env, tmp_path)
+    assert indexed.returncode == 0, indexed.stderr
+    assert "Embedded 4 chunks." in indexed.stderr
+    found = run_cli(["search", "guide.md", "zzyzx qwv"], env, tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert "no vector yet" not in found.stderr
+
+    settings = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test"},
+        paths={"data_dir": tmp_path / "data", "search_database_url": team_url},
+        documents={"embedding_model": "test-embed", "embedding_base_url": openai_server.base_url},
+    )
+    (tmp_path / "notes.md").write_text("# epsilon\n\nprinter toner", encoding="utf-8")
+    with open_index(settings) as index:
+        index.index_file(tmp_path / "notes.md")
+        assert index.store.unembedded_chunks("test-embed") == 1
+        embedder = embeddings_from_settings(settings)
+        assert embedder is not None
+        background = BackgroundEmbedding(
+            settings.paths.indexes_db, embedder, 2, team_store_opener(settings.paths, settings.documents)
+        )
+        background.kick()
+        assert background.wait(30) and background.problem is None
+        assert background.embedded == 1
+        assert index.store.unembedded_chunks("test-embed") == 0

@@ -55,9 +55,14 @@ def fresh_database(server: str) -> Iterator[str]:
 
 @contextmanager
 def aegra_replica(
-    model_server: ScriptedOpenAIServer, workdir: Path, database_url: str, extra_env: dict[str, str]
+    model_server: ScriptedOpenAIServer,
+    workdir: Path,
+    database_url: str,
+    extra_env: dict[str, str],
+    pids: dict[str, int] | None = None,
 ) -> Iterator[str]:
-    """One Aegra process serving the repository's graph (aegra.json) from `workdir`; its URL."""
+    """One Aegra process serving the repository's graph (aegra.json) from `workdir`; its URL
+    (and its process group's id in `pids[url]`, for a test that kills it)."""
     port = free_port()
     env = {
         k: v
@@ -92,6 +97,8 @@ def aegra_replica(
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
+    if pids is not None:
+        pids[url] = process.pid
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while True:

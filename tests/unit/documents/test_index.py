@@ -5,6 +5,7 @@ and lookup run on indexes.db only."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 from collections.abc import Iterator
@@ -41,12 +42,21 @@ SQLITE_ONLY = {
     "test_searching_an_indexed_file_writes_nothing",
     "test_changing_the_segmenter_reindexes",
 }
+# Cases about a team's store, which several machines share.
+POSTGRESQL_ONLY = {
+    "test_the_same_path_on_two_machines_is_two_documents_and_the_same_bytes_one",
+    "test_a_path_recorded_before_machines_were_told_apart_is_taken_over",
+}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
-        only_sqlite = metafunc.function.__name__ in SQLITE_ONLY
-        metafunc.parametrize("backend", ["sqlite"] if only_sqlite else ["sqlite", "postgresql"])
+        name = metafunc.function.__name__
+        backends = ["sqlite", "postgresql"]
+        metafunc.parametrize(
+            "backend",
+            ["sqlite"] if name in SQLITE_ONLY else ["postgresql"] if name in POSTGRESQL_ONLY else backends,
+        )
 
 
 @pytest.fixture
@@ -202,6 +212,64 @@ def test_a_new_version_at_the_same_path_replaces_the_old(index: SearchIndex, rep
     assert found(index, report, "zebras")
 
 
+def test_the_same_path_on_two_machines_is_two_documents_and_the_same_bytes_one(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Two machines share the team's store, not their disks: a file at a path one machine
+    indexed says nothing of the file at that path on another, even with the same size and
+    modification time, and neither replaces the other; the same bytes from two machines
+    (and two paths) are one document, identified by their SHA-256."""
+    import generalAgent.documents.index as index_module
+
+    report = tmp_path / "report.md"
+    report.write_text("The walrus report, first quarter.", encoding="utf-8")
+    stamp = report.stat().st_mtime_ns
+    monkeypatch.setattr(index_module, "machine_name", lambda: "laptop-a/1")
+    with open_index(settings) as on_a:
+        first = on_a.index_file(report)
+    assert first.file_hash == hashlib.sha256(report.read_bytes()).hexdigest()
+    # Machine B has another file at the same path, of the same size and time.
+    report.write_text("The zebras report, first quarter.", encoding="utf-8")
+    os.utime(report, ns=(stamp, stamp))
+    monkeypatch.setattr(index_module, "machine_name", lambda: "laptop-b/2")
+    with open_index(settings) as on_b:
+        second = on_b.index_file(report)
+        assert not second.reused and second.file_hash != first.file_hash
+        assert on_b.stats()["total_files"] == 2
+        assert found(on_b, report, "zebra") and not found(on_b, report, "walrus")
+        # The first machine's document stays: its file is still there, on its disk.
+        assert on_b.document(first.file_hash) is not None
+        copy = tmp_path / "elsewhere.md"
+        shutil.copy(report, copy)
+    monkeypatch.setattr(index_module, "machine_name", lambda: "laptop-a/1")
+    with open_index(settings) as on_a:
+        # A's record of the path: its bytes, not B's, without re-reading the file.
+        assert on_a.file_hash(report) == first.file_hash
+        same = on_a.index_file(copy)  # B's bytes, on A under another name
+        assert same.reused and same.item_id == second.item_id
+        assert on_a.stats()["total_files"] == 2
+
+
+def test_a_path_recorded_before_machines_were_told_apart_is_taken_over(settings: Settings, report: Path):
+    """A path the store recorded before 0004 (no machine, an MD5 identity) is taken over
+    by the first machine that indexes it again: its old version goes, not searched twice."""
+    with open_index(settings) as index:
+        index.index_file(report)
+        index.db.execute("DELETE FROM document_paths")
+        legacy = hashlib.md5(report.read_bytes(), usedforsecurity=False).hexdigest()
+        index.db.execute("UPDATE documents SET file_hash = ?", (legacy,))
+        stat = report.stat()
+        index.db.execute(
+            "INSERT INTO document_paths (machine, path, file_hash, file_size, mtime_ns) VALUES ('', ?, ?, ?, ?)",
+            (str(report.resolve()), legacy, stat.st_size, stat.st_mtime_ns),
+        )
+        again = index.index_file(report)
+        assert not again.reused and again.file_hash != legacy
+        assert index.document(legacy) is None
+        assert index.stats()["total_files"] == 1
+        assert found(index, report, "baseline")
+
+
 def test_old_version_kept_while_another_path_still_shows_it(index: SearchIndex, report: Path, tmp_path: Path):
     copy = tmp_path / "copy.md"
     shutil.copy(report, copy)
@@ -278,7 +346,9 @@ def test_the_convenience_api(settings: Settings, report: Path, tmp_path: Path):
         assert stats["db_path"] == str(settings.paths.indexes_db)
     else:
         assert stats["db_path"].startswith("PostgreSQL") and not settings.paths.indexes_db.exists()
-    assert compute_file_hash(report) == document.file_hash
+    # The identity of the bytes: MD5 in indexes.db, SHA-256 in a team's store.
+    algorithm = "md5" if settings.paths.search_database_url is None else "sha256"
+    assert compute_file_hash(report, algorithm=algorithm) == document.file_hash
     kept = cleanup_old_indexes_for_file(report, keep_hash=document.file_hash, settings=settings)
     assert kept == 0
     assert cleanup_old_indexes(days=30, settings=settings) == 0
@@ -402,7 +472,11 @@ def test_an_unchanged_file_is_not_read_again_and_a_touched_one_is(settings: Sett
         assert index.index_file(path).reused
         # A new modification time: the file is hashed again and its new text indexed.
         os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-        assert index.file_hash(path) == compute_file_hash(path) != first.file_hash
+        assert (
+            index.file_hash(path)
+            == compute_file_hash(path, algorithm=index.hash_algorithm)
+            != first.file_hash
+        )
         assert not index.index_file(path).reused
         assert "April" in index.search(path, "launch", 1)[0].text
 

