@@ -72,7 +72,9 @@ USAGE_ERRORS = (
 NESTED_FIELDS = frozenset({"message"})  # a field that is itself a message of the list
 WORD_FIELDS = frozenset({"number_type", "path_kind"})  # a field that is a word of the catalog
 TYPE_NAMES = (N_("int"), N_("int range"), N_("float"), N_("float range"), N_("integer"))
-PATH_KINDS = (N_("File"), N_("Directory"), N_("Path"))  # Click's, title-cased
+# The kind of path a check names: Click's title-cased words, and Typer's own (from 0.29 it
+# checks a pathlib.Path argument itself, in lower case, "dir" for a folder).
+PATH_KINDS = (N_("File"), N_("Directory"), N_("Path"), N_("file"), N_("dir"), N_("path"))
 MISSING = (N_("Missing argument"), N_("Missing option"), N_("Missing parameter"))
 _FIELD = re.compile(r"\{(\w+)(?:![rsa])?\}")
 USAGE_ERROR_EXIT = 2
