@@ -34,31 +34,9 @@ from tests.support.environment import without_agent_variables
 from tests.support.langgraph_server import KEYS, client_of, free_port, langgraph_dev
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.terminal import expect_prompt
+from tests.support.turn_views import RecordingView
 
 pytestmark = pytest.mark.e2e
-
-
-class RecordingView:
-    """A TurnView that keeps every event and answers each question with `answer(request)`."""
-
-    def __init__(self, answer=lambda request: "no") -> None:
-        self.events: list[TurnEvent] = []
-        self.asked: list[ApprovalRequest] = []
-        self.answer = answer
-        self.closed = False
-
-    def on_event(self, event: TurnEvent) -> None:
-        self.events.append(event)
-
-    def approve(self, request: ApprovalRequest) -> str:
-        self.asked.append(request)
-        return self.answer(request)
-
-    def close(self) -> None:
-        self.closed = True
-
-    def of(self, kind: type) -> list:
-        return [e for e in self.events if isinstance(e, kind)]
 
 
 @pytest.fixture(scope="module")

@@ -16,11 +16,11 @@ import pytest
 
 from generalAgent.agent.events import ApprovalRequest, TextChunk, ToolStart
 from generalAgent.agent.remote import RemoteAgent, RemoteError
-from tests.e2e.test_remote_client import RecordingView
 from tests.support.aegra_server import aegra_replicas, fresh_database, needs_aegra
 from tests.support.langgraph_server import KEYS
 from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.postgres import server_url
+from tests.support.turn_views import RecordingView
 
 pytestmark = pytest.mark.e2e
 

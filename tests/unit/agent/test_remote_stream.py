@@ -13,6 +13,7 @@ from langgraph_sdk.schema import StreamPart
 from generalAgent.agent.events import MessageEnd, TextChunk, ToolEnd, ToolStart
 from generalAgent.agent.remote import stream_parts
 from generalAgent.agent.turns import TurnResult, report_stream
+from tests.support.turn_views import RecordingView
 
 PLANNER = {"langgraph_node": "planner"}
 AI_CALL = {
@@ -33,22 +34,8 @@ TOOL = {
 PAUSE = {"__interrupt__": [{"value": {"type": "approval", "requests": []}, "id": "i1"}]}
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[Any] = []
-
-    def on_event(self, event: Any) -> None:
-        self.events.append(event)
-
-    def approve(self, request: Any) -> str:
-        return "no"
-
-    def close(self) -> None:
-        pass
-
-
 def reported(parts: list[StreamPart]) -> tuple[list[Any], list[Any], TurnResult]:
-    view, result = Recorder(), TurnResult()
+    view, result = RecordingView(), TurnResult()
     interrupts = report_stream(stream_parts(iter(parts), result), view, result, [])
     return view.events, interrupts, result
 
