@@ -174,9 +174,11 @@ class SessionCatalog:
 
     @staticmethod
     def new_id(now: datetime | None = None) -> str:
-        """Sortable and short to type: 20261121-2237-a3f9."""
+        """Sortable, and unique without asking anyone: 20261121-2237-a3f90c1e. Four random
+        bytes: with two, an editor opening 200 sessions in a minute gave two of them one id
+        (and so one workspace and one history) about one time in three."""
         moment = now or datetime.now(UTC)
-        return f"{moment.strftime('%Y%m%d-%H%M')}-{secrets.token_hex(2)}"
+        return f"{moment.strftime('%Y%m%d-%H%M')}-{secrets.token_hex(4)}"
 
     def open_session(
         self,
