@@ -303,6 +303,20 @@ def test_a_cell_opening_with_punctuation_keeps_its_characters(tmp_path: Path, st
     assert table.rows == rows
 
 
+def test_a_table_with_a_row_taller_than_most_of_the_page_is_found(tmp_path: Path) -> None:
+    # A cell of 80 words wrapped over some forty lines, one text rectangle each: the
+    # page's rectangles no longer outnumbered its lines by half, and the page was not read
+    # as geometry at all. Its other lines start runs at the same places: that is the sign.
+    note = " ".join(f"clause{n}" for n in range(80))
+    rows: list[list[object]] = [["AED", 784, "Dirham", "short"], ["BOV", 984, "Mvdol", note]]
+    rows.append(["CHE", 947, "WIR Euro", "short"])
+    pdf = make_table_pdf(tmp_path / "tall.pdf", ["Code", "Number", "Currency", "Note"], rows)
+    (table,) = file_tables(pdf)
+    assert table.rows == rows
+    blocks = extract_document(pdf, documents()).blocks
+    assert any(", table 1, " in b.place and "clause79" in b.text for b in blocks)
+
+
 def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_path: Path) -> None:
     pdf = make_table_pdf(tmp_path / "report.pdf", HEADER, table_rows(45))
     settings = documents()
