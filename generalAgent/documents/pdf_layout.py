@@ -12,7 +12,12 @@ Geometry is read only from pages that may hold a table or columns: pdfium's text
 rectangles (one per run of text drawn at once) outnumbering the page's lines by half is the
 sign (a table's cells are separate runs, a paragraph's line is one; pdfium puts the lines
 of two columns drawn across the page a line at a time on one line of its text, two runs).
-A page drawn a column at a time has one run a line and reads in order as it is.
+A page drawn a column at a time has one run a line and reads in order as it is. A table
+with a row taller than most of the page (a cell of a hundred words) has one run on each of
+that cell's lines and falls short of the ratio; it is told by its other lines instead:
+MIN_TABLE_LINES of them with a run set apart by a column's white starting at the same
+place. The rectangles are read for that only when they outnumber the lines by as many,
+and a page of prose, whose font changes start anywhere, rarely lines them up.
 pypdfium2 is imported by the caller.
 """
 
@@ -26,12 +31,23 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from generalAgent.documents.pdf_columns import Region, may_have_gutter, reading_regions
-from generalAgent.documents.pdf_tables import UNREAD, Line, Rule, Run, group_lines, table_stacks
+from generalAgent.documents.pdf_tables import (
+    COLUMN_GAP,
+    MIN_TABLE_LINES,
+    UNREAD,
+    Line,
+    Rule,
+    Run,
+    group_lines,
+    table_stacks,
+)
 
 # Lines at each end of a page looked at for running heads and footers.
 EDGE_LINES = 2
 # A page may hold a table when pdfium's text rectangles are this many times its lines.
 RUNS_PER_LINE = 1.5
+# Points within which the runs of two lines start at the same place (a column's left edge).
+ALIGN_SLOP = 2.0
 # A path thinner than this (points) is a rule; shorter than MIN_RULE is a glyph or a tick.
 RULE_THICKNESS = 2.5
 MIN_RULE = 6.0
@@ -97,7 +113,32 @@ def may_hold_table(textpage: Any, text: str) -> bool:
     """Whether the page is worth reading as geometry, for a table or columns (see the
     module's docstring)."""
     lines = text.count("\n") + 1
-    return lines >= 3 and textpage.count_rects() >= RUNS_PER_LINE * lines
+    if lines < 3:
+        return False
+    rects = textpage.count_rects()
+    if rects >= RUNS_PER_LINE * lines:
+        return True
+    return rects >= lines + MIN_TABLE_LINES and has_aligned_columns(page_boxes(textpage))
+
+
+def has_aligned_columns(boxes: Sequence[tuple[float, float, float, float]]) -> bool:
+    """Whether MIN_TABLE_LINES lines of the text rectangles (left, bottom, right, top, in
+    character order) each have a run, set apart from the one before it by a column's white,
+    starting at the same place: the lines of a table beside its one tall row."""
+    starts: Counter[int] = Counter()
+    line: set[int] = set()
+    previous: tuple[float, float, float, float] | None = None
+    for box in boxes:
+        middle = (box[1] + box[3]) / 2
+        if previous is None or not previous[1] <= middle <= previous[3]:  # a new line
+            starts.update(line)
+            line = set()
+        elif box[0] - previous[2] >= COLUMN_GAP:
+            line.add(round(box[0] / ALIGN_SLOP))
+        previous = box
+    starts.update(line)
+    # A start that falls on the edge of two slots is counted in both, as its neighbours may be.
+    return any(starts[slot] + starts[slot + 1] >= MIN_TABLE_LINES for slot in starts)
 
 
 class _Calls(NamedTuple):

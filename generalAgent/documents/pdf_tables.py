@@ -395,7 +395,11 @@ def _valleys(stack: Sequence[Line]) -> list[float]:
             events.append((run.x0, 1))
             events.append((run.x1, -1))
     events.sort()
-    tolerance = len(stack) // 8  # a spanning label may cross a valley in a line or two
+    # A spanning label may cross a valley in a line or two, at most half the gapped
+    # lines: a row taller than the rest of the table (a cell of a hundred words beside short
+    # ones) made an eighth of the stack more than the runs of its key columns, and no valley
+    # was found between them.
+    tolerance = min(len(stack) // 8, sum(line.gapped() for line in stack) // 2)
     depth = 0
     separators: list[float] = []
     valley_start: float | None = None

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.extract import extract_document, preview_document
-from generalAgent.documents.pdf_layout import running_keys, strip_running
+from generalAgent.documents.pdf_layout import has_aligned_columns, running_keys, strip_running
 from generalAgent.documents.pdf_tables import (
     Line,
     PageTable,
@@ -181,6 +181,33 @@ def test_a_table_with_one_row_taller_than_the_others_is_found() -> None:
     assert table.rows[1][2].endswith("explained, line 11")
 
 
+def test_a_row_of_thirty_lines_without_rules_keeps_the_columns_beside_it() -> None:
+    # Thirty wrapped lines were more than an eighth of the stack in the columns' white: the
+    # key columns' four runs fell under that tolerance, and no valley parted them.
+    runs = _line(700, (72, "Code"), (200, "Number"), (320, "Currency"))
+    runs += _line(685, (72, "AED"), (200, "784"), (320, "UAE Dirham"))
+    runs += _line(670, (72, "BOV"), (200, "984"), (320, "Mvdol, a fund code"))
+    for n in range(1, 30):
+        runs += _line(670 - 12 * n, (320, f"explained, line {n}"))
+    runs += _line(307, (72, "CHE"), (200, "947"), (320, "WIR Euro"))
+    (table,) = find_tables(group_lines(runs), [])
+    assert [row[:2] for row in table.rows] == [["AED", "784"], ["BOV", "984"], ["CHE", "947"]]
+
+
+def test_prose_with_font_changes_has_no_aligned_columns_but_a_table_beside_a_tall_row_has() -> None:
+    # (left, bottom, right, top) in character order: a word in italics or code starts
+    # wherever the sentence puts it; a table's cells start at its columns' edges.
+    prose = []
+    for n in range(30):
+        y = 700 - 12 * n
+        prose += [(72.0, y, 150.0 + 7 * n, y + 10), (160.0 + 7 * n, y, 200.0 + 7 * n, y + 10)]
+    assert not has_aligned_columns(prose)
+    table = [(72.0, y, 100.0, y + 10) for y in (700, 685, 670)]
+    table = [box for b in table for box in (b, (200.0, b[1], 230.0, b[3]), (320.0, b[1], 380.0, b[3]))]
+    table += [(320.0, 658.0 - 12 * n, 400.0, 668.0 - 12 * n) for n in range(30)]
+    assert has_aligned_columns(table)
+
+
 def test_a_row_cut_in_its_key_cell_by_the_page_break_is_joined_across_the_pages() -> None:
     # LibreOffice breaks a row inside its wrapped key cell: the next page opens with the
     # cell's last line alone ("characters") above the table's rows. The table then did not
@@ -301,6 +328,23 @@ def test_a_cell_opening_with_punctuation_keeps_its_characters(tmp_path: Path, st
     pdf = make_table_pdf(tmp_path / "suffixes.pdf", ["Format", "Suffix", "Size", "Note"], rows, style=style)
     (table,) = file_tables(pdf)
     assert table.rows == rows
+
+
+@pytest.mark.parametrize("style", ["grid", "booktabs", "none"])
+def test_a_table_with_a_row_taller_than_most_of_the_page_is_found(tmp_path: Path, style: str) -> None:
+    # A cell of 80 words wrapped over some forty lines, one text rectangle each: the
+    # page's rectangles no longer outnumbered its lines by half, and the page was not read
+    # as geometry at all. Its other lines start runs at the same places: that is the sign.
+    # Without rules across the rows, the tall cell's lines also hid the white between the
+    # short columns (fewer runs than an eighth of the stack's lines).
+    note = " ".join(f"clause{n}" for n in range(80))
+    rows: list[list[object]] = [["AED", 784, "Dirham", "short"], ["BOV", 984, "Mvdol", note]]
+    rows.append(["CHE", 947, "WIR Euro", "short"])
+    pdf = make_table_pdf(tmp_path / "tall.pdf", ["Code", "Number", "Currency", "Note"], rows, style=style)
+    (table,) = file_tables(pdf)
+    assert table.rows == rows
+    blocks = extract_document(pdf, documents()).blocks
+    assert any(", table 1, " in b.place and "clause79" in b.text for b in blocks)
 
 
 def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_path: Path) -> None:
