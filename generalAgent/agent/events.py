@@ -9,7 +9,8 @@ API) matches on these types, never on dict keys or a method per kind.
 Nodes and tools write plain dicts to LangGraph's stream writer (they cross a LangGraph
 Server's wire as JSON): `{"subagent": id, "text": ...}`, `{"compaction": {...}}`,
 `{"hook_notice": {...}}`, `{"usage": {...}}`, `{"files_written": [...]}`,
-`{"reading": {...}}`. The turn runner
+`{"reading": {...}}`, `{"retry": {...}}` (graph/model_retries.py: the model client waits
+to retry, in the user's process and on a server alike). The turn runner
 (agent/turns.py) turns each into one of these frozen records with `event_from_custom`, so
 a view matches on a type instead of reading keys, and one that does not know a kind of
 event is found by the type checker, not by a user.
@@ -218,7 +219,7 @@ class ApprovalRequest:
         return request
 
 
-def event_from_custom(data: Any) -> StreamEvent | None:
+def event_from_custom(data: Any) -> StreamEvent | RetryNotice | None:
     """The typed record of one custom stream event, or None for one this release does not
     know (a newer server's, a malformed one): never an exception."""
     if not isinstance(data, Mapping):
@@ -250,7 +251,24 @@ def event_from_custom(data: Any) -> StreamEvent | None:
         done = _int(reading.get("done"))
         total = max(_int(reading.get("total")), done)
         return ReadingProgress(str(reading.get("name", "")), str(reading.get("stage", "")), done, total)
+    retry = data.get("retry")
+    if isinstance(retry, Mapping):
+        status = retry.get("status")
+        return RetryNotice(
+            status=_int(status) if status is not None else None,
+            delay=_seconds(retry.get("delay")),
+            number=_int(retry.get("number")),
+            limit=_int(retry.get("limit")),
+        )
     return None
+
+
+def _seconds(value: Any) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return 0.0
+    return seconds if 0.0 <= seconds < float("inf") else 0.0
 
 
 def _int(value: Any) -> int:

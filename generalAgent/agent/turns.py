@@ -33,7 +33,6 @@ from generalAgent.agent.events import (
     ApprovalRequest,
     MessageEnd,
     ReasoningChunk,
-    RetryNotice,
     TextChunk,
     ToolEnd,
     ToolStart,
@@ -43,17 +42,15 @@ from generalAgent.agent.events import (
 )
 from generalAgent.graph.cancellation import TurnCancelled
 from generalAgent.graph.history import last_call_answers, settle_unfinished_step
+from generalAgent.graph.model_retries import listening_for_retries
 from generalAgent.i18n import _, ngettext
 from generalAgent.providers.reasoning import REASONING_KEY
 from generalAgent.sessions import Usage
 from generalAgent.tools.approval import ALWAYS, KEEP, YES
 from generalAgent.tools.errors import shown_error
-from generalAgent.tools.run_context import RETRY_LISTENER, RunContext, SessionScope
+from generalAgent.tools.run_context import RunContext, SessionScope
 
 LOGGER = logging.getLogger(__name__)
-# The HTTP client logs each response; the OpenAI SDK moved from httpx to its fork httpx2.
-HTTP_LOGGERS = ("httpx", "httpx2")
-OPENAI_LOGGER = "openai._base_client"
 ANSWER_NODES = frozenset({"planner", "finalize"})
 CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
 INTERRUPTED_NOTE = "[answer interrupted by the user]"
@@ -180,77 +177,19 @@ def run_turn(
     return result
 
 
-class RetryWatcher(logging.Filter):
-    """Tells the view of the turn whose request the OpenAI client waits to retry (a 429, a
-    5xx, a dropped connection), which it otherwise does in silence.
-
-    The client says so only in its log: httpx(2) logs each response's status at INFO, the
-    client logs "Retrying request in 2.0 seconds (retry 1 of 2)". The log records are the
-    process's, but they are made in the thread of the call that retries, inside the
-    context of the turn that made it (LangGraph runs a node's work in a copy of the
-    caller's context; the editor server runs each turn in its own thread): `reporting_retries`
-    puts the turn's `_TurnRetries` in a context variable (tools/run_context.py's RETRY_LISTENER), and this one filter, installed on
-    the two loggers once, hands each record to the turn of the context it was made in.
-    Records below the level the user's log keeps are dropped here, so enabling INFO for
-    those loggers adds nothing to the log file.
-    """
-
-    def __init__(self, keep_levels: dict[str, int]) -> None:
-        super().__init__()
-        self.keep_levels = keep_levels
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        listener = RETRY_LISTENER.get()
-        if listener is not None:
-            listener(record)
-        return record.levelno >= self.keep_levels.get(record.name, logging.WARNING)
-
-
-class _TurnRetries:
-    """One turn's view of the client's retries: the status of its last failed response."""
-
-    def __init__(self, view: TurnView) -> None:
-        self.view = view
-        self.last_status: int | None = None  # of the last failed response; None: no response
-
-    def saw(self, record: logging.LogRecord) -> None:
-        args = record.args if isinstance(record.args, tuple) else ()
-        message = str(record.msg)
-        if record.name in HTTP_LOGGERS and message.startswith("HTTP Request") and len(args) >= 4:
-            status = args[3]
-            self.last_status = status if isinstance(status, int) and status >= 400 else None
-        elif record.name == OPENAI_LOGGER and message.startswith("Retrying request") and len(args) >= 3:
-            delay, number, limit = (float(str(value)) for value in args[:3])
-            status, self.last_status = self.last_status, None
-            self.view.on_event(RetryNotice(status, delay, int(number), int(limit)))
-
-
-_WATCHER_LOCK = threading.Lock()
-
-
-def _install_retry_watcher() -> None:
-    """The one filter on the client's loggers (RetryWatcher), installed on the first turn.
-    It holds no session's state: only the levels the user's log keeps, as they were then."""
-    with _WATCHER_LOCK:
-        loggers = [logging.getLogger(name) for name in (*HTTP_LOGGERS, OPENAI_LOGGER)]
-        if any(isinstance(f, RetryWatcher) for logger in loggers for f in logger.filters):
-            return
-        watcher = RetryWatcher({logger.name: logger.getEffectiveLevel() for logger in loggers})
-        for logger in loggers:
-            logger.addFilter(watcher)
-            logger.setLevel(min(logging.INFO, logger.getEffectiveLevel()))
-
-
 @contextmanager
 def reporting_retries(view: TurnView) -> Iterator[None]:
-    """While a turn runs, the client's retries of its own requests reach its view (see
-    RetryWatcher); another turn's, running at the same time, reach that one's."""
-    _install_retry_watcher()
-    token = RETRY_LISTENER.set(_TurnRetries(view).saw)
-    try:
+    """While a turn runs, the client's retries of its own requests reach its view as
+    `RetryNotice`s (graph/model_retries.py says how); another turn's, running at the same
+    time, reach that one's. The same custom event a served run streams, read the same way."""
+
+    def show(data: dict[str, Any]) -> None:
+        notice = event_from_custom(data)
+        if notice is not None:
+            view.on_event(notice)
+
+    with listening_for_retries(show):
         yield
-    finally:
-        RETRY_LISTENER.reset(token)
 
 
 @contextmanager

@@ -156,9 +156,12 @@ class SubagentRunner:
     @staticmethod
     def _relay(context_id: str, event: Any, writer: Writer) -> None:
         """The sub-agent's own events: its compactions as progress lines, its summary calls'
-        usage, the files its tools wrote."""
+        usage, the files its tools wrote, its model client's retries (written to its stream
+        only on a server, where the user's process does not listen: graph/model_retries.py)."""
         if not isinstance(event, dict):
             return
+        if isinstance(event.get("retry"), dict):
+            writer({"retry": event["retry"]})  # the turn waits all the same
         if isinstance(event.get("usage"), dict):
             writer({"subagent": context_id, "usage": event["usage"]})
         if isinstance(event.get("files_written"), list):

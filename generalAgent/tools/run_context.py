@@ -213,7 +213,7 @@ class ClientContext(RunContext):
 
 
 # The turn the current context runs, as the model client's retries see it: a function
-# given each log record of the client (agent/turns.py's RetryWatcher). A context variable,
+# given each log record of the client (graph/model_retries.py's RetryWatcher). A context variable,
 # not a field of RunContext, because the records are made deep inside the client, in the
 # thread of the call: a model call's thread and a sub-agent's carry it over
 # (graph/cancellation.py, graph/subagents.py).

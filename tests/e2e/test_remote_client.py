@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from generalAgent.agent.events import (
     ApprovalRequest,
     FilesWritten,
     MessageEnd,
+    RetryNotice,
     TextChunk,
     ToolEnd,
     ToolStart,
@@ -32,7 +34,7 @@ from generalAgent.agent.events import (
 from generalAgent.agent.remote import RemoteAgent, RemoteError
 from tests.support.environment import without_agent_variables
 from tests.support.langgraph_server import KEYS, client_of, free_port, langgraph_dev
-from tests.support.openai_server import Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.terminal import expect_prompt
 from tests.support.turn_views import RecordingView
 
@@ -411,3 +413,66 @@ def test_print_mode_refuses_what_nobody_approved_and_runs_what_the_command_line_
     assert allowed.returncode == 0, allowed.stderr
     assert allowed.stdout == "Replaced.\n" and f"thread {thread}" in allowed.stderr
     assert log.read_text() == "new"
+
+
+STORY = "Once upon a time a heron waited by the river. " * 6
+
+
+def marker_of(request: RecordedRequest) -> str:
+    first_user = next(m for m in request.messages if m.get("role") == "user")
+    return next(mark for mark in ("[A]", "[B]", "[C]") if mark in str(first_user.get("content")))
+
+
+def test_a_retry_on_the_server_reaches_only_the_client_whose_call_retries(tmp_path: Path) -> None:
+    """B streams a long answer; meanwhile A's model request on the same server gets a 429
+    and the server's client retries it: A's turn is told (as the local chat would be), B's
+    is not; then `-p --output-format stream-json` shows a 500's retry as a line."""
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+    (tmp_path / "server").mkdir()
+
+    def respond(request: RecordedRequest) -> Reply:
+        mark = marker_of(request)
+        with lock:
+            seen[mark] = seen.get(mark, 0) + 1
+            first = seen[mark] == 1
+        if mark == "[A]":
+            return Reply(status=429, retry_after=1) if first else Reply(text="A is done.")
+        if mark == "[C]":
+            return Reply(status=500, retry_after=0) if first else Reply(text="C is done.")
+        return Reply(text=STORY, chunk_chars=3, chunk_delay=0.08)  # about 8 s of streaming
+
+    with (
+        ScriptedOpenAIServer(responder=respond, strict_history=True) as model,
+        langgraph_dev(model, tmp_path / "server", {"MODEL_MAX_RETRIES": "2"}, runs_at_once=2) as url,
+    ):
+        view_a, view_b = RecordingView(), RecordingView()
+        results: dict[str, object] = {}
+
+        def run_b() -> None:
+            with RemoteAgent(url, KEYS["bob"]) as agent:
+                results["B"] = agent.run_turn(agent.new_thread(), "[B] Tell me a story", view_b)
+
+        b = threading.Thread(target=run_b)
+        b.start()
+        started = time.monotonic()
+        while not view_b.of(TextChunk):
+            assert time.monotonic() - started < 60, "B never streamed"
+            time.sleep(0.05)
+        with RemoteAgent(url, KEYS["alice"]) as agent:
+            result_a = agent.run_turn(agent.new_thread(), "[A] Hello", view_a)
+        assert b.is_alive(), "B was still streaming while A retried"
+        b.join(60)
+        done = generalagent(
+            url, "-p", "[C] Hi", "--output-format", "stream-json", token=KEYS["alice"], tmp_path=tmp_path
+        )
+    assert result_a.ok and result_a.answer == "A is done.", result_a.error
+    assert view_a.of(RetryNotice) == [RetryNotice(429, 1.0, 1, 2)]
+    result_b = results["B"]
+    assert isinstance(result_b, type(result_a)) and result_b.ok and result_b.answer == STORY
+    assert not view_b.of(RetryNotice)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    retries = [line for line in lines if line["type"] == "retry"]
+    assert [(r["status"], r["attempt"], r["of"]) for r in retries] == [(500, 1, 2)]
+    assert lines[-1]["answer"] == "C is done."

@@ -75,10 +75,14 @@ def langgraph_url(
 
 @contextmanager
 def langgraph_dev(
-    model_server: ScriptedOpenAIServer, workdir: Path, extra_env: dict[str, str] | None = None
+    model_server: ScriptedOpenAIServer,
+    workdir: Path,
+    extra_env: dict[str, str] | None = None,
+    runs_at_once: int = 1,
 ) -> Iterator[str]:
     """`langgraph dev` serving the repository's graph from `workdir`, with `extra_env` in
-    its environment; its URL, the server stopped at the end of the block."""
+    its environment, running up to `runs_at_once` runs at the same time (dev's own default
+    is one: the others wait in its queue); its URL, the server stopped at the end of the block."""
     port = free_port()
     # Module-scoped: the per-test environment cleanup has not run yet, so clean here.
     env = {
@@ -116,6 +120,8 @@ def langgraph_dev(
             str(port),
             "--no-browser",
             "--no-reload",
+            "--n-jobs-per-worker",
+            str(runs_at_once),
         ],
         cwd=workdir,
         env=env,

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from generalAgent.graph.cancellation import AnswerLimits, invoke_cancellable, with_callback
 from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.images import image_tokens
+from generalAgent.graph.model_retries import streaming_retries
 from generalAgent.graph.state import AgentState, merge_names, model_calls_this_turn
 from generalAgent.graph.tool_arguments import (
     RawToolArguments,
@@ -62,13 +63,17 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
         raw_arguments = RawToolArguments()
         try:
             model_settings = prompts.settings.model
-            response = invoke_cancellable(
-                bound[key],
-                request,
-                with_callback(config, raw_arguments),
-                cancelled,
-                AnswerLimits(model_settings.model_answer_max_chars, model_settings.model_call_max_seconds),
-            )
+            # A served run's retries go to its own stream (the user's process reports its own).
+            with streaming_retries():
+                response = invoke_cancellable(
+                    bound[key],
+                    request,
+                    with_callback(config, raw_arguments),
+                    cancelled,
+                    AnswerLimits(
+                        model_settings.model_answer_max_chars, model_settings.model_call_max_seconds
+                    ),
+                )
         except Exception as exc:
             hide_api_key(exc, prompts.settings.model)  # the failed step is stored and logged
             raise

@@ -14,6 +14,7 @@ from generalAgent.agent.events import (
     Compaction,
     FilesWritten,
     HookNotice,
+    RetryNotice,
     SubagentProgress,
     UsageReport,
     event_from_custom,
@@ -21,6 +22,7 @@ from generalAgent.agent.events import (
 from generalAgent.cli.acp.view import AcpView
 from generalAgent.cli.render import TerminalView
 from generalAgent.cli.script_output import ScriptView
+from generalAgent.graph.model_retries import retry_event
 
 NOTICE = {
     "hook_notice": {
@@ -52,12 +54,17 @@ def test_each_kind_of_custom_event_becomes_its_record_and_an_unknown_one_nothing
     assert isinstance(timed_out, HookNotice) and timed_out.text() == "stopped after 1 s"
     assert HookNotice("after {seconds:g} s", {"seconds": "x"}).text() == "after {seconds:g} s"  # never raises
     assert event_from_custom({"files_written": ["/w/a.md"]}) == FilesWritten((Path("/w/a.md"),))
+    # The model client's retry, as graph/model_retries.py writes it (locally and on a server).
+    assert event_from_custom(retry_event(429, 2.0, 1, 2)) == RetryNotice(429, 2.0, 1, 2)
+    assert event_from_custom(retry_event(None, 0.5, 2, 2)) == RetryNotice(None, 0.5, 2, 2)
+    assert event_from_custom({"retry": {"delay": "nan", "number": "x"}}) == RetryNotice(None, 0.0, 0, 0)
     for unknown in (
         {"something": "new"},
         "text",
         None,
         {"hook_notice": "not a mapping"},
         {"files_written": "x"},
+        {"retry": "soon"},
     ):
         assert event_from_custom(unknown) is None
 
