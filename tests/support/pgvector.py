@@ -24,12 +24,22 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 URL_ENV = "GENERALAGENT_TEST_PGVECTOR_URL"
+
+
+class ServerUnavailable(RuntimeError):
+    """No PostgreSQL with pgvector can be had here; `installable` is False where pgserver
+    has no wheel for this Python (or is not installed), True where its server failed."""
+
+    def __init__(self, message: str, *, installable: bool) -> None:
+        super().__init__(message)
+        self.installable = installable
 
 
 def _free_port() -> int:
@@ -49,29 +59,24 @@ def _cluster_owner() -> dict[str, Any]:
         except KeyError:
             continue
         return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
-    pytest.fail("running as root without a `postgres` or `nobody` user to run PostgreSQL as")
+    raise ServerUnavailable(
+        "running as root, and no `postgres` or `nobody` user to run PostgreSQL as", installable=True
+    )
 
 
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(reason)
-    pytest.skip(reason)
-
-
-def pgvector_server() -> Iterator[str]:
-    """The URL of a PostgreSQL server offering pgvector (a session fixture's body)."""
-    url = os.environ.get(URL_ENV)
-    if url:
-        yield url
-        return
+@contextmanager
+def pgserver_cluster() -> Iterator[str]:
+    """pgserver's PostgreSQL with pgvector, started in a temporary folder on a free loopback
+    port, yielding its URL; stopped and removed at the end. Raises ServerUnavailable."""
     # Found, not imported: importing pgserver sets up its own server registry and lock.
     spec = importlib.util.find_spec("pgserver")
     if spec is None or not spec.submodule_search_locations:
         version = f"{sys.version_info.major}.{sys.version_info.minor}"
-        pytest.skip(
+        raise ServerUnavailable(
             f"no PostgreSQL with pgvector: pgserver, whose wheel bundles one, is not installed "
             f"(its wheels are for Python 3.11 and 3.12, this is {version}; on those, install "
-            f"the dev extra); set {URL_ENV} to a server with pgvector to run these tests"
+            f"the dev extra); set {URL_ENV} to a server with pgvector to run these tests",
+            installable=False,
         )
     bin_dir = Path(spec.submodule_search_locations[0]) / "pginstall" / "bin"
     owner = _cluster_owner()
@@ -103,12 +108,12 @@ def pgvector_server() -> Iterator[str]:
             "start",
         )  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
-        detail = getattr(exc, "stderr", b"") or b""
+        detail = (getattr(exc, "stderr", b"") or b"").decode(errors="replace")
         server_log = log.read_text(errors="replace")[-2000:] if log.exists() else ""
         shutil.rmtree(root, ignore_errors=True)
-        _unavailable(
-            f"pgserver's PostgreSQL did not start ({exc}): {detail.decode(errors='replace')} {server_log}"
-        )
+        raise ServerUnavailable(
+            f"pgserver's PostgreSQL did not start ({exc}): {detail} {server_log}", installable=True
+        ) from None
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
@@ -117,6 +122,23 @@ def pgvector_server() -> Iterator[str]:
             capture_output=True, timeout=60, cwd=root, **owner,
         )  # fmt: skip
         shutil.rmtree(root, ignore_errors=True)
+
+
+def pgvector_server() -> Iterator[str]:
+    """The URL of a PostgreSQL server offering pgvector (a session fixture's body): the
+    one GENERALAGENT_TEST_PGVECTOR_URL names, else pgserver's for the session."""
+    url = os.environ.get(URL_ENV)
+    if url:
+        yield url
+        return
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(pgserver_cluster())
+        except ServerUnavailable as exc:
+            if exc.installable and os.environ.get("CI"):
+                pytest.fail(str(exc))
+            pytest.skip(str(exc))
+        yield url
 
 
 @pytest.fixture(scope="session")
