@@ -64,6 +64,28 @@ def _cluster_owner() -> dict[str, Any]:
     )
 
 
+def _reachable(bin_dir: Path, root: Path, owner: dict[str, Any]) -> Path:
+    """`bin_dir`, or a copy of the installation under `root` when the user PostgreSQL runs
+    as cannot reach it (a virtualenv under root's 0700 home)."""
+    if not owner:
+        return bin_dir
+    try:
+        subprocess.run(
+            [str(bin_dir / "postgres"), "--version"], check=True, capture_output=True, timeout=60, **owner
+        )
+        return bin_dir
+    except (OSError, subprocess.CalledProcessError):
+        # Relocatable as laid out in site-packages: lib/ and share/ beside bin/, and the
+        # wheel's shared libraries in pgserver.libs (their rpath: $ORIGIN/../../../pgserver.libs).
+        package = bin_dir.parent.parent
+        copy = root / "site-packages"
+        shutil.copytree(
+            bin_dir.parent, copy / "pgserver" / "pginstall", ignore=shutil.ignore_patterns("include")
+        )
+        shutil.copytree(package.parent / "pgserver.libs", copy / "pgserver.libs")
+        return copy / "pgserver" / "pginstall" / "bin"
+
+
 @contextmanager
 def pgserver_cluster() -> Iterator[str]:
     """pgserver's PostgreSQL with pgvector, started in a temporary folder on a free loopback
@@ -90,6 +112,7 @@ def pgserver_cluster() -> Iterator[str]:
         subprocess.run(command, check=True, capture_output=True, timeout=120, cwd=root, **owner)
 
     try:
+        bin_dir = _reachable(bin_dir, root, owner)
         run(
             str(bin_dir / "initdb"),
             "-D",
