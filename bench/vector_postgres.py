@@ -1,0 +1,195 @@
+"""Whole-store vector search in the PostgreSQL store: pgvector's HNSW index against the exact
+scan, at 10k and 100k vectors, with HNSW's recall@10.
+
+    python -m bench.vector_postgres [--database-url URL] [--sizes 10000,100000]
+        [--dimensions 256] [--queries 50] [--data clustered|random]
+
+The server: --database-url, else GENERALAGENT_TEST_PGVECTOR_URL, else the PostgreSQL 16 +
+pgvector 0.6.2 of the `pgserver` wheel (the dev extra), started for the run as the tests
+start it (tests/support/pgvector.py) and stopped after.
+
+A throw-away schema of the store is filled through `put_item` (items of 1,000 chunks with
+their vectors, one model), then `settle_vectors` copies them into `knn_chunks` and builds
+the model's HNSW index (pgvector's defaults: m 16, ef_construction 64, ef_search 40), timed
+as `build_seconds`. The same queries are answered over the whole store, in lockstep (one
+query each way in turn, so load on a shared machine falls on both alike):
+- scan: what the store runs without pgvector (search/semantic.py's `scan_nearest` on the
+  store's connection: every vector of the model read from chunk_vectors, one numpy product);
+- hnsw: `whole_store_nearest`, the index's answer, as `nearest_chunks` asks it.
+Both ask for the 10 nearest; no embedding cost is in either (query vectors are made in
+advance). p50/p95 in ms, `ratio_p50`/`ratio_p95` = hnsw / scan, and `recall_at_10`: the
+share of the exact ten nearest that HNSW returns, averaged over the queries.
+
+Data: `clustered` (the default) draws each vector around one of N/100 random centres, and
+each query around a random stored vector's centre, so a query has true near neighbours as a
+question's embedding has among a corpus's chunks; `random` draws uniform unit vectors (as
+bench/semantic_search.py), where every vector is about equally far from a query: the
+worst case for a graph index, and a recall figure that says little about real text.
+Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from contextlib import ExitStack
+from typing import Any
+
+import numpy as np
+
+from bench.search_index import lockstep
+from generalAgent.config.settings import load_settings
+from generalAgent.search.postgres_store import PostgresSearchStore
+from generalAgent.search.semantic import scan_nearest
+from generalAgent.search.storage import ChunkRow
+from generalAgent.search.store import TERMINAL, StoredItem
+
+MODEL = "bench-model"
+ITEM_CHUNKS = 1_000
+
+
+class GivenVectors:
+    """A VectorSource answering each query text with a vector made in advance."""
+
+    def __init__(self, vectors: dict[str, bytes]) -> None:
+        self.model = MODEL
+        self.table = vectors
+
+    def vectors(self, texts: Any, progress: Any = None) -> list[bytes]:
+        return [self.table[t] for t in texts]
+
+
+def unit(rows: np.ndarray) -> np.ndarray:
+    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype("<f4")
+
+
+def corpus(
+    size: int, queries: int, dimensions: int, data: str, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """(stored vectors, query vectors), unit length."""
+    if data == "random":
+        return unit(rng.standard_normal((size, dimensions))), unit(rng.standard_normal((queries, dimensions)))
+    centres = unit(rng.standard_normal((max(1, size // 100), dimensions)))
+    # Noise of about the centre's own length: neighbours in a cluster at cosine ~0.5, as
+    # chunks on one topic are; another cluster's near 0.
+    spread = 1.0 / np.sqrt(dimensions)
+    stored = unit(
+        centres[rng.integers(0, len(centres), size)] + spread * rng.standard_normal((size, dimensions))
+    )
+    asked = unit(
+        centres[rng.integers(0, len(centres), queries)] + spread * rng.standard_normal((queries, dimensions))
+    )
+    return stored, asked
+
+
+def fill(store: PostgresSearchStore, vectors: np.ndarray) -> None:
+    for start in range(0, len(vectors), ITEM_CHUNKS):
+        block = vectors[start : start + ITEM_CHUNKS]
+        item_id = f"item{start // ITEM_CHUNKS:04d}"
+        texts = [f"chunk {start + n}" for n in range(len(block))]
+        rows = [ChunkRow(f"{item_id}-{n}", n, text, 0, len(text)) for n, text in enumerate(texts)]
+        item = StoredItem(id=item_id, domain="notes", title=item_id, content="\n".join(texts))
+        store.put_item(item, rows, TERMINAL, [v.tobytes() for v in block], MODEL)
+
+
+def measure(
+    url: str, size: int, dimensions: int, queries: int, data: str, rng: np.random.Generator
+) -> dict[str, Any]:
+    settings = load_settings(env_file=None)
+    schema = f"bench_vectors_{os.getpid()}_{size}"
+    store = PostgresSearchStore(url, settings.documents, schema=schema)
+    try:
+        if store.knn is None:
+            sys.exit(f"{url}: this server has no pgvector (the `vector` extension)")
+        stored, asked_vectors = corpus(size, queries, dimensions, data, rng)
+        began = time.perf_counter()
+        fill(store, stored)
+        fill_seconds = time.perf_counter() - began
+        began = time.perf_counter()
+        store.settle_vectors(MODEL)
+        build_seconds = time.perf_counter() - began
+        store.conn.execute("ANALYZE")
+        extension = store.conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
+        ).fetchone()
+        asked = {f"q{n}": v.tobytes() for n, v in enumerate(asked_vectors)}
+        source = GivenVectors(asked)
+        answers: dict[str, dict[str, list[int]]] = {"scan": {}, "hnsw": {}}
+
+        def scan(text: str) -> None:
+            ranked = scan_nearest(store.sql, source, [text], None, (), 10)[0]
+            answers["scan"][text] = [r for r, _ in ranked]
+
+        def hnsw(text: str) -> None:
+            ranked = store.whole_store_nearest(source, text, 10)
+            assert ranked is not None, "the index was not built"
+            answers["hnsw"][text] = [r for r, _ in ranked]
+
+        timings = lockstep({"scan": scan, "hnsw": hnsw}, list(asked), 1)
+        recall = [len(set(answers["hnsw"][q]) & set(answers["scan"][q])) / 10 for q in asked]
+        return {
+            "vectors": size,
+            "pgvector": str(extension[0]) if extension else "",
+            **timings,
+            "ratio_p50": round(timings["hnsw"]["p50_ms"] / timings["scan"]["p50_ms"], 3),
+            "ratio_p95": round(timings["hnsw"]["p95_ms"] / timings["scan"]["p95_ms"], 3),
+            "recall_at_10": round(float(np.mean(recall)), 3),
+            "recall_at_10_min": round(float(np.min(recall)), 2),
+            "fill_seconds": round(fill_seconds, 1),
+            "build_seconds": round(build_seconds, 1),
+        }
+    finally:
+        store.conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        store.close()
+
+
+def server(stack: ExitStack, url: str) -> str:
+    if url:
+        return url
+    from tests.support.pgvector import ServerUnavailable, pgserver_cluster
+
+    try:
+        return stack.enter_context(pgserver_cluster())
+    except ServerUnavailable as exc:
+        sys.exit(str(exc))
+
+
+def server_version(url: str) -> str:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return str(conn.execute("SHOW server_version").fetchone()[0])  # type: ignore[index]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--database-url", default=os.environ.get("GENERALAGENT_TEST_PGVECTOR_URL", ""))
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--dimensions", type=int, default=256)
+    parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--data", choices=("clustered", "random"), default="clustered")
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    with ExitStack() as stack:
+        url = server(stack, args.database_url)
+        results = [
+            measure(url, int(size), args.dimensions, args.queries, args.data, rng)
+            for size in args.sizes.split(",")
+        ]
+        report = {
+            "benchmark": "vector_postgres",
+            "postgresql": server_version(url),
+            "data": args.data,
+            "dimensions": args.dimensions,
+            "queries": args.queries,
+            "results": results,
+        }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
