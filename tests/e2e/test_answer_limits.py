@@ -34,10 +34,12 @@ def test_an_answer_past_the_size_limit_is_stopped_and_not_kept(
 def test_an_answer_streaming_past_the_time_limit_is_stopped(
     openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
 ) -> None:
-    openai_server.add(Reply(text="slow " * 400, chunk_chars=5, chunk_delay=0.05))  # 20 s in all
+    openai_server.add(Reply(text="slow " * 2400, chunk_chars=5, chunk_delay=0.05))  # 120 s in all
     env = {**cli_env, "MODEL_CALL_MAX_SECONDS": "2"}
     started = time.monotonic()
     result = run_cli(["-p", "take your time"], env, workdir)
     assert result.returncode != 0
     assert "passed MODEL_CALL_MAX_SECONDS=2" in " ".join(result.stderr.split())
-    assert time.monotonic() - started < 15  # not the 20 s the stream takes
+    # Not the 120 s the stream takes; the margin is for a loaded machine's start-up (15 s
+    # against a 20 s stream failed once at load 9).
+    assert time.monotonic() - started < 60
