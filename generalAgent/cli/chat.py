@@ -103,7 +103,8 @@ class Chat:
         self.quit_asked_at = 0.0  # when Ctrl-C was pressed on an empty prompt (once more quits)
         self.prompt_default = ""  # text the next prompt starts with (/rewind's message)
         self.first_message = options.first_message
-        self.ocr = OcrProgress()  # scans read on in the background: lines and the toolbar
+        # The session's scans read on in the background: lines and the toolbar.
+        self.ocr = OcrProgress(lambda: self.session.scope.scans.jobs())
         # A trusted folder's documents indexed while the user types the first question.
         self.indexer = self._start_indexing(settings)
         self.background = BackgroundWork(
@@ -141,6 +142,7 @@ class Chat:
                 # waited for so the chat ends after that, not in the middle of it.
                 self.indexer.cancel()
                 self.indexer.wait(INDEXER_STOP_SECONDS)
+            self.session.close()  # its commands and background OCR stop with the chat
             self._stop_mcp_servers()
 
     def _start_indexing(self, settings: Settings) -> FolderIndexer | None:

@@ -34,12 +34,6 @@ POLL_SECONDS = 0.5
 TOOLBAR_STYLE = {"bottom-toolbar": "noreverse", "bottom-toolbar.text": "fg:ansibrightblack"}
 
 
-def _jobs() -> list[ScanJob]:
-    from generalAgent.documents import ocr_background
-
-    return ocr_background.jobs()
-
-
 def pages_read(job: ScanJob) -> str:
     """'OCR scan.pdf: 40/120 pages', on one line whatever the file's name holds."""
     name = one_line(job.path.name)
@@ -50,9 +44,9 @@ def pages_read(job: ScanJob) -> str:
 
 class OcrProgress:
     """What the chat has said of each background reading: the lines still to print and the
-    toolbar's text. `jobs` lists the process's readings (ocr_background.jobs by default)."""
+    toolbar's text. `jobs` lists the session's readings (its scope's `ScanJobs.jobs`)."""
 
-    def __init__(self, jobs: Callable[[], list[ScanJob]] = _jobs) -> None:
+    def __init__(self, jobs: Callable[[], list[ScanJob]]) -> None:
         self._jobs = jobs
         # id(job) -> the job (kept, so the id stays its own) and what was said of it:
         # "started" or "ended".

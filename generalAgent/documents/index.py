@@ -275,7 +275,8 @@ class SearchIndex(IndexDatabase):
                 N_("{name} cannot be read: {reason}."), name=path.name, reason=os_error_reason(exc)
             ) from None
         record = self.document(file_hash)
-        background = ocr_background.job_for(path)
+        call = current_call()
+        background = call.scans.job_for(path) if call is not None and call.scans is not None else None
         if record is not None and not force and self._fresh(record):
             if not unchanged:  # a search writes nothing unless the path points elsewhere now
                 with self.store.transaction():
@@ -372,7 +373,7 @@ class SearchIndex(IndexDatabase):
         (ocr_background.py) and say so; '' when there is nothing to read on, or when this
         is itself a step of the background reading."""
         call = current_call()
-        if not reading.ocr_left or call is None or call.known is not None:
+        if not reading.ocr_left or call is None or call.known is not None or call.scans is None:
             return ""
         if running is not None and not running.finished:
             return running.note()
@@ -394,7 +395,7 @@ class SearchIndex(IndexDatabase):
             ):
                 return index.index_file(path, force=True).ocr_left
 
-        return ocr_background.start(path, reading.ocr_read, reading.ocr_left, step).note()
+        return call.scans.start(path, reading.ocr_read, reading.ocr_left, step).note()
 
     def _stage(
         self, stream: DocumentStream, staged: DocumentStaging, progress: Progress | None

@@ -42,10 +42,13 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generalAgent.documents.pdf_tables import Run
 from generalAgent.documents.pdfium_lock import PDFIUM
+
+if TYPE_CHECKING:
+    from generalAgent.documents.ocr_background import ScanJobs
 
 # 2.5 x 72 = 180 dpi, near the 200 dpi of an office scanner: body text keeps its strokes,
 # and a larger bitmap only costs time (the detector scales the page down anyway).
@@ -122,6 +125,9 @@ class OcrCall:
     # Their pieces of text likewise (page index -> runs), so that a table on a page read
     # in an earlier step is still found as a table.
     known_runs: dict[int, list[Run]] | None = None
+    # The background readings of the session making the call (ocr_background.py): the rest
+    # of a long scan is read on there. None: nothing is read on after the call.
+    scans: ScanJobs | None = None
 
 
 _CALL: ContextVar[OcrCall | None] = ContextVar("generalagent_ocr_call", default=None)
@@ -135,13 +141,15 @@ def ocr_call(
     known: dict[int, str] | None = None,
     known_runs: dict[int, list[Run]] | None = None,
     setting: str = "OCR_MAX_PAGES_PER_CALL",
+    scans: ScanJobs | None = None,
 ) -> Iterator[OcrCall]:
     """Within this block, OCR reads at most `max_pages` pages in all and stops when
     `cancelled` is set. The agent's tools wrap each call in one (the user is waiting and
-    did not ask for a long OCR); a command the user runs (`generalagent index`) does not."""
+    did not ask for a long OCR); a command the user runs (`generalagent index`) does not.
+    `scans`: the session's background readings, where the rest of a long scan is read on."""
     from generalAgent.search.embeddings import stopped_by
 
-    call = OcrCall(max_pages, cancelled, setting, known, known_runs)
+    call = OcrCall(max_pages, cancelled, setting, known, known_runs, scans)
     token = _CALL.set(call)
     try:
         with stopped_by(cancelled):  # and an embedding request in flight: Ctrl-C ends it too

@@ -9,7 +9,10 @@ from the pages read so far and says how far the reading has got (`ScanJob.note`)
 
 The engine is the process's one shared engine (ocr.py): a page the user's own call needs
 waits for the page being read here, never for the whole scan. A job ends when its pages
-are read, when the file changes, or when the process ends (`stop_all`, at exit).
+are read, when the file changes, or when the session that began it closes (its
+`ScanJobs`, which the session's scope owns: tools/run_context.py) or the process ends.
+The readings are the session's, not the process's: two editor sessions do not see each
+other's, and a closed session leaves none behind.
 """
 
 from __future__ import annotations
@@ -57,87 +60,104 @@ class ScanJob:
         )
 
 
-_JOBS: dict[str, ScanJob] = {}
-_LOCK = threading.Lock()
+# Readings a registry keeps after they ended (their note says how they ended, once, in the
+# next answer about the file); the oldest ended ones go first. Running ones always stay.
+MAX_ENDED_JOBS = 32
 
 
-def job_for(path: Path) -> ScanJob | None:
-    """The background reading of the file at `path`, if one runs or ran for its current bytes."""
-    if not _JOBS:  # the usual case, asked at every search: no path to resolve, no file to stat
-        return None
-    resolved = Path(path).resolve()
-    with _LOCK:
-        job = _JOBS.get(str(resolved))
-    if job is None:
-        return None
-    try:
-        stat = resolved.stat()
-    except OSError:
-        return None
-    return job if (stat.st_size, stat.st_mtime_ns) == (job.file_size, job.mtime_ns) else None
+class ScanJobs:
+    """The background readings one session began (its SessionScope owns one: a session
+    sees its own readings and its chat shows their progress; closing the session stops
+    them). Readings are keyed by the scan's real path and bytes."""
 
+    def __init__(self) -> None:
+        self._jobs: dict[str, ScanJob] = {}
+        self._lock = threading.Lock()
 
-def jobs() -> list[ScanJob]:
-    """Every background reading of this process, running or ended, in the order they began
-    (the chat shows their progress: cli/ocr_progress.py)."""
-    with _LOCK:
-        return list(_JOBS.values())
-
-
-def start(
-    path: Path,
-    read_so_far: int,
-    left: int,
-    index_step: Callable[[ScanJob], Any],
-) -> ScanJob:
-    """Read the `left` scanned pages of `path` in the background, OCR_STEP_PAGES at a time,
-    calling `index_step(job)` for each step (it indexes the document again within an
-    `ocr_call(OCR_STEP_PAGES, known=job.texts, known_runs=job.runs)` and returns the pages still left). A job
-    already running for these bytes is returned as it is."""
-    resolved = Path(path).resolve()
-    stat = resolved.stat()
-    with _LOCK:
-        running = _JOBS.get(str(resolved))
-        same = running is not None and (running.file_size, running.mtime_ns) == (
-            stat.st_size,
-            stat.st_mtime_ns,
-        )
-        if running is not None and same and not running.error:
-            return running
-        if running is not None:
-            running.cancelled.set()
-        job = ScanJob(resolved, stat.st_size, stat.st_mtime_ns, done=read_so_far, total=read_so_far + left)
-        _JOBS[str(resolved)] = job
-
-    def run() -> None:
+    def job_for(self, path: Path) -> ScanJob | None:
+        """The reading of the file at `path`, if one runs or ran for its current bytes."""
+        if not self._jobs:  # the usual case, asked at every search: no path to resolve, no file to stat
+            return None
+        resolved = Path(path).resolve()
+        with self._lock:
+            job = self._jobs.get(str(resolved))
+        if job is None:
+            return None
         try:
-            while not job.cancelled.is_set():
-                left_now = index_step(job)
-                job.done = job.total - left_now if left_now else job.total
-                if not left_now:
-                    break
-        except Exception as exc:  # a damaged page, the engine gone: said in the next answer
-            job.error = str(exc) or type(exc).__name__
-        finally:
-            job.finished = True
-            job.texts, job.runs = {}, {}  # the index has them now
+            stat = resolved.stat()
+        except OSError:
+            return None
+        return job if (stat.st_size, stat.st_mtime_ns) == (job.file_size, job.mtime_ns) else None
 
-    # Registered again at each start, so it runs before pypdfium2's own exit handler
-    # (registered later, on first use; handlers run last-registered first): a thread still
-    # inside pdfium when the library is destroyed would crash the process.
-    atexit.unregister(stop_all)
-    atexit.register(stop_all)
-    job.thread = threading.Thread(target=run, name=f"ocr-{resolved.name}", daemon=True)
-    job.thread.start()
-    return job
+    def jobs(self) -> list[ScanJob]:
+        """Every reading kept, running or ended, in the order they began (the chat shows
+        their progress: cli/ocr_progress.py)."""
+        with self._lock:
+            return list(self._jobs.values())
 
+    def start(
+        self,
+        path: Path,
+        read_so_far: int,
+        left: int,
+        index_step: Callable[[ScanJob], Any],
+    ) -> ScanJob:
+        """Read the `left` scanned pages of `path` in the background, OCR_STEP_PAGES at a time,
+        calling `index_step(job)` for each step (it indexes the document again within an
+        `ocr_call(OCR_STEP_PAGES, known=job.texts, known_runs=job.runs)` and returns the pages
+        still left). A job already running for these bytes is returned as it is."""
+        resolved = Path(path).resolve()
+        stat = resolved.stat()
+        with self._lock:
+            running = self._jobs.pop(str(resolved), None)
+            same = running is not None and (running.file_size, running.mtime_ns) == (
+                stat.st_size,
+                stat.st_mtime_ns,
+            )
+            if running is not None and same and not running.error:
+                self._jobs[str(resolved)] = running
+                return running
+            if running is not None:
+                running.cancelled.set()
+            job = ScanJob(
+                resolved, stat.st_size, stat.st_mtime_ns, done=read_so_far, total=read_so_far + left
+            )
+            self._jobs[str(resolved)] = job
+            ended = [key for key, kept in self._jobs.items() if kept.finished]
+            for key in ended[: max(0, len(ended) - MAX_ENDED_JOBS)]:
+                del self._jobs[key]
 
-def stop_all(timeout: float = 30.0) -> None:
-    """Stop every background reading (the engine's process ends with the call it is in)."""
-    with _LOCK:
-        jobs = list(_JOBS.values())
-    for job in jobs:
-        job.cancelled.set()
-    for job in jobs:
-        if job.thread is not None and job.thread is not threading.current_thread():
-            job.thread.join(timeout)
+        def run() -> None:
+            try:
+                while not job.cancelled.is_set():
+                    left_now = index_step(job)
+                    job.done = job.total - left_now if left_now else job.total
+                    if not left_now:
+                        break
+            except Exception as exc:  # a damaged page, the engine gone: said in the next answer
+                job.error = str(exc) or type(exc).__name__
+            finally:
+                job.finished = True
+                job.texts, job.runs = {}, {}  # the index has them now
+
+        # Registered again at each start, so it runs before pypdfium2's own exit handler
+        # (registered later, on first use; handlers run last-registered first): a thread still
+        # inside pdfium when the library is destroyed would crash the process.
+        atexit.unregister(self.close)
+        atexit.register(self.close)
+        job.thread = threading.Thread(target=run, name=f"ocr-{resolved.name}", daemon=True)
+        job.thread.start()
+        return job
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop every reading and forget them (the session closed, or the process ends;
+        the engine's process ends with the call it is in)."""
+        with self._lock:
+            jobs = list(self._jobs.values())
+            self._jobs.clear()
+        atexit.unregister(self.close)
+        for job in jobs:
+            job.cancelled.set()
+        for job in jobs:
+            if job.thread is not None and job.thread is not threading.current_thread():
+                job.thread.join(timeout)

@@ -24,6 +24,7 @@ from pydantic_core import core_schema
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.images import ImageLimits
+from generalAgent.documents.ocr_background import ScanJobs
 from generalAgent.hooks import HookSet
 from generalAgent.snapshots import SnapshotStore, snapshot_hook
 from generalAgent.tools.editor import EditorAccess
@@ -62,6 +63,9 @@ class ToolEnvironment:
     # The hooks of the process's start folder, for runs that bring no context of their own
     # (LangGraph Server): loaded on first use. A session's own are in its SessionScope.
     _served_hooks: HookSet | None = field(default=None, repr=False)
+    # Their background OCR likewise: such a run's scope is made per run and never closed,
+    # so the readings its searches leave are the served process's (kept few: ScanJobs).
+    _served_scans: ScanJobs = field(default_factory=ScanJobs, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _snapshots: SnapshotStore | None = field(default=None, repr=False)
     # Semantic search shared by the search tools (one background embedding per process);
@@ -208,6 +212,12 @@ class ToolEnvironment:
         assert scope is not None  # context_of always gives one
         return scope.cancelled
 
+    def scans(self, runtime: ToolRuntime | None) -> ScanJobs:
+        """The background OCR readings of the session of `runtime` (documents/ocr_background.py)."""
+        scope = self.context(runtime).scope
+        assert scope is not None  # context_of always gives one
+        return scope.scans
+
     def served_scope(self, session_id: str) -> SessionScope:
         """A scope for a run that brought no context (a LangGraph Server run, a tool called
         outside a graph): the process's folder and its hooks, nothing remembered."""
@@ -224,7 +234,7 @@ class ToolEnvironment:
                     self.settings.paths.data_dir,
                 )
             hooks = self._served_hooks
-        return SessionScope(session_id, Path.cwd(), hooks=hooks)
+        return SessionScope(session_id, Path.cwd(), hooks=hooks, scans=self._served_scans)
 
     def workspace(self, runtime: ToolRuntime | None) -> Workspace:
         """The workspace of the session the tool is running in. What its writes replace in

@@ -4,9 +4,10 @@ LangGraph's typed runtime context (`context_schema=RunContext` on both graphs,
 graph/builder.py) hands it to every node (`runtime: Runtime[RunContext]`) and every tool
 (`ToolRuntime.context`), per run: several sessions run at once in one process (an editor
 with three sessions, a server), each with its own cancel token, its own commands, its own
-files written, its own editor and the hooks of its own folder. Nothing of a session lives
-in a module or in the process-wide `ToolEnvironment`; a session's scope is released
-(its commands killed, its editor dropped) when the session closes.
+files written, its own editor, its own background OCR and the hooks of its own folder.
+Nothing of a session lives in a module or in the process-wide `ToolEnvironment`; a
+session's scope is released (its commands killed, its OCR stopped, its editor dropped)
+when the session closes.
 
 `SessionScope` is what one session owns while it is open; `RunContext` is one run of it:
 the scope, plus the run's approval inputs (tools approved "always" in this process, the
@@ -32,12 +33,16 @@ from typing import Any
 
 from pydantic_core import core_schema
 
+from generalAgent.documents.ocr_background import ScanJobs
 from generalAgent.hooks import HookSet
 from generalAgent.tools.editor import EditorAccess
 from generalAgent.tools.workspace import WorkingFolders
 
 # Renderings of search queries a session keeps (a few hundred bytes each).
 MAX_RENDERINGS = 256
+# How long closing a session waits for its background OCR to stop (a cancelled reading
+# stops within a poll of the engine; a page in pdfium finishes first).
+CLOSE_WAIT_SECONDS = 5.0
 
 # Renders a search query into a document's language with the chat model
 # (graph/query_rendering.py): (query, language code, where the call's token usage goes)
@@ -69,6 +74,9 @@ class SessionScope:
     # The turn (position of the user's message) its main agent is in, as its tools last saw
     # it: a sub-agent's writes belong to the turn that delegated the task (/rewind).
     turn: int = 0
+    # The scans its searches left to read on by OCR in the background (documents/
+    # ocr_background.py): its own, shown by its chat, stopped when it closes.
+    scans: ScanJobs = field(default_factory=ScanJobs)
     _processes: set[subprocess.Popen] = field(default_factory=set, repr=False)
     # Every file its tools wrote (real paths, first write first), and how many the front
     # end has reported, so each is named with its real path once.
@@ -158,9 +166,11 @@ class SessionScope:
             self._renderings[(language, query)] = rendered
 
     def close(self) -> None:
-        """The session ends: its commands are killed, its editor is let go."""
+        """The session ends: its commands are killed, its background OCR stopped, its
+        editor let go."""
         self.cancelled.set()
         self.kill_running_processes()
+        self.scans.close(timeout=CLOSE_WAIT_SECONDS)
         self.editor = None
 
 

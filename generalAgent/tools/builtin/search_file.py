@@ -48,7 +48,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
 
         # Indexing a scan reads its pages by OCR: within the budget of one call, and
         # stopped by Ctrl-C (documents/ocr.py).
-        with ocr_call(settings.documents.ocr_max_pages_per_call, env.cancel_token(runtime)):
+        with ocr_call(
+            settings.documents.ocr_max_pages_per_call, env.cancel_token(runtime), scans=env.scans(runtime)
+        ):
             return _search(file_path, query, runtime, max_results, regex, check_place)
 
     def _search(
