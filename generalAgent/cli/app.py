@@ -161,7 +161,12 @@ def main_command(
         from generalAgent.cli.remote_views import RemoteOptions, run_remote
 
         remote = RemoteOptions(
-            prompt, message, resume, approve, split_tool_names(allowed_tools or []), output_format
+            prompt,
+            message,
+            resume,
+            approve,
+            split_tool_names(allowed_tools or []),
+            output_format,  # type: ignore[arg-type]  # checked by _usage_problem
         )
         unsupported = {
             "-c": continue_here,

@@ -25,7 +25,7 @@ import select
 import stat
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 
@@ -38,12 +38,13 @@ from generalAgent.cli.files_written import print_files_written
 from generalAgent.cli.script_output import (
     EventWriter,
     OutputFormat,
+    ScriptRecord,
     ScriptView,
     result_object,
 )
 from generalAgent.cli.terminal_text import console_lines, terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
-from generalAgent.i18n import _, ngettext
+from generalAgent.i18n import N_, _, ngettext
 from generalAgent.sessions import SessionCatalog, Usage
 
 if TYPE_CHECKING:
@@ -75,6 +76,95 @@ class PipedInputError(Exception):
     """Piped input that cannot be used; the message says why."""
 
 
+@dataclass
+class ScriptRun:
+    """What a `-p` run prints, on this machine or on a server (cli/remote_views.py): one
+    line on stderr for a run that stops, and the end of a turn, as text or JSON on stdout."""
+
+    out: IO[str]
+    err: Console
+    output_format: OutputFormat
+    model: str | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def fail(
+        self,
+        message: str,
+        code: int = EXIT_USAGE,
+        session_id: str | None = None,
+        shown: bool = False,
+        status: Literal["error", "refused"] = "error",
+    ) -> int:
+        """A run that stops before (or instead of) a turn: one line (unless `shown` already),
+        and JSON when asked for."""
+        if not shown:
+            self.err.print(f"[red]{escape(message)}[/]")
+        if self.output_format != "text":
+            EventWriter(self.out)(
+                result_object(
+                    status=status,
+                    exit_code=code,
+                    error=message,
+                    session_id=session_id,
+                    model=self.model,
+                    seconds=time.monotonic() - self.started,
+                )
+            )
+        return code
+
+    def finish(
+        self,
+        result: Any,
+        record: ScriptRecord,
+        session_id: str,
+        files: list[Path],
+        cost: tuple[float, str] | None = None,
+        interrupted: str = N_("Interrupted."),
+    ) -> int:
+        """The end of a turn: why it did not answer (on stderr), then the answer (text) or
+        the result object (JSON); returns the exit status."""
+        refused = list(dict.fromkeys(record.refused))
+        code, status = _outcome(result, refused)
+        if result.cancelled:
+            self.err.print("[yellow]" + escape(_(interrupted)) + "[/]")
+        elif result.error:
+            self.err.print(f"[red]✗ {escape(result.error)}[/]")
+        elif refused:
+            self.err.print(
+                "[yellow]"
+                + escape(
+                    _(
+                        "Refused without asking: {tools}. To let them run, add --allowed-tools {names} "
+                        "(or --approve for every call)."
+                    ).format(tools=", ".join(refused), names=",".join(refused))
+                )
+                + "[/]"
+            )
+        answered = status in ("answered", "refused")
+        if self.output_format == "text":
+            if answered:
+                # A model's answer may hold escape sequences (a clipboard write, a redrawn line).
+                self.out.write(terminal_safe(result.answer).rstrip("\n") + "\n")
+                self.out.flush()
+        else:
+            EventWriter(self.out)(
+                result_object(
+                    status=status,
+                    exit_code=code,
+                    answer=result.answer if answered else "",
+                    error=result.error,
+                    session_id=session_id,
+                    model=self.model,
+                    usage=result.usage,
+                    cost=cost,
+                    record=record,
+                    files_written=files,
+                    seconds=time.monotonic() - self.started,
+                )
+            )
+        return code
+
+
 def run_once(
     settings: Settings,
     prompt: str,
@@ -90,36 +180,13 @@ def run_once(
     options = options or OnceOptions()
     out = stdout or sys.stdout
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
-    started = time.monotonic()
     model = settings.model.model_name
+    run = ScriptRun(out, err, options.output_format, model)
+    fail = run.fail
     emit = EventWriter(out) if options.output_format == "stream-json" else None
 
-    def fail(
-        message: str,
-        code: int = EXIT_USAGE,
-        session_id: str | None = None,
-        shown: bool = False,
-        status: Literal["error", "refused"] = "error",
-    ) -> int:
-        """A run that stops before (or instead of) a turn: one line (unless `shown` already),
-        and JSON when asked for."""
-        if not shown:
-            err.print(f"[red]{escape(message)}[/]")
-        if options.output_format != "text":
-            EventWriter(out)(
-                result_object(
-                    status=status,
-                    exit_code=code,
-                    error=message,
-                    session_id=session_id,
-                    model=model,
-                    seconds=time.monotonic() - started,
-                )
-            )
-        return code
-
     try:
-        text, piped = _message(prompt, stdin or sys.stdin, err)
+        text, piped = read_message(prompt, stdin or sys.stdin, err)
     except PipedInputError as exc:
         return fail(str(exc))
     if not (text + piped).strip():
@@ -223,45 +290,7 @@ def run_once(
         for notice in agent.parts.mcp.drain_notices(_):  # e.g. a server restarted by a call
             err.print(f"[yellow]{escape(notice)}[/]")
         session.stop()
-        refused = list(dict.fromkeys(view.record.refused))
-        code, status = _outcome(result, refused)
-        if result.cancelled:
-            err.print("[yellow]" + _("Interrupted.") + "[/]")
-        elif result.error:
-            err.print(f"[red]✗ {escape(result.error)}[/]")
-        elif refused:
-            err.print(
-                "[yellow]"
-                + escape(
-                    _(
-                        "Refused without asking: {tools}. To let them run, add --allowed-tools {names} "
-                        "(or --approve for every call)."
-                    ).format(tools=", ".join(refused), names=",".join(refused))
-                )
-                + "[/]"
-            )
-        if options.output_format == "text":
-            if status in ("answered", "refused"):
-                # A model's answer may hold escape sequences (a clipboard write, a redrawn line).
-                out.write(terminal_safe(result.answer).rstrip("\n") + "\n")
-                out.flush()
-        else:
-            EventWriter(out)(
-                result_object(
-                    status=status,
-                    exit_code=code,
-                    answer=result.answer if status in ("answered", "refused") else "",
-                    error=result.error,
-                    session_id=session_id,
-                    model=model,
-                    usage=result.usage,
-                    cost=_cost(result.usage, settings),
-                    record=view.record,
-                    files_written=files,
-                    seconds=time.monotonic() - started,
-                )
-            )
-        return code
+        return run.finish(result, view.record, session_id, files, cost=_cost(result.usage, settings))
     finally:
         agent.close()
         catalog.close()
@@ -286,8 +315,9 @@ def _cost(usage: Usage, settings: Settings) -> tuple[float, str] | None:
     )
 
 
-def _message(prompt: str, stdin: IO[str], err: Console) -> tuple[str, str]:
-    """(the prompt, the piped data). `-p -`: stdin is the prompt itself."""
+def read_message(prompt: str, stdin: IO[str], err: Console) -> tuple[str, str]:
+    """(the prompt, the piped data), for `-p` here and on a server. `-p -`: stdin is the
+    prompt itself."""
     if prompt == "-":  # typed at a terminal too, up to Ctrl-D, as before
         return read_piped(stdin, wait=None, terminal=True) or "", ""
     piped = read_piped(stdin, wait=STDIN_FIRST_BYTE_SECONDS)

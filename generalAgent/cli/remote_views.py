@@ -15,7 +15,6 @@ and the thread stays on the server to be resumed.
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,14 +26,11 @@ from rich.table import Table
 
 from generalAgent.agent.events import ApprovalRequest, FilesWritten, TurnEvent
 from generalAgent.cli.once import (
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
     EXIT_OK,
-    EXIT_REFUSED,
     EXIT_USAGE,
-    STDIN_FIRST_BYTE_SECONDS,
     PipedInputError,
-    read_piped,
+    ScriptRun,
+    read_message,
 )
 from generalAgent.cli.terminal_text import one_line, terminal_console, terminal_safe
 from generalAgent.config.settings import Settings
@@ -42,6 +38,7 @@ from generalAgent.i18n import N_, _
 
 if TYPE_CHECKING:
     from generalAgent.agent.remote import RemoteAgent
+    from generalAgent.cli.script_output import OutputFormat
     from generalAgent.agent.turns import TurnResult
 
 FILES_ON_SERVER = N_("Files written on the server ({count}):")
@@ -120,46 +117,34 @@ def run_remote_once(
     thread's id as `session_id`). Nobody can answer an approval: a call runs when its tool
     is in `allowed_tools` or with `approve_all`, else it is refused (exit 3), as locally."""
     from generalAgent.cli.render import TerminalView
-    from generalAgent.cli.script_output import EventWriter, ScriptView, result_object
+    from generalAgent.cli.script_output import EventWriter, ScriptView
 
     options = options or RemoteOptions(prompt=prompt)
     out = stdout or sys.stdout
     err = terminal_console(file=stderr or sys.stderr, highlight=False, soft_wrap=True)
-    started = time.monotonic()
+    run = ScriptRun(out, err, options.output_format)
     emit = EventWriter(out) if options.output_format == "stream-json" else None
 
-    def fail(message: str, code: int = EXIT_USAGE, thread: str | None = None) -> int:
-        err.print(f"[red]{escape(message)}[/]")
-        if options.output_format != "text":
-            EventWriter(out)(
-                result_object(
-                    status="error",
-                    exit_code=code,
-                    error=message,
-                    session_id=thread,
-                    seconds=time.monotonic() - started,
-                )
-            )
-        return code
-
     try:
-        text = _prompt_text(prompt, stdin or sys.stdin, err)
+        prompt_text, piped = read_message(prompt, stdin or sys.stdin, err)
     except PipedInputError as exc:
-        return fail(str(exc))
+        return run.fail(str(exc))
+    # The server's agent reads piped text as part of the message (nothing to act on here).
+    text = f"{prompt_text}\n\n{piped}" if piped else prompt_text
     if not text.strip():
-        return fail(_("The prompt is empty.") + " " + _("Give text after -p, or pipe it in with -p -."))
+        return run.fail(_("The prompt is empty.") + " " + _("Give text after -p, or pipe it in with -p -."))
     from generalAgent.agent.remote import RemoteError
 
     try:
         agent: RemoteAgent = connected(settings, url)
     except RemoteError as exc:
-        return fail(str(exc))
+        return run.fail(str(exc))
     with agent:
         try:
             resume = options.resume
             thread = agent.thread(resume).id if resume else agent.new_thread(text.strip().splitlines()[0])
         except RemoteError as exc:
-            return fail(str(exc))
+            return run.fail(str(exc))
         if emit:
             emit({"type": "start", "session_id": thread, "model": None, "server": agent.url})
         terminal = TerminalView(err, stream_answer=False, reasoning=settings.model.show_reasoning)
@@ -167,7 +152,6 @@ def run_remote_once(
         view = RemoteTurnView(script)
         allowed = options.allowed_tools
         result = agent.run_turn(thread, text, view, approved=set(allowed), mentions=allowed)
-        seconds = time.monotonic() - started
         err.print(
             "[dim]"
             + escape(_(THREAD_LINE).format(id=thread))
@@ -176,55 +160,7 @@ def run_remote_once(
             + "[/]"
         )
         print_files_on_server(err, view.files)
-        refused = list(dict.fromkeys(script.record.refused))
-        if result.cancelled:
-            code, status = EXIT_INTERRUPTED, "interrupted"
-            err.print("[yellow]" + escape(_(INTERRUPTED)) + "[/]")
-        elif result.error:
-            code, status = EXIT_FAILED, "failed"
-            err.print(f"[red]✗ {escape(result.error)}[/]")
-        elif refused:
-            code, status = EXIT_REFUSED, "refused"
-            err.print(
-                "[yellow]"
-                + escape(
-                    _(
-                        "Refused without asking: {tools}. To let them run, add --allowed-tools {names} "
-                        "(or --approve for every call)."
-                    ).format(tools=", ".join(refused), names=",".join(refused))
-                )
-                + "[/]"
-            )
-        else:
-            code, status = EXIT_OK, "answered"
-        answered = status in ("answered", "refused")
-        if options.output_format == "text":
-            if answered:
-                out.write(terminal_safe(result.answer).rstrip("\n") + "\n")
-                out.flush()
-        else:
-            EventWriter(out)(
-                result_object(
-                    status=status,  # type: ignore[arg-type]  # one of the four above
-                    exit_code=code,
-                    answer=result.answer if answered else "",
-                    error=result.error,
-                    session_id=thread,
-                    usage=result.usage,
-                    record=script.record,
-                    files_written=view.files,
-                    seconds=seconds,
-                )
-            )
-        return code
-
-
-def _prompt_text(prompt: str, stdin: IO[str], err: Console) -> str:
-    """The message: the prompt, with text piped in after it (`-p -`: stdin is the prompt)."""
-    if prompt == "-":
-        return read_piped(stdin, wait=None, terminal=True) or ""
-    piped = read_piped(stdin, wait=STDIN_FIRST_BYTE_SECONDS)
-    return f"{prompt}\n\n{piped}" if piped else prompt
+        return run.finish(result, script.record, thread, view.files, interrupted=INTERRUPTED)
 
 
 class RemoteChat:
@@ -385,7 +321,7 @@ class RemoteOptions:
     resume: str | None = None  # a thread id
     approve_all: bool = False
     allowed_tools: tuple[str, ...] = ()
-    output_format: str = "text"
+    output_format: OutputFormat = "text"
 
 
 UNSUPPORTED = N_("{options}: not available with --server (docs/deployment.md says what is).")

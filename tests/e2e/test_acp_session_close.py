@@ -50,22 +50,30 @@ def keyed_by(ids: set[str]) -> list[str]:
     return found
 
 
-def test_two_hundred_sessions_opened_and_closed_leave_nothing_behind(
+@pytest.fixture
+def session_folder(
     cli_env: dict[str, str],
     workdir: Path,
     monkeypatch: pytest.MonkeyPatch,
     openai_server: ScriptedOpenAIServer,
-) -> None:
-    from generalAgent.cli.acp.server import AcpSession, GeneralAgentACP
-    from generalAgent.config.settings import load_settings
-    from generalAgent.tools.run_context import SessionScope
-
+) -> Path:
+    """The CLI's environment, `workdir` (not trusted) as the current folder, and the
+    model's reply to each of the turns the sessions take."""
     for name, value in cli_env.items():
         monkeypatch.setenv(name, value)
     monkeypatch.chdir(workdir)
     decline_if_plain(workdir)
     for _ in range(SESSIONS // TURN_EVERY):
         openai_server.add(Reply(text="好的。"))
+    return workdir
+
+
+def test_two_hundred_sessions_opened_and_closed_leave_nothing_behind(session_folder: Path) -> None:
+    from generalAgent.cli.acp.server import AcpSession, GeneralAgentACP
+    from generalAgent.config.settings import load_settings
+    from generalAgent.tools.run_context import SessionScope
+
+    workdir = session_folder
     server = GeneralAgentACP(load_settings())
 
     async def run() -> tuple[str, set[str]]:
@@ -104,21 +112,10 @@ def test_two_hundred_sessions_opened_and_closed_leave_nothing_behind(
         server.close()
 
 
-def test_sessions_a_program_closes_leave_nothing_in_its_agent(
-    cli_env: dict[str, str],
-    workdir: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    openai_server: ScriptedOpenAIServer,
-) -> None:
+def test_sessions_a_program_closes_leave_nothing_in_its_agent(session_folder: Path) -> None:
     """The Python API (docs/api.md): 200 sessions opened and closed, a tenth with a turn."""
     from generalAgent.agent import Agent
 
-    for name, value in cli_env.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(workdir)
-    decline_if_plain(workdir)
-    for _ in range(SESSIONS // TURN_EVERY):
-        openai_server.add(Reply(text="好的。"))
     closed: set[str] = set()
     with Agent.from_environment() as agent:
         for index in range(SESSIONS):
