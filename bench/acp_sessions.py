@@ -6,11 +6,17 @@ local OpenAI-compatible test server answers every prompt with the same streamed 
 In the same process and run, the three prompts are sent one after another (`sequential_s`:
 each awaited before the next is sent), then all three at once (`concurrent_s`). Since the
 answers are paced by the model, sessions that run at once take about as long as one;
-sessions served one at a time take three times as long. Prints JSON:
+sessions served one at a time take three times as long. Then, each round, the three are
+sent at once again and the first is cancelled (`session/cancel`) half-way through its
+answer: the cancel must reach only its own session. Prints JSON:
 
     sequential_s, concurrent_s   wall time of the three prompts, each way
     ratio                        concurrent / sequential (1/3 is perfect overlap)
     per_prompt_s                 the model's pacing: chunks × delay
+    cancel_latency_s             session/cancel sent -> its prompt answered "cancelled" (best)
+    cancelled_share              how much of its answer the cancelled session had streamed
+    others_whole                 every round, the other two answered in full ("end_turn")
+    others_s                     their wall time in the round with the cancel (best)
 
     python -m bench.acp_sessions [--chunks 40] [--delay 0.05] [--rounds 3]
 """
@@ -39,8 +45,23 @@ from tests.support.openai_server import Reply, ScriptedOpenAIServer  # noqa: E40
 SESSIONS = 3
 
 
-async def measure(env: dict[str, str], folder: Path, rounds: int) -> dict[str, list[float]]:
-    client = EditorClient()
+class CountingEditor(EditorClient):
+    """The editor, counting the answer's characters each session received."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chars: dict[str, int] = {}
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        if update.session_update == "agent_message_chunk":
+            self.chars[session_id] = self.chars.get(session_id, 0) + len(update.content.text)
+        await super().session_update(session_id, update, **kwargs)
+
+
+async def measure(
+    env: dict[str, str], folder: Path, rounds: int, answer_chars: int, pace: float
+) -> dict[str, Any]:
+    client = CountingEditor()
     async with spawn(env, folder, client) as (conn, _process):
         await conn.initialize(protocol_version=1)
         ids = [(await conn.new_session(cwd=str(folder), mcp_servers=[])).session_id for _ in range(SESSIONS)]
@@ -51,7 +72,7 @@ async def measure(env: dict[str, str], folder: Path, rounds: int) -> dict[str, l
             return reply
 
         await prompt(ids[0])  # the agent loads on the first prompt: not timed
-        times: dict[str, list[float]] = {"sequential": [], "concurrent": []}
+        times: dict[str, list[Any]] = {"sequential": [], "concurrent": []}
         for _ in range(rounds):  # in lockstep, so load from elsewhere slows both alike
             started = time.perf_counter()
             for session_id in ids:
@@ -60,7 +81,38 @@ async def measure(env: dict[str, str], folder: Path, rounds: int) -> dict[str, l
             started = time.perf_counter()
             await asyncio.gather(*(prompt(session_id) for session_id in ids))
             times["concurrent"].append(time.perf_counter() - started)
+            cancel = await cancel_one(conn, client, ids, pace / 2)
+            for key, value in cancel.items():
+                times.setdefault(key, []).append(value)
+        times["others_whole"] = [
+            all(whole == answer_chars for whole in wholes) for wholes in times.pop("others_chars")
+        ]
         return times
+
+
+async def cancel_one(conn: Any, client: CountingEditor, ids: list[str], after: float) -> dict[str, Any]:
+    """The three prompts at once, the first cancelled `after` seconds in: how long the cancel
+    took to end its prompt, how far its answer got, and what the other two received."""
+    client.chars.clear()
+    started = time.perf_counter()
+    tasks = [
+        asyncio.create_task(conn.prompt(session_id=session_id, prompt=[text_block("讲个故事")]))
+        for session_id in ids
+    ]
+    await asyncio.sleep(after)
+    sent = time.perf_counter()
+    await conn.cancel(session_id=ids[0])
+    cancelled = await tasks[0]
+    latency = time.perf_counter() - sent
+    assert cancelled.stop_reason == "cancelled", cancelled
+    others = await asyncio.gather(*tasks[1:])
+    return {
+        "cancel_latency": latency,
+        "cancelled_chars": client.chars.get(ids[0], 0),
+        "others_chars": [client.chars.get(session_id, 0) for session_id in ids[1:]],
+        "others_end_turn": all(reply.stop_reason == "end_turn" for reply in others),
+        "others": time.perf_counter() - started,
+    }
 
 
 def main() -> None:
@@ -89,7 +141,13 @@ def main() -> None:
             "DATA_DIR": str(home / "data"),
             "GENERALAGENT_CONFIG_DIR": str(home / "config"),
         }
-        times = asyncio.run(measure(env, folder, args.rounds))
+        # An editor session in an undecided folder asks whether to trust it: this one was
+        # answered "no" before (nothing in it to trust), as tests/support/environment.py does.
+        os.environ["GENERALAGENT_CONFIG_DIR"] = env["GENERALAGENT_CONFIG_DIR"]
+        from tests.support.environment import decline_if_plain
+
+        decline_if_plain(folder)
+        times = asyncio.run(measure(env, folder, args.rounds, len(text), args.chunks * args.delay))
     sequential, concurrent = min(times["sequential"]), min(times["concurrent"])
     print(
         json.dumps(
@@ -99,7 +157,15 @@ def main() -> None:
                 "sequential_s": round(sequential, 3),
                 "concurrent_s": round(concurrent, 3),
                 "ratio": round(concurrent / sequential, 3),
-                "rounds": {k: [round(v, 3) for v in vs] for k, vs in times.items()},
+                "cancel_latency_s": round(min(times["cancel_latency"]), 3),
+                "cancelled_share": [round(chars / len(text), 3) for chars in times["cancelled_chars"]],
+                "others_whole": all(times["others_whole"]) and all(times["others_end_turn"]),
+                "others_s": round(min(times["others"]), 3),
+                "rounds": {
+                    k: [round(v, 3) for v in vs]
+                    for k, vs in times.items()
+                    if k in ("sequential", "concurrent", "cancel_latency", "others")
+                },
             },
             indent=2,
         )

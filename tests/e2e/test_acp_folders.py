@@ -237,3 +237,82 @@ def test_a_trust_change_closes_the_agent_its_session_left_while_another_turn_run
     # Not trusted any more: A's folder's instructions and servers are gone from its requests.
     assert MARKERS["start"] not in system_text(a_after)
     assert pid_tools(a_after) == []
+
+
+def pids_by_tool(request: RecordedRequest) -> dict[str, int]:
+    """The pid each `pid` tool answered in the request's last tool round, by tool name."""
+    names = {
+        str(call.get("id")): str((call.get("function") or {}).get("name"))
+        for message in request.messages
+        if message.get("role") == "assistant"
+        for call in message.get("tool_calls") or []
+    }
+    return {
+        names[call_id]: pid_in(answer) for call_id, answer in answered(request).items() if call_id in names
+    }
+
+
+def test_an_editors_mcp_servers_end_with_the_last_session_that_passed_them(
+    cli_env: dict[str, str], workdir: Path
+) -> None:
+    """Session A passes two stdio servers in session/new, `solo` and `shared`; session B,
+    in the same folder (so on the same agent), passes `shared` too. A closes while B's turn
+    is in the middle of its model call: `solo`'s process ends, B's turn finishes, and B's
+    next turn still calls `shared`, the same process. Before, an editor's servers lived as
+    long as the agent: `solo` ran on after its session had closed."""
+    import sys
+
+    from acp.schema import McpServerStdio
+
+    from generalAgent.config.trust import TrustStore
+    from tests.support.mcp_config import SERVER_SCRIPT
+
+    TrustStore().remember(workdir, False)
+    release_b = threading.Event()
+    b_waiting = threading.Event()
+
+    def respond(request: RecordedRequest) -> Reply:
+        if "[B] 慢慢来" in str(request.messages[-1]):
+            b_waiting.set()
+            release_b.wait(120)
+            return Reply(text="B 完成了。")
+        return call_the_pid_tools(request)
+
+    def editor_server(name: str) -> McpServerStdio:
+        return McpServerStdio(name=name, command=sys.executable, args=[str(SERVER_SCRIPT), "--quick"], env=[])
+
+    async def run(server: ScriptedOpenAIServer) -> tuple[dict[str, int], bool, bool, str, dict[str, int]]:
+        env = {**cli_env, "SANDBOX": "off", "OPENAI_BASE_URL": server.base_url, "MODEL_TIMEOUT": "120"}
+        async with spawn(env, workdir, AllowingEditor()) as (conn, _p):
+            await conn.initialize(protocol_version=1)
+            a = (
+                await conn.new_session(
+                    cwd=str(workdir), mcp_servers=[editor_server("solo"), editor_server("shared")]
+                )
+            ).session_id
+            b = (await conn.new_session(cwd=str(workdir), mcp_servers=[editor_server("shared")])).session_id
+            await until_tools(conn, server, a, "[A]")
+            a_pids = pids_by_tool(server.chat_requests[-1])
+            assert set(a_pids) == {"solo__pid", "shared__pid"}
+            assert not any(gone(pid) for pid in a_pids.values())
+            b_turn = asyncio.create_task(prompt(conn, b, "[B] 慢慢来"))
+            await asyncio.to_thread(b_waiting.wait, 60)
+            await conn.close_session(session_id=a)
+            deadline = time.monotonic() + 30
+            while not gone(a_pids["solo__pid"]) and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            solo_gone, b_running = gone(a_pids["solo__pid"]), not b_turn.done()
+            release_b.set()
+            b_stop = await b_turn
+            await until_tools(conn, server, b, "[B] 再来")
+            return a_pids, solo_gone, b_running, b_stop, pids_by_tool(server.chat_requests[-1])
+
+    with ScriptedOpenAIServer(responder=respond) as server:
+        try:
+            a_pids, solo_gone, b_running, b_stop, b_pids = asyncio.run(run(server))
+        finally:
+            release_b.set()
+
+    assert solo_gone, "the editor's server of the closed session still runs"
+    assert b_running and b_stop == "end_turn"
+    assert b_pids == {"shared__pid": a_pids["shared__pid"]}

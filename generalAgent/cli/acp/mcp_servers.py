@@ -4,7 +4,7 @@ The editor is the user, so its servers are taken as the user's own configuration
 project: parsed as a trusted folder's mcp.json entry is (tools/mcp/config.py, scope
 "folder": no `trust`, so every call of their tools asks), then started by the agent's
 MCP manager and joined to sessions as configured servers are (tools/visibility.py: at
-the next turn). A server already configured under the same name keeps its
+the next turn), and stopped when the last session that passed them closes. A server already configured under the same name keeps its
 configuration. Stdio and streamable HTTP servers are supported; SSE and ACP-transport
 servers are not (the agent advertises so at initialize) and are reported.
 """
@@ -55,8 +55,11 @@ def editor_server_configs(servers: Iterable[Any], cwd: Path) -> tuple[list[MCPSe
     return configs, problems
 
 
-def start_editor_servers(manager: MCPServerManager, servers: Iterable[Any], cwd: Path) -> list[str]:
-    """Start the editor's servers (blocking until each is ready or failed); lines for the user."""
+def start_editor_servers(
+    manager: MCPServerManager, servers: Iterable[Any], cwd: Path
+) -> tuple[list[str], list[str]]:
+    """Start the editor's servers (blocking until each is ready or failed): the handles
+    the session now holds on `manager` (each let go when it closes), and lines for the user."""
     configs, problems = editor_server_configs(servers, cwd)
     for config in configs:
         status = manager.add(config)
@@ -66,4 +69,4 @@ def start_editor_servers(manager: MCPServerManager, servers: Iterable[Any], cwd:
                     name=config.name, detail=status.detail or config.problem or status.state
                 )
             )
-    return problems
+    return [config.handle for config in configs], problems

@@ -130,6 +130,8 @@ class AcpSession:
     trust_asked: bool = False  # the editor was asked (once per session)
     trusted_here: bool | None = None  # its answer, when the store could not keep it
     servers: list[Any] = field(default_factory=list)  # the editor's MCP servers for it
+    # Its holds on them in its agent's MCP manager (handles), let go when it closes or moves.
+    held_servers: list[str] = field(default_factory=list)
     # Its hold on its folder's agent (agent/folder_agents.py), taken when it opens.
     lease: AgentLease | None = None
 
@@ -343,14 +345,23 @@ class GeneralAgentACP:
         await asyncio.to_thread(self._let_go, session)
         return CloseSessionResponse()
 
-    @staticmethod
-    def _let_go(session: AcpSession) -> None:
+    @classmethod
+    def _let_go(cls, session: AcpSession) -> None:
         from generalAgent.graph.checkpoints import forget_thread
 
         session.controller.close()
         if session.lease is not None:
+            cls._let_go_servers(session)
             forget_thread(session.agent.checkpointer, session.id)
             session.lease.release()
+
+    @staticmethod
+    def _let_go_servers(session: AcpSession) -> None:
+        """The editor's MCP servers of the session stop unless another session holds them."""
+        held, session.held_servers = session.held_servers, []
+        if session.lease is not None:
+            for handle in held:
+                session.agent.parts.mcp.let_go(handle)
 
     # --- one turn, in a worker thread ---------------------------------------------------
 
@@ -520,6 +531,8 @@ class GeneralAgentACP:
         is answered. The agent it leaves is closed once nothing uses it (folder_agents.py)."""
         session.trust = trust
         old = session.lease
+        if old is not None and agent_key(trust) != old.key:
+            await asyncio.to_thread(self._let_go_servers, session)  # held again on the new agent
         if old is None or agent_key(trust) != old.key:
             session.lease, notices = await asyncio.to_thread(self.agents.acquire_usable, trust)
             session.notices.extend(notices)
@@ -588,9 +601,11 @@ class GeneralAgentACP:
         if not servers:
             return
         session.servers = list(servers)  # started again on the agent it moves to (_follow_trust)
-        problems = await asyncio.to_thread(
+        await asyncio.to_thread(self._let_go_servers, session)  # a load again: held once
+        held, problems = await asyncio.to_thread(
             start_editor_servers, session.agent.parts.mcp, servers, session.cwd
         )
+        session.held_servers = held
         for problem in problems:
             LOGGER.warning("%s", problem)
         session.notices.extend(problems)

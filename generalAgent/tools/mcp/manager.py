@@ -93,6 +93,10 @@ class MCPServerManager:
         self._startups: dict[str, concurrent.futures.Future[Any]] = {}
         self._setup_error = ""  # why the servers could not even be set up (their loop still runs)
         self._notices: list[Callable[[Callable[[str], str]], str]] = []  # each: translate → line
+        # Servers `add` gave the agent while it runs (an editor's sessions), by handle: how
+        # many sessions hold each (two passing the same server share it). The last to let
+        # go stops it, so a server lives as long as the sessions that asked for it.
+        self._held: dict[str, int] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings, cwd: Path | None = None) -> MCPServerManager:
@@ -131,9 +135,15 @@ class MCPServerManager:
 
     def add(self, config: MCPServerConfig) -> ServerStatus:
         """A server given while the agent runs (an editor's session, cli/acp/mcp_servers.py),
-        started at once and waited for. A handle already configured keeps what it has."""
-        if self.config.get(config.handle) is None:
-            self.config.servers.append(config)
+        started at once and waited for. A handle already configured keeps what it has.
+        Each `add` is a hold on the server, ended by `let_go`."""
+        with self._lock:
+            added_here = self.config.get(config.handle) is None
+            if added_here:
+                self.config.servers.append(config)
+            if added_here or config.handle in self._held:
+                self._held[config.handle] = self._held.get(config.handle, 0) + 1
+        if added_here:
             self._submit(self._register(config)).result()
         if self.config.get(config.handle) is not config or config.problem or not config.enabled:
             return self.status(config.handle)
@@ -143,6 +153,32 @@ class MCPServerManager:
 
     async def _register(self, config: MCPServerConfig) -> None:
         self._servers.setdefault(config.handle, self._server(config))
+
+    def let_go(self, handle: str) -> None:
+        """A session that `add`ed `handle` closed: when it was the last to hold it, the
+        server is stopped and forgotten. A server of the configuration is never touched."""
+        with self._lock:
+            holders = self._held.get(handle, 0)
+            if holders == 0:
+                return
+            if holders > 1:
+                self._held[handle] = holders - 1
+                return
+            del self._held[handle]
+            config = self.config.get(handle)
+            if config is not None:
+                self.config.servers.remove(config)
+            self._tools.pop(handle, None)
+            self._startups.pop(handle, None)
+        try:
+            self._submit(self._forget(handle)).result(timeout=SHUTDOWN_WAIT)
+        except concurrent.futures.TimeoutError:
+            LOGGER.warning("the MCP server %s did not stop within %s s", handle, SHUTDOWN_WAIT)
+
+    async def _forget(self, handle: str) -> None:
+        server = self._servers.pop(handle, None)
+        if server is not None:
+            await server.stop()
 
     def load_all(self) -> list[ServerStatus]:
         """Start every enabled server at once and wait (`doctor`). A server marked

@@ -67,13 +67,52 @@ def test_an_editors_http_server_is_started_and_its_tools_answer(tmp_path: Path) 
                 HttpMcpServer(type="http", name="remote", url=url, headers=[]),
                 McpServerStdio(name="broken", command=str(tmp_path / "no-such-program"), args=[], env=[]),
             ]
-            problems = start_editor_servers(manager, given, tmp_path)
+            held, problems = start_editor_servers(manager, given, tmp_path)
+            assert held == ["remote", "broken"]
             assert len(problems) == 1 and "broken" in problems[0]
             assert manager.loaded_handles() == ["remote"] and manager.is_enabled("remote")
             assert "remote__add" in manager.tool_names("remote")
             assert manager.call("remote", "add", {"a": 20, "b": 22}) == "42"
             # Passed again with the next session: the running server is kept as it is.
-            assert start_editor_servers(manager, given[:1], tmp_path) == []
+            assert start_editor_servers(manager, given[:1], tmp_path) == (["remote"], [])
             assert manager.handles() == ["remote", "broken"]
+            # The first session closes: the second still holds "remote", which goes on.
+            manager.let_go("remote")
+            manager.let_go("broken")
+            assert manager.handles() == ["remote"]
+            assert manager.call("remote", "add", {"a": 1, "b": 2}) == "3"
+            # The last one closes: the server is stopped and forgotten.
+            manager.let_go("remote")
+            assert manager.handles() == [] and manager.loaded_handles() == []
     finally:
         manager.close()
+
+
+def test_letting_go_never_stops_a_configured_server(tmp_path: Path) -> None:
+    """An editor passing a server of the same name as one in mcp.json shares it; its
+    session closing leaves the configured one running."""
+    from generalAgent.cli.acp.mcp_servers import start_editor_servers
+    from generalAgent.config.settings import MCPSettings
+    from generalAgent.tools.mcp.config import MCPConfig, parse_server
+    from generalAgent.tools.mcp.manager import MCPServerManager
+    from tests.support.mcp_server import serve_http
+
+    settings = MCPSettings(mcp_startup_timeout=20.0)
+    with serve_http("remote") as url:
+        configured = parse_server(
+            "remote", {"type": "http", "url": url}, tmp_path / "mcp.json", {}, scope="user"
+        )
+        manager = MCPServerManager(
+            MCPConfig(servers=[configured]), settings, log_dir=tmp_path / "logs"
+        ).start()
+        try:
+            manager.wait_for_startup()
+            given = [HttpMcpServer(type="http", name="remote", url=url, headers=[])]
+            held, problems = start_editor_servers(manager, given, tmp_path)
+            assert problems == []
+            for handle in held:
+                manager.let_go(handle)
+            assert manager.handles() == ["remote"]
+            assert manager.call("remote", "add", {"a": 20, "b": 22}) == "42"
+        finally:
+            manager.close()
