@@ -316,3 +316,51 @@ def test_an_editors_mcp_servers_end_with_the_last_session_that_passed_them(
     assert solo_gone, "the editor's server of the closed session still runs"
     assert b_running and b_stop == "end_turn"
     assert b_pids == {"shared__pid": a_pids["shared__pid"]}
+
+
+def test_a_session_kept_in_a_folders_own_data_home_is_loaded_again(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+) -> None:
+    """A trusted project whose .env says DATA_DIR=data keeps its sessions there. An editor
+    session opened in it, then loaded by a new process started elsewhere (the process's
+    own data home does not hold it), is found and replayed. Before, session/load looked in
+    the process's catalog only: "Resource not found"."""
+    from generalAgent.config.sources import user_config_dir
+    from generalAgent.config.trust import TrustStore
+    from tests.support.mcp_config import trust_folder
+
+    # The user's data home from their own .env (the environment would win over the folder's).
+    env = {name: value for name, value in cli_env.items() if name != "DATA_DIR"}
+    user_config_dir().mkdir(parents=True, exist_ok=True)
+    (user_config_dir() / ".env").write_text(f"DATA_DIR={tmp_path / 'home-data'}\n", encoding="utf-8")
+    project_folder = tmp_path / "project"
+    project_folder.mkdir()
+    (project_folder / ".env").write_text("DATA_DIR=data\n", encoding="utf-8")
+    trust_folder(project_folder)
+    TrustStore().remember(workdir, False)
+    openai_server.add(Reply(text="记住了：蓝色。"))
+
+    async def first() -> str:
+        async with spawn(env, workdir, EditorClient()) as (conn, _p):
+            await conn.initialize(protocol_version=1)
+            session_id = (await conn.new_session(cwd=str(project_folder), mcp_servers=[])).session_id
+            assert await prompt(conn, session_id, "记住：蓝色") == "end_turn"
+            return str(session_id)
+
+    async def second(session_id: str) -> str:
+        editor = EditorClient()
+        async with spawn(env, workdir, editor) as (conn, _p):
+            await conn.initialize(protocol_version=1)
+            await conn.load_session(cwd=str(project_folder), session_id=session_id, mcp_servers=[])
+            return editor.text()
+
+    session_id = asyncio.run(first())
+    assert (project_folder / "data" / "sessions.db").is_file()
+    home_catalog = tmp_path / "home-data" / "sessions.db"
+    if home_catalog.exists():  # the process's own data home does not hold it
+        from generalAgent.sessions import SessionCatalog
+
+        catalog = SessionCatalog(home_catalog)
+        assert catalog.get(session_id) is None
+        catalog.close()
+    assert asyncio.run(second(session_id)) == "记住了：蓝色。"

@@ -102,6 +102,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.config.trust import FolderTrust, TrustStore, TrustStoreError, folder_trust
 from generalAgent.i18n import _
 from generalAgent.sessions import SessionCatalog
+from generalAgent.sessions import SessionInfo as StoredSession
 
 LOGGER = logging.getLogger(__name__)
 
@@ -563,12 +564,15 @@ class GeneralAgentACP:
 
     async def _stored(self, session_id: str, cwd: str) -> AcpSession:
         """A session of the catalog (the chat's and the editor's), opened for the editor in
-        the approval mode it was left in."""
-        info = self._sessions_catalog().get(session_id)
-        if info is None:
-            raise RequestError.resource_not_found(session_id)
+        the approval mode it was left in: the process's catalog, else that of the data home
+        `cwd`'s trusted .env names (DATA_DIR=data keeps a project's sessions there)."""
         if session_id in self.sessions:
             return self.sessions[session_id]
+        info = self._sessions_catalog().get(session_id)
+        if info is None:
+            info = await asyncio.to_thread(self._stored_in_folder, session_id, Path(cwd))
+        if info is None:
+            raise RequestError.resource_not_found(session_id)
         session = await self._open(session_id, cwd)
         session.mode = restored_mode(info.approval_mode)
         if info.approval_mode is not None and session.mode != info.approval_mode:
@@ -583,6 +587,23 @@ class GeneralAgentACP:
             )
         await asyncio.to_thread(session.controller.start, "resume")
         return session
+
+    def _stored_in_folder(self, session_id: str, folder: Path) -> StoredSession | None:
+        """The session in the catalog of `folder`'s own data home, when the folder is trusted
+        and its .env names one (the catalog a session opened there is kept in)."""
+        from generalAgent.agent.folder_agents import folder_settings
+        from generalAgent.config.settings import SettingsError
+
+        trust = folder_trust(folder)
+        if agent_key(trust) is None:
+            return None
+        try:
+            settings = folder_settings(self.settings, trust)
+        except SettingsError:
+            return None  # its sessions open on the user's configuration: the process's catalog
+        if settings.paths.sessions_db == self.settings.paths.sessions_db:
+            return None
+        return self._sessions_catalog(settings).get(session_id)
 
     async def _keep_mode(self, session: AcpSession, mode: str) -> None:
         """The session's approval mode from its next turn, kept with the session (once it is
