@@ -17,7 +17,8 @@ What differs from a local turn, and why:
   process goes away: `on_disconnect="cancel"`). The history is not repaired from here (a
   client may not write a thread's state); the served graph answers calls left open itself
   when the next run starts (graph/history.py).
-- Files (`#path`) are not uploaded: the server's tools read the server's files.
+- Files (`#path`) are sent in the message, as their text (agent/remote_attachments.py):
+  the server's tools read the server's files, not these. Images are not sent yet.
 - A failure (a bad URL, a refused token, a server gone mid-turn) is a `RemoteError` with
   one line in the UI language; what the server stored stays on the server.
 
@@ -154,18 +155,20 @@ class RemoteAgent:
         view: TurnView,
         approved: MutableSet[str] | None = None,
         mentions: Sequence[str] = (),
+        content: str | None = None,
     ) -> TurnResult:
         """Send one user message on `thread_id` and report the turn to `view` until the run
         ends: its approvals are asked through the view and answered on the server; Ctrl-C
         cancels the run there. `approved`: tools answered "always" without asking (and every
-        new "always" is added to it). Never raises for the server's sake: a failure is the
-        result's `error`."""
+        new "always" is added to it). `content`: the message as sent, when it carries more
+        than `text` (its attached files: agent/remote_attachments.py). Never raises for the
+        server's sake: a failure is the result's `error`."""
         result = TurnResult()
         partial: list[str] = []
         remembered: MutableSet[str] = approved if approved is not None else set()
         named = list(dict.fromkeys([*parse_mentions(text), *mentions]))
         run_input: dict[str, Any] | None = {
-            "messages": [{"role": "user", "content": text}],
+            "messages": [{"role": "user", "content": text if content is None else content}],
             **({"mentions": named, "new_mentions": named} if named else {}),
         }
         command: dict[str, Any] | None = None

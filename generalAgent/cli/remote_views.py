@@ -38,8 +38,9 @@ from generalAgent.i18n import N_, _
 
 if TYPE_CHECKING:
     from generalAgent.agent.remote import RemoteAgent
-    from generalAgent.cli.script_output import OutputFormat
+    from generalAgent.agent.remote_attachments import ServerMessage
     from generalAgent.agent.turns import TurnResult
+    from generalAgent.cli.script_output import OutputFormat
 
 FILES_ON_SERVER = N_("Files written on the server ({count}):")
 CONNECTED = N_("Connected to {url} · thread {thread}")
@@ -133,6 +134,11 @@ def run_remote_once(
     text = f"{prompt_text}\n\n{piped}" if piped else prompt_text
     if not text.strip():
         return run.fail(_("The prompt is empty.") + " " + _("Give text after -p, or pipe it in with -p -."))
+    # #paths of a typed prompt are attached, as locally; piped text is data (`-p -` too).
+    message = attached_message(prompt_text if prompt != "-" else "", settings, err)
+    if message.problems:
+        return run.fail("\n".join(message.problems), shown=True)
+    content = _with_piped(message.content, piped) if message.attached else None
     from generalAgent.agent.remote import RemoteError
 
     try:
@@ -151,7 +157,7 @@ def run_remote_once(
         script = ScriptView(terminal, options.approve_all, emit)
         view = RemoteTurnView(script)
         allowed = options.allowed_tools
-        result = agent.run_turn(thread, text, view, approved=set(allowed), mentions=allowed)
+        result = agent.run_turn(thread, text, view, approved=set(allowed), mentions=allowed, content=content)
         err.print(
             "[dim]"
             + escape(_(THREAD_LINE).format(id=thread))
@@ -161,6 +167,24 @@ def run_remote_once(
         )
         print_files_on_server(err, view.files)
         return run.finish(result, script.record, thread, view.files, interrupted=INTERRUPTED)
+
+
+def attached_message(text: str, settings: Settings, console: Console) -> ServerMessage:
+    """The message with the files its #paths name (agent/remote_attachments.py), its notices
+    and its problems (nothing may be sent then) shown."""
+    from generalAgent.agent.remote_attachments import message_for_server
+
+    message = message_for_server(text, Path.cwd(), settings.documents)
+    for notice in message.notices:
+        console.print(f"[yellow]{escape(notice)}[/]")
+    for problem in message.problems:
+        console.print(f"[red]{escape(problem)}[/]")
+    return message
+
+
+def _with_piped(content: str, piped: str) -> str:
+    """The typed prompt with its attachments, then the piped text after a blank line."""
+    return f"{content}\n\n{piped}" if piped else content
 
 
 class RemoteChat:
@@ -251,6 +275,9 @@ class RemoteChat:
         from generalAgent.cli.approvals import ask_in_terminal
         from generalAgent.cli.render import TerminalView
 
+        message = attached_message(text, self.settings, self.console)
+        if message.problems:
+            return
         try:
             if self.thread is None:
                 self.thread = self.agent.new_thread(text)
@@ -263,7 +290,8 @@ class RemoteChat:
             reasoning=self.settings.model.show_reasoning,
         )
         view = RemoteTurnView(terminal)
-        result = self.agent.run_turn(self.thread, text, view, approved=self.approved)
+        content = message.content if message.attached else None
+        result = self.agent.run_turn(self.thread, text, view, approved=self.approved, content=content)
         print_files_on_server(self.console, view.files)
         if result.cancelled:
             self.console.print("[yellow]" + escape(_(INTERRUPTED)) + "[/]")

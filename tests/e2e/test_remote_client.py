@@ -476,3 +476,43 @@ def test_a_retry_on_the_server_reaches_only_the_client_whose_call_retries(tmp_pa
     retries = [line for line in lines if line["type"] == "retry"]
     assert [(r["status"], r["attempt"], r["of"]) for r in retries] == [(500, 1, 2)]
     assert lines[-1]["answer"] == "C is done."
+
+
+def test_print_mode_sends_the_files_its_paths_name_in_the_message(
+    served: tuple[str, Path], model_server: ScriptedOpenAIServer, tmp_path: Path
+) -> None:
+    """The server cannot read this machine's files: a #path's text goes in the message, as
+    the local chat would give it to the model (a document's as read from it); an image is
+    said not to be sent; a name that is not there sends nothing, with the local chat's
+    words. Before, the message went as typed and the server's model never saw the files."""
+    from PIL import Image
+
+    from tests.support.documents import make_docx
+
+    (tmp_path / "notes.txt").write_text("The launch code word is REMOTE-ATTACHED-7731.\n", encoding="utf-8")
+    make_docx(tmp_path / "plan.docx", "Plan", ["Phase two starts in WEEK-4412."], [["step", "week"], ["two", "4412"]])
+    Image.new("RGB", (40, 30), (200, 30, 30)).save(tmp_path / "shot.png")
+    model_server.add(Reply(text="The code word is REMOTE-ATTACHED-7731; phase two starts in WEEK-4412."))
+    url = served[0]
+    done = generalagent(
+        url,
+        "-p",
+        "What do #notes.txt, #plan.docx and #shot.png say? (remote-attach)",
+        token=KEYS["bob"],
+        tmp_path=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    [request] = [r for r in model_server.chat_requests if "(remote-attach)" in str(r.messages)]
+    [user] = [m for m in request.messages if m.get("role") == "user" and "(remote-attach)" in str(m)]
+    text = str(user["content"])
+    assert "REMOTE-ATTACHED-7731" in text and '<attached_file name="notes.txt" type="text">' in text
+    assert "WEEK-4412" in text and '<attached_file name="plan.docx" type="docx">' in text
+    assert "shot.png was not sent" in done.stderr and "image_url" not in str(user)
+
+    asked = len(model_server.chat_requests)
+    missing = generalagent(
+        url, "-p", "Read #nope.txt (remote-attach-2)", token=KEYS["bob"], tmp_path=tmp_path
+    )
+    assert missing.returncode == 2
+    assert "nope.txt" in missing.stderr and "Nothing was sent" in missing.stderr
+    assert len(model_server.chat_requests) == asked
