@@ -9,6 +9,10 @@
 
 It is the engine the terminal, `-p` and the editor server run (agent/session.py,
 agent/turns.py), without any of them: nothing here imports `generalAgent.cli`. A session
+for a folder the user trusted runs on that folder's configuration (its .env, mcp.json,
+AGENTS.md, skills), as an editor session does (agent/folder_agents.py): the agent loaded
+first serves its own folder, another is loaded per other configuration and closed with
+its last session. A session
 is the chat's (same ids, checkpoints and catalog: `generalagent --resume <id>` continues
 it). A call that needs the user's approval is put to the session's `approve` function;
 without one, it is refused (nothing the model asks for runs unseen). `cancel()` may be
@@ -27,11 +31,13 @@ from typing import Any
 
 from generalAgent.agent.events import ApprovalRequest, ToolEnd, ToolStart, TurnEvent
 from generalAgent.agent.files_changed import workspace_state, written_files
+from generalAgent.agent.folder_agents import AgentLease, FolderAgents, agent_key, folder_settings
 from generalAgent.agent.loading import LoadedAgent, load_agent
 from generalAgent.agent.rewind import RewindError, RewindResult, UserTurn
 from generalAgent.agent.session import SessionController
 from generalAgent.agent.turns import TurnResult
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.config.trust import FolderTrust
 from generalAgent.sessions import SessionCatalog, Usage
 from generalAgent.tools.approval import NO
 
@@ -105,10 +111,17 @@ class _CollectingView:
 class Session:
     """One conversation in a folder: turns, retry, compaction, rewind, cancel. Use one thread per session."""
 
-    def __init__(self, agent: Agent, controller: SessionController, approve: Approve) -> None:
+    def __init__(
+        self, agent: Agent, lease: AgentLease, controller: SessionController, approve: Approve
+    ) -> None:
         self._agent = agent
+        self._lease = lease  # its hold on the agent of its folder's configuration
         self._controller = controller
         self.approve = approve
+
+    @property
+    def _loaded(self) -> LoadedAgent:
+        return self._lease.agent
 
     @property
     def id(self) -> str:
@@ -122,7 +135,7 @@ class Session:
         """One turn: the message (with its @mentions and #paths acted on) and the answer."""
         view = _CollectingView(self.approve)
         with self._watching_files() as written:
-            outcome = self._controller.send(text, lambda: self._agent.loaded, lambda: _as_context(view))
+            outcome = self._controller.send(text, lambda: self._loaded, lambda: _as_context(view))
         if outcome.blocked:
             return self._report(TurnResult(error=outcome.blocked), view, written)
         if outcome.result is None:
@@ -138,10 +151,10 @@ class Session:
         state = self._controller.state
         graph_input = None
         if state.cancelled_turn is not None:
-            discard_last_turn(self._agent.loaded.graph, self._controller.config())
+            discard_last_turn(self._loaded.graph, self._controller.config())
             graph_input, state.cancelled_turn = state.cancelled_turn, None
         with self._watching_files() as written:
-            result = self._controller.run(self._agent.loaded, graph_input, lambda: _as_context(view))
+            result = self._controller.run(self._loaded, graph_input, lambda: _as_context(view))
         return self._report(result, view, written)
 
     def compact(self, focus: str = "") -> TurnReport:
@@ -152,7 +165,7 @@ class Session:
         request = context_request_input("compact", focus=focus)
         with self._watching_files() as written:
             result = self._controller.run(
-                self._agent.loaded, dict(request), lambda: _as_context(view), context_only=True
+                self._loaded, dict(request), lambda: _as_context(view), context_only=True
             )
         return self._report(result, view, written)
 
@@ -161,7 +174,7 @@ class Session:
         `rewind` can go back to."""
         from generalAgent.agent.rewind import session_turns
 
-        return session_turns(self._agent.loaded, self._controller)
+        return session_turns(self._loaded, self._controller)
 
     def rewind(self, to_turn: int, *, files: bool = True, delete_created: bool = False) -> RewindResult:
         """Back to just before the user's message at position `to_turn` (`turns()`; -1 the
@@ -175,7 +188,7 @@ class Session:
 
         turn = self.turns()[to_turn]
         return rewind_session(
-            self._agent.loaded, self._controller, turn, restore=files, delete_created=files and delete_created
+            self._loaded, self._controller, turn, restore=files, delete_created=files and delete_created
         )
 
     def cancel(self) -> None:
@@ -188,13 +201,14 @@ class Session:
         from generalAgent.graph.checkpoints import forget_thread
 
         self._controller.close()
-        self._agent._forget(self)
-        forget_thread(self._agent.loaded.checkpointer, self.id)
+        if self._agent._forget(self):
+            forget_thread(self._loaded.checkpointer, self.id)
+            self._lease.release()  # the last session of another folder's agent closes it
 
     @contextmanager
     def _watching_files(self) -> Iterator[list[Path]]:
         """The files a command wrote in the workspace during the block (no tool recorded them)."""
-        root = self._agent.loaded.parts.env.workspace_for(self.id).root
+        root = self._loaded.parts.env.workspace_for(self.id).root
         before = workspace_state(root)
         written: list[Path] = []
         yield written
@@ -230,9 +244,28 @@ class Agent:
     def __init__(self, loaded: LoadedAgent) -> None:
         self.loaded = loaded
         self.settings: Settings = loaded.parts.settings
-        self._catalog = SessionCatalog(self.settings.paths.sessions_db)
+        # The agents by configuration (agent/folder_agents.py): `loaded` for its own folder's,
+        # held for the agent's life; another folder's is loaded for its first session.
+        self._folders = FolderAgents(self._load)
+        self._home = self._folders.acquire(self.settings.sources.trust)
+        self._catalogs: dict[Path, SessionCatalog] = {}
         self._sessions: list[Session] = []
         self._lock = threading.Lock()
+
+    def _load(self, trust: FolderTrust) -> LoadedAgent:
+        if agent_key(trust) == agent_key(self.settings.sources.trust):
+            return self.loaded
+        loaded = load_agent(folder_settings(self.settings, trust))
+        loaded.parts.mcp.wait_for_startup()  # a program's first turn sees every tool
+        return loaded
+
+    def _catalog(self, settings: Settings) -> SessionCatalog:
+        """The session catalog of `settings`' data home (a folder's own DATA_DIR has its own)."""
+        path = settings.paths.sessions_db
+        with self._lock:
+            if path not in self._catalogs:
+                self._catalogs[path] = SessionCatalog(path)
+            return self._catalogs[path]
 
     @classmethod
     def from_settings(cls, settings: Settings) -> Agent:
@@ -255,43 +288,63 @@ class Agent:
     ) -> Session:
         """A new session for `folder` (the current one by default), or the stored session
         `session_id` resumed. As the user decided about that folder (`generalagent trust`,
-        the chat's or the editor's question), its files are read in place and its hooks run;
-        a folder nobody decided about is not trusted."""
+        the chat's or the editor's question), its files are read in place, its hooks run and
+        its configuration is used (.env, mcp.json, AGENTS.md, skills: another folder's are
+        loaded for it); a folder nobody decided about is not trusted, and gets the user's
+        configuration alone. Raises SettingsError for a trusted folder's .env value that
+        cannot be used."""
         from generalAgent.config.trust import folder_trust
 
         cwd = Path(folder).expanduser().resolve() if folder is not None else Path.cwd()
         # The folder the agent was loaded in keeps the decision it was loaded with.
         loaded_with = self.settings.sources.trust
         trust = loaded_with if loaded_with.folder == folder_trust(cwd).folder else folder_trust(cwd)
-        lines: list[str] = []
-        controller = SessionController.in_folder(
-            self.settings,
-            self._catalog,
-            trust,
-            lambda line, quoted=False: lines.append(line),
-            cwd,
-            session_id=session_id,
-            interactive=False,
-        )
-        controller.start("resume" if session_id and self._catalog.get(session_id) else "startup")
-        session = Session(self, controller, approve)
+        lease = self._folders.acquire(trust)
+        try:
+            settings = lease.agent.parts.settings
+            catalog = self._catalog(settings)
+            lines: list[str] = []
+            controller = SessionController.in_folder(
+                settings,
+                catalog,
+                trust,
+                lambda line, quoted=False: lines.append(line),
+                cwd,
+                session_id=session_id,
+                interactive=False,
+            )
+            controller.start("resume" if session_id and catalog.get(session_id) else "startup")
+        except BaseException:
+            lease.release()
+            raise
+        session = Session(self, lease, controller, approve)
         with self._lock:
             self._sessions.append(session)
         return session
 
-    def _forget(self, session: Session) -> None:
+    def _forget(self, session: Session) -> bool:
+        """The session leaves the agent; False when it had left already."""
         with self._lock:
             if session in self._sessions:
                 self._sessions.remove(session)
+                return True
+            return False
 
     def close(self) -> None:
         """Close every session, the MCP servers and the checkpoints."""
+        from generalAgent.graph.checkpoints import forget_thread
+
         with self._lock:
             sessions, self._sessions = self._sessions, []
         for session in sessions:
-            session.close()
-        self.loaded.close()
-        self._catalog.close()
+            session._controller.close()
+            forget_thread(session._loaded.checkpointer, session.id)
+        self._home.release()
+        self._folders.close()  # every agent, `loaded` included
+        with self._lock:
+            catalogs, self._catalogs = list(self._catalogs.values()), {}
+        for catalog in catalogs:
+            catalog.close()
 
     def __enter__(self) -> Agent:
         return self

@@ -228,3 +228,57 @@ def test_a_program_session_reads_the_folder_it_was_opened_for_once_trusted(
     assert "信任的笔记" in results["trusted"][0]
     assert "not trusted" in results["stranger"][0]
     assert all("程序所在文件夹" not in result for result in results["trusted"] + results["stranger"])
+
+
+CONFIGURATION_PROGRAM = """
+import sys
+from generalAgent.agent import Agent
+
+with Agent.from_environment() as agent:
+    for name in ("home", "other", "stranger"):
+        folder = None if name == "home" else sys.argv[1] + "/" + name
+        session = agent.open_session(folder)
+        print(name, session.send(f"[{name}] 你好").answer)
+        session.close()
+"""
+
+
+def test_a_program_session_runs_on_the_configuration_of_its_own_folder(
+    cli_env: dict[str, str], workdir: Path, tmp_path: Path
+) -> None:
+    """A session opened for another trusted folder gets that folder's AGENTS.md (its .env,
+    mcp.json and skills likewise: the agent of its configuration), not the program's
+    folder's; a folder nobody decided about gets the user's configuration alone. Before,
+    every session ran on the configuration of the folder the agent was loaded in."""
+    from tests.support.mcp_config import trust_folder
+
+    markers = {"home": "RULE-HOME-8801", "other": "RULE-OTHER-8802", "stranger": "RULE-STRANGER-8803"}
+    folders = {"home": workdir, "other": tmp_path / "other", "stranger": tmp_path / "stranger"}
+    for name, folder in folders.items():
+        folder.mkdir(exist_ok=True)
+        (folder / "AGENTS.md").write_text(markers[name] + "\n", encoding="utf-8")
+    trust_folder(workdir)
+    trust_folder(folders["other"])
+    with ScriptedOpenAIServer() as server:
+        for _ in folders:
+            server.add(Reply(text="好。"))
+        env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
+        done = subprocess.run(
+            [sys.executable, "-c", CONFIGURATION_PROGRAM, str(tmp_path)],
+            env=env,
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        systems = {}
+        for request in server.chat_requests:
+            said = json.dumps(request.messages, ensure_ascii=False)
+            name = next(name for name in folders if f"[{name}]" in said)
+            systems[name] = " ".join(
+                str(m.get("content")) for m in request.messages if m.get("role") == "system"
+            )
+    assert markers["home"] in systems["home"]
+    assert markers["other"] in systems["other"] and markers["home"] not in systems["other"]
+    assert not any(marker in systems["stranger"] for marker in markers.values())
