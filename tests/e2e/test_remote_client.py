@@ -490,7 +490,12 @@ def test_print_mode_sends_the_files_its_paths_name_in_the_message(
     from tests.support.documents import make_docx
 
     (tmp_path / "notes.txt").write_text("The launch code word is REMOTE-ATTACHED-7731.\n", encoding="utf-8")
-    make_docx(tmp_path / "plan.docx", "Plan", ["Phase two starts in WEEK-4412."], [["step", "week"], ["two", "4412"]])
+    make_docx(
+        tmp_path / "plan.docx",
+        "Plan",
+        ["Phase two starts in WEEK-4412."],
+        [["step", "week"], ["two", "4412"]],
+    )
     Image.new("RGB", (40, 30), (200, 30, 30)).save(tmp_path / "shot.png")
     model_server.add(Reply(text="The code word is REMOTE-ATTACHED-7731; phase two starts in WEEK-4412."))
     url = served[0]
