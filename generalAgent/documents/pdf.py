@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 
 from generalAgent.config.install import install_hint
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_
+from generalAgent.display import N_, Message, N_plural
 from generalAgent.documents.ocr import (
     MIN_IMAGE_COVERAGE,
     OcrCancelled,
@@ -194,9 +194,16 @@ def _by_ocr(blocks: list[Block]) -> list[Block]:
     return [replace(block, ocr=True) for block in blocks]
 
 
-def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
+def read_pdf_tables(
+    document: BinaryIO,
+    path: Path,
+    settings: DocumentSettings | None = None,
+    notes: list[Message] | None = None,
+) -> list[Table]:
     """Every table of the PDF, merged across the pages it spans (for `query_table` and
-    `generalagent tables`); [] for a PDF without any."""
+    `generalagent tables`); [] for a PDF without any. With `settings`, the tables of its
+    pages without a text layer are read by OCR as the indexer reads them (marked `ocr`,
+    within OCR_MAX_PAGES_PER_DOCUMENT), and what OCR could not read is said in `notes`."""
     import pypdfium2 as pdfium
 
     try:
@@ -208,6 +215,7 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
         ) from None
     texts: list[str] = []
     geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}
+    scanned: list[int] = []
     try:
         for number in range(len(pdf)):
             with PDFIUM:
@@ -217,16 +225,70 @@ def read_pdf_tables(document: BinaryIO, path: Path) -> list[Table]:
                     raw = textpage.get_text_range()
                     if may_hold_table(textpage, raw):
                         read_geometry(geometry, {}, number, page, textpage, raw)
+                    elif settings is not None and _is_scanned(page, raw):
+                        scanned.append(number)
                 finally:
                     textpage.close()
                     page.close()
             texts.append(raw)
+        found = _page_tables(geometry, running_keys(texts))
+        if scanned and settings is not None:
+            found = sorted(found + _ocr_tables(pdf, path, scanned, settings, notes), key=lambda t: t.page)
     except pdfium.PdfiumError:
         raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:
         with PDFIUM:
             pdf.close()
-    return merge_continued(_page_tables(geometry, running_keys(texts)))
+    tables = merge_continued(found)
+    for table in found:
+        if table.page in scanned:
+            tables[table.merged_into].ocr = True
+    return tables
+
+
+def _is_scanned(page: Any, raw: str) -> bool:
+    """A page that holds its text as a picture: no text layer to speak of, mostly image."""
+    return needs_ocr(raw) and image_coverage(page) >= MIN_IMAGE_COVERAGE
+
+
+def _ocr_tables(
+    pdf: Any, path: Path, pages: list[int], settings: DocumentSettings, notes: list[Message] | None
+) -> list[PageTable]:
+    """The tables of the scanned `pages`, read by OCR (documents/ocr.py) and found in its
+    pieces of text as the indexer finds them (`_scanned_tables`). Without OCR, or with it
+    off, none, and a note saying so; pages past the OCR limits are said likewise."""
+    said = notes if notes is not None else []
+    if not settings.ocr_enabled:
+        said.append(
+            Message(
+                N_plural(
+                    "{name} has {count} page without a text layer; OCR is off (OCR_ENABLED=false), "
+                    "so its tables are not read.",
+                    "{name} has {count} pages without a text layer; OCR is off (OCR_ENABLED=false), "
+                    "so their tables are not read.",
+                ),
+                {"name": path.name, "count": len(pages)},
+            )
+        )
+        return []
+    if not ocr_installed():
+        said.append(
+            Message(
+                N_plural(
+                    "{name} has {count} page without a text layer; OCR is not installed, so its "
+                    "tables are not read: {install}",
+                    "{name} has {count} pages without a text layer; OCR is not installed, so their "
+                    "tables are not read: {install}",
+                ),
+                {"name": path.name, "count": len(pages), "install": install_hint("ocr")},
+            )
+        )
+        return []
+    runs: dict[int, list[Run]] = {}
+    reading = Reading()
+    recognised = _recognise(pdf, path, pages, settings, None, reading, runs)
+    said.extend(Message("{note}", {"note": note}) for note in reading.notes)
+    return _scanned_tables(runs, recognised)
 
 
 def read_geometry(

@@ -155,6 +155,7 @@ class Table:
     header: list[list[str]]
     rows: list[list[str]]
     row_pages: list[int]  # the page each row is on (1-based)
+    ocr: bool = False  # read by OCR from a scanned page: a cell may be misread
 
     @property
     def width(self) -> int:
