@@ -4,8 +4,10 @@
     generalagent tables report.pdf --json     # one JSON object per line and table
 
 A PDF's tables are read as grids (documents/pdf_tables.py), each printed once with the pages
-it spans; `--json` prints `{"file", "pages", "caption", "header", "rows"}` per table, one a
-line, for a script to read. Messages go to stderr, tables to stdout.
+it spans; `--json` prints `{"file", "pages", "caption", "header", "rows", "ocr"}` per table, one a
+line, for a script to read. A scanned page's tables are read by OCR where it is installed
+(`ocr` true); without it a line says which pages could not be read. Messages go to
+stderr, tables to stdout.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ def tables_command(
         bool, typer.Option("--json", help=_("One JSON object per table: file, pages, caption, header, rows"))
     ] = False,
 ) -> None:
-    settings_from(ctx)  # a bad setting or an untrusted folder's configuration is said as for every command
+    # A bad setting or an untrusted folder's configuration is said as for every command.
+    settings = settings_from(ctx)
+    from generalAgent.display import Message
     from generalAgent.documents.reading import DocumentError
     from generalAgent.documents.table_files import file_tables
 
@@ -41,12 +45,15 @@ def tables_command(
             _("{name} is not a file; give the path of a PDF, DOCX, XLSX or CSV file.").format(name=file),
             EXIT_FAILED,
         )
+    notes: list[Message] = []  # pages OCR could not read (a scan without OCR installed)
     try:
-        tables = file_tables(file)
+        tables = file_tables(file, settings=settings.documents, notes=notes)
     except DocumentError as exc:
         fail(exc.shown(_, ngettext), EXIT_FAILED)
     out = terminal_console(highlight=False, soft_wrap=True)
     err = terminal_console(stderr=True, highlight=False, soft_wrap=True)
+    for note in notes:
+        err.print(note.shown(_, ngettext), markup=False)
     if as_json:
         for table in tables:
             print(json.dumps(table.as_json(str(file)), ensure_ascii=False))
@@ -65,6 +72,8 @@ def tables_command(
             )
         if table.caption and table.caption != table.name:
             title.append(table.caption)
+        if table.ocr:
+            title.append(_("read by OCR: a cell may be misread"))
         if number > 1:
             out.print()
         out.print(" · ".join(title), markup=False, style="bold")

@@ -33,6 +33,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from generalAgent.documents.pdf_captions import is_caption
+
 # The text of a run the page reader did not read (pdf_layout.wanted_runs): outside tables.
 UNREAD = "\u2026"
 # White between two runs of one line that only a table leaves (points; a space is ~3).
@@ -153,6 +155,7 @@ class Table:
     header: list[list[str]]
     rows: list[list[str]]
     row_pages: list[int]  # the page each row is on (1-based)
+    ocr: bool = False  # read by OCR from a scanned page: a cell may be misread
 
     @property
     def width(self) -> int:
@@ -652,7 +655,7 @@ def _caption(table: PageTable, lines: Sequence[Line], first: int, last: int, lin
         if 0 <= n < len(lines):
             line = lines[n]
             near = (line.bottom - table.top if n < first else table.bottom - line.top) < 3 * line_height
-            if near and _CAPTION.match(line.text):
+            if near and is_caption(line.text):
                 table.caption = " ".join(line.text.split())
                 table.spans.extend((run.start, run.end) for run in line.runs if run.start >= 0)
                 return

@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from datetime import time as day_time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from generalAgent.display import N_
+from generalAgent.display import N_, Message
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
+
+if TYPE_CHECKING:
+    from generalAgent.config.settings import DocumentSettings
 
 TABLE_FILE_SUFFIXES = frozenset({".pdf", ".xlsx", ".xlsm", ".csv", ".tsv", ".docx"})
 # "004", "0.50" in a PDF cell: a code or a figure as printed, kept as text when it starts
@@ -34,6 +37,7 @@ class FileTable:
     rows: list[list[Any]]
     pages: list[int] = field(default_factory=list)  # a PDF table's pages, first to last
     source: str = ""  # how query_table names where it came from
+    ocr: bool = False  # read by OCR from a scanned page: a cell may be misread
 
     def column_names(self) -> list[str]:
         from generalAgent.documents.tables import column_names
@@ -48,6 +52,7 @@ class FileTable:
             "caption": self.caption,
             "header": self.column_names(),
             "rows": [[_json_value(v) for v in row] for row in self.rows],
+            "ocr": self.ocr,
         }
 
 
@@ -81,13 +86,21 @@ def pdf_values(rows: list[list[str]]) -> list[list[Any]]:
     ]
 
 
-def pdf_tables(handle: BinaryIO, path: Path) -> list[FileTable]:
+def pdf_tables(
+    handle: BinaryIO,
+    path: Path,
+    settings: DocumentSettings | None = None,
+    notes: list[Message] | None = None,
+) -> list[FileTable]:
+    """A PDF's tables; with `settings`, those of its scanned pages too, read by OCR (what
+    could not be read is said in `notes`: pdf.read_pdf_tables)."""
     from generalAgent.documents.pdf import read_pdf_tables
 
     out = []
-    for number, table in enumerate(read_pdf_tables(handle, path), start=1):
+    for number, table in enumerate(read_pdf_tables(handle, path, settings, notes), start=1):
         pages = table.pages
         where = f"page {pages[0]}" if len(pages) == 1 else f"pages {pages[0]}–{pages[-1]}"
+        source = f'{where}, "{table.caption}"' if table.caption else f"{where}, table {number}"
         out.append(
             FileTable(
                 name=f"table_{number}",
@@ -95,16 +108,22 @@ def pdf_tables(handle: BinaryIO, path: Path) -> list[FileTable]:
                 header=[list(r) for r in table.header],
                 rows=pdf_values(table.rows),
                 pages=list(pages),
-                source=f'{where}, "{table.caption}"' if table.caption else f"{where}, table {number}",
+                source=f"{source}, read by OCR: a cell may be misread" if table.ocr else source,
+                ocr=table.ocr,
             )
         )
     return out
 
 
 def file_tables(
-    path: Path, open_file: OpenFile = open_plainly, max_cells: int | None = None
+    path: Path,
+    open_file: OpenFile = open_plainly,
+    max_cells: int | None = None,
+    settings: DocumentSettings | None = None,
+    notes: list[Message] | None = None,
 ) -> list[FileTable]:
-    """The tables of the file at `path`; `DocumentError` when it is not a table format."""
+    """The tables of the file at `path`; `DocumentError` when it is not a table format.
+    `settings` and `notes` as `pdf_tables` takes them (a scanned PDF's tables by OCR)."""
     from generalAgent.documents.table_grids import csv_rows, docx_grids, xlsx_grids
     from generalAgent.documents.tables import MAX_TABLE_CELLS, header_rows
 
@@ -124,7 +143,7 @@ def file_tables(
         opened = lambda _path: io.BytesIO(modern)  # noqa: E731 - the converted bytes stand for the file
     with opened(path) as handle:
         if suffix == ".pdf":
-            return pdf_tables(handle, path)
+            return pdf_tables(handle, path, settings, notes)
         if suffix in (".xlsx", ".xlsm"):
             grids = [(name, source, rows) for name, source, rows, _ in xlsx_grids(handle, path, limit)]
         elif suffix == ".docx":

@@ -30,12 +30,15 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from datetime import time as day_time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from generalAgent.display import N_
+from generalAgent.display import N_, Message
 from generalAgent.documents.reading import OLD_OFFICE, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.table_grids import Grid, csv_rows, docx_grids, xlsx_grids
 from generalAgent.documents.workbook import SHEET_SUFFIXES
+
+if TYPE_CHECKING:
+    from generalAgent.config.settings import DocumentSettings
 
 TABLE_SUFFIXES = SHEET_SUFFIXES | {".csv", ".tsv", ".docx", ".pdf"}
 # A sheet beyond this many cells is refused rather than loaded: the whole database lives in
@@ -105,13 +108,18 @@ class QueryResult:
 class TableDatabase:
     """The tables of one file, loaded into a private in-memory SQLite database."""
 
-    def __init__(self, tables: list[Table], connection: sqlite3.Connection) -> None:
+    def __init__(
+        self, tables: list[Table], connection: sqlite3.Connection, notes: list[Message] | None = None
+    ) -> None:
         self.tables = tables
+        self.notes = notes or []  # what of the file could not be read (a scan without OCR)
         self._connection = connection
         self._lock = threading.Lock()  # a connection serves one query at a time
 
     def describe(self) -> str:
-        return "\n".join(table.describe() for table in self.tables)
+        return "\n".join(
+            [*(note.english() for note in self.notes), *(table.describe() for table in self.tables)]
+        )
 
     def close(self) -> None:
         self._connection.close()
@@ -217,10 +225,14 @@ def _cell(value: Any) -> str:
 
 # -- loading ---------------------------------------------------------------------------------
 def load_tables(
-    path: Path, open_file: OpenFile = open_plainly, max_cells: int = MAX_TABLE_CELLS
+    path: Path,
+    open_file: OpenFile = open_plainly,
+    max_cells: int = MAX_TABLE_CELLS,
+    settings: DocumentSettings | None = None,
 ) -> TableDatabase:
     """The tables of the file at `path` in a fresh in-memory database; `DocumentError` if
-    the file holds none or is not a table format."""
+    the file holds none or is not a table format. With `settings`, a PDF's scanned pages
+    are read by OCR for their tables (table_files.pdf_tables)."""
     suffix = path.suffix.lower()
     if OLD_OFFICE.get(suffix, suffix) not in TABLE_SUFFIXES:
         raise DocumentError(
@@ -236,6 +248,7 @@ def load_tables(
         modern = convert_legacy_office(path, open_file)
         suffix = OLD_OFFICE[suffix]
         opened = lambda _path: io.BytesIO(modern)  # noqa: E731 - the converted bytes stand for the file
+    notes: list[Message] = []
     with _cells_without_cycle_collection():
         headers: dict[str, int] = {}  # a PDF table's header rows, known from its layout
         with opened(path) as handle:
@@ -243,7 +256,7 @@ def load_tables(
                 from generalAgent.documents.table_files import pdf_tables
 
                 grids: list[Grid] = []
-                for found in pdf_tables(handle, path):
+                for found in pdf_tables(handle, path, settings, notes):
                     grids.append((found.name, found.source, [*found.header, *found.rows], {}))
                     headers[found.name] = len(found.header)
             elif suffix in SHEET_SUFFIXES:
@@ -262,11 +275,13 @@ def load_tables(
                 tables.append(table)
     if not tables:
         connection.close()
+        if notes:  # a scan whose tables OCR could not read: say why, not only "no table"
+            raise DocumentError(notes[0].template, **notes[0].fields)
         raise DocumentError(N_("{name} holds no table with data."), name=path.name)
     connection.execute("PRAGMA query_only = ON")
     connection.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
     connection.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
-    return TableDatabase(tables, connection)
+    return TableDatabase(tables, connection, notes)
 
 
 @contextmanager

@@ -66,7 +66,10 @@ class Block:
     '' where the heading is the place (DOCX, Markdown). `ocr` marks text read from an image;
     `figure` a page that is mostly a picture (a chart, a diagram) with little text.
     `continues` marks the next piece of a long text read in pieces: its opening lines are
-    under the last heading of the piece before.
+    under the last heading of the piece before. `inserts` are the places in `text` where
+    the blocks after it on its page stood in reading order (a PDF page's tables, whose rows
+    are blocks of their own): a reader's view puts them back there, search chunks the text
+    whole.
     """
 
     text: str
@@ -78,6 +81,7 @@ class Block:
     ocr: bool = False
     continues: bool = False
     figure: bool = False
+    inserts: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

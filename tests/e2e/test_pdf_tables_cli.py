@@ -53,3 +53,22 @@ def test_query_table_sums_a_pdf_table_exactly_with_the_sql_shown(
     expected = sum(units for _, units, region in ROWS if region == "华东")
     assert answer.splitlines()[:2] == ["uploads/report.pdf: SQL", sql]
     assert f"\n{expected}\n" in answer
+
+
+def test_tables_json_lists_a_scanned_pdfs_table_read_by_ocr(workdir: Path, cli_env: dict[str, str]) -> None:
+    pytest.importorskip("rapidocr_onnxruntime", reason="the ocr extra reads scanned pages")
+    from tests.support.documents import make_scanned_table_pdf
+
+    rows = [["Region", "Units"], ["North", "120"], ["South", "95"], ["East", "143"]]
+    make_scanned_table_pdf(workdir / "scan.pdf", ["Table 1: Units by region"], rows)
+    result = run_cli(["tables", "scan.pdf", "--json"], cli_env, workdir)
+    assert result.returncode == 0, result.stderr
+    (table,) = [json.loads(line) for line in result.stdout.splitlines()]
+    assert table["ocr"] is True and table["pages"] == [1] and table["caption"] == "Table 1: Units by region"
+    assert table["header"] == ["Region", "Units"] and table["rows"] == [
+        ["North", 120],
+        ["South", 95],
+        ["East", 143],
+    ]
+    shown = run_cli(["tables", "scan.pdf"], cli_env, workdir)
+    assert "read by OCR" in shown.stdout.splitlines()[0] and "| East | 143 |" in shown.stdout

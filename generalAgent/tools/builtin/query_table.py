@@ -58,7 +58,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             database = loaded.get(key)
             if database is None:
                 try:
-                    database = load_tables(real, workspace.open_for_reading)
+                    database = load_tables(real, workspace.open_for_reading, settings=env.settings.documents)
                 except DocumentError as exc:
                     raise ToolError.of(exc) from exc
                 loaded[key] = database

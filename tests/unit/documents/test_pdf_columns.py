@@ -10,7 +10,7 @@ from pathlib import Path
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.extract import extract_document
-from generalAgent.documents.pdf import read_pdf_tables
+from generalAgent.documents.pdf import pdf_preview_texts, read_pdf_tables
 from generalAgent.documents.pdf_columns import find_columns
 from generalAgent.documents.pdf_tables import Line, Run
 from tests.support.column_pdfs import make_column_pdf
@@ -85,11 +85,13 @@ def test_a_table_across_the_columns_stays_whole_and_in_place(tmp_path: Path, set
     blocks = extract_document(path, settings.documents).blocks
     prose = "\n".join(b.text for b in blocks if ", table " not in b.place)
     assert in_order(prose, [s for s in sentences if s in " ".join(prose.split())])
-    # The table stands between the text above it (both columns) and the text under it.
-    places = [b.place for b in blocks]
-    first_table = next(n for n, p in enumerate(places) if ", table " in p)
-    before = " ".join(b.text for b in blocks[:first_table])
-    after = " ".join(b.text for b in blocks[first_table + 1 :])
+    # As a reader reads the page (read_file), the table stands between the text above it
+    # (both columns) and the text under it; search chunks the page's prose as one block.
+    assert len([b for b in blocks if ", table " not in b.place]) == 1
+    texts = pdf_preview_texts(blocks)
+    first_table = next(n for n, t in enumerate(texts) if "| Station | Depth (m) |" in t)
+    before = " ".join(texts[:first_table])
+    after = " ".join(texts[first_table + 1 :])
     assert "Sentence number 0 " in before and "Sentence number 47 " in after
     assert sum(s in " ".join(prose.split()) for s in sentences) >= len(sentences) - 2  # cut at the table
 

@@ -433,6 +433,7 @@ def test_generalagent_tables_prints_each_table_once_with_its_pages(tmp_path: Pat
         "caption": "Table 1: Units by region",
         "header": HEADER,
         "rows": rows,
+        "ocr": False,
     }
     csv = tmp_path / "units.csv"
     csv.write_text("Region,Units\nNorth,3\nSouth,4\n", encoding="utf-8")

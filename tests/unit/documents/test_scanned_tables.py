@@ -8,10 +8,15 @@ from pathlib import Path
 import pytest
 
 from generalAgent.config.settings import Settings, load_settings
+from generalAgent.display import Message
 from generalAgent.documents.extract import extract_document
 from generalAgent.documents.ocr import ocr_call
 from generalAgent.documents.pdf_tables import Run
+from generalAgent.documents.reading import DocumentError
+from generalAgent.documents.table_files import file_tables
+from generalAgent.documents.tables import load_tables
 from tests.support.documents import make_scanned_table_pdf
+from tests.support.tools import run_tool, workspace_root
 
 pytest.importorskip("rapidocr_onnxruntime")
 
@@ -71,3 +76,42 @@ def test_a_table_on_a_page_an_earlier_step_read_stays_a_table(tmp_path: Path, se
     assert heard == []  # not read again
     assert [(b.place, b.text) for b in again] == [(b.place, b.text) for b in first]
     assert any(", table 1, " in b.place for b in again)
+
+
+def test_query_table_answers_over_a_scanned_table_read_by_ocr(settings: Settings):
+    # query_table and `generalagent tables` read a scan's tables as the indexer does.
+    root = workspace_root(settings)
+    make_scanned_table_pdf(root / "uploads" / "scan.pdf", ["Table 1: Units and revenue by region"], ROWS)
+    listing, _ = run_tool(settings, "query_table", {"file_path": "uploads/scan.pdf"})
+    assert 'table "table_1" (page 1, "Table 1: Units and revenue by region", read by OCR' in listing
+    assert '"Units" INTEGER' in listing and '"Revenue" INTEGER' in listing
+    sql = 'SELECT SUM("Revenue") FROM table_1'
+    answer, _ = run_tool(settings, "query_table", {"file_path": "uploads/scan.pdf", "sql": sql})
+    assert sql in answer and f"\n{sum(int(r[2]) for r in ROWS[1:])}\n" in answer
+
+
+def test_a_scanned_table_is_listed_with_its_caption_and_marked_ocr(tmp_path: Path, settings: Settings):
+    path = make_scanned_table_pdf(
+        tmp_path / "scan.pdf", ["表 1 各地区销量与收入"], [["地区", "销量"], ["华北", "120"], ["华南", "95"]]
+    )
+    (table,) = file_tables(path, settings=settings.documents)
+    # OCR reads the caption without the spaces around the number.
+    assert table.ocr and table.caption.replace(" ", "") == "表1各地区销量与收入" and table.pages == [1]
+    assert table.as_json(str(path))["rows"] == [["华北", 120], ["华南", 95]]
+
+
+def test_without_ocr_a_scanned_pdf_says_its_tables_were_not_read(
+    tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch
+):
+    path = make_scanned_table_pdf(tmp_path / "scan.pdf", ["Table 1: Units and revenue by region"], ROWS)
+    monkeypatch.setattr("generalAgent.documents.pdf.ocr_installed", lambda: False)
+    notes: list[Message] = []
+    assert file_tables(path, settings=settings.documents, notes=notes) == []
+    (note,) = notes
+    assert note.english().startswith("scan.pdf has 1 page without a text layer; OCR is not installed")
+    with pytest.raises(DocumentError, match="OCR is not installed, so its tables are not read"):
+        load_tables(path, settings=settings.documents)
+    off = load_settings(env_file=None, documents={"ocr_enabled": False})
+    notes.clear()
+    assert file_tables(path, settings=off.documents, notes=notes) == []
+    assert "OCR is off (OCR_ENABLED=false)" in notes[0].english()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
@@ -155,9 +156,9 @@ def test_query_table_keeps_a_file_loaded_by_its_bytes(settings: Settings, monkey
     loads: list[Path] = []
     real_load = tables.load_tables
 
-    def counted(path: Path, *args: object) -> TableDatabase:
+    def counted(path: Path, *args: Any, **kwargs: Any) -> TableDatabase:
         loads.append(path)
-        return real_load(path, *args)
+        return real_load(path, *args, **kwargs)
 
     monkeypatch.setattr(tables, "load_tables", counted)
     root = workspace_root(settings)
