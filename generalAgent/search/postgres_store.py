@@ -82,6 +82,9 @@ BM25_MIN_IDF = 1e-6  # FTS5 gives a term in more than half the rows this idf, no
 MAX_POSITION = 16_383
 MAX_POSITIONS = 256
 MAX_LEXEME_BYTES = 2_046
+# More vectors than this (and than are indexed) to copy: the model's HNSW index is dropped
+# and built again after the copy, as inserting into the graph costs far more per vector.
+REBUILD_AFTER = 10_000
 
 _HIT_COLUMNS = (
     "c.rowid AS rowid, c.item_id AS item_id, c.id AS chunk_id, c.chunk_index AS chunk_index,"
@@ -159,7 +162,7 @@ class PostgresSearchStore(StoreCommon):
             self.conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
             self.conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
         migrate(self.conn)
-        self.knn = KnnIndex.detect(self.conn)
+        self.knn = KnnIndex.detect(self.conn, settings.pgvector_ef_search)
 
     # -- writing -------------------------------------------------------------------------
     def put_item(
@@ -307,10 +310,19 @@ class PostgresSearchStore(StoreCommon):
 
     def settle_vectors(self, model: str) -> None:
         """After an embedding pass: pgvector's copy of `model`'s vectors brought up to date
-        (nothing without pgvector)."""
-        if self.knn is not None:
-            with self._write():
-                self.knn.settle(self.conn, model)
+        and indexed (nothing without pgvector). KnnIndex says why in this order: only the
+        copy holds the write lock; the index is built after, without blocking writers."""
+        if self.knn is None:
+            return
+        with self._lock, reported():
+            waiting, copied = self.knn.pending(self.conn, model)
+            if waiting > max(REBUILD_AFTER, copied) and self.knn.state(self.conn, model) is not None:
+                self.knn.drop(self.conn, model)
+        with self._write():
+            dimension = self.knn.copy(self.conn, model)
+        if dimension:
+            with self._lock, reported():
+                self.knn.build(self.conn, model, dimension)
 
     @contextmanager
     def _write(self) -> Iterator[Any]:
@@ -756,17 +768,26 @@ class KnnIndex:
     """pgvector in the search store: whether it is there, and the HNSW index of each
     model's vectors (`knn_chunks`, a copy of chunk_vectors as pgvector values).
 
-    The extension's objects are named with its schema (it is installed once per database,
-    in whatever schema its creator chose, while each store may have a schema of its own).
-    An index is partial (one model) over a cast to the model's dimension, as pgvector
-    indexes vectors of several sizes in one column; the model is written into the SQL as a
-    literal, so the planner can match a search to its index."""
+    The extension is the database's, not a store's: created (when it is available and ours
+    to create) in `public`, so dropping a store's schema leaves it to every other user of
+    the database; its objects are named with whatever schema it is in. An index is partial
+    (one model) over a cast to the model's dimension, as pgvector indexes vectors of several
+    sizes in one column; the model is written into the SQL as a literal, so the planner can
+    match a search to its index.
 
-    def __init__(self, schema: str) -> None:
+    The order of settling, and why: the vectors are copied inside the write transaction (a
+    copy matches chunk_vectors at commit); the index is built after it, CONCURRENTLY, so a
+    writer replacing a document (whose chunks' copies go by cascade) does not wait for a
+    build that takes minutes at 100k vectors. Before a large copy an existing index is
+    dropped, as pgvector inserts into a graph one vector at a time, far slower than it
+    builds one."""
+
+    def __init__(self, schema: str, ef_search: int = 100) -> None:
         self.schema = schema
+        self.ef_search = ef_search
 
     @classmethod
-    def detect(cls, conn: Any) -> KnnIndex | None:
+    def detect(cls, conn: Any, ef_search: int = 100) -> KnnIndex | None:
         """The extension when the database has it, created when it is available and the
         user may (CREATE EXTENSION); None otherwise: vectors are then scanned exactly."""
         import psycopg
@@ -785,12 +806,21 @@ class KnnIndex:
                 return None
             try:
                 with conn.transaction():
-                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    conn.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
             except psycopg.Error as exc:  # not ours to create (a privilege): scan exactly
                 logger.info("pgvector is available but could not be created (%s); vectors are scanned", exc)
                 return None
             schema = installed()
-        return None if schema is None else cls(schema)
+        elif schema != "public" and schema == conn.execute("SELECT current_schema()").fetchone()[0]:
+            # Created in this store's schema by an earlier version: dropping the schema
+            # would take the extension, and every other store's vectors, with it.
+            try:
+                with conn.transaction():
+                    conn.execute("ALTER EXTENSION vector SET SCHEMA public")
+                schema = installed()
+            except psycopg.Error as exc:
+                logger.warning("pgvector stays in the store's schema %s (%s)", schema, exc)
+        return None if schema is None else cls(schema, ef_search)
 
     def _type(self, dimension: int | None = None) -> str:
         name = f"{self._schema_name}.vector"
@@ -805,17 +835,12 @@ class KnnIndex:
 
         return "knn_" + hashlib.sha256(model.encode()).hexdigest()[:16]
 
-    def settle(self, conn: Any, model: str) -> None:
-        """Copy `model`'s vectors not yet copied, drop copies of replaced ones, and make the
-        model's index (inside the caller's transaction)."""
+    def copy(self, conn: Any, model: str) -> int:
+        """Copy `model`'s vectors not yet copied and drop copies of replaced ones (inside
+        the caller's write transaction); returns the model's dimension (0: no vectors)."""
         import numpy as np
-        from psycopg import sql
 
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS knn_chunks ("
-            " chunk_rowid BIGINT PRIMARY KEY REFERENCES chunks (rowid) ON DELETE CASCADE,"
-            f" model TEXT NOT NULL, embedding {self._type()} NOT NULL)"
-        )
+        self.create_table(conn)
         conn.execute(
             "DELETE FROM knn_chunks k WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v"
             " WHERE v.chunk_rowid = k.chunk_rowid AND v.model = k.model)"
@@ -840,25 +865,81 @@ class KnnIndex:
                 "SELECT octet_length(vector) / 4 FROM chunk_vectors WHERE model = %s LIMIT 1", (model,)
             ).fetchone()
             dimension = int(row[0]) if row else 0
-        if dimension:
+        return dimension
+
+    def create_table(self, conn: Any) -> None:
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS knn_chunks ("
+            " chunk_rowid BIGINT PRIMARY KEY REFERENCES chunks (rowid) ON DELETE CASCADE,"
+            f" model TEXT NOT NULL, embedding {self._type()} NOT NULL)"
+        )
+
+    def pending(self, conn: Any, model: str) -> tuple[int, int]:
+        """(vectors of `model` not yet copied, copies of them): whether a copy is large."""
+        self.create_table(conn)
+        row = conn.execute(
+            "SELECT (SELECT count(*) FROM chunk_vectors v WHERE v.model = %s AND NOT EXISTS"
+            " (SELECT 1 FROM knn_chunks k WHERE k.chunk_rowid = v.chunk_rowid)),"
+            " (SELECT count(*) FROM knn_chunks WHERE model = %s)",
+            (model, model),
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def state(self, conn: Any, model: str) -> bool | None:
+        """None: no index of `model`; True: a usable one; False: one a build left invalid
+        (interrupted, or still being built CONCURRENTLY)."""
+        row = conn.execute(
+            "SELECT x.indisvalid FROM pg_class c JOIN pg_index x ON x.indexrelid = c.oid"
+            " WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+            (self._index_name(model),),
+        ).fetchone()
+        return None if row is None else bool(row[0])
+
+    def drop(self, conn: Any, model: str) -> None:
+        """Drop `model`'s index without blocking readers or writers (outside a transaction)."""
+        from psycopg import sql
+
+        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(self._index_name(model))))
+
+    def build(self, conn: Any, model: str, dimension: int) -> None:
+        """Make `model`'s HNSW index if it has none (outside a transaction: CONCURRENTLY,
+        so writers go on while it is built). One builder per index at a time: another
+        process already building it is left to finish (searches scan until it has)."""
+        from psycopg import sql
+
+        name = self._index_name(model)
+        key = ("generalagent-knn", f"{conn.execute('SELECT current_schema()').fetchone()[0]}.{name}")
+        if not conn.execute("SELECT pg_try_advisory_lock(hashtext(%s), hashtext(%s))", key).fetchone()[0]:
+            return
+        try:
+            state = self.state(conn, model)
+            if state:
+                return
+            if state is False:  # a build that was interrupted: its invalid index is dropped
+                self.drop(conn, model)
+            vectors = conn.execute("SELECT count(*) FROM knn_chunks WHERE model = %s", (model,)).fetchone()[0]
+            conn.execute(
+                "SELECT set_config('maintenance_work_mem', %s, false)",
+                (f"{build_memory_kb(int(vectors), dimension, _setting_kb(conn))}kB",),
+            )
             conn.execute(
                 sql.SQL(
-                    "CREATE INDEX IF NOT EXISTS {} ON knn_chunks USING hnsw ((embedding::{}) {}) WHERE model = {}"
+                    "CREATE INDEX CONCURRENTLY IF NOT EXISTS {} ON knn_chunks"
+                    " USING hnsw ((embedding::{}) {}) WHERE model = {}"
                 ).format(
-                    sql.Identifier(self._index_name(model)),
+                    sql.Identifier(name),
                     sql.SQL(self._type(dimension)),
                     sql.SQL(f"{self._schema_name}.vector_cosine_ops"),
                     sql.Literal(model),
                 )
             )
+        finally:
+            conn.execute("RESET maintenance_work_mem")
+            conn.execute("SELECT pg_advisory_unlock(hashtext(%s), hashtext(%s))", key)
 
     def indexed(self, conn: Any, model: str) -> bool:
-        """Whether `model`'s vectors have their index (a pass has settled them)."""
-        row = conn.execute(
-            "SELECT 1 FROM pg_indexes WHERE schemaname = current_schema() AND indexname = %s",
-            (self._index_name(model),),
-        ).fetchone()
-        return row is not None
+        """Whether `model`'s vectors have a usable index (a pass has settled them)."""
+        return bool(self.state(conn, model))
 
     def nearest_sql(self, model: str, dimension: int) -> Any:
         """The statement of a search (a query vector's text, then the limit)."""
@@ -872,12 +953,41 @@ class KnnIndex:
         ).format(cast=cast, distance=distance, model=sql.Literal(model))
 
     def nearest(self, conn: Any, model: str, blob: bytes, limit: int) -> list[tuple[int, float]]:
+        """The index's `limit` nearest. HNSW returns at most ef_search rows: the breadth is
+        the setting, or `limit` when more are asked (pgvector's cap is 1,000)."""
         import numpy as np
 
         values = np.frombuffer(bytes(blob), dtype="<f4")
         text = "[" + ",".join(map(repr, values.tolist())) + "]"
-        rows = conn.execute(self.nearest_sql(model, len(values)), (text, text, limit)).fetchall()
+        with conn.transaction():
+            conn.execute(
+                "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(self.ef_search, limit), 1_000)),)
+            )
+            rows = conn.execute(self.nearest_sql(model, len(values)), (text, text, limit)).fetchall()
         return [(int(rowid), float(similarity)) for rowid, similarity in rows]
+
+
+# An HNSW build is fast while its graph fits in maintenance_work_mem, and many times slower
+# once it spills (pgvector says so in a notice). Per vector the graph holds the value and
+# about 2 × m neighbours at level 0 (m 16): ~dimension × 4 + 1 KB, a quarter more for the
+# upper levels and allocation. Capped so a build cannot take the server's memory: past the
+# cap it spills, slower but bounded.
+BUILD_MEMORY_CAP_KB = 1024 * 1024
+
+
+def build_memory_kb(vectors: int, dimension: int, current_kb: int) -> int:
+    """maintenance_work_mem (kB) for building an index of `vectors` of `dimension`: enough
+    for the graph, never below the server's own setting, at most BUILD_MEMORY_CAP_KB."""
+    wanted = vectors * (dimension * 4 + 1024) * 5 // 4 // 1024 + 1024
+    return max(current_kb, min(wanted, BUILD_MEMORY_CAP_KB))
+
+
+def _setting_kb(conn: Any) -> int:
+    row = conn.execute(
+        "SELECT setting::bigint * CASE unit WHEN 'kB' THEN 1 WHEN 'MB' THEN 1024 WHEN 'GB' THEN 1048576"
+        " ELSE 1 END FROM pg_settings WHERE name = 'maintenance_work_mem'"
+    ).fetchone()
+    return int(row[0]) if row else 65_536
 
 
 @contextmanager

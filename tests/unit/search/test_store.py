@@ -459,3 +459,79 @@ def test_with_pgvector_a_whole_store_search_asks_its_hnsw_index(
         pg.close()
         with psycopg.connect(pgvector_url, autocommit=True) as admin:
             admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_pgvector_lives_outside_the_store_and_its_index_is_built_without_holding_writers(
+    settings: Settings, pgvector_url: str
+) -> None:
+    """The extension is the database's (in `public`): dropping a store's schema leaves it,
+    and the other stores' vectors, alone. An embedding pass's HNSW index is built after the
+    copy's transaction, CONCURRENTLY: while a build waits (here for a transaction that holds
+    the copy table, as a long build would take minutes), another replica's writer adds and
+    replaces documents at once; the index is usable once the build ends. A search asks
+    pgvector for at least as many candidates as it wants (hnsw.ef_search)."""
+    import threading
+    import time
+    import uuid
+
+    import psycopg
+
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    schemas = [f"test_{uuid.uuid4().hex[:12]}" for _ in range(2)]
+    pg = PostgresSearchStore(pgvector_url, settings.documents, schema=schemas[0])
+    other = PostgresSearchStore(pgvector_url, settings.documents, schema=schemas[1])
+    blocker = psycopg.connect(pgvector_url)
+    try:
+        assert pg.knn is not None and pg.knn.schema == "public"
+        rng = random.Random(9)
+        directions = [unit([rng.uniform(-1, 1) for _ in range(8)]) for _ in range(80)]
+        for n, blob in enumerate(directions):
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        put(other, "kept", ["kept text"], vectors=[directions[0]])
+        other.settle_vectors("test-model")
+        pg.settle_vectors("test-model")  # the first model's index, and knn_chunks
+        pg.sql.execute("UPDATE chunk_vectors SET model = 'model-b'")
+        # A transaction that wrote to the copy table and stays open: an index build on that
+        # table (CREATE INDEX, or CONCURRENTLY's wait for older writers) waits for it.
+        blocker.execute(f'DELETE FROM "{schemas[0]}".knn_chunks WHERE false')
+        settled = threading.Thread(target=pg.settle_vectors, args=("model-b",), daemon=True)
+        settled.start()
+        waiting = "SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'CREATE INDEX%%' AND wait_event_type = 'Lock'"
+        with psycopg.connect(pgvector_url, autocommit=True) as watcher:
+            deadline = time.monotonic() + 60
+            while watcher.execute(waiting).fetchone() is None:
+                assert time.monotonic() < deadline, "the index build never started"
+                time.sleep(0.05)
+        writer = PostgresSearchStore(pgvector_url, settings.documents, schema=schemas[0])
+        wrote = threading.Event()
+
+        def write() -> None:
+            put(writer, "item00", ["replaced text"])  # its chunk's copy goes by cascade
+            put(writer, "newcomer", ["new text"])
+            wrote.set()
+
+        threading.Thread(target=write, daemon=True).start()
+        assert wrote.wait(30), "a writer waited for the index build"
+        assert settled.is_alive()
+        assert not pg.knn.indexed(writer.conn, "model-b")  # searches scan until it is built
+        blocker.rollback()
+        settled.join(60)
+        assert not settled.is_alive()
+        writer.close()
+        embedder = FixedVectors("model-b", directions[7])
+        by_index = pg.whole_store_nearest(embedder, "q", 60)
+        assert by_index is not None and len(by_index) == 60  # ef_search 40 would cap it at 40
+        assert by_index[0][0] == pg.item_rowid_range("item07")[0]  # type: ignore[index]
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA "{schemas[0]}" CASCADE')
+            assert admin.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+        kept = other.whole_store_nearest(FixedVectors("test-model", directions[0]), "q", 5)
+        assert kept is not None and len(kept) == 1
+    finally:
+        blocker.close()
+        pg.close()
+        other.close()
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            for schema in schemas:
+                admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
