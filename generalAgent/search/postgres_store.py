@@ -85,6 +85,10 @@ MAX_LEXEME_BYTES = 2_046
 # More vectors than this (and than are indexed) to copy: the model's HNSW index is dropped
 # and built again after the copy, as inserting into the graph costs far more per vector.
 REBUILD_AFTER = 10_000
+# A search in a rowid range (one document) finds its chunks through the GIN index when the
+# whole store holds at most this many times the range's size in matches: fetching a match
+# and dropping it for its rowid costs a fraction of testing one chunk's tsvector.
+GIN_FIRST = 4
 
 _HIT_COLUMNS = (
     "c.rowid AS rowid, c.item_id AS item_id, c.id AS chunk_id, c.chunk_index AS chunk_index,"
@@ -137,6 +141,8 @@ class PostgresSearchStore(StoreCommon):
     connection's search_path). One connection, used by one call at a time."""
 
     backend = "postgresql"
+    # Matches per chunk of a searched range up to which they are found through GIN (_Scope).
+    gin_first = GIN_FIRST
 
     def __init__(self, url: str, settings: DocumentSettings, *, schema: str | None = None) -> None:
         try:
@@ -352,12 +358,23 @@ class PostgresSearchStore(StoreCommon):
         )
         return [hit_of_row(row, 0.0) for row in rows]
 
-    def _query(self, sql: str, params: Sequence[Any] = (), *, named: bool = False) -> list[Any]:
+    def _query(
+        self, sql: str, params: Sequence[Any] = (), *, named: bool = False, through_gin: bool = False
+    ) -> list[Any]:
+        """Rows of one statement; `through_gin`: planned without sequential or plain index
+        scans, so its `terms @@` matches come from the GIN index (_Scope.through_gin)."""
         from psycopg.rows import dict_row, tuple_row
 
         with self._lock, reported():
             cursor = self.conn.cursor(row_factory=dict_row if named else tuple_row)
-            return cursor.execute(sql, list(params)).fetchall()
+            if not through_gin:
+                return cursor.execute(sql, list(params)).fetchall()
+            with self.conn.transaction():
+                # Left with bitmap scans, and the range (`rowid + 0`) no index condition, the
+                # planner's one way in is the GIN index.
+                cursor.execute("SET LOCAL enable_seqscan = off")
+                cursor.execute("SET LOCAL enable_indexscan = off")
+                return cursor.execute(sql, list(params)).fetchall()
 
     def find_chunks(
         self,
@@ -382,11 +399,12 @@ class PostgresSearchStore(StoreCommon):
         scope = _Scope(rowid_range, item_filter.replace("?", "%s"), list(filter_params))
         runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
         counted: dict[str, int] = {}  # chunks in `rowid_range` holding a term, counted once a call
+        item = self._item_of_range(rowid_range) if rowid_range is not None else None
         for match in matches:
-            trees = self._expressions(match, rowid_range, counted)
+            trees = self._expressions(match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                weight = self._coverage(match, rowid_range, counted) if len(matches) > 1 else 1.0
+                weight = self._coverage(match, rowid_range, counted, item) if len(matches) > 1 else 1.0
                 runs.append((tuned, plain, weight))
         if runs or any(semantic):
             wanted = list(
@@ -431,7 +449,11 @@ class PostgresSearchStore(StoreCommon):
         return [hit_of_row(by_rowid[rowid], float(score)) for rowid, score in scored if rowid in by_rowid]
 
     def _expressions(
-        self, match: MatchQuery, rowid_range: tuple[int, int] | None, counted: dict[str, int]
+        self,
+        match: MatchQuery,
+        rowid_range: tuple[int, int] | None,
+        counted: dict[str, int],
+        item: str | None = None,
     ) -> list[Expression]:
         """lookup._expressions, as trees: the expressions whose best chunks, merged, are the
         query's best (the rarer terms' chunks on a large index)."""
@@ -442,7 +464,7 @@ class PostgresSearchStore(StoreCommon):
         else:
             chunks = self._query("SELECT COALESCE(MAX(rowid), 0) FROM chunks")[0][0]
         rare, common = split_rare(
-            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range, counted)
+            match.terms, chunks, lambda terms, cap: self._counts(terms, cap, rowid_range, counted, item)
         )
         if not rare:
             return []
@@ -465,12 +487,23 @@ class PostgresSearchStore(StoreCommon):
         cap: int,
         rowid_range: tuple[int, int] | None,
         counted: dict[str, int] | None = None,
+        item: str | None = None,
     ) -> list[int]:
         """Chunks holding each term (within `rowid_range`), counted up to `cap`: a one-word
         term of the whole store from term_chunks, others by their GIN matches; within a
-        document, every term in one pass over its chunks (`_range_counts`)."""
+        document (`item`, the range's one item), a one-word term from item_terms, and the
+        others in one pass over its chunks (`_range_counts`)."""
         if rowid_range is not None and counted is not None:
             missing = [term for term in dict.fromkeys(terms) if term not in counted]
+            if missing and item is not None:
+                unions = {
+                    term: union_lexeme(tree)
+                    for term in missing
+                    if isinstance(tree := self._parse(term), Phrase)
+                }
+                known = self._item_terms(item, [u for u in unions.values() if u])
+                counted.update((term, known.get(u, 0)) for term, u in unions.items() if u)
+                missing = [term for term in missing if term not in counted]
             if missing:
                 counted.update(zip(missing, self._range_counts(missing, rowid_range), strict=True))
             return [min(counted[term], cap) for term in terms]
@@ -508,6 +541,28 @@ class PostgresSearchStore(StoreCommon):
         )[0]
         return [int(count) for count in row]
 
+    def _item_of_range(self, rowid_range: tuple[int, int]) -> str | None:
+        """The item whose chunks are exactly `rowid_range` (a search inside one document),
+        else None. An item's rowids are consecutive: the range is one item's when its two
+        ends are that item's and the rowids just outside are not."""
+        first, last = rowid_range
+        row = self._query(
+            "SELECT a.item_id FROM chunks a JOIN chunks b ON b.rowid = %s AND b.item_id = a.item_id"
+            " WHERE a.rowid = %s AND NOT EXISTS (SELECT 1 FROM chunks o WHERE o.rowid IN (%s, %s)"
+            " AND o.item_id = a.item_id)",
+            [last, first, first - 1, last + 1],
+        )
+        return str(row[0][0]) if row else None
+
+    def _item_terms(self, item: str, lexemes: Sequence[str]) -> dict[str, int]:
+        if not lexemes:
+            return {}
+        rows = self._query(
+            "SELECT lexeme, chunks FROM item_terms WHERE item_id = %s AND lexeme = ANY(%s)",
+            [item, list(lexemes)],
+        )
+        return {text: int(count) for text, count in rows}
+
     def _term_chunks(self, lexemes: Sequence[str]) -> dict[str, int]:
         if not lexemes:
             return {}
@@ -515,11 +570,15 @@ class PostgresSearchStore(StoreCommon):
         return {text: int(count) for text, count in rows}
 
     def _coverage(
-        self, match: MatchQuery, rowid_range: tuple[int, int] | None, counted: dict[str, int]
+        self,
+        match: MatchQuery,
+        rowid_range: tuple[int, int] | None,
+        counted: dict[str, int],
+        item: str | None = None,
     ) -> float:
         if not match.terms:
             return 1.0
-        present = sum(1 for count in self._counts(match.terms, 1, rowid_range, counted) if count)
+        present = sum(1 for count in self._counts(match.terms, 1, rowid_range, counted, item) if count)
         return present / len(match.terms)
 
     def _scored(
@@ -640,7 +699,8 @@ class PostgresSearchStore(StoreCommon):
             if p.tokens
             for c in p.columns
         ]
-        joins, where, values = scope.sql()
+        through_gin = scope.through_gin(_at_most(tree, dict(zip(found, counts, strict=True))), self.gin_first)
+        joins, where, values = scope.sql(through_gin)
         rows = self._query(
             "WITH keys AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::float8[], %s::float8[],"
             " %s::float8[]) AS k (lexeme, phrase, tuned, plain, idf)),"
@@ -684,6 +744,7 @@ class PostgresSearchStore(StoreCommon):
                 limit,
                 limit,
             ],
+            through_gin=through_gin,
         )
         return {int(rowid): (float(tuned), float(plain)) for rowid, tuned, plain in rows}
 
@@ -899,7 +960,9 @@ class KnnIndex:
         """Drop `model`'s index without blocking readers or writers (outside a transaction)."""
         from psycopg import sql
 
-        conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(self._index_name(model))))
+        conn.execute(
+            sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(self._index_name(model)))
+        )
 
     def build(self, conn: Any, model: str, dimension: int) -> None:
         """Make `model`'s HNSW index if it has none (outside a transaction: CONCURRENTLY,
@@ -961,7 +1024,8 @@ class KnnIndex:
         text = "[" + ",".join(map(repr, values.tolist())) + "]"
         with conn.transaction():
             conn.execute(
-                "SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(self.ef_search, limit), 1_000)),)
+                "SELECT set_config('hnsw.ef_search', %s, true)",
+                (str(min(max(self.ef_search, limit), 1_000)),),
             )
             rows = conn.execute(self.nearest_sql(model, len(values)), (text, text, limit)).fetchall()
         return [(int(rowid), float(similarity)) for rowid, similarity in rows]
@@ -1131,16 +1195,41 @@ class _Scope:
     def __init__(self, rowid_range: tuple[int, int] | None, item_filter: str, params: list[Any]) -> None:
         self.rowid_range, self.item_filter, self.params = rowid_range, item_filter, params
 
-    def sql(self) -> tuple[str, str, list[Any]]:
+    def through_gin(self, matches: int | None, factor: int = GIN_FIRST) -> bool:
+        """Whether a search of a rowid range whose expression matches at most `matches`
+        chunks of the whole store finds them through the GIN index, the range only
+        filtering them: when they are few beside the range (a document's rarer words).
+        Left to itself the planner walks the range by the primary key (or the table) and
+        tests every chunk's tsvector: 30 ms for a 3,200-chunk manual, 3 ms through GIN."""
+        if self.rowid_range is None or matches is None:
+            return False
+        first, last = self.rowid_range
+        return matches <= factor * (last - first + 1)
+
+    def sql(self, through_gin: bool = False) -> tuple[str, str, list[Any]]:
+        """The joins, conditions and their values; `through_gin`: the range written so no
+        index serves it (`rowid + 0`), for a statement run without sequential scans."""
         joins, where, values = "", "", list[Any]()
         if self.rowid_range is not None:
-            where += " AND c.rowid BETWEEN %s AND %s"
+            where += " AND c.rowid + 0 BETWEEN %s AND %s" if through_gin else " AND c.rowid BETWEEN %s AND %s"
             values += list(self.rowid_range)
         if self.item_filter:
             joins = " JOIN items i ON i.id = c.item_id"
             where += f" AND ({self.item_filter})"
             values += self.params
         return joins, where, values
+
+
+def _at_most(tree: Expression, counts: dict[Phrase, int]) -> int | None:
+    """An upper bound on the chunks `tree` matches, from its phrases' chunk counts (None
+    when a phrase's count is unknown)."""
+    if isinstance(tree, Phrase):
+        return counts.get(tree)
+    bounds = [_at_most(child, counts) for child in tree.children]
+    if any(b is None for b in bounds):
+        known = [b for b in bounds if b is not None]
+        return min(known) if tree.operator == "AND" and known else None
+    return min(bounds) if tree.operator == "AND" else sum(bounds)  # type: ignore[type-var,arg-type]
 
 
 def _one_word(found: Sequence[Phrase]) -> bool:

@@ -376,6 +376,62 @@ def test_a_search_inside_one_document_reads_its_chunks_twice_at_most(
         pg.close()
 
 
+def test_a_search_inside_one_document_reads_only_the_chunks_of_its_rarer_words(
+    settings: Settings, request: pytest.FixtureRequest
+) -> None:
+    """In a 1,500-chunk document where one word of the question is in every chunk and the
+    other in a few, PostgreSQL reads those few (through the GIN index), not the document:
+    the words are counted from item_terms, kept per item by the store's triggers (through
+    writes, a replacement and a deletion, as a recount finds them). Counting them read
+    every chunk of the document, and the scoring walked its rowid range again. The
+    places are SQLite's."""
+    import psycopg
+
+    lite = open_store("sqlite", settings, request)
+    pg = open_store("postgresql", settings, request)
+    url, schema = request.getfixturevalue("pg_schema")
+    texts = [f"plot {'legend ' if n % 150 == 7 else ''}axis chunk{n}" for n in range(1_500)]
+    try:
+        for store in (lite, pg):
+            put(store, "early", ["plot legend before"])
+            put(store, "manual", texts, title="Manual")
+            put(store, "other", [f"plot axis elsewhere {n}" for n in range(1_500)], title="Other")
+            put(store, "early", ["plot legend replaced", "a second chunk"])
+            put(store, "gone", ["plot legend gone"])
+            store.delete_item("gone", TERMINAL)
+        pg.sql.execute("ANALYZE")
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'SET search_path TO "{schema}"')
+            recount = admin.execute(
+                "SELECT item_id, word, count(*) FROM chunks, unnest(tsvector_to_array(terms)) AS word"
+                " WHERE left(word, 1) IN ('a', 'b') GROUP BY 1, 2 ORDER BY 1, 2"
+            ).fetchall()
+            kept = admin.execute("SELECT item_id, lexeme, chunks FROM item_terms ORDER BY 1, 2").fetchall()
+        assert kept == recount and any(row[0] == "manual" for row in kept)
+
+        def chunks_read() -> int:
+            pg.sql.execute("SELECT pg_stat_force_next_flush()")
+            with psycopg.connect(url, autocommit=True) as admin:
+                row = admin.execute(
+                    "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables"
+                    " WHERE schemaname = %s AND relname = 'chunks'",
+                    (schema,),
+                ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+        query = "plot legend"
+        pg.search(query, 5, TERMINAL, item_id="manual")  # the connection's first statements
+        before = chunks_read()
+        got = pg.search(query, 5, TERMINAL, item_id="manual")
+        read = chunks_read() - before
+        assert [h.rowid for h in got] == [h.rowid for h in lite.search(query, 5, TERMINAL, item_id="manual")]
+        assert len(got) == 5 and 0 < read <= 50, read
+    finally:
+        lite.close()
+        pg.close()
+
+
 class FixedVectors:
     """An embedder that gives every text the same vector (the query's, here)."""
 
@@ -497,7 +553,9 @@ def test_pgvector_lives_outside_the_store_and_its_index_is_built_without_holding
         blocker.execute(f'DELETE FROM "{schemas[0]}".knn_chunks WHERE false')
         settled = threading.Thread(target=pg.settle_vectors, args=("model-b",), daemon=True)
         settled.start()
-        waiting = "SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'CREATE INDEX%%' AND wait_event_type = 'Lock'"
+        waiting = (
+            "SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'CREATE INDEX%%' AND wait_event_type = 'Lock'"
+        )
         with psycopg.connect(pgvector_url, autocommit=True) as watcher:
             deadline = time.monotonic() + 60
             while watcher.execute(waiting).fetchone() is None:
