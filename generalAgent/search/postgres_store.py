@@ -317,7 +317,8 @@ class PostgresSearchStore(StoreCommon):
     def settle_vectors(self, model: str) -> None:
         """After an embedding pass: pgvector's copy of `model`'s vectors brought up to date
         and indexed (nothing without pgvector). KnnIndex says why in this order: only the
-        copy holds the write lock; the index is built after, without blocking writers."""
+        copy holds the write lock, a batch at a time; the index is built after, without
+        blocking writers."""
         if self.knn is None:
             return
         with self._lock, reported():
@@ -325,7 +326,15 @@ class PostgresSearchStore(StoreCommon):
             if waiting > max(REBUILD_AFTER, copied) and self.knn.state(self.conn, model) is not None:
                 self.knn.drop(self.conn, model)
         with self._write():
-            dimension = self.knn.copy(self.conn, model)
+            self.knn.prune(self.conn)
+        # A thousand vectors a transaction: a writer waits for one batch, not the whole copy.
+        while True:
+            with self._write():
+                copied, _ = self.knn.copy(self.conn, model)
+            if not copied:
+                break
+        with self._lock, reported():
+            dimension = self.knn.dimension(self.conn, model)
         if dimension:
             with self._lock, reported():
                 self.knn.build(self.conn, model, dimension)
@@ -836,8 +845,9 @@ class KnnIndex:
     sizes in one column; the model is written into the SQL as a literal, so the planner can
     match a search to its index.
 
-    The order of settling, and why: the vectors are copied inside the write transaction (a
-    copy matches chunk_vectors at commit); the index is built after it, CONCURRENTLY, so a
+    The order of settling, and why: the vectors are copied under the write lock (a copy
+    matches chunk_vectors at each commit), a thousand per transaction, so a writer waits for
+    a batch, not for the whole copy; the index is built after, CONCURRENTLY, so a
     writer replacing a document (whose chunks' copies go by cascade) does not wait for a
     build that takes minutes at 100k vectors. Before a large copy an existing index is
     dropped, as pgvector inserts into a graph one vector at a time, far slower than it
@@ -896,37 +906,38 @@ class KnnIndex:
 
         return "knn_" + hashlib.sha256(model.encode()).hexdigest()[:16]
 
-    def copy(self, conn: Any, model: str) -> int:
-        """Copy `model`'s vectors not yet copied and drop copies of replaced ones (inside
-        the caller's write transaction); returns the model's dimension (0: no vectors)."""
-        import numpy as np
-
+    def prune(self, conn: Any) -> None:
+        """Drop copies of vectors replaced or gone (in the caller's write transaction)."""
         self.create_table(conn)
         conn.execute(
             "DELETE FROM knn_chunks k WHERE NOT EXISTS (SELECT 1 FROM chunk_vectors v"
             " WHERE v.chunk_rowid = k.chunk_rowid AND v.model = k.model)"
         )
+
+    def copy(self, conn: Any, model: str, batch: int = 1_000) -> tuple[int, int]:
+        """Copy up to `batch` of `model`'s vectors not yet copied (in the caller's write
+        transaction): (how many, their dimension)."""
+        import numpy as np
+
+        rows = conn.execute(
+            "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v LEFT JOIN knn_chunks k"
+            " ON k.chunk_rowid = v.chunk_rowid WHERE v.model = %s AND k.chunk_rowid IS NULL"
+            " ORDER BY v.chunk_rowid LIMIT %s",
+            (model, batch),
+        ).fetchall()
         dimension = 0
-        while True:
-            rows = conn.execute(
-                "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v LEFT JOIN knn_chunks k"
-                " ON k.chunk_rowid = v.chunk_rowid WHERE v.model = %s AND k.chunk_rowid IS NULL"
-                " ORDER BY v.chunk_rowid LIMIT 1000",
-                (model,),
-            ).fetchall()
-            if not rows:
-                break
-            with conn.cursor().copy("COPY knn_chunks (chunk_rowid, model, embedding) FROM STDIN") as copy:
-                for rowid, blob in rows:
-                    values = np.frombuffer(bytes(blob), dtype="<f4")
-                    dimension = len(values)
-                    copy.write_row((rowid, model, "[" + ",".join(map(repr, values.tolist())) + "]"))
-        if not dimension:
-            row = conn.execute(
-                "SELECT octet_length(vector) / 4 FROM chunk_vectors WHERE model = %s LIMIT 1", (model,)
-            ).fetchone()
-            dimension = int(row[0]) if row else 0
-        return dimension
+        with conn.cursor().copy("COPY knn_chunks (chunk_rowid, model, embedding) FROM STDIN") as copy:
+            for rowid, blob in rows:
+                values = np.frombuffer(bytes(blob), dtype="<f4")
+                dimension = len(values)
+                copy.write_row((rowid, model, "[" + ",".join(map(repr, values.tolist())) + "]"))
+        return len(rows), dimension
+
+    def dimension(self, conn: Any, model: str) -> int:
+        row = conn.execute(
+            "SELECT octet_length(vector) / 4 FROM chunk_vectors WHERE model = %s LIMIT 1", (model,)
+        ).fetchone()
+        return int(row[0]) if row else 0
 
     def create_table(self, conn: Any) -> None:
         conn.execute(
