@@ -313,6 +313,36 @@ def test_the_postgresql_schema_is_versioned_and_a_newer_one_is_refused(
         PostgresSearchStore(url, settings.documents, schema=schema)
 
 
+def test_a_store_of_schema_version_4_gets_its_item_terms_counted_by_the_migration(
+    settings: Settings, pg_schema: tuple[str, str]
+) -> None:
+    """A team store written before item_terms (schema version 4) is counted when migration
+    0005 adds them, and kept by the triggers from there on."""
+    from unittest import mock
+
+    import psycopg
+
+    from generalAgent.search import postgres_schema
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    url, schema = pg_schema
+    with mock.patch.object(postgres_schema, "MIGRATIONS", postgres_schema.MIGRATIONS[:4]):
+        with PostgresSearchStore(url, settings.documents, schema=schema) as old:
+            put(old, "manual", ["plot legend axis", "plot the axis", "图例 位置"], title="Manual")
+    with PostgresSearchStore(url, settings.documents, schema=schema) as store:
+        put(store, "later", ["legend later"])
+        assert sorted(found(store, "legend")) == ["later", "manual"]
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'SET search_path TO "{schema}"')
+        recount = admin.execute(
+            "SELECT item_id, word, count(*) FROM chunks, unnest(tsvector_to_array(terms)) AS word"
+            " WHERE left(word, 1) IN ('a', 'b') GROUP BY 1, 2 ORDER BY 1, 2"
+        ).fetchall()
+        kept = admin.execute("SELECT item_id, lexeme, chunks FROM item_terms ORDER BY 1, 2").fetchall()
+    assert kept == recount and {row[0] for row in kept} == {"manual", "later"}
+    assert ("manual", "aplot", 2) in kept
+
+
 def test_the_terminal_store_opens_an_existing_indexes_db_with_its_items_as_its_own(
     settings: Settings, tmp_path: Path
 ) -> None:
