@@ -505,13 +505,13 @@ class PostgresSearchStore(StoreCommon):
         if rowid_range is not None and counted is not None:
             missing = [term for term in dict.fromkeys(terms) if term not in counted]
             if missing and item is not None:
-                unions = {
+                words = {
                     term: union_lexeme(tree)
                     for term in missing
                     if isinstance(tree := self._parse(term), Phrase)
                 }
-                known = self._item_terms(item, [u for u in unions.values() if u])
-                counted.update((term, known.get(u, 0)) for term, u in unions.items() if u)
+                in_item = self._item_terms(item, [u for u in words.values() if u])
+                counted.update((term, in_item.get(u, 0)) for term, u in words.items() if u)
                 missing = [term for term in missing if term not in counted]
             if missing:
                 counted.update(zip(missing, self._range_counts(missing, rowid_range), strict=True))

@@ -326,9 +326,11 @@ def test_a_store_of_schema_version_4_gets_its_item_terms_counted_by_the_migratio
     from generalAgent.search.postgres_store import PostgresSearchStore
 
     url, schema = pg_schema
-    with mock.patch.object(postgres_schema, "MIGRATIONS", postgres_schema.MIGRATIONS[:4]):
-        with PostgresSearchStore(url, settings.documents, schema=schema) as old:
-            put(old, "manual", ["plot legend axis", "plot the axis", "图例 位置"], title="Manual")
+    with (
+        mock.patch.object(postgres_schema, "MIGRATIONS", postgres_schema.MIGRATIONS[:4]),
+        PostgresSearchStore(url, settings.documents, schema=schema) as old,
+    ):
+        put(old, "manual", ["plot legend axis", "plot the axis", "图例 位置"], title="Manual")
     with PostgresSearchStore(url, settings.documents, schema=schema) as store:
         put(store, "later", ["legend later"])
         assert sorted(found(store, "legend")) == ["later", "manual"]
