@@ -42,7 +42,8 @@ Systems, on the very same chunks of the very same index:
   (default GENERALAGENT_TEST_DATABASE_URL): FTS5's tokens in a tsvector, FTS5's BM25
   computed from its counts, the same re-ranking and fusion. It must score within 0.02
   recall@5 of `ours` (issue 36); a hit's folded chunks are read from indexes.db, where
-  they are the same chunks;
+  they are the same chunks; on every set (the unseen folders searched as folders there
+  too, by the same item filter);
 - `hybrid`: ours fused with the cosine ranking of chunk embeddings by reciprocal rank
   fusion (k 60, as knowledge search fuses them), when EMBEDDING_LOCAL_MODEL names a model
   (documents set only: embedding the 65k man-page chunks takes most of an hour on a CPU).

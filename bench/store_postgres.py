@@ -62,6 +62,11 @@ class PreviousDocumentSearch(PostgresSearchStore):
         return None
 
 
+def variant(gin_first: int) -> type[PostgresSearchStore]:
+    """The store with item_terms and another GIN_FIRST (0: never through GIN)."""
+    return type(f"GinFirst{gin_first}", (PostgresSearchStore,), {"gin_first": gin_first})
+
+
 LARGE_DOCUMENT = "gnuplot"
 
 
@@ -115,6 +120,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--database-url", default=os.environ.get("GENERALAGENT_TEST_DATABASE_URL", ""))
     parser.add_argument("--max-chunks", type=int, default=CHECKPOINTS[-1])
     parser.add_argument("--rounds", type=int, default=2, help="timed passes over the questions")
+    parser.add_argument(
+        "--gin-first", default="", help="also time these GIN_FIRST values inside the document (e.g. 0,1)"
+    )
     args = parser.parse_args(argv)
     if not args.database_url:
         sys.exit("set --database-url or GENERALAGENT_TEST_DATABASE_URL to a PostgreSQL server")
@@ -131,6 +139,10 @@ def main(argv: list[str]) -> int:
         pg = PostgresSearchStore(args.database_url, settings.documents, schema=schema)
         stores: dict[str, SearchStore] = {"sqlite": lite, "postgresql": pg}
         before = PreviousDocumentSearch(args.database_url, settings.documents, schema=schema)
+        variants = {
+            f"postgresql_gin{n}": variant(n)(args.database_url, settings.documents, schema=schema)
+            for n in (int(v) for v in args.gin_first.split(",") if v)
+        }
         written = {name: {"chunks": 0, "chars": 0, "seconds": 0.0} for name in stores}
         try:
             large, large_rows = large_document(Path(tmp))
@@ -159,7 +171,7 @@ def main(argv: list[str]) -> int:
                         args.rounds,
                     )
                     figures: dict[str, Any] = ratios({"chunks": chunks, **timings})
-                    searched = {**stores, "postgresql_before": before}
+                    searched = {**stores, "postgresql_before": before, **variants}
                     inside = lockstep(
                         {
                             name: (lambda q, s=store: s.search(q, 10, TERMINAL, item_id=large.id))
@@ -175,6 +187,13 @@ def main(argv: list[str]) -> int:
                     figures["in_document"]["ratio_p95_before"] = round(
                         inside["postgresql_before"]["p95_ms"] / inside["sqlite"]["p95_ms"], 2
                     )
+                    for name in variants:
+                        figures["in_document"][f"ratio_p50_{name}"] = round(
+                            inside[name]["p50_ms"] / inside["sqlite"]["p50_ms"], 2
+                        )
+                        figures["in_document"][f"ratio_p95_{name}"] = round(
+                            inside[name]["p95_ms"] / inside["sqlite"]["p95_ms"], 2
+                        )
                     figures["in_document"]["same_top10"] = sum(
                         [h.rowid for h in pg.search(q, 10, TERMINAL, item_id=large.id)]
                         == [h.rowid for h in before.search(q, 10, TERMINAL, item_id=large.id)]
@@ -185,6 +204,8 @@ def main(argv: list[str]) -> int:
                     print(json.dumps({"progress": chunks}), file=sys.stderr)
         finally:
             before.close()
+            for other in variants.values():
+                other.close()
             pg.conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
             pg.close()
             lite.close()
