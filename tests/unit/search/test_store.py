@@ -625,3 +625,56 @@ def test_pgvector_lives_outside_the_store_and_its_index_is_built_without_holding
         with psycopg.connect(pgvector_url, autocommit=True) as admin:
             for schema in schemas:
                 admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_large_new_batch_of_vectors_rebuilds_the_hnsw_index_after_the_copy(
+    settings: Settings, pgvector_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More new vectors than REBUILD_AFTER and than are indexed: the index is dropped, the
+    copy made, the index built again (valid, answering with the new vectors); fewer are
+    inserted into the standing index."""
+    import uuid
+
+    import psycopg
+
+    from generalAgent.search import postgres_store
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    monkeypatch.setattr(postgres_store, "REBUILD_AFTER", 10)
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    pg = PostgresSearchStore(pgvector_url, settings.documents, schema=schema)
+    try:
+        assert pg.knn is not None
+        rng = random.Random(11)
+        directions = [unit([rng.uniform(-1, 1) for _ in range(8)]) for _ in range(40)]
+        for n, blob in enumerate(directions[:5]):
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        pg.settle_vectors("test-model")
+        first = pg.conn.execute(
+            "SELECT c.oid FROM pg_class c WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+            (pg.knn._index_name("test-model"),),
+        ).fetchone()
+        for n, blob in enumerate(directions[5:8], start=5):  # 3 new: inserted into the index
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        pg.settle_vectors("test-model")
+        kept = pg.conn.execute(
+            "SELECT c.oid FROM pg_class c WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+            (pg.knn._index_name("test-model"),),
+        ).fetchone()
+        assert kept == first
+        for n, blob in enumerate(directions[8:], start=8):  # 32 new: the index is made again
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        pg.settle_vectors("test-model")
+        rebuilt = pg.conn.execute(
+            "SELECT c.oid FROM pg_class c WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+            (pg.knn._index_name("test-model"),),
+        ).fetchone()
+        assert rebuilt is not None and rebuilt != first
+        assert pg.knn.indexed(pg.conn, "test-model")
+        ranked = pg.whole_store_nearest(FixedVectors("test-model", directions[30]), "q", 40)
+        assert ranked is not None and len(ranked) == 40
+        assert ranked[0][0] == pg.item_rowid_range("item30")[0]  # type: ignore[index]
+    finally:
+        pg.close()
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
