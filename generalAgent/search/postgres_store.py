@@ -86,9 +86,12 @@ MAX_LEXEME_BYTES = 2_046
 # and built again after the copy, as inserting into the graph costs far more per vector.
 REBUILD_AFTER = 10_000
 # A search in a rowid range (one document) finds its chunks through the GIN index when the
-# whole store holds at most this many times the range's size in matches: fetching a match
-# and dropping it for its rowid costs a fraction of testing one chunk's tsvector.
-GIN_FIRST = 4
+# whole store holds at most this many times the range's size in matches. A match fetched
+# and dropped for its rowid costs less than testing one chunk's tsvector while the table
+# is cached, more once it is scattered over a table larger than shared_buffers:
+# bench.store_postgres, in-document p50 / SQLite's at 10k / 100k chunks, one run: 4 ->
+# 1.78 / 2.24, 1 -> 1.77 / 2.02, never (0) -> 2.03 / 1.81.
+GIN_FIRST = 1
 
 _HIT_COLUMNS = (
     "c.rowid AS rowid, c.item_id AS item_id, c.id AS chunk_id, c.chunk_index AS chunk_index,"
