@@ -42,7 +42,8 @@ Systems, on the very same chunks of the very same index:
   (default GENERALAGENT_TEST_DATABASE_URL): FTS5's tokens in a tsvector, FTS5's BM25
   computed from its counts, the same re-ranking and fusion. It must score within 0.02
   recall@5 of `ours` (issue 36); a hit's folded chunks are read from indexes.db, where
-  they are the same chunks;
+  they are the same chunks; on every set (the unseen folders searched as folders there
+  too, by the same item filter);
 - `hybrid`: ours fused with the cosine ranking of chunk embeddings by reciprocal rank
   fusion (k 60, as knowledge search fuses them), when EMBEDDING_LOCAL_MODEL names a model
   (documents set only: embedding the 65k man-page chunks takes most of an hour on a CPU).
@@ -434,7 +435,11 @@ def run_documents(
 
 # -- the unseen folders --------------------------------------------------------------------
 def run_folders(
-    split: str, systems: list[str], show_misses: bool, only: Sequence[str] = ()
+    split: str,
+    systems: list[str],
+    show_misses: bool,
+    only: Sequence[str] = (),
+    database_url: str = "",
 ) -> dict[str, Any]:
     """The `unseen` set: each language's folder indexed into one index and searched as a
     folder (every file at once, as `search_folder` does), the Chinese questions about the
@@ -458,7 +463,7 @@ def run_folders(
         lang: [d for d in UNSEEN if d.lang == lang and (not only or d.key in only)] for lang in ("en", "zh")
     }
     folders = {lang: documents for lang, documents in folders.items() if documents}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})
         with SearchIndex(settings.paths.indexes_db, settings.documents) as index:
             items: dict[str, str] = {}
@@ -505,6 +510,21 @@ def run_folders(
                 )
 
             rankers: dict[str, Ranker] = {"ours": ours}
+            postgres = stack.enter_context(postgres_copy(index, systems, database_url))
+            if postgres is not None:
+
+                def on_postgres(question: dict) -> list[Hit]:
+                    wanted = folder_of(question)["items"]
+                    return as_hits(
+                        postgres.find_chunks(
+                            question["question"],
+                            TOP,
+                            item_filter=f"i.id IN ({','.join('?' * len(wanted))})",
+                            filter_params=wanted,
+                        )
+                    )
+
+                rankers["postgres"] = on_postgres
             if "bm25" in systems:
                 rankers["bm25"] = lambda q: folder_of(q)["bm25"].rank(q["question"])
             if "hybrid" in systems and model:
@@ -610,7 +630,7 @@ def main(argv: list[str]) -> int:
         report["documents"] = run_documents(args.split, systems, args.misses, database_url=args.database_url)
     if "unseen" in args.sets:
         report["unseen"] = run_folders(
-            args.split, systems, args.misses, [d for d in args.only.split(",") if d]
+            args.split, systems, args.misses, [d for d in args.only.split(",") if d], args.database_url
         )
     if "manpages" in args.sets:
         report["manpages"] = run_manpages(args.distractors, systems, args.misses, args.database_url)

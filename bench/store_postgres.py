@@ -48,6 +48,25 @@ from generalAgent.search.storage import ChunkRow
 from generalAgent.search.store import ITEM_FIELDS, TERMINAL, SearchStore, SqliteSearchStore, StoredItem
 
 CHECKPOINTS = (10_000, 100_000)
+
+
+class PreviousDocumentSearch(PostgresSearchStore):
+    """The store as it searched inside one document before item_terms and the GIN path
+    (round 4): every word counted by testing the document's chunks, the range walked by its
+    rowids. The same schema, read through a connection of its own, for the before/after
+    figures of `in_document` in one run."""
+
+    gin_first = 0
+
+    def _item_of_range(self, rowid_range: tuple[int, int]) -> str | None:
+        return None
+
+
+def variant(gin_first: int) -> type[PostgresSearchStore]:
+    """The store with item_terms and another GIN_FIRST (0: never through GIN)."""
+    return type(f"GinFirst{gin_first}", (PostgresSearchStore,), {"gin_first": gin_first})
+
+
 LARGE_DOCUMENT = "gnuplot"
 
 
@@ -101,6 +120,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--database-url", default=os.environ.get("GENERALAGENT_TEST_DATABASE_URL", ""))
     parser.add_argument("--max-chunks", type=int, default=CHECKPOINTS[-1])
     parser.add_argument("--rounds", type=int, default=2, help="timed passes over the questions")
+    parser.add_argument(
+        "--gin-first", default="", help="also time these GIN_FIRST values inside the document (e.g. 0,1)"
+    )
     args = parser.parse_args(argv)
     if not args.database_url:
         sys.exit("set --database-url or GENERALAGENT_TEST_DATABASE_URL to a PostgreSQL server")
@@ -116,6 +138,11 @@ def main(argv: list[str]) -> int:
         lite = SqliteSearchStore(settings.paths.indexes_db, settings.documents)
         pg = PostgresSearchStore(args.database_url, settings.documents, schema=schema)
         stores: dict[str, SearchStore] = {"sqlite": lite, "postgresql": pg}
+        before = PreviousDocumentSearch(args.database_url, settings.documents, schema=schema)
+        variants = {
+            f"postgresql_gin{n}": variant(n)(args.database_url, settings.documents, schema=schema)
+            for n in (int(v) for v in args.gin_first.split(",") if v)
+        }
         written = {name: {"chunks": 0, "chars": 0, "seconds": 0.0} for name in stores}
         try:
             large, large_rows = large_document(Path(tmp))
@@ -144,19 +171,41 @@ def main(argv: list[str]) -> int:
                         args.rounds,
                     )
                     figures: dict[str, Any] = ratios({"chunks": chunks, **timings})
-                    figures["in_document"] = ratios(
-                        lockstep(
-                            {
-                                name: (lambda q, s=store: s.search(q, 10, TERMINAL, item_id=large.id))
-                                for name, store in stores.items()
-                            },
-                            in_document,
-                            args.rounds,
+                    searched = {**stores, "postgresql_before": before, **variants}
+                    inside = lockstep(
+                        {
+                            name: (lambda q, s=store: s.search(q, 10, TERMINAL, item_id=large.id))
+                            for name, store in searched.items()
+                        },
+                        in_document,
+                        args.rounds,
+                    )
+                    figures["in_document"] = ratios(inside)
+                    figures["in_document"]["ratio_p50_before"] = round(
+                        inside["postgresql_before"]["p50_ms"] / inside["sqlite"]["p50_ms"], 2
+                    )
+                    figures["in_document"]["ratio_p95_before"] = round(
+                        inside["postgresql_before"]["p95_ms"] / inside["sqlite"]["p95_ms"], 2
+                    )
+                    for name in variants:
+                        figures["in_document"][f"ratio_p50_{name}"] = round(
+                            inside[name]["p50_ms"] / inside["sqlite"]["p50_ms"], 2
                         )
+                        figures["in_document"][f"ratio_p95_{name}"] = round(
+                            inside[name]["p95_ms"] / inside["sqlite"]["p95_ms"], 2
+                        )
+                    figures["in_document"]["same_top10"] = sum(
+                        [h.rowid for h in pg.search(q, 10, TERMINAL, item_id=large.id)]
+                        == [h.rowid for h in before.search(q, 10, TERMINAL, item_id=large.id)]
+                        == [h.rowid for h in lite.search(q, 10, TERMINAL, item_id=large.id)]
+                        for q in in_document
                     )
                     report["checkpoints"][str(checkpoints.pop(0))] = figures
                     print(json.dumps({"progress": chunks}), file=sys.stderr)
         finally:
+            before.close()
+            for other in variants.values():
+                other.close()
             pg.conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
             pg.close()
             lite.close()

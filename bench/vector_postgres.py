@@ -2,21 +2,26 @@
 scan, at 10k and 100k vectors, with HNSW's recall@10.
 
     python -m bench.vector_postgres [--database-url URL] [--sizes 10000,100000]
-        [--dimensions 256] [--queries 50] [--data clustered|random]
+        [--dimensions 256] [--queries 50] [--data clustered|random] [--ef-search 40,100,200]
 
 The server: --database-url, else GENERALAGENT_TEST_PGVECTOR_URL, else the PostgreSQL 16 +
 pgvector 0.6.2 of the `pgserver` wheel (the dev extra), started for the run as the tests
 start it (tests/support/pgvector.py) and stopped after.
 
 A throw-away schema of the store is filled through `put_item` (items of 1,000 chunks with
-their vectors, one model), then `settle_vectors` copies them into `knn_chunks` and builds
-the model's HNSW index (pgvector's defaults: m 16, ef_construction 64, ef_search 40), timed
-as `build_seconds`. The same queries are answered over the whole store, in lockstep (one
-query each way in turn, so load on a shared machine falls on both alike):
+their vectors, one model), then `settle_vectors` copies them into `knn_chunks` (in the
+write transaction) and builds the model's HNSW index after it, CONCURRENTLY (m 16,
+ef_construction 64, maintenance_work_mem sized to the graph), timed as `build_seconds`.
+Meanwhile another connection of the store writes a one-chunk document every 0.2 s, as a
+replica indexing would: `writer_max_ms` is the slowest of those writes (before round 4 the
+build held the write lock, and a writer waited for all of it). The same queries are then
+answered over the whole store, in lockstep (one query each way in turn, so load on a
+shared machine falls on all alike):
 - scan: what the store runs without pgvector (search/semantic.py's `scan_nearest` on the
   store's connection: every vector of the model read from chunk_vectors, one numpy product);
-- hnsw: `whole_store_nearest`, the index's answer, as `nearest_chunks` asks it.
-Both ask for the 10 nearest; no embedding cost is in either (query vectors are made in
+- hnsw_ef<N>: `whole_store_nearest`, the index's answer, as `nearest_chunks` asks it, with
+  PGVECTOR_EF_SEARCH N (each of `--ef-search`; pgvector's default is 40, ours 100).
+All ask for the 10 nearest; no embedding cost is in any (query vectors are made in
 advance). p50/p95 in ms, `ratio_p50`/`ratio_p95` = hnsw / scan, and `recall_at_10`: the
 share of the exact ten nearest that HNSW returns, averaged over the queries.
 
@@ -34,6 +39,7 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from contextlib import ExitStack
 from typing import Any
@@ -96,7 +102,13 @@ def fill(store: PostgresSearchStore, vectors: np.ndarray) -> None:
 
 
 def measure(
-    url: str, size: int, dimensions: int, queries: int, data: str, rng: np.random.Generator
+    url: str,
+    size: int,
+    dimensions: int,
+    queries: int,
+    data: str,
+    rng: np.random.Generator,
+    ef_values: list[int],
 ) -> dict[str, Any]:
     settings = load_settings(env_file=None)
     schema = f"bench_vectors_{os.getpid()}_{size}"
@@ -108,9 +120,30 @@ def measure(
         began = time.perf_counter()
         fill(store, stored)
         fill_seconds = time.perf_counter() - began
+        writes: list[float] = []
+        settling = threading.Event()
+
+        def write_meanwhile() -> None:
+            with PostgresSearchStore(url, settings.documents, schema=schema) as writer:
+                n = 0
+                while not settling.is_set():
+                    began = time.perf_counter()
+                    text = f"written while settling {n}"
+                    item = StoredItem(id=f"meanwhile{n}", domain="notes", title="meanwhile", content=text)
+                    writer.put_item(item, [ChunkRow(f"meanwhile{n}-0", 0, text, 0, len(text))], TERMINAL)
+                    writes.append((time.perf_counter() - began) * 1000)
+                    n += 1
+                    settling.wait(0.2)
+
+        writer = threading.Thread(target=write_meanwhile)
+        writer.start()
         began = time.perf_counter()
-        store.settle_vectors(MODEL)
-        build_seconds = time.perf_counter() - began
+        try:
+            store.settle_vectors(MODEL)
+        finally:
+            build_seconds = time.perf_counter() - began
+            settling.set()
+            writer.join()
         store.conn.execute("ANALYZE")
         extension = store.conn.execute(
             "SELECT extversion FROM pg_extension WHERE extname = 'vector'"
@@ -123,23 +156,39 @@ def measure(
             ranked = scan_nearest(store.sql, source, [text], None, (), 10)[0]
             answers["scan"][text] = [r for r, _ in ranked]
 
-        def hnsw(text: str) -> None:
-            ranked = store.whole_store_nearest(source, text, 10)
-            assert ranked is not None, "the index was not built"
-            answers["hnsw"][text] = [r for r, _ in ranked]
+        def hnsw(ef: int) -> Any:
+            def run(text: str) -> None:
+                assert store.knn is not None
+                store.knn.ef_search = ef
+                ranked = store.whole_store_nearest(source, text, 10)
+                assert ranked is not None, "the index was not built"
+                answers[f"hnsw_ef{ef}"][text] = [r for r, _ in ranked]
 
-        timings = lockstep({"scan": scan, "hnsw": hnsw}, list(asked), 1)
-        recall = [len(set(answers["hnsw"][q]) & set(answers["scan"][q])) / 10 for q in asked]
+            return run
+
+        answers.update({f"hnsw_ef{ef}": {} for ef in ef_values})
+        timings = lockstep({"scan": scan, **{f"hnsw_ef{ef}": hnsw(ef) for ef in ef_values}}, list(asked), 1)
+        by_ef = {}
+        for ef in ef_values:
+            name = f"hnsw_ef{ef}"
+            recall = [len(set(answers[name][q]) & set(answers["scan"][q])) / 10 for q in asked]
+            by_ef[name] = {
+                **timings[name],
+                "ratio_p50": round(timings[name]["p50_ms"] / timings["scan"]["p50_ms"], 3),
+                "ratio_p95": round(timings[name]["p95_ms"] / timings["scan"]["p95_ms"], 3),
+                "recall_at_10": round(float(np.mean(recall)), 3),
+                "recall_at_10_min": round(float(np.min(recall)), 2),
+            }
         return {
             "vectors": size,
             "pgvector": str(extension[0]) if extension else "",
-            **timings,
-            "ratio_p50": round(timings["hnsw"]["p50_ms"] / timings["scan"]["p50_ms"], 3),
-            "ratio_p95": round(timings["hnsw"]["p95_ms"] / timings["scan"]["p95_ms"], 3),
-            "recall_at_10": round(float(np.mean(recall)), 3),
-            "recall_at_10_min": round(float(np.min(recall)), 2),
+            "scan": timings["scan"],
+            **by_ef,
             "fill_seconds": round(fill_seconds, 1),
             "build_seconds": round(build_seconds, 1),
+            "writes_while_settling": len(writes),
+            "writer_max_ms": round(max(writes), 1) if writes else None,
+            "writer_p50_ms": round(sorted(writes)[len(writes) // 2], 1) if writes else None,
         }
     finally:
         store.conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
@@ -171,12 +220,21 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--dimensions", type=int, default=256)
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--data", choices=("clustered", "random"), default="clustered")
+    parser.add_argument("--ef-search", default="40,100,200", help="PGVECTOR_EF_SEARCH values to time")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     with ExitStack() as stack:
         url = server(stack, args.database_url)
         results = [
-            measure(url, int(size), args.dimensions, args.queries, args.data, rng)
+            measure(
+                url,
+                int(size),
+                args.dimensions,
+                args.queries,
+                args.data,
+                rng,
+                [int(ef) for ef in args.ef_search.split(",")],
+            )
             for size in args.sizes.split(",")
         ]
         report = {

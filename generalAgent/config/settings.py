@@ -394,6 +394,15 @@ class DocumentSettings(SettingsGroup):
         default=None,
         description="Where `generalagent models pull` keeps local models; unset = the user's cache folder",
     )
+    # pgvector's HNSW search breadth in a PostgreSQL search store (hnsw.ef_search): candidates
+    # kept while walking the graph. Wider finds more of the true nearest and costs time
+    # (docs/benchmarks.md, bench/vector_postgres.py); never below the number asked for.
+    pgvector_ef_search: int = Field(
+        default=100,
+        ge=10,
+        le=1_000,
+        description="pgvector HNSW search breadth in a PostgreSQL search store: higher = better recall, slower",
+    )
     # The variable huggingface_hub reads too, so a mirror set for other tools is used here.
     hf_endpoint: str = Field(
         default="https://huggingface.co",

@@ -130,6 +130,15 @@ def test_a_document_indexed_through_one_replica_is_found_through_the_other(
     _, bobs = run(second, "bob", model_server, ToolCall("search_knowledge", {"query": "营收增长 walrus"}))
     assert "Q3 report" in bobs and "page 2" in bobs, bobs
     assert "9000" not in bobs, bobs
+    # Asked for it by its own words, on either replica, Bob still gets nothing of her note.
+    for url in (first, second):
+        _, asked = run(
+            url,
+            "bob",
+            model_server,
+            ToolCall("search_knowledge", {"query": "Salary Alice earns walrus coins"}),
+        )
+        assert "9000" not in asked and "] Salary" not in asked, asked  # the query itself is echoed
     _, alices = run(second, "alice", model_server, ToolCall("search_knowledge", {"query": "walrus coins"}))
     assert "9000" in alices, alices
 

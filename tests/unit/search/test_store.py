@@ -313,6 +313,38 @@ def test_the_postgresql_schema_is_versioned_and_a_newer_one_is_refused(
         PostgresSearchStore(url, settings.documents, schema=schema)
 
 
+def test_a_store_of_schema_version_4_gets_its_item_terms_counted_by_the_migration(
+    settings: Settings, pg_schema: tuple[str, str]
+) -> None:
+    """A team store written before item_terms (schema version 4) is counted when migration
+    0005 adds them, and kept by the triggers from there on."""
+    from unittest import mock
+
+    import psycopg
+
+    from generalAgent.search import postgres_schema
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    url, schema = pg_schema
+    with (
+        mock.patch.object(postgres_schema, "MIGRATIONS", postgres_schema.MIGRATIONS[:4]),
+        PostgresSearchStore(url, settings.documents, schema=schema) as old,
+    ):
+        put(old, "manual", ["plot legend axis", "plot the axis", "图例 位置"], title="Manual")
+    with PostgresSearchStore(url, settings.documents, schema=schema) as store:
+        put(store, "later", ["legend later"])
+        assert sorted(found(store, "legend")) == ["later", "manual"]
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'SET search_path TO "{schema}"')
+        recount = admin.execute(
+            "SELECT item_id, word, count(*) FROM chunks, unnest(tsvector_to_array(terms)) AS word"
+            " WHERE left(word, 1) IN ('a', 'b') GROUP BY 1, 2 ORDER BY 1, 2"
+        ).fetchall()
+        kept = admin.execute("SELECT item_id, lexeme, chunks FROM item_terms ORDER BY 1, 2").fetchall()
+    assert kept == recount and {row[0] for row in kept} == {"manual", "later"}
+    assert ("manual", "aplot", 2) in kept
+
+
 def test_the_terminal_store_opens_an_existing_indexes_db_with_its_items_as_its_own(
     settings: Settings, tmp_path: Path
 ) -> None:
@@ -371,6 +403,62 @@ def test_a_search_inside_one_document_reads_its_chunks_twice_at_most(
         read = chunks_read() - before
         assert [h.rowid for h in got] == [h.rowid for h in lite.search(query, 5, TERMINAL, item_id="manual")]
         assert 0 < read <= 2 * len(texts) + 50, read
+    finally:
+        lite.close()
+        pg.close()
+
+
+def test_a_search_inside_one_document_reads_only_the_chunks_of_its_rarer_words(
+    settings: Settings, request: pytest.FixtureRequest
+) -> None:
+    """In a 1,500-chunk document where one word of the question is in every chunk and the
+    other in a few, PostgreSQL reads those few (through the GIN index), not the document:
+    the words are counted from item_terms, kept per item by the store's triggers (through
+    writes, a replacement and a deletion, as a recount finds them). Counting them read
+    every chunk of the document, and the scoring walked its rowid range again. The
+    places are SQLite's."""
+    import psycopg
+
+    lite = open_store("sqlite", settings, request)
+    pg = open_store("postgresql", settings, request)
+    url, schema = request.getfixturevalue("pg_schema")
+    texts = [f"plot {'legend ' if n % 150 == 7 else ''}axis chunk{n}" for n in range(1_500)]
+    try:
+        for store in (lite, pg):
+            put(store, "early", ["plot legend before"])
+            put(store, "manual", texts, title="Manual")
+            put(store, "other", [f"plot axis elsewhere {n}" for n in range(1_500)], title="Other")
+            put(store, "early", ["plot legend replaced", "a second chunk"])
+            put(store, "gone", ["plot legend gone"])
+            store.delete_item("gone", TERMINAL)
+        pg.sql.execute("ANALYZE")
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'SET search_path TO "{schema}"')
+            recount = admin.execute(
+                "SELECT item_id, word, count(*) FROM chunks, unnest(tsvector_to_array(terms)) AS word"
+                " WHERE left(word, 1) IN ('a', 'b') GROUP BY 1, 2 ORDER BY 1, 2"
+            ).fetchall()
+            kept = admin.execute("SELECT item_id, lexeme, chunks FROM item_terms ORDER BY 1, 2").fetchall()
+        assert kept == recount and any(row[0] == "manual" for row in kept)
+
+        def chunks_read() -> int:
+            pg.sql.execute("SELECT pg_stat_force_next_flush()")
+            with psycopg.connect(url, autocommit=True) as admin:
+                row = admin.execute(
+                    "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables"
+                    " WHERE schemaname = %s AND relname = 'chunks'",
+                    (schema,),
+                ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+        query = "plot legend"
+        pg.search(query, 5, TERMINAL, item_id="manual")  # the connection's first statements
+        before = chunks_read()
+        got = pg.search(query, 5, TERMINAL, item_id="manual")
+        read = chunks_read() - before
+        assert [h.rowid for h in got] == [h.rowid for h in lite.search(query, 5, TERMINAL, item_id="manual")]
+        assert len(got) == 5 and 0 < read <= 50, read
     finally:
         lite.close()
         pg.close()
@@ -455,6 +543,137 @@ def test_with_pgvector_a_whole_store_search_asks_its_hnsw_index(
         )
         pg.settle_vectors("test-model")
         assert by_index[0][0] not in [r for r, _ in pg.whole_store_nearest(embedder, "q", 5) or []]
+    finally:
+        pg.close()
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_pgvector_lives_outside_the_store_and_its_index_is_built_without_holding_writers(
+    settings: Settings, pgvector_url: str
+) -> None:
+    """The extension is the database's (in `public`): dropping a store's schema leaves it,
+    and the other stores' vectors, alone. An embedding pass's HNSW index is built after the
+    copy's transaction, CONCURRENTLY: while a build waits (here for a transaction that holds
+    the copy table, as a long build would take minutes), another replica's writer adds and
+    replaces documents at once; the index is usable once the build ends. A search asks
+    pgvector for at least as many candidates as it wants (hnsw.ef_search)."""
+    import threading
+    import time
+    import uuid
+
+    import psycopg
+
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    schemas = [f"test_{uuid.uuid4().hex[:12]}" for _ in range(2)]
+    pg = PostgresSearchStore(pgvector_url, settings.documents, schema=schemas[0])
+    other = PostgresSearchStore(pgvector_url, settings.documents, schema=schemas[1])
+    blocker = psycopg.connect(pgvector_url)
+    try:
+        assert pg.knn is not None and pg.knn.schema == "public"
+        rng = random.Random(9)
+        directions = [unit([rng.uniform(-1, 1) for _ in range(8)]) for _ in range(80)]
+        for n, blob in enumerate(directions):
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        put(other, "kept", ["kept text"], vectors=[directions[0]])
+        other.settle_vectors("test-model")
+        pg.settle_vectors("test-model")  # the first model's index, and knn_chunks
+        pg.sql.execute("UPDATE chunk_vectors SET model = 'model-b'")
+        # A transaction that wrote to the copy table and stays open: an index build on that
+        # table (CREATE INDEX, or CONCURRENTLY's wait for older writers) waits for it.
+        blocker.execute(f'DELETE FROM "{schemas[0]}".knn_chunks WHERE false')
+        settled = threading.Thread(target=pg.settle_vectors, args=("model-b",), daemon=True)
+        settled.start()
+        waiting = (
+            "SELECT 1 FROM pg_stat_activity WHERE query ILIKE 'CREATE INDEX%%' AND wait_event_type = 'Lock'"
+        )
+        with psycopg.connect(pgvector_url, autocommit=True) as watcher:
+            deadline = time.monotonic() + 60
+            while watcher.execute(waiting).fetchone() is None:
+                assert time.monotonic() < deadline, "the index build never started"
+                time.sleep(0.05)
+        writer = PostgresSearchStore(pgvector_url, settings.documents, schema=schemas[0])
+        wrote = threading.Event()
+
+        def write() -> None:
+            put(writer, "item00", ["replaced text"])  # its chunk's copy goes by cascade
+            put(writer, "newcomer", ["new text"])
+            wrote.set()
+
+        threading.Thread(target=write, daemon=True).start()
+        assert wrote.wait(30), "a writer waited for the index build"
+        assert settled.is_alive()
+        assert not pg.knn.indexed(writer.conn, "model-b")  # searches scan until it is built
+        blocker.rollback()
+        settled.join(60)
+        assert not settled.is_alive()
+        writer.close()
+        embedder = FixedVectors("model-b", directions[7])
+        by_index = pg.whole_store_nearest(embedder, "q", 60)
+        assert by_index is not None and len(by_index) == 60  # ef_search 40 would cap it at 40
+        assert by_index[0][0] == pg.item_rowid_range("item07")[0]  # type: ignore[index]
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            admin.execute(f'DROP SCHEMA "{schemas[0]}" CASCADE')
+            assert admin.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+        kept = other.whole_store_nearest(FixedVectors("test-model", directions[0]), "q", 5)
+        assert kept is not None and len(kept) == 1
+    finally:
+        blocker.close()
+        pg.close()
+        other.close()
+        with psycopg.connect(pgvector_url, autocommit=True) as admin:
+            for schema in schemas:
+                admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_large_new_batch_of_vectors_rebuilds_the_hnsw_index_after_the_copy(
+    settings: Settings, pgvector_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More new vectors than REBUILD_AFTER and than are indexed: the index is dropped, the
+    copy made, the index built again (valid, answering with the new vectors); fewer are
+    inserted into the standing index."""
+    import uuid
+
+    import psycopg
+
+    from generalAgent.search import postgres_store
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    monkeypatch.setattr(postgres_store, "REBUILD_AFTER", 10)
+    schema = f"test_{uuid.uuid4().hex[:12]}"
+    pg = PostgresSearchStore(pgvector_url, settings.documents, schema=schema)
+    try:
+        assert pg.knn is not None
+        rng = random.Random(11)
+        directions = [unit([rng.uniform(-1, 1) for _ in range(8)]) for _ in range(40)]
+        for n, blob in enumerate(directions[:5]):
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        pg.settle_vectors("test-model")
+        first = pg.conn.execute(
+            "SELECT c.oid FROM pg_class c WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+            (pg.knn._index_name("test-model"),),
+        ).fetchone()
+        for n, blob in enumerate(directions[5:8], start=5):  # 3 new: inserted into the index
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        pg.settle_vectors("test-model")
+        kept = pg.conn.execute(
+            "SELECT c.oid FROM pg_class c WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+            (pg.knn._index_name("test-model"),),
+        ).fetchone()
+        assert kept == first
+        for n, blob in enumerate(directions[8:], start=8):  # 32 new: the index is made again
+            put(pg, f"item{n:02d}", [f"text {n}"], vectors=[blob])
+        pg.settle_vectors("test-model")
+        rebuilt = pg.conn.execute(
+            "SELECT c.oid FROM pg_class c WHERE c.relname = %s AND c.relnamespace = current_schema()::regnamespace",
+            (pg.knn._index_name("test-model"),),
+        ).fetchone()
+        assert rebuilt is not None and rebuilt != first
+        assert pg.knn.indexed(pg.conn, "test-model")
+        ranked = pg.whole_store_nearest(FixedVectors("test-model", directions[30]), "q", 40)
+        assert ranked is not None and len(ranked) == 40
+        assert ranked[0][0] == pg.item_rowid_range("item30")[0]  # type: ignore[index]
     finally:
         pg.close()
         with psycopg.connect(pgvector_url, autocommit=True) as admin:
