@@ -198,7 +198,7 @@ def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
     # third of this loop, which runs once per run of text on nearly every page of a manual.
     unpack = _FOUR_DOUBLES.unpack_from
     handle = _handle(textpage)
-    boxes = []
+    boxes: list[tuple[float, float, float, float]] = []
     append = boxes.append
     for index in range(pdfium_c.FPDFText_CountRects(textpage, 0, -1)):
         get_rect(handle, index, left, top, right, bottom)
