@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import struct
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import cache
@@ -53,6 +54,9 @@ RULE_THICKNESS = 2.5
 MIN_RULE = 6.0
 # Path objects read per page at most (a chart of a million points is not a table).
 MAX_PATHS = 5_000
+# pdfium's four coordinates of a text rectangle (doubles) and of an object's bounds (floats).
+_FOUR_DOUBLES = struct.Struct("4d")
+_FOUR_FLOATS = struct.Struct("4f")
 _PAGE_NUMBER = re.compile(
     r"^[\s\-–—]*(?:(?:page|p\.|pg\.?)\s*)?(?:\d{1,5}|[ivxlc]{1,6})(?:\s*(?:of|/)\s*\d{1,5})?[\s\-–—]*$"
     r"|^\s*第\s*\d{1,5}\s*页(?:\s*[，,/]?\s*共\s*\d{1,5}\s*页)?\s*$",
@@ -174,9 +178,11 @@ def _calls() -> _Calls:
     )
 
 
-def _handle(wrapped: Any) -> int:
-    """The address of a pypdfium2 page's or text page's pdfium handle."""
-    return ctypes.cast(wrapped.raw, ctypes.c_void_p).value or 0
+def _handle(wrapped: Any) -> ctypes.c_void_p:
+    """A pypdfium2 page's or text page's pdfium handle, as the `c_void_p` the calls of
+    `_calls` take: made once, it is passed as it is, where an int is converted on every call
+    (a fifth of a call's cost, and these calls run once per character or rectangle)."""
+    return ctypes.c_void_p(ctypes.cast(wrapped.raw, ctypes.c_void_p).value or 0)
 
 
 def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
@@ -184,16 +190,20 @@ def page_boxes(textpage: Any) -> list[tuple[float, float, float, float]]:
     import pypdfium2.raw as pdfium_c
 
     get_rect = _calls().get_rect
-    values = (ctypes.c_double * 4)()  # left, top, right, bottom
+    values = ctypes.create_string_buffer(_FOUR_DOUBLES.size)  # left, top, right, bottom
     at = ctypes.addressof(values)
     size = ctypes.sizeof(ctypes.c_double)
-    left, top, right, bottom = at, at + size, at + 2 * size, at + 3 * size
+    left, top, right, bottom = (ctypes.c_void_p(at + n * size) for n in range(4))
+    # Unpacked by struct from a plain buffer: reading a ctypes array item by item cost a
+    # third of this loop, which runs once per run of text on nearly every page of a manual.
+    unpack = _FOUR_DOUBLES.unpack_from
     handle = _handle(textpage)
-    boxes = []
+    boxes: list[tuple[float, float, float, float]] = []
+    append = boxes.append
     for index in range(pdfium_c.FPDFText_CountRects(textpage, 0, -1)):
         get_rect(handle, index, left, top, right, bottom)
-        x0, y1, x1, y0 = values
-        boxes.append((x0, y0, x1, y1))
+        x0, y1, x1, y0 = unpack(values)
+        append((x0, y0, x1, y1))
     return boxes
 
 
@@ -214,7 +224,8 @@ def page_layout(textpage: Any, text: str, tables: bool = True) -> PageLayout | N
     gutter = may_have_gutter(boxes, text.count("\n") + 1)
     if not tables and not gutter:
         return None
-    lines = group_lines([Run(*box, text="#", start=index) for index, box in enumerate(boxes)])
+    make = Run._make  # a tuple made directly: one Run a rectangle, a thousand on a page of tables
+    lines = group_lines([make((*box, "#", index, -1)) for index, box in enumerate(boxes)])
     regions = reading_regions(lines) if gutter else None
     if regions is None:
         read = table_lines(textpage, text, boxes, lines) if tables else []
@@ -331,9 +342,10 @@ def page_runs(
     # of the text (a NUL): then the text is shorter than the characters, and each is asked.
     same_places = pdfium_c.FPDFText_CountChars(textpage) == len(text)
     runs: list[Run] = []
-    for n, (left, bottom, right, top) in enumerate(boxes):
-        if n not in wanted or n >= len(spans):
-            runs.append(Run(left, bottom, right, top, UNREAD))
+    make, append, read = Run._make, runs.append, len(spans)
+    for n, box in enumerate(boxes):
+        if n >= read or n not in wanted:
+            append(make((*box, UNREAD, -1, -1)))
             continue
         first, last = spans[n]
         if same_places:
@@ -342,12 +354,11 @@ def page_runs(
             start = text_index(handle, first)
             end = text_index(handle, last) + 1
         if start < 0 or end <= start:
-            runs.append(Run(left, bottom, right, top, UNREAD))
+            append(make((*box, UNREAD, -1, -1)))
             continue
-        piece = text[start:end]
-        trimmed = piece.rstrip()
+        trimmed = text[start:end].rstrip()
         lead = len(trimmed) - len(trimmed.lstrip())
-        runs.append(Run(left, bottom, right, top, trimmed[lead:], start + lead, start + len(trimmed)))
+        append(make((*box, trimmed[lead:], start + lead, start + len(trimmed))))
     return runs
 
 
@@ -367,8 +378,11 @@ def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
     current = None
     first = last = -1
     index = 0
+    # The character after an object's end was asked for while finding that end: its owner
+    # is kept for the next step rather than asked again (one call in seven).
+    ahead, ahead_owner = -1, None
     while index < total:
-        owner = text_object(handle, index)
+        owner = ahead_owner if index == ahead else text_object(handle, index)
         if owner is None:
             index += 1
             continue
@@ -380,18 +394,20 @@ def char_spans(textpage: Any, count: int) -> list[tuple[int, int]]:
             current, first = owner, index
         low, high, step = index, total, 4
         while low + step < total:
-            if text_object(handle, low + step) != owner:
-                high = low + step
+            probe = text_object(handle, low + step)
+            if probe != owner:
+                high, ahead_owner = low + step, probe
                 break
             low, step = low + step, step * 2
         while high - low > 1:  # a generated space inside stops it early: the loop goes on after it
             middle = (low + high) // 2
-            if text_object(handle, middle) == owner:
+            probe = text_object(handle, middle)
+            if probe == owner:
                 low = middle
             else:
-                high = middle
+                high, ahead_owner = middle, probe
         last = low
-        index = low + 1
+        index = ahead = low + 1
     if current is not None:
         spans.append((first, last))
     return spans
@@ -403,10 +419,11 @@ def page_rules(page: Any) -> list[Rule]:
 
     calls = _calls()
     get_object, object_type, object_bounds = calls.get_object, calls.object_type, calls.object_bounds
-    values = (ctypes.c_float * 4)()  # left, bottom, right, top
+    values = ctypes.create_string_buffer(_FOUR_FLOATS.size)  # left, bottom, right, top
     at = ctypes.addressof(values)
     size = ctypes.sizeof(ctypes.c_float)
-    pointers = at, at + size, at + 2 * size, at + 3 * size
+    pointers = tuple(ctypes.c_void_p(at + n * size) for n in range(4))
+    unpack = _FOUR_FLOATS.unpack_from
     path = pdfium_c.FPDF_PAGEOBJ_PATH
     handle = _handle(page)
     rules: list[Rule] = []
@@ -420,7 +437,7 @@ def page_rules(page: Any) -> list[Rule]:
             break
         if not object_bounds(item, *pointers):
             continue
-        left, bottom, right, top = values
+        left, bottom, right, top = unpack(values)
         width, height = right - left, top - bottom
         if (height <= RULE_THICKNESS and width >= MIN_RULE) or (
             width <= RULE_THICKNESS and height >= MIN_RULE

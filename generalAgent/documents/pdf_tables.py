@@ -31,6 +31,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import NamedTuple
 
 from generalAgent.documents.pdf_captions import is_caption
@@ -232,27 +233,48 @@ def normalised(text: str) -> str:
 def group_lines(runs: Sequence[Run]) -> list[Line]:
     """Runs in printed lines, top to bottom, each line's runs left to right. A run belongs
     to a line when its vertical middle lies within the line's band."""
+    # Sorted as (-middle, x0, position) tuples: the position keeps a stable sort's order for
+    # ties and spares a key function called once a run (a page of tables has a thousand).
+    placed = sorted(
+        (-(run.y0 + run.y1) / 2, run.x0, n, run) for n, run in enumerate(runs) if run.text.strip()
+    )
     lines: list[Line] = []
-    for run in sorted(runs, key=lambda r: (-(r.y0 + r.y1) / 2, r.x0)):
-        if not run.text.strip():
-            continue
-        middle = (run.y0 + run.y1) / 2
-        line = lines[-1] if lines else None
+    line: Line | None = None
+    for negative, _, _, run in placed:
+        middle = -negative
         if line is not None and line.bottom - 0.5 <= middle <= line.top + 0.5:
             line.runs.append(run)
-            line.top, line.bottom = max(line.top, run.y1), min(line.bottom, run.y0)
+            if run.y1 > line.top:
+                line.top = run.y1
+            if run.y0 < line.bottom:
+                line.bottom = run.y0
         else:
-            lines.append(Line([run], run.y1, run.y0))
+            line = Line([run], run.y1, run.y0)
+            lines.append(line)
+    by_left = itemgetter(0)  # a Run's x0
     for line in lines:
-        line.runs.sort(key=lambda r: r.x0)
+        if len(line.runs) > 1:
+            line.runs.sort(key=by_left)
     return lines
 
 
 def _merged_rules(rules: Sequence[Rule]) -> tuple[list[Rule], list[Rule]]:
     """(horizontal, vertical) rules, collinear touching pieces joined (a ruled table draws
     each cell's border on its own)."""
-    horizontal = sorted((r for r in rules if r.horizontal), key=lambda r: (round((r.y0 + r.y1) / 2), r.x0))
-    vertical = sorted((r for r in rules if not r.horizontal), key=lambda r: (round((r.x0 + r.x1) / 2), r.y0))
+    # Sorted as (key, position, rule) tuples, the position keeping a stable sort's order for
+    # ties: a ruled table draws each cell's border as pieces (the Debian Reference: up to 413
+    # a page), and a key function and the `horizontal` property called on each cost more
+    # than the sort.
+    across = [(r, r.x1 - r.x0 >= r.y1 - r.y0) for r in rules]
+    horizontal = [
+        r for *_, r in sorted((round((r.y0 + r.y1) / 2), r.x0, n, r) for n, (r, h) in enumerate(across) if h)
+    ]
+    vertical = [
+        r
+        for *_, r in sorted(
+            (round((r.x0 + r.x1) / 2), r.y0, n, r) for n, (r, h) in enumerate(across) if not h
+        )
+    ]
     joined_h: list[Rule] = []
     for r in horizontal:
         last = joined_h[-1] if joined_h else None

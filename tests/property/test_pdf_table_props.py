@@ -1,5 +1,6 @@
 """The pure grid logic of PDF tables for any cells (hypothesis): joining a wrapped cell's lines,
-merging a table across pages with its header once, and finding a laid-out grid again."""
+merging a table across pages with its header once, finding a laid-out grid again, and runs
+grouped into lines and rules joined exactly as their plain definitions do (ties included)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from hypothesis import strategies as st
 
 from generalAgent.documents.pdf_tables import (
     PageTable,
+    Rule,
     Run,
+    _merged_rules,
     find_tables,
     group_lines,
     join_cell_lines,
@@ -96,3 +99,65 @@ def test_a_long_row_cut_into_pieces_fits_and_loses_no_character(cells: list[str]
     for column in range(1, len(cells)):
         said = "".join(piece[column] for piece in pieces)
         assert said.replace(" ", "") == cells[column].replace(" ", "")
+
+
+# Coordinates from a few values, so that runs share middles and left edges (ties a faster
+# sort must order as the plain definition's stable sort does).
+COORD = st.sampled_from([0.0, 1.0, 1.5, 2.0, 10.0, 10.5, 11.0, 12.0, 100.0])
+RUNS = st.lists(
+    st.builds(
+        lambda x0, w, y0, h, text, start: Run(x0, y0, x0 + w, y0 + h, text, start),
+        COORD,
+        COORD,
+        COORD,
+        COORD,
+        st.sampled_from(["a", "b", " ", "", "表"]),
+        st.integers(-1, 50),
+    ),
+    max_size=30,
+)
+
+
+def _lines_as_defined(runs: list[Run]) -> list[tuple[list[Run], float, float]]:
+    """group_lines' docstring written out plainly: runs top to bottom (then left to right,
+    ties in the order given), a run joining the line when its middle is within the band."""
+    lines: list[tuple[list[Run], float, float]] = []
+    for run in sorted(runs, key=lambda r: (-(r.y0 + r.y1) / 2, r.x0)):
+        if not run.text.strip():
+            continue
+        middle = (run.y0 + run.y1) / 2
+        if lines and lines[-1][2] - 0.5 <= middle <= lines[-1][1] + 0.5:
+            members, top, bottom = lines[-1]
+            lines[-1] = ([*members, run], max(top, run.y1), min(bottom, run.y0))
+        else:
+            lines.append(([run], run.y1, run.y0))
+    return [(sorted(members, key=lambda r: r.x0), top, bottom) for members, top, bottom in lines]
+
+
+@given(RUNS)
+def test_lines_are_grouped_as_defined_whatever_the_ties(runs: list[Run]) -> None:
+    assert [(line.runs, line.top, line.bottom) for line in group_lines(runs)] == _lines_as_defined(runs)
+
+
+@given(st.lists(st.tuples(COORD, COORD, COORD, COORD), max_size=30))
+def test_rules_are_sorted_and_joined_as_defined_whatever_the_ties(
+    boxes: list[tuple[float, float, float, float]],
+) -> None:
+    rules = [Rule(x0, y0, x0 + w, y0 + h) for x0, w, y0, h in boxes]
+    horizontal = sorted((r for r in rules if r.horizontal), key=lambda r: (round((r.y0 + r.y1) / 2), r.x0))
+    vertical = sorted((r for r in rules if not r.horizontal), key=lambda r: (round((r.x0 + r.x1) / 2), r.y0))
+    want_h: list[Rule] = []
+    for r in horizontal:
+        last = want_h[-1] if want_h else None
+        if last and abs((last.y0 + last.y1) / 2 - (r.y0 + r.y1) / 2) < 1.5 and r.x0 <= last.x1 + 2:
+            want_h[-1] = Rule(last.x0, min(last.y0, r.y0), max(last.x1, r.x1), max(last.y1, r.y1))
+        else:
+            want_h.append(r)
+    want_v: list[Rule] = []
+    for r in vertical:
+        last = want_v[-1] if want_v else None
+        if last and abs((last.x0 + last.x1) / 2 - (r.x0 + r.x1) / 2) < 1.5 and r.y0 <= last.y1 + 2:
+            want_v[-1] = Rule(min(last.x0, r.x0), last.y0, max(last.x1, r.x1), max(last.y1, r.y1))
+        else:
+            want_v.append(r)
+    assert _merged_rules(rules) == (want_h, want_v)
