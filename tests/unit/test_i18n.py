@@ -300,7 +300,7 @@ def test_a_page_that_cannot_be_shown_is_named_in_the_ui_language(chinese: None, 
 
 
 def test_a_file_linked_out_of_its_folder_is_named_in_the_ui_language(chinese: None, tmp_path) -> None:
-    """"… leads outside … (a symbolic link); skipped" was English for a skill, an agent
+    """The line "… leads outside … (a symbolic link); skipped" was English for a skill, an agent
     profile, AGENTS.md, a custom command and the tools file in a Chinese session."""
     from generalAgent.agent_profiles import load_agent_profiles
     from generalAgent.cli.custom_commands import load_custom_commands
@@ -326,7 +326,9 @@ def test_a_file_linked_out_of_its_folder_is_named_in_the_ui_language(chinese: No
     leaving = "通向 {folder} 之外（符号链接）；已跳过"
 
     [skill] = load_skills(tmp_path / "skills").warnings
-    assert skill.shown(i18n._) == f"{tmp_path}/skills/stolen/SKILL.md " + leaving.format(folder=tmp_path / "skills")
+    assert skill.shown(i18n._) == f"{tmp_path}/skills/stolen/SKILL.md " + leaving.format(
+        folder=tmp_path / "skills"
+    )
     [profile] = load_agent_profiles(tmp_path / "agents").warnings
     assert profile.shown(i18n._).endswith(leaving.format(folder=tmp_path / "agents"))
     [command] = load_custom_commands(tmp_path / "user", FolderTrust(), tmp_path).problems
@@ -343,7 +345,7 @@ def test_a_file_linked_out_of_its_folder_is_named_in_the_ui_language(chinese: No
 
 
 def test_a_tools_file_that_cannot_be_read_is_said_in_the_ui_language(chinese: None, tmp_path) -> None:
-    """"tools.yaml: cannot read it (Permission denied)" and "not valid YAML" were English."""
+    """The lines "tools.yaml: cannot read it (Permission denied)" and "not valid YAML" were English."""
     import os
 
     from generalAgent.tools.registry import ToolConfigError, parse_tools_yaml
