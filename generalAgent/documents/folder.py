@@ -28,11 +28,14 @@ from generalAgent.documents.folder_walk import walk_folder
 from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.documents.reading import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.search import (
+    INDEX_UNUSABLE,
     SCORE_DIGITS,
     SearchFailure,
     language_advice,
     passage_lines,
+    query_failure,
     rendering_line,
+    search_failure,
     with_context,
 )
 from generalAgent.search.budgets import ContentBudget, apply_budget
@@ -167,11 +170,11 @@ def searching(label: str) -> Iterator[None]:
     try:
         yield
     except QueryError as exc:
-        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
+        raise query_failure(label, exc) from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:
-        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+        raise search_failure(INDEX_UNUSABLE, problem=str(exc)) from None
 
 
 def search_folder(
