@@ -171,7 +171,7 @@ def start_mentioned_servers(
         if status.state != "ready":
             failed[handle] = _(
                 "@{handle}: the MCP server did not start ({detail}); its tools are not available."
-            ).format(handle=handle, detail=status.detail)
+            ).format(handle=handle, detail=status.shown_detail(_))
     return failed
 
 

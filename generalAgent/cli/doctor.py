@@ -474,7 +474,7 @@ def _mcp_servers(settings: Settings) -> list[Check]:
                 where=where, count=len(status.tools), seconds=f"{status.started_in or 0:.1f}", when=when
             )
         else:
-            detail = f"{where}: {status.detail}"
+            detail = f"{where}: {status.shown_detail(_)}"
         detail += "".join(f"; {warning}" for warning in status.warnings)
         checks.append(Check(f"mcp @{status.handle}", status.state == "ready", detail))
     return checks

@@ -382,3 +382,24 @@ def test_a_skill_linked_out_of_its_folder_is_named_in_chinese(
     result = run_cli(["doctor", "--offline"], {**chinese(cli_env), "SKILLS_DIR": str(skills)}, workdir)
     assert f"stolen/SKILL.md通向{skills}之外（符号链接）；已跳过" in joined(result.stdout), result.stdout
     assert "leads outside" not in result.stdout
+
+
+def test_an_mcp_server_that_cannot_start_is_named_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    # "cannot run 'x': no such program (check 'command' and PATH)" and "the process exited"
+    # were English in doctor, /mcp and the chat's warning; the model's sentence stays English.
+    mcp_json = Path(cli_env["GENERALAGENT_CONFIG_DIR"]) / "mcp.json"
+    servers = {
+        "gone": {"command": "no-such-program-37"},
+        "dies": {
+            "command": sys.executable,
+            "args": ["-c", "import sys; print('oops', file=sys.stderr); sys.exit(3)"],
+        },
+    }
+    mcp_json.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    zh = {**cli_env, "LANG": "zh_CN.UTF-8"}
+    doctor = joined(run_cli(["doctor", "--offline"], zh, workdir).stdout)
+    assert "无法运行'no-such-program-37'：没有这个程序（请检查'command'和PATH）" in doctor, doctor
+    assert "进程已退出（oops）" in doctor, doctor
+    assert "no such program" not in doctor and "process exited" not in doctor
+    english = run_cli(["doctor", "--offline"], cli_env, workdir).stdout
+    assert "cannot run 'no-such-program-37': no such program (check 'command' and PATH)" in english
