@@ -86,6 +86,7 @@ class SearchFailure(Exception):
         )
 
 
+EMPTY_QUERY = N_("Empty query: give the words to look for.")
 # The index could not be read or written (still locked after the busy timeout, ...).
 INDEX_UNUSABLE = N_("The search index could not be used ({problem}); try again in a moment.")
 
@@ -166,9 +167,9 @@ def search_document(
     warning = notes = rendered = ""
     unembedded = 0
     if not asked:
-        raise SearchFailure("Empty query: give the words to look for.")
+        raise search_failure(EMPTY_QUERY)
     if regex and len(asked) > 1:
-        raise SearchFailure("A regular expression search takes one pattern: give query as one string.")
+        raise search_failure(N_("A regular expression search takes one pattern: give query as one string."))
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_RESULTS_ASKED if whole_call else budget.matched_chunks))
@@ -277,17 +278,19 @@ def check_citation(
     it occurs."""
     shown = shown_as or str(path)
     if not quote or not quote.strip():
-        raise SearchFailure("Empty quote: give the sentence to check.")
+        raise search_failure(N_("Empty quote: give the sentence to check."))
     try:
         with SearchIndex(db_path, settings, open_file=open_file, store=store, viewer=viewer) as index:
             document = index.index_file(path, progress=progress)
             check = check_quote(index.db, document.item_id, quote, place)
     except (DocumentError, CitationError) as exc:
-        raise SearchFailure(f"Cannot check the quote in {shown}: {exc}.") from None
+        raise search_failure(
+            N_("Cannot check the quote in {name}: {problem}."), name=shown, problem=said_of_error(exc)
+        ) from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:
-        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+        raise search_failure(INDEX_UNUSABLE, problem=str(exc)) from None
     return {
         "file": shown,
         "quote": quote,

@@ -126,7 +126,11 @@ class ToolRegistry:
         module = importlib.import_module(spec.module)
         tool = module.create_tool(self._env)
         if tool.name != name:
-            raise ToolConfigError(f"{spec.module}.create_tool built {tool.name!r}, expected {name!r}")
+            raise ToolConfigError(
+                _("{module}.create_tool built {built}, expected {name}").format(
+                    module=spec.module, built=repr(tool.name), name=repr(name)
+                )
+            )
         tool.metadata = {**(tool.metadata or {}), RISK: spec.risk}  # how its approval question looks
         self._loaded[name] = tool
         return tool

@@ -162,6 +162,10 @@ SAID_ERRORS = {
     "DocumentError",
     "FrontMatterError",
     "ImageError",
+    # Said in the UI language where they are raised, or kept as a Message (issue 37's sweep).
+    "SearchFailure",
+    "MCPConfigError",
+    "ToolConfigError",
 }
 
 
@@ -384,3 +388,27 @@ def test_an_image_left_out_of_a_request_is_said_in_the_ui_language(chinese: None
     assert gone == "gone.png" and missing.shown(i18n._) == "它不存在"
     too_big = ImageLimits(max_request_bytes=3 * 1024 * 1024).over_request(1, 4 * 1024 * 1024)
     assert too_big is not None and too_big.shown(i18n._) == "该模型一次请求最多接受 3 MB 的图像"
+
+
+def test_a_search_the_tools_cannot_run_is_said_in_the_ui_language(chinese: None, settings) -> None:
+    """search_file and search_folder's refusals ("Empty query: …", "Cannot search …: invalid
+    regular expression (…)") reached the terminal's error line in English."""
+    from generalAgent.tools.errors import shown_error
+    from tests.support.tools import run_tool, workspace_root
+
+    (workspace_root(settings) / "uploads" / "制度.md").write_text(
+        "# 报销\n\n差旅报销需要审批。\n", encoding="utf-8"
+    )
+    cases = [
+        ("search_folder", {"folder": "uploads", "query": "  "}, "错误：查询为空：请给出要查找的词。"),
+        (
+            "search_file",
+            {"file_path": "uploads/制度.md", "query": "[", "regex": True},
+            "错误：无法搜索 uploads/制度.md：正则表达式无效（",
+        ),
+    ]
+    for tool, args, chinese_line in cases:
+        answer, state = run_tool(settings, tool, args)
+        assert answer.startswith("Error: ") and "无法" not in answer and "查询" not in answer, answer
+        shown = shown_error(answer, state["messages"][-1].artifact, i18n._, i18n.ngettext)
+        assert shown.startswith(chinese_line), shown
