@@ -230,14 +230,16 @@ def carrying(kind: Callable[[str], E], said: Message) -> E:
 
 def said_of_error(exc: BaseException) -> str | Message:
     """What `exc` says: its `said` Message when it carries one, a Message of its `template`
-    and `fields` when it keeps them (a layer that may not import this one, front_matter.py),
-    else its text."""
+    and `fields` when it keeps them (a layer that may not import this one: front_matter.py,
+    config/confined.py), an OS error's reason in words (not `[Errno 13] ...`), else its text."""
     said = getattr(exc, "said", None)
     if isinstance(said, Message):
         return said
     template, fields = getattr(exc, "template", None), getattr(exc, "fields", None)
     if isinstance(template, str) and isinstance(fields, dict):
         return Message(template, {name: str(value) for name, value in fields.items()})
+    if isinstance(exc, OSError) and exc.errno is not None:
+        return os_error_reason(exc)
     return str(exc)
 
 

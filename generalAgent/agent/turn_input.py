@@ -27,11 +27,12 @@ from generalAgent.agent.chat_input import (
     upload,
 )
 from generalAgent.agent.loading import LoadedAgent
+from generalAgent.display import Message
 from generalAgent.graph.history import settle_unfinished_step
 from generalAgent.graph.images import TurnImages, turn_images
 from generalAgent.graph.state import UploadedFile, merge_names
 from generalAgent.graph.turn import TurnInput, main_turn_input
-from generalAgent.i18n import _
+from generalAgent.i18n import _, ngettext
 from generalAgent.providers.vision import image_limits, knows_vision, takes_images
 from generalAgent.tools.named_hosts import NamedHost, hosts_typed
 from generalAgent.tools.visibility import classify_mentions, servers_joining, visible_tools_for_state
@@ -111,7 +112,9 @@ def prepare_turn(
         for path in images.ocr
     ]
     warnings += [
-        _("{path}: not sent as an image ({reason})").format(path=path, reason=why)
+        _("{path}: not sent as an image ({reason})").format(
+            path=path, reason=why.shown(_, ngettext) if isinstance(why, Message) else why
+        )
         for path, why in images.unread
     ]
     if (images.ocr or images.unread) and not knows_vision(parts.settings.model):
@@ -168,7 +171,7 @@ def start_mentioned_servers(
         if status.state != "ready":
             failed[handle] = _(
                 "@{handle}: the MCP server did not start ({detail}); its tools are not available."
-            ).format(handle=handle, detail=status.detail)
+            ).format(handle=handle, detail=status.shown_detail(_))
     return failed
 
 

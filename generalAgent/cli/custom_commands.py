@@ -25,7 +25,7 @@ from pathlib import Path
 
 from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.config.trust import FolderTrust
-from generalAgent.display import N_, Message, os_error_reason, said_of_error
+from generalAgent.display import N_, Message, carrying, said_of_error
 from generalAgent.front_matter import FrontMatterError, split_front_matter
 
 COMMANDS_FOLDER = "commands"
@@ -115,7 +115,7 @@ def load_custom_commands(
             try:
                 command = _read(path, root, name, scope)
             except (OSError, UnicodeDecodeError, FrontMatterError, LeavesFolder) as exc:
-                problem = os_error_reason(exc) if isinstance(exc, OSError) else said_of_error(exc)
+                problem = said_of_error(exc)  # a LeavesFolder is an OSError: its own sentence first
                 problems.append(Message(N_("{path}: {problem}"), {"path": str(path), "problem": problem}))
                 continue
             found[name] = command
@@ -137,7 +137,7 @@ def _markdown_files(root: Path) -> list[Path]:
 
 def _read(path: Path, root: Path, name: str, scope: str) -> CustomCommand:
     if path.stat().st_size > MAX_BYTES:
-        raise OSError(f"larger than {MAX_BYTES:,} bytes")
+        raise carrying(OSError, Message(N_("larger than {limit} bytes"), {"limit": f"{MAX_BYTES:,}"}))
     text = read_confined_text(path, root)
     meta: dict[str, object] = {}
     body = text

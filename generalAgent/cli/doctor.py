@@ -337,9 +337,12 @@ def _sqlite(settings: Settings) -> Check:
 def _tools_and_skills(settings: Settings) -> Check:
     from generalAgent.agent_profiles import load_agent_profiles
     from generalAgent.skills.loader import load_skills
-    from generalAgent.tools.registry import parse_tools_yaml
+    from generalAgent.tools.registry import ToolConfigError, parse_tools_yaml
 
-    specs = parse_tools_yaml(settings.paths.tools_config)
+    try:
+        specs = parse_tools_yaml(settings.paths.tools_config)
+    except ToolConfigError as exc:  # its one line is said in the UI language already
+        return Check(N_("tools and skills"), False, str(exc))
     skills = load_skills(settings.paths.skills_dir)
     agents = load_agent_profiles(settings.paths.agents_dir)
     warnings = [w.shown(_) for w in (*skills.warnings, *agents.warnings)]
@@ -471,7 +474,7 @@ def _mcp_servers(settings: Settings) -> list[Check]:
                 where=where, count=len(status.tools), seconds=f"{status.started_in or 0:.1f}", when=when
             )
         else:
-            detail = f"{where}: {status.detail}"
+            detail = f"{where}: {status.shown_detail(_)}"
         detail += "".join(f"; {warning}" for warning in status.warnings)
         checks.append(Check(f"mcp @{status.handle}", status.state == "ready", detail))
     return checks

@@ -203,7 +203,7 @@ def remove_command(
 
 def describe_state(status: ServerStatus) -> str:
     """The state column: what the server is doing, and what the user can do about it."""
-    text = _(STATES[status.state]).format(detail=status.detail, handle=status.handle)
+    text = _(STATES[status.state]).format(detail=status.shown_detail(_), handle=status.handle)
     if status.state == "ready" and status.started_in is not None:
         text += f" ({status.started_in:.1f} s)"
     return text

@@ -48,7 +48,7 @@ def show_memory(chat: ChatHandle, argument: str) -> None:
     console = chat.console
     memory = chat.agent().parts.memory
     for problem in memory.problems:
-        console.print("[yellow]" + escape(_("Not read: {problem}").format(problem=problem)) + "[/]")
+        console.print("[yellow]" + escape(_("Not read: {problem}").format(problem=problem.shown(_))) + "[/]")
     if not memory.files:
         message = _(
             "No AGENTS.md loaded. Instructions for every session go in {user} (yours) or {project} "

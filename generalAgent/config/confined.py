@@ -13,11 +13,22 @@ import os
 from pathlib import Path
 
 
+def N_(message: str) -> str:
+    """Marks a message for the catalog (babel's keyword), as display.N_ does: config/ is the
+    lowest layer and may not import display.py."""
+    return message
+
+
 class LeavesFolder(OSError):
-    """The file is a link (or lies under one) that leads outside its folder; not read."""
+    """The file is a link (or lies under one) that leads outside its folder; not read.
+
+    Its `template` (N_-marked) and `fields` are kept as data, as FrontMatterError's are, so
+    the loaders say it in the UI language (display.said_of_error makes a Message of them)."""
 
     def __init__(self, path: Path, folder: Path) -> None:
-        super().__init__(f"{path} leads outside {folder} (a symbolic link); skipped")
+        self.template = N_("{path} leads outside {folder} (a symbolic link); skipped")
+        self.fields = {"path": str(path), "folder": str(folder)}
+        super().__init__(self.template.format(**self.fields))
         self.path = path
         self.folder = folder
 

@@ -24,15 +24,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import N_
 from generalAgent.documents.folder_walk import walk_folder
 from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.documents.reading import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
 from generalAgent.documents.search import (
+    EMPTY_QUERY,
+    INDEX_UNUSABLE,
     SCORE_DIGITS,
     SearchFailure,
     language_advice,
     passage_lines,
+    query_failure,
     rendering_line,
+    search_failure,
     with_context,
 )
 from generalAgent.search.budgets import ContentBudget, apply_budget
@@ -167,11 +172,11 @@ def searching(label: str) -> Iterator[None]:
     try:
         yield
     except QueryError as exc:
-        raise SearchFailure(f"Cannot search {label}: {exc}.") from None
+        raise query_failure(label, exc) from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:
-        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+        raise search_failure(INDEX_UNUSABLE, problem=str(exc)) from None
 
 
 def search_folder(
@@ -196,9 +201,11 @@ def search_folder(
     `render`: as `search_document`'s, into the commonest language of the documents whose
     script is not the query's."""
     if not phrasings(query):
-        raise SearchFailure("Empty query: give the words to look for.")
+        raise search_failure(EMPTY_QUERY)
     if not folder.is_dir():
-        raise SearchFailure(f"{shown_as(folder)} is not a folder; give a folder, or search one file.")
+        raise search_failure(
+            N_("{folder} is not a folder; give a folder, or search one file."), folder=shown_as(folder)
+        )
     files, more = searchable_files(folder)
     return search_files(
         db_path,
@@ -243,7 +250,7 @@ def search_files(
     shown under `label`."""
     asked = phrasings(query)
     if not asked:
-        raise SearchFailure("Empty query: give the words to look for.")
+        raise search_failure(EMPTY_QUERY)
     more = more_files
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
@@ -327,7 +334,7 @@ def search_indexed(
     `viewer` sees."""
     asked = phrasings(query)
     if not asked:
-        raise SearchFailure("Empty query: give the words to look for.")
+        raise search_failure(EMPTY_QUERY)
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))

@@ -59,13 +59,18 @@ class ImageLimits:
     max_images: int | None = None
     max_request_bytes: int | None = None
 
-    def over_request(self, images: int, url_bytes: int) -> str | None:
+    def over_request(self, images: int, url_bytes: int) -> Message | None:
         """Why one more image, making `images` images of `url_bytes` in all, cannot go in
-        the same request; None when it can."""
+        the same request (English for the model, the UI language for a person); None when it can."""
         if self.max_images is not None and images > self.max_images:
-            return f"the model takes at most {self.max_images} images in one request"
+            return Message(
+                N_("the model takes at most {count} images in one request"), {"count": str(self.max_images)}
+            )
         if self.max_request_bytes is not None and url_bytes > self.max_request_bytes:
-            return f"the model takes at most {self.max_request_bytes // (1024 * 1024)} MB of images in one request"
+            return Message(
+                N_("the model takes at most {size} MB of images in one request"),
+                {"size": str(self.max_request_bytes // (1024 * 1024))},
+            )
         return None
 
 
@@ -236,7 +241,9 @@ def recognise_image(data: bytes) -> str:
     )
 
     if not ocr_installed():
-        raise OcrUnavailable(f"OCR is not installed: {install_hint('ocr')}")
+        raise carrying(
+            OcrUnavailable, Message(N_("OCR is not installed: {install}"), {"install": install_hint("ocr")})
+        )
 
     prepared = prepare_image(data, ImageLimits(max_side=2_500, max_pixels=4_000_000, max_bytes=1 << 40))
     from PIL import Image

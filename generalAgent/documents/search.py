@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_, Message, Plural, english_plural
+from generalAgent.display import N_, Message, Plural, english_plural, said_of_error
 from generalAgent.documents.citations import CitationError, check_quote
 from generalAgent.documents.index import ChunkHit, Progress, QueryError, SearchIndex
 from generalAgent.documents.reading import DocumentError, OpenFile, open_plainly
@@ -56,25 +56,51 @@ class SearchFailure(Exception):
     A document that cannot be read keeps its `DocumentError` (`unreadable`), so the
     terminal can say the whole line in its language (`shown`); `str(exc)` stays English."""
 
-    def __init__(self, message: str, /, unreadable: DocumentError | None = None, name: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        /,
+        unreadable: DocumentError | None = None,
+        name: str = "",
+        said: Message | None = None,
+    ) -> None:
         super().__init__(message)
         self.unreadable = unreadable
         self.name = name
+        self._said = said
 
     @property
     def said(self) -> Message | None:
-        """The line as data for a tool's answer, when the document could not be read."""
+        """The line as data for a tool's answer, when the document could not be read or the
+        failure was raised as a Message (`search_failure`)."""
         if self.unreadable is None:
-            return None
+            return self._said
         return Message(CANNOT_SEARCH, {"name": self.name, "problem": self.unreadable.said})
 
     def shown(self, translate: Callable[[str], str] = str, ngettext: Plural = english_plural) -> str:
         """The message in the language of `translate` and `ngettext` (the terminal's)."""
         if self.unreadable is None:
-            return str(self)
+            return self._said.shown(translate, ngettext) if self._said is not None else str(self)
         return translate(CANNOT_SEARCH).format(
             name=self.name, problem=self.unreadable.shown(translate, ngettext)
         )
+
+
+EMPTY_QUERY = N_("Empty query: give the words to look for.")
+# The index could not be read or written (still locked after the busy timeout, ...).
+INDEX_UNUSABLE = N_("The search index could not be used ({problem}); try again in a moment.")
+
+
+def search_failure(template: str, **fields: str | Message) -> SearchFailure:
+    """A SearchFailure whose sentence is kept as data, in English for the model and the
+    log, in the UI language for a person (`shown`)."""
+    said = Message(template, fields)
+    return SearchFailure(said.english(), said=said)
+
+
+def query_failure(name: str, exc: Exception) -> SearchFailure:
+    """ "Cannot search NAME: why" for a query that cannot run (an invalid regular expression)."""
+    return search_failure(CANNOT_SEARCH, name=name, problem=said_of_error(exc))
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,9 +167,9 @@ def search_document(
     warning = notes = rendered = ""
     unembedded = 0
     if not asked:
-        raise SearchFailure("Empty query: give the words to look for.")
+        raise search_failure(EMPTY_QUERY)
     if regex and len(asked) > 1:
-        raise SearchFailure("A regular expression search takes one pattern: give query as one string.")
+        raise search_failure(N_("A regular expression search takes one pattern: give query as one string."))
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_RESULTS_ASKED if whole_call else budget.matched_chunks))
@@ -174,11 +200,11 @@ def search_document(
     except DocumentError as exc:
         raise SearchFailure(CANNOT_SEARCH.format(name=shown, problem=exc), exc, shown) from None
     except QueryError as exc:
-        raise SearchFailure(f"Cannot search {shown}: {exc}.") from None
+        raise query_failure(shown, exc) from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:  # e.g. still locked after the busy timeout
-        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+        raise search_failure(INDEX_UNUSABLE, problem=str(exc)) from None
     call_chars = budget.call_chars if whole_call else budget.result_chars
     budgeted = apply_budget(results, replace(budget, call_chars=call_chars, whole_item_chars=0))
     return FileSearch(
@@ -252,17 +278,19 @@ def check_citation(
     it occurs."""
     shown = shown_as or str(path)
     if not quote or not quote.strip():
-        raise SearchFailure("Empty quote: give the sentence to check.")
+        raise search_failure(N_("Empty quote: give the sentence to check."))
     try:
         with SearchIndex(db_path, settings, open_file=open_file, store=store, viewer=viewer) as index:
             document = index.index_file(path, progress=progress)
             check = check_quote(index.db, document.item_id, quote, place)
     except (DocumentError, CitationError) as exc:
-        raise SearchFailure(f"Cannot check the quote in {shown}: {exc}.") from None
+        raise search_failure(
+            N_("Cannot check the quote in {name}: {problem}."), name=shown, problem=said_of_error(exc)
+        ) from None
     except DatabaseError as exc:
         raise SearchFailure(str(exc)) from None
     except sqlite3.Error as exc:
-        raise SearchFailure(f"The search index could not be used ({exc}); try again in a moment.") from None
+        raise search_failure(INDEX_UNUSABLE, problem=str(exc)) from None
     return {
         "file": shown,
         "quote": quote,

@@ -45,7 +45,7 @@ from langgraph.runtime import get_runtime
 
 from generalAgent.agent_profiles import AgentCatalog, load_agent_profiles
 from generalAgent.config.settings import Settings, load_settings
-from generalAgent.display import Message
+from generalAgent.display import N_, Message
 from generalAgent.graph.compaction import build_compact_node
 from generalAgent.graph.context import PromptBuilder
 from generalAgent.graph.history import build_repair_node, needs_repair
@@ -92,7 +92,7 @@ class AgentParts:
 
     @property
     def warnings(self) -> list[str | Message]:
-        unread = [f"AGENTS.md not read: {problem}" for problem in self.memory.problems]
+        unread = [Message(N_("AGENTS.md not read: {problem}"), {"problem": p}) for p in self.memory.problems]
         return [*self.skills.warnings, *self.agents.warnings, *unread]
 
 

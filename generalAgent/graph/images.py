@@ -32,6 +32,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
+from generalAgent.display import Message, os_error_reason, said_of_error
 from generalAgent.documents.images import (
     IMAGES_KEY,
     ImageError,
@@ -106,7 +107,7 @@ class _RequestBudget:
     images: int = 0
     url_bytes: int = 0
 
-    def refusal(self, data: bytes) -> str | None:
+    def refusal(self, data: bytes) -> Message | None:
         """Why this image cannot join the request (None: it can, and it is counted)."""
         size = data_url_bytes(data)
         why = self.limits.over_request(self.images + 1, self.url_bytes + size)
@@ -127,7 +128,7 @@ def _parts(
             continue  # deleted from the workspace: the placeholder says what it was
         why = budget.refusal(data)
         if why is not None:
-            parts.append({"type": "text", "text": f"[image {ref['path']} not sent: {why}]"})
+            parts.append({"type": "text", "text": f"[image {ref['path']} not sent: {why.english()}]"})
             continue
         if caption:
             parts.append({"type": "text", "text": f"{caption} {ref['path']}:"})
@@ -160,7 +161,8 @@ class TurnImages:
     refs: list[ImageRef] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)  # appended to the user's message
     ocr: list[str] = field(default_factory=list)  # images sent as OCR text (to tell the user)
-    unread: list[tuple[str, str]] = field(default_factory=list)  # (path, why) not sent at all
+    # (path, why) of the images not sent as images: `why` said for the person (`lines` tell the model)
+    unread: list[tuple[str, str | Message]] = field(default_factory=list)
 
 
 def turn_images(paths: Sequence[str], root: Path, vision: bool, limits: ImageLimits) -> TurnImages:
@@ -168,14 +170,15 @@ def turn_images(paths: Sequence[str], root: Path, vision: bool, limits: ImageLim
     found = TurnImages()
     for shown in paths:
         if vision and limits.max_images is not None and len(found.refs) >= limits.max_images:
-            why = f"the model takes at most {limits.max_images} images in one request"
+            why = limits.over_request(len(found.refs) + 1, 0)
+            assert why is not None  # the count alone is over
             found.unread.append((shown, why))
-            found.lines.append(f"[image: {shown} not attached: {why}]")
+            found.lines.append(f"[image: {shown} not attached: {why.english()}]")
             continue
         try:
             data = (root / shown).read_bytes()
         except OSError as exc:
-            found.unread.append((shown, exc.strerror or str(exc)))
+            found.unread.append((shown, os_error_reason(exc)))
             continue
         try:
             if vision:
@@ -185,11 +188,11 @@ def turn_images(paths: Sequence[str], root: Path, vision: bool, limits: ImageLim
                 continue
             text = recognise_image(data).strip()
         except ImageError as exc:
-            found.unread.append((shown, str(exc)))
+            found.unread.append((shown, said_of_error(exc)))
             found.lines.append(f"[image: {shown} could not be read: {exc}]")
             continue
         except OcrUnavailable as exc:
-            found.unread.append((shown, str(exc)))
+            found.unread.append((shown, said_of_error(exc)))
             found.lines.append(
                 f"[image: {shown}; this model does not take images and OCR is not installed, so only "
                 "its name is known. Tell the user to switch to a vision model or install OCR.]"

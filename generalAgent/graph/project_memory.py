@@ -21,6 +21,7 @@ from pathlib import Path
 from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
+from generalAgent.display import N_, Message, os_error_reason, said_of_error
 
 FILE_NAME = "AGENTS.md"
 
@@ -40,7 +41,7 @@ class MemoryFile:
 @dataclass(frozen=True)
 class ProjectMemory:
     files: tuple[MemoryFile, ...] = ()
-    problems: tuple[str, ...] = ()  # files that exist but could not be read
+    problems: tuple[Message, ...] = ()  # files that exist but could not be read, said for a person
 
     def prompt_section(self) -> str:
         """The system prompt's part: each file under a heading naming where it comes from."""
@@ -79,7 +80,7 @@ def load_project_memory(settings: Settings, cwd: Path) -> ProjectMemory:
     budget = settings.governance.agents_md_max_chars
     read: dict[str, tuple[Path, str]] = {}
     lengths: dict[str, int] = {}
-    problems: list[str] = []
+    problems: list[Message] = []
     seen: set[Path] = set()
     user = user_memory_path(settings)
     candidates = [("user", user, user.parent)]
@@ -93,10 +94,12 @@ def load_project_memory(settings: Settings, cwd: Path) -> ProjectMemory:
             text = read_confined_text(path, folder, errors="replace").strip()
             seen.add(real)
         except LeavesFolder as exc:
-            problems.append(str(exc))
+            problems.append(Message(N_("{problem}"), {"problem": said_of_error(exc)}))
             continue
         except OSError as exc:
-            problems.append(f"{path}: {exc.strerror or exc}")
+            problems.append(
+                Message(N_("{path}: {problem}"), {"path": str(path), "problem": os_error_reason(exc)})
+            )
             continue
         if text and budget > 0:
             read[scope] = (path, text[:budget])

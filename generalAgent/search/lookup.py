@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from generalAgent.display import Message, carrying
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.query import MatchQuery, build_match_query
 from generalAgent.search.ranking import (
@@ -57,6 +58,11 @@ MAX_COUNT_CAP = 64 * (CANDIDATE_BUDGET + 1)
 
 class QueryError(Exception):
     """A query that cannot run (e.g. an invalid regular expression); the message says why."""
+
+
+def query_error(template: str, **fields: str) -> QueryError:
+    """A QueryError in English whose sentence is kept as data (`said`) for the UI language."""
+    return carrying(QueryError, Message(template, fields))
 
 
 # What reading or writing indexes.db can raise, each with a message fit for the user.

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window
+from generalAgent.display import N_
+from generalAgent.search.lookup import ChunkHit, chunk_window, query_error
 from generalAgent.search.storage import content_pieces
 
 if TYPE_CHECKING:  # imported where a regex search runs: indexing must not wait for it
@@ -31,13 +32,16 @@ REGEX_CONTEXT_CHARS = 256
 def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: int) -> list[ChunkHit]:
     """Chunks containing a match of the regular expression `pattern`, in document order."""
     if len(pattern) > MAX_REGEX_CHARS:
-        raise QueryError(f"the regular expression is longer than {MAX_REGEX_CHARS} characters")
+        raise query_error(
+            N_("the regular expression is longer than {limit} characters"), limit=str(MAX_REGEX_CHARS)
+        )
     import regex
 
     try:
         compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:
-        raise QueryError(f"invalid regular expression ({exc})") from None
+        # The regex library's own words (English, they quote the pattern) inside our sentence.
+        raise query_error(N_("invalid regular expression ({problem})"), problem=str(exc)) from None
     pieces = content_pieces(conn, item_id)
     if pieces is None:
         return []
@@ -58,9 +62,12 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
                 break
             wanted[index] = wanted.get(index, 0) + 1
     except TimeoutError:
-        raise QueryError(
-            f"the regular expression took more than {REGEX_SECONDS:g} s on this file and was stopped; "
-            "use a simpler pattern (no nested repeats such as (a+)+) or search with words"
+        raise query_error(
+            N_(
+                "the regular expression took more than {seconds} s on this file and was stopped; "
+                "use a simpler pattern (no nested repeats such as (a+)+) or search with words"
+            ),
+            seconds=f"{REGEX_SECONDS:g}",
         ) from None
     hits: list[ChunkHit] = []
     for index, count in wanted.items():

@@ -22,7 +22,7 @@ import yaml
 from pydantic import ValidationError
 
 from generalAgent.config.confined import LeavesFolder, read_confined_text
-from generalAgent.display import one_line
+from generalAgent.display import N_, Message, one_line, os_error_reason, said_of_error
 from generalAgent.file_formats import AT_LINE, describe_errors, yaml_line
 from generalAgent.i18n import _
 from generalAgent.tools.tools_file import RISK, Risk, ToolsFile
@@ -126,7 +126,11 @@ class ToolRegistry:
         module = importlib.import_module(spec.module)
         tool = module.create_tool(self._env)
         if tool.name != name:
-            raise ToolConfigError(f"{spec.module}.create_tool built {tool.name!r}, expected {name!r}")
+            raise ToolConfigError(
+                _("{module}.create_tool built {built}, expected {name}").format(
+                    module=spec.module, built=repr(tool.name), name=repr(name)
+                )
+            )
         tool.metadata = {**(tool.metadata or {}), RISK: spec.risk}  # how its approval question looks
         self._loaded[name] = tool
         return tool
@@ -155,11 +159,22 @@ def parse_tools_yaml(path: Path) -> list[ToolSpec]:
         text = read_confined_text(path, path.parent)
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506
     except LeavesFolder as exc:
-        raise ToolConfigError(f"{exc}; point TOOLS_CONFIG at the file itself") from None
+        problem = Message(
+            N_("{problem}; point TOOLS_CONFIG at the file itself"), {"problem": said_of_error(exc)}
+        )
+        raise ToolConfigError(problem.shown(_)) from None
     except OSError as exc:
-        raise ToolConfigError(f"{where}: cannot read it ({exc.strerror})") from None
+        reason = os_error_reason(exc)
+        raise ToolConfigError(
+            _("{where}: cannot read it ({reason})").format(
+                where=where, reason=reason.shown(_) if isinstance(reason, Message) else reason
+            )
+        ) from None
     except yaml.YAMLError as exc:
-        raise ToolConfigError(f"{where}: not valid YAML ({one_line(exc)})") from None
+        # The parser's own words stay as they are (they quote the file); the sentence around them is ours.
+        raise ToolConfigError(
+            _("{where}: not valid YAML ({problem})").format(where=where, problem=one_line(exc))
+        ) from None
     try:
         tools_file = ToolsFile.model_validate(data)
     except ValidationError as exc:

@@ -335,3 +335,71 @@ def test_doctor_names_a_broken_skill_in_chinese(
     assert "bad/SKILL.md：'name'只能由小写字母、数字和连字符组成；跳过此技能" in shown, result.stdout
     assert "empty/SKILL.md：缺失；该文件夹不是技能" in shown, result.stdout
     assert "skill skipped" not in result.stdout and "must be lowercase" not in result.stdout
+
+
+def test_configuration_errors_a_newcomer_meets_are_said_in_chinese(
+    workdir: Path, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    # Found by running the CLI under LANG=zh_CN.UTF-8 (issue 37): each of these was English.
+    zh = {**cli_env, "LANG": "zh_CN.UTF-8"}
+    (workdir / "报销.md").write_text("# 报销制度\n\n差旅报销需要部门经理审批。\n", encoding="utf-8")
+    regex = run_cli(["search", "--regex", "报销.md", "["], zh, workdir)
+    assert regex.returncode != 0
+    assert "无法搜索报销.md：正则表达式无效（" in joined(regex.stderr), regex.stderr
+    assert "Cannot search" not in regex.stderr and "invalid regular" not in regex.stderr
+
+    mcp_json = Path(cli_env["GENERALAGENT_CONFIG_DIR"]) / "mcp.json"
+    mcp_json.write_text('{"mcpServers": {"a": {"command": "x"}}', encoding="utf-8")
+    for args in (["mcp", "list"], ["doctor", "--offline"]):
+        said = run_cli(args, zh, workdir)
+        assert "mcp.json：不是有效的JSON（" in joined(said.stdout + said.stderr), (args, said)
+        assert "not valid JSON" not in said.stdout + said.stderr
+    mcp_json.unlink()
+
+    tools = tmp_path / "tools.yaml"
+    tools.write_text("core:\n  read_file: {}\n", encoding="utf-8")
+    doctor = run_cli(["doctor", "--offline"], {**zh, "TOOLS_CONFIG": str(tools)}, workdir)
+    assert "✗工具与技能tools.yaml第2行" in joined(doctor.stdout), doctor.stdout
+    assert "tools_and_skills" not in doctor.stdout and "ToolConfigError" not in doctor.stdout
+    outside = tmp_path / "conf" / "tools.yaml"
+    outside.parent.mkdir()
+    outside.symlink_to(tools)
+    linked = run_cli(["-p", "hi"], {**zh, "TOOLS_CONFIG": str(outside)}, workdir)
+    assert linked.returncode != 0
+    assert "之外（符号链接）；已跳过；请让TOOLS_CONFIG直接指向该文件本身" in joined(linked.stderr), (
+        linked.stderr
+    )
+    assert "leads outside" not in linked.stderr
+
+
+def test_a_skill_linked_out_of_its_folder_is_named_in_chinese(
+    workdir: Path, cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    skills = tmp_path / "skills"
+    (skills / "stolen").mkdir(parents=True)
+    (skills / "stolen" / "SKILL.md").symlink_to(tmp_path / "secret.txt")
+    (tmp_path / "secret.txt").write_text("PRIVATE", encoding="utf-8")
+    result = run_cli(["doctor", "--offline"], {**chinese(cli_env), "SKILLS_DIR": str(skills)}, workdir)
+    assert f"stolen/SKILL.md通向{skills}之外（符号链接）；已跳过" in joined(result.stdout), result.stdout
+    assert "leads outside" not in result.stdout
+
+
+def test_an_mcp_server_that_cannot_start_is_named_in_chinese(workdir: Path, cli_env: dict[str, str]) -> None:
+    # "cannot run 'x': no such program (check 'command' and PATH)" and "the process exited"
+    # were English in doctor, /mcp and the chat's warning; the model's sentence stays English.
+    mcp_json = Path(cli_env["GENERALAGENT_CONFIG_DIR"]) / "mcp.json"
+    servers = {
+        "gone": {"command": "no-such-program-37"},
+        "dies": {
+            "command": sys.executable,
+            "args": ["-c", "import sys; print('oops', file=sys.stderr); sys.exit(3)"],
+        },
+    }
+    mcp_json.write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    zh = {**cli_env, "LANG": "zh_CN.UTF-8"}
+    doctor = joined(run_cli(["doctor", "--offline"], zh, workdir).stdout)
+    assert "无法运行'no-such-program-37'：没有这个程序（请检查'command'和PATH）" in doctor, doctor
+    assert "进程已退出（oops）" in doctor, doctor
+    assert "no such program" not in doctor and "process exited" not in doctor
+    english = run_cli(["doctor", "--offline"], cli_env, workdir).stdout
+    assert "cannot run 'no-such-program-37': no such program (check 'command' and PATH)" in english

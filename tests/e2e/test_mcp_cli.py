@@ -9,8 +9,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pexpect
 import pytest
@@ -344,46 +346,28 @@ PEAK_RSS = (
 )
 
 
+@contextmanager
+def huge_answer_server(transport: str) -> Iterator[tuple[dict[str, Any], ToolCall]]:
+    """(mcp.json's servers, the call) of a server answering tens of MB: a stdio server's one
+    line of 60 MB, or a streamable HTTP server's 40 MB as an event stream or a JSON body."""
+    if transport == "stdio":
+        yield {"notes": stdio_entry("--quick", trust=True)}, ToolCall("notes__big", {"mb": 60})
+        return
+    with serve_http("remote", json_response=transport == "http-json") as url:
+        yield {"remote": {"type": "http", "url": url, "trust": True}}, ToolCall("remote__big_mb", {"mb": 40})
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http-event-stream", "http-json"])
 def test_a_huge_mcp_answer_is_cut_as_it_streams_in(
-    openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
+    transport: str, openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
 ) -> None:
-    """A 60 MB answer of a stdio server: the SDK held the whole line, then copies of it
-    (main: ~1 GB peak for this, 3.4 GB for 200 MB); now it is cut at MCP_MESSAGE_MAX_BYTES
-    as it arrives, and the model gets its head with a note naming the setting."""
-    write_mcp_json(workdir, {"notes": stdio_entry("--quick", trust=True)})
-    trust_folder(workdir)
-    call = ToolCall("notes__big", {"mb": 60})
-    openai_server.add(Reply(tool_calls=[call]), Reply(text="Too much."))
-    env = {**cli_env, "MCP_MESSAGE_MAX_BYTES": "4000000"}
-    result = subprocess.run(
-        [sys.executable, "-c", PEAK_RSS, sys.executable, "-m", "generalAgent", "-p", "get it"],
-        env=env,
-        cwd=workdir,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr
-    answer = tool_answers(openai_server.chat_requests[1])[call.id]
-    note, text = answer.split("\n", 1)
-    assert "over MCP_MESSAGE_MAX_BYTES (4,000,000 bytes); the rest was not read" in note, note
-    assert text.startswith("BIG-START 数据数据"), text[:100]
-    peak_mb = int(result.stderr.rsplit("PEAK-KB ", 1)[1].split()[0]) / 1024
-    assert peak_mb < 400, peak_mb
-
-
-@pytest.mark.parametrize("json_response", [False, True], ids=["event-stream", "json"])
-def test_a_huge_answer_of_an_http_mcp_server_is_cut_as_it_streams_in(
-    json_response: bool, openai_server: ScriptedOpenAIServer, cli_env: dict[str, str], workdir: Path
-) -> None:
-    """A 40 MB answer of a streamable HTTP server, as an event stream or a JSON body: the SDK
-    read it whole (only stdio answers were bounded); now it is cut at MCP_MESSAGE_MAX_BYTES
-    as it arrives, like a stdio server's, and the model gets its head with the same note."""
-    with serve_http("remote", json_response=json_response) as url:
-        write_mcp_json(workdir, {"remote": {"type": "http", "url": url, "trust": True}})
+    """The SDK held a stdio server's whole line, then copies of it (main: ~1 GB peak for
+    60 MB, 3.4 GB for 200 MB), and read an HTTP server's answer whole; now each is cut at
+    MCP_MESSAGE_MAX_BYTES as it arrives, and the model gets its head with a note naming
+    the setting."""
+    with huge_answer_server(transport) as (servers, call):
+        write_mcp_json(workdir, servers)
         trust_folder(workdir)
-        call = ToolCall("remote__big_mb", {"mb": 40})
         openai_server.add(Reply(tool_calls=[call]), Reply(text="Too much."))
         env = {**cli_env, "MCP_MESSAGE_MAX_BYTES": "4000000"}
         result = subprocess.run(

@@ -11,7 +11,7 @@ import http.server
 import shutil
 import threading
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -81,27 +81,38 @@ def linked_docx(path: Path, url: str) -> None:
             out.writestr(name, data)
 
 
+@pytest.fixture
+def view_first_page(workdir: Path, cli_env: dict[str, str]) -> Callable[[str], None]:
+    """Runs `-p` with a model that sees images, whose one tool call is view_page of page 1 of
+    the named file in the working folder (converted by LibreOffice); checks the page was shown."""
+
+    def view(name: str) -> None:
+        with ScriptedOpenAIServer(model="gpt-4.1-mini", images=ImageRules()) as relay:
+            relay.add(
+                Reply(tool_calls=[ToolCall("view_page", {"file_path": f"uploads/{name}", "page": 1})]),
+                Reply(text="One page."),
+            )
+            env = {**cli_env, "OPENAI_BASE_URL": relay.base_url, "MODEL_NAME": "gpt-4.1-mini"}
+            result = run_cli(["-p", f"Show me page 1 #{name}"], env, workdir, timeout=240)
+            assert result.returncode == 0, result.stderr
+            answer = next(m for m in relay.chat_requests[1].messages if m["role"] == "tool")
+            assert "Error" not in str(answer["content"]), answer
+
+    return view
+
+
 def test_view_page_of_a_docx_with_a_linked_image_requests_nothing(
-    listener: tuple[str, list[str]], workdir: Path, cli_env: dict[str, str]
+    listener: tuple[str, list[str]], view_first_page: Callable[[str], None], workdir: Path
 ) -> None:
     url, seen = listener
     linked_docx(workdir / "letter.docx", url)
-    with ScriptedOpenAIServer(model="gpt-4.1-mini", images=ImageRules()) as relay:
-        relay.add(
-            Reply(tool_calls=[ToolCall("view_page", {"file_path": "uploads/letter.docx", "page": 1})]),
-            Reply(text="A one-page letter."),
-        )
-        env = {**cli_env, "OPENAI_BASE_URL": relay.base_url, "MODEL_NAME": "gpt-4.1-mini"}
-        result = run_cli(["-p", "Show me page 1 #letter.docx"], env, workdir, timeout=240)
-        assert result.returncode == 0, result.stderr
-        answer = next(m for m in relay.chat_requests[1].messages if m["role"] == "tool")
-        assert "Error" not in str(answer["content"]), answer
+    view_first_page("letter.docx")
     assert seen == []  # the linked image was never fetched
 
 
 @pytest.mark.skipif(find_sandbox("auto").kind != "bwrap", reason="bubblewrap does not work here")
 def test_a_web_page_saved_as_doc_loads_nothing_from_the_network(
-    listener: tuple[str, list[str]], workdir: Path, cli_env: dict[str, str]
+    listener: tuple[str, list[str]], view_first_page: Callable[[str], None], workdir: Path
 ) -> None:
     """Word saves a web page as .doc, and LibreOffice opens such a file as HTML, fetching its
     stylesheet whatever the private profile says: only a conversion without network stops it."""
@@ -111,14 +122,5 @@ def test_a_web_page_saved_as_doc_loads_nothing_from_the_network(
         f'<body><h1>Quarterly note</h1><img src="{url}/pixel.png"></body></html>',
         encoding="utf-8",
     )
-    with ScriptedOpenAIServer(model="gpt-4.1-mini", images=ImageRules()) as relay:
-        relay.add(
-            Reply(tool_calls=[ToolCall("view_page", {"file_path": "uploads/page.doc", "page": 1})]),
-            Reply(text="A short note."),
-        )
-        env = {**cli_env, "OPENAI_BASE_URL": relay.base_url, "MODEL_NAME": "gpt-4.1-mini"}
-        result = run_cli(["-p", "Show me page 1 #page.doc"], env, workdir, timeout=240)
-        assert result.returncode == 0, result.stderr
-        answer = next(m for m in relay.chat_requests[1].messages if m["role"] == "tool")
-        assert "Error" not in str(answer["content"]), answer
+    view_first_page("page.doc")
     assert seen == []  # neither the stylesheet nor the image was requested

@@ -10,8 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def make_pdf(path: Path, pages: list[list[str]], *, password: str | None = None) -> Path:
-    """A PDF with one list of lines per page; lines with Chinese use a CJK font."""
+def make_pdf(
+    path: Path, pages: list[list[str]], *, password: str | None = None, size: int = 11, leading: int = 16
+) -> Path:
+    """A PDF with one list of lines per page; lines with Chinese use a CJK font. A tab in a
+    line starts the next cell 130 points to the right (aligned, unruled columns)."""
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.cidfonts import UnicodeCIDFont
     from reportlab.pdfgen import canvas
@@ -21,10 +24,11 @@ def make_pdf(path: Path, pages: list[list[str]], *, password: str | None = None)
     for lines in pages:
         y = 780
         for line in lines:
-            cjk = any("\u4e00" <= ch <= "\u9fff" for ch in line)
-            pdf.setFont("STSong-Light" if cjk else "Helvetica", 11)
-            pdf.drawString(60, y, line)
-            y -= 16
+            for column, cell in enumerate(line.split("\t")):
+                cjk = any("\u4e00" <= ch <= "\u9fff" for ch in cell)
+                pdf.setFont("STSong-Light" if cjk else "Helvetica", size)
+                pdf.drawString(60 + 130 * column, y, cell)
+            y -= leading
         pdf.showPage()
     pdf.save()
     return path
@@ -44,40 +48,21 @@ def make_scanned_pdf(path: Path) -> Path:
 def make_image_pdf(path: Path, lines: list[str]) -> Path:
     """A scanned page: `lines` typeset by reportlab, rendered to pixels by pdfium, and saved
     by Pillow as a PDF that holds only that picture (no text layer)."""
-    import pypdfium2 as pdfium
-
-    source = make_pdf(path.with_suffix(".source.pdf"), [lines])
-    document = pdfium.PdfDocument(str(source))
-    try:
-        image = document[0].render(scale=200 / 72).to_pil().convert("L")
-    finally:
-        document.close()
-    image.save(path, "PDF", resolution=200.0)
-    source.unlink()
-    return path
+    return _scanned(make_pdf(path.with_suffix(".source.pdf"), [lines]), path)
 
 
 def make_scanned_table_pdf(path: Path, lines: list[str], rows: list[list[str]]) -> Path:
     """A scanned page of a table: `lines` of prose, then `rows` in aligned columns 130
-    points apart (unruled), typeset by reportlab, rendered to pixels by pdfium and saved by
-    Pillow as a PDF that holds only that picture (no text layer)."""
-    import pypdfium2 as pdfium
-    from reportlab.pdfbase import pdfmetrics
-    from reportlab.pdfbase.cidfonts import UnicodeCIDFont
-    from reportlab.pdfgen import canvas
+    points apart (unruled), scanned as make_image_pdf's page is."""
+    typeset = [*lines, "", *["\t".join(row) for row in rows]]
+    return _scanned(make_pdf(path.with_suffix(".source.pdf"), [typeset], size=12, leading=20), path)
 
-    pdfmetrics.registerFont(UnicodeCIDFont("STSong-Light"))
-    source = path.with_suffix(".source.pdf")
-    pdf = canvas.Canvas(str(source))
-    y = 780
-    for line in [*lines, "", *["\t".join(row) for row in rows]]:
-        for column, cell in enumerate(line.split("\t")):
-            cjk = any("\u4e00" <= ch <= "\u9fff" for ch in cell)
-            pdf.setFont("STSong-Light" if cjk else "Helvetica", 12)
-            pdf.drawString(60 + 130 * column, y, cell)
-        y -= 20
-    pdf.showPage()
-    pdf.save()
+
+def _scanned(source: Path, path: Path) -> Path:
+    """The first page of `source` rendered by pdfium at 200 dpi and saved by Pillow at `path`
+    as a PDF holding only that picture; `source` is removed."""
+    import pypdfium2 as pdfium
+
     document = pdfium.PdfDocument(str(source))
     try:
         image = document[0].render(scale=200 / 72).to_pil().convert("L")

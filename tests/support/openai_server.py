@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -88,9 +88,19 @@ class Reply:
     chunk_delay: float = 0.0  # seconds between streamed chunks
     stall_after_chunks: int | None = None  # stream this many chunks, then send nothing more
     chunk_chars: int = 4  # text and tool-call arguments are streamed in pieces this long
+    # Stream `text` over and over and never finish (until the client leaves or the server
+    # stops): a relay that streams forever, which only a limit on the call can end.
+    endless: bool = False
     # Pages the provider's own search used, sent where the dialect documents them (GLM: a
     # top-level `web_search` list) when the request asked for them.
     web_sources: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _endless(head: list[dict[str, Any]], repeated: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """`head`, then `repeated` over and over, without end."""
+    yield from head
+    while True:
+        yield from repeated
 
 
 @dataclass
@@ -745,7 +755,11 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 chunk(self._reasoning_delta(reply.reasoning[i : i + thought]))
                 for i in range(0, len(reply.reasoning), thought)
             ]
-            events += [chunk({"content": reply.text[i : i + size]}) for i in range(0, len(reply.text), size)]
+            text_events = [
+                chunk({"content": reply.text[i : i + size]}) for i in range(0, len(reply.text), size)
+            ]
+            head = list(events)  # what comes before the text (the role, reasoning)
+            events += text_events
             for index, call in enumerate(reply.tool_calls):
                 args = call.arguments_json()
                 events.append(
@@ -786,8 +800,13 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
+            sent: Iterable[dict[str, Any]] = (
+                _endless(head, text_events or [chunk({"content": "."})]) if reply.endless else events
+            )
             try:
-                for number, event in enumerate(events):
+                for number, event in enumerate(sent):
+                    if reply.endless and server.wait_stopped(0):
+                        return
                     if reply.cut_after_chunks is not None and number >= reply.cut_after_chunks:
                         self._drop_connection()
                         return

@@ -162,6 +162,10 @@ SAID_ERRORS = {
     "DocumentError",
     "FrontMatterError",
     "ImageError",
+    # Said in the UI language where they are raised, or kept as a Message (issue 37's sweep).
+    "SearchFailure",
+    "MCPConfigError",
+    "ToolConfigError",
 }
 
 
@@ -297,3 +301,114 @@ def test_a_page_that_cannot_be_shown_is_named_in_the_ui_language(chinese: None, 
     assert answer.startswith("Error: uploads/r.pdf page 1 of 2 cannot be shown: the image cannot be made")
     shown = shown_error(answer, state["messages"][-1].artifact, i18n._, i18n.ngettext)
     assert "uploads/r.pdf 第 1 页（共 2 页）" in shown and "图像无法缩小到模型能接受的大小" in shown, shown
+
+
+def test_a_file_linked_out_of_its_folder_is_named_in_the_ui_language(chinese: None, tmp_path) -> None:
+    """The line "… leads outside … (a symbolic link); skipped" was English for a skill, an agent
+    profile, AGENTS.md, a custom command and the tools file in a Chinese session."""
+    from generalAgent.agent_profiles import load_agent_profiles
+    from generalAgent.cli.custom_commands import load_custom_commands
+    from generalAgent.config.settings import load_settings
+    from generalAgent.config.trust import FolderTrust
+    from generalAgent.graph.project_memory import load_project_memory
+    from generalAgent.skills.loader import load_skills
+    from generalAgent.tools.registry import ToolConfigError, parse_tools_yaml
+
+    i18n.use_language("zh")  # importing generalAgent.cli chose the language of the environment
+    secret = tmp_path / "secret.txt"
+    secret.write_text("PRIVATE", encoding="utf-8")
+    (tmp_path / "skills" / "stolen").mkdir(parents=True)
+    (tmp_path / "skills" / "stolen" / "SKILL.md").symlink_to(secret)
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "spy.md").symlink_to(secret)
+    (tmp_path / "user" / "commands").mkdir(parents=True)
+    (tmp_path / "user" / "commands" / "leak.md").symlink_to(secret)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "tools.yaml").symlink_to(secret)
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "AGENTS.md").symlink_to(secret)
+    leaving = "通向 {folder} 之外（符号链接）；已跳过"
+
+    [skill] = load_skills(tmp_path / "skills").warnings
+    assert skill.shown(i18n._) == f"{tmp_path}/skills/stolen/SKILL.md " + leaving.format(
+        folder=tmp_path / "skills"
+    )
+    [profile] = load_agent_profiles(tmp_path / "agents").warnings
+    assert profile.shown(i18n._).endswith(leaving.format(folder=tmp_path / "agents"))
+    [command] = load_custom_commands(tmp_path / "user", FolderTrust(), tmp_path).problems
+    assert command.shown(i18n._).endswith(leaving.format(folder=tmp_path / "user" / "commands"))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("USER_AGENTS_FILE", str(tmp_path / "home" / "AGENTS.md"))
+        [memory] = load_project_memory(load_settings(env_file=None), tmp_path / "skills").problems
+    assert memory.shown(i18n._).endswith(leaving.format(folder=tmp_path / "home"))
+    with pytest.raises(ToolConfigError) as refused:
+        parse_tools_yaml(tmp_path / "conf" / "tools.yaml")
+    assert str(refused.value).endswith("已跳过；请让 TOOLS_CONFIG 直接指向该文件本身")
+    for said in (skill, profile, command, memory):
+        assert "leads outside" in said.english()  # the English, for logs
+
+
+def test_a_tools_file_that_cannot_be_read_is_said_in_the_ui_language(chinese: None, tmp_path) -> None:
+    """The lines "tools.yaml: cannot read it (Permission denied)" and "not valid YAML" were English."""
+    import os
+
+    from generalAgent.tools.registry import ToolConfigError, parse_tools_yaml
+
+    with pytest.raises(ToolConfigError) as missing:
+        parse_tools_yaml(tmp_path / "tools.yaml")
+    assert str(missing.value) == "tools.yaml：无法读取（它不存在）"
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("core: [a\n", encoding="utf-8")
+    with pytest.raises(ToolConfigError) as invalid:
+        parse_tools_yaml(broken)
+    assert str(invalid.value).startswith("broken.yaml：不是有效的 YAML（")
+    if os.geteuid() != 0:  # root reads any file
+        locked = tmp_path / "locked.yaml"
+        locked.write_text("core: {}\n", encoding="utf-8")
+        locked.chmod(0)
+        with pytest.raises(ToolConfigError, match="权限不足"):
+            parse_tools_yaml(locked)
+
+
+def test_an_image_left_out_of_a_request_is_said_in_the_ui_language(chinese: None, tmp_path) -> None:
+    """The reason an attached image was not sent ("the model takes at most 5 images in one
+    request", an OS error's strerror) was English in the chat's line; the model keeps English."""
+    from PIL import Image
+
+    from generalAgent.documents.images import ImageLimits
+    from generalAgent.graph.images import turn_images
+
+    for index in range(3):
+        Image.new("RGB", (40, 30), (index * 60, 90, 160)).save(tmp_path / f"{index}.png")
+    found = turn_images(["0.png", "1.png", "2.png"], tmp_path, True, ImageLimits(max_images=2))
+    [(path, why)] = found.unread
+    assert path == "2.png" and why.shown(i18n._) == "该模型一次请求最多接受 2 张图像"
+    assert "[image: 2.png not attached: the model takes at most 2 images in one request]" in found.lines
+    [(gone, missing)] = turn_images(["gone.png"], tmp_path, True, ImageLimits()).unread
+    assert gone == "gone.png" and missing.shown(i18n._) == "它不存在"
+    too_big = ImageLimits(max_request_bytes=3 * 1024 * 1024).over_request(1, 4 * 1024 * 1024)
+    assert too_big is not None and too_big.shown(i18n._) == "该模型一次请求最多接受 3 MB 的图像"
+
+
+def test_a_search_the_tools_cannot_run_is_said_in_the_ui_language(chinese: None, settings) -> None:
+    """search_file and search_folder's refusals ("Empty query: …", "Cannot search …: invalid
+    regular expression (…)") reached the terminal's error line in English."""
+    from generalAgent.tools.errors import shown_error
+    from tests.support.tools import run_tool, workspace_root
+
+    (workspace_root(settings) / "uploads" / "制度.md").write_text(
+        "# 报销\n\n差旅报销需要审批。\n", encoding="utf-8"
+    )
+    cases = [
+        ("search_folder", {"folder": "uploads", "query": "  "}, "错误：查询为空：请给出要查找的词。"),
+        (
+            "search_file",
+            {"file_path": "uploads/制度.md", "query": "[", "regex": True},
+            "错误：无法搜索 uploads/制度.md：正则表达式无效（",
+        ),
+    ]
+    for tool, args, chinese_line in cases:
+        answer, state = run_tool(settings, tool, args)
+        assert answer.startswith("Error: ") and "无法" not in answer and "查询" not in answer, answer
+        shown = shown_error(answer, state["messages"][-1].artifact, i18n._, i18n.ngettext)
+        assert shown.startswith(chinese_line), shown

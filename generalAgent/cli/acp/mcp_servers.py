@@ -66,7 +66,7 @@ def start_editor_servers(
         if status.state != "ready":
             problems.append(
                 _("The editor's MCP server {name} did not start: {detail}").format(
-                    name=config.name, detail=status.detail or config.problem or status.state
+                    name=config.name, detail=status.shown_detail(_) or config.problem or status.state
                 )
             )
     return [config.handle for config in configs], problems

@@ -44,6 +44,7 @@ from pydantic import ValidationError
 
 from generalAgent.config.settings import MCPSettings
 from generalAgent.config.sources import user_config_dir
+from generalAgent.display import Message, os_error_reason
 from generalAgent.file_formats import describe_errors, json_line
 from generalAgent.i18n import _
 from generalAgent.tools.mcp.config_file import ServerEntry, Transport
@@ -139,7 +140,9 @@ def load_mcp_config(
     for path, scope in config_files(settings, folder, explicit_scope):
         if not path.is_file():
             if explicit:
-                config.problems.append(f"MCP_CONFIG={path}: no such file; no MCP servers are configured")
+                config.problems.append(
+                    _("MCP_CONFIG={path}: no such file; no MCP servers are configured").format(path=path)
+                )
             continue
         if scope == "folder" and not folder_trusted:
             config.ignored.append(path)
@@ -163,8 +166,11 @@ def load_mcp_config(
         clash = seen.get(server.handle)
         if clash is not None:
             config.problems.append(
-                f"{server.source.name}: servers {clash!r} and {server.name!r} both become @{server.handle}; "
-                f"rename one ({server.name!r} is skipped)"
+                _(
+                    "{file}: servers {first} and {second} both become @{handle}; rename one ({second} is skipped)"
+                ).format(
+                    file=server.source.name, first=repr(clash), second=repr(server.name), handle=server.handle
+                )
             )
             continue
         seen[server.handle] = server.name
@@ -207,14 +213,21 @@ def read_servers(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise MCPConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+        raise MCPConfigError(
+            _("{where}: cannot read it ({reason})").format(where=path, reason=_os_reason(exc))
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise MCPConfigError(f"{path}: not valid JSON ({exc})") from None
+        # The parser's own words (English; they give the line and column) inside our sentence.
+        raise MCPConfigError(
+            _("{where}: not valid JSON ({problem})").format(where=path, problem=exc)
+        ) from None
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if servers is None and isinstance(data, dict) and not data:
         return {}
     if not isinstance(servers, dict):
-        raise MCPConfigError(f'{path}: expected {{"mcpServers": {{"name": {{...}}}}}}')
+        raise MCPConfigError(
+            _("{where}: expected {shape}").format(where=path, shape='{"mcpServers": {"name": {...}}}')
+        )
     return servers
 
 
@@ -315,7 +328,9 @@ def add_server_entry(path: Path, name: str, entry: dict[str, Any]) -> None:
     data = _document(path)
     servers = data.setdefault("mcpServers", {})
     if name in servers:
-        raise MCPConfigError(f"{path}: a server named {name!r} exists; remove it first")
+        raise MCPConfigError(
+            _("{where}: a server named {name} exists; remove it first").format(where=path, name=repr(name))
+        )
     servers[name] = entry
     _write(path, data)
 
@@ -350,7 +365,15 @@ def _write(path: Path, data: dict[str, Any]) -> None:
         temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
         temporary.replace(path)  # a failed write leaves the old file whole
     except OSError as exc:
-        raise MCPConfigError(f"{path}: cannot write it ({exc.strerror})") from None
+        raise MCPConfigError(
+            _("{where}: cannot write it ({reason})").format(where=path, reason=_os_reason(exc))
+        ) from None
+
+
+def _os_reason(exc: OSError) -> str:
+    """Why `exc` happened, in the UI language (these errors are read by a person only)."""
+    reason = os_error_reason(exc)
+    return reason.shown(_) if isinstance(reason, Message) else reason
 
 
 # -- validation and expansion ------------------------------------------------------------------

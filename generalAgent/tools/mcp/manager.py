@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generalAgent.config.settings import MCPSettings, Settings
-from generalAgent.display import N_
+from generalAgent.display import N_, Message
 from generalAgent.sandbox import Confinement, SandboxUnavailable, agent_runtime_folders, find_sandbox
 from generalAgent.tools.errors import ToolError, said_of
 from generalAgent.tools.mcp.config import MCPConfig, MCPServerConfig, environment_variables, load_mcp_config
@@ -74,10 +74,15 @@ class ServerStatus:
     enabled: bool
     trust: bool
     state: str  # off | starting | ready | failed | stopped
-    detail: str  # why it failed or stopped
+    detail: str  # why it failed or stopped (English)
     tools: tuple[tuple[str, str], ...]  # (name offered to the model, description)
     started_in: float | None
     warnings: tuple[str, ...]
+    said: Message | None = None  # `detail` as a Message, for the UI language
+
+    def shown_detail(self, translate: Callable[[str], str]) -> str:
+        """Why it failed or stopped, in the language of `translate` (the terminal's `_`)."""
+        return self.said.shown(translate) if self.said is not None else self.detail
 
 
 class MCPServerManager:
@@ -234,8 +239,10 @@ class MCPServerManager:
         if server is None:
             problem = config.problem or self._setup_error
             state, detail, started_in = ("failed" if problem else "off"), problem or "", None
+            said = None
         else:
             state, detail, started_in = server.state, server.detail, server.started_in
+            said = server.said_detail
         if state == "off" and config.enabled and not config.problem and handle in self._startups:
             state = "starting"
         return ServerStatus(
@@ -251,6 +258,7 @@ class MCPServerManager:
             tools=tools,
             started_in=started_in,
             warnings=config.warnings,
+            said=said,
         )
 
     def statuses(self) -> list[ServerStatus]:
@@ -273,7 +281,7 @@ class MCPServerManager:
         except CallTimedOut:
             raise ToolError(TIMED_OUT, handle=handle, timeout=f"{timeout:g}") from None
         except ServerStopped:
-            raise ToolError(STOPPED_DURING_CALL, handle=handle, detail=server.detail) from None
+            raise ToolError(STOPPED_DURING_CALL, handle=handle, detail=server.said_detail) from None
         except ServerUnavailable as exc:
             raise ToolError(NOT_RUNNING, handle=handle, detail=said_of(exc)) from None
         except (CallFailed, ToolException) as exc:
@@ -311,7 +319,7 @@ class MCPServerManager:
             await server.start()
         except ServerUnavailable as exc:
             if not quiet:
-                self._notice(FAILED_NOTICE, handle=handle, detail=str(exc))
+                self._notice(FAILED_NOTICE, handle=handle, detail=said_of(exc))
             return
         if handle not in self._tools:
             self._tools[handle] = self._public_tools(server)
@@ -339,14 +347,15 @@ class MCPServerManager:
 
         return call
 
-    def _notice(self, template: str, **fields: str) -> None:
+    def _notice(self, template: str, **fields: str | Message) -> None:
+        said = Message(template, fields)
         with self._lock:
-            self._notices.append(lambda translate: translate(template).format(**fields))
+            self._notices.append(said.shown)
 
     def _server(self, config: MCPServerConfig) -> MCPServer:
         from generalAgent.tools.mcp.server import MCPServer
 
-        def restarted(detail: str) -> None:
+        def restarted(detail: Message) -> None:
             self._notice(RESTARTED_NOTICE, handle=config.handle, detail=detail)
 
         return MCPServer(

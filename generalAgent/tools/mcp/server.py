@@ -52,7 +52,7 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CONNECTION_CLOSED, Implementation
 
 from generalAgent import __version__
-from generalAgent.display import one_line
+from generalAgent.display import N_, Message, carrying, one_line
 from generalAgent.private_storage import private_file
 from generalAgent.tools.mcp.capped_http import IDENTITY, capping_hook
 from generalAgent.tools.mcp.capped_lines import CappedLines
@@ -72,6 +72,11 @@ _CLOSED = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStre
 _SPAWNED: ContextVar[list[Any] | None] = ContextVar("mcp_spawned", default=None)
 # The bytes one line of the server's output may hold, for the connection's task (capped_lines.py).
 _MESSAGE_LIMIT: ContextVar[int | None] = ContextVar("mcp_message_limit", default=None)
+
+
+def _as_said(why: str | Message) -> Message:
+    """A reason as a Message: a config problem is already in the UI language (config.py)."""
+    return why if isinstance(why, Message) else Message(N_("{problem}"), {"problem": why})
 
 
 class ServerUnavailable(Exception):
@@ -118,7 +123,7 @@ class MCPServer:
         config: MCPServerConfig,
         startup_timeout: float,
         log_dir: Path | None,
-        restarted: Callable[[str], None] | None = None,
+        restarted: Callable[[Message], None] | None = None,
         message_limit: int | None = None,
     ) -> None:
         self.config = config
@@ -127,13 +132,15 @@ class MCPServer:
         self.log_dir = log_dir
         # Told (with why it had stopped) when a server found dead while idle is running again.
         self._restarted = restarted
-        self._idle_death = ""  # why the server was found dead before a call, until it restarts
+        self._idle_death: Message | None = (
+            None  # why the server was found dead before a call, until it restarts
+        )
         self._process: Any = None  # a stdio server's child process (anyio's), once spawned
         self._session_lost = False  # an HTTP server answered 404 to this connection's session
         self._ended_by: BaseException | None = None  # what ended the current connection
         self._in_flight = 0  # calls sent on the current connection and not answered yet
         self.state: State = "off"
-        self.detail = config.problem or ""  # why it failed or stopped
+        self._said = _as_said(config.problem or "")  # why it failed or stopped
         self.started_in: float | None = None  # seconds the last successful start took
         self.listed: dict[str, StructuredTool] = {}  # the adapter's tools by the server's own names
         self._session: ClientSession | None = None
@@ -148,6 +155,19 @@ class MCPServer:
     def handle(self) -> str:
         return self.config.handle
 
+    @property
+    def detail(self) -> str:
+        """Why it failed or stopped, in English (the log, the model); `said_detail` for a person."""
+        return self._said.english()
+
+    @detail.setter
+    def detail(self, why: str | Message) -> None:
+        self._said = _as_said(why)
+
+    @property
+    def said_detail(self) -> Message:
+        return self._said
+
     # -- lifecycle ------------------------------------------------------------------
     async def start(self) -> None:
         """Start (or restart) the server and list its tools; `ServerUnavailable` if it cannot."""
@@ -158,7 +178,7 @@ class MCPServer:
                 return
             if self.config.problem:
                 self.state, self.detail = "failed", self.config.problem
-                raise ServerUnavailable(self.detail)
+                raise carrying(ServerUnavailable, self._said)
             await self._shutdown()
             self.state, self.detail = "starting", ""
             started = time.monotonic()
@@ -168,7 +188,7 @@ class MCPServer:
             self._task = asyncio.create_task(
                 self._serve(ready, self._stop, self._ended), name=f"mcp-{self.handle}"
             )
-            idle_death, self._idle_death = self._idle_death, ""
+            idle_death, self._idle_death = self._idle_death, None
             try:
                 self.listed = await ready
             except Exception as exc:
@@ -180,7 +200,7 @@ class MCPServer:
                     self.handle,
                     self.detail,
                 )
-                raise ServerUnavailable(self.detail) from None
+                raise carrying(ServerUnavailable, self._said) from None
             self.started_in = time.monotonic() - started
             self.state = "ready"
             LOGGER.info(
@@ -299,7 +319,7 @@ class MCPServer:
                 # Nothing reached the server (_CLOSED: the connection had already ended).
                 self._died_while_idle(exc)
                 if attempt == 2:
-                    raise ServerUnavailable(self.detail) from None
+                    raise carrying(ServerUnavailable, self._said) from None
             except McpError as exc:
                 if exc.error.code != CONNECTION_CLOSED:
                     raise CallFailed(exc.error.message) from None
@@ -343,7 +363,7 @@ class MCPServer:
                 # it never left. (With others in flight, whose it was is not known.)
                 raise NotReached(self._ended_by)
             if self.state == "ready":
-                self.state, self.detail = "stopped", "the connection closed"
+                self.state, self.detail = "stopped", Message(N_("the connection closed"))
             raise ServerStopped
         raise CallTimedOut
 
@@ -377,7 +397,7 @@ class MCPServer:
         """Nothing reached the server: the restart that follows is told to the user, once."""
         self._mark_stopped(exc)
         if self.state == "stopped":
-            self._idle_death = self.detail
+            self._idle_death = self._said
 
     def _mark_stopped(self, exc: BaseException) -> None:
         if self.state == "ready":
@@ -385,38 +405,56 @@ class MCPServer:
             LOGGER.warning("MCP server %s stopped: %s", self.handle, self.detail)
 
     # -- reporting ------------------------------------------------------------------
-    def describe_failure(self, exc: BaseException) -> str:
-        """One line: what went wrong, with the server's last stderr line when it exited."""
+    def describe_failure(self, exc: BaseException) -> Message:
+        """One line: what went wrong, with the server's last stderr line when it exited; in
+        English for the log and the model, in the UI language for a person."""
         exc = _leaf(exc)
         if isinstance(exc, NotReached):
             exc = exc.cause
         config = self.config
+        command = repr(config.command)
+        fields: dict[str, str] = {}
         if isinstance(exc, StartCancelled):
-            text = str(exc)
+            template, fields = N_("{problem}"), {"problem": str(exc)}
         elif isinstance(exc, TimeoutError):
-            text = f"did not start within {self.startup_timeout:g} s (MCP_STARTUP_TIMEOUT)"
+            template = N_("did not start within {seconds} s (MCP_STARTUP_TIMEOUT)")
+            fields = {"seconds": f"{self.startup_timeout:g}"}
         elif isinstance(exc, FileNotFoundError) and config.transport == "stdio":
-            text = f"cannot run {config.command!r}: no such program (check 'command' and PATH)"
+            template = N_("cannot run {command}: no such program (check 'command' and PATH)")
+            fields = {"command": command}
         elif isinstance(exc, PermissionError) and config.transport == "stdio":
-            text = f"cannot run {config.command!r}: permission denied"
+            template, fields = N_("cannot run {command}: permission denied"), {"command": command}
         elif isinstance(exc, OSError) and config.transport == "stdio" and exc.strerror:
-            text = f"cannot run {config.command!r}: {exc.strerror}"
+            template, fields = (
+                N_("cannot run {command}: {problem}"),
+                {"command": command, "problem": exc.strerror},
+            )
         elif isinstance(exc, httpx.HTTPStatusError):
             status = exc.response.status_code
-            hint = " (check its 'headers')" if status in {401, 403} else ""
-            text = f"answered HTTP {status}{hint}"
+            template = (
+                N_("answered HTTP {status} (check its 'headers')")
+                if status in {401, 403}
+                else N_("answered HTTP {status}")
+            )
+            fields = {"status": str(status)}
         elif isinstance(exc, SessionLost):
-            text = "the server had ended its session"
+            template = N_("the server had ended its session")
         elif isinstance(exc, httpx.ConnectError):
-            text = f"cannot connect to {config.shown_target}"
+            template, fields = N_("cannot connect to {target}"), {"target": config.shown_target}
         elif isinstance(exc, (McpError, httpx.TransportError, ProcessExited, *_CLOSED)):
-            text = "the connection closed" if config.transport == "http" else "the process exited"
+            template = N_("the connection closed") if config.transport == "http" else N_("the process exited")
         else:
-            text = f"{type(exc).__name__}: {exc}"
+            template, fields = N_("{problem}"), {"problem": f"{type(exc).__name__}: {exc}"}
+        # Secrets out of every field (a command's arguments, the server's own words), each one line.
+        said = Message(
+            template, {name: one_line(config.redact(value), 400) for name, value in fields.items()}
+        )
         last = self._stderr.last_line() if self._stderr is not None else ""
         if last and not isinstance(exc, TimeoutError):
-            text += f" ({last})"
-        return one_line(config.redact(text), 400)
+            said = Message(
+                N_("{problem} ({last})"), {"problem": said, "last": one_line(config.redact(last), 400)}
+            )
+        return said
 
     def _log_path(self) -> Path | None:
         return self.log_dir / f"mcp-{self.handle}.log" if self.log_dir is not None else None

@@ -168,7 +168,9 @@ def test_agents_md_is_never_read_through_a_link_out_of_its_folder(
     (project / "AGENTS.md").symlink_to(secret_file(tmp_path))
     memory = load_project_memory(load_settings(env_file=None), project)
     assert memory.files == () and "PRIVATE-KEY" not in memory.prompt_section()
-    assert memory.problems == (f"{project / 'AGENTS.md'} leads outside {project} (a symbolic link); skipped",)
+    assert [p.english() for p in memory.problems] == [
+        f"{project / 'AGENTS.md'} leads outside {project} (a symbolic link); skipped"
+    ]
 
     (project / "AGENTS.md").unlink()
     (project / "docs").mkdir()
@@ -184,7 +186,7 @@ def test_agents_md_is_never_read_through_a_link_out_of_its_folder(
     (user_folder / "AGENTS.md").symlink_to(secret_file(tmp_path))
     monkeypatch.setenv("USER_AGENTS_FILE", str(user_folder / "AGENTS.md"))
     memory = load_project_memory(load_settings(env_file=None), project)
-    assert [f.scope for f in memory.files] == ["project"] and "leads outside" in memory.problems[0]
+    assert [f.scope for f in memory.files] == ["project"] and "leads outside" in memory.problems[0].english()
 
 
 def test_skills_agents_and_the_tools_file_never_follow_a_link_out_of_their_folder(tmp_path: Path) -> None:

@@ -72,7 +72,7 @@ def test_images_past_the_count_are_left_out_with_the_reason_and_the_request_is_a
         paths.append(f"uploads/p{number}.png")
     found = turn_images(paths, tmp_path, True, limits)
     assert len(found.refs) == 5
-    assert found.unread == [
+    assert [(path, why.english()) for path, why in found.unread] == [
         (f"uploads/p{n}.png", "the model takes at most 5 images in one request") for n in (5, 6)
     ]
     assert (

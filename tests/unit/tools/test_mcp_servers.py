@@ -357,9 +357,7 @@ def test_an_http_server_restarted_while_idle_gets_a_new_session_and_the_call(tmp
             notices = manager.drain_notices(i18n._)
         finally:
             i18n.use_language("en")
-        assert notices == [
-            "MCP 服务器 again 在空闲时已停止（the server had ended its session），下一次调用已将其重启。"
-        ]
+        assert notices == ["MCP 服务器 again 在空闲时已停止（服务器已结束它的会话），下一次调用已将其重启。"]
     finally:
         manager.close()
 
