@@ -152,7 +152,9 @@ def find_chunks(
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
-            weight = _coverage(conn, match, rowid_range) if len(matches) > 1 else 1.0
+            weight = (
+                _coverage(conn, match, rowid_range, item_filter, filter_params) if len(matches) > 1 else 1.0
+            )
             runs.append((tuned, plain, weight))
     if runs or any(semantic):
         return _ranked_hits(conn, runs, limit, semantic)
@@ -163,16 +165,31 @@ def find_chunks(
     return []
 
 
-def _coverage(conn: sqlite3.Connection, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
-    """The share of a phrasing's terms that occur in the index (or `rowid_range`): the weight
-    of its rankings among several phrasings. A Chinese phrasing asked of an English manual
-    matches only the odd command name in it, and at full weight that stray ranking pulled
-    the English phrasing's passages down (tuning half of the bilingual set: MRR@10 0.688
-    for the list against 0.732 for the English phrasing alone)."""
+def _coverage(
+    conn: sqlite3.Connection,
+    match: MatchQuery,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str = "",
+    params: Sequence[Any] = (),
+) -> float:
+    """The share of a phrasing's terms that occur in the searched chunks (`rowid_range`, and
+    the items `item_filter` keeps): the weight of its rankings among several. A Chinese
+    phrasing asked of an English manual matches only the odd command name in it, and at full
+    weight that stray ranking pulled the English phrasing's passages down (tuning half of the
+    bilingual set: MRR@10 0.688 for the list against 0.732 for the English phrasing alone).
+    Counted in the scope, not the whole index: an English folder searched in an index that
+    also holds Chinese documents would otherwise find every Chinese word "present"."""
     if not match.terms:
         return 1.0
-    present = sum(1 for count in _counts(conn, match.terms, 1, rowid_range) if count)
-    return present / len(match.terms)
+    if not item_filter:
+        present = sum(1 for count in _counts(conn, match.terms, 1, rowid_range) if count)
+        return present / len(match.terms)
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    exists = ", ".join(
+        f"EXISTS (SELECT 1 FROM chunks_fts{joins} WHERE chunks_fts MATCH ?{where})" for _ in match.terms
+    )
+    found = conn.execute(f"SELECT {exists}", [v for term in match.terms for v in (term, *values)]).fetchone()
+    return sum(1 for value in found if value) / len(match.terms)
 
 
 def _expressions(

@@ -374,7 +374,8 @@ class PostgresSearchStore(StoreCommon):
             trees = self._expressions(match, rowid_range, counted)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                weight = self._coverage(match, rowid_range, counted) if len(matches) > 1 else 1.0
+                covered = len(matches) > 1
+                weight = self._coverage(match, scope, counted) if covered else 1.0
                 runs.append((tuned, plain, weight))
         if runs or any(semantic):
             wanted = list(
@@ -502,13 +503,19 @@ class PostgresSearchStore(StoreCommon):
         rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
         return {text: int(count) for text, count in rows}
 
-    def _coverage(
-        self, match: MatchQuery, rowid_range: tuple[int, int] | None, counted: dict[str, int]
-    ) -> float:
+    def _coverage(self, match: MatchQuery, scope: _Scope, counted: dict[str, int]) -> float:
+        """lookup.py's `_coverage`: the share of the terms found in the searched chunks."""
         if not match.terms:
             return 1.0
-        present = sum(1 for count in self._counts(match.terms, 1, rowid_range, counted) if count)
-        return present / len(match.terms)
+        if not scope.item_filter:
+            present = sum(1 for count in self._counts(match.terms, 1, scope.rowid_range, counted) if count)
+            return present / len(match.terms)
+        joins, where, values = scope.sql()
+        exists = ", ".join(
+            f"EXISTS (SELECT 1 FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where})" for _ in match.terms
+        )
+        params = [v for term in match.terms for v in (tsquery(self._parse(term)), *values)]
+        return sum(1 for value in self._query(f"SELECT {exists}", params)[0] if value) / len(match.terms)
 
     def _scored(
         self, trees: Sequence[Expression], limit: int, scope: _Scope
