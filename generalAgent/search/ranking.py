@@ -67,7 +67,6 @@ PLAIN_WEIGHT = 0.5
 # plain BM25 answers in its first PLAIN_SEATS places is answered in ours too, by construction.
 PLAIN_SEATS = 3
 SEATED_TOP = 5
-
 # Dot leaders of a table of contents ("Key placement . . . . . 161", "第三章……12").
 _LEADER = re.compile(r"(?:\.[ \t]?){5,}|[…·]{3,}")
 # A page reference of an index or a summary: ", 161", ", 12–14", "(第 98 页)". Not "(1,2)":
@@ -212,9 +211,19 @@ def seat_plain(
         return list(fused)
     by_place = {place_of[entry.rowid]: entry for entry in fused}
     moved = [by_place[place] for place in missing if place in by_place]
-    keep = window - len(moved)
-    rest = [entry for entry in fused if entry not in moved]
-    order = [*rest[:keep], *moved, *rest[keep:]]
+    # The window keeps the seated places it already shows (a moved one must not push
+    # another seated one out) and as many of the others, in order, as the rest leaves.
+    seated = set(wanted)
+    free = window - len(moved) - sum(1 for entry in fused[:window] if place_of[entry.rowid] in seated)
+    head = []
+    for entry in fused[:window]:
+        if place_of[entry.rowid] in seated:
+            head.append(entry)
+        elif free > 0:
+            head.append(entry)
+            free -= 1
+    head += moved
+    order = [*head, *(entry for entry in fused if entry not in head)]
     floor = 0.0
     for n in range(len(order) - 1, -1, -1):
         floor = max(floor, order[n].score)

@@ -185,3 +185,12 @@ def test_plain_bm25s_answer_outvoted_by_the_title_weight_and_other_pages_stays_i
         document = index.index_file(tmp_path / "guide.md")
         hits = index.search_item(document.item_id, "rotate logs", 5)
         assert {hit.heading for hit in hits} >= {"Misc one", "Misc two"}
+
+
+def test_a_moved_place_never_pushes_another_seated_place_out_of_the_top_five():
+    """Plain BM25's first place is 5th in the fusion and its second is 6th: moving the
+    second into the window used to push the first one out."""
+    fused = [Ranked(n, 1.0 - n / 100) for n in (1, 2, 3, 4, 5, 6, 7)]
+    plain = [Ranked(5, 9.0), Ranked(6, 8.0)]
+    seated = seat_plain(fused, plain, SEATS)
+    assert [entry.rowid for entry in seated] == [1, 2, 3, 5, 6, 4, 7]
