@@ -29,11 +29,13 @@ from generalAgent.search.ranking import (
     BM25,
     PLAIN_BM25,
     PLAIN_WEIGHT,
+    SEMANTIC_WEIGHT,
     Candidate,
     Ranked,
     by_place,
     fuse,
     is_listing,
+    keyword_seats,
     rerank,
     seat_plain,
 )
@@ -136,7 +138,10 @@ def find_chunks(
     `rowid_range` confines the search to one item's chunks (they are consecutive);
     `item_filter` is a SQL condition on `items i` (e.g. "i.domain = ?") with its params.
     `semantic`: rankings of chunks by their vectors' nearness to the query (rowid, cosine),
-    best first, one per phrasing, fused with the rest like another ranking (vectors.py).
+    best first, one per phrasing, fused with the rest like another ranking (semantic.py);
+    the keyword search's own top five keeps its seats among them when the query's words
+    are in the searched chunks (ranking.keyword_seats), and a lone phrasing then weighs by
+    the share of its words found there, as phrasings of a list do.
     """
     if limit <= 0:
         return []
@@ -153,7 +158,9 @@ def find_chunks(
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
             weight = (
-                _coverage(conn, match, rowid_range, item_filter, filter_params) if len(matches) > 1 else 1.0
+                _coverage(conn, match, rowid_range, item_filter, filter_params)
+                if len(matches) > 1 or any(semantic)
+                else 1.0
             )
             runs.append((tuned, plain, weight))
     if runs or any(semantic):
@@ -359,10 +366,15 @@ def fused_places(
         weights += [weight, weight * PLAIN_WEIGHT]
         if weight > best_weight:
             seated, best_weight = plain_places, weight
-    for ranking in semantic:
-        rankings.append(by_place(ranking, place_of, listings))
-        weights.append(1.0)
-    ranked = seat_plain(fuse(rankings, place_of, weights), seated, place_of)[:limit]
+    keyword = seat_plain(fuse(rankings, place_of, weights), seated, place_of)
+    if not any(semantic):
+        ranked = keyword[:limit]
+    else:
+        for ranking in semantic:
+            rankings.append(by_place(ranking, place_of, listings))
+            weights.append(SEMANTIC_WEIGHT)
+        both = fuse(rankings, place_of, weights)
+        ranked = seat_plain(both, keyword, place_of, keyword_seats(best_weight))[:limit]
     return [(entry, tuple(sorted(found[rowid][4] for rowid in entry.folded))) for entry in ranked]
 
 

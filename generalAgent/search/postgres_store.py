@@ -374,7 +374,7 @@ class PostgresSearchStore(StoreCommon):
             trees = self._expressions(match, rowid_range, counted)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                covered = len(matches) > 1
+                covered = len(matches) > 1 or any(semantic)
                 weight = self._coverage(match, scope, counted) if covered else 1.0
                 runs.append((tuned, plain, weight))
         if runs or any(semantic):
