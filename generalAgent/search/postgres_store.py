@@ -416,7 +416,8 @@ class PostgresSearchStore(StoreCommon):
             trees = self._expressions(match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                weight = self._coverage(match, rowid_range, counted, item) if len(matches) > 1 else 1.0
+                covered = len(matches) > 1 or any(semantic)
+                weight = self._coverage(match, scope, counted, item) if covered else 1.0
                 runs.append((tuned, plain, weight))
         if runs or any(semantic):
             wanted = list(
@@ -582,16 +583,21 @@ class PostgresSearchStore(StoreCommon):
         return {text: int(count) for text, count in rows}
 
     def _coverage(
-        self,
-        match: MatchQuery,
-        rowid_range: tuple[int, int] | None,
-        counted: dict[str, int],
-        item: str | None = None,
+        self, match: MatchQuery, scope: _Scope, counted: dict[str, int], item: str | None = None
     ) -> float:
+        """lookup.py's `_coverage`: the share of the terms found in the searched chunks (in one
+        document, `item`, counted as `_counts` counts them there)."""
         if not match.terms:
             return 1.0
-        present = sum(1 for count in self._counts(match.terms, 1, rowid_range, counted, item) if count)
-        return present / len(match.terms)
+        if not scope.item_filter:
+            counts = self._counts(match.terms, 1, scope.rowid_range, counted, item)
+            return sum(1 for count in counts if count) / len(match.terms)
+        joins, where, values = scope.sql()
+        exists = ", ".join(
+            f"EXISTS (SELECT 1 FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where})" for _ in match.terms
+        )
+        params = [v for term in match.terms for v in (tsquery(self._parse(term)), *values)]
+        return sum(1 for value in self._query(f"SELECT {exists}", params)[0] if value) / len(match.terms)
 
     def _scored(
         self, trees: Sequence[Expression], limit: int, scope: _Scope

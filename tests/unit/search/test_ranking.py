@@ -9,7 +9,7 @@ import pytest
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.index import SearchIndex
-from generalAgent.search.lookup import find_chunks
+from generalAgent.search.lookup import find_chunks, fused_places
 from generalAgent.search.ranking import (
     Candidate,
     Ranked,
@@ -185,3 +185,41 @@ def test_plain_bm25s_answer_outvoted_by_the_title_weight_and_other_pages_stays_i
         document = index.index_file(tmp_path / "guide.md")
         hits = index.search_item(document.item_id, "rotate logs", 5)
         assert {hit.heading for hit in hits} >= {"Misc one", "Misc two"}
+
+
+def test_a_moved_place_never_pushes_another_seated_place_out_of_the_top_five():
+    """Plain BM25's first place is 5th in the fusion and its second is 6th: moving the
+    second into the window used to push the first one out."""
+    fused = [Ranked(n, 1.0 - n / 100) for n in (1, 2, 3, 4, 5, 6, 7)]
+    plain = [Ranked(5, 9.0), Ranked(6, 8.0)]
+    seated = seat_plain(fused, plain, SEATS)
+    assert [entry.rowid for entry in seated] == [1, 2, 3, 5, 6, 4, 7]
+
+
+def _pages(rowids: range) -> list[tuple[int, str, int, str, int, str]]:
+    """Candidate rows for fused_places: one chunk per page of one document."""
+    return [(rowid, "doc", rowid, "", rowid, f"body text {rowid}") for rowid in rowids]
+
+
+def test_with_vectors_the_keyword_searchs_top_five_keeps_its_seats():
+    """The tuned ranking puts pages 1 and 2 first, plain BM25 page 3; two phrasings' vectors
+    agree on pages 11-15. Fused by rank the vectors took the top five and only plain BM25's
+    seat came back, so the keyword search's own first two answers were lost; now its places
+    keep their seats and the vectors fill the rest."""
+    tuned = [(1, 9.0), (2, 8.0)]
+    plain = [(3, 9.0)]
+    vectors = [(rowid, 0.9 - rowid / 100) for rowid in (11, 12, 13, 14, 15)]
+    rows = _pages(range(1, 16))
+    keyword = [entry.rowid for entry, _ in fused_places([(tuned, plain, 1.0)], rows, 10)]
+    both = [entry.rowid for entry, _ in fused_places([(tuned, plain, 1.0)], rows, 10, [vectors, vectors])]
+    assert sorted(keyword) == [1, 2, 3]
+    assert set(both[:5]) == {1, 2, 3, 11, 12}
+
+
+def test_a_question_whose_words_are_not_in_the_documents_leaves_the_top_five_to_its_vectors():
+    """A Chinese question over English pages shares one stray name with them (a fifth of
+    its words): its keyword places get no seats, and the vectors' places come first."""
+    tuned = [(rowid, 10.0 - rowid) for rowid in (1, 2, 3)]
+    vectors = [(rowid, 0.9 - rowid / 100) for rowid in (11, 12, 13, 14, 15)]
+    both = fused_places([(tuned, tuned, 0.2)], _pages(range(1, 16)), 10, [vectors])
+    assert [entry.rowid for entry, _ in both][:5] == [11, 12, 13, 14, 15]

@@ -678,3 +678,16 @@ def test_a_large_new_batch_of_vectors_rebuilds_the_hnsw_index_after_the_copy(
         pg.close()
         with psycopg.connect(pgvector_url, autocommit=True) as admin:
             admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_a_phrasings_weight_counts_its_words_in_the_searched_items_only(store: SearchStore) -> None:
+    """A question asked as its Chinese words and their English rendering, in the English
+    documents of a store that also holds a Chinese note: the Chinese phrasing's words are
+    all in the store but only its stray command name is among the documents, so it must
+    weigh little there. Counted over the whole store it weighed as much as the English
+    phrasing, and its one match (a page about dpkg) came first."""
+    put(store, "note", ["重启 保留 临时 文件 的 目录 说明"], domain="notes")
+    put(store, "stray", ["dpkg unpacks packages; dpkg configures them."], domain="documents")
+    put(store, "answer", ["Keep temporary files across a reboot in /var/tmp."], domain="documents")
+    query = ["重启 保留 临时 文件 dpkg", "keep temporary files across a reboot"]
+    assert found(store, query, domain="documents")[0] == "answer"
