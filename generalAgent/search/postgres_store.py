@@ -38,6 +38,7 @@ from dataclasses import replace
 from typing import Any, Self
 
 from generalAgent.config.settings import DocumentSettings
+from generalAgent.display import N_
 from generalAgent.search.fts_expression import (
     COLUMNS,
     Expression,
@@ -54,9 +55,9 @@ from generalAgent.search.fts_tokens import FTS5Tokenizer
 from generalAgent.search.lookup import (
     RERANK_POOL,
     ChunkHit,
-    QueryError,
     fused_places,
     hit_of_row,
+    query_error,
     split_rare,
 )
 from generalAgent.search.postgres_schema import WRITE_LOCK, migrate
@@ -153,8 +154,9 @@ class PostgresSearchStore(StoreCommon):
         except ImportError:
             from generalAgent.config.install import install_hint
 
-            raise QueryError(
-                f"The PostgreSQL search store needs the postgres extra: {install_hint('postgres')}"
+            raise query_error(
+                N_("The PostgreSQL search store needs the postgres extra: {hint}"),
+                hint=install_hint("postgres"),
             ) from None
         self.segmenter = Segmenter.from_setting(settings.use_jieba)
         self._url, self._settings, self._schema = url, settings, schema
@@ -164,7 +166,9 @@ class PostgresSearchStore(StoreCommon):
         try:
             self.conn = psycopg.connect(url, autocommit=True)
         except psycopg.Error as exc:
-            raise QueryError(f"Cannot reach the search database ({exc}). Check the database URL.") from None
+            raise query_error(
+                N_("Cannot reach the search database ({problem}). Check the database URL."), problem=str(exc)
+            ) from None
         if schema is not None:
             from psycopg import sql
 
@@ -492,7 +496,7 @@ class PostgresSearchStore(StoreCommon):
         try:
             return parse(expression, self.tokenizer.tokens)
         except ValueError as exc:
-            raise QueryError(f"the search could not run ({exc})") from None
+            raise query_error(N_("the search could not run ({problem})"), problem=str(exc)) from None
 
     def _counts(
         self,
@@ -1083,9 +1087,12 @@ def reported() -> Iterator[None]:
     try:
         yield
     except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-        raise QueryError(
-            f"The search database failed ({str(exc).strip() or type(exc).__name__}). "
-            "Check that it is running and that SEARCH_DATABASE_URL names it."
+        raise query_error(
+            N_(
+                "The search database failed ({problem}). "
+                "Check that it is running and that SEARCH_DATABASE_URL names it."
+            ),
+            problem=str(exc).strip() or type(exc).__name__,
         ) from None
 
 

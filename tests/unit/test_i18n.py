@@ -412,3 +412,25 @@ def test_a_search_the_tools_cannot_run_is_said_in_the_ui_language(chinese: None,
         assert answer.startswith("Error: ") and "无法" not in answer and "查询" not in answer, answer
         shown = shown_error(answer, state["messages"][-1].artifact, i18n._, i18n.ngettext)
         assert shown.startswith(chinese_line), shown
+
+
+def test_a_search_database_that_cannot_be_reached_is_said_in_the_ui_language(chinese: None, settings) -> None:
+    """The PostgreSQL store's refusals (an unreachable database, a lost connection) reached a
+    Chinese user's error line in English; the English stays the exception's text."""
+    import socket
+
+    pytest.importorskip("psycopg")
+    from generalAgent.display import Message, said_of_error
+    from generalAgent.search.lookup import QueryError
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(QueryError) as refused:
+        PostgresSearchStore(
+            f"postgresql://nobody@127.0.0.1:{port}/none?connect_timeout=2", settings.documents
+        )
+    assert str(refused.value).startswith("Cannot reach the search database"), refused.value
+    said = said_of_error(refused.value)
+    assert isinstance(said, Message) and said.shown(i18n._).startswith("无法连接搜索数据库"), said
