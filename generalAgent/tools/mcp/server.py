@@ -62,6 +62,8 @@ LOGGER = logging.getLogger(__name__)
 State = Literal["off", "starting", "ready", "failed", "stopped"]
 CLIENT = Implementation(name="generalAgent", version=__version__)
 STDERR_LINES_KEPT = 20
+# How long a description of a process that exited waits for its last stderr line to be read.
+STDERR_DRAIN_SECONDS = 0.5
 LOG_FILE_MAX_BYTES = 1_000_000
 HTTP_CONNECT_TIMEOUT = 30.0
 # Streamable HTTP keeps a response stream open while a tool runs; the call timeout bounds it.
@@ -449,7 +451,8 @@ class MCPServer:
         said = Message(
             template, {name: one_line(config.redact(value), 400) for name, value in fields.items()}
         )
-        last = self._stderr.last_line() if self._stderr is not None else ""
+        exited = template == N_("the process exited")
+        last = self._stderr.last_line(wait=STDERR_DRAIN_SECONDS if exited else 0.0) if self._stderr else ""
         if last and not isinstance(exc, TimeoutError):
             said = Message(
                 N_("{problem} ({last})"), {"problem": said, "last": one_line(config.redact(last), 400)}
@@ -511,7 +514,12 @@ class StderrLog:
         with suppress(OSError):
             self.writer.close()
 
-    def last_line(self) -> str:
+    def last_line(self, wait: float = 0.0) -> str:
+        """The last line written; with `wait`, first up to that many seconds for the reader to
+        reach the pipe's end: a process that has just exited wrote its last words a moment
+        ago, and the reader may not have taken them in yet."""
+        if wait:
+            self._thread.join(wait)
         return self._tail[-1][:200] if self._tail else ""
 
 

@@ -304,6 +304,30 @@ def test_start_failures_say_why_in_one_line(tmp_path: Path) -> None:
         manager.close()
 
 
+def test_a_process_that_exited_is_named_with_last_words_its_reader_took_in_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread reading a server's stderr may take in the last line a moment after the
+    process has exited (under load the failure read "the process exited" alone, once in
+    CI): the description waits, briefly, for the reader to reach the pipe's end."""
+    from generalAgent.tools.mcp import server as mcp_server
+
+    pump = mcp_server.StderrLog._pump
+
+    def late_pump(self: Any, read_end: int) -> None:
+        time.sleep(0.2)
+        pump(self, read_end)
+
+    monkeypatch.setattr(mcp_server.StderrLog, "_pump", late_pump)
+    manager = start_manager(tmp_path, {"broken": stdio_entry("--fail-start")})
+    try:
+        manager.wait_for_startup()
+        details = {s.handle: s.detail for s in manager.statuses()}
+        assert details["broken"] == "the process exited (notes server: cannot open the database)"
+    finally:
+        manager.close()
+
+
 def test_a_disabled_server_starts_only_when_asked(tmp_path: Path) -> None:
     manager = start_manager(tmp_path, {"later": stdio_entry(enabled=False, trust=True)})
     try:
