@@ -248,6 +248,16 @@ def cached_vectors(folder: Path) -> dict[str, Any]:
     return known
 
 
+def semantic_rankings(peer: dict, asked: str | list[str]) -> list[list[tuple[int, float]]]:
+    """Each phrasing's cosine ranking of a peer's chunks as (rowid, score): the `semantic`
+    rankings search_file and search_folder hand to `find_chunks` when there are vectors."""
+    rowids = peer["table"].rowids
+    return [
+        [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
+        for phrasing in ([asked] if isinstance(asked, str) else asked)
+    ]
+
+
 def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
     """Hits as the metrics see them. With `conn`, a hit's text is what search_file shows as
     that hit: its chunk and the other matching chunks of its place folded into it."""
@@ -444,14 +454,7 @@ def run_documents(
             if "hybrid" in systems and model:
 
                 def hybrid(question: dict) -> list[Hit]:
-                    peer = peers[question["doc"]]
-                    asked = question["question"]
-                    rowids = peer["table"].rowids
-                    semantic = [
-                        [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
-                        for phrasing in ([asked] if isinstance(asked, str) else asked)
-                    ]
-                    return ours(question, semantic)
+                    return ours(question, semantic_rankings(peers[question["doc"]], question["question"]))
 
                 rankers["hybrid"] = hybrid
 
@@ -572,14 +575,7 @@ def run_folders(
             if "hybrid" in systems and model:
 
                 def hybrid(question: dict) -> list[Hit]:
-                    peer = folder_of(question)
-                    asked = question["question"]
-                    rowids = peer["table"].rowids
-                    semantic = [
-                        [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
-                        for phrasing in ([asked] if isinstance(asked, str) else asked)
-                    ]
-                    return ours(question, semantic)
+                    return ours(question, semantic_rankings(folder_of(question), question["question"]))
 
                 rankers["hybrid"] = hybrid
 
