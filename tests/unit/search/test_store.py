@@ -12,6 +12,7 @@ import random
 import struct
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -313,6 +314,22 @@ def test_the_postgresql_schema_is_versioned_and_a_newer_one_is_refused(
         PostgresSearchStore(url, settings.documents, schema=schema)
 
 
+def chunks_read(pg: Any, url: str, schema: str) -> int:
+    """Rows of the store's `chunks` table PostgreSQL has read so far (scanned or fetched by
+    an index), after `pg`'s connection flushed its statistics."""
+    import psycopg
+
+    pg.sql.execute("SELECT pg_stat_force_next_flush()")
+    with psycopg.connect(url, autocommit=True) as admin:
+        row = admin.execute(
+            "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables"
+            " WHERE schemaname = %s AND relname = 'chunks'",
+            (schema,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 def test_a_store_of_schema_version_4_gets_its_item_terms_counted_by_the_migration(
     settings: Settings, pg_schema: tuple[str, str]
 ) -> None:
@@ -370,7 +387,6 @@ def test_a_search_inside_one_document_reads_its_chunks_twice_at_most(
     search in such a document); finding its last rowid walked back from the store's last
     chunk, and the viewer's filter joined its chunks to every item the viewer sees. The
     places are SQLite's."""
-    import psycopg
 
     lite = open_store("sqlite", settings, request)
     pg = open_store("postgresql", settings, request)
@@ -386,21 +402,10 @@ def test_a_search_inside_one_document_reads_its_chunks_twice_at_most(
         pg.sql.execute("ANALYZE")
         query = "plot axis label legend colour"
 
-        def chunks_read() -> int:
-            pg.sql.execute("SELECT pg_stat_force_next_flush()")
-            with psycopg.connect(url, autocommit=True) as admin:
-                row = admin.execute(
-                    "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables"
-                    " WHERE schemaname = %s AND relname = 'chunks'",
-                    (schema,),
-                ).fetchone()
-            assert row is not None
-            return int(row[0])
-
         pg.search(query, 5, TERMINAL, item_id="manual")  # the connection's first statements
-        before = chunks_read()
+        before = chunks_read(pg, url, schema)
         got = pg.search(query, 5, TERMINAL, item_id="manual")
-        read = chunks_read() - before
+        read = chunks_read(pg, url, schema) - before
         assert [h.rowid for h in got] == [h.rowid for h in lite.search(query, 5, TERMINAL, item_id="manual")]
         assert 0 < read <= 2 * len(texts) + 50, read
     finally:
@@ -441,22 +446,11 @@ def test_a_search_inside_one_document_reads_only_the_chunks_of_its_rarer_words(
             kept = admin.execute("SELECT item_id, lexeme, chunks FROM item_terms ORDER BY 1, 2").fetchall()
         assert kept == recount and any(row[0] == "manual" for row in kept)
 
-        def chunks_read() -> int:
-            pg.sql.execute("SELECT pg_stat_force_next_flush()")
-            with psycopg.connect(url, autocommit=True) as admin:
-                row = admin.execute(
-                    "SELECT COALESCE(seq_tup_read, 0) + COALESCE(idx_tup_fetch, 0) FROM pg_stat_user_tables"
-                    " WHERE schemaname = %s AND relname = 'chunks'",
-                    (schema,),
-                ).fetchone()
-            assert row is not None
-            return int(row[0])
-
         query = "plot legend"
         pg.search(query, 5, TERMINAL, item_id="manual")  # the connection's first statements
-        before = chunks_read()
+        before = chunks_read(pg, url, schema)
         got = pg.search(query, 5, TERMINAL, item_id="manual")
-        read = chunks_read() - before
+        read = chunks_read(pg, url, schema) - before
         assert [h.rowid for h in got] == [h.rowid for h in lite.search(query, 5, TERMINAL, item_id="manual")]
         assert len(got) == 5 and 0 < read <= 50, read
     finally:
