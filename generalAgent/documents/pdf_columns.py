@@ -57,6 +57,13 @@ MAX_WIDTH_RATIO = 1.6
 # A column of prose: its lines fill this share of its width (median); a table's column
 # of short cells does not.
 MIN_FILL = 0.6
+# A column of prose: at least this share of its lines reach FULL of its width (the lines
+# inside a paragraph run to its right edge, justified or not). A two-column table of
+# short entries (an operation beside its command) fills 0.6 to 0.7 of its columns in the
+# median too, but only its longest entries reach the edge: the Debian Reference's
+# systemctl table 0.14 of its lines, LaTeX News' columns 0.51 to 0.73.
+FULL = 0.85
+MIN_FULL = 0.35
 # A column of prose: at most this share of its lines have a table's white inside them
 # (inline code or a formula set apart).
 MAX_GAPPED = 0.25
@@ -243,6 +250,8 @@ def _prose_columns(
             gapped[column] += _gapped(piece) and not _page_number_apart(piece, edges[column][1])
             heights[column].append((max(r.y1 for r in piece), min(r.y0 for r in piece)))
     if any(len(f) < MIN_COLUMN_LINES or median(f) < MIN_FILL for f in fills):
+        return None
+    if any(sum(1 for fill in f if fill >= FULL) < MIN_FULL * len(f) for f in fills):
         return None
     if any(count > MAX_GAPPED * len(f) for count, f in zip(gapped, fills, strict=True)):
         return None

@@ -232,7 +232,11 @@ def normalised(text: str) -> str:
 # -- lines ---------------------------------------------------------------------------------
 def group_lines(runs: Sequence[Run]) -> list[Line]:
     """Runs in printed lines, top to bottom, each line's runs left to right. A run belongs
-    to a line when its vertical middle lies within the line's band."""
+    to a line when its vertical middle lies within the line's band, or when the line so far
+    lies within the run's height: small glyphs set high on a line (the typewriter quote
+    marks around `"%"` or `”systemctl …”`, whose middles are above the words') come first
+    in the order of middles, and made a line of their own above their words, which read
+    as a gapped line (a false table in a paragraph) or put a closing quote before its cell."""
     # Sorted as (-middle, x0, position) tuples: the position keeps a stable sort's order for
     # ties and spares a key function called once a run (a page of tables has a thousand).
     placed = sorted(
@@ -242,7 +246,10 @@ def group_lines(runs: Sequence[Run]) -> list[Line]:
     line: Line | None = None
     for negative, _, _, run in placed:
         middle = -negative
-        if line is not None and line.bottom - 0.5 <= middle <= line.top + 0.5:
+        if line is not None and (
+            line.bottom - 0.5 <= middle <= line.top + 0.5
+            or (run.y0 - 0.5 <= line.bottom and line.top <= run.y1 + 0.5)
+        ):
             line.runs.append(run)
             if run.y1 > line.top:
                 line.top = run.y1
@@ -393,9 +400,9 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
             break  # a line the reader left unread is no line of a table
         gap = stack[-1].bottom - line.top
         if gap > MAX_LINE_GAP * line_height and not any(
-            line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 for r in horizontal
+            line.top - 1 <= (r.y0 + r.y1) / 2 <= stack[-1].bottom + 1 and _under(r, stack) for r in horizontal
         ):
-            break  # a tall gap with no rule across it
+            break  # a tall gap with no rule of the table's across it
         if _CAPTION.match(line.runs[0].text):
             break  # a caption under the table
         if line.gapped():
@@ -410,6 +417,15 @@ def _stack(lines: Sequence[Line], start: int, line_height: float, horizontal: li
     if sum(line.gapped() for line in stack) < MIN_TABLE_LINES:
         return []
     return stack  # ungapped lines at its end are a last row's wrapped cells, or prose (_table)
+
+
+def _under(rule: Rule, stack: Sequence[Line]) -> bool:
+    """Whether most of a rule lies under the stack's text: a table's rule is as wide as the
+    table, where the top of a boxed note drawn across the page under a small table (the
+    Debian Reference's "Tip" boxes) is no row's border."""
+    left = min(line.runs[0].x0 for line in stack)
+    right = max(line.runs[-1].x1 for line in stack)
+    return min(rule.x1, right) - max(rule.x0, left) >= 0.5 * (rule.x1 - rule.x0)
 
 
 def _valleys(stack: Sequence[Line]) -> list[float]:
