@@ -258,6 +258,16 @@ def group_lines(runs: Sequence[Run]) -> list[Line]:
         else:
             line = Line([run], run.y1, run.y0)
             lines.append(line)
+    # A line of such glyphs above a smaller run that started the words' line (a "+" between
+    # its quotes) lies within the words' line once that is whole: it joins it.
+    n = 0
+    while n + 1 < len(lines):
+        upper, lower = lines[n], lines[n + 1]
+        if lower.bottom - 0.5 <= upper.bottom and upper.top <= lower.top + 0.5:
+            lower.runs.extend(upper.runs)
+            del lines[n]
+        else:
+            n += 1
     by_left = itemgetter(0)  # a Run's x0
     for line in lines:
         if len(line.runs) > 1:

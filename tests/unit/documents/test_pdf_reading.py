@@ -1,0 +1,90 @@
+"""PDF pages read as a person reads them where the geometry misled the reader: quote marks
+set high on a line (DocBook's and gnuplot's manuals), a code listing beside its typeset
+output (lshort-zh-cn), columns typeset on their own baselines, a boxed note beside the
+text. Each PDF is drawn here with reportlab's canvas, a piece at a time, as those
+producers draw them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfgen import canvas
+
+from generalAgent.config.settings import Settings
+from generalAgent.documents.extract import extract_document
+from generalAgent.documents.pdf import read_pdf_tables
+
+PAGE = (595.0, 842.0)
+
+
+def _pieces(pdf: canvas.Canvas, x: float, y: float, pieces: list[tuple[str, str]]) -> float:
+    """Draw `pieces` (kind, text) one after the other on the baseline `y`: words in Times,
+    code in Courier, and `"` as a typewriter quote mark in a smaller size raised above
+    the baseline, each drawn on its own as TeX writes them. Returns where the line ends."""
+    for kind, text in pieces:
+        if kind == "quote":
+            pdf.setFont("Courier", 7)
+            pdf.drawString(x, y + 2.0, text)
+            x += stringWidth(text, "Courier", 7) - 1.0
+        else:
+            font = "Courier" if kind == "code" else "Times-Roman"
+            pdf.setFont(font, 10)
+            pdf.drawString(x, y, text)
+            x += stringWidth(text, font, 10) + (0.5 if kind == "code" else 2.5)
+    return x
+
+
+def quoted(code: str) -> list[tuple[str, str]]:
+    return [("quote", '"'), ("code", code), ("quote", '"')]
+
+
+def test_quote_marks_set_high_in_a_paragraph_make_no_table(tmp_path: Path, settings: Settings):
+    # gnuplot's page 151: a paragraph naming its modifiers in quotes, "-", "+", " ", "#".
+    path = tmp_path / "modifiers.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    lines = [
+        [("text", "Other acceptable modifiers (after the"), *quoted("="), ("text", "but before the letter) are"), *quoted("-")],
+        [("text", ", which left-justifies the number;"), *quoted("+"), ("text", ", which signs all;"), *quoted(" ")],
+        [("text", "(a space), which pads positive numbers; and"), *quoted("-"), ("text", ", which places a"), *quoted(".")],
+        [("text", "after floats that have only zeroes after the point;"), *quoted("~"), ("text", "pads with zeroes;"), *quoted(",")],
+        [("text", "groups thousands as the locale does; a positive integer, the field width."), *quoted("+")],
+    ]
+    for n, pieces in enumerate(lines):
+        _pieces(pdf, 72, 700 - 13 * n, pieces)
+    pdf.save()
+    assert read_pdf_tables(path.open("rb"), path) == []
+    blocks = extract_document(path, settings.documents).blocks
+    assert [block.place for block in blocks] == ["page 1"]
+    text = "".join(blocks[0].text.split())  # pdfium spaces the quote marks its own way
+    assert 'beforetheletter)are"-",whichleft-justifiesthenumber;"+",whichsignsall;""(aspace)' in text
+    assert 'whichplacesa"."afterfloats' in text
+
+
+def test_a_closing_quote_stays_after_its_cell(tmp_path: Path):
+    # The Debian Reference's systemctl table: each command between quote marks set high.
+    rows = [
+        ("Operation", "Command snippets"),
+        ("List all target units", "systemctl list-units --type=target"),
+        ("Start a unit", "systemctl start $unit"),
+        ("Stop a unit", "systemctl stop $unit"),
+        ("Enable a unit", "systemctl enable $unit"),
+        ("Disable a unit", "systemctl disable $unit"),
+    ]
+    path = tmp_path / "systemctl.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Bold", 10)
+    pdf.drawString(72, 712, "Table 3.6: List of typical systemctl command snippets")
+    for n, (operation, command) in enumerate(rows):
+        y = 690 - 12 * n
+        if n == 0:
+            _pieces(pdf, 72, y, [("text", operation)])
+            _pieces(pdf, 260, y, [("text", command)])
+        else:
+            _pieces(pdf, 72, y, [("text", operation)])
+            _pieces(pdf, 260, y, quoted(command))
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert len(tables) == 1
+    assert tables[0].header == [["Operation", "Command snippets"]]
+    assert [row[1] for row in tables[0].rows] == [f'" {command} "' for _, command in rows[1:]]
