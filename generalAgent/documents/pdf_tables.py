@@ -31,6 +31,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import combinations
 from operator import itemgetter
 from typing import NamedTuple
 
@@ -53,6 +54,8 @@ ROW_GAP_JUMP = 0.3
 # A "row" with this many lines in two of its columns at once is two columns of a page's
 # text, not a row (`_columns_of_text`).
 COLUMN_TEXT_LINES = 8
+# Points within which the rules of one frame meet (`frames`).
+FRAME_SLOP = 2.0
 # Caption: the line right above (or below) a table that names it.
 _CAPTION = re.compile(r"^\s*(?:table|tab\.|tbl\.|表)\s*(?:\d|[IVX]+\b|[一二三四五六七八九十])", re.IGNORECASE)
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]")
@@ -474,6 +477,13 @@ def _table(
     line_height: float,
     page: int,
 ) -> PageTable | None:
+    framed = _framed_apart(stack, horizontal, vertical)
+    if framed is not None:
+        # A table right above such frames ends where they start; no table is in them.
+        above = [line for line in stack if line.bottom > framed]
+        if sum(line.gapped() for line in above) >= MIN_TABLE_LINES:
+            return _table(above, horizontal, vertical, line_height, page)
+        raise _ColumnsOfText
     top, bottom = stack[0].top, stack[-1].bottom
     # The table's extent from its gapped lines: a prose line below it may start further left.
     left = min(line.runs[0].x0 for line in stack if line.gapped())
@@ -585,8 +595,64 @@ def _table(
     return PageTable(page, top, bottom, separators, grid, header_count, spans=spans)
 
 
+def frames(horizontal: Sequence[Rule], vertical: Sequence[Rule]) -> list[tuple[float, float, float, float]]:
+    """Closed frames drawn with rules (left, bottom, right, top): two horizontal rules with
+    the same ends joined by a vertical rule at each end. Rules as `_merged_rules` gives
+    them, so a ruled table's inner rules, which run on across its columns, make no frame
+    of a cell: its only frame is its outer border."""
+    by_ends: dict[tuple[int, int], list[Rule]] = {}
+    for rule in horizontal:
+        by_ends.setdefault((round(rule.x0), round(rule.x1)), []).append(rule)
+    found: list[tuple[float, float, float, float]] = []
+    for rules in by_ends.values():
+        for upper, lower in combinations(sorted(rules, key=lambda r: -r.y0), 2):
+            x0, x1 = min(upper.x0, lower.x0), max(upper.x1, lower.x1)
+            sides = [
+                r
+                for r in vertical
+                if r.y0 <= lower.y1 + FRAME_SLOP and r.y1 >= upper.y0 - FRAME_SLOP
+                and (abs(r.x0 - x0) <= FRAME_SLOP or abs(r.x1 - x1) <= FRAME_SLOP)
+            ]
+            if any(abs(r.x0 - x0) <= FRAME_SLOP for r in sides) and any(
+                abs(r.x1 - x1) <= FRAME_SLOP for r in sides
+            ):
+                found.append((x0, lower.y0, x1, upper.y1))
+    return found
+
+
+def _framed_apart(stack: Sequence[Line], horizontal: Sequence[Rule], vertical: Sequence[Rule]) -> float | None:
+    """The top of the highest two frames side by side, white between them, that hold text
+    of the stack; None when there are none. A code listing in its box beside the box of what
+    it typesets (lshort-zh-cn's examples, each box's lines on their own baselines), two
+    boxed notes: a person reads one box, then the other; their lines only look like a
+    table's rows because they face each other."""
+    if len(vertical) < 4:
+        return None
+    top, bottom = stack[0].top, stack[-1].bottom
+    holding = [
+        frame
+        for frame in frames(horizontal, vertical)
+        if frame[1] < top and frame[3] > bottom
+        and any(
+            frame[0] <= (run.x0 + run.x1) / 2 <= frame[2] and frame[1] <= (run.y0 + run.y1) / 2 <= frame[3]
+            for line in stack
+            for run in line.runs
+        )
+    ]
+    return max(
+        (
+            max(a[3], b[3])
+            for a in holding
+            for b in holding
+            if a[2] < b[0] and min(a[3], b[3]) > max(a[1], b[1])
+        ),
+        default=None,
+    )
+
+
 class _ColumnsOfText(Exception):
-    """A stack of lines is a page set in columns (`_columns_of_text`): neither it nor any
+    """A stack of lines is a page set in columns (`_columns_of_text`) or text in frames side
+    by side (`_framed_apart`): neither it nor any
     stack starting inside it is a table (tried from its next line, the last few lines of
     such a page looked like a small table of their own)."""
 
