@@ -88,3 +88,92 @@ def test_a_closing_quote_stays_after_its_cell(tmp_path: Path):
     assert len(tables) == 1
     assert tables[0].header == [["Operation", "Command snippets"]]
     assert [row[1] for row in tables[0].rows] == [f'" {command} "' for _, command in rows[1:]]
+
+
+CODE = [
+    r"\begin{tabular}{lcr}",
+    r"  \hline",
+    r"  left & center & right \\",
+    r"  one & two & three \\",
+    r"  four & five & six \\",
+    r"  \hline",
+    r"\end{tabular}",
+]
+OUTPUT = ["left center right", "one two three", "four five six"]
+
+
+def _frame(pdf: canvas.Canvas, x0: float, y0: float, x1: float, y1: float, fill: bool) -> None:
+    """A box as TeX's example environments draw it: a grey ground, then four rules."""
+    if fill:
+        pdf.setFillGray(0.92)
+        pdf.rect(x0, y0, x1 - x0, y1 - y0, stroke=0, fill=1)
+        pdf.setFillGray(0)
+    pdf.setLineWidth(0.8)
+    for a, b, c, d in ((x0, y1, x1, y1), (x0, y0, x1, y0), (x0, y0, x0, y1), (x1, y0, x1, y1)):
+        pdf.line(a, b, c, d)
+
+
+def draw_example(pdf: canvas.Canvas, top: float) -> float:
+    """lshort-zh-cn's example: the code in a grey box on the left, what it typesets in a
+    box on the right, centred against it, each with its own font and leading (so the two
+    boxes' lines face each other on different baselines). Returns the bottom."""
+    code_height = 11 * len(CODE) + 8
+    _frame(pdf, 108, top - code_height, 308, top, fill=True)
+    pdf.setFont("Courier", 8)
+    for n, line in enumerate(CODE):
+        pdf.drawString(115, top - 12 - 11 * n, line)
+    output_height = 14 * len(OUTPUT) + 10
+    output_top = top - (code_height - output_height) / 2
+    _frame(pdf, 323, output_top - output_height, 523, output_top, fill=False)
+    pdf.setFont("Times-Roman", 10)
+    for n, line in enumerate(OUTPUT):
+        for word, x in zip(line.split(), (340, 410, 480), strict=True):
+            pdf.drawString(x, output_top - 16 - 14 * n, word)
+    return top - code_height
+
+
+def test_a_code_listing_beside_what_it_typesets_is_read_box_by_box(tmp_path: Path, settings: Settings):
+    path = tmp_path / "example.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Roman", 10)
+    pdf.drawString(108, 760, "The tabular environment sets a table; the code on the left gives this:")
+    bottom = draw_example(pdf, 745)
+    pdf.setFont("Times-Roman", 10)
+    pdf.drawString(108, bottom - 20, "Each row ends with a double backslash and its cells are parted by ampersands.")
+    pdf.save()
+    assert read_pdf_tables(path.open("rb"), path) == []
+    blocks = extract_document(path, settings.documents).blocks
+    assert [block.place for block in blocks] == ["page 1"]
+    text = " ".join(blocks[0].text.split())
+    # The listing whole and in its order, then the typeset table, not line beside line.
+    listing = " ".join(" ".join(CODE).split())
+    assert listing in text
+    assert text.index(listing) < text.index("left center right one two three four five six")
+
+
+def test_a_table_right_above_an_example_is_found_and_ends_where_the_example_starts(
+    tmp_path: Path,
+):
+    path = tmp_path / "above.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Roman", 10)
+    pdf.drawString(185, 780, "Table 3.1: Column formats")
+    pdf.setLineWidth(0.8)
+    pdf.line(180, 772, 420, 772)
+    rows = [("Format", "Meaning"), ("l/c/r", "left, centred, right"), ("p{width}", "a paragraph"), ("|", "a rule")]
+    y = 762
+    for n, (key, meaning) in enumerate(rows):
+        pdf.setFont("Courier" if n else "Times-Bold", 9)
+        pdf.drawString(185, y, key)
+        pdf.setFont("Times-Roman" if n else "Times-Bold", 9)
+        pdf.drawString(260, y, meaning)
+        if n == 0:
+            pdf.line(180, y - 4, 420, y - 4)
+        y -= 12
+    pdf.line(180, y + 7, 420, y + 7)
+    draw_example(pdf, y - 6)
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert [(t.caption, t.header, t.rows) for t in tables] == [
+        ("Table 3.1: Column formats", [["Format", "Meaning"]], [list(row) for row in rows[1:]])
+    ]
