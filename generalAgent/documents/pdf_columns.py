@@ -15,8 +15,9 @@ The steps, each with why:
    has ink, with a good share of the runs on each side. A title, a figure's caption or a
    paragraph across the page crosses a gutter; up to MAX_CROSSING of the lines may.
 3. Columns of prose, not a table's: one or two gutters (two or three columns) of about
-   equal width, each with several lines that mostly fill it (MIN_FILL), as a justified or
-   ragged paragraph does and a table's cells of numbers do not, without a table's white
+   equal width (two may differ more: a boxed note or sidebar beside the text), each with
+   several lines that mostly fill it (MIN_FILL, and a third of them to its edge: FULL),
+   as a justified or ragged paragraph does and a table's cells do not, without a table's white
    inside their lines (MAX_GAPPED; a table of contents' page numbers aside), and running
    on line after line (MAX_BLANK), where a table's column of short cells waits, blank,
    for the row's longest cell.
@@ -54,6 +55,10 @@ MAX_CANDIDATES = 5
 # Columns of one page are about as wide as each other (the widest at most this many
 # times the narrowest).
 MAX_WIDTH_RATIO = 1.6
+# A sidebar beside the text (a boxed note, a margin column of its own) is narrower: two
+# columns may differ up to this much when both are prose by every test below (a table's
+# narrow column of keys or numbers is not: it neither fills its width nor runs on).
+MAX_SIDEBAR_RATIO = 3.5
 # A column of prose: its lines fill this share of its width (median); a table's column
 # of short cells does not.
 MIN_FILL = 0.6
@@ -231,7 +236,7 @@ def _prose_columns(
     if min(widths) <= 0:
         return None
     columns = Columns(edges)
-    if columns.unevenness() > MAX_WIDTH_RATIO:
+    if columns.unevenness() > (MAX_SIDEBAR_RATIO if len(edges) == 2 else MAX_WIDTH_RATIO):
         return None
     # Filled by a line's stretch of text in the column, not by its runs: a word set in
     # another font is a run of its own.

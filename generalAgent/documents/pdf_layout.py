@@ -12,7 +12,10 @@ Geometry is read only from pages that may hold a table or columns: pdfium's text
 rectangles (one per run of text drawn at once) outnumbering the page's lines by half is the
 sign (a table's cells are separate runs, a paragraph's line is one; pdfium puts the lines
 of two columns drawn across the page a line at a time on one line of its text, two runs).
-A page drawn a column at a time has one run a line and reads in order as it is. A table
+A page drawn a column at a time has one run a line and reads in order as it is; columns
+drawn across the page whose lines sit on different baselines put each piece on a line of
+pdfium's text, and are told by their first rectangles jumping right across white from one
+to the next (`jumps_across`). A table
 with a row taller than most of the page (a cell of a hundred words) has one run on each of
 that cell's lines and falls short of the ratio; it is told by its other lines instead:
 MIN_TABLE_LINES of them with a run set apart by a column's white starting at the same
@@ -47,6 +50,11 @@ from generalAgent.documents.pdf_tables import (
 EDGE_LINES = 2
 # A page may hold a table when pdfium's text rectangles are this many times its lines.
 RUNS_PER_LINE = 1.5
+# Text rectangles looked at for columns drawn across on different baselines (`jumps_across`),
+# and the share of them that must jump right across white: every other one where two
+# columns alternate, after a title or an abstract across the page.
+ACROSS_SAMPLE = 48
+ACROSS_SHARE = 0.3
 # Points within which the runs of two lines start at the same place (a column's left edge).
 ALIGN_SLOP = 2.0
 # A path thinner than this (points) is a rule; shorter than MIN_RULE is a glyph or a tick.
@@ -117,12 +125,39 @@ def may_hold_table(textpage: Any, text: str) -> bool:
     """Whether the page is worth reading as geometry, for a table or columns (see the
     module's docstring)."""
     lines = text.count("\n") + 1
-    if lines < 3:
-        return False
     rects = textpage.count_rects()
-    if rects >= RUNS_PER_LINE * lines:
+    if lines >= 3 and rects >= RUNS_PER_LINE * lines:
         return True
-    return rects >= lines + MIN_TABLE_LINES and has_aligned_columns(page_boxes(textpage))
+    if lines >= 3 and rects >= lines + MIN_TABLE_LINES and has_aligned_columns(page_boxes(textpage)):
+        return True
+    # pdfium may put such columns' lines on one line of its text, or each on its own.
+    return jumps_across(textpage, min(rects, ACROSS_SAMPLE))
+
+
+def jumps_across(textpage: Any, count: int) -> bool:
+    """Whether the page's first `count` text rectangles jump right across a column's white
+    from one to the next, often: columns drawn across the page a line at a time whose lines
+    sit on different baselines (typeset independently, the second half a line lower). pdfium
+    then puts every piece on a line of its own, so the rectangles do not outnumber the lines,
+    and the page would be read in its drawn order, two columns' sentences interleaved. A page
+    of prose goes on rightwards within a line by a word space and back left at each new line."""
+    if count < 2 * MIN_TABLE_LINES:
+        return False
+    get_rect = _calls().get_rect
+    values = ctypes.create_string_buffer(_FOUR_DOUBLES.size)  # left, top, right, bottom
+    at = ctypes.addressof(values)
+    size = ctypes.sizeof(ctypes.c_double)
+    left, top, right, bottom = (ctypes.c_void_p(at + n * size) for n in range(4))
+    handle = _handle(textpage)
+    jumps = 0
+    previous_right = None
+    for index in range(count):
+        get_rect(handle, index, left, top, right, bottom)
+        x0, _, x1, _ = _FOUR_DOUBLES.unpack_from(values)
+        if previous_right is not None and x0 - previous_right >= COLUMN_GAP:
+            jumps += 1
+        previous_right = x1
+    return jumps >= MIN_TABLE_LINES + 1 and jumps >= ACROSS_SHARE * (count - 1)
 
 
 def has_aligned_columns(boxes: Sequence[tuple[float, float, float, float]]) -> bool:

@@ -92,3 +92,54 @@ def make_column_pdf(
         band(lines[len(above) :], y - LEADING)
     pdf.save()
     return path
+
+
+def make_offset_columns_pdf(path: Path, text: str, *, offset: float = LEADING / 2) -> Path:
+    """Two columns typeset on their own: the second's lines `offset` points lower than the
+    first's, drawn across the page from the top line down (whichever column it is in), as
+    a producer that sorts its text by height writes them."""
+    from reportlab.pdfgen import canvas
+
+    width = (PAGE_WIDTH - 2 * MARGIN - GUTTER) / 2
+    lines = wrap(text, "Helvetica", width)
+    half = (len(lines) + 1) // 2
+    top = PAGE_HEIGHT - MARGIN
+    placed = [(top - LEADING * n, MARGIN, line) for n, line in enumerate(lines[:half])]
+    placed += [(top - offset - LEADING * n, MARGIN + width + GUTTER, line) for n, line in enumerate(lines[half:])]
+    pdf = canvas.Canvas(str(path), pagesize=(PAGE_WIDTH, PAGE_HEIGHT))
+    pdf.setFont("Helvetica", SIZE)
+    for y, x, line in sorted(placed, key=lambda item: (-item[0], item[1])):
+        pdf.drawString(x, y, line)
+    pdf.save()
+    return path
+
+
+def make_sidebar_pdf(path: Path, text: str, note: str, *, main_width: float = 330.0) -> Path:
+    """The text in one wide column and, in a box to its right, a note in a smaller size on
+    its own baselines, drawn across the page from the top line down."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    lines = wrap(text, "Helvetica", main_width)
+    box_left = MARGIN + main_width + 24
+    box_right = PAGE_WIDTH - MARGIN
+    small, small_leading = 8.5, 11.0
+    note_lines: list[str] = []
+    for word in note.split(" "):  # wrapped at the note's own size
+        candidate = f"{note_lines[-1]} {word}" if note_lines else word
+        if note_lines and stringWidth(candidate, "Helvetica", small) <= box_right - box_left - 12:
+            note_lines[-1] = candidate
+        else:
+            note_lines.append(word)
+    top = PAGE_HEIGHT - MARGIN
+    placed = [(top - LEADING * n, MARGIN, SIZE, line) for n, line in enumerate(lines)]
+    placed += [(top - 10 - small_leading * n, box_left + 6, small, line) for n, line in enumerate(note_lines)]
+    pdf = canvas.Canvas(str(path), pagesize=(PAGE_WIDTH, PAGE_HEIGHT))
+    pdf.setLineWidth(0.8)
+    box_bottom = top - 10 - small_leading * len(note_lines) - 4
+    pdf.rect(box_left, box_bottom, box_right - box_left, top + 4 - box_bottom)
+    for y, x, size, line in sorted(placed, key=lambda item: (-item[0], item[1])):
+        pdf.setFont("Helvetica", size)
+        pdf.drawString(x, y, line)
+    pdf.save()
+    return path

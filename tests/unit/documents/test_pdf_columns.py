@@ -13,7 +13,7 @@ from generalAgent.documents.extract import extract_document
 from generalAgent.documents.pdf import pdf_preview_texts, read_pdf_tables
 from generalAgent.documents.pdf_columns import find_columns
 from generalAgent.documents.pdf_tables import Line, Run
-from tests.support.column_pdfs import make_column_pdf
+from tests.support.column_pdfs import make_column_pdf, make_offset_columns_pdf, make_sidebar_pdf
 from tests.support.tools import run_tool, workspace_root
 
 RIVERS = ["flows", "bends", "floods", "dries"]
@@ -134,3 +134,21 @@ def test_a_two_column_table_of_wrapped_text_is_no_columns():
         lines.append(_line(y - 12, (310, 500)))
         y -= 30
     assert find_columns(lines) is None
+
+
+def test_columns_on_different_baselines_read_column_by_column(tmp_path: Path, settings: Settings):
+    # The second column half a line lower than the first, drawn across the page by height:
+    # pdfium puts every piece on a line of its own, and the page read as drawn interleaved
+    # the two columns' sentences.
+    text, sentences = english(50)
+    read = page_text(make_offset_columns_pdf(tmp_path / "offset.pdf", text), settings)
+    assert in_order(read, sentences)
+
+
+def test_a_boxed_note_beside_the_text_is_read_after_it_not_line_by_line(tmp_path: Path, settings: Settings):
+    text, sentences = english(30)
+    notes = [f"Note {n}: the gauge at the weir read {n * 3} centimetres that morning." for n in range(10)]
+    path = make_sidebar_pdf(tmp_path / "sidebar.pdf", text, " ".join(notes))
+    read = page_text(path, settings)  # and no table
+    assert in_order(read, sentences)
+    assert in_order(read, notes)
