@@ -610,7 +610,8 @@ def frames(horizontal: Sequence[Rule], vertical: Sequence[Rule]) -> list[tuple[f
             sides = [
                 r
                 for r in vertical
-                if r.y0 <= lower.y1 + FRAME_SLOP and r.y1 >= upper.y0 - FRAME_SLOP
+                if r.y0 <= lower.y1 + FRAME_SLOP
+                and r.y1 >= upper.y0 - FRAME_SLOP
                 and (abs(r.x0 - x0) <= FRAME_SLOP or abs(r.x1 - x1) <= FRAME_SLOP)
             ]
             if any(abs(r.x0 - x0) <= FRAME_SLOP for r in sides) and any(
@@ -620,7 +621,9 @@ def frames(horizontal: Sequence[Rule], vertical: Sequence[Rule]) -> list[tuple[f
     return found
 
 
-def _framed_apart(stack: Sequence[Line], horizontal: Sequence[Rule], vertical: Sequence[Rule]) -> float | None:
+def _framed_apart(
+    stack: Sequence[Line], horizontal: Sequence[Rule], vertical: Sequence[Rule]
+) -> float | None:
     """The top of the highest two frames side by side, white between them, that hold text
     of the stack; None when there are none. A code listing in its box beside the box of what
     it typesets (lshort-zh-cn's examples, each box's lines on their own baselines), two
@@ -632,7 +635,8 @@ def _framed_apart(stack: Sequence[Line], horizontal: Sequence[Rule], vertical: S
     holding = [
         frame
         for frame in frames(horizontal, vertical)
-        if frame[1] < top and frame[3] > bottom
+        if frame[1] < top
+        and frame[3] > bottom
         and any(
             frame[0] <= (run.x0 + run.x1) / 2 <= frame[2] and frame[1] <= (run.y0 + run.y1) / 2 <= frame[3]
             for line in stack

@@ -105,7 +105,9 @@ def make_offset_columns_pdf(path: Path, text: str, *, offset: float = LEADING / 
     half = (len(lines) + 1) // 2
     top = PAGE_HEIGHT - MARGIN
     placed = [(top - LEADING * n, MARGIN, line) for n, line in enumerate(lines[:half])]
-    placed += [(top - offset - LEADING * n, MARGIN + width + GUTTER, line) for n, line in enumerate(lines[half:])]
+    placed += [
+        (top - offset - LEADING * n, MARGIN + width + GUTTER, line) for n, line in enumerate(lines[half:])
+    ]
     pdf = canvas.Canvas(str(path), pagesize=(PAGE_WIDTH, PAGE_HEIGHT))
     pdf.setFont("Helvetica", SIZE)
     for y, x, line in sorted(placed, key=lambda item: (-item[0], item[1])):

@@ -44,10 +44,30 @@ def test_quote_marks_set_high_in_a_paragraph_make_no_table(tmp_path: Path, setti
     path = tmp_path / "modifiers.pdf"
     pdf = canvas.Canvas(str(path), pagesize=PAGE)
     lines = [
-        [("text", "Other acceptable modifiers (after the"), *quoted("="), ("text", "but before the letter) are"), *quoted("-")],
-        [("text", ", which left-justifies the number;"), *quoted("+"), ("text", ", which signs all;"), *quoted(" ")],
-        [("text", "(a space), which pads positive numbers; and"), *quoted("-"), ("text", ", which places a"), *quoted(".")],
-        [("text", "after floats that have only zeroes after the point;"), *quoted("~"), ("text", "pads with zeroes;"), *quoted(",")],
+        [
+            ("text", "Other acceptable modifiers (after the"),
+            *quoted("="),
+            ("text", "but before the letter) are"),
+            *quoted("-"),
+        ],
+        [
+            ("text", ", which left-justifies the number;"),
+            *quoted("+"),
+            ("text", ", which signs all;"),
+            *quoted(" "),
+        ],
+        [
+            ("text", "(a space), which pads positive numbers; and"),
+            *quoted("-"),
+            ("text", ", which places a"),
+            *quoted("."),
+        ],
+        [
+            ("text", "after floats that have only zeroes after the point;"),
+            *quoted("~"),
+            ("text", "pads with zeroes;"),
+            *quoted(","),
+        ],
         [("text", "groups thousands as the locale does; a positive integer, the field width."), *quoted("+")],
     ]
     for n, pieces in enumerate(lines):
@@ -139,7 +159,9 @@ def test_a_code_listing_beside_what_it_typesets_is_read_box_by_box(tmp_path: Pat
     pdf.drawString(108, 760, "The tabular environment sets a table; the code on the left gives this:")
     bottom = draw_example(pdf, 745)
     pdf.setFont("Times-Roman", 10)
-    pdf.drawString(108, bottom - 20, "Each row ends with a double backslash and its cells are parted by ampersands.")
+    pdf.drawString(
+        108, bottom - 20, "Each row ends with a double backslash and its cells are parted by ampersands."
+    )
     pdf.save()
     assert read_pdf_tables(path.open("rb"), path) == []
     blocks = extract_document(path, settings.documents).blocks
@@ -160,7 +182,12 @@ def test_a_table_right_above_an_example_is_found_and_ends_where_the_example_star
     pdf.drawString(185, 780, "Table 3.1: Column formats")
     pdf.setLineWidth(0.8)
     pdf.line(180, 772, 420, 772)
-    rows = [("Format", "Meaning"), ("l/c/r", "left, centred, right"), ("p{width}", "a paragraph"), ("|", "a rule")]
+    rows = [
+        ("Format", "Meaning"),
+        ("l/c/r", "left, centred, right"),
+        ("p{width}", "a paragraph"),
+        ("|", "a rule"),
+    ]
     y = 762
     for n, (key, meaning) in enumerate(rows):
         pdf.setFont("Courier" if n else "Times-Bold", 9)
