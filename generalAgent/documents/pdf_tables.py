@@ -269,6 +269,7 @@ def group_lines(runs: Sequence[Run]) -> list[Line]:
         if lower.bottom - 0.5 <= upper.bottom and upper.top <= lower.top + 0.5:
             lower.runs.extend(upper.runs)
             del lines[n]
+            n = max(n - 1, 0)  # the line above may lie within the joined one too
         else:
             n += 1
     by_left = itemgetter(0)  # a Run's x0

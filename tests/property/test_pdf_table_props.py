@@ -120,18 +120,30 @@ RUNS = st.lists(
 
 def _lines_as_defined(runs: list[Run]) -> list[tuple[list[Run], float, float]]:
     """group_lines' docstring written out plainly: runs top to bottom (then left to right,
-    ties in the order given), a run joining the line when its middle is within the band."""
+    ties in the order given), a run joining the line when its middle is within the band or
+    the line so far within the run's height; then a line lying within the band of the line
+    under it joins that one."""
     lines: list[tuple[list[Run], float, float]] = []
     for run in sorted(runs, key=lambda r: (-(r.y0 + r.y1) / 2, r.x0)):
         if not run.text.strip():
             continue
         middle = (run.y0 + run.y1) / 2
-        if lines and lines[-1][2] - 0.5 <= middle <= lines[-1][1] + 0.5:
+        if lines and (
+            lines[-1][2] - 0.5 <= middle <= lines[-1][1] + 0.5
+            or (run.y0 - 0.5 <= lines[-1][2] and lines[-1][1] <= run.y1 + 0.5)
+        ):
             members, top, bottom = lines[-1]
             lines[-1] = ([*members, run], max(top, run.y1), min(bottom, run.y0))
         else:
             lines.append(([run], run.y1, run.y0))
-    return [(sorted(members, key=lambda r: r.x0), top, bottom) for members, top, bottom in lines]
+    joined: list[tuple[list[Run], float, float]] = []
+    for members, top, bottom in reversed(lines):  # bottom up: each line into the one under it
+        if joined and joined[-1][2] - 0.5 <= bottom and top <= joined[-1][1] + 0.5:
+            under = joined[-1]
+            joined[-1] = ([*under[0], *members], under[1], under[2])
+        else:
+            joined.append((members, top, bottom))
+    return [(sorted(members, key=lambda r: r.x0), top, bottom) for members, top, bottom in reversed(joined)]
 
 
 @given(RUNS)
