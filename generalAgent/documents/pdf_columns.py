@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from statistics import median
 
@@ -99,10 +99,15 @@ class Columns:
     """The page's columns: their left and right edges (points), gutters between them."""
 
     edges: list[tuple[float, float]]
+    # The gutters and their middles, made once: `column_of` and `crosses` run once a run
+    # for every set of gutters tried.
+    gutters: list[tuple[float, float]] = field(init=False, repr=False, compare=False)
+    middles: list[float] = field(init=False, repr=False, compare=False)
 
-    @property
-    def gutters(self) -> list[tuple[float, float]]:
-        return [(left[1], right[0]) for left, right in zip(self.edges, self.edges[1:], strict=False)]
+    def __post_init__(self) -> None:
+        gutters = [(left[1], right[0]) for left, right in zip(self.edges, self.edges[1:], strict=False)]
+        object.__setattr__(self, "gutters", gutters)
+        object.__setattr__(self, "middles", [g[0] + (g[1] - g[0]) / 2 for g in gutters])
 
     def unevenness(self) -> float:
         """The widest column's width over the narrowest's (a page's columns are alike)."""
@@ -110,7 +115,7 @@ class Columns:
         return max(widths) / min(widths)
 
     def column_of(self, run: Run) -> int:
-        return bisect.bisect_right([g[0] + (g[1] - g[0]) / 2 for g in self.gutters], (run.x0 + run.x1) / 2)
+        return bisect.bisect_right(self.middles, (run.x0 + run.x1) / 2)
 
     def crosses(self, run: Run) -> bool:
         return any(run.x0 < left - 1 and run.x1 > right + 1 for left, right in self.gutters)
