@@ -204,3 +204,84 @@ def test_a_table_right_above_an_example_is_found_and_ends_where_the_example_star
     assert [(t.caption, t.header, t.rows) for t in tables] == [
         ("Table 3.1: Column formats", [["Format", "Meaning"]], [list(row) for row in rows[1:]])
     ]
+
+
+OPERATIONS = [
+    ("List all target units", "systemctl list-units --type=target"),
+    ("List all service units", "systemctl list-units --type=service"),
+    ("List all socket units in memory", "systemctl list-sockets"),
+    ("List all timer units in memory", "systemctl list-timers"),
+    ("Start a unit", "systemctl start $unit"),
+    ("Stop a unit", "systemctl stop $unit"),
+    ("Reload service-specific configuration", "systemctl reload $unit"),
+    ("Stop and start all of a unit", "systemctl restart $unit"),
+    ("Start a unit and stop all others", "systemctl isolate $unit"),
+    ("Switch to graphical (GUI system)", "systemctl isolate graphical"),
+    ("Switch to multi-user (CLI system)", "systemctl isolate multi-user"),
+    ("Send kill signal to a unit", "systemctl kill $unit"),
+    ("Check if a service is active", "systemctl is-active $unit"),
+    ("Check if a service is failed", "systemctl is-failed $unit"),
+    ("Show properties of a unit or job", "systemctl show $unit"),
+    ("Reset a failed unit", "systemctl reset-failed $unit"),
+    ("Enable a unit (add symlink)", "systemctl enable $unit"),
+    ("Disable a unit (remove symlink)", "systemctl disable $unit"),
+    ("Get the default target", "systemctl get-default"),
+    ("Reload all unit files and daemons", "systemctl daemon-reload"),
+]
+
+
+def test_a_long_two_column_table_of_short_entries_is_a_table_not_two_columns(tmp_path: Path):
+    # Each operation fills its column only up to the longest; a column of prose runs to
+    # its edge line after line. Read as columns, the page lost the table (Debian
+    # Reference's Table 3.6, once its quote marks no longer made lines of their own).
+    path = tmp_path / "operations.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Bold", 10)
+    pdf.drawString(72, 760, "Operation")
+    pdf.drawString(270, 760, "Command snippets")
+    for n, (operation, command) in enumerate(OPERATIONS):
+        pdf.setFont("Times-Roman", 10)
+        pdf.drawString(72, 746 - 12 * n, operation)
+        pdf.setFont("Courier", 10)
+        pdf.drawString(270, 746 - 12 * n, command)
+    pdf.setFont("Times-Roman", 10)
+    pdf.drawString(
+        200, 746 - 12 * len(OPERATIONS) - 8, "Table 3.6: List of typical systemctl command snippets"
+    )
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert len(tables) == 1
+    assert tables[0].caption == "Table 3.6: List of typical systemctl command snippets"
+    assert tables[0].rows == [list(row) for row in OPERATIONS]
+
+
+def test_a_tip_box_under_a_small_table_is_no_row_of_it(tmp_path: Path, settings: Settings):
+    # The Debian Reference (zh, page 60): a list of names and dates, then a Tip in a box
+    # whose top rule runs across the page: the rule carried the table over the white into
+    # the note, and every line of the table became one row.
+    leaders = [
+        ("Ian", "Murdock", "August", "1993"),
+        ("Bruce", "Perens", "April", "1996"),
+        ("Ian", "Jackson", "January", "1998"),
+        ("Wichert", "Akkerman", "January", "1999"),
+        ("Ben", "Collins", "April", "2001"),
+    ]
+    path = tmp_path / "leaders.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Roman", 10)
+    pdf.drawString(
+        57, 760, "The file DPL holds the project leaders and the month they began, apart by spaces."
+    )
+    for n, row in enumerate(leaders):
+        for x, cell in zip((57, 100, 153, 197), row, strict=True):
+            pdf.drawString(x, 740 - 11 * n, cell)
+    tip = 740 - 11 * len(leaders) - 30
+    pdf.setLineWidth(0.8)
+    pdf.line(65, tip + 8, 565, tip + 8)
+    pdf.drawString(66, tip - 4, "Tip")
+    pdf.drawString(66, tip - 16, "See")
+    pdf.drawString(88, tip - 16, "the history of the project for the leaders since.")
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert [table.rows for table in tables] == [[list(row) for row in leaders[1:]]]
+    assert tables[0].header == [list(leaders[0])]
