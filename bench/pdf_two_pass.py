@@ -69,7 +69,9 @@ def compare(path: Path) -> dict[str, Any]:
     from generalAgent.documents.index import SearchIndex
 
     with tempfile.TemporaryDirectory() as tmp:
-        settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)}, documents={"embedding_model": None})
+        settings = load_settings(
+            env_file=None, paths={"data_dir": Path(tmp)}, documents={"embedding_model": None}
+        )
         one, two = Path(tmp) / "one.db", Path(tmp) / "two.db"
         with SearchIndex(one, settings.documents) as index:
             index.index_file(path, tables_later=False)
@@ -83,7 +85,11 @@ def compare(path: Path) -> dict[str, Any]:
         "chunks": len(a["chunks"]),
         "tables_were_pending": first.tables_pending,
         "identical": a == b,
-        **({} if a == b else {"documents": [a["document"], b["document"]], "first_differing_chunk": differing[:1]}),
+        **(
+            {}
+            if a == b
+            else {"documents": [a["document"], b["document"]], "first_differing_chunk": differing[:1]}
+        ),
     }
 
 

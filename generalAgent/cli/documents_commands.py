@@ -309,7 +309,9 @@ def _read_tables(index: SearchIndex, pending: list[tuple[Path, dict[str, Any]]],
                     "{path}: tables read, {count} chunk, {seconds} s",
                     "{path}: tables read, {count} chunks, {seconds} s",
                     document.total_chunks,
-                ).format(path=one_line(str(path)), count=document.total_chunks, seconds=f"{document.seconds:.2f}")
+                ).format(
+                    path=one_line(str(path)), count=document.total_chunks, seconds=f"{document.seconds:.2f}"
+                )
                 err.print(f"[green]✓[/green] {escape(line)}")
             bar.close()
             progress.advance(overall)

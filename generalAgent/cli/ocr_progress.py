@@ -22,9 +22,8 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application, get_app, run_in_terminal
 
 from generalAgent.cli.terminal_text import one_line
-from generalAgent.i18n import _, ngettext
-
 from generalAgent.documents.ocr_background import TABLES
+from generalAgent.i18n import _, ngettext
 
 if TYPE_CHECKING:
     from generalAgent.documents.ocr_background import ScanJob
@@ -97,7 +96,9 @@ class OcrProgress:
                 return "yellow", _("Reading the tables of {name} stopped: {error}").format(
                     name=name, error=job.error
                 )
-            return "dim", _("Tables of {name} read: their rows are searchable, cited by table.").format(name=name)
+            return "dim", _("Tables of {name} read: their rows are searchable, cited by table.").format(
+                name=name
+            )
         if job.error:
             return "yellow", _("OCR of {name} stopped: {error}").format(name=name, error=job.error)
         return "dim", ngettext(

@@ -316,7 +316,12 @@ class SearchIndex(IndexDatabase):
         later = self._defers_tables(path, tables_later)
         # A document whose tables are pending is fresh to a reading that defers them (its
         # text is searchable), stale to one that reads them: that is the second pass.
-        if record is not None and not force and self._fresh(record) and (later or not record["tables_pending"]):
+        if (
+            record is not None
+            and not force
+            and self._fresh(record)
+            and (later or not record["tables_pending"])
+        ):
             if record["tables_pending"] and tables_later is None:
                 background = self._read_tables_on(path, background)
             if not unchanged:  # a search writes nothing unless the path points elsewhere now
@@ -404,8 +409,9 @@ class SearchIndex(IndexDatabase):
         if progress:
             progress("write", staged.chunks, staged.chunks)
         read_on = self._read_on(path, stream.reading, background)
-        if pending and tables_later is None and not read_on:
-            read_on = self._read_tables_on(path, background).note()
+        if pending and tables_later is None and not read_on:  # a chat's call: its session reads them
+            job = self._read_tables_on(path, background)
+            read_on = job.note() if job is not None else ""
         return IndexedDocument(
             file_hash,
             item_id,

@@ -138,13 +138,18 @@ class ScanJobs:
                 stat.st_size,
                 stat.st_mtime_ns,
             )
-            if running is not None and same and not running.error:
+            if running is not None and same and not running.error and running.kind == kind:
                 self._jobs[str(resolved)] = running
                 return running
             if running is not None:
                 running.cancelled.set()
             job = ScanJob(
-                resolved, stat.st_size, stat.st_mtime_ns, done=read_so_far, total=read_so_far + left, kind=kind
+                resolved,
+                stat.st_size,
+                stat.st_mtime_ns,
+                done=read_so_far,
+                total=read_so_far + left,
+                kind=kind,
             )
             self._jobs[str(resolved)] = job
             ended = [key for key, kept in self._jobs.items() if kept.finished]

@@ -98,7 +98,9 @@ def test_a_search_while_the_tables_are_pending_finds_the_text(index: SearchIndex
     assert ", table " not in hits[0].place
 
 
-def test_a_pdf_without_a_table_like_page_is_read_whole_in_the_first_pass(index: SearchIndex, tmp_path: Path) -> None:
+def test_a_pdf_without_a_table_like_page_is_read_whole_in_the_first_pass(
+    index: SearchIndex, tmp_path: Path
+) -> None:
     from tests.support.documents import make_pdf
 
     plain = make_pdf(tmp_path / "plain.pdf", [["A page of prose about backups and restores."]])
