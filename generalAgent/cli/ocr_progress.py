@@ -22,7 +22,6 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.application import Application, get_app, run_in_terminal
 
 from generalAgent.cli.terminal_text import one_line
-from generalAgent.documents.ocr_background import TABLES
 from generalAgent.i18n import _, ngettext
 
 if TYPE_CHECKING:
@@ -39,7 +38,7 @@ def pages_read(job: ScanJob) -> str:
     """'OCR scan.pdf: 40/120 pages' ('tables of report.pdf'), on one line whatever the
     file's name holds."""
     name = one_line(job.path.name)
-    if job.kind == TABLES:
+    if job.reads_tables:
         return _("tables of {name}").format(name=name)
     return ngettext("OCR {name}: {done}/{total} page", "OCR {name}: {done}/{total} pages", job.total).format(
         name=name, done=job.done, total=job.total
@@ -79,7 +78,7 @@ class OcrProgress:
             if job.finished and said != "ended":
                 unsaid.append((job, "ended", self._ended(job)))
             elif not job.finished and not said:
-                if job.kind == TABLES:
+                if job.reads_tables:
                     began = _("Reading the tables of {name} in the background; its text is searchable now.")
                     line = began.format(name=one_line(job.path.name))
                 else:
@@ -91,7 +90,7 @@ class OcrProgress:
     @staticmethod
     def _ended(job: ScanJob) -> tuple[str, str]:
         name = job.path.name
-        if job.kind == TABLES:
+        if job.reads_tables:
             if job.error:
                 return "yellow", _("Reading the tables of {name} stopped: {error}").format(
                     name=name, error=job.error

@@ -56,6 +56,11 @@ class ScanJob:
     thread: threading.Thread | None = None
     kind: str = OCR
 
+    @property
+    def reads_tables(self) -> bool:
+        """A PDF's tables are read, not a scan's pages by OCR."""
+        return self.kind == TABLES
+
     def note(self) -> str:
         """One sentence for a search answer: how far the reading has got."""
         if self.kind == TABLES:
