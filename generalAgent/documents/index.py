@@ -384,7 +384,14 @@ class SearchIndex(IndexDatabase):
                     ),
                 )
                 staged.write_content(conn, item_id)
+                # The second pass: a passage its tables leave as it was keeps its vector (the
+                # vector of a text depends on the text alone; re-embedding a manual locally
+                # takes minutes). Read in the transaction, so no vector of a passage now gone
+                # and none written meanwhile by the background embedding is missed.
+                kept = self._vectors_by_text(conn, item_id) if segmented is not None else {}
                 staged.write_chunks(conn, item_id, model)
+                if kept:
+                    self._carry_vectors(conn, item_id, kept)
                 conn.execute(
                     "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
                     " indexed_at, total_chunks, segmenter, language, tables_pending)"
@@ -489,6 +496,33 @@ class SearchIndex(IndexDatabase):
                 return 0
 
         return call.scans.start(path, 0, 1, step, kind=ocr_background.TABLES)
+
+    @staticmethod
+    def _vectors_by_text(conn: Any, item_id: str) -> dict[str, tuple[str, bytes]]:
+        """The item's chunks that have a vector: text -> (model, vector)."""
+        return {
+            text: (model, vector)
+            for text, model, vector in conn.execute(
+                "SELECT f.text, v.model, v.vector FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+                " JOIN chunk_vectors v ON v.chunk_rowid = c.rowid WHERE c.item_id = ?",
+                (item_id,),
+            ).fetchall()
+        }
+
+    @staticmethod
+    def _carry_vectors(conn: Any, item_id: str, kept: dict[str, tuple[str, bytes]]) -> None:
+        """Give the item's new chunks without a vector the vector their text had."""
+        unembedded = conn.execute(
+            "SELECT c.rowid, f.text FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            " LEFT JOIN chunk_vectors v ON v.chunk_rowid = c.rowid"
+            " WHERE c.item_id = ? AND v.chunk_rowid IS NULL",
+            (item_id,),
+        ).fetchall()
+        carried = [(rowid, *kept[text]) for rowid, text in unembedded if text in kept]
+        if carried:
+            conn.executemany(
+                "INSERT INTO chunk_vectors (chunk_rowid, model, vector) VALUES (?, ?, ?)", carried
+            )
 
     def _segmented(self, item_id: str) -> dict[str, str]:
         """The indexed Chinese chunks of `item_id`, each text with its segmented words."""
