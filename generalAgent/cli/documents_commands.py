@@ -220,14 +220,20 @@ def _print_skipped(err: Console, skipped: list[tuple[Path, str]]) -> None:
 
 
 def _index_files(index: SearchIndex, files: list[Path], err: Console, force: bool) -> list[dict[str, Any]]:
+    """Index `files` in two passes: every file's text first (a PDF read without its tables,
+    so the whole set is searchable at that cost, from this or any other process), then
+    the tables of the PDFs that may hold some, each replacing its PDF's text chunks whole
+    (documents/index.py). Stopped in between, the text stays searchable and the next run
+    reads the tables."""
     results: list[dict[str, Any]] = []
+    pending: list[tuple[Path, dict[str, Any]]] = []
     began = time.perf_counter()
     with progress_bar(err, rate=True) as progress:
         overall = progress.add_task(escape(_("files")), total=len(files), rate="")
         for path in files:
             bar = _DocumentBar(progress, path.name)
             try:
-                document = index.index_file(path, force=force, progress=bar.update)
+                document = index.index_file(path, force=force, progress=bar.update, tables_later=True)
             except DocumentError as exc:
                 err.print(f"[red]✗[/red] {escape(exc.shown(_, ngettext))}")  # --json keeps the English
                 results.append({"path": str(path), "status": "failed", "error": str(exc)})
@@ -262,8 +268,12 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                 for said in (document.notes, document.warning):
                     if said:
                         err.print(f"[yellow]{escape(said)}[/yellow]")
+                if document.tables_pending:
+                    pending.append((path, results[-1]))
             bar.close()
             progress.advance(overall)
+    if pending:
+        _read_tables(index, pending, err)
     elapsed = time.perf_counter() - began
     indexed = [r for r in results if r["status"] == "indexed"]
     chars = sum(r["chars"] for r in indexed)
@@ -276,6 +286,35 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
         + (_(" ({rate} chars/s)").format(rate=f"{chars / max(elapsed, 1e-9):,.0f}") if indexed else "")
     )
     return results
+
+
+def _read_tables(index: SearchIndex, pending: list[tuple[Path, dict[str, Any]]], err: Console) -> None:
+    """The second pass of `_index_files`: each PDF's tables read, its result updated."""
+    with progress_bar(err, rate=True) as progress:
+        overall = progress.add_task(escape(_("tables")), total=len(pending), rate="")
+        for path, result in pending:
+            bar = _DocumentBar(progress, path.name)
+            try:
+                document = index.index_file(path, progress=bar.update, tables_later=False)
+            except DocumentError as exc:  # changed into something unreadable since the first pass
+                err.print(f"[red]✗[/red] {escape(exc.shown(_, ngettext))}")
+                result.update(status="failed", error=str(exc))
+            else:
+                result.update(
+                    chunks=document.total_chunks,
+                    chars=document.total_chars or result.get("chars", 0),
+                    tables_seconds=round(document.seconds, 3),
+                )
+                line = ngettext(
+                    "{path}: tables read, {count} chunk, {seconds} s",
+                    "{path}: tables read, {count} chunks, {seconds} s",
+                    document.total_chunks,
+                ).format(
+                    path=one_line(str(path)), count=document.total_chunks, seconds=f"{document.seconds:.2f}"
+                )
+                err.print(f"[green]✓[/green] {escape(line)}")
+            bar.close()
+            progress.advance(overall)
 
 
 class _DocumentBar:

@@ -43,6 +43,13 @@ class FolderIndexingView:
         progress = self.indexer.progress()
         if progress.finished:
             return ""
+        if progress.tables_total:
+            line = ngettext(
+                "Reading this folder's tables: {done}/{total} PDF",
+                "Reading this folder's tables: {done}/{total} PDFs",
+                progress.tables_total,
+            ).format(done=progress.tables_done, total=progress.tables_total)
+            return f"{line} ({one_line(progress.current)})" if progress.current else line
         line = ngettext(
             "Indexing this folder: {done}/{total} file",
             "Indexing this folder: {done}/{total} files",

@@ -35,8 +35,11 @@ TOOLBAR_STYLE = {"bottom-toolbar": "noreverse", "bottom-toolbar.text": "fg:ansib
 
 
 def pages_read(job: ScanJob) -> str:
-    """'OCR scan.pdf: 40/120 pages', on one line whatever the file's name holds."""
+    """'OCR scan.pdf: 40/120 pages' ('tables of report.pdf'), on one line whatever the
+    file's name holds."""
     name = one_line(job.path.name)
+    if job.reads_tables:
+        return _("tables of {name}").format(name=name)
     return ngettext("OCR {name}: {done}/{total} page", "OCR {name}: {done}/{total} pages", job.total).format(
         name=name, done=job.done, total=job.total
     )
@@ -75,13 +78,26 @@ class OcrProgress:
             if job.finished and said != "ended":
                 unsaid.append((job, "ended", self._ended(job)))
             elif not job.finished and not said:
-                began = _("{progress}; reading on in the background, searchable as it goes.")
-                unsaid.append((job, "started", ("dim", began.format(progress=pages_read(job)))))
+                if job.reads_tables:
+                    began = _("Reading the tables of {name} in the background; its text is searchable now.")
+                    line = began.format(name=one_line(job.path.name))
+                else:
+                    began = _("{progress}; reading on in the background, searchable as it goes.")
+                    line = began.format(progress=pages_read(job))
+                unsaid.append((job, "started", ("dim", line)))
         return unsaid
 
     @staticmethod
     def _ended(job: ScanJob) -> tuple[str, str]:
         name = job.path.name
+        if job.reads_tables:
+            if job.error:
+                return "yellow", _("Reading the tables of {name} stopped: {error}").format(
+                    name=name, error=job.error
+                )
+            return "dim", _("Tables of {name} read: their rows are searchable, cited by table.").format(
+                name=name
+            )
         if job.error:
             return "yellow", _("OCR of {name} stopped: {error}").format(name=name, error=job.error)
         return "dim", ngettext(

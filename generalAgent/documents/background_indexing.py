@@ -16,6 +16,12 @@ batches and OCR pages, and the file's one transaction is never begun, or is roll
 (`sqlite3.Connection.interrupt`) when the cancel comes while it is written: a file is
 indexed whole or not at all, and the next pass reads it again. It only reads counters for
 its view (`progress`); nothing here prints.
+
+Two passes: the first indexes every file's text (a PDF read as with PDF_TABLES off, so
+the folder is searchable at that cost), the second reads the tables of the PDFs that
+may hold some and replaces each one's chunks whole (documents/index.py, `tables_pending`).
+A cancel or a crash between or inside them leaves each PDF's text chunks in place; the
+next pass, or the next search that reads tables, finishes the reading.
 """
 
 from __future__ import annotations
@@ -55,6 +61,8 @@ class IndexingProgress:
     finished: bool
     stopped: str = ""  # why it stopped early: "cancelled", "time", or an error; "" when whole
     seconds: float = 0.0
+    tables_done: int = 0  # PDFs whose tables the second pass has read
+    tables_total: int = 0  # PDFs whose tables are to be read (known when the first pass ends)
 
 
 class FolderIndexer:
@@ -76,6 +84,7 @@ class FolderIndexer:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._done = self._total = self._indexed = self._failed = 0
+        self._tables_done = self._tables_total = 0
         self._current = ""
         self._finished = False
         self._stopped = ""
@@ -117,6 +126,8 @@ class FolderIndexer:
                 self._finished,
                 self._stopped,
                 round(end - self._began, 3) if self._began else 0.0,
+                self._tables_done,
+                self._tables_total,
             )
 
     def _run(self) -> None:
@@ -136,7 +147,8 @@ class FolderIndexer:
                 with self._lock:
                     self._connection = index.conn
                 try:
-                    self._index_each(index, files, deadline)
+                    pending = self._index_each(index, files, deadline)
+                    self._read_tables(index, pending, deadline)
                 finally:
                     with self._lock:  # closed next: nothing may interrupt it any more
                         self._connection = None
@@ -149,21 +161,23 @@ class FolderIndexer:
             if self.on_done is not None:
                 self.on_done(self.progress())
 
-    def _index_each(self, index: SearchIndex, files: list[Path], deadline: float) -> None:
+    def _index_each(self, index: SearchIndex, files: list[Path], deadline: float) -> list[Path]:
+        """The first pass: every file's text; the PDFs whose tables are still to be read."""
         from generalAgent.documents.reading import DocumentError
 
+        pending: list[Path] = []
         for path in files:
             if self._cancelled.is_set() or time.monotonic() > deadline:
                 self._stop("cancelled" if self._cancelled.is_set() else "time")
-                return
+                return []
             with self._lock:
                 self._current = path.name
             try:
-                document = index.index_file(path)
+                document = index.index_file(path, tables_later=True)
             except (DocumentError, sqlite3.OperationalError) as exc:
                 if self._cancelled.is_set():  # stopped inside the file (not its fault): read again next time
                     self._stop("cancelled")
-                    return
+                    return []
                 if not isinstance(exc, DocumentError):
                     raise
                 with self._lock:
@@ -171,8 +185,35 @@ class FolderIndexer:
             else:
                 with self._lock:
                     self._indexed += 0 if document.reused else 1
+                if document.tables_pending:
+                    pending.append(path)
             with self._lock:
                 self._done += 1
+        return pending
+
+    def _read_tables(self, index: SearchIndex, pending: list[Path], deadline: float) -> None:
+        """The second pass: each PDF read with its tables, its chunks replaced whole."""
+        from generalAgent.documents.reading import DocumentError
+
+        with self._lock:
+            self._tables_total = len(pending)
+        for path in pending:
+            if self._cancelled.is_set() or time.monotonic() > deadline:
+                self._stop("cancelled" if self._cancelled.is_set() else "time")
+                return
+            with self._lock:
+                self._current = path.name
+            try:
+                index.index_file(path, tables_later=False)
+            except (DocumentError, sqlite3.OperationalError) as exc:
+                if self._cancelled.is_set():  # its text chunks stay; the next pass reads its tables
+                    self._stop("cancelled")
+                    return
+                if not isinstance(exc, DocumentError):
+                    raise
+                # Changed into something unreadable since the first pass: its search says so.
+            with self._lock:
+                self._tables_done += 1
 
     def _stop(self, why: str) -> None:
         with self._lock:

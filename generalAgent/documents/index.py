@@ -75,6 +75,7 @@ class IndexedDocument:
     notes: str = ""  # what reading left out (pages OCR did not reach), for the user
     ocr_left: int = 0  # scanned pages the call's OCR limit left unread (read in the background)
     language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
+    tables_pending: bool = False  # a PDF's text is indexed, its tables are still to be read
 
 
 def chunk_metadata(place: str, ocr: bool, figure: bool = False) -> str:
@@ -235,14 +236,49 @@ class SearchIndex(IndexDatabase):
             f"SELECT file_hash, file_size, mtime_ns FROM document_paths WHERE {where}", values
         ).fetchone()
 
+    def tables_pending(self, path: Path) -> bool:
+        """Whether the file at `path` is indexed with its text only, its tables still to be
+        read (`index_file(tables_later=False)` reads them)."""
+        try:
+            record = self.document(self.file_hash(Path(path)))
+        except OSError:
+            return False
+        return record is not None and bool(record["tables_pending"])
+
+    def _defers_tables(self, path: Path, tables_later: bool | None) -> bool:
+        """Whether this indexing of `path` reads its text now and its tables later: only a
+        PDF's, only with PDF_TABLES on. `tables_later=None` lets the call decide: a chat's
+        call (it has a session whose background finishes the reading) does; a command
+        (`generalagent search`, which has no later) does not."""
+        if not self.settings.pdf_tables or Path(path).suffix.lower() != ".pdf":
+            return False
+        if tables_later is not None:
+            return tables_later
+        call = current_call()
+        return call is not None and call.scans is not None and call.known is None
+
     # -- writing ----------------------------------------------------------------------
     def index_file(
-        self, path: Path, *, force: bool = False, progress: Progress | None = None
+        self,
+        path: Path,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+        tables_later: bool | None = None,
     ) -> IndexedDocument:
         """Index `path` unless these bytes are already indexed and fresh.
 
         A different version previously indexed from the same path is removed in the same
         transaction. Raises `DocumentError` for files that cannot be read.
+
+        Tables read after the text is searchable: with `tables_later`, a PDF is read as
+        with PDF_TABLES off (running heads, page numbers and columns still handled) and
+        marked `tables_pending` when a page may hold a table; an indexing without it (the
+        second pass) finds the mark, reads the PDF with its tables and replaces the
+        document's chunks whole, under the same item, in one transaction: the result is
+        the one-pass reading's, byte for byte. Until then the text chunks stay and are
+        searched. `None`: decided by the call (`_defers_tables`); a chat's call then
+        reads the tables in the session's background (`_read_tables_on`).
         """
         began = time.perf_counter()
         path = Path(path).resolve()
@@ -277,7 +313,17 @@ class SearchIndex(IndexDatabase):
         record = self.document(file_hash)
         call = current_call()
         background = call.scans.job_for(path) if call is not None and call.scans is not None else None
-        if record is not None and not force and self._fresh(record):
+        later = self._defers_tables(path, tables_later)
+        # A document whose tables are pending is fresh to a reading that defers them (its
+        # text is searchable), stale to one that reads them: that is the second pass.
+        if (
+            record is not None
+            and not force
+            and self._fresh(record)
+            and (later or not record["tables_pending"])
+        ):
+            if record["tables_pending"] and tables_later is None:
+                background = self._read_tables_on(path, background)
             if not unchanged:  # a search writes nothing unless the path points elsewhere now
                 with self.store.transaction():
                     self._remember_path(path, file_hash, stat)
@@ -292,15 +338,23 @@ class SearchIndex(IndexDatabase):
                 seconds=time.perf_counter() - began,
                 language=record["language"],
                 notes=background.note() if background is not None else "",
+                tables_pending=bool(record["tables_pending"]),
             )
 
         # The bytes just hashed are the bytes indexed (no second read, and no change between).
         opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
-        stream = open_document(path, self.settings, progress, open_file=opener)
+        settings = self.settings.model_copy(update={"pdf_tables": False}) if later else self.settings
+        stream = open_document(path, settings, progress, open_file=opener)
         item_id = record["item_id"] if record is not None else uuid.uuid4().hex
         model = self.vector_source.model if self.vector_source else ""
+        # The second pass of a PDF whose text is indexed: the chunks its tables leave as they
+        # were keep their words (jieba's segmentation is most of a Chinese PDF's indexing).
+        segmented = None
+        if record is not None and record["tables_pending"] and record["segmenter"] == self.segmenter.name:
+            segmented = self._segmented(record["item_id"])
         with self.store.staging() as staged:
-            warning, language = self._stage(stream, staged, progress)
+            warning, language = self._stage(stream, staged, progress, segmented)
+            pending = later and stream.reading.table_pages > 0
             stamp = now_iso()
             with self.store.transaction() as conn:
                 # Another process may have indexed the same bytes since the lookup above; write
@@ -330,13 +384,21 @@ class SearchIndex(IndexDatabase):
                     ),
                 )
                 staged.write_content(conn, item_id)
+                # The second pass: a passage its tables leave as it was keeps its vector (the
+                # vector of a text depends on the text alone; re-embedding a manual locally
+                # takes minutes). Read in the transaction, so no vector of a passage now gone
+                # and none written meanwhile by the background embedding is missed.
+                kept = self._vectors_by_text(conn, item_id) if segmented is not None else {}
                 staged.write_chunks(conn, item_id, model)
+                if kept:
+                    self._carry_vectors(conn, item_id, kept)
                 conn.execute(
                     "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
-                    " indexed_at, total_chunks, segmenter, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " indexed_at, total_chunks, segmenter, language, tables_pending)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
                     " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter,"
-                    " language = excluded.language",
+                    " language = excluded.language, tables_pending = excluded.tables_pending",
                     (
                         file_hash,
                         item_id,
@@ -347,11 +409,16 @@ class SearchIndex(IndexDatabase):
                         staged.chunks,
                         self.segmenter.name,
                         language,
+                        int(pending),
                     ),
                 )
                 self._remember_path(path, file_hash, stat)
         if progress:
             progress("write", staged.chunks, staged.chunks)
+        read_on = self._read_on(path, stream.reading, background)
+        if pending and tables_later is None and not read_on:  # a chat's call: its session reads them
+            job = self._read_tables_on(path, background)
+            read_on = job.note() if job is not None else ""
         return IndexedDocument(
             file_hash,
             item_id,
@@ -363,9 +430,10 @@ class SearchIndex(IndexDatabase):
             seconds=time.perf_counter() - began,
             warning=warning,
             # What OCR's page limits left unread (documents/ocr.py), said with the result.
-            notes=" ".join([*stream.reading.notes, self._read_on(path, stream.reading, background)]).strip(),
+            notes=" ".join([*stream.reading.notes, read_on]).strip(),
             language=language,
             ocr_left=stream.reading.ocr_left,
+            tables_pending=pending,
         )
 
     def _read_on(self, path: Path, reading: Reading, running: ocr_background.ScanJob | None) -> str:
@@ -397,8 +465,81 @@ class SearchIndex(IndexDatabase):
 
         return call.scans.start(path, reading.ocr_read, reading.ocr_left, step).note()
 
+    def _read_tables_on(
+        self, path: Path, running: ocr_background.ScanJob | None
+    ) -> ocr_background.ScanJob | None:
+        """Read the tables of `path` (indexed with its text only) in the session's background,
+        as a long scan's OCR is read on (ocr_background.py): one step, an indexing that reads
+        them, in a store of its own. The job running for these bytes (OCR's, whose steps read
+        tables, or this one) is returned as it is; None outside a chat's call."""
+        call = current_call()
+        if call is None or call.scans is None:
+            return running
+        if running is not None and not running.finished:
+            return running
+        db_path, settings, vectors, open_file, viewer = (
+            self.db_path,
+            self.settings,
+            self.vector_source,
+            self.open_file,
+            self.viewer,
+        )
+        reopen = self.store.reopen
+
+        def step(job: ocr_background.ScanJob) -> int:
+            with (
+                ocr_call(None, job.cancelled),
+                reopen() as store,
+                SearchIndex(db_path, settings, vectors, open_file, store=store, viewer=viewer) as index,
+            ):
+                index.index_file(path, tables_later=False)
+                return 0
+
+        return call.scans.start(path, 0, 1, step, kind=ocr_background.TABLES)
+
+    @staticmethod
+    def _vectors_by_text(conn: Any, item_id: str) -> dict[str, tuple[str, bytes]]:
+        """The item's chunks that have a vector: text -> (model, vector)."""
+        return {
+            text: (model, vector)
+            for text, model, vector in conn.execute(
+                "SELECT f.text, v.model, v.vector FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+                " JOIN chunk_vectors v ON v.chunk_rowid = c.rowid WHERE c.item_id = ?",
+                (item_id,),
+            ).fetchall()
+        }
+
+    @staticmethod
+    def _carry_vectors(conn: Any, item_id: str, kept: dict[str, tuple[str, bytes]]) -> None:
+        """Give the item's new chunks without a vector the vector their text had."""
+        unembedded = conn.execute(
+            "SELECT c.rowid, f.text FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+            " LEFT JOIN chunk_vectors v ON v.chunk_rowid = c.rowid"
+            " WHERE c.item_id = ? AND v.chunk_rowid IS NULL",
+            (item_id,),
+        ).fetchall()
+        carried = [(rowid, *kept[text]) for rowid, text in unembedded if text in kept]
+        if carried:
+            conn.executemany(
+                "INSERT INTO chunk_vectors (chunk_rowid, model, vector) VALUES (?, ?, ?)", carried
+            )
+
+    def _segmented(self, item_id: str) -> dict[str, str]:
+        """The indexed Chinese chunks of `item_id`, each text with its segmented words."""
+        return dict(
+            self.db.execute(
+                "SELECT f.text, f.text_jieba FROM chunks c JOIN chunks_fts f ON f.rowid = c.rowid"
+                " WHERE c.item_id = ? AND f.text_jieba != ''",
+                (item_id,),
+            ).fetchall()
+        )
+
     def _stage(
-        self, stream: DocumentStream, staged: DocumentStaging, progress: Progress | None
+        self,
+        stream: DocumentStream,
+        staged: DocumentStaging,
+        progress: Progress | None,
+        segmented: dict[str, str] | None = None,
     ) -> tuple[str, str]:
         """Read, chunk, segment (and embed) the document block by block into `staged`;
         returns a warning when embeddings failed and the document is indexed for keyword
@@ -417,13 +558,13 @@ class SearchIndex(IndexDatabase):
                 sample.append(block.text[: SAMPLE_CHARS - sampled])
                 sampled += len(sample[-1])
             rows = chunk_rows(chunks)
-            segmented = segment_rows(rows, self.segmenter, stream.name, lambda _done: between())
+            words = segment_rows(rows, self.segmenter, stream.name, lambda _done: between(), segmented)
             vectors = None
             if self.vector_source is not None and not warning:
                 vectors, warning = self._vectors(rows)
                 if warning:
                     staged.drop_vectors()
-            staged.add(f"{BLOCK_SEPARATOR if number else ''}{block.text}", rows, segmented, vectors)
+            staged.add(f"{BLOCK_SEPARATOR if number else ''}{block.text}", rows, words, vectors)
             if progress:
                 # Chunks so far, and the total they point to at this share of the file read.
                 share = stream.reading.share

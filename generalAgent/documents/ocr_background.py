@@ -13,6 +13,10 @@ are read, when the file changes, or when the session that began it closes (its
 `ScanJobs`, which the session's scope owns: tools/run_context.py) or the process ends.
 The readings are the session's, not the process's: two editor sessions do not see each
 other's, and a closed session leaves none behind.
+
+A PDF's tables are read on the same way (kind TABLES): a chat's search indexes a PDF's
+text first and answers from it; one step then reads the PDF with its tables and replaces
+its chunks whole (documents/index.py, `tables_pending`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.documents.pdf_tables import Run
+
+# What a background reading reads: the rest of a scan by OCR, or a PDF's tables.
+OCR = "ocr"
+TABLES = "tables"
 
 # Pages read between two updates of the index: each update re-indexes the document (its
 # text pages cost milliseconds; the pages already read come from memory).
@@ -46,9 +54,24 @@ class ScanJob:
     runs: dict[int, list[Run]] = field(default_factory=dict)  # page index -> its pieces of text
     cancelled: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
+    kind: str = OCR
+
+    @property
+    def reads_tables(self) -> bool:
+        """A PDF's tables are read, not a scan's pages by OCR."""
+        return self.kind == TABLES
 
     def note(self) -> str:
         """One sentence for a search answer: how far the reading has got."""
+        if self.kind == TABLES:
+            if self.error:
+                return f"Reading the tables of {self.path.name} stopped: {self.error}"
+            if self.finished:
+                return ""
+            return (
+                f"The tables of {self.path.name} are being read in the background: this answer "
+                "comes from its text; search again later for their rows, cited by table."
+            )
         if self.error:
             return f"Reading the rest of {self.path.name} by OCR stopped: {self.error}"
         if self.finished:
@@ -73,6 +96,9 @@ class ScanJobs:
     def __init__(self) -> None:
         self._jobs: dict[str, ScanJob] = {}
         self._lock = threading.Lock()
+        # Held while one PDF's tables are read: a folder search may leave tens of them to
+        # read, and they are read one after another, not tens of threads at once.
+        self._reading_tables = threading.Lock()
 
     def job_for(self, path: Path) -> ScanJob | None:
         """The reading of the file at `path`, if one runs or ran for its current bytes."""
@@ -101,11 +127,14 @@ class ScanJobs:
         read_so_far: int,
         left: int,
         index_step: Callable[[ScanJob], Any],
+        *,
+        kind: str = OCR,
     ) -> ScanJob:
         """Read the `left` scanned pages of `path` in the background, OCR_STEP_PAGES at a time,
         calling `index_step(job)` for each step (it indexes the document again within an
         `ocr_call(OCR_STEP_PAGES, known=job.texts, known_runs=job.runs)` and returns the pages
-        still left). A job already running for these bytes is returned as it is."""
+        still left). A job already running for these bytes is returned as it is. `kind`:
+        OCR, or TABLES (a PDF's tables: one step, `left` 1)."""
         resolved = Path(path).resolve()
         stat = resolved.stat()
         with self._lock:
@@ -114,13 +143,18 @@ class ScanJobs:
                 stat.st_size,
                 stat.st_mtime_ns,
             )
-            if running is not None and same and not running.error:
+            if running is not None and same and not running.error and running.kind == kind:
                 self._jobs[str(resolved)] = running
                 return running
             if running is not None:
                 running.cancelled.set()
             job = ScanJob(
-                resolved, stat.st_size, stat.st_mtime_ns, done=read_so_far, total=read_so_far + left
+                resolved,
+                stat.st_size,
+                stat.st_mtime_ns,
+                done=read_so_far,
+                total=read_so_far + left,
+                kind=kind,
             )
             self._jobs[str(resolved)] = job
             ended = [key for key, kept in self._jobs.items() if kept.finished]
@@ -129,6 +163,12 @@ class ScanJobs:
 
         def run() -> None:
             try:
+                if kind == TABLES:
+                    with self._reading_tables:
+                        if not job.cancelled.is_set():
+                            index_step(job)
+                            job.done = job.total
+                    return
                 while not job.cancelled.is_set():
                     left_now = index_step(job)
                     job.done = job.total - left_now if left_now else job.total
@@ -145,7 +185,7 @@ class ScanJobs:
         # inside pdfium when the library is destroyed would crash the process.
         atexit.unregister(self.close)
         atexit.register(self.close)
-        job.thread = threading.Thread(target=run, name=f"ocr-{resolved.name}", daemon=True)
+        job.thread = threading.Thread(target=run, name=f"{kind}-{resolved.name}", daemon=True)
         job.thread.start()
         return job
 

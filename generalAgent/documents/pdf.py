@@ -104,6 +104,7 @@ def read_pdf(
         geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}  # pages that may hold a table
         orders: dict[int, list[tuple[int, int, str]]] = {}  # pages read in another order (columns)
         read = 0  # characters so far, for the limit
+        table_pages = 0  # pages whose layout may hold a table
         for number in range(pages):
             if limit.reached(number + 1, read):
                 break
@@ -118,6 +119,7 @@ def read_pdf(
                     coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
                     if not thin and may_hold_table(textpage, raw):
                         read_geometry(geometry, orders, number, page, textpage, raw, settings.pdf_tables)
+                        table_pages += 1
                 finally:
                     textpage.close()
                     page.close()
@@ -128,7 +130,9 @@ def read_pdf(
             texts.append(raw)
             read += len(raw)
         ocr_runs: dict[int, list[Run]] = {}  # a scanned page's pieces of text, for its tables
-        recognised = _recognise(pdf, path, scanned, settings, progress, reading or Reading(), ocr_runs)
+        reading = reading or Reading()
+        recognised = _recognise(pdf, path, scanned, settings, progress, reading, ocr_runs)
+        reading.table_pages = table_pages + len(recognised)
     except pdfium.PdfiumError:
         raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:

@@ -132,6 +132,10 @@ class Reading:
     # unread: the index reads them in the background (ocr_background.py).
     ocr_left: int = 0
     ocr_read: int = 0  # scanned pages whose OCR text is in the blocks
+    # Pages of a PDF read without its tables (documents/index.py reads them later) on
+    # which a table may stand: its layout looked like one, or it was read by OCR. None of
+    # them: the reading with tables would give the same blocks, nothing is left to read.
+    table_pages: int = 0
 
     @property
     def share(self) -> float:

@@ -17,13 +17,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
-
-import httpx
+from typing import TYPE_CHECKING, Literal
 
 from generalAgent.config.sources import CONFIG_DIR_VARIABLE
 from generalAgent.display import N_
-from generalAgent.search.model_download import HubFile, Progress, download_repo
+
+if TYPE_CHECKING:  # httpx takes ~0.3-0.8 s to import: only a pull needs it, not every search
+    import httpx
+
+    from generalAgent.search.model_download import HubFile, Progress
 
 Runtime = Literal["static", "sentence-transformers"]
 COMPLETE_MARK = ".complete"
@@ -125,6 +127,8 @@ def pull(
     """Download the model `name` (catalogue name or `owner/name`) into `root`, verified,
     continuing an interrupted pull; make it the active model. Returns its folder.
     Raises ValueError for a name that is neither, DownloadError when the download fails."""
+    from generalAgent.search.model_download import download_repo
+
     repo = repo_of(name)
     folder = folder_of(root, repo)
     folder.mkdir(parents=True, exist_ok=True)

@@ -259,6 +259,12 @@ BEGIN
 END $$;
 """
 
+# A PDF whose text is indexed and whose tables are still to be read (documents/index.py,
+# as in indexes.db's 0007): replaced whole by the table-aware reading, which sets it to 0.
+DOCUMENT_TABLES_PENDING = """
+ALTER TABLE documents ADD COLUMN tables_pending INTEGER NOT NULL DEFAULT 0;
+"""
+
 # The track's history, oldest first: append, never edit a released one.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_initial_schema", INITIAL_SCHEMA),
@@ -266,6 +272,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0003_document_tables", DOCUMENT_TABLES),
     ("0004_document_machines", DOCUMENT_MACHINES),
     ("0005_item_terms", ITEM_TERMS),
+    ("0006_document_tables_pending", DOCUMENT_TABLES_PENDING),
 )
 
 VERSIONS_TABLE = """

@@ -129,6 +129,13 @@ CREATE INDEX items_by_space ON items(space, owner);
 UPDATE items SET space = '*' WHERE source = 'builtin';
 """
 
+# A PDF whose text is indexed and whose tables are still to be read (documents/index.py):
+# its chunks are the text read without tables until a later reading replaces them whole
+# with the table-aware ones, in one transaction, and sets this back to 0.
+DOCUMENT_TABLES_PENDING = """
+ALTER TABLE documents ADD COLUMN tables_pending INTEGER NOT NULL DEFAULT 0;
+"""
+
 # Chunks read to tell an already indexed document's language (search/language.py): a few
 # hundred are far more than the language needs.
 LANGUAGE_SAMPLE_CHUNKS = 200
@@ -158,6 +165,7 @@ MIGRATIONS = (
     Migration("0004_document_language", add_document_language),
     Migration("0005_vector_changes", script(VECTOR_CHANGES)),  # search/vector_schema.py
     Migration("0006_item_spaces", script(ITEM_SPACES)),
+    Migration("0007_document_tables_pending", script(DOCUMENT_TABLES_PENDING)),
 )
 # The legacy schema_migrations table knew the first five by these names (migrations.py).
 TRACK = Track("index", MIGRATIONS, adopts=tuple(m.name for m in MIGRATIONS[:5]))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import codecs
 import sqlite3
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any, NamedTuple, Protocol, Self
 
@@ -54,9 +54,12 @@ def segment_rows(
     segmenter: Segmenter,
     title: str,
     progress: Callable[[int], None] | None = None,
+    known: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str]]:
     """(segmented text, title column) of each row, computed before the write transaction
-    opens: segmentation is the slow part of indexing and must not hold the write lock."""
+    opens: segmentation is the slow part of indexing and must not hold the write lock.
+    `known`: chunk texts already segmented (a document read again, e.g. with its tables),
+    taken as they are: the words of a text depend on the text alone."""
     titles: dict[str, str] = {}
     columns = []
     for number, row in enumerate(rows, start=1):
@@ -65,7 +68,13 @@ def segment_rows(
             words = segmenter.for_index(label)
             titles[label] = f"{label}\n{words}" if words else label
         # An ASCII chunk holds no Chinese: most of an English document skips the scan for it.
-        columns.append(("" if row.text.isascii() else segmenter.for_index(row.text), titles[label]))
+        if row.text.isascii():
+            words = ""
+        elif known is not None and row.text in known:
+            words = known[row.text]
+        else:
+            words = segmenter.for_index(row.text)
+        columns.append((words, titles[label]))
         if progress is not None and (number % SEGMENT_STEP_ROWS == 0 or number == len(rows)):
             progress(number)
     return columns

@@ -39,8 +39,8 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             max_results: passages to return in all (leave it unset for the usual number)
         """
         from generalAgent.documents.folder import render_folder_search, search_folder
+        from generalAgent.documents.ocr import ocr_call
         from generalAgent.documents.search import SearchFailure
-        from generalAgent.search.embeddings import stopped_by
         from generalAgent.search.lookup import INDEX_ERRORS
 
         failures: tuple[type[Exception], ...] = (SearchFailure, *INDEX_ERRORS)
@@ -57,8 +57,14 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
             )
         try:
             semantic = env.semantic_search()
-            # Ctrl-C gives up the query's embedding request, not only what follows it.
-            with env.document_index(runtime) as where, stopped_by(env.cancel_token(runtime)):
+            # Ctrl-C gives up the query's embedding request, not only what follows it (the
+            # call's cancel: ocr_call). The session's background reads the tables of the PDFs
+            # indexed here with their text only (documents/index.py): the answer does not
+            # wait for them.
+            with (
+                env.document_index(runtime) as where,
+                ocr_call(None, env.cancel_token(runtime), scans=env.scans(runtime)),
+            ):
                 result = search_folder(
                     settings.paths.indexes_db,
                     settings.documents,

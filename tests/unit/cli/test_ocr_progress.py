@@ -68,3 +68,20 @@ def test_the_lines_in_chinese(chinese: None) -> None:
     assert progress.toolbar() == "OCR 扫描件.pdf：40/120 页"
     job.done, job.finished = 120, True
     assert progress.news() == [("dim", "扫描件.pdf 的 OCR 已完成：共识别 120 页，现在全部可以搜索。")]
+
+
+def test_a_pdfs_tables_read_in_the_background_are_said_as_tables_in_both_languages(chinese: None) -> None:
+    from generalAgent.documents.ocr_background import TABLES
+
+    job = ScanJob(Path("/docs/report.pdf"), file_size=1, mtime_ns=1, total=1, kind=TABLES)
+    progress = OcrProgress(lambda: [job])
+    assert progress.news() == [("dim", "正在后台读取 report.pdf 的表格；它的文字现在已可搜索。")]
+    assert progress.toolbar() == "report.pdf 的表格"
+    job.done, job.finished = 1, True
+    assert progress.news() == [("dim", "report.pdf 的表格已读取：表格各行可搜索，按表格引用。")]
+    i18n.use_language("en")
+    failed = ScanJob(Path("/docs/bad.pdf"), file_size=1, mtime_ns=1, total=1, kind=TABLES, finished=True)
+    failed.error = "page 3 is damaged"
+    assert OcrProgress(lambda: [failed]).news() == [
+        ("yellow", "Reading the tables of bad.pdf stopped: page 3 is damaged")
+    ]

@@ -115,3 +115,22 @@ def test_search_a_folder_groups_per_document_and_the_working_folder_is_the_defau
     none = invoke(app, settings, "search", str(corpus), "zebra")
     assert none.exit_code == 1 and "No passage in 2 documents" in " ".join(none.stdout.split())
     assert invoke(app, settings, "search", str(corpus), "x", "--regex").exit_code == 2
+
+
+def test_index_reads_every_files_text_then_the_pdfs_tables(app, settings: Settings, corpus: Path):
+    from generalAgent.documents import open_index
+    from tests.support.table_pdfs import make_table_pdf
+
+    pdf = make_table_pdf(
+        corpus / "report.pdf", ["Region", "Units"], [[f"Region {n}", n] for n in range(1, 30)]
+    )
+    result = invoke(app, settings, "index", str(corpus), "--json")
+    assert result.exit_code == 0, result.output
+    report = {Path(r["path"]).name: r for r in json.loads(result.stdout)["files"]}
+    assert "tables_seconds" in report["report.pdf"] and "tables_seconds" not in report["a.md"]
+    # The text pass said each file, then the tables pass said the PDF.
+    said = " ".join(result.stderr.split())
+    assert said.index("a.md") < said.index("tables read"), said
+    with open_index(settings) as index:
+        assert not index.tables_pending(pdf)
+        assert any(", table 1, " in hit.place for hit in index.search(pdf, "Region 12", 5))
