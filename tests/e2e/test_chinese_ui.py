@@ -366,9 +366,7 @@ def test_configuration_errors_a_newcomer_meets_are_said_in_chinese(
     outside.symlink_to(tools)
     linked = run_cli(["-p", "hi"], {**zh, "TOOLS_CONFIG": str(outside)}, workdir)
     assert linked.returncode != 0
-    assert "之外（符号链接）；已跳过；请让TOOLS_CONFIG直接指向该文件本身" in joined(linked.stderr), (
-        linked.stderr
-    )
+    assert "之外（符号链接）；请让TOOLS_CONFIG直接指向该文件本身" in joined(linked.stderr), linked.stderr
     assert "leads outside" not in linked.stderr
 
 
@@ -380,7 +378,7 @@ def test_a_skill_linked_out_of_its_folder_is_named_in_chinese(
     (skills / "stolen" / "SKILL.md").symlink_to(tmp_path / "secret.txt")
     (tmp_path / "secret.txt").write_text("PRIVATE", encoding="utf-8")
     result = run_cli(["doctor", "--offline"], {**chinese(cli_env), "SKILLS_DIR": str(skills)}, workdir)
-    assert f"stolen/SKILL.md通向{skills}之外（符号链接）；已跳过" in joined(result.stdout), result.stdout
+    assert f"stolen/SKILL.md通向{skills}之外（符号链接）；跳过此技能" in joined(result.stdout), result.stdout
     assert "leads outside" not in result.stdout
 
 
