@@ -5,11 +5,12 @@
 An indexes.db is filled with N chunks and a random unit vector each (256 dimensions, as the
 default local model, potion-multilingual-128M, gives), under one model name. Then the same
 queries (random unit vectors, so no embedding cost is measured) are answered two ways over
-the whole store, as search_knowledge and a search_folder of many documents ask:
+the whole store, in lockstep after one untimed pass (bench/search_index.py), as
+search_knowledge and a search_folder of many documents ask:
 - scan: search/semantic.py's exact ranking without an index (every vector read from
   chunk_vectors, one matrix product in numpy): what runs where sqlite-vec cannot load;
 - knn: search/vector_index.py's `nearest` (sqlite-vec's vec0 table, brought up to date first).
-Each prints p50/p95 in ms and `ratio_p95` (knn / scan); `same_top10` is the share of queries
+Each prints p50/p95 (and p99, max) in ms and `ratio_p95` (knn / scan); `same_top10` is the share of queries
 whose ten nearest are the same in both (sqlite-vec's vec0 is exact, so 1.0 is expected);
 `build_seconds` is the time to build the index from chunk_vectors. Needs a Python whose
 sqlite3 can load extensions (pyenv's builds cannot: then only the scan is measured).
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
 import time
@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.search_index import lockstep
 from generalAgent.search import vector_index
 from generalAgent.search.connection import connect, transaction
 from generalAgent.search.semantic import scan_nearest
@@ -78,20 +79,6 @@ def fill(path: Path, size: int, dimensions: int, rng: np.random.Generator) -> An
     return conn
 
 
-def timed(call: Any) -> tuple[float, Any]:
-    began = time.perf_counter()
-    result = call()
-    return (time.perf_counter() - began) * 1000, result
-
-
-def percentiles(times: list[float]) -> dict[str, float]:
-    ordered = sorted(times)
-    return {
-        "p50_ms": round(statistics.median(ordered), 2),
-        "p95_ms": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2),
-    }
-
-
 def measure(size: int, dimensions: int, queries: int, rng: np.random.Generator) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         conn = fill(Path(folder) / "indexes.db", size, dimensions, rng)
@@ -99,24 +86,28 @@ def measure(size: int, dimensions: int, queries: int, rng: np.random.Generator) 
         source = GivenVectors(asked)
         problem = vector_index.load_extension(conn)
         figures: dict[str, Any] = {"vectors": size}
-        build_ms = None
+        build_seconds = 0.0
         if problem is None:
-            build_ms, _ = timed(lambda: vector_index.build(conn, MODEL))
-        scan_times, knn_times, same = [], [], 0
-        for text, blob in asked.items():
-            # In lockstep, one query each way in turn: the machine's noise falls on both.
-            spent, scanned = timed(lambda text=text: scan_nearest(conn, source, [text], None, (), 10)[0])
-            scan_times.append(spent)
-            if problem is None:
-                spent, found = timed(lambda blob=blob: vector_index.nearest(conn, MODEL, blob, 10))
-                knn_times.append(spent)
-                same += [r for r, _ in found] == [r for r, _ in scanned]
-        figures["scan"] = percentiles(scan_times)
+            began = time.perf_counter()
+            vector_index.build(conn, MODEL)
+            build_seconds = time.perf_counter() - began
+        answers: dict[str, dict[str, list[int]]] = {"scan": {}, "knn": {}}
+
+        def scan(text: str) -> None:
+            answers["scan"][text] = [r for r, _ in scan_nearest(conn, source, [text], None, (), 10)[0]]
+
+        def knn(text: str) -> None:
+            answers["knn"][text] = [r for r, _ in vector_index.nearest(conn, MODEL, asked[text], 10) or []]
+
+        # In lockstep, one query each way in turn: the machine's noise falls on both.
+        timings = lockstep({"scan": scan, "knn": knn} if problem is None else {"scan": scan}, list(asked), 1)
+        figures["scan"] = timings["scan"]
         if problem is None:
-            figures["knn"] = percentiles(knn_times)
+            figures["knn"] = timings["knn"]
             figures["ratio_p95"] = round(figures["knn"]["p95_ms"] / figures["scan"]["p95_ms"], 3)
+            same = sum(answers["knn"][text] == answers["scan"][text] for text in asked)
             figures["same_top10"] = round(same / queries, 3)
-            figures["build_seconds"] = round((build_ms or 0) / 1000, 2)
+            figures["build_seconds"] = round(build_seconds, 2)
         else:
             figures["knn"] = None
             figures["knn_unavailable"] = problem

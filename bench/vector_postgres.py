@@ -47,29 +47,14 @@ from typing import Any
 import numpy as np
 
 from bench.search_index import lockstep
+from bench.semantic_search import MODEL, GivenVectors, unit
 from generalAgent.config.settings import load_settings
 from generalAgent.search.postgres_store import PostgresSearchStore
 from generalAgent.search.semantic import scan_nearest
 from generalAgent.search.storage import ChunkRow
 from generalAgent.search.store import TERMINAL, StoredItem
 
-MODEL = "bench-model"
 ITEM_CHUNKS = 1_000
-
-
-class GivenVectors:
-    """A VectorSource answering each query text with a vector made in advance."""
-
-    def __init__(self, vectors: dict[str, bytes]) -> None:
-        self.model = MODEL
-        self.table = vectors
-
-    def vectors(self, texts: Any, progress: Any = None) -> list[bytes]:
-        return [self.table[t] for t in texts]
-
-
-def unit(rows: np.ndarray) -> np.ndarray:
-    return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype("<f4")
 
 
 def corpus(

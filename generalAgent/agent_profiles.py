@@ -63,7 +63,7 @@ def load_agent_profiles(agents_dir: Path) -> AgentCatalog:
         try:
             profile = _parse_profile(path, agents_dir)
         except LeavesFolder as exc:
-            warnings.append(Message(N_("{problem}"), {"problem": said_of_error(exc)}))
+            warnings.append(Message(N_("{problem}; profile skipped"), {"problem": said_of_error(exc)}))
             continue
         except (FrontMatterError, OSError, UnicodeDecodeError) as exc:
             warnings.append(

@@ -30,25 +30,6 @@ if TYPE_CHECKING:
         refuse_all,
     )
 
-_PUBLIC = (
-    "Agent",
-    "Approve",
-    "RewindError",
-    "RewindResult",
-    "Session",
-    "ToolCallRecord",
-    "TurnReport",
-    "UserTurn",
-    "refuse_all",
-)
-
-# Loaded on first use (lazy_exports.py): the chat imports agent.session at start-up, which
-# must not load LangChain and LangGraph through the API module.
-__getattr__, __dir__ = lazy_exports(
-    globals(),
-    {name: "generalAgent.agent.api" for name in _PUBLIC},
-)
-
 __all__ = [
     "Agent",
     "Approve",
@@ -60,3 +41,10 @@ __all__ = [
     "UserTurn",
     "refuse_all",
 ]
+
+# Loaded on first use (lazy_exports.py): the chat imports agent.session at start-up, which
+# must not load LangChain and LangGraph through the API module.
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {name: "generalAgent.agent.api" for name in __all__},
+)

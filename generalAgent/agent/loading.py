@@ -152,10 +152,9 @@ def _load_agent(
         close_checkpointer(checkpointer)
         raise LoadAbandoned
     graph = build_graph(parts, checkpointer)
-    notices = [
-        _("Skipped: {warning}").format(warning=w.shown(_) if isinstance(w, Message) else w)
-        for w in parts.warnings
-    ]
+    # Each warning says what was left out ("…; skill skipped", "AGENTS.md not read: …"), as
+    # doctor shows it: no prefix here, or a skipped skill was "Skipped: …; skill skipped".
+    notices = [w.shown(_) if isinstance(w, Message) else w for w in parts.warnings]
     report = getattr(checkpointer, "report", None)  # what opening pruned in an older database
     if report is not None and report.summary():
         notices.append(report.summary())

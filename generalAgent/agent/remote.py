@@ -16,7 +16,8 @@ What differs from a local turn, and why:
 - Ctrl-C cancels the run on the server (and the stream asks the server to cancel it if this
   process goes away: `on_disconnect="cancel"`). The history is not repaired from here (a
   client may not write a thread's state); the served graph answers calls left open itself
-  when the next run starts (graph/history.py).
+  when the next run starts, and stores the part of a stopped answer the user saw, which
+  the next message of the thread carries (`interrupted_answer`, graph/history.py).
 - Files (`#path`) are sent in the message, as their text (agent/remote_attachments.py):
   the server's tools read the server's files, not these. Images are not sent yet.
 - A failure (a bad URL, a refused token, a server gone mid-turn) is a `RemoteError` with
@@ -108,6 +109,9 @@ class RemoteAgent:
         # The SDK's client over our own httpx client: it never reads LANGSMITH_API_KEY or
         # LANGGRAPH_API_KEY from the environment and sends them to a server of the user's.
         self.client = SyncLangGraphClient(http)
+        # By thread: what the user saw of an answer they stopped, sent with the thread's
+        # next message (the server stores it then; this client may not write the state).
+        self._stopped_answers: dict[str, str] = {}
 
     def close(self) -> None:
         self.client.close()
@@ -167,9 +171,11 @@ class RemoteAgent:
         partial: list[str] = []
         remembered: MutableSet[str] = approved if approved is not None else set()
         named = list(dict.fromkeys([*parse_mentions(text), *mentions]))
+        seen = self._stopped_answers.pop(thread_id, "")
         run_input: dict[str, Any] | None = {
             "messages": [{"role": "user", "content": text if content is None else content}],
             **({"mentions": named, "new_mentions": named} if named else {}),
+            **({"interrupted_answer": seen} if seen else {}),
         }
         command: dict[str, Any] | None = None
         run: dict[str, str] = {}
@@ -202,6 +208,8 @@ class RemoteAgent:
         except KeyboardInterrupt:
             result.cancelled = True
             self._cancel(thread_id, run.get("id"))
+            if "".join(partial).strip():  # stopped while the answer streamed, not in a tool
+                self._stopped_answers[thread_id] = "".join(partial)
         except RemoteError as exc:
             result.error = str(exc)
         view.close()

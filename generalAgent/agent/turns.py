@@ -41,7 +41,7 @@ from generalAgent.agent.events import (
     event_from_custom,
 )
 from generalAgent.graph.cancellation import TurnCancelled
-from generalAgent.graph.history import last_call_answers, settle_unfinished_step
+from generalAgent.graph.history import INTERRUPTED_NOTE, last_call_answers, settle_unfinished_step
 from generalAgent.graph.model_retries import listening_for_retries
 from generalAgent.i18n import _, ngettext
 from generalAgent.providers.reasoning import REASONING_KEY
@@ -53,7 +53,6 @@ from generalAgent.tools.run_context import RunContext, SessionScope
 LOGGER = logging.getLogger(__name__)
 ANSWER_NODES = frozenset({"planner", "finalize"})
 CANCELLED_TOOL = "Cancelled: the user pressed Ctrl-C before this tool finished; it may not have run."
-INTERRUPTED_NOTE = "[answer interrupted by the user]"
 
 
 # Answers one call's approval question: "yes", "always", "keep" or "no" (tools/approval.py).

@@ -114,8 +114,11 @@ def load_custom_commands(
                 continue
             try:
                 command = _read(path, root, name, scope)
-            except (OSError, UnicodeDecodeError, FrontMatterError, LeavesFolder) as exc:
-                problem = said_of_error(exc)  # a LeavesFolder is an OSError: its own sentence first
+            except LeavesFolder as exc:  # an OSError whose sentence names the path itself
+                problems.append(Message(N_("{problem}"), {"problem": said_of_error(exc)}))
+                continue
+            except (OSError, UnicodeDecodeError, FrontMatterError) as exc:
+                problem = said_of_error(exc)
                 problems.append(Message(N_("{path}: {problem}"), {"path": str(path), "problem": problem}))
                 continue
             found[name] = command

@@ -191,7 +191,7 @@ def _embed_pending(index: SearchIndex, vectors: VectorSource, settings: Settings
                 "[yellow]"
                 + escape(
                     _("Embeddings failed ({reason}); keyword search works, the next run continues.").format(
-                        reason=exc
+                        reason=exc.said.shown(_, ngettext)
                     )
                 )
                 + "[/yellow]"

@@ -215,7 +215,7 @@ def render_knowledge_hits(result: KnowledgeSearch, command: str) -> RenderableTy
     count = ngettext('{count} result for "{query}":', '{count} results for "{query}":', len(results))
     lines: list[RenderableType] = []
     if result.warning:
-        lines.append(Text(terminal_safe(result.warning), style="yellow"))
+        lines.append(Text(terminal_safe(result.warning.shown(_, ngettext)), style="yellow"))
     lines.append(Text(terminal_safe(count.format(count=len(results), query=result.query))))
     for number, entry in enumerate(results, start=1):
         item = entry.item

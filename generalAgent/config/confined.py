@@ -23,10 +23,12 @@ class LeavesFolder(OSError):
     """The file is a link (or lies under one) that leads outside its folder; not read.
 
     Its `template` (N_-marked) and `fields` are kept as data, as FrontMatterError's are, so
-    the loaders say it in the UI language (display.said_of_error makes a Message of them)."""
+    the loaders say it in the UI language (display.said_of_error makes a Message of them).
+    It says only what the file is; each loader says what follows (a skill or profile
+    skipped, AGENTS.md or a command not read, the tools file refused)."""
 
     def __init__(self, path: Path, folder: Path) -> None:
-        self.template = N_("{path} leads outside {folder} (a symbolic link); skipped")
+        self.template = N_("{path} leads outside {folder} (a symbolic link)")
         self.fields = {"path": str(path), "folder": str(folder)}
         super().__init__(self.template.format(**self.fields))
         self.path = path

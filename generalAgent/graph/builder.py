@@ -248,7 +248,10 @@ def _define_graph(
     # what it may see, and a sub-agent's route must see the sub-agent's keys too.
     to_model = functools.partial(route_to_model, prompts=prompts)
     graph.add_node(
-        "repair", build_repair_node(to_model), destinations=("compact", "planner"), input_schema=stored
+        "repair",
+        build_repair_node(to_model, parts.settings.model.model_answer_max_chars),
+        destinations=("compact", "planner"),
+        input_schema=stored,
     )
     graph.add_conditional_edges(
         START, functools.partial(route_at_start, to_model=to_model), ["repair", "compact", "planner"]

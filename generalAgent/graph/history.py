@@ -321,18 +321,43 @@ def answer_open_calls(
     return repaired
 
 
-def build_repair_node(route: Callable[[AgentState], str]):
-    """The `repair` step: answers the calls a stopped run left open and carries values an
-    older release stored under a renamed key (graph/state.py), then goes where `route`
-    sends the repaired state. Taken only when there is something to repair
-    (`needs_repair`), so an ordinary run adds no step and no checkpoint; the whole list is
-    written back because the answers must stand right after their calls, not after the
-    new message."""
+# How a partly streamed answer the user stopped is stored: its text, then this line, so the
+# model reads that it was cut (the terminal's own repair, agent/turns.py, writes the same).
+INTERRUPTED_NOTE = "[answer interrupted by the user]"
+
+
+def with_interrupted_answer(
+    messages: Sequence[BaseMessage], seen: str, limit: int
+) -> list[BaseMessage] | None:
+    """The history with `seen` (what the user saw of an answer they stopped; at most `limit`
+    characters) stored as that answer, marked as interrupted, right before the last user
+    message; None when the turn before that message is not one that ended without an
+    answer (its user message directly before), so nothing is claimed for a turn that had one."""
+    last = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
+    if not seen.strip() or last is None or last == 0 or not isinstance(messages[last - 1], HumanMessage):
+        return None
+    note = AIMessage(content=f"{seen[:limit]}\n\n{INTERRUPTED_NOTE}")
+    return [*messages[:last], note, *messages[last:]]
+
+
+def build_repair_node(route: Callable[[AgentState], str], answer_limit: int):
+    """The `repair` step: answers the calls a stopped run left open, stores the part of a
+    stopped answer a served client saw (`interrupted_answer`, at most `answer_limit`
+    characters), and carries values an older release stored under a renamed key
+    (graph/state.py), then goes where `route` sends the repaired state. Taken only when
+    there is something to repair (`needs_repair`), so an ordinary run adds no step and no
+    checkpoint; the whole list is written back because the answers must stand right after
+    their calls, not after the new message."""
 
     def repair(state: StoredState) -> Command:
         update = renamed_values(state)
         messages: list[BaseMessage] = list(state.get("messages", []))
         repaired = answer_open_calls(messages)
+        seen = state.get("interrupted_answer")
+        if seen:
+            update["interrupted_answer"] = None  # used once, whether it fits or not
+            stored = with_interrupted_answer(repaired or messages, seen, answer_limit)
+            repaired = stored if stored is not None else repaired
         if repaired is not None:
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]
             messages = repaired
@@ -342,7 +367,11 @@ def build_repair_node(route: Callable[[AgentState], str]):
 
 
 def needs_repair(state: StoredState) -> bool:
-    return bool(open_call_ids(state.get("messages", []))) or bool(renamed_values(state))
+    return (
+        bool(open_call_ids(state.get("messages", [])))
+        or bool(renamed_values(state))
+        or bool(state.get("interrupted_answer"))
+    )
 
 
 def last_call_answers(messages: Sequence[BaseMessage], answer: str) -> list[ToolMessage]:

@@ -42,7 +42,11 @@ from generalAgent.tools.registry import parse_tools_yaml
 
 SHELL_TOOLS = frozenset({"run_bash_command"})
 # What a client's run input may carry; everything else in the state is the graph's own.
-CLIENT_INPUT_KEYS = frozenset({"messages", "mentions", "new_mentions", "context_request"})
+# `interrupted_answer`: what the user saw of an answer they stopped, which the repair step
+# stores (graph/history.py) because a client may not write the thread's state itself.
+CLIENT_INPUT_KEYS = frozenset(
+    {"messages", "mentions", "new_mentions", "context_request", "interrupted_answer"}
+)
 # Parts of a `configurable`/`context` key that would widen a run's permissions or move it
 # to other files; the server's own keys (langgraph_*, thread_id, checkpoint_*) name none.
 WIDENING_WORDS = (
@@ -135,6 +139,9 @@ def _state_problem(run_input: Any, server: ServerSettings, tools_config: Path, w
     extra = sorted(set(run_input) - CLIENT_INPUT_KEYS)
     if extra:
         return f"{where} key {extra[0]!r} is the server's, not the client's"
+    seen = run_input.get("interrupted_answer")
+    if seen is not None and not isinstance(seen, str):
+        return f"{where} interrupted_answer must be the text the user saw"
     messages = run_input.get("messages")
     for message in messages if isinstance(messages, list) else [messages] if messages else []:
         if not _from_user(message):

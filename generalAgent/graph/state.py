@@ -100,6 +100,10 @@ class AgentState(TypedDict, total=False):
     max_loops: int  # model calls a run may make; a sub-agent's are fewer (SUBAGENT_MAX_LOOPS)
     summary: ConversationSummary | None  # the compacted start of the history (graph/compaction.py)
     context_request: ContextRequest | None  # /compact or /clear, cleared once done
+    # What the user saw of an answer they stopped (Ctrl-C) on a served deployment, sent with
+    # their next message because a client may not write a thread's state: the repair step
+    # stores it before that message, marked as interrupted, and clears it (graph/history.py).
+    interrupted_answer: str | None
 
 
 # State keys renamed since a thread may have been stored: old name -> new name.

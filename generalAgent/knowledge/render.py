@@ -29,7 +29,7 @@ def render_search(result: KnowledgeSearch, filters: str = "", max_chars: int | N
     """
     results = result.results
     where = f" ({filters})" if filters else ""
-    notice = f"Note: {result.warning}\n\n" if result.warning else ""
+    notice = f"Note: {result.warning.english()}\n\n" if result.warning else ""
     if not results:
         return (
             f'{notice}Nothing in the knowledge base matches "{result.query}"{where}. '

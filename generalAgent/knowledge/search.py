@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from generalAgent.display import N_, Message
 from generalAgent.knowledge.fields import item_filter
 from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeStore
@@ -81,7 +82,7 @@ class KnowledgeResult:
 class KnowledgeSearch:
     query: str  # the phrasings as searched, joined by " | "
     results: tuple[KnowledgeResult, ...] = ()
-    warning: str | None = None  # said once a session: semantic search is off, and why
+    warning: Message | None = None  # said once a session: semantic search is off, and why
     rendered: str = ""  # the query's rendering in the indexed files' language the search added
     rendered_language: str = ""  # that language
 
@@ -133,11 +134,11 @@ def search_knowledge(
         try:
             hits = _fuse(hits, *(_semantic(store, q, filters) for q in asked))
         except EmbeddingError as exc:
-            store.embedding_problem = str(exc)
+            store.embedding_problem = exc.said
     if store.embedding_problem is not None and not store.embedding_problem_told:
-        warning = (
-            f"Semantic search is off for this session ({store.embedding_problem}); "
-            "keyword search still works."
+        warning = Message(
+            N_("Semantic search is off for this session ({problem}); keyword search still works."),
+            {"problem": store.embedding_problem},
         )
         store.embedding_problem_told = True
     hits += _recovered(store, " ".join(asked), filters, {h.item_id for h in hits})
@@ -220,7 +221,7 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
     query_vector = np.frombuffer(store.embedder.query_vector(query), dtype="<f4")
     matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype="<f4").reshape(len(rows), -1)
     if matrix.shape[1] != query_vector.shape[0]:
-        raise EmbeddingError("stored vectors come from a model of another size; re-index")
+        raise EmbeddingError(N_("stored vectors come from a model of another size; re-index"))
     similarity = matrix @ query_vector
     best = np.argsort(-similarity)[:VECTOR_CANDIDATES]
     return store.store.load_hits([(rows[i][0], float(similarity[i])) for i in best])

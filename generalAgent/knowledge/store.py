@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_
+from generalAgent.display import N_, Message
 from generalAgent.knowledge.fields import (
     KnowledgeError,
     clean_content,
@@ -81,7 +81,7 @@ class KnowledgeStore(IndexDatabase):
         self.workspaces_dir = workspaces_dir
         self._store: SearchStore | None = None
         # Set when embeddings failed; search reports it once, then lexical search carries on.
-        self.embedding_problem: str | None = None
+        self.embedding_problem: Message | None = None  # why embeddings failed, said once
         self.embedding_problem_told = False
 
     @property
@@ -464,7 +464,7 @@ class KnowledgeStore(IndexDatabase):
             try:
                 vectors = self.embedder.vectors([r.text for r in rows])
             except EmbeddingError as exc:
-                self.embedding_problem = str(exc)
+                self.embedding_problem = exc.said
         return segmented, vectors
 
     def _write_chunks(

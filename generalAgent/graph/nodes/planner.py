@@ -8,6 +8,7 @@ the update, so every later call of the turn, and the tools node, sees the same t
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -27,6 +28,7 @@ from generalAgent.graph.tool_arguments import (
     rename_argument_aliases,
     unique_call_ids,
 )
+from generalAgent.graph.tool_set_cache import ToolSetCache
 from generalAgent.providers.errors import hide_api_key
 from generalAgent.providers.tokens import ESTIMATE_KEY
 from generalAgent.tools.run_context import RunContext, cancel_token_of
@@ -39,10 +41,12 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
     call stop at once when the user cancels that session's turn.
     """
 
+    def bind(tools: Sequence[Any]) -> tuple[Any, dict[str, frozenset[str]]]:
+        """The model bound to `tools`, and each tool's argument names (for the alias renaming)."""
+        return (model.bind_tools(tools) if tools else model), {t.name: frozenset(t.args) for t in tools}
+
     # Binding converts every tool's schema; the visible set changes rarely, so bind once per set.
-    bound: dict[tuple[str, ...], Any] = {}
-    # The argument names of each tool by name, per visible set (for the alias renaming).
-    parameters: dict[tuple[str, ...], dict[str, frozenset[str]]] = {}
+    bound = ToolSetCache(bind)
 
     def planner(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> dict[str, Any]:
         cancelled = cancel_token_of(runtime)  # this session's: another's cancel leaves it
@@ -56,17 +60,14 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
         reminder_texts = prompts.reminders(state, len(history))
         sent_history = prompts.with_images(state, config, history)
         request = prompts.request(system, sent_history, reminder_texts)
-        key = tuple(t.name for t in tools)
-        if key not in bound:
-            bound[key] = model.bind_tools(tools) if tools else model
-            parameters[key] = {t.name: frozenset(t.args) for t in tools}
+        runnable, parameters = bound.get(tools)
         raw_arguments = RawToolArguments()
         try:
             model_settings = prompts.settings.model
             # A served run's retries go to its own stream (the user's process reports its own).
             with streaming_retries():
                 response = invoke_cancellable(
-                    bound[key],
+                    runnable,
                     request,
                     with_callback(config, raw_arguments),
                     cancelled,
@@ -88,7 +89,7 @@ def build_planner_node(model: BaseChatModel, prompts: PromptBuilder):
         response = unique_call_ids(reject_repaired_calls(response, raw))
         # `path` for a tool whose schema says `file_path` (or the other way round): renamed
         # before approval, hooks and the tool see it; the schemas shown stay as they are.
-        response = rename_argument_aliases(response, parameters[key])
+        response = rename_argument_aliases(response, parameters)
         # Counted on the request without image data (a data URL is not text the provider reads).
         # Without images the request sent is that request: built once, not twice per call.
         plain = request if sent_history is history else prompts.request(system, history, reminder_texts)

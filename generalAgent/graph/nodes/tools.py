@@ -1,8 +1,8 @@
 """The tools node: runs the calls of the last assistant message with the tools visible now.
 
-A LangGraph `ToolNode` is built per set of visible tools (and cached), so a call to a tool
-the model was not offered (not mentioned, or a sub-agent asking for delegate_task) gets
-an error answer instead of running. Calls whose arguments were not valid JSON get an error
+A LangGraph `ToolNode` is built per set of visible tools (kept for the sets used last,
+graph/tool_set_cache.py), so a call to a tool the model was not offered (not mentioned, or
+a sub-agent asking for delegate_task) gets an error answer instead of running. Calls whose arguments were not valid JSON get an error
 answer the model can correct. A served run's calls past its limits (graph/served.py) are
 refused before anything else. Every result is capped so that one huge tool output cannot
 flood the context.
@@ -57,6 +57,7 @@ from generalAgent.graph.query_rendering import QueryRendering
 from generalAgent.graph.served import run_limit_refusal, served_user
 from generalAgent.graph.state import AgentState
 from generalAgent.graph.tool_arguments import REFUSED
+from generalAgent.graph.tool_set_cache import ToolSetCache
 from generalAgent.tools.approval import ApprovalPolicy
 from generalAgent.tools.environment import ToolEnvironment
 from generalAgent.tools.errors import SHOWN_ERROR, ToolError
@@ -137,7 +138,7 @@ def build_tools_node(
     `run_subagent` (graph/subagents.py) reaches delegate_task through the run's context;
     None in a sub-agent's graph, which never delegates. `rendering` (graph/query_rendering.py)
     reaches the search tools likewise, bound to the run's session."""
-    tool_nodes: dict[tuple[str, ...], ToolNode] = {}
+    tool_nodes = ToolSetCache(build_judged_tool_node)
     max_result_chars = env.settings.tools.tool_result_max_chars
 
     def tools(state: AgentState, config: RunnableConfig, runtime: Runtime[RunContext]) -> Any:
@@ -148,15 +149,12 @@ def build_tools_node(
         assert scope is not None  # ToolEnvironment.node_context always gives one
         if rendering is not None and context.render_query is None:
             context = replace(context, render_query=rendering.for_session(scope))
-        visible = visible_tools(state)
-        key = tuple(t.name for t in visible)
-        if key not in tool_nodes:
-            tool_nodes[key] = build_judged_tool_node(visible)
+        tool_node = tool_nodes.get(visible_tools(state))
         index, last, calls = pending_calls(state["messages"])
         if last is None:
             return {"messages": []}
         answered = {m.tool_call_id for m in state["messages"][index + 1 :] if isinstance(m, ToolMessage)}
-        run = _CallRunner(tool_nodes[key], state, config, runtime.override(context=context), index)
+        run = _CallRunner(tool_node, state, config, runtime.override(context=context), index)
         run.answer(
             ToolMessage(
                 content=_invalid_call_answer(call),

@@ -53,3 +53,31 @@ def test_a_chat_that_ends_before_the_load_begins_gets_no_agent(unconfigured: Set
     loader.start()
     with pytest.raises(LoadAbandoned):
         loader.get(timeout=60)
+
+
+@pytest.mark.parametrize(("language", "skipped"), [("en", "skipped"), ("zh", "跳过")])
+def test_a_skill_linked_out_of_its_folder_is_said_skipped_once(
+    data_dir, tmp_path, language: str, skipped: str
+) -> None:
+    # The start-up notice read "Skipped: …/SKILL.md leads outside … (a symbolic link); skipped"
+    # ("已跳过：…；已跳过"): the loader's prefix and the link's sentence both said it.
+    from generalAgent import i18n
+
+    (tmp_path / "secret.txt").write_text("PRIVATE", encoding="utf-8")
+    (tmp_path / "skills" / "stolen").mkdir(parents=True)
+    (tmp_path / "skills" / "stolen" / "SKILL.md").symlink_to(tmp_path / "secret.txt")
+    settings = load_settings(
+        env_file=None,
+        model={"model_name": "test-model", "openai_api_key": "sk-test"},
+        paths={"data_dir": data_dir, "skills_dir": tmp_path / "skills"},
+    )
+    i18n.use_language(language)
+    try:
+        agent = load_agent(settings)
+    finally:
+        i18n.use_language("en")
+    try:
+        [notice] = agent.notices
+    finally:
+        agent.close()
+    assert "stolen/SKILL.md" in notice and notice.lower().count(skipped) == 1, notice

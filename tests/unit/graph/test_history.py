@@ -6,7 +6,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from generalAgent.config.settings import Settings
 from generalAgent.graph.checkpoints import open_sqlite_checkpointer
-from generalAgent.graph.history import STOPPED_TOOL
+from generalAgent.graph.history import INTERRUPTED_NOTE, STOPPED_TOOL, with_interrupted_answer
 from tests.support.agent import build_test_agent, thread, user_turn
 from tests.support.history import stored_history_problems
 from tests.support.old_threads import store_thread_with_old_mentions, store_thread_with_stored_loops
@@ -32,6 +32,39 @@ def test_calls_a_stopped_run_left_open_are_answered_inside_the_graph(settings: S
     sent = model.requests[-1].messages
     assert [m.content for m in sent if isinstance(m, ToolMessage)] == [STOPPED_TOOL, STOPPED_TOOL]
     assert "did it work?" in str(sent[-1].content)
+
+
+def test_a_stopped_answer_a_client_saw_is_stored_once_before_its_next_message(settings: Settings) -> None:
+    model = ScriptedChatModel(replies=[ai("Going on."), ai("Fine.")])
+    _, graph = build_test_agent(settings, model)
+    # What a served run stopped mid-answer leaves: the user's message, no answer.
+    graph.update_state(thread(), {"messages": [HumanMessage("Tell me a long story")]}, as_node="planner")
+    turn = {**user_turn("go on", settings), "interrupted_answer": "Once upon a time"}
+    state = graph.invoke(turn, thread())
+    assert [m.content for m in state["messages"]] == [
+        "Tell me a long story",
+        f"Once upon a time\n\n{INTERRUPTED_NOTE}",
+        "go on",
+        "Going on.",
+    ]
+    assert not state.get("interrupted_answer")  # used once
+    assert [m.content for m in model.requests[-1].messages[1:3]] == [
+        "Tell me a long story",
+        f"Once upon a time\n\n{INTERRUPTED_NOTE}",
+    ]
+    # A turn that had its answer gets no claimed one.
+    state = graph.invoke({**user_turn("and?", settings), "interrupted_answer": "I said yes"}, thread())
+    assert [m.content for m in state["messages"]][-2:] == ["and?", "Fine."]
+    assert "I said yes" not in str([m.content for m in state["messages"]])
+
+
+def test_a_stopped_answer_is_cut_to_the_answer_limit_and_needs_a_turn_without_one() -> None:
+    asked, again = HumanMessage("q"), HumanMessage("next")
+    stored = with_interrupted_answer([asked, again], "x" * 50, 10)
+    assert stored is not None and stored[1].content == "x" * 10 + f"\n\n{INTERRUPTED_NOTE}"
+    assert with_interrupted_answer([asked, AIMessage("a"), again], "seen", 10) is None
+    assert with_interrupted_answer([again], "seen", 10) is None
+    assert with_interrupted_answer([asked, again], "  ", 10) is None
 
 
 def test_an_ordinary_turn_takes_no_repair_step(settings: Settings) -> None:
