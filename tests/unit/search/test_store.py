@@ -136,6 +136,18 @@ def test_a_question_worded_otherwise_finds_the_chunk_holding_most_of_its_charact
     assert found(store, "怎么把行距设成两倍") == ["spacing"]
 
 
+def test_with_vectors_the_chunk_the_scan_finds_keeps_its_seat(store: SearchStore) -> None:
+    """The same question with vectors that rank five other chunks nearer: no FTS5 term
+    matched, so the vectors alone answered and the scan's chunk was lost (unseen zh dev:
+    3rd with keywords, not in the top ten with vectors); it keeps its seat in the top five."""
+    spacing = put(store, "spacing", ["如何设置双倍或者更大的行间距？使用命令设为倍数。"])
+    others = [put(store, f"other{n}", [f"第{n}章的正文"])[0] for n in range(6)]
+    nearer = [[(rowid, 0.9 - n / 100) for n, rowid in enumerate(others)]]
+    hits = store.find_chunks("怎么把行距设成两倍", 10, semantic=nearer)
+    assert spacing[0] in [hit.rowid for hit in hits[:5]]
+    assert [hit.rowid for hit in store.find_chunks("怎么把行距设成两倍", 10)] == spacing
+
+
 def test_replacing_an_item_replaces_its_chunks_and_deleting_it_deletes_them(store: SearchStore) -> None:
     first = put(store, "note", ["apples and pears", "more apples"])
     assert len(first) == 2
