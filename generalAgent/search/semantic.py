@@ -18,6 +18,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
+from generalAgent.display import N_
 from generalAgent.search import vector_index
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.storage import VectorSource
@@ -80,7 +81,7 @@ def _nearest_by_index(
             conn, embedder.model, blob, limit if not item_ids else vector_index.MAX_K
         )
         if found is None:
-            raise EmbeddingError("stored vectors come from a model of another size; re-index")
+            raise EmbeddingError(N_("stored vectors come from a model of another size; re-index"))
         if item_ids and found:
             marks, items = ",".join("?" * len(found)), ",".join("?" * len(item_ids))
             inside = {
@@ -127,7 +128,7 @@ def scan_nearest(
     for blob in embedder.vectors(list(queries)):
         vector = np.frombuffer(blob, dtype="<f4")
         if vector.shape[0] != matrix.shape[1]:
-            raise EmbeddingError("stored vectors come from a model of another size; re-index")
+            raise EmbeddingError(N_("stored vectors come from a model of another size; re-index"))
         similarity = matrix @ vector
         best = np.argsort(-similarity)[:limit]
         rankings.append([(int(rows[i][0]), float(similarity[i])) for i in best])
