@@ -92,12 +92,12 @@ def built_before_the_tracks(path: Path, name: str) -> Path:
 def test_an_index_written_before_the_tracks_upgrades_in_place_and_keeps_its_data(settings: Settings) -> None:
     path = built_before_the_tracks(settings.paths.indexes_db, "indexes.sql")
     with SearchIndex(path, settings.documents) as index:  # documents first, as the tools open it
-        assert schema_versions(index.conn) == {"index": 6}  # adopted: nothing was run again
+        assert schema_versions(index.conn) == {"index": INDEX_TRACK.version}  # adopted, then the rest run
         hits = index.search_item("doc-walrus", "Bering strait")
         assert hits and "walrus migration" in hits[0].text.lower()
         assert index.language("doc-walrus") == "en"
     with KnowledgeStore(path, settings.documents) as store:
-        assert schema_versions(store.conn) == {"index": 6, "knowledge": 1}
+        assert schema_versions(store.conn) == {"index": INDEX_TRACK.version, "knowledge": 1}
         found = search_knowledge(store, "rollback phone")
         assert [r.item.title for r in found.results] == ["On-call phone"]
         assert "555-0199" in found.results[0].found.content
@@ -138,7 +138,7 @@ def test_an_old_index_upgraded_by_several_connections_at_once_is_upgraded_once(s
         thread_.join()
     assert failures == []
     conn = sqlite3.connect(path)
-    assert schema_versions(conn) == {"index": 6, "knowledge": 1}
+    assert schema_versions(conn) == {"index": INDEX_TRACK.version, "knowledge": 1}
     assert conn.execute("SELECT COUNT(*) FROM item_tags").fetchone()[0] == 2
     conn.close()
 
@@ -188,7 +188,10 @@ def test_a_track_from_a_newer_release_is_refused_and_the_file_left_untouched(set
         assert index.conn.execute("SELECT COUNT(*) FROM items").fetchone()[0] == 1
         index.conn.execute("UPDATE schema_versions SET version = version + 1 WHERE track = 'index'")
     before = file_digest(path)
-    with pytest.raises(DatabaseError, match="its index schema is at version 7; this one knows up to 6"):
+    known = INDEX_TRACK.version
+    with pytest.raises(
+        DatabaseError, match=f"its index schema is at version {known + 1}; this one knows up to {known}"
+    ):
         connect(path)
     assert file_digest(path) == before
 
