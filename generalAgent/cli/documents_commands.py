@@ -246,7 +246,7 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                         "chunks": document.total_chunks,
                         "chars": document.total_chars,
                         "seconds": round(document.seconds, 3),
-                        **({"warning": document.warning} if document.warning else {}),
+                        **({"warning": document.warning.english()} if document.warning else {}),
                         **({"notes": document.notes} if document.notes else {}),
                     }
                 )
@@ -265,7 +265,8 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                         seconds=f"{document.seconds:.2f}",
                     )
                 err.print(f"{mark} {escape(line)}")
-                for said in (document.notes, document.warning):
+                warning = document.warning.shown(_, ngettext) if document.warning else ""
+                for said in (document.notes, warning):
                     if said:
                         err.print(f"[yellow]{escape(said)}[/yellow]")
                 if document.tables_pending:

@@ -35,6 +35,7 @@ from generalAgent.cli.search_view import query_words, render_file_hits, render_f
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
 from generalAgent.cli.terminal_text import terminal_console
 from generalAgent.config.settings import DocumentSettings, Settings
+from generalAgent.display import Message
 from generalAgent.documents.folder import FolderSearch, search_files, search_folder, search_indexed
 from generalAgent.documents.folder_walk import glob_files
 from generalAgent.documents.index import SearchIndex
@@ -145,12 +146,17 @@ def search_command(
         fail(str(exc), EXIT_FAILED)
     _tell_unembedded(_unembedded(settings, result), _typed(str(path)), err)
     if as_json:
-        print(json.dumps(asdict(result), ensure_ascii=False, indent=2))
+        print(json.dumps(_english_warning(asdict(result), result.warning), ensure_ascii=False, indent=2))
     else:
         lines = _text_lines(settings, result.results, [] if result.regex else result.query)
         terminal_console().print(render_file_hits(result, lines), highlight=False)
     if not result.results:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _english_warning(data: dict[str, Any], warning: Message | None) -> dict[str, Any]:
+    """--json says why semantic search is off in English, as a sentence (not a Message's parts)."""
+    return {**data, "warning": warning.english() if warning else ""}
 
 
 def _without_exceptions(fields: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -278,7 +284,8 @@ def _search_many_in(
 
 def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None:
     if as_json:  # a failed file's English `error`, without the exception the terminal translates
-        print(json.dumps(asdict(result, dict_factory=_without_exceptions), ensure_ascii=False, indent=2))
+        found = _english_warning(asdict(result, dict_factory=_without_exceptions), result.warning)
+        print(json.dumps(found, ensure_ascii=False, indent=2))
     else:
         lines = _text_lines(
             settings, [hit for document in result.documents for hit in document.results], result.query

@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from generalAgent.cli.terminal_text import one_line, terminal_safe
+from generalAgent.display import Message
 from generalAgent.documents.folder import FolderSearch
 from generalAgent.documents.search import FileSearch
 from generalAgent.i18n import _, ngettext
@@ -86,7 +87,7 @@ def render_file_hits(result: FileSearch, places: Lines | None = None) -> Rendera
             )
         )
         line = _("No passage in {file} matches {query}.").format(file=one_line(result.file), query=what)
-        return Text(terminal_safe(f"{line} {advice}"))
+        return Group(*_warned(result.warning), Text(terminal_safe(f"{line} {advice}")))
     words = [] if result.regex else query_words(query)
     count = ngettext(
         "{count} passage in {file} for {query}:",
@@ -95,12 +96,18 @@ def render_file_hits(result: FileSearch, places: Lines | None = None) -> Rendera
     )
     shown = [hit for hit in hits if hit.hit is not None]
     lines: list[RenderableType] = [
-        Text(terminal_safe(count.format(count=len(shown), file=one_line(result.file), query=what)))
+        *_warned(result.warning),
+        Text(terminal_safe(count.format(count=len(shown), file=one_line(result.file), query=what))),
     ]
     for number, hit in enumerate(shown, start=1):
         lines += _hit_lines(number, hit, words, places or {})
     lines += _left_out(len(hits) - len(shown), result.capped, result.max_results)
     return Group(*lines)
+
+
+def _warned(warning: Message | None) -> list[RenderableType]:
+    """The line saying semantic search is off (keywords answered), in the UI's language."""
+    return [Text(terminal_safe(warning.shown(_, ngettext)), style="yellow")] if warning else []
 
 
 def _hit_lines(number: int, hit: SearchResult, words: Sequence[str], lines: Lines) -> list[RenderableType]:
@@ -153,7 +160,7 @@ def render_folder_hits(result: FolderSearch, places: Lines | None = None) -> Ren
     phrasings = [query] if isinstance(query, str) else list(query)
     what = " | ".join(f'"{q}"' for q in phrasings)
     words = [w for q in phrasings for w in query_words(q)]
-    lines: list[RenderableType] = []
+    lines: list[RenderableType] = _warned(result.warning)
     for failure in result.failed:
         said = failure.unreadable.shown(_, ngettext) if failure.unreadable else failure.error
         lines.append(Text(terminal_safe(f"✗ {said}"), style="yellow"))

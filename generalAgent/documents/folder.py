@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_
+from generalAgent.display import N_, Message
 from generalAgent.documents.folder_walk import walk_folder
 from generalAgent.documents.index import QueryError, SearchIndex
 from generalAgent.documents.reading import SEARCHABLE_SUFFIXES, DocumentError, OpenFile, open_plainly
@@ -38,6 +38,7 @@ from generalAgent.documents.search import (
     query_failure,
     rendering_line,
     search_failure,
+    semantic_off,
     with_context,
 )
 from generalAgent.search.budgets import ContentBudget, apply_budget
@@ -74,7 +75,7 @@ class FolderIndexing:
     unchanged: int = 0
     failed: list[tuple[Path, DocumentError]] = field(default_factory=list)
     pending: list[Path] = field(default_factory=list)  # not reached before the deadline
-    warning: str = ""  # embedding new chunks failed: they are searched by keywords only
+    warning: Message | None = None  # embedding new chunks failed: they are searched by keywords only
     notes: list[str] = field(default_factory=list)  # what reading left out (OCR page limits), per file
 
 
@@ -111,7 +112,10 @@ class FolderSearch:
     languages: tuple[str, ...]  # the documents' main languages
     max_results: int
     documents: tuple[DocumentHits, ...]
-    warning: str = ""
+    # Semantic search is off and keyword search answered: the model reads its English, a
+    # person its UI language (as KnowledgeSearch's warning).
+    warning: Message | None = None
+    notes: str = ""  # what reading left out (OCR page limits), per file
     rendered: str = ""  # the query's rendering in the documents' language the search added
     rendered_language: str = ""  # that language
     # Chunks of the searched documents without a vector of the query's model: found by
@@ -255,7 +259,7 @@ def search_files(
     budget = ContentBudget.from_settings(settings)
     wanted = settings.search_max_results_default * 2 if max_results is None else int(max_results)
     limit = max(1, min(wanted, MAX_FOLDER_RESULTS))
-    warning = ""
+    warning: Message | None = None
     # Chunks are embedded after indexing, in the background (search/background_embedding.py).
     with (
         searching(label),
@@ -267,12 +271,12 @@ def search_files(
         semantic: list[list[tuple[int, float]]] = []
         warning = indexing.warning
         unembedded = 0
-        if vectors is not None and items and not warning:
+        if vectors is not None and items and warning is None:
             try:
                 semantic = index.store.nearest_chunks(vectors, asked, item_ids=items)
                 unembedded = index.store.unembedded_chunks(vectors.model, item_ids=items)
             except EmbeddingError as exc:
-                warning = f"Semantic search is off ({exc}); keyword search still works."
+                warning = semantic_off(exc)
         hits = (
             index.store.find_chunks(
                 asked,
@@ -309,7 +313,8 @@ def search_files(
             )
             for item_id, found in grouped.items()
         ),
-        warning=" ".join([*indexing.notes, warning]).strip(),
+        warning=warning,
+        notes=" ".join(indexing.notes),
         rendered=rendered,
         rendered_language=rendered_language,
         unembedded=unembedded,
@@ -348,13 +353,13 @@ def search_indexed(
         }
         semantic: list[list[tuple[int, float]]] = []
         unembedded = 0
-        warning = ""
+        warning: Message | None = None
         if vectors is not None and documents:
             try:
                 semantic = index.store.nearest_chunks(vectors, asked, item_ids=list(documents))
                 unembedded = index.store.unembedded_chunks(vectors.model, item_ids=list(documents))
             except EmbeddingError as exc:
-                warning = f"Semantic search is off ({exc}); keyword search still works."
+                warning = semantic_off(exc)
         seen, params = viewer.where("i", "?")
         hits = index.store.find_chunks(
             asked,
@@ -414,8 +419,9 @@ def render_folder_search(result: FolderSearch) -> str:
         notes.append(f"only the first {result.files} files are searched; search a sub-folder for the rest")
     if notes:
         head += " — " + ", ".join(notes)
-    if result.warning:
-        head = f"Note: {result.warning}\n{head}"
+    notice = " ".join(p for p in (result.notes, result.warning.english() if result.warning else "") if p)
+    if notice:
+        head = f"Note: {notice}\n{head}"
     documents = result.documents
     if not documents:
         advice = _folder_language_advice(result, found=False)

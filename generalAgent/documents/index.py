@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.display import N_, os_error_reason
+from generalAgent.display import N_, Message, os_error_reason
 from generalAgent.documents import ocr_background
 from generalAgent.documents.extract import open_document
 from generalAgent.documents.ocr import current_call, ocr_call, stop_if_cancelled
@@ -71,7 +71,9 @@ class IndexedDocument:
     total_chars: int
     reused: bool  # True: an index of these bytes existed and was fresh
     seconds: float = 0.0
-    warning: str = ""  # embedding failed: the document is indexed for keyword search only
+    # Embedding failed: the document is indexed for keyword search only (the model reads its
+    # English, a person its UI language).
+    warning: Message | None = None
     notes: str = ""  # what reading left out (pages OCR did not reach), for the user
     ocr_left: int = 0  # scanned pages the call's OCR limit left unread (read in the background)
     language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
@@ -540,13 +542,13 @@ class SearchIndex(IndexDatabase):
         staged: DocumentStaging,
         progress: Progress | None,
         segmented: dict[str, str] | None = None,
-    ) -> tuple[str, str]:
+    ) -> tuple[Message | None, str]:
         """Read, chunk, segment (and embed) the document block by block into `staged`;
         returns a warning when embeddings failed and the document is indexed for keyword
         search only, and the text's main language (told from its first SAMPLE_CHARS).
         Nothing here holds the write lock."""
         stage = "embed" if self.vector_source is not None else "segment"
-        warning = ""
+        warning: Message | None = None
         sample: list[str] = []
         sampled = 0
         # Ctrl-C is seen between pieces (1 MB of text, a page) and every SEGMENT_STEP_ROWS
@@ -560,9 +562,9 @@ class SearchIndex(IndexDatabase):
             rows = chunk_rows(chunks)
             words = segment_rows(rows, self.segmenter, stream.name, lambda _done: between(), segmented)
             vectors = None
-            if self.vector_source is not None and not warning:
+            if self.vector_source is not None and warning is None:
                 vectors, warning = self._vectors(rows)
-                if warning:
+                if warning is not None:
                     staged.drop_vectors()
             staged.add(f"{BLOCK_SEPARATOR if number else ''}{block.text}", rows, words, vectors)
             if progress:
@@ -573,15 +575,17 @@ class SearchIndex(IndexDatabase):
         staged.flush()  # the last pieces staged now, not under the write lock
         return warning, main_language("\n".join(sample))
 
-    def _vectors(self, rows: Sequence[ChunkRow]) -> tuple[list[bytes] | None, str]:
+    def _vectors(self, rows: Sequence[ChunkRow]) -> tuple[list[bytes] | None, Message | None]:
         if self.vector_source is None or not rows:
-            return None, ""
+            return None, None
         from generalAgent.search.embeddings import EmbeddingError
 
         try:
-            return self.vector_source.vectors([r.text for r in rows]), ""
+            return self.vector_source.vectors([r.text for r in rows]), None
         except EmbeddingError as exc:
-            return None, f"Embeddings failed, indexed for keyword search only: {exc}"
+            return None, Message(
+                N_("Embeddings failed, indexed for keyword search only: {problem}"), {"problem": exc.said}
+            )
 
     def _remember_path(self, path: Path, file_hash: str, stat: os.stat_result) -> None:
         """Point `path` at `file_hash` (with the size and modification time it was hashed at);

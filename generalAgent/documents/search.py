@@ -117,8 +117,11 @@ class FileSearch:
     max_results: int  # results asked for, after the budget's cap
     capped: bool  # more were asked for than the budget allows
     results: tuple[SearchResult, ...]
-    warning: str = ""  # e.g. semantic search failed and keyword search answered
+    # Semantic search failed and keyword search answered: the model reads its English, a
+    # person its UI language (as KnowledgeSearch's warning).
+    warning: Message | None = None
     rendered: str = ""  # the query's rendering in the document's language the search added
+    notes: str = ""  # what reading left out (OCR page limits): said, not a failure
     # Chunks of the document without a vector of the query's model: found by words only
     # (counted only when the search has vectors; the CLI says so in one line).
     unembedded: int = 0
@@ -164,7 +167,8 @@ def search_document(
     """
     shown = shown_as or str(path)
     asked = phrasings(query)
-    warning = notes = rendered = ""
+    notes = rendered = ""
+    warning: Message | None = None
     unembedded = 0
     if not asked:
         raise search_failure(EMPTY_QUERY)
@@ -181,13 +185,13 @@ def search_document(
             notes = document.notes  # what reading left out (OCR page limits): said, not a failure
             if not regex:
                 asked, rendered, _ = with_rendering(asked, [document.language], render)
-            if vectors is not None and not regex and not warning:
+            if vectors is not None and not regex and warning is None:
                 try:
                     rowid_range = index.store.item_rowid_range(document.item_id, document.total_chunks)
                     semantic = index.store.nearest_chunks(vectors, asked, rowid_range=rowid_range)
                     unembedded = index.store.unembedded_chunks(vectors.model, rowid_range=rowid_range)
                 except EmbeddingError as exc:
-                    warning = f"Semantic search is off ({exc}); keyword search still works."
+                    warning = semantic_off(exc)
             hits = index.search_item(
                 document.item_id,
                 asked[0] if regex else asked,
@@ -217,10 +221,23 @@ def search_document(
         max_results=limit,
         capped=wanted > limit,
         results=tuple(budgeted),
-        warning=" ".join(p for p in (notes, warning) if p),
+        warning=warning,
+        notes=notes,
         rendered=rendered,
         unembedded=unembedded,
     )
+
+
+def semantic_off(exc: EmbeddingError) -> Message:
+    """What a search says when the query could not be embedded (keyword search answered)."""
+    return Message(
+        N_("Semantic search is off ({problem}); keyword search still works."), {"problem": exc.said}
+    )
+
+
+def _notice(result: FileSearch) -> str:
+    """The model's note: what reading left out, then why semantic search is off (English)."""
+    return " ".join(p for p in (result.notes, result.warning.english() if result.warning else "") if p)
 
 
 def _shown_query(asked: Sequence[str]) -> str | list[str]:
@@ -371,11 +388,11 @@ def render_search(result: FileSearch) -> str:
             else f"{advice_on_language} Try other words, a synonym or the other language, fewer words, "
             "or regex=true for an exact pattern.".lstrip()
         )
-        note = f"Note: {result.warning}\n" if result.warning else ""
+        note = f"Note: {notice}\n" if (notice := _notice(result)) else ""
         return f"{note}No passage in {where} matches {what}. {advice}"
     lines = [f"{len(hits)} passage(s) in {where} for {what}, best first:"]
-    if result.warning:
-        lines.insert(0, f"Note: {result.warning}")
+    if notice := _notice(result):
+        lines.insert(0, f"Note: {notice}")
     if result.capped:
         lines[0] += f" (at most {result.max_results} per search)"
     if advice_on_language:

@@ -430,3 +430,27 @@ def test_why_embeddings_failed_is_said_in_chinese(
         found.stdout
     ), found.stdout
     assert "Semantic search is off" not in found.stdout
+
+
+def test_semantic_search_off_is_said_in_chinese_by_the_search_command(
+    openai_server: ScriptedOpenAIServer, workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # `generalagent search` said nothing when the query could not be embedded, and the model's
+    # note put the English reason ("Semantic search is off (the endpoint refused …)") in the
+    # FileSearch a person's view is drawn from.
+    zh = {**cli_env, "LANG": "zh_CN.UTF-8", "EMBEDDING_MODEL": "test-embed"}
+    (workdir / "报销.md").write_text("# 报销制度\n\n差旅报销需要部门经理审批。\n", encoding="utf-8")
+    assert run_cli(["index", "报销.md"], zh, workdir).returncode == 0
+    said = "语义检索已关闭（接口拒绝了EMBEDDING_MODEL=test-embed（HTTP401））；关键词检索照常可用。"
+    for target in (["报销.md"], ["--all"]):
+        openai_server.embedding_failures = [401]  # the query's embedding (a 401 is not asked again)
+        found = run_cli(["search", *target, "报销"], zh, workdir)
+        assert found.returncode == 0, found.stderr
+        assert said in joined(found.stdout), found.stdout
+        assert "Semantic search is off" not in found.stdout and "refused" not in found.stdout
+    openai_server.embedding_failures = [401]
+    as_json = json.loads(run_cli(["search", "报销.md", "报销", "--json"], zh, workdir).stdout)
+    assert as_json["warning"] == (
+        "Semantic search is off (the endpoint refused EMBEDDING_MODEL=test-embed (HTTP 401)); "
+        "keyword search still works."
+    )

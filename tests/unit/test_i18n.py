@@ -445,3 +445,38 @@ def test_a_search_database_that_cannot_be_reached_is_said_in_the_ui_language(chi
     assert str(refused.value).startswith("Cannot reach the search database"), refused.value
     said = said_of_error(refused.value)
     assert isinstance(said, Message) and said.shown(i18n._).startswith("无法连接搜索数据库"), said
+
+
+def test_a_document_indexed_without_its_vectors_says_why_in_the_ui_language(
+    chinese: None, data_dir, tmp_path
+) -> None:
+    """`generalagent index` printed "Embeddings failed, indexed for keyword search only: {exc}"
+    in English under a Chinese file's name; --json keeps the English."""
+    import socket
+
+    from generalAgent.config.settings import load_settings
+    from generalAgent.documents.index import SearchIndex
+    from generalAgent.search.embeddings import embeddings_from_settings
+
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test"},
+        paths={"data_dir": data_dir},
+        documents={"embedding_model": "test-embed", "embedding_base_url": f"http://127.0.0.1:{port}/v1"},
+    )
+    path = tmp_path / "报销.md"
+    path.write_text("# 报销制度\n\n差旅报销需要部门经理审批。\n", encoding="utf-8")
+    vectors = embeddings_from_settings(settings)
+    with SearchIndex(settings.paths.indexes_db, settings.documents, vectors) as index:
+        document = index.index_file(path)
+    assert document.total_chunks >= 1 and document.warning is not None
+    assert document.warning.shown(i18n._, i18n.ngettext) == (
+        "生成向量失败，仅按关键词建立索引：向量接口无应答（连接被拒绝；请检查 EMBEDDING_BASE_URL）"
+    )
+    assert document.warning.english() == (
+        "Embeddings failed, indexed for keyword search only: nothing answers at the embedding "
+        "endpoint (connection refused; EMBEDDING_BASE_URL)"
+    )

@@ -32,14 +32,14 @@ def test_the_rest_of_a_scan_is_read_in_the_background_and_searched_as_it_goes(da
 
     first = search()
     assert {hit.hit.page for hit in first.results if hit.hit} == {1}
-    assert "goes on in the background: 1 of its 3 scanned pages read so far" in first.warning
+    assert "goes on in the background: 1 of its 3 scanned pages read so far" in first.notes
     job = scans.job_for(path)
     assert job is not None and job.thread is not None
     job.thread.join(timeout=600)
     assert job.finished and not job.error and job.done == 3
     later = search()
     assert {hit.hit.page for hit in later.results if hit.hit} == {1, 2, 3}
-    assert "background" not in later.warning
+    assert "background" not in later.notes
 
 
 def test_a_changed_file_is_not_answered_by_the_old_reading(data_dir: Path, tmp_path: Path):
@@ -69,8 +69,8 @@ def test_two_sessions_read_on_scans_apart_and_a_closed_one_leaves_none(data_dir:
         with ocr_call(settings.documents.ocr_max_pages_per_call, scope.cancelled, scans=scope.scans):
             return search_document(settings.paths.indexes_db, settings.documents, path, query)
 
-    assert "goes on in the background" in search(one, first_path, "invoice 4711").warning
-    assert "goes on in the background" in search(other, second_path, "receipt 815").warning
+    assert "goes on in the background" in search(one, first_path, "invoice 4711").notes
+    assert "goes on in the background" in search(other, second_path, "receipt 815").notes
     assert [job.path.name for job in one.scans.jobs()] == ["first.pdf"]
     assert [job.path.name for job in other.scans.jobs()] == ["second.pdf"]
     assert one.scans.job_for(second_path) is None and other.scans.job_for(first_path) is None
