@@ -244,6 +244,50 @@ def test_a_partly_ocred_document_keeps_semantic_search_and_says_what_was_left_un
     assert search().results
 
 
+def test_the_search_tool_keeps_semantic_search_on_after_an_ocr_note(
+    data_dir: Path, openai_server: ScriptedOpenAIServer
+):
+    # search_file handed FileSearch.warning, which held reading's notes too, to the session's
+    # semantic search as a failure: a scan's "pages left unread" turned vectors off.
+    from langchain_core.messages import AIMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    from generalAgent.graph.nodes.tools import build_tool_node
+    from generalAgent.tools.builtin.search_file import create_tool
+    from generalAgent.tools.environment import ToolEnvironment
+
+    settings = load_settings(
+        env_file=None,
+        model={"openai_api_key": "sk-test"},
+        paths={"data_dir": data_dir},
+        documents={
+            "embedding_model": "test-embed",
+            "embedding_base_url": openai_server.base_url,
+            "ocr_max_pages_per_document": 1,
+        },
+    )
+    uploads = settings.paths.workspaces_dir / "s1" / "uploads"
+    uploads.mkdir(parents=True)
+    make_long_scan(uploads / "scan.pdf", 2, ["Invoice number 4711", "Paid in March."])
+    env = ToolEnvironment(settings=settings)
+    graph = StateGraph(MessagesState)
+    graph.add_node("tools", build_tool_node([create_tool(env)], 60_000))
+    graph.add_edge(START, "tools")
+    graph.add_edge("tools", END)
+    call = AIMessage(
+        content="",
+        tool_calls=[
+            {"name": "search_file", "args": {"file_path": "uploads/scan.pdf", "query": "invoice"}, "id": "c"}
+        ],
+    )
+    out = graph.compile().invoke({"messages": [call]}, config={"configurable": {"thread_id": "s1"}})
+    answer = str(out["messages"][-1].content)
+    assert "OCR_MAX_PAGES_PER_DOCUMENT=1" in answer, answer  # the note still reaches the model
+    semantic = env.semantic_search()
+    assert semantic is not None and semantic.for_query() is not None, semantic.background.problem
+    assert "Semantic search is off" not in answer
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
