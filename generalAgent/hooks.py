@@ -48,9 +48,9 @@ from typing import Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from generalAgent.config.confined import read_confined_text
+from generalAgent.config.confined import LeavesFolder, read_confined_text
 from generalAgent.config.trust import FolderTrust
-from generalAgent.display import N_
+from generalAgent.display import N_, Message, os_error_reason, said_of_error
 from generalAgent.file_formats import accepts, describe_errors, json_line, problem
 from generalAgent.i18n import _
 from generalAgent.process_secrets import child_environment
@@ -179,13 +179,18 @@ class ProcessTracker(Protocol):
 
 @dataclass(frozen=True)
 class Notice:
-    """One line for the user about a hook: an `N_` template and its fields."""
+    """One line for the user about a hook: an `N_` template and its fields (a field may be
+    a Message itself, e.g. why a settings file was not read)."""
 
     template: str
     fields: Mapping[str, Any] = field(default_factory=dict)
 
+    def said(self) -> Message:
+        """The line as a Message: `.shown(_, ngettext)` for a person, `.english()` for the log."""
+        return Message(self.template, self.fields)
+
     def english(self) -> str:
-        return self.template.format(**self.fields)
+        return self.said().english()
 
 
 @dataclass(frozen=True)
@@ -475,7 +480,15 @@ def load_hooks(
                 raise ValueError(f"larger than {SETTINGS_LIMIT:,} bytes")
             text = read_confined_text(path, home)
             data = json.loads(text)
-        except (OSError, ValueError) as exc:
+        except LeavesFolder as exc:  # its sentence names the path: not twice
+            problems.append(Notice(N_("{problem}; not read"), {"problem": said_of_error(exc)}))
+            continue
+        except OSError as exc:
+            problems.append(
+                Notice(N_("{path} not read: {error}"), {"path": str(path), "error": os_error_reason(exc)})
+            )
+            continue
+        except ValueError as exc:
             problems.append(Notice(N_("{path} not read: {error}"), {"path": str(path), "error": str(exc)}))
             continue
         found, wrong = parse_hooks(data, path, user_level, text)

@@ -36,7 +36,7 @@ from generalAgent.agent.storage_errors import describe_storage_error
 from generalAgent.config.settings import Settings
 from generalAgent.config.trust import FolderTrust
 from generalAgent.hooks import HookResult, HookSet
-from generalAgent.i18n import _
+from generalAgent.i18n import _, ngettext
 from generalAgent.sessions import SessionCatalog
 from generalAgent.tools.run_context import RunContext, SessionScope
 from generalAgent.tools.workspace import WorkingFolders
@@ -208,7 +208,7 @@ class SessionController:
     def hook_said(self, outcome: HookResult, blocked_line: str) -> bool:
         """Show what hooks said to the user; True when one blocked (exit 2), with its stderr."""
         for notice in outcome.notices:
-            self.say(_(notice.template).format(**notice.fields))
+            self.say(notice.said().shown(_, ngettext))
         if outcome.blocked:
             self.say(blocked_line)
             if outcome.reason:

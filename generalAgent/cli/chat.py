@@ -182,7 +182,7 @@ class Chat:
     def _loop(self) -> int:
         self._banner()
         for problem in self.session.hooks.problems:
-            self.console.print("[yellow]" + escape(_(problem.template).format(**problem.fields)) + "[/]")
+            self.console.print("[yellow]" + escape(problem.said().shown(_, ngettext)) + "[/]")
         for unread in self.custom_commands.problems:
             self.console.print(
                 "[yellow]"

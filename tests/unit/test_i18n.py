@@ -480,3 +480,20 @@ def test_a_document_indexed_without_its_vectors_says_why_in_the_ui_language(
         "Embeddings failed, indexed for keyword search only: nothing answers at the embedding "
         "endpoint (connection refused; EMBEDDING_BASE_URL)"
     )
+
+
+def test_a_hooks_file_that_cannot_be_read_is_said_in_the_ui_language(chinese: None, tmp_path) -> None:
+    """The chat printed "{path} not read: {error}" with the error's English str(), which for a
+    settings.json linked out of its folder named the path twice ("X not read: X leads outside …")."""
+    from generalAgent.config.trust import FolderTrust
+    from generalAgent.hooks import load_hooks
+
+    user, elsewhere = tmp_path / "config", tmp_path / "elsewhere"
+    user.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "settings.json").write_text('{"hooks": {}}', encoding="utf-8")
+    (user / "settings.json").symlink_to(elsewhere / "settings.json")
+    [problem] = load_hooks(user, FolderTrust(), tmp_path).problems
+    linked = user / "settings.json"
+    assert problem.english() == f"{linked} leads outside {user} (a symbolic link); not read"
+    assert problem.said().shown(i18n._, i18n.ngettext) == f"{linked} 通向 {user} 之外（符号链接）；未读取"
