@@ -49,12 +49,12 @@ class FolderIndexingView:
                 "Reading this folder's tables: {done}/{total} PDFs",
                 progress.tables_total,
             ).format(done=progress.tables_done, total=progress.tables_total)
-            return f"{line} ({one_line(progress.current)})" if progress.current else line
-        line = ngettext(
-            "Indexing this folder: {done}/{total} file",
-            "Indexing this folder: {done}/{total} files",
-            progress.total,
-        ).format(done=progress.done, total=progress.total)
+        else:
+            line = ngettext(
+                "Indexing this folder: {done}/{total} file",
+                "Indexing this folder: {done}/{total} files",
+                progress.total,
+            ).format(done=progress.done, total=progress.total)
         return f"{line} ({one_line(progress.current)})" if progress.current else line
 
 

@@ -20,6 +20,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -447,25 +448,18 @@ class SearchIndex(IndexDatabase):
             return ""
         if running is not None and not running.finished:
             return running.note()
-        db_path, settings, vectors, open_file, viewer = (
-            self.db_path,
-            self.settings,
-            self.vector_source,
-            self.open_file,
-            self.viewer,
-        )
-        # The background thread opens a store of its own: this one is used by one call at a time.
-        reopen = self.store.reopen
 
-        def step(job: ocr_background.ScanJob) -> int:
-            with (
-                ocr_call(ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts, known_runs=job.runs),
-                reopen() as store,
-                SearchIndex(db_path, settings, vectors, open_file, store=store, viewer=viewer) as index,
-            ):
-                return index.index_file(path, force=True).ocr_left
+        def step(job: ocr_background.ScanJob, index: SearchIndex) -> int:
+            return index.index_file(path, force=True).ocr_left
 
-        return call.scans.start(path, reading.ocr_read, reading.ocr_left, step).note()
+        def read_on(job: ocr_background.ScanJob) -> AbstractContextManager[object]:
+            return ocr_call(
+                ocr_background.OCR_STEP_PAGES, job.cancelled, known=job.texts, known_runs=job.runs
+            )
+
+        return call.scans.start(
+            path, reading.ocr_read, reading.ocr_left, self._in_own_store(read_on, step)
+        ).note()
 
     def _read_tables_on(
         self, path: Path, running: ocr_background.ScanJob | None
@@ -479,6 +473,24 @@ class SearchIndex(IndexDatabase):
             return running
         if running is not None and not running.finished:
             return running
+
+        def step(job: ocr_background.ScanJob, index: SearchIndex) -> int:
+            index.index_file(path, tables_later=False)
+            return 0
+
+        def read_on(job: ocr_background.ScanJob) -> AbstractContextManager[object]:
+            return ocr_call(None, job.cancelled)
+
+        return call.scans.start(path, 0, 1, self._in_own_store(read_on, step), kind=ocr_background.TABLES)
+
+    def _in_own_store(
+        self,
+        read_on: Callable[[ocr_background.ScanJob], AbstractContextManager[object]],
+        step: Callable[[ocr_background.ScanJob, SearchIndex], int],
+    ) -> Callable[[ocr_background.ScanJob], int]:
+        """A background job's step: `step` run inside the call `read_on` opens for the job, on
+        an index of this one's settings over a store of its own (the background thread's:
+        this index's store is used by one call at a time)."""
         db_path, settings, vectors, open_file, viewer = (
             self.db_path,
             self.settings,
@@ -488,16 +500,15 @@ class SearchIndex(IndexDatabase):
         )
         reopen = self.store.reopen
 
-        def step(job: ocr_background.ScanJob) -> int:
+        def run(job: ocr_background.ScanJob) -> int:
             with (
-                ocr_call(None, job.cancelled),
+                read_on(job),
                 reopen() as store,
                 SearchIndex(db_path, settings, vectors, open_file, store=store, viewer=viewer) as index,
             ):
-                index.index_file(path, tables_later=False)
-                return 0
+                return step(job, index)
 
-        return call.scans.start(path, 0, 1, step, kind=ocr_background.TABLES)
+        return run
 
     @staticmethod
     def _vectors_by_text(conn: Any, item_id: str) -> dict[str, tuple[str, bytes]]:
