@@ -19,6 +19,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -249,11 +250,17 @@ def test_the_agents_own_environment_block_holds_no_key(tmp_path: Path) -> None:
         pytest.skip("needs setpriv and root, to run the agent as an unprivileged user")
     key = f"sk-own-{secrets.token_hex(12)}"
     reads = 'cat /proc/$PPID/environ; env; cat /proc/*/environ 2>&1 | tr "\\0" "\\n"'
+    # The unprivileged user may not read the checkout (a home or mktemp folder is 0700): the
+    # module (standard library only) is imported from a copy it can read.
+    readable = Path(tempfile.mkdtemp(prefix="withhold-", dir="/tmp"))
+    readable.chmod(0o755)
+    shutil.copy(ROOT / "generalAgent" / "process_secrets.py", readable / "process_secrets.py")
+    (readable / "process_secrets.py").chmod(0o644)
     agent = "\n".join(
         [
             "import os, subprocess, sys",
-            f"sys.path.insert(0, {str(ROOT)!r})",
-            "from generalAgent.process_secrets import withhold_secrets",
+            f"sys.path.insert(0, {str(readable)!r})",
+            "from process_secrets import withhold_secrets",
             "withheld = withhold_secrets()",
             "assert os.environ['OPENAI_API_KEY'].startswith('sk-own-')  # the settings still read it",
             f"child = subprocess.run(['sh', '-c', {reads!r}], capture_output=True, text=True)",
@@ -271,12 +278,15 @@ def test_the_agents_own_environment_block_holds_no_key(tmp_path: Path) -> None:
         agent,
     ]
     outputs = []
-    for argv in (as_nobody, [sys.executable, "-c", agent]):  # root may read the block: it finds NULs
-        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
-        assert done.returncode == 0, done.stderr
-        assert done.stdout.startswith("True True"), done.stdout
-        assert key not in done.stdout, argv[0]
-        outputs.append(done.stdout)
+    try:
+        for argv in (as_nobody, [sys.executable, "-c", agent]):  # root may read the block: it finds NULs
+            done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, cwd=tmp_path)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.startswith("True True"), done.stdout
+            assert key not in done.stdout, argv[0]
+            outputs.append(done.stdout)
+    finally:
+        shutil.rmtree(readable)
     assert "Permission denied" in outputs[0]  # the same uid without CAP_SYS_PTRACE: not even opened
 
 
