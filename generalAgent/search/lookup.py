@@ -162,6 +162,8 @@ def find_chunks(
         expressions = _expressions(conn, match, rowid_range)
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
+            if match.plain is not match:
+                expressions = _expressions(conn, match.plain, rowid_range)
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
             weight = (
                 _coverage(conn, match, rowid_range, item_filter, filter_params)

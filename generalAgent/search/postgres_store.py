@@ -420,6 +420,10 @@ class PostgresSearchStore(StoreCommon):
         for match in matches:
             trees = self._expressions(match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
+            if tuned and match.plain is not match:
+                # Plain BM25 ranks by the query's own words (query.plain_query), the fusion's floor.
+                plain_trees = self._expressions(match.plain, rowid_range, counted, item)
+                plain = self._scored(plain_trees, pool, scope)[1]
             if tuned:
                 covered = len(matches) > 1 or any(semantic)
                 weight = self._coverage(match, scope, counted, item) if covered else 1.0

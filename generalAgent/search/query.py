@@ -64,10 +64,26 @@ class MatchQuery:
     substrings: tuple[str, ...]
     terms: tuple[str, ...] = ()  # the expression of each term, as joined in the two above
     scan_floor: int = 1  # what a chunk the scan finds must hold at least (in characters)
+    # The terms of plain BM25's ranking, when they differ from `terms`: the query as a bag
+    # of the index's own words (`plain_query` says why); () when they are the same.
+    plain_terms: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:
         return not self.all_terms and not self.substrings
+
+    @property
+    def plain(self) -> MatchQuery:
+        """The query plain BM25 ranks by: itself, or its `plain_terms` ORed."""
+        if not self.plain_terms:
+            return self
+        terms = self.plain_terms
+        return MatchQuery(
+            all_terms=" AND ".join(terms),
+            any_terms=" OR ".join(terms) if len(terms) > 1 else "",
+            substrings=(),
+            terms=terms,
+        )
 
 
 def normalise_query(query: str) -> str:
@@ -108,13 +124,37 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
     kept = [expression for expression, stop in terms if not stop]
     unique = list(dict.fromkeys(kept or [expression for expression, _ in terms]))[:MAX_TERMS]
     substrings, floor = scan_substrings(runs, words)
+    plain = plain_query(text, segmenter)
     return MatchQuery(
         all_terms=" AND ".join(unique),
         any_terms=" OR ".join(unique) if len(unique) > 1 else "",
         substrings=substrings,
         terms=tuple(unique),
         scan_floor=floor,
+        plain_terms=plain if plain and plain != tuple(unique) else (),
     )
+
+
+def plain_query(text: str, segmenter: Segmenter) -> tuple[str, ...]:
+    """The terms of plain BM25: every Latin word as the tuned query has it, every word the
+    index holds for the Chinese runs (jieba's search mode, as `text_jieba` is cut) on its own.
+
+    The tuned query keeps a Chinese run's words as jieba's precise mode cuts them and joins
+    single characters into a phrase ("在沙盒里" -> "在 沙", "盒里"), which must then occur
+    adjacent; where the document cuts the same characters otherwise ("沙盒" alone, "沙" "盒")
+    no term matches and plain BM25 over the very same words finds the page the tuned query
+    cannot (the bilingual set's tuning half: bm25s 2nd, ours past 10th). As a bag of the
+    index's own words the plain ranking is the textbook one the fusion seats (ranking.py)."""
+    terms: list[tuple[str, bool]] = []
+    position = 0
+    for match in CJK_RUN.finditer(text):
+        terms.extend(_latin(text[position : match.start()]))
+        for word in segmenter.index_words(match.group()):
+            terms.append((_term_expression(SEGMENTED_COLUMNS, ((word,),)), word in STOPWORDS))
+        position = match.end()
+    terms.extend(_latin(text[position:]))
+    kept = [expression for expression, stop in terms if not stop]
+    return tuple(dict.fromkeys(kept or [expression for expression, _ in terms]))[:MAX_TERMS]
 
 
 def scan_substrings(runs: Sequence[str], words: Sequence[str]) -> tuple[tuple[str, ...], int]:

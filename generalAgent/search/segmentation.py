@@ -56,6 +56,13 @@ class Segmenter:
         jieba = load_jieba()
         return " ".join(w for w in jieba.cut_for_search(" ".join(runs), HMM=False) if w.strip())
 
+    def index_words(self, run: str) -> list[str]:
+        """The words `for_index` stores for one run of Chinese characters, in order."""
+        if self.name == "unigram":
+            return list(run)
+        jieba = load_jieba()
+        return [w for w in jieba.cut_for_search(run, HMM=False) if w.strip()]
+
     def query_terms(self, run: str) -> list[Term]:
         """Terms for one run of Chinese characters in a query."""
         if self.name == "unigram":

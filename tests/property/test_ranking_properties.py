@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 
 import generalAgent.search.lookup as lookup_module
 from generalAgent.search.query import MatchQuery
-from generalAgent.search.ranking import BM25, Candidate, by_place, fuse, rerank
+from generalAgent.search.ranking import (
+    BM25,
+    PLAIN_SEATS,
+    SEATED_COVERAGE,
+    SEATED_TOP,
+    Candidate,
+    by_place,
+    fuse,
+    rerank,
+)
 
 ITEMS = st.sampled_from(["a", "b", "c", "d"])
 PLACES = st.sampled_from([1, 2, 3, "Usage", ""])
@@ -215,3 +224,65 @@ def test_with_vectors_the_keyword_top_five_stays_in_the_top_five(
     keyword = [place_of[entry.rowid] for entry, _ in lookup_module.fused_places(runs, candidates, 10)]
     both = [place_of[entry.rowid] for entry, _ in lookup_module.fused_places(runs, candidates, 10, semantic)]
     assert set(keyword[:5]) <= set(both[:5])
+
+
+def _reference_plain_places(
+    plain: list[tuple[int, float]], place_of: dict[int, tuple[str, object]], listings: set[int]
+) -> list[tuple[str, object]]:
+    """Plain BM25's places, written out independently of ranking.by_place: each place at
+    the rank of its best chunk (the ranking's order), places headed by a listing after the
+    others."""
+    firsts: list[tuple[int, tuple[str, object]]] = []
+    seen: set[tuple[str, object]] = set()
+    for rowid, _ in plain:
+        if place_of[rowid] not in seen:
+            seen.add(place_of[rowid])
+            firsts.append((rowid, place_of[rowid]))
+    return [place for rowid, place in firsts if rowid not in listings] + [
+        place for rowid, place in firsts if rowid in listings
+    ]
+
+
+@settings(max_examples=200)
+@given(
+    rows=st.lists(st.tuples(ITEMS, PLACES, st.booleans()), min_size=1, max_size=40),
+    orders=st.lists(
+        st.tuples(st.permutations(list(range(40))), st.permutations(list(range(40)))), min_size=1, max_size=3
+    ),
+    cuts=st.lists(st.integers(min_value=1, max_value=40), min_size=3, max_size=3),
+    weights=st.lists(st.floats(min_value=0.05, max_value=1.0), min_size=3, max_size=3),
+    vector_orders=st.lists(st.permutations(list(range(40))), max_size=3),
+)
+def test_plain_bm25s_first_places_are_always_in_the_fused_top_five(
+    rows: list[tuple[str, object, bool]],
+    orders: list[tuple[list[int], list[int]]],
+    cuts: list[int],
+    weights: list[float],
+    vector_orders: list[list[int]],
+):
+    """The floor under the fusion, by construction: whatever the tuned rankings, the other
+    phrasings and (when the keywords cover the question) the vectors say, the first
+    PLAIN_SEATS places of body text of plain BM25's ranking (of the phrasing that covers the
+    scope best) are among the first SEATED_TOP places of the result."""
+    toc = "Intro . . . . . 1\nUsage . . . . . 2"  # a listing (ranking.is_listing)
+    candidates = [
+        (rowid, item, place, place, rowid, toc if listing else f"text {rowid}")
+        for rowid, (item, place, listing) in enumerate(rows)
+    ]
+    listings = {rowid for rowid, (_, _, listing) in enumerate(rows) if listing}
+    place_of = {row[0]: lookup_module._place(*row[:4]) for row in candidates}
+
+    def ranking(order: list[int], cut: int) -> list[tuple[int, float]]:
+        kept = [rowid for rowid in order[:cut] if rowid < len(rows)]
+        return [(rowid, float(len(kept) - n)) for n, rowid in enumerate(kept)]
+
+    runs = [
+        (ranking(tuned, cuts[n]), ranking(plain, 40 - cuts[n] // 2), weights[n])
+        for n, (tuned, plain) in enumerate(orders)
+    ]
+    best = max(range(len(runs)), key=lambda n: (runs[n][2], -n))  # the first of the best-covered
+    wanted = _reference_plain_places(runs[best][1], place_of, listings)[:PLAIN_SEATS]
+    semantic = [ranking(order, 40) for order in vector_orders]
+    found = [place_of[entry.rowid] for entry, _ in lookup_module.fused_places(runs, candidates, 10, semantic)]
+    if not semantic or runs[best][2] >= SEATED_COVERAGE:
+        assert set(wanted) <= set(found[:SEATED_TOP])

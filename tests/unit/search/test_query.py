@@ -20,6 +20,28 @@ def test_latin_words_are_quoted_phrases_on_the_raw_column():
     assert match.any_terms == '{text title} : "multi-agent" OR {text title} : "4.1"'
 
 
+def test_plain_bm25s_terms_are_the_words_the_index_holds_one_by_one():
+    """The tuned query's phrase "在 沙" and long word "文件系统" (or its parts together) become
+    the words text_jieba stores, each a term of its own; stopwords are left out as in the
+    tuned query, and a query whose words are the same keeps one set of terms."""
+    match = build_match_query("在沙盒里运行 shell", JIEBA)
+    assert '{text_jieba title} : "在 沙"' in match.terms
+    assert match.plain.terms == tuple(
+        f'{{{columns}}} : "{word}"'
+        for columns, word in [
+            ("text_jieba title", "沙"),
+            ("text_jieba title", "盒里"),
+            ("text_jieba title", "运行"),
+            ("text title", "shell"),
+        ]
+    )
+    assert match.plain.any_terms == " OR ".join(match.plain.terms)
+    words = build_match_query("文件系统", JIEBA).plain.terms
+    assert words == tuple(f'{{text_jieba title}} : "{w}"' for w in ("文件", "系统", "文件系统"))
+    english = build_match_query("rotate the logs", JIEBA)
+    assert english.plain is english and english.plain_terms == ()
+
+
 def test_chinese_is_segmented_onto_the_jieba_column():
     match = build_match_query("营收增长", JIEBA)
     # jieba's dictionary has no 营收: its characters must be adjacent, as in the document

@@ -223,6 +223,22 @@ def test_vectors_rank_by_cosine_within_what_the_viewer_sees(store: SearchStore) 
     assert [r for r, _ in store.nearest(query, "test-model", 5, ALICE, item_id="east")] == rowids[1:]
 
 
+def test_plain_bm25_ranks_by_the_indexs_own_words_so_a_page_the_tuned_query_misses_is_shown(
+    store: SearchStore,
+) -> None:
+    """jieba's precise mode cuts the question "在沙盒里运行不受信任的程序" into 在 / 沙 / 盒里 /
+    ... and the tuned query joins the lone characters into the phrase "在 沙"; the page says
+    "用沙盒隔离", where 沙 follows 用, so its only tuned terms are "不 受" and 信任, which
+    eight pages about running programs hold as well: it came 9th (the bilingual set's tuning
+    half: bm25s 2nd, ours past 10th). Plain BM25 takes the index's own words one by one, 沙
+    among them, ranks the page first, and the fusion seats it in the top five (both backends)."""
+    put(store, "sandbox", ["用沙盒隔离不受信任的应用。"])
+    for n in range(8):
+        page = f"第{n}节：运行不受信任的程序之前，先确认程序的来源；运行程序的命令见第{n}章。"
+        put(store, f"run{n}", [page])
+    assert "sandbox" in found(store, "在沙盒里运行不受信任的程序")[:5]
+
+
 def corpus(items: int, chunks_per_item: int, seed: int = 7) -> dict[str, list[str]]:
     """Deterministic text in both languages with common and rare words: enough chunks for
     the large-index pruning (over CANDIDATE_BUDGET) to take place."""
