@@ -5,9 +5,11 @@ index only the chunks holding one of the rarer terms are ranked, with the same s
 `_scored`); the best RERANK_POOL of them are re-ranked (ranking.py): by what their
 documents add, one hit per page or section with the place's other chunks folded into it,
 tables of contents and indexes after body text. That tuned order is then fused, place by
-place, with the order of plain chunk BM25 (no title weight, no re-ranking) by reciprocal
-rank fusion: on unseen documents the tuning alone found the passage in the top 5 less often
-than plain BM25 (issue 24), and a fused list keeps the places both rankings put first.
+place, with the order of plain chunk BM25 (no title weight, no re-ranking, the query as a
+bag of the index's own words: query.plain_query) by reciprocal rank fusion, plain BM25's
+first places seated in the top five (ranking.seat_plain): on unseen documents the tuning
+alone found the passage in the top 5 less often than plain BM25 (issue 24), and a fused
+list keeps the places both rankings put first.
 When no chunk holds any term, a plain substring scan for the Chinese runs of the query is
 the last resort (see query.py for why); a regular expression is matched on the content
 instead (regex_scan.py). Documents (one file) and knowledge (many items)

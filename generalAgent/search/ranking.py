@@ -40,9 +40,10 @@ from generalAgent.search.segmentation import CJK_CHARACTER
 # sorts through an inner statement and is ~40% slower on the same rows.
 BM25_WEIGHTS = (1.0, 1.0, 8.0)
 BM25 = f"bm25(chunks_fts, {', '.join(map(str, BM25_WEIGHTS))})"
-# Plain chunk BM25: the passage's own words only, no title. Searches fuse the tuned ranking
-# with this one (search/lookup.py), so what the tuning adds can reorder but never lose what
-# plain BM25 finds.
+# Plain chunk BM25: the passage's own words only, no title, the query a bag of the words the
+# index holds (query.plain_query: jieba's search-mode words one by one, not the tuned query's
+# phrases). Searches fuse the tuned ranking with this one (search/lookup.py), so what the
+# tuning adds can reorder but never lose what plain BM25 finds.
 PLAIN_BM25 = "bm25(chunks_fts, 1.0, 1.0, 0.0)"
 
 DOCUMENT_WEIGHT = 0.3
