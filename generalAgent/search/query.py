@@ -149,7 +149,7 @@ def plain_query(text: str, segmenter: Segmenter) -> tuple[str, ...]:
     position = 0
     for match in CJK_RUN.finditer(text):
         terms.extend(_latin(text[position : match.start()]))
-        for word in segmenter.index_words(match.group()):
+        for word in segmenter.plain_words(match.group()):
             terms.append((_term_expression(SEGMENTED_COLUMNS, ((word,),)), word in STOPWORDS))
         position = match.end()
     terms.extend(_latin(text[position:]))

@@ -56,10 +56,13 @@ class Segmenter:
         jieba = load_jieba()
         return " ".join(w for w in jieba.cut_for_search(" ".join(runs), HMM=False) if w.strip())
 
-    def index_words(self, run: str) -> list[str]:
-        """The words `for_index` stores for one run of Chinese characters, in order."""
+    def plain_words(self, run: str) -> list[str]:
+        """What plain BM25 looks for of one run of Chinese characters in a query: with jieba
+        the words `for_index` stores for it, each on its own; with single characters the run
+        as one phrase, as `query_terms` has it (each character alone would find every chunk
+        sharing one, "长" for "营收增长")."""
         if self.name == "unigram":
-            return list(run)
+            return [" ".join(run)]
         jieba = load_jieba()
         return [w for w in jieba.cut_for_search(run, HMM=False) if w.strip()]
 
