@@ -31,6 +31,7 @@ from generalAgent.display import N_, Message, os_error_reason
 from generalAgent.documents import ocr_background
 from generalAgent.documents.extract import open_document
 from generalAgent.documents.ocr import current_call, ocr_call, stop_if_cancelled
+from generalAgent.documents.pdf import PdfFirstPass
 from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.connection import IndexDatabase
@@ -57,6 +58,10 @@ HASH_BLOCK = 1 << 20
 # hashed and read in pieces, so a long text log never sits in memory whole.
 IN_MEMORY_BYTES = 32 << 20
 IN_MEMORY_SUFFIXES = frozenset({".pdf"})
+# What an index keeps of its PDFs' first passes for their second (pdf.py `PdfFirstPass`:
+# page texts, ~3-8 KB a page). `generalagent index` reads a folder's text before any of
+# its tables; past this, the oldest are dropped and their second pass reads the file whole.
+FIRST_PASSES_MAX_BYTES = 32 << 20
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -137,6 +142,35 @@ def machine_name() -> str:
     return f"{socket.gethostname()}/{machine_id[:64]}"
 
 
+class FirstPasses:
+    """The first passes of PDFs whose tables are pending, by file hash, for their second
+    pass (pdf.py `PdfFirstPass`), within FIRST_PASSES_MAX_BYTES: one index's, never shared
+    between indexes or processes (the second pass without one reads the file whole)."""
+
+    def __init__(self, max_bytes: int = FIRST_PASSES_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._kept: dict[str, tuple[PdfFirstPass, int]] = {}
+        self._bytes = 0
+
+    def keep(self, file_hash: str, first: PdfFirstPass) -> None:
+        self.take(file_hash)
+        size = first.size()
+        if size > self.max_bytes:
+            return
+        while self._kept and self._bytes + size > self.max_bytes:
+            self.take(next(iter(self._kept)))
+        self._kept[file_hash] = (first, size)
+        self._bytes += size
+
+    def take(self, file_hash: str) -> PdfFirstPass | None:
+        """The first pass kept for `file_hash`, no longer kept; None when there is none."""
+        kept = self._kept.pop(file_hash, None)
+        if kept is None:
+            return None
+        self._bytes -= kept[1]
+        return kept[0]
+
+
 class SearchIndex(IndexDatabase):
     """The documents part of the search store. Use as a context manager, or call `close()`."""
 
@@ -165,6 +199,7 @@ class SearchIndex(IndexDatabase):
         self.viewer = viewer
         self._store = store
         self._owns_store = owns_store
+        self.first_passes = FirstPasses()
 
     @property
     def store(self) -> SearchStore:
@@ -347,14 +382,18 @@ class SearchIndex(IndexDatabase):
         # The bytes just hashed are the bytes indexed (no second read, and no change between).
         opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
         settings = self.settings.model_copy(update={"pdf_tables": False}) if later else self.settings
-        stream = open_document(path, settings, progress, open_file=opener)
-        item_id = record["item_id"] if record is not None else uuid.uuid4().hex
-        model = self.vector_source.model if self.vector_source else ""
         # The second pass of a PDF whose text is indexed: the chunks its tables leave as they
-        # were keep their words (jieba's segmentation is most of a Chinese PDF's indexing).
+        # were keep their words (jieba's segmentation is most of a Chinese PDF's indexing),
+        # and the pages its first pass read here are not read again (`PdfFirstPass`).
         segmented = None
+        reading = Reading(keep_first_pass=later)
+        first = self.first_passes.take(file_hash)
         if record is not None and record["tables_pending"] and record["segmenter"] == self.segmenter.name:
             segmented = self._segmented(record["item_id"])
+            reading.first_pass = first if not later and not force else None
+        stream = open_document(path, settings, progress, open_file=opener, reading=reading)
+        item_id = record["item_id"] if record is not None else uuid.uuid4().hex
+        model = self.vector_source.model if self.vector_source else ""
         with self.store.staging() as staged:
             warning, language = self._stage(stream, staged, progress, segmented)
             pending = later and stream.reading.table_pages > 0
@@ -418,9 +457,12 @@ class SearchIndex(IndexDatabase):
                 self._remember_path(path, file_hash, stat)
         if progress:
             progress("write", staged.chunks, staged.chunks)
+        first_pass = stream.reading.first_pass if pending else None
+        if first_pass is not None:
+            self.first_passes.keep(file_hash, first_pass)
         read_on = self._read_on(path, stream.reading, background)
         if pending and tables_later is None and not read_on:  # a chat's call: its session reads them
-            job = self._read_tables_on(path, background)
+            job = self._read_tables_on(path, background, file_hash)
             read_on = job.note() if job is not None else ""
         return IndexedDocument(
             file_hash,
@@ -462,19 +504,23 @@ class SearchIndex(IndexDatabase):
         ).note()
 
     def _read_tables_on(
-        self, path: Path, running: ocr_background.ScanJob | None
+        self, path: Path, running: ocr_background.ScanJob | None, file_hash: str = ""
     ) -> ocr_background.ScanJob | None:
         """Read the tables of `path` (indexed with its text only) in the session's background,
         as a long scan's OCR is read on (ocr_background.py): one step, an indexing that reads
-        them, in a store of its own. The job running for these bytes (OCR's, whose steps read
-        tables, or this one) is returned as it is; None outside a chat's call."""
+        them, in a store of its own, handed the first pass this index kept of `file_hash`.
+        The job running for these bytes (OCR's, whose steps read tables, or this one) is
+        returned as it is; None outside a chat's call."""
         call = current_call()
         if call is None or call.scans is None:
             return running
         if running is not None and not running.finished:
             return running
+        first = self.first_passes.take(file_hash) if file_hash else None
 
         def step(job: ocr_background.ScanJob, index: SearchIndex) -> int:
+            if first is not None:
+                index.first_passes.keep(file_hash, first)
             index.index_file(path, tables_later=False)
             return 0
 
