@@ -213,17 +213,18 @@ def index(paths, tables):
         return time.perf_counter() - began, time.process_time() - cpu
 
 def two_passes(paths):
-    # Each file's text (searchable), then its tables: (wall, cpu) at the end of each.
+    # Each file's text (searchable), then its tables: (wall, cpu) at the end of each. One
+    # index for both passes, as `generalagent index` and the chat's background pass use
+    # (its second pass takes what its first kept of each PDF).
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)},
                                  documents={"pdf_tables": True, "embedding_model": None})
         began, cpu = time.perf_counter(), time.process_time()
-        for name in paths:
-            with open_index(settings) as search_index:
+        with open_index(settings) as search_index:
+            for name in paths:
                 search_index.index_file(Path(name), tables_later=True)
-        searchable = time.perf_counter() - began, time.process_time() - cpu
-        for name in paths:
-            with open_index(settings) as search_index:
+            searchable = time.perf_counter() - began, time.process_time() - cpu
+            for name in paths:
                 search_index.index_file(Path(name), tables_later=False)
         return searchable, (time.perf_counter() - began, time.process_time() - cpu)
 

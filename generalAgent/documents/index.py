@@ -62,6 +62,11 @@ IN_MEMORY_SUFFIXES = frozenset({".pdf"})
 # page texts, ~3-8 KB a page). `generalagent index` reads a folder's text before any of
 # its tables; past this, the oldest are dropped and their second pass reads the file whole.
 FIRST_PASSES_MAX_BYTES = 32 << 20
+# A reader of a document's tables holds them (`tables_pending` = the Unix time it began)
+# so that no other reads them at the same time; a claim older than this was left by a
+# reader that died (a second pass of a 1,000-page manual takes about a minute).
+TABLES_CLAIM_SECONDS = 900
+TABLES_CLAIM_POLL_SECONDS = 0.2
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -379,82 +384,95 @@ class SearchIndex(IndexDatabase):
                 tables_pending=bool(record["tables_pending"]),
             )
 
-        # The bytes just hashed are the bytes indexed (no second read, and no change between).
-        opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
-        settings = self.settings.model_copy(update={"pdf_tables": False}) if later else self.settings
-        # The second pass of a PDF whose text is indexed: the chunks its tables leave as they
-        # were keep their words (jieba's segmentation is most of a Chinese PDF's indexing),
-        # and the pages its first pass read here are not read again (`PdfFirstPass`).
-        segmented = None
-        reading = Reading(keep_first_pass=later)
-        first = self.first_passes.take(file_hash)
-        if record is not None and record["tables_pending"] and record["segmenter"] == self.segmenter.name:
-            segmented = self._segmented(record["item_id"])
-            reading.first_pass = first if not later and not force else None
-        stream = open_document(path, settings, progress, open_file=opener, reading=reading)
-        item_id = record["item_id"] if record is not None else uuid.uuid4().hex
-        model = self.vector_source.model if self.vector_source else ""
-        with self.store.staging() as staged:
-            warning, language = self._stage(stream, staged, progress, segmented)
-            pending = later and stream.reading.table_pages > 0
-            stamp = now_iso()
-            with self.store.transaction() as conn:
-                # Another process may have indexed the same bytes since the lookup above; write
-                # into its item, or its chunks and a second, unreferenced item would both stay.
-                current = conn.execute(
-                    "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
-                ).fetchone()
-                if current is not None:
-                    item_id = current[0]
-                # A new document is its indexer's, in their private space; one indexed
-                # before keeps its owner (the bytes are one document, whoever reads them).
-                conn.execute(
-                    "INSERT INTO items (id, domain, category, title, content, source, source_path,"
-                    " owner, space, created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?, ?, ?)"
-                    " ON CONFLICT(id) DO UPDATE SET content = '', source_path = excluded.source_path,"
-                    " updated_at = excluded.updated_at",
-                    (
-                        item_id,
-                        DOCUMENTS_DOMAIN,
-                        stream.file_type,
-                        stream.name,
-                        str(path),
-                        self.viewer.user,
-                        PRIVATE,
-                        stamp,
-                        stamp,
-                    ),
-                )
-                staged.write_content(conn, item_id)
-                # The second pass: a passage its tables leave as it was keeps its vector (the
-                # vector of a text depends on the text alone; re-embedding a manual locally
-                # takes minutes). Read in the transaction, so no vector of a passage now gone
-                # and none written meanwhile by the background embedding is missed.
-                kept = self._vectors_by_text(conn, item_id) if segmented is not None else {}
-                staged.write_chunks(conn, item_id, model)
-                if kept:
-                    self._carry_vectors(conn, item_id, kept)
-                conn.execute(
-                    "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
-                    " indexed_at, total_chunks, segmenter, language, tables_pending)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
-                    " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter,"
-                    " language = excluded.language, tables_pending = excluded.tables_pending",
-                    (
-                        file_hash,
-                        item_id,
-                        stream.name,
-                        stream.file_type,
-                        path.stat().st_size,
-                        stamp,
-                        staged.chunks,
-                        self.segmenter.name,
-                        language,
-                        int(pending),
-                    ),
-                )
-                self._remember_path(path, file_hash, stat)
+        # One reader of a document's tables at a time (a chat's search and the background
+        # pass, or another process, may both come to them): the second waits for the first's
+        # result rather than reading them again.
+        claim = 0
+        if record is not None and record["tables_pending"] and not later:
+            claim = self._claim_tables(file_hash, path.name)
+            if not claim:  # read meanwhile by the reader that held them: its result stands
+                return self.index_file(path, force=force, progress=progress, tables_later=tables_later)
+        try:
+            # The bytes just hashed are the bytes indexed (no second read, and no change between).
+            opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
+            settings = self.settings.model_copy(update={"pdf_tables": False}) if later else self.settings
+            # The second pass of a PDF whose text is indexed: the chunks its tables leave as they
+            # were keep their words (jieba's segmentation is most of a Chinese PDF's indexing),
+            # and the pages its first pass read here are not read again (`PdfFirstPass`).
+            segmented = None
+            reading = Reading(keep_first_pass=later)
+            first = self.first_passes.take(file_hash)
+            if record is not None and record["tables_pending"] and record["segmenter"] == self.segmenter.name:
+                segmented = self._segmented(record["item_id"])
+                reading.first_pass = first if not later and not force else None
+            stream = open_document(path, settings, progress, open_file=opener, reading=reading)
+            item_id = record["item_id"] if record is not None else uuid.uuid4().hex
+            model = self.vector_source.model if self.vector_source else ""
+            with self.store.staging() as staged:
+                warning, language = self._stage(stream, staged, progress, segmented)
+                pending = later and stream.reading.table_pages > 0
+                stamp = now_iso()
+                with self.store.transaction() as conn:
+                    # Another process may have indexed the same bytes since the lookup above; write
+                    # into its item, or its chunks and a second, unreferenced item would both stay.
+                    current = conn.execute(
+                        "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
+                    ).fetchone()
+                    if current is not None:
+                        item_id = current[0]
+                    # A new document is its indexer's, in their private space; one indexed
+                    # before keeps its owner (the bytes are one document, whoever reads them).
+                    conn.execute(
+                        "INSERT INTO items (id, domain, category, title, content, source, source_path,"
+                        " owner, space, created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?, ?, ?)"
+                        " ON CONFLICT(id) DO UPDATE SET content = '', source_path = excluded.source_path,"
+                        " updated_at = excluded.updated_at",
+                        (
+                            item_id,
+                            DOCUMENTS_DOMAIN,
+                            stream.file_type,
+                            stream.name,
+                            str(path),
+                            self.viewer.user,
+                            PRIVATE,
+                            stamp,
+                            stamp,
+                        ),
+                    )
+                    staged.write_content(conn, item_id)
+                    # The second pass: a passage its tables leave as it was keeps its vector (the
+                    # vector of a text depends on the text alone; re-embedding a manual locally
+                    # takes minutes). Read in the transaction, so no vector of a passage now gone
+                    # and none written meanwhile by the background embedding is missed.
+                    kept = self._vectors_by_text(conn, item_id) if segmented is not None else {}
+                    staged.write_chunks(conn, item_id, model)
+                    if kept:
+                        self._carry_vectors(conn, item_id, kept)
+                    conn.execute(
+                        "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
+                        " indexed_at, total_chunks, segmenter, language, tables_pending)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
+                        " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter,"
+                        " language = excluded.language, tables_pending = excluded.tables_pending",
+                        (
+                            file_hash,
+                            item_id,
+                            stream.name,
+                            stream.file_type,
+                            path.stat().st_size,
+                            stamp,
+                            staged.chunks,
+                            self.segmenter.name,
+                            language,
+                            int(pending),
+                        ),
+                    )
+                    self._remember_path(path, file_hash, stat)
+        except BaseException:
+            if claim:  # left as it was, pending: the next reader reads them
+                self._release_tables(file_hash, claim)
+            raise
         if progress:
             progress("write", staged.chunks, staged.chunks)
         first_pass = stream.reading.first_pass if pending else None
@@ -480,6 +498,36 @@ class SearchIndex(IndexDatabase):
             ocr_left=stream.reading.ocr_left,
             tables_pending=pending,
         )
+
+    def _claim_tables(self, file_hash: str, name: str) -> int:
+        """Take the reading of the document's pending tables: `tables_pending` set to the
+        time it starts (a Unix time, > 1), in one statement, so that of two readers one
+        takes it. While another reader holds it, wait (cancellable) for its result; a claim
+        older than TABLES_CLAIM_SECONDS was left by a reader that died and is taken over.
+        The claim's time, or 0 when the tables were read meanwhile (or the document went)."""
+        while True:
+            now = int(time.time())
+            with self.store.transaction() as conn:
+                taken = conn.execute(
+                    "UPDATE documents SET tables_pending = ? WHERE file_hash = ?"
+                    " AND (tables_pending = 1 OR tables_pending < ?)",
+                    (now, file_hash, now - TABLES_CLAIM_SECONDS),
+                ).rowcount
+            if taken:
+                return now
+            record = self.document(file_hash)
+            if record is None or not record["tables_pending"]:
+                return 0
+            stop_if_cancelled(name)
+            time.sleep(TABLES_CLAIM_POLL_SECONDS)
+
+    def _release_tables(self, file_hash: str, claim: int) -> None:
+        """The claim `claim` given back unread (a cancel, an error): pending again."""
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET tables_pending = 1 WHERE file_hash = ? AND tables_pending = ?",
+                (file_hash, claim),
+            )
 
     def _read_on(self, path: Path, reading: Reading, running: ocr_background.ScanJob | None) -> str:
         """When a call's OCR limit left pages of a scan unread, read them in the background

@@ -257,7 +257,14 @@ def _read_pages(
         # steps read the tables: no second pass to hand this to.
         if not reading.ocr_left:
             reading.first_pass = PdfFirstPass(
-                texts, headings, figures, candidates, recognised, ocr_runs, list(reading.notes), reading.ocr_read
+                texts,
+                headings,
+                figures,
+                candidates,
+                recognised,
+                ocr_runs,
+                list(reading.notes),
+                reading.ocr_read,
             )
     return texts, figures, recognised, ocr_runs, headings, geometry, orders
 

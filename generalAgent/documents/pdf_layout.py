@@ -253,7 +253,10 @@ class PageLayout(NamedTuple):
 
 
 def page_layout(
-    textpage: Any, text: str, tables: bool = True, boxes: list[tuple[float, float, float, float]] | None = None
+    textpage: Any,
+    text: str,
+    tables: bool = True,
+    boxes: list[tuple[float, float, float, float]] | None = None,
 ) -> PageLayout | None:
     """The page's layout (see `PageLayout`), None when there is nothing to do: one column
     and no table to look for. `boxes`: the page's `page_boxes`, when the caller has them."""
