@@ -510,7 +510,7 @@ class SearchIndex(IndexDatabase):
             with self.store.transaction() as conn:
                 taken = conn.execute(
                     "UPDATE documents SET tables_pending = ? WHERE file_hash = ?"
-                    " AND (tables_pending = 1 OR tables_pending < ?)",
+                    " AND (tables_pending = 1 OR (tables_pending > 1 AND tables_pending < ?))",
                     (now, file_hash, now - TABLES_CLAIM_SECONDS),
                 ).rowcount
             if taken:
