@@ -8,6 +8,12 @@ reads of the document is compared: the document's row (chunks, language, file ty
 its text, and each chunk's text, segmented words, title column, positions, page, heading
 and metadata (its citable place). Chunk ids are random per indexing and left out.
 
+The second pass is run twice: in the index of the first (`identical`), taking the pages
+without a candidate for a table from what that pass kept, and in another index
+(`identical_read_whole`), reading the file whole. `tables_on_candidates_only`: every page
+where the one-pass reading found a table was a candidate of the first pass (pdf.py
+`PdfFirstPass`), so that the second pass, which reads only those, misses none.
+
 The PDFs: the table set of bench/pdf_tables.py, the manuals of bench/indexing.py, and
 the PDFs of the bilingual and documents retrieval sets (bench/document_corpus.py).
 

@@ -59,7 +59,7 @@ HASH_BLOCK = 1 << 20
 IN_MEMORY_BYTES = 32 << 20
 IN_MEMORY_SUFFIXES = frozenset({".pdf"})
 # What an index keeps of its PDFs' first passes for their second (pdf.py `PdfFirstPass`:
-# page texts, ~3-8 KB a page). `generalagent index` reads a folder's text before any of
+# page texts, 2-5 KB a page in the bench manuals). `generalagent index` reads a folder's text before any of
 # its tables; past this, the oldest are dropped and their second pass reads the file whole.
 FIRST_PASSES_MAX_BYTES = 32 << 20
 # A reader of a document's tables holds them (`tables_pending` = the Unix time it began)
