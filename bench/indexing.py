@@ -29,8 +29,10 @@ figure here is one: a new interpreter, an empty DATA_DIR, the file named once.
    runs of the same code.
    Tables read after the text (documents/index.py, the chat's and `generalagent index`'s
    way): `ratio_searchable` is the first pass (the text indexed, searchable, its tables
-   pending), `ratio_tables_read` the first and second passes together (each PDF read
-   again with its tables, its chunks replaced). The floor is pypdfium2's extraction
+   pending), `ratio_tables_read` the first and second passes together (the pages that
+   may hold a table read again with their tables, the rest taken from what the first pass
+   kept, its chunks replaced), both passes in one index, as `generalagent index` and the
+   chat's background indexing run them. The floor is pypdfium2's extraction
    alone; for the Chinese files the CPU ratios over extraction + jieba are printed too
    (`cpu_ratio_over_extraction_and_jieba`: the fresh-process ratio's floor, and the
    issue's "today").
@@ -213,17 +215,18 @@ def index(paths, tables):
         return time.perf_counter() - began, time.process_time() - cpu
 
 def two_passes(paths):
-    # Each file's text (searchable), then its tables: (wall, cpu) at the end of each.
+    # Each file's text (searchable), then its tables: (wall, cpu) at the end of each. One
+    # index for both passes, as `generalagent index` and the chat's background pass use
+    # (its second pass takes what its first kept of each PDF).
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)},
                                  documents={"pdf_tables": True, "embedding_model": None})
         began, cpu = time.perf_counter(), time.process_time()
-        for name in paths:
-            with open_index(settings) as search_index:
+        with open_index(settings) as search_index:
+            for name in paths:
                 search_index.index_file(Path(name), tables_later=True)
-        searchable = time.perf_counter() - began, time.process_time() - cpu
-        for name in paths:
-            with open_index(settings) as search_index:
+            searchable = time.perf_counter() - began, time.process_time() - cpu
+            for name in paths:
                 search_index.index_file(Path(name), tables_later=False)
         return searchable, (time.perf_counter() - began, time.process_time() - cpu)
 

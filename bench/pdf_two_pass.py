@@ -8,6 +8,12 @@ reads of the document is compared: the document's row (chunks, language, file ty
 its text, and each chunk's text, segmented words, title column, positions, page, heading
 and metadata (its citable place). Chunk ids are random per indexing and left out.
 
+The second pass is run twice: in the index of the first (`identical`), taking the pages
+without a candidate for a table from what that pass kept, and in another index
+(`identical_read_whole`), reading the file whole. `tables_on_candidates_only`: every page
+where the one-pass reading found a table was a candidate of the first pass (pdf.py
+`PdfFirstPass`), so that the second pass, which reads only those, misses none.
+
 The PDFs: the table set of bench/pdf_tables.py, the manuals of bench/indexing.py, and
 the PDFs of the bilingual and documents retrieval sets (bench/document_corpus.py).
 
@@ -72,19 +78,37 @@ def compare(path: Path) -> dict[str, Any]:
         settings = load_settings(
             env_file=None, paths={"data_dir": Path(tmp)}, documents={"embedding_model": None}
         )
-        one, two = Path(tmp) / "one.db", Path(tmp) / "two.db"
+        one, two, apart = Path(tmp) / "one.db", Path(tmp) / "two.db", Path(tmp) / "apart.db"
         with SearchIndex(one, settings.documents) as index:
             index.index_file(path, tables_later=False)
         with SearchIndex(two, settings.documents) as index:
             first = index.index_file(path, tables_later=True)
+            kept = index.first_passes.take(first.file_hash)
+            candidates = sorted(kept.candidates) if kept is not None else []
+            if kept is not None:
+                index.first_passes.keep(first.file_hash, kept)
             index.index_file(path, tables_later=False)
-        a, b = dump(one, path), dump(two, path)
+        # The second pass in another index (another process, or a first pass past the kept
+        # bound): it reads the file whole.
+        with SearchIndex(apart, settings.documents) as index:
+            index.index_file(path, tables_later=True)
+        with SearchIndex(apart, settings.documents) as index:
+            index.index_file(path, tables_later=False)
+        a, b, c = dump(one, path), dump(two, path), dump(apart, path)
     differing = [n for n, (x, y) in enumerate(zip(a["chunks"], b["chunks"], strict=False)) if x != y]
+    # Every page where the one-pass reading found a table was a candidate of the first pass.
+    table_pages = sorted({chunk[6] - 1 for chunk in a["chunks"] if ", table " in chunk[8]})
+    missed = [page + 1 for page in table_pages if page not in candidates]
     return {
         "file": path.name,
         "chunks": len(a["chunks"]),
         "tables_were_pending": first.tables_pending,
         "identical": a == b,
+        "identical_read_whole": a == c,
+        "pages_with_tables": len(table_pages),
+        "candidate_pages": len(candidates),
+        "tables_on_candidates_only": not missed,
+        **({"missed_pages": missed[:20]} if missed else {}),
         **(
             {}
             if a == b
@@ -100,7 +124,9 @@ def main() -> None:
             {
                 "pdfs": len(results),
                 "identical": sum(r["identical"] for r in results),
+                "identical_read_whole": sum(r["identical_read_whole"] for r in results),
                 "pending_after_text": sum(r["tables_were_pending"] for r in results),
+                "tables_on_candidates_only": sum(r["tables_on_candidates_only"] for r in results),
                 "differing": [r for r in results if not r["identical"]],
                 "files": results,
             },

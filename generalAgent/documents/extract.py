@@ -58,6 +58,7 @@ def open_document(
     progress: ExtractProgress | None = None,
     limit: ReadLimit | None = None,
     open_file: OpenFile = open_plainly,
+    reading: Reading | None = None,
 ) -> DocumentStream:
     """The document at `path`, checked, with its non-blank blocks to be read one by one.
 
@@ -66,12 +67,13 @@ def open_document(
     be read, here or while iterating. The file is opened once, with `open_file`, and every
     reader reads that open file (closed when the blocks are exhausted). Pages of a PDF
     without a text layer are read by OCR when it is installed and on (OCR_ENABLED);
-    `progress` hears of each page read that way.
+    `progress` hears of each page read that way. `reading`: the Reading to fill (a PDF's
+    two passes hand their `first_pass` through it), a new one by default.
     """
     limit = limit or ReadLimit()
     _check_file(path, settings)
     kind = file_type_of(path)
-    reading = Reading()
+    reading = reading or Reading()
     document: BinaryIO
     if path.suffix.lower() in OLD_OFFICE:
         from generalAgent.documents.convert import convert_legacy_office

@@ -31,6 +31,7 @@ from generalAgent.display import N_, Message, os_error_reason
 from generalAgent.documents import ocr_background
 from generalAgent.documents.extract import open_document
 from generalAgent.documents.ocr import current_call, ocr_call, stop_if_cancelled
+from generalAgent.documents.pdf import PdfFirstPass
 from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFile, Reading, open_plainly
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.connection import IndexDatabase
@@ -57,6 +58,15 @@ HASH_BLOCK = 1 << 20
 # hashed and read in pieces, so a long text log never sits in memory whole.
 IN_MEMORY_BYTES = 32 << 20
 IN_MEMORY_SUFFIXES = frozenset({".pdf"})
+# What an index keeps of its PDFs' first passes for their second (pdf.py `PdfFirstPass`:
+# page texts, 2-5 KB a page in the bench manuals). `generalagent index` reads a folder's text before any of
+# its tables; past this, the oldest are dropped and their second pass reads the file whole.
+FIRST_PASSES_MAX_BYTES = 32 << 20
+# A reader of a document's tables holds them (`tables_pending` = the Unix time it began)
+# so that no other reads them at the same time; a claim older than this was left by a
+# reader that died (a second pass of a 1,000-page manual takes about a minute).
+TABLES_CLAIM_SECONDS = 900
+TABLES_CLAIM_POLL_SECONDS = 0.2
 
 # (stage, chunks done, chunks total): lets the CLI draw a progress bar.
 Progress = Callable[[str, int, int], None]
@@ -137,6 +147,35 @@ def machine_name() -> str:
     return f"{socket.gethostname()}/{machine_id[:64]}"
 
 
+class FirstPasses:
+    """The first passes of PDFs whose tables are pending, by file hash, for their second
+    pass (pdf.py `PdfFirstPass`), within FIRST_PASSES_MAX_BYTES: one index's, never shared
+    between indexes or processes (the second pass without one reads the file whole)."""
+
+    def __init__(self, max_bytes: int = FIRST_PASSES_MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self._kept: dict[str, tuple[PdfFirstPass, int]] = {}
+        self._bytes = 0
+
+    def keep(self, file_hash: str, first: PdfFirstPass) -> None:
+        self.take(file_hash)
+        size = first.size()
+        if size > self.max_bytes:
+            return
+        while self._kept and self._bytes + size > self.max_bytes:
+            self.take(next(iter(self._kept)))
+        self._kept[file_hash] = (first, size)
+        self._bytes += size
+
+    def take(self, file_hash: str) -> PdfFirstPass | None:
+        """The first pass kept for `file_hash`, no longer kept; None when there is none."""
+        kept = self._kept.pop(file_hash, None)
+        if kept is None:
+            return None
+        self._bytes -= kept[1]
+        return kept[0]
+
+
 class SearchIndex(IndexDatabase):
     """The documents part of the search store. Use as a context manager, or call `close()`."""
 
@@ -165,6 +204,7 @@ class SearchIndex(IndexDatabase):
         self.viewer = viewer
         self._store = store
         self._owns_store = owns_store
+        self.first_passes = FirstPasses()
 
     @property
     def store(self) -> SearchStore:
@@ -344,83 +384,103 @@ class SearchIndex(IndexDatabase):
                 tables_pending=bool(record["tables_pending"]),
             )
 
-        # The bytes just hashed are the bytes indexed (no second read, and no change between).
-        opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
-        settings = self.settings.model_copy(update={"pdf_tables": False}) if later else self.settings
-        stream = open_document(path, settings, progress, open_file=opener)
-        item_id = record["item_id"] if record is not None else uuid.uuid4().hex
-        model = self.vector_source.model if self.vector_source else ""
-        # The second pass of a PDF whose text is indexed: the chunks its tables leave as they
-        # were keep their words (jieba's segmentation is most of a Chinese PDF's indexing).
-        segmented = None
-        if record is not None and record["tables_pending"] and record["segmenter"] == self.segmenter.name:
-            segmented = self._segmented(record["item_id"])
-        with self.store.staging() as staged:
-            warning, language = self._stage(stream, staged, progress, segmented)
-            pending = later and stream.reading.table_pages > 0
-            stamp = now_iso()
-            with self.store.transaction() as conn:
-                # Another process may have indexed the same bytes since the lookup above; write
-                # into its item, or its chunks and a second, unreferenced item would both stay.
-                current = conn.execute(
-                    "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
-                ).fetchone()
-                if current is not None:
-                    item_id = current[0]
-                # A new document is its indexer's, in their private space; one indexed
-                # before keeps its owner (the bytes are one document, whoever reads them).
-                conn.execute(
-                    "INSERT INTO items (id, domain, category, title, content, source, source_path,"
-                    " owner, space, created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?, ?, ?)"
-                    " ON CONFLICT(id) DO UPDATE SET content = '', source_path = excluded.source_path,"
-                    " updated_at = excluded.updated_at",
-                    (
-                        item_id,
-                        DOCUMENTS_DOMAIN,
-                        stream.file_type,
-                        stream.name,
-                        str(path),
-                        self.viewer.user,
-                        PRIVATE,
-                        stamp,
-                        stamp,
-                    ),
-                )
-                staged.write_content(conn, item_id)
-                # The second pass: a passage its tables leave as it was keeps its vector (the
-                # vector of a text depends on the text alone; re-embedding a manual locally
-                # takes minutes). Read in the transaction, so no vector of a passage now gone
-                # and none written meanwhile by the background embedding is missed.
-                kept = self._vectors_by_text(conn, item_id) if segmented is not None else {}
-                staged.write_chunks(conn, item_id, model)
-                if kept:
-                    self._carry_vectors(conn, item_id, kept)
-                conn.execute(
-                    "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
-                    " indexed_at, total_chunks, segmenter, language, tables_pending)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                    " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
-                    " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter,"
-                    " language = excluded.language, tables_pending = excluded.tables_pending",
-                    (
-                        file_hash,
-                        item_id,
-                        stream.name,
-                        stream.file_type,
-                        path.stat().st_size,
-                        stamp,
-                        staged.chunks,
-                        self.segmenter.name,
-                        language,
-                        int(pending),
-                    ),
-                )
-                self._remember_path(path, file_hash, stat)
+        # One reader of a document's tables at a time (a chat's search and the background
+        # pass, or another process, may both come to them): the second waits for the first's
+        # result rather than reading them again.
+        claim = 0
+        if record is not None and record["tables_pending"] and not later:
+            claim = self._claim_tables(file_hash, path.name)
+            if not claim:  # read meanwhile by the reader that held them: its result stands
+                return self.index_file(path, force=force, progress=progress, tables_later=tables_later)
+        try:
+            # The bytes just hashed are the bytes indexed (no second read, and no change between).
+            opener = self.open_file if data is None else (lambda _path: io.BytesIO(data))
+            settings = self.settings.model_copy(update={"pdf_tables": False}) if later else self.settings
+            # The second pass of a PDF whose text is indexed: the chunks its tables leave as they
+            # were keep their words (jieba's segmentation is most of a Chinese PDF's indexing),
+            # and the pages its first pass read here are not read again (`PdfFirstPass`).
+            segmented = None
+            reading = Reading(keep_first_pass=later)
+            first = self.first_passes.take(file_hash)
+            if record is not None and record["tables_pending"] and record["segmenter"] == self.segmenter.name:
+                segmented = self._segmented(record["item_id"])
+                reading.first_pass = first if not later and not force else None
+            stream = open_document(path, settings, progress, open_file=opener, reading=reading)
+            item_id = record["item_id"] if record is not None else uuid.uuid4().hex
+            model = self.vector_source.model if self.vector_source else ""
+            with self.store.staging() as staged:
+                warning, language = self._stage(stream, staged, progress, segmented)
+                pending = later and stream.reading.table_pages > 0
+                stamp = now_iso()
+                with self.store.transaction() as conn:
+                    # Another process may have indexed the same bytes since the lookup above; write
+                    # into its item, or its chunks and a second, unreferenced item would both stay.
+                    current = conn.execute(
+                        "SELECT item_id FROM documents WHERE file_hash = ?", (file_hash,)
+                    ).fetchone()
+                    if current is not None:
+                        item_id = current[0]
+                    # A new document is its indexer's, in their private space; one indexed
+                    # before keeps its owner (the bytes are one document, whoever reads them).
+                    conn.execute(
+                        "INSERT INTO items (id, domain, category, title, content, source, source_path,"
+                        " owner, space, created_at, updated_at) VALUES (?, ?, ?, ?, '', 'file', ?, ?, ?, ?, ?)"
+                        " ON CONFLICT(id) DO UPDATE SET content = '', source_path = excluded.source_path,"
+                        " updated_at = excluded.updated_at",
+                        (
+                            item_id,
+                            DOCUMENTS_DOMAIN,
+                            stream.file_type,
+                            stream.name,
+                            str(path),
+                            self.viewer.user,
+                            PRIVATE,
+                            stamp,
+                            stamp,
+                        ),
+                    )
+                    staged.write_content(conn, item_id)
+                    # The second pass: a passage its tables leave as it was keeps its vector (the
+                    # vector of a text depends on the text alone; re-embedding a manual locally
+                    # takes minutes). Read in the transaction, so no vector of a passage now gone
+                    # and none written meanwhile by the background embedding is missed.
+                    kept = self._vectors_by_text(conn, item_id) if segmented is not None else {}
+                    staged.write_chunks(conn, item_id, model)
+                    if kept:
+                        self._carry_vectors(conn, item_id, kept)
+                    conn.execute(
+                        "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size,"
+                        " indexed_at, total_chunks, segmenter, language, tables_pending)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                        " ON CONFLICT(file_hash) DO UPDATE SET indexed_at = excluded.indexed_at,"
+                        " total_chunks = excluded.total_chunks, segmenter = excluded.segmenter,"
+                        " language = excluded.language, tables_pending = excluded.tables_pending",
+                        (
+                            file_hash,
+                            item_id,
+                            stream.name,
+                            stream.file_type,
+                            path.stat().st_size,
+                            stamp,
+                            staged.chunks,
+                            self.segmenter.name,
+                            language,
+                            int(pending),
+                        ),
+                    )
+                    self._remember_path(path, file_hash, stat)
+        except BaseException:
+            if claim:  # left as it was, pending: the next reader reads them
+                self._release_tables(file_hash, claim)
+            raise
         if progress:
             progress("write", staged.chunks, staged.chunks)
+        first_pass = stream.reading.first_pass if pending else None
+        if first_pass is not None:
+            self.first_passes.keep(file_hash, first_pass)
         read_on = self._read_on(path, stream.reading, background)
         if pending and tables_later is None and not read_on:  # a chat's call: its session reads them
-            job = self._read_tables_on(path, background)
+            job = self._read_tables_on(path, background, file_hash)
             read_on = job.note() if job is not None else ""
         return IndexedDocument(
             file_hash,
@@ -438,6 +498,36 @@ class SearchIndex(IndexDatabase):
             ocr_left=stream.reading.ocr_left,
             tables_pending=pending,
         )
+
+    def _claim_tables(self, file_hash: str, name: str) -> int:
+        """Take the reading of the document's pending tables: `tables_pending` set to the
+        time it starts (a Unix time, > 1), in one statement, so that of two readers one
+        takes it. While another reader holds it, wait (cancellable) for its result; a claim
+        older than TABLES_CLAIM_SECONDS was left by a reader that died and is taken over.
+        The claim's time, or 0 when the tables were read meanwhile (or the document went)."""
+        while True:
+            now = int(time.time())
+            with self.store.transaction() as conn:
+                taken = conn.execute(
+                    "UPDATE documents SET tables_pending = ? WHERE file_hash = ?"
+                    " AND (tables_pending = 1 OR (tables_pending > 1 AND tables_pending < ?))",
+                    (now, file_hash, now - TABLES_CLAIM_SECONDS),
+                ).rowcount
+            if taken:
+                return now
+            record = self.document(file_hash)
+            if record is None or not record["tables_pending"]:
+                return 0
+            stop_if_cancelled(name)
+            time.sleep(TABLES_CLAIM_POLL_SECONDS)
+
+    def _release_tables(self, file_hash: str, claim: int) -> None:
+        """The claim `claim` given back unread (a cancel, an error): pending again."""
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE documents SET tables_pending = 1 WHERE file_hash = ? AND tables_pending = ?",
+                (file_hash, claim),
+            )
 
     def _read_on(self, path: Path, reading: Reading, running: ocr_background.ScanJob | None) -> str:
         """When a call's OCR limit left pages of a scan unread, read them in the background
@@ -462,19 +552,23 @@ class SearchIndex(IndexDatabase):
         ).note()
 
     def _read_tables_on(
-        self, path: Path, running: ocr_background.ScanJob | None
+        self, path: Path, running: ocr_background.ScanJob | None, file_hash: str = ""
     ) -> ocr_background.ScanJob | None:
         """Read the tables of `path` (indexed with its text only) in the session's background,
         as a long scan's OCR is read on (ocr_background.py): one step, an indexing that reads
-        them, in a store of its own. The job running for these bytes (OCR's, whose steps read
-        tables, or this one) is returned as it is; None outside a chat's call."""
+        them, in a store of its own, handed the first pass this index kept of `file_hash`.
+        The job running for these bytes (OCR's, whose steps read tables, or this one) is
+        returned as it is; None outside a chat's call."""
         call = current_call()
         if call is None or call.scans is None:
             return running
         if running is not None and not running.finished:
             return running
+        first = self.first_passes.take(file_hash) if file_hash else None
 
         def step(job: ocr_background.ScanJob, index: SearchIndex) -> int:
+            if first is not None:
+                index.first_passes.keep(file_hash, first)
             index.index_file(path, tables_later=False)
             return 0
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import io
 import re
-from dataclasses import replace
+import sys
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -34,9 +35,11 @@ from generalAgent.documents.ocr import (
 )
 from generalAgent.documents.pdf_captions import set_captions_apart, take_caption_row
 from generalAgent.documents.pdf_layout import (
+    has_table_stack,
     is_running,
     may_hold_table,
     ordered_text,
+    page_boxes,
     page_layout,
     page_rules,
     running_keys,
@@ -94,45 +97,25 @@ def read_pdf(
         raise DocumentError(
             N_("{name} is not a readable PDF (damaged, or not a PDF)."), name=path.name
         ) from None
+    reading = reading or Reading()
+    first = reading.first_pass if settings.pdf_tables else None
     try:
-        with PDFIUM:
-            headings = outline_headings(pdf)
-            pages = len(pdf)
-        texts: list[str] = []
-        scanned: list[int] = []
-        figures: set[int] = set()
-        geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}  # pages that may hold a table
-        orders: dict[int, list[tuple[int, int, str]]] = {}  # pages read in another order (columns)
-        read = 0  # characters so far, for the limit
-        table_pages = 0  # pages whose layout may hold a table
-        for number in range(pages):
-            if limit.reached(number + 1, read):
-                break
-            with PDFIUM:  # page by page: a background OCR reading renders between two
-                page = pdf[number]
-                textpage = page.get_textpage()
-                try:
-                    raw = textpage.get_text_range()
-                    # Pictures are measured on short pages only: a page of text needs neither
-                    # OCR nor a figure mark, and walking its objects costs more than its text.
-                    thin = needs_ocr(raw)
-                    coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
-                    if not thin and may_hold_table(textpage, raw):
-                        read_geometry(geometry, orders, number, page, textpage, raw, settings.pdf_tables)
-                        table_pages += 1
-                finally:
-                    textpage.close()
-                    page.close()
-            if thin and settings.ocr_enabled and coverage >= MIN_IMAGE_COVERAGE:
-                scanned.append(number)
-            elif coverage >= FIGURE_COVERAGE:
-                figures.add(number)
-            texts.append(raw)
-            read += len(raw)
-        ocr_runs: dict[int, list[Run]] = {}  # a scanned page's pieces of text, for its tables
-        reading = reading or Reading()
-        recognised = _recognise(pdf, path, scanned, settings, progress, reading, ocr_runs)
-        reading.table_pages = table_pages + len(recognised)
+        if first is not None:
+            texts, figures, recognised, ocr_runs, headings = (
+                first.texts,
+                first.figures,
+                first.recognised,
+                first.ocr_runs,
+                first.headings,
+            )
+            geometry, orders = _candidates_geometry(pdf, first.candidates, texts)
+            reading.notes.extend(first.notes)
+            reading.ocr_read = first.ocr_read
+            reading.table_pages = len(first.candidates) + len(recognised)
+        else:
+            texts, figures, recognised, ocr_runs, headings, geometry, orders = _read_pages(
+                pdf, path, settings, limit, progress, reading
+            )
     except pdfium.PdfiumError:
         raise DocumentError(N_("{name} is damaged: a page could not be read."), name=path.name) from None
     finally:
@@ -170,6 +153,139 @@ def read_pdf(
             rows = table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
             blocks.extend(_by_ocr(rows) if number in recognised else rows)
     return blocks
+
+
+@dataclass
+class PdfFirstPass:
+    """What a PDF's first pass (its text read, its tables pending) leaves for its second,
+    which reads the same bytes with their tables: every page's text, its sections, figure
+    pages, OCR's text and pieces of text of its scanned pages, and the pages that may hold a
+    table (`candidates`). The second pass opens only those pages again, and gives the blocks
+    the one-pass reading gives, byte for byte: a page that is no candidate holds no table,
+    so its block is the first pass's.
+
+    A candidate is a page the table finder would read: set in columns (its regions are
+    read), or whose text rectangles make a stack of lines that may be a table
+    (`pdf_layout.has_table_stack`, the finder's own first step). A superset of the pages
+    where a table is found, by construction; bench/pdf_two_pass.py checks it on every PDF.
+    Memory: the page texts (a few KB a page) and, for scans, OCR's pieces of text."""
+
+    texts: list[str]
+    headings: dict[int, str]
+    figures: set[int]
+    candidates: list[int]
+    recognised: dict[int, str]
+    ocr_runs: dict[int, list[Run]]
+    notes: list[str]
+    ocr_read: int
+
+    def size(self) -> int:
+        """About how many bytes this holds (for the index's bound on what it keeps)."""
+        texts = sum(sys.getsizeof(text) for text in (*self.texts, *self.recognised.values()))
+        runs = sum(len(runs) for runs in self.ocr_runs.values()) * _RUN_BYTES
+        return texts + runs + 64 * (len(self.texts) + len(self.headings) + len(self.candidates))
+
+
+# A Run kept for a scanned page: its tuple, four floats, two ints and its text.
+_RUN_BYTES = 300
+
+
+def _read_pages(
+    pdf: Any,
+    path: Path,
+    settings: DocumentSettings,
+    limit: ReadLimit,
+    progress: ExtractProgress | None,
+    reading: Reading,
+) -> tuple[
+    list[str],
+    set[int],
+    dict[int, str],
+    dict[int, list[Run]],
+    dict[int, str],
+    dict[int, tuple[list[list[Line]], list[Rule]]],
+    dict[int, list[tuple[int, int, str]]],
+]:
+    """Every page of `pdf` read: its text, figure pages, OCR of the scanned pages, sections,
+    and the geometry of the pages that may hold a table or are set in columns. Asked to
+    (`reading.keep_first_pass`, tables off), it leaves a `PdfFirstPass` in `reading`."""
+    keep = reading.keep_first_pass and not settings.pdf_tables
+    with PDFIUM:
+        headings = outline_headings(pdf)
+        pages = len(pdf)
+    texts: list[str] = []
+    scanned: list[int] = []
+    figures: set[int] = set()
+    geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}  # pages that may hold a table
+    orders: dict[int, list[tuple[int, int, str]]] = {}  # pages read in another order (columns)
+    candidates: list[int] = []  # pages the table finder would read (`PdfFirstPass`)
+    read = 0  # characters so far, for the limit
+    table_pages = 0  # pages whose layout may hold a table
+    for number in range(pages):
+        if limit.reached(number + 1, read):
+            break
+        with PDFIUM:  # page by page: a background OCR reading renders between two
+            page = pdf[number]
+            textpage = page.get_textpage()
+            try:
+                raw = textpage.get_text_range()
+                # Pictures are measured on short pages only: a page of text needs neither
+                # OCR nor a figure mark, and walking its objects costs more than its text.
+                thin = needs_ocr(raw)
+                coverage = image_coverage(page) if thin or len(raw) < FIGURE_TEXT_CHARS else 0.0
+                if not thin and may_hold_table(textpage, raw):
+                    boxes = page_boxes(textpage)
+                    read_geometry(geometry, orders, number, page, textpage, raw, settings.pdf_tables, boxes)
+                    table_pages += 1
+                    if keep and (number in orders or has_table_stack(boxes)):
+                        candidates.append(number)
+            finally:
+                textpage.close()
+                page.close()
+        if thin and settings.ocr_enabled and coverage >= MIN_IMAGE_COVERAGE:
+            scanned.append(number)
+        elif coverage >= FIGURE_COVERAGE:
+            figures.add(number)
+        texts.append(raw)
+        read += len(raw)
+    ocr_runs: dict[int, list[Run]] = {}  # a scanned page's pieces of text, for its tables
+    recognised = _recognise(pdf, path, scanned, settings, progress, reading, ocr_runs)
+    reading.table_pages = table_pages + len(recognised)
+    if keep:
+        reading.table_pages = len(candidates) + len(recognised)
+        # A scan whose OCR the call's limit cut short is read on in the background, whose
+        # steps read the tables: no second pass to hand this to.
+        if not reading.ocr_left:
+            reading.first_pass = PdfFirstPass(
+                texts,
+                headings,
+                figures,
+                candidates,
+                recognised,
+                ocr_runs,
+                list(reading.notes),
+                reading.ocr_read,
+            )
+    return texts, figures, recognised, ocr_runs, headings, geometry, orders
+
+
+def _candidates_geometry(
+    pdf: Any, candidates: list[int], texts: list[str]
+) -> tuple[dict[int, tuple[list[list[Line]], list[Rule]]], dict[int, list[tuple[int, int, str]]]]:
+    """The geometry (and reading order) of the `candidates` pages, read again with their
+    tables: the second pass's only use of the file."""
+    geometry: dict[int, tuple[list[list[Line]], list[Rule]]] = {}
+    orders: dict[int, list[tuple[int, int, str]]] = {}
+    for number in candidates:
+        with PDFIUM:
+            page = pdf[number]
+            textpage = page.get_textpage()
+            try:
+                read_geometry(geometry, orders, number, page, textpage, texts[number])
+            finally:
+                textpage.close()
+                page.close()
+    return geometry, orders
 
 
 def _page_prose(pieces: list[str]) -> tuple[str, tuple[int, ...]]:
@@ -303,11 +419,13 @@ def read_geometry(
     textpage: Any,
     raw: str,
     tables: bool = True,
+    boxes: list[tuple[float, float, float, float]] | None = None,
 ) -> None:
     """Page `number`'s lines (region by region) and rules into `geometry` when its layout
     may hold a table, and its reading order into `orders` when it is set in columns
-    (pdf_layout.page_layout reads only what is needed)."""
-    layout = page_layout(textpage, raw, tables)
+    (pdf_layout.page_layout reads only what is needed; `boxes`, the page's text
+    rectangles when the caller has them)."""
+    layout = page_layout(textpage, raw, tables, boxes)
     if layout is None:
         return
     if layout.regions:

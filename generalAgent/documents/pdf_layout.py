@@ -252,10 +252,15 @@ class PageLayout(NamedTuple):
     order: list[tuple[int, int, str]] | None  # pieces of the page text: start, end, what follows
 
 
-def page_layout(textpage: Any, text: str, tables: bool = True) -> PageLayout | None:
+def page_layout(
+    textpage: Any,
+    text: str,
+    tables: bool = True,
+    boxes: list[tuple[float, float, float, float]] | None = None,
+) -> PageLayout | None:
     """The page's layout (see `PageLayout`), None when there is nothing to do: one column
-    and no table to look for."""
-    boxes = page_boxes(textpage)
+    and no table to look for. `boxes`: the page's `page_boxes`, when the caller has them."""
+    boxes = page_boxes(textpage) if boxes is None else boxes
     gutter = may_have_gutter(boxes, text.count("\n") + 1)
     if not tables and not gutter:
         return None
@@ -273,6 +278,14 @@ def page_layout(textpage: Any, text: str, tables: bool = True) -> PageLayout | N
         return PageLayout([read], None) if read else None
     kept = [region.lines for region in read_regions if region.lines] if tables else []
     return PageLayout(kept, order)
+
+
+def has_table_stack(boxes: list[tuple[float, float, float, float]]) -> bool:
+    """Whether the page's text rectangles (`page_boxes`) make a stack of lines that may be a
+    table (`table_stacks`, from geometry alone): on a page not read in columns, the table
+    finder reads nothing else, so a page without one holds no table."""
+    make = Run._make
+    return bool(table_stacks(group_lines([make((*box, "#", index, -1)) for index, box in enumerate(boxes)])))
 
 
 def _read(region: Region, runs: list[Run]) -> Region:

@@ -17,6 +17,7 @@ from generalAgent.display import N_, Message, Plural, english_plural
 if TYPE_CHECKING:
     # Only named in annotations: the chunker (its patterns compiled on import) loads when a
     # document is chunked, not whenever a tool module names DocumentError (`-p` start-up).
+    from generalAgent.documents.pdf import PdfFirstPass
     from generalAgent.search.chunking import Block
 
 # (stage, done, total): lets the CLI draw a progress bar ("ocr": pages read so far).
@@ -136,6 +137,11 @@ class Reading:
     # which a table may stand: its layout looked like one, or it was read by OCR. None of
     # them: the reading with tables would give the same blocks, nothing is left to read.
     table_pages: int = 0
+    # Tables read after the text (documents/index.py): the first pass, asked with
+    # `keep_first_pass`, leaves in `first_pass` what its second pass needs again (pdf.py
+    # `PdfFirstPass`); handed to the second pass's reading, it is read instead of the file.
+    keep_first_pass: bool = False
+    first_pass: PdfFirstPass | None = None
 
     @property
     def share(self) -> float:

@@ -115,3 +115,25 @@ def test_without_ocr_a_scanned_pdf_says_its_tables_were_not_read(
     notes.clear()
     assert file_tables(path, settings=off.documents, notes=notes) == []
     assert "OCR is off (OCR_ENABLED=false)" in notes[0].english()
+
+
+def test_a_scan_read_by_ocr_in_its_text_pass_is_not_read_by_ocr_again_for_its_tables(
+    tmp_path: Path, settings: Settings
+):
+    from generalAgent.documents import open_index
+
+    path = make_scanned_table_pdf(tmp_path / "scan.pdf", ["Table 1: Units and revenue by region"], ROWS)
+    stages: list[str] = []
+    with open_index(settings) as index:
+        first = index.index_file(path, tables_later=True, progress=lambda stage, *_: stages.append(stage))
+        assert first.tables_pending and "ocr" in stages
+        stages.clear()
+        second = index.index_file(path, tables_later=False, progress=lambda stage, *_: stages.append(stage))
+        assert not second.tables_pending and "ocr" not in stages  # its OCR pieces came from the first
+        places = [
+            str(row[0])
+            for row in index.db.execute(
+                "SELECT c.metadata FROM chunks c WHERE c.item_id = ?", (second.item_id,)
+            ).fetchall()
+        ]
+        assert any(", table 1, " in place for place in places)

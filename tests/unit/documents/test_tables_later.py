@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -237,3 +238,158 @@ def test_a_background_pass_cancelled_between_its_passes_leaves_the_text_searchab
     with open_index(settings) as index:
         assert index.tables_pending(pdf)
         assert index.search(pdf, "Region 7", 5)
+
+
+def styled_pdf(path: Path, prose_pages: int, table: Sequence[Sequence[object]] = ()) -> Path:
+    """Pages of prose whose every word changes font (commands and terms set in bold and
+    italic, as manuals set them): more text runs than lines, as on a page of a table, but
+    no white between them; then, given `table`, a page with that table (unruled columns)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    words = [
+        "the",
+        "backup",
+        "service",
+        "copies",
+        "every",
+        "changed",
+        "file",
+        "to",
+        "the",
+        "archive",
+        "each",
+        "night",
+    ]
+    fonts = ["Helvetica", "Helvetica-Bold", "Helvetica-Oblique"]
+    pdf = canvas.Canvas(str(path))
+    for page in range(prose_pages):
+        y = 780
+        for line in range(30):
+            x = 60.0
+            for n, word in enumerate(words):
+                font = fonts[(n + line + page) % len(fonts)]
+                pdf.setFont(font, 10)
+                pdf.drawString(x, y, word + " ")
+                x += stringWidth(word + " ", font, 10)
+            y -= 14
+        pdf.showPage()
+    if table:
+        y = 780
+        pdf.setFont("Helvetica", 10)
+        pdf.drawString(60, y, "Units by region, as counted at the end of the year.")
+        y -= 28
+        for row in table:
+            for column, cell in enumerate(row):
+                pdf.drawString(60 + 130 * column, y, str(cell))
+            y -= 16
+        pdf.showPage()
+    pdf.save()
+    return path
+
+
+def test_a_pdf_whose_pages_only_look_like_a_table_is_read_whole_in_its_first_pass(
+    index: SearchIndex, tmp_path: Path
+) -> None:
+    # Runs outnumber lines on every page (the first, cheap sign), but no stack of lines
+    # has a column's white: the table finder would read nothing, so nothing is pending.
+    pdf = styled_pdf(tmp_path / "styled.pdf", 3)
+    document = index.index_file(pdf, tables_later=True)
+    assert not document.tables_pending and not index.tables_pending(pdf)
+    whole = chunks(index, pdf)
+    assert index.index_file(pdf, tables_later=False).reused  # no second pass
+    assert index.index_file(pdf, force=True, tables_later=False).total_chunks == len(whole)
+    assert chunks(index, pdf) == whole  # what one pass with tables gives
+
+
+def test_the_second_pass_reads_again_only_the_pages_that_may_hold_a_table(
+    index: SearchIndex, tmp_path: Path
+) -> None:
+    pdf = styled_pdf(tmp_path / "mixed.pdf", 2, [HEADER, *rows(8, owner="East")])
+    first = index.index_file(pdf, tables_later=True)
+    assert first.tables_pending
+    kept = index.first_passes.take(first.file_hash)
+    assert kept is not None and kept.candidates == [2]  # 0-based: the table's page only
+    # The prose pages come from what the first pass read, not from the file again.
+    kept.texts[0] = "What the first pass kept of page one, which the second pass does not read again."
+    index.first_passes.keep(first.file_hash, kept)
+    second = index.index_file(pdf, tables_later=False)
+    assert not second.tables_pending
+    page_one = " ".join(str(row[1]) for row in chunks(index, pdf) if row[6] == 1)
+    assert "kept of page one" in page_one and "archive" not in page_one
+    assert "archive" in " ".join(str(row[1]) for row in chunks(index, pdf) if row[6] == 2)
+    assert any('"page 3, table 1, rows 1' in place for place in places(index, pdf))
+    assert index.first_passes.take(first.file_hash) is None  # handed over once
+
+
+def test_an_index_keeps_first_passes_within_its_bound(index: SearchIndex, tmp_path: Path) -> None:
+    a = make_table_pdf(tmp_path / "a.pdf", HEADER, rows(40))
+    b = make_table_pdf(tmp_path / "b.pdf", HEADER, rows(40, owner="West"))
+    first_a = index.index_file(a, tables_later=True)
+    kept = index.first_passes.take(first_a.file_hash)
+    assert kept is not None
+    index.first_passes.max_bytes = kept.size() + kept.size() // 2  # room for one
+    index.first_passes.keep(first_a.file_hash, kept)
+    first_b = index.index_file(b, tables_later=True)
+    assert index.first_passes.take(first_a.file_hash) is None  # the older one made room
+    assert index.first_passes.take(first_b.file_hash) is not None
+    # Without what its first pass kept, a second pass reads the file whole: the same result.
+    index.index_file(a, tables_later=False)
+    assert any('"page 1, table 1, rows 1' in place for place in places(index, a))
+
+
+def test_two_readers_of_one_pdfs_tables_read_them_once(settings: Settings, report: Path) -> None:
+    """A chat's search and the background pass (or two processes) that both come to a PDF's
+    pending tables: the second waits for the first's result instead of reading them too."""
+    with open_index(settings) as index:
+        index.index_file(report, tables_later=True)
+    results: dict[str, object] = {}
+    second_done = threading.Event()
+
+    def second_reader() -> None:
+        with open_index(settings) as other:
+            results["second"] = other.index_file(report, tables_later=False)
+        second_done.set()
+
+    thread = threading.Thread(target=second_reader)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if not thread.is_alive() and not second_done.is_set():
+            thread.start()  # the second comes while the first reads
+            results["waited"] = not second_done.wait(1.5)
+
+    with open_index(settings) as index:
+        first = index.index_file(report, tables_later=False, progress=progress)
+    thread.join(60)
+    second = results["second"]
+    assert results["waited"] and not first.reused
+    assert getattr(second, "reused", None) is True and getattr(second, "tables_pending", None) is False
+    with open_index(settings) as index:
+        assert not index.tables_pending(report)
+        assert any(", table 1, " in p for p in places(index, report))
+
+
+def test_a_reader_that_stops_gives_its_claim_back(index: SearchIndex, report: Path) -> None:
+    index.index_file(report, tables_later=True)
+    cancelled = threading.Event()
+    cancelled.set()
+    with pytest.raises(ReadingCancelled), ocr_call(None, cancelled):
+        index.index_file(report, tables_later=False)
+    record = index.document(index.file_hash(report))
+    assert record["tables_pending"] == 1  # pending, held by nobody: the next reader does not wait
+    began = time.monotonic()
+    index.index_file(report, tables_later=False)
+    assert time.monotonic() - began < 30 and not index.tables_pending(report)
+
+
+def test_a_claim_left_by_a_reader_that_died_is_taken_over(index: SearchIndex, report: Path) -> None:
+    first = index.index_file(report, tables_later=True)
+    with index.store.transaction() as conn:  # a reader that began 20 minutes ago and died
+        conn.execute(
+            "UPDATE documents SET tables_pending = ? WHERE file_hash = ?",
+            (int(time.time()) - 1_200, first.file_hash),
+        )
+    began = time.monotonic()
+    second = index.index_file(report, tables_later=False)
+    assert not second.reused and not index.tables_pending(report)
+    assert time.monotonic() - began < 30
