@@ -26,10 +26,11 @@ from typing import Any
 from generalAgent.display import Message, carrying
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.query import SCAN_SHARE, MatchQuery, build_match_query
+from generalAgent.search.query_translation import CHINESE_PROBE, gloss
 from generalAgent.search.ranking import (
     BM25,
-    PLAIN_BM25,
     GLOSS_WEIGHT,
+    PLAIN_BM25,
     PLAIN_WEIGHT,
     SEATED_COVERAGE,
     SEMANTIC_WEIGHT,
@@ -42,7 +43,6 @@ from generalAgent.search.ranking import (
     rerank,
     seat_plain,
 )
-from generalAgent.search.query_translation import CHINESE_PROBE, gloss
 from generalAgent.search.results import Passage
 from generalAgent.search.segmentation import CJK_RUN, Segmenter
 

@@ -42,9 +42,10 @@ MAX_DICTIONARY_BYTES = 32 * 1024 * 1024
 MAX_ENTRY_CHARS = 2_000
 # An entry's longest word, in characters: the longest match looks no further.
 MAX_WORD_CHARS = 8
-# English words taken from one Chinese word's senses, first senses first ("字体": calligraphic
-# style / typeface / font needs four to reach "font").
-GLOSS_WORDS_PER_WORD = 4
+# English words taken from one Chinese word's senses, computing senses first, then in the
+# dictionary's order (its commonest first). Two, chosen on the tuning halves among 2, 3, 4 and 6
+# (and short senses first): more words add more stray matches than answers.
+GLOSS_WORDS_PER_WORD = 2
 # A sense of more words than this is a description, not a translation.
 MAX_SENSE_WORDS = 3
 # Words in the whole gloss, at most (query.MAX_TERMS bounds the expression anyway).
@@ -60,7 +61,21 @@ _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]|[^\s/]*\|[^\s/]*")
 _ENGLISH_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'+-]*")
 # English words a sense uses to say how, not what ("to sb", "one's", "etc").
 _GLOSS_STOPWORDS = STOPWORDS | frozenset(
-    "sb sth sb's one's oneself etc e.g. i.e. something somebody someone very also".split()
+    [
+        "sb",
+        "sth",
+        "sb's",
+        "one's",
+        "oneself",
+        "etc",
+        "e.g.",
+        "i.e.",
+        "something",
+        "somebody",
+        "someone",
+        "very",
+        "also",
+    ]
 )
 _LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
@@ -77,23 +92,18 @@ class Dictionary:
         found = self.senses.get(word, "")
         if not found:
             return []
-        computing, other = [], []
+        computing: list[str] = []
+        other: list[str] = []
         for sense in found.split("/"):
             for part in sense.split(";"):
                 part = part.strip()
-                if not part or _SKIPPED_SENSE.match(part):
-                    continue
-                (computing if "(computing)" in part else other).append(part)
+                if part and not _SKIPPED_SENSE.match(part):
+                    (computing if "(computing)" in part else other).append(part)
         words: list[str] = []
         for sense in computing + other:
-            kept = [
-                w.lower()
-                for w in _ENGLISH_WORD.findall(_BRACKETED.sub(" ", sense))
-                if w.lower() not in _GLOSS_STOPWORDS
-            ]
-            if not kept or len(kept) > MAX_SENSE_WORDS:
-                continue
-            words.extend(w for w in kept if w not in words)
+            named = sense_words(sense)
+            if 0 < len(named) <= MAX_SENSE_WORDS:
+                words.extend(w for w in named if w not in words)
             if len(words) >= GLOSS_WORDS_PER_WORD:
                 break
         return words[:GLOSS_WORDS_PER_WORD]
@@ -109,6 +119,13 @@ class Dictionary:
             found.append(run[start:end])
             start = end
         return found
+
+
+def sense_words(sense: str) -> list[str]:
+    """The words of one sense that say what it is, lower-cased: "(computing) kernel" ->
+    ["kernel"], "to look over" -> ["look", "over"]."""
+    plain = _BRACKETED.sub(" ", sense)
+    return [w for w in (m.lower() for m in _ENGLISH_WORD.findall(plain)) if w not in _GLOSS_STOPWORDS]
 
 
 def parse_dictionary(lines: Iterable[str]) -> Dictionary:
@@ -130,19 +147,19 @@ def parse_dictionary(lines: Iterable[str]) -> Dictionary:
 
 
 _loading = threading.Lock()
-# The one table of the process: immutable once built, shared read-only by every session (no
-# per-session state); None before the first load, False when the package is not installed.
-_loaded: Dictionary | None | bool = None
+# The one table of the process, in a one-entry box: immutable once built and shared read-only
+# by every session (no per-session state). Empty before the first load; None in it when the
+# package is not installed.
+_loaded: list[Dictionary | None] = []
 
 
 def load_dictionary() -> Dictionary | None:
     """CC-CEDICT as a table, read once per process on first use; None without the package."""
-    global _loaded
-    if _loaded is None:
+    if not _loaded:
         with _loading:
-            if _loaded is None:
-                _loaded = _read_dictionary() or False
-    return _loaded or None
+            if not _loaded:
+                _loaded.append(_read_dictionary())
+    return _loaded[0]
 
 
 def _read_dictionary() -> Dictionary | None:
