@@ -12,7 +12,10 @@ When no chunk holds any term, a plain substring scan for the Chinese runs of the
 the last resort (see query.py for why); a regular expression is matched on the content
 instead (regex_scan.py). Documents (one file) and knowledge (many items)
 both search this way. A query may be several phrasings of one question (a list): each is
-ranked so, and the rankings are fused by rank the same way.
+ranked so, and the rankings are fused by rank the same way. A lone Chinese query over
+documents that are not Chinese is also searched in its English gloss from a dictionary
+(query_translation.py), one more phrasing weighing less than the user's own words
+(`glossed_query` says when).
 """
 
 from __future__ import annotations
