@@ -16,6 +16,8 @@ Sets (both languages each):
   plain BM25 and split by the SHA-256 of the question's id (the three forms of a question
   share their half). `zh+en` asks each `zh-en` question as a list, the Chinese words and
   the English question (search_file's list query; plain BM25 gets both as one bag of words).
+  `en-zh` asks the English questions of the Chinese PDF (the other direction, labelled with
+  the `zh` question's pages).
 - `manpages`: bench/data/retrieval_questions.jsonl (80 English + 70 Chinese) over the
   machine's man pages, every page searched at once (as `search_knowledge` searches the
   whole base). Each question names the page that answers it and a string the answering
@@ -411,6 +413,18 @@ def with_renderings(questions: list[dict]) -> list[dict]:
     ]
 
 
+def english_of_chinese(questions: list[dict]) -> list[dict]:
+    """The English questions asked of the Chinese PDF, labelled with the pages of the `zh`
+    question of the same id (`en-zh`: the other direction of `zh-en`, an English question
+    over Chinese documents, which the dictionary gloss does not translate)."""
+    english = {q["id"].removeprefix("debref-en-"): q["question"] for q in questions if q["lang"] == "en"}
+    return [
+        {**q, "id": q["id"] + "-asked-in-en", "lang": "en-zh", "question": english[key]}
+        for q in questions
+        if q["lang"] == "zh" and (key := q["id"].removeprefix("debref-zh-")) in english
+    ]
+
+
 def check_evidence(questions: list[dict], texts: dict[tuple[str, object], str]) -> list[str]:
     """Ids of questions whose evidence string occurs on none of their labelled places."""
 
@@ -435,7 +449,7 @@ def run_documents(
     embed_headings: Collection[str] = (),
 ) -> dict[str, Any]:
     questions = [q for q in load_document_questions(source) if split == "all" or q["split"] == split]
-    questions += with_renderings(questions)
+    questions += with_renderings(questions) + english_of_chinese(questions)
     model = os.environ.get("EMBEDDING_LOCAL_MODEL")
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})

@@ -56,14 +56,16 @@ from generalAgent.search.lookup import (
     RERANK_POOL,
     ChunkHit,
     fused_places,
+    glossed_query,
     hit_of_row,
+    may_gloss,
     query_error,
     scanned_run,
     split_rare,
 )
 from generalAgent.search.postgres_schema import WRITE_LOCK, migrate
 from generalAgent.search.query import MatchQuery, build_match_query
-from generalAgent.search.ranking import BM25, PLAIN_BM25
+from generalAgent.search.ranking import BM25, GLOSS_WEIGHT, PLAIN_BM25
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, segment_rows
 from generalAgent.search.store import (
@@ -417,6 +419,7 @@ class PostgresSearchStore(StoreCommon):
         runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
         counted: dict[str, int] = {}  # chunks in `rowid_range` holding a term, counted once a call
         item = self._item_of_range(rowid_range) if rowid_range is not None else None
+        glossing = may_gloss(query)
         for match in matches:
             trees = self._expressions(match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
@@ -425,17 +428,34 @@ class PostgresSearchStore(StoreCommon):
                 plain_trees = self._expressions(match.plain, rowid_range, counted, item)
                 plain = self._scored(plain_trees, pool, scope)[1]
             if tuned:
-                covered = len(matches) > 1 or any(semantic)
+                covered = len(matches) > 1 or any(semantic) or glossing
                 weight = self._coverage(match, scope, counted, item) if covered else 1.0
                 runs.append((tuned, plain, weight))
         substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
+        scanned: list[tuple[int, float]] = []
         if not runs and substrings:
             floor = min(m.scan_floor for m in matches if m.substrings)
             scanned = self._scan(substrings, floor, pool if any(semantic) else limit, scope)
-            if not any(semantic):
+            if not any(semantic) and (scanned or not glossing):
                 return self.load_hits(scanned)
             if scanned:
                 runs.append(scanned_run(scanned))
+        glossed = (
+            glossed_query(
+                query,
+                runs,
+                scanned,
+                self.segmenter,
+                lambda probe: self._coverage(probe, scope, counted, item),
+            )
+            if glossing
+            else None
+        )
+        if glossed is not None:
+            tuned, plain = self._scored(self._expressions(glossed, rowid_range, counted, item), pool, scope)
+            if tuned:
+                share = self._coverage(glossed, scope, counted, item)
+                runs.append((tuned, plain, GLOSS_WEIGHT * share))
         if runs or any(semantic):
             wanted = list(
                 dict.fromkeys(

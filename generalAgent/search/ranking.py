@@ -83,6 +83,13 @@ SEATED_COVERAGE = 0.5
 # Each phrasing's vector ranking weighs as much as its tuned keyword ranking (2.0 raised only
 # the English MRR@10 on the dev half, 0.917 -> 0.933, and lowered zh+en's).
 SEMANTIC_WEIGHT = 1.0
+# The dictionary gloss of a lone Chinese query over documents that are not Chinese
+# (search/query_translation.py) weighs this much times the share of its own words found there.
+# Below SEATED_COVERAGE, so the gloss never takes the keyword seats from the vectors (at 1.0
+# with vectors, tuning halves zh-en: bilingual 0.52, unseen 0.654; at 0.25: 0.76, 0.885), and
+# below the weight of a phrasing a third of whose words are there. Chosen on the tuning halves
+# (bilingual tune, unseen dev) among 0.1-1.0; docs/benchmarks.md has every variant.
+GLOSS_WEIGHT = 0.25
 
 
 def keyword_seats(coverage: float) -> int:

@@ -1,0 +1,152 @@
+"""Dictionary query translation (search/query_translation.py) on real jieba and the real
+CC-CEDICT, and its place in the search (search/lookup.py, both backends): a lone Chinese
+question over English documents also searches its English gloss, down-weighted; a question
+in the documents' own language is searched as before."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from generalAgent.config.settings import Settings
+from generalAgent.search.query import MAX_QUERY_CHARS
+from generalAgent.search.query_translation import (
+    MAX_GLOSS_WORDS,
+    gloss,
+    load_dictionary,
+    parse_dictionary,
+)
+from generalAgent.search.store import SearchStore
+from tests.support.postgres import fresh_schema
+from tests.unit.search.test_store import found, open_store, put
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[tuple[str, str]]:
+    yield from fresh_schema()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store(request: pytest.FixtureRequest, settings: Settings) -> Iterator[SearchStore]:
+    opened = open_store(request.param, settings, request)
+    yield opened
+    opened.close()
+
+
+def test_the_dictionary_ships_with_the_install_and_is_loaded_once() -> None:
+    table = load_dictionary()
+    assert table is not None
+    assert len(table.senses) > 100_000  # CC-CEDICT: ~122k entries, simplified and traditional forms
+    assert load_dictionary() is table  # one immutable table per process, shared read-only
+
+
+def test_a_chinese_question_gets_the_head_words_of_its_words() -> None:
+    words = gloss("列出已加载的内核模块").split()
+    # "(computing) kernel" comes before "core (of a fruit)"; "to list" gives "list".
+    assert {"list", "load", "kernel", "module"} <= set(words)
+    assert words.index("kernel") < words.index("core")
+    # Two words a word, in the dictionary's order: 字体 is "calligraphic style / typeface / font".
+    assert gloss("字体") == "calligraphic style"
+
+
+def test_a_word_jieba_keeps_whole_is_looked_up_by_its_longest_entries() -> None:
+    """jieba cuts "断开连接" as one word, which CC-CEDICT lacks; "断开" and "连接" are there."""
+    table = load_dictionary()
+    assert table is not None
+    assert "断开连接" not in table.senses
+    assert table.longest_words("断开连接") == ["断开", "连接"]
+    assert gloss("断开连接") == "break sever link join"
+
+
+def test_senses_that_name_nothing_give_no_word() -> None:
+    table = parse_dictionary(
+        [
+            "# a comment\n",
+            "測試 测试 [ce4 shi4] /to test (machinery etc)/CL:次[ci4]/variant of 測驗|测验[ce4 yan4]/\n",
+            "王 王 [Wang2] /surname Wang/king/\n",
+            "broken line without senses\n",
+            "長 长 [chang2] /" + "x" * 3_000 + "/\n",  # over-long: skipped
+        ]
+    )
+    assert table.head_words("测试") == ["test"]
+    assert table.head_words("測試") == ["test"]  # the traditional form too
+    assert table.head_words("王") == ["king"]
+    assert "长" not in table.senses
+    assert gloss("王", table) == "king"
+
+
+def test_a_query_without_chinese_is_not_glossed() -> None:
+    assert gloss("list the loaded kernel modules") == ""
+    assert gloss("   ") == ""
+
+
+def test_a_huge_or_hostile_query_stays_bounded() -> None:
+    hostile = "内核模块" * 200_000 + '" OR * NEAR( \x00' + "字体" * 100_000
+    start = time.perf_counter()
+    words = gloss(hostile).split()
+    assert time.perf_counter() - start < 2.0
+    assert 0 < len(words) <= MAX_GLOSS_WORDS
+    assert all(w.isascii() and '"' not in w for w in words)
+    assert len(hostile) > MAX_QUERY_CHARS
+
+
+ENGLISH_MANUAL = [
+    "Chapter 3. The system initialization and the boot loader configuration.",
+    "lsmod shows which loadable kernel modules are currently loaded.",
+    "fc-list lists the fonts installed on the system, with their styles.",
+    "The umask sets the default permissions of newly created files.",
+]
+
+
+def test_a_chinese_question_finds_the_english_passage_through_its_gloss(store: SearchStore) -> None:
+    """No word of the question is in the manual: keywords alone found nothing at all."""
+    rowids = put(store, "manual", ENGLISH_MANUAL)
+    put(store, "other", ["Mail delivery agents and the local spool directory."])
+    hits = store.find_chunks("列出已加载的内核模块", 5)
+    assert hits and hits[0].rowid == rowids[1]
+    assert store.find_chunks("列出系统安装的字体", 5)[0].rowid == rowids[2]
+
+
+def test_a_question_whose_words_are_there_is_searched_as_given(store: SearchStore) -> None:
+    """Half its words found ("tar"): no gloss, so nothing only the gloss's words ("file
+    away", for 归档) would find is added to what the user's own words find."""
+    put(store, "tar", ["tar reference: options and examples"])
+    put(store, "filing", ["File away the old reports and place them in the archive room."])
+    assert found(store, "tar 归档") == ["tar"]
+
+
+def test_the_gloss_never_outranks_the_users_own_words_where_they_match(store: SearchStore) -> None:
+    """A third of the words found (the name 飞书 in an English page): the gloss is searched
+    too (the passage on compressing files is found through "compress", "file away"), and
+    weighs less than the user's own words: their passage stays first."""
+    named = put(store, "named", ["Messages from 飞书 (Feishu) arrive in the team inbox."])
+    compress = put(store, "compress", ["Compress files: compression with gzip; file away old logs."])
+    hits = [hit.rowid for hit in store.find_chunks("飞书 归档 压缩", 10)]
+    assert hits[:2] == [named[0], compress[0]]
+
+
+def test_a_question_in_the_documents_language_is_searched_as_before(store: SearchStore) -> None:
+    """Chinese documents, a Chinese question: the same places as the same question given as
+    a list (which is never glossed), whether its words are all there, written otherwise
+    (the scan finds them) or mostly absent ("多栏" found, "布局", "指令" not): an English
+    passage in the same index holding the gloss's words ("layout", "command") is not
+    pulled in."""
+    put(store, "zh", ["如何设置双倍或者更大的行间距？使用命令设为倍数。", "分栏排版：把文档排成多栏的方法。"])
+    put(store, "en", ["Typesetting a document in several columns: the column layout command of multicol."])
+    for question in ("怎么把行距设成两倍", "如何把文档排成多栏", "多栏布局用什么指令"):
+        alone = [hit.rowid for hit in store.find_chunks(question, 10)]
+        listed = [hit.rowid for hit in store.find_chunks([question], 10)]
+        assert alone == listed, question
+    assert found(store, "多栏布局用什么指令") == ["zh"]
+
+
+@pytest.mark.parametrize("question", ["列出已加载的内核模块", "内核" * 5_000])
+def test_with_vectors_the_gloss_joins_the_keyword_side(store: SearchStore, question: str) -> None:
+    """With vectors ranking another chunk first, the gloss's passage is still among the
+    first five (the fusion holds both)."""
+    rowids = put(store, "manual", ENGLISH_MANUAL)
+    nearer = [[(rowids[0], 0.9), (rowids[3], 0.8)]]
+    hits = store.find_chunks(question, 5, semantic=nearer)
+    assert rowids[1] in [hit.rowid for hit in hits[:5]]
