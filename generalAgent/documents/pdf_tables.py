@@ -781,6 +781,7 @@ def _column_of(run: Run, separators: Sequence[float]) -> int:
 
 def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> list[str]:
     parts: list[list[str]] = [[] for _ in range(width)]
+    columns: list[dict[int, list[Run]]] = []
     for line in lines:
         by_column: dict[int, list[Run]] = {}
         for run in line.runs:
@@ -789,6 +790,10 @@ def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> li
                 by_column[column].append(run)
             else:
                 by_column[column] = [run]
+        columns.append(by_column)
+    if len(columns) > 1:
+        _marks_to_their_words(columns)
+    for by_column in columns:
         for column, runs in by_column.items():
             # One run in a cell's line (most cells): its text with its spaces made single.
             if len(runs) == 1:
@@ -796,6 +801,41 @@ def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> li
             else:
                 parts[column].extend(_same_line_join(band) for band in _stacked(runs))
     return [join_cell_lines(p) if len(p) != 1 or _has_soft_hyphen(p[0]) else p[0] for p in parts]
+
+
+def _marks_to_their_words(columns: list[dict[int, list[Run]]]) -> None:
+    """Move a cell's quote marks to the line of the words they enclose. The Debian
+    Reference sets a command between quote marks small and high, centred on a row whose
+    first cell wraps: the marks' middles fall in the first cell's upper line, the command's
+    in the line below, and the cell read `” ” journalctl -b`. A line's part of a cell made
+    only of marks (each under 0.6 of a text run's height, within its height and touching
+    its left or right end) joins the line of that run, in the line above or below."""
+    for n, by_column in enumerate(columns):
+        for column, runs in list(by_column.items()):
+            if len(runs) > 2:
+                continue
+            for other in (n - 1, n + 1):
+                if not 0 <= other < len(columns) or column not in columns[other]:
+                    continue
+                words = columns[other][column]
+                if all(_encloses(words, mark) for mark in runs):
+                    words.extend(runs)
+                    words.sort(key=itemgetter(0))  # a Run's x0
+                    del by_column[column]
+                    break
+
+
+def _encloses(words: Sequence[Run], mark: Run) -> bool:
+    """Whether `mark` is a quote mark of one of `words`: much shorter, within its height,
+    touching its left or right end."""
+    height = mark.y1 - mark.y0
+    return any(
+        height < 0.6 * (word.y1 - word.y0)
+        and word.y0 - 0.5 <= mark.y0
+        and mark.y1 <= word.y1 + 0.5
+        and (-1.5 <= word.x0 - mark.x1 <= 3.0 or -1.5 <= mark.x0 - word.x1 <= 3.0)
+        for word in words
+    )
 
 
 def _stacked(runs: Sequence[Run]) -> list[list[Run]]:

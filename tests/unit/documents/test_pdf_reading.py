@@ -387,3 +387,40 @@ def test_column_names_set_as_one_string_across_the_columns_head_the_table(tmp_pa
     assert len(tables) == 1
     assert tables[0].header == [["Format", "Explanation"]]
     assert tables[0].rows == [list(row) for row in SPECIFIERS]
+
+
+JOURNAL = [
+    ("View log for system services and kernel from", "the last boot", "journalctl -b --system"),
+    ("View log for services of the current user from", "the last boot", "journalctl -b --user"),
+    ("View job log of a unit from the last boot and", "follow it", "journalctl -b -u $unit -f"),
+]
+
+
+def test_quote_marks_around_a_command_centred_on_a_wrapped_row_stay_with_it(tmp_path: Path):
+    # The Debian Reference's journalctl table (page 110): each row ruled, its operation
+    # wrapped on two lines, the command between quote marks set small and high, centred
+    # on the row. The marks' middles fell in the operation's upper line, the command's in
+    # the line below: the cell read "” ” journalctl -b --system".
+    path = tmp_path / "journal.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setLineWidth(0.5)
+    pdf.setFont("Times-Bold", 10)
+    pdf.drawString(72, 772, "Operation")
+    pdf.drawString(270, 772, "Command snippet")
+    top = 766.0
+    pdf.line(66, top, 520, top)
+    for upper, lower, command in JOURNAL:
+        middle = top - 16
+        pdf.setFont("Times-Roman", 10)
+        pdf.drawString(72, middle + 6, upper)
+        pdf.drawString(72, middle - 6, lower)
+        _pieces(pdf, 270, middle, quoted(command))
+        top -= 30
+        pdf.line(66, top, 520, top)
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert len(tables) == 1
+    assert [row[1].replace('"', "").split() for row in tables[0].rows] == [
+        command.split() for *_, command in JOURNAL
+    ]
+    assert all(row[1].startswith('"') and row[1].endswith('"') for row in tables[0].rows)
