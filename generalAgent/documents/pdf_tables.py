@@ -339,6 +339,8 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
             continue
         first = next(n for n, line in enumerate(lines) if line.top == table.top)
         last = next(n for n in range(first, len(lines)) if lines[n].bottom == table.bottom)
+        if first and _header_across(table, lines[first - 1], lines[first : last + 1]):
+            first -= 1
         _caption(table, lines, first, last, line_height)
         table.opens_page = first == 0 or (
             first == 1 and bool(table.caption) and lines[0].text == table.caption
@@ -351,6 +353,48 @@ def find_tables(lines: Sequence[Line], rules: Sequence[Rule], page: int = 0) -> 
         tables.append(table)
         index = last + 1
     return tables
+
+
+def _header_across(table: PageTable, line: Line, stack: Sequence[Line]) -> bool:
+    """Take `line`, right above the table, as its header when it is the column names set as
+    one string across the white between the columns (gnuplot's "Format Explanation", whose
+    one run kept it out of the table and made the first row its header): as close above
+    the first row as the rows are to each other, within the table's width, short, crossing
+    a separator, and cut at the spaces nearest the separators it crosses into one name
+    per column. Returns whether it was taken (the table then starts at it)."""
+    if table.header_count > 1 or len(line.runs) != 1 or _CAPTION.match(line.text) or len(stack) < 2:
+        return False
+    gaps = sorted(upper.bottom - lower.top for upper, lower in zip(stack, stack[1:], strict=False))
+    spacing = 1.5 * gaps[len(gaps) // 2]  # a header's rule or padding may widen its gap a little
+    left = min(li.runs[0].x0 for li in stack)
+    right = max(li.runs[-1].x1 for li in stack)
+    x0, x1 = line.runs[0].x0, line.runs[-1].x1
+    if line.bottom - stack[0].top > spacing + 1 or x0 < left - COLUMN_GAP or x1 > right + COLUMN_GAP:
+        return False
+    if x1 - x0 > 0.6 * (right - left):
+        return False  # a sentence above the table, not its column names
+    crossed = [s for s in table.separators if x0 < s < x1]
+    text = " ".join(line.text.split())
+    if not crossed or len(text.split()) > 2 * (len(table.separators) + 1):
+        return False
+    # Where each separator falls in the text, if its characters were evenly wide; the
+    # space nearest each is the cut.
+    spaces = [n for n, ch in enumerate(text) if ch == " "]
+    cuts: list[int] = []
+    for s in crossed:
+        at = (s - x0) / (x1 - x0) * len(text)
+        free = [n for n in spaces if n not in cuts and (not cuts or n > cuts[-1])]
+        if not free:
+            return False
+        cuts.append(min(free, key=lambda n: abs(n - at)))
+    pieces = [text[a:b].strip() for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    if len(pieces) != len(table.separators) + 1 or _column_of(line.runs[0], table.separators):
+        return False  # a name for every column, or no header
+    table.grid.insert(0, pieces)
+    table.header_count = 1
+    table.top = line.top
+    table.spans.extend((run.start, run.end) for run in line.runs if run.start >= 0)
+    return True
 
 
 def _lead(table: PageTable, above: Sequence[Line], line_height: float) -> bool:
@@ -535,7 +579,11 @@ def _table(
     ]
     inner = [y for y in across if bottom + 1 < y < top - 1]
     keyed = sum(1 for line in stack if _column_of(line.runs[0], separators) == 0)
-    ruled_rows = len(inner) >= max(2, keyed // 2)
+    # A caption heading the stack is above the table's top rule: that rule parts the caption
+    # from the table but is no border between rows (a booktabs table under its caption
+    # looked ruled row by row, its top and mid rules two inner rules, and its body one row).
+    head = stack[1].top if len(stack) > 1 and _CAPTION.match(stack[0].text) else top
+    ruled_rows = sum(1 for y in inner if y < head - 1) >= max(2, keyed // 2)
     rows_lines: list[list[Line]] = []
     boundaries: list[float] = sorted(inner, reverse=True)
     row_gap = _row_gap(stack, line_height)
@@ -702,7 +750,12 @@ def _row_gap(stack: Sequence[Line], line_height: float) -> float:
     """The white above a line that starts a row, when rows are spaced further apart than
     the lines of a wrapped cell (a cell's padding): the middle of the widest jump between
     the stack's sorted gaps, if it is clear (ROW_GAP_JUMP of a line). -1 when rows and
-    wrapped lines are set alike (the key column then tells them apart)."""
+    wrapped lines are set alike (the key column then tells them apart). A caption that
+    heads the stack is left out: the white under it is no row's padding (lshort-zh-cn's
+    booktabs tables, a caption over rows set line under line: the caption's white was the
+    widest jump, and every row of the body became one)."""
+    if stack and _CAPTION.match(stack[0].text):
+        stack = stack[1:]
     gaps = sorted(upper.bottom - lower.top for upper, lower in zip(stack, stack[1:], strict=False))
     if len(gaps) < 2:
         return -1.0
@@ -728,6 +781,7 @@ def _column_of(run: Run, separators: Sequence[float]) -> int:
 
 def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> list[str]:
     parts: list[list[str]] = [[] for _ in range(width)]
+    columns: list[dict[int, list[Run]]] = []
     for line in lines:
         by_column: dict[int, list[Run]] = {}
         for run in line.runs:
@@ -736,10 +790,87 @@ def _cells(lines: Sequence[Line], separators: Sequence[float], width: int) -> li
                 by_column[column].append(run)
             else:
                 by_column[column] = [run]
+        columns.append(by_column)
+    if len(columns) > 1:
+        _marks_to_their_words(columns)
+    for by_column in columns:
         for column, runs in by_column.items():
             # One run in a cell's line (most cells): its text with its spaces made single.
-            parts[column].append(" ".join(runs[0].text.split()) if len(runs) == 1 else _same_line_join(runs))
+            if len(runs) == 1:
+                parts[column].append(" ".join(runs[0].text.split()))
+            else:
+                parts[column].extend(_same_line_join(band) for band in _stacked(runs))
     return [join_cell_lines(p) if len(p) != 1 or _has_soft_hyphen(p[0]) else p[0] for p in parts]
+
+
+def _marks_to_their_words(columns: list[dict[int, list[Run]]]) -> None:
+    """Move a cell's quote marks to the line of the words they enclose. The Debian
+    Reference sets a command between quote marks small and high, centred on a row whose
+    first cell wraps: the marks' middles fall in the first cell's upper line, the command's
+    in the line below, and the cell read `” ” journalctl -b`. A line's part of a cell made
+    only of marks (each under 0.6 of a text run's height, within its height and touching
+    its left or right end) joins the line of that run, in the line above or below."""
+    for n, by_column in enumerate(columns):
+        for column, runs in list(by_column.items()):
+            if len(runs) > 2:
+                continue
+            for other in (n - 1, n + 1):
+                if not 0 <= other < len(columns) or column not in columns[other]:
+                    continue
+                words = columns[other][column]
+                if all(_encloses(words, mark) for mark in runs):
+                    words.extend(runs)
+                    words.sort(key=itemgetter(0))  # a Run's x0
+                    del by_column[column]
+                    break
+
+
+def _encloses(words: Sequence[Run], mark: Run) -> bool:
+    """Whether `mark` is a quote mark of one of `words`: much shorter, within its height,
+    touching its left or right end."""
+    height = mark.y1 - mark.y0
+    return any(
+        height < 0.6 * (word.y1 - word.y0)
+        and word.y0 - 0.5 <= mark.y0
+        and mark.y1 <= word.y1 + 0.5
+        and (-1.5 <= word.x0 - mark.x1 <= 3.0 or -1.5 <= mark.x0 - word.x1 <= 3.0)
+        for word in words
+    )
+
+
+def _stacked(runs: Sequence[Run]) -> list[list[Run]]:
+    """A cell's runs of one printed line in the lines of the cell they are on, top to bottom,
+    each left to right. A row whose cells are centred on its height sets a cell of two
+    lines one above and one below the one-line cells beside it, which tie the three into one
+    printed line (`group_lines`); the cell's two runs, one over the other, were then joined
+    as pieces of one line ("Not" over "supported" read "Notsupported", and a wrapped
+    description's halves came back in the wrong order). Runs of text share a line when
+    their heights overlap by a quarter of the smaller; a mark much shorter than the text (a
+    quote mark set high, a superscript) is no line of its own: it joins the line nearest."""
+    tallest = max(run.y1 - run.y0 for run in runs)
+    bands: list[list[Run]] = []
+    marks: list[Run] = []
+    for run in sorted(runs, key=lambda r: -(r.y0 + r.y1) / 2):
+        if run.y1 - run.y0 < 0.6 * tallest:
+            marks.append(run)
+            continue
+        if bands:
+            band = bands[-1]
+            bottom = min(r.y0 for r in band)
+            top = max(r.y1 for r in band)
+            smaller = min(run.y1 - run.y0, top - bottom)
+            if min(top, run.y1) - max(bottom, run.y0) > 0.25 * smaller:
+                band.append(run)
+                continue
+        bands.append([run])
+    if len(bands) <= 1:
+        return [list(runs)]
+    middles = [sum(r.y0 + r.y1 for r in band) / (2 * len(band)) for band in bands]
+    for mark in marks:
+        middle = (mark.y0 + mark.y1) / 2
+        bands[min(range(len(bands)), key=lambda n: abs(middle - middles[n]))].append(mark)
+    by_left = itemgetter(0)  # a Run's x0
+    return [sorted(band, key=by_left) for band in bands]
 
 
 def _has_soft_hyphen(text: str) -> bool:

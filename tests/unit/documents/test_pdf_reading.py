@@ -285,3 +285,142 @@ def test_a_tip_box_under_a_small_table_is_no_row_of_it(tmp_path: Path, settings:
     tables = read_pdf_tables(path.open("rb"), path)
     assert [table.rows for table in tables] == [[list(row) for row in leaders[1:]]]
     assert tables[0].header == [list(leaders[0])]
+
+
+BOOT_LOADERS = [
+    ("grub-pc", "V:23, I:708", ["Supported"], ["GRUB 2"], "Understands filesystems (BIOS)"),
+    ("lilo", "V:0, I:1", ["Supported"], ["Lilo"], "Relies on sector locations"),
+    ("mbr", "V:0, I:5", ["Not", "supported"], ["MBR by", "Neil Turton"], "This only understands partitions"),
+    ("loadlin", "V:0, I:0", ["Supported"], ["Loadlin"], "Started from the FreeDOS system"),
+]
+
+
+def test_a_cell_wrapped_about_its_rows_middle_keeps_its_lines_apart(tmp_path: Path):
+    # The Debian Reference (page 105): each row's cells are centred on its height, so a
+    # cell of two lines has one above and one below the one-line cells beside it; the
+    # row's runs make one printed line, and the two lines of the cell were read as the
+    # pieces of one line: "Notsupported", "MBR byNeil Turton".
+    path = tmp_path / "loaders.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Bold", 9)
+    pdf.drawString(72, 780, "Table 3.1: List of boot loaders")
+    header = ("package", "popcon", "bootloader", "name", "description")
+    for cell, x in zip(header, (72, 150, 220, 320, 400), strict=True):
+        pdf.drawString(x, 760, cell)
+    y = 744.0
+    for package, popcon, supported, name, description in BOOT_LOADERS:
+        tall = max(len(supported), len(name))
+        middle = y - 6 * (tall - 1)
+        pdf.setFont("Times-Roman", 10)
+        pdf.drawString(72, middle, package)
+        pdf.drawString(150, middle, popcon)
+        pdf.drawString(400, middle, description)
+        for cell, x in ((supported, 220), (name, 320)):
+            for n, line in enumerate(cell):
+                pdf.drawString(x, middle + 6 * (len(cell) - 1) - 12 * n, line)
+        y -= 12 * tall + 6
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert len(tables) == 1
+    assert tables[0].rows == [
+        [package, popcon, " ".join(supported), " ".join(name), description]
+        for package, popcon, supported, name, description in BOOT_LOADERS
+    ]
+
+
+COLUMN_FORMATS = [
+    ("l/c/r", "left, centred or right, no wrapping"),
+    ("p{width}", "a paragraph of a fixed width"),
+    ("|", "a vertical rule"),
+    ("@{string}", "the string between two columns"),
+]
+
+
+def test_a_booktabs_table_under_its_caption_keeps_its_rows_apart(tmp_path: Path):
+    # lshort-zh-cn's Table 3.1: a caption centred over a top rule, the header, a mid rule,
+    # rows set line under line, a bottom rule. The caption's white was the widest gap
+    # between lines and the top rule an inner one: every row of the body became one.
+    path = tmp_path / "formats.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Roman", 10)
+    pdf.drawString(256, 744, "Table 3.1: Column formats")
+    pdf.setLineWidth(0.8)
+    pdf.line(180, 738, 440, 738)
+    y = 726
+    for n, (key, meaning) in enumerate([("Format", "Meaning"), *COLUMN_FORMATS]):
+        pdf.setFont("Courier" if n else "Times-Bold", 9)
+        pdf.drawString(186, y, key)
+        pdf.setFont("Times-Roman" if n else "Times-Bold", 9)
+        pdf.drawString(250, y, meaning)
+        if n == 0:
+            pdf.line(180, y - 4, 440, y - 4)
+        y -= 15.5
+    pdf.line(180, y + 10, 440, y + 10)
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert [(t.caption, t.header, t.rows) for t in tables] == [
+        ("Table 3.1: Column formats", [["Format", "Meaning"]], [list(row) for row in COLUMN_FORMATS])
+    ]
+
+
+SPECIFIERS = [
+    ("%f", "floating point notation"),
+    ("%e or %E", "exponential notation; an e or E before the power"),
+    ("%g or %G", "the shorter of %e and %f"),
+    ("%x or %X", "hex"),
+]
+
+
+def test_column_names_set_as_one_string_across_the_columns_head_the_table(tmp_path: Path):
+    # gnuplot's page 151: "Format Explanation" is one string whose space spans the white
+    # between the columns; left out of the table, its first row was taken as the header.
+    path = tmp_path / "specifiers.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setFont("Times-Roman", 10)
+    pdf.drawString(214, 700, "Tic-mark label numerical format specifiers")
+    pdf.drawString(138, 686, "Format          Explanation")
+    for n, (key, meaning) in enumerate(SPECIFIERS):
+        pdf.drawString(148 if len(key) == 2 else 136, 674 - 12 * n, key)
+        pdf.drawString(200, 674 - 12 * n, meaning)
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert len(tables) == 1
+    assert tables[0].header == [["Format", "Explanation"]]
+    assert tables[0].rows == [list(row) for row in SPECIFIERS]
+
+
+JOURNAL = [
+    ("View log for system services and kernel from", "the last boot", "journalctl -b --system"),
+    ("View log for services of the current user from", "the last boot", "journalctl -b --user"),
+    ("View job log of a unit from the last boot and", "follow it", "journalctl -b -u $unit -f"),
+]
+
+
+def test_quote_marks_around_a_command_centred_on_a_wrapped_row_stay_with_it(tmp_path: Path):
+    # The Debian Reference's journalctl table (page 110): each row ruled, its operation
+    # wrapped on two lines, the command between quote marks set small and high, centred
+    # on the row. The marks' middles fell in the operation's upper line, the command's in
+    # the line below: the cell read "” ” journalctl -b --system".
+    path = tmp_path / "journal.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=PAGE)
+    pdf.setLineWidth(0.5)
+    pdf.setFont("Times-Bold", 10)
+    pdf.drawString(72, 772, "Operation")
+    pdf.drawString(270, 772, "Command snippet")
+    top = 766.0
+    pdf.line(66, top, 520, top)
+    for upper, lower, command in JOURNAL:
+        middle = top - 16
+        pdf.setFont("Times-Roman", 10)
+        pdf.drawString(72, middle + 6, upper)
+        pdf.drawString(72, middle - 6, lower)
+        _pieces(pdf, 270, middle, quoted(command))
+        top -= 30
+        pdf.line(66, top, 520, top)
+    pdf.save()
+    tables = read_pdf_tables(path.open("rb"), path)
+    assert len(tables) == 1
+    assert [row[1].replace('"', "").split() for row in tables[0].rows] == [
+        command.split() for *_, command in JOURNAL
+    ]
+    assert all(row[1].startswith('"') and row[1].endswith('"') for row in tables[0].rows)

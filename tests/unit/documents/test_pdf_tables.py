@@ -361,8 +361,14 @@ def test_chunks_keep_each_row_with_its_header_and_leave_running_heads_out(tmp_pa
     for block in table_blocks:
         assert block.whole and len(block.text) <= settings.chunk_max_size
         assert block.text.split("\n")[1] == "| Region | Units | Owner | 区域 |"
-    row_lines = [line for b in table_blocks for line in b.text.split("\n")[3:]]
-    assert row_lines[0] == "| Region 1 | 10 | Sales | 华东 |" and len(row_lines) == 45
+    assert table_blocks[0].text.split("\n")[3] == "| Region 1 | 10 | Sales | 华东 |"
+    seen: set[int] = set()
+    for block in table_blocks:  # each block's rows are the ones its place names, in order
+        first, _, last = block.place.rpartition(" ")[2].partition("–")
+        rows = [int(line.split(" | ")[0].removeprefix("| Region ")) for line in block.text.split("\n")[3:]]
+        assert rows == list(range(int(first), int(last or first) + 1))
+        seen.update(rows)
+    assert seen == set(range(1, 46))
     assert not any("Region" in b.text for b in blocks if ", table " not in b.place)  # rows left the page text
 
 
@@ -489,3 +495,27 @@ def test_runs_are_matched_to_their_characters_as_a_walk_over_every_character_wou
             assert len(walked) == pdfium_c.FPDFText_CountRects(textpage, 0, -1)
     finally:
         document.close()
+
+
+def test_a_table_block_also_carries_a_neighbouring_row_that_fits() -> None:
+    # Rows are grouped into blocks up to a chunk's size; a question whose words sit in two
+    # neighbouring rows of different groups found neither. A block also holds the row
+    # before and after its own when they fit (here the short row 2 beside row 3).
+    from generalAgent.documents.pdf import table_blocks
+    from generalAgent.documents.pdf_tables import Table
+
+    rows = [["one", "a " * 75], ["two", "b"], ["three", "c " * 75], ["four", "d " * 75]]
+    table = Table([1], "Table 1: Notes", [["Key", "Note"]], rows, [1, 1, 1, 1])
+    blocks = table_blocks(table, 1, 1, "", 260)
+    assert [b.place for b in blocks] == [
+        "page 1, table 1, rows 1–2",
+        "page 1, table 1, rows 2–3",
+        "page 1, table 1, row 4",
+    ]
+    assert all(len(b.text) <= 260 for b in blocks)
+    keys = [[line.split(" | ")[0].removeprefix("| ") for line in b.text.split("\n")[3:]] for b in blocks]
+    assert keys == [["one", "two"], ["two", "three"], ["four"]]
+    from generalAgent.documents.pdf import pdf_preview_texts
+
+    (shown,) = pdf_preview_texts(blocks)  # read_file shows each row once
+    assert [line.split(" | ")[0] for line in shown.split("\n")[3:]] == ["| one", "| two", "| three", "| four"]
