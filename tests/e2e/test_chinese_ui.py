@@ -155,6 +155,29 @@ def test_what_reading_left_out_is_said_in_chinese_by_the_index_command(
     assert "1 invalid byte sequence was replaced by U+FFFD (the first on line 3)" in notes[1], notes
 
 
+def test_a_search_of_the_whole_index_names_no_folder_in_either_language(
+    workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # `search --all` said "索引 下 1 个文档中，…" ("… documents under the index for …"), its
+    # --json "folder" in the UI language; and a usage error "错误: 缺少参数 'arguments'.".
+    (workdir / "笔记.md").write_text("# 笔记\n本季度营收增长。\n", encoding="utf-8")
+    env = {**chinese(cli_env), "COLUMNS": "200"}
+    assert run_cli(["index", "笔记.md"], env, workdir).returncode == 0
+    zh = run_cli(["search", "--all", "营收"], env, workdir)
+    assert zh.returncode == 0, zh.stderr
+    assert (
+        '已索引的 1 个文档中，有 1 个文档共 1 个段落匹配 "营收"：' in zh.stdout and "索引 下" not in zh.stdout
+    )
+    none = run_cli(["search", "--all", "火箭"], env, workdir)
+    assert '已索引的 1 个文档中没有段落匹配 "火箭"。' in none.stdout, none.stdout
+    scripted = run_cli(["search", "--all", "营收", "--json"], env, workdir)
+    assert json.loads(scripted.stdout)["folder"] == "the index"
+    en = run_cli(["search", "--all", "营收"], {**cli_env, "COLUMNS": "200"}, workdir)
+    assert '1 passage in 1 of 1 indexed documents for "营收":' in en.stdout, en.stdout
+    missing = run_cli(["search"], env, workdir)
+    assert missing.returncode == 2 and "错误：缺少参数 'arguments'。" in missing.stderr, missing.stderr
+
+
 def test_the_first_message_of_a_newcomer_without_a_model_is_in_chinese(
     workdir: Path, cli_env: dict[str, str]
 ) -> None:

@@ -87,6 +87,7 @@ TERMS = [
     (r"(?<![-_/.`{])(?<!generalagent )\bindex(es|ed|ing)?\b(?![_.=}])", "索引", ()),
     (r"\bsemantic search\b", "语义检索", ("语义搜索",)),
     (r"\bworkspace\b", "工作区", ("工作空间",)),
+    (r"\bcategor(y|ies)\b(?!,)", "类别", ("分类",)),  # "…, category, tags": the keys' own names
 ]
 
 
@@ -103,6 +104,7 @@ TERMS = [
         "index",
         "semantic-search",
         "workspace",
+        "category",
     ],
 )
 def test_each_term_is_translated_with_one_word(english: str, chosen: str, others: tuple[str, ...]) -> None:
