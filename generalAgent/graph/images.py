@@ -278,13 +278,14 @@ def receive_sent_images(
             skipped.append(f"[a part of type {one_line(part.get('type'), 40)!r} was left out]")
         else:
             shown = _sent_name(part, len(sources) + len(skipped) + 1)
-            loaded = _sent_image(part)
-            if isinstance(loaded, str):
-                skipped.append(f"[image: {shown} not attached: {loaded}]")
-            elif len(sources) >= MAX_SENT_IMAGES:
+            if len(sources) >= MAX_SENT_IMAGES:  # counted before it is decoded
                 skipped.append(
                     f"[image: {shown} not attached: a message carries at most {MAX_SENT_IMAGES} images]"
                 )
+                continue
+            loaded = _sent_image(part)
+            if isinstance(loaded, str):
+                skipped.append(f"[image: {shown} not attached: {loaded}]")
             else:
                 sources.append((shown, functools.partial(_given, loaded)))
     images = _turn_images(sources, root, vision, limits)
@@ -301,8 +302,9 @@ def receive_sent_images(
 
 def _sent_name(part: dict[str, Any], number: int) -> str:
     """What an image sent in a message is called: the client's name for it (its file's
-    name, agent/remote_attachments.py), one line and no path; else its place in the message."""
-    name = one_line(part.get("name") or "", 120).replace("/", "_").replace("\\", "_").strip(". ")
+    name, agent/remote_attachments.py), one line, no path and no bracket (it stands inside
+    a bracketed line the model reads); else its place in the message."""
+    name = re.sub(r"[/\\\[\]]", "_", one_line(part.get("name") or "", 120)).strip(". ")
     return name or f"image {number}"
 
 
