@@ -477,9 +477,28 @@ def load_hooks(
             continue
         try:
             if path.stat().st_size > SETTINGS_LIMIT:
-                raise ValueError(f"larger than {SETTINGS_LIMIT:,} bytes")
+                problems.append(
+                    Notice(
+                        N_(
+                            "{path} not read: it is larger than {limit:,} bytes (the most a settings file may be)"
+                        ),
+                        {"path": str(path), "limit": SETTINGS_LIMIT},
+                    )
+                )
+                continue
             text = read_confined_text(path, home)
             data = json.loads(text)
+        except json.JSONDecodeError as exc:  # the parser's own words stay inside our sentence
+            problems.append(
+                Notice(
+                    N_("{path} not read: it is not valid JSON ({error}, line {line}, column {column})"),
+                    {"path": str(path), "error": exc.msg, "line": exc.lineno, "column": exc.colno},
+                )
+            )
+            continue
+        except UnicodeDecodeError:
+            problems.append(Notice(N_("{path} not read: it is not UTF-8 text"), {"path": str(path)}))
+            continue
         except LeavesFolder as exc:  # its sentence names the path: not twice
             problems.append(Notice(N_("{problem}; not read"), {"problem": said_of_error(exc)}))
             continue

@@ -159,14 +159,15 @@ class RemoteAgent:
         view: TurnView,
         approved: MutableSet[str] | None = None,
         mentions: Sequence[str] = (),
-        content: str | None = None,
+        content: str | list[dict[str, Any]] | None = None,
     ) -> TurnResult:
         """Send one user message on `thread_id` and report the turn to `view` until the run
         ends: its approvals are asked through the view and answered on the server; Ctrl-C
         cancels the run there. `approved`: tools answered "always" without asking (and every
         new "always" is added to it). `content`: the message as sent, when it carries more
-        than `text` (its attached files: agent/remote_attachments.py). Never raises for the
-        server's sake: a failure is the result's `error`."""
+        than `text` (its attached files as text, its images as parts:
+        agent/remote_attachments.py). Never raises for the server's sake: a failure is the
+        result's `error`."""
         result = TurnResult()
         partial: list[str] = []
         remembered: MutableSet[str] = approved if approved is not None else set()

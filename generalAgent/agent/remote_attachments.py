@@ -9,12 +9,16 @@ into a scratch folder of this process that is gone after the turn is sent. Then:
 
 - a text, code or Markdown file goes in as its text (its encoding found as read_file
   finds it), a document (PDF, Word, Excel, PowerPoint) as the text read from it;
-- anything else cannot be read there, and is said so. Images are not sent yet: the
-  server's model may take none, and the served graph would have to keep a client's
-  image as it keeps the local chat's (graph/images.py) for them to be sent right.
+- an image goes in as an `image_url` part (a data URL, prepared to the limits the local
+  chat uses when no provider says otherwise: documents/images.py), at most
+  MAX_SENT_IMAGES of them; whether the server's model takes it is the served graph's to
+  decide, exactly as the local chat decides (graph/images.py's receive_sent_images:
+  stored, or OCR text, or a line when the model takes no images);
+- anything else cannot be read there, and is said so.
 
 All the text attached to one message is bounded (MAX_ATTACHED_BYTES, as `-p` bounds piped
-text): more is refused before anything is sent, with the way to send less.
+text): more is refused before anything is sent, with the way to send less. An image past
+the count, or past MAX_ATTACHED_IMAGE_BYTES of images in all, is left out, said in one line.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from generalAgent.agent.chat_input import (
     DOCUMENT_TYPES,
@@ -34,23 +39,40 @@ from generalAgent.agent.chat_input import (
     upload,
 )
 from generalAgent.config.settings import DocumentSettings
-from generalAgent.i18n import _
+from generalAgent.graph.images import MAX_SENT_IMAGES
+from generalAgent.i18n import _, ngettext
 
 # Text attached to one message, in UTF-8 bytes: far more than any context window holds
 # (8 MiB, as `-p` allows of piped text), so a file over it is refused, not sent.
 MAX_ATTACHED_BYTES = 8 * 1024 * 1024
+# The data URLs of one message's images together: under the smallest per-request limit a
+# provider documents (DeepSeek's 40 MB, OpenAI's 50 MB), so the server's model can take
+# every image the message brings; each image is at most 5 MB as prepared (ImageLimits).
+MAX_ATTACHED_IMAGE_BYTES = 30 * 1024 * 1024
 MB = 1024 * 1024
 SCRATCH_SESSION = "attachments"
 
 
 @dataclass
 class ServerMessage:
-    """What to send as the user's message (`content`), or why nothing is sent (`problems`)."""
+    """What to send as the user's message (`content`, with `images` as image parts), or why
+    nothing is sent (`problems`)."""
 
     content: str
     notices: list[str] = field(default_factory=list)  # shown; the message goes
     problems: list[str] = field(default_factory=list)  # shown; nothing is sent
     attached: list[str] = field(default_factory=list)  # the files' names, as attached
+    images: list[dict[str, Any]] = field(default_factory=list)  # image_url parts, in order
+
+    def sent(self, piped: str = "") -> str | list[dict[str, Any]] | None:
+        """The message's content as sent: its text (with `piped` text after a blank line),
+        then its images as parts; None when nothing is attached (the typed text is sent)."""
+        if not self.attached:
+            return None
+        text = f"{self.content}\n\n{piped}" if piped else self.content
+        if not self.images:
+            return text
+        return [{"type": "text", "text": text}, *self.images]
 
 
 def message_for_server(text: str, cwd: Path, settings: DocumentSettings) -> ServerMessage:
@@ -87,16 +109,14 @@ def _attach(
 ) -> None:
     blocks: list[str] = []
     sent = 0
+    image_bytes = 0
     for name, kind, path in files:
         if kind == "image":
-            # Not as an image part: the server's model may take none (a text-only model
-            # fails the whole run), and the served graph keeps no image a client sends
-            # the way it keeps the local chat's (graph/images.py). Said, and left out.
-            message.notices.append(
-                _("{name} was not sent: a server's agent is not given images from this machine yet").format(
-                    name=name
-                )
-            )
+            part = _image_part(message, name, path, image_bytes)
+            if part is not None:
+                image_bytes += len(part["image_url"]["url"])
+                message.images.append(part)
+                message.attached.append(name)
             continue
         try:
             content = _text_of(path, kind, settings)
@@ -116,6 +136,36 @@ def _attach(
         message.attached.append(name)
     if blocks:
         message.content = f"{message.content}\n\n" + "\n\n".join(blocks)
+
+
+def _image_part(message: ServerMessage, name: str, path: Path, so_far: int) -> dict[str, Any] | None:
+    """The image at `path` as an image_url part named `name`, prepared to the local chat's
+    limits for an unknown provider; None, with the line said, when it is left out."""
+    from generalAgent.display import said_of_error
+    from generalAgent.documents.images import ImageError, ImageLimits, data_url, prepare_image
+
+    if len(message.images) >= MAX_SENT_IMAGES:
+        message.notices.append(
+            _("{name} was not sent: a message to the server carries at most {count} images").format(
+                name=name, count=MAX_SENT_IMAGES
+            )
+        )
+        return None
+    try:
+        url = data_url(prepare_image(path.read_bytes(), ImageLimits()))
+    except (ImageError, OSError) as exc:
+        said = said_of_error(exc)
+        reason = said if isinstance(said, str) else said.shown(_, ngettext)
+        message.notices.append(_("{name} was not sent: {reason}").format(name=name, reason=reason))
+        return None
+    if so_far + len(url) > MAX_ATTACHED_IMAGE_BYTES:
+        message.notices.append(
+            _("{name} was not sent: a message to the server carries at most {size} MB of images").format(
+                name=name, size=MAX_ATTACHED_IMAGE_BYTES // MB
+            )
+        )
+        return None
+    return {"type": "image_url", "image_url": {"url": url}, "name": name}
 
 
 def _text_of(path: Path, kind: str, settings: DocumentSettings) -> str:

@@ -265,8 +265,10 @@ def _index_files(index: SearchIndex, files: list[Path], err: Console, force: boo
                         seconds=f"{document.seconds:.2f}",
                     )
                 err.print(f"{mark} {escape(line)}")
+                # --json keeps the English (above); a person reads the UI language.
+                notes = [note.shown(_, ngettext) for note in document.said_notes]
                 warning = document.warning.shown(_, ngettext) if document.warning else ""
-                for said in (document.notes, warning):
+                for said in (" ".join(notes), warning):
                     if said:
                         err.print(f"[yellow]{escape(said)}[/yellow]")
                 if document.tables_pending:

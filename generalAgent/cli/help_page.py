@@ -29,7 +29,9 @@ from rich.text import Text
 from generalAgent.i18n import N_, _
 
 # Words of the frame and Click's help option, in the catalog.
-FRAME = (N_("Usage:"), N_("Options"), N_("Arguments"), N_("Commands"), N_("Error"), N_("Aborted."))
+FRAME = (N_("Usage:"), N_("Options"), N_("Arguments"), N_("Commands"), N_("Aborted."))
+# The error line, "Error: …" ("错误：…": the colon is the language's own).
+ERROR_LINE = N_("Error: {message}")
 DEFAULT = N_("[default: {}]")
 REQUIRED = N_("[required]")
 HELP_OPTION = N_("Show this message and exit.")
@@ -68,6 +70,11 @@ USAGE_ERRORS = (
     N_("{path_kind} {filename!r} is a directory."),
     N_("{path_kind} {filename!r} is a file."),
     N_("Missing command."),
+    # A missing one as a whole sentence (its full stop is the language's own); other
+    # shapes ("Missing option '--x'. Choose from: …") keep their tail (MISSING, below).
+    N_("Missing argument {name}."),
+    N_("Missing option {name}."),
+    N_("Missing parameter {name}."),
 )
 NESTED_FIELDS = frozenset({"message"})  # a field that is itself a message of the list
 WORD_FIELDS = frozenset({"number_type", "path_kind"})  # a field that is a word of the catalog
@@ -199,7 +206,15 @@ def say_usage_error(error: Any, err: Console) -> None:
         err.print(escape(_(TRY_HELP).format(command=ctx.command_path, option=names[0])))
         err.print()
     message = error.format_message() if hasattr(error, "format_message") else str(error)
-    err.print("[bold red]" + escape(_("Error")) + ":[/] " + escape(said_in_ui_language(message)))
+    head, _field, tail = _(ERROR_LINE).partition("{message}")
+    err.print(
+        "[bold red]"
+        + escape(head.rstrip())
+        + "[/]"
+        + escape(head[len(head.rstrip()) :])
+        + escape(said_in_ui_language(message))
+        + escape(tail)
+    )
 
 
 def said_in_ui_language(text: str) -> str:

@@ -158,7 +158,7 @@ def search_command(
                 budget=ContentBudget.from_settings(settings.documents),
                 space=space,
             )
-    except INDEX_ERRORS as exc:
+    except STORE_ERRORS as exc:  # the index's errors, and a space the user is not in
         fail(shown(exc), EXIT_FAILED)
     if as_json:
         _print_json(asdict(result))

@@ -138,7 +138,7 @@ def run_remote_once(
     message = attached_message(prompt_text if prompt != "-" else "", settings, err)
     if message.problems:
         return run.fail("\n".join(message.problems), shown=True)
-    content = _with_piped(message.content, piped) if message.attached else None
+    content = message.sent(piped)
     from generalAgent.agent.remote import RemoteError
 
     try:
@@ -180,11 +180,6 @@ def attached_message(text: str, settings: Settings, console: Console) -> ServerM
     for problem in message.problems:
         console.print(f"[red]{escape(problem)}[/]")
     return message
-
-
-def _with_piped(content: str, piped: str) -> str:
-    """The typed prompt with its attachments, then the piped text after a blank line."""
-    return f"{content}\n\n{piped}" if piped else content
 
 
 class RemoteChat:
@@ -290,7 +285,7 @@ class RemoteChat:
             reasoning=self.settings.model.show_reasoning,
         )
         view = RemoteTurnView(terminal)
-        content = message.content if message.attached else None
+        content = message.sent()
         result = self.agent.run_turn(self.thread, text, view, approved=self.approved, content=content)
         print_files_on_server(self.console, view.files)
         if result.cancelled:

@@ -246,7 +246,7 @@ def _search_many(
         None if pattern is None else _typed(pattern),
         terminal_console(stderr=True),
     )
-    _print_many(settings, result, as_json)
+    _print_many(settings, result, as_json, whole_index=pattern is None)
 
 
 def _search_many_in(
@@ -262,7 +262,7 @@ def _search_many_in(
             settings.documents,
             query,
             max_results,
-            label=_("the index"),
+            label="the index",  # --json's "folder", in English as the rest of it; the view says its own words
             vectors=embeddings_from_settings(settings),
             **team,
         )
@@ -282,7 +282,7 @@ def _search_many_in(
     )
 
 
-def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None:
+def _print_many(settings: Settings, result: FolderSearch, as_json: bool, whole_index: bool = False) -> None:
     if as_json:  # a failed file's English `error`, without the exception the terminal translates
         found = _english_warning(asdict(result, dict_factory=_without_exceptions), result.warning)
         print(json.dumps(found, ensure_ascii=False, indent=2))
@@ -290,7 +290,7 @@ def _print_many(settings: Settings, result: FolderSearch, as_json: bool) -> None
         lines = _text_lines(
             settings, [hit for document in result.documents for hit in document.results], result.query
         )
-        terminal_console().print(render_folder_hits(result, lines), highlight=False)
+        terminal_console().print(render_folder_hits(result, lines, whole_index), highlight=False)
     if not result.documents:
         raise typer.Exit(EXIT_FAILED)
 

@@ -154,8 +154,11 @@ def _left_out(budget_cut: int, capped: bool, most: int) -> list[RenderableType]:
     return notes
 
 
-def render_folder_hits(result: FolderSearch, places: Lines | None = None) -> RenderableType:
-    """`generalagent search [FOLDER] QUERY`: each document with its places and a snippet each."""
+def render_folder_hits(
+    result: FolderSearch, places: Lines | None = None, whole_index: bool = False
+) -> RenderableType:
+    """`generalagent search [FOLDER] QUERY`: each document with its places and a snippet each;
+    `whole_index`: `--all`, every indexed document (no folder to name)."""
     query = result.query
     phrasings = [query] if isinstance(query, str) else list(query)
     what = " | ".join(f'"{q}"' for q in phrasings)
@@ -176,16 +179,27 @@ def render_folder_hits(result: FolderSearch, places: Lines | None = None) -> Ren
             )
         )
     if not result.documents:
-        line = _("No passage in {count} documents under {folder} matches {query}.").format(
-            count=result.searched, folder=result.folder, query=what
+        none = (
+            _("No passage in {count} indexed documents matches {query}.")
+            if whole_index
+            else _("No passage in {count} documents under {folder} matches {query}.")
         )
+        line = none.format(count=result.searched, folder=result.folder, query=what)
         lines.append(Text(terminal_safe(line)))
         return Group(*lines)
     found = sum(1 for d in result.documents for hit in d.results if hit.hit is not None)
-    head = ngettext(
-        "{places} passage in {documents} of {count} documents under {folder} for {query}:",
-        "{places} passages in {documents} of {count} documents under {folder} for {query}:",
-        found,
+    head = (
+        ngettext(
+            "{places} passage in {documents} of {count} indexed documents for {query}:",
+            "{places} passages in {documents} of {count} indexed documents for {query}:",
+            found,
+        )
+        if whole_index
+        else ngettext(
+            "{places} passage in {documents} of {count} documents under {folder} for {query}:",
+            "{places} passages in {documents} of {count} documents under {folder} for {query}:",
+            found,
+        )
     ).format(
         places=found,
         documents=len(result.documents),

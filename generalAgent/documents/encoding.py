@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass
 
-from generalAgent.display import N_
+from generalAgent.display import N_, Message, N_plural
 from generalAgent.documents.reading import DocumentError
 
 # Chinese files saved by Windows tools are often GBK/GB18030; GB18030 decodes them all.
@@ -48,17 +48,22 @@ class DecodedText:
     first_line: int = 0  # the line of the first (1-based); 0 when none was
 
     def note(self, name: str) -> str:
-        """One line saying what was replaced and where; "" when nothing was."""
+        """One line saying what was replaced and where (for the model); "" when nothing was."""
+        said = self.said(name)
+        return said.english() if said is not None else ""
+
+    def said(self, name: str) -> Message | None:
+        """`note` as a Message, for a person in the UI language; None when nothing was replaced."""
         if not self.replaced:
-            return ""
-        many = (
-            "1 invalid byte sequence was"
-            if self.replaced == 1
-            else f"{self.replaced:,} invalid byte sequences were"
-        )
-        return (
-            f"{name} is {self.encoding} text with damage: {many} replaced by U+FFFD "
-            f"(the first on line {self.first_line:,}); the rest reads normally."
+            return None
+        return Message(
+            N_plural(
+                "{name} is {encoding} text with damage: {count:,} invalid byte sequence was replaced by "
+                "U+FFFD (the first on line {line:,}); the rest reads normally.",
+                "{name} is {encoding} text with damage: {count:,} invalid byte sequences were "
+                "replaced by U+FFFD (the first on line {line:,}); the rest reads normally.",
+            ),
+            {"name": name, "encoding": self.encoding, "count": self.replaced, "line": self.first_line},
         )
 
 

@@ -142,8 +142,8 @@ def _blocks(
     if not found:
         if kind == "pdf" and reading.notes:
             raise DocumentError(
-                N_("{name} has no text layer (scanned?); {notes}"), name=name, notes=" ".join(reading.notes)
-            )
+                N_("{name} has no text layer (scanned?); {notes}"), name=name, notes=reading.notes[0]
+            )  # a PDF's one note: the pages OCR left unread
         if kind == "pdf":
             raise DocumentError(
                 N_("{name} has no text layer (scanned?) and no text was recognised in it."), name=name

@@ -85,7 +85,10 @@ class IndexedDocument:
     # Embedding failed: the document is indexed for keyword search only (the model reads its
     # English, a person its UI language).
     warning: Message | None = None
-    notes: str = ""  # what reading left out (pages OCR did not reach), for the user
+    notes: str = ""  # what reading left out (pages OCR did not reach), and the background's progress
+    # Reading's notes for a person (`generalagent index`), said in the UI language; `notes`
+    # is the English the model and --json read.
+    said_notes: tuple[Message, ...] = ()
     ocr_left: int = 0  # scanned pages the call's OCR limit left unread (read in the background)
     language: str = ""  # main language of the text ("en", "zh", ...; search/language.py)
     tables_pending: bool = False  # a PDF's text is indexed, its tables are still to be read
@@ -493,7 +496,8 @@ class SearchIndex(IndexDatabase):
             seconds=time.perf_counter() - began,
             warning=warning,
             # What OCR's page limits left unread (documents/ocr.py), said with the result.
-            notes=" ".join([*stream.reading.notes, read_on]).strip(),
+            notes=" ".join([*(note.english() for note in stream.reading.notes), read_on]).strip(),
+            said_notes=tuple(stream.reading.notes),
             language=language,
             ocr_left=stream.reading.ocr_left,
             tables_pending=pending,

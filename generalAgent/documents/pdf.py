@@ -407,7 +407,7 @@ def _ocr_tables(
     runs: dict[int, list[Run]] = {}
     reading = Reading()
     recognised = _recognise(pdf, path, pages, settings, None, reading, runs)
-    said.extend(Message("{note}", {"note": note}) for note in reading.notes)
+    said.extend(reading.notes)
     return _scanned_tables(runs, recognised)
 
 
@@ -812,20 +812,37 @@ def _recognise(
     return {**{page: known[page] for page in within if page in known}, **texts}
 
 
-def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSettings) -> str:
-    """One sentence: which scanned pages OCR left unread, the limit, and how to read more."""
+def _unread_note(pages: list[int], read: int, setting: str, settings: DocumentSettings) -> Message:
+    """One sentence: which scanned pages OCR left unread, the limit, and how to read more
+    (in English for the model, in the UI language where `generalagent index` shows it)."""
     first, last, left = pages[read] + 1, pages[-1] + 1, len(pages) - read
     per_call = setting == "OCR_MAX_PAGES_PER_CALL"
     value = settings.ocr_max_pages_per_call if per_call else settings.ocr_max_pages_per_document
-    unread = f"page {first:,} was" if left == 1 else f"{left:,} pages ({first:,}–{last:,}) were"
     more = (
-        "the user can read more with `generalagent index --force FILE` (up to OCR_MAX_PAGES_PER_DOCUMENT)"
+        N_("the user can read more with `generalagent index --force FILE` (up to OCR_MAX_PAGES_PER_DOCUMENT)")
         if per_call
-        else "raise it and index the file again with `generalagent index --force FILE`"
+        else N_("raise it and index the file again with `generalagent index --force FILE`")
     )
-    return (
-        f"OCR read {read:,} of its {len(pages):,} pages without a text layer; {unread} not read "
-        f"(limit {setting}={value}; {more})."
+    return Message(
+        N_(
+            "OCR read {read:,} of its {total:,} pages without a text layer; page {first:,} was not "
+            "read (limit {setting}={value}; {more})."
+        )
+        if left == 1
+        else N_(
+            "OCR read {read:,} of its {total:,} pages without a text layer; {count:,} pages "
+            "({first:,}–{last:,}) were not read (limit {setting}={value}; {more})."
+        ),
+        {
+            "read": read,
+            "total": len(pages),
+            "count": left,
+            "first": first,
+            "last": last,
+            "setting": setting,
+            "value": value,
+            "more": Message(more),
+        },
     )
 
 

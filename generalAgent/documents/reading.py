@@ -128,7 +128,8 @@ class Reading:
 
     done: int = 0
     total: int = 0
-    notes: list[str] = field(default_factory=list)
+    # English for the model (.english()), the UI's language for a person (.shown(_, ngettext))
+    notes: list[Message] = field(default_factory=list)
     # Scanned pages within OCR_MAX_PAGES_PER_DOCUMENT that the call's own OCR limit left
     # unread: the index reads them in the background (ocr_background.py).
     ocr_left: int = 0

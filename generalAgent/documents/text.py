@@ -34,8 +34,8 @@ def read_text(document: BinaryIO, path: Path, limit: ReadLimit, reading: Reading
     data = document.read(limit.chars * 4 + 4)
     truncated = document.read(1) != b""
     decoded = decode_text_replacing(data, path.name, truncated=truncated)
-    if decoded.replaced:
-        reading.notes.append(decoded.note(path.name))
+    if (said := decoded.said(path.name)) is not None:
+        reading.notes.append(said)
     if truncated or len(decoded.text) > limit.chars:
         limit.stopped = True
     yield Block(text=decoded.text.replace("\r\n", "\n"), markdown=markdown)
@@ -77,8 +77,8 @@ def _text_pieces(handle: BinaryIO, name: str, reading: Reading) -> Iterator[tupl
             yield piece, continues
             continues = True
         data, ahead = ahead, (handle.read(TEXT_PIECE_BYTES) if ahead else b"")
-    if decoder.replaced:
-        reading.notes.append(decoder.result("").note(name))
+    if (said := decoder.result("").said(name)) is not None:
+        reading.notes.append(said)
 
 
 def _piece_end(text: str) -> tuple[int, int]:

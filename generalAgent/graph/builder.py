@@ -12,7 +12,9 @@
 answers them in the stored history before anything else reads it, so every client (the
 terminal, a LangGraph Server client) sends a valid history. It also carries, once, what
 an older release stored under a key renamed since (graph/state.py's StoredState: the
-main graph's state schema, while its input and output are AgentState). `compact` runs
+main graph's state schema, while its input and output are AgentState), and it stores the
+images a served client sent in its message as the local chat stores attached ones
+(graph/images.py), so no data URL stays in the history. `compact` runs
 only when the start of the history moves (graph/compaction.py). So an ordinary step adds
 neither node nor checkpoint.
 
@@ -249,7 +251,7 @@ def _define_graph(
     to_model = functools.partial(route_to_model, prompts=prompts)
     graph.add_node(
         "repair",
-        build_repair_node(to_model, parts.settings.model.model_answer_max_chars),
+        build_repair_node(to_model, parts.settings.model.model_answer_max_chars, prompts.receive_images),
         destinations=("compact", "planner"),
         input_schema=stored,
     )

@@ -45,7 +45,7 @@ from generalAgent.graph.history import (
     truncate_messages_safely,
     window_start,
 )
-from generalAgent.graph.images import image_tokens, with_turn_images
+from generalAgent.graph.images import image_tokens, receive_sent_images, with_turn_images
 from generalAgent.graph.project_memory import ProjectMemory
 from generalAgent.graph.prompts import build_subagent_prompt, build_system_prompt, prompt_hash
 from generalAgent.graph.state import (
@@ -132,6 +132,17 @@ class PromptBuilder:
         session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
         workspace = Workspace.for_session(self.settings.paths.workspaces_dir, session)
         return with_turn_images(history, workspace.root, image_limits(self.settings.model))
+
+    def receive_images(
+        self, messages: list[BaseMessage], state: Mapping[str, Any], config: RunnableConfig
+    ) -> list[BaseMessage] | None:
+        """The images a served client sent in its message, stored in the session's workspace
+        and made what this model takes: image parts if it sees, else OCR text (graph/images.py)."""
+        configurable = (config or {}).get("configurable", {})
+        session = str(state.get("workspace_id") or configurable.get("thread_id") or "default")
+        workspace = Workspace.for_session(self.settings.paths.workspaces_dir, session)
+        model = self.settings.model
+        return receive_sent_images(messages, workspace.root, takes_images(model), image_limits(model))
 
     def visible_tools(self, state: AgentState) -> list[Any]:
         return visible_tools_for_state(

@@ -38,6 +38,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.types import Command
 
+from generalAgent.graph.images import carries_sent_images
 from generalAgent.graph.state import AgentState, ConversationSummary, StoredState, renamed_values
 from generalAgent.providers.tokens import estimate_message_tokens
 
@@ -340,16 +341,24 @@ def with_interrupted_answer(
     return [*messages[:last], note, *messages[last:]]
 
 
-def build_repair_node(route: Callable[[AgentState], str], answer_limit: int):
+# What the repair step does with the images a served client sent in its message
+# (graph/images.py's receive_sent_images, for the run's workspace and model).
+ReceiveImages = Callable[[list[BaseMessage], StoredState, RunnableConfig], list[BaseMessage] | None]
+
+
+def build_repair_node(
+    route: Callable[[AgentState], str], answer_limit: int, receive_images: ReceiveImages | None = None
+):
     """The `repair` step: answers the calls a stopped run left open, stores the part of a
     stopped answer a served client saw (`interrupted_answer`, at most `answer_limit`
-    characters), and carries values an older release stored under a renamed key
-    (graph/state.py), then goes where `route` sends the repaired state. Taken only when
-    there is something to repair (`needs_repair`), so an ordinary run adds no step and no
-    checkpoint; the whole list is written back because the answers must stand right after
-    their calls, not after the new message."""
+    characters), stores the images a served client sent in its message as the local chat
+    stores attached ones (`receive_images`), and carries values an older release stored
+    under a renamed key (graph/state.py), then goes where `route` sends the repaired state.
+    Taken only when there is something to repair (`needs_repair`), so an ordinary run adds
+    no step and no checkpoint; the whole list is written back because the answers must
+    stand right after their calls, not after the new message."""
 
-    def repair(state: StoredState) -> Command:
+    def repair(state: StoredState, config: RunnableConfig) -> Command:
         update = renamed_values(state)
         messages: list[BaseMessage] = list(state.get("messages", []))
         repaired = answer_open_calls(messages)
@@ -358,6 +367,9 @@ def build_repair_node(route: Callable[[AgentState], str], answer_limit: int):
             update["interrupted_answer"] = None  # used once, whether it fits or not
             stored = with_interrupted_answer(repaired or messages, seen, answer_limit)
             repaired = stored if stored is not None else repaired
+        if receive_images is not None and carries_sent_images(repaired or messages):
+            received = receive_images(repaired or messages, state, config)
+            repaired = received if received is not None else repaired
         if repaired is not None:
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *repaired]
             messages = repaired
@@ -371,6 +383,7 @@ def needs_repair(state: StoredState) -> bool:
         bool(open_call_ids(state.get("messages", [])))
         or bool(renamed_values(state))
         or bool(state.get("interrupted_answer"))
+        or carries_sent_images(state.get("messages", []))
     )
 
 

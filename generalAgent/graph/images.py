@@ -25,14 +25,17 @@ OpenAI-compatible providers we support follow it (docs/documents.md).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import base64
+import functools
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from generalAgent.display import Message, os_error_reason, said_of_error
+from generalAgent.display import Message, one_line, os_error_reason, said_of_error
 from generalAgent.documents.images import (
     IMAGES_KEY,
     ImageError,
@@ -167,8 +170,26 @@ class TurnImages:
 
 def turn_images(paths: Sequence[str], root: Path, vision: bool, limits: ImageLimits) -> TurnImages:
     """The images at workspace `paths` (under `root`) prepared for this turn's message."""
+    return _turn_images(
+        [(shown, functools.partial(_read, root / shown)) for shown in paths], root, vision, limits
+    )
+
+
+def _read(path: Path) -> bytes:
+    return path.read_bytes()
+
+
+def _given(data: bytes) -> bytes:
+    return data
+
+
+def _turn_images(
+    sources: Sequence[tuple[str, Callable[[], bytes]]], root: Path, vision: bool, limits: ImageLimits
+) -> TurnImages:
+    """`turn_images` of images named `shown` whose bytes each `load` gives (a workspace
+    file, or the data a served client sent in its message)."""
     found = TurnImages()
-    for shown in paths:
+    for shown, load in sources:
         if vision and limits.max_images is not None and len(found.refs) >= limits.max_images:
             why = limits.over_request(len(found.refs) + 1, 0)
             assert why is not None  # the count alone is over
@@ -176,7 +197,7 @@ def turn_images(paths: Sequence[str], root: Path, vision: bool, limits: ImageLim
             found.lines.append(f"[image: {shown} not attached: {why.english()}]")
             continue
         try:
-            data = (root / shown).read_bytes()
+            data = load()
         except OSError as exc:
             found.unread.append((shown, os_error_reason(exc)))
             continue
@@ -204,3 +225,99 @@ def turn_images(paths: Sequence[str], root: Path, vision: bool, limits: ImageLim
             + (" (none found)]" if not text else f"]\n{text}")
         )
     return found
+
+
+# Images a client may send in one message (agent/remote_attachments.py sends within these,
+# the served graph reads no more): the decoded bytes of one image, as the chat's 20 MB
+# limit on an attached image file (agent/chat_input.py), and how many, so a message cannot
+# make a text-only model's server OCR without end.
+MAX_SENT_IMAGE_BYTES = 20 * 1024 * 1024
+MAX_SENT_IMAGES = 20
+_DATA_URL = re.compile(r"data:image/[A-Za-z0-9.+-]+;base64,", re.ASCII)
+
+
+def sent_image_parts(message: BaseMessage) -> list[dict[str, Any]]:
+    """The `image_url` parts of a user message's content (what a served client sends)."""
+    if not isinstance(message, HumanMessage) or not isinstance(message.content, list):
+        return []
+    return [p for p in message.content if isinstance(p, dict) and p.get("type") == "image_url"]
+
+
+def carries_sent_images(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the last user message brought image parts to receive (`receive_sent_images`)."""
+    start = _current_turn(messages)
+    return start >= 0 and bool(sent_image_parts(messages[start]))
+
+
+def receive_sent_images(
+    messages: Sequence[BaseMessage], root: Path, vision: bool, limits: ImageLimits
+) -> list[BaseMessage] | None:
+    """The history with the images a served client sent as `image_url` parts of its last
+    message (data URLs) made what the local chat makes of attached images (`turn_images`):
+    stored once in the workspace under `root` and a placeholder line for a model that takes
+    images (sent in full by `with_turn_images`, in this turn only), OCR text or a line saying
+    why there is none for one that does not. None when the message carries none.
+
+    Only data URLs are read (a link would make the server fetch what a client names), at
+    most MAX_SENT_IMAGES of MAX_SENT_IMAGE_BYTES each; what is left out is said by a line
+    the model reads, as the local path says it."""
+    start = _current_turn(messages)
+    if start < 0 or not sent_image_parts(messages[start]):
+        return None
+    message = messages[start]
+    assert isinstance(message.content, list)
+    texts: list[str] = []
+    skipped: list[str] = []
+    sources: list[tuple[str, Callable[[], bytes]]] = []
+    for part in message.content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif part.get("type") == "text":
+            texts.append(str(part.get("text", "")))
+        elif part.get("type") != "image_url":
+            skipped.append(f"[a part of type {one_line(part.get('type'), 40)!r} was left out]")
+        else:
+            shown = _sent_name(part, len(sources) + len(skipped) + 1)
+            if len(sources) >= MAX_SENT_IMAGES:  # counted before it is decoded
+                skipped.append(
+                    f"[image: {shown} not attached: a message carries at most {MAX_SENT_IMAGES} images]"
+                )
+                continue
+            loaded = _sent_image(part)
+            if isinstance(loaded, str):
+                skipped.append(f"[image: {shown} not attached: {loaded}]")
+            else:
+                sources.append((shown, functools.partial(_given, loaded)))
+    images = _turn_images(sources, root, vision, limits)
+    lines = [*images.lines, *skipped]
+    text = "\n".join(t for t in texts if t)
+    received = HumanMessage(
+        content=f"{text}\n\n" + "\n".join(lines) if lines else text,
+        additional_kwargs={**message.additional_kwargs, IMAGES_KEY: [*images_of(message), *images.refs]},
+        id=message.id,
+        name=message.name,
+    )
+    return [*messages[:start], received, *messages[start + 1 :]]
+
+
+def _sent_name(part: dict[str, Any], number: int) -> str:
+    """What an image sent in a message is called: the client's name for it (its file's
+    name, agent/remote_attachments.py), one line, no path and no bracket (it stands inside
+    a bracketed line the model reads); else its place in the message."""
+    name = re.sub(r"[/\\\[\]]", "_", one_line(part.get("name") or "", 120)).strip(". ")
+    return name or f"image {number}"
+
+
+def _sent_image(part: dict[str, Any]) -> bytes | str:
+    """The bytes of an `image_url` part's data URL, or why there are none (for the model)."""
+    inner = part.get("image_url")
+    url = inner.get("url") if isinstance(inner, dict) else inner
+    if not isinstance(url, str) or not _DATA_URL.match(url):
+        return "only an image sent in the message (a data URL) is read, not a link"
+    encoded = url[url.index(",") + 1 :]
+    if len(encoded) > 4 * -(-MAX_SENT_IMAGE_BYTES // 3):  # base64 of the most it may hold
+        return f"it is over {MAX_SENT_IMAGE_BYTES // (1024 * 1024)} MB"
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except ValueError:
+        return "its data URL is not valid base64"

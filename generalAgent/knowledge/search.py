@@ -106,7 +106,8 @@ def search_knowledge(
     `query` is one string or several phrasings of one question (e.g. the user's words and
     their English rendering), each ranked and all fused by rank. `budget=None` returns the
     results unshortened (tests compare the two). `space`: only that space of the store's
-    viewer ('' = the viewer's private one); unset = every space the viewer sees.
+    viewer ('' = the viewer's private one; one they are not in: KnowledgeError); unset =
+    every space the viewer sees.
     `render` (the chat's model, through the run context) renders a lone query whose script
     differs from the searched files' into their commonest language, searched beside it
     (search/query_rendering.py), as the document and folder searches do; notes have no
@@ -114,6 +115,10 @@ def search_knowledge(
     """
     if sort not in SORTS:
         raise ValueError(f"sort must be one of {', '.join(SORTS)}")
+    # A space the viewer is not in would find nothing, said as "no match": say why instead.
+    refusal = store.space_refusal(space.strip()) if space is not None else None
+    if refusal is not None:
+        raise refusal
     filters = Filters(
         domain or None, category or None, tuple(tags or ()), store.session_files, store.viewer, space
     )

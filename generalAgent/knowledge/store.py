@@ -116,6 +116,27 @@ class KnowledgeStore(IndexDatabase):
         return str(folder.resolve()) + os.sep
 
     # -- items --------------------------------------------------------------------------
+    def space_refusal(self, space: str) -> KnowledgeError | None:
+        """Why the viewer may not use the team space `space` ('' is their own), or None."""
+        if self.viewer.may_write(self.viewer.user, space):
+            return None
+        if not self.viewer.teams:  # said in words, not as an empty or English "none" list
+            return KnowledgeError(
+                N_(
+                    "You are not a member of the space {space} (you are in no team space); "
+                    "set SEARCH_TEAMS, or leave the space out for your own."
+                ),
+                space=repr(space),
+            )
+        return KnowledgeError(
+            N_(
+                "You are not a member of the space {space} (your team spaces: {teams}); "
+                "set SEARCH_TEAMS, or leave the space out for your own."
+            ),
+            space=repr(space),
+            teams=", ".join(self.viewer.teams),
+        )
+
     def add_knowledge(
         self,
         title: str,
@@ -136,16 +157,9 @@ class KnowledgeStore(IndexDatabase):
         `space`: a team space of the viewer's, or its private one ('').
         """
         space = space.strip()
-        if not self.viewer.may_write(self.viewer.user, space):
-            teams = ", ".join(self.viewer.teams) or "none"
-            raise KnowledgeError(
-                N_(
-                    "You are not a member of the space {space} (your team spaces: {teams}); "
-                    "set SEARCH_TEAMS, or leave the space out for your own."
-                ),
-                space=repr(space),
-                teams=teams,
-            )
+        refusal = self.space_refusal(space)
+        if refusal is not None:
+            raise refusal
         if blocks is not None:
             content = chunk_blocks(blocks, self.chunking)[0]
         item = KnowledgeItem(

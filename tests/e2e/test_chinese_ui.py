@@ -128,6 +128,56 @@ def test_index_reports_each_file_in_the_language_of_the_ui(workdir: Path, cli_en
     assert "笔记.md:1chunk," in joined(en.stderr), en.stderr
 
 
+def test_what_reading_left_out_is_said_in_chinese_by_the_index_command(
+    workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # The yellow line under a file was English in a Chinese UI: "OCR read 1 of its 2 pages
+    # without a text layer; page 2 was not read (...)", "... text with damage: ...".
+    from tests.support.documents import make_long_scan
+
+    make_long_scan(workdir / "扫描件.pdf", 2, ["Invoice number 4711", "Paid in March."])
+    (workdir / "日志.md").write_bytes("# 日志\n本季度营收增长。\n".encode() + b"\xff broken\n")
+    env = {**chinese(cli_env), "COLUMNS": "200", "OCR_MAX_PAGES_PER_DOCUMENT": "1"}
+
+    def joined(text: str) -> str:  # a long line may wrap at any space
+        return "".join(text.split())
+
+    zh = run_cli(["index", "扫描件.pdf", "日志.md"], env, workdir, timeout=300)
+    assert zh.returncode == 0, zh.stderr
+    said = joined(zh.stderr)
+    assert "OCR识别了它2个无文字层页面中的1个；第2页未读取" in said, zh.stderr
+    assert "OCR_MAX_PAGES_PER_DOCUMENT=1" in said, zh.stderr
+    assert "日志.md是utf-8文本，有损坏：1处无效字节序列已替换为U+FFFD（第一处在第3行）" in said, zh.stderr
+    assert "not read" not in zh.stderr and "with damage" not in zh.stderr, zh.stderr
+    scripted = run_cli(["index", "扫描件.pdf", "日志.md", "--json", "--force"], env, workdir, timeout=300)
+    notes = [r.get("notes", "") for r in json.loads(scripted.stdout)["files"]]  # scripts keep the English
+    assert "page 2 was not read (limit OCR_MAX_PAGES_PER_DOCUMENT=1;" in notes[0], scripted.stdout
+    assert "1 invalid byte sequence was replaced by U+FFFD (the first on line 3)" in notes[1], notes
+
+
+def test_a_search_of_the_whole_index_names_no_folder_in_either_language(
+    workdir: Path, cli_env: dict[str, str]
+) -> None:
+    # `search --all` said "索引 下 1 个文档中，…" ("… documents under the index for …"), its
+    # --json "folder" in the UI language; and a usage error "错误: 缺少参数 'arguments'.".
+    (workdir / "笔记.md").write_text("# 笔记\n本季度营收增长。\n", encoding="utf-8")
+    env = {**chinese(cli_env), "COLUMNS": "200"}
+    assert run_cli(["index", "笔记.md"], env, workdir).returncode == 0
+    zh = run_cli(["search", "--all", "营收"], env, workdir)
+    assert zh.returncode == 0, zh.stderr
+    assert (
+        '已索引的 1 个文档中，有 1 个文档共 1 个段落匹配 "营收"：' in zh.stdout and "索引 下" not in zh.stdout
+    )
+    none = run_cli(["search", "--all", "火箭"], env, workdir)
+    assert '已索引的 1 个文档中没有段落匹配 "火箭"。' in none.stdout, none.stdout
+    scripted = run_cli(["search", "--all", "营收", "--json"], env, workdir)
+    assert json.loads(scripted.stdout)["folder"] == "the index"
+    en = run_cli(["search", "--all", "营收"], {**cli_env, "COLUMNS": "200"}, workdir)
+    assert '1 passage in 1 of 1 indexed documents for "营收":' in en.stdout, en.stdout
+    missing = run_cli(["search"], env, workdir)
+    assert missing.returncode == 2 and "错误：缺少参数 'arguments'。" in missing.stderr, missing.stderr
+
+
 def test_the_first_message_of_a_newcomer_without_a_model_is_in_chinese(
     workdir: Path, cli_env: dict[str, str]
 ) -> None:
@@ -255,8 +305,8 @@ def test_kb_show_says_its_fields_and_counts_in_chinese(workdir: Path, cli_env: d
     whole = run_cli(["kb", "show", item[:8]], zh, workdir)
     chunks = run_cli(["kb", "show", item[:8], "--chunks", "0:1"], zh, workdir)
     assert whole.returncode == chunks.returncode == 0, whole.stderr + chunks.stderr
-    assert "1 个分块" in whole.stdout and "来源：" in whole.stdout and "更新于" in whole.stdout
-    assert "第 0 块 (§ 报销制度)" in chunks.stdout
+    assert "1 个片段" in whole.stdout and "来源：" in whole.stdout and "更新于" in whole.stdout
+    assert "第 0 个片段 (§ 报销制度)" in chunks.stdout
     for english in ("chunks", "source:", "updated", "chunk 0"):
         assert english not in whole.stdout + chunks.stdout, english
     unknown = run_cli(["kb", "show", "ffffffff"], zh, workdir)

@@ -35,7 +35,7 @@ from generalAgent.agent.events import (
 from generalAgent.agent.remote import RemoteAgent, RemoteError
 from tests.support.environment import without_agent_variables
 from tests.support.langgraph_server import KEYS, client_of, free_port, langgraph_dev
-from tests.support.openai_server import RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
+from tests.support.openai_server import ImageRules, RecordedRequest, Reply, ScriptedOpenAIServer, ToolCall
 from tests.support.terminal import expect_prompt
 from tests.support.turn_views import RecordingView
 
@@ -549,9 +549,11 @@ def test_print_mode_sends_the_files_its_paths_name_in_the_message(
     served: tuple[str, Path], model_server: ScriptedOpenAIServer, tmp_path: Path
 ) -> None:
     """The server cannot read this machine's files: a #path's text goes in the message, as
-    the local chat would give it to the model (a document's as read from it); an image is
-    said not to be sent; a name that is not there sends nothing, with the local chat's
-    words. Before, the message went as typed and the server's model never saw the files."""
+    the local chat would give it to the model (a document's as read from it); an image goes
+    too, and this server's text-only model gets the line the local chat gives such a model
+    (OCR text, or why there is none), never the image part; a name that is not there sends
+    nothing, with the local chat's words. Before, the message went as typed and the
+    server's model never saw the files."""
     from PIL import Image
 
     from tests.support.documents import make_docx
@@ -579,7 +581,9 @@ def test_print_mode_sends_the_files_its_paths_name_in_the_message(
     text = str(user["content"])
     assert "REMOTE-ATTACHED-7731" in text and '<attached_file name="notes.txt" type="text">' in text
     assert "WEEK-4412" in text and '<attached_file name="plan.docx" type="docx">' in text
-    assert "shot.png was not sent" in done.stderr and "image_url" not in str(user)
+    # test-model is no vision model: the served graph decided as a local chat decides.
+    assert "[image: shot.png; this model does not take images" in text and "image_url" not in str(user)
+    assert "not sent" not in done.stderr and not request.image_parts
 
     asked = len(model_server.chat_requests)
     missing = generalagent(
@@ -588,3 +592,58 @@ def test_print_mode_sends_the_files_its_paths_name_in_the_message(
     assert missing.returncode == 2
     assert "nope.txt" in missing.stderr and "Nothing was sent" in missing.stderr
     assert len(model_server.chat_requests) == asked
+
+
+def test_images_reach_a_served_vision_model_once_and_are_bounded_here(tmp_path: Path) -> None:
+    """Images of a --server message go as image parts: a vision model on the server gets
+    them in that turn (stored in the thread's workspace, a placeholder in the history
+    after it, as a local chat does); a text-only model's server does not send them (the
+    test above). Past the client's count one image is left out, said in one line. Before,
+    every image stayed on this machine ("… was not sent: a server's agent is not given
+    images from this machine yet")."""
+    from PIL import Image
+
+    from generalAgent.graph.images import MAX_SENT_IMAGES
+
+    workdir = tmp_path / "server"
+    workdir.mkdir()
+    here = tmp_path / "client"
+    here.mkdir()
+    Image.new("RGB", (40, 30), (200, 30, 30)).save(here / "shot.png")
+    for number in range(MAX_SENT_IMAGES + 1):
+        Image.new("RGB", (8 + number, 8), (0, 0, 200)).save(here / f"tile-{number:02}.png")
+    vision = "qwen2.5-vl-7b-instruct"  # a vision model by its name, as the server decides
+    with (
+        ScriptedOpenAIServer(model=vision, images=ImageRules(), strict_history=True) as model_server,
+        langgraph_dev(model_server, workdir, {"MODEL_NAME": vision}) as url,
+    ):
+        model_server.add(Reply(text="A red rectangle."), Reply(text="Still red."), Reply(text="Many tiles."))
+        done = generalagent(
+            url, "-p", "What is in #shot.png? (remote-vision)", token=KEYS["bob"], tmp_path=here
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "A red rectangle.\n" and "not sent" not in done.stderr
+        [request] = [r for r in model_server.chat_requests if "(remote-vision)" in str(r.messages)]
+        [image] = request.image_parts
+        assert image.role == "user" and image.format == "PNG" and (image.width, image.height) == (40, 30)
+        thread = done.stderr.split("thread ")[1].split()[0]
+        stored = list((workdir / "data" / "workspaces" / thread / ".images").iterdir())
+        assert len(stored) == 1 and stored[0].name.endswith("-40x30.png")
+
+        # The next turn sends the placeholder, not the image again (the cached prefix holds).
+        again = generalagent(
+            url, "-p", "And now? (remote-vision-2)", "--resume", thread, token=KEYS["bob"], tmp_path=here
+        )
+        assert again.returncode == 0, again.stderr
+        [later] = [r for r in model_server.chat_requests if "(remote-vision-2)" in str(r.messages)]
+        assert not later.image_parts and "[image: shot.png (40×30)" in str(later.messages)
+
+        many = " ".join(f"#tile-{number:02}.png" for number in range(MAX_SENT_IMAGES + 1))
+        bounded = generalagent(url, "-p", f"Count {many} (remote-vision-3)", token=KEYS["bob"], tmp_path=here)
+        assert bounded.returncode == 0, bounded.stderr
+        last = f"tile-{MAX_SENT_IMAGES:02}.png"
+        assert f"{last} was not sent: a message to the server carries at most {MAX_SENT_IMAGES} images" in (
+            " ".join(bounded.stderr.split())
+        )
+        [counted] = [r for r in model_server.chat_requests if "(remote-vision-3)" in str(r.messages)]
+        assert len(counted.image_parts) == MAX_SENT_IMAGES

@@ -72,6 +72,54 @@ def test_translations_keep_the_fields_of_the_message() -> None:
             assert fields(target) == fields(source), (source, target)
 
 
+# One Chinese word for each term the UI uses often, so a reader never wonders whether 片段 and
+# 分块 are two things (the catalog had both for "chunk", 端点 and 接口 for "endpoint", 目录 and
+# 文件夹 for "folder"). (English pattern, the word every match says, words none may say).
+# Option, argument and command names (--chunks, chunk_start, {folder}, generalagent index)
+# are not the term.
+TERMS = [
+    (r"(?<![-_{])\bchunks?\b(?![_}])", "片段", ("分块", "块")),
+    (r"\bendpoints?\b(?!})", "接口", ("端点",)),
+    (r"\bembedding models?\b", "向量模型", ("嵌入",)),
+    (r"(?<![{#])\b(folders?|[Dd]irector(y|ies))\b(?![}/])", "文件夹|数据目录", ("目录",)),
+    (r"(?<!-)\b[Aa]pprov(e|es|ed|ing|al|als)\b", "批准|审批", ("同意",)),
+    (r"\bknowledge base\b", "知识库", ()),
+    (r"(?<![-_/.`{])(?<!generalagent )\bindex(es|ed|ing)?\b(?![_.=}])", "索引", ()),
+    (r"\bsemantic search\b", "语义检索", ("语义搜索",)),
+    (r"\bworkspace\b", "工作区", ("工作空间",)),
+    (r"\bcategor(y|ies)\b(?!,)", "类别", ("分类",)),  # "…, category, tags": the keys' own names
+]
+
+
+@pytest.mark.parametrize(
+    ("english", "chosen", "others"),
+    TERMS,
+    ids=[
+        "chunk",
+        "endpoint",
+        "embedding-model",
+        "folder",
+        "approve",
+        "knowledge-base",
+        "index",
+        "semantic-search",
+        "workspace",
+        "category",
+    ],
+)
+def test_each_term_is_translated_with_one_word(english: str, chosen: str, others: tuple[str, ...]) -> None:
+    wrong = []
+    for entry in catalog():
+        sources = (entry.id,) if isinstance(entry.id, str) else entry.id
+        if not entry.id or not any(re.search(english, source) for source in sources):
+            continue
+        for target in entry.string if isinstance(entry.string, tuple) else (entry.string,):
+            rest = re.sub(chosen, "", target)  # 数据目录 is the data folder's name, not a stray 目录
+            if not re.search(chosen, target) or any(other in rest for other in others):
+                wrong.append((sources[0], target))
+    assert wrong == []
+
+
 def test_the_compiled_catalog_is_current() -> None:
     """What the .mo holds, not its bytes: those name the babel version that wrote them."""
 
@@ -256,7 +304,7 @@ def test_kb_show_fields_follow_the_language_and_count() -> None:
         chinese = render_item(item, None, 1, 1000, i18n._, i18n.ngettext)
     finally:
         i18n.use_language("en")
-    assert "1 个分块" in chinese and "来源：/d/报销.md" in chinese and "chunk" not in chinese
+    assert "1 个片段" in chinese and "来源：/d/报销.md" in chinese and "chunk" not in chinese
 
 
 # The places a Chinese session still read English (issue 37, item 6): each said in Chinese.
@@ -497,3 +545,40 @@ def test_a_hooks_file_that_cannot_be_read_is_said_in_the_ui_language(chinese: No
     linked = user / "settings.json"
     assert problem.english() == f"{linked} leads outside {user} (a symbolic link); not read"
     assert problem.said().shown(i18n._, i18n.ngettext) == f"{linked} 通向 {user} 之外（符号链接）；未读取"
+
+
+@pytest.mark.parametrize(
+    ("content", "english", "chinese_line"),
+    [
+        (
+            b'{"hooks": {"PreToolUse": [}}',
+            "not read: it is not valid JSON (Expecting value, line 1, column 27)",
+            "未读取：它不是有效的 JSON（Expecting value，第 1 行第 27 列）",
+        ),
+        (
+            b" " * 1_000_001 + b"{}",
+            "not read: it is larger than 1,000,000 bytes (the most a settings file may be)",
+            "未读取：它大于 1,000,000 字节（设置文件的上限）",
+        ),
+        (b'{"hooks": "\xff"}', "not read: it is not UTF-8 text", "未读取：它不是 UTF-8 文本"),
+    ],
+    ids=["invalid-json", "too-large", "not-utf8"],
+)
+def test_a_hooks_file_that_is_not_json_is_said_in_the_ui_language(
+    chinese: None, tmp_path, content: bytes, english: str, chinese_line: str
+) -> None:
+    """A settings.json with a JSON error or over the size limit was said in English in a
+    Chinese UI ("… not read: Expecting value: line 1 column 27 (char 26)", "… larger than
+    1,000,000 bytes"); the parser's own detail may stay English inside the sentence."""
+    from generalAgent.config.trust import FolderTrust
+    from generalAgent.hooks import load_hooks
+
+    user = tmp_path / "config"
+    user.mkdir()
+    (user / "settings.json").write_bytes(content)
+    [problem] = load_hooks(user, FolderTrust(), tmp_path).problems
+    path = user / "settings.json"
+    assert problem.english() == f"{path} {english}"
+    shown = problem.said().shown(i18n._, i18n.ngettext)
+    head, _, rest = chinese_line.partition("：")
+    assert shown == f"{head} {path}：{rest}", shown

@@ -55,9 +55,9 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
         # The store, the search and its budgets load on the first call, not with the schema.
         from generalAgent.knowledge import search_knowledge
         from generalAgent.knowledge.render import render_search
+        from generalAgent.knowledge.store import STORE_ERRORS
         from generalAgent.search.budgets import ContentBudget
         from generalAgent.search.embeddings import stopped_by
-        from generalAgent.search.lookup import INDEX_ERRORS
         from generalAgent.search.query import phrasings
 
         if not phrasings(query):
@@ -79,7 +79,7 @@ def create_tool(env: ToolEnvironment) -> BaseTool:
                     space=space,
                     render=env.query_renderer(runtime),
                 )
-        except INDEX_ERRORS as exc:
+        except STORE_ERRORS as exc:  # the index's errors, and a space the user is not in
             raise ToolError.of(exc) from exc
         filters = ", ".join(
             f"{name}: {value}"

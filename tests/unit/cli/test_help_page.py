@@ -74,7 +74,7 @@ def said(
         (["kitchen", "--coats"], ["选项 '--coats' 需要一个值。"]),
         (["kitchen", "--dry=yes"], ["选项 '--dry' 不接受值。"]),
         (["kitchen", "hall"], ["多出了参数（hall）"]),
-        ([], ["缺少参数 'wall'."]),
+        ([], ["错误：缺少参数 'wall'。"]),
     ],
 )
 def test_usage_errors_are_said_in_chinese(
@@ -88,6 +88,7 @@ def test_usage_errors_are_said_in_chinese(
     assert code == 2
     assert any(words in output for words in expected), output
     assert "Input should" not in output and "Invalid value" not in output
+    assert "错误：" in output and "错误:" not in output  # the language's own colon
     if args[1:2] in (["--coat"], ["--bogus"], ["hall"]):  # Click knows the command: the usage comes first
         assert "用法： paint [OPTIONS] " in output and "运行 'paint -h' 查看帮助。" in output
 

@@ -121,3 +121,64 @@ def test_the_provider_table_knows_vision_models_and_the_setting_overrides_it(
         env_file=None, model={"model_name": model, "openai_base_url": base_url, "model_vision": vision}
     )
     assert takes_images(settings.model) is expected
+
+
+def sent(text: str, *parts: dict) -> HumanMessage:
+    return HumanMessage(content=[{"type": "text", "text": text}, *parts], id="m1")
+
+
+def image_part(data: bytes, name: str = "shot.png") -> dict:
+    import base64
+
+    return {
+        "type": "image_url",
+        "image_url": {"url": "data:image/png;base64," + base64.b64encode(data).decode()},
+        "name": name,
+    }
+
+
+def test_images_a_served_client_sent_are_stored_as_the_local_chat_stores_them(tmp_path: Path):
+    """A --server client's image parts (data URLs in the message) become what an attached
+    image becomes locally: stored once in the workspace, a placeholder line in the stored
+    message, sent in full in this turn only (with_turn_images)."""
+    from generalAgent.graph.images import carries_sent_images, receive_sent_images
+
+    history = [AIMessage(content="earlier"), sent("What is this?", image_part(png((40, 30))))]
+    assert carries_sent_images(history)
+    received = receive_sent_images(history, tmp_path, True, ImageLimits())
+    assert received is not None and not carries_sent_images(received)
+    message = received[-1]
+    assert message.id == "m1" and isinstance(message.content, str)
+    assert message.content.startswith("What is this?\n\n[image: shot.png (40×30)")
+    [ref] = message.additional_kwargs[IMAGES_KEY]
+    assert (tmp_path / ref["file"]).is_file() and "base64" not in str(message)
+    [part] = [p for p in with_turn_images(received, tmp_path)[-1].content if p["type"] == "image_url"]
+    assert part["image_url"]["url"].startswith("data:image/png;base64,")
+    assert receive_sent_images([HumanMessage(content="no image")], tmp_path, True, ImageLimits()) is None
+
+
+def test_a_text_model_gets_the_line_a_local_chat_gives_and_links_are_not_fetched(tmp_path: Path, monkeypatch):
+    import generalAgent.graph.images as images
+    from generalAgent.documents.ocr import OcrUnavailable
+    from generalAgent.graph.images import MAX_SENT_IMAGES, receive_sent_images
+
+    def no_ocr(data: bytes) -> str:
+        raise OcrUnavailable("OCR is not installed")
+
+    monkeypatch.setattr(images, "recognise_image", no_ocr)
+    link = {
+        "type": "image_url",
+        "image_url": {"url": "http://127.0.0.1:9/secret.png"},
+        "name": "../../etc/x.png",
+    }
+    parts = [image_part(png((10, 10)), f"tile-{n}.png") for n in range(MAX_SENT_IMAGES + 1)]
+    received = receive_sent_images([sent("Look", link, *parts)], tmp_path, False, ImageLimits())
+    assert received is not None
+    text = received[-1].content
+    assert "[image: tile-0.png; this model does not take images and OCR is not installed" in text
+    assert (
+        "[image: _.._etc_x.png not attached: only an image sent in the message (a data URL) is read" in text
+    )
+    last = f"tile-{MAX_SENT_IMAGES}.png"
+    assert f"[image: {last} not attached: a message carries at most {MAX_SENT_IMAGES} images]" in text
+    assert received[-1].additional_kwargs.get(IMAGES_KEY) == [] and not (tmp_path / ".images").exists()

@@ -94,7 +94,7 @@ def test_damage_past_the_first_piece_is_replaced_and_noted_with_its_line(small_p
     got = list(text_reader._text_pieces(io.BytesIO(data), "notes.txt", reading))
     text = "\n".join(p for p, _ in got)
     assert "\ufffd\ufffd\ufffd broken" in text and text.rstrip().endswith("利润。")
-    assert reading.notes == [
+    assert [note.english() for note in reading.notes] == [
         "notes.txt is utf-8 text with damage: 3 invalid byte sequences were replaced by U+FFFD "
         "(the first on line 101); the rest reads normally."
     ]

@@ -77,7 +77,7 @@ def test_the_document_limit_reads_the_first_pages_and_names_its_setting(tmp_path
     blocks = list(stream.blocks)
     assert [b.page for b in blocks] == [1] and blocks[0].ocr
     assert "4711" in blocks[0].text
-    [note] = stream.reading.notes
+    [note] = [said.english() for said in stream.reading.notes]  # the model's English
     assert "OCR_MAX_PAGES_PER_DOCUMENT=1" in note
     assert "49 pages (2–50) were not read" in note
 
@@ -89,7 +89,7 @@ def test_a_call_budget_is_shared_by_the_documents_it_reads(tmp_path: Path) -> No
     with ocr_call(settings.ocr_max_pages_per_call) as call:
         stream = open_document(first, settings)
         assert [b.page for b in stream.blocks] == [1]
-        assert "OCR_MAX_PAGES_PER_CALL=1" in stream.reading.notes[0]
+        assert "OCR_MAX_PAGES_PER_CALL=1" in stream.reading.notes[0].english()
         assert call.pages_left == 0
         with pytest.raises(DocumentError, match=r"second.pdf has no text layer.*OCR_MAX_PAGES_PER_CALL=1"):
             extract_document(second, settings)

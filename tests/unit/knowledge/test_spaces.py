@@ -123,6 +123,14 @@ def test_kb_add_and_search_take_a_space_of_the_users_teams(data_dir: Path, store
     assert added.exit_code == 0, added.output
     refused = kb(as_user("carol", ""), "add", "--title", "X", "--content", "fjord", "--space", "team")
     assert refused.exit_code != 0 and "not a member" in refused.output
+    assert (
+        "(you are in no team space)" in refused.output and "none" not in refused.output
+    )  # was "spaces: none"
+    # A search of a space one is not in said "nothing matches"; it says why now, as add does.
+    outside = kb(as_user("carol", ""), "search", "fjord", "--space", "team")
+    assert outside.exit_code != 0 and "You are not a member of the space 'team'" in outside.output
+    other = kb(as_user("dave", "ops"), "search", "fjord", "--space", "team")
+    assert "(your team spaces: ops)" in other.output
     found = kb(as_user("bob", "team"), "search", "fjord", "--space", "team", "--json")
     assert found.exit_code == 0, found.output
     assert [r["item"]["title"] for r in json.loads(found.stdout)["results"]] == ["Fjord"]
