@@ -213,10 +213,22 @@ def find_chunks(
     return []
 
 
+def lone_query(query: object) -> str | None:
+    """The question when `query` is one phrasing of it: a string, or a list of one string
+    (the search tools and the command line send their phrasings as a list); None for a
+    list of several, which already holds the model's own phrasings."""
+    if isinstance(query, str):
+        return query
+    if isinstance(query, Sequence) and len(query) == 1 and isinstance(query[0], str):
+        return query[0]
+    return None
+
+
 def may_gloss(query: object) -> bool:
     """True for a lone query with Chinese in it: the one kind a dictionary phrasing may be
-    added to (query_translation.py). A list already holds the model's own phrasings."""
-    return isinstance(query, str) and CJK_RUN.search(query) is not None
+    added to (query_translation.py)."""
+    lone = lone_query(query)
+    return lone is not None and CJK_RUN.search(lone) is not None
 
 
 def glossed_query(
@@ -235,13 +247,14 @@ def glossed_query(
     their own words, and an English gloss there only pulled stray English passages up
     (unseen zh dev: 0.909 -> 0.864); not when the dictionary glosses nothing. Both backends
     search it as one more phrasing, weighted GLOSS_WEIGHT times its own share."""
-    if not isinstance(query, str) or scanned:
+    lone = lone_query(query)
+    if lone is None or scanned:
         return None
     if runs and runs[0][2] >= SEATED_COVERAGE:
         return None
     if coverage(build_match_query(CHINESE_PROBE, segmenter)) > 0:
         return None
-    english = gloss(query)
+    english = gloss(lone)
     match = build_match_query(english, segmenter) if english else None
     return match if match is not None and not match.empty else None
 

@@ -198,3 +198,27 @@ def test_the_words_need_no_quotes_and_the_target_is_what_exists(workdir: Path, e
     kb = run_cli(["kb", "search", "报销", "审批", "--json"], env, workdir)
     assert kb.returncode == 0, kb.stderr
     assert json.loads(kb.stdout)["query"] == "报销 审批"
+
+
+def test_a_chinese_question_finds_an_english_file_and_folder_through_the_dictionary(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """The command sends its words as a list of one phrasing, as the search tools do: the
+    CC-CEDICT gloss is searched for it too (it was only for a bare string, so no user path
+    glossed), in one file and in a folder. No word of the question is in the files."""
+    folder = workdir / "manuals"
+    folder.mkdir()
+    (folder / "modules.md").write_text(
+        "# Kernel modules\n\nUse lsmod to list the kernel modules that are currently loaded.\n",
+        encoding="utf-8",
+    )
+    (folder / "mail.md").write_text(
+        "# Mail\n\nThe local spool directory keeps messages until they are delivered.\n", encoding="utf-8"
+    )
+    for target in ("manuals", "manuals/modules.md"):
+        result = run_cli(["search", target, "怎么查看已加载的内核模块", "--json"], env, workdir)
+        assert result.returncode == 0, result.stderr
+        data = json.loads(result.stdout)
+        results = data["documents"][0]["results"] if "documents" in data else data["results"]
+        assert results, target
+        assert "lsmod" in results[0]["matched"][0]["text"], target

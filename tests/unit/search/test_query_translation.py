@@ -106,6 +106,8 @@ def test_a_chinese_question_finds_the_english_passage_through_its_gloss(store: S
     put(store, "other", ["Mail delivery agents and the local spool directory."])
     hits = store.find_chunks("列出已加载的内核模块", 5)
     assert hits and hits[0].rowid == rowids[1]
+    # As the search tools and the command line send it: a list of one phrasing.
+    assert [hit.rowid for hit in store.find_chunks(["列出已加载的内核模块"], 5)][:1] == [rowids[1]]
     assert store.find_chunks("列出系统安装的字体", 5)[0].rowid == rowids[2]
 
 
@@ -129,7 +131,7 @@ def test_the_gloss_never_outranks_the_users_own_words_where_they_match(store: Se
 
 def test_a_question_in_the_documents_language_is_searched_as_before(store: SearchStore) -> None:
     """Chinese documents, a Chinese question: the same places as the same question given as
-    a list (which is never glossed), whether its words are all there, written otherwise
+    a list of two phrasings (never glossed: the model's own), whether its words are all there, written otherwise
     (the scan finds them) or mostly absent ("多栏" found, "布局", "指令" not): an English
     passage in the same index holding the gloss's words ("layout", "command") is not
     pulled in."""
@@ -137,7 +139,7 @@ def test_a_question_in_the_documents_language_is_searched_as_before(store: Searc
     put(store, "en", ["Typesetting a document in several columns: the column layout command of multicol."])
     for question in ("怎么把行距设成两倍", "如何把文档排成多栏", "多栏布局用什么指令"):
         alone = [hit.rowid for hit in store.find_chunks(question, 10)]
-        listed = [hit.rowid for hit in store.find_chunks([question], 10)]
+        listed = [hit.rowid for hit in store.find_chunks([question, question], 10)]
         assert alone == listed, question
     assert found(store, "多栏布局用什么指令") == ["zh"]
 
