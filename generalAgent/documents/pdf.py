@@ -176,7 +176,7 @@ class PdfFirstPass:
     candidates: list[int]
     recognised: dict[int, str]
     ocr_runs: dict[int, list[Run]]
-    notes: list[str]
+    notes: list[Message]
     ocr_read: int
 
     def size(self) -> int:
