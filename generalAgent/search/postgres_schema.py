@@ -265,6 +265,12 @@ DOCUMENT_TABLES_PENDING = """
 ALTER TABLE documents ADD COLUMN tables_pending INTEGER NOT NULL DEFAULT 0;
 """
 
+# A reader of a PDF's tables claims them by writing the Unix time it began there
+# (documents/index.py): INTEGER would overflow in 2038 (SQLite's INTEGER is 64-bit already).
+DOCUMENT_TABLES_CLAIM_TIME = """
+ALTER TABLE documents ALTER COLUMN tables_pending TYPE BIGINT;
+"""
+
 # The track's history, oldest first: append, never edit a released one.
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0001_initial_schema", INITIAL_SCHEMA),
@@ -273,6 +279,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ("0004_document_machines", DOCUMENT_MACHINES),
     ("0005_item_terms", ITEM_TERMS),
     ("0006_document_tables_pending", DOCUMENT_TABLES_PENDING),
+    ("0007_document_tables_claim_time", DOCUMENT_TABLES_CLAIM_TIME),
 )
 
 VERSIONS_TABLE = """

@@ -342,6 +342,27 @@ def test_the_postgresql_schema_is_versioned_and_a_newer_one_is_refused(
         PostgresSearchStore(url, settings.documents, schema=schema)
 
 
+def test_a_claim_on_a_pdfs_tables_holds_a_time_past_2038_on_postgresql(
+    settings: Settings, pg_schema: tuple[str, str]
+) -> None:
+    """`tables_pending` holds the Unix time a reader of the tables began (documents/index.py):
+    a 32-bit INTEGER column refused any time from 2038-01-19 on."""
+    from generalAgent.search.postgres_store import PostgresSearchStore
+
+    url, schema = pg_schema
+    later = 4_102_444_800  # 2100-01-01
+    with PostgresSearchStore(url, settings.documents, schema=schema) as store:
+        put(store, "report", ["a page of text"])
+        store.conn.execute(
+            "INSERT INTO documents (file_hash, item_id, file_name, file_type, file_size, indexed_at,"
+            " total_chunks, segmenter, language, tables_pending)"
+            " VALUES ('h', 'report', 'report.pdf', 'pdf', 1, '0', 1, 'jieba', 'en', %s)",
+            (later,),
+        )
+        row = store.conn.execute("SELECT tables_pending FROM documents WHERE file_hash = 'h'").fetchone()
+        assert row[0] == later
+
+
 def chunks_read(pg: Any, url: str, schema: str) -> int:
     """Rows of the store's `chunks` table PostgreSQL has read so far (scanned or fetched by
     an index), after `pg`'s connection flushed its statistics."""
