@@ -88,7 +88,7 @@ def render_file_hits(result: FileSearch, places: Lines | None = None) -> Rendera
         )
         line = _("No passage in {file} matches {query}.").format(file=one_line(result.file), query=what)
         return Group(*_warned(result.warning), Text(terminal_safe(f"{line} {advice}")))
-    words = [] if result.regex else query_words(query)
+    words = [] if result.regex else query_words(query) + query_words(result.glossed)
     count = ngettext(
         "{count} passage in {file} for {query}:",
         "{count} passages in {file} for {query}:",
@@ -98,11 +98,21 @@ def render_file_hits(result: FileSearch, places: Lines | None = None) -> Rendera
     lines: list[RenderableType] = [
         *_warned(result.warning),
         Text(terminal_safe(count.format(count=len(shown), file=one_line(result.file), query=what))),
+        *_glossed(result.glossed),
     ]
     for number, hit in enumerate(shown, start=1):
         lines += _hit_lines(number, hit, words, places or {})
     lines += _left_out(len(hits) - len(shown), result.capped, result.max_results)
     return Group(*lines)
+
+
+def _glossed(keywords: str) -> list[RenderableType]:
+    """The line naming the English keywords a Chinese question was also searched as (the
+    dictionary gloss), so a person sees why English passages answer it."""
+    if not keywords:
+        return []
+    line = _('Also searched in English as "{keywords}" (from a Chinese-English dictionary).')
+    return [Text(terminal_safe(line.format(keywords=one_line(keywords))), style="dim")]
 
 
 def _warned(warning: Message | None) -> list[RenderableType]:
@@ -162,7 +172,7 @@ def render_folder_hits(
     query = result.query
     phrasings = [query] if isinstance(query, str) else list(query)
     what = " | ".join(f'"{q}"' for q in phrasings)
-    words = [w for q in phrasings for w in query_words(q)]
+    words = [w for q in [*phrasings, result.glossed] for w in query_words(q)]
     lines: list[RenderableType] = _warned(result.warning)
     for failure in result.failed:
         said = failure.unreadable.shown(_, ngettext) if failure.unreadable else failure.error
@@ -208,6 +218,7 @@ def render_folder_hits(
         query=what,
     )
     lines.append(Text(terminal_safe(head)))
+    lines += _glossed(result.glossed)
     number = left_out = 0
     for document in result.documents:
         lines.append(Text.from_markup(f"[bold cyan]{escape(one_line(document.file))}[/]"))

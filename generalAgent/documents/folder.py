@@ -33,6 +33,7 @@ from generalAgent.documents.search import (
     INDEX_UNUSABLE,
     SCORE_DIGITS,
     SearchFailure,
+    gloss_line,
     language_advice,
     passage_lines,
     query_failure,
@@ -45,6 +46,7 @@ from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import language_name
+from generalAgent.search.lookup import LookupNotes
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import SearchResult
@@ -118,6 +120,9 @@ class FolderSearch:
     notes: str = ""  # what reading left out (OCR page limits), per file
     rendered: str = ""  # the query's rendering in the documents' language the search added
     rendered_language: str = ""  # that language
+    # The English keywords a lone Chinese question was also searched as (the dictionary
+    # gloss, search/query_translation.py): "" when none was searched.
+    glossed: str = ""
     # Chunks of the searched documents without a vector of the query's model: found by
     # words only (counted only when the search has vectors; the CLI says so in one line).
     unembedded: int = 0
@@ -277,6 +282,7 @@ def search_files(
                 unembedded = index.store.unembedded_chunks(vectors.model, item_ids=items)
             except EmbeddingError as exc:
                 warning = semantic_off(exc)
+        lookup = LookupNotes()
         hits = (
             index.store.find_chunks(
                 asked,
@@ -284,6 +290,7 @@ def search_files(
                 item_filter=f"i.id IN ({','.join('?' * len(items))})",
                 filter_params=items,
                 semantic=semantic,
+                notes=lookup,
             )
             if items
             else []
@@ -317,6 +324,7 @@ def search_files(
         notes=" ".join(indexing.notes),
         rendered=rendered,
         rendered_language=rendered_language,
+        glossed=lookup.glossed,
         unembedded=unembedded,
     )
 
@@ -361,12 +369,14 @@ def search_indexed(
             except EmbeddingError as exc:
                 warning = semantic_off(exc)
         seen, params = viewer.where("i", "?")
+        lookup = LookupNotes()
         hits = index.store.find_chunks(
             asked,
             limit,
             item_filter=f"i.domain = ? AND {seen}",
             filter_params=["documents", *params],
             semantic=semantic,
+            notes=lookup,
         )
         results = with_context(index, hits)
     grouped: dict[str, list[SearchResult]] = {}
@@ -395,6 +405,7 @@ def search_indexed(
             for item_id, found in grouped.items()
         ),
         warning=warning,
+        glossed=lookup.glossed,
         unembedded=unembedded,
     )
 
@@ -437,6 +448,8 @@ def render_folder_search(result: FolderSearch) -> str:
         lines.append(advice)
     if result.rendered:
         lines.append(rendering_line(result.rendered, result.rendered_language))
+    if result.glossed:
+        lines.append(gloss_line(result.glossed))
     number = 0
     for document in documents:
         language = f", {language_name(document.language)} text" if document.language else ""

@@ -36,7 +36,7 @@ from generalAgent.documents.reading import DocumentError, DocumentStream, OpenFi
 from generalAgent.search.chunking import BLOCK_SEPARATOR, Chunk, iter_chunks
 from generalAgent.search.connection import IndexDatabase
 from generalAgent.search.language import SAMPLE_CHARS, main_language
-from generalAgent.search.lookup import ChunkHit, QueryError
+from generalAgent.search.lookup import ChunkHit, LookupNotes, QueryError
 from generalAgent.search.query import phrasings
 from generalAgent.search.regex_scan import regex_chunks
 from generalAgent.search.schema import DOCUMENTS_DOMAIN, now_iso
@@ -810,12 +810,14 @@ class SearchIndex(IndexDatabase):
         regex: bool = False,
         chunks: int | None = None,
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
+        notes: LookupNotes | None = None,
     ) -> list[ChunkHit]:
         """Best chunks of one indexed document (or any item) by its id (SEARCH_MAX_RESULTS_DEFAULT
         of them unless `max_results` says). `query` is one string or several phrasings of
         one question, fused by rank (search/lookup.py). `chunks`, the document's number of
         chunks when the caller knows it, saves scanning them for their rowids; `semantic`
-        are rankings of its chunks by vectors (search/semantic.py), fused with the rest."""
+        are rankings of its chunks by vectors (search/semantic.py), fused with the rest;
+        `notes` is told what the lookup added to the query (its dictionary gloss)."""
         if max_results is None:
             max_results = self.settings.search_max_results_default
         if regex:
@@ -830,6 +832,7 @@ class SearchIndex(IndexDatabase):
             max_results,
             rowid_range=rowid_range,
             semantic=semantic,
+            notes=notes,
         )
 
     def language(self, item_id: str) -> str:

@@ -26,7 +26,7 @@ from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.connection import DatabaseError
 from generalAgent.search.embeddings import EmbeddingError
 from generalAgent.search.language import is_cjk, language_name, query_language
-from generalAgent.search.lookup import passages_at
+from generalAgent.search.lookup import LookupNotes, passages_at
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import Passage, SearchResult
@@ -121,6 +121,9 @@ class FileSearch:
     # person its UI language (as KnowledgeSearch's warning).
     warning: Message | None = None
     rendered: str = ""  # the query's rendering in the document's language the search added
+    # The English keywords a lone Chinese question was also searched as (the dictionary
+    # gloss, search/query_translation.py): "" when none was searched.
+    glossed: str = ""
     notes: str = ""  # what reading left out (OCR page limits): said, not a failure
     # Chunks of the document without a vector of the query's model: found by words only
     # (counted only when the search has vectors; the CLI says so in one line).
@@ -192,6 +195,7 @@ def search_document(
                     unembedded = index.store.unembedded_chunks(vectors.model, rowid_range=rowid_range)
                 except EmbeddingError as exc:
                     warning = semantic_off(exc)
+            lookup = LookupNotes()
             hits = index.search_item(
                 document.item_id,
                 asked[0] if regex else asked,
@@ -199,6 +203,7 @@ def search_document(
                 regex=regex,
                 chunks=document.total_chunks,
                 semantic=semantic,
+                notes=lookup,
             )
             results = with_context(index, hits)
     except DocumentError as exc:
@@ -224,6 +229,7 @@ def search_document(
         warning=warning,
         notes=notes,
         rendered=rendered,
+        glossed=lookup.glossed,
         unembedded=unembedded,
     )
 
@@ -274,6 +280,14 @@ def rendering_line(rendered: str, language: str) -> str:
     return (
         f'The query was also searched in {language_name(language)} as "{normalise_query(rendered)}" '
         "(rendered by the model, since the query was not in the documents' language)."
+    )
+
+
+def gloss_line(glossed: str) -> str:
+    """What the model reads of the dictionary gloss the search added (search/query_translation.py)."""
+    return (
+        f'The query was also searched in English as "{glossed}" (keywords from a Chinese-English '
+        "dictionary, since the query was not in the documents' language)."
     )
 
 
@@ -399,6 +413,8 @@ def render_search(result: FileSearch) -> str:
         lines.append(advice_on_language)
     if result.rendered:
         lines.append(rendering_line(result.rendered, language))
+    if result.glossed:
+        lines.append(gloss_line(result.glossed))
     for number, hit in enumerate(hits, start=1):
         lines.append("")
         lines.append(f"[{number}] {_place(hit)} | score {round(hit.score, SCORE_DIGITS):g}")

@@ -145,9 +145,11 @@ def find_chunks(
     item_filter: str = "",
     filter_params: Sequence[Any] = (),
     semantic: Sequence[Sequence[tuple[int, float]]] = (),
+    notes: LookupNotes | None = None,
 ) -> list[ChunkHit]:
     """The `limit` best chunks for `query`, best first: one string, or several phrasings of
     one question (e.g. the user's words and their English rendering), fused by rank.
+    `notes`, when given, is told what the lookup added to the query (its dictionary gloss).
 
     `rowid_range` confines the search to one item's chunks (they are consecutive);
     `item_filter` is a SQL condition on `items i` (e.g. "i.domain = ?") with its params.
@@ -202,15 +204,29 @@ def find_chunks(
         else None
     )
     if glossed is not None:
-        expressions = _expressions(conn, glossed, rowid_range)
+        english, glossed_match = glossed
+        expressions = _expressions(conn, glossed_match, rowid_range)
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
-            share = _coverage(conn, glossed, rowid_range, item_filter, filter_params)
+            share = _coverage(conn, glossed_match, rowid_range, item_filter, filter_params)
             runs.append((tuned, plain, GLOSS_WEIGHT * share))
+            if notes is not None:
+                notes.glossed = english
     if runs or any(semantic):
         return _ranked_hits(conn, runs, limit, semantic)
     return []
+
+
+@dataclass(slots=True)
+class LookupNotes:
+    """What a lookup tells its caller beside the hits, filled in by `find_chunks` (either
+    backend) when the caller passes one: the one search's own record, so every other caller
+    keeps its plain list of hits."""
+
+    # The English keywords of the dictionary gloss searched beside a lone Chinese question
+    # (query_translation.py), when they matched something; "" when none was searched.
+    glossed: str = ""
 
 
 def lone_query(query: object) -> str | None:
@@ -237,16 +253,18 @@ def glossed_query(
     scanned: Sequence[tuple[int, float]],
     segmenter: Segmenter,
     coverage: Callable[[MatchQuery], float],
-) -> MatchQuery | None:
+) -> tuple[str, MatchQuery] | None:
     """The English phrasing to search beside a lone Chinese `query` over documents that are
-    not Chinese, or None. Not when its words are mostly in the searched chunks (its run's
+    not Chinese (its keywords, and as searched), or None. Not when its words are mostly in the searched chunks (its run's
     share at least SEATED_COVERAGE); not when the scan of the last resort found its
     characters; not when any searched chunk holds Chinese's commonest word (`coverage` of
     it, the backend's share of a phrasing's terms found in the scope): Chinese documents
     that write the question's words otherwise ("排成多栏" of a page on "分栏") are found by
     their own words, and an English gloss there only pulled stray English passages up
     (unseen zh dev: 0.909 -> 0.864); not when the dictionary glosses nothing. Both backends
-    search it as one more phrasing, weighted GLOSS_WEIGHT times its own share."""
+    search it as one more phrasing, weighted GLOSS_WEIGHT times its own share. The
+    dictionary's words are cut as the index is: by jieba, or without it when the segmenter
+    does not use it (USE_JIEBA=false)."""
     lone = lone_query(query)
     if lone is None or scanned:
         return None
@@ -254,9 +272,9 @@ def glossed_query(
         return None
     if coverage(build_match_query(CHINESE_PROBE, segmenter)) > 0:
         return None
-    english = gloss(lone)
+    english = gloss(lone, use_jieba=segmenter.name == "jieba")
     match = build_match_query(english, segmenter) if english else None
-    return match if match is not None and not match.empty else None
+    return (english, match) if match is not None and not match.empty else None
 
 
 def scanned_run(

@@ -55,6 +55,7 @@ from generalAgent.search.fts_tokens import FTS5Tokenizer
 from generalAgent.search.lookup import (
     RERANK_POOL,
     ChunkHit,
+    LookupNotes,
     fused_places,
     glossed_query,
     hit_of_row,
@@ -404,9 +405,10 @@ class PostgresSearchStore(StoreCommon):
         item_filter: str = "",
         filter_params: Sequence[Any] = (),
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
+        notes: LookupNotes | None = None,
     ) -> list[ChunkHit]:
         """lookup.find_chunks on this database: the same arguments (`item_filter` with %s
-        marks, or SQLite's ? ones), the same places, in the same order."""
+        marks, or SQLite's ? ones), the same places, in the same order, the same `notes`."""
         if limit <= 0:
             return []
         matches = [
@@ -452,10 +454,14 @@ class PostgresSearchStore(StoreCommon):
             else None
         )
         if glossed is not None:
-            tuned, plain = self._scored(self._expressions(glossed, rowid_range, counted, item), pool, scope)
+            english, glossed_match = glossed
+            trees = self._expressions(glossed_match, rowid_range, counted, item)
+            tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                share = self._coverage(glossed, scope, counted, item)
+                share = self._coverage(glossed_match, scope, counted, item)
                 runs.append((tuned, plain, GLOSS_WEIGHT * share))
+                if notes is not None:
+                    notes.glossed = english
         if runs or any(semantic):
             wanted = list(
                 dict.fromkeys(

@@ -4,7 +4,8 @@ FTS5 matches words, and a Chinese question shares none with an English manual bu
 command name (a lone Chinese question over the English Debian Reference: recall@5 0.16 on
 keywords). Cross-language retrieval's oldest remedy is to look the query's words up in a
 bilingual dictionary and search their translations too. Here the query's Chinese runs are
-cut by jieba (as the index cuts them); each word is looked up in CC-CEDICT, and a word the
+cut by jieba (as the index cuts them; by the dictionary's longest words when USE_JIEBA is
+off, without importing jieba); each word is looked up in CC-CEDICT, and a word the
 dictionary lacks is covered by its longest entries from the left (jieba keeps "断开连接"
 whole where the dictionary has "断开" and "连接"). Each entry's senses give their head words:
 "(computing) kernel" -> "kernel", "to list" -> "list"; classifiers ("CL:…"), variants,
@@ -24,8 +25,9 @@ from __future__ import annotations
 import gzip
 import re
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from types import MappingProxyType
 
 from generalAgent.search.query import MAX_QUERY_CHARS, STOPWORDS, normalise_query
@@ -186,22 +188,27 @@ def _bounded(lines: Iterable[str], limit: int) -> Iterator[str]:
         yield line
 
 
-def gloss(query: str, dictionary: Dictionary | None = None) -> str:
+def gloss(query: str, dictionary: Dictionary | None = None, *, use_jieba: bool = True) -> str:
     """The query's English keywords: each Chinese word's head words, with the query's own
-    Latin words, in the query's order; "" when it has no Chinese run or nothing is found."""
+    Latin words, in the query's order; "" when it has no Chinese run or nothing is found.
+    `use_jieba` false (USE_JIEBA=false: the index is cut into characters) cuts the runs by
+    the dictionary's own longest words and never imports jieba (its load is what that
+    setting spares)."""
     text = normalise_query(query)[:MAX_QUERY_CHARS]
     if not CJK_RUN.search(text):
         return ""
     table = dictionary or load_dictionary()
     if table is None:
         return ""
-    jieba = load_jieba()
+    cut: Callable[[str], list[str]] = table.longest_words
+    if use_jieba:
+        cut = partial(load_jieba().lcut, HMM=False)
     words: list[str] = []
     glossed = 0
     position = 0
     for match in CJK_RUN.finditer(text):
         words.extend(w.lower() for w in _LATIN_WORD.findall(text[position : match.start()]))
-        for word in jieba.lcut(match.group(), HMM=False):
+        for word in cut(match.group()):
             if word in STOPWORDS:
                 continue
             pieces = [word] if word in table.senses else table.longest_words(word)

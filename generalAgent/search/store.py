@@ -29,7 +29,7 @@ from typing import Any, Protocol, Self
 
 from generalAgent.config.settings import DocumentSettings, PathSettings
 from generalAgent.search.connection import connect, transaction
-from generalAgent.search.lookup import ChunkHit, chunk_window, chunks_at, find_chunks, load_hits
+from generalAgent.search.lookup import ChunkHit, LookupNotes, chunk_window, chunks_at, find_chunks, load_hits
 from generalAgent.search.query import MatchQuery
 from generalAgent.search.schema import ITEM_CONTENT, now_iso
 from generalAgent.search.segmentation import Segmenter
@@ -224,8 +224,10 @@ class SearchStore(Protocol):
         item_filter: str = "",
         filter_params: Sequence[Any] = (),
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
+        notes: LookupNotes | None = None,
     ) -> list[ChunkHit]:
-        """lookup.find_chunks: `item_filter` a condition on `items i` with `?` marks."""
+        """lookup.find_chunks: `item_filter` a condition on `items i` with `?` marks; `notes`
+        told what the lookup added to the query (lookup.LookupNotes)."""
         ...
 
     def load_hits(self, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]: ...
@@ -273,6 +275,7 @@ class StoreCommon(ABC):
         item_filter: str = "",
         filter_params: Sequence[Any] = (),
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
+        notes: LookupNotes | None = None,
     ) -> list[ChunkHit]: ...
 
     def _replace_item(self, conn: Any, item: StoredItem, viewer: Viewer) -> None:
@@ -469,6 +472,7 @@ class SqliteSearchStore(StoreCommon):
         item_filter: str = "",
         filter_params: Sequence[Any] = (),
         semantic: Sequence[Sequence[tuple[int, float]]] = (),
+        notes: LookupNotes | None = None,
     ) -> list[ChunkHit]:
         return find_chunks(
             self.conn,
@@ -479,6 +483,7 @@ class SqliteSearchStore(StoreCommon):
             item_filter=item_filter,
             filter_params=filter_params,
             semantic=semantic,
+            notes=notes,
         )
 
     def load_hits(self, scored: Sequence[tuple[int, float]]) -> list[ChunkHit]:

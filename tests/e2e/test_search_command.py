@@ -222,3 +222,40 @@ def test_a_chinese_question_finds_an_english_file_and_folder_through_the_diction
         results = data["documents"][0]["results"] if "documents" in data else data["results"]
         assert results, target
         assert "lsmod" in results[0]["matched"][0]["text"], target
+
+
+def test_the_command_says_which_english_keywords_the_dictionary_searched(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """A person sees why English passages answer a Chinese question: the English keywords
+    the gloss searched, in a line of the UI's language, and `glossed` in --json ("" when
+    the search added none)."""
+    folder = workdir / "manuals"
+    folder.mkdir()
+    (folder / "modules.md").write_text(
+        "# Kernel modules\n\nUse lsmod to list the kernel modules that are currently loaded.\n",
+        encoding="utf-8",
+    )
+    question = "怎么查看已加载的内核模块"
+    for target in ("manuals", "manuals/modules.md"):
+        shown = run_cli(["search", target, question], env, workdir)
+        assert shown.returncode == 0, shown.stderr
+        said = shown.stdout.splitlines()[1]
+        assert said.startswith('Also searched in English as "'), shown.stdout
+        assert "kernel" in said and "module" in said and "(from a Chinese-English dictionary)." in said
+
+        found = json.loads(run_cli(["search", target, question, "--json"], env, workdir).stdout)
+        assert "kernel" in found["glossed"].split() and "module" in found["glossed"].split(), target
+
+        chinese = run_cli(["search", target, question], {**env, "UI_LANGUAGE": "zh"}, workdir)
+        assert chinese.returncode == 0, chinese.stderr
+        line = chinese.stdout.splitlines()[1]
+        assert line.startswith("另外按英文关键词“") and line.endswith("”搜索（取自汉英词典）。"), (
+            chinese.stdout
+        )
+        assert "kernel" in line
+
+    english = json.loads(run_cli(["search", "manuals", "kernel modules", "--json"], env, workdir).stdout)
+    assert english["glossed"] == ""
+    plain = run_cli(["search", "manuals", "kernel modules"], env, workdir)
+    assert "Also searched" not in plain.stdout

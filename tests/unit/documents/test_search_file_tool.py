@@ -188,3 +188,24 @@ def test_a_regex_search_takes_one_pattern(settings: Settings, english_manual: Pa
     path = upload(settings, english_manual)
     text = run_search_file(settings, file_path=path, query=["journal.*boot", "editor"], regex=True)
     assert "takes one pattern" in text
+
+
+def test_the_model_reads_which_english_keywords_the_dictionary_searched(settings: Settings, tmp_path: Path):
+    """A lone Chinese question over an English file is also searched in its dictionary gloss
+    (search/query_translation.py), and the model is told the keywords, as it is told a
+    rendering the search added; an English question gets no such line."""
+    manual = tmp_path / "modules.md"
+    manual.write_text(
+        "# Kernel modules\n\nUse lsmod to list the kernel modules that are currently loaded.\n",
+        encoding="utf-8",
+    )
+    path = upload(settings, manual)
+    text = run_search_file(settings, file_path=path, query="怎么查看已加载的内核模块")
+    assert "lsmod" in text
+    said = [line for line in text.splitlines() if line.startswith("The query was also searched in English")]
+    assert len(said) == 1, text
+    assert "kernel" in said[0] and "module" in said[0]
+    assert said[0].endswith(
+        "(keywords from a Chinese-English dictionary, since the query was not in the documents' language)."
+    )
+    assert "also searched" not in run_search_file(settings, file_path=path, query="kernel modules")
