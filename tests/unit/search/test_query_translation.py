@@ -5,12 +5,16 @@ in the documents' own language is searched as before."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from generalAgent.config.settings import Settings
+from generalAgent.search.lookup import LookupNotes
 from generalAgent.search.query import MAX_QUERY_CHARS
 from generalAgent.search.query_translation import (
     MAX_GLOSS_WORDS,
@@ -152,3 +156,58 @@ def test_with_vectors_the_gloss_joins_the_keyword_side(store: SearchStore, quest
     nearer = [[(rowids[0], 0.9), (rowids[3], 0.8)]]
     hits = store.find_chunks(question, 5, semantic=nearer)
     assert rowids[1] in [hit.rowid for hit in hits[:5]]
+
+
+def test_the_store_tells_its_caller_the_keywords_the_gloss_searched(store: SearchStore) -> None:
+    """Both backends fill the caller's LookupNotes alike, and only when the gloss was searched."""
+    put(store, "manual", ENGLISH_MANUAL)
+    notes = LookupNotes()
+    assert store.find_chunks(["列出已加载的内核模块"], 5, notes=notes)
+    assert {"list", "kernel", "module"} <= set(notes.glossed.split())
+    english = LookupNotes()
+    assert store.find_chunks(["list the loaded kernel modules"], 5, notes=english)
+    assert english.glossed == ""
+
+
+WITHOUT_JIEBA = """
+import sys
+from pathlib import Path
+
+from generalAgent.config.settings import DocumentSettings
+from generalAgent.documents.search import search_document
+
+folder = Path(sys.argv[1])
+manual = folder / "modules.md"
+manual.write_text(
+    "# Kernel modules\\n\\nUse lsmod to list the kernel modules that are currently loaded.\\n", encoding="utf-8"
+)
+found = search_document(
+    folder / "indexes.db", DocumentSettings(use_jieba=False), manual, ["怎么查看已加载的内核模块"]
+)
+print(found.results[0].hit.text.splitlines()[-1] if found.results and found.results[0].hit else "")
+print(found.glossed)
+print("jieba" in sys.modules)
+"""
+
+
+def test_without_jieba_the_gloss_cuts_by_the_dictionary_and_never_imports_jieba(tmp_path: Path) -> None:
+    """USE_JIEBA=false spares jieba's load: the gloss cuts the question's Chinese by the
+    dictionary's longest words instead, and still finds the English passage (a fresh
+    process, so no other test's import of jieba counts)."""
+    result = subprocess.run(
+        [sys.executable, "-c", WITHOUT_JIEBA, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    passage, keywords, imported = result.stdout.splitlines()
+    assert "lsmod" in passage
+    assert {"kernel", "module"} <= set(keywords.split())
+    assert imported == "False"
+
+
+def test_the_dictionarys_longest_words_gloss_as_jieba_does_for_a_plain_question() -> None:
+    table = load_dictionary()
+    assert table is not None
+    assert gloss("列出已加载的内核模块", use_jieba=False) == gloss("列出已加载的内核模块")
