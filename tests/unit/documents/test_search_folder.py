@@ -168,3 +168,22 @@ def test_a_hit_in_one_document_does_not_hide_the_same_chunk_number_of_another(
     first, second = by_file["a.md"].chunk_index, by_file["b.md"].chunk_index
     assert second == first + 1  # b.md's neighbour before its hit has a.md's hit's number
     assert first in {p.chunk_index for p in by_file["b.md"].context}
+
+
+def test_the_model_reads_which_english_keywords_the_dictionary_searched(settings: Settings, tmp_path: Path):
+    """As search_file says it: a lone Chinese question over an English folder names the
+    dictionary's keywords it was also searched as; an English question names none."""
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    (folder / "modules.md").write_text("# Kernel modules\n\nUse lsmod to list the loaded kernel modules.\n")
+    (folder / "mail.md").write_text("# Mail\n\nThe spool keeps messages until they are delivered.\n")
+    result = search(settings, folder, "怎么查看已加载的内核模块")
+    assert {"kernel", "module"} <= set(result.glossed.split())
+    text = render_folder_search(result)
+    assert "lsmod" in text
+    assert (
+        f'The query was also searched in English as "{result.glossed}" (keywords from a Chinese-English'
+        in text
+    )
+    english = search(settings, folder, "kernel modules")
+    assert english.glossed == "" and "also searched" not in render_folder_search(english)
