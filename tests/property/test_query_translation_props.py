@@ -22,9 +22,10 @@ _WORD = re.compile(r"[a-z0-9][a-z0-9'._+-]*")
 
 
 @settings(max_examples=150, deadline=None)
-@given(text=TEXT)
-def test_a_gloss_is_a_bounded_line_of_plain_words(text: str) -> None:
-    words = gloss(text).split()
+@given(text=TEXT, use_jieba=st.booleans())
+def test_a_gloss_is_a_bounded_line_of_plain_words(text: str, use_jieba: bool) -> None:
+    """With jieba's cut or the dictionary's longest words (USE_JIEBA=false) alike."""
+    words = gloss(text, use_jieba=use_jieba).split()
     assert len(words) <= MAX_GLOSS_WORDS
     assert len(set(words)) == len(words)
     for word in words:
