@@ -24,7 +24,7 @@ from generalAgent.search.query_translation import (
 )
 from generalAgent.search.store import SearchStore
 from tests.support.postgres import fresh_schema
-from tests.unit.search.test_store import found, open_store, put
+from tests.support.search_store import found, open_store, put
 
 
 @pytest.fixture

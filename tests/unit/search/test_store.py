@@ -18,7 +18,6 @@ import pytest
 
 from generalAgent.config.settings import Settings
 from generalAgent.migrations import NewerSchemaError
-from generalAgent.search.storage import ChunkRow
 from generalAgent.search.store import (
     TERMINAL,
     SearchStore,
@@ -29,6 +28,7 @@ from generalAgent.search.store import (
     copy_store,
 )
 from tests.support.postgres import fresh_schema
+from tests.support.search_store import found, open_store, put, rows_of
 
 ALICE = Viewer("alice", ("team",))
 BOB = Viewer("bob", ("team",))
@@ -41,60 +41,11 @@ def pg_schema() -> Iterator[tuple[str, str]]:
     yield from fresh_schema()
 
 
-def open_store(backend: str, settings: Settings, request: pytest.FixtureRequest) -> SearchStore:
-    if backend == "sqlite":
-        return SqliteSearchStore(settings.paths.indexes_db, settings.documents)
-    from generalAgent.search.postgres_store import PostgresSearchStore
-
-    url, schema = request.getfixturevalue("pg_schema")
-    return PostgresSearchStore(url, settings.documents, schema=schema)
-
-
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store(request: pytest.FixtureRequest, settings: Settings) -> Iterator[SearchStore]:
     opened = open_store(request.param, settings, request)
     yield opened
     opened.close()
-
-
-def rows_of(item_id: str, texts: list[str], pages: bool = False) -> list[ChunkRow]:
-    rows, position = [], 0
-    for n, text in enumerate(texts):
-        rows.append(
-            ChunkRow(f"{item_id}-{n}", n, text, position, position + len(text), page=n + 1 if pages else None)
-        )
-        position += len(text)
-    return rows
-
-
-def put(
-    store: SearchStore,
-    item_id: str,
-    texts: list[str],
-    viewer: Viewer = TERMINAL,
-    *,
-    title: str = "",
-    space: str = "",
-    domain: str = "notes",
-    vectors: list[bytes] | None = None,
-) -> list[int]:
-    item = StoredItem(
-        id=item_id,
-        domain=domain,
-        title=title or item_id,
-        content="\n".join(texts),
-        owner=viewer.user,
-        space=space,
-    )
-    return store.put_item(
-        item, rows_of(item_id, texts, pages=True), viewer, vectors, "test-model" if vectors else ""
-    )
-
-
-def found(store: SearchStore, query: str | list[str], viewer: Viewer = TERMINAL, **scope: str) -> list[str]:
-    """The items of the hits, best first, each once."""
-    hits = store.search(query, 10, viewer, **scope)  # type: ignore[arg-type]
-    return list(dict.fromkeys(hit.item_id for hit in hits))
 
 
 def test_english_chinese_phrases_and_stems_are_found(store: SearchStore) -> None:
