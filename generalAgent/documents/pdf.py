@@ -688,7 +688,10 @@ def table_blocks(
             with_neighbours(group, lines, size)
             last, carried = group[-1], lines[-1]
             group, lines, size = [], [], 0
-            if len(carried) <= overlap and len(opening([last, index])) + 2 + len(carried) + len(line) <= max_size:
+            if (
+                len(carried) <= overlap
+                and len(opening([last, index])) + 2 + len(carried) + len(line) <= max_size
+            ):
                 group, lines, size = [last], [carried], 1 + len(carried)
         if len(opening([index])) + 1 + len(line) > max_size:
             room = max_size - len(opening([index])) - 1 - len(line_of([]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -541,7 +542,7 @@ def test_a_full_table_block_hands_its_short_last_row_to_the_next(tmp_path: Path)
 
     def shared(blocks: list[ChunkBlock]) -> list[bool]:
         """Whether the next block on the page holds a block's last row too."""
-        return [numbers(a)[-1] in numbers(b) for a, b in zip(blocks, blocks[1:]) if a.page == b.page]
+        return [numbers(a)[-1] in numbers(b) for a, b in pairwise(blocks) if a.page == b.page]
 
     short, long = blocks_of("Sales"), blocks_of(long_owner)
     assert all(len(line) <= settings.chunk_overlap for b in short for line in b.text.split("\n")[3:])
