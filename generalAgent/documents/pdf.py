@@ -634,8 +634,8 @@ def table_blocks(
     Chosen on the retrieval sets' tuning halves (docs/benchmarks.md, round 6): every
     last row carried won two questions but re-cut the rows where e5 vectors had found a
     Chinese question's page (zh-en with vectors recall@5 0.76 -> 0.72); only the key cell
-    carried, or one row of overlap without the neighbour before, lost the gains; short
-    rows only kept both. Earlier rejected: a table-level block of the key column beside
+    carried, or one row of overlap without the neighbour before, lost that question and
+    a gain; short rows only kept the gains and the question. Earlier rejected: a table-level block of the key column beside
     the rows (cell questions' row in the top five 1.0 -> 0.90: it outranked the rows)."""
     title = table.caption or f"Table {number}"
     names = table.column_names()

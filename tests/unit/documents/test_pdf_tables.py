@@ -527,7 +527,7 @@ def test_a_full_table_block_hands_its_short_last_row_to_the_next(tmp_path: Path)
     # A block full of rows got no neighbour, so a question whose words sit in its last row
     # and the next block's first met in no passage. Blocks now overlap as prose chunks do:
     # the next block opens with the last row when its line is within CHUNK_OVERLAP; a
-    # longer row is not repeated (it would crowd the next block and the vector candidates).
+    # longer row is not repeated (it re-cuts every block after it; docs/benchmarks.md).
     settings = documents()
     long_owner = "Engineering, operations and field service team of the northern coastal area"
 
