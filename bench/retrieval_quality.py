@@ -670,9 +670,10 @@ def evaluate(
             result = score(hits, relevant, relevant_places(question), unit)
             for group in groups:
                 rows[name].setdefault(group, []).append(result)
-            if name == "ours" and show_misses and result["recall_at_5"] == 0:
+            if show_misses and result["recall_at_5"] == 0:
                 misses.append(
                     {
+                        "system": name,
                         "id": question.get("id"),
                         "question": question["question"],
                         "want": question.get("pages") or question.get("sections") or question.get("page"),
@@ -711,7 +712,7 @@ def main(argv: list[str]) -> int:
         help="PostgreSQL for the postgres system",
     )
     parser.add_argument("--distractors", type=int, default=2000, help="extra English man pages")
-    parser.add_argument("--misses", action="store_true", help="list the questions ours missed")
+    parser.add_argument("--misses", action="store_true", help="list the questions each system missed")
     parser.add_argument("--only", default="", help="unseen set: only these documents (e.g. fhs), a sample")
     parser.add_argument(
         "--embed-headings",

@@ -150,7 +150,9 @@ def read_pdf(
         )
         marked = [here[int(piece)].merged_into for piece in pieces[1::2]]
         for table in [*marked, *dict.fromkeys(t.merged_into for t in here if t.merged_into not in marked)]:
-            rows = table_blocks(tables[table], table + 1, number + 1, heading, settings.chunk_max_size)
+            rows = table_blocks(
+                tables[table], table + 1, number + 1, heading, settings.chunk_max_size, settings.chunk_overlap
+            )
             blocks.extend(_by_ocr(rows) if number in recognised else rows)
     return blocks
 
@@ -615,22 +617,26 @@ def table_markdown(table: Table, rows: list[list[str]] | None = None) -> str:
     return "\n".join(lines)
 
 
-def table_blocks(table: Table, number: int, page: int, heading: str, max_size: int) -> list[Block]:
+def table_blocks(
+    table: Table, number: int, page: int, heading: str, max_size: int, overlap: int = 0
+) -> list[Block]:
     """The rows of `table` that are on `page`, in blocks of whole rows each under the
     caption and the column names, as many rows as fit in a chunk of `max_size`. A row too
     long for a chunk on its own is cut into pieces (`row_pieces`), each a block under the
     caption and the column names with the row's key cell: the chunker would otherwise cut
     it anywhere, and the pieces after the first would have lost the names of their cells.
 
-    A block also carries the row before its first and the row after its last when they
-    still fit (`with_neighbours`), as prose passages overlap: words of a question that
-    sit in two neighbouring rows then meet in one passage though the rows fell in two
-    groups. Room is not set aside for them: chosen on the retrieval sets' tuning halves
-    against overlapping windows (each block opening with the last row of the one before:
-    bilingual zh recall@5 0.76 -> 0.72), a table-level block of the key column beside the
-    rows (cell questions' row in the top five 1.0 -> 0.90: it outranked the rows) and
-    overlap of short rows only (0.76 -> 0.72); this one kept every tuning recall@5
-    (docs/benchmarks.md)."""
+    Blocks overlap as prose chunks do (`overlap`, CHUNK_OVERLAP): a block opens with the
+    last row of the block before when that row's line is no longer than `overlap`, so
+    words of a question that sit in two neighbouring rows meet in one passage even where
+    the first block is full. A block also carries the row before its first and the row
+    after its last when they still fit (`with_neighbours`), without room set aside.
+    Chosen on the retrieval sets' tuning halves (docs/benchmarks.md, round 6): every
+    last row carried won two questions but re-cut the rows where e5 vectors had found a
+    Chinese question's page (zh-en with vectors recall@5 0.76 -> 0.72); only the key cell
+    carried, or one row of overlap without the neighbour before, lost that question and
+    a gain; short rows only kept the gains and the question. Earlier rejected: a table-level block of the key column beside
+    the rows (cell questions' row in the top five 1.0 -> 0.90: it outranked the rows)."""
     title = table.caption or f"Table {number}"
     names = table.column_names()
     width = len(names)
@@ -680,7 +686,13 @@ def table_blocks(table: Table, number: int, page: int, heading: str, max_size: i
         line = line_of(table.rows[index])
         if group and len(opening([group[0], index])) + size + 1 + len(line) > max_size:
             with_neighbours(group, lines, size)
+            last, carried = group[-1], lines[-1]
             group, lines, size = [], [], 0
+            if (
+                len(carried) <= overlap
+                and len(opening([last, index])) + 2 + len(carried) + len(line) <= max_size
+            ):
+                group, lines, size = [last], [carried], 1 + len(carried)
         if len(opening([index])) + 1 + len(line) > max_size:
             room = max_size - len(opening([index])) - 1 - len(line_of([]))
             for piece in row_pieces(table.rows[index], room):

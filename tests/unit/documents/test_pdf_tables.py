@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from generalAgent.documents.pdf_tables import (
 )
 from generalAgent.documents.table_files import file_tables
 from generalAgent.documents.tables import load_tables
+from generalAgent.search.chunking import Block as ChunkBlock
 from generalAgent.search.chunking import ChunkingConfig, chunk_blocks
 from tests.support.table_pdfs import make_table_pdf
 
@@ -519,3 +521,34 @@ def test_a_table_block_also_carries_a_neighbouring_row_that_fits() -> None:
 
     (shown,) = pdf_preview_texts(blocks)  # read_file shows each row once
     assert [line.split(" | ")[0] for line in shown.split("\n")[3:]] == ["| one", "| two", "| three", "| four"]
+
+
+def test_a_full_table_block_hands_its_short_last_row_to_the_next(tmp_path: Path) -> None:
+    # A block full of rows got no neighbour, so a question whose words sit in its last row
+    # and the next block's first met in no passage. Blocks now overlap as prose chunks do:
+    # the next block opens with the last row when its line is within CHUNK_OVERLAP; a
+    # longer row is not repeated (it re-cuts every block after it; docs/benchmarks.md).
+    settings = documents()
+    long_owner = "Engineering, operations and field service team of the northern coastal area"
+
+    def blocks_of(owner: str, overlap: int = settings.chunk_overlap) -> list[ChunkBlock]:
+        rows = [[f"Region {n}", n * 10, owner, "华东"] for n in range(1, 33)]
+        pdf = make_table_pdf(tmp_path / f"{len(owner)}.pdf", HEADER, rows, paragraphs=1)
+        read = extract_document(pdf, documents(chunk_overlap=overlap)).blocks
+        return [b for b in read if ", table 1, " in b.place]
+
+    def numbers(block: ChunkBlock) -> list[int]:
+        return [int(line.split(" | ")[0].removeprefix("| Region ")) for line in block.text.split("\n")[3:]]
+
+    def shared(blocks: list[ChunkBlock]) -> list[bool]:
+        """Whether the next block on the page holds a block's last row too."""
+        return [numbers(a)[-1] in numbers(b) for a, b in pairwise(blocks) if a.page == b.page]
+
+    short, long = blocks_of("Sales"), blocks_of(long_owner)
+    assert all(len(line) <= settings.chunk_overlap for b in short for line in b.text.split("\n")[3:])
+    assert all(len(line) > settings.chunk_overlap for b in long for line in b.text.split("\n")[3:])
+    assert len(shared(short)) >= 4 and all(shared(short))
+    assert [b.place for b in long] == [b.place for b in blocks_of(long_owner, overlap=0)]
+    for blocks in (short, long):
+        assert all(len(b.text) <= settings.chunk_max_size for b in blocks)
+        assert {n for b in blocks for n in numbers(b)} == set(range(1, 33))
