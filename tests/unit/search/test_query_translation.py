@@ -8,12 +8,10 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from generalAgent.config.settings import Settings
 from generalAgent.search.lookup import LookupNotes
 from generalAgent.search.query import MAX_QUERY_CHARS
 from generalAgent.search.query_translation import (
@@ -23,20 +21,7 @@ from generalAgent.search.query_translation import (
     parse_dictionary,
 )
 from generalAgent.search.store import SearchStore
-from tests.support.postgres import fresh_schema
-from tests.support.search_store import found, open_store, put
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[tuple[str, str]]:
-    yield from fresh_schema()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, settings: Settings) -> Iterator[SearchStore]:
-    opened = open_store(request.param, settings, request)
-    yield opened
-    opened.close()
+from tests.support.search_store import found, put
 
 
 def test_the_dictionary_ships_with_the_install_and_is_loaded_once() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import struct
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,25 +26,11 @@ from generalAgent.search.store import (
     Viewer,
     copy_store,
 )
-from tests.support.postgres import fresh_schema
 from tests.support.search_store import found, open_store, put, rows_of
 
 ALICE = Viewer("alice", ("team",))
 BOB = Viewer("bob", ("team",))
 CAROL = Viewer("carol")  # in no team
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[tuple[str, str]]:
-    """(server url, a fresh schema name), the schema dropped afterwards."""
-    yield from fresh_schema()
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, settings: Settings) -> Iterator[SearchStore]:
-    opened = open_store(request.param, settings, request)
-    yield opened
-    opened.close()
 
 
 def test_english_chinese_phrases_and_stems_are_found(store: SearchStore) -> None:
