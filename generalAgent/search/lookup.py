@@ -156,7 +156,8 @@ def find_chunks(
     `semantic`: rankings of chunks by their vectors' nearness to the query (rowid, cosine),
     best first, one per phrasing, fused with the rest like another ranking (semantic.py);
     the keyword search's own top five keeps its seats among them when the query's words
-    are in the searched chunks (ranking.keyword_seats), and a lone phrasing then weighs by
+    are in the searched chunks, its first place alone when they are mostly absent
+    (ranking.keyword_seats), and a lone phrasing then weighs by
     the share of its words found there, as phrasings of a list do.
     """
     if limit <= 0:
