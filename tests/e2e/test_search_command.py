@@ -259,3 +259,35 @@ def test_the_command_says_which_english_keywords_the_dictionary_searched(
     assert english["glossed"] == ""
     plain = run_cli(["search", "manuals", "kernel modules"], env, workdir)
     assert "Also searched" not in plain.stdout
+
+
+def test_kb_search_says_which_english_keywords_the_dictionary_searched(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """`kb search` names the gloss as `search` does: a Chinese question over English notes
+    finds the passage through the dictionary's keywords, and a person is told which ones
+    (in the UI's language), `glossed` in --json; an English question adds none."""
+    page = workdir / "modules.md"
+    page.write_text(
+        "# Kernel modules\n\nUse lsmod to list the kernel modules that are currently loaded.\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["kb", "add", "modules.md", "--domain", "linux"], env, workdir).returncode == 0
+    question = ["kb", "search", "怎么查看已加载的内核模块", "--domain", "linux"]
+
+    shown = run_cli(question, env, workdir)
+    assert shown.returncode == 0, shown.stderr
+    said = shown.stdout.splitlines()[1]
+    assert said.startswith('Also searched in English as "'), shown.stdout
+    assert "kernel" in said and "(from a Chinese-English dictionary)." in said
+
+    found = json.loads(run_cli([*question, "--json"], env, workdir).stdout)
+    assert (
+        "kernel" in found["glossed"].split() and "lsmod" in found["results"][0]["found"]["matched"][0]["text"]
+    )
+
+    chinese = run_cli(question, {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert chinese.stdout.splitlines()[1].startswith("另外按英文关键词“"), chinese.stdout
+
+    english = json.loads(run_cli(["kb", "search", "kernel modules", "--json"], env, workdir).stdout)
+    assert english["glossed"] == "" and english["results"]
