@@ -103,6 +103,8 @@ def search_command(
         fail(_("With --all, give only the words to look for."), EXIT_USAGE)
     if not words.strip():
         fail(_("Give the words to look for, after a file or folder if not the working folder."), EXIT_USAGE)
+    if len(arguments) == 1 and not everything:
+        _refuse_a_lone_target(arguments[0])
     if target is None and not everything and len(arguments) > 1 and _words_before_target(arguments):
         fail(
             _(
@@ -152,6 +154,26 @@ def search_command(
         terminal_console().print(render_file_hits(result, lines), highlight=False)
     if not result.results:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _refuse_a_lone_target(argument: str) -> None:
+    """`search n.md` alone: a file or folder named with no words after it would otherwise be
+    searched for as the words (in the working folder), which no one typing it means."""
+    named = Path(argument).expanduser()
+    if not named.exists():
+        return
+    said = (
+        _(
+            "{target} is a folder: give the words to look for after it ({command} search {path} WORDS), "
+            "or to look for the name itself, the folder first ({command} search . {path})."
+        )
+        if named.is_dir()
+        else _(
+            "{target} is a file: give the words to look for after it ({command} search {path} WORDS), "
+            "or to look for the name itself, the folder first ({command} search . {path})."
+        )
+    )
+    fail(said.format(target=argument, command=command_hint(), path=_typed(argument)), EXIT_USAGE)
 
 
 def _english_warning(data: dict[str, Any], warning: Message | None) -> dict[str, Any]:

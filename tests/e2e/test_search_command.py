@@ -291,3 +291,23 @@ def test_kb_search_says_which_english_keywords_the_dictionary_searched(
 
     english = json.loads(run_cli(["kb", "search", "kernel modules", "--json"], env, workdir).stdout)
     assert english["glossed"] == "" and english["results"]
+
+
+def test_a_file_or_folder_named_alone_is_not_searched_for_as_the_words(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """`search n.md` searched the working folder for "n.md"; now it says what is missing and
+    what to type, in the UI's language, and exits 2 as the command's other usage errors."""
+    (workdir / "n.md").write_text("# Notes\n\nThe n.md file is named in n.md itself.\n", encoding="utf-8")
+    (workdir / "docs").mkdir()
+    alone = run_cli(["search", "n.md"], env, workdir)
+    assert alone.returncode == 2 and alone.stdout == "", alone.stdout
+    said = " ".join(alone.stderr.split())
+    assert "n.md is a file: give the words to look for after it (" in said and "search n.md WORDS" in said
+    assert "search . n.md" in said  # the way to look for the name itself
+    folder = run_cli(["search", "docs"], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert folder.returncode == 2 and "docs 是文件夹" in folder.stderr, folder.stderr
+    itself = run_cli(["search", ".", "n.md"], env, workdir)
+    assert itself.returncode == 0 and "n.md" in itself.stdout, itself.stderr
+    words = run_cli(["search", "notes"], env, workdir)  # names nothing: still the words
+    assert words.returncode == 0 and 'for "notes"' in words.stdout, words.stderr
