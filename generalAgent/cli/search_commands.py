@@ -50,6 +50,7 @@ from generalAgent.documents.search import (
 from generalAgent.i18n import _, ngettext
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.search.query import MAX_PHRASINGS
 from generalAgent.search.results import SearchResult
 from generalAgent.search.store import team_store
 
@@ -115,6 +116,18 @@ def search_command(
                 path=_typed(arguments[-1]),
                 words=" ".join(_typed(word) for word in arguments[:-1]),
             ),
+            EXIT_USAGE,
+        )
+    given = list(dict.fromkeys(q for q in [words, *(also or [])] if q.strip()))
+    if len(given) > MAX_PHRASINGS:
+        # The search (query.phrasings) keeps the first MAX_PHRASINGS and would drop the rest
+        # unsaid; a phrasing left out changes what is searched, so nothing runs (as `kb search -n 30`
+        # or a wrong `--sort` is refused) and the user chooses which to drop.
+        fail(
+            _(
+                "A search takes at most {most} phrasings (the words and {more} --or); {count} were given: "
+                "leave some out."
+            ).format(most=MAX_PHRASINGS, more=MAX_PHRASINGS - 1, count=len(given)),
             EXIT_USAGE,
         )
     query: str | list[str] = [words, *(also or [])] if also else words

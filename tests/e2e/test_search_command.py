@@ -311,3 +311,19 @@ def test_a_file_or_folder_named_alone_is_not_searched_for_as_the_words(
     assert itself.returncode == 0 and "n.md" in itself.stdout, itself.stderr
     words = run_cli(["search", "notes"], env, workdir)  # names nothing: still the words
     assert words.returncode == 0 and 'for "notes"' in words.stdout, words.stderr
+
+
+def test_more_phrasings_than_a_search_takes_are_refused_not_cut(workdir: Path, env: dict[str, str]) -> None:
+    """Six phrasings were cut to five without a word; now the command says the limit and
+    searches nothing (exit 2), in the UI's language; five still run."""
+    (workdir / "notes.md").write_text("# Walrus\n\nThe walrus count doubled.\n", encoding="utf-8")
+    more = [arg for word in ("seal", "otter", "orca", "whale", "puffin") for arg in ("--or", word)]
+    six = run_cli(["search", "notes.md", "walrus", *more], env, workdir)
+    assert six.returncode == 2 and six.stdout == ""
+    assert "A search takes at most 5 phrasings (the words and 4 --or); 6 were given" in " ".join(
+        six.stderr.split()
+    )
+    chinese = run_cli(["search", "notes.md", "walrus", *more], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert chinese.returncode == 2 and "最多" in chinese.stderr, chinese.stderr
+    five = run_cli(["search", "notes.md", "walrus", *more[:8], "--json"], env, workdir)
+    assert five.returncode == 0 and len(json.loads(five.stdout)["query"]) == 5, five.stderr
