@@ -243,12 +243,13 @@ def render_knowledge_hits(result: KnowledgeSearch, command: str) -> RenderableTy
                 ).format(query=result.query)
             )
         )
-    words = query_words(result.query)
+    words = query_words(result.query) + query_words(result.glossed)
     count = ngettext('{count} result for "{query}":', '{count} results for "{query}":', len(results))
     lines: list[RenderableType] = []
     if result.warning:
         lines.append(Text(terminal_safe(result.warning.shown(_, ngettext)), style="yellow"))
     lines.append(Text(terminal_safe(count.format(count=len(results), query=result.query))))
+    lines += _glossed(result.glossed)
     for number, entry in enumerate(results, start=1):
         item = entry.item
         short = item.id[:SHORT_ID_CHARS]
