@@ -30,6 +30,12 @@ from typing import Any
 
 from generalAgent.display import Message, carrying
 from generalAgent.search.connection import DatabaseError
+from generalAgent.search.english_gloss import (
+    PROBE_CAP,
+    chinese_glossed_query,
+    may_gloss_in_chinese,
+    own_words_weighed,
+)
 from generalAgent.search.query import SCAN_SHARE, MatchQuery, build_match_query
 from generalAgent.search.query_translation import CHINESE_PROBE, gloss
 from generalAgent.search.ranking import (
@@ -168,6 +174,7 @@ def find_chunks(
     matches = [m for m in matches if not m.empty]
     pool = max(limit, RERANK_POOL)
     glossing = may_gloss(query)
+    to_chinese = may_gloss_in_chinese(query)  # the other direction (english_gloss.py)
     runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
     for match in matches:
         expressions = _expressions(conn, match, rowid_range)
@@ -178,7 +185,7 @@ def find_chunks(
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
             weight = (
                 _coverage(conn, match, rowid_range, item_filter, filter_params)
-                if len(matches) > 1 or any(semantic) or glossing
+                if len(matches) > 1 or any(semantic) or glossing or to_chinese
                 else 1.0
             )
             runs.append((tuned, plain, weight))
@@ -203,6 +210,16 @@ def find_chunks(
         if glossing
         else None
     )
+    if glossed is None and to_chinese:
+        chinese = chinese_glossed_query(
+            query,
+            segmenter,
+            lambda probe: _coverage(conn, probe, rowid_range, item_filter, filter_params),
+            lambda probe: _capped_count(conn, probe, rowid_range, item_filter, filter_params),
+        )
+        if chinese is not None:
+            own_words_weighed(runs, chinese.english_prose)
+            glossed = (chinese.keywords, chinese.match)
     if glossed is not None:
         english, glossed_match = glossed
         expressions = _expressions(conn, glossed_match, rowid_range)
@@ -315,6 +332,23 @@ def _coverage(
     )
     found = conn.execute(f"SELECT {exists}", [v for term in match.terms for v in (term, *values)]).fetchone()
     return sum(1 for value in found if value) / len(match.terms)
+
+
+def _capped_count(
+    conn: sqlite3.Connection,
+    match: MatchQuery,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str = "",
+    params: Sequence[Any] = (),
+) -> int:
+    """The searched chunks holding a one-word phrasing, counted up to PROBE_CAP (english_gloss.py's
+    probes of the scope's language)."""
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    sql = (
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts{joins}"
+        f" WHERE chunks_fts MATCH ?{where} LIMIT {PROBE_CAP})"
+    )
+    return int(conn.execute(sql, [match.all_terms, *values]).fetchone()[0]) if match.all_terms else 0
 
 
 def _expressions(
