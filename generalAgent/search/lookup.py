@@ -210,6 +210,7 @@ def find_chunks(
         if glossing
         else None
     )
+    gloss_weight = GLOSS_WEIGHT
     if glossed is None and to_chinese:
         chinese = chinese_glossed_query(
             query,
@@ -219,6 +220,7 @@ def find_chunks(
         )
         if chinese is not None:
             own_words_weighed(runs, chinese.english_prose)
+            gloss_weight = chinese.weight
             glossed = (chinese.keywords, chinese.match)
     if glossed is not None:
         english, glossed_match = glossed
@@ -227,7 +229,7 @@ def find_chunks(
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
             share = _coverage(conn, glossed_match, rowid_range, item_filter, filter_params)
-            runs.append((tuned, plain, GLOSS_WEIGHT * share))
+            runs.append((tuned, plain, gloss_weight * share))
             if notes is not None:
                 notes.glossed = english
     if runs or any(semantic):

@@ -460,6 +460,7 @@ class PostgresSearchStore(StoreCommon):
             if glossing
             else None
         )
+        gloss_weight = GLOSS_WEIGHT
         if glossed is None and to_chinese:
             chinese = chinese_glossed_query(
                 query,
@@ -469,6 +470,7 @@ class PostgresSearchStore(StoreCommon):
             )
             if chinese is not None:
                 own_words_weighed(runs, chinese.english_prose)
+                gloss_weight = chinese.weight
                 glossed = (chinese.keywords, chinese.match)
         if glossed is not None:
             english, glossed_match = glossed
@@ -476,7 +478,7 @@ class PostgresSearchStore(StoreCommon):
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
                 share = self._coverage(glossed_match, scope, counted, item)
-                runs.append((tuned, plain, GLOSS_WEIGHT * share))
+                runs.append((tuned, plain, gloss_weight * share))
                 if notes is not None:
                     notes.glossed = english
         if runs or any(semantic):
