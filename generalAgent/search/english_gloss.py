@@ -234,11 +234,12 @@ def chinese_gloss(
 
 @dataclass(frozen=True)
 class ChineseGloss:
-    """The Chinese phrasing of an English question, and how much of the searched chunks'
-    prose is English (`english_prose`, 0..1): the weight the question's own words keep."""
+    """The Chinese phrasing of an English question over Chinese documents, and how much of
+    the searched chunks' prose is English (`english_prose`, 0..1): the weight the question's
+    own words keep, whether or not the dictionary gave a phrasing."""
 
-    keywords: str
-    match: MatchQuery
+    keywords: str  # "" when the dictionary gave nothing the chunks hold
+    match: MatchQuery | None  # the keywords as searched; None when there are none
     english_prose: float
     weight: float = 0.0  # the phrasing's weight before its share found (CHINESE_GLOSS_WEIGHT)
 
@@ -262,11 +263,11 @@ def chinese_glossed_query(
     count: Callable[[MatchQuery], int],
 ) -> ChineseGloss | None:
     """The Chinese phrasing to search beside a lone English `query` over Chinese documents,
-    or None: not when less than half the searched chunks' prose is Chinese
-    (`english_prose_share`, from `count`, the backend's chunks holding a one-word phrasing,
-    capped), so an English or a mixed folder is searched as before; not when the
-    dictionary gives nothing the chunks hold (`coverage`, the backend's share of a
-    phrasing's terms found in the scope)."""
+    or None when the scope is not Chinese: less than half the searched chunks' prose is
+    Chinese (`english_prose_share`, from `count`, the backend's chunks holding a one-word
+    phrasing, capped), so an English or a mixed folder is searched as before. Its keywords
+    are "" when the dictionary gives nothing the chunks hold (`coverage`, the backend's
+    share of a phrasing's terms found in the scope)."""
     lone = _lone(query)
     if lone is None:
         return None
@@ -280,10 +281,10 @@ def chinese_glossed_query(
 
     frequency = load_jieba().dt.FREQ.get if segmenter.name == "jieba" else None
     chinese = chinese_gloss(lone, present, frequency=frequency)
-    if not chinese:
-        return None
-    match = build_match_query(chinese, segmenter)
-    return ChineseGloss(chinese, match, english_prose, CHINESE_GLOSS_WEIGHT) if not match.empty else None
+    match = build_match_query(chinese, segmenter) if chinese else None
+    if match is None or match.empty:
+        return ChineseGloss("", None, english_prose)
+    return ChineseGloss(chinese, match, english_prose, CHINESE_GLOSS_WEIGHT)
 
 
 def own_words_weighed(

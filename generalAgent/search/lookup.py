@@ -221,7 +221,7 @@ def find_chunks(
         if chinese is not None:
             own_words_weighed(runs, chinese.english_prose)
             gloss_weight = chinese.weight
-            glossed = (chinese.keywords, chinese.match)
+            glossed = (chinese.keywords, chinese.match) if chinese.match is not None else None
     if glossed is not None:
         english, glossed_match = glossed
         expressions = _expressions(conn, glossed_match, rowid_range)
