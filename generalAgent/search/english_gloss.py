@@ -27,7 +27,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from generalAgent.search.query import MAX_QUERY_CHARS, MatchQuery, build_match_query, normalise_query
+from generalAgent.search.query import (
+    MAX_QUERY_CHARS,
+    MatchQuery,
+    build_match_query,
+    normalise_query,
+    word_terms,
+)
 from generalAgent.search.query_translation import (
     CHINESE_PROBE,
     MAX_SENSE_WORDS,
@@ -54,8 +60,10 @@ CHINESE_GLOSS_WEIGHT = 0.15
 # The table holds traditional and simplified forms alike (the forward table does not say
 # which is which), so about half of them are another script's spelling of the other half.
 MAX_CANDIDATES = 24
-# Candidates checked against the searched chunks for a whole question, at most: each check
-# is one small query (an EXISTS per term), so this bounds the gloss's cost on any backend.
+# Candidates counted as checked against the searched chunks for a whole question, at most, in
+# the order they are tried (the first CHINESE_WORDS_PER_WORD found of each word end its turn).
+# The checks themselves are one query an English word (its candidates at once), so a
+# question costs at most MAX_QUESTION_WORDS small queries of MAX_CANDIDATES terms on any backend.
 MAX_CHECKED = 80
 # Words in the whole gloss, at most.
 MAX_GLOSS_WORDS = 24
@@ -203,30 +211,32 @@ def by_frequency(candidates: Sequence[str], frequency: Callable[[str], int | Non
 
 def chinese_gloss(
     query: str,
-    present: Callable[[str], bool],
+    present: Callable[[Sequence[str]], list[bool]],
     table: ReverseDictionary | None = None,
     frequency: Callable[[str], int | None] | None = None,
 ) -> str:
     """The query's Chinese keywords, space-separated, in the query's order ("" when none):
     each English word the dictionary knows gives its first CHINESE_WORDS_PER_WORD Chinese
-    words that `present` (whether the searched chunks hold a word) finds, in the table's
-    order (`by_frequency` drops the words jieba never saw)."""
+    words that the searched chunks hold, in the table's order (`by_frequency` drops the
+    words jieba never saw). `present` says of several words at once which the chunks hold
+    (one query an English word); at most MAX_CHECKED candidates count as checked, in order."""
     reverse = table or reverse_dictionary()
     if reverse is None:
         return ""
     chosen: list[str] = []
     checked = 0
     for word in question_words(query):
+        fresh = [c for c in by_frequency(reverse.chinese_for(word), frequency) if c not in chosen]
+        candidates = fresh[: MAX_CHECKED - checked]
+        found = dict(zip(candidates, present(candidates), strict=True)) if candidates else {}
         kept = 0
-        for chinese in by_frequency(reverse.chinese_for(word), frequency):
-            if kept >= CHINESE_WORDS_PER_WORD or checked >= MAX_CHECKED:
+        for chinese in candidates:
+            if kept >= CHINESE_WORDS_PER_WORD:
                 break
-            if chinese not in chosen:
-                checked += 1
-                if not present(chinese):
-                    continue
+            checked += 1
+            if found[chinese]:
                 chosen.append(chinese)
-            kept += 1
+                kept += 1
         if len(chosen) >= MAX_GLOSS_WORDS or checked >= MAX_CHECKED:
             break
     return " ".join(chosen[:MAX_GLOSS_WORDS])
@@ -259,15 +269,15 @@ def english_prose_share(count: Callable[[MatchQuery], int], segmenter: Segmenter
 def chinese_glossed_query(
     query: str | MatchQuery | Sequence[str],
     segmenter: Segmenter,
-    coverage: Callable[[MatchQuery], float],
+    present_terms: Callable[[Sequence[str]], list[bool]],
     count: Callable[[MatchQuery], int],
 ) -> ChineseGloss | None:
     """The Chinese phrasing to search beside a lone English `query` over Chinese documents,
     or None when the scope is not Chinese: less than half the searched chunks' prose is
     Chinese (`english_prose_share`, from `count`, the backend's chunks holding a one-word
     phrasing, capped), so an English or a mixed folder is searched as before. Its keywords
-    are "" when the dictionary gives nothing the chunks hold (`coverage`, the backend's
-    share of a phrasing's terms found in the scope)."""
+    are "" when the dictionary gives nothing the chunks hold (`present_terms`, the backend's
+    word of whether any searched chunk holds each of several MATCH terms)."""
     lone = _lone(query)
     if lone is None:
         return None
@@ -275,9 +285,12 @@ def chinese_glossed_query(
     if english_prose >= MAX_ENGLISH_PROSE:
         return None
 
-    def present(word: str) -> bool:
-        match = build_match_query(word, segmenter)
-        return bool(match.terms) and coverage(match) == 1.0
+    def present(words: Sequence[str]) -> list[bool]:
+        """Whether the scope holds every term of each word (a word jieba cuts in two)."""
+        each = [word_terms(word, segmenter) for word in words]
+        terms = list(dict.fromkeys(term for own in each for term in own))
+        held = dict(zip(terms, present_terms(terms), strict=True)) if terms else {}
+        return [bool(own) and all(held[term] for term in own) for own in each]
 
     frequency = load_jieba().dt.FREQ.get if segmenter.name == "jieba" else None
     chinese = chinese_gloss(lone, present, frequency=frequency)

@@ -215,7 +215,7 @@ def find_chunks(
         chinese = chinese_glossed_query(
             query,
             segmenter,
-            lambda probe: _coverage(conn, probe, rowid_range, item_filter, filter_params),
+            lambda terms: _present_each(conn, terms, rowid_range, item_filter, filter_params),
             lambda probe: _capped_count(conn, probe, rowid_range, item_filter, filter_params),
         )
         if chinese is not None:
@@ -334,6 +334,25 @@ def _coverage(
     )
     found = conn.execute(f"SELECT {exists}", [v for term in match.terms for v in (term, *values)]).fetchone()
     return sum(1 for value in found if value) / len(match.terms)
+
+
+def _present_each(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    rowid_range: tuple[int, int] | None,
+    item_filter: str = "",
+    params: Sequence[Any] = (),
+) -> list[bool]:
+    """Whether any searched chunk holds each term, in one query (as `_coverage` counts them)."""
+    if not item_filter:
+        return [count > 0 for count in _counts(conn, terms, 1, rowid_range)]
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    exists = ", ".join(
+        f"EXISTS (SELECT 1 FROM chunks_fts{joins} WHERE chunks_fts MATCH ?{where})" for _ in terms
+    )
+    return [
+        bool(v) for v in conn.execute(f"SELECT {exists}", [v for t in terms for v in (t, *values)]).fetchone()
+    ]
 
 
 def _capped_count(

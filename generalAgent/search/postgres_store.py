@@ -465,7 +465,7 @@ class PostgresSearchStore(StoreCommon):
             chinese = chinese_glossed_query(
                 query,
                 self.segmenter,
-                lambda probe: self._coverage(probe, scope, counted, item),
+                lambda terms: self._present_each(terms, scope, counted, item),
                 lambda probe: self._capped_count(probe, scope),
             )
             if chinese is not None:
@@ -639,6 +639,19 @@ class PostgresSearchStore(StoreCommon):
             return {}
         rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
         return {text: int(count) for text, count in rows}
+
+    def _present_each(
+        self, terms: Sequence[str], scope: _Scope, counted: dict[str, int], item: str | None = None
+    ) -> list[bool]:
+        """lookup.py's `_present_each`: whether any searched chunk holds each term (as `_coverage` finds them)."""
+        if not scope.item_filter:
+            return [count > 0 for count in self._counts(terms, 1, scope.rowid_range, counted, item)]
+        joins, where, values = scope.sql()
+        exists = ", ".join(
+            f"EXISTS (SELECT 1 FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where})" for _ in terms
+        )
+        params = [v for term in terms for v in (tsquery(self._parse(term)), *values)]
+        return [bool(value) for value in self._query(f"SELECT {exists}", params)[0]]
 
     def _capped_count(self, match: MatchQuery, scope: _Scope) -> int:
         """lookup.py's `_capped_count`: the searched chunks holding a one-word phrasing, up to PROBE_CAP."""

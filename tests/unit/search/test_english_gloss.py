@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from generalAgent.search.english_gloss import (
-    MAX_CHECKED,
+    MAX_CANDIDATES,
     MAX_GLOSS_WORDS,
+    MAX_QUESTION_WORDS,
     base_forms,
     chinese_gloss,
     may_gloss_in_chinese,
@@ -38,22 +39,22 @@ def test_the_reverse_table_gives_the_chinese_words_of_an_english_word_and_its_fo
 def test_only_the_chinese_words_the_documents_hold_are_kept() -> None:
     """The dictionary offers several words for "download" and "slow"; the documents decide."""
     held = {"下载", "缓慢", "镜像"}
-    keywords = chinese_gloss("the download is too slow", lambda word: word in held)
+    keywords = chinese_gloss("the download is too slow", lambda words: [w in held for w in words])
     assert set(keywords.split()) == {"下载", "缓慢"}
-    assert chinese_gloss("the download is too slow", lambda word: False) == ""
-    assert chinese_gloss("xelatex fc-cache tlmgr", lambda word: True) == ""
+    assert chinese_gloss("the download is too slow", lambda words: [False] * len(words)) == ""
+    assert chinese_gloss("xelatex fc-cache tlmgr", lambda words: [True] * len(words)) == ""
 
 
 def test_a_huge_or_hostile_query_stays_bounded() -> None:
-    asked: list[str] = []
+    asked: list[list[str]] = []
 
-    def present(word: str) -> bool:
-        asked.append(word)
-        return True
+    def present(words: list[str]) -> list[bool]:
+        asked.append(list(words))
+        return [True] * len(words)
 
     hostile = " ".join(["file install download window table page"] * 5_000) + ' "AND" NEAR( * ^'
     keywords = chinese_gloss(hostile, present)
-    assert len(asked) <= MAX_CHECKED
+    assert len(asked) <= MAX_QUESTION_WORDS and all(len(words) <= MAX_CANDIDATES for words in asked)
     assert 0 < len(keywords.split()) <= MAX_GLOSS_WORDS
     assert all(CJK_RUN.fullmatch(word) for word in keywords.split())
     assert len(hostile) > MAX_QUERY_CHARS
@@ -77,7 +78,7 @@ CHINESE_MANUAL = [
 
 
 def test_an_english_question_finds_the_chinese_passage_through_its_gloss(store: SearchStore) -> None:
-    """"uninstall" is no word of the manual: before, its own words ("TeX", "Live",
+    """ "uninstall" is no word of the manual: before, its own words ("TeX", "Live",
     "Windows") ranked the installation passage first and the answer second."""
     rowids = put(store, "manual", CHINESE_MANUAL)
     put(store, "other", ["邮件的本地队列目录保存着还没有投递的邮件。"])
