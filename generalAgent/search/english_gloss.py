@@ -279,8 +279,9 @@ def chinese_glossed_query(
     are "" when the dictionary gives nothing the chunks hold (`present_terms`, the backend's
     word of whether any searched chunk holds each of several MATCH terms)."""
     lone = _lone(query)
-    if lone is None:
-        return None
+    probe = word_terms(CHINESE_PROBE, segmenter)
+    if lone is None or not all(present_terms(probe)):
+        return None  # no Chinese at all (the one check an English search of English documents pays)
     english_prose = english_prose_share(count, segmenter)
     if english_prose >= MAX_ENGLISH_PROSE:
         return None

@@ -466,7 +466,7 @@ class PostgresSearchStore(StoreCommon):
                 query,
                 self.segmenter,
                 lambda terms: self._present_each(terms, scope, counted, item),
-                lambda probe: self._capped_count(probe, scope),
+                lambda probe: self._capped_count(probe, scope, counted, item),
             )
             if chinese is not None:
                 own_words_weighed(runs, chinese.english_prose)
@@ -653,10 +653,14 @@ class PostgresSearchStore(StoreCommon):
         params = [v for term in terms for v in (tsquery(self._parse(term)), *values)]
         return [bool(value) for value in self._query(f"SELECT {exists}", params)[0]]
 
-    def _capped_count(self, match: MatchQuery, scope: _Scope) -> int:
+    def _capped_count(
+        self, match: MatchQuery, scope: _Scope, counted: dict[str, int], item: str | None = None
+    ) -> int:
         """lookup.py's `_capped_count`: the searched chunks holding a one-word phrasing, up to PROBE_CAP."""
         if not match.all_terms:
             return 0
+        if not scope.item_filter:
+            return self._counts([match.all_terms], PROBE_CAP, scope.rowid_range, counted, item)[0]
         joins, where, values = scope.sql()
         sql = (
             f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM chunks c{joins}"
