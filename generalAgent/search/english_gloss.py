@@ -13,10 +13,11 @@ kept, at most CHINESE_WORDS_PER_WORD: the dictionary offers 文件, 档案, 卷�
 the documents decide which of them they use. The Chinese words are one more phrasing of
 the question, searched beside the user's words with a lower weight exactly as the forward
 gloss is (lookup.py: `find_chunks` and the PostgreSQL store), only when the question has no
-Chinese, the scope holds Chinese (Chinese's commonest word), and fewer than half of the
-question's dictionary words are found there (`chinese_glossed_query`). The question's own
-share counts only its dictionary words: a command name ("xelatex", "fc-cache") found in a
-Chinese manual says nothing about whether the question's language is the documents'.
+Chinese and less than half of the scope's prose is English ("the" against 的, counted:
+`english_prose_share`; a question's words found there are no such measure, since a Chinese
+manual quotes the commands, paths and options an English question names). In such a scope
+the question's own rankings also weigh by that English share (`own_words_weighed`), so with
+vectors a passage sharing a command name no longer keeps a seat over the vectors' answer.
 """
 
 from __future__ import annotations

@@ -17,7 +17,8 @@ both search this way. A query may be several phrasings of one question (a list):
 ranked so, and the rankings are fused by rank the same way. A lone Chinese query over
 documents that are not Chinese is also searched in its English gloss from a dictionary
 (query_translation.py), one more phrasing weighing less than the user's own words
-(`glossed_query` says when).
+(`glossed_query` says when); a lone English query over Chinese documents likewise in
+Chinese words (english_gloss.py, `chinese_glossed_query` says when).
 """
 
 from __future__ import annotations
