@@ -129,6 +129,11 @@ def base_forms(word: str) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+# Bits of a candidate's int that number its Chinese word (the table has ~190k words).
+_NUMBER_BITS = 20
+_NUMBER_MASK = (1 << _NUMBER_BITS) - 1
+
+
 def build_reverse(dictionary: Dictionary) -> ReverseDictionary:
     """English word -> Chinese words, from every short sense of every entry, best first:
     words of two or more characters before single ones (a lone character has a dozen
@@ -136,26 +141,32 @@ def build_reverse(dictionary: Dictionary) -> ReverseDictionary:
     before "line spacing"); then the words of fewest senses (a translation of one thing,
     间距 "gap; spacing", before one of many, 地方 "place; space; part; ..."); then the file's
     order. At most MAX_CANDIDATES a word."""
-    ranked: dict[str, list[tuple[tuple[bool, int, int, int], str]]] = {}
+    # Each candidate is one int (its rank's fields, then its word's number) in a list a word:
+    # the table is built from ~400k senses, and a tuple per candidate doubled its peak memory.
+    ranked: dict[str, list[int]] = {}
+    chinese_words: list[str] = []
     order = 0
     for chinese, senses in dictionary.senses.items():
         if len(chinese) > 4:
             continue
         parts = [p.strip() for sense in senses.split("/") for p in sense.split(";")]
         parts = [p for p in parts if p and not _SKIPPED_SENSE.match(p)]
+        number = len(chinese_words)
+        chinese_words.append(chinese)
         for part in parts:
             named = sense_words(part)
             if not 0 < len(named) <= MAX_SENSE_WORDS:
                 continue
             order += 1
-            rank = (len(chinese) == 1, len(named), len(parts), order)
+            rank = (((len(chinese) == 1) * 4 + len(named)) << 10 | min(len(parts), 1023)) << 24 | order
             for english in named:
                 if english not in _QUESTION_STOPWORDS and len(english) > 1:
-                    ranked.setdefault(english, []).append((rank, chinese))
+                    ranked.setdefault(english, []).append(rank << _NUMBER_BITS | number)
     words: dict[str, tuple[str, ...]] = {}
     for english, candidates in ranked.items():
         candidates.sort()
-        words[english] = tuple(dict.fromkeys(c for _, c in candidates))[:MAX_CANDIDATES]
+        best = dict.fromkeys(chinese_words[key & _NUMBER_MASK] for key in candidates)
+        words[english] = tuple(best)[:MAX_CANDIDATES]
     return ReverseDictionary(MappingProxyType(words))
 
 
