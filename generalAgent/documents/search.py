@@ -30,6 +30,7 @@ from generalAgent.search.lookup import LookupNotes, passages_at
 from generalAgent.search.query import normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import Passage, SearchResult
+from generalAgent.search.segmentation import CJK_RUN
 from generalAgent.search.storage import VectorSource, content_pieces
 from generalAgent.search.store import TERMINAL, SearchStore, Viewer
 
@@ -302,7 +303,14 @@ def rendering_line(rendered: str, language: str) -> str:
 
 
 def gloss_line(glossed: str) -> str:
-    """What the model reads of the dictionary gloss the search added (search/query_translation.py)."""
+    """What the model reads of the dictionary gloss the search added: English keywords of a
+    Chinese question (search/query_translation.py) or Chinese ones of an English question
+    (search/english_gloss.py)."""
+    if CJK_RUN.search(glossed):
+        return (
+            f'The query was also searched in Chinese as "{glossed}" (keywords from an English-Chinese '
+            "dictionary, since the query was not in the documents' language)."
+        )
     return (
         f'The query was also searched in English as "{glossed}" (keywords from a Chinese-English '
         "dictionary, since the query was not in the documents' language)."

@@ -327,3 +327,38 @@ def test_more_phrasings_than_a_search_takes_are_refused_not_cut(workdir: Path, e
     assert chinese.returncode == 2 and "最多" in chinese.stderr, chinese.stderr
     five = run_cli(["search", "notes.md", "walrus", *more[:8], "--json"], env, workdir)
     assert five.returncode == 0 and len(json.loads(five.stdout)["query"]) == 5, five.stderr
+
+
+CHINESE_GUIDE = (
+    "# 安装\n\n在 Windows 上运行 install-tl-windows.bat 安装 TeX Live，需要的时间比较长。\n\n"
+    "# 卸载\n\n在 Windows 上卸载 TeX Live 的方法：运行安装目录中的卸载批处理文件，然后删除剩下的目录。\n\n"
+    "# 镜像\n\n下载速度太慢的时候，可以把镜像换成国内的镜像站点。\n"
+)
+
+
+def test_an_english_question_finds_a_chinese_file_through_the_dictionary_and_says_so(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """The other direction: an English question over a Chinese file is also searched in the
+    Chinese words CC-CEDICT gives for its words ("uninstall": 卸载), which the file holds;
+    the answer comes first, and the command names the Chinese keywords in the UI's language
+    and in --json. Before, the question's own words ("TeX", "Live", "Windows") put the
+    installation section first and nothing was said."""
+    (workdir / "guide.md").write_text(CHINESE_GUIDE, encoding="utf-8")
+    question = "how do I uninstall TeX Live on Windows"
+    data = json.loads(run_cli(["search", "guide.md", question, "--json"], env, workdir).stdout)
+    assert "卸载批处理文件" in data["results"][0]["matched"][0]["text"]
+    assert "卸载" in data["glossed"].split()
+
+    shown = run_cli(["search", "guide.md", question], env, workdir)
+    assert shown.returncode == 0, shown.stderr
+    said = shown.stdout.splitlines()[1]
+    assert said.startswith('Also searched in Chinese as "') and "卸载" in said, shown.stdout
+    assert said.endswith("(from an English-Chinese dictionary).")
+
+    chinese = run_cli(["search", "guide.md", question], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    line = chinese.stdout.splitlines()[1]
+    assert line.startswith("另外按中文关键词“") and line.endswith("”搜索（取自英汉词典）。"), chinese.stdout
+
+    own = json.loads(run_cli(["search", "guide.md", "卸载 TeX Live", "--json"], env, workdir).stdout)
+    assert own["glossed"] == ""

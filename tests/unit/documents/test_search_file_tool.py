@@ -242,3 +242,23 @@ def test_the_advice_to_ask_again_in_english_is_given_only_where_it_holds(setting
         "(names, commands, numbers) matched. Search again with query as a list: the user's words "
         "and an English rendering of them."
     ) in shared
+
+
+def test_the_model_reads_which_chinese_keywords_the_dictionary_searched(settings: Settings, tmp_path: Path):
+    """The other direction (search/english_gloss.py): a lone English question over a Chinese
+    file is also searched in the Chinese words the file holds for its words, and the model
+    is told them."""
+    guide = tmp_path / "guide.md"
+    guide.write_text(
+        "# 安装\n\n在 Windows 上运行安装程序安装 TeX Live，需要的时间比较长。\n\n"
+        "# 卸载\n\n在 Windows 上卸载 TeX Live 的方法：运行卸载批处理文件，然后删除剩下的目录。\n",
+        encoding="utf-8",
+    )
+    path = upload(settings, guide)
+    text = run_search_file(settings, file_path=path, query="how do I uninstall TeX Live on Windows")
+    assert "卸载批处理文件" in text
+    said = [line for line in text.splitlines() if line.startswith("The query was also searched in Chinese")]
+    assert len(said) == 1 and "卸载" in said[0], text
+    assert said[0].endswith(
+        "(keywords from an English-Chinese dictionary, since the query was not in the documents' language)."
+    )
