@@ -24,8 +24,8 @@ from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails, PydanticCustomError
 
-from generalAgent.display import one_line
-from generalAgent.i18n import N_, _
+from generalAgent.display import Message, one_line
+from generalAgent.i18n import N_, _, ngettext
 
 Location = Sequence[str | int]
 ACCEPTS = "accepts"  # the key of a field's json_schema_extra that says what it accepts
@@ -93,7 +93,7 @@ def describe_error(
     if kind == "file_format":
         fields = dict(details.get("ctx") or {})
         template = str(fields.pop(TEMPLATE, details["msg"]))
-        return _(OTHER).format(where=where, at=at, problem=_(template).format(**fields))
+        return _(OTHER).format(where=where, at=at, problem=Message(template, fields).shown(_, ngettext))
     if kind == "missing":
         return _(MISSING).format(where=where, at=at, key=key, accepts=_accepted(field))
     if kind == "extra_forbidden":

@@ -54,6 +54,7 @@ from generalAgent.display import N_, Message, os_error_reason, said_of_error
 from generalAgent.file_formats import accepts, describe_errors, json_line, problem
 from generalAgent.i18n import _
 from generalAgent.process_secrets import child_environment
+from generalAgent.regex_errors import regex_error_said
 from generalAgent.sandbox import (
     Confinement,
     SandboxMode,
@@ -148,8 +149,12 @@ class HookGroup(BaseModel):
             return value
         try:
             re.compile(value)
-        except re.error:
-            raise problem(N_("matcher {matcher!r} is not a valid pattern"), matcher=value[:40]) from None
+        except re.error as exc:
+            raise problem(
+                N_("matcher {matcher!r} is not a valid pattern ({problem})"),
+                matcher=value[:40],
+                problem=regex_error_said(exc),
+            ) from None
         return value
 
 

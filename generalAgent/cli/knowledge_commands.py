@@ -3,6 +3,7 @@
     generalagent kb add notes/release.md --domain ops --tag release
     generalagent kb add --title "VPN" --content "Use the office VPN for ..." --domain it
     generalagent kb search "发布 回滚" --domain ops --json
+    generalagent kb search 报销审批 --or "expense approval"
     generalagent kb list --domain ops
     generalagent kb show ID [--chunks 0:10]
     generalagent kb delete ID [--yes]  # asks first without --yes
@@ -25,6 +26,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from generalAgent.cli.invocation import command_hint
+from generalAgent.cli.query_phrasings import OtherPhrasings, query_with_phrasings
 from generalAgent.cli.search_view import render_knowledge_hits
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
 from generalAgent.cli.terminal_text import terminal_console, typed_answer
@@ -127,6 +129,7 @@ def add_command(
 def search_command(
     ctx: typer.Context,
     words: Annotated[list[str], typer.Argument(help=_("Words to look for, quoted or not"))],
+    also: OtherPhrasings = None,
     domain: Domain = None,
     category: Category = None,
     tags: Tags = None,
@@ -144,7 +147,8 @@ def search_command(
     settings = settings_from(ctx)
     if sort not in ("relevance", "date", "title"):
         fail(_("--sort must be relevance, date or title."), EXIT_USAGE)
-    query = " ".join(words)  # `kb search 报销 审批` is one query of two words, as when quoted
+    # `kb search 报销 审批` is one query of two words, as when quoted; --or adds phrasings.
+    query = query_with_phrasings(" ".join(words), also)
     try:
         with open_store(settings) as store:
             result = search_knowledge(

@@ -31,6 +31,7 @@ from rich.markup import escape
 
 from generalAgent.cli.invocation import command_hint
 from generalAgent.cli.progress_bar import progress_bar
+from generalAgent.cli.query_phrasings import OtherPhrasings, query_with_phrasings
 from generalAgent.cli.search_view import query_words, render_file_hits, render_folder_hits
 from generalAgent.cli.subcommands import EXIT_FAILED, EXIT_USAGE, fail, settings_from
 from generalAgent.cli.terminal_text import terminal_console
@@ -50,7 +51,6 @@ from generalAgent.documents.search import (
 from generalAgent.i18n import _, ngettext
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.search.lookup import INDEX_ERRORS
-from generalAgent.search.query import MAX_PHRASINGS
 from generalAgent.search.results import SearchResult
 from generalAgent.search.store import team_store
 
@@ -73,10 +73,7 @@ def search_command(
             )
         ),
     ],
-    also: Annotated[
-        list[str] | None,
-        typer.Option("--or", help=_("Another phrasing of the query, searched with it (repeatable)")),
-    ] = None,
+    also: OtherPhrasings = None,
     max_results: Annotated[
         int | None,
         typer.Option(
@@ -118,19 +115,7 @@ def search_command(
             ),
             EXIT_USAGE,
         )
-    given = list(dict.fromkeys(q for q in [words, *(also or [])] if q.strip()))
-    if len(given) > MAX_PHRASINGS:
-        # The search (query.phrasings) keeps the first MAX_PHRASINGS and would drop the rest
-        # unsaid; a phrasing left out changes what is searched, so nothing runs (as `kb search -n 30`
-        # or a wrong `--sort` is refused) and the user chooses which to drop.
-        fail(
-            _(
-                "A search takes at most {most} phrasings (the words and {more} --or); {count} were given: "
-                "leave some out."
-            ).format(most=MAX_PHRASINGS, more=MAX_PHRASINGS - 1, count=len(given)),
-            EXIT_USAGE,
-        )
-    query: str | list[str] = [words, *(also or [])] if also else words
+    query = query_with_phrasings(words, also)
     many = everything or (target is not None and _is_glob(target))
     path = Path(target) if target is not None else Path(".")
     if regex and (many or path.is_dir()):

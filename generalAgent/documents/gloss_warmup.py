@@ -7,9 +7,12 @@ dictionary, which cuts the question (about as long; an English folder's indexing
 loads it). The chat started in a trusted folder (where it indexes in the background,
 documents/background_indexing.py) with a Chinese UI knows such a question is likely once
 the index holds a document of that folder in another language: `GlossWarmup` then loads
-both in a thread of its own while the user types. Nothing here changes what is read or
-glossed: it calls the search's own loaders a little earlier, once per process (a second
-call is free).
+both in a thread of its own while the user types. A folder whose documents are all Chinese
+needs no gloss, but its first question is cut by jieba as well, which its indexing loads
+only when something changed: then jieba alone is loaded early (a later pass that indexes
+a document in another language still brings the dictionary). Nothing here changes what is
+read or glossed: it calls the search's own loaders a little earlier, once per process (a
+second call is free).
 
 Bounded as those loaders are (MAX_DICTIONARY_BYTES; jieba's packaged dictionary);
 cancellable before the load begins (`cancel`, when the chat ends); a load under way is not
@@ -32,6 +35,15 @@ LOGGER = logging.getLogger(__name__)
 def foreign_documents_under(db_path: Path, folder: Path) -> bool:
     """Whether indexes.db holds a document seen under `folder` whose main language is
     known and not Chinese (one indexed query; False when there is no index yet)."""
+    return _a_document_under(db_path, folder, "d.language NOT IN ('', 'zh')")
+
+
+def chinese_documents_under(db_path: Path, folder: Path) -> bool:
+    """Whether indexes.db holds a document seen under `folder` whose main language is Chinese."""
+    return _a_document_under(db_path, folder, "d.language = 'zh'")
+
+
+def _a_document_under(db_path: Path, folder: Path, language_is: str) -> bool:
     if not db_path.exists():
         return False
     prefix = str(folder).rstrip(os.sep) + os.sep
@@ -39,7 +51,7 @@ def foreign_documents_under(db_path: Path, folder: Path) -> bool:
         with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=1.0)) as conn:
             row = conn.execute(
                 "SELECT 1 FROM document_paths p JOIN documents d ON d.file_hash = p.file_hash"
-                " WHERE substr(p.path, 1, ?) = ? AND d.language NOT IN ('', 'zh') LIMIT 1",
+                f" WHERE substr(p.path, 1, ?) = ? AND {language_is} LIMIT 1",
                 (len(prefix), prefix),
             ).fetchone()
     except sqlite3.Error as exc:  # an old schema, a locked or damaged file: no head start, no harm
@@ -78,14 +90,19 @@ class GlossWarmup:
         return self._started.is_set()
 
     def _run(self) -> None:
+        from generalAgent.search.segmentation import load_jieba
+
         if not foreign_documents_under(self.db_path, self.folder):
+            # Not `started`: jieba alone, which a second request (after a pass) finds loaded.
+            chinese = self.use_jieba and chinese_documents_under(self.db_path, self.folder)
+            if chinese and not self._cancelled.is_set():
+                load_jieba()
             return
         with self._lock:
             if self._cancelled.is_set() or self._started.is_set():
                 return
             self._started.set()
         from generalAgent.search.query_translation import load_dictionary
-        from generalAgent.search.segmentation import load_jieba
 
         if self.use_jieba:
             load_jieba()

@@ -16,8 +16,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from generalAgent.display import N_, Message, carrying
+from generalAgent.regex_errors import regex_error_said
 from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window, query_error
-from generalAgent.search.regex_errors import regex_error_said
 from generalAgent.search.storage import content_pieces
 
 if TYPE_CHECKING:  # imported where a regex search runs: indexing must not wait for it

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import ToolMessage
 
+from generalAgent import i18n
 from generalAgent.config.settings import Settings, load_settings
 from generalAgent.config.trust import FolderTrust
 from generalAgent.hooks import Hook, HookResult, HookSet, load_hooks, matcher_matches, parse_hooks
@@ -68,6 +69,21 @@ def test_parse_takes_the_usual_shape_and_reports_what_is_wrong(tmp_path: Path) -
     # The same file in a project folder: no hook answers for the user.
     folder_hooks, _ = parse_hooks(data, tmp_path / "settings.json", user_level=False)
     assert not any(h.approver for h in folder_hooks)
+
+
+def test_a_bad_matcher_says_why_and_where_in_the_ui_language(tmp_path: Path) -> None:
+    data = {"hooks": {"PreToolUse": [{"matcher": "(run_bash", "hooks": [{"command": "y"}]}]}}
+    i18n.use_language("zh")
+    try:
+        _, problems = parse_hooks(data, tmp_path / "settings.json", user_level=True)
+        (shown,) = [p.said().shown(i18n._, i18n.ngettext) for p in problems]
+    finally:
+        i18n.use_language("en")
+    # Python's "missing ), unterminated subpattern at position 0", in Chinese, the place kept.
+    assert "缺少 )，子模式没有结束，位置 0" in shown, shown
+    assert "unterminated" not in shown and "position" not in shown
+    _, problems = parse_hooks(data, tmp_path / "settings.json", user_level=True)
+    assert "(missing ), unterminated subpattern at position 0)" in problems[0].english()
 
 
 def test_the_event_arrives_on_stdin_and_exit_2_blocks_with_stderr(tmp_path: Path) -> None:

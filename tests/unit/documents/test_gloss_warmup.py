@@ -1,13 +1,16 @@
 """The gloss dictionary read early: only where the index holds a document of the chat's
-folder in another language than Chinese, once, and not after the chat has ended."""
+folder in another language than Chinese, once, and not after the chat has ended; jieba
+alone for a folder of Chinese documents."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from generalAgent.config.settings import Settings
 from generalAgent.documents.background_indexing import FolderIndexer
-from generalAgent.documents.gloss_warmup import GlossWarmup, foreign_documents_under
+from generalAgent.documents.gloss_warmup import GlossWarmup, chinese_documents_under, foreign_documents_under
 
 
 def indexed(settings: Settings, folder: Path, files: dict[str, str]) -> Path:
@@ -49,3 +52,42 @@ def test_only_a_folder_with_a_document_in_another_language_asks_for_the_dictiona
     ended = GlossWarmup(db, english)
     ended.cancel()
     assert ended.request() is None and not ended.started
+
+
+# A fresh process (jieba is loaded once per process, and indexing Chinese loaded it here).
+_WARM = """
+import sys
+from pathlib import Path
+from generalAgent.documents.gloss_warmup import GlossWarmup
+warmup = GlossWarmup(Path(sys.argv[1]), Path(sys.argv[2]), use_jieba=sys.argv[3] == "1")
+thread = warmup.request()
+thread.join(60)
+jieba = sys.modules.get("jieba")
+print(bool(jieba and jieba.dt.initialized), warmup.started, "generalAgent.search.query_translation" in sys.modules)
+"""
+
+
+def test_a_folder_of_chinese_documents_has_jieba_loaded_early_and_no_dictionary(
+    settings: Settings, tmp_path: Path
+) -> None:
+    db = settings.paths.indexes_db
+    chinese = indexed(
+        settings, tmp_path / "制度", {"报销.md": "# 报销\n\n差旅报销需要经理审批，三十天内提交。\n"}
+    )
+    assert chinese_documents_under(db, chinese) and not chinese_documents_under(db, tmp_path / "manuals")
+
+    def warmed(folder: Path, use_jieba: bool) -> str:
+        ran = subprocess.run(
+            [sys.executable, "-c", _WARM, str(db), str(folder), "1" if use_jieba else "0"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert ran.returncode == 0, ran.stderr
+        return ran.stdout.strip()
+
+    # jieba ready for the first question; not `started`: a later pass may still want the dictionary.
+    assert warmed(chinese, True) == "True False False"
+    assert warmed(chinese, False) == "False False False"  # USE_JIEBA=false: the question never cuts
+    (tmp_path / "manuals").mkdir()
+    assert warmed((tmp_path / "manuals").resolve(), True) == "False False False"  # nothing indexed there

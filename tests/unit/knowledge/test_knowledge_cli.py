@@ -86,6 +86,25 @@ def test_bad_input_is_explained(app, settings: Settings, tmp_path: Path):
     assert kb(app, settings, "search", "x", "--sort", "random").exit_code == 2
 
 
+def test_search_takes_other_phrasings_with_or_as_generalagent_search_does(app, settings: Settings):
+    for title, content in (("VPN", "Use the office VPN."), ("差旅", "差旅费用需要在三十天内提交。")):
+        assert kb(app, settings, "add", "--title", title, "--content", content).exit_code == 0
+    alone = json.loads(kb(app, settings, "search", "office VPN", "--json").stdout)
+    assert [r["item"]["title"] for r in alone["results"]] == ["VPN"]
+    both = kb(app, settings, "search", "office", "VPN", "--or", "差旅 费用", "--json")
+    assert both.exit_code == 0, both.output
+    found = json.loads(both.stdout)
+    assert sorted(r["item"]["title"] for r in found["results"]) == ["VPN", "差旅"]
+    assert found["query"] == "office VPN | 差旅 费用"
+    # Six phrasings: refused before anything is searched, as `generalagent search` refuses them.
+    more = [arg for word in ("seal", "otter", "orca", "whale", "puffin") for arg in ("--or", word)]
+    refused = kb(app, settings, "search", "VPN", *more)
+    assert refused.exit_code == 2
+    assert "A search takes at most 5 phrasings (the words and 4 --or); 6 were given" in " ".join(
+        refused.output.split()
+    )
+
+
 def test_sync_imports_built_in_knowledge_once(app, data_dir: Path, tmp_path: Path):
     root = tmp_path / "knowledge"
     (root / "ops").mkdir(parents=True)

@@ -11,7 +11,7 @@ import pytest
 import regex
 
 from generalAgent import i18n
-from generalAgent.search.regex_errors import _PHRASES, _QUOTING, regex_error_said
+from generalAgent.regex_errors import _PHRASES, _QUOTING, regex_error_said
 
 BROKEN = ["(abc", "abc)", "[abc", "*a", r"\q", "a{2,1}", "(?P<>a)", "a**", "(?z)", r"\x1", "[z-a]", "ab\n(cd"]
 
@@ -72,3 +72,46 @@ def test_every_phrase_the_installed_library_raises_is_in_the_table() -> None:
         if written not in _PHRASES and not any(p.fullmatch(written) for p, _ in _QUOTING):
             unknown.append(phrase)
     assert unknown == ["recursive regex not supported by Scanner"]  # Scanner is never used
+
+
+# Python's own `re` (a hook's matcher, hooks.py) words some problems its own way.
+RE_BROKEN = [
+    "(abc",
+    "abc)",
+    "[abc",
+    "*a",
+    r"\q",
+    "a{2,1}",
+    "(?P<1>a)",
+    "a**",
+    "(?z)",
+    "[z-a]",
+    "(?P=x)",
+    "(?<",
+]
+
+
+@pytest.mark.parametrize("pattern", RE_BROKEN)
+def test_pythons_re_is_said_in_the_ui_language_too(pattern: str, chinese: None) -> None:
+    with pytest.raises(re.error) as raised:
+        re.compile(pattern)
+    said = regex_error_said(raised.value)
+    assert not isinstance(said, str) and said.english() == str(raised.value)
+    shown = said.shown(i18n._, i18n.ngettext)
+    assert not re.search(r"[a-z]{3,}", shown.replace(raised.value.msg.partition("\\")[2], "")), shown
+    assert f"位置 {raised.value.pos}" in shown
+
+
+def test_every_phrase_pythons_re_raises_is_in_the_table() -> None:
+    """re/_parser.py's fixed phrases (its `%r`/`%s` parts quoted as found): each translated."""
+    source = (Path(re.__file__).parent / "_parser.py").read_text(encoding="utf-8")
+    phrases = set(re.findall(r'\berror\(\s*"((?:[^"\\]|\\.)*)"', source))
+    assert len(phrases) > 25
+    unknown = []
+    for phrase in phrases:
+        written = phrase.replace("\\\\", "\\").replace("%r", "'x'").replace("%s", "\\x").replace("%d", "1")
+        if written not in _PHRASES and not any(p.fullmatch(written) for p, _ in _QUOTING):
+            unknown.append(written)
+    # Both are the start of a longer message put together at run time (`missing ` + a
+    # character, `redefinition of group name ... as group N; was group M`).
+    assert sorted(unknown) == ["missing ", "redefinition of group name 'x' as group 1; "]

@@ -1,11 +1,12 @@
 """Why a regular expression does not compile, in words the terminal's catalog translates.
 
-The `regex` library says what is wrong in a small fixed set of English phrases followed by
+The `regex` library (search_file's regex, search/regex_scan.py) and Python's `re` (a hook's
+matcher, hooks.py) say what is wrong in a small fixed set of English phrases followed by
 where (`missing ) at position 4`), and that English stayed inside a Chinese sentence. Each
-phrase it raises is an N_ message here, written exactly as the library writes it, so the
+phrase they raise is an N_ message here, written exactly as the library writes it, so the
 model reads the same text as before; the position (and line and column in a pattern of
 several lines) is kept as fields. A phrase not in the table (a newer library) is said in
-its own English, still with its position.
+its own English, still with its position. It sits below search and hooks, which both use it.
 """
 
 from __future__ import annotations
@@ -51,17 +52,39 @@ _PHRASES = frozenset(
         N_("unknown property value"),
         N_("unknown verb"),
         N_("unterminated character set"),
+        # Python 3.11-3.13's `re` (re/_parser.py) where it words a problem its own way.
+        N_("bad group number"),
+        N_("bad inline flags: cannot turn on global flag"),
+        N_("conditional backref with more than two branches"),
+        N_("global flags not at the start of the expression"),
+        N_("look-behind requires fixed-width pattern"),
+        N_("missing ), unterminated comment"),
+        N_("missing ), unterminated subpattern"),
+        N_("missing -, : or )"),
+        N_("missing :"),
+        N_("missing <"),
+        N_("missing flag"),
+        N_("too many groups"),
+        N_("unexpected end of pattern"),
     )
 )
-# The phrases that quote what they found (`bad escape \q`) or name a brace (a catalog
-# entry cannot hold a lone one): that part is a field.
+# The phrases that quote what they found (`bad escape \q`, `re`'s `unknown group name 'x'`)
+# or name a brace (a catalog entry cannot hold a lone one): that part is the template's one field.
 _QUOTING = (
     (re.compile(r"bad hex escape (\\.*)", re.DOTALL), N_("bad hex escape {escape}")),
     (re.compile(r"incomplete escape (\\.*)", re.DOTALL), N_("incomplete escape {escape}")),
     (re.compile(r"bad escape (\\.*)", re.DOTALL), N_("bad escape {escape}")),
     (re.compile(r"expected (\})"), N_("expected {brace}")),
-    (re.compile(r"missing (\{\})"), N_("missing {brace}")),
+    (re.compile(r"missing (\{\}?)"), N_("missing {brace}")),
+    (re.compile(r"bad character range (.+)", re.DOTALL), N_("bad character range {found}")),
+    (re.compile(r"bad character in group name (.+)", re.DOTALL), N_("bad character in group name {found}")),
+    (re.compile(r"unknown group name (.+)", re.DOTALL), N_("unknown group name {found}")),
+    (re.compile(r"unknown extension (.+)", re.DOTALL), N_("unknown extension {found}")),
+    (re.compile(r"invalid group reference (\d+)"), N_("invalid group reference {found}")),
+    (re.compile(r"undefined character name (.+)", re.DOTALL), N_("undefined character name {found}")),
+    (re.compile(r"missing (.+), unterminated name", re.DOTALL), N_("missing {found}, unterminated name")),
 )
+_FIELD = re.compile(r"\{(\w+)\}")
 
 
 def regex_error_said(exc: Exception) -> str | Message:
@@ -75,8 +98,8 @@ def regex_error_said(exc: Exception) -> str | Message:
     reason: str | Message = Message(phrase) if phrase in _PHRASES else phrase
     for pattern, template in _QUOTING:
         if match := pattern.fullmatch(phrase):
-            field = "brace" if "{brace}" in template else "escape"
-            reason = Message(template, {field: match.group(1)})
+            field = _FIELD.search(template)
+            reason = Message(template, {field.group(1) if field else "found": match.group(1)})
             break
     position, text = getattr(exc, "pos", None), getattr(exc, "pattern", None)
     if not isinstance(position, int) or not isinstance(text, str):
