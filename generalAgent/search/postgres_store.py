@@ -66,6 +66,7 @@ from generalAgent.search.lookup import (
 )
 from generalAgent.search.postgres_schema import WRITE_LOCK, migrate
 from generalAgent.search.query import MatchQuery, build_match_query
+from generalAgent.search.query_translation import DOCLIST_CAP
 from generalAgent.search.ranking import BM25, GLOSS_WEIGHT, PLAIN_BM25
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, segment_rows
@@ -449,19 +450,18 @@ class PostgresSearchStore(StoreCommon):
                 scanned,
                 self.segmenter,
                 lambda probe: self._coverage(probe, scope, counted, item),
+                lambda terms: self._holding(terms, DOCLIST_CAP, scope),
             )
             if glossing
             else None
         )
         if glossed is not None:
-            english, glossed_match = glossed
-            trees = self._expressions(glossed_match, rowid_range, counted, item)
+            trees = self._expressions(glossed.match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                share = self._coverage(glossed_match, scope, counted, item)
-                runs.append((tuned, plain, GLOSS_WEIGHT * share))
+                runs.append((tuned, plain, GLOSS_WEIGHT * glossed.share))
                 if notes is not None:
-                    notes.glossed = english
+                    notes.glossed = glossed.english
         if runs or any(semantic):
             wanted = list(
                 dict.fromkeys(
@@ -637,6 +637,22 @@ class PostgresSearchStore(StoreCommon):
         )
         params = [v for term in match.terms for v in (tsquery(self._parse(term)), *values)]
         return sum(1 for value in self._query(f"SELECT {exists}", params)[0] if value) / len(match.terms)
+
+    def _holding(self, terms: Sequence[str], cap: int, scope: _Scope) -> list[frozenset[int]]:
+        """lookup.py's `_holding`: the searched chunks holding each term, up to `cap` of
+        them, in one statement."""
+        if not terms:
+            return []
+        joins, where, values = scope.sql()
+        union = " UNION ALL ".join(
+            f"(SELECT {n} AS n, c.rowid FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where} LIMIT %s)"
+            for n in range(len(terms))
+        )
+        params = [v for term in terms for v in (tsquery(self._parse(term)), *values, cap)]
+        found: list[set[int]] = [set() for _ in terms]
+        for n, rowid in self._query(union, params):
+            found[int(n)].add(int(rowid))
+        return [frozenset(rows) for rows in found]
 
     def _scored(
         self, trees: Sequence[Expression], limit: int, scope: _Scope
