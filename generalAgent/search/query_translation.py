@@ -134,6 +134,13 @@ _GLOSS_STOPWORDS = STOPWORDS | frozenset(
         "also",
     ]
 )
+# Words that name nothing once taken out of their phrase: particles ("turn off", "look
+# over", "move along") and light verbs ("make a list", "go on"). A sense that is one of them
+# alone still gives it.
+_PHRASE_ONLY = frozenset(
+    ["off", "over", "up", "out", "along", "down", "away", "back", "about", "around", "through"]
+    + ["make", "do", "get", "go", "have", "take", "give", "keep", "put"]
+)
 _LATIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
@@ -164,7 +171,7 @@ class Dictionary:
             phrase, words = sense_terms(sense)
             if phrase:
                 first.append(phrase)
-                then.extend(words if len(words) > 1 else ())
+                then.extend(w for w in words if len(words) > 1 and w not in _PHRASE_ONLY)
         return list(dict.fromkeys(first + then))[:CANDIDATES_PER_WORD]
 
     def longest_words(self, run: str) -> list[str]:
@@ -359,6 +366,7 @@ def choose_gloss(
                     for j, others in enumerate(kept)
                     if j != i
                     for m, other in enumerate(others)
+                    if other != c  # overlapping words ("控制", "控制台") do not vouch for themselves
                 )
                 for c in group
             ]
