@@ -36,7 +36,6 @@ every session; without the package the search goes on without the gloss.
 from __future__ import annotations
 
 import gzip
-import math
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -349,8 +348,10 @@ def choose_gloss(
     Cohesion is co-occurrence in the same chunks (Ballesteros & Croft 1998, Gao et al.
     2001), computed iteratively as Monz & Dorr (2005): every candidate starts at an equal
     share of its word's weight; each round its weight becomes the sum, over the other
-    words' candidates, of their weight times the two doclists' association (shared chunks
-    over the geometric mean of their sizes), normalised within the word. "run" and
+    words' candidates, of their weight times the two doclists' association (Dice: twice the
+    shared chunks over the sum of their sizes; the geometric mean of the sizes, cosine, kept a
+    word in a tenth of the manual beside every rarer one: tuning halves zh-en with vectors,
+    bilingual 0.80 against Dice's 0.88, unseen 0.923 both), normalised within the word. "run" and
     "program" share the chunks about a terminal's programs; "move along" and "procedures"
     do not. A word whose candidates meet no other keeps the dictionary's order."""
     groups = [list(dict.fromkeys(c for c in group if holding.get(c))) for group in candidates]
@@ -388,7 +389,7 @@ def choose_gloss(
 def _association(first: frozenset[int], second: frozenset[int]) -> float:
     if not first or not second:
         return 0.0
-    return len(first & second) / math.sqrt(len(first) * len(second))
+    return 2 * len(first & second) / (len(first) + len(second))
 
 
 def gloss_match(words: Sequence[str]) -> MatchQuery:
