@@ -84,12 +84,12 @@ SEATED_COVERAGE = 0.5
 # the English MRR@10 on the dev half, 0.917 -> 0.933, and lowered zh+en's).
 SEMANTIC_WEIGHT = 1.0
 # The dictionary gloss of a lone Chinese query over documents that are not Chinese
-# (search/query_translation.py) weighs this much times the share of its words translated
-# into words of the searched chunks. Below SEATED_COVERAGE, so the gloss never takes the
-# keyword seats from the vectors (at 1.0 with vectors, tuning halves zh-en: unseen 0.885 ->
-# 0.769). Its words are all in the scope since it is chosen by the scope's chunks (r7): with
-# vectors, tuning halves zh-en bilingual / unseen: 0.25 0.76 / 0.885, 0.35 and 0.45 0.80 /
-# 0.885 (the gloss of r6, first senses: 0.25 0.76 / 0.885). docs/benchmarks.md has every variant.
+# (search/query_translation.py) weighs this much times the share of the question's words it
+# translates into words of the searched chunks. Below SEATED_COVERAGE, so the gloss never
+# takes the keyword seats from the vectors (at 1.0 with vectors, tuning halves zh-en: unseen
+# 0.885 -> 0.769). Since its words are chosen by the scope's chunks (round 7), with vectors,
+# tuning halves zh-en bilingual / unseen: 0.25 0.84 / 0.923; 0.3, 0.4, 0.45 0.88 / 0.923
+# (round 6's first-sense gloss was best at 0.25). docs/benchmarks.md has every variant.
 GLOSS_WEIGHT = 0.4
 
 

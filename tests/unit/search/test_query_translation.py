@@ -200,7 +200,9 @@ def test_the_gloss_holds_only_words_of_the_searched_document(store: SearchStore)
     put(store, "elsewhere", ["Run the program in a terminal; link and join the end of the files."])
     inside = put(store, "here", ["The terminal continues after the connection breaks."])
     notes = LookupNotes()
-    store.find_chunks(["断开连接后让终端里的程序继续运行"], 5, rowid_range=(inside[0], inside[-1]), notes=notes)
+    store.find_chunks(
+        ["断开连接后让终端里的程序继续运行"], 5, rowid_range=(inside[0], inside[-1]), notes=notes
+    )
     assert {"terminal", "continue"} <= set(notes.glossed.split())
     assert not {"program", "run", "link", "join", "end", "proceed"} & set(notes.glossed.split())
 
