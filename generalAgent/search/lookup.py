@@ -218,7 +218,7 @@ def find_chunks(
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
             runs.append((tuned, plain, GLOSS_WEIGHT * glossed.share))
             if notes is not None:
-                notes.glossed = glossed.english
+                notes.glossed, notes.glossed_terms = glossed.english, glossed.terms
     if runs or any(semantic):
         return _ranked_hits(conn, runs, limit, semantic)
     return []
@@ -233,6 +233,8 @@ class LookupNotes:
     # The English keywords of the dictionary gloss searched beside a lone Chinese question
     # (query_translation.py), when they matched something; "" when none was searched.
     glossed: str = ""
+    # The same, one word or phrase each ("command line" is one): () when none was searched.
+    glossed_terms: tuple[str, ...] = ()
 
 
 def lone_query(query: object) -> str | None:
@@ -257,9 +259,14 @@ def may_gloss(query: object) -> bool:
 class Glossed:
     """The dictionary phrasing a lookup searches beside a lone Chinese question."""
 
-    english: str  # its words, as the user is told them
+    terms: tuple[str, ...]  # its words and phrases
     match: MatchQuery  # as searched: each word or phrase one term
     share: float  # of the question's glossed words, those with a translation in the scope
+
+    @property
+    def english(self) -> str:
+        """Its words, as the user is told them."""
+        return " ".join(self.terms)
 
 
 def glossed_query(
@@ -299,7 +306,7 @@ def glossed_query(
     chosen, share = choose_gloss(candidates, dict(zip(asked, held, strict=True)))
     if not chosen:
         return None
-    return Glossed(" ".join(chosen), gloss_match(chosen), share)
+    return Glossed(tuple(chosen), gloss_match(chosen), share)
 
 
 def _holding(

@@ -461,7 +461,7 @@ class PostgresSearchStore(StoreCommon):
             if tuned:
                 runs.append((tuned, plain, GLOSS_WEIGHT * glossed.share))
                 if notes is not None:
-                    notes.glossed = glossed.english
+                    notes.glossed, notes.glossed_terms = glossed.english, glossed.terms
         if runs or any(semantic):
             wanted = list(
                 dict.fromkeys(

@@ -105,7 +105,7 @@ VOCABULARY = _VOCABULARY.split()
 SENTENCES = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=12).map(" ".join)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     question=st.sampled_from(QUESTIONS),
     inside=st.lists(SENTENCES, min_size=1, max_size=5),
@@ -128,8 +128,9 @@ def test_the_gloss_never_holds_a_word_absent_from_the_searched_chunks(
             if not notes.glossed:
                 return
             candidates = gloss_candidates(question)
-            asked = {c for group in candidates for c in group}
-            terms = _terms(notes.glossed, asked)
+            terms = notes.glossed_terms
+            assert " ".join(terms) == notes.glossed
+            assert set(terms) <= {c for group in candidates for c in group}
             assert len(terms) <= min(MAX_GLOSS_WORDS, GLOSS_WORDS_PER_WORD * len(candidates))
             for term in terms:
                 held = store.conn.execute(
@@ -139,13 +140,3 @@ def test_the_gloss_never_holds_a_word_absent_from_the_searched_chunks(
                 assert held, (term, notes.glossed)
         finally:
             store.close()
-
-
-def _terms(glossed: str, asked: set[str]) -> list[str]:
-    """The gloss line cut back into the candidates it joined (longest first)."""
-    words, terms, start = glossed.split(" "), [], 0
-    while start < len(words):
-        end = next(e for e in range(len(words), start, -1) if " ".join(words[start:e]) in asked)
-        terms.append(" ".join(words[start:end]))
-        start = end
-    return terms
