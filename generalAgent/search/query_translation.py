@@ -353,10 +353,16 @@ def choose_gloss(
     word in a tenth of the manual beside every rarer one: tuning halves zh-en with vectors,
     bilingual 0.80 against Dice's 0.88, unseen 0.923 both), normalised within the word. "run" and
     "program" share the chunks about a terminal's programs; "move along" and "procedures"
-    do not. A word whose candidates meet no other keeps the dictionary's order."""
+    do not. A word whose candidates meet no other keeps the dictionary's order; a question
+    of several words only one of which the scope holds gets no gloss."""
     groups = [list(dict.fromkeys(c for c in group if holding.get(c))) for group in candidates]
     asked = sum(1 for group in candidates if group)
     kept = [group for group in groups if group]
+    if len(kept) == 1 and asked > 1:
+        # One word of several found in the scope, alone: nothing vouches for its sense, and
+        # a polysemous word's stray one matched anything ("打标签" over the built-in help:
+        # 打 "to type", while no page holds 标签's "label" or "tag").
+        return [], 0.0
     weights = [[1.0 / len(group)] * len(group) for group in kept]
     for _ in range(COHESION_ROUNDS if len(kept) > 1 else 0):
         updated = []
