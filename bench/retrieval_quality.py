@@ -540,7 +540,8 @@ def run_folders(
 ) -> dict[str, Any]:
     """The `unseen` set: each language's folder indexed into one index and searched as a
     folder (every file at once, as `search_folder` does), the Chinese questions about the
-    English folder (`zh-en`) and those asked as a list with their English rendering (`zh+en`).
+    English folder (`zh-en`) and those asked as a list with their English rendering (`zh+en`),
+    and the English phrasings of the Chinese questions asked of the Chinese folder (`en-zh`).
     `only` keeps those documents (a sample, e.g. to embed it on a slow machine).
 
     `hybrid` here is the product's own path: the chunks' cosine rankings (one per phrasing)

@@ -43,6 +43,7 @@ from generalAgent.config.settings import Settings
 from generalAgent.config.sources import user_config_dir
 from generalAgent.display import describe_file, public_url
 from generalAgent.documents.background_indexing import FolderIndexer, IndexingProgress
+from generalAgent.documents.gloss_warmup import GlossWarmup
 from generalAgent.i18n import _, current_language, ngettext
 from generalAgent.private_storage import private_file
 from generalAgent.sessions import SessionCatalog
@@ -106,7 +107,19 @@ class Chat:
         # The session's scans read on in the background: lines and the toolbar.
         self.ocr = OcrProgress(lambda: self.session.scope.scans.jobs())
         # A trusted folder's documents indexed while the user types the first question.
+        self.warmup: GlossWarmup | None = None  # set before the pass can end (_indexed)
         self.indexer = self._start_indexing(settings)
+        # The gloss's dictionaries loaded while the user types, where a Chinese question over
+        # documents in another language is likely (documents/gloss_warmup.py).
+        self.warmup = (
+            GlossWarmup(
+                settings.paths.indexes_db, Path.cwd().resolve(), use_jieba=settings.documents.use_jieba
+            )
+            if self.indexer is not None and current_language() == "zh"
+            else None
+        )
+        if self.warmup is not None:
+            self.warmup.request()
         self.background = BackgroundWork(
             [self.ocr, *([FolderIndexingView(self.indexer)] if self.indexer is not None else [])]
         )
@@ -137,6 +150,8 @@ class Chat:
         except AgentUnavailable:
             return 2
         finally:
+            if self.warmup is not None:
+                self.warmup.cancel()
             if self.indexer is not None:
                 # It stops inside the file it reads (its write rolled back), within a second;
                 # waited for so the chat ends after that, not in the middle of it.
@@ -161,7 +176,11 @@ class Chat:
 
     def _indexed(self, progress: IndexingProgress) -> None:
         """The pass ended (its thread): the vectors of what it indexed are made next, by the
-        tools' own background embedding, when the agent is loaded (else the first search)."""
+        tools' own background embedding, when the agent is loaded (else the first search).
+        Documents in another language it indexed may make the gloss's dictionaries worth
+        loading now (documents/gloss_warmup.py)."""
+        if self.warmup is not None and progress.indexed:
+            self.warmup.request()
         if not progress.indexed or not self.loader.ready():
             return
         try:

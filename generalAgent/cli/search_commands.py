@@ -50,6 +50,7 @@ from generalAgent.documents.search import (
 from generalAgent.i18n import _, ngettext
 from generalAgent.search.embeddings import embeddings_from_settings
 from generalAgent.search.lookup import INDEX_ERRORS
+from generalAgent.search.query import MAX_PHRASINGS
 from generalAgent.search.results import SearchResult
 from generalAgent.search.store import team_store
 
@@ -103,6 +104,8 @@ def search_command(
         fail(_("With --all, give only the words to look for."), EXIT_USAGE)
     if not words.strip():
         fail(_("Give the words to look for, after a file or folder if not the working folder."), EXIT_USAGE)
+    if len(arguments) == 1 and not everything:
+        _refuse_a_lone_target(arguments[0])
     if target is None and not everything and len(arguments) > 1 and _words_before_target(arguments):
         fail(
             _(
@@ -113,6 +116,18 @@ def search_command(
                 path=_typed(arguments[-1]),
                 words=" ".join(_typed(word) for word in arguments[:-1]),
             ),
+            EXIT_USAGE,
+        )
+    given = list(dict.fromkeys(q for q in [words, *(also or [])] if q.strip()))
+    if len(given) > MAX_PHRASINGS:
+        # The search (query.phrasings) keeps the first MAX_PHRASINGS and would drop the rest
+        # unsaid; a phrasing left out changes what is searched, so nothing runs (as `kb search -n 30`
+        # or a wrong `--sort` is refused) and the user chooses which to drop.
+        fail(
+            _(
+                "A search takes at most {most} phrasings (the words and {more} --or); {count} were given: "
+                "leave some out."
+            ).format(most=MAX_PHRASINGS, more=MAX_PHRASINGS - 1, count=len(given)),
             EXIT_USAGE,
         )
     query: str | list[str] = [words, *(also or [])] if also else words
@@ -152,6 +167,26 @@ def search_command(
         terminal_console().print(render_file_hits(result, lines), highlight=False)
     if not result.results:
         raise typer.Exit(EXIT_FAILED)
+
+
+def _refuse_a_lone_target(argument: str) -> None:
+    """`search n.md` alone: a file or folder named with no words after it would otherwise be
+    searched for as the words (in the working folder), which no one typing it means."""
+    named = Path(argument).expanduser()
+    if not named.exists():
+        return
+    said = (
+        _(
+            "{target} is a folder: give the words to look for after it ({command} search {path} WORDS), "
+            "or to look for the name itself, the folder first ({command} search . {path})."
+        )
+        if named.is_dir()
+        else _(
+            "{target} is a file: give the words to look for after it ({command} search {path} WORDS), "
+            "or to look for the name itself, the folder first ({command} search . {path})."
+        )
+    )
+    fail(said.format(target=argument, command=command_hint(), path=_typed(argument)), EXIT_USAGE)
 
 
 def _english_warning(data: dict[str, Any], warning: Message | None) -> dict[str, Any]:

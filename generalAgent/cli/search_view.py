@@ -43,6 +43,10 @@ def snippet(text: str, words: Sequence[str], width: int = SNIPPET_CHARS) -> str:
     return ("…" if start else "") + flat[start:end].strip() + ("…" if end < len(flat) else "")
 
 
+# A Chinese character: a gloss holding one is the English-to-Chinese one (search/english_gloss.py).
+_CHINESE = re.compile(r"[\u4e00-\u9fff]")
+
+
 def query_words(query: str) -> list[str]:
     """The words of a query to look for in a snippet: Latin words, and runs of Chinese."""
     return re.findall(r"[\w\u4e00-\u9fff]+", query)
@@ -107,11 +111,15 @@ def render_file_hits(result: FileSearch, places: Lines | None = None) -> Rendera
 
 
 def _glossed(keywords: str) -> list[RenderableType]:
-    """The line naming the English keywords a Chinese question was also searched as (the
-    dictionary gloss), so a person sees why English passages answer it."""
+    """The line naming the keywords a question was also searched as in the documents'
+    language (the dictionary gloss: English for a Chinese question, Chinese for an English
+    one), so a person sees why passages in the other language answer it."""
     if not keywords:
         return []
-    line = _('Also searched in English as "{keywords}" (from a Chinese-English dictionary).')
+    if _CHINESE.search(keywords):
+        line = _('Also searched in Chinese as "{keywords}" (from an English-Chinese dictionary).')
+    else:
+        line = _('Also searched in English as "{keywords}" (from a Chinese-English dictionary).')
     return [Text(terminal_safe(line.format(keywords=one_line(keywords))), style="dim")]
 
 
@@ -243,12 +251,13 @@ def render_knowledge_hits(result: KnowledgeSearch, command: str) -> RenderableTy
                 ).format(query=result.query)
             )
         )
-    words = query_words(result.query)
+    words = query_words(result.query) + query_words(result.glossed)
     count = ngettext('{count} result for "{query}":', '{count} results for "{query}":', len(results))
     lines: list[RenderableType] = []
     if result.warning:
         lines.append(Text(terminal_safe(result.warning.shown(_, ngettext)), style="yellow"))
     lines.append(Text(terminal_safe(count.format(count=len(results), query=result.query))))
+    lines += _glossed(result.glossed)
     for number, entry in enumerate(results, start=1):
         item = entry.item
         short = item.id[:SHORT_ID_CHARS]

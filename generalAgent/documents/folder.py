@@ -443,13 +443,13 @@ def render_folder_search(result: FolderSearch) -> str:
         )
     places = sum(len(d.results) for d in documents)
     lines = [f"{head}.", f"{places} passage(s) in {len(documents)} document(s) for {what}, best first:"]
-    advice = _folder_language_advice(result, found=True)
-    if advice:
-        lines.append(advice)
     if result.rendered:
         lines.append(rendering_line(result.rendered, result.rendered_language))
     if result.glossed:
         lines.append(gloss_line(result.glossed))
+    advice = _folder_language_advice(result, found=True)
+    if advice:  # after the gloss line, which it refers to (a rendering never has one)
+        lines.append(advice)
     number = 0
     for document in documents:
         language = f", {language_name(document.language)} text" if document.language else ""
@@ -468,7 +468,7 @@ def _folder_language_advice(result: FolderSearch, found: bool) -> str:
     if len(result.languages) != 1:
         return ""
     return (
-        language_advice(result.languages[0], result.query, found)
+        language_advice(result.languages[0], result.query, found, result.glossed)
         .replace("the document is", "the documents are")
         .replace("The document is", "The documents are")
     )

@@ -40,10 +40,13 @@ def render_search(result: KnowledgeSearch, filters: str = "", max_chars: int | N
     if max_chars is not None:
         kept = _fitting(blocks, max_chars - len(notice) - len(result.query) - OMITTED_NOTE_ALLOWANCE)
     head = f'{notice}{kept} result(s) for "{result.query}"{where}, best first:'
-    if result.rendered:
-        from generalAgent.documents.search import rendering_line
+    if result.rendered or result.glossed:
+        from generalAgent.documents.search import gloss_line, rendering_line
 
-        head += "\n" + rendering_line(result.rendered, result.rendered_language)
+        if result.rendered:
+            head += "\n" + rendering_line(result.rendered, result.rendered_language)
+        if result.glossed:
+            head += "\n" + gloss_line(result.glossed)
     text = "\n".join([head, *blocks[:kept]])
     if kept < len(blocks):
         left_out = ", ".join(f"{e.item.id} ({e.item.title[:60]})" for e in results[kept:])

@@ -28,7 +28,7 @@ from generalAgent.knowledge.items import KnowledgeItem
 from generalAgent.knowledge.store import KnowledgeStore
 from generalAgent.search.budgets import ContentBudget, apply_budget
 from generalAgent.search.embeddings import EmbeddingError
-from generalAgent.search.lookup import ChunkHit
+from generalAgent.search.lookup import ChunkHit, LookupNotes
 from generalAgent.search.query import build_match_query, normalise_query, phrasings
 from generalAgent.search.query_rendering import RenderQuery, with_rendering
 from generalAgent.search.results import SearchResult
@@ -85,6 +85,9 @@ class KnowledgeSearch:
     warning: Message | None = None  # said once a session: semantic search is off, and why
     rendered: str = ""  # the query's rendering in the indexed files' language the search added
     rendered_language: str = ""  # that language
+    # The English keywords a lone Chinese question was also searched as (the dictionary
+    # gloss, search/query_translation.py), as the document searches say it: "" when none was.
+    glossed: str = ""
 
 
 def search_knowledge(
@@ -134,7 +137,8 @@ def search_knowledge(
     if render is not None and len(asked) == 1:
         asked, rendered, rendered_language = with_rendering(asked, _scope_languages(store, filters), render)
 
-    hits = _lexical(store, asked, filters, limit * CANDIDATES_PER_RESULT)
+    lookup = LookupNotes()
+    hits = _lexical(store, asked, filters, limit * CANDIDATES_PER_RESULT, lookup)
     if store.embedder is not None and store.embedding_problem is None:
         try:
             hits = _fuse(hits, *(_semantic(store, q, filters) for q in asked))
@@ -173,7 +177,9 @@ def search_knowledge(
         )
         for (item, _, _), result in zip(chosen, found, strict=True)
     )
-    return KnowledgeSearch(shown_query, results, warning, rendered, rendered_language)
+    # The gloss is named only when a result is left to show for it (min_score may drop all).
+    glossed = lookup.glossed if results else ""
+    return KnowledgeSearch(shown_query, results, warning, rendered, rendered_language, glossed)
 
 
 def _scope_languages(store: KnowledgeStore, filters: Filters) -> list[str]:
@@ -199,10 +205,14 @@ def _languages(store: KnowledgeStore, item_ids: list[str]) -> dict[str, str]:
 
 
 # -- phase 1 ----------------------------------------------------------------------------------
-def _lexical(store: KnowledgeStore, asked: list[str], filters: Filters, limit: int) -> list[ChunkHit]:
+def _lexical(
+    store: KnowledgeStore, asked: list[str], filters: Filters, limit: int, notes: LookupNotes
+) -> list[ChunkHit]:
+    """FTS5's chunks for the phrasings; `notes` is told the dictionary gloss searched beside a
+    lone Chinese question (lookup.find_chunks)."""
     where, params = filters.sql()
     query = asked[0] if len(asked) == 1 else asked
-    return store.store.find_chunks(query, limit, item_filter=where, filter_params=params)
+    return store.store.find_chunks(query, limit, item_filter=where, filter_params=params, notes=notes)
 
 
 def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[ChunkHit]:

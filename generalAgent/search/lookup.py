@@ -17,7 +17,8 @@ both search this way. A query may be several phrasings of one question (a list):
 ranked so, and the rankings are fused by rank the same way. A lone Chinese query over
 documents that are not Chinese is also searched in its English gloss from a dictionary
 (query_translation.py), one more phrasing weighing less than the user's own words
-(`glossed_query` says when).
+(`glossed_query` says when); a lone English query over Chinese documents likewise in
+Chinese words (english_gloss.py, `chinese_glossed_query` says when).
 """
 
 from __future__ import annotations
@@ -30,6 +31,12 @@ from typing import Any
 
 from generalAgent.display import Message, carrying
 from generalAgent.search.connection import DatabaseError
+from generalAgent.search.english_gloss import (
+    PROBE_CAP,
+    chinese_glossed_query,
+    may_gloss_in_chinese,
+    own_words_weighed,
+)
 from generalAgent.search.query import SCAN_SHARE, MatchQuery, build_match_query
 from generalAgent.search.query_translation import (
     CHINESE_PROBE,
@@ -163,7 +170,8 @@ def find_chunks(
     `semantic`: rankings of chunks by their vectors' nearness to the query (rowid, cosine),
     best first, one per phrasing, fused with the rest like another ranking (semantic.py);
     the keyword search's own top five keeps its seats among them when the query's words
-    are in the searched chunks (ranking.keyword_seats), and a lone phrasing then weighs by
+    are in the searched chunks, its first place alone when they are mostly absent
+    (ranking.keyword_seats), and a lone phrasing then weighs by
     the share of its words found there, as phrasings of a list do.
     """
     if limit <= 0:
@@ -175,6 +183,7 @@ def find_chunks(
     matches = [m for m in matches if not m.empty]
     pool = max(limit, RERANK_POOL)
     glossing = may_gloss(query)
+    to_chinese = may_gloss_in_chinese(query)  # the other direction (english_gloss.py)
     runs: list[tuple[list[tuple[int, float]], list[tuple[int, float]], float]] = []
     for match in matches:
         expressions = _expressions(conn, match, rowid_range)
@@ -185,7 +194,7 @@ def find_chunks(
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
             weight = (
                 _coverage(conn, match, rowid_range, item_filter, filter_params)
-                if len(matches) > 1 or any(semantic) or glossing
+                if len(matches) > 1 or any(semantic) or glossing or to_chinese
                 else 1.0
             )
             runs.append((tuned, plain, weight))
@@ -211,12 +220,26 @@ def find_chunks(
         if glossing
         else None
     )
+    gloss_weight = GLOSS_WEIGHT
+    if glossed is None and to_chinese:
+        chinese = chinese_glossed_query(
+            query,
+            segmenter,
+            lambda terms: _present_each(conn, terms, rowid_range, item_filter, filter_params),
+            lambda probe: _capped_count(conn, probe, rowid_range, item_filter, filter_params),
+        )
+        if chinese is not None:
+            own_words_weighed(runs, chinese.english_prose)
+            gloss_weight = chinese.weight
+            if chinese.match is not None:
+                share = _coverage(conn, chinese.match, rowid_range, item_filter, filter_params)
+                glossed = Glossed(tuple(chinese.keywords.split()), chinese.match, share)
     if glossed is not None:
         expressions = _expressions(conn, glossed.match, rowid_range)
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
-            runs.append((tuned, plain, GLOSS_WEIGHT * glossed.share))
+            runs.append((tuned, plain, gloss_weight * glossed.share))
             if notes is not None:
                 notes.glossed, notes.glossed_terms = glossed.english, glossed.terms
     if runs or any(semantic):
@@ -371,6 +394,42 @@ def _coverage(
     )
     found = conn.execute(f"SELECT {exists}", [v for term in match.terms for v in (term, *values)]).fetchone()
     return sum(1 for value in found if value) / len(match.terms)
+
+
+def _present_each(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    rowid_range: tuple[int, int] | None,
+    item_filter: str = "",
+    params: Sequence[Any] = (),
+) -> list[bool]:
+    """Whether any searched chunk holds each term, in one query (as `_coverage` counts them)."""
+    if not item_filter:
+        return [count > 0 for count in _counts(conn, terms, 1, rowid_range)]
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    exists = ", ".join(
+        f"EXISTS (SELECT 1 FROM chunks_fts{joins} WHERE chunks_fts MATCH ?{where})" for _ in terms
+    )
+    return [
+        bool(v) for v in conn.execute(f"SELECT {exists}", [v for t in terms for v in (t, *values)]).fetchone()
+    ]
+
+
+def _capped_count(
+    conn: sqlite3.Connection,
+    match: MatchQuery,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str = "",
+    params: Sequence[Any] = (),
+) -> int:
+    """The searched chunks holding a one-word phrasing, counted up to PROBE_CAP (english_gloss.py's
+    probes of the scope's language)."""
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    sql = (
+        f"SELECT COUNT(*) FROM (SELECT 1 FROM chunks_fts{joins}"
+        f" WHERE chunks_fts MATCH ?{where} LIMIT {PROBE_CAP})"
+    )
+    return int(conn.execute(sql, [match.all_terms, *values]).fetchone()[0]) if match.all_terms else 0
 
 
 def _expressions(

@@ -39,6 +39,12 @@ from typing import Any, Self
 
 from generalAgent.config.settings import DocumentSettings
 from generalAgent.display import N_
+from generalAgent.search.english_gloss import (
+    PROBE_CAP,
+    chinese_glossed_query,
+    may_gloss_in_chinese,
+    own_words_weighed,
+)
 from generalAgent.search.fts_expression import (
     COLUMNS,
     Expression,
@@ -55,6 +61,7 @@ from generalAgent.search.fts_tokens import FTS5Tokenizer
 from generalAgent.search.lookup import (
     RERANK_POOL,
     ChunkHit,
+    Glossed,
     LookupNotes,
     fused_places,
     glossed_query,
@@ -423,6 +430,7 @@ class PostgresSearchStore(StoreCommon):
         counted: dict[str, int] = {}  # chunks in `rowid_range` holding a term, counted once a call
         item = self._item_of_range(rowid_range) if rowid_range is not None else None
         glossing = may_gloss(query)
+        to_chinese = may_gloss_in_chinese(query)  # the other direction (english_gloss.py)
         for match in matches:
             trees = self._expressions(match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
@@ -431,7 +439,7 @@ class PostgresSearchStore(StoreCommon):
                 plain_trees = self._expressions(match.plain, rowid_range, counted, item)
                 plain = self._scored(plain_trees, pool, scope)[1]
             if tuned:
-                covered = len(matches) > 1 or any(semantic) or glossing
+                covered = len(matches) > 1 or any(semantic) or glossing or to_chinese
                 weight = self._coverage(match, scope, counted, item) if covered else 1.0
                 runs.append((tuned, plain, weight))
         substrings = list(dict.fromkeys(s for m in matches for s in m.substrings))
@@ -455,11 +463,25 @@ class PostgresSearchStore(StoreCommon):
             if glossing
             else None
         )
+        gloss_weight = GLOSS_WEIGHT
+        if glossed is None and to_chinese:
+            chinese = chinese_glossed_query(
+                query,
+                self.segmenter,
+                lambda terms: self._present_each(terms, scope, counted, item),
+                lambda probe: self._capped_count(probe, scope, counted, item),
+            )
+            if chinese is not None:
+                own_words_weighed(runs, chinese.english_prose)
+                gloss_weight = chinese.weight
+                if chinese.match is not None:
+                    share = self._coverage(chinese.match, scope, counted, item)
+                    glossed = Glossed(tuple(chinese.keywords.split()), chinese.match, share)
         if glossed is not None:
             trees = self._expressions(glossed.match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                runs.append((tuned, plain, GLOSS_WEIGHT * glossed.share))
+                runs.append((tuned, plain, gloss_weight * glossed.share))
                 if notes is not None:
                     notes.glossed, notes.glossed_terms = glossed.english, glossed.terms
         if runs or any(semantic):
@@ -620,6 +642,34 @@ class PostgresSearchStore(StoreCommon):
             return {}
         rows = self._query("SELECT lexeme, chunks FROM term_chunks WHERE lexeme = ANY(%s)", [list(lexemes)])
         return {text: int(count) for text, count in rows}
+
+    def _present_each(
+        self, terms: Sequence[str], scope: _Scope, counted: dict[str, int], item: str | None = None
+    ) -> list[bool]:
+        """lookup.py's `_present_each`: whether any searched chunk holds each term (as `_coverage` finds them)."""
+        if not scope.item_filter:
+            return [count > 0 for count in self._counts(terms, 1, scope.rowid_range, counted, item)]
+        joins, where, values = scope.sql()
+        exists = ", ".join(
+            f"EXISTS (SELECT 1 FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where})" for _ in terms
+        )
+        params = [v for term in terms for v in (tsquery(self._parse(term)), *values)]
+        return [bool(value) for value in self._query(f"SELECT {exists}", params)[0]]
+
+    def _capped_count(
+        self, match: MatchQuery, scope: _Scope, counted: dict[str, int], item: str | None = None
+    ) -> int:
+        """lookup.py's `_capped_count`: the searched chunks holding a one-word phrasing, up to PROBE_CAP."""
+        if not match.all_terms:
+            return 0
+        if not scope.item_filter:
+            return self._counts([match.all_terms], PROBE_CAP, scope.rowid_range, counted, item)[0]
+        joins, where, values = scope.sql()
+        sql = (
+            f"SELECT COUNT(*) AS n FROM (SELECT 1 FROM chunks c{joins}"
+            f" WHERE c.terms @@ %s::tsquery{where} LIMIT {PROBE_CAP}) counted"
+        )
+        return int(self._query(sql, [tsquery(self._parse(match.all_terms)), *values])[0][0])
 
     def _coverage(
         self, match: MatchQuery, scope: _Scope, counted: dict[str, int], item: str | None = None

@@ -135,6 +135,15 @@ def build_match_query(query: str, segmenter: Segmenter) -> MatchQuery:
     )
 
 
+def word_terms(word: str, segmenter: Segmenter) -> tuple[str, ...]:
+    """The MATCH terms of one Chinese word, as `build_match_query` has them when it is not a
+    stopword: for checking many dictionary words at once (english_gloss.py) without the
+    plain ranking's and the scan's parts a whole query needs."""
+    return tuple(
+        dict.fromkeys(_term_expression(SEGMENTED_COLUMNS, term) for term in segmenter.query_terms(word))
+    )
+
+
 def plain_query(text: str, segmenter: Segmenter) -> tuple[str, ...]:
     """The terms of plain BM25: every Latin word as the tuned query has it, every word the
     index holds for the Chinese runs (jieba's search mode, as `text_jieba` is cut) on its own.

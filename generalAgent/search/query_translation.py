@@ -186,6 +186,13 @@ class Dictionary:
         return found
 
 
+def sense_words(sense: str) -> list[str]:
+    """The words of one sense that say what it is, lower-cased: "(computing) kernel" ->
+    ["kernel"], "to look over" -> ["look", "over"] (english_gloss.py reads senses so)."""
+    plain = _BRACKETED.sub(" ", sense)
+    return [w for w in (m.lower() for m in _ENGLISH_WORD.findall(plain)) if w not in _GLOSS_STOPWORDS]
+
+
 def sense_terms(sense: str) -> tuple[str, list[str]]:
     """One sense as the phrase to search and its content words, lower-cased: "(computing)
     kernel" -> ("kernel", ["kernel"]); "to look over" -> ("look over", ["look", "over"]);

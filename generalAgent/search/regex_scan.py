@@ -15,8 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from generalAgent.display import N_
-from generalAgent.search.lookup import ChunkHit, chunk_window, query_error
+from generalAgent.display import N_, Message, carrying
+from generalAgent.search.lookup import ChunkHit, QueryError, chunk_window, query_error
+from generalAgent.search.regex_errors import regex_error_said
 from generalAgent.search.storage import content_pieces
 
 if TYPE_CHECKING:  # imported where a regex search runs: indexing must not wait for it
@@ -40,8 +41,9 @@ def regex_chunks(conn: sqlite3.Connection, item_id: str, pattern: str, limit: in
     try:
         compiled = regex.compile(pattern, regex.IGNORECASE | regex.MULTILINE | regex.VERSION0)
     except regex.error as exc:
-        # The regex library's own words (English, they quote the pattern) inside our sentence.
-        raise query_error(N_("invalid regular expression ({problem})"), problem=str(exc)) from None
+        # The library's own words, each phrase in the catalog (regex_errors.py), the position kept.
+        said = Message(N_("invalid regular expression ({problem})"), {"problem": regex_error_said(exc)})
+        raise carrying(QueryError, said) from None
     pieces = content_pieces(conn, item_id)
     if pieces is None:
         return []

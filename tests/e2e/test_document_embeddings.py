@@ -384,3 +384,33 @@ def test_a_search_never_waits_for_the_embedding_pass(data_dir: Path, tmp_path: P
     assert background.wait(60) and background.problem is None
     with connect(db) as conn:
         assert pending_count(conn, "held") == 0  # the document indexed meanwhile too: its rowids came later
+
+
+MANUAL = "\n\n".join(
+    [f"# Part {n}\n\nNotes on the package archive and its mirrors, part {n}." for n in range(30)]
+    + ["# Kernel modules\n\nlsmod shows which loadable kernel modules are currently loaded."]
+)
+
+
+def test_a_chinese_question_keeps_its_dictionary_answer_beside_the_vectors(
+    data_dir: Path, tmp_path: Path, openai_server: ScriptedOpenAIServer
+):
+    """A lone Chinese question over an English manual, with vectors that know nothing of
+    its meaning (the test server's hash vectors put five other sections first; before, they
+    took the whole top five): the section its dictionary gloss finds first is still among
+    the first five hits (ranking.UNCOVERED_SEATS)."""
+    settings = semantic_settings(data_dir, openai_server.base_url)
+    embedder = embeddings_from_settings(settings)
+    path = tmp_path / "manual.md"
+    path.write_text(MANUAL, encoding="utf-8")
+
+    def headings(vectors: object) -> list[str]:
+        found = search_document(
+            settings.paths.indexes_db, settings.documents, path, "列出已加载的内核模块", vectors=vectors
+        )
+        return [result.hit.heading for result in found.results]
+
+    assert headings(None)[0] == "Kernel modules"
+    with connect(settings.paths.indexes_db) as conn:
+        assert embed_pending(conn, embedder, 2) == 31
+    assert "Kernel modules" in headings(embedder)[:5]

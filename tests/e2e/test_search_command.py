@@ -259,3 +259,106 @@ def test_the_command_says_which_english_keywords_the_dictionary_searched(
     assert english["glossed"] == ""
     plain = run_cli(["search", "manuals", "kernel modules"], env, workdir)
     assert "Also searched" not in plain.stdout
+
+
+def test_kb_search_says_which_english_keywords_the_dictionary_searched(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """`kb search` names the gloss as `search` does: a Chinese question over English notes
+    finds the passage through the dictionary's keywords, and a person is told which ones
+    (in the UI's language), `glossed` in --json; an English question adds none."""
+    page = workdir / "modules.md"
+    page.write_text(
+        "# Kernel modules\n\nUse lsmod to list the kernel modules that are currently loaded.\n",
+        encoding="utf-8",
+    )
+    assert run_cli(["kb", "add", "modules.md", "--domain", "linux"], env, workdir).returncode == 0
+    question = ["kb", "search", "怎么查看已加载的内核模块", "--domain", "linux"]
+
+    shown = run_cli(question, env, workdir)
+    assert shown.returncode == 0, shown.stderr
+    said = shown.stdout.splitlines()[1]
+    assert said.startswith('Also searched in English as "'), shown.stdout
+    assert "kernel" in said and "(from a Chinese-English dictionary)." in said
+
+    found = json.loads(run_cli([*question, "--json"], env, workdir).stdout)
+    assert (
+        "kernel" in found["glossed"].split() and "lsmod" in found["results"][0]["found"]["matched"][0]["text"]
+    )
+
+    chinese = run_cli(question, {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert chinese.stdout.splitlines()[1].startswith("另外按英文关键词“"), chinese.stdout
+
+    english = json.loads(run_cli(["kb", "search", "kernel modules", "--json"], env, workdir).stdout)
+    assert english["glossed"] == "" and english["results"]
+
+
+def test_a_file_or_folder_named_alone_is_not_searched_for_as_the_words(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """`search n.md` searched the working folder for "n.md"; now it says what is missing and
+    what to type, in the UI's language, and exits 2 as the command's other usage errors."""
+    (workdir / "n.md").write_text("# Notes\n\nThe n.md file is named in n.md itself.\n", encoding="utf-8")
+    (workdir / "docs").mkdir()
+    alone = run_cli(["search", "n.md"], env, workdir)
+    assert alone.returncode == 2 and alone.stdout == "", alone.stdout
+    said = " ".join(alone.stderr.split())
+    assert "n.md is a file: give the words to look for after it (" in said and "search n.md WORDS" in said
+    assert "search . n.md" in said  # the way to look for the name itself
+    folder = run_cli(["search", "docs"], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert folder.returncode == 2 and "docs 是文件夹" in folder.stderr, folder.stderr
+    itself = run_cli(["search", ".", "n.md"], env, workdir)
+    assert itself.returncode == 0 and "n.md" in itself.stdout, itself.stderr
+    words = run_cli(["search", "notes"], env, workdir)  # names nothing: still the words
+    assert words.returncode == 0 and 'for "notes"' in words.stdout, words.stderr
+
+
+def test_more_phrasings_than_a_search_takes_are_refused_not_cut(workdir: Path, env: dict[str, str]) -> None:
+    """Six phrasings were cut to five without a word; now the command says the limit and
+    searches nothing (exit 2), in the UI's language; five still run."""
+    (workdir / "notes.md").write_text("# Walrus\n\nThe walrus count doubled.\n", encoding="utf-8")
+    more = [arg for word in ("seal", "otter", "orca", "whale", "puffin") for arg in ("--or", word)]
+    six = run_cli(["search", "notes.md", "walrus", *more], env, workdir)
+    assert six.returncode == 2 and six.stdout == ""
+    assert "A search takes at most 5 phrasings (the words and 4 --or); 6 were given" in " ".join(
+        six.stderr.split()
+    )
+    chinese = run_cli(["search", "notes.md", "walrus", *more], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    assert chinese.returncode == 2 and "最多" in chinese.stderr, chinese.stderr
+    five = run_cli(["search", "notes.md", "walrus", *more[:8], "--json"], env, workdir)
+    assert five.returncode == 0 and len(json.loads(five.stdout)["query"]) == 5, five.stderr
+
+
+CHINESE_GUIDE = (
+    "# 安装\n\n在 Windows 上运行 install-tl-windows.bat 安装 TeX Live，需要的时间比较长。\n\n"
+    "# 卸载\n\n在 Windows 上卸载 TeX Live 的方法：运行安装目录中的卸载批处理文件，然后删除剩下的目录。\n\n"
+    "# 镜像\n\n下载速度太慢的时候，可以把镜像换成国内的镜像站点。\n"
+)
+
+
+def test_an_english_question_finds_a_chinese_file_through_the_dictionary_and_says_so(
+    workdir: Path, env: dict[str, str]
+) -> None:
+    """The other direction: an English question over a Chinese file is also searched in the
+    Chinese words CC-CEDICT gives for its words ("uninstall": 卸载), which the file holds;
+    the answer comes first, and the command names the Chinese keywords in the UI's language
+    and in --json. Before, the question's own words ("TeX", "Live", "Windows") put the
+    installation section first and nothing was said."""
+    (workdir / "guide.md").write_text(CHINESE_GUIDE, encoding="utf-8")
+    question = "how do I uninstall TeX Live on Windows"
+    data = json.loads(run_cli(["search", "guide.md", question, "--json"], env, workdir).stdout)
+    assert "卸载批处理文件" in data["results"][0]["matched"][0]["text"]
+    assert "卸载" in data["glossed"].split()
+
+    shown = run_cli(["search", "guide.md", question], env, workdir)
+    assert shown.returncode == 0, shown.stderr
+    said = shown.stdout.splitlines()[1]
+    assert said.startswith('Also searched in Chinese as "') and "卸载" in said, shown.stdout
+    assert said.endswith("(from an English-Chinese dictionary).")
+
+    chinese = run_cli(["search", "guide.md", question], {**env, "UI_LANGUAGE": "zh"}, workdir)
+    line = chinese.stdout.splitlines()[1]
+    assert line.startswith("另外按中文关键词“") and line.endswith("”搜索（取自英汉词典）。"), chinese.stdout
+
+    own = json.loads(run_cli(["search", "guide.md", "卸载 TeX Live", "--json"], env, workdir).stdout)
+    assert own["glossed"] == ""

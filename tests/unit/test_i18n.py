@@ -473,6 +473,25 @@ def test_a_search_the_tools_cannot_run_is_said_in_the_ui_language(chinese: None,
         assert shown.startswith(chinese_line), shown
 
 
+def test_a_regular_expression_that_does_not_compile_is_said_in_the_ui_language(
+    chinese: None, settings
+) -> None:
+    """The regex library's words ("missing ) at position 4") stayed English inside the
+    Chinese sentence; the model still reads them as the library wrote them."""
+    from generalAgent.tools.errors import shown_error
+    from tests.support.tools import run_tool, workspace_root
+
+    (workspace_root(settings) / "uploads" / "制度.md").write_text(
+        "# 报销\n\n差旅报销需要审批。\n", encoding="utf-8"
+    )
+    answer, state = run_tool(
+        settings, "search_file", {"file_path": "uploads/制度.md", "query": "(报销", "regex": True}
+    )
+    assert "invalid regular expression (missing ) at position 3)" in answer, answer
+    shown = shown_error(answer, state["messages"][-1].artifact, i18n._, i18n.ngettext)
+    assert shown == "错误：无法搜索 uploads/制度.md：正则表达式无效（缺少 )，位置 3）", shown
+
+
 def test_a_search_database_that_cannot_be_reached_is_said_in_the_ui_language(chinese: None, settings) -> None:
     """The PostgreSQL store's refusals (an unreachable database, a lost connection) reached a
     Chinese user's error line in English; the English stays the exception's text."""

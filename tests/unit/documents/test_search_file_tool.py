@@ -211,3 +211,54 @@ def test_the_model_reads_which_english_keywords_the_dictionary_searched(settings
         "(keywords from a Chinese-English dictionary, since the query was not in the documents' language)."
     )
     assert "also searched" not in run_search_file(settings, file_path=path, query="kernel modules")
+
+
+def test_the_advice_to_ask_again_in_english_is_given_only_where_it_holds(settings: Settings, tmp_path: Path):
+    """When the dictionary gloss found the passage, the model is not told that "only words
+    the two share matched" (false: the gloss's keywords did) nor sent to search again
+    unconditionally: it reads, after the gloss line, to send its own rendering if these
+    passages do not answer. A Chinese question found by a shared word alone (no gloss: half
+    its words are in the file) still gets the full advice."""
+    manual = tmp_path / "modules.md"
+    manual.write_text(
+        "# Kernel modules\n\nUse lsmod to list the kernel modules that are currently loaded.\n",
+        encoding="utf-8",
+    )
+    path = upload(settings, manual)
+    glossed = run_search_file(settings, file_path=path, query="怎么查看已加载的内核模块").splitlines()
+    gloss = next(
+        n for n, line in enumerate(glossed) if line.startswith("The query was also searched in English")
+    )
+    assert not any("only words the two share" in line for line in glossed), glossed
+    assert glossed[gloss + 1] == (
+        "If these passages do not answer the question, search again with query as a list: "
+        "the user's words and an English rendering of them."
+    )
+
+    shared = run_search_file(settings, file_path=path, query="lsmod 内核")
+    assert "also searched in English" not in shared and "lsmod" in shared
+    assert (
+        "Note: the document is in English and the query is not, so only words the two share "
+        "(names, commands, numbers) matched. Search again with query as a list: the user's words "
+        "and an English rendering of them."
+    ) in shared
+
+
+def test_the_model_reads_which_chinese_keywords_the_dictionary_searched(settings: Settings, tmp_path: Path):
+    """The other direction (search/english_gloss.py): a lone English question over a Chinese
+    file is also searched in the Chinese words the file holds for its words, and the model
+    is told them."""
+    guide = tmp_path / "guide.md"
+    guide.write_text(
+        "# 安装\n\n在 Windows 上运行安装程序安装 TeX Live，需要的时间比较长。\n\n"
+        "# 卸载\n\n在 Windows 上卸载 TeX Live 的方法：运行卸载批处理文件，然后删除剩下的目录。\n",
+        encoding="utf-8",
+    )
+    path = upload(settings, guide)
+    text = run_search_file(settings, file_path=path, query="how do I uninstall TeX Live on Windows")
+    assert "卸载批处理文件" in text
+    said = [line for line in text.splitlines() if line.startswith("The query was also searched in Chinese")]
+    assert len(said) == 1 and "卸载" in said[0], text
+    assert said[0].endswith(
+        "(keywords from an English-Chinese dictionary, since the query was not in the documents' language)."
+    )

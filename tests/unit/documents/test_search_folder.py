@@ -187,3 +187,23 @@ def test_the_model_reads_which_english_keywords_the_dictionary_searched(settings
     )
     english = search(settings, folder, "kernel modules")
     assert english.glossed == "" and "also searched" not in render_folder_search(english)
+
+
+def test_the_advice_to_ask_again_in_english_follows_the_gloss_only_as_a_fallback(
+    settings: Settings, tmp_path: Path
+):
+    """As search_file: a folder whose English passages the dictionary gloss found is not
+    said to have matched "only words the two share"; a Chinese question found by a shared
+    word alone still is."""
+    folder = tmp_path / "manuals"
+    folder.mkdir()
+    (folder / "modules.md").write_text("# Kernel modules\n\nUse lsmod to list the loaded kernel modules.\n")
+    (folder / "mail.md").write_text("# Mail\n\nThe spool keeps messages until they are delivered.\n")
+    glossed = render_folder_search(search(settings, folder, "怎么查看已加载的内核模块")).splitlines()
+    gloss = next(n for n, line in enumerate(glossed) if line.startswith("The query was also searched"))
+    assert not any("only words the two share" in line for line in glossed), glossed
+    assert glossed[gloss + 1].startswith("If these passages do not answer the question, search again")
+
+    shared = render_folder_search(search(settings, folder, "lsmod 内核"))
+    assert "also searched" not in shared
+    assert "Note: the documents are in English and the query is not, so only words the two share" in shared

@@ -219,3 +219,20 @@ def test_an_unreachable_search_database_is_reported_not_raised(data_dir) -> None
     ):
         text = run(name, **args)
         assert text.startswith("Error: Cannot reach the search database"), (name, text)
+
+
+def test_the_model_reads_which_english_keywords_the_dictionary_searched(settings: Settings):
+    """search_knowledge names the dictionary gloss a lone Chinese question was also searched
+    as, in the sentence search_file and search_folder use; an English question gets none."""
+    run = make_runner(settings)
+    run(
+        "add_knowledge",
+        title="Kernel modules",
+        content="Use lsmod to list the kernel modules that are currently loaded.",
+        domain="linux",
+    )
+    found = run("search_knowledge", query="怎么查看已加载的内核模块", domain="linux")
+    assert "lsmod" in found
+    said = [line for line in found.splitlines() if line.startswith("The query was also searched in English")]
+    assert len(said) == 1 and "kernel" in said[0], found
+    assert "also searched" not in run("search_knowledge", query="kernel modules", domain="linux")

@@ -218,8 +218,9 @@ def test_with_vectors_the_keyword_searchs_top_five_keeps_its_seats():
 
 def test_a_question_whose_words_are_not_in_the_documents_leaves_the_top_five_to_its_vectors():
     """A Chinese question over English pages shares one stray name with them (a fifth of
-    its words): its keyword places get no seats, and the vectors' places come first."""
+    its words): the vectors' places come first, and of its keyword places only the first
+    keeps a seat (ranking.UNCOVERED_SEATS), the last of the five."""
     tuned = [(rowid, 10.0 - rowid) for rowid in (1, 2, 3)]
     vectors = [(rowid, 0.9 - rowid / 100) for rowid in (11, 12, 13, 14, 15)]
     both = fused_places([(tuned, tuned, 0.2)], _pages(range(1, 16)), 10, [vectors])
-    assert [entry.rowid for entry, _ in both][:5] == [11, 12, 13, 14, 15]
+    assert [entry.rowid for entry, _ in both][:5] == [11, 12, 13, 14, 1]
