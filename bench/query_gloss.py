@@ -5,12 +5,14 @@
 - `load`: a fresh process importing the gloss and loading CC-CEDICT (once per process, on
   the first Chinese query over documents that are not Chinese): wall seconds and the growth
   of the process's peak RSS, beside the same process loading jieba alone;
-- `gloss_ms_p50`: glossing one of the bilingual set's Chinese questions, dictionary loaded;
+- `gloss_ms_p50`: the dictionary candidates of one of the bilingual set's Chinese questions,
+  dictionary loaded (their choice by the searched chunks is part of the search, below);
 - `find_chunks_ms_p50`: the search of one question in the English Debian Reference (the
   bilingual set's PDF, indexed as the product indexes it), the lone Chinese question (glossed)
   against the same question as a list of one (never glossed: the search as before), and the
   English question, each alternated question by question in one run. The index is the same
-  either way: nothing is stored for the gloss.
+  either way: nothing is stored for the gloss. The glossed search includes reading each
+  candidate's doclist (one statement) and choosing among them.
 
 Prints one JSON object.
 """
@@ -33,7 +35,7 @@ from bench.retrieval_quality import BILINGUAL_QUESTIONS, in_two_passes, load_doc
 from generalAgent.config.settings import load_settings
 from generalAgent.documents.index import SearchIndex
 from generalAgent.search.lookup import find_chunks
-from generalAgent.search.query_translation import gloss, load_dictionary
+from generalAgent.search.query_translation import gloss_candidates, load_dictionary
 from generalAgent.search.segmentation import load_jieba
 from generalAgent.search.storage import item_rowid_range
 
@@ -84,7 +86,7 @@ def main(argv: list[str]) -> int:
     questions = load_document_questions(BILINGUAL_QUESTIONS)
     chinese = [q["question"] for q in questions if q["lang"] == "zh-en"]
     english = [q["question"] for q in questions if q["lang"] == "en"]
-    glossing = [t for q in chinese for t in p50_ms(lambda q=q: gloss(q), args.rounds)]
+    glossing = [t for q in chinese for t in p50_ms(lambda q=q: gloss_candidates(q), args.rounds)]
     report["gloss_ms_p50"] = round(statistics.median(glossing), 3)
     with tempfile.TemporaryDirectory() as tmp:
         settings = load_settings(env_file=None, paths={"data_dir": Path(tmp)})

@@ -38,7 +38,14 @@ from generalAgent.search.english_gloss import (
     own_words_weighed,
 )
 from generalAgent.search.query import SCAN_SHARE, MatchQuery, build_match_query
-from generalAgent.search.query_translation import CHINESE_PROBE, gloss
+from generalAgent.search.query_translation import (
+    CHINESE_PROBE,
+    DOCLIST_CAP,
+    choose_gloss,
+    gloss_candidates,
+    gloss_match,
+    term_expression,
+)
 from generalAgent.search.ranking import (
     BM25,
     GLOSS_WEIGHT,
@@ -208,6 +215,7 @@ def find_chunks(
             scanned,
             segmenter,
             lambda probe: _coverage(conn, probe, rowid_range, item_filter, filter_params),
+            lambda terms: _holding(conn, terms, DOCLIST_CAP, rowid_range, item_filter, filter_params),
         )
         if glossing
         else None
@@ -223,17 +231,17 @@ def find_chunks(
         if chinese is not None:
             own_words_weighed(runs, chinese.english_prose)
             gloss_weight = chinese.weight
-            glossed = (chinese.keywords, chinese.match) if chinese.match is not None else None
+            if chinese.match is not None:
+                share = _coverage(conn, chinese.match, rowid_range, item_filter, filter_params)
+                glossed = Glossed(tuple(chinese.keywords.split()), chinese.match, share)
     if glossed is not None:
-        english, glossed_match = glossed
-        expressions = _expressions(conn, glossed_match, rowid_range)
+        expressions = _expressions(conn, glossed.match, rowid_range)
         tuned = _scored(conn, expressions, BM25, pool, rowid_range, item_filter, filter_params)
         if tuned:
             plain = _scored(conn, expressions, PLAIN_BM25, pool, rowid_range, item_filter, filter_params)
-            share = _coverage(conn, glossed_match, rowid_range, item_filter, filter_params)
-            runs.append((tuned, plain, gloss_weight * share))
+            runs.append((tuned, plain, gloss_weight * glossed.share))
             if notes is not None:
-                notes.glossed = english
+                notes.glossed, notes.glossed_terms = glossed.english, glossed.terms
     if runs or any(semantic):
         return _ranked_hits(conn, runs, limit, semantic)
     return []
@@ -248,6 +256,8 @@ class LookupNotes:
     # The English keywords of the dictionary gloss searched beside a lone Chinese question
     # (query_translation.py), when they matched something; "" when none was searched.
     glossed: str = ""
+    # The same, one word or phrase each ("command line" is one): () when none was searched.
+    glossed_terms: tuple[str, ...] = ()
 
 
 def lone_query(query: object) -> str | None:
@@ -268,24 +278,42 @@ def may_gloss(query: object) -> bool:
     return lone is not None and CJK_RUN.search(lone) is not None
 
 
+@dataclass(frozen=True)
+class Glossed:
+    """The dictionary phrasing a lookup searches beside a lone Chinese question."""
+
+    terms: tuple[str, ...]  # its words and phrases
+    match: MatchQuery  # as searched: each word or phrase one term
+    share: float  # of the question's glossed words, those with a translation in the scope
+
+    @property
+    def english(self) -> str:
+        """Its words, as the user is told them."""
+        return " ".join(self.terms)
+
+
 def glossed_query(
     query: str | MatchQuery | Sequence[str],
     runs: Sequence[tuple[Any, Any, float]],
     scanned: Sequence[tuple[int, float]],
     segmenter: Segmenter,
     coverage: Callable[[MatchQuery], float],
-) -> tuple[str, MatchQuery] | None:
+    holding: Callable[[Sequence[str]], Sequence[frozenset[int]]],
+) -> Glossed | None:
     """The English phrasing to search beside a lone Chinese `query` over documents that are
-    not Chinese (its keywords, and as searched), or None. Not when its words are mostly in the searched chunks (its run's
+    not Chinese, or None. Not when its words are mostly in the searched chunks (its run's
     share at least SEATED_COVERAGE); not when the scan of the last resort found its
     characters; not when any searched chunk holds Chinese's commonest word (`coverage` of
     it, the backend's share of a phrasing's terms found in the scope): Chinese documents
     that write the question's words otherwise ("排成多栏" of a page on "分栏") are found by
     their own words, and an English gloss there only pulled stray English passages up
-    (unseen zh dev: 0.909 -> 0.864); not when the dictionary glosses nothing. Both backends
-    search it as one more phrasing, weighted GLOSS_WEIGHT times its own share. The
-    dictionary's words are cut as the index is: by jieba, or without it when the segmenter
-    does not use it (USE_JIEBA=false)."""
+    (unseen zh dev: 0.909 -> 0.864); not when no candidate of the dictionary is in the
+    scope. The candidates (query_translation.gloss_candidates) are asked of the scope in
+    one statement, `holding` (each term expression -> the searched chunks holding it, up to
+    DOCLIST_CAP), and chosen by it (query_translation.choose_gloss). Both backends search
+    the phrasing as one more, weighted GLOSS_WEIGHT times the share of the question's words
+    it translates. The dictionary's words are cut as the index is: by jieba, or without it
+    when the segmenter does not use it (USE_JIEBA=false)."""
     lone = lone_query(query)
     if lone is None or scanned:
         return None
@@ -293,9 +321,39 @@ def glossed_query(
         return None
     if coverage(build_match_query(CHINESE_PROBE, segmenter)) > 0:
         return None
-    english = gloss(lone, use_jieba=segmenter.name == "jieba")
-    match = build_match_query(english, segmenter) if english else None
-    return (english, match) if match is not None and not match.empty else None
+    candidates = gloss_candidates(lone, use_jieba=segmenter.name == "jieba")
+    asked = list(dict.fromkeys(c for group in candidates for c in group))
+    if not asked:
+        return None
+    held = holding([term_expression(c) for c in asked])
+    chosen, share = choose_gloss(candidates, dict(zip(asked, held, strict=True)))
+    if not chosen:
+        return None
+    return Glossed(tuple(chosen), gloss_match(chosen), share)
+
+
+def _holding(
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    cap: int,
+    rowid_range: tuple[int, int] | None,
+    item_filter: str = "",
+    params: Sequence[Any] = (),
+) -> list[frozenset[int]]:
+    """The searched chunks holding each term, up to `cap` of them: one statement, one
+    doclist read per term (the gloss's candidates, query_translation.choose_gloss)."""
+    if not terms:
+        return []
+    joins, where, values = _scope(rowid_range, item_filter, params)
+    union = " UNION ALL ".join(
+        f"SELECT {n}, rowid FROM (SELECT chunks_fts.rowid AS rowid FROM chunks_fts{joins}"
+        f" WHERE chunks_fts MATCH ?{where} LIMIT ?)"
+        for n in range(len(terms))
+    )
+    found: list[set[int]] = [set() for _ in terms]
+    for n, rowid in conn.execute(union, [v for term in terms for v in (term, *values, cap)]):
+        found[n].add(rowid)
+    return [frozenset(rows) for rows in found]
 
 
 def scanned_run(

@@ -61,6 +61,7 @@ from generalAgent.search.fts_tokens import FTS5Tokenizer
 from generalAgent.search.lookup import (
     RERANK_POOL,
     ChunkHit,
+    Glossed,
     LookupNotes,
     fused_places,
     glossed_query,
@@ -72,6 +73,7 @@ from generalAgent.search.lookup import (
 )
 from generalAgent.search.postgres_schema import WRITE_LOCK, migrate
 from generalAgent.search.query import MatchQuery, build_match_query
+from generalAgent.search.query_translation import DOCLIST_CAP
 from generalAgent.search.ranking import BM25, GLOSS_WEIGHT, PLAIN_BM25
 from generalAgent.search.segmentation import Segmenter
 from generalAgent.search.storage import ChunkRow, segment_rows
@@ -456,6 +458,7 @@ class PostgresSearchStore(StoreCommon):
                 scanned,
                 self.segmenter,
                 lambda probe: self._coverage(probe, scope, counted, item),
+                lambda terms: self._holding(terms, DOCLIST_CAP, scope),
             )
             if glossing
             else None
@@ -471,16 +474,16 @@ class PostgresSearchStore(StoreCommon):
             if chinese is not None:
                 own_words_weighed(runs, chinese.english_prose)
                 gloss_weight = chinese.weight
-                glossed = (chinese.keywords, chinese.match) if chinese.match is not None else None
+                if chinese.match is not None:
+                    share = self._coverage(chinese.match, scope, counted, item)
+                    glossed = Glossed(tuple(chinese.keywords.split()), chinese.match, share)
         if glossed is not None:
-            english, glossed_match = glossed
-            trees = self._expressions(glossed_match, rowid_range, counted, item)
+            trees = self._expressions(glossed.match, rowid_range, counted, item)
             tuned, plain = self._scored(trees, pool, scope)
             if tuned:
-                share = self._coverage(glossed_match, scope, counted, item)
-                runs.append((tuned, plain, gloss_weight * share))
+                runs.append((tuned, plain, gloss_weight * glossed.share))
                 if notes is not None:
-                    notes.glossed = english
+                    notes.glossed, notes.glossed_terms = glossed.english, glossed.terms
         if runs or any(semantic):
             wanted = list(
                 dict.fromkeys(
@@ -684,6 +687,22 @@ class PostgresSearchStore(StoreCommon):
         )
         params = [v for term in match.terms for v in (tsquery(self._parse(term)), *values)]
         return sum(1 for value in self._query(f"SELECT {exists}", params)[0] if value) / len(match.terms)
+
+    def _holding(self, terms: Sequence[str], cap: int, scope: _Scope) -> list[frozenset[int]]:
+        """lookup.py's `_holding`: the searched chunks holding each term, up to `cap` of
+        them, in one statement."""
+        if not terms:
+            return []
+        joins, where, values = scope.sql()
+        union = " UNION ALL ".join(
+            f"(SELECT {n} AS n, c.rowid FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where} LIMIT %s)"
+            for n in range(len(terms))
+        )
+        params = [v for term in terms for v in (tsquery(self._parse(term)), *values, cap)]
+        found: list[set[int]] = [set() for _ in terms]
+        for n, rowid in self._query(union, params):
+            found[int(n)].add(int(rowid))
+        return [frozenset(rows) for rows in found]
 
     def _scored(
         self, trees: Sequence[Expression], limit: int, scope: _Scope

@@ -15,8 +15,10 @@ import pytest
 from generalAgent.search.lookup import LookupNotes
 from generalAgent.search.query import MAX_QUERY_CHARS
 from generalAgent.search.query_translation import (
+    CANDIDATES_PER_WORD,
     MAX_GLOSS_WORDS,
     gloss,
+    gloss_candidates,
     load_dictionary,
     parse_dictionary,
 )
@@ -31,13 +33,20 @@ def test_the_dictionary_ships_with_the_install_and_is_loaded_once() -> None:
     assert load_dictionary() is table  # one immutable table per process, shared read-only
 
 
-def test_a_chinese_question_gets_the_head_words_of_its_words() -> None:
-    words = gloss("列出已加载的内核模块").split()
-    # "(computing) kernel" comes before "core (of a fruit)"; "to list" gives "list".
-    assert {"list", "load", "kernel", "module"} <= set(words)
+def test_every_sense_of_a_word_gives_a_candidate_and_function_words_none() -> None:
+    candidates = gloss_candidates("怎么查看已加载的内核模块")
+    words = [c for group in candidates for c in group]
+    # "(computing) kernel" before "core (of a fruit)"; a sense of several words is a phrase,
+    # then its words; every sense of 查看 ("look over", "examine", "check up", ...).
+    assert {"kernel", "module", "load", "look over", "examine"} <= set(words)
     assert words.index("kernel") < words.index("core")
-    # Two words a word, in the dictionary's order: 字体 is "calligraphic style / typeface / font".
-    assert gloss("字体") == "calligraphic style"
+    assert all(len(group) <= CANDIDATES_PER_WORD for group in candidates)
+    # 怎么 (how), 已 (already, to stop), 的: they say how the question is asked, not what.
+    assert not {"how", "already", "stop", "then"} & set(words)
+    # jieba cuts "控制台下" as "控制" "台下"; the dictionary's longest word "控制台" is asked too.
+    assert "console" in [c for group in gloss_candidates("控制台下怎么更换键盘布局") for c in group]
+    # Without a scope to ask, the first two candidates of each word, in the dictionary's order.
+    assert gloss("字体") == "calligraphic style typeface"
 
 
 def test_a_word_jieba_keeps_whole_is_looked_up_by_its_longest_entries() -> None:
@@ -46,7 +55,7 @@ def test_a_word_jieba_keeps_whole_is_looked_up_by_its_longest_entries() -> None:
     assert table is not None
     assert "断开连接" not in table.senses
     assert table.longest_words("断开连接") == ["断开", "连接"]
-    assert gloss("断开连接") == "break sever link join"
+    assert [group[:2] for group in gloss_candidates("断开连接")] == [("break", "sever"), ("link", "join")]
 
 
 def test_senses_that_name_nothing_give_no_word() -> None:
@@ -59,9 +68,9 @@ def test_senses_that_name_nothing_give_no_word() -> None:
             "長 长 [chang2] /" + "x" * 3_000 + "/\n",  # over-long: skipped
         ]
     )
-    assert table.head_words("测试") == ["test"]
-    assert table.head_words("測試") == ["test"]  # the traditional form too
-    assert table.head_words("王") == ["king"]
+    assert table.translations("测试") == ["test"]
+    assert table.translations("測試") == ["test"]  # the traditional form too
+    assert table.translations("王") == ["king"]
     assert "长" not in table.senses
     assert gloss("王", table) == "king"
 
@@ -166,6 +175,50 @@ def test_the_store_tells_its_caller_the_keywords_the_gloss_searched(store: Searc
     english = LookupNotes()
     assert store.find_chunks(["list the loaded kernel modules"], 5, notes=english)
     assert english.glossed == ""
+
+
+TERMINAL_MANUAL = [
+    "Programs started from a terminal stop when the connection breaks: run them under screen"
+    " or tmux and the program continues to run after you disconnect.",
+    "The boot loader tries the disks in the order of its boot sequence.",
+    "Sort the lines of a file in reverse order.",
+    "Change the keyboard layout of the console with dpkg-reconfigure keyboard-configuration.",
+    "The control panel of the desktop.",
+]
+
+
+def test_the_gloss_searches_the_words_the_documents_use(store: SearchStore) -> None:
+    """Every sense is a candidate, and the searched chunks choose: only words they hold, and
+    among a word's senses the one found beside the other words' ("program" with "terminal"
+    and "run", not "order" or "sequence", which only meet each other); function words give
+    nothing. The dictionary's first senses alone gave "procedures sequence", "move along",
+    "off stage", and never "program", "run" or "console"."""
+    rowids = put(store, "manual", TERMINAL_MANUAL)
+    notes = LookupNotes()
+    hits = store.find_chunks(["断开连接后让终端里的程序继续运行"], 5, notes=notes)
+    assert hits[0].rowid == rowids[0]
+    words = notes.glossed.split()
+    assert {"terminal", "program", "continue", "run"} <= set(words)
+    assert not {"procedures", "sequence", "order", "move", "along", "let", "after"} & set(words)
+    console = LookupNotes()
+    hits = store.find_chunks(["控制台下怎么更换键盘布局"], 5, notes=console)
+    assert hits[0].rowid == rowids[3]
+    assert {"console", "keyboard", "layout", "change"} <= set(console.glossed.split())
+    assert not {"stage", "audience", "arrangement", "how"} & set(console.glossed.split())
+
+
+def test_the_gloss_holds_only_words_of_the_searched_document(store: SearchStore) -> None:
+    """Asked inside one document, the candidates are counted there: "program", "run",
+    "link" and "join" are in the other document only, so they are not searched here (the
+    dictionary's first senses alone searched "link join end ... proceed")."""
+    put(store, "elsewhere", ["Run the program in a terminal; link and join the end of the files."])
+    inside = put(store, "here", ["The terminal continues after the connection breaks."])
+    notes = LookupNotes()
+    store.find_chunks(
+        ["断开连接后让终端里的程序继续运行"], 5, rowid_range=(inside[0], inside[-1]), notes=notes
+    )
+    assert {"terminal", "continue"} <= set(notes.glossed.split())
+    assert not {"program", "run", "link", "join", "end", "proceed"} & set(notes.glossed.split())
 
 
 WITHOUT_JIEBA = """
