@@ -19,8 +19,9 @@ sqlite3 can load extensions (pyenv's builds cannot: then only the scan is measur
 of bench/knowledge.py (man pages, ~10 chunks each), every chunk with a vector of hashed
 words (256 dimensions, no model: the fusion's cost, not an embedding's), the 150 questions
 of the retrieval-quality set asked without and with vectors in lockstep, with and without a
-domain filter (the filter takes the scan, no filter the whole-store path): p50/p95 each and
-`ratio_p50` (with vectors / keywords only). Prints one JSON object.
+domain filter: p50/p95 each and `ratio_p50` (with vectors / keywords only). A knowledge store
+always leaves other sessions' attachments out, so both scan their scope's vectors (numpy)
+unless a KNN index answers the whole store. Prints one JSON object.
 """
 
 from __future__ import annotations
