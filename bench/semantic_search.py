@@ -14,7 +14,14 @@ Each prints p50/p95 (and p99, max) in ms and `ratio_p95` (knn / scan); `same_top
 whose ten nearest are the same in both (sqlite-vec's vec0 is exact, so 1.0 is expected);
 `build_seconds` is the time to build the index from chunk_vectors. Needs a Python whose
 sqlite3 can load extensions (pyenv's builds cannot: then only the scan is measured).
-Prints one JSON object.
+
+`--knowledge N` (default 2000, 0 skips it) also times `search_knowledge` itself over N items
+of bench/knowledge.py (man pages, ~10 chunks each), every chunk with a vector of hashed
+words (256 dimensions, no model: the fusion's cost, not an embedding's), the 150 questions
+of the retrieval-quality set asked without and with vectors in lockstep, with and without a
+domain filter: p50/p95 each and `ratio_p50` (with vectors / keywords only). A knowledge store
+always leaves other sessions' attachments out, so both scan their scope's vectors (numpy)
+unless a KNN index answers the whole store. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ import numpy as np
 from bench.search_index import lockstep
 from generalAgent.search import vector_index
 from generalAgent.search.connection import connect, transaction
+from generalAgent.search.embeddings import Embedder
 from generalAgent.search.semantic import scan_nearest
 
 MODEL = "bench-model"
@@ -115,14 +123,73 @@ def measure(size: int, dimensions: int, queries: int, rng: np.random.Generator) 
     return figures
 
 
+class HashedWords(Embedder):
+    """Feature-hashed bags of words, unit length: texts sharing words are near, no model."""
+
+    model = "bench-hashed-words"
+    batch_size = 256
+
+    def embed(self, texts: Any) -> list[list[float]]:
+        import zlib
+
+        from generalAgent.search.ranking import words
+
+        rows = np.zeros((len(texts), 256), dtype="<f4")
+        for n, text in enumerate(texts):
+            for word in words(text):
+                rows[n, zlib.crc32(word.encode()) % 256] += 1.0
+        rows[:, 0] += 1e-3  # never a zero vector
+        return unit(rows).tolist()
+
+
+def measure_knowledge(items: int, rounds: int) -> dict[str, Any]:
+    from bench.knowledge import items_from_pages
+    from bench.retrieval_quality import load_questions
+    from generalAgent.config.settings import load_settings
+    from generalAgent.knowledge import KnowledgeStore, search_knowledge
+
+    questions = load_questions()
+    embedder = HashedWords()
+    with tempfile.TemporaryDirectory() as folder:
+        settings = load_settings(env_file=None, paths={"data_dir": Path(folder)})
+        with KnowledgeStore(settings.paths.indexes_db, settings.documents, embedder) as store:
+            for item in items_from_pages(items):
+                store.add_knowledge(**item)
+            chunks = store.conn.execute("SELECT COUNT(*) FROM chunk_vectors").fetchone()[0]
+            figures: dict[str, Any] = {"items": items, "vectors": chunks}
+
+            def asking(vectors: Embedder | None, domain: dict[str, str | None]) -> Any:
+                def ask(text: str) -> None:
+                    store.embedder = vectors
+                    search_knowledge(store, text, domain=domain[text])
+
+                return ask
+
+            for filtered in (False, True):
+                domain = {q["question"]: q["lang"] if filtered else None for q in questions}
+                runs = {"keywords": asking(None, domain), "with_vectors": asking(embedder, domain)}
+                timings: dict[str, Any] = lockstep(runs, list(domain), rounds)
+                timings["ratio_p50"] = {
+                    "with_vectors/keywords": round(
+                        timings["with_vectors"]["p50_ms"] / timings["keywords"]["p50_ms"], 2
+                    )
+                }
+                figures["by_domain" if filtered else "whole_store"] = timings
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--dimensions", type=int, default=256)
     parser.add_argument("--queries", type=int, default=50)
+    parser.add_argument("--knowledge", type=int, default=2000, help="items for search_knowledge (0: skip)")
+    parser.add_argument("--rounds", type=int, default=2, help="timed passes of the knowledge questions")
     args = parser.parse_args()
     rng = np.random.default_rng(0)
-    results = [measure(int(size), args.dimensions, args.queries, rng) for size in args.sizes.split(",")]
+    sizes = [int(size) for size in args.sizes.split(",") if size.strip() and int(size) > 0]
+    results = [measure(size, args.dimensions, args.queries, rng) for size in sizes]
+    knowledge = measure_knowledge(args.knowledge, args.rounds) if args.knowledge > 0 else None
     print(
         json.dumps(
             {
@@ -131,6 +198,7 @@ def main() -> None:
                 "dimensions": args.dimensions,
                 "queries": args.queries,
                 "results": results,
+                "knowledge_search": knowledge,
             },
             indent=2,
         )

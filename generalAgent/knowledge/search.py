@@ -1,16 +1,19 @@
 """Two-phase knowledge search: find chunks, then answer per item within the content budget.
 
-Phase 1 finds chunks: the FTS5 lookup of the document search (BM25 over any term, the best
-chunks re-ranked by their documents), and, when semantic search is on, the chunks whose
-vectors are closest to the query's, the two rankings fused by reciprocal rank fusion (k =
-60: a chunk's score is the sum of 1/(60+rank) over the rankings it appears in, so neither
-ranking's scale matters). Items stored without chunks (written before chunking existed, or
-when it failed) are chunked on the spot; if even that fails, passages around the query's
-words are cut from their content.
+Phase 1 finds chunks through the document search's one lookup (search/lookup.py
+`find_chunks`, either backend): BM25 over any term, the best chunks re-ranked by their
+documents, and, when semantic search is on, the chunks whose vectors are nearest each
+phrasing's, passed in as its `semantic` rankings so that documents, folders and the knowledge
+base share one fusion (`fused_places`: reciprocal rank fusion, plain BM25's seats, the
+keyword top five's seats when the query's words are in the searched items, its first place's
+alone when they are mostly absent, ranking.keyword_seats). Items stored without chunks
+(written before chunking existed, or when it failed) are chunked on the spot; if even that
+fails, passages around the query's words are cut from their content.
 
 Phase 2 groups the chunks per item (item score = its best chunk), keeps the best matched
 chunks and their neighbours (one before, one after) as context, applies the minimum score,
-sorts (relevance, date or title, ties broken by title then id so the order is
+sorts (relevance, the lookup's order breaking ties of score, since a seated place takes the
+score of the one after it; date or title, ties broken by title then id so the order is
 deterministic), and only then fits the content budget, which never changes what was chosen.
 """
 
@@ -35,7 +38,6 @@ from generalAgent.search.results import SearchResult
 from generalAgent.search.segmentation import CJK_RUN
 from generalAgent.search.store import TERMINAL, Viewer
 
-RRF_K = 60
 SORTS = ("relevance", "date", "title")
 # Chunks fetched in phase 1 per result asked for: enough for several matched chunks per item
 # and for items that the grouping merges.
@@ -137,13 +139,14 @@ def search_knowledge(
     if render is not None and len(asked) == 1:
         asked, rendered, rendered_language = with_rendering(asked, _scope_languages(store, filters), render)
 
-    lookup = LookupNotes()
-    hits = _lexical(store, asked, filters, limit * CANDIDATES_PER_RESULT, lookup)
+    semantic: list[list[tuple[int, float]]] = []
     if store.embedder is not None and store.embedding_problem is None:
         try:
-            hits = _fuse(hits, *(_semantic(store, q, filters) for q in asked))
+            semantic = [_semantic(store, q, filters) for q in asked]
         except EmbeddingError as exc:
             store.embedding_problem = exc.said
+    lookup = LookupNotes()
+    hits = _lexical(store, asked, filters, limit * CANDIDATES_PER_RESULT, lookup, semantic)
     if store.embedding_problem is not None and not store.embedding_problem_told:
         warning = Message(
             N_("Semantic search is off for this session ({problem}); keyword search still works."),
@@ -156,18 +159,19 @@ def search_knowledge(
     for hit in hits:
         grouped.setdefault(hit.item_id, []).append(hit)
     items = store.get_items(list(grouped))
+    # Each item with the place of its first hit in the lookup's order (grouped keeps it).
     ranked = [
-        (items[item_id], max(h.score for h in chunk_hits), chunk_hits)
-        for item_id, chunk_hits in grouped.items()
+        (items[item_id], max(h.score for h in chunk_hits), chunk_hits, position)
+        for position, (item_id, chunk_hits) in enumerate(grouped.items())
         if item_id in items
     ]
     ranked = [entry for entry in ranked if entry[1] >= min_score]
     ranked.sort(key=_sort_key(sort))
     chosen = ranked[:limit]
-    found = [_result(store, item, score, chunk_hits, matched_cap) for item, score, chunk_hits in chosen]
+    found = [_result(store, item, score, chunk_hits, matched_cap) for item, score, chunk_hits, _ in chosen]
     if budget is not None:
         found = apply_budget(found, budget)
-    languages = _languages(store, [item.id for item, _, _ in chosen])
+    languages = _languages(store, [item.id for item, _, _, _ in chosen])
     results = tuple(
         KnowledgeResult(
             item=replace(item, content=""),
@@ -175,7 +179,7 @@ def search_knowledge(
             found=result,
             language=languages.get(item.id, ""),
         )
-        for (item, _, _), result in zip(chosen, found, strict=True)
+        for (item, _, _, _), result in zip(chosen, found, strict=True)
     )
     # The gloss is named only when a result is left to show for it (min_score may drop all).
     glossed = lookup.glossed if results else ""
@@ -206,17 +210,26 @@ def _languages(store: KnowledgeStore, item_ids: list[str]) -> dict[str, str]:
 
 # -- phase 1 ----------------------------------------------------------------------------------
 def _lexical(
-    store: KnowledgeStore, asked: list[str], filters: Filters, limit: int, notes: LookupNotes
+    store: KnowledgeStore,
+    asked: list[str],
+    filters: Filters,
+    limit: int,
+    notes: LookupNotes,
+    semantic: list[list[tuple[int, float]]],
 ) -> list[ChunkHit]:
-    """FTS5's chunks for the phrasings; `notes` is told the dictionary gloss searched beside a
-    lone Chinese question (lookup.find_chunks)."""
+    """The lookup's chunks for the phrasings, its keyword rankings fused with `semantic` (one
+    vector ranking per phrasing, or none) as the document searches fuse theirs; `notes` is
+    told the dictionary gloss searched beside a lone Chinese question (lookup.find_chunks)."""
     where, params = filters.sql()
     query = asked[0] if len(asked) == 1 else asked
-    return store.store.find_chunks(query, limit, item_filter=where, filter_params=params, notes=notes)
+    return store.store.find_chunks(
+        query, limit, item_filter=where, filter_params=params, semantic=semantic, notes=notes
+    )
 
 
-def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[ChunkHit]:
-    """Chunks whose vectors are nearest the query's (cosine; vectors are unit length)."""
+def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[tuple[int, float]]:
+    """(rowid, cosine) of the chunks the filters let through whose vectors are nearest the
+    query's, best first (vectors are unit length)."""
     import numpy as np
 
     assert store.embedder is not None
@@ -224,7 +237,7 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
     if not where:  # the whole store: sqlite-vec's KNN index when there is one (search/semantic.py)
         nearest = store.store.whole_store_nearest(store.embedder, query, VECTOR_CANDIDATES)
         if nearest is not None:
-            return store.store.load_hits(nearest)
+            return nearest
     rows = store.db.execute(
         "SELECT v.chunk_rowid, v.vector FROM chunk_vectors v"
         " JOIN chunks c ON c.rowid = v.chunk_rowid JOIN items i ON i.id = c.item_id"
@@ -239,20 +252,7 @@ def _semantic(store: KnowledgeStore, query: str, filters: Filters) -> list[Chunk
         raise EmbeddingError(N_("stored vectors come from a model of another size; re-index"))
     similarity = matrix @ query_vector
     best = np.argsort(-similarity)[:VECTOR_CANDIDATES]
-    return store.store.load_hits([(rows[i][0], float(similarity[i])) for i in best])
-
-
-def _fuse(lexical: list[ChunkHit], *semantic: list[ChunkHit]) -> list[ChunkHit]:
-    """Reciprocal rank fusion of the rankings (the lexical one, then one by vectors per
-    phrasing), best first; score = fused score."""
-    scores: dict[int, float] = {}
-    hits: dict[int, ChunkHit] = {}
-    for ranking in (lexical, *semantic):
-        for rank, hit in enumerate(ranking, start=1):
-            scores[hit.rowid] = scores.get(hit.rowid, 0.0) + 1.0 / (RRF_K + rank)
-            hits.setdefault(hit.rowid, hit)
-    order = sorted(scores, key=lambda rowid: (-scores[rowid], rowid))
-    return [replace(hits[rowid], score=round(scores[rowid], 6)) for rowid in order]
+    return [(int(rows[i][0]), float(similarity[i])) for i in best]
 
 
 def _recovered(store: KnowledgeStore, query: str, filters: Filters, found: set[str]) -> list[ChunkHit]:
@@ -334,7 +334,10 @@ def _sort_key(sort: str) -> Any:
         return lambda e: (_descending(e[0].updated_at), e[0].title.lower(), e[0].id)
     if sort == "title":
         return lambda e: (e[0].title.lower(), e[0].id)
-    return lambda e: (-e[1], e[0].title.lower(), e[0].id)
+    # Equal scores keep the lookup's order: a place seated into the top five takes the score
+    # of the place after it (ranking.seat_plain), and sorting that tie by title could put it
+    # back out.
+    return lambda e: (-e[1], e[3], e[0].title.lower(), e[0].id)
 
 
 def _descending(text: str) -> tuple[int, ...]:
