@@ -62,6 +62,26 @@ def phrases(tree: Expression) -> list[Phrase]:
     return [phrase for child in tree.children for phrase in phrases(child)]
 
 
+def conditions(tree: Expression) -> list[tuple[Node, ...]]:
+    """Per phrase of `phrases(tree)`, the AND nodes above it below the root: FTS5's bm25
+    counts a phrase's occurrences in a row only where each of them holds, as a whole.
+    In "a OR (b AND c)" a row holding b without c matches through a, and b is not counted:
+    FTS5 clears the positions of an AND that fails (a word jieba cuts in two is searched as
+    "(whole) OR (part AND part)"; a chunk holding one part scored it on PostgreSQL only).
+    The root is left out: it holds in every row the expression matches (and the store's one
+    pass for "(rare) AND (common)" scores rows matching the rare part alone by it)."""
+
+    def walk(node: Expression, above: tuple[Node, ...]) -> list[tuple[Node, ...]]:
+        if isinstance(node, Phrase):
+            return [above]
+        inner = (*above, node) if node.operator == "AND" else above
+        return [found for child in node.children for found in walk(child, inner)]
+
+    if isinstance(tree, Phrase):
+        return [()]
+    return [found for child in tree.children for found in walk(child, ())]
+
+
 def lexeme(column: int, token: str) -> str:
     return f"{column}{token}"
 

@@ -50,6 +50,7 @@ from generalAgent.search.fts_expression import (
     Expression,
     Node,
     Phrase,
+    conditions,
     lexeme,
     parse,
     phrases,
@@ -713,7 +714,7 @@ class PostgresSearchStore(StoreCommon):
             # "(rare) AND (common)", then "rare": with one-word phrases, whose scores are
             # never negative, a chunk's better score of the two is its score on all the
             # words, and the chunks are those holding a rare one: one pass, not two.
-            scored = [self._bm25_in_database(trees[1], phrases(trees[0]), scope, limit)]
+            scored = [self._bm25_in_database(trees[1], trees[0], scope, limit)]
         else:
             # A chunk out of one tree's best `limit` cannot enter the merged best `limit`
             # through that tree's score (`limit` chunks beat it there), so each tree's best
@@ -742,7 +743,7 @@ class PostgresSearchStore(StoreCommon):
         if not wanted:
             return {}
         if _one_word(found):
-            return self._bm25_in_database(tree, found, scope, limit)
+            return self._bm25_in_database(tree, tree, scope, limit)
         joins, where, values = scope.sql()
         rows = self._query(
             # Only the query's lexemes are unnested: setweight marks them (A), ts_filter keeps
@@ -771,15 +772,18 @@ class PostgresSearchStore(StoreCommon):
                 if len(p.tokens) == 1
                 else None,
                 p,
+                above,
             )
-            for p, n in zip(found, counts, strict=True)
+            for p, n, above in zip(found, counts, conditions(tree), strict=True)
         ]
         boost = BM25_K1 + 1
         scores = {}
         for rowid, (length, at) in chunks.items():
             norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
             tuned = plain = 0.0
-            for weight, keys, phrase in plans:
+            for weight, keys, phrase, above in plans:
+                if not all(_holds(node, at) for node in above):
+                    continue  # an AND above it fails here: FTS5 counts none of it (`conditions`)
                 by_tuned = by_plain = 0.0
                 if keys is not None:
                     for key, tuned_weight, plain_weight in keys:
@@ -799,10 +803,10 @@ class PostgresSearchStore(StoreCommon):
         return scores
 
     def _bm25_in_database(
-        self, tree: Expression, found: Sequence[Phrase], scope: _Scope, limit: int
+        self, tree: Expression, scored: Expression, scope: _Scope, limit: int
     ) -> dict[int, tuple[float, float]]:
-        """`_bm25` of the chunks `tree` matches, scored on the one-word phrases `found`,
-        summed by the database: only the `limit` best chunks by each weighting come back,
+        """`_bm25` of the chunks `tree` matches, scored on the one-word phrases of `scored`
+        (each only where the ANDs above it hold: `conditions`), summed by the database: only the `limit` best chunks by each weighting come back,
         not every matched chunk's lexemes.
 
         A word in nearly every chunk of a document matches all of them; sending each
@@ -811,31 +815,48 @@ class PostgresSearchStore(StoreCommon):
         the weighted occurrences in each of its columns (a lexeme per column), then FTS5's
         term score; the phrase number keeps a phrase written twice counted twice, as FTS5
         and `_bm25` count it."""
+        found = phrases(scored)
         wanted = sorted({lexeme(c, t) for p in found for c in p.columns for t in p.tokens})
         if not wanted:
             return {}
         total_chunks, total_tokens, counts = self._phrase_counts(found)
         average = total_tokens / total_chunks if total_chunks else 1.0
+        # Each phrase's condition as one tsquery (0: none), tested once a matched chunk.
+        tests = [" & ".join(tsquery(node) for node in above) for above in conditions(scored)]
+        checked = list(dict.fromkeys(t for t in tests if t))
         keys = [
-            (lexeme(c, p.tokens[0]), number, TUNED_WEIGHTS[c], PLAIN_WEIGHTS[c], _idf(total_chunks, n))
-            for number, (p, n) in enumerate(zip(found, counts, strict=True))
+            (
+                lexeme(c, p.tokens[0]),
+                number,
+                TUNED_WEIGHTS[c],
+                PLAIN_WEIGHTS[c],
+                _idf(total_chunks, n),
+                checked.index(test) + 1 if test else 0,
+            )
+            for number, (p, n, test) in enumerate(zip(found, counts, tests, strict=True))
             if p.tokens
             for c in p.columns
         ]
+        live = (
+            "(SELECT array_agg(c.terms @@ q ORDER BY o) FROM unnest(%s::tsquery[]) WITH ORDINALITY x (q, o))"
+            if checked
+            else "NULL::boolean[]"
+        )
         through_gin = scope.through_gin(_at_most(tree, dict(zip(found, counts, strict=True))), self.gin_first)
         joins, where, values = scope.sql(through_gin)
         rows = self._query(
             "WITH keys AS (SELECT * FROM unnest(%s::text[], %s::int[], %s::float8[], %s::float8[],"
-            " %s::float8[]) AS k (lexeme, phrase, tuned, plain, idf)),"
+            " %s::float8[], %s::int[]) AS k (lexeme, phrase, tuned, plain, idf, test)),"
             # Each matched chunk's occurrences of the query's lexemes (setweight marks them,
             # ts_filter keeps the marked: both in C) with its length's BM25 norm.
             " hits AS (SELECT c.rowid, %s * (1 - %s + %s * c.tokens / %s) AS norm, u.lexeme,"
-            " cardinality(u.positions) AS n FROM chunks c"
+            f" cardinality(u.positions) AS n, {live} AS live FROM chunks c"
             + joins
             + " CROSS JOIN LATERAL unnest(ts_filter(setweight(c.terms, 'A', %s), '{a}')) u"
             + f" WHERE c.terms @@ %s::tsquery{where}),"
             " phrases AS (SELECT h.rowid, h.norm, k.phrase, k.idf, sum(k.tuned * h.n) AS tuned,"
             " sum(k.plain * h.n) AS plain FROM hits h JOIN keys k ON k.lexeme = h.lexeme"
+            " AND (k.test = 0 OR h.live[k.test])"
             " GROUP BY h.rowid, h.norm, k.phrase, k.idf),"
             " scored AS (SELECT rowid,"
             # Summed in the phrases' order, as FTS5 and `_bm25` add them: another order
@@ -855,10 +876,12 @@ class PostgresSearchStore(StoreCommon):
                 [k[2] for k in keys],
                 [k[3] for k in keys],
                 [k[4] for k in keys],
+                [k[5] for k in keys],
                 BM25_K1,
                 BM25_B,
                 BM25_B,
                 float(average),
+                *([checked] if checked else []),
                 list(wanted),
                 tsquery(tree),
                 *values,
@@ -1379,6 +1402,14 @@ def _rare_then_all(first: Expression, second: Expression) -> bool:
 def _idf(total: int, holding: int) -> float:
     value = math.log((total - holding + 0.5) / (holding + 0.5)) if total else 0.0
     return value if value > 0 else BM25_MIN_IDF
+
+
+def _holds(tree: Expression, at: dict[str, Sequence[int]]) -> bool:
+    """Whether a chunk whose lexemes' positions are `at` matches `tree`."""
+    if isinstance(tree, Phrase):
+        return any(_phrase_hits(tree, at))
+    found = (_holds(child, at) for child in tree.children)
+    return all(found) if tree.operator == "AND" else any(found)
 
 
 def _phrase_hits(phrase: Phrase, at: dict[str, Sequence[int]]) -> list[int]:

@@ -122,3 +122,15 @@ def test_with_vectors_the_chinese_gloss_joins_the_keyword_side(store: SearchStor
     nearer = [[(rowids[0], 0.9), (rowids[3], 0.8)]]
     hits = store.find_chunks(question, 5, semantic=nearer)
     assert rowids[1] in [hit.rowid for hit in hits[:5]]
+
+
+def test_the_gloss_names_no_lone_character(store: SearchStore) -> None:
+    """The manual says 宏包 ("package" in TeX's sense), which jieba cuts into 宏 and 包: the
+    dictionary's 包 for "package" was found there and named to the user among the keywords
+    searched, a character on nearly every Chinese page."""
+    rowids = put(store, "manual", CHINESE_MANUAL)
+    notes = LookupNotes()
+    hits = store.find_chunks(["how to open the documentation of a package"], 5, notes=notes)
+    assert hits[0].rowid == rowids[3]
+    assert "文档" in notes.glossed.split()
+    assert all(len(word) > 1 for word in notes.glossed.split()), notes.glossed
