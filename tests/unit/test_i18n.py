@@ -307,14 +307,8 @@ def test_kb_show_fields_follow_the_language_and_count() -> None:
     assert "1 个片段" in chinese and "来源：/d/报销.md" in chinese and "chunk" not in chinese
 
 
-# The places a Chinese session still read English (issue 37, item 6): each said in Chinese.
-@pytest.fixture
-def chinese() -> Sequence[None]:
-    i18n.use_language("zh")
-    yield None  # type: ignore[misc]
-    i18n.use_language("en")
-
-
+# The places a Chinese session still read English (issue 37, item 6): each said in Chinese
+# (the `chinese` fixture: tests/unit/conftest.py).
 def test_a_front_matter_refusal_is_said_in_the_ui_language(chinese: None) -> None:
     from generalAgent.display import Message, said_of_error
     from generalAgent.front_matter import FrontMatterError, split_front_matter

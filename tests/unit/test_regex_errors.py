@@ -4,7 +4,6 @@ while the model reads the library's own English, word for word as before."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,6 @@ from generalAgent import i18n
 from generalAgent.regex_errors import _PHRASES, _QUOTING, regex_error_said
 
 BROKEN = ["(abc", "abc)", "[abc", "*a", r"\q", "a{2,1}", "(?P<>a)", "a**", "(?z)", r"\x1", "[z-a]", "ab\n(cd"]
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.use_language("zh")
-    try:
-        yield
-    finally:
-        i18n.use_language("en")
 
 
 def compile_error(pattern: str) -> regex.error:

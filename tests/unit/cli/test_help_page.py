@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -35,15 +34,6 @@ def paint(
     dry: Annotated[bool, typer.Option("--dry", help="Only say what would be done")] = False,
 ) -> None:
     """A command with one option of each kind a user can get wrong."""
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.use_language("zh")
-    try:
-        yield
-    finally:
-        i18n.use_language("en")
 
 
 def said(

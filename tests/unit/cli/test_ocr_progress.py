@@ -3,23 +3,11 @@ begins, one when it ends (or stops), the toolbar's pages while it runs; in both 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from generalAgent import i18n
 from generalAgent.cli.ocr_progress import OcrProgress
 from generalAgent.documents.ocr_background import ScanJob
-
-
-@pytest.fixture
-def chinese() -> Iterator[None]:
-    i18n.use_language("zh")
-    try:
-        yield
-    finally:
-        i18n.use_language("en")
 
 
 def scan(name: str, done: int, total: int) -> ScanJob:

@@ -50,13 +50,6 @@ def fields(template: str) -> set[str]:
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
-@pytest.fixture
-def chinese():
-    i18n.use_language("zh")
-    yield
-    i18n.use_language("en")
-
-
 def unreadable(tmp_path: Path, name: str) -> DocumentError:
     content, _ = ENGLISH[name]
     (tmp_path / name).write_bytes(content)
