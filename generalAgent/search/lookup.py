@@ -385,15 +385,8 @@ def _coverage(
     also holds Chinese documents would otherwise find every Chinese word "present"."""
     if not match.terms:
         return 1.0
-    if not item_filter:
-        present = sum(1 for count in _counts(conn, match.terms, 1, rowid_range) if count)
-        return present / len(match.terms)
-    joins, where, values = _scope(rowid_range, item_filter, params)
-    exists = ", ".join(
-        f"EXISTS (SELECT 1 FROM chunks_fts{joins} WHERE chunks_fts MATCH ?{where})" for _ in match.terms
-    )
-    found = conn.execute(f"SELECT {exists}", [v for term in match.terms for v in (term, *values)]).fetchone()
-    return sum(1 for value in found if value) / len(match.terms)
+    present = _present_each(conn, match.terms, rowid_range, item_filter, params)
+    return sum(present) / len(match.terms)
 
 
 def _present_each(
@@ -403,7 +396,7 @@ def _present_each(
     item_filter: str = "",
     params: Sequence[Any] = (),
 ) -> list[bool]:
-    """Whether any searched chunk holds each term, in one query (as `_coverage` counts them)."""
+    """Whether any searched chunk holds each term, in one query (`_coverage` is their share)."""
     if not item_filter:
         return [count > 0 for count in _counts(conn, terms, 1, rowid_range)]
     joins, where, values = _scope(rowid_range, item_filter, params)

@@ -647,7 +647,7 @@ class PostgresSearchStore(StoreCommon):
     def _present_each(
         self, terms: Sequence[str], scope: _Scope, counted: dict[str, int], item: str | None = None
     ) -> list[bool]:
-        """lookup.py's `_present_each`: whether any searched chunk holds each term (as `_coverage` finds them)."""
+        """lookup.py's `_present_each`: whether any searched chunk holds each term (`_coverage` is their share)."""
         if not scope.item_filter:
             return [count > 0 for count in self._counts(terms, 1, scope.rowid_range, counted, item)]
         joins, where, values = scope.sql()
@@ -679,15 +679,7 @@ class PostgresSearchStore(StoreCommon):
         document, `item`, counted as `_counts` counts them there)."""
         if not match.terms:
             return 1.0
-        if not scope.item_filter:
-            counts = self._counts(match.terms, 1, scope.rowid_range, counted, item)
-            return sum(1 for count in counts if count) / len(match.terms)
-        joins, where, values = scope.sql()
-        exists = ", ".join(
-            f"EXISTS (SELECT 1 FROM chunks c{joins} WHERE c.terms @@ %s::tsquery{where})" for _ in match.terms
-        )
-        params = [v for term in match.terms for v in (tsquery(self._parse(term)), *values)]
-        return sum(1 for value in self._query(f"SELECT {exists}", params)[0] if value) / len(match.terms)
+        return sum(self._present_each(match.terms, scope, counted, item)) / len(match.terms)
 
     def _holding(self, terms: Sequence[str], cap: int, scope: _Scope) -> list[frozenset[int]]:
         """lookup.py's `_holding`: the searched chunks holding each term, up to `cap` of
